@@ -1,0 +1,206 @@
+//! The contract every backend implements: target and limits, compile a config, allocate a
+//! workspace for a problem, time launches, read outputs back.
+//!
+//! Threading: `compile` is called from a pool of worker threads at the same time as the tuner's
+//! thread times other configs, so a backend must be `Sync` and compilation must not disturb
+//! timing (CUDA's NVRTC and module loading, wgpu's pipeline creation and the fake all qualify).
+//! Everything that touches a [`Backend::Workspace`] happens on the tuner's thread.
+
+use crate::config::Config;
+use crate::error::BackendError;
+use crate::limits::Limits;
+use crate::problem::{HostBuffer, ProblemData};
+use crate::target::Target;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// A kernel's source and the options that shape its binary.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct KernelSource {
+    /// Entry-point name.
+    pub name: String,
+    /// Source language: `cuda`, `hip`, `wgsl` (or `fake`).
+    pub language: String,
+    /// The source text.
+    pub code: String,
+    /// Where it came from, for messages.
+    pub path: Option<String>,
+    /// Extra compiler options (e.g. `-use_fast_math`).
+    pub options: Vec<String>,
+    /// An architecture override, e.g. `sm_90a` (defaults to the device's).
+    pub arch: Option<String>,
+}
+
+impl KernelSource {
+    /// A source with no extra options.
+    pub fn new(name: &str, language: &str, code: &str) -> KernelSource {
+        KernelSource { name: name.into(), language: language.into(), code: code.into(), path: None, options: vec![], arch: None }
+    }
+
+    /// Hash of everything here that changes the binary.
+    pub fn identity_hash(&self) -> String {
+        let opts = self.options.join("\u{1}");
+        let arch = self.arch.clone().unwrap_or_default();
+        crate::hash::hash_parts([self.name.as_bytes(), self.language.as_bytes(), self.code.as_bytes(), opts.as_bytes(), arch.as_bytes()])
+    }
+}
+
+/// Launch geometry for one config.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Launch {
+    /// Blocks (work-groups) along x, y, z.
+    pub grid: [u32; 3],
+    /// Threads per block (work-group size) along x, y, z.
+    pub block: [u32; 3],
+    /// Dynamic shared memory, bytes.
+    pub shared_mem_bytes: u32,
+}
+
+impl Launch {
+    /// Threads per block.
+    pub fn threads(&self) -> u32 {
+        self.block.iter().product()
+    }
+    /// Blocks in the grid.
+    pub fn blocks(&self) -> u64 {
+        self.grid.iter().map(|&g| g as u64).product()
+    }
+}
+
+/// What the backend is asked to compile.
+#[derive(Clone, Debug)]
+pub struct CompileRequest<'a> {
+    /// The source.
+    pub source: &'a KernelSource,
+    /// The config.
+    pub config: &'a Config,
+    /// Name/value pairs to define: the config's parameters, then any problem constants the
+    /// spec asks to pass. CUDA and HIP pass them as `-D`; WGSL injects `const` declarations
+    /// (or pipeline overrides where declared).
+    pub defines: &'a [(String, String)],
+    /// The launch this config will use (block size for launch bounds, workgroup size).
+    pub launch: &'a Launch,
+}
+
+/// Resources the compiler reports for a compiled kernel.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourceUsage {
+    /// Registers per thread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registers: Option<u32>,
+    /// Static shared memory per block, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub static_shared_bytes: Option<u64>,
+    /// Local memory (spills) per thread, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_bytes: Option<u64>,
+    /// Most threads per block this binary can be launched with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_threads_per_block: Option<u32>,
+    /// Resident blocks per SM for the config's block size (occupancy API).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_blocks_per_sm: Option<u32>,
+}
+
+impl ResourceUsage {
+    /// Lower is better: registers × threads + shared memory in 32-bit words.
+    pub fn score(&self, threads: u32) -> Option<u64> {
+        if self.registers.is_none() && self.static_shared_bytes.is_none() {
+            return None;
+        }
+        Some(self.registers.unwrap_or(0) as u64 * threads as u64 + self.static_shared_bytes.unwrap_or(0) / 4)
+    }
+}
+
+/// A compiled kernel with its resource report.
+#[derive(Debug)]
+pub struct Compiled<K> {
+    /// The backend's loaded kernel.
+    pub kernel: K,
+    /// What the compiler reported.
+    pub usage: ResourceUsage,
+    /// Whether it came from a persistent compile cache.
+    pub cached: bool,
+}
+
+/// How launches were timed; reports always say which.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimingMethod {
+    /// Device events around each launch (CUDA/HIP events).
+    DeviceEvents,
+    /// GPU timestamp queries (wgpu `TIMESTAMP_QUERY`).
+    TimestampQueries,
+    /// Host clock around submit and wait: includes submission overhead.
+    HostClock,
+    /// Synthetic times from a table (the fake backend).
+    Simulated,
+}
+
+impl std::fmt::Display for TimingMethod {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TimingMethod::DeviceEvents => "device events",
+            TimingMethod::TimestampQueries => "GPU timestamp queries",
+            TimingMethod::HostClock => "host clock around submit+wait",
+            TimingMethod::Simulated => "simulated",
+        })
+    }
+}
+
+/// One timing request.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TimeRequest {
+    /// Launches to time, each reported separately.
+    pub launches: u32,
+    /// Flush the L2 cache before each launch.
+    pub flush_l2: bool,
+    /// A launch that takes longer fails with [`BackendError::TimedOut`].
+    pub timeout: Duration,
+}
+
+/// A GPU (or GPU-like) backend. See the module docs for the threading contract.
+pub trait Backend: Send + Sync {
+    /// A compiled, loaded kernel.
+    type Kernel: Send + Sync + 'static;
+    /// Device memory for one problem instance.
+    type Workspace: Send;
+
+    /// The device.
+    fn target(&self) -> &Target;
+    /// Its limits.
+    fn limits(&self) -> &Limits;
+    /// Compiler and driver versions; part of every cache key.
+    fn toolchain(&self) -> String;
+    /// The source language this backend compiles (`cuda`, `hip`, `wgsl`).
+    fn language(&self) -> &'static str;
+    /// How [`Backend::time`] measures.
+    fn timing_method(&self) -> TimingMethod;
+    /// Facts for the database's environment record (driver, adapter, ...).
+    fn environment(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
+    /// Compiles one config. Called concurrently from worker threads.
+    fn compile(&self, req: &CompileRequest<'_>) -> Result<Compiled<Self::Kernel>, BackendError>;
+
+    /// Allocates device memory for a problem and uploads its initial data.
+    fn workspace(&self, problem: &ProblemData) -> Result<Self::Workspace, BackendError>;
+
+    /// Restores every input and read-write buffer to its initial data; with `poison`, fills
+    /// write-only outputs with the poison pattern (all bits set).
+    fn reset(&self, ws: &mut Self::Workspace, poison: bool) -> Result<(), BackendError>;
+
+    /// Launches `req.launches` times and returns each launch's time in seconds.
+    fn time(&self, ws: &mut Self::Workspace, kernel: &Self::Kernel, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError>;
+
+    /// Reads every buffer back, in argument order.
+    fn read_outputs(&self, ws: &mut Self::Workspace) -> Result<Vec<HostBuffer>, BackendError>;
+
+    /// After [`BackendError::DeviceLost`]: make the device usable again (a fresh context),
+    /// so that a new workspace can be allocated and kernels launched. Kernels compiled before
+    /// must stay usable (the backend reloads them as needed).
+    fn recover(&self) -> Result<(), BackendError> {
+        Err(BackendError::DeviceLost("this backend cannot recover a lost device".into()))
+    }
+}

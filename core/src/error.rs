@@ -1,0 +1,157 @@
+//! Error types. Backend errors are what a backend reports about one config or the device;
+//! [`Error`] is what a tuning job reports to its caller.
+
+use crate::limits::LimitViolation;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// What went wrong in a backend. Backend-specific details are carried as text (and, for
+/// [`BackendError::Other`], boxed), so core never names a vendor type.
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    /// The compiler rejected the kernel for this config.
+    #[error("compile failed (options: {}):\n{log}", options.join(" "))]
+    CompileFailed {
+        /// The compiler's log.
+        log: String,
+        /// The options it was given.
+        options: Vec<String>,
+    },
+    /// The launch was refused or the kernel faulted without killing the device.
+    #[error("launch failed: {0}")]
+    LaunchFailed(String),
+    /// The config needs more of a resource than the device has.
+    #[error("out of resources: {0}")]
+    OutOfResources(LimitViolation),
+    /// The kernel did not finish in time.
+    #[error("timed out after {:.3} s", .0.as_secs_f64())]
+    TimedOut(Duration),
+    /// The outputs differ from the reference.
+    #[error("wrong output: {0}")]
+    WrongOutput(String),
+    /// The device or its context is unusable (a sticky fault, a reset); the backend must
+    /// [`recover`](crate::Backend::recover) before further use.
+    #[error("device lost: {0}")]
+    DeviceLost(String),
+    /// Anything else, with the backend's own error inside.
+    #[error("{0}")]
+    Other(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl BackendError {
+    /// The failure class recorded in the database.
+    pub fn kind(&self) -> FailureKind {
+        match self {
+            BackendError::CompileFailed { .. } => FailureKind::CompileFailed,
+            BackendError::LaunchFailed(_) => FailureKind::LaunchFailed,
+            BackendError::OutOfResources(_) => FailureKind::OutOfResources,
+            BackendError::TimedOut(_) => FailureKind::TimedOut,
+            BackendError::WrongOutput(_) => FailureKind::WrongOutput,
+            BackendError::DeviceLost(_) => FailureKind::DeviceLost,
+            BackendError::Other(_) => FailureKind::Other,
+        }
+    }
+
+    /// Wraps any error as [`BackendError::Other`].
+    pub fn other(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> BackendError {
+        BackendError::Other(e.into())
+    }
+}
+
+/// Failure classes, as recorded per config and counted in reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// See [`BackendError::CompileFailed`].
+    CompileFailed,
+    /// See [`BackendError::LaunchFailed`].
+    LaunchFailed,
+    /// See [`BackendError::OutOfResources`].
+    OutOfResources,
+    /// See [`BackendError::TimedOut`].
+    TimedOut,
+    /// See [`BackendError::WrongOutput`].
+    WrongOutput,
+    /// See [`BackendError::DeviceLost`].
+    DeviceLost,
+    /// Anything else.
+    Other,
+}
+
+impl std::fmt::Display for FailureKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            FailureKind::CompileFailed => "compile failed",
+            FailureKind::LaunchFailed => "launch failed",
+            FailureKind::OutOfResources => "out of resources",
+            FailureKind::TimedOut => "timed out",
+            FailureKind::WrongOutput => "wrong output",
+            FailureKind::DeviceLost => "device lost",
+            FailureKind::Other => "other",
+        })
+    }
+}
+
+/// Why a backend could not be opened. The three cases are distinct on purpose: each asks the
+/// user to do something different.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// The binary was built without this backend's cargo feature.
+    #[error("the {backend} backend is not compiled in; rebuild with `--features {backend}`")]
+    NotCompiledIn {
+        /// `cuda`, `hip` or `wgpu`.
+        backend: String,
+    },
+    /// The driver/runtime library could not be loaded.
+    #[error("{library} not found ({detail}); install the {backend} driver/runtime or pick another backend with --backend")]
+    LibraryNotFound {
+        /// Backend name.
+        backend: String,
+        /// The library's human name, e.g. "CUDA driver library".
+        library: String,
+        /// Loader detail.
+        detail: String,
+    },
+    /// The library loaded but found no device.
+    #[error("{message}")]
+    NoDevice {
+        /// Backend name.
+        backend: String,
+        /// e.g. "no CUDA device".
+        message: String,
+    },
+    /// Opening failed otherwise.
+    #[error("{backend}: {message}")]
+    Other {
+        /// Backend name.
+        backend: String,
+        /// What happened.
+        message: String,
+    },
+}
+
+/// Errors a tuning job reports.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The spec is invalid.
+    #[error(transparent)]
+    Spec(#[from] crate::spec::SpecError),
+    /// The search space is invalid.
+    #[error("search space: {0}")]
+    Space(#[from] crate::space::SpaceError),
+    /// The database could not be read or written.
+    #[error(transparent)]
+    Db(#[from] crate::db::DbError),
+    /// Every config was pruned or failed.
+    #[error("no valid config left: {0}")]
+    NoValidConfig(String),
+    /// The reference output could not be produced.
+    #[error("could not compute the reference output: {0}")]
+    Reference(String),
+    /// A backend error outside any single config (allocating buffers, device lost for good).
+    #[error("backend: {0}")]
+    Backend(#[from] BackendError),
+    /// An expression in the job failed to evaluate.
+    #[error("{0}")]
+    Eval(String),
+}

@@ -1,0 +1,175 @@
+//! Search strategies: which configs to evaluate, in which order, within a budget.
+//!
+//! The tuner owns the loop; a strategy only answers `ask` (which candidates next) and learns
+//! from `tell` (what a candidate measured). Strategies see candidates as coordinates into the
+//! parameter value lists, so neighbourhood-based searches (annealing, local search, genetic
+//! crossover) need nothing else. A strategy is deterministic for a given seed.
+
+use crate::error::FailureKind;
+use crate::space::Param;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use serde::{Deserialize, Serialize};
+
+/// The candidates a strategy chooses from, after pruning (and ordering by the model, if on).
+#[derive(Clone, Copy, Debug)]
+pub struct Candidates<'a> {
+    /// The parameters, for value lists.
+    pub params: &'a [Param],
+    /// Each candidate's value indices, one per parameter.
+    pub coords: &'a [Vec<u32>],
+}
+
+impl Candidates<'_> {
+    /// Number of candidates.
+    pub fn len(&self) -> usize {
+        self.coords.len()
+    }
+    /// True when there is none.
+    pub fn is_empty(&self) -> bool {
+        self.coords.is_empty()
+    }
+}
+
+/// What evaluating a candidate gave.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// Mean time in seconds.
+    Time(f64),
+    /// It failed (compile, launch, verification, ...), or was pruned after compiling.
+    Failed(FailureKind),
+}
+
+/// A search strategy.
+pub trait Strategy: Send {
+    /// Short name, for reports.
+    fn name(&self) -> String;
+    /// Up to `max` candidate indices to evaluate next. An empty answer ends the search.
+    /// Indices already evaluated may be returned; the tuner answers those from its records.
+    fn ask(&mut self, cands: &Candidates<'_>, max: usize) -> Vec<usize>;
+    /// The outcome of a candidate this strategy asked for (or that was known beforehand).
+    fn tell(&mut self, index: usize, outcome: &Outcome);
+}
+
+/// Limits on a search. Both may be set; the first reached ends the search.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Budget {
+    /// Most configs evaluated (records from the database count).
+    pub max_evals: Option<usize>,
+    /// Most wall-clock seconds spent searching.
+    pub max_seconds: Option<f64>,
+}
+
+impl Budget {
+    /// Parses `200` (evaluations), `30s`, `5m`, or `200,30s`.
+    pub fn parse(text: &str) -> Result<Budget, String> {
+        let mut b = Budget::default();
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            if let Some(s) = part.strip_suffix('s') {
+                b.max_seconds = Some(s.parse::<f64>().map_err(|_| format!("`{part}` is not a number of seconds"))?);
+            } else if let Some(m) = part.strip_suffix('m') {
+                b.max_seconds = Some(60.0 * m.parse::<f64>().map_err(|_| format!("`{part}` is not a number of minutes"))?);
+            } else {
+                b.max_evals = Some(part.parse::<usize>().map_err(|_| format!("`{part}` is neither a count (200) nor a duration (30s, 5m)"))?);
+            }
+        }
+        Ok(b)
+    }
+}
+
+/// Every candidate, in order.
+#[derive(Debug, Default)]
+pub struct Exhaustive {
+    next: usize,
+}
+
+impl Strategy for Exhaustive {
+    fn name(&self) -> String {
+        "exhaustive".into()
+    }
+    fn ask(&mut self, cands: &Candidates<'_>, max: usize) -> Vec<usize> {
+        let end = (self.next + max).min(cands.len());
+        let out = (self.next..end).collect();
+        self.next = end;
+        out
+    }
+    fn tell(&mut self, _: usize, _: &Outcome) {}
+}
+
+/// Uniform random sampling without replacement.
+#[derive(Debug)]
+pub struct RandomSampling {
+    seed: u64,
+    order: Option<Vec<usize>>,
+    next: usize,
+}
+
+impl RandomSampling {
+    /// A sampler with a seed.
+    pub fn new(seed: u64) -> RandomSampling {
+        RandomSampling { seed, order: None, next: 0 }
+    }
+}
+
+impl Strategy for RandomSampling {
+    fn name(&self) -> String {
+        "random".into()
+    }
+    fn ask(&mut self, cands: &Candidates<'_>, max: usize) -> Vec<usize> {
+        let seed = self.seed;
+        let order = self.order.get_or_insert_with(|| {
+            let mut v: Vec<usize> = (0..cands.len()).collect();
+            v.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(seed));
+            v
+        });
+        let end = (self.next + max).min(order.len());
+        let out = order[self.next..end].to_vec();
+        self.next = end;
+        out
+    }
+    fn tell(&mut self, _: usize, _: &Outcome) {}
+}
+
+/// Names accepted by [`by_name`].
+pub const STRATEGIES: &[&str] = &["exhaustive", "random"];
+
+/// Makes a strategy from its name (`exhaustive` or `brute_force`, `random`).
+pub fn by_name(name: &str, seed: u64) -> Result<Box<dyn Strategy>, String> {
+    match name {
+        "exhaustive" | "brute_force" | "brute-force" => Ok(Box::new(Exhaustive::default())),
+        "random" | "random_sample" => Ok(Box::new(RandomSampling::new(seed))),
+        other => Err(format!("unknown strategy `{other}`; choose one of: {}", STRATEGIES.join(", "))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budgets_parse() {
+        assert_eq!(Budget::parse("200").unwrap(), Budget { max_evals: Some(200), max_seconds: None });
+        assert_eq!(Budget::parse("30s").unwrap().max_seconds, Some(30.0));
+        assert_eq!(Budget::parse("2m,50").unwrap(), Budget { max_evals: Some(50), max_seconds: Some(120.0) });
+        assert!(Budget::parse("fast").unwrap_err().contains("`fast`"));
+    }
+
+    #[test]
+    fn random_is_a_seeded_permutation() {
+        let params = [Param::new("a", 0..10)];
+        let coords: Vec<Vec<u32>> = (0..10).map(|i| vec![i]).collect();
+        let c = Candidates { params: &params, coords: &coords };
+        let mut a = RandomSampling::new(3);
+        let mut b = RandomSampling::new(3);
+        let (mut xa, mut xb) = (a.ask(&c, 4), b.ask(&c, 4));
+        xa.extend(a.ask(&c, 100));
+        xb.extend(b.ask(&c, 100));
+        assert_eq!(xa, xb);
+        let mut sorted = xa.clone();
+        sorted.sort();
+        assert_eq!(sorted, (0..10).collect::<Vec<_>>());
+        assert!(a.ask(&c, 5).is_empty());
+        assert_ne!(RandomSampling::new(4).ask(&c, 10), xa);
+        assert!(by_name("annealing-x", 0).is_err());
+    }
+}
