@@ -204,6 +204,8 @@ pub struct Prepared {
     pub default: Config,
     /// Whether the default config satisfies the restrictions.
     pub default_valid: bool,
+    /// Whether the job declared a default (an undeclared one is the first valid config).
+    pub default_declared: bool,
 }
 
 impl Prepared {
@@ -304,6 +306,7 @@ impl Prepared {
             data: ProblemData { args },
             default,
             default_valid,
+            default_declared: job.default.is_some(),
         })
     }
 

@@ -371,7 +371,7 @@ impl<B: Backend> Tuner<B> {
             default_seen |= is_default;
             consider(config, coords, order, is_default, &mut cands);
         }
-        if !default_seen {
+        if !default_seen && prep.default_declared {
             // The declared default breaks a restriction: it is still a candidate, so that tuning
             // is never worse than the default (and it serves as the reference).
             if let Some(coords) = prep.space.coords_of(&prep.default) {
