@@ -1,1 +1,21 @@
-fn main(){}
+//! The `kerntune` command line: `devices`, `tune`, `db`.
+
+mod cli;
+
+fn main() {
+    // Mesa's Vulkan drivers complain on every start when XDG_RUNTIME_DIR is unset (containers,
+    // CI); give them a private one, as a login session would.
+    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
+        let dir = std::env::temp_dir().join(format!("kerntune-runtime-{}", std::process::id()));
+        if std::fs::create_dir_all(&dir).is_ok() {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700));
+            }
+            std::env::set_var("XDG_RUNTIME_DIR", &dir);
+        }
+    }
+    let code = cli::main();
+    std::process::exit(code);
+}

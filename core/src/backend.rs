@@ -34,14 +34,27 @@ pub struct KernelSource {
 impl KernelSource {
     /// A source with no extra options.
     pub fn new(name: &str, language: &str, code: &str) -> KernelSource {
-        KernelSource { name: name.into(), language: language.into(), code: code.into(), path: None, options: vec![], arch: None }
+        KernelSource {
+            name: name.into(),
+            language: language.into(),
+            code: code.into(),
+            path: None,
+            options: vec![],
+            arch: None,
+        }
     }
 
     /// Hash of everything here that changes the binary.
     pub fn identity_hash(&self) -> String {
         let opts = self.options.join("\u{1}");
         let arch = self.arch.clone().unwrap_or_default();
-        crate::hash::hash_parts([self.name.as_bytes(), self.language.as_bytes(), self.code.as_bytes(), opts.as_bytes(), arch.as_bytes()])
+        crate::hash::hash_parts([
+            self.name.as_bytes(),
+            self.language.as_bytes(),
+            self.code.as_bytes(),
+            opts.as_bytes(),
+            arch.as_bytes(),
+        ])
     }
 }
 
@@ -80,6 +93,12 @@ pub struct CompileRequest<'a> {
     pub defines: &'a [(String, String)],
     /// The launch this config will use (block size for launch bounds, workgroup size).
     pub launch: &'a Launch,
+    /// By-value scalar arguments with their values. CUDA and HIP pass these at launch and
+    /// ignore them here; WGSL has no by-value kernel arguments, so the wgpu backend injects
+    /// them as `const` declarations.
+    pub scalars: &'a [(String, crate::value::Value)],
+    /// How each buffer argument is used, in argument order (binding layouts need it).
+    pub buffers: &'a [crate::problem::Access],
 }
 
 /// Resources the compiler reports for a compiled kernel.
@@ -108,7 +127,10 @@ impl ResourceUsage {
         if self.registers.is_none() && self.static_shared_bytes.is_none() {
             return None;
         }
-        Some(self.registers.unwrap_or(0) as u64 * threads as u64 + self.static_shared_bytes.unwrap_or(0) / 4)
+        Some(
+            self.registers.unwrap_or(0) as u64 * threads as u64
+                + self.static_shared_bytes.unwrap_or(0) / 4,
+        )
     }
 }
 
@@ -192,7 +214,13 @@ pub trait Backend: Send + Sync {
     fn reset(&self, ws: &mut Self::Workspace, poison: bool) -> Result<(), BackendError>;
 
     /// Launches `req.launches` times and returns each launch's time in seconds.
-    fn time(&self, ws: &mut Self::Workspace, kernel: &Self::Kernel, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError>;
+    fn time(
+        &self,
+        ws: &mut Self::Workspace,
+        kernel: &Self::Kernel,
+        launch: &Launch,
+        req: &TimeRequest,
+    ) -> Result<Vec<f64>, BackendError>;
 
     /// Reads every buffer back, in argument order.
     fn read_outputs(&self, ws: &mut Self::Workspace) -> Result<Vec<HostBuffer>, BackendError>;
@@ -201,6 +229,8 @@ pub trait Backend: Send + Sync {
     /// so that a new workspace can be allocated and kernels launched. Kernels compiled before
     /// must stay usable (the backend reloads them as needed).
     fn recover(&self) -> Result<(), BackendError> {
-        Err(BackendError::DeviceLost("this backend cannot recover a lost device".into()))
+        Err(BackendError::DeviceLost(
+            "this backend cannot recover a lost device".into(),
+        ))
     }
 }

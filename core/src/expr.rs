@@ -140,11 +140,12 @@ impl Expr {
     /// Compiles `text` with `names[i]` bound to slot `i` at evaluation time.
     pub fn compile(text: &str, names: &[&str]) -> Result<Expr, ExprError> {
         let trimmed = text.trim();
-        let parsed = rustpython_parser::parse(trimmed, rustpython_parser::Mode::Expression, "<expr>")
-            .map_err(|e| ExprError::Syntax {
-                source_text: trimmed.to_string(),
-                message: e.error.to_string(),
-            })?;
+        let parsed =
+            rustpython_parser::parse(trimmed, rustpython_parser::Mode::Expression, "<expr>")
+                .map_err(|e| ExprError::Syntax {
+                    source_text: trimmed.to_string(),
+                    message: e.error.to_string(),
+                })?;
         let body = match parsed {
             ast::Mod::Expression(e) => e.body,
             _ => {
@@ -154,12 +155,20 @@ impl Expr {
                 })
             }
         };
-        let mut c = Compiler { text: trimmed, names, used: Vec::new() };
+        let mut c = Compiler {
+            text: trimmed,
+            names,
+            used: Vec::new(),
+        };
         let root = c.expr(&body)?;
         let mut vars_used = c.used;
         vars_used.sort_unstable();
         vars_used.dedup();
-        Ok(Expr { text: trimmed.to_string(), root, vars_used })
+        Ok(Expr {
+            text: trimmed.to_string(),
+            root,
+            vars_used,
+        })
     }
 
     /// The source text.
@@ -204,7 +213,10 @@ impl Expr {
                 "`{}` gave {f}, not a whole number; wrap it in ceil() or int()",
                 self.text
             ))),
-            other => Err(EvalError(format!("`{}` gave {other:?}, not a number", self.text))),
+            other => Err(EvalError(format!(
+                "`{}` gave {other:?}, not a number",
+                self.text
+            ))),
         }
     }
 }
@@ -217,7 +229,10 @@ struct Compiler<'a> {
 
 impl Compiler<'_> {
     fn unsupported(&self, what: &str) -> ExprError {
-        ExprError::Unsupported { source_text: self.text.to_string(), what: what.to_string() }
+        ExprError::Unsupported {
+            source_text: self.text.to_string(),
+            what: what.to_string(),
+        }
     }
 
     fn expr(&mut self, e: &ast::Expr) -> Result<Node, ExprError> {
@@ -244,7 +259,11 @@ impl Compiler<'_> {
                 }
             }
             ast::Expr::BoolOp(b) => {
-                let vals = b.values.iter().map(|v| self.expr(v)).collect::<Result<Vec<_>, _>>()?;
+                let vals = b
+                    .values
+                    .iter()
+                    .map(|v| self.expr(v))
+                    .collect::<Result<Vec<_>, _>>()?;
                 match b.op {
                     ast::BoolOp::And => Node::And(vals),
                     ast::BoolOp::Or => Node::Or(vals),
@@ -275,7 +294,11 @@ impl Compiler<'_> {
                     ast::Operator::RShift => BinOp::Shr,
                     ast::Operator::MatMult => return Err(self.unsupported("the `@` operator")),
                 };
-                Node::Bin(op, Box::new(self.expr(&b.left)?), Box::new(self.expr(&b.right)?))
+                Node::Bin(
+                    op,
+                    Box::new(self.expr(&b.left)?),
+                    Box::new(self.expr(&b.right)?),
+                )
             }
             ast::Expr::Compare(c) => {
                 let left = Box::new(self.expr(&c.left)?);
@@ -300,9 +323,24 @@ impl Compiler<'_> {
                 Box::new(self.expr(&i.body)?),
                 Box::new(self.expr(&i.orelse)?),
             ),
-            ast::Expr::Tuple(t) => Node::Seq(t.elts.iter().map(|x| self.expr(x)).collect::<Result<_, _>>()?),
-            ast::Expr::List(t) => Node::Seq(t.elts.iter().map(|x| self.expr(x)).collect::<Result<_, _>>()?),
-            ast::Expr::Set(t) => Node::Seq(t.elts.iter().map(|x| self.expr(x)).collect::<Result<_, _>>()?),
+            ast::Expr::Tuple(t) => Node::Seq(
+                t.elts
+                    .iter()
+                    .map(|x| self.expr(x))
+                    .collect::<Result<_, _>>()?,
+            ),
+            ast::Expr::List(t) => Node::Seq(
+                t.elts
+                    .iter()
+                    .map(|x| self.expr(x))
+                    .collect::<Result<_, _>>()?,
+            ),
+            ast::Expr::Set(t) => Node::Seq(
+                t.elts
+                    .iter()
+                    .map(|x| self.expr(x))
+                    .collect::<Result<_, _>>()?,
+            ),
             ast::Expr::Call(call) => {
                 if !call.keywords.is_empty() {
                     return Err(self.unsupported("keyword arguments"));
@@ -334,7 +372,11 @@ impl Compiler<'_> {
                     "div_ceil" => Func::DivCeil,
                     other => return Err(self.unsupported(&format!("the function `{other}`"))),
                 };
-                let args = call.args.iter().map(|a| self.expr(a)).collect::<Result<Vec<_>, _>>()?;
+                let args = call
+                    .args
+                    .iter()
+                    .map(|a| self.expr(a))
+                    .collect::<Result<Vec<_>, _>>()?;
                 let arity_ok = match func {
                     Func::Min | Func::Max => !args.is_empty(),
                     Func::Pow | Func::DivCeil => args.len() == 2,
@@ -342,14 +384,17 @@ impl Compiler<'_> {
                     _ => args.len() == 1,
                 };
                 if !arity_ok {
-                    return Err(self.unsupported(&format!("`{fname}` with {} arguments", args.len())));
+                    return Err(
+                        self.unsupported(&format!("`{fname}` with {} arguments", args.len()))
+                    );
                 }
                 Node::Call(func, args)
             }
             ast::Expr::Lambda(_) => return Err(self.unsupported("a lambda")),
-            ast::Expr::ListComp(_) | ast::Expr::SetComp(_) | ast::Expr::DictComp(_) | ast::Expr::GeneratorExp(_) => {
-                return Err(self.unsupported("a comprehension"))
-            }
+            ast::Expr::ListComp(_)
+            | ast::Expr::SetComp(_)
+            | ast::Expr::DictComp(_)
+            | ast::Expr::GeneratorExp(_) => return Err(self.unsupported("a comprehension")),
             _ => return Err(self.unsupported("this kind of expression")),
         })
     }
@@ -357,7 +402,11 @@ impl Compiler<'_> {
     fn constant(&self, c: &Constant) -> Result<Value, ExprError> {
         Ok(match c {
             Constant::Bool(b) => Value::Bool(*b),
-            Constant::Int(i) => Value::Int(i.to_string().parse::<i64>().map_err(|_| self.unsupported("an integer beyond 64 bits"))?),
+            Constant::Int(i) => Value::Int(
+                i.to_string()
+                    .parse::<i64>()
+                    .map_err(|_| self.unsupported("an integer beyond 64 bits"))?,
+            ),
             Constant::Float(f) => Value::Float(*f),
             Constant::Str(s) => Value::Str(s.clone()),
             _ => return Err(self.unsupported("this kind of constant")),
@@ -405,7 +454,10 @@ fn eval<'a>(n: &'a Node, slots: &'a [Value]) -> Result<V<'a>, EvalError> {
         Node::Neg(x) => match eval(x, slots)? {
             V::Float(f) => V::Float(-f),
             v => match as_int(v) {
-                Some(i) => V::Int(i.checked_neg().ok_or_else(|| EvalError("integer overflow".into()))?),
+                Some(i) => V::Int(
+                    i.checked_neg()
+                        .ok_or_else(|| EvalError("integer overflow".into()))?,
+                ),
                 None => return err(format!("cannot negate {v:?}")),
             },
         },
@@ -499,11 +551,18 @@ fn binop<'a>(op: BinOp, a: V<'a>, b: V<'a>) -> Result<V<'a>, EvalError> {
                     return err("modulo by zero");
                 }
                 let r = x % y;
-                V::Int(if r != 0 && ((r < 0) != (y < 0)) { r + y } else { r })
+                V::Int(if r != 0 && ((r < 0) != (y < 0)) {
+                    r + y
+                } else {
+                    r
+                })
             }
             BinOp::Pow => {
                 if y >= 0 {
-                    V::Int(x.checked_pow(u32::try_from(y).map_err(|_| overflow())?).ok_or_else(overflow)?)
+                    V::Int(
+                        x.checked_pow(u32::try_from(y).map_err(|_| overflow())?)
+                            .ok_or_else(overflow)?,
+                    )
                 } else {
                     V::Float((x as f64).powf(y as f64))
                 }
@@ -511,7 +570,10 @@ fn binop<'a>(op: BinOp, a: V<'a>, b: V<'a>) -> Result<V<'a>, EvalError> {
             BinOp::BitAnd => V::Int(x & y),
             BinOp::BitOr => V::Int(x | y),
             BinOp::BitXor => V::Int(x ^ y),
-            BinOp::Shl => V::Int(x.checked_shl(u32::try_from(y).map_err(|_| overflow())?).ok_or_else(overflow)?),
+            BinOp::Shl => V::Int(
+                x.checked_shl(u32::try_from(y).map_err(|_| overflow())?)
+                    .ok_or_else(overflow)?,
+            ),
             BinOp::Shr => V::Int(x >> y.clamp(0, 63)),
         });
     }
@@ -578,7 +640,9 @@ fn compare(op: CmpOp, a: V<'_>, b: V<'_>, slots: &[Value]) -> Result<bool, EvalE
         CmpOp::Gt => ord(a, b)? == Greater,
         CmpOp::Ge => ord(a, b)? != Less,
         CmpOp::In | CmpOp::NotIn => {
-            let V::Seq(items) = b else { return err("`in` needs a tuple or list on its right") };
+            let V::Seq(items) = b else {
+                return err("`in` needs a tuple or list on its right");
+            };
             let mut found = false;
             for it in items {
                 if eq(a, eval(it, slots)?) {
@@ -614,11 +678,19 @@ fn call<'a>(f: Func, args: &'a [Node], slots: &'a [Value]) -> Result<V<'a>, Eval
         }
         Func::Abs => match vals[0] {
             V::Float(x) => V::Float(x.abs()),
-            v => V::Int(as_int(v).ok_or_else(|| EvalError("abs needs a number".into()))?.abs()),
+            v => V::Int(
+                as_int(v)
+                    .ok_or_else(|| EvalError("abs needs a number".into()))?
+                    .abs(),
+            ),
         },
         Func::Int => match vals[0] {
             V::Float(x) => V::Int(x.trunc() as i64),
-            V::Str(s) => V::Int(s.trim().parse().map_err(|_| EvalError(format!("int('{s}')")))?),
+            V::Str(s) => V::Int(
+                s.trim()
+                    .parse()
+                    .map_err(|_| EvalError(format!("int('{s}')")))?,
+            ),
             v => V::Int(as_int(v).ok_or_else(|| EvalError("int needs a number".into()))?),
         },
         Func::Float => V::Float(one_f()?),
@@ -688,7 +760,10 @@ mod tests {
     #[test]
     fn errors_name_the_problem() {
         let e = Expr::compile("a <= c", &["a", "b"]).unwrap_err();
-        assert!(matches!(e, ExprError::UnknownName { ref name, .. } if name == "c"), "{e}");
+        assert!(
+            matches!(e, ExprError::UnknownName { ref name, .. } if name == "c"),
+            "{e}"
+        );
         assert!(e.to_string().contains("known names: a, b"));
         let e = Expr::compile("a <= ", &["a"]).unwrap_err();
         assert!(matches!(e, ExprError::Syntax { .. }), "{e}");
@@ -703,7 +778,10 @@ mod tests {
         let n = ["t"];
         let v = [Value::Str("float".into())];
         assert_eq!(ev("t == 'float'", &n, &v), Value::Bool(true));
-        assert_eq!(ev("t != 'half' and t == \"float\"", &n, &v), Value::Bool(true));
+        assert_eq!(
+            ev("t != 'half' and t == \"float\"", &n, &v),
+            Value::Bool(true)
+        );
         assert_eq!(ev("t == 1", &n, &v), Value::Bool(false));
     }
 }

@@ -51,7 +51,9 @@ mod secs {
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
         let v = f64::deserialize(d)?;
         if !(v > 0.0 && v.is_finite()) {
-            return Err(serde::de::Error::custom("timeout must be a positive number of seconds"));
+            return Err(serde::de::Error::custom(
+                "timeout must be a positive number of seconds",
+            ));
         }
         Ok(Duration::from_secs_f64(v))
     }
@@ -105,11 +107,32 @@ impl Stats {
         let mean = times.iter().sum::<f64>() / n as f64;
         let mut sorted = times.to_vec();
         sorted.sort_by(f64::total_cmp);
-        let median = if n % 2 == 1 { sorted[n / 2] } else { 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]) };
-        let var = if n > 1 { times.iter().map(|t| (t - mean).powi(2)).sum::<f64>() / (n - 1) as f64 } else { 0.0 };
+        let median = if n % 2 == 1 {
+            sorted[n / 2]
+        } else {
+            0.5 * (sorted[n / 2 - 1] + sorted[n / 2])
+        };
+        let var = if n > 1 {
+            times.iter().map(|t| (t - mean).powi(2)).sum::<f64>() / (n - 1) as f64
+        } else {
+            0.0
+        };
         let stddev = var.sqrt();
-        let ci_half = if n > 1 { t_quantile_975(n - 1) * stddev / (n as f64).sqrt() } else { f64::INFINITY };
-        Stats { samples: n as u32, mean, median, min: sorted[0], max: sorted[n - 1], stddev, ci_half, raced }
+        let ci_half = if n > 1 {
+            t_quantile_975(n - 1) * stddev / (n as f64).sqrt()
+        } else {
+            f64::INFINITY
+        };
+        Stats {
+            samples: n as u32,
+            mean,
+            median,
+            min: sorted[0],
+            max: sorted[n - 1],
+            stddev,
+            ci_half,
+            raced,
+        }
     }
 
     /// Upper end of the confidence interval.
@@ -138,7 +161,9 @@ fn finite_or(x: f64, alt: f64) -> f64 {
 
 /// The 97.5 % quantile of Student's t with `df` degrees of freedom (two-sided 95 %).
 pub fn t_quantile_975(df: usize) -> f64 {
-    StudentsT::new(0.0, 1.0, df.max(1) as f64).map(|t| t.inverse_cdf(0.975)).unwrap_or(1.96)
+    StudentsT::new(0.0, 1.0, df.max(1) as f64)
+        .map(|t| t.inverse_cdf(0.975))
+        .unwrap_or(1.96)
 }
 
 /// What measuring a config cost.
@@ -187,7 +212,9 @@ pub fn measure(
     loop {
         let got = run(batch)?;
         if got.is_empty() {
-            return Err(BackendError::LaunchFailed("backend returned no timings".into()));
+            return Err(BackendError::LaunchFailed(
+                "backend returned no timings".into(),
+            ));
         }
         cost.launches += got.len() as u32;
         times.extend(got);
@@ -206,13 +233,21 @@ pub fn measure(
         }
         // Grow the batch geometrically, bounded by the caps (by count and by time).
         let left_reps = opts.max_reps - times.len() as u32;
-        let left_time = ((opts.max_seconds - spent) / s.mean.max(1e-9)).ceil().max(1.0) as u32;
-        batch = (times.len() as u32).max(opts.min_reps).min(left_reps).min(left_time).max(1);
+        let left_time = ((opts.max_seconds - spent) / s.mean.max(1e-9))
+            .ceil()
+            .max(1.0) as u32;
+        batch = (times.len() as u32)
+            .max(opts.min_reps)
+            .min(left_reps)
+            .min(left_time)
+            .max(1);
     }
 }
 
 fn one(v: Vec<f64>) -> Result<f64, BackendError> {
-    v.first().copied().ok_or_else(|| BackendError::LaunchFailed("backend returned no timing".into()))
+    v.first()
+        .copied()
+        .ok_or_else(|| BackendError::LaunchFailed("backend returned no timing".into()))
 }
 
 #[cfg(test)]
@@ -244,7 +279,10 @@ mod tests {
 
     #[test]
     fn noisy_kernel_gets_more_reps_up_to_the_cap() {
-        let opts = BenchOptions { max_reps: 40, ..Default::default() };
+        let opts = BenchOptions {
+            max_reps: 40,
+            ..Default::default()
+        };
         let (s, _) = measure(&opts, None, synthetic(1e-3, 0.2)).unwrap();
         assert!(s.samples > 5 && s.samples <= 40, "{}", s.samples);
     }
@@ -252,13 +290,28 @@ mod tests {
     #[test]
     fn slow_config_is_raced_out() {
         let best = Stats::from_samples(&[1e-3, 1.001e-3, 0.999e-3, 1e-3, 1e-3], false);
-        let (s, c) = measure(&BenchOptions::default(), Some(&best), synthetic(3e-3, 0.001)).unwrap();
+        let (s, c) = measure(
+            &BenchOptions::default(),
+            Some(&best),
+            synthetic(3e-3, 0.001),
+        )
+        .unwrap();
         assert!(s.raced);
         assert!(c.launches == 0, "raced during warm-up: {c:?}");
-        let (s, _) = measure(&BenchOptions::default(), Some(&best), synthetic(1.1e-3, 0.05)).unwrap();
+        let (s, _) = measure(
+            &BenchOptions::default(),
+            Some(&best),
+            synthetic(1.1e-3, 0.05),
+        )
+        .unwrap();
         assert!(s.raced, "{s:?}");
         assert!(s.samples < 100);
-        let (s, _) = measure(&BenchOptions::default(), Some(&best), synthetic(0.9e-3, 0.001)).unwrap();
+        let (s, _) = measure(
+            &BenchOptions::default(),
+            Some(&best),
+            synthetic(0.9e-3, 0.001),
+        )
+        .unwrap();
         assert!(!s.raced);
     }
 

@@ -50,7 +50,7 @@ impl DType {
 
 /// How a kernel uses a buffer. Write-only buffers are poisoned before each verified run so a
 /// config that skips writes is caught; read-write buffers are restored instead.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Access {
     /// Input only.
@@ -104,8 +104,12 @@ impl HostBuffer {
                 let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(*seed);
                 for i in 0..len {
                     match dtype {
-                        DType::F32 => put(&mut data, i, &rng.random_range(-1.0f32..1.0).to_le_bytes()),
-                        DType::F64 => put(&mut data, i, &rng.random_range(-1.0f64..1.0).to_le_bytes()),
+                        DType::F32 => {
+                            put(&mut data, i, &rng.random_range(-1.0f32..1.0).to_le_bytes())
+                        }
+                        DType::F64 => {
+                            put(&mut data, i, &rng.random_range(-1.0f64..1.0).to_le_bytes())
+                        }
                         DType::I32 => put(&mut data, i, &rng.random_range(0i32..100).to_le_bytes()),
                         DType::U32 => put(&mut data, i, &rng.random_range(0u32..100).to_le_bytes()),
                         DType::I64 => put(&mut data, i, &rng.random_range(0i64..100).to_le_bytes()),
@@ -113,9 +117,16 @@ impl HostBuffer {
                 }
             }
             Init::Sequence => (0..len).for_each(|i| write_f64(&mut data, dtype, i, i as f64)),
-            Init::Constant { value } => (0..len).for_each(|i| write_f64(&mut data, dtype, i, *value)),
+            Init::Constant { value } => {
+                (0..len).for_each(|i| write_f64(&mut data, dtype, i, *value))
+            }
         }
-        HostBuffer { name: name.into(), dtype, data, access }
+        HostBuffer {
+            name: name.into(),
+            dtype,
+            data,
+            access,
+        }
     }
 
     /// Number of elements.
@@ -202,8 +213,12 @@ impl ArgData {
         match dtype {
             DType::F32 => (f as f32).to_le_bytes().to_vec(),
             DType::F64 => f.to_le_bytes().to_vec(),
-            DType::I32 => (value.as_i64().unwrap_or(f as i64) as i32).to_le_bytes().to_vec(),
-            DType::U32 => (value.as_i64().unwrap_or(f as i64) as u32).to_le_bytes().to_vec(),
+            DType::I32 => (value.as_i64().unwrap_or(f as i64) as i32)
+                .to_le_bytes()
+                .to_vec(),
+            DType::U32 => (value.as_i64().unwrap_or(f as i64) as u32)
+                .to_le_bytes()
+                .to_vec(),
             DType::I64 => value.as_i64().unwrap_or(f as i64).to_le_bytes().to_vec(),
         }
     }
@@ -250,7 +265,13 @@ mod tests {
         let r2 = HostBuffer::new("x", DType::F32, 64, &Init::Random { seed: 7 }, Access::Read);
         assert_eq!(r1, r2);
         assert!(r1.to_f32().iter().all(|v| (-1.0..1.0).contains(v)));
-        let c = HostBuffer::new("x", DType::I32, 3, &Init::Constant { value: 5.0 }, Access::Read);
+        let c = HostBuffer::new(
+            "x",
+            DType::I32,
+            3,
+            &Init::Constant { value: 5.0 },
+            Access::Read,
+        );
         assert_eq!(c.get_f64(2), 5.0);
         assert!(f32::from_le_bytes(b.poisoned()[..4].try_into().unwrap()).is_nan());
     }

@@ -25,14 +25,18 @@ fn buffers(p: &ProblemData) -> Vec<HostBuffer> {
 }
 
 fn find(bufs: &[HostBuffer], name: &str) -> Result<usize, String> {
-    bufs.iter().position(|b| b.name.eq_ignore_ascii_case(name)).ok_or_else(|| format!("needs a buffer argument named `{name}`"))
+    bufs.iter()
+        .position(|b| b.name.eq_ignore_ascii_case(name))
+        .ok_or_else(|| format!("needs a buffer argument named `{name}`"))
 }
 
 fn scalar(p: &ProblemData, name: &str) -> Result<f64, String> {
     p.args
         .iter()
         .find_map(|a| match a {
-            ArgData::Scalar { name: n, value, .. } if n.eq_ignore_ascii_case(name) => value.as_f64(),
+            ArgData::Scalar { name: n, value, .. } if n.eq_ignore_ascii_case(name) => {
+                value.as_f64()
+            }
             _ => None,
         })
         .ok_or_else(|| format!("needs a scalar argument named `{name}`"))
@@ -59,9 +63,15 @@ pub fn triad(p: &ProblemData) -> Result<Vec<HostBuffer>, String> {
 pub fn gemm(p: &ProblemData) -> Result<Vec<HostBuffer>, String> {
     let mut b = buffers(p);
     let (ai, bi, ci) = (find(&b, "A")?, find(&b, "B")?, find(&b, "C")?);
-    let (m, n, k) = (scalar(p, "M")? as usize, scalar(p, "N")? as usize, scalar(p, "K")? as usize);
+    let (m, n, k) = (
+        scalar(p, "M")? as usize,
+        scalar(p, "N")? as usize,
+        scalar(p, "K")? as usize,
+    );
     if b[ai].len() < m * k || b[bi].len() < k * n || b[ci].len() < m * n {
-        return Err(format!("buffers are smaller than M×K, K×N, M×N for M={m}, N={n}, K={k}"));
+        return Err(format!(
+            "buffers are smaller than M×K, K×N, M×N for M={m}, N={n}, K={k}"
+        ));
     }
     let a: Vec<f64> = (0..m * k).map(|i| b[ai].get_f64(i)).collect();
     let bt: Vec<f64> = {

@@ -18,14 +18,22 @@ pub struct Tolerance {
 
 impl Default for Tolerance {
     fn default() -> Self {
-        Tolerance { atol: 1e-5, rtol: 1e-5 }
+        Tolerance {
+            atol: 1e-5,
+            rtol: 1e-5,
+        }
     }
 }
 
 /// Compares one output buffer; `Err` says where and how it differs.
 pub fn compare(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Result<(), String> {
     if got.len() != want.len() {
-        return Err(format!("`{}` has {} elements, the reference {}", got.name, got.len(), want.len()));
+        return Err(format!(
+            "`{}` has {} elements, the reference {}",
+            got.name,
+            got.len(),
+            want.len()
+        ));
     }
     let size = got.dtype.size();
     let mut bad = 0usize;
@@ -35,7 +43,11 @@ pub fn compare(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Result<()
         let raw = &got.data[i * size..(i + 1) * size];
         let g = got.get_f64(i);
         let w = want.get_f64(i);
-        let ok = if g.is_nan() || w.is_nan() { g.is_nan() && w.is_nan() } else { (g - w).abs() <= tol.atol + tol.rtol * w.abs() };
+        let ok = if g.is_nan() || w.is_nan() {
+            g.is_nan() && w.is_nan()
+        } else {
+            (g - w).abs() <= tol.atol + tol.rtol * w.abs()
+        };
         if !ok {
             bad += 1;
             if raw.iter().all(|&b| b == 0xFF) {
@@ -49,9 +61,16 @@ pub fn compare(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Result<()
     if bad == 0 {
         return Ok(());
     }
-    let mut msg = format!("`{}`: {bad} of {} elements differ ({})", got.name, got.len(), first.unwrap_or_default());
+    let mut msg = format!(
+        "`{}`: {bad} of {} elements differ ({})",
+        got.name,
+        got.len(),
+        first.unwrap_or_default()
+    );
     if unwritten > 0 {
-        msg.push_str(&format!("; {unwritten} were never written (still hold the poison value)"));
+        msg.push_str(&format!(
+            "; {unwritten} were never written (still hold the poison value)"
+        ));
     }
     Err(msg)
 }
@@ -69,7 +88,15 @@ mod tests {
         got.set_f64(2, 2.5);
         let e = compare(&got, &want, Tolerance::default()).unwrap_err();
         assert!(e.contains("1 of 4") && e.contains("index 2"), "{e}");
-        assert!(compare(&got, &want, Tolerance { atol: 0.6, rtol: 0.0 }).is_ok());
+        assert!(compare(
+            &got,
+            &want,
+            Tolerance {
+                atol: 0.6,
+                rtol: 0.0
+            }
+        )
+        .is_ok());
         let mut got = want.clone();
         got.data[4..8].fill(0xFF);
         let e = compare(&got, &want, Tolerance::default()).unwrap_err();

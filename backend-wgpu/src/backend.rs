@@ -1,0 +1,300 @@
+//! Opening an adapter and the [`Backend`] implementation.
+
+use crate::bench::{self, Timer, WgpuKernel, WgpuWorkspace};
+use crate::limits::{limits_from_wgpu, target_from_info};
+use kerntune_core::{
+    Access, Backend, BackendError, CompileRequest, Compiled, HostBuffer, Launch, Limits, OpenError,
+    ProblemData, ResourceUsage, Target, TimeRequest, TimingMethod,
+};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// What `kerntune devices` shows for one adapter.
+#[derive(Clone, Debug)]
+pub struct AdapterSummary {
+    /// Position in preference order (what `--device` selects).
+    pub index: usize,
+    /// The adapter's description.
+    pub info: wgpu::AdapterInfo,
+    /// Its target.
+    pub target: Target,
+    /// Its limits.
+    pub limits: Limits,
+}
+
+fn rank(t: wgpu::DeviceType) -> u8 {
+    match t {
+        wgpu::DeviceType::DiscreteGpu => 0,
+        wgpu::DeviceType::IntegratedGpu => 1,
+        wgpu::DeviceType::VirtualGpu => 2,
+        wgpu::DeviceType::Other => 3,
+        wgpu::DeviceType::Cpu => 4,
+    }
+}
+
+fn instance() -> wgpu::Instance {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+    if std::env::var_os("WGPU_BACKEND").is_none() {
+        desc.backends = wgpu::Backends::PRIMARY;
+    }
+    wgpu::Instance::new(desc)
+}
+
+fn sorted_adapters() -> Vec<wgpu::Adapter> {
+    let mut v = pollster::block_on(instance().enumerate_adapters(wgpu::Backends::all()));
+    v.sort_by_key(|a| {
+        let i = a.get_info();
+        (rank(i.device_type), i.name.clone())
+    });
+    v
+}
+
+/// Every adapter, hardware first, software (CPU) adapters last.
+pub fn adapters() -> Vec<AdapterSummary> {
+    sorted_adapters()
+        .into_iter()
+        .enumerate()
+        .map(|(index, a)| {
+            let info = a.get_info();
+            AdapterSummary {
+                index,
+                target: target_from_info(&info),
+                limits: limits_from_wgpu(&a.limits(), &info),
+                info,
+            }
+        })
+        .collect()
+}
+
+type Layouts = HashMap<Vec<Access>, Arc<wgpu::PipelineLayout>>;
+
+/// A wgpu device opened for tuning.
+pub struct WgpuBackend {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    info: wgpu::AdapterInfo,
+    target: Target,
+    limits: Limits,
+    timestamps: bool,
+    period_ns: f64,
+    layouts: Mutex<Layouts>,
+}
+
+impl WgpuBackend {
+    /// Opens the adapter at `index` in [`adapters`] order, or the most preferred one.
+    pub fn open(index: Option<usize>) -> Result<WgpuBackend, OpenError> {
+        let mut list = sorted_adapters();
+        if list.is_empty() {
+            return Err(OpenError::NoDevice {
+                backend: "wgpu".into(),
+                message: "no wgpu adapter found (no Vulkan, Metal or DX12 driver); on Debian/Ubuntu `apt-get install mesa-vulkan-drivers` gives a software Vulkan device".into(),
+            });
+        }
+        let i = index.unwrap_or(0);
+        if i >= list.len() {
+            return Err(OpenError::NoDevice {
+                backend: "wgpu".into(),
+                message: format!(
+                    "no wgpu adapter #{i}; there are {} (see `kerntune devices`)",
+                    list.len()
+                ),
+            });
+        }
+        Self::from_adapter(list.swap_remove(i))
+    }
+
+    /// Opens a device on `adapter`, with timestamp queries when supported.
+    pub fn from_adapter(adapter: wgpu::Adapter) -> Result<WgpuBackend, OpenError> {
+        let info = adapter.get_info();
+        let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY)
+            && std::env::var_os("KERNTUNE_WGPU_HOST_TIMING").is_none();
+        let required_features = if timestamps {
+            wgpu::Features::TIMESTAMP_QUERY
+        } else {
+            wgpu::Features::empty()
+        };
+        let alimits = adapter.limits();
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("kerntune"),
+            required_features,
+            required_limits: alimits.clone(),
+            experimental_features: wgpu::ExperimentalFeatures::disabled(),
+            memory_hints: wgpu::MemoryHints::Performance,
+            trace: wgpu::Trace::Off,
+        }))
+        .map_err(|e| OpenError::Other {
+            backend: "wgpu".into(),
+            message: format!("could not open {}: {e}", info.name),
+        })?;
+        device.on_uncaptured_error(Arc::new(|e: wgpu::Error| tracing::error!("wgpu: {e}")));
+        let period_ns = queue.get_timestamp_period() as f64;
+        Ok(WgpuBackend {
+            target: target_from_info(&info),
+            limits: limits_from_wgpu(&alimits, &info),
+            device,
+            queue,
+            info,
+            timestamps,
+            period_ns,
+            layouts: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Whether the adapter is a CPU (software) implementation.
+    pub fn is_software(&self) -> bool {
+        self.info.device_type == wgpu::DeviceType::Cpu
+    }
+
+    /// The adapter's description.
+    pub fn info(&self) -> &wgpu::AdapterInfo {
+        &self.info
+    }
+
+    fn layout(&self, access: &[Access]) -> Arc<wgpu::PipelineLayout> {
+        let mut map = self.layouts.lock().expect("layout cache");
+        map.entry(access.to_vec())
+            .or_insert_with(|| {
+                let entries: Vec<wgpu::BindGroupLayoutEntry> = access
+                    .iter()
+                    .enumerate()
+                    .map(|(i, a)| wgpu::BindGroupLayoutEntry {
+                        binding: i as u32,
+                        visibility: wgpu::ShaderStages::COMPUTE,
+                        ty: wgpu::BindingType::Buffer {
+                            ty: wgpu::BufferBindingType::Storage {
+                                read_only: *a == Access::Read,
+                            },
+                            has_dynamic_offset: false,
+                            min_binding_size: None,
+                        },
+                        count: None,
+                    })
+                    .collect();
+                let bgl = self
+                    .device
+                    .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                        label: Some("kerntune args"),
+                        entries: &entries,
+                    });
+                Arc::new(
+                    self.device
+                        .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                            label: Some("kerntune"),
+                            bind_group_layouts: &[Some(&bgl)],
+                            immediate_size: 0,
+                        }),
+                )
+            })
+            .clone()
+    }
+
+    fn timer(&self) -> Timer<'_> {
+        Timer {
+            device: &self.device,
+            queue: &self.queue,
+            timestamps: self.timestamps,
+            period_ns: self.period_ns,
+        }
+    }
+}
+
+impl Backend for WgpuBackend {
+    type Kernel = WgpuKernel;
+    type Workspace = WgpuWorkspace;
+
+    fn target(&self) -> &Target {
+        &self.target
+    }
+    fn limits(&self) -> &Limits {
+        &self.limits
+    }
+    fn toolchain(&self) -> String {
+        format!(
+            "wgpu 30 {:?} {} {}",
+            self.info.backend, self.info.driver, self.info.driver_info
+        )
+        .trim()
+        .to_string()
+    }
+    fn language(&self) -> &'static str {
+        "wgsl"
+    }
+    fn timing_method(&self) -> TimingMethod {
+        if self.timestamps {
+            TimingMethod::TimestampQueries
+        } else {
+            TimingMethod::HostClock
+        }
+    }
+    fn environment(&self) -> Vec<(String, String)> {
+        vec![
+            ("adapter".into(), self.info.name.clone()),
+            ("api".into(), format!("{:?}", self.info.backend)),
+            ("device_type".into(), format!("{:?}", self.info.device_type)),
+            (
+                "driver".into(),
+                format!("{} {}", self.info.driver, self.info.driver_info),
+            ),
+        ]
+    }
+
+    fn compile(&self, req: &CompileRequest<'_>) -> Result<Compiled<WgpuKernel>, BackendError> {
+        let layout = self.layout(req.buffers);
+        let kernel = crate::compile::compile(&self.device, &layout, req)?;
+        Ok(Compiled {
+            kernel,
+            usage: ResourceUsage::default(),
+            cached: false,
+        })
+    }
+
+    fn workspace(&self, problem: &ProblemData) -> Result<WgpuWorkspace, BackendError> {
+        let max = self.limits_raw_max_binding();
+        for b in problem.buffers() {
+            if b.data.len() as u64 > max {
+                return Err(BackendError::OutOfResources(
+                    kerntune_core::LimitViolation {
+                        limit: format!("max_storage_buffer_binding_size ({})", b.name),
+                        requested: b.data.len() as u64,
+                        allowed: max,
+                    },
+                ));
+            }
+        }
+        Ok(bench::create_workspace(
+            &self.device,
+            &self.queue,
+            problem.buffers().cloned().collect(),
+        ))
+    }
+
+    fn reset(&self, ws: &mut WgpuWorkspace, poison: bool) -> Result<(), BackendError> {
+        bench::reset(&self.queue, ws, poison);
+        Ok(())
+    }
+
+    fn time(
+        &self,
+        ws: &mut WgpuWorkspace,
+        kernel: &WgpuKernel,
+        launch: &Launch,
+        req: &TimeRequest,
+    ) -> Result<Vec<f64>, BackendError> {
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let r = self.timer().time(ws, kernel, launch, req);
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(BackendError::LaunchFailed(e.to_string()));
+        }
+        r
+    }
+
+    fn read_outputs(&self, ws: &mut WgpuWorkspace) -> Result<Vec<HostBuffer>, BackendError> {
+        self.timer().read_outputs(ws)
+    }
+}
+
+impl WgpuBackend {
+    fn limits_raw_max_binding(&self) -> u64 {
+        self.device.limits().max_storage_buffer_binding_size
+    }
+}

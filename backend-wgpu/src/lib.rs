@@ -1,0 +1,31 @@
+//! # kerntune-wgpu
+//!
+//! kerntune's portable backend: WGSL compute kernels on any wgpu adapter — Vulkan, Metal, DX12,
+//! and software Vulkan (Mesa's llvmpipe) on machines without a GPU.
+//!
+//! Contracts:
+//! - Tunable parameters declared in the shader as `override NAME: T;` are set as pipeline
+//!   constants (the only way WGSL lets a workgroup size vary without recompiling the text);
+//!   every other parameter, problem size passed as a define, and by-value scalar argument is
+//!   injected as an untyped `const NAME = VALUE;` before the source, so it takes the type its use
+//!   needs (an abstract int works as `i32` and `u32`).
+//! - Buffer arguments are bound in argument order at `@group(0) @binding(i)`; read-only buffers
+//!   must be declared `var<storage, read>`, the others `var<storage, read_write>`.
+//! - Each config becomes its own compute pipeline, built on the compile workers in parallel.
+//! - Launches are timed with GPU timestamp queries when the adapter supports them, otherwise with
+//!   the host clock around submit and wait; reports say which.
+//! - wgpu reports no L2 size, so there is no L2 flush between timed launches on this backend.
+//!
+//! Files: `backend.rs` opens an adapter and implements [`kerntune_core::Backend`];
+//! `limits.rs` is the one conversion from wgpu limits to [`kerntune_core::Limits`];
+//! `compile.rs` turns a config into a pipeline; `bench.rs` owns buffers and timing.
+
+mod backend;
+mod bench;
+mod compile;
+mod limits;
+
+pub use backend::{adapters, AdapterSummary, WgpuBackend};
+pub use bench::{WgpuKernel, WgpuWorkspace};
+pub use compile::inject_constants;
+pub use limits::{limits_from_wgpu, target_from_info};

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what kerntune needs on a fresh Debian/Ubuntu machine with Rust: a Vulkan loader and,
+# when no Vulkan driver is present, Mesa's software Vulkan (llvmpipe) so that the wgpu backend
+# has a device everywhere. Idempotent: does nothing when everything is there.
+set -euo pipefail
+
+need=()
+command -v cargo >/dev/null || { echo "setup: cargo not found; install Rust from rustup.rs first" >&2; exit 1; }
+ldconfig -p 2>/dev/null | grep -q 'libvulkan.so.1' || need+=(libvulkan1)
+icds=$(ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json 2>/dev/null | wc -l || true)
+[ "${icds:-0}" -gt 0 ] || need+=(mesa-vulkan-drivers)
+
+if [ ${#need[@]} -gt 0 ]; then
+  if ! command -v apt-get >/dev/null; then
+    echo "setup: missing ${need[*]} and no apt-get here; install a Vulkan loader and driver for your system" >&2
+    exit 1
+  fi
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  echo "setup: installing ${need[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+echo "setup: ok (Vulkan loader and driver present)"

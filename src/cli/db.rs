@@ -1,0 +1,109 @@
+//! `kerntune db show|export|merge|clear`.
+
+use kerntune::db::{Database, DbFile};
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(subcommand)]
+    command: DbCommand,
+    /// Database file (default: $KERNTUNE_CACHE_DIR/db.json or the platform cache directory).
+    #[arg(long, global = true)]
+    db: Option<PathBuf>,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum DbCommand {
+    /// One line per entry: kernel, target, problem, measurements, winner.
+    Show {
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write the whole database as JSON (to stdout, or --out).
+    Export {
+        /// Output file.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Merge other database files into this one (every entry kept, conflicts resolved deterministically).
+    Merge {
+        /// Files to merge in.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Delete the database file.
+    Clear,
+}
+
+pub fn run(a: Args) -> anyhow::Result<i32> {
+    let db = Database::at(super::db_path(&a.db));
+    match a.command {
+        DbCommand::Show { json } => {
+            let f = db.load()?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&f)?);
+                return Ok(0);
+            }
+            println!("{} ({} entries)", db.path().display(), f.entries.len());
+            for e in f.entries.values() {
+                let failed = e
+                    .measurements
+                    .values()
+                    .filter(|m| m.stats().is_none())
+                    .count();
+                let winner = match &e.winner {
+                    Some(w) => format!("winner {} at {:.4} ms", w.config, w.stats.mean * 1e3),
+                    None => "no winner yet (unfinished tune)".into(),
+                };
+                println!(
+                    "{} on {} [{}] {}: {} measured ({} failed); {}",
+                    e.id.kernel,
+                    e.target_name,
+                    e.id.target,
+                    e.id.problem,
+                    e.measurements.len(),
+                    failed,
+                    winner
+                );
+            }
+        }
+        DbCommand::Export { out } => {
+            let f = db.load()?;
+            let text = serde_json::to_string_pretty(&f)?;
+            match out {
+                Some(p) => std::fs::write(&p, text)
+                    .map_err(|e| anyhow::anyhow!("writing {}: {e}", p.display()))?,
+                None => println!("{text}"),
+            }
+        }
+        DbCommand::Merge { files } => {
+            let mut incoming = Vec::new();
+            for p in &files {
+                let text = std::fs::read_to_string(p)
+                    .map_err(|e| anyhow::anyhow!("reading {}: {e}", p.display()))?;
+                incoming.push(DbFile::parse(&text, p)?);
+            }
+            let (before, after) = db.update(|f| {
+                let before = f.entries.len();
+                for other in &incoming {
+                    f.merge(other);
+                }
+                (before, f.entries.len())
+            })?;
+            println!(
+                "merged {} file(s) into {}: {before} → {after} entries",
+                files.len(),
+                db.path().display()
+            );
+        }
+        DbCommand::Clear => {
+            if db.clear()? {
+                println!("removed {}", db.path().display());
+            } else {
+                println!("{} does not exist; nothing to clear", db.path().display());
+            }
+        }
+    }
+    Ok(0)
+}

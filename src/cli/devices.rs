@@ -1,0 +1,96 @@
+//! `kerntune devices`.
+
+use kerntune::BackendChoice;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Only this backend: auto (all compiled in), cuda, hip or wgpu.
+    #[arg(long, default_value = "auto")]
+    backend: BackendChoice,
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(serde::Serialize)]
+struct Found {
+    backend: String,
+    index: usize,
+    target: kerntune::Target,
+    details: Vec<(String, String)>,
+    limits: kerntune::Limits,
+}
+
+pub fn run(a: Args) -> anyhow::Result<i32> {
+    let mut found: Vec<Found> = Vec::new();
+    let mut problems: Vec<String> = Vec::new();
+    for b in ["cuda", "hip", "wgpu"] {
+        let choice: BackendChoice = b.parse().expect("known");
+        if a.backend != BackendChoice::Auto && a.backend != choice {
+            continue;
+        }
+        match b {
+            #[cfg(feature = "wgpu")]
+            "wgpu" => {
+                let list = kerntune::wgpu_backend::adapters();
+                if list.is_empty() {
+                    problems.push("wgpu: no adapter found (no Vulkan, Metal or DX12 driver); on Debian/Ubuntu `apt-get install mesa-vulkan-drivers` gives a software Vulkan device".into());
+                }
+                for s in list {
+                    found.push(Found {
+                        backend: "wgpu".into(),
+                        index: s.index,
+                        details: vec![
+                            ("api".into(), format!("{:?}", s.info.backend)),
+                            ("type".into(), format!("{:?}", s.info.device_type)),
+                            (
+                                "driver".into(),
+                                format!("{} {}", s.info.driver, s.info.driver_info)
+                                    .trim()
+                                    .to_string(),
+                            ),
+                        ],
+                        target: s.target,
+                        limits: s.limits,
+                    });
+                }
+            }
+            _ => {
+                if a.backend != BackendChoice::Auto {
+                    problems
+                        .push(kerntune::OpenError::NotCompiledIn { backend: b.into() }.to_string());
+                }
+            }
+        }
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&found)?);
+    } else {
+        for f in &found {
+            println!(
+                "[{} #{}] {}  (arch {}, fingerprint {})",
+                f.backend, f.index, f.target.name, f.target.arch, f.target.fingerprint
+            );
+            for (k, v) in &f.details {
+                println!("    {k:<26} {v}");
+            }
+            let l = serde_json::to_value(&f.limits)?;
+            if let Some(m) = l.as_object() {
+                for (k, v) in m {
+                    println!(
+                        "    {k:<26} {}",
+                        if v.is_null() {
+                            "unknown".to_string()
+                        } else {
+                            v.to_string()
+                        }
+                    );
+                }
+            }
+        }
+    }
+    for p in &problems {
+        eprintln!("error: {p}");
+    }
+    Ok(if found.is_empty() { 1 } else { 0 })
+}

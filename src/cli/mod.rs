@@ -1,0 +1,86 @@
+//! Command-line front end. Every error is printed as one `error:` line (with the file and field
+//! where it comes from a spec) and exits non-zero; nothing panics on bad input.
+
+mod db;
+mod devices;
+mod report;
+mod tune;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+/// kerntune: tune GPU kernels on CUDA, HIP and any wgpu adapter.
+#[derive(Parser, Debug)]
+#[command(name = "kerntune", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// List every device the compiled-in backends find, with its limits.
+    Devices(devices::Args),
+    /// Tune the kernel a spec file describes and store the winner.
+    Tune(tune::Args),
+    /// Inspect or maintain the winner database.
+    Db(db::Args),
+}
+
+/// Where the database lives: `--db`, else `$KERNTUNE_CACHE_DIR/db.json`, else the platform
+/// cache directory.
+pub(crate) fn db_path(arg: &Option<PathBuf>) -> PathBuf {
+    arg.clone()
+        .unwrap_or_else(kerntune::db::Database::default_path)
+}
+
+fn init_logging() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_env("KERNTUNE_LOG").unwrap_or_else(|_| {
+        if std::env::var("KERNTUNE_PRINT_AUTOTUNING").is_ok_and(|v| v == "1") {
+            EnvFilter::new("warn,kerntune::autotuning=info")
+        } else {
+            EnvFilter::new("warn")
+        }
+    });
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(true)
+        .try_init();
+}
+
+/// Runs the CLI and returns the exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => 0,
+                _ => 2,
+            };
+        }
+    };
+    init_logging();
+    let r = match cli.command {
+        Command::Devices(a) => devices::run(a),
+        Command::Tune(a) => tune::run(a),
+        Command::Db(a) => db::run(a),
+    };
+    match r {
+        Ok(code) => code,
+        Err(e) => {
+            let mut msg = e.to_string();
+            for cause in e.chain().skip(1) {
+                let c = cause.to_string();
+                if !msg.contains(&c) {
+                    msg.push_str(": ");
+                    msg.push_str(&c);
+                }
+            }
+            eprintln!("error: {msg}");
+            1
+        }
+    }
+}

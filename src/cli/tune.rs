@@ -1,0 +1,200 @@
+//! `kerntune tune SPEC.toml`.
+
+use super::report;
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
+use kerntune::db::Database;
+use kerntune::{
+    with_backend, Backend, BackendChoice, Budget, Event, Spec, TuneOptions, TuneReport, Tuner,
+    Value,
+};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The spec file (TOML; see docs/spec.md).
+    spec: PathBuf,
+    /// Backend: auto (CUDA, then HIP, then a hardware wgpu adapter, then software Vulkan), cuda, hip or wgpu.
+    #[arg(long, default_value = "auto")]
+    backend: BackendChoice,
+    /// Device index within the backend (see `kerntune devices`).
+    #[arg(long)]
+    device: Option<usize>,
+    /// Tune one problem instead of the spec's list: NAME=VALUE[,NAME=VALUE...] over the spec's problem sizes.
+    #[arg(long)]
+    key: Option<String>,
+    /// Search strategy (exhaustive, random); overrides the spec's [tune] strategy.
+    #[arg(long)]
+    strategy: Option<String>,
+    /// Budget: evaluations (200), seconds (30s), minutes (5m), or both (200,30s).
+    #[arg(long)]
+    budget: Option<String>,
+    /// Seed for random strategies.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Database file (default: $KERNTUNE_CACHE_DIR/db.json or the platform cache directory).
+    #[arg(long)]
+    db: Option<PathBuf>,
+    /// Do not read or write any database.
+    #[arg(long)]
+    no_db: bool,
+    /// Ignore a stored winner and select again (stored measurements are reused).
+    #[arg(long)]
+    force: bool,
+    /// Measure everything again, ignoring stored measurements.
+    #[arg(long)]
+    remeasure: bool,
+    /// Rows in the result table.
+    #[arg(long, default_value_t = 10)]
+    top: usize,
+    /// Machine-readable output (the full reports as JSON on stdout).
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_key(text: &str, sizes: &[(String, Value)]) -> anyhow::Result<Vec<(String, Value)>> {
+    let mut out = sizes.to_vec();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (k, v) = part
+            .split_once('=')
+            .with_context(|| format!("--key: `{part}` is not NAME=VALUE"))?;
+        let slot = out.iter_mut().find(|(n, _)| n == k).with_context(|| {
+            format!(
+                "--key: `{k}` is not a problem size of this spec (sizes: {})",
+                sizes
+                    .iter()
+                    .map(|s| s.0.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })?;
+        slot.1 = kerntune::config::parse_value(v);
+    }
+    Ok(out)
+}
+
+pub fn run(a: Args) -> anyhow::Result<i32> {
+    let mut spec = Spec::load(&a.spec)?;
+    if let Some(k) = &a.key {
+        let first = spec.problems.first().cloned().unwrap_or_default();
+        spec.problems = vec![parse_key(k, &first)?];
+    }
+    let budget_text = a.budget.clone().or(spec.budget.clone());
+    let budget = match &budget_text {
+        Some(b) => Budget::parse(b).map_err(|m| anyhow::anyhow!("--budget: {m}"))?,
+        None => Budget::default(),
+    };
+    let strategy = a
+        .strategy
+        .clone()
+        .or(spec.strategy.clone())
+        .unwrap_or_else(|| "exhaustive".into());
+    kerntune::strategy::by_name(&strategy, 0).map_err(|m| anyhow::anyhow!("--strategy: {m}"))?;
+    let backend = kerntune::open(a.backend, a.device)?;
+    let db = if a.no_db {
+        None
+    } else {
+        Some(Database::at(super::db_path(&a.db)))
+    };
+    let opts = TuneOptions {
+        bench: spec.bench.clone().unwrap_or_default(),
+        prune: spec.prune.clone().unwrap_or_default(),
+        strategy,
+        seed: a.seed.or(spec.seed).unwrap_or(0),
+        budget,
+        model: spec.model.unwrap_or(false),
+        top_k: spec.top_k,
+        db,
+        force: a.force,
+        remeasure: a.remeasure,
+        ..Default::default()
+    };
+    with_backend!(backend, b => tune_all(b, &spec, &a, opts))
+}
+
+fn tune_all<B: Backend>(
+    backend: B,
+    spec: &Spec,
+    a: &Args,
+    opts: TuneOptions,
+) -> anyhow::Result<i32> {
+    let language = backend.language();
+    let target = backend.target().clone();
+    let timing = backend.timing_method();
+    let tuner = Tuner::new(backend);
+    if !a.json {
+        eprintln!(
+            "kerntune: {} on {} [{}], timing: {timing}",
+            spec.kernel, target.name, target.backend
+        );
+    }
+    let mut reports: Vec<TuneReport> = Vec::new();
+    for i in 0..spec.problems.len() {
+        let job = spec.job(language, i)?;
+        let pb = if a.json {
+            ProgressBar::hidden()
+        } else {
+            ProgressBar::new(0)
+        };
+        pb.set_style(
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg} (eta {eta})",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
+        );
+        let sizes = job
+            .sizes
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        pb.set_prefix(sizes.clone());
+        let counters = Arc::new(Mutex::new((0usize, 0usize, 0usize, 0usize)));
+        let pb2 = pb.clone();
+        let mut o = opts.clone();
+        o.observer = Some(Arc::new(move |e: &Event<'_>| match e {
+            Event::Planned {
+                candidates,
+                budget,
+                pruned,
+                ..
+            } => {
+                pb2.set_length(budget.map_or(*candidates, |b| b.min(*candidates)) as u64);
+                counters.lock().expect("counters").3 = *pruned;
+            }
+            Event::Compiled { .. } => counters.lock().expect("counters").0 += 1,
+            Event::Result { result, best } => {
+                let mut c = counters.lock().expect("counters");
+                if result.stats().is_some() {
+                    c.1 += 1;
+                } else {
+                    c.2 += 1;
+                }
+                pb2.inc(1);
+                pb2.set_message(format!(
+                    "compiled {} | benchmarked {} | failed/pruned {} | pruned before {} | best {}",
+                    c.0,
+                    c.1,
+                    c.2,
+                    c.3,
+                    best.map_or("-".to_string(), |b| format!("{:.4} ms", b * 1e3))
+                ));
+            }
+        }));
+        let r = tuner.tune(&job, &o);
+        pb.finish_and_clear();
+        let r = r.with_context(|| {
+            format!("{}: tuning {} ({sizes})", spec.path.display(), spec.kernel)
+        })?;
+        if !a.json {
+            report::print(&r, a.top, opts.db.as_ref().map(|d| d.path()));
+        }
+        reports.push(r);
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&reports)?);
+    }
+    Ok(0)
+}

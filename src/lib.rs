@@ -1,0 +1,106 @@
+//! # kerntune
+//!
+//! The facade: re-exports [`kerntune_core`] and picks backends by cargo feature. `wgpu` is on by
+//! default, so a plain build tunes on any Vulkan/Metal/DX12 adapter or on software Vulkan.
+//!
+//! [`AnyBackend`] holds whichever backend was opened; because each backend has its own kernel
+//! and workspace types, code that tunes is generic over [`Backend`] and [`with_backend!`]
+//! dispatches to it with a hand-written `match` (enum_dispatch cannot span crates).
+
+pub use kerntune_core as core;
+pub use kerntune_core::*;
+
+#[cfg(feature = "wgpu")]
+pub use kerntune_wgpu as wgpu_backend;
+
+/// Which backend to open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendChoice {
+    /// CUDA, then HIP, then a hardware wgpu adapter, then software Vulkan.
+    Auto,
+    /// NVIDIA through CUDA.
+    Cuda,
+    /// AMD through HIP.
+    Hip,
+    /// Any wgpu adapter.
+    Wgpu,
+}
+
+impl std::str::FromStr for BackendChoice {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(BackendChoice::Auto),
+            "cuda" => Ok(BackendChoice::Cuda),
+            "hip" => Ok(BackendChoice::Hip),
+            "wgpu" => Ok(BackendChoice::Wgpu),
+            other => Err(format!(
+                "unknown backend `{other}`; use auto, cuda, hip or wgpu"
+            )),
+        }
+    }
+}
+
+/// An opened backend of any compiled-in kind.
+pub enum AnyBackend {
+    /// A wgpu adapter.
+    #[cfg(feature = "wgpu")]
+    Wgpu(kerntune_wgpu::WgpuBackend),
+}
+
+/// Runs `$body` with `$b` bound to the concrete backend inside an [`AnyBackend`].
+#[macro_export]
+macro_rules! with_backend {
+    ($any:expr, $b:ident => $body:expr) => {
+        match $any {
+            #[cfg(feature = "wgpu")]
+            $crate::AnyBackend::Wgpu($b) => $body,
+        }
+    };
+}
+
+impl AnyBackend {
+    /// The device.
+    pub fn target(&self) -> &Target {
+        with_backend!(self, b => b.target())
+    }
+    /// Its limits.
+    pub fn limits(&self) -> &Limits {
+        with_backend!(self, b => b.limits())
+    }
+    /// Source language.
+    pub fn language(&self) -> &'static str {
+        with_backend!(self, b => b.language())
+    }
+}
+
+fn not_compiled(backend: &str) -> OpenError {
+    OpenError::NotCompiledIn {
+        backend: backend.into(),
+    }
+}
+
+/// Opens a backend. `device` selects among several devices of that backend (see
+/// `kerntune devices`).
+pub fn open(choice: BackendChoice, device: Option<usize>) -> Result<AnyBackend, OpenError> {
+    match choice {
+        BackendChoice::Cuda => Err(not_compiled("cuda")),
+        BackendChoice::Hip => Err(not_compiled("hip")),
+        BackendChoice::Wgpu => open_wgpu(device),
+        BackendChoice::Auto => {
+            // CUDA and HIP come first once their backends are compiled in; today only wgpu is,
+            // and its adapters are ordered hardware first, software Vulkan last.
+            open_wgpu(device)
+        }
+    }
+}
+
+#[cfg(feature = "wgpu")]
+fn open_wgpu(device: Option<usize>) -> Result<AnyBackend, OpenError> {
+    kerntune_wgpu::WgpuBackend::open(device).map(AnyBackend::Wgpu)
+}
+
+#[cfg(not(feature = "wgpu"))]
+fn open_wgpu(_device: Option<usize>) -> Result<AnyBackend, OpenError> {
+    Err(not_compiled("wgpu"))
+}

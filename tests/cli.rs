@@ -1,0 +1,350 @@
+//! The `kerntune` binary as a user runs it: real tuning on the machine's wgpu adapter (software
+//! Vulkan in CI), database hits, and one clear error line for each kind of bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn kerntune(cache: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kerntune"))
+        .args(args)
+        .env("KERNTUNE_CACHE_DIR", cache)
+        .env_remove("KERNTUNE_LOG")
+        .output()
+        .expect("kerntune runs")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples")
+}
+
+/// Whether a wgpu adapter exists; without one the device tests say they are skipped, and fail
+/// when `KERNTUNE_REQUIRE_DEVICE=1` (as `make test` and CI set).
+fn have_device(cache: &Path) -> bool {
+    let ok = kerntune(cache, &["devices"]).status.success();
+    if !ok {
+        assert!(std::env::var("KERNTUNE_REQUIRE_DEVICE").is_err(), "KERNTUNE_REQUIRE_DEVICE=1 but `kerntune devices` finds no adapter; run scripts/setup.sh");
+        eprintln!("SKIPPED: no wgpu adapter on this machine (install mesa-vulkan-drivers)");
+    }
+    ok
+}
+
+#[test]
+fn triad_tunes_for_real_and_the_second_run_is_a_database_hit() {
+    let d = tempfile::tempdir().unwrap();
+    if !have_device(d.path()) {
+        return;
+    }
+    let spec = examples().join("triad/triad.toml");
+    let o = kerntune(d.path(), &["tune", spec.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(
+        out.contains("verification: cpu:triad"),
+        "outputs were checked against the CPU reference:\n{out}"
+    );
+    assert!(out.contains("winner: WG_SIZE="), "{out}");
+    assert!(out.contains("GB/s"), "{out}");
+    assert!(out.contains("winner written"), "{out}");
+    assert!(
+        !out.contains("failures:"),
+        "no config of the triad fails:\n{out}"
+    );
+    let o = kerntune(d.path(), &["tune", spec.to_str().unwrap()]);
+    let (out, _) = text(&o);
+    assert!(o.status.success());
+    assert!(out.contains("database hit"), "{out}");
+    // The database is valid JSON with the winner and every measured config.
+    let o = kerntune(d.path(), &["db", "show", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let entry = v["entries"].as_object().unwrap().values().next().unwrap();
+    assert!(entry["winner"]["config"].is_string());
+    assert_eq!(entry["measurements"].as_object().unwrap().len(), 23);
+}
+
+#[test]
+fn matmul_tunes_with_a_budget_and_json_output() {
+    let d = tempfile::tempdir().unwrap();
+    if !have_device(d.path()) {
+        return;
+    }
+    let spec = examples().join("matmul/matmul.toml");
+    let o = kerntune(
+        d.path(),
+        &[
+            "tune",
+            spec.to_str().unwrap(),
+            "--key",
+            "M=96,N=80,K=64",
+            "--strategy",
+            "random",
+            "--budget",
+            "6",
+            "--seed",
+            "3",
+            "--json",
+        ],
+    );
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let r = &v[0];
+    assert_eq!(r["evaluated"], 6);
+    assert_eq!(r["reference"], "cpu:gemm");
+    assert_eq!(r["entry"]["problem"], "M=96,N=80,K=64");
+    assert!(
+        r["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|x| x["outcome"] == "measured"),
+        "every sampled config matches the CPU product: {out}"
+    );
+}
+
+fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, body).unwrap();
+    p
+}
+
+const GOOD_WGSL: &str = "override WG_SIZE: u32 = 64u;\n@group(0) @binding(0) var<storage, read> x: array<f32>;\n@group(0) @binding(1) var<storage, read_write> y: array<f32>;\n@compute @workgroup_size(WG_SIZE)\nfn triad(@builtin(global_invocation_id) g: vec3<u32>) { if (g.x < u32(n)) { y[g.x] = f32(a) * x[g.x] + y[g.x]; } }\n";
+
+fn spec(kernel_file: &str, restrictions: &str, block: &str) -> String {
+    format!(
+        r#"[kernel]
+name = "triad"
+source = {{ wgsl = "{kernel_file}" }}
+[params]
+WG_SIZE = [32, 64]
+[space]
+restrictions = [{restrictions}]
+[[problems]]
+N = 1000
+[[args]]
+name = "x"
+type = "f32"
+len = "N"
+init = "random"
+[[args]]
+name = "y"
+type = "f32"
+len = "N"
+access = "readwrite"
+[[args]]
+name = "a"
+type = "f32"
+value = "2.0"
+[[args]]
+name = "n"
+type = "u32"
+value = "N"
+[launch]
+grid = ["div_ceil(N, WG_SIZE)"]
+block = ["{block}"]
+[verify]
+reference = "cpu:triad"
+"#
+    )
+}
+
+/// Runs a bad input and checks: non-zero exit, one `error:` line naming the file and what is
+/// wrong, no panic.
+fn bad(cache: &Path, args: &[&str], must_contain: &[&str]) {
+    let o = kerntune(cache, args);
+    let (out, err) = text(&o);
+    assert!(!o.status.success(), "should fail: {args:?}\n{out}");
+    assert!(!err.contains("panicked"), "{err}");
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(lines.len(), 1, "exactly one error line:\n{err}");
+    for m in must_contain {
+        assert!(lines[0].contains(m), "`{m}` missing from: {}", lines[0]);
+    }
+}
+
+#[test]
+fn bad_input_gets_one_clear_line() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    write(dir, "ok.wgsl", GOOD_WGSL);
+    let p = write(dir, "malformed.toml", "[kernel\nname = 1");
+    bad(
+        dir,
+        &["tune", p.to_str().unwrap()],
+        &["malformed.toml", "line 1"],
+    );
+    let p = write(
+        dir,
+        "unknown_param.toml",
+        &spec("ok.wgsl", "\"WG_SIZE * VEC <= 128\"", "WG_SIZE"),
+    );
+    bad(
+        dir,
+        &["tune", p.to_str().unwrap()],
+        &[
+            "unknown_param.toml",
+            "restrictions[0]",
+            "unknown name `VEC`",
+        ],
+    );
+    let p = write(
+        dir,
+        "not_expr.toml",
+        &spec("ok.wgsl", "\"WG_SIZE <= \"", "WG_SIZE"),
+    );
+    bad(
+        dir,
+        &["tune", p.to_str().unwrap()],
+        &["not_expr.toml", "restrictions[0]", "is not an expression"],
+    );
+    let p = write(dir, "no_kernel.toml", &spec("missing.wgsl", "", "WG_SIZE"));
+    bad(
+        dir,
+        &["tune", p.to_str().unwrap(), "--backend", "wgpu", "--no-db"],
+        &["no_kernel.toml", "kernel.source.wgsl", "missing.wgsl"],
+    );
+    let p = write(
+        dir,
+        "bad_field.toml",
+        &spec("ok.wgsl", "", "WG_SIZE").replace("[launch]", "[launch]\nshard_mem = 4"),
+    );
+    bad(
+        dir,
+        &["tune", p.to_str().unwrap()],
+        &["bad_field.toml", "unknown field `shard_mem`"],
+    );
+    bad(
+        dir,
+        &["tune", "/nonexistent/spec.toml"],
+        &["/nonexistent/spec.toml", "cannot read"],
+    );
+    let good = write(dir, "good.toml", &spec("ok.wgsl", "", "WG_SIZE"));
+    bad(
+        dir,
+        &["tune", good.to_str().unwrap(), "--budget", "fast"],
+        &["--budget", "`fast`"],
+    );
+    bad(
+        dir,
+        &["devices", "--backend", "cuda"],
+        &["cuda backend is not compiled in", "--features cuda"],
+    );
+}
+
+#[test]
+fn device_errors_get_one_clear_line() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    if !have_device(dir) {
+        return;
+    }
+    write(dir, "ok.wgsl", GOOD_WGSL);
+    write(
+        dir,
+        "broken.wgsl",
+        &GOOD_WGSL.replace("y[g.x] =", "y[g.x] = undefined_name +"),
+    );
+    let p = write(dir, "broken.toml", &spec("broken.wgsl", "", "WG_SIZE"));
+    bad(
+        dir,
+        &["tune", p.to_str().unwrap(), "--no-db"],
+        &[
+            "broken.toml",
+            "no valid config",
+            "compile failed",
+            "broken.wgsl:5",
+            "undefined_name",
+        ],
+    );
+    let p = write(dir, "pruned.toml", &spec("ok.wgsl", "", "WG_SIZE * 64"));
+    bad(
+        dir,
+        &["tune", p.to_str().unwrap(), "--no-db"],
+        &[
+            "pruned.toml",
+            "all 2 valid configs were pruned",
+            "threads: 2",
+        ],
+    );
+    // A corrupt database is reported, left untouched, and nothing is measured.
+    let db = dir.join("db.json");
+    std::fs::write(
+        &db,
+        "{\"schema\": \"kerntune-db\", \"version\": 1, \"entries\": [",
+    )
+    .unwrap();
+    let p = write(dir, "good.toml", &spec("ok.wgsl", "", "WG_SIZE"));
+    bad(
+        dir,
+        &["tune", p.to_str().unwrap(), "--db", db.to_str().unwrap()],
+        &["db.json", "corrupt", "left untouched"],
+    );
+    assert_eq!(
+        std::fs::read_to_string(&db).unwrap(),
+        "{\"schema\": \"kerntune-db\", \"version\": 1, \"entries\": ["
+    );
+}
+
+#[test]
+fn db_merge_keeps_entries_from_both_files() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    if !have_device(dir) {
+        return;
+    }
+    write(dir, "ok.wgsl", GOOD_WGSL);
+    let p = write(dir, "good.toml", &spec("ok.wgsl", "", "WG_SIZE"));
+    let (a, b, merged) = (dir.join("a.json"), dir.join("b.json"), dir.join("m.json"));
+    assert!(kerntune(
+        dir,
+        &["tune", p.to_str().unwrap(), "--db", a.to_str().unwrap()]
+    )
+    .status
+    .success());
+    assert!(kerntune(
+        dir,
+        &[
+            "tune",
+            p.to_str().unwrap(),
+            "--db",
+            b.to_str().unwrap(),
+            "--key",
+            "N=2000"
+        ]
+    )
+    .status
+    .success());
+    let o = kerntune(
+        dir,
+        &[
+            "db",
+            "merge",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "--db",
+            merged.to_str().unwrap(),
+        ],
+    );
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("0 → 2 entries"), "{out}");
+    let o = kerntune(
+        dir,
+        &[
+            "db",
+            "merge",
+            a.to_str().unwrap(),
+            "--db",
+            merged.to_str().unwrap(),
+        ],
+    );
+    assert!(text(&o).0.contains("2 → 2 entries"));
+    let o = kerntune(dir, &["db", "clear", "--db", merged.to_str().unwrap()]);
+    assert!(o.status.success() && !merged.exists());
+}
