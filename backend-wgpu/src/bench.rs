@@ -48,7 +48,7 @@ pub(crate) fn create_workspace(
 }
 
 fn write_padded(queue: &wgpu::Queue, buf: &wgpu::Buffer, data: &[u8]) {
-    if data.len() % 4 == 0 && !data.is_empty() {
+    if data.len().is_multiple_of(4) && !data.is_empty() {
         queue.write_buffer(buf, 0, data);
     } else {
         let mut v = data.to_vec();

@@ -55,13 +55,15 @@ mod tests {
 
     #[test]
     fn conversion_maps_each_field() {
-        let mut l = wgpu::Limits::default();
-        l.max_compute_workgroup_storage_size = 32768;
-        l.max_compute_invocations_per_workgroup = 1024;
-        l.max_compute_workgroup_size_x = 1024;
-        l.max_compute_workgroup_size_y = 512;
-        l.max_compute_workgroup_size_z = 64;
-        l.max_compute_workgroups_per_dimension = 65535;
+        let l = wgpu::Limits {
+            max_compute_workgroup_storage_size: 32768,
+            max_compute_invocations_per_workgroup: 1024,
+            max_compute_workgroup_size_x: 1024,
+            max_compute_workgroup_size_y: 512,
+            max_compute_workgroup_size_z: 64,
+            max_compute_workgroups_per_dimension: 65535,
+            ..Default::default()
+        };
         let mut info = wgpu::AdapterInfo::new(wgpu::DeviceType::Cpu, wgpu::Backend::Vulkan);
         info.name = "llvmpipe (LLVM 15.0.6, 256 bits)".into();
         info.vendor = 0x10005;

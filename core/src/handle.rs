@@ -30,6 +30,8 @@ pub struct Tuned<K> {
 }
 
 type Slot<K> = Arc<Mutex<Option<Arc<Tuned<K>>>>>;
+type Cache<K> = RwLock<FxHashMap<Box<[i64]>, Arc<Tuned<K>>>>;
+type Inflight<K> = Mutex<FxHashMap<Box<[i64]>, Slot<K>>>;
 
 /// A tunable kernel with an in-memory cache of winners per problem key.
 pub struct Autotuned<B: Backend> {
@@ -38,8 +40,8 @@ pub struct Autotuned<B: Backend> {
     opts: TuneOptions,
     bucket: Bucket,
     disabled: bool,
-    cache: RwLock<FxHashMap<Box<[i64]>, Arc<Tuned<B::Kernel>>>>,
-    inflight: Mutex<FxHashMap<Box<[i64]>, Slot<B::Kernel>>>,
+    cache: Cache<B::Kernel>,
+    inflight: Inflight<B::Kernel>,
 }
 
 const MAX_KEY: usize = 8;

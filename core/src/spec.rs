@@ -371,12 +371,14 @@ impl Spec {
                                 )
                             })?,
                         },
-                        other => return Err(err(
-                            &format!("{field}.init"),
-                            format!(
+                        other => {
+                            return Err(err(
+                                &format!("{field}.init"),
+                                format!(
                                 "unknown init `{other}`; use random, zeros, sequence or constant"
                             ),
-                        )),
+                            ))
+                        }
                     };
                     let access = match a.access.as_deref().unwrap_or("read") {
                         "read" => Access::Read,

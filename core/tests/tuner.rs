@@ -79,7 +79,7 @@ fn opts() -> TuneOptions {
     }
 }
 
-fn result_of<'a>(r: &'a TuneReport, bx: i64, vec: i64) -> &'a ConfigResult {
+fn result_of(r: &TuneReport, bx: i64, vec: i64) -> &ConfigResult {
     r.results
         .iter()
         .find(|x| is(&x.config, bx, vec))
