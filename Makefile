@@ -20,10 +20,11 @@ demo: build
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy --workspace --all-targets --features cuda -- -D warnings
 
 doc:
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps
 
 # Every test, with a Vulkan device required (the CLI tests tune for real on it).
 test: setup lint
-	KERNTUNE_REQUIRE_DEVICE=1 $(CARGO) test --workspace
+	KERNTUNE_REQUIRE_DEVICE=wgpu $(CARGO) test --workspace --features cuda

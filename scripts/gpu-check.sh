@@ -1,41 +1,86 @@
 #!/usr/bin/env bash
 # Every GPU check in one go, on the GPU machine (see ../shared/device/README.md).
-# The binaries are built here (`cargo build --release`) and shipped in .device/ (ignored by git);
-# the Vulkan loader .debs come in .gl/. Results go to $OUT (files, for the caller to read).
-# Usage on the device machine: bash scripts/gpu-check.sh
+#
+# Built here: `cargo build --release --features cuda`, then copied with the benchmark's kernel
+# into .device/ (ignored by git): `bash scripts/gpu-check.sh --prepare`. On the GPU machine:
+# `bash scripts/gpu-check.sh [wgpu] [cuda] [sgemm] [kt]` (default: wgpu cuda sgemm). Results are
+# written to $OUT as files; their names say what they hold.
 set -u
+if [ "${1:-}" = "--prepare" ]; then
+  mkdir -p .device/bench
+  cp target/release/kerntune .device/kerntune
+  cp ../shared/bench/sgemm.cu ../shared/bench/kernel_tuner_side.py ../shared/bench/triad.cu .device/bench/
+  ls -la .device .device/bench
+  exit 0
+fi
 OUT=${OUT:-/tmp/kerntune-gpu}
 mkdir -p "$OUT"
-BIN=${KERNTUNE_BIN:-.device/kerntune}
+BIN=${KERNTUNE_BIN:-$PWD/.device/kerntune}
 export KERNTUNE_CACHE_DIR=/tmp/kerntune-cache
-rm -rf "$KERNTUNE_CACHE_DIR"
+steps=${*:-wgpu cuda sgemm}
+
+# Vulkan loader (wgpu) and an unversioned libnvrtc.so name (cudarc looks for libnvrtc.so[.12]).
 if ! ldconfig -p | grep -q libvulkan.so.1 && ls .gl/*.deb >/dev/null 2>&1; then
   for f in .gl/*.deb; do dpkg -x "$f" /; done
   ldconfig
 fi
-{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; } > "$OUT/gpu.txt" 2>&1
-if ! "$BIN" devices --backend wgpu > "$OUT/devices.txt" 2>&1; then
-  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-  "$BIN" devices --backend wgpu > "$OUT/devices.txt" 2>&1
+if ! ldconfig -p | grep -q 'libnvrtc.so '; then
+  lib=$(ls /usr/local/cuda/targets/x86_64-linux/lib/libnvrtc.so.* /usr/local/cuda/lib64/libnvrtc.so.* 2>/dev/null | grep -v alt | head -1)
+  if [ -n "$lib" ]; then
+    mkdir -p /tmp/kt-lib && ln -sf "$lib" /tmp/kt-lib/libnvrtc.so
+    export LD_LIBRARY_PATH=/tmp/kt-lib:$(dirname "$lib"):${LD_LIBRARY_PATH:-}
+  fi
 fi
-# The triad at 2^24 elements (64 MiB per buffer, larger than L2) and the matmul at 2048^3.
-{
-  /usr/bin/time -f "wall %e s" "$BIN" tune examples/triad/triad.toml --backend wgpu --key N=16777216 --top 8
-  /usr/bin/time -f "wall %e s" "$BIN" tune examples/matmul/matmul.toml --backend wgpu --key M=2048,N=2048,K=2048 --top 8
-} > "$OUT/wgpu-tune.txt" 2>&1
-cp "$KERNTUNE_CACHE_DIR/db.json" "$OUT/db.json" 2>/dev/null
-# The device's copy bandwidth (read + write bytes per second), for the triad's GB/s to compare with.
-python3 - > "$OUT/copy.txt" 2>&1 <<'PY'
-import torch
-n = 1 << 28
-a = torch.empty(n, dtype=torch.float32, device="cuda"); b = torch.empty_like(a)
-for _ in range(3): b.copy_(a)
-torch.cuda.synchronize()
-s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-best = 1e9
-for _ in range(20):
-    s.record(); b.copy_(a); e.record(); torch.cuda.synchronize()
-    best = min(best, s.elapsed_time(e) / 1e3)
-print(f"copy bandwidth: {2 * 4 * n / best / 1e9:.1f} GB/s (2^28 floats, best of 20, torch)")
-PY
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader > "$OUT/gpu.txt" 2>&1
+
+timed() { /usr/bin/time -f "wall %e s" "$@"; }
+
+for step in $steps; do
+case $step in
+wgpu)
+  if ! "$BIN" devices --backend wgpu > "$OUT/devices-wgpu.txt" 2>&1; then
+    export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+    "$BIN" devices --backend wgpu > "$OUT/devices-wgpu.txt" 2>&1
+  fi
+  rm -rf "$KERNTUNE_CACHE_DIR"
+  {
+    timed "$BIN" tune examples/triad/triad.toml --backend wgpu --key N=16777216 --top 8
+    timed "$BIN" tune examples/matmul/matmul.toml --backend wgpu --key M=2048,N=2048,K=2048 --top 8
+  } > "$OUT/wgpu-tune.txt" 2>&1
+  ;;
+cuda)
+  rm -rf "$KERNTUNE_CACHE_DIR"
+  {
+    "$BIN" devices --backend cuda --json
+    echo "--- faults"
+    timed "$BIN" tune examples/faults/faults.toml --backend cuda --top 14; echo "exit $?"
+    echo "--- triad 2^28"
+    timed "$BIN" tune examples/triad/triad.toml --backend cuda --key N=268435456 --top 8; echo "exit $?"
+    echo "--- matmul 2048^3"
+    timed "$BIN" tune examples/matmul/matmul.toml --backend cuda --key M=2048,N=2048,K=2048 --top 8; echo "exit $?"
+    echo "--- triad again (database hit)"
+    timed "$BIN" tune examples/triad/triad.toml --backend cuda --key N=268435456 --top 3; echo "exit $?"
+  } > "$OUT/cuda-tune.txt" 2>&1
+  ;;
+sgemm)
+  cp .device/bench/sgemm.cu benches/sgemm/sgemm.cu
+  rm -rf "$KERNTUNE_CACHE_DIR"
+  {
+    echo "--- cold: empty compile cache, empty database"
+    timed "$BIN" tune benches/sgemm/sgemm.toml --backend cuda --top 10; echo "exit $?"
+    for i in 1 2 3; do
+      echo "--- warm $i: compile cache kept, database cleared"
+      rm -f "$KERNTUNE_CACHE_DIR/db.json"
+      timed "$BIN" tune benches/sgemm/sgemm.toml --backend cuda --top 5; echo "exit $?"
+    done
+  } > "$OUT/sgemm.txt" 2>&1
+  cp "$KERNTUNE_CACHE_DIR/db.json" "$OUT/sgemm-db.json" 2>/dev/null
+  ;;
+kt)
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+  (cd .device/bench && OUT=$OUT PYTHONUNBUFFERED=1 timed python3 kernel_tuner_side.py) > "$OUT/kernel-tuner.txt" 2>&1
+  rm -f "$OUT"/kt_*.json.lock
+  ;;
+esac
+done
 ls -la "$OUT"

@@ -13,6 +13,9 @@ pub use kerntune_core::*;
 #[cfg(feature = "wgpu")]
 pub use kerntune_wgpu as wgpu_backend;
 
+#[cfg(feature = "cuda")]
+pub use kerntune_cuda as cuda_backend;
+
 /// Which backend to open.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BackendChoice {
@@ -34,9 +37,7 @@ impl std::str::FromStr for BackendChoice {
             "cuda" => Ok(BackendChoice::Cuda),
             "hip" => Ok(BackendChoice::Hip),
             "wgpu" => Ok(BackendChoice::Wgpu),
-            other => Err(format!(
-                "unknown backend `{other}`; use auto, cuda, hip or wgpu"
-            )),
+            other => Err(format!("unknown backend `{other}`; use auto, cuda, hip or wgpu")),
         }
     }
 }
@@ -46,6 +47,9 @@ pub enum AnyBackend {
     /// A wgpu adapter.
     #[cfg(feature = "wgpu")]
     Wgpu(kerntune_wgpu::WgpuBackend),
+    /// An NVIDIA GPU through CUDA.
+    #[cfg(feature = "cuda")]
+    Cuda(kerntune_cuda::CudaBackend),
 }
 
 /// Runs `$body` with `$b` bound to the concrete backend inside an [`AnyBackend`].
@@ -55,6 +59,8 @@ macro_rules! with_backend {
         match $any {
             #[cfg(feature = "wgpu")]
             $crate::AnyBackend::Wgpu($b) => $body,
+            #[cfg(feature = "cuda")]
+            $crate::AnyBackend::Cuda($b) => $body,
         }
     };
 }
@@ -75,22 +81,29 @@ impl AnyBackend {
 }
 
 fn not_compiled(backend: &str) -> OpenError {
-    OpenError::NotCompiledIn {
-        backend: backend.into(),
-    }
+    OpenError::NotCompiledIn { backend: backend.into() }
 }
 
 /// Opens a backend. `device` selects among several devices of that backend (see
-/// `kerntune devices`).
+/// `kerntune devices`). With `Auto`, a backend that is not compiled in, has no driver library or
+/// no device is skipped; the last reason is returned when nothing opens.
 pub fn open(choice: BackendChoice, device: Option<usize>) -> Result<AnyBackend, OpenError> {
     match choice {
-        BackendChoice::Cuda => Err(not_compiled("cuda")),
+        BackendChoice::Cuda => open_cuda(device),
         BackendChoice::Hip => Err(not_compiled("hip")),
         BackendChoice::Wgpu => open_wgpu(device),
         BackendChoice::Auto => {
-            // CUDA and HIP come first once their backends are compiled in; today only wgpu is,
-            // and its adapters are ordered hardware first, software Vulkan last.
-            open_wgpu(device)
+            let mut last = None;
+            for f in [open_cuda, open_wgpu] {
+                match f(device) {
+                    Ok(b) => return Ok(b),
+                    Err(e) => {
+                        tracing::debug!("auto: {e}");
+                        last = Some(e);
+                    }
+                }
+            }
+            Err(last.unwrap_or_else(|| not_compiled("wgpu")))
         }
     }
 }
@@ -103,4 +116,14 @@ fn open_wgpu(device: Option<usize>) -> Result<AnyBackend, OpenError> {
 #[cfg(not(feature = "wgpu"))]
 fn open_wgpu(_device: Option<usize>) -> Result<AnyBackend, OpenError> {
     Err(not_compiled("wgpu"))
+}
+
+#[cfg(feature = "cuda")]
+fn open_cuda(device: Option<usize>) -> Result<AnyBackend, OpenError> {
+    kerntune_cuda::CudaBackend::open(device).map(AnyBackend::Cuda)
+}
+
+#[cfg(not(feature = "cuda"))]
+fn open_cuda(_device: Option<usize>) -> Result<AnyBackend, OpenError> {
+    Err(not_compiled("cuda"))
 }

@@ -5,19 +5,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn kerntune(cache: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kerntune"))
-        .args(args)
-        .env("KERNTUNE_CACHE_DIR", cache)
-        .env_remove("KERNTUNE_LOG")
-        .output()
-        .expect("kerntune runs")
+    Command::new(env!("CARGO_BIN_EXE_kerntune")).args(args).env("KERNTUNE_CACHE_DIR", cache).env_remove("KERNTUNE_LOG").output().expect("kerntune runs")
 }
 
 fn text(o: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
+    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
 }
 
 fn examples() -> PathBuf {
@@ -29,7 +21,7 @@ fn examples() -> PathBuf {
 fn have_device(cache: &Path) -> bool {
     let ok = kerntune(cache, &["devices"]).status.success();
     if !ok {
-        assert!(std::env::var("KERNTUNE_REQUIRE_DEVICE").is_err(), "KERNTUNE_REQUIRE_DEVICE=1 but `kerntune devices` finds no adapter; run scripts/setup.sh");
+        assert!(std::env::var("KERNTUNE_REQUIRE_DEVICE").is_err(), "KERNTUNE_REQUIRE_DEVICE is set but `kerntune devices` finds no adapter; run scripts/setup.sh");
         eprintln!("SKIPPED: no wgpu adapter on this machine (install mesa-vulkan-drivers)");
     }
     ok
@@ -45,17 +37,11 @@ fn triad_tunes_for_real_and_the_second_run_is_a_database_hit() {
     let o = kerntune(d.path(), &["tune", spec.to_str().unwrap()]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{out}\n{err}");
-    assert!(
-        out.contains("verification: cpu:triad"),
-        "outputs were checked against the CPU reference:\n{out}"
-    );
+    assert!(out.contains("verification: cpu:triad"), "outputs were checked against the CPU reference:\n{out}");
     assert!(out.contains("winner: WG_SIZE="), "{out}");
     assert!(out.contains("GB/s"), "{out}");
     assert!(out.contains("winner written"), "{out}");
-    assert!(
-        !out.contains("failures:"),
-        "no config of the triad fails:\n{out}"
-    );
+    assert!(!out.contains("failures:"), "no config of the triad fails:\n{out}");
     let o = kerntune(d.path(), &["tune", spec.to_str().unwrap()]);
     let (out, _) = text(&o);
     assert!(o.status.success());
@@ -75,22 +61,7 @@ fn matmul_tunes_with_a_budget_and_json_output() {
         return;
     }
     let spec = examples().join("matmul/matmul.toml");
-    let o = kerntune(
-        d.path(),
-        &[
-            "tune",
-            spec.to_str().unwrap(),
-            "--key",
-            "M=96,N=80,K=64",
-            "--strategy",
-            "random",
-            "--budget",
-            "6",
-            "--seed",
-            "3",
-            "--json",
-        ],
-    );
+    let o = kerntune(d.path(), &["tune", spec.to_str().unwrap(), "--key", "M=96,N=80,K=64", "--strategy", "random", "--budget", "6", "--seed", "3", "--json"]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -98,14 +69,7 @@ fn matmul_tunes_with_a_budget_and_json_output() {
     assert_eq!(r["evaluated"], 6);
     assert_eq!(r["reference"], "cpu:gemm");
     assert_eq!(r["entry"]["problem"], "M=96,N=80,K=64");
-    assert!(
-        r["results"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|x| x["outcome"] == "measured"),
-        "every sampled config matches the CPU product: {out}"
-    );
+    assert!(r["results"].as_array().unwrap().iter().all(|x| x["outcome"] == "measured"), "every sampled config matches the CPU product: {out}");
 }
 
 fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
@@ -174,67 +138,27 @@ fn bad_input_gets_one_clear_line() {
     let dir = d.path();
     write(dir, "ok.wgsl", GOOD_WGSL);
     let p = write(dir, "malformed.toml", "[kernel\nname = 1");
-    bad(
-        dir,
-        &["tune", p.to_str().unwrap()],
-        &["malformed.toml", "line 1"],
-    );
-    let p = write(
-        dir,
-        "unknown_param.toml",
-        &spec("ok.wgsl", "\"WG_SIZE * VEC <= 128\"", "WG_SIZE"),
-    );
-    bad(
-        dir,
-        &["tune", p.to_str().unwrap()],
-        &[
-            "unknown_param.toml",
-            "restrictions[0]",
-            "unknown name `VEC`",
-        ],
-    );
-    let p = write(
-        dir,
-        "not_expr.toml",
-        &spec("ok.wgsl", "\"WG_SIZE <= \"", "WG_SIZE"),
-    );
-    bad(
-        dir,
-        &["tune", p.to_str().unwrap()],
-        &["not_expr.toml", "restrictions[0]", "is not an expression"],
-    );
+    bad(dir, &["tune", p.to_str().unwrap()], &["malformed.toml", "line 1"]);
+    let p = write(dir, "unknown_param.toml", &spec("ok.wgsl", "\"WG_SIZE * VEC <= 128\"", "WG_SIZE"));
+    bad(dir, &["tune", p.to_str().unwrap()], &["unknown_param.toml", "restrictions[0]", "unknown name `VEC`"]);
+    let p = write(dir, "not_expr.toml", &spec("ok.wgsl", "\"WG_SIZE <= \"", "WG_SIZE"));
+    bad(dir, &["tune", p.to_str().unwrap()], &["not_expr.toml", "restrictions[0]", "is not an expression"]);
     let p = write(dir, "no_kernel.toml", &spec("missing.wgsl", "", "WG_SIZE"));
-    bad(
-        dir,
-        &["tune", p.to_str().unwrap(), "--backend", "wgpu", "--no-db"],
-        &["no_kernel.toml", "kernel.source.wgsl", "missing.wgsl"],
-    );
-    let p = write(
-        dir,
-        "bad_field.toml",
-        &spec("ok.wgsl", "", "WG_SIZE").replace("[launch]", "[launch]\nshard_mem = 4"),
-    );
-    bad(
-        dir,
-        &["tune", p.to_str().unwrap()],
-        &["bad_field.toml", "unknown field `shard_mem`"],
-    );
-    bad(
-        dir,
-        &["tune", "/nonexistent/spec.toml"],
-        &["/nonexistent/spec.toml", "cannot read"],
-    );
+    bad(dir, &["tune", p.to_str().unwrap(), "--backend", "wgpu", "--no-db"], &["no_kernel.toml", "kernel.source.wgsl", "missing.wgsl"]);
+    let p = write(dir, "bad_field.toml", &spec("ok.wgsl", "", "WG_SIZE").replace("[launch]", "[launch]\nshard_mem = 4"));
+    bad(dir, &["tune", p.to_str().unwrap()], &["bad_field.toml", "unknown field `shard_mem`"]);
+    bad(dir, &["tune", "/nonexistent/spec.toml"], &["/nonexistent/spec.toml", "cannot read"]);
     let good = write(dir, "good.toml", &spec("ok.wgsl", "", "WG_SIZE"));
-    bad(
-        dir,
-        &["tune", good.to_str().unwrap(), "--budget", "fast"],
-        &["--budget", "`fast`"],
-    );
-    bad(
-        dir,
-        &["devices", "--backend", "cuda"],
-        &["cuda backend is not compiled in", "--features cuda"],
-    );
+    bad(dir, &["tune", good.to_str().unwrap(), "--budget", "fast"], &["--budget", "`fast`"]);
+    bad(dir, &["devices", "--backend", "hip"], &["hip backend is not compiled in", "--features hip"]);
+    // Does this machine have a CUDA driver library at all?
+    let has_libcuda = ["/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/local/nvidia/lib64/libcuda.so.1", "/usr/lib64/libcuda.so.1"].iter().any(|p| Path::new(p).exists());
+    if cfg!(feature = "cuda") && !has_libcuda {
+        bad(dir, &["devices", "--backend", "cuda"], &["CUDA driver library not found"]);
+        bad(dir, &["tune", good.to_str().unwrap(), "--backend", "cuda"], &["CUDA driver library not found"]);
+    } else if !cfg!(feature = "cuda") {
+        bad(dir, &["devices", "--backend", "cuda"], &["cuda backend is not compiled in", "--features cuda"]);
+    }
 }
 
 #[test]
@@ -245,50 +169,17 @@ fn device_errors_get_one_clear_line() {
         return;
     }
     write(dir, "ok.wgsl", GOOD_WGSL);
-    write(
-        dir,
-        "broken.wgsl",
-        &GOOD_WGSL.replace("y[g.x] =", "y[g.x] = undefined_name +"),
-    );
+    write(dir, "broken.wgsl", &GOOD_WGSL.replace("y[g.x] =", "y[g.x] = undefined_name +"));
     let p = write(dir, "broken.toml", &spec("broken.wgsl", "", "WG_SIZE"));
-    bad(
-        dir,
-        &["tune", p.to_str().unwrap(), "--no-db"],
-        &[
-            "broken.toml",
-            "no valid config",
-            "compile failed",
-            "broken.wgsl:5",
-            "undefined_name",
-        ],
-    );
+    bad(dir, &["tune", p.to_str().unwrap(), "--no-db"], &["broken.toml", "no valid config", "compile failed", "broken.wgsl:5", "undefined_name"]);
     let p = write(dir, "pruned.toml", &spec("ok.wgsl", "", "WG_SIZE * 64"));
-    bad(
-        dir,
-        &["tune", p.to_str().unwrap(), "--no-db"],
-        &[
-            "pruned.toml",
-            "all 2 valid configs were pruned",
-            "threads: 2",
-        ],
-    );
+    bad(dir, &["tune", p.to_str().unwrap(), "--no-db"], &["pruned.toml", "all 2 valid configs were pruned", "threads: 2"]);
     // A corrupt database is reported, left untouched, and nothing is measured.
     let db = dir.join("db.json");
-    std::fs::write(
-        &db,
-        "{\"schema\": \"kerntune-db\", \"version\": 1, \"entries\": [",
-    )
-    .unwrap();
+    std::fs::write(&db, "{\"schema\": \"kerntune-db\", \"version\": 1, \"entries\": [").unwrap();
     let p = write(dir, "good.toml", &spec("ok.wgsl", "", "WG_SIZE"));
-    bad(
-        dir,
-        &["tune", p.to_str().unwrap(), "--db", db.to_str().unwrap()],
-        &["db.json", "corrupt", "left untouched"],
-    );
-    assert_eq!(
-        std::fs::read_to_string(&db).unwrap(),
-        "{\"schema\": \"kerntune-db\", \"version\": 1, \"entries\": ["
-    );
+    bad(dir, &["tune", p.to_str().unwrap(), "--db", db.to_str().unwrap()], &["db.json", "corrupt", "left untouched"]);
+    assert_eq!(std::fs::read_to_string(&db).unwrap(), "{\"schema\": \"kerntune-db\", \"version\": 1, \"entries\": [");
 }
 
 #[test]
@@ -301,49 +192,13 @@ fn db_merge_keeps_entries_from_both_files() {
     write(dir, "ok.wgsl", GOOD_WGSL);
     let p = write(dir, "good.toml", &spec("ok.wgsl", "", "WG_SIZE"));
     let (a, b, merged) = (dir.join("a.json"), dir.join("b.json"), dir.join("m.json"));
-    assert!(kerntune(
-        dir,
-        &["tune", p.to_str().unwrap(), "--db", a.to_str().unwrap()]
-    )
-    .status
-    .success());
-    assert!(kerntune(
-        dir,
-        &[
-            "tune",
-            p.to_str().unwrap(),
-            "--db",
-            b.to_str().unwrap(),
-            "--key",
-            "N=2000"
-        ]
-    )
-    .status
-    .success());
-    let o = kerntune(
-        dir,
-        &[
-            "db",
-            "merge",
-            a.to_str().unwrap(),
-            b.to_str().unwrap(),
-            "--db",
-            merged.to_str().unwrap(),
-        ],
-    );
+    assert!(kerntune(dir, &["tune", p.to_str().unwrap(), "--db", a.to_str().unwrap()]).status.success());
+    assert!(kerntune(dir, &["tune", p.to_str().unwrap(), "--db", b.to_str().unwrap(), "--key", "N=2000"]).status.success());
+    let o = kerntune(dir, &["db", "merge", a.to_str().unwrap(), b.to_str().unwrap(), "--db", merged.to_str().unwrap()]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     assert!(out.contains("0 → 2 entries"), "{out}");
-    let o = kerntune(
-        dir,
-        &[
-            "db",
-            "merge",
-            a.to_str().unwrap(),
-            "--db",
-            merged.to_str().unwrap(),
-        ],
-    );
+    let o = kerntune(dir, &["db", "merge", a.to_str().unwrap(), "--db", merged.to_str().unwrap()]);
     assert!(text(&o).0.contains("2 → 2 entries"));
     let o = kerntune(dir, &["db", "clear", "--db", merged.to_str().unwrap()]);
     assert!(o.status.success() && !merged.exists());

@@ -3,8 +3,8 @@
 use crate::bench::{self, Timer, WgpuKernel, WgpuWorkspace};
 use crate::limits::{limits_from_wgpu, target_from_info};
 use kerntune_core::{
-    Access, Backend, BackendError, CompileRequest, Compiled, HostBuffer, Launch, Limits, OpenError,
-    ProblemData, ResourceUsage, Target, TimeRequest, TimingMethod,
+    Access, Backend, BackendError, CompileRequest, Compiled, HostBuffer, Launch, Limits, OpenError, ProblemData, ResourceUsage, Target, TimeRequest,
+    TimingMethod,
 };
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -56,12 +56,7 @@ pub fn adapters() -> Vec<AdapterSummary> {
         .enumerate()
         .map(|(index, a)| {
             let info = a.get_info();
-            AdapterSummary {
-                index,
-                target: target_from_info(&info),
-                limits: limits_from_wgpu(&a.limits(), &info),
-                info,
-            }
+            AdapterSummary { index, target: target_from_info(&info), limits: limits_from_wgpu(&a.limits(), &info), info }
         })
         .collect()
 }
@@ -94,10 +89,7 @@ impl WgpuBackend {
         if i >= list.len() {
             return Err(OpenError::NoDevice {
                 backend: "wgpu".into(),
-                message: format!(
-                    "no wgpu adapter #{i}; there are {} (see `kerntune devices`)",
-                    list.len()
-                ),
+                message: format!("no wgpu adapter #{i}; there are {} (see `kerntune devices`)", list.len()),
             });
         }
         Self::from_adapter(list.swap_remove(i))
@@ -106,13 +98,8 @@ impl WgpuBackend {
     /// Opens a device on `adapter`, with timestamp queries when supported.
     pub fn from_adapter(adapter: wgpu::Adapter) -> Result<WgpuBackend, OpenError> {
         let info = adapter.get_info();
-        let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY)
-            && std::env::var_os("KERNTUNE_WGPU_HOST_TIMING").is_none();
-        let required_features = if timestamps {
-            wgpu::Features::TIMESTAMP_QUERY
-        } else {
-            wgpu::Features::empty()
-        };
+        let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY) && std::env::var_os("KERNTUNE_WGPU_HOST_TIMING").is_none();
+        let required_features = if timestamps { wgpu::Features::TIMESTAMP_QUERY } else { wgpu::Features::empty() };
         let alimits = adapter.limits();
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("kerntune"),
@@ -122,10 +109,7 @@ impl WgpuBackend {
             memory_hints: wgpu::MemoryHints::Performance,
             trace: wgpu::Trace::Off,
         }))
-        .map_err(|e| OpenError::Other {
-            backend: "wgpu".into(),
-            message: format!("could not open {}: {e}", info.name),
-        })?;
+        .map_err(|e| OpenError::Other { backend: "wgpu".into(), message: format!("could not open {}: {e}", info.name) })?;
         device.on_uncaptured_error(Arc::new(|e: wgpu::Error| tracing::error!("wgpu: {e}")));
         let period_ns = queue.get_timestamp_period() as f64;
         Ok(WgpuBackend {
@@ -161,40 +145,25 @@ impl WgpuBackend {
                         binding: i as u32,
                         visibility: wgpu::ShaderStages::COMPUTE,
                         ty: wgpu::BindingType::Buffer {
-                            ty: wgpu::BufferBindingType::Storage {
-                                read_only: *a == Access::Read,
-                            },
+                            ty: wgpu::BufferBindingType::Storage { read_only: *a == Access::Read },
                             has_dynamic_offset: false,
                             min_binding_size: None,
                         },
                         count: None,
                     })
                     .collect();
-                let bgl = self
-                    .device
-                    .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                        label: Some("kerntune args"),
-                        entries: &entries,
-                    });
-                Arc::new(
-                    self.device
-                        .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                            label: Some("kerntune"),
-                            bind_group_layouts: &[Some(&bgl)],
-                            immediate_size: 0,
-                        }),
-                )
+                let bgl = self.device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some("kerntune args"), entries: &entries });
+                Arc::new(self.device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                    label: Some("kerntune"),
+                    bind_group_layouts: &[Some(&bgl)],
+                    immediate_size: 0,
+                }))
             })
             .clone()
     }
 
     fn timer(&self) -> Timer<'_> {
-        Timer {
-            device: &self.device,
-            queue: &self.queue,
-            timestamps: self.timestamps,
-            period_ns: self.period_ns,
-        }
+        Timer { device: &self.device, queue: &self.queue, timestamps: self.timestamps, period_ns: self.period_ns }
     }
 }
 
@@ -209,12 +178,7 @@ impl Backend for WgpuBackend {
         &self.limits
     }
     fn toolchain(&self) -> String {
-        format!(
-            "wgpu 30 {:?} {} {}",
-            self.info.backend, self.info.driver, self.info.driver_info
-        )
-        .trim()
-        .to_string()
+        format!("wgpu 30 {:?} {} {}", self.info.backend, self.info.driver, self.info.driver_info).trim().to_string()
     }
     fn language(&self) -> &'static str {
         "wgsl"
@@ -231,41 +195,28 @@ impl Backend for WgpuBackend {
             ("adapter".into(), self.info.name.clone()),
             ("api".into(), format!("{:?}", self.info.backend)),
             ("device_type".into(), format!("{:?}", self.info.device_type)),
-            (
-                "driver".into(),
-                format!("{} {}", self.info.driver, self.info.driver_info),
-            ),
+            ("driver".into(), format!("{} {}", self.info.driver, self.info.driver_info)),
         ]
     }
 
     fn compile(&self, req: &CompileRequest<'_>) -> Result<Compiled<WgpuKernel>, BackendError> {
         let layout = self.layout(req.buffers);
         let kernel = crate::compile::compile(&self.device, &layout, req)?;
-        Ok(Compiled {
-            kernel,
-            usage: ResourceUsage::default(),
-            cached: false,
-        })
+        Ok(Compiled { kernel, usage: ResourceUsage::default(), cached: false })
     }
 
     fn workspace(&self, problem: &ProblemData) -> Result<WgpuWorkspace, BackendError> {
         let max = self.limits_raw_max_binding();
         for b in problem.buffers() {
             if b.data.len() as u64 > max {
-                return Err(BackendError::OutOfResources(
-                    kerntune_core::LimitViolation {
-                        limit: format!("max_storage_buffer_binding_size ({})", b.name),
-                        requested: b.data.len() as u64,
-                        allowed: max,
-                    },
-                ));
+                return Err(BackendError::OutOfResources(kerntune_core::LimitViolation {
+                    limit: format!("max_storage_buffer_binding_size ({})", b.name),
+                    requested: b.data.len() as u64,
+                    allowed: max,
+                }));
             }
         }
-        Ok(bench::create_workspace(
-            &self.device,
-            &self.queue,
-            problem.buffers().cloned().collect(),
-        ))
+        Ok(bench::create_workspace(&self.device, &self.queue, problem.buffers().cloned().collect()))
     }
 
     fn reset(&self, ws: &mut WgpuWorkspace, poison: bool) -> Result<(), BackendError> {
@@ -273,13 +224,7 @@ impl Backend for WgpuBackend {
         Ok(())
     }
 
-    fn time(
-        &self,
-        ws: &mut WgpuWorkspace,
-        kernel: &WgpuKernel,
-        launch: &Launch,
-        req: &TimeRequest,
-    ) -> Result<Vec<f64>, BackendError> {
+    fn time(&self, ws: &mut WgpuWorkspace, kernel: &WgpuKernel, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError> {
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let r = self.timer().time(ws, kernel, launch, req);
         if let Some(e) = pollster::block_on(scope.pop()) {

@@ -20,20 +20,14 @@ fn padded(len: usize) -> u64 {
     (len.max(4) as u64).div_ceil(4) * 4
 }
 
-pub(crate) fn create_workspace(
-    device: &wgpu::Device,
-    queue: &wgpu::Queue,
-    bufs: Vec<HostBuffer>,
-) -> WgpuWorkspace {
+pub(crate) fn create_workspace(device: &wgpu::Device, queue: &wgpu::Queue, bufs: Vec<HostBuffer>) -> WgpuWorkspace {
     let buffers = bufs
         .iter()
         .map(|b| {
             let buf = device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(&b.name),
                 size: padded(b.data.len()),
-                usage: wgpu::BufferUsages::STORAGE
-                    | wgpu::BufferUsages::COPY_SRC
-                    | wgpu::BufferUsages::COPY_DST,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             });
             write_padded(queue, &buf, &b.data);
@@ -41,10 +35,7 @@ pub(crate) fn create_workspace(
         })
         .collect();
     queue.submit([]);
-    WgpuWorkspace {
-        buffers,
-        initial: bufs,
-    }
+    WgpuWorkspace { buffers, initial: bufs }
 }
 
 fn write_padded(queue: &wgpu::Queue, buf: &wgpu::Buffer, data: &[u8]) {
@@ -68,34 +59,20 @@ pub(crate) fn reset(queue: &wgpu::Queue, ws: &mut WgpuWorkspace, poison: bool) {
     queue.submit([]);
 }
 
-fn wait(
-    device: &wgpu::Device,
-    idx: wgpu::SubmissionIndex,
-    timeout: std::time::Duration,
-) -> Result<(), BackendError> {
-    match device.poll(wgpu::PollType::Wait {
-        submission_index: Some(idx),
-        timeout: Some(timeout),
-    }) {
+fn wait(device: &wgpu::Device, idx: wgpu::SubmissionIndex, timeout: std::time::Duration) -> Result<(), BackendError> {
+    match device.poll(wgpu::PollType::Wait { submission_index: Some(idx), timeout: Some(timeout) }) {
         Ok(_) => Ok(()),
         Err(wgpu::PollError::Timeout) => Err(BackendError::TimedOut(timeout)),
         Err(e) => Err(BackendError::DeviceLost(e.to_string())),
     }
 }
 
-fn read_buffer(
-    device: &wgpu::Device,
-    buf: &wgpu::Buffer,
-    timeout: std::time::Duration,
-) -> Result<Vec<u8>, BackendError> {
+fn read_buffer(device: &wgpu::Device, buf: &wgpu::Buffer, timeout: std::time::Duration) -> Result<Vec<u8>, BackendError> {
     let (tx, rx) = std::sync::mpsc::channel();
     buf.map_async(wgpu::MapMode::Read, .., move |r| {
         let _ = tx.send(r);
     });
-    match device.poll(wgpu::PollType::Wait {
-        submission_index: None,
-        timeout: Some(timeout),
-    }) {
+    match device.poll(wgpu::PollType::Wait { submission_index: None, timeout: Some(timeout) }) {
         Ok(_) => {}
         Err(wgpu::PollError::Timeout) => return Err(BackendError::TimedOut(timeout)),
         Err(e) => return Err(BackendError::DeviceLost(e.to_string())),
@@ -103,16 +80,9 @@ fn read_buffer(
     match rx.recv() {
         Ok(Ok(())) => {}
         Ok(Err(e)) => return Err(BackendError::other(e)),
-        Err(_) => {
-            return Err(BackendError::DeviceLost(
-                "mapping callback never ran".into(),
-            ))
-        }
+        Err(_) => return Err(BackendError::DeviceLost("mapping callback never ran".into())),
     }
-    let data = buf
-        .get_mapped_range(..)
-        .map_err(|e| BackendError::other(e.to_string()))?
-        .to_vec();
+    let data = buf.get_mapped_range(..).map_err(|e| BackendError::other(e.to_string()))?.to_vec();
     buf.unmap();
     Ok(data)
 }
@@ -125,50 +95,23 @@ pub(crate) struct Timer<'a> {
 }
 
 impl Timer<'_> {
-    fn encode(
-        &self,
-        enc: &mut wgpu::CommandEncoder,
-        k: &WgpuKernel,
-        bg: &wgpu::BindGroup,
-        launch: &Launch,
-        ts: Option<(&wgpu::QuerySet, u32)>,
-    ) {
+    fn encode(&self, enc: &mut wgpu::CommandEncoder, k: &WgpuKernel, bg: &wgpu::BindGroup, launch: &Launch, ts: Option<(&wgpu::QuerySet, u32)>) {
         let timestamp_writes = ts.map(|(qs, i)| wgpu::ComputePassTimestampWrites {
             query_set: qs,
             beginning_of_pass_write_index: Some(2 * i),
             end_of_pass_write_index: Some(2 * i + 1),
         });
-        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: None,
-            timestamp_writes,
-        });
+        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: None, timestamp_writes });
         pass.set_pipeline(&k.pipeline);
         pass.set_bind_group(0, bg, &[]);
         pass.dispatch_workgroups(launch.grid[0], launch.grid[1], launch.grid[2]);
     }
 
-    pub fn time(
-        &self,
-        ws: &WgpuWorkspace,
-        k: &WgpuKernel,
-        launch: &Launch,
-        req: &TimeRequest,
-    ) -> Result<Vec<f64>, BackendError> {
+    pub fn time(&self, ws: &WgpuWorkspace, k: &WgpuKernel, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError> {
         let layout = k.pipeline.get_bind_group_layout(0);
-        let entries: Vec<wgpu::BindGroupEntry<'_>> = ws
-            .buffers
-            .iter()
-            .enumerate()
-            .map(|(i, b)| wgpu::BindGroupEntry {
-                binding: i as u32,
-                resource: b.as_entire_binding(),
-            })
-            .collect();
-        let bg = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: None,
-            layout: &layout,
-            entries: &entries,
-        });
+        let entries: Vec<wgpu::BindGroupEntry<'_>> =
+            ws.buffers.iter().enumerate().map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() }).collect();
+        let bg = self.device.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout: &layout, entries: &entries });
         let mut out = Vec::with_capacity(req.launches as usize);
         if !self.timestamps {
             for _ in 0..req.launches {
@@ -185,11 +128,7 @@ impl Timer<'_> {
         while left > 0 {
             let n = left.min(1024);
             left -= n;
-            let qs = self.device.create_query_set(&wgpu::QuerySetDescriptor {
-                label: None,
-                ty: wgpu::QueryType::Timestamp,
-                count: 2 * n,
-            });
+            let qs = self.device.create_query_set(&wgpu::QuerySetDescriptor { label: None, ty: wgpu::QueryType::Timestamp, count: 2 * n });
             let size = 16 * n as u64;
             let resolve = self.device.create_buffer(&wgpu::BufferDescriptor {
                 label: None,
@@ -214,8 +153,7 @@ impl Timer<'_> {
             let bytes = read_buffer(self.device, &read, req.timeout)?;
             for i in 0..n as usize {
                 let t0 = u64::from_le_bytes(bytes[16 * i..16 * i + 8].try_into().expect("8 bytes"));
-                let t1 =
-                    u64::from_le_bytes(bytes[16 * i + 8..16 * i + 16].try_into().expect("8 bytes"));
+                let t1 = u64::from_le_bytes(bytes[16 * i + 8..16 * i + 16].try_into().expect("8 bytes"));
                 out.push(t1.saturating_sub(t0) as f64 * self.period_ns * 1e-9);
             }
         }
@@ -244,12 +182,7 @@ impl Timer<'_> {
         for (s, init) in staging.iter().zip(&ws.initial) {
             let mut data = read_buffer(self.device, s, std::time::Duration::from_secs(60))?;
             data.truncate(init.data.len());
-            out.push(HostBuffer {
-                name: init.name.clone(),
-                dtype: init.dtype,
-                data,
-                access: init.access,
-            });
+            out.push(HostBuffer { name: init.name.clone(), dtype: init.dtype, data, access: init.access });
         }
         Ok(out)
     }

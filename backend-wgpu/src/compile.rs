@@ -11,16 +11,10 @@ pub(crate) fn overrides(code: &str) -> Vec<String> {
         let t = line.trim_start();
         // `override NAME: T = ...;` or `@id(n) override NAME ...`
         let rest = match t.find("override ") {
-            Some(i) if t[..i].trim().is_empty() || t[..i].trim_end().ends_with(')') => {
-                &t[i + "override ".len()..]
-            }
+            Some(i) if t[..i].trim().is_empty() || t[..i].trim_end().ends_with(')') => &t[i + "override ".len()..],
             _ => continue,
         };
-        let name: String = rest
-            .trim_start()
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect();
+        let name: String = rest.trim_start().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
         if !name.is_empty() {
             out.push(name);
         }
@@ -39,11 +33,7 @@ fn wgsl_literal(v: &str) -> String {
 /// `override` in the source, and the pipeline constants for those that are. Returns the new
 /// source, the pipeline constants, and how many lines were prepended (to map compiler line
 /// numbers back to the user's file).
-pub fn inject_constants(
-    code: &str,
-    defines: &[(String, String)],
-    scalars: &[(String, Value)],
-) -> (String, Vec<(String, f64)>, usize) {
+pub fn inject_constants(code: &str, defines: &[(String, String)], scalars: &[(String, Value)]) -> (String, Vec<(String, f64)>, usize) {
     let ov = overrides(code);
     let mut header = String::new();
     let mut constants = Vec::new();
@@ -79,35 +69,21 @@ pub fn inject_constants(
 }
 
 /// Compiles one config into a pipeline on `device`.
-pub(crate) fn compile(
-    device: &wgpu::Device,
-    layout: &wgpu::PipelineLayout,
-    req: &CompileRequest<'_>,
-) -> Result<WgpuKernel, BackendError> {
+pub(crate) fn compile(device: &wgpu::Device, layout: &wgpu::PipelineLayout, req: &CompileRequest<'_>) -> Result<WgpuKernel, BackendError> {
     let (code, constants, shift) = inject_constants(&req.source.code, req.defines, req.scalars);
-    let options: Vec<String> = req
-        .defines
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .chain(req.scalars.iter().map(|(k, v)| format!("{k}={v}")))
-        .collect();
+    let options: Vec<String> = req.defines.iter().map(|(k, v)| format!("{k}={v}")).chain(req.scalars.iter().map(|(k, v)| format!("{k}={v}"))).collect();
     let file = req.source.path.clone().unwrap_or_else(|| "<wgsl>".into());
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some(&req.source.name),
-        source: wgpu::ShaderSource::Wgsl(code.as_str().into()),
-    });
+    let module =
+        device.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some(&req.source.name), source: wgpu::ShaderSource::Wgsl(code.as_str().into()) });
     let info = pollster::block_on(module.get_compilation_info());
     let mut log = String::new();
     for m in &info.messages {
         if m.message_type == wgpu::CompilationMessageType::Error {
             match &m.location {
-                Some(loc) if loc.line_number as usize > shift => log.push_str(&format!(
-                    "{file}:{}:{}: {}\n",
-                    loc.line_number as usize - shift,
-                    loc.line_position,
-                    m.message
-                )),
+                Some(loc) if loc.line_number as usize > shift => {
+                    log.push_str(&format!("{file}:{}:{}: {}\n", loc.line_number as usize - shift, loc.line_position, m.message))
+                }
                 Some(_) => log.push_str(&format!("{file} (injected constants): {}\n", m.message)),
                 None => log.push_str(&format!("{file}: {}\n", m.message)),
             }
@@ -123,21 +99,13 @@ pub(crate) fn compile(
         layout: Some(layout),
         module: &module,
         entry_point: Some(&req.source.name),
-        compilation_options: wgpu::PipelineCompilationOptions {
-            constants: &const_refs,
-            zero_initialize_workgroup_memory: false,
-        },
+        compilation_options: wgpu::PipelineCompilationOptions { constants: &const_refs, zero_initialize_workgroup_memory: false },
         cache: None,
     });
     if let Some(e) = pollster::block_on(scope.pop()) {
-        return Err(BackendError::CompileFailed {
-            log: format!("{file}: {e}"),
-            options,
-        });
+        return Err(BackendError::CompileFailed { log: format!("{file}: {e}"), options });
     }
-    Ok(WgpuKernel {
-        pipeline: Arc::new(pipeline),
-    })
+    Ok(WgpuKernel { pipeline: Arc::new(pipeline) })
 }
 
 #[cfg(test)]
@@ -148,24 +116,11 @@ mod tests {
     fn overrides_become_pipeline_constants_the_rest_consts() {
         let code = "override WG: u32 = 64;\n@id(3) override TILE: u32;\n@compute @workgroup_size(WG) fn main() {}\n";
         assert_eq!(overrides(code), vec!["WG", "TILE"]);
-        let defines = vec![
-            ("WG".to_string(), "128".to_string()),
-            ("PER".to_string(), "4".to_string()),
-            ("TILE".into(), "8".into()),
-        ];
-        let scalars = vec![
-            ("a".to_string(), Value::Float(2.0)),
-            ("n".to_string(), Value::Int(1024)),
-        ];
+        let defines = vec![("WG".to_string(), "128".to_string()), ("PER".to_string(), "4".to_string()), ("TILE".into(), "8".into())];
+        let scalars = vec![("a".to_string(), Value::Float(2.0)), ("n".to_string(), Value::Int(1024))];
         let (src, consts, shift) = inject_constants(code, &defines, &scalars);
-        assert_eq!(
-            consts,
-            vec![("WG".to_string(), 128.0), ("TILE".to_string(), 8.0)]
-        );
-        assert!(
-            src.starts_with("const PER = 4;\nconst a = 2.0;\nconst n = 1024;\noverride WG"),
-            "{src}"
-        );
+        assert_eq!(consts, vec![("WG".to_string(), 128.0), ("TILE".to_string(), 8.0)]);
+        assert!(src.starts_with("const PER = 4;\nconst a = 2.0;\nconst n = 1024;\noverride WG"), "{src}");
         assert_eq!(shift, 3);
     }
 }

@@ -16,17 +16,11 @@ pub fn target_from_info(info: &wgpu::AdapterInfo) -> Target {
 /// are `None`, except `sm_count`, which is the host's core count for CPU (software) adapters
 /// and 1 otherwise (occupancy-derived grids then fall back to one block per "SM").
 pub fn limits_from_wgpu(l: &wgpu::Limits, info: &wgpu::AdapterInfo) -> Limits {
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get() as u32)
-        .unwrap_or(1);
+    let cores = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
     let shared = l.max_compute_workgroup_storage_size as u64;
     Limits {
         max_threads_per_block: l.max_compute_invocations_per_workgroup,
-        max_block_dim: [
-            l.max_compute_workgroup_size_x,
-            l.max_compute_workgroup_size_y,
-            l.max_compute_workgroup_size_z,
-        ],
+        max_block_dim: [l.max_compute_workgroup_size_x, l.max_compute_workgroup_size_y, l.max_compute_workgroup_size_z],
         max_grid_dim: [l.max_compute_workgroups_per_dimension; 3],
         warp_size: info.subgroup_min_size.max(1),
         shared_mem_per_block: shared,
@@ -37,11 +31,7 @@ pub fn limits_from_wgpu(l: &wgpu::Limits, info: &wgpu::AdapterInfo) -> Limits {
         max_registers_per_thread: None,
         max_blocks_per_sm: None,
         max_warps_per_sm: None,
-        sm_count: if info.device_type == wgpu::DeviceType::Cpu {
-            cores
-        } else {
-            1
-        },
+        sm_count: if info.device_type == wgpu::DeviceType::Cpu { cores } else { 1 },
         l2_bytes: None,
         memory_bandwidth: None,
         peak_flops_f32: None,

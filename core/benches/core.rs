@@ -62,13 +62,8 @@ fn enumerate_large_gemm(b: divan::Bencher) {
 #[divan::bench]
 fn handle_lookup(b: divan::Bencher) {
     let limits = Limits::preset("h100").unwrap().1;
-    let tuner = Arc::new(Tuner::new(FakeBackend::new(limits, |c: &Config| {
-        1e-3 / c.get_i64("bx").unwrap() as f64
-    })));
-    let mut job = TuneJob::new(
-        KernelSource::new("k", "fake", ""),
-        vec![Param::new("bx", [64, 128, 256])],
-    );
+    let tuner = Arc::new(Tuner::new(FakeBackend::new(limits, |c: &Config| 1e-3 / c.get_i64("bx").unwrap() as f64)));
+    let mut job = TuneJob::new(KernelSource::new("k", "fake", ""), vec![Param::new("bx", [64, 128, 256])]);
     job.sizes = vec![("n".into(), Value::Int(4096))];
     job.bucket = Bucket::Pow2;
     job.verify.reference = Reference::None;

@@ -34,27 +34,14 @@ pub struct KernelSource {
 impl KernelSource {
     /// A source with no extra options.
     pub fn new(name: &str, language: &str, code: &str) -> KernelSource {
-        KernelSource {
-            name: name.into(),
-            language: language.into(),
-            code: code.into(),
-            path: None,
-            options: vec![],
-            arch: None,
-        }
+        KernelSource { name: name.into(), language: language.into(), code: code.into(), path: None, options: vec![], arch: None }
     }
 
     /// Hash of everything here that changes the binary.
     pub fn identity_hash(&self) -> String {
         let opts = self.options.join("\u{1}");
         let arch = self.arch.clone().unwrap_or_default();
-        crate::hash::hash_parts([
-            self.name.as_bytes(),
-            self.language.as_bytes(),
-            self.code.as_bytes(),
-            opts.as_bytes(),
-            arch.as_bytes(),
-        ])
+        crate::hash::hash_parts([self.name.as_bytes(), self.language.as_bytes(), self.code.as_bytes(), opts.as_bytes(), arch.as_bytes()])
     }
 }
 
@@ -127,10 +114,7 @@ impl ResourceUsage {
         if self.registers.is_none() && self.static_shared_bytes.is_none() {
             return None;
         }
-        Some(
-            self.registers.unwrap_or(0) as u64 * threads as u64
-                + self.static_shared_bytes.unwrap_or(0) / 4,
-        )
+        Some(self.registers.unwrap_or(0) as u64 * threads as u64 + self.static_shared_bytes.unwrap_or(0) / 4)
     }
 }
 
@@ -181,6 +165,42 @@ pub struct TimeRequest {
     pub timeout: Duration,
 }
 
+/// What [`Backend::verify`] checks.
+#[derive(Clone, Copy, Debug)]
+pub struct VerifyRequest<'a> {
+    /// Expected contents of every buffer, in argument order.
+    pub reference: &'a [HostBuffer],
+    /// Identifies `reference` for the duration of a tune, so a backend may cache it.
+    pub reference_id: u64,
+    /// Buffers to compare; empty means every written buffer.
+    pub outputs: &'a [String],
+    /// Tolerances.
+    pub tolerance: crate::verify::Tolerance,
+    /// Time limit of the launch.
+    pub timeout: Duration,
+}
+
+impl VerifyRequest<'_> {
+    /// Whether a buffer is compared: the named outputs, or every written buffer.
+    pub fn selects(&self, b: &HostBuffer) -> bool {
+        if self.outputs.is_empty() {
+            b.access != crate::problem::Access::Read
+        } else {
+            self.outputs.contains(&b.name)
+        }
+    }
+
+    /// Compares read-back buffers with the reference (only the selected ones).
+    pub fn check(&self, outs: &[HostBuffer]) -> Result<(), BackendError> {
+        for (got, want) in outs.iter().zip(self.reference) {
+            if self.selects(want) {
+                crate::verify::compare(got, want, self.tolerance).map_err(BackendError::WrongOutput)?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A GPU (or GPU-like) backend. See the module docs for the threading contract.
 pub trait Backend: Send + Sync {
     /// A compiled, loaded kernel.
@@ -214,23 +234,29 @@ pub trait Backend: Send + Sync {
     fn reset(&self, ws: &mut Self::Workspace, poison: bool) -> Result<(), BackendError>;
 
     /// Launches `req.launches` times and returns each launch's time in seconds.
-    fn time(
-        &self,
-        ws: &mut Self::Workspace,
-        kernel: &Self::Kernel,
-        launch: &Launch,
-        req: &TimeRequest,
-    ) -> Result<Vec<f64>, BackendError>;
+    fn time(&self, ws: &mut Self::Workspace, kernel: &Self::Kernel, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError>;
 
     /// Reads every buffer back, in argument order.
     fn read_outputs(&self, ws: &mut Self::Workspace) -> Result<Vec<HostBuffer>, BackendError>;
+
+    /// Poisons write-only outputs and restores the inputs, launches once, reads back and compares
+    /// with the reference; returns the times of the launches it made (the tuner uses them to
+    /// race clearly slow configs out without further launches). A backend that runs kernels
+    /// elsewhere, or can compare on the device, overrides this to avoid shipping every output
+    /// back to the host.
+    fn verify(&self, ws: &mut Self::Workspace, kernel: &Self::Kernel, launch: &Launch, req: &VerifyRequest<'_>) -> Result<Vec<f64>, BackendError> {
+        self.reset(ws, true)?;
+        let t = self.time(ws, kernel, launch, &TimeRequest { launches: 1, flush_l2: false, timeout: req.timeout })?;
+        let outs = self.read_outputs(ws)?;
+        req.check(&outs)?;
+        self.reset(ws, false)?;
+        Ok(t)
+    }
 
     /// After [`BackendError::DeviceLost`]: make the device usable again (a fresh context),
     /// so that a new workspace can be allocated and kernels launched. Kernels compiled before
     /// must stay usable (the backend reloads them as needed).
     fn recover(&self) -> Result<(), BackendError> {
-        Err(BackendError::DeviceLost(
-            "this backend cannot recover a lost device".into(),
-        ))
+        Err(BackendError::DeviceLost("this backend cannot recover a lost device".into()))
     }
 }

@@ -71,13 +71,7 @@ impl Config {
         S: Into<String>,
         V: Into<Value>,
     {
-        Config {
-            params: pairs
-                .into_iter()
-                .map(|(k, v)| (k.into(), v.into()))
-                .collect(),
-            knobs: Knobs::default(),
-        }
+        Config { params: pairs.into_iter().map(|(k, v)| (k.into(), v.into())).collect(), knobs: Knobs::default() }
     }
 
     /// The value of a parameter.
@@ -170,11 +164,7 @@ mod tests {
 
     #[test]
     fn text_form_round_trips() {
-        let mut c = Config::new([
-            ("bx", Value::Int(16)),
-            ("pad", Value::Bool(true)),
-            ("t", Value::from("float")),
-        ]);
+        let mut c = Config::new([("bx", Value::Int(16)), ("pad", Value::Bool(true)), ("t", Value::from("float"))]);
         c.knobs.num_stages = Some(3);
         let s = c.key();
         assert_eq!(s, "bx=16,pad=true,t=float,@num_stages=3");

@@ -86,10 +86,7 @@ pub struct EntryId {
 impl EntryId {
     /// The map key: fields joined by `|`.
     pub fn key(&self) -> String {
-        format!(
-            "{}|{}|{}|{}|{}",
-            self.kernel, self.kernel_hash, self.target, self.toolchain, self.problem
-        )
+        format!("{}|{}|{}|{}|{}", self.kernel, self.kernel_hash, self.target, self.toolchain, self.problem)
     }
 }
 
@@ -150,11 +147,7 @@ impl Measurement {
                 _ => Ordering::Equal,
             })
             .then(a.at.cmp(&b.at))
-            .then_with(|| {
-                serde_json::to_string(b)
-                    .unwrap_or_default()
-                    .cmp(&serde_json::to_string(a).unwrap_or_default())
-            });
+            .then_with(|| serde_json::to_string(b).unwrap_or_default().cmp(&serde_json::to_string(a).unwrap_or_default()));
         if ord == Ordering::Less {
             b
         } else {
@@ -214,13 +207,7 @@ pub struct Entry {
 impl Entry {
     /// An empty entry.
     pub fn new(id: EntryId, target_name: String, env: Environment) -> Entry {
-        Entry {
-            id,
-            target_name,
-            env,
-            measurements: BTreeMap::new(),
-            winner: None,
-        }
+        Entry { id, target_name, env, measurements: BTreeMap::new(), winner: None }
     }
 
     /// Merges `other` into `self` deterministically (commutative for the measurements and the
@@ -235,20 +222,12 @@ impl Entry {
         }
         self.winner = match (self.winner.take(), other.winner.clone()) {
             (Some(a), Some(b)) => {
-                let a_first = a
-                    .stats
-                    .mean
-                    .total_cmp(&b.stats.mean)
-                    .then(a.config.cmp(&b.config))
-                    .then(a.at.cmp(&b.at))
-                    .is_le();
+                let a_first = a.stats.mean.total_cmp(&b.stats.mean).then(a.config.cmp(&b.config)).then(a.at.cmp(&b.at)).is_le();
                 Some(if a_first { a } else { b })
             }
             (a, b) => a.or(b),
         };
-        if self.env.host.is_empty()
-            || (other.env.host < self.env.host && !other.env.host.is_empty())
-        {
+        if self.env.host.is_empty() || (other.env.host < self.env.host && !other.env.host.is_empty()) {
             self.env = other.env.clone();
         }
     }
@@ -267,11 +246,7 @@ pub struct DbFile {
 
 impl Default for DbFile {
     fn default() -> Self {
-        DbFile {
-            schema: SCHEMA_NAME.into(),
-            version: SCHEMA_VERSION,
-            entries: BTreeMap::new(),
-        }
+        DbFile { schema: SCHEMA_NAME.into(), version: SCHEMA_VERSION, entries: BTreeMap::new() }
     }
 }
 
@@ -290,27 +265,15 @@ impl DbFile {
 
     /// Parses a database file's text.
     pub fn parse(text: &str, path: &Path) -> Result<DbFile, DbError> {
-        let v: serde_json::Value = serde_json::from_str(text).map_err(|e| DbError::Corrupt {
-            path: path.into(),
-            detail: e.to_string(),
-        })?;
+        let v: serde_json::Value = serde_json::from_str(text).map_err(|e| DbError::Corrupt { path: path.into(), detail: e.to_string() })?;
         if v.get("schema").and_then(|s| s.as_str()) != Some(SCHEMA_NAME) {
-            return Err(DbError::Corrupt {
-                path: path.into(),
-                detail: format!("missing \"schema\": \"{SCHEMA_NAME}\""),
-            });
+            return Err(DbError::Corrupt { path: path.into(), detail: format!("missing \"schema\": \"{SCHEMA_NAME}\"") });
         }
         let found = v.get("version").and_then(|s| s.as_u64()).unwrap_or(0) as u32;
         if found != SCHEMA_VERSION {
-            return Err(DbError::Version {
-                path: path.into(),
-                found,
-            });
+            return Err(DbError::Version { path: path.into(), found });
         }
-        serde_json::from_value(v).map_err(|e| DbError::Corrupt {
-            path: path.into(),
-            detail: e.to_string(),
-        })
+        serde_json::from_value(v).map_err(|e| DbError::Corrupt { path: path.into(), detail: e.to_string() })
     }
 }
 
@@ -342,11 +305,7 @@ impl Database {
         match fs::read_to_string(&self.path) {
             Ok(text) => DbFile::parse(&text, &self.path),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(DbFile::default()),
-            Err(source) => Err(DbError::Io {
-                path: self.path.clone(),
-                action: "reading",
-                source,
-            }),
+            Err(source) => Err(DbError::Io { path: self.path.clone(), action: "reading", source }),
         }
     }
 
@@ -359,36 +318,19 @@ impl Database {
     pub fn update<T>(&self, change: impl FnOnce(&mut DbFile) -> T) -> Result<T, DbError> {
         let io = |action: &'static str| {
             let path = self.path.clone();
-            move |source| DbError::Io {
-                path,
-                action,
-                source,
-            }
+            move |source| DbError::Io { path, action, source }
         };
-        let dir = self
-            .path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."))
-            .to_path_buf();
+        let dir = self.path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf();
         fs::create_dir_all(&dir).map_err(io("creating its directory"))?;
         let lock_path = lock_path(&self.path);
-        let lock = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(io("opening the lock file"))?;
+        let lock = OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).map_err(io("opening the lock file"))?;
         lock.lock().map_err(io("locking"))?;
         let mut file = self.load()?;
         let out = change(&mut file);
         let text = serde_json::to_string_pretty(&file).expect("database serializes");
         let tmp = dir.join(format!(
             ".{}.tmp.{}.{:?}",
-            self.path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or("db"),
+            self.path.file_name().and_then(|n| n.to_str()).unwrap_or("db"),
             std::process::id(),
             std::thread::current().id()
         ));
@@ -411,22 +353,14 @@ impl Database {
         if let Some(dir) = self.path.parent().filter(|p| !p.as_os_str().is_empty()) {
             let _ = fs::create_dir_all(dir);
         }
-        let lock = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path);
+        let lock = OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path);
         if let Ok(l) = &lock {
             let _ = l.lock();
         }
         match fs::remove_file(&self.path) {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-            Err(source) => Err(DbError::Io {
-                path: self.path.clone(),
-                action: "removing",
-                source,
-            }),
+            Err(source) => Err(DbError::Io { path: self.path.clone(), action: "removing", source }),
         }
     }
 }
@@ -443,15 +377,10 @@ pub fn cache_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("KERNTUNE_CACHE_DIR").filter(|d| !d.is_empty()) {
         return PathBuf::from(d);
     }
-    dirs::cache_dir()
-        .map(|d| d.join("kerntune"))
-        .unwrap_or_else(|| PathBuf::from(".kerntune"))
+    dirs::cache_dir().map(|d| d.join("kerntune")).unwrap_or_else(|| PathBuf::from(".kerntune"))
 }
 
 /// Seconds since the Unix epoch.
 pub fn now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }

@@ -140,35 +140,18 @@ impl Expr {
     /// Compiles `text` with `names[i]` bound to slot `i` at evaluation time.
     pub fn compile(text: &str, names: &[&str]) -> Result<Expr, ExprError> {
         let trimmed = text.trim();
-        let parsed =
-            rustpython_parser::parse(trimmed, rustpython_parser::Mode::Expression, "<expr>")
-                .map_err(|e| ExprError::Syntax {
-                    source_text: trimmed.to_string(),
-                    message: e.error.to_string(),
-                })?;
+        let parsed = rustpython_parser::parse(trimmed, rustpython_parser::Mode::Expression, "<expr>")
+            .map_err(|e| ExprError::Syntax { source_text: trimmed.to_string(), message: e.error.to_string() })?;
         let body = match parsed {
             ast::Mod::Expression(e) => e.body,
-            _ => {
-                return Err(ExprError::Syntax {
-                    source_text: trimmed.to_string(),
-                    message: "expected a single expression".into(),
-                })
-            }
+            _ => return Err(ExprError::Syntax { source_text: trimmed.to_string(), message: "expected a single expression".into() }),
         };
-        let mut c = Compiler {
-            text: trimmed,
-            names,
-            used: Vec::new(),
-        };
+        let mut c = Compiler { text: trimmed, names, used: Vec::new() };
         let root = c.expr(&body)?;
         let mut vars_used = c.used;
         vars_used.sort_unstable();
         vars_used.dedup();
-        Ok(Expr {
-            text: trimmed.to_string(),
-            root,
-            vars_used,
-        })
+        Ok(Expr { text: trimmed.to_string(), root, vars_used })
     }
 
     /// The source text.
@@ -209,14 +192,8 @@ impl Expr {
             V::Int(i) => Ok(i),
             V::Bool(b) => Ok(b as i64),
             V::Float(f) if f.fract() == 0.0 => Ok(f as i64),
-            V::Float(f) => Err(EvalError(format!(
-                "`{}` gave {f}, not a whole number; wrap it in ceil() or int()",
-                self.text
-            ))),
-            other => Err(EvalError(format!(
-                "`{}` gave {other:?}, not a number",
-                self.text
-            ))),
+            V::Float(f) => Err(EvalError(format!("`{}` gave {f}, not a whole number; wrap it in ceil() or int()", self.text))),
+            other => Err(EvalError(format!("`{}` gave {other:?}, not a number", self.text))),
         }
     }
 }
@@ -229,10 +206,7 @@ struct Compiler<'a> {
 
 impl Compiler<'_> {
     fn unsupported(&self, what: &str) -> ExprError {
-        ExprError::Unsupported {
-            source_text: self.text.to_string(),
-            what: what.to_string(),
-        }
+        ExprError::Unsupported { source_text: self.text.to_string(), what: what.to_string() }
     }
 
     fn expr(&mut self, e: &ast::Expr) -> Result<Node, ExprError> {
@@ -248,22 +222,12 @@ impl Compiler<'_> {
                             self.used.push(i);
                             Node::Var(i)
                         }
-                        None => {
-                            return Err(ExprError::UnknownName {
-                                source_text: self.text.to_string(),
-                                name: id.to_string(),
-                                known: self.names.join(", "),
-                            })
-                        }
+                        None => return Err(ExprError::UnknownName { source_text: self.text.to_string(), name: id.to_string(), known: self.names.join(", ") }),
                     },
                 }
             }
             ast::Expr::BoolOp(b) => {
-                let vals = b
-                    .values
-                    .iter()
-                    .map(|v| self.expr(v))
-                    .collect::<Result<Vec<_>, _>>()?;
+                let vals = b.values.iter().map(|v| self.expr(v)).collect::<Result<Vec<_>, _>>()?;
                 match b.op {
                     ast::BoolOp::And => Node::And(vals),
                     ast::BoolOp::Or => Node::Or(vals),
@@ -294,11 +258,7 @@ impl Compiler<'_> {
                     ast::Operator::RShift => BinOp::Shr,
                     ast::Operator::MatMult => return Err(self.unsupported("the `@` operator")),
                 };
-                Node::Bin(
-                    op,
-                    Box::new(self.expr(&b.left)?),
-                    Box::new(self.expr(&b.right)?),
-                )
+                Node::Bin(op, Box::new(self.expr(&b.left)?), Box::new(self.expr(&b.right)?))
             }
             ast::Expr::Compare(c) => {
                 let left = Box::new(self.expr(&c.left)?);
@@ -318,29 +278,10 @@ impl Compiler<'_> {
                 }
                 Node::Compare(left, rest)
             }
-            ast::Expr::IfExp(i) => Node::IfElse(
-                Box::new(self.expr(&i.test)?),
-                Box::new(self.expr(&i.body)?),
-                Box::new(self.expr(&i.orelse)?),
-            ),
-            ast::Expr::Tuple(t) => Node::Seq(
-                t.elts
-                    .iter()
-                    .map(|x| self.expr(x))
-                    .collect::<Result<_, _>>()?,
-            ),
-            ast::Expr::List(t) => Node::Seq(
-                t.elts
-                    .iter()
-                    .map(|x| self.expr(x))
-                    .collect::<Result<_, _>>()?,
-            ),
-            ast::Expr::Set(t) => Node::Seq(
-                t.elts
-                    .iter()
-                    .map(|x| self.expr(x))
-                    .collect::<Result<_, _>>()?,
-            ),
+            ast::Expr::IfExp(i) => Node::IfElse(Box::new(self.expr(&i.test)?), Box::new(self.expr(&i.body)?), Box::new(self.expr(&i.orelse)?)),
+            ast::Expr::Tuple(t) => Node::Seq(t.elts.iter().map(|x| self.expr(x)).collect::<Result<_, _>>()?),
+            ast::Expr::List(t) => Node::Seq(t.elts.iter().map(|x| self.expr(x)).collect::<Result<_, _>>()?),
+            ast::Expr::Set(t) => Node::Seq(t.elts.iter().map(|x| self.expr(x)).collect::<Result<_, _>>()?),
             ast::Expr::Call(call) => {
                 if !call.keywords.is_empty() {
                     return Err(self.unsupported("keyword arguments"));
@@ -348,9 +289,7 @@ impl Compiler<'_> {
                 let fname = match call.func.as_ref() {
                     ast::Expr::Name(n) => n.id.to_string(),
                     ast::Expr::Attribute(a) => match a.value.as_ref() {
-                        ast::Expr::Name(m) if ["math", "np", "numpy"].contains(&m.id.as_str()) => {
-                            a.attr.to_string()
-                        }
+                        ast::Expr::Name(m) if ["math", "np", "numpy"].contains(&m.id.as_str()) => a.attr.to_string(),
                         _ => return Err(self.unsupported("an attribute call")),
                     },
                     _ => return Err(self.unsupported("a computed function")),
@@ -372,11 +311,7 @@ impl Compiler<'_> {
                     "div_ceil" => Func::DivCeil,
                     other => return Err(self.unsupported(&format!("the function `{other}`"))),
                 };
-                let args = call
-                    .args
-                    .iter()
-                    .map(|a| self.expr(a))
-                    .collect::<Result<Vec<_>, _>>()?;
+                let args = call.args.iter().map(|a| self.expr(a)).collect::<Result<Vec<_>, _>>()?;
                 let arity_ok = match func {
                     Func::Min | Func::Max => !args.is_empty(),
                     Func::Pow | Func::DivCeil => args.len() == 2,
@@ -384,17 +319,14 @@ impl Compiler<'_> {
                     _ => args.len() == 1,
                 };
                 if !arity_ok {
-                    return Err(
-                        self.unsupported(&format!("`{fname}` with {} arguments", args.len()))
-                    );
+                    return Err(self.unsupported(&format!("`{fname}` with {} arguments", args.len())));
                 }
                 Node::Call(func, args)
             }
             ast::Expr::Lambda(_) => return Err(self.unsupported("a lambda")),
-            ast::Expr::ListComp(_)
-            | ast::Expr::SetComp(_)
-            | ast::Expr::DictComp(_)
-            | ast::Expr::GeneratorExp(_) => return Err(self.unsupported("a comprehension")),
+            ast::Expr::ListComp(_) | ast::Expr::SetComp(_) | ast::Expr::DictComp(_) | ast::Expr::GeneratorExp(_) => {
+                return Err(self.unsupported("a comprehension"))
+            }
             _ => return Err(self.unsupported("this kind of expression")),
         })
     }
@@ -402,11 +334,7 @@ impl Compiler<'_> {
     fn constant(&self, c: &Constant) -> Result<Value, ExprError> {
         Ok(match c {
             Constant::Bool(b) => Value::Bool(*b),
-            Constant::Int(i) => Value::Int(
-                i.to_string()
-                    .parse::<i64>()
-                    .map_err(|_| self.unsupported("an integer beyond 64 bits"))?,
-            ),
+            Constant::Int(i) => Value::Int(i.to_string().parse::<i64>().map_err(|_| self.unsupported("an integer beyond 64 bits"))?),
             Constant::Float(f) => Value::Float(*f),
             Constant::Str(s) => Value::Str(s.clone()),
             _ => return Err(self.unsupported("this kind of constant")),
@@ -454,10 +382,7 @@ fn eval<'a>(n: &'a Node, slots: &'a [Value]) -> Result<V<'a>, EvalError> {
         Node::Neg(x) => match eval(x, slots)? {
             V::Float(f) => V::Float(-f),
             v => match as_int(v) {
-                Some(i) => V::Int(
-                    i.checked_neg()
-                        .ok_or_else(|| EvalError("integer overflow".into()))?,
-                ),
+                Some(i) => V::Int(i.checked_neg().ok_or_else(|| EvalError("integer overflow".into()))?),
                 None => return err(format!("cannot negate {v:?}")),
             },
         },
@@ -551,18 +476,11 @@ fn binop<'a>(op: BinOp, a: V<'a>, b: V<'a>) -> Result<V<'a>, EvalError> {
                     return err("modulo by zero");
                 }
                 let r = x % y;
-                V::Int(if r != 0 && ((r < 0) != (y < 0)) {
-                    r + y
-                } else {
-                    r
-                })
+                V::Int(if r != 0 && ((r < 0) != (y < 0)) { r + y } else { r })
             }
             BinOp::Pow => {
                 if y >= 0 {
-                    V::Int(
-                        x.checked_pow(u32::try_from(y).map_err(|_| overflow())?)
-                            .ok_or_else(overflow)?,
-                    )
+                    V::Int(x.checked_pow(u32::try_from(y).map_err(|_| overflow())?).ok_or_else(overflow)?)
                 } else {
                     V::Float((x as f64).powf(y as f64))
                 }
@@ -570,10 +488,7 @@ fn binop<'a>(op: BinOp, a: V<'a>, b: V<'a>) -> Result<V<'a>, EvalError> {
             BinOp::BitAnd => V::Int(x & y),
             BinOp::BitOr => V::Int(x | y),
             BinOp::BitXor => V::Int(x ^ y),
-            BinOp::Shl => V::Int(
-                x.checked_shl(u32::try_from(y).map_err(|_| overflow())?)
-                    .ok_or_else(overflow)?,
-            ),
+            BinOp::Shl => V::Int(x.checked_shl(u32::try_from(y).map_err(|_| overflow())?).ok_or_else(overflow)?),
             BinOp::Shr => V::Int(x >> y.clamp(0, 63)),
         });
     }
@@ -625,9 +540,7 @@ fn compare(op: CmpOp, a: V<'_>, b: V<'_>, slots: &[Value]) -> Result<bool, EvalE
             (V::Str(x), V::Str(y)) => Ok(x.cmp(y)),
             _ => match (as_int(a), as_int(b)) {
                 (Some(x), Some(y)) => Ok(x.cmp(&y)),
-                _ => num_f(a)?
-                    .partial_cmp(&num_f(b)?)
-                    .ok_or_else(|| EvalError("comparison with NaN".into())),
+                _ => num_f(a)?.partial_cmp(&num_f(b)?).ok_or_else(|| EvalError("comparison with NaN".into())),
             },
         }
     };
@@ -678,19 +591,11 @@ fn call<'a>(f: Func, args: &'a [Node], slots: &'a [Value]) -> Result<V<'a>, Eval
         }
         Func::Abs => match vals[0] {
             V::Float(x) => V::Float(x.abs()),
-            v => V::Int(
-                as_int(v)
-                    .ok_or_else(|| EvalError("abs needs a number".into()))?
-                    .abs(),
-            ),
+            v => V::Int(as_int(v).ok_or_else(|| EvalError("abs needs a number".into()))?.abs()),
         },
         Func::Int => match vals[0] {
             V::Float(x) => V::Int(x.trunc() as i64),
-            V::Str(s) => V::Int(
-                s.trim()
-                    .parse()
-                    .map_err(|_| EvalError(format!("int('{s}')")))?,
-            ),
+            V::Str(s) => V::Int(s.trim().parse().map_err(|_| EvalError(format!("int('{s}')")))?),
             v => V::Int(as_int(v).ok_or_else(|| EvalError("int needs a number".into()))?),
         },
         Func::Float => V::Float(one_f()?),
@@ -760,10 +665,7 @@ mod tests {
     #[test]
     fn errors_name_the_problem() {
         let e = Expr::compile("a <= c", &["a", "b"]).unwrap_err();
-        assert!(
-            matches!(e, ExprError::UnknownName { ref name, .. } if name == "c"),
-            "{e}"
-        );
+        assert!(matches!(e, ExprError::UnknownName { ref name, .. } if name == "c"), "{e}");
         assert!(e.to_string().contains("known names: a, b"));
         let e = Expr::compile("a <= ", &["a"]).unwrap_err();
         assert!(matches!(e, ExprError::Syntax { .. }), "{e}");
@@ -778,10 +680,7 @@ mod tests {
         let n = ["t"];
         let v = [Value::Str("float".into())];
         assert_eq!(ev("t == 'float'", &n, &v), Value::Bool(true));
-        assert_eq!(
-            ev("t != 'half' and t == \"float\"", &n, &v),
-            Value::Bool(true)
-        );
+        assert_eq!(ev("t != 'half' and t == \"float\"", &n, &v), Value::Bool(true));
         assert_eq!(ev("t == 1", &n, &v), Value::Bool(false));
     }
 }

@@ -7,9 +7,7 @@
 //! Σ inputs[i]` over the read-only buffers (indices wrap), and [`FakeBackend::reference`]
 //! computes the same on the host.
 
-use crate::backend::{
-    Backend, CompileRequest, Compiled, Launch, ResourceUsage, TimeRequest, TimingMethod,
-};
+use crate::backend::{Backend, CompileRequest, Compiled, Launch, ResourceUsage, TimeRequest, TimingMethod};
 use crate::config::Config;
 use crate::error::BackendError;
 use crate::limits::{LimitViolation, Limits};
@@ -80,10 +78,7 @@ pub struct FakeWorkspace {
 
 impl FakeBackend {
     /// A fake device with `limits`, timing each config by `time` (seconds).
-    pub fn new(
-        limits: Limits,
-        time: impl Fn(&Config) -> f64 + Send + Sync + 'static,
-    ) -> FakeBackend {
+    pub fn new(limits: Limits, time: impl Fn(&Config) -> f64 + Send + Sync + 'static) -> FakeBackend {
         FakeBackend {
             target: Target::new("fake", Vendor::Portable, "fake", "fake device"),
             limits,
@@ -100,10 +95,7 @@ impl FakeBackend {
     }
 
     /// Sets per-config behaviour.
-    pub fn with_behavior(
-        mut self,
-        f: impl Fn(&Config) -> Behavior + Send + Sync + 'static,
-    ) -> Self {
+    pub fn with_behavior(mut self, f: impl Fn(&Config) -> Behavior + Send + Sync + 'static) -> Self {
         self.behavior = Arc::new(f);
         self
     }
@@ -141,9 +133,7 @@ impl FakeBackend {
 
     fn check_alive(&self) -> Result<(), BackendError> {
         if self.lost.load(Ordering::SeqCst) {
-            Err(BackendError::DeviceLost(
-                "the fake device was lost earlier and not recovered".into(),
-            ))
+            Err(BackendError::DeviceLost("the fake device was lost earlier and not recovered".into()))
         } else {
             Ok(())
         }
@@ -151,24 +141,12 @@ impl FakeBackend {
 }
 
 fn compute(bufs: &mut [HostBuffer], behavior: Option<&Behavior>) {
-    let inputs: Vec<HostBuffer> = bufs
-        .iter()
-        .filter(|b| b.access == Access::Read)
-        .cloned()
-        .collect();
+    let inputs: Vec<HostBuffer> = bufs.iter().filter(|b| b.access == Access::Read).cloned().collect();
     for b in bufs.iter_mut().filter(|b| b.access != Access::Read) {
         let n = b.len();
-        let limit = if behavior == Some(&Behavior::SkipWrites) {
-            n - n / 4
-        } else {
-            n
-        };
+        let limit = if behavior == Some(&Behavior::SkipWrites) { n - n / 4 } else { n };
         for i in 0..limit {
-            let mut v = if b.access == Access::ReadWrite {
-                b.get_f64(i)
-            } else {
-                0.0
-            };
+            let mut v = if b.access == Access::ReadWrite { b.get_f64(i) } else { 0.0 };
             for inp in &inputs {
                 if !inp.is_empty() {
                     v += inp.get_f64(i % inp.len());
@@ -209,44 +187,22 @@ impl Backend for FakeBackend {
         }
         let behavior = (self.behavior)(req.config);
         if let Behavior::CompileError(log) = &behavior {
-            let options = req
-                .defines
-                .iter()
-                .map(|(k, v)| format!("-D{k}={v}"))
-                .collect();
-            return Err(BackendError::CompileFailed {
-                log: log.clone(),
-                options,
-            });
+            let options = req.defines.iter().map(|(k, v)| format!("-D{k}={v}")).collect();
+            return Err(BackendError::CompileFailed { log: log.clone(), options });
         }
         let usage = ResourceUsage {
-            registers: Some(if behavior == Behavior::TooManyRegisters {
-                1000
-            } else {
-                32
-            }),
+            registers: Some(if behavior == Behavior::TooManyRegisters { 1000 } else { 32 }),
             static_shared_bytes: Some(0),
             local_bytes: Some(0),
             max_threads_per_block: Some(self.limits.max_threads_per_block),
             active_blocks_per_sm: None,
         };
-        Ok(Compiled {
-            kernel: FakeKernel {
-                key: req.config.key(),
-                behavior,
-                base_time: (self.time)(req.config),
-            },
-            usage,
-            cached: false,
-        })
+        Ok(Compiled { kernel: FakeKernel { key: req.config.key(), behavior, base_time: (self.time)(req.config) }, usage, cached: false })
     }
 
     fn workspace(&self, problem: &ProblemData) -> Result<FakeWorkspace, BackendError> {
         self.check_alive()?;
-        Ok(FakeWorkspace {
-            initial: problem.clone(),
-            current: problem.buffers().cloned().collect(),
-        })
+        Ok(FakeWorkspace { initial: problem.clone(), current: problem.buffers().cloned().collect() })
     }
 
     fn reset(&self, ws: &mut FakeWorkspace, poison: bool) -> Result<(), BackendError> {
@@ -260,32 +216,20 @@ impl Backend for FakeBackend {
         Ok(())
     }
 
-    fn time(
-        &self,
-        ws: &mut FakeWorkspace,
-        k: &FakeKernel,
-        launch: &Launch,
-        req: &TimeRequest,
-    ) -> Result<Vec<f64>, BackendError> {
+    fn time(&self, ws: &mut FakeWorkspace, k: &FakeKernel, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError> {
         self.check_alive()?;
         if let Err(v) = self.limits.check_block(launch.block) {
             return Err(BackendError::OutOfResources(v));
         }
         match &k.behavior {
-            Behavior::LaunchError => {
-                return Err(BackendError::LaunchFailed(
-                    "fake launch failure (invalid argument)".into(),
-                ))
-            }
+            Behavior::LaunchError => return Err(BackendError::LaunchFailed("fake launch failure (invalid argument)".into())),
             Behavior::Hang => {
                 std::thread::sleep(req.timeout);
                 return Err(BackendError::TimedOut(req.timeout));
             }
             Behavior::DeviceLost => {
                 self.lost.store(true, Ordering::SeqCst);
-                return Err(BackendError::DeviceLost(
-                    "fake illegal address; context is unusable".into(),
-                ));
+                return Err(BackendError::DeviceLost("fake illegal address; context is unusable".into()));
             }
             Behavior::TooManyRegisters => {
                 return Err(BackendError::OutOfResources(LimitViolation {
@@ -305,12 +249,7 @@ impl Backend for FakeBackend {
             let z = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
             times.push(k.base_time * (1.0 + self.noise * z).max(0.05));
         }
-        *self
-            .launches
-            .lock()
-            .unwrap()
-            .entry(k.key.clone())
-            .or_default() += req.launches;
+        *self.launches.lock().unwrap().entry(k.key.clone()).or_default() += req.launches;
         Ok(times)
     }
 
@@ -331,27 +270,9 @@ pub fn sample_problem(n: usize) -> ProblemData {
     use crate::problem::{DType, Init};
     ProblemData {
         args: vec![
-            ArgData::Buffer(HostBuffer::new(
-                "x",
-                DType::F32,
-                n,
-                &Init::Random { seed: 1 },
-                Access::Read,
-            )),
-            ArgData::Buffer(HostBuffer::new(
-                "y",
-                DType::F32,
-                n,
-                &Init::Zeros,
-                Access::Write,
-            )),
-            ArgData::Buffer(HostBuffer::new(
-                "z",
-                DType::F32,
-                n,
-                &Init::Sequence,
-                Access::ReadWrite,
-            )),
+            ArgData::Buffer(HostBuffer::new("x", DType::F32, n, &Init::Random { seed: 1 }, Access::Read)),
+            ArgData::Buffer(HostBuffer::new("y", DType::F32, n, &Init::Zeros, Access::Write)),
+            ArgData::Buffer(HostBuffer::new("z", DType::F32, n, &Init::Sequence, Access::ReadWrite)),
         ],
     }
 }

@@ -50,8 +50,7 @@ impl<B: Backend> Autotuned<B> {
     /// A handle over `template`, whose `sizes` name the problem variables (their values are
     /// replaced per call). Reads `KERNTUNE_DISABLE`.
     pub fn new(tuner: Arc<Tuner<B>>, template: TuneJob, opts: TuneOptions) -> Autotuned<B> {
-        let disabled = std::env::var("KERNTUNE_DISABLE")
-            .is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
+        let disabled = std::env::var("KERNTUNE_DISABLE").is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
         Autotuned {
             bucket: template.bucket,
             tuner,
@@ -84,10 +83,7 @@ impl<B: Backend> Autotuned<B> {
             }
             &buf[..sizes.len()]
         } else {
-            boxed = sizes
-                .iter()
-                .map(|s| self.bucket.apply_i64(*s))
-                .collect::<Vec<_>>();
+            boxed = sizes.iter().map(|s| self.bucket.apply_i64(*s)).collect::<Vec<_>>();
             &boxed
         };
         if let Some(t) = self.cache.read().expect("cache lock").get(key) {
@@ -98,13 +94,7 @@ impl<B: Backend> Autotuned<B> {
 
     #[cold]
     fn slow_path(&self, key: &[i64], sizes: &[i64]) -> Result<Arc<Tuned<B::Kernel>>, Error> {
-        let slot = self
-            .inflight
-            .lock()
-            .expect("inflight lock")
-            .entry(key.into())
-            .or_default()
-            .clone();
+        let slot = self.inflight.lock().expect("inflight lock").entry(key.into()).or_default().clone();
         let mut guard = slot.lock().expect("slot lock");
         if let Some(t) = guard.as_ref() {
             return Ok(t.clone());
@@ -116,29 +106,16 @@ impl<B: Backend> Autotuned<B> {
         let tuned = if self.disabled {
             let prep = Prepared::new(&job)?;
             let (c, launch) = self.tuner.compile_config(&job, &prep, &prep.default)?;
-            Tuned {
-                config: prep.default.clone(),
-                launch,
-                kernel: c.kernel,
-                report: None,
-            }
+            Tuned { config: prep.default.clone(), launch, kernel: c.kernel, report: None }
         } else {
             let report = self.tuner.tune(&job, &self.opts)?;
             let prep = Prepared::new(&job)?;
             let (c, launch) = self.tuner.compile_config(&job, &prep, &report.winner)?;
-            Tuned {
-                config: report.winner.clone(),
-                launch,
-                kernel: c.kernel,
-                report: Some(report),
-            }
+            Tuned { config: report.winner.clone(), launch, kernel: c.kernel, report: Some(report) }
         };
         let tuned = Arc::new(tuned);
         *guard = Some(tuned.clone());
-        self.cache
-            .write()
-            .expect("cache lock")
-            .insert(key.into(), tuned.clone());
+        self.cache.write().expect("cache lock").insert(key.into(), tuned.clone());
         Ok(tuned)
     }
 }

@@ -96,11 +96,7 @@ pub struct Verification {
 
 impl Default for Verification {
     fn default() -> Self {
-        Verification {
-            outputs: vec![],
-            tolerance: Tolerance::default(),
-            reference: Reference::DefaultConfig,
-        }
+        Verification { outputs: vec![], tolerance: Tolerance::default(), reference: Reference::DefaultConfig }
     }
 }
 
@@ -215,45 +211,20 @@ pub struct Prepared {
 impl Prepared {
     /// Compiles a job's expressions; errors name the job's origin and the field.
     pub fn new(job: &TuneJob) -> Result<Prepared, SpecError> {
-        let err = |field: &str, message: String| SpecError {
-            file: job.origin.clone(),
-            field: field.into(),
-            message,
-        };
-        let space = SearchSpace::new(job.params.clone(), &job.restrictions, job.sizes.clone())
-            .map_err(|e| match &e {
-                crate::space::SpaceError::Restriction { index, source } => {
-                    err(&format!("restrictions[{index}]"), source.to_string())
-                }
-                other => err("params", other.to_string()),
-            })?;
-        let names: Vec<&str> = job
-            .params
-            .iter()
-            .map(|p| p.name.as_str())
-            .chain(job.sizes.iter().map(|(n, _)| n.as_str()))
-            .collect();
+        let err = |field: &str, message: String| SpecError { file: job.origin.clone(), field: field.into(), message };
+        let space = SearchSpace::new(job.params.clone(), &job.restrictions, job.sizes.clone()).map_err(|e| match &e {
+            crate::space::SpaceError::Restriction { index, source } => err(&format!("restrictions[{index}]"), source.to_string()),
+            other => err("params", other.to_string()),
+        })?;
+        let names: Vec<&str> = job.params.iter().map(|p| p.name.as_str()).chain(job.sizes.iter().map(|(n, _)| n.as_str())).collect();
         let size_names: Vec<&str> = job.sizes.iter().map(|(n, _)| n.as_str()).collect();
-        let ce = |field: &str, text: &str| {
-            Expr::compile(text, &names).map_err(|e| err(field, e.to_string()))
-        };
+        let ce = |field: &str, text: &str| Expr::compile(text, &names).map_err(|e| err(field, e.to_string()));
         let three = |field: &str, t: &[String; 3]| -> Result<[Expr; 3], SpecError> {
-            Ok([
-                ce(&format!("{field}[0]"), &t[0])?,
-                ce(&format!("{field}[1]"), &t[1])?,
-                ce(&format!("{field}[2]"), &t[2])?,
-            ])
+            Ok([ce(&format!("{field}[0]"), &t[0])?, ce(&format!("{field}[1]"), &t[1])?, ce(&format!("{field}[2]"), &t[2])?])
         };
         let opt = |field: &str, t: &Option<String>| t.as_deref().map(|t| ce(field, t)).transpose();
         let two = |field: &str, t: &Option<[String; 2]>| -> Result<Option<[Expr; 2]>, SpecError> {
-            t.as_ref()
-                .map(|t| {
-                    Ok([
-                        ce(&format!("{field}[0]"), &t[0])?,
-                        ce(&format!("{field}[1]"), &t[1])?,
-                    ])
-                })
-                .transpose()
+            t.as_ref().map(|t| Ok([ce(&format!("{field}[0]"), &t[0])?, ce(&format!("{field}[1]"), &t[1])?])).transpose()
         };
         // Problem data from expressions over sizes only.
         let size_vals: Vec<Value> = job.sizes.iter().map(|(_, v)| v.clone()).collect();
@@ -261,51 +232,24 @@ impl Prepared {
         for (i, a) in job.args.iter().enumerate() {
             let field = format!("args[{i}] ({})", a.name);
             match &a.kind {
-                ArgKind::Buffer {
-                    dtype,
-                    len,
-                    init,
-                    access,
-                } => {
-                    let e = Expr::compile(len, &size_names)
-                        .map_err(|e| err(&format!("{field}.len"), e.to_string()))?;
-                    let n = e
-                        .eval_i64(&size_vals)
-                        .map_err(|e| err(&format!("{field}.len"), e.to_string()))?;
+                ArgKind::Buffer { dtype, len, init, access } => {
+                    let e = Expr::compile(len, &size_names).map_err(|e| err(&format!("{field}.len"), e.to_string()))?;
+                    let n = e.eval_i64(&size_vals).map_err(|e| err(&format!("{field}.len"), e.to_string()))?;
                     if n < 0 {
-                        return Err(err(
-                            &format!("{field}.len"),
-                            format!("length {n} is negative"),
-                        ));
+                        return Err(err(&format!("{field}.len"), format!("length {n} is negative")));
                     }
-                    args.push(ArgData::Buffer(HostBuffer::new(
-                        &a.name, *dtype, n as usize, init, *access,
-                    )));
+                    args.push(ArgData::Buffer(HostBuffer::new(&a.name, *dtype, n as usize, init, *access)));
                 }
                 ArgKind::Scalar { dtype, value } => {
-                    let e = Expr::compile(value, &size_names)
-                        .map_err(|e| err(&format!("{field}.value"), e.to_string()))?;
-                    let v = e
-                        .eval(&size_vals)
-                        .map_err(|e| err(&format!("{field}.value"), e.to_string()))?;
-                    args.push(ArgData::Scalar {
-                        name: a.name.clone(),
-                        dtype: *dtype,
-                        value: v,
-                    });
+                    let e = Expr::compile(value, &size_names).map_err(|e| err(&format!("{field}.value"), e.to_string()))?;
+                    let v = e.eval(&size_vals).map_err(|e| err(&format!("{field}.value"), e.to_string()))?;
+                    args.push(ArgData::Scalar { name: a.name.clone(), dtype: *dtype, value: v });
                 }
             }
         }
         for o in &job.verify.outputs {
-            if !job
-                .args
-                .iter()
-                .any(|a| &a.name == o && matches!(a.kind, ArgKind::Buffer { .. }))
-            {
-                return Err(err(
-                    "verify.outputs",
-                    format!("`{o}` is not a buffer argument"),
-                ));
+            if !job.args.iter().any(|a| &a.name == o && matches!(a.kind, ArgKind::Buffer { .. })) {
+                return Err(err("verify.outputs", format!("`{o}` is not a buffer argument")));
             }
         }
         let key_fields: Vec<(String, Value)> = if job.key.is_empty() {
@@ -318,15 +262,7 @@ impl Prepared {
                         .iter()
                         .find(|(n, _)| n == k)
                         .cloned()
-                        .ok_or_else(|| {
-                            err(
-                                "key",
-                                format!(
-                                    "`{k}` is not a problem size; sizes are: {}",
-                                    size_names.join(", ")
-                                ),
-                            )
-                        })
+                        .ok_or_else(|| err("key", format!("`{k}` is not a problem size; sizes are: {}", size_names.join(", "))))
                 })
                 .collect::<Result<_, _>>()?
         };
@@ -334,13 +270,8 @@ impl Prepared {
         // The default config.
         let mut default = Config::default();
         for p in &job.params {
-            let v = job
-                .default
-                .as_ref()
-                .and_then(|d| d.iter().find(|(n, _)| n == &p.name).map(|(_, v)| v.clone()));
-            default
-                .params
-                .push((p.name.clone(), v.unwrap_or_else(|| p.values[0].clone())));
+            let v = job.default.as_ref().and_then(|d| d.iter().find(|(n, _)| n == &p.name).map(|(_, v)| v.clone()));
+            default.params.push((p.name.clone(), v.unwrap_or_else(|| p.values[0].clone())));
         }
         if let Some(d) = &job.default {
             for (n, _) in d {
@@ -398,31 +329,18 @@ impl Prepared {
         let s = self.slots(cfg);
         let dim = |e: &Expr, what: &str| -> Result<u32, String> {
             let v = e.eval_i64(&s).map_err(|x| format!("{what} `{e}`: {x}"))?;
-            u32::try_from(v)
-                .ok()
-                .filter(|&v| v > 0)
-                .ok_or_else(|| format!("{what} `{e}` = {v}, must be a positive 32-bit integer"))
+            u32::try_from(v).ok().filter(|&v| v > 0).ok_or_else(|| format!("{what} `{e}` = {v}, must be a positive 32-bit integer"))
         };
         let shared = match &self.shared_mem {
             Some(e) => {
-                let v = e
-                    .eval_i64(&s)
-                    .map_err(|x| format!("shared_mem `{e}`: {x}"))?;
+                let v = e.eval_i64(&s).map_err(|x| format!("shared_mem `{e}`: {x}"))?;
                 u32::try_from(v).map_err(|_| format!("shared_mem `{e}` = {v} is out of range"))?
             }
             None => 0,
         };
         Ok(Launch {
-            grid: [
-                dim(&self.grid[0], "grid.x")?,
-                dim(&self.grid[1], "grid.y")?,
-                dim(&self.grid[2], "grid.z")?,
-            ],
-            block: [
-                dim(&self.block[0], "block.x")?,
-                dim(&self.block[1], "block.y")?,
-                dim(&self.block[2], "block.z")?,
-            ],
+            grid: [dim(&self.grid[0], "grid.x")?, dim(&self.grid[1], "grid.y")?, dim(&self.grid[2], "grid.z")?],
+            block: [dim(&self.block[0], "block.x")?, dim(&self.block[1], "block.y")?, dim(&self.block[2], "block.z")?],
             shared_mem_bytes: shared,
         })
     }
@@ -431,42 +349,19 @@ impl Prepared {
     pub fn estimate(&self, cfg: &Config, launch: &Launch) -> Result<Estimate, String> {
         let s = self.slots(cfg);
         let num = |e: &Expr| e.eval_i64(&s).map_err(|x| format!("`{e}`: {x}"));
-        let extra = self
-            .res_shared
-            .as_ref()
-            .map(num)
-            .transpose()?
-            .unwrap_or(0)
-            .max(0) as u64;
-        let regs = self
-            .res_regs
-            .as_ref()
-            .map(num)
-            .transpose()?
-            .map(|r| r.max(0) as u32);
+        let extra = self.res_shared.as_ref().map(num).transpose()?.unwrap_or(0).max(0) as u64;
+        let regs = self.res_regs.as_ref().map(num).transpose()?.map(|r| r.max(0) as u32);
         let tile = match (&self.tile, &self.dims) {
-            (Some(t), Some(d)) => Some((
-                [num(&t[0])? as u64, num(&t[1])? as u64],
-                [num(&d[0])? as u64, num(&d[1])? as u64],
-            )),
+            (Some(t), Some(d)) => Some(([num(&t[0])? as u64, num(&t[1])? as u64], [num(&d[0])? as u64, num(&d[1])? as u64])),
             _ => None,
         };
-        Ok(Estimate {
-            block: launch.block,
-            grid: launch.grid,
-            shared_bytes: extra + launch.shared_mem_bytes as u64,
-            regs_per_thread: regs,
-            tile,
-        })
+        Ok(Estimate { block: launch.block, grid: launch.grid, shared_bytes: extra + launch.shared_mem_bytes as u64, regs_per_thread: regs, tile })
     }
 
     /// FLOPs and bytes of a config's launch, where the job gives formulas.
     pub fn metrics(&self, cfg: &Config) -> (Option<f64>, Option<f64>) {
         let s = self.slots(cfg);
-        (
-            self.flops.as_ref().and_then(|e| e.eval_f64(&s).ok()),
-            self.bytes.as_ref().and_then(|e| e.eval_f64(&s).ok()),
-        )
+        (self.flops.as_ref().and_then(|e| e.eval_f64(&s).ok()), self.bytes.as_ref().and_then(|e| e.eval_f64(&s).ok()))
     }
 
     /// Access of each buffer argument, in order.

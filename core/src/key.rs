@@ -18,9 +18,7 @@ impl Bucket {
     /// Applies the bucket to one value (non-integers pass through).
     pub fn apply(self, v: &Value) -> Value {
         match (self, v) {
-            (Bucket::Pow2, Value::Int(i)) if *i > 0 => {
-                Value::Int((*i as u64).next_power_of_two() as i64)
-            }
+            (Bucket::Pow2, Value::Int(i)) if *i > 0 => Value::Int((*i as u64).next_power_of_two() as i64),
             _ => v.clone(),
         }
     }
@@ -47,28 +45,17 @@ pub struct ProblemKey {
 impl ProblemKey {
     /// Builds a key, bucketing each value.
     pub fn new(fields: &[(String, Value)], bucket: Bucket) -> ProblemKey {
-        ProblemKey {
-            fields: fields
-                .iter()
-                .map(|(k, v)| (k.clone(), bucket.apply(v)))
-                .collect(),
-        }
+        ProblemKey { fields: fields.iter().map(|(k, v)| (k.clone(), bucket.apply(v))).collect() }
     }
 
     /// Builds a key with a user function.
     pub fn with_fn(fields: &[(String, Value)], f: &BucketFn) -> ProblemKey {
-        ProblemKey {
-            fields: fields.iter().map(|(k, v)| (k.clone(), f(k, v))).collect(),
-        }
+        ProblemKey { fields: fields.iter().map(|(k, v)| (k.clone(), f(k, v))).collect() }
     }
 
     /// Stable text form: `N=4096,dtype=f32`.
     pub fn text(&self) -> String {
-        self.fields
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(",")
+        self.fields.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",")
     }
 }
 
@@ -78,21 +65,11 @@ mod tests {
 
     #[test]
     fn pow2_buckets() {
-        let k = ProblemKey::new(
-            &[
-                ("N".into(), Value::Int(3000)),
-                ("t".into(), Value::from("f32")),
-            ],
-            Bucket::Pow2,
-        );
+        let k = ProblemKey::new(&[("N".into(), Value::Int(3000)), ("t".into(), Value::from("f32"))], Bucket::Pow2);
         assert_eq!(k.text(), "N=4096,t=f32");
         assert_eq!(Bucket::Pow2.apply_i64(4096), 4096);
         assert_eq!(Bucket::Exact.apply_i64(3000), 3000);
-        let f: BucketFn =
-            std::sync::Arc::new(|_, v| Value::Int(v.as_i64().unwrap_or(0) / 1000 * 1000));
-        assert_eq!(
-            ProblemKey::with_fn(&[("N".into(), Value::Int(3500))], &f).text(),
-            "N=3000"
-        );
+        let f: BucketFn = std::sync::Arc::new(|_, v| Value::Int(v.as_i64().unwrap_or(0) / 1000 * 1000));
+        assert_eq!(ProblemKey::with_fn(&[("N".into(), Value::Int(3500))], &f).text(), "N=3000");
     }
 }

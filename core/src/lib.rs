@@ -49,10 +49,7 @@ pub mod tuner;
 pub mod value;
 pub mod verify;
 
-pub use backend::{
-    Backend, CompileRequest, Compiled, KernelSource, Launch, ResourceUsage, TimeRequest,
-    TimingMethod,
-};
+pub use backend::{Backend, CompileRequest, Compiled, KernelSource, Launch, ResourceUsage, TimeRequest, TimingMethod, VerifyRequest};
 pub use config::{Config, Knobs};
 pub use db::{Database, DbError};
 pub use error::{BackendError, Error, FailureKind, OpenError};

@@ -61,21 +61,13 @@ pub struct LimitViolation {
 
 impl fmt::Display for LimitViolation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}: needs {}, device allows {}",
-            self.limit, self.requested, self.allowed
-        )
+        write!(f, "{}: needs {}, device allows {}", self.limit, self.requested, self.allowed)
     }
 }
 
 fn check(limit: &str, requested: u64, allowed: u64) -> Result<(), LimitViolation> {
     if requested > allowed {
-        Err(LimitViolation {
-            limit: limit.into(),
-            requested,
-            allowed,
-        })
+        Err(LimitViolation { limit: limit.into(), requested, allowed })
     } else {
         Ok(())
     }
@@ -94,17 +86,9 @@ impl Limits {
     /// Checks a block shape.
     pub fn check_block(&self, block: [u32; 3]) -> Result<(), LimitViolation> {
         let threads = block.iter().map(|&b| b as u64).product::<u64>();
-        check(
-            "max_threads_per_block",
-            threads,
-            self.max_threads_per_block as u64,
-        )?;
+        check("max_threads_per_block", threads, self.max_threads_per_block as u64)?;
         for (i, axis) in ["x", "y", "z"].iter().enumerate() {
-            check(
-                &format!("max_block_dim.{axis}"),
-                block[i] as u64,
-                self.max_block_dim[i] as u64,
-            )?;
+            check(&format!("max_block_dim.{axis}"), block[i] as u64, self.max_block_dim[i] as u64)?;
         }
         Ok(())
     }
@@ -112,54 +96,29 @@ impl Limits {
     /// Checks a grid shape.
     pub fn check_grid(&self, grid: [u32; 3]) -> Result<(), LimitViolation> {
         for (i, axis) in ["x", "y", "z"].iter().enumerate() {
-            check(
-                &format!("max_grid_dim.{axis}"),
-                grid[i] as u64,
-                self.max_grid_dim[i] as u64,
-            )?;
+            check(&format!("max_grid_dim.{axis}"), grid[i] as u64, self.max_grid_dim[i] as u64)?;
         }
         Ok(())
     }
 
     /// Checks shared memory per block against the opt-in maximum (backends opt in as needed).
     pub fn check_shared(&self, bytes: u64) -> Result<(), LimitViolation> {
-        check(
-            "shared_mem_per_block_optin",
-            bytes,
-            self.shared_mem_per_block_optin,
-        )
+        check("shared_mem_per_block_optin", bytes, self.shared_mem_per_block_optin)
     }
 
     /// Checks registers: per thread, and per block for `threads` threads.
-    pub fn check_registers(
-        &self,
-        regs_per_thread: u32,
-        threads: u32,
-    ) -> Result<(), LimitViolation> {
+    pub fn check_registers(&self, regs_per_thread: u32, threads: u32) -> Result<(), LimitViolation> {
         if let Some(max) = self.max_registers_per_thread {
-            check(
-                "max_registers_per_thread",
-                regs_per_thread as u64,
-                max as u64,
-            )?;
+            check("max_registers_per_thread", regs_per_thread as u64, max as u64)?;
         }
         if let Some(max) = self.registers_per_block {
-            check(
-                "registers_per_block",
-                regs_per_thread as u64 * threads as u64,
-                max as u64,
-            )?;
+            check("registers_per_block", regs_per_thread as u64 * threads as u64, max as u64)?;
         }
         Ok(())
     }
 
     /// Resident blocks per SM: the minimum over blocks, warps, registers and shared memory.
-    pub fn occupancy(
-        &self,
-        threads: u32,
-        regs_per_thread: Option<u32>,
-        shared_bytes: u64,
-    ) -> Occupancy {
+    pub fn occupancy(&self, threads: u32, regs_per_thread: Option<u32>, shared_bytes: u64) -> Occupancy {
         let mut best = (u32::MAX, "blocks");
         let mut consider = |v: u64, why: &'static str| {
             let v = v.min(u32::MAX as u64) as u32;
@@ -185,10 +144,7 @@ impl Limits {
         if best.0 == u32::MAX {
             best.0 = 1;
         }
-        Occupancy {
-            blocks_per_sm: best.0,
-            limited_by: best.1.to_string(),
-        }
+        Occupancy { blocks_per_sm: best.0, limited_by: best.1.to_string() }
     }
 
     /// Names of optional fields this device does not report.
@@ -197,10 +153,7 @@ impl Limits {
         let opts: [(&str, bool); 9] = [
             ("registers_per_sm", self.registers_per_sm.is_none()),
             ("registers_per_block", self.registers_per_block.is_none()),
-            (
-                "max_registers_per_thread",
-                self.max_registers_per_thread.is_none(),
-            ),
+            ("max_registers_per_thread", self.max_registers_per_thread.is_none()),
             ("max_blocks_per_sm", self.max_blocks_per_sm.is_none()),
             ("max_warps_per_sm", self.max_warps_per_sm.is_none()),
             ("l2_bytes", self.l2_bytes.is_none()),
@@ -218,10 +171,7 @@ impl Limits {
 
     /// A preset by name (see [`PRESETS`]).
     pub fn preset(name: &str) -> Option<(crate::Target, Limits)> {
-        PRESETS
-            .iter()
-            .find(|p| p.name.eq_ignore_ascii_case(name) || p.arch.eq_ignore_ascii_case(name))
-            .map(|p| (p.target(), (p.limits)()))
+        PRESETS.iter().find(|p| p.name.eq_ignore_ascii_case(name) || p.arch.eq_ignore_ascii_case(name)).map(|p| (p.target(), (p.limits)()))
     }
 }
 
@@ -274,17 +224,7 @@ fn nvidia(sms: u32, smem_optin: u64, smem_sm: u64, l2: u64, bw: f64, f32: f64, f
 }
 
 #[allow(clippy::too_many_arguments)] // one argument per published spec-sheet figure
-fn amd(
-    cus: u32,
-    wave: u32,
-    lds: u64,
-    regs_per_cu: u32,
-    waves_per_cu: u32,
-    l2: u64,
-    bw: f64,
-    f32: f64,
-    f16: f64,
-) -> Limits {
+fn amd(cus: u32, wave: u32, lds: u64, regs_per_cu: u32, waves_per_cu: u32, l2: u64, bw: f64, f32: f64, f16: f64) -> Limits {
     Limits {
         max_threads_per_block: 1024,
         max_block_dim: [1024, 1024, 1024],
@@ -315,17 +255,7 @@ pub const PRESETS: &[Preset] = &[
         device: "NVIDIA A100-SXM4-80GB",
         vendor: crate::Vendor::Nvidia,
         backend: "cuda",
-        limits: || {
-            nvidia(
-                108,
-                163 * KIB,
-                164 * KIB,
-                40 * MIB,
-                2.039e12,
-                19.5e12,
-                312e12,
-            )
-        },
+        limits: || nvidia(108, 163 * KIB, 164 * KIB, 40 * MIB, 2.039e12, 19.5e12, 312e12),
     },
     Preset {
         name: "h100",
@@ -349,19 +279,7 @@ pub const PRESETS: &[Preset] = &[
         device: "AMD Instinct MI250X (one GCD)",
         vendor: crate::Vendor::Amd,
         backend: "hip",
-        limits: || {
-            amd(
-                110,
-                64,
-                64 * KIB,
-                131072,
-                32,
-                8 * MIB,
-                1.6e12,
-                23.9e12,
-                191.5e12,
-            )
-        },
+        limits: || amd(110, 64, 64 * KIB, 131072, 32, 8 * MIB, 1.6e12, 23.9e12, 191.5e12),
     },
     Preset {
         name: "mi300x",
@@ -369,19 +287,7 @@ pub const PRESETS: &[Preset] = &[
         device: "AMD Instinct MI300X",
         vendor: crate::Vendor::Amd,
         backend: "hip",
-        limits: || {
-            amd(
-                304,
-                64,
-                64 * KIB,
-                131072,
-                32,
-                4 * MIB,
-                5.3e12,
-                163.4e12,
-                1307e12,
-            )
-        },
+        limits: || amd(304, 64, 64 * KIB, 131072, 32, 4 * MIB, 5.3e12, 163.4e12, 1307e12),
     },
     Preset {
         name: "rx7900xtx",
@@ -389,19 +295,7 @@ pub const PRESETS: &[Preset] = &[
         device: "AMD Radeon RX 7900 XTX",
         vendor: crate::Vendor::Amd,
         backend: "hip",
-        limits: || {
-            amd(
-                96,
-                32,
-                64 * KIB,
-                98304,
-                32,
-                6 * MIB,
-                0.96e12,
-                61.4e12,
-                122.8e12,
-            )
-        },
+        limits: || amd(96, 32, 64 * KIB, 98304, 32, 6 * MIB, 0.96e12, 61.4e12, 122.8e12),
     },
     Preset {
         name: "llvmpipe",
@@ -439,16 +333,8 @@ mod tests {
     fn presets_exist_and_are_consistent() {
         for p in PRESETS {
             let l = (p.limits)();
-            assert!(
-                l.shared_mem_per_block <= l.shared_mem_per_block_optin,
-                "{}",
-                p.name
-            );
-            assert!(
-                l.shared_mem_per_block_optin <= l.shared_mem_per_sm,
-                "{}",
-                p.name
-            );
+            assert!(l.shared_mem_per_block <= l.shared_mem_per_block_optin, "{}", p.name);
+            assert!(l.shared_mem_per_block_optin <= l.shared_mem_per_sm, "{}", p.name);
             assert!(l.max_block_dim[0] <= l.max_threads_per_block, "{}", p.name);
             assert!(l.sm_count > 0);
             assert_eq!(Limits::preset(p.name).unwrap().1, l);
@@ -463,17 +349,11 @@ mod tests {
         assert_eq!(v.limit, "shared_mem_per_block_optin");
         assert_eq!((v.requested, v.allowed), (307200, 232448));
         let v = h100.check_block([64, 32, 1]).unwrap_err();
-        assert_eq!(
-            (v.limit.as_str(), v.requested, v.allowed),
-            ("max_threads_per_block", 2048, 1024)
-        );
+        assert_eq!((v.limit.as_str(), v.requested, v.allowed), ("max_threads_per_block", 2048, 1024));
         let v = h100.check_registers(300, 32).unwrap_err();
         assert_eq!(v.limit, "max_registers_per_thread");
         let v = h100.check_registers(128, 1024).unwrap_err();
-        assert_eq!(
-            (v.limit.as_str(), v.requested),
-            ("registers_per_block", 131072)
-        );
+        assert_eq!((v.limit.as_str(), v.requested), ("registers_per_block", 131072));
     }
 
     #[test]
@@ -485,10 +365,7 @@ mod tests {
         let o = h100.occupancy(128, Some(128), 0);
         assert_eq!((o.blocks_per_sm, o.limited_by.as_str()), (4, "registers"));
         let o = h100.occupancy(128, Some(32), 100 * 1024);
-        assert_eq!(
-            (o.blocks_per_sm, o.limited_by.as_str()),
-            (2, "shared_memory")
-        );
+        assert_eq!((o.blocks_per_sm, o.limited_by.as_str()), (2, "shared_memory"));
         let o = h100.occupancy(32, Some(16), 0);
         assert_eq!((o.blocks_per_sm, o.limited_by.as_str()), (32, "blocks"));
     }

@@ -21,11 +21,7 @@ pub struct ModelInput {
 
 /// Estimated seconds, or `None` when the device reports neither peak nor bandwidth.
 pub fn estimate(limits: &Limits, input: &ModelInput, half: bool) -> Option<f64> {
-    let peak = if half {
-        limits.peak_flops_f16
-    } else {
-        limits.peak_flops_f32
-    };
+    let peak = if half { limits.peak_flops_f16 } else { limits.peak_flops_f32 };
     let compute = peak.map(|p| input.flops / p);
     let memory = limits.memory_bandwidth.map(|b| input.bytes / b);
     let t = match (compute, memory) {
@@ -48,25 +44,12 @@ mod tests {
     #[test]
     fn roofline_and_waves() {
         let (_, h100) = Limits::preset("h100").unwrap();
-        let full = ModelInput {
-            flops: 0.0,
-            bytes: 3.35e9,
-            blocks: 132 * 4,
-            occupancy: 4,
-        };
+        let full = ModelInput { flops: 0.0, bytes: 3.35e9, blocks: 132 * 4, occupancy: 4 };
         assert!((estimate(&h100, &full, false).unwrap() - 1e-3).abs() < 1e-9);
         // One block more than a full wave: the second wave is nearly empty.
-        let tail = ModelInput {
-            blocks: 132 * 4 + 1,
-            ..full.clone()
-        };
+        let tail = ModelInput { blocks: 132 * 4 + 1, ..full.clone() };
         assert!(estimate(&h100, &tail, false).unwrap() > 1.9e-3);
-        let compute = ModelInput {
-            flops: 67e9,
-            bytes: 1.0,
-            blocks: 132,
-            occupancy: 1,
-        };
+        let compute = ModelInput { flops: 67e9, bytes: 1.0, blocks: 132, occupancy: 1 };
         assert!((estimate(&h100, &compute, false).unwrap() - 1e-3).abs() < 1e-9);
         let (_, sw) = Limits::preset("llvmpipe").unwrap();
         assert_eq!(estimate(&sw, &full, false), None);

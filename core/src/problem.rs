@@ -101,32 +101,29 @@ impl HostBuffer {
         match init {
             Init::Zeros => {}
             Init::Random { seed } => {
-                let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(*seed);
-                for i in 0..len {
-                    match dtype {
-                        DType::F32 => {
-                            put(&mut data, i, &rng.random_range(-1.0f32..1.0).to_le_bytes())
+                // Chunks of 64 Ki elements, each from its own stream of the seed, filled in
+                // parallel: the same seed gives the same data whatever the thread count.
+                use rayon::prelude::*;
+                const CHUNK: usize = 1 << 16;
+                let size = dtype.size();
+                data.par_chunks_mut(CHUNK * size).enumerate().for_each(|(ci, chunk)| {
+                    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(*seed);
+                    rng.set_stream(ci as u64);
+                    for i in 0..chunk.len() / size {
+                        match dtype {
+                            DType::F32 => put(chunk, i, &rng.random_range(-1.0f32..1.0).to_le_bytes()),
+                            DType::F64 => put(chunk, i, &rng.random_range(-1.0f64..1.0).to_le_bytes()),
+                            DType::I32 => put(chunk, i, &rng.random_range(0i32..100).to_le_bytes()),
+                            DType::U32 => put(chunk, i, &rng.random_range(0u32..100).to_le_bytes()),
+                            DType::I64 => put(chunk, i, &rng.random_range(0i64..100).to_le_bytes()),
                         }
-                        DType::F64 => {
-                            put(&mut data, i, &rng.random_range(-1.0f64..1.0).to_le_bytes())
-                        }
-                        DType::I32 => put(&mut data, i, &rng.random_range(0i32..100).to_le_bytes()),
-                        DType::U32 => put(&mut data, i, &rng.random_range(0u32..100).to_le_bytes()),
-                        DType::I64 => put(&mut data, i, &rng.random_range(0i64..100).to_le_bytes()),
                     }
-                }
+                });
             }
             Init::Sequence => (0..len).for_each(|i| write_f64(&mut data, dtype, i, i as f64)),
-            Init::Constant { value } => {
-                (0..len).for_each(|i| write_f64(&mut data, dtype, i, *value))
-            }
+            Init::Constant { value } => (0..len).for_each(|i| write_f64(&mut data, dtype, i, *value)),
         }
-        HostBuffer {
-            name: name.into(),
-            dtype,
-            data,
-            access,
-        }
+        HostBuffer { name: name.into(), dtype, data, access }
     }
 
     /// Number of elements.
@@ -213,12 +210,8 @@ impl ArgData {
         match dtype {
             DType::F32 => (f as f32).to_le_bytes().to_vec(),
             DType::F64 => f.to_le_bytes().to_vec(),
-            DType::I32 => (value.as_i64().unwrap_or(f as i64) as i32)
-                .to_le_bytes()
-                .to_vec(),
-            DType::U32 => (value.as_i64().unwrap_or(f as i64) as u32)
-                .to_le_bytes()
-                .to_vec(),
+            DType::I32 => (value.as_i64().unwrap_or(f as i64) as i32).to_le_bytes().to_vec(),
+            DType::U32 => (value.as_i64().unwrap_or(f as i64) as u32).to_le_bytes().to_vec(),
             DType::I64 => value.as_i64().unwrap_or(f as i64).to_le_bytes().to_vec(),
         }
     }
@@ -265,13 +258,7 @@ mod tests {
         let r2 = HostBuffer::new("x", DType::F32, 64, &Init::Random { seed: 7 }, Access::Read);
         assert_eq!(r1, r2);
         assert!(r1.to_f32().iter().all(|v| (-1.0..1.0).contains(v)));
-        let c = HostBuffer::new(
-            "x",
-            DType::I32,
-            3,
-            &Init::Constant { value: 5.0 },
-            Access::Read,
-        );
+        let c = HostBuffer::new("x", DType::I32, 3, &Init::Constant { value: 5.0 }, Access::Read);
         assert_eq!(c.get_f64(2), 5.0);
         assert!(f32::from_le_bytes(b.poisoned()[..4].try_into().unwrap()).is_nan());
     }

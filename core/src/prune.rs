@@ -37,11 +37,7 @@ pub struct PruneOptions {
 
 impl Default for PruneOptions {
     fn default() -> Self {
-        PruneOptions {
-            min_occupancy: 1,
-            max_tile_ratio: 2.0,
-            max_spill_bytes: Some(1024),
-        }
+        PruneOptions { min_occupancy: 1, max_tile_ratio: 2.0, max_spill_bytes: Some(1024) }
     }
 }
 
@@ -134,17 +130,10 @@ impl fmt::Display for PruneReason {
             | PruneReason::CannotLaunch { violation } => {
                 write!(f, "{}: {violation}", self.category())
             }
-            PruneReason::Occupancy {
-                blocks_per_sm,
-                floor,
-                limited_by,
-            } => {
+            PruneReason::Occupancy { blocks_per_sm, floor, limited_by } => {
                 write!(f, "occupancy: {blocks_per_sm} blocks/SM (limited by {limited_by}) < floor {floor}")
             }
-            PruneReason::Shape { tile, dim, axis } => write!(
-                f,
-                "shape: tile {axis}={tile} larger than problem {axis}={dim} allows"
-            ),
+            PruneReason::Shape { tile, dim, axis } => write!(f, "shape: tile {axis}={tile} larger than problem {axis}={dim} allows"),
             PruneReason::Spills { bytes, max } => write!(f, "spills: {bytes} B/thread > {max} B"),
             PruneReason::Geometry { message } => write!(f, "geometry: {message}"),
         }
@@ -152,42 +141,22 @@ impl fmt::Display for PruneReason {
 }
 
 /// Checks a config before compiling.
-pub fn prune_before(
-    limits: &Limits,
-    est: &Estimate,
-    opts: &PruneOptions,
-) -> Result<(), PruneReason> {
-    limits
-        .check_block(est.block)
-        .map_err(|violation| PruneReason::Threads { violation })?;
-    limits
-        .check_grid(est.grid)
-        .map_err(|violation| PruneReason::Grid { violation })?;
-    limits
-        .check_shared(est.shared_bytes)
-        .map_err(|violation| PruneReason::SharedMemory { violation })?;
+pub fn prune_before(limits: &Limits, est: &Estimate, opts: &PruneOptions) -> Result<(), PruneReason> {
+    limits.check_block(est.block).map_err(|violation| PruneReason::Threads { violation })?;
+    limits.check_grid(est.grid).map_err(|violation| PruneReason::Grid { violation })?;
+    limits.check_shared(est.shared_bytes).map_err(|violation| PruneReason::SharedMemory { violation })?;
     let threads = est.block.iter().product::<u32>();
     if let Some(r) = est.regs_per_thread {
-        limits
-            .check_registers(r, threads)
-            .map_err(|violation| PruneReason::Registers { violation })?;
+        limits.check_registers(r, threads).map_err(|violation| PruneReason::Registers { violation })?;
     }
     let occ = limits.occupancy(threads, est.regs_per_thread, est.shared_bytes);
     if occ.blocks_per_sm < opts.min_occupancy {
-        return Err(PruneReason::Occupancy {
-            blocks_per_sm: occ.blocks_per_sm,
-            floor: opts.min_occupancy,
-            limited_by: occ.limited_by,
-        });
+        return Err(PruneReason::Occupancy { blocks_per_sm: occ.blocks_per_sm, floor: opts.min_occupancy, limited_by: occ.limited_by });
     }
     if let Some((tile, dims)) = est.tile {
         for (i, axis) in ["m", "n"].iter().enumerate() {
             if dims[i] > 0 && tile[i] as f64 > opts.max_tile_ratio * dims[i] as f64 {
-                return Err(PruneReason::Shape {
-                    tile: tile[i],
-                    dim: dims[i],
-                    axis: axis.to_string(),
-                });
+                return Err(PruneReason::Shape { tile: tile[i], dim: dims[i], axis: axis.to_string() });
             }
         }
     }
@@ -195,51 +164,30 @@ pub fn prune_before(
 }
 
 /// Checks a compiled config against the compiler's resource report.
-pub fn prune_after(
-    limits: &Limits,
-    est: &Estimate,
-    usage: &ResourceUsage,
-    opts: &PruneOptions,
-) -> Result<(), PruneReason> {
+pub fn prune_after(limits: &Limits, est: &Estimate, usage: &ResourceUsage, opts: &PruneOptions) -> Result<(), PruneReason> {
     let threads = est.block.iter().product::<u32>();
     if let Some(max) = usage.max_threads_per_block {
         if threads > max {
             return Err(PruneReason::CannotLaunch {
-                violation: LimitViolation {
-                    limit: "max_threads_per_block (compiled)".into(),
-                    requested: threads as u64,
-                    allowed: max as u64,
-                },
+                violation: LimitViolation { limit: "max_threads_per_block (compiled)".into(), requested: threads as u64, allowed: max as u64 },
             });
         }
     }
     if let Some(r) = usage.registers {
-        limits
-            .check_registers(r, threads)
-            .map_err(|violation| PruneReason::Registers { violation })?;
+        limits.check_registers(r, threads).map_err(|violation| PruneReason::Registers { violation })?;
     }
     let shared = usage.static_shared_bytes.unwrap_or(0) + est.shared_bytes;
     if usage.static_shared_bytes.is_some() {
-        limits
-            .check_shared(shared)
-            .map_err(|violation| PruneReason::SharedMemory { violation })?;
+        limits.check_shared(shared).map_err(|violation| PruneReason::SharedMemory { violation })?;
     }
     if let (Some(bytes), Some(max)) = (usage.local_bytes, opts.max_spill_bytes) {
         if bytes > max {
             return Err(PruneReason::Spills { bytes, max });
         }
     }
-    let blocks = usage.active_blocks_per_sm.unwrap_or_else(|| {
-        limits
-            .occupancy(threads, usage.registers, shared)
-            .blocks_per_sm
-    });
+    let blocks = usage.active_blocks_per_sm.unwrap_or_else(|| limits.occupancy(threads, usage.registers, shared).blocks_per_sm);
     if blocks < opts.min_occupancy {
-        return Err(PruneReason::Occupancy {
-            blocks_per_sm: blocks,
-            floor: opts.min_occupancy,
-            limited_by: "compiled resources".into(),
-        });
+        return Err(PruneReason::Occupancy { blocks_per_sm: blocks, floor: opts.min_occupancy, limited_by: "compiled resources".into() });
     }
     Ok(())
 }
@@ -253,12 +201,7 @@ mod tests {
     }
 
     fn est(block: [u32; 3], shared: u64) -> Estimate {
-        Estimate {
-            block,
-            grid: [1, 1, 1],
-            shared_bytes: shared,
-            ..Default::default()
-        }
+        Estimate { block, grid: [1, 1, 1], shared_bytes: shared, ..Default::default() }
     }
 
     #[test]
@@ -266,50 +209,17 @@ mod tests {
         let o = PruneOptions::default();
         let l = h100();
         assert!(prune_before(&l, &est([256, 1, 1], 0), &o).is_ok());
-        assert_eq!(
-            prune_before(&l, &est([64, 32, 1], 0), &o)
-                .unwrap_err()
-                .category(),
-            "threads"
-        );
-        assert_eq!(
-            prune_before(&l, &est([128, 1, 1], 240 * 1024), &o)
-                .unwrap_err()
-                .category(),
-            "shared_memory"
-        );
+        assert_eq!(prune_before(&l, &est([64, 32, 1], 0), &o).unwrap_err().category(), "threads");
+        assert_eq!(prune_before(&l, &est([128, 1, 1], 240 * 1024), &o).unwrap_err().category(), "shared_memory");
         let mut e = est([512, 1, 1], 0);
         e.regs_per_thread = Some(255);
-        assert_eq!(
-            prune_before(&l, &e, &o).unwrap_err().category(),
-            "registers"
-        );
-        let o2 = PruneOptions {
-            min_occupancy: 2,
-            ..o.clone()
-        };
+        assert_eq!(prune_before(&l, &e, &o).unwrap_err().category(), "registers");
+        let o2 = PruneOptions { min_occupancy: 2, ..o.clone() };
         let r = prune_before(&l, &est([128, 1, 1], 120 * 1024), &o2).unwrap_err();
-        assert!(
-            matches!(
-                r,
-                PruneReason::Occupancy {
-                    blocks_per_sm: 1,
-                    floor: 2,
-                    ..
-                }
-            ),
-            "{r}"
-        );
+        assert!(matches!(r, PruneReason::Occupancy { blocks_per_sm: 1, floor: 2, .. }), "{r}");
         let mut e = est([128, 1, 1], 0);
         e.tile = Some(([256, 64], [100, 4096]));
-        assert!(matches!(
-            prune_before(&l, &e, &o).unwrap_err(),
-            PruneReason::Shape {
-                tile: 256,
-                dim: 100,
-                ..
-            }
-        ));
+        assert!(matches!(prune_before(&l, &e, &o).unwrap_err(), PruneReason::Shape { tile: 256, dim: 100, .. }));
         e.grid = [1, 70000, 1];
         assert_eq!(prune_before(&l, &e, &o).unwrap_err().category(), "grid");
     }
@@ -319,36 +229,13 @@ mod tests {
         let o = PruneOptions::default();
         let l = h100();
         let e = est([1024, 1, 1], 0);
-        let u = ResourceUsage {
-            registers: Some(128),
-            ..Default::default()
-        };
-        assert_eq!(
-            prune_after(&l, &e, &u, &o).unwrap_err().category(),
-            "registers"
-        );
-        let u = ResourceUsage {
-            registers: Some(32),
-            local_bytes: Some(4096),
-            ..Default::default()
-        };
-        assert_eq!(
-            prune_after(&l, &e, &u, &o).unwrap_err().category(),
-            "spills"
-        );
-        let u = ResourceUsage {
-            max_threads_per_block: Some(512),
-            ..Default::default()
-        };
-        assert_eq!(
-            prune_after(&l, &e, &u, &o).unwrap_err().category(),
-            "cannot_launch"
-        );
-        let u = ResourceUsage {
-            registers: Some(32),
-            local_bytes: Some(0),
-            ..Default::default()
-        };
+        let u = ResourceUsage { registers: Some(128), ..Default::default() };
+        assert_eq!(prune_after(&l, &e, &u, &o).unwrap_err().category(), "registers");
+        let u = ResourceUsage { registers: Some(32), local_bytes: Some(4096), ..Default::default() };
+        assert_eq!(prune_after(&l, &e, &u, &o).unwrap_err().category(), "spills");
+        let u = ResourceUsage { max_threads_per_block: Some(512), ..Default::default() };
+        assert_eq!(prune_after(&l, &e, &u, &o).unwrap_err().category(), "cannot_launch");
+        let u = ResourceUsage { registers: Some(32), local_bytes: Some(0), ..Default::default() };
         assert!(prune_after(&l, &e, &u, &o).is_ok());
     }
 }

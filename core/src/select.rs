@@ -41,17 +41,8 @@ pub struct Selection {
 pub fn select(entrants: &[Entrant<'_>], tie_tolerance: f64) -> Option<Selection> {
     let fastest = (0..entrants.len())
         .filter(|&i| !entrants[i].stats.raced)
-        .min_by(|&a, &b| {
-            entrants[a]
-                .stats
-                .mean
-                .total_cmp(&entrants[b].stats.mean)
-                .then(entrants[a].order.cmp(&entrants[b].order))
-        })
-        .or_else(|| {
-            (0..entrants.len())
-                .min_by(|&a, &b| entrants[a].stats.mean.total_cmp(&entrants[b].stats.mean))
-        })?;
+        .min_by(|&a, &b| entrants[a].stats.mean.total_cmp(&entrants[b].stats.mean).then(entrants[a].order.cmp(&entrants[b].order)))
+        .or_else(|| (0..entrants.len()).min_by(|&a, &b| entrants[a].stats.mean.total_cmp(&entrants[b].stats.mean)))?;
     let best = entrants[fastest].stats;
     let finite = |x: f64| if x.is_finite() { x } else { 0.0 };
     let mut band: Vec<usize> = (0..entrants.len())
@@ -69,20 +60,9 @@ pub fn select(entrants: &[Entrant<'_>], tie_tolerance: f64) -> Option<Selection>
         .collect();
     band.sort_by(|&a, &b| {
         let (ea, eb) = (&entrants[a], &entrants[b]);
-        eb.is_default
-            .cmp(&ea.is_default)
-            .then(
-                ea.resource_score
-                    .unwrap_or(0)
-                    .cmp(&eb.resource_score.unwrap_or(0)),
-            )
-            .then(ea.order.cmp(&eb.order))
+        eb.is_default.cmp(&ea.is_default).then(ea.resource_score.unwrap_or(0).cmp(&eb.resource_score.unwrap_or(0))).then(ea.order.cmp(&eb.order))
     });
-    Some(Selection {
-        winner: band[0],
-        tie_band: band,
-        fastest,
-    })
+    Some(Selection { winner: band[0], tie_band: band, fastest })
 }
 
 #[cfg(test)]
@@ -90,31 +70,13 @@ mod tests {
     use super::*;
 
     fn st(mean: f64, ci: f64) -> Stats {
-        Stats {
-            samples: 10,
-            mean,
-            median: mean,
-            min: mean,
-            max: mean,
-            stddev: 0.0,
-            ci_half: ci,
-            raced: false,
-        }
+        Stats { samples: 10, mean, median: mean, min: mean, max: mean, stddev: 0.0, ci_half: ci, raced: false }
     }
 
     #[test]
     fn fastest_wins_when_clear() {
         let s = [st(2.0, 0.01), st(1.0, 0.01), st(1.5, 0.01)];
-        let e: Vec<_> = s
-            .iter()
-            .enumerate()
-            .map(|(i, s)| Entrant {
-                order: i,
-                is_default: false,
-                resource_score: None,
-                stats: s,
-            })
-            .collect();
+        let e: Vec<_> = s.iter().enumerate().map(|(i, s)| Entrant { order: i, is_default: false, resource_score: None, stats: s }).collect();
         let sel = select(&e, 0.005).unwrap();
         assert_eq!(sel.winner, 1);
         assert_eq!(sel.tie_band, vec![1]);
@@ -122,22 +84,9 @@ mod tests {
 
     #[test]
     fn ties_break_by_default_then_resources_then_order() {
-        let s = [
-            st(1.002, 0.004),
-            st(1.0, 0.004),
-            st(1.001, 0.004),
-            st(1.3, 0.001),
-        ];
+        let s = [st(1.002, 0.004), st(1.0, 0.004), st(1.001, 0.004), st(1.3, 0.001)];
         let mk = |def: usize, res: [u64; 4]| -> Vec<Entrant<'_>> {
-            s.iter()
-                .enumerate()
-                .map(|(i, s)| Entrant {
-                    order: i,
-                    is_default: i == def,
-                    resource_score: Some(res[i]),
-                    stats: s,
-                })
-                .collect()
+            s.iter().enumerate().map(|(i, s)| Entrant { order: i, is_default: i == def, resource_score: Some(res[i]), stats: s }).collect()
         };
         assert_eq!(select(&mk(0, [5, 5, 5, 0]), 0.005).unwrap().winner, 0);
         assert_eq!(select(&mk(9, [5, 6, 4, 0]), 0.005).unwrap().winner, 2);
@@ -152,16 +101,7 @@ mod tests {
         let mut slow = st(1.001, 0.5);
         slow.raced = true;
         let s = [slow, st(1.0, 0.001)];
-        let e: Vec<_> = s
-            .iter()
-            .enumerate()
-            .map(|(i, s)| Entrant {
-                order: i,
-                is_default: i == 0,
-                resource_score: None,
-                stats: s,
-            })
-            .collect();
+        let e: Vec<_> = s.iter().enumerate().map(|(i, s)| Entrant { order: i, is_default: i == 0, resource_score: None, stats: s }).collect();
         assert_eq!(select(&e, 0.005).unwrap().winner, 1);
     }
 }

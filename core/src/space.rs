@@ -22,14 +22,8 @@ pub struct Param {
 
 impl Param {
     /// A parameter with the given values.
-    pub fn new(
-        name: impl Into<String>,
-        values: impl IntoIterator<Item = impl Into<Value>>,
-    ) -> Param {
-        Param {
-            name: name.into(),
-            values: values.into_iter().map(Into::into).collect(),
-        }
+    pub fn new(name: impl Into<String>, values: impl IntoIterator<Item = impl Into<Value>>) -> Param {
+        Param { name: name.into(), values: values.into_iter().map(Into::into).collect() }
     }
 }
 
@@ -66,11 +60,7 @@ pub struct SearchSpace {
 
 impl SearchSpace {
     /// Builds a space. `constants` are names restrictions may read besides the parameters.
-    pub fn new(
-        params: Vec<Param>,
-        restrictions: &[impl AsRef<str>],
-        constants: Vec<(String, Value)>,
-    ) -> Result<SearchSpace, SpaceError> {
+    pub fn new(params: Vec<Param>, restrictions: &[impl AsRef<str>], constants: Vec<(String, Value)>) -> Result<SearchSpace, SpaceError> {
         for (i, p) in params.iter().enumerate() {
             if p.values.is_empty() {
                 return Err(SpaceError::EmptyParam(p.name.clone()));
@@ -79,17 +69,10 @@ impl SearchSpace {
                 return Err(SpaceError::DuplicateParam(p.name.clone()));
             }
         }
-        let names: Vec<&str> = params
-            .iter()
-            .map(|p| p.name.as_str())
-            .chain(constants.iter().map(|(n, _)| n.as_str()))
-            .collect();
+        let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).chain(constants.iter().map(|(n, _)| n.as_str())).collect();
         let mut exprs = Vec::new();
         for (index, r) in restrictions.iter().enumerate() {
-            exprs.push(
-                Expr::compile(r.as_ref(), &names)
-                    .map_err(|source| SpaceError::Restriction { index, source })?,
-            );
+            exprs.push(Expr::compile(r.as_ref(), &names).map_err(|source| SpaceError::Restriction { index, source })?);
         }
         let np = params.len();
         let mut checks_at = vec![Vec::new(); np];
@@ -100,13 +83,7 @@ impl SearchSpace {
                 None => constant_checks.push(i),
             }
         }
-        Ok(SearchSpace {
-            params,
-            constants,
-            restrictions: exprs,
-            checks_at,
-            constant_checks,
-        })
+        Ok(SearchSpace { params, constants, restrictions: exprs, checks_at, constant_checks })
     }
 
     /// The parameters.
@@ -134,18 +111,8 @@ impl SearchSpace {
         let np = self.params.len();
         let mut slots: Vec<Value> = self.params.iter().map(|p| p.values[0].clone()).collect();
         slots.extend(self.constants.iter().map(|(_, v)| v.clone()));
-        let ok = self
-            .constant_checks
-            .iter()
-            .all(|&i| self.restrictions[i].eval_bool(&slots).unwrap_or(false));
-        CoordIter {
-            space: self,
-            slots,
-            idx: vec![0; np],
-            depth: 0,
-            done: !ok,
-            empty_yielded: false,
-        }
+        let ok = self.constant_checks.iter().all(|&i| self.restrictions[i].eval_bool(&slots).unwrap_or(false));
+        CoordIter { space: self, slots, idx: vec![0; np], depth: 0, done: !ok, empty_yielded: false }
     }
 
     /// Lazily enumerates valid configs.
@@ -160,15 +127,7 @@ impl SearchSpace {
 
     /// The config at given value indices.
     pub fn config_at(&self, coords: &[u32]) -> Config {
-        Config {
-            params: self
-                .params
-                .iter()
-                .zip(coords)
-                .map(|(p, &i)| (p.name.clone(), p.values[i as usize].clone()))
-                .collect(),
-            knobs: Default::default(),
-        }
+        Config { params: self.params.iter().zip(coords).map(|(p, &i)| (p.name.clone(), p.values[i as usize].clone())).collect(), knobs: Default::default() }
     }
 
     /// Value-index coordinates of a config, if every value is in the space's lists.
@@ -177,26 +136,16 @@ impl SearchSpace {
             .iter()
             .map(|p| {
                 let v = cfg.get(&p.name)?;
-                p.values
-                    .iter()
-                    .position(|x| x == v || x.as_f64().zip(v.as_f64()).is_some_and(|(a, b)| a == b))
-                    .map(|i| i as u32)
+                p.values.iter().position(|x| x == v || x.as_f64().zip(v.as_f64()).is_some_and(|(a, b)| a == b)).map(|i| i as u32)
             })
             .collect()
     }
 
     /// Whether a config (given as coordinates) satisfies every restriction.
     pub fn is_valid(&self, coords: &[u32]) -> bool {
-        let mut slots: Vec<Value> = self
-            .params
-            .iter()
-            .zip(coords)
-            .map(|(p, &i)| p.values[i as usize].clone())
-            .collect();
+        let mut slots: Vec<Value> = self.params.iter().zip(coords).map(|(p, &i)| p.values[i as usize].clone()).collect();
         slots.extend(self.constants.iter().map(|(_, v)| v.clone()));
-        self.restrictions
-            .iter()
-            .all(|r| r.eval_bool(&slots).unwrap_or(false))
+        self.restrictions.iter().all(|r| r.eval_bool(&slots).unwrap_or(false))
     }
 
     /// A stable hash of the definition (parameters, values, restrictions, constants).
@@ -258,11 +207,7 @@ impl Iterator for CoordIter<'_> {
                 continue;
             }
             self.slots[d] = values[self.idx[d] as usize].clone();
-            let ok = self.space.checks_at[d].iter().all(|&i| {
-                self.space.restrictions[i]
-                    .eval_bool(&self.slots)
-                    .unwrap_or(false)
-            });
+            let ok = self.space.checks_at[d].iter().all(|&i| self.space.restrictions[i].eval_bool(&self.slots).unwrap_or(false));
             if !ok {
                 self.idx[d] += 1;
                 continue;
@@ -284,11 +229,7 @@ mod tests {
 
     #[test]
     fn matches_brute_force_filter() {
-        let params = vec![
-            Param::new("a", [1, 2, 4, 8]),
-            Param::new("b", [1, 2, 3]),
-            Param::new("c", [0, 1]),
-        ];
+        let params = vec![Param::new("a", [1, 2, 4, 8]), Param::new("b", [1, 2, 3]), Param::new("c", [0, 1])];
         let r = ["a*b <= 8", "c == 0 or a % 4 == 0", "b != N"];
         let s = SearchSpace::new(params, &r, vec![("N".into(), Value::Int(3))]).unwrap();
         let got: Vec<_> = s.iter_coords().collect();
@@ -315,23 +256,13 @@ mod tests {
         let e = SearchSpace::new(vec![Param::new("a", [1])], &["a < b"], vec![]).unwrap_err();
         assert!(e.to_string().contains("restriction 0"), "{e}");
         assert!(e.to_string().contains("unknown name `b`"), "{e}");
-        let e = SearchSpace::new(
-            vec![Param::new("a", Vec::<i64>::new())],
-            &[] as &[&str],
-            vec![],
-        )
-        .unwrap_err();
+        let e = SearchSpace::new(vec![Param::new("a", Vec::<i64>::new())], &[] as &[&str], vec![]).unwrap_err();
         assert_eq!(e, SpaceError::EmptyParam("a".into()));
     }
 
     #[test]
     fn constant_false_restriction_gives_empty_space() {
-        let s = SearchSpace::new(
-            vec![Param::new("a", [1, 2])],
-            &["N > 10"],
-            vec![("N".into(), Value::Int(3))],
-        )
-        .unwrap();
+        let s = SearchSpace::new(vec![Param::new("a", [1, 2])], &["N > 10"], vec![("N".into(), Value::Int(3))]).unwrap();
         assert_eq!(s.count(), 0);
     }
 }

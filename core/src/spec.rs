@@ -229,11 +229,7 @@ impl Spec {
     /// Parses spec text; `path` locates relative source files and names the file in errors.
     pub fn parse(text: &str, path: &Path) -> Result<Spec, SpecError> {
         let file = path.display().to_string();
-        let err = |field: &str, message: String| SpecError {
-            file: file.clone(),
-            field: field.into(),
-            message,
-        };
+        let err = |field: &str, message: String| SpecError { file: file.clone(), field: field.into(), message };
         let raw: RawSpec = toml::from_str(text).map_err(|e| {
             let msg = e.message().to_string();
             let field = match e.span() {
@@ -246,25 +242,14 @@ impl Spec {
             err(&field, format!("{msg}; see docs/spec.md for the schema"))
         })?;
         let dir = path.parent().unwrap_or(Path::new("."));
-        let sources: BTreeMap<String, PathBuf> = raw
-            .kernel
-            .source
-            .iter()
-            .map(|(k, v)| (k.clone(), dir.join(v)))
-            .collect();
+        let sources: BTreeMap<String, PathBuf> = raw.kernel.source.iter().map(|(k, v)| (k.clone(), dir.join(v))).collect();
         for lang in sources.keys() {
             if !["wgsl", "cuda", "hip"].contains(&lang.as_str()) {
-                return Err(err(
-                    &format!("kernel.source.{lang}"),
-                    "unknown language; use wgsl, cuda or hip".into(),
-                ));
+                return Err(err(&format!("kernel.source.{lang}"), "unknown language; use wgsl, cuda or hip".into()));
             }
         }
         if sources.is_empty() {
-            return Err(err(
-                "kernel.source",
-                "no kernel source; add e.g. `wgsl = \"kernel.wgsl\"`".into(),
-            ));
+            return Err(err("kernel.source", "no kernel source; add e.g. `wgsl = \"kernel.wgsl\"`".into()));
         }
         // Parameters, in declaration order.
         let mut params = Vec::new();
@@ -274,19 +259,11 @@ impl Spec {
             let (list, def) = match v {
                 toml::Value::Array(a) => (a.clone(), None),
                 toml::Value::Table(t) => {
-                    let vals = t
-                        .get("values")
-                        .and_then(|v| v.as_array())
-                        .cloned()
-                        .ok_or_else(|| {
-                            err(&field, "a table parameter needs `values = [...]`".into())
-                        })?;
+                    let vals =
+                        t.get("values").and_then(|v| v.as_array()).cloned().ok_or_else(|| err(&field, "a table parameter needs `values = [...]`".into()))?;
                     for k in t.keys() {
                         if k != "values" && k != "default" {
-                            return Err(err(
-                                &format!("{field}.{k}"),
-                                "unknown key; use `values` and `default`".into(),
-                            ));
+                            return Err(err(&format!("{field}.{k}"), "unknown key; use `values` and `default`".into()));
                         }
                     }
                     (vals, t.get("default").cloned())
@@ -295,32 +272,20 @@ impl Spec {
             };
             let values: Vec<Value> = list
                 .iter()
-                .map(|x| {
-                    Value::from_toml(x).ok_or_else(|| {
-                        err(
-                            &field,
-                            format!("`{x}` is not an integer, float, boolean or string"),
-                        )
-                    })
-                })
+                .map(|x| Value::from_toml(x).ok_or_else(|| err(&field, format!("`{x}` is not an integer, float, boolean or string"))))
                 .collect::<Result<_, _>>()?;
             if values.is_empty() {
                 return Err(err(&field, "no values; give at least one".into()));
             }
             if let Some(d) = def {
-                let d = Value::from_toml(&d)
-                    .ok_or_else(|| err(&format!("{field}.default"), "not a scalar".into()))?;
+                let d = Value::from_toml(&d).ok_or_else(|| err(&format!("{field}.default"), "not a scalar".into()))?;
                 declared_defaults.push((name.clone(), d));
             }
-            params.push(Param {
-                name: name.clone(),
-                values,
-            });
+            params.push(Param { name: name.clone(), values });
         }
         if let Some(d) = &raw.space.default {
             for (k, v) in d {
-                let v = Value::from_toml(v)
-                    .ok_or_else(|| err(&format!("space.default.{k}"), "not a scalar".into()))?;
+                let v = Value::from_toml(v).ok_or_else(|| err(&format!("space.default.{k}"), "not a scalar".into()))?;
                 declared_defaults.retain(|(n, _)| n != k);
                 declared_defaults.push((k.clone(), v));
             }
@@ -330,8 +295,7 @@ impl Spec {
         for (i, t) in raw.problems.iter().enumerate() {
             let mut sizes = Vec::new();
             for (k, v) in t {
-                let v = Value::from_toml(v)
-                    .ok_or_else(|| err(&format!("problems[{i}].{k}"), "not a scalar".into()))?;
+                let v = Value::from_toml(v).ok_or_else(|| err(&format!("problems[{i}].{k}"), "not a scalar".into()))?;
                 sizes.push((k.clone(), v));
             }
             problems.push(sizes);
@@ -343,81 +307,35 @@ impl Spec {
         let mut args = Vec::new();
         for (i, a) in raw.args.iter().enumerate() {
             let field = format!("args[{i}] ({})", a.name);
-            let dtype = DType::parse(&a.dtype).ok_or_else(|| {
-                err(
-                    &format!("{field}.type"),
-                    format!("unknown type `{}`; use f32, f64, i32, u32 or i64", a.dtype),
-                )
-            })?;
+            let dtype =
+                DType::parse(&a.dtype).ok_or_else(|| err(&format!("{field}.type"), format!("unknown type `{}`; use f32, f64, i32, u32 or i64", a.dtype)))?;
             let kind = match (&a.len, &a.value) {
                 (Some(len), None) => {
-                    let len = expr_text(len).ok_or_else(|| {
-                        err(
-                            &format!("{field}.len"),
-                            "must be a number or an expression string".into(),
-                        )
-                    })?;
+                    let len = expr_text(len).ok_or_else(|| err(&format!("{field}.len"), "must be a number or an expression string".into()))?;
                     let init = match a.init.as_deref().unwrap_or("zeros") {
                         "zeros" => Init::Zeros,
-                        "random" => Init::Random {
-                            seed: a.seed.unwrap_or(i as u64 + 1),
-                        },
+                        "random" => Init::Random { seed: a.seed.unwrap_or(i as u64 + 1) },
                         "sequence" => Init::Sequence,
-                        "constant" => Init::Constant {
-                            value: a.fill.ok_or_else(|| {
-                                err(
-                                    &format!("{field}.fill"),
-                                    "init = \"constant\" needs `fill = <number>`".into(),
-                                )
-                            })?,
-                        },
-                        other => {
-                            return Err(err(
-                                &format!("{field}.init"),
-                                format!(
-                                "unknown init `{other}`; use random, zeros, sequence or constant"
-                            ),
-                            ))
+                        "constant" => {
+                            Init::Constant { value: a.fill.ok_or_else(|| err(&format!("{field}.fill"), "init = \"constant\" needs `fill = <number>`".into()))? }
                         }
+                        other => return Err(err(&format!("{field}.init"), format!("unknown init `{other}`; use random, zeros, sequence or constant"))),
                     };
                     let access = match a.access.as_deref().unwrap_or("read") {
                         "read" => Access::Read,
                         "write" => Access::Write,
                         "readwrite" | "read_write" => Access::ReadWrite,
-                        other => {
-                            return Err(err(
-                                &format!("{field}.access"),
-                                format!("unknown access `{other}`; use read, write or readwrite"),
-                            ))
-                        }
+                        other => return Err(err(&format!("{field}.access"), format!("unknown access `{other}`; use read, write or readwrite"))),
                     };
-                    ArgKind::Buffer {
-                        dtype,
-                        len,
-                        init,
-                        access,
-                    }
+                    ArgKind::Buffer { dtype, len, init, access }
                 }
                 (None, Some(v)) => ArgKind::Scalar {
                     dtype,
-                    value: expr_text(v).ok_or_else(|| {
-                        err(
-                            &format!("{field}.value"),
-                            "must be a number or an expression string".into(),
-                        )
-                    })?,
+                    value: expr_text(v).ok_or_else(|| err(&format!("{field}.value"), "must be a number or an expression string".into()))?,
                 },
-                _ => {
-                    return Err(err(
-                        &field,
-                        "give `len` for a buffer or `value` for a scalar (exactly one)".into(),
-                    ))
-                }
+                _ => return Err(err(&field, "give `len` for a buffer or `value` for a scalar (exactly one)".into())),
             };
-            args.push(ArgSpec {
-                name: a.name.clone(),
-                kind,
-            });
+            args.push(ArgSpec { name: a.name.clone(), kind });
         }
         let dims = |field: &str, v: &[toml::Value]| -> Result<[String; 3], SpecError> {
             if v.is_empty() || v.len() > 3 {
@@ -425,30 +343,16 @@ impl Spec {
             }
             let mut out = ["1".to_string(), "1".to_string(), "1".to_string()];
             for (i, x) in v.iter().enumerate() {
-                out[i] = expr_text(x).ok_or_else(|| {
-                    err(
-                        &format!("{field}[{i}]"),
-                        "must be a number or an expression string".into(),
-                    )
-                })?;
+                out[i] = expr_text(x).ok_or_else(|| err(&format!("{field}[{i}]"), "must be a number or an expression string".into()))?;
             }
             Ok(out)
         };
         let grid = dims("launch.grid", &raw.launch.grid)?;
         let block = dims("launch.block", &raw.launch.block)?;
-        let opt_expr =
-            |field: &str, v: &Option<toml::Value>| -> Result<Option<String>, SpecError> {
-                v.as_ref()
-                    .map(|v| {
-                        expr_text(v).ok_or_else(|| {
-                            err(field, "must be a number or an expression string".into())
-                        })
-                    })
-                    .transpose()
-            };
-        let two = |field: &str,
-                   v: &Option<Vec<toml::Value>>|
-         -> Result<Option<[String; 2]>, SpecError> {
+        let opt_expr = |field: &str, v: &Option<toml::Value>| -> Result<Option<String>, SpecError> {
+            v.as_ref().map(|v| expr_text(v).ok_or_else(|| err(field, "must be a number or an expression string".into()))).transpose()
+        };
+        let two = |field: &str, v: &Option<Vec<toml::Value>>| -> Result<Option<[String; 2]>, SpecError> {
             match v {
                 None => Ok(None),
                 Some(v) if v.len() == 2 => Ok(Some([
@@ -464,49 +368,24 @@ impl Spec {
             "none" => Reference::None,
             r if r.starts_with("cpu:") => {
                 let name = &r[4..];
-                let f = crate::reference::builtin(name).ok_or_else(|| {
-                    err(
-                        "verify.reference",
-                        format!(
-                            "unknown CPU reference `{name}`; built-in: {}",
-                            crate::reference::BUILTINS.join(", ")
-                        ),
-                    )
-                })?;
+                let f = crate::reference::builtin(name)
+                    .ok_or_else(|| err("verify.reference", format!("unknown CPU reference `{name}`; built-in: {}", crate::reference::BUILTINS.join(", "))))?;
                 cpu_reference = Some(name.to_string());
                 Reference::Host(name.to_string(), f)
             }
-            other => {
-                return Err(err(
-                    "verify.reference",
-                    format!("`{other}` is not `default`, `none` or `cpu:NAME`"),
-                ))
-            }
+            other => return Err(err("verify.reference", format!("`{other}` is not `default`, `none` or `cpu:NAME`"))),
         };
-        let tol = Tolerance {
-            atol: raw.verify.atol.unwrap_or(Tolerance::default().atol),
-            rtol: raw.verify.rtol.unwrap_or(Tolerance::default().rtol),
-        };
+        let tol = Tolerance { atol: raw.verify.atol.unwrap_or(Tolerance::default().atol), rtol: raw.verify.rtol.unwrap_or(Tolerance::default().rtol) };
         let bucket = match raw.key.bucket.as_deref().unwrap_or("exact") {
             "exact" => Bucket::Exact,
             "pow2" => Bucket::Pow2,
-            other => {
-                return Err(err(
-                    "key.bucket",
-                    format!("unknown bucket `{other}`; use exact or pow2"),
-                ))
-            }
+            other => return Err(err("key.bucket", format!("unknown bucket `{other}`; use exact or pow2"))),
         };
         let budget = match &raw.tune.budget {
             None => None,
             Some(toml::Value::Integer(i)) => Some(i.to_string()),
             Some(toml::Value::String(s)) => Some(s.clone()),
-            Some(_) => {
-                return Err(err(
-                    "tune.budget",
-                    "use a count (200) or a duration string (\"30s\")".into(),
-                ))
-            }
+            Some(_) => return Err(err("tune.budget", "use a count (200) or a duration string (\"30s\")".into())),
         };
         if let Some(b) = &budget {
             crate::strategy::Budget::parse(b).map_err(|m| err("tune.budget", m))?;
@@ -516,21 +395,13 @@ impl Spec {
         }
         let mut template = TuneJob::new(KernelSource::new(&raw.kernel.name, "", ""), params);
         template.restrictions = raw.space.restrictions.clone();
-        template.default = if declared_defaults.is_empty() {
-            None
-        } else {
-            Some(declared_defaults)
-        };
+        template.default = if declared_defaults.is_empty() { None } else { Some(declared_defaults) };
         template.args = args;
         template.grid = grid;
         template.block = block;
         template.shared_mem = opt_expr("launch.shared_mem", &raw.launch.shared_mem)?;
         template.size_defines = raw.launch.size_defines;
-        template.verify = Verification {
-            outputs: raw.verify.outputs.clone(),
-            tolerance: tol,
-            reference,
-        };
+        template.verify = Verification { outputs: raw.verify.outputs.clone(), tolerance: tol, reference };
         template.resources = Resources {
             shared_mem: opt_expr("resources.shared_mem", &raw.resources.shared_mem)?,
             registers: opt_expr("resources.registers", &raw.resources.registers)?,

@@ -66,20 +66,11 @@ impl Budget {
         let mut b = Budget::default();
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             if let Some(s) = part.strip_suffix('s') {
-                b.max_seconds = Some(
-                    s.parse::<f64>()
-                        .map_err(|_| format!("`{part}` is not a number of seconds"))?,
-                );
+                b.max_seconds = Some(s.parse::<f64>().map_err(|_| format!("`{part}` is not a number of seconds"))?);
             } else if let Some(m) = part.strip_suffix('m') {
-                b.max_seconds = Some(
-                    60.0 * m
-                        .parse::<f64>()
-                        .map_err(|_| format!("`{part}` is not a number of minutes"))?,
-                );
+                b.max_seconds = Some(60.0 * m.parse::<f64>().map_err(|_| format!("`{part}` is not a number of minutes"))?);
             } else {
-                b.max_evals = Some(part.parse::<usize>().map_err(|_| {
-                    format!("`{part}` is neither a count (200) nor a duration (30s, 5m)")
-                })?);
+                b.max_evals = Some(part.parse::<usize>().map_err(|_| format!("`{part}` is neither a count (200) nor a duration (30s, 5m)"))?);
             }
         }
         Ok(b)
@@ -116,11 +107,7 @@ pub struct RandomSampling {
 impl RandomSampling {
     /// A sampler with a seed.
     pub fn new(seed: u64) -> RandomSampling {
-        RandomSampling {
-            seed,
-            order: None,
-            next: 0,
-        }
+        RandomSampling { seed, order: None, next: 0 }
     }
 }
 
@@ -151,10 +138,7 @@ pub fn by_name(name: &str, seed: u64) -> Result<Box<dyn Strategy>, String> {
     match name {
         "exhaustive" | "brute_force" | "brute-force" => Ok(Box::new(Exhaustive::default())),
         "random" | "random_sample" => Ok(Box::new(RandomSampling::new(seed))),
-        other => Err(format!(
-            "unknown strategy `{other}`; choose one of: {}",
-            STRATEGIES.join(", ")
-        )),
+        other => Err(format!("unknown strategy `{other}`; choose one of: {}", STRATEGIES.join(", "))),
     }
 }
 
@@ -164,21 +148,9 @@ mod tests {
 
     #[test]
     fn budgets_parse() {
-        assert_eq!(
-            Budget::parse("200").unwrap(),
-            Budget {
-                max_evals: Some(200),
-                max_seconds: None
-            }
-        );
+        assert_eq!(Budget::parse("200").unwrap(), Budget { max_evals: Some(200), max_seconds: None });
         assert_eq!(Budget::parse("30s").unwrap().max_seconds, Some(30.0));
-        assert_eq!(
-            Budget::parse("2m,50").unwrap(),
-            Budget {
-                max_evals: Some(50),
-                max_seconds: Some(120.0)
-            }
-        );
+        assert_eq!(Budget::parse("2m,50").unwrap(), Budget { max_evals: Some(50), max_seconds: Some(120.0) });
         assert!(Budget::parse("fast").unwrap_err().contains("`fast`"));
     }
 
@@ -186,10 +158,7 @@ mod tests {
     fn random_is_a_seeded_permutation() {
         let params = [Param::new("a", 0..10)];
         let coords: Vec<Vec<u32>> = (0..10).map(|i| vec![i]).collect();
-        let c = Candidates {
-            params: &params,
-            coords: &coords,
-        };
+        let c = Candidates { params: &params, coords: &coords };
         let mut a = RandomSampling::new(3);
         let mut b = RandomSampling::new(3);
         let (mut xa, mut xb) = (a.ask(&c, 4), b.ask(&c, 4));

@@ -49,13 +49,7 @@ impl Target {
     /// non-alphanumerics collapsed to `-`.
     pub fn new(backend: &str, vendor: Vendor, arch: &str, name: &str) -> Target {
         let fingerprint = slug(&format!("{backend}-{arch}-{name}"));
-        Target {
-            backend: backend.into(),
-            vendor,
-            arch: arch.into(),
-            name: name.into(),
-            fingerprint,
-        }
+        Target { backend: backend.into(), vendor, arch: arch.into(), name: name.into(), fingerprint }
     }
 }
 

@@ -15,9 +15,7 @@
 //! A failure of one config (compile, launch, timeout, wrong output, lost device) is recorded
 //! with its reason and never ends the tune.
 
-use crate::backend::{
-    Backend, CompileRequest, Compiled, Launch, ResourceUsage, TimeRequest, TimingMethod,
-};
+use crate::backend::{Backend, CompileRequest, Compiled, Launch, ResourceUsage, TimeRequest, TimingMethod};
 use crate::config::Config;
 use crate::db::{self, Database, Entry, EntryId, Environment, Measurement, Status};
 use crate::error::{BackendError, Error, FailureKind};
@@ -28,7 +26,6 @@ use crate::prune::{prune_after, prune_before, Estimate, PruneOptions, PruneReaso
 use crate::select::{select, Entrant};
 use crate::strategy::{self, Budget, Candidates, Outcome};
 use crate::target::Target;
-use crate::verify;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -266,36 +263,20 @@ impl<B: Backend> Tuner<B> {
 
     /// Hash of what a winner's verification depended on.
     fn verify_hash(job: &TuneJob, prep: &Prepared) -> String {
-        let mut text = format!(
-            "{:?}|{:?}|{}",
-            job.verify.outputs,
-            job.verify.tolerance,
-            job.verify.reference.describe()
-        );
+        // The data is a function of each argument's declaration (type, length, initializer and
+        // seed, access) and the sizes, so those are hashed rather than gigabytes of contents.
+        let mut text = format!("{:?}|{:?}|{}|{:?}", job.verify.outputs, job.verify.tolerance, job.verify.reference.describe(), job.args);
         for a in &prep.data.args {
             match a {
-                crate::problem::ArgData::Buffer(b) => text.push_str(&format!(
-                    "|{}:{:?}:{}:{}",
-                    b.name,
-                    b.dtype,
-                    b.len(),
-                    crate::hash::short_hash(&b.data)
-                )),
-                crate::problem::ArgData::Scalar { name, value, .. } => {
-                    text.push_str(&format!("|{name}={value}"))
-                }
+                crate::problem::ArgData::Buffer(b) => text.push_str(&format!("|{}:{:?}:{}", b.name, b.dtype, b.len())),
+                crate::problem::ArgData::Scalar { name, value, .. } => text.push_str(&format!("|{name}={value}")),
             }
         }
         crate::hash::short_hash(text.as_bytes())
     }
 
     /// Compiles one config (the runtime handle uses this to load a stored winner).
-    pub fn compile_config(
-        &self,
-        job: &TuneJob,
-        prep: &Prepared,
-        cfg: &Config,
-    ) -> Result<(Compiled<B::Kernel>, Launch), Error> {
+    pub fn compile_config(&self, job: &TuneJob, prep: &Prepared, cfg: &Config) -> Result<(Compiled<B::Kernel>, Launch), Error> {
         let launch = prep.launch(cfg).map_err(Error::Eval)?;
         let defines = prep.defines(cfg);
         let scalars = prep.scalars();
@@ -314,6 +295,7 @@ impl<B: Backend> Tuner<B> {
     pub fn tune(&self, job: &TuneJob, opts: &TuneOptions) -> Result<TuneReport, Error> {
         let t0 = Instant::now();
         let prep = Prepared::new(job)?;
+        tracing::debug!(seconds = t0.elapsed().as_secs_f64(), "problem data built");
         let id = self.entry_id(job, &prep);
         let space_hash = prep.space.fingerprint();
         let verify_hash = Self::verify_hash(job, &prep);
@@ -330,22 +312,10 @@ impl<B: Backend> Tuner<B> {
             None => None,
         };
         if let (Some(entry), false) = (&stored, opts.force) {
-            if let Some(w) = entry
-                .winner
-                .as_ref()
-                .filter(|w| w.space == space_hash && w.verify == verify_hash)
-            {
+            if let Some(w) = entry.winner.as_ref().filter(|w| w.space == space_hash && w.verify == verify_hash) {
                 if let Some(m) = entry.measurements.get(&w.config) {
-                    let results: Vec<ConfigResult> = entry
-                        .measurements
-                        .values()
-                        .map(|m| to_result(m, true, prep.metrics(&m.config)))
-                        .collect();
-                    let tie_band = w
-                        .tie_band
-                        .iter()
-                        .filter_map(|k| entry.measurements.get(k).map(|m| m.config.clone()))
-                        .collect();
+                    let results: Vec<ConfigResult> = entry.measurements.values().map(|m| to_result(m, true, prep.metrics(&m.config))).collect();
+                    let tie_band = w.tie_band.iter().filter_map(|k| entry.measurements.get(k).map(|m| m.config.clone())).collect();
                     return Ok(TuneReport {
                         target: self.backend.target().clone(),
                         entry: id,
@@ -384,25 +354,12 @@ impl<B: Backend> Tuner<B> {
         let mut valid = 0usize;
         let mut default_seen = false;
         let default_key = prep.default.key();
-        let mut consider = |config: Config,
-                            coords: Vec<u32>,
-                            order: usize,
-                            is_default: bool,
-                            cands: &mut Vec<Cand>| {
-            let checked = prep
-                .launch(&config)
-                .and_then(|l| prep.estimate(&config, &l).map(|e| (l, e)));
+        let mut consider = |config: Config, coords: Vec<u32>, order: usize, is_default: bool, cands: &mut Vec<Cand>| {
+            let checked = prep.launch(&config).and_then(|l| prep.estimate(&config, &l).map(|e| (l, e)));
             let reason = match checked {
                 Ok((launch, estimate)) => match prune_before(limits, &estimate, &opts.prune) {
                     Ok(()) => {
-                        cands.push(Cand {
-                            config,
-                            coords,
-                            order,
-                            is_default,
-                            launch,
-                            estimate,
-                        });
+                        cands.push(Cand { config, coords, order, is_default, launch, estimate });
                         return;
                     }
                     Err(r) => r,
@@ -410,12 +367,8 @@ impl<B: Backend> Tuner<B> {
                 Err(message) => PruneReason::Geometry { message },
             };
             tracing::debug!(config = %config, reason = %reason, "pruned before compiling");
-            *pruned_before
-                .entry(reason.category().to_string())
-                .or_default() += 1;
-            prune_examples
-                .entry(reason.category().to_string())
-                .or_insert_with(|| format!("{config}: {reason}"));
+            *pruned_before.entry(reason.category().to_string()).or_default() += 1;
+            prune_examples.entry(reason.category().to_string()).or_insert_with(|| format!("{config}: {reason}"));
         };
         for (order, coords) in prep.space.iter_coords().enumerate() {
             valid += 1;
@@ -443,19 +396,9 @@ impl<B: Backend> Tuner<B> {
                 .map(|(i, c)| {
                     let (flops, bytes) = prep.metrics(&c.config);
                     let threads = c.launch.threads();
-                    let occ = limits
-                        .occupancy(threads, c.estimate.regs_per_thread, c.estimate.shared_bytes)
-                        .blocks_per_sm;
-                    let input = ModelInput {
-                        flops: flops.unwrap_or(0.0),
-                        bytes: bytes.unwrap_or(0.0),
-                        blocks: c.launch.blocks(),
-                        occupancy: occ,
-                    };
-                    (
-                        model::estimate(limits, &input, half).unwrap_or(f64::INFINITY),
-                        i,
-                    )
+                    let occ = limits.occupancy(threads, c.estimate.regs_per_thread, c.estimate.shared_bytes).blocks_per_sm;
+                    let input = ModelInput { flops: flops.unwrap_or(0.0), bytes: bytes.unwrap_or(0.0), blocks: c.launch.blocks(), occupancy: occ };
+                    (model::estimate(limits, &input, half).unwrap_or(f64::INFINITY), i)
                 })
                 .collect();
             est.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
@@ -475,30 +418,17 @@ impl<B: Backend> Tuner<B> {
                 keep = kept;
             }
             let mut slots: Vec<Option<Cand>> = cands.into_iter().map(Some).collect();
-            cands = keep
-                .into_iter()
-                .map(|i| slots[i].take().expect("each kept once"))
-                .collect();
+            cands = keep.into_iter().map(|i| slots[i].take().expect("each kept once")).collect();
         }
         let n_pruned: usize = pruned_before.values().sum();
-        emit(Event::Planned {
-            valid,
-            pruned: n_pruned,
-            candidates: cands.len(),
-            budget: opts.budget.max_evals,
-            seconds: opts.budget.max_seconds,
-        });
+        emit(Event::Planned { valid, pruned: n_pruned, candidates: cands.len(), budget: opts.budget.max_evals, seconds: opts.budget.max_seconds });
         if cands.is_empty() {
             let why = if valid == 0 {
                 "the restrictions leave no valid config".to_string()
             } else {
                 format!(
                     "all {valid} valid configs were pruned ({}); e.g. {}",
-                    pruned_before
-                        .iter()
-                        .map(|(k, v)| format!("{k}: {v}"))
-                        .collect::<Vec<_>>()
-                        .join(", "),
+                    pruned_before.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(", "),
                     prune_examples.values().next().cloned().unwrap_or_default()
                 )
             };
@@ -519,6 +449,7 @@ impl<B: Backend> Tuner<B> {
             id: &id,
             ws: None,
             reference: None,
+            reference_id: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1),
             results: HashMap::new(),
             pending: Vec::new(),
             last_flush: Instant::now(),
@@ -535,12 +466,13 @@ impl<B: Backend> Tuner<B> {
         let needs_measuring = cands.iter().any(|c| !known.contains_key(&c.config.key()));
         let mut default_kernel: Option<(usize, Compiled<B::Kernel>)> = None;
         if needs_measuring {
+            let tw = Instant::now();
             run.ensure_workspace()?;
+            tracing::debug!(seconds = tw.elapsed().as_secs_f64(), "workspace allocated and uploaded");
             match &job.verify.reference {
                 Reference::None => {}
                 Reference::Host(name, f) => {
-                    let outs = f(&prep.data)
-                        .map_err(|e| Error::Reference(format!("cpu reference `{name}`: {e}")))?;
+                    let outs = f(&prep.data).map_err(|e| Error::Reference(format!("cpu reference `{name}`: {e}")))?;
                     run.reference = Some(outs);
                 }
                 Reference::DefaultConfig => {
@@ -559,60 +491,27 @@ impl<B: Backend> Tuner<B> {
                             scalars: &scalars,
                             buffers: &access,
                         })
-                        .map_err(|e| {
-                            Error::Reference(format!(
-                                "the default config ({}) failed to compile: {e}",
-                                c.config
-                            ))
-                        })?;
+                        .map_err(|e| Error::Reference(format!("the default config ({}) failed to compile: {e}", c.config)))?;
                     run.compiled += 1;
                     let ws = run.ws.as_mut().expect("workspace");
                     self.backend.reset(ws, true)?;
                     self.backend
-                        .time(
-                            ws,
-                            &compiled.kernel,
-                            &c.launch,
-                            &TimeRequest {
-                                launches: 1,
-                                flush_l2: false,
-                                timeout: opts.bench.timeout,
-                            },
-                        )
-                        .map_err(|e| {
-                            Error::Reference(format!(
-                                "the default config ({}) failed to run: {e}",
-                                c.config
-                            ))
-                        })?;
+                        .time(ws, &compiled.kernel, &c.launch, &TimeRequest { launches: 1, flush_l2: false, timeout: opts.bench.timeout })
+                        .map_err(|e| Error::Reference(format!("the default config ({}) failed to run: {e}", c.config)))?;
                     run.reference = Some(self.backend.read_outputs(ws)?);
                     default_kernel = Some((di, compiled));
                 }
             }
         }
 
+        tracing::debug!(seconds = t0.elapsed().as_secs_f64(), "reference ready");
         // 4-7. Strategy loop.
-        let mut strat = strategy::by_name(&opts.strategy, opts.seed).map_err(|m| {
-            Error::Spec(crate::spec::SpecError {
-                file: job.origin.clone(),
-                field: "strategy".into(),
-                message: m,
-            })
-        })?;
+        let mut strat = strategy::by_name(&opts.strategy, opts.seed)
+            .map_err(|m| Error::Spec(crate::spec::SpecError { file: job.origin.clone(), field: "strategy".into(), message: m }))?;
         let params = prep.space.params().to_vec();
         let coords: Vec<Vec<u32>> = cands.iter().map(|c| c.coords.clone()).collect();
-        let view = Candidates {
-            params: &params,
-            coords: &coords,
-        };
-        let threads = opts
-            .compile_threads
-            .unwrap_or_else(|| {
-                std::thread::available_parallelism()
-                    .map(|n| n.get())
-                    .unwrap_or(1)
-            })
-            .max(1);
+        let view = Candidates { params: &params, coords: &coords };
+        let threads = opts.compile_threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("kerntune-compile-{i}"))
@@ -621,10 +520,7 @@ impl<B: Backend> Tuner<B> {
         let mut evaluated: Vec<bool> = vec![false; cands.len()];
         let mut n_eval = 0usize;
         let max_evals = opts.budget.max_evals.unwrap_or(usize::MAX);
-        let deadline = opts
-            .budget
-            .max_seconds
-            .map(|s| t0 + Duration::from_secs_f64(s));
+        let deadline = opts.budget.max_seconds.map(|s| t0 + Duration::from_secs_f64(s));
         let out_of_time = || deadline.is_some_and(|d| Instant::now() >= d);
 
         // The default config first when it is compiled already.
@@ -637,11 +533,7 @@ impl<B: Backend> Tuner<B> {
                 strat.tell(di, &o);
             }
         }
-        let batch_size = if opts.strategy == "exhaustive" || opts.strategy == "random" {
-            usize::MAX
-        } else {
-            threads * 2
-        };
+        let batch_size = if opts.strategy == "exhaustive" || opts.strategy == "random" { usize::MAX } else { threads * 2 };
         let mut idle_rounds = 0;
         while n_eval < max_evals && !out_of_time() {
             let asked = strat.ask(&view, batch_size.min(max_evals - n_eval).max(1));
@@ -690,11 +582,7 @@ impl<B: Backend> Tuner<B> {
             let access_ref = &access;
             let mut failure: Option<Error> = None;
             std::thread::scope(|s| {
-                let (tx, rx) = std::sync::mpsc::sync_channel::<(
-                    usize,
-                    Result<Compiled<B::Kernel>, BackendError>,
-                    f64,
-                )>(threads * 2);
+                let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Result<Compiled<B::Kernel>, BackendError>, f64)>(threads * 2);
                 let cancel_ref = &cancel;
                 let fresh_ref = &fresh;
                 let pool_ref = &pool;
@@ -728,10 +616,7 @@ impl<B: Backend> Tuner<B> {
                     if let Ok(c) = &r {
                         run.compiled += 1;
                         run.cache_hits += c.cached as usize;
-                        emit(Event::Compiled {
-                            config: &cands[i].config,
-                            seconds: secs,
-                        });
+                        emit(Event::Compiled { config: &cands[i].config, seconds: secs });
                     }
                     if let Err(e) = run.evaluate(&cands[i], r, false) {
                         failure = Some(e);
@@ -751,11 +636,8 @@ impl<B: Backend> Tuner<B> {
         }
 
         // 8. Select.
-        let measured: Vec<(&Cand, &ConfigResult)> = cands
-            .iter()
-            .filter_map(|c| run.results.get(&c.config.key()).map(|r| (c, r)))
-            .filter(|(_, r)| r.stats().is_some())
-            .collect();
+        let measured: Vec<(&Cand, &ConfigResult)> =
+            cands.iter().filter_map(|c| run.results.get(&c.config.key()).map(|r| (c, r))).filter(|(_, r)| r.stats().is_some()).collect();
         let entrants: Vec<Entrant<'_>> = measured
             .iter()
             .map(|(c, r)| Entrant {
@@ -774,37 +656,22 @@ impl<B: Backend> Tuner<B> {
                 }
             }
             let first = run.results.values().find_map(|r| match &r.outcome {
-                ResultOutcome::Failed { message, .. } => Some(format!(
-                    "{}: {}",
-                    r.config,
-                    message
-                        .lines()
-                        .filter(|l| !l.trim().is_empty())
-                        .take(3)
-                        .collect::<Vec<_>>()
-                        .join(" | ")
-                )),
+                ResultOutcome::Failed { message, .. } => {
+                    Some(format!("{}: {}", r.config, message.lines().filter(|l| !l.trim().is_empty()).take(3).collect::<Vec<_>>().join(" | ")))
+                }
                 _ => None,
             });
             return Err(Error::NoValidConfig(format!(
                 "none of the {} evaluated configs passed ({}){}",
                 run.results.len(),
-                failures
-                    .iter()
-                    .map(|(k, v)| format!("{k}: {v}"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                failures.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(", "),
                 first.map(|f| format!("; e.g. {f}")).unwrap_or_default()
             )));
         };
         let (wc, wr) = measured[sel.winner];
         let winner = wc.config.clone();
         let winner_stats = wr.stats().expect("measured").clone();
-        let tie_band: Vec<Config> = sel
-            .tie_band
-            .iter()
-            .map(|&i| measured[i].0.config.clone())
-            .collect();
+        let tie_band: Vec<Config> = sel.tie_band.iter().map(|&i| measured[i].0.config.clone()).collect();
 
         // 9. Persist.
         if let Some(d) = &opts.db {
@@ -820,10 +687,7 @@ impl<B: Backend> Tuner<B> {
             let env = run.environment();
             let tname = self.backend.target().name.clone();
             d.update(|f| {
-                let e = f
-                    .entries
-                    .entry(id.key())
-                    .or_insert_with(|| Entry::new(id.clone(), tname, env));
+                let e = f.entries.entry(id.key()).or_insert_with(|| Entry::new(id.clone(), tname, env));
                 for (k, m) in pending {
                     e.measurements.insert(k, m);
                 }
@@ -872,30 +736,17 @@ fn sorted(mut v: Vec<ConfigResult>) -> Vec<ConfigResult> {
     v.sort_by(|a, b| {
         let ka = a.stats().map(|s| s.mean).unwrap_or(f64::INFINITY);
         let kb = b.stats().map(|s| s.mean).unwrap_or(f64::INFINITY);
-        ka.total_cmp(&kb)
-            .then_with(|| a.config.key().cmp(&b.config.key()))
+        ka.total_cmp(&kb).then_with(|| a.config.key().cmp(&b.config.key()))
     });
     v
 }
 
 fn to_result(m: &Measurement, from_db: bool, metrics: (Option<f64>, Option<f64>)) -> ConfigResult {
     let outcome = match &m.status {
-        Status::Ok { stats } => ResultOutcome::Measured {
-            stats: stats.clone(),
-        },
-        Status::Failed { failure, message } => ResultOutcome::Failed {
-            kind: *failure,
-            message: message.clone(),
-        },
+        Status::Ok { stats } => ResultOutcome::Measured { stats: stats.clone() },
+        Status::Failed { failure, message } => ResultOutcome::Failed { kind: *failure, message: message.clone() },
     };
-    ConfigResult {
-        config: m.config.clone(),
-        outcome,
-        usage: m.usage.clone(),
-        from_db,
-        flops: metrics.0,
-        bytes: metrics.1,
-    }
+    ConfigResult { config: m.config.clone(), outcome, usage: m.usage.clone(), from_db, flops: metrics.0, bytes: metrics.1 }
 }
 
 /// State of one tune in progress.
@@ -907,6 +758,7 @@ struct Run<'a, B: Backend> {
     id: &'a EntryId,
     ws: Option<B::Workspace>,
     reference: Option<Vec<crate::problem::HostBuffer>>,
+    reference_id: u64,
     results: HashMap<String, ConfigResult>,
     pending: Vec<(String, Measurement)>,
     last_flush: Instant,
@@ -932,14 +784,7 @@ impl<B: Backend> Run<'_, B> {
     fn environment(&self) -> Environment {
         Environment {
             kerntune: env!("CARGO_PKG_VERSION").into(),
-            host: std::env::var("HOSTNAME")
-                .ok()
-                .or_else(|| {
-                    std::fs::read_to_string("/etc/hostname")
-                        .ok()
-                        .map(|s| s.trim().to_string())
-                })
-                .unwrap_or_default(),
+            host: std::env::var("HOSTNAME").ok().or_else(|| std::fs::read_to_string("/etc/hostname").ok().map(|s| s.trim().to_string())).unwrap_or_default(),
             timing: self.backend().timing_method().to_string(),
             details: self.backend().environment().into_iter().collect(),
         }
@@ -962,35 +807,18 @@ impl<B: Backend> Run<'_, B> {
         }
         if usage_for_db.is_some() {
             let status = match &r.outcome {
-                ResultOutcome::Measured { stats } => Some(Status::Ok {
-                    stats: stats.clone(),
-                }),
-                ResultOutcome::Failed { kind, message } => Some(Status::Failed {
-                    failure: *kind,
-                    message: message.clone(),
-                }),
+                ResultOutcome::Measured { stats } => Some(Status::Ok { stats: stats.clone() }),
+                ResultOutcome::Failed { kind, message } => Some(Status::Failed { failure: *kind, message: message.clone() }),
                 ResultOutcome::Pruned { .. } => None,
             };
             if let Some(status) = status {
-                self.pending.push((
-                    r.config.key(),
-                    Measurement {
-                        config: r.config.clone(),
-                        status,
-                        usage: r.usage.clone(),
-                        at: db::now(),
-                    },
-                ));
+                self.pending.push((r.config.key(), Measurement { config: r.config.clone(), status, usage: r.usage.clone(), at: db::now() }));
             }
         }
         let line = match &r.outcome {
-            ResultOutcome::Measured { stats } => format!(
-                "{:.4} ms ± {:.4} ({} runs{})",
-                stats.mean * 1e3,
-                stats.ci_half * 1e3,
-                stats.samples,
-                if stats.raced { ", raced" } else { "" }
-            ),
+            ResultOutcome::Measured { stats } => {
+                format!("{:.4} ms ± {:.4} ({} runs{})", stats.mean * 1e3, stats.ci_half * 1e3, stats.samples, if stats.raced { ", raced" } else { "" })
+            }
             ResultOutcome::Failed { kind, message } => {
                 format!("{kind}: {}", message.lines().next().unwrap_or(""))
             }
@@ -998,10 +826,7 @@ impl<B: Backend> Run<'_, B> {
         };
         tracing::info!(target: "kerntune::autotuning", config = %r.config, from_db = r.from_db, "{line}");
         if let Some(o) = &self.opts.observer {
-            o(&Event::Result {
-                result: &r,
-                best: self.best.as_ref().map(|b| b.mean),
-            });
+            o(&Event::Result { result: &r, best: self.best.as_ref().map(|b| b.mean) });
         }
         self.results.insert(r.config.key(), r);
     }
@@ -1014,10 +839,7 @@ impl<B: Backend> Run<'_, B> {
                 let id = self.id.clone();
                 let tname = self.backend().target().name.clone();
                 d.update(|f| {
-                    let e = f
-                        .entries
-                        .entry(id.key())
-                        .or_insert_with(|| Entry::new(id.clone(), tname, env));
+                    let e = f.entries.entry(id.key()).or_insert_with(|| Entry::new(id.clone(), tname, env));
                     for (k, m) in pending {
                         e.measurements.insert(k, m);
                     }
@@ -1029,62 +851,46 @@ impl<B: Backend> Run<'_, B> {
     }
 
     /// Verifies and measures one compiled config (or records its compile failure).
-    fn evaluate(
-        &mut self,
-        c: &Cand,
-        compiled: Result<Compiled<B::Kernel>, BackendError>,
-        _is_reference_run: bool,
-    ) -> Result<(), Error> {
+    fn evaluate(&mut self, c: &Cand, compiled: Result<Compiled<B::Kernel>, BackendError>, _is_reference_run: bool) -> Result<(), Error> {
         let metrics = self.prep.metrics(&c.config);
-        let mk = |outcome, usage| ConfigResult {
-            config: c.config.clone(),
-            outcome,
-            usage,
-            from_db: false,
-            flops: metrics.0,
-            bytes: metrics.1,
-        };
+        let mk = |outcome, usage| ConfigResult { config: c.config.clone(), outcome, usage, from_db: false, flops: metrics.0, bytes: metrics.1 };
         let compiled = match compiled {
             Ok(k) => k,
             Err(e) => {
-                let r = mk(
-                    ResultOutcome::Failed {
-                        kind: e.kind(),
-                        message: e.to_string(),
-                    },
-                    None,
-                );
+                let r = mk(ResultOutcome::Failed { kind: e.kind(), message: e.to_string() }, None);
                 self.record_result(r, Some(()));
                 return self.maybe_flush();
             }
         };
         let usage = compiled.usage.clone();
-        if let Err(reason) = prune_after(
-            self.backend().limits(),
-            &c.estimate,
-            &usage,
-            &self.opts.prune,
-        ) {
-            *self
-                .pruned_after
-                .entry(reason.category().to_string())
-                .or_default() += 1;
+        if let Err(reason) = prune_after(self.backend().limits(), &c.estimate, &usage, &self.opts.prune) {
+            *self.pruned_after.entry(reason.category().to_string()).or_default() += 1;
             self.record_result(mk(ResultOutcome::Pruned { reason }, Some(usage)), None);
             return Ok(());
         }
         let outcome = match self.verify_and_measure(c, &compiled.kernel) {
             Ok(stats) => ResultOutcome::Measured { stats },
             Err(e) => {
-                if matches!(e, BackendError::DeviceLost(_)) {
-                    tracing::warn!(config = %c.config, "device lost; recovering");
-                    self.ws = None;
-                    self.backend().recover()?;
-                    self.ensure_workspace()?;
+                let lost = matches!(e, BackendError::DeviceLost(_));
+                let failed = ResultOutcome::Failed { kind: e.kind(), message: e.to_string() };
+                if lost || matches!(e, BackendError::TimedOut(_)) {
+                    // Record first, so the failure is persisted even if recovery fails.
+                    self.record_result(mk(failed, Some(usage)), Some(()));
+                    tracing::warn!(config = %c.config, error = %e, "recovering the device");
+                    match self.backend().recover() {
+                        Ok(()) => {
+                            self.ws = None;
+                            self.ensure_workspace()?;
+                        }
+                        // A backend that cannot recover from a lost device ends the tune
+                        // (measurements so far are flushed by the caller).
+                        Err(re) if lost => return Err(Error::Backend(re)),
+                        // A timeout on a backend without recovery: the device still works.
+                        Err(_) => {}
+                    }
+                    return self.maybe_flush();
                 }
-                ResultOutcome::Failed {
-                    kind: e.kind(),
-                    message: e.to_string(),
-                }
+                failed
             }
         };
         self.record_result(mk(outcome, Some(usage)), Some(()));
@@ -1100,46 +906,23 @@ impl<B: Backend> Run<'_, B> {
 
     fn verify_and_measure(&mut self, c: &Cand, kernel: &B::Kernel) -> Result<Stats, BackendError> {
         let backend = &self.tuner.backend;
-        let ws = self
-            .ws
-            .as_mut()
-            .expect("workspace allocated before measuring");
+        let ws = self.ws.as_mut().expect("workspace allocated before measuring");
         let bench = &self.opts.bench;
+        let mut prior = Vec::new();
         if let Some(reference) = &self.reference {
-            backend.reset(ws, true)?;
-            backend.time(
-                ws,
-                kernel,
-                &c.launch,
-                &TimeRequest {
-                    launches: 1,
-                    flush_l2: false,
-                    timeout: bench.timeout,
-                },
-            )?;
-            let outs = backend.read_outputs(ws)?;
-            let wanted = &self.job.verify.outputs;
-            for (got, want) in outs.iter().zip(reference) {
-                let selected = if wanted.is_empty() {
-                    got.access != crate::problem::Access::Read
-                } else {
-                    wanted.contains(&got.name)
-                };
-                if selected {
-                    verify::compare(got, want, self.job.verify.tolerance)
-                        .map_err(BackendError::WrongOutput)?;
-                }
-            }
-            backend.reset(ws, false)?;
+            let vr = crate::backend::VerifyRequest {
+                reference,
+                reference_id: self.reference_id,
+                outputs: &self.job.verify.outputs,
+                tolerance: self.job.verify.tolerance,
+                timeout: bench.timeout,
+            };
+            prior = backend.verify(ws, kernel, &c.launch, &vr)?;
         }
-        let req = |n: u32| TimeRequest {
-            launches: n,
-            flush_l2: bench.flush_l2,
-            timeout: bench.timeout,
-        };
-        let (stats, _cost) = measure(bench, self.best.as_ref(), |n| {
-            backend.time(ws, kernel, &c.launch, &req(n))
-        })?;
+        let req = |n: u32| TimeRequest { launches: n, flush_l2: bench.flush_l2, timeout: bench.timeout };
+        // The verification launch (if any) warmed the kernel up, and its time can already decide
+        // a clear race.
+        let (stats, _cost) = measure(bench, self.best.as_ref(), &prior, |n| backend.time(ws, kernel, &c.launch, &req(n)))?;
         Ok(stats)
     }
 }

@@ -77,10 +77,7 @@ impl Value {
     pub fn from_json(v: &serde_json::Value) -> Option<Value> {
         match v {
             serde_json::Value::Bool(b) => Some(Value::Bool(*b)),
-            serde_json::Value::Number(n) => n
-                .as_i64()
-                .map(Value::Int)
-                .or_else(|| n.as_f64().map(Value::Float)),
+            serde_json::Value::Number(n) => n.as_i64().map(Value::Int).or_else(|| n.as_f64().map(Value::Float)),
             serde_json::Value::String(s) => Some(Value::Str(s.clone())),
             _ => None,
         }

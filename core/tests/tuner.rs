@@ -16,47 +16,17 @@ fn limits() -> Limits {
 fn job() -> TuneJob {
     let mut j = TuneJob::new(
         KernelSource::new("k", "fake", "// fake kernel"),
-        vec![
-            Param::new("bx", [32, 64, 128, 256, 512, 1024, 2048]),
-            Param::new("vec", [1, 2, 4]),
-        ],
+        vec![Param::new("bx", [32, 64, 128, 256, 512, 1024, 2048]), Param::new("vec", [1, 2, 4])],
     );
     j.sizes = vec![("n".into(), Value::Int(4096))];
     j.args = vec![
-        ArgSpec {
-            name: "x".into(),
-            kind: ArgKind::Buffer {
-                dtype: DType::F32,
-                len: "n".into(),
-                init: Init::Random { seed: 1 },
-                access: Access::Read,
-            },
-        },
-        ArgSpec {
-            name: "y".into(),
-            kind: ArgKind::Buffer {
-                dtype: DType::F32,
-                len: "n".into(),
-                init: Init::Zeros,
-                access: Access::Write,
-            },
-        },
-        ArgSpec {
-            name: "z".into(),
-            kind: ArgKind::Buffer {
-                dtype: DType::F32,
-                len: "n".into(),
-                init: Init::Sequence,
-                access: Access::ReadWrite,
-            },
-        },
+        ArgSpec { name: "x".into(), kind: ArgKind::Buffer { dtype: DType::F32, len: "n".into(), init: Init::Random { seed: 1 }, access: Access::Read } },
+        ArgSpec { name: "y".into(), kind: ArgKind::Buffer { dtype: DType::F32, len: "n".into(), init: Init::Zeros, access: Access::Write } },
+        ArgSpec { name: "z".into(), kind: ArgKind::Buffer { dtype: DType::F32, len: "n".into(), init: Init::Sequence, access: Access::ReadWrite } },
     ];
     j.grid = ["div_ceil(n, bx*vec)".into(), "1".into(), "1".into()];
     j.block = ["bx".into(), "1".into(), "1".into()];
-    j.default = Some(vec![
-        ("bx".into(), Value::Int(256)),
-        ("vec".into(), Value::Int(1)),
-    ]);
+    j.default = Some(vec![("bx".into(), Value::Int(256)), ("vec".into(), Value::Int(1))]);
     j.bytes = Some("12*n".into());
     j
 }
@@ -73,61 +43,30 @@ fn is(c: &Config, bx: i64, vec: i64) -> bool {
 }
 
 fn opts() -> TuneOptions {
-    TuneOptions {
-        compile_threads: Some(2),
-        ..Default::default()
-    }
+    TuneOptions { compile_threads: Some(2), ..Default::default() }
 }
 
 fn result_of(r: &TuneReport, bx: i64, vec: i64) -> &ConfigResult {
-    r.results
-        .iter()
-        .find(|x| is(&x.config, bx, vec))
-        .unwrap_or_else(|| panic!("no result for bx={bx} vec={vec}"))
+    r.results.iter().find(|x| is(&x.config, bx, vec)).unwrap_or_else(|| panic!("no result for bx={bx} vec={vec}"))
 }
 
 #[test]
 fn picks_the_fastest_correct_config() {
-    let fake = FakeBackend::new(limits(), time).with_behavior(|c| {
-        if is(c, 128, 4) {
-            Behavior::WrongOutput
-        } else {
-            Behavior::Ok
-        }
-    });
+    let fake = FakeBackend::new(limits(), time).with_behavior(|c| if is(c, 128, 4) { Behavior::WrongOutput } else { Behavior::Ok });
     let r = Tuner::new(fake).tune(&job(), &opts()).unwrap();
     // bx=128 vec=4 is fastest but wrong; the next are bx=64/256 with vec=4 (1.1 ms) and bx=128 vec=2.
-    assert!(matches!(
-        result_of(&r, 128, 4).outcome,
-        ResultOutcome::Failed {
-            kind: FailureKind::WrongOutput,
-            ..
-        }
-    ));
-    assert!(
-        is(&r.winner, 64, 4) || is(&r.winner, 256, 4) || is(&r.winner, 128, 2),
-        "winner {}",
-        r.winner
-    );
+    assert!(matches!(result_of(&r, 128, 4).outcome, ResultOutcome::Failed { kind: FailureKind::WrongOutput, .. }));
+    assert!(is(&r.winner, 64, 4) || is(&r.winner, 256, 4) || is(&r.winner, 128, 2), "winner {}", r.winner);
     assert!((r.winner_stats.mean - 1.1e-3).abs() < 1e-9);
     assert_eq!(r.valid, 21);
-    assert_eq!(
-        r.pruned_before.get("threads"),
-        Some(&3),
-        "bx=2048 exceeds 1024 threads"
-    );
+    assert_eq!(r.pruned_before.get("threads"), Some(&3), "bx=2048 exceeds 1024 threads");
     assert_eq!(r.candidates, 18);
     assert_eq!(r.failures.get("wrong output"), Some(&1));
     assert!(r.default_included);
     assert_eq!(r.timing, TimingMethod::Simulated);
     // Ties: bx=64,vec=4 / bx=256,vec=4 / bx=128,vec=2 all take 1.1 ms; the band holds them and the
     // rule (default first, then resources, then declaration order) picks bx=64 (declared first).
-    assert_eq!(
-        r.tie_band.len(),
-        3,
-        "{:?}",
-        r.tie_band.iter().map(|c| c.key()).collect::<Vec<_>>()
-    );
+    assert_eq!(r.tie_band.len(), 3, "{:?}", r.tie_band.iter().map(|c| c.key()).collect::<Vec<_>>());
     assert!(is(&r.winner, 64, 4));
 }
 
@@ -157,28 +96,19 @@ fn every_failure_is_recorded_and_the_tune_survives() {
     };
     let (k, msg) = kind(32, 1);
     assert_eq!(k, Some(FailureKind::CompileFailed));
-    assert!(
-        msg.contains("expected ';'") && msg.contains("-Dbx=32"),
-        "the compile log and options are kept: {msg}"
-    );
+    assert!(msg.contains("expected ';'") && msg.contains("-Dbx=32"), "the compile log and options are kept: {msg}");
     assert_eq!(kind(32, 2).0, Some(FailureKind::LaunchFailed));
     assert_eq!(kind(32, 4).0, Some(FailureKind::TimedOut));
     assert_eq!(kind(64, 1).0, Some(FailureKind::WrongOutput));
     let (k, msg) = kind(64, 2);
     assert_eq!(k, Some(FailureKind::WrongOutput));
-    assert!(
-        msg.contains("never written"),
-        "poisoning catches skipped writes: {msg}"
-    );
+    assert!(msg.contains("never written"), "poisoning catches skipped writes: {msg}");
     assert_eq!(kind(128, 4).0, Some(FailureKind::DeviceLost));
     let (k, msg) = kind(1024, 4);
-    assert_eq!(
-        k, None,
-        "pruned after compiling from the real register count"
-    );
+    assert_eq!(k, None, "pruned after compiling from the real register count");
     assert!(msg.starts_with("registers"), "{msg}");
     assert_eq!(r.pruned_after.get("registers"), Some(&1));
-    assert_eq!(tuner.backend().recoveries.load(Ordering::SeqCst), 1);
+    assert_eq!(tuner.backend().recoveries.load(Ordering::SeqCst), 2, "one recovery after the hang, one after the lost device");
     // The tune went on after the lost device: configs measured after it exist and a winner was picked.
     assert!(r.results.iter().filter(|x| x.stats().is_some()).count() >= 10);
     assert!(is(&r.winner, 64, 4) || is(&r.winner, 256, 4) || is(&r.winner, 128, 2));
@@ -200,11 +130,7 @@ fn slow_configs_are_raced_out_early() {
         fake.launches_of(&r.winner.key()),
         fake.launches_of("bx=1024,vec=1")
     );
-    let raced = r
-        .results
-        .iter()
-        .filter(|x| x.stats().is_some_and(|s| s.raced))
-        .count();
+    let raced = r.results.iter().filter(|x| x.stats().is_some_and(|s| s.raced)).count();
     assert!(raced >= 5, "only {raced} raced");
 }
 
@@ -239,11 +165,7 @@ fn database_round_trip_and_hit() {
     let t2 = Tuner::new(FakeBackend::new(limits(), time));
     let r2 = t2.tune(&job(), &o).unwrap();
     assert!(r2.db_hit);
-    assert_eq!(
-        t2.backend().compiles.load(Ordering::SeqCst),
-        0,
-        "a hit compiles nothing"
-    );
+    assert_eq!(t2.backend().compiles.load(Ordering::SeqCst), 0, "a hit compiles nothing");
     assert_eq!(r2.winner, r1.winner);
     assert_eq!(r2.winner_stats, r1.winner_stats);
     // The file parses back to the same content and records every evaluated config.
@@ -256,19 +178,9 @@ fn database_round_trip_and_hit() {
     // A different problem size is a different entry: it tunes.
     let mut j = job();
     j.sizes[0].1 = Value::Int(8192);
-    assert!(
-        !Tuner::new(FakeBackend::new(limits(), time))
-            .tune(&j, &o)
-            .unwrap()
-            .db_hit
-    );
+    assert!(!Tuner::new(FakeBackend::new(limits(), time)).tune(&j, &o).unwrap().db_hit);
     // A different target fingerprint too.
-    let other = FakeBackend::new(limits(), time).with_target(Target::new(
-        "fake",
-        Vendor::Portable,
-        "fake2",
-        "another device",
-    ));
+    let other = FakeBackend::new(limits(), time).with_target(Target::new("fake", Vendor::Portable, "fake2", "another device"));
     assert!(!Tuner::new(other).tune(&job(), &o).unwrap().db_hit);
     assert_eq!(db.load().unwrap().entries.len(), 3);
 }
@@ -280,9 +192,7 @@ fn a_changed_space_measures_only_the_new_configs() {
     o.db = Some(db.clone());
     let mut small = job();
     small.params[1] = Param::new("vec", [1, 2]);
-    let r1 = Tuner::new(FakeBackend::new(limits(), time))
-        .tune(&small, &o)
-        .unwrap();
+    let r1 = Tuner::new(FakeBackend::new(limits(), time)).tune(&small, &o).unwrap();
     assert_eq!(r1.evaluated, 12);
     let t = Tuner::new(FakeBackend::new(limits(), time));
     let r2 = t.tune(&job(), &o).unwrap();
@@ -311,23 +221,10 @@ fn an_interrupted_tune_resumes_without_remeasuring() {
             }
         }
     }));
-    let crashed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        Tuner::new(FakeBackend::new(limits(), time)).tune(&job(), &o)
-    }));
+    let crashed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Tuner::new(FakeBackend::new(limits(), time)).tune(&job(), &o)));
     assert!(crashed.is_err());
-    let stored = db
-        .load()
-        .unwrap()
-        .entries
-        .values()
-        .next()
-        .unwrap()
-        .measurements
-        .len();
-    assert_eq!(
-        stored, 6,
-        "each finished config was flushed before the crash"
-    );
+    let stored = db.load().unwrap().entries.values().next().unwrap().measurements.len();
+    assert_eq!(stored, 6, "each finished config was flushed before the crash");
     let mut o2 = opts();
     o2.db = Some(db.clone());
     let t = Tuner::new(FakeBackend::new(limits(), time));
@@ -350,18 +247,13 @@ fn concurrent_threads_lose_no_entry() {
                 let mut o = opts();
                 o.db = Some(db);
                 o.flush_every = Duration::ZERO;
-                Tuner::new(FakeBackend::new(limits(), time))
-                    .tune(&j, &o)
-                    .unwrap();
+                Tuner::new(FakeBackend::new(limits(), time)).tune(&j, &o).unwrap();
             });
         }
     });
     let f = db.load().unwrap();
     assert_eq!(f.entries.len(), 8);
-    assert!(f
-        .entries
-        .values()
-        .all(|e| e.winner.is_some() && e.measurements.len() == 18));
+    assert!(f.entries.values().all(|e| e.winner.is_some() && e.measurements.len() == 18));
 }
 
 /// Child half of `concurrent_processes_lose_no_entry`: runs only when spawned by it.
@@ -378,9 +270,7 @@ fn child_writer() {
         let mut o = opts();
         o.db = Some(Database::at(&path));
         o.flush_every = Duration::ZERO;
-        Tuner::new(FakeBackend::new(limits(), time))
-            .tune(&j, &o)
-            .unwrap();
+        Tuner::new(FakeBackend::new(limits(), time)).tune(&j, &o).unwrap();
     }
 }
 
@@ -402,12 +292,7 @@ fn concurrent_processes_lose_no_entry() {
         .collect();
     for c in children {
         let out = c.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "child failed:\n{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "child failed:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     }
     let f = db.load().unwrap();
     assert_eq!(f.entries.len(), 12, "4 processes x 3 problems");
@@ -419,39 +304,18 @@ fn merge_keeps_everything_and_is_order_independent() {
     let (_d2, b) = temp_db();
     let mut o = opts();
     o.db = Some(a.clone());
-    Tuner::new(FakeBackend::new(limits(), time))
-        .tune(&job(), &o)
-        .unwrap();
+    Tuner::new(FakeBackend::new(limits(), time)).tune(&job(), &o).unwrap();
     o.db = Some(b.clone());
-    let other = FakeBackend::new(limits(), time)
-        .with_noise(0.01, 9)
-        .with_target(Target::new(
-            "fake",
-            Vendor::Portable,
-            "fake2",
-            "another device",
-        ));
+    let other = FakeBackend::new(limits(), time).with_noise(0.01, 9).with_target(Target::new("fake", Vendor::Portable, "fake2", "another device"));
     Tuner::new(other).tune(&job(), &o).unwrap();
-    Tuner::new(FakeBackend::new(limits(), time).with_noise(0.01, 3))
-        .tune(
-            &job(),
-            &TuneOptions {
-                force: true,
-                remeasure: true,
-                ..o.clone()
-            },
-        )
-        .unwrap();
+    Tuner::new(FakeBackend::new(limits(), time).with_noise(0.01, 3)).tune(&job(), &TuneOptions { force: true, remeasure: true, ..o.clone() }).unwrap();
     let (fa, fb) = (a.load().unwrap(), b.load().unwrap());
     let mut ab = fa.clone();
     ab.merge(&fb);
     let mut ba = fb.clone();
     ba.merge(&fa);
     assert_eq!(ab.entries.len(), 2);
-    assert_eq!(
-        serde_json::to_string(&ab).unwrap(),
-        serde_json::to_string(&ba).unwrap()
-    );
+    assert_eq!(serde_json::to_string(&ab).unwrap(), serde_json::to_string(&ba).unwrap());
 }
 
 #[test]
@@ -463,64 +327,27 @@ fn a_corrupt_database_is_reported_and_left_untouched() {
     let t = Tuner::new(FakeBackend::new(limits(), time));
     let e = t.tune(&job(), &o).unwrap_err();
     let msg = e.to_string();
-    assert!(
-        msg.contains("corrupt") && msg.contains("db.json") && msg.contains("left untouched"),
-        "{msg}"
-    );
-    assert_eq!(
-        std::fs::read_to_string(db.path()).unwrap(),
-        "{ this is not json"
-    );
-    assert_eq!(
-        t.backend().compiles.load(Ordering::SeqCst),
-        0,
-        "nothing measured, nothing lost"
-    );
+    assert!(msg.contains("corrupt") && msg.contains("db.json") && msg.contains("left untouched"), "{msg}");
+    assert_eq!(std::fs::read_to_string(db.path()).unwrap(), "{ this is not json");
+    assert_eq!(t.backend().compiles.load(Ordering::SeqCst), 0, "nothing measured, nothing lost");
 }
 
 #[test]
 fn the_default_is_always_a_candidate() {
     let mut j = job();
     j.restrictions = vec!["vec > 1".into()];
-    let r = Tuner::new(FakeBackend::new(limits(), |c: &Config| {
-        if is(c, 256, 1) {
-            0.5e-3
-        } else {
-            time(c)
-        }
-    }))
-    .tune(&j, &opts())
-    .unwrap();
+    let r = Tuner::new(FakeBackend::new(limits(), |c: &Config| if is(c, 256, 1) { 0.5e-3 } else { time(c) })).tune(&j, &opts()).unwrap();
     assert!(r.default_included);
-    assert!(
-        is(&r.winner, 256, 1),
-        "the default (restricted out, but fastest) is kept"
-    );
+    assert!(is(&r.winner, 256, 1), "the default (restricted out, but fastest) is kept");
 }
 
 #[test]
 fn a_cpu_reference_checks_every_config() {
     let mut j = job();
-    j.verify.reference =
-        Reference::Host("fake".into(), Arc::new(|p| Ok(FakeBackend::reference(p))));
-    let fake = FakeBackend::new(limits(), time).with_behavior(|c| {
-        if is(c, 256, 1) {
-            Behavior::WrongOutput
-        } else {
-            Behavior::Ok
-        }
-    });
+    j.verify.reference = Reference::Host("fake".into(), Arc::new(|p| Ok(FakeBackend::reference(p))));
+    let fake = FakeBackend::new(limits(), time).with_behavior(|c| if is(c, 256, 1) { Behavior::WrongOutput } else { Behavior::Ok });
     let r = Tuner::new(fake).tune(&j, &opts()).unwrap();
-    assert!(
-        matches!(
-            result_of(&r, 256, 1).outcome,
-            ResultOutcome::Failed {
-                kind: FailureKind::WrongOutput,
-                ..
-            }
-        ),
-        "even the default is verified"
-    );
+    assert!(matches!(result_of(&r, 256, 1).outcome, ResultOutcome::Failed { kind: FailureKind::WrongOutput, .. }), "even the default is verified");
     assert_eq!(r.reference, "cpu:fake");
 }
 
@@ -528,29 +355,15 @@ fn a_cpu_reference_checks_every_config() {
 fn no_valid_config_says_why() {
     let mut j = job();
     j.block = ["bx*64".into(), "1".into(), "1".into()];
-    let e = Tuner::new(FakeBackend::new(limits(), time))
-        .tune(&j, &opts())
-        .unwrap_err();
+    let e = Tuner::new(FakeBackend::new(limits(), time)).tune(&j, &opts()).unwrap_err();
     let msg = e.to_string();
-    assert!(
-        msg.contains("all 21 valid configs were pruned") && msg.contains("threads: 21"),
-        "{msg}"
-    );
+    assert!(msg.contains("all 21 valid configs were pruned") && msg.contains("threads: 21"), "{msg}");
     let mut j = job();
     j.restrictions = vec!["bx > 100000".into()];
     j.default = None;
-    let msg = Tuner::new(FakeBackend::new(limits(), time))
-        .tune(&j, &opts())
-        .unwrap_err()
-        .to_string();
+    let msg = Tuner::new(FakeBackend::new(limits(), time)).tune(&j, &opts()).unwrap_err().to_string();
     assert!(msg.contains("restrictions leave no valid config"), "{msg}");
-    let fake = FakeBackend::new(limits(), time).with_behavior(|c| {
-        if is(c, 256, 1) {
-            Behavior::Ok
-        } else {
-            Behavior::LaunchError
-        }
-    });
+    let fake = FakeBackend::new(limits(), time).with_behavior(|c| if is(c, 256, 1) { Behavior::Ok } else { Behavior::LaunchError });
     let mut j = job();
     j.verify.reference = Reference::None;
     let r = Tuner::new(fake).tune(&j, &opts()).unwrap();
@@ -562,16 +375,11 @@ fn budgets_limit_evaluations() {
     let mut o = opts();
     o.strategy = "random".into();
     o.seed = 11;
-    o.budget = Budget {
-        max_evals: Some(5),
-        max_seconds: None,
-    };
+    o.budget = Budget { max_evals: Some(5), max_seconds: None };
     let t = Tuner::new(FakeBackend::new(limits(), time));
     let r = t.tune(&job(), &o).unwrap();
     assert_eq!(r.evaluated, 5);
-    let again = Tuner::new(FakeBackend::new(limits(), time))
-        .tune(&job(), &o)
-        .unwrap();
+    let again = Tuner::new(FakeBackend::new(limits(), time)).tune(&job(), &o).unwrap();
     let keys = |r: &TuneReport| {
         let mut v: Vec<String> = r.results.iter().map(|x| x.config.key()).collect();
         v.sort();
@@ -588,9 +396,7 @@ fn the_model_orders_and_top_k_keeps_the_default() {
     let mut o = opts();
     o.model = true;
     o.top_k = Some(4);
-    let r = Tuner::new(FakeBackend::new(limits(), time))
-        .tune(&j, &o)
-        .unwrap();
+    let r = Tuner::new(FakeBackend::new(limits(), time)).tune(&j, &o).unwrap();
     assert_eq!(r.candidates, 5, "top 4 plus the default");
     assert_eq!(r.pruned_before.get("model_top_k"), Some(&13));
 }

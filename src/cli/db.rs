@@ -47,11 +47,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             }
             println!("{} ({} entries)", db.path().display(), f.entries.len());
             for e in f.entries.values() {
-                let failed = e
-                    .measurements
-                    .values()
-                    .filter(|m| m.stats().is_none())
-                    .count();
+                let failed = e.measurements.values().filter(|m| m.stats().is_none()).count();
                 let winner = match &e.winner {
                     Some(w) => format!("winner {} at {:.4} ms", w.config, w.stats.mean * 1e3),
                     None => "no winner yet (unfinished tune)".into(),
@@ -72,16 +68,14 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             let f = db.load()?;
             let text = serde_json::to_string_pretty(&f)?;
             match out {
-                Some(p) => std::fs::write(&p, text)
-                    .map_err(|e| anyhow::anyhow!("writing {}: {e}", p.display()))?,
+                Some(p) => std::fs::write(&p, text).map_err(|e| anyhow::anyhow!("writing {}: {e}", p.display()))?,
                 None => println!("{text}"),
             }
         }
         DbCommand::Merge { files } => {
             let mut incoming = Vec::new();
             for p in &files {
-                let text = std::fs::read_to_string(p)
-                    .map_err(|e| anyhow::anyhow!("reading {}: {e}", p.display()))?;
+                let text = std::fs::read_to_string(p).map_err(|e| anyhow::anyhow!("reading {}: {e}", p.display()))?;
                 incoming.push(DbFile::parse(&text, p)?);
             }
             let (before, after) = db.update(|f| {
@@ -91,11 +85,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                 }
                 (before, f.entries.len())
             })?;
-            println!(
-                "merged {} file(s) into {}: {before} → {after} entries",
-                files.len(),
-                db.path().display()
-            );
+            println!("merged {} file(s) into {}: {before} → {after} entries", files.len(), db.path().display());
         }
         DbCommand::Clear => {
             if db.clear()? {

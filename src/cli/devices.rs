@@ -43,22 +43,29 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                         details: vec![
                             ("api".into(), format!("{:?}", s.info.backend)),
                             ("type".into(), format!("{:?}", s.info.device_type)),
-                            (
-                                "driver".into(),
-                                format!("{} {}", s.info.driver, s.info.driver_info)
-                                    .trim()
-                                    .to_string(),
-                            ),
+                            ("driver".into(), format!("{} {}", s.info.driver, s.info.driver_info).trim().to_string()),
                         ],
                         target: s.target,
                         limits: s.limits,
                     });
                 }
             }
+            #[cfg(feature = "cuda")]
+            "cuda" => match kerntune::cuda_backend::devices() {
+                Ok(list) => {
+                    for d in list {
+                        found.push(Found { backend: "cuda".into(), index: d.ordinal, details: d.attributes.iter().map(|(k, v)| (k.clone(), v.to_string())).collect(), target: d.target, limits: d.limits });
+                    }
+                }
+                Err(e) => {
+                    if a.backend != BackendChoice::Auto {
+                        problems.push(e.to_string());
+                    }
+                }
+            },
             _ => {
                 if a.backend != BackendChoice::Auto {
-                    problems
-                        .push(kerntune::OpenError::NotCompiledIn { backend: b.into() }.to_string());
+                    problems.push(kerntune::OpenError::NotCompiledIn { backend: b.into() }.to_string());
                 }
             }
         }
@@ -67,24 +74,14 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         println!("{}", serde_json::to_string_pretty(&found)?);
     } else {
         for f in &found {
-            println!(
-                "[{} #{}] {}  (arch {}, fingerprint {})",
-                f.backend, f.index, f.target.name, f.target.arch, f.target.fingerprint
-            );
+            println!("[{} #{}] {}  (arch {}, fingerprint {})", f.backend, f.index, f.target.name, f.target.arch, f.target.fingerprint);
             for (k, v) in &f.details {
                 println!("    {k:<26} {v}");
             }
             let l = serde_json::to_value(&f.limits)?;
             if let Some(m) = l.as_object() {
                 for (k, v) in m {
-                    println!(
-                        "    {k:<26} {}",
-                        if v.is_null() {
-                            "unknown".to_string()
-                        } else {
-                            v.to_string()
-                        }
-                    );
+                    println!("    {k:<26} {}", if v.is_null() { "unknown".to_string() } else { v.to_string() });
                 }
             }
         }

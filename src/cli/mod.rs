@@ -30,8 +30,7 @@ enum Command {
 /// Where the database lives: `--db`, else `$KERNTUNE_CACHE_DIR/db.json`, else the platform
 /// cache directory.
 pub(crate) fn db_path(arg: &Option<PathBuf>) -> PathBuf {
-    arg.clone()
-        .unwrap_or_else(kerntune::db::Database::default_path)
+    arg.clone().unwrap_or_else(kerntune::db::Database::default_path)
 }
 
 fn init_logging() {
@@ -43,11 +42,7 @@ fn init_logging() {
             EnvFilter::new("warn")
         }
     });
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_target(true)
-        .try_init();
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(true).try_init();
 }
 
 /// Runs the CLI and returns the exit code.

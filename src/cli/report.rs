@@ -14,23 +14,11 @@ fn rate(bytes_or_flops: Option<f64>, seconds: f64, scale: f64) -> String {
 pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) {
     let problem = &r.entry.problem;
     if r.db_hit {
-        println!(
-            "database hit for {} ({}) on {}: the stored winner is reused, nothing was benchmarked",
-            r.entry.kernel, problem, r.target.name
-        );
+        println!("database hit for {} ({}) on {}: the stored winner is reused, nothing was benchmarked", r.entry.kernel, problem, r.target.name);
     }
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_header([
-        "#",
-        "config",
-        "time (ms)",
-        "±95% (ms)",
-        "runs",
-        "GB/s",
-        "GFLOP/s",
-        "",
-    ]);
+    t.set_header(["#", "config", "time (ms)", "±95% (ms)", "runs", "GB/s", "GFLOP/s", ""]);
     let mut shown = 0;
     for res in &r.results {
         let Some(s) = res.stats() else { continue };
@@ -54,12 +42,7 @@ pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) {
             Cell::new(shown),
             Cell::new(res.config.key()),
             Cell::new(format!("{:.4}", s.mean * 1e3)).set_alignment(CellAlignment::Right),
-            Cell::new(if s.ci_half.is_finite() {
-                format!("{:.4}", s.ci_half * 1e3)
-            } else {
-                "-".into()
-            })
-            .set_alignment(CellAlignment::Right),
+            Cell::new(if s.ci_half.is_finite() { format!("{:.4}", s.ci_half * 1e3) } else { "-".into() }).set_alignment(CellAlignment::Right),
             Cell::new(s.samples),
             Cell::new(rate(res.bytes, s.mean, 1e9)).set_alignment(CellAlignment::Right),
             Cell::new(rate(res.flops, s.mean, 1e9)).set_alignment(CellAlignment::Right),
@@ -69,16 +52,7 @@ pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) {
     println!("{t}");
     let w = &r.winner_stats;
     let (flops, bytes) = r.winner_metrics;
-    let mut line = format!(
-        "winner: {}  {:.4} ms ± {:.4} ms",
-        r.winner,
-        w.mean * 1e3,
-        if w.ci_half.is_finite() {
-            w.ci_half * 1e3
-        } else {
-            0.0
-        }
-    );
+    let mut line = format!("winner: {}  {:.4} ms ± {:.4} ms", r.winner, w.mean * 1e3, if w.ci_half.is_finite() { w.ci_half * 1e3 } else { 0.0 });
     if bytes.is_some() {
         line.push_str(&format!(", {} GB/s", rate(bytes, w.mean, 1e9)));
     }
@@ -86,10 +60,7 @@ pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) {
         line.push_str(&format!(", {} GFLOP/s", rate(flops, w.mean, 1e9)));
     }
     if r.tie_band.len() > 1 {
-        line.push_str(&format!(
-            " ({} configs tied within noise; stable tie-break picked this one)",
-            r.tie_band.len()
-        ));
+        line.push_str(&format!(" ({} configs tied within noise; stable tie-break picked this one)", r.tie_band.len()));
     }
     println!("{line}");
     if !r.db_hit {
@@ -97,12 +68,7 @@ pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) {
             "space: {} combinations, {} valid, {} candidates after pruning; evaluated {} ({} from the database), compiled {} in {:.2} s (summed over threads)",
             r.cartesian, r.valid, r.candidates, r.evaluated, r.from_db, r.compiled, r.compile_seconds
         );
-        let join = |m: &std::collections::BTreeMap<String, usize>| {
-            m.iter()
-                .map(|(k, v)| format!("{k} {v}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
+        let join = |m: &std::collections::BTreeMap<String, usize>| m.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ");
         if !r.pruned_before.is_empty() {
             println!("pruned before compiling: {}", join(&r.pruned_before));
             for (k, ex) in &r.prune_examples {
@@ -121,27 +87,15 @@ pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) {
                         println!(
                             "    e.g. {kind}: {}: {}",
                             res.config,
-                            message
-                                .lines()
-                                .filter(|l| !l.trim().is_empty())
-                                .take(2)
-                                .collect::<Vec<_>>()
-                                .join(" | ")
+                            message.lines().filter(|l| !l.trim().is_empty()).take(2).collect::<Vec<_>>().join(" | ")
                         );
                     }
                 }
             }
         }
-        println!(
-            "timing: {}; verification: {}; strategy: {}; wall time {:.2} s",
-            r.timing, r.reference, r.strategy, r.wall_seconds
-        );
+        println!("timing: {}; verification: {}; strategy: {}; wall time {:.2} s", r.timing, r.reference, r.strategy, r.wall_seconds);
     }
     if let Some(p) = db {
-        println!(
-            "database: {} ({})",
-            p.display(),
-            if r.db_hit { "read" } else { "winner written" }
-        );
+        println!("database: {} ({})", p.display(), if r.db_hit { "read" } else { "winner written" });
     }
 }

@@ -4,10 +4,7 @@ use super::report;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use kerntune::db::Database;
-use kerntune::{
-    with_backend, Backend, BackendChoice, Budget, Event, Spec, TuneOptions, TuneReport, Tuner,
-    Value,
-};
+use kerntune::{with_backend, Backend, BackendChoice, Budget, Event, Spec, TuneOptions, TuneReport, Tuner, Value};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -56,18 +53,9 @@ pub struct Args {
 fn parse_key(text: &str, sizes: &[(String, Value)]) -> anyhow::Result<Vec<(String, Value)>> {
     let mut out = sizes.to_vec();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (k, v) = part
-            .split_once('=')
-            .with_context(|| format!("--key: `{part}` is not NAME=VALUE"))?;
+        let (k, v) = part.split_once('=').with_context(|| format!("--key: `{part}` is not NAME=VALUE"))?;
         let slot = out.iter_mut().find(|(n, _)| n == k).with_context(|| {
-            format!(
-                "--key: `{k}` is not a problem size of this spec (sizes: {})",
-                sizes
-                    .iter()
-                    .map(|s| s.0.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
+            format!("--key: `{k}` is not a problem size of this spec (sizes: {})", sizes.iter().map(|s| s.0.as_str()).collect::<Vec<_>>().join(", "))
         })?;
         slot.1 = kerntune::config::parse_value(v);
     }
@@ -85,18 +73,10 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         Some(b) => Budget::parse(b).map_err(|m| anyhow::anyhow!("--budget: {m}"))?,
         None => Budget::default(),
     };
-    let strategy = a
-        .strategy
-        .clone()
-        .or(spec.strategy.clone())
-        .unwrap_or_else(|| "exhaustive".into());
+    let strategy = a.strategy.clone().or(spec.strategy.clone()).unwrap_or_else(|| "exhaustive".into());
     kerntune::strategy::by_name(&strategy, 0).map_err(|m| anyhow::anyhow!("--strategy: {m}"))?;
     let backend = kerntune::open(a.backend, a.device)?;
-    let db = if a.no_db {
-        None
-    } else {
-        Some(Database::at(super::db_path(&a.db)))
-    };
+    let db = if a.no_db { None } else { Some(Database::at(super::db_path(&a.db))) };
     let opts = TuneOptions {
         bench: spec.bench.clone().unwrap_or_default(),
         prune: spec.prune.clone().unwrap_or_default(),
@@ -113,54 +93,28 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     with_backend!(backend, b => tune_all(b, &spec, &a, opts))
 }
 
-fn tune_all<B: Backend>(
-    backend: B,
-    spec: &Spec,
-    a: &Args,
-    opts: TuneOptions,
-) -> anyhow::Result<i32> {
+fn tune_all<B: Backend>(backend: B, spec: &Spec, a: &Args, opts: TuneOptions) -> anyhow::Result<i32> {
     let language = backend.language();
     let target = backend.target().clone();
     let timing = backend.timing_method();
     let tuner = Tuner::new(backend);
     if !a.json {
-        eprintln!(
-            "kerntune: {} on {} [{}], timing: {timing}",
-            spec.kernel, target.name, target.backend
-        );
+        eprintln!("kerntune: {} on {} [{}], timing: {timing}", spec.kernel, target.name, target.backend);
     }
     let mut reports: Vec<TuneReport> = Vec::new();
     for i in 0..spec.problems.len() {
         let job = spec.job(language, i)?;
-        let pb = if a.json {
-            ProgressBar::hidden()
-        } else {
-            ProgressBar::new(0)
-        };
+        let pb = if a.json { ProgressBar::hidden() } else { ProgressBar::new(0) };
         pb.set_style(
-            ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg} (eta {eta})",
-            )
-            .expect("valid template")
-            .progress_chars("=> "),
+            ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg} (eta {eta})").expect("valid template").progress_chars("=> "),
         );
-        let sizes = job
-            .sizes
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(",");
+        let sizes = job.sizes.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",");
         pb.set_prefix(sizes.clone());
         let counters = Arc::new(Mutex::new((0usize, 0usize, 0usize, 0usize)));
         let pb2 = pb.clone();
         let mut o = opts.clone();
         o.observer = Some(Arc::new(move |e: &Event<'_>| match e {
-            Event::Planned {
-                candidates,
-                budget,
-                pruned,
-                ..
-            } => {
+            Event::Planned { candidates, budget, pruned, .. } => {
                 pb2.set_length(budget.map_or(*candidates, |b| b.min(*candidates)) as u64);
                 counters.lock().expect("counters").3 = *pruned;
             }
@@ -185,9 +139,7 @@ fn tune_all<B: Backend>(
         }));
         let r = tuner.tune(&job, &o);
         pb.finish_and_clear();
-        let r = r.with_context(|| {
-            format!("{}: tuning {} ({sizes})", spec.path.display(), spec.kernel)
-        })?;
+        let r = r.with_context(|| format!("{}: tuning {} ({sizes})", spec.path.display(), spec.kernel))?;
         if !a.json {
             report::print(&r, a.top, opts.db.as_ref().map(|d| d.path()));
         }

@@ -1,0 +1,427 @@
+//! Device buffers, kernel launches and event timing.
+
+use crate::backend::Shared;
+use crate::error::{launch_error, other};
+use cudarc::driver::result::{self, DriverError};
+use cudarc::driver::sys::{self, CUresult};
+use kerntune_core::{Access, ArgData, BackendError, DType, HostBuffer, Launch, ProblemData, TimeRequest, VerifyRequest};
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+struct Loaded {
+    gen: u64,
+    module: sys::CUmodule,
+    func: sys::CUfunction,
+    max_dynamic_smem: u32,
+}
+
+/// A compiled config: its CUBIN, loaded into the current context on demand (again after a
+/// context was replaced following a fault), and into the worker process when isolation is on.
+pub struct CudaKernel {
+    pub(crate) id: u64,
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) name: std::ffi::CString,
+    pub(crate) cubin: Vec<u8>,
+    loaded: Mutex<Option<Loaded>>,
+}
+
+// SAFETY: the raw module and function handles are only used with the context made current on
+// the calling thread, and access is serialised by the mutex.
+unsafe impl Send for CudaKernel {}
+// SAFETY: as above.
+unsafe impl Sync for CudaKernel {}
+
+impl CudaKernel {
+    pub(crate) fn new(shared: Arc<Shared>, name: std::ffi::CString, cubin: Vec<u8>) -> CudaKernel {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        CudaKernel { id, shared, name, cubin, loaded: Mutex::new(None) }
+    }
+
+    /// The function in the current context, loading the module if needed. The caller has bound
+    /// the context.
+    pub(crate) fn function(&self, gen: u64) -> Result<sys::CUfunction, BackendError> {
+        let mut l = self.loaded.lock().expect("kernel lock");
+        if let Some(x) = l.as_ref().filter(|x| x.gen == gen) {
+            return Ok(x.func);
+        }
+        // SAFETY: the CUBIN is a complete image; the context is current on this thread.
+        let module = unsafe { result::module::load_data(self.cubin.as_ptr() as *const c_void) }.map_err(|e| other("loading the module", e))?;
+        // SAFETY: module was just loaded; name is a valid C string.
+        let func = match unsafe { result::module::get_function(module, self.name.clone()) } {
+            Ok(f) => f,
+            Err(_) => {
+                // SAFETY: unloading the module we loaded.
+                unsafe {
+                    let _ = result::module::unload(module);
+                }
+                return Err(BackendError::CompileFailed {
+                    log: format!("the compiled module has no kernel named `{}`; declare it `extern \"C\" __global__`", self.name.to_string_lossy()),
+                    options: vec![],
+                });
+            }
+        };
+        *l = Some(Loaded { gen, module, func, max_dynamic_smem: 0 });
+        Ok(func)
+    }
+
+    /// Raises the dynamic shared memory limit when a launch needs more than the default 48 KiB.
+    pub(crate) fn allow_dynamic_smem(&self, bytes: u32) -> Result<(), BackendError> {
+        let mut l = self.loaded.lock().expect("kernel lock");
+        let Some(x) = l.as_mut() else { return Ok(()) };
+        if bytes > 48 * 1024 && bytes > x.max_dynamic_smem {
+            // SAFETY: valid function in the current context.
+            unsafe {
+                result::function::set_function_attribute(x.func, sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes as i32)
+            }
+            .map_err(|e| BackendError::LaunchFailed(format!("setting {bytes} B of dynamic shared memory: {}", crate::error::describe(&e))))?;
+            x.max_dynamic_smem = bytes;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for CudaKernel {
+    fn drop(&mut self) {
+        self.shared.forget_kernel(self.id);
+        if let Some(x) = self.loaded.get_mut().ok().and_then(|l| l.take()) {
+            if let Some(_guard) = self.shared.bind_if(x.gen) {
+                // SAFETY: the module was loaded in this (still live) context.
+                unsafe {
+                    let _ = result::module::unload(x.module);
+                }
+            }
+        }
+    }
+}
+
+struct DevBuf {
+    ptr: sys::CUdeviceptr,
+    pristine: sys::CUdeviceptr,
+    bytes: usize,
+    init: HostBuffer,
+}
+
+/// A problem's buffers on the device, with a pristine copy of each for fast restores.
+pub struct LocalWorkspace {
+    shared: Arc<Shared>,
+    gen: u64,
+    stream: sys::CUstream,
+    bufs: Vec<DevBuf>,
+    /// Kernel parameter storage, one entry per argument (8-byte device pointers or scalars).
+    params: Vec<Vec<u8>>,
+    flush: Option<(sys::CUdeviceptr, usize)>,
+    events: Vec<sys::CUevent>,
+    flush_round: u8,
+    /// Device copies of the reference outputs (f32 buffers), for on-device verification.
+    refs: Vec<Option<sys::CUdeviceptr>>,
+    ref_id: Option<u64>,
+    compare: Option<CudaKernel>,
+    counters: Option<sys::CUdeviceptr>,
+}
+
+/// Compares an output with its reference on the device, counting mismatches, the first
+/// mismatching index and never-written (still poisoned) elements.
+const COMPARE_SRC: &str = r#"
+extern "C" __global__ void kt_compare_f32(const float* got, const float* want, unsigned long long n,
+                                          double atol, double rtol, unsigned long long* out) {
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n; i += stride) {
+        float g = got[i], w = want[i];
+        bool ok = (g != g && w != w) || fabs((double)g - (double)w) <= atol + rtol * fabs((double)w);
+        if (!ok) {
+            atomicAdd(&out[0], 1ull);
+            atomicMin(&out[1], i);
+            if (__float_as_uint(g) == 0xFFFFFFFFu) atomicAdd(&out[2], 1ull);
+        }
+    }
+}
+"#;
+
+fn compare_cubin(arch: &str) -> Result<Vec<u8>, BackendError> {
+    static CUBIN: std::sync::OnceLock<Result<Vec<u8>, String>> = std::sync::OnceLock::new();
+    CUBIN
+        .get_or_init(|| crate::compile::nvrtc_compile("kt_compare_f32", COMPARE_SRC, &[format!("--gpu-architecture={arch}")]).map_err(|e| e.to_string()))
+        .clone()
+        .map_err(|e| BackendError::other(format!("compiling the verification kernel: {e}")))
+}
+
+// SAFETY: the workspace's handles are only used on the tuner's thread with its context bound.
+unsafe impl Send for LocalWorkspace {}
+
+fn malloc(bytes: usize) -> Result<sys::CUdeviceptr, BackendError> {
+    // SAFETY: plain allocation in the current context.
+    unsafe { result::malloc_sync(bytes.max(4)) }.map_err(|e| match e.0 {
+        CUresult::CUDA_ERROR_OUT_OF_MEMORY => BackendError::other(format!("out of device memory allocating {bytes} B")),
+        _ => other("allocating device memory", e),
+    })
+}
+
+impl LocalWorkspace {
+    pub(crate) fn new(shared: Arc<Shared>, problem: &ProblemData, flush_bytes: usize) -> Result<LocalWorkspace, BackendError> {
+        let guard = shared.bind()?;
+        let gen = guard.gen;
+        // SAFETY: creating a stream in the bound context.
+        let stream = result::stream::create(result::stream::StreamKind::NonBlocking).map_err(|e| other("creating a stream", e))?;
+        let mut ws =
+            LocalWorkspace { shared: shared.clone(), gen, stream, bufs: Vec::new(), params: Vec::new(), flush: None, events: Vec::new(), flush_round: 0, refs: Vec::new(), ref_id: None, compare: None, counters: None };
+        for a in &problem.args {
+            match a {
+                ArgData::Buffer(b) => {
+                    let bytes = b.data.len();
+                    let ptr = malloc(bytes)?;
+                    let pristine = malloc(bytes)?;
+                    // Push before copying so that Drop frees them if a copy fails.
+                    ws.bufs.push(DevBuf { ptr, pristine, bytes, init: b.clone() });
+                    if bytes > 0 {
+                        // SAFETY: both allocations hold `bytes` bytes; the host slice too.
+                        unsafe {
+                            result::memcpy_htod_sync(pristine, &b.data).map_err(|e| other("uploading", e))?;
+                            result::memcpy_dtod_sync(ptr, pristine, bytes).map_err(|e| other("copying", e))?;
+                        }
+                    }
+                    ws.params.push(ptr.to_le_bytes().to_vec());
+                }
+                ArgData::Scalar { dtype, value, .. } => ws.params.push(ArgData::scalar_bytes(*dtype, value)),
+            }
+        }
+        if flush_bytes > 0 {
+            ws.flush = Some((malloc(flush_bytes)?, flush_bytes));
+        }
+        drop(guard);
+        Ok(ws)
+    }
+
+    pub(crate) fn reset(&mut self, poison: bool) -> Result<(), BackendError> {
+        let _g = self.shared.bind_gen(self.gen)?;
+        for b in &self.bufs {
+            if b.bytes == 0 {
+                continue;
+            }
+            // SAFETY: device buffers of `bytes` bytes in the bound context.
+            unsafe {
+                if poison && b.init.access == Access::Write {
+                    result::memset_d8_async(b.ptr, 0xFF, b.bytes, self.stream).map_err(|e| other("poisoning", e))?;
+                } else {
+                    result::memcpy_dtod_async(b.ptr, b.pristine, b.bytes, self.stream).map_err(|e| other("restoring", e))?;
+                }
+            }
+        }
+        // SAFETY: valid stream.
+        unsafe { result::stream::synchronize(self.stream) }.map_err(|e| other("synchronizing", e))
+    }
+
+    pub(crate) fn read_outputs(&mut self) -> Result<Vec<HostBuffer>, BackendError> {
+        let all = vec![true; self.bufs.len()];
+        self.read_masked(&all)
+    }
+
+    /// Reads back the buffers whose `mask` entry is true; the others come back empty.
+    pub(crate) fn read_masked(&mut self, mask: &[bool]) -> Result<Vec<HostBuffer>, BackendError> {
+        let _g = self.shared.bind_gen(self.gen)?;
+        // SAFETY: valid stream.
+        unsafe { result::stream::synchronize(self.stream) }.map_err(launch_error)?;
+        let mut out = Vec::with_capacity(self.bufs.len());
+        for (i, b) in self.bufs.iter().enumerate() {
+            let wanted = mask.get(i).copied().unwrap_or(false);
+            let mut data = vec![0u8; if wanted { b.bytes } else { 0 }];
+            if wanted && b.bytes > 0 {
+                // SAFETY: `data` has `bytes` bytes; the device buffer too.
+                unsafe { result::memcpy_dtoh_sync(&mut data, b.ptr) }.map_err(|e| other("reading back", e))?;
+            }
+            out.push(HostBuffer { data, ..b.init.clone() });
+        }
+        Ok(out)
+    }
+
+    /// Verification on the device: poison and restore, one timed launch, then a comparison
+    /// kernel per selected f32 output against a reference uploaded once per tune (other types
+    /// are read back and compared on the host). Returns the verification launch's time.
+    pub(crate) fn verify_on_device(&mut self, k: &CudaKernel, launch: &Launch, req: &VerifyRequest<'_>) -> Result<Vec<f64>, BackendError> {
+        self.reset(true)?;
+        let t = self.time(k, launch, &TimeRequest { launches: 1, flush_l2: false, timeout: req.timeout })?;
+        let _g = self.shared.bind_gen(self.gen)?;
+        if self.ref_id != Some(req.reference_id) {
+            for p in self.refs.drain(..).flatten() {
+                // SAFETY: allocated by us in this context.
+                unsafe {
+                    let _ = result::free_sync(p);
+                }
+            }
+            for want in req.reference {
+                if req.selects(want) && want.dtype == DType::F32 && !want.data.is_empty() {
+                    let p = malloc(want.data.len())?;
+                    self.refs.push(Some(p));
+                    // SAFETY: `p` holds the reference's bytes.
+                    unsafe { result::memcpy_htod_sync(p, &want.data) }.map_err(|e| other("uploading the reference", e))?;
+                } else {
+                    self.refs.push(None);
+                }
+            }
+            self.ref_id = Some(req.reference_id);
+        }
+        for (i, want) in req.reference.iter().enumerate() {
+            if !req.selects(want) {
+                continue;
+            }
+            let Some(rp) = self.refs.get(i).copied().flatten() else {
+                // Non-f32 (or empty) output: read it back and compare on the host.
+                let mut mask = vec![false; self.bufs.len()];
+                mask[i] = true;
+                drop(_g);
+                let got = self.read_masked(&mask)?;
+                req.check(&got)?;
+                return self.finish_verify(t);
+            };
+            if self.compare.is_none() {
+                let cubin = compare_cubin(&self.shared.arch)?;
+                self.compare = Some(CudaKernel::new(self.shared.clone(), std::ffi::CString::new("kt_compare_f32").expect("no NUL"), cubin));
+            }
+            if self.counters.is_none() {
+                self.counters = Some(malloc(24)?);
+            }
+            let counters = self.counters.expect("allocated");
+            let func = self.compare.as_ref().expect("compiled").function(self.gen)?;
+            let n = (want.data.len() / 4) as u64;
+            let init: [u64; 3] = [0, u64::MAX, 0];
+            let (mut got_p, mut want_p, mut n_v, mut atol, mut rtol, mut out_p) = (self.bufs[i].ptr, rp, n, req.tolerance.atol, req.tolerance.rtol, counters);
+            let mut params: [*mut c_void; 6] = [
+                &mut got_p as *mut _ as *mut c_void,
+                &mut want_p as *mut _ as *mut c_void,
+                &mut n_v as *mut _ as *mut c_void,
+                &mut atol as *mut _ as *mut c_void,
+                &mut rtol as *mut _ as *mut c_void,
+                &mut out_p as *mut _ as *mut c_void,
+            ];
+            let mut res = [0u64; 3];
+            let blocks = (n.div_ceil(256)).clamp(1, 4096) as u32;
+            // SAFETY: all pointers are device buffers of this context with the sizes used here;
+            // `params` points at locals that outlive the synchronous launch-and-wait below.
+            unsafe {
+                result::memcpy_htod_sync(counters, &init).map_err(|e| other("verification counters", e))?;
+                result::launch_kernel(func, (blocks, 1, 1), (256, 1, 1), 0, self.stream, &mut params).map_err(launch_error)?;
+                result::stream::synchronize(self.stream).map_err(launch_error)?;
+                result::memcpy_dtoh_sync(&mut res, counters).map_err(|e| other("verification counters", e))?;
+            }
+            if res[0] > 0 {
+                let first = res[1] as usize;
+                let mut g = [0u8; 4];
+                // SAFETY: `first` < n; reads one element.
+                unsafe { result::memcpy_dtoh_sync(&mut g, self.bufs[i].ptr + (first * 4) as u64) }.map_err(|e| other("reading a mismatch", e))?;
+                let w = f32::from_le_bytes(want.data[first * 4..first * 4 + 4].try_into().expect("4 bytes"));
+                let mut msg = format!("`{}`: {} of {} elements differ (first at index {first}: got {}, expected {w})", want.name, res[0], n, f32::from_le_bytes(g));
+                if res[2] > 0 {
+                    msg.push_str(&format!("; {} were never written (still hold the poison value)", res[2]));
+                }
+                return Err(BackendError::WrongOutput(msg));
+            }
+        }
+        self.finish_verify(t)
+    }
+
+    fn finish_verify(&mut self, t: Vec<f64>) -> Result<Vec<f64>, BackendError> {
+        self.reset(false)?;
+        Ok(t)
+    }
+
+    fn ensure_events(&mut self, n: usize) -> Result<(), BackendError> {
+        while self.events.len() < n {
+            let e = result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT).map_err(|e| other("creating an event", e))?;
+            self.events.push(e);
+        }
+        Ok(())
+    }
+
+    /// Launches `req.launches` times, each bracketed by events (and preceded by an L2 flush when
+    /// asked), waits with a deadline, and returns each launch's time in seconds.
+    pub(crate) fn time(&mut self, k: &crate::bench::CudaKernel, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError> {
+        let guard = self.shared.bind_gen(self.gen)?;
+        let func = k.function(self.gen)?;
+        k.allow_dynamic_smem(launch.shared_mem_bytes)?;
+        let n = req.launches as usize;
+        self.ensure_events(2 * n)?;
+        let mut ptrs: Vec<*mut c_void> = self.params.iter_mut().map(|p| p.as_mut_ptr() as *mut c_void).collect();
+        for i in 0..n {
+            // SAFETY: everything below uses handles of the bound context; `ptrs` point into
+            // `self.params`, which outlives the launches (they are copied at launch time).
+            unsafe {
+                if let (true, Some((buf, bytes))) = (req.flush_l2, self.flush) {
+                    self.flush_round = self.flush_round.wrapping_add(1);
+                    result::memset_d8_async(buf, self.flush_round, bytes, self.stream).map_err(launch_error)?;
+                }
+                result::event::record(self.events[2 * i], self.stream).map_err(launch_error)?;
+                result::launch_kernel(
+                    func,
+                    (launch.grid[0], launch.grid[1], launch.grid[2]),
+                    (launch.block[0], launch.block[1], launch.block[2]),
+                    launch.shared_mem_bytes,
+                    self.stream,
+                    &mut ptrs,
+                )
+                .map_err(launch_error)?;
+                result::event::record(self.events[2 * i + 1], self.stream).map_err(launch_error)?;
+            }
+        }
+        let last = self.events[2 * n - 1];
+        let deadline = Instant::now() + req.timeout * req.launches.max(1);
+        loop {
+            // SAFETY: valid event.
+            match unsafe { result::event::query(last) } {
+                Ok(()) => break,
+                Err(DriverError(CUresult::CUDA_ERROR_NOT_READY)) => {
+                    if Instant::now() > deadline {
+                        // The kernel is still running and cannot be stopped in this context:
+                        // the context must be replaced before anything else runs.
+                        drop(guard);
+                        self.shared.mark_dead(self.gen);
+                        return Err(BackendError::TimedOut(req.timeout));
+                    }
+                    std::thread::sleep(Duration::from_micros(50));
+                }
+                Err(e) => {
+                    let err = launch_error(e);
+                    if matches!(err, BackendError::DeviceLost(_)) {
+                        drop(guard);
+                        self.shared.mark_dead(self.gen);
+                    }
+                    return Err(err);
+                }
+            }
+        }
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            // SAFETY: both events completed.
+            let ms = unsafe { result::event::elapsed(self.events[2 * i], self.events[2 * i + 1]) }.map_err(launch_error)?;
+            out.push(ms as f64 * 1e-3);
+        }
+        Ok(out)
+    }
+}
+
+impl Drop for LocalWorkspace {
+    fn drop(&mut self) {
+        let Some(_g) = self.shared.bind_if(self.gen) else { return };
+        // SAFETY: handles created in this (still live) context and freed once.
+        unsafe {
+            let _ = result::stream::synchronize(self.stream);
+            for b in &self.bufs {
+                let _ = result::free_sync(b.ptr);
+                let _ = result::free_sync(b.pristine);
+            }
+            if let Some((p, _)) = self.flush {
+                let _ = result::free_sync(p);
+            }
+            for p in self.refs.iter().flatten() {
+                let _ = result::free_sync(*p);
+            }
+            if let Some(p) = self.counters {
+                let _ = result::free_sync(p);
+            }
+            for e in &self.events {
+                let _ = result::event::destroy(*e);
+            }
+            let _ = result::stream::destroy(self.stream);
+        }
+    }
+}

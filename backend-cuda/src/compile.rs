@@ -1,0 +1,224 @@
+//! NVRTC compilation to CUBIN, in parallel, with a persistent compile cache.
+//!
+//! NVRTC is thread-safe, so the tuner's worker pool compiles many configs at once. Compiling for
+//! the device's real architecture (`--gpu-architecture=sm_90`) yields a CUBIN, which the driver
+//! loads without a JIT step. Each CUBIN is cached on disk under a key that hashes the source,
+//! every option, the architecture and the NVRTC version, so a second run compiles nothing.
+
+use cudarc::nvrtc::sys as nvrtc;
+use kerntune_core::{BackendError, CompileRequest};
+use std::ffi::{c_char, CStr, CString};
+use std::path::{Path, PathBuf};
+
+/// Typed compile options; [`CompileOptions::to_args`] is the single place they become NVRTC
+/// arguments.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CompileOptions {
+    /// Target architecture, e.g. `sm_90` or `sm_90a`.
+    pub arch: String,
+    /// `-DNAME=VALUE` defines, in order.
+    pub defines: Vec<(String, String)>,
+    /// `--maxrregcount`.
+    pub maxrregcount: Option<u32>,
+    /// The C++ standard (`--std=c++17`).
+    pub std: Option<String>,
+    /// Extra options from the spec, passed through.
+    pub extra: Vec<String>,
+}
+
+impl CompileOptions {
+    /// The options for one request on a device of architecture `device_arch`.
+    pub fn for_request(req: &CompileRequest<'_>, device_arch: &str) -> CompileOptions {
+        CompileOptions {
+            arch: req.source.arch.clone().unwrap_or_else(|| device_arch.to_string()),
+            defines: req.defines.to_vec(),
+            maxrregcount: req.config.knobs.maxnreg,
+            std: Some("c++17".into()),
+            extra: req.source.options.clone(),
+        }
+    }
+
+    /// NVRTC arguments.
+    pub fn to_args(&self) -> Vec<String> {
+        let mut v = vec![format!("--gpu-architecture={}", self.arch)];
+        if let Some(s) = &self.std {
+            v.push(format!("--std={s}"));
+        }
+        if let Some(r) = self.maxrregcount {
+            v.push(format!("--maxrregcount={r}"));
+        }
+        for (k, val) in &self.defines {
+            v.push(format!("-D{k}={val}"));
+        }
+        v.extend(self.extra.iter().cloned());
+        v
+    }
+}
+
+/// The NVRTC version, `major.minor`.
+pub fn nvrtc_version() -> Result<(i32, i32), String> {
+    let (mut ma, mut mi) = (0, 0);
+    // SAFETY: two valid out-pointers; the library is loaded (or this panics inside cudarc,
+    // which callers prevent by probing `is_culib_present` first).
+    let r = unsafe { nvrtc::nvrtcVersion(&mut ma, &mut mi) };
+    if r == nvrtc::nvrtcResult::NVRTC_SUCCESS {
+        Ok((ma, mi))
+    } else {
+        Err(format!("nvrtcVersion failed: {r:?}"))
+    }
+}
+
+/// A compiled CUBIN and whether it came from the cache.
+pub struct Cubin {
+    /// The image.
+    pub bytes: Vec<u8>,
+    /// Served from the persistent cache.
+    pub cached: bool,
+}
+
+/// The compile cache.
+pub struct CompileCache {
+    dir: Option<PathBuf>,
+    version: String,
+}
+
+impl CompileCache {
+    /// A cache in `dir` (`None` disables caching) for NVRTC `version`.
+    pub fn new(dir: Option<PathBuf>, version: String) -> CompileCache {
+        CompileCache { dir, version }
+    }
+
+    /// The cache key of a compilation.
+    pub fn key(&self, name: &str, code: &str, args: &[String]) -> String {
+        let a = args.join("\u{1}");
+        kerntune_core::hash::hash_parts([name.as_bytes(), code.as_bytes(), a.as_bytes(), self.version.as_bytes()])
+    }
+
+    fn path(&self, key: &str) -> Option<PathBuf> {
+        self.dir.as_ref().map(|d| d.join(format!("{key}.cubin")))
+    }
+
+    /// Compiles, or returns the cached CUBIN.
+    pub fn compile(&self, name: &str, code: &str, opts: &CompileOptions) -> Result<Cubin, BackendError> {
+        let args = opts.to_args();
+        let key = self.key(name, code, &args);
+        if let Some(p) = self.path(&key) {
+            if let Ok(bytes) = std::fs::read(&p) {
+                if !bytes.is_empty() {
+                    return Ok(Cubin { bytes, cached: true });
+                }
+            }
+        }
+        let bytes = nvrtc_compile(name, code, &args)?;
+        if let Some(p) = self.path(&key) {
+            store(&p, &bytes);
+        }
+        Ok(Cubin { bytes, cached: false })
+    }
+}
+
+fn store(path: &Path, bytes: &[u8]) {
+    // Best effort: a cache that cannot be written only costs a recompile next time.
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+        let tmp = dir.join(format!(".{}.{}.{:?}", path.file_name().and_then(|n| n.to_str()).unwrap_or("c"), std::process::id(), std::thread::current().id()));
+        if std::fs::write(&tmp, bytes).is_ok() && std::fs::rename(&tmp, path).is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+}
+
+/// Owns an `nvrtcProgram`.
+struct Program(nvrtc::nvrtcProgram);
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        // SAFETY: the program was created by nvrtcCreateProgram and is destroyed once.
+        unsafe {
+            nvrtc::nvrtcDestroyProgram(&mut self.0);
+        }
+    }
+}
+
+fn check(r: nvrtc::nvrtcResult, what: &str) -> Result<(), BackendError> {
+    if r == nvrtc::nvrtcResult::NVRTC_SUCCESS {
+        Ok(())
+    } else {
+        Err(BackendError::other(format!("{what} failed: {r:?}")))
+    }
+}
+
+pub(crate) fn nvrtc_compile(name: &str, code: &str, args: &[String]) -> Result<Vec<u8>, BackendError> {
+    let src = CString::new(code).map_err(|_| BackendError::CompileFailed { log: "the source contains a NUL byte".into(), options: args.to_vec() })?;
+    let pname = CString::new(format!("{name}.cu")).unwrap_or_default();
+    let mut prog: nvrtc::nvrtcProgram = std::ptr::null_mut();
+    // SAFETY: valid C strings that outlive the call; no headers.
+    check(unsafe { nvrtc::nvrtcCreateProgram(&mut prog, src.as_ptr(), pname.as_ptr(), 0, std::ptr::null(), std::ptr::null()) }, "nvrtcCreateProgram")?;
+    let prog = Program(prog);
+    let cargs: Vec<CString> = args.iter().map(|a| CString::new(a.as_str()).unwrap_or_default()).collect();
+    let ptrs: Vec<*const c_char> = cargs.iter().map(|a| a.as_ptr()).collect();
+    // SAFETY: `ptrs` holds valid C strings that outlive the call.
+    let r = unsafe { nvrtc::nvrtcCompileProgram(prog.0, ptrs.len() as i32, ptrs.as_ptr()) };
+    if r != nvrtc::nvrtcResult::NVRTC_SUCCESS {
+        return Err(BackendError::CompileFailed { log: program_log(&prog).unwrap_or_else(|| format!("{r:?}")), options: args.to_vec() });
+    }
+    let mut size = 0usize;
+    // SAFETY: valid program and out-pointer.
+    check(unsafe { nvrtc::nvrtcGetCUBINSize(prog.0, &mut size) }, "nvrtcGetCUBINSize")?;
+    if size == 0 {
+        return Err(BackendError::CompileFailed {
+            log: "NVRTC produced no CUBIN; compile for a real architecture (sm_XY), not a virtual one (compute_XY)".into(),
+            options: args.to_vec(),
+        });
+    }
+    let mut buf = vec![0u8; size];
+    // SAFETY: `buf` has the size NVRTC reported.
+    check(unsafe { nvrtc::nvrtcGetCUBIN(prog.0, buf.as_mut_ptr() as *mut c_char) }, "nvrtcGetCUBIN")?;
+    Ok(buf)
+}
+
+fn program_log(prog: &Program) -> Option<String> {
+    let mut size = 0usize;
+    // SAFETY: valid program and out-pointer.
+    if unsafe { nvrtc::nvrtcGetProgramLogSize(prog.0, &mut size) } != nvrtc::nvrtcResult::NVRTC_SUCCESS || size == 0 {
+        return None;
+    }
+    let mut buf = vec![0u8; size];
+    // SAFETY: `buf` has the size NVRTC reported, including the terminating NUL.
+    if unsafe { nvrtc::nvrtcGetProgramLog(prog.0, buf.as_mut_ptr() as *mut c_char) } != nvrtc::nvrtcResult::NVRTC_SUCCESS {
+        return None;
+    }
+    CStr::from_bytes_until_nul(&buf).ok().map(|c| c.to_string_lossy().trim().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kerntune_core::{Config, KernelSource, Launch};
+
+    #[test]
+    fn each_option_maps_to_its_nvrtc_argument() {
+        let mut src = KernelSource::new("sgemm", "cuda", "");
+        src.options = vec!["-use_fast_math".into()];
+        let mut cfg = Config::new([("BK", 16)]);
+        cfg.knobs.maxnreg = Some(128);
+        let defines = vec![("BK".to_string(), "16".to_string()), ("block_size_x".to_string(), "32".to_string())];
+        let launch = Launch::default();
+        let req = CompileRequest { source: &src, config: &cfg, defines: &defines, launch: &launch, scalars: &[], buffers: &[] };
+        let o = CompileOptions::for_request(&req, "sm_90");
+        assert_eq!(o.to_args(), vec!["--gpu-architecture=sm_90", "--std=c++17", "--maxrregcount=128", "-DBK=16", "-Dblock_size_x=32", "-use_fast_math"]);
+        src.arch = Some("sm_90a".into());
+        let req = CompileRequest { source: &src, ..req };
+        assert_eq!(CompileOptions::for_request(&req, "sm_90").arch, "sm_90a");
+    }
+
+    #[test]
+    fn cache_keys_cover_source_options_and_version() {
+        let c = CompileCache::new(None, "13.0".into());
+        let a = c.key("k", "code", &["-DA=1".into()]);
+        assert_ne!(a, c.key("k", "code", &["-DA=2".into()]));
+        assert_ne!(a, c.key("k", "code2", &["-DA=1".into()]));
+        assert_ne!(a, CompileCache::new(None, "12.8".into()).key("k", "code", &["-DA=1".into()]));
+        assert_eq!(a, c.key("k", "code", &["-DA=1".into()]));
+    }
+}

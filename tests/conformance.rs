@@ -1,0 +1,92 @@
+//! Cross-backend conformance: the same checks for every backend compiled in, instantiated by
+//! `conformance!`. A backend whose device is missing says so and is skipped (visible in the
+//! output); `KERNTUNE_REQUIRE_DEVICE=wgpu,cuda` turns such a skip into a failure.
+
+use kerntune::db::Database;
+use kerntune::{Backend, Spec, TuneOptions, Tuner};
+use std::path::PathBuf;
+
+fn examples() -> PathBuf {
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples");
+    if here.exists() {
+        here
+    } else {
+        // Test binaries shipped to another machine run from the repository root.
+        PathBuf::from("examples")
+    }
+}
+
+fn required(backend: &str) -> bool {
+    std::env::var("KERNTUNE_REQUIRE_DEVICE").is_ok_and(|v| v == "1" || v.split(',').any(|b| b == backend))
+}
+
+fn open(backend: &str) -> Option<kerntune::AnyBackend> {
+    match kerntune::open(backend.parse().expect("backend name"), None) {
+        Ok(b) => Some(b),
+        Err(e) => {
+            assert!(!required(backend), "{backend} is required (KERNTUNE_REQUIRE_DEVICE) but unavailable: {e}");
+            eprintln!("SKIPPED ({backend}): {e}");
+            None
+        }
+    }
+}
+
+/// The triad (both sources) at a size every device handles.
+fn triad_job(language: &str) -> kerntune::TuneJob {
+    let spec = Spec::load(&examples().join("triad/triad.toml")).unwrap();
+    let mut job = spec.job(language, 0).unwrap();
+    job.sizes = vec![("N".into(), kerntune::Value::Int(1 << 16))];
+    job
+}
+
+fn limits_are_consistent<B: Backend>(b: &B) {
+    let l = b.limits();
+    assert!(l.max_threads_per_block >= 64);
+    assert!(l.max_block_dim[0] <= l.max_threads_per_block.max(l.max_block_dim[0]));
+    assert!(l.shared_mem_per_block <= l.shared_mem_per_block_optin);
+    assert!(l.warp_size >= 1 && l.sm_count >= 1);
+    assert!(!b.target().fingerprint.is_empty());
+    assert!(!b.toolchain().is_empty());
+}
+
+fn config_matches_reference_and_reloads<B: Backend>(b: B) {
+    let dir = tempfile::tempdir().unwrap();
+    let job = triad_job(b.language());
+    let opts = TuneOptions { db: Some(Database::at(dir.path().join("db.json"))), ..Default::default() };
+    let tuner = Tuner::new(b);
+    let r = tuner.tune(&job, &opts).unwrap();
+    assert!(!r.db_hit);
+    assert_eq!(r.reference, "cpu:triad");
+    assert!(r.failures.is_empty(), "every triad config matches the CPU reference: {:?}", r.failures);
+    assert!(r.results.iter().all(|x| x.stats().is_some()));
+    let again = tuner.tune(&job, &opts).unwrap();
+    assert!(again.db_hit, "the winner reloads from the database");
+    assert_eq!(again.winner, r.winner);
+    let prep = kerntune::Prepared::new(&job).unwrap();
+    tuner.compile_config(&job, &prep, &again.winner).expect("the stored winner compiles");
+}
+
+macro_rules! conformance {
+    ($($name:ident: $backend:literal),* $(,)?) => {$(
+        mod $name {
+            use super::*;
+            #[test]
+            fn limits_are_consistent() {
+                if let Some(b) = open($backend) {
+                    kerntune::with_backend!(&b, x => super::limits_are_consistent(x));
+                }
+            }
+            #[test]
+            fn config_matches_reference_and_reloads() {
+                if let Some(b) = open($backend) {
+                    kerntune::with_backend!(b, x => super::config_matches_reference_and_reloads(x));
+                }
+            }
+        }
+    )*};
+}
+
+#[cfg(feature = "wgpu")]
+conformance!(wgpu: "wgpu");
+#[cfg(feature = "cuda")]
+conformance!(cuda: "cuda");
