@@ -26,5 +26,8 @@ doc:
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps
 
 # Every test, with a Vulkan device required (the CLI tests tune for real on it).
+# Tests that need a device they do not have are listed at the end (SKIPPED ... and why).
 test: setup lint
-	KERNTUNE_REQUIRE_DEVICE=wgpu $(CARGO) test --workspace --features cuda
+	@rm -f target/skipped.txt
+	KERNTUNE_REQUIRE_DEVICE=wgpu KERNTUNE_SKIP_LOG=$(CURDIR)/target/skipped.txt $(CARGO) test --workspace --features cuda
+	@if [ -f target/skipped.txt ]; then echo "--- skipped (no such device here):"; sort -u target/skipped.txt; fi

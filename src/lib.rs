@@ -43,6 +43,8 @@ impl std::str::FromStr for BackendChoice {
 }
 
 /// An opened backend of any compiled-in kind.
+// One per process, so the variants' size difference costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 pub enum AnyBackend {
     /// A wgpu adapter.
     #[cfg(feature = "wgpu")]

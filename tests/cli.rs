@@ -21,7 +21,10 @@ fn examples() -> PathBuf {
 fn have_device(cache: &Path) -> bool {
     let ok = kerntune(cache, &["devices"]).status.success();
     if !ok {
-        assert!(std::env::var("KERNTUNE_REQUIRE_DEVICE").is_err(), "KERNTUNE_REQUIRE_DEVICE is set but `kerntune devices` finds no adapter; run scripts/setup.sh");
+        assert!(
+            std::env::var("KERNTUNE_REQUIRE_DEVICE").is_err(),
+            "KERNTUNE_REQUIRE_DEVICE is set but `kerntune devices` finds no adapter; run scripts/setup.sh"
+        );
         eprintln!("SKIPPED: no wgpu adapter on this machine (install mesa-vulkan-drivers)");
     }
     ok
@@ -152,7 +155,8 @@ fn bad_input_gets_one_clear_line() {
     bad(dir, &["tune", good.to_str().unwrap(), "--budget", "fast"], &["--budget", "`fast`"]);
     bad(dir, &["devices", "--backend", "hip"], &["hip backend is not compiled in", "--features hip"]);
     // Does this machine have a CUDA driver library at all?
-    let has_libcuda = ["/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/local/nvidia/lib64/libcuda.so.1", "/usr/lib64/libcuda.so.1"].iter().any(|p| Path::new(p).exists());
+    let has_libcuda =
+        ["/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/local/nvidia/lib64/libcuda.so.1", "/usr/lib64/libcuda.so.1"].iter().any(|p| Path::new(p).exists());
     if cfg!(feature = "cuda") && !has_libcuda {
         bad(dir, &["devices", "--backend", "cuda"], &["CUDA driver library not found"]);
         bad(dir, &["tune", good.to_str().unwrap(), "--backend", "cuda"], &["CUDA driver library not found"]);

@@ -1,10 +1,10 @@
 //! Opening a device, the context (replaced after faults), and the [`Backend`] implementation.
 
 use crate::bench::{CudaKernel, LocalWorkspace};
-use crate::worker::{RemoteWorkspace, Worker};
 use crate::compile::{nvrtc_version, CompileCache, CompileOptions};
 use crate::error::describe;
 use crate::limits::{arch_name, limits_from_attributes, Attr};
+use crate::worker::{RemoteWorkspace, Worker};
 use cudarc::driver::result;
 use cudarc::driver::sys::{self, CUdevice_attribute as A, CUresult};
 use kerntune_core::{
@@ -211,7 +211,7 @@ impl Shared {
 /// A problem's device memory: in this process, or in the worker process.
 pub enum CudaWorkspace {
     /// Kernels run in this process.
-    Local(LocalWorkspace),
+    Local(Box<LocalWorkspace>),
     /// Kernels run in the worker process (see [`crate::worker`]).
     Remote(RemoteWorkspace),
 }
@@ -266,7 +266,12 @@ impl CudaBackend {
         }
         let cache_dir = if std::env::var_os("KERNTUNE_NO_COMPILE_CACHE").is_some() { None } else { Some(kerntune_core::db::cache_dir().join("cuda")) };
         let cache = CompileCache::new(cache_dir, format!("nvrtc {}.{}", nvrtc.0, nvrtc.1));
-        let shared = Arc::new(Shared { device, arch: summary.target.arch.clone(), state: Mutex::new(CtxState { ctx, gen: 0, dead: false }), dropped: Mutex::new(Vec::new()) });
+        let shared = Arc::new(Shared {
+            device,
+            arch: summary.target.arch.clone(),
+            state: Mutex::new(CtxState { ctx, gen: 0, dead: false }),
+            dropped: Mutex::new(Vec::new()),
+        });
         Ok(CudaBackend { shared, summary, nvrtc, driver, cache, ordinal, worker: None })
     }
 
@@ -366,7 +371,7 @@ impl Backend for CudaBackend {
             self.with_worker(&ws, |_| Ok(()))?;
             return Ok(CudaWorkspace::Remote(ws));
         }
-        LocalWorkspace::new(self.shared.clone(), problem, self.flush_bytes()).map(CudaWorkspace::Local)
+        LocalWorkspace::new(self.shared.clone(), problem, self.flush_bytes()).map(|w| CudaWorkspace::Local(Box::new(w)))
     }
 
     fn reset(&self, ws: &mut CudaWorkspace, poison: bool) -> Result<(), BackendError> {

@@ -164,8 +164,20 @@ impl LocalWorkspace {
         let gen = guard.gen;
         // SAFETY: creating a stream in the bound context.
         let stream = result::stream::create(result::stream::StreamKind::NonBlocking).map_err(|e| other("creating a stream", e))?;
-        let mut ws =
-            LocalWorkspace { shared: shared.clone(), gen, stream, bufs: Vec::new(), params: Vec::new(), flush: None, events: Vec::new(), flush_round: 0, refs: Vec::new(), ref_id: None, compare: None, counters: None };
+        let mut ws = LocalWorkspace {
+            shared: shared.clone(),
+            gen,
+            stream,
+            bufs: Vec::new(),
+            params: Vec::new(),
+            flush: None,
+            events: Vec::new(),
+            flush_round: 0,
+            refs: Vec::new(),
+            ref_id: None,
+            compare: None,
+            counters: None,
+        };
         for a in &problem.args {
             match a {
                 ArgData::Buffer(b) => {
@@ -189,7 +201,6 @@ impl LocalWorkspace {
         if flush_bytes > 0 {
             ws.flush = Some((malloc(flush_bytes)?, flush_bytes));
         }
-        drop(guard);
         Ok(ws)
     }
 
@@ -269,7 +280,6 @@ impl LocalWorkspace {
                 // Non-f32 (or empty) output: read it back and compare on the host.
                 let mut mask = vec![false; self.bufs.len()];
                 mask[i] = true;
-                drop(_g);
                 let got = self.read_masked(&mask)?;
                 req.check(&got)?;
                 return self.finish_verify(t);
@@ -310,7 +320,8 @@ impl LocalWorkspace {
                 // SAFETY: `first` < n; reads one element.
                 unsafe { result::memcpy_dtoh_sync(&mut g, self.bufs[i].ptr + (first * 4) as u64) }.map_err(|e| other("reading a mismatch", e))?;
                 let w = f32::from_le_bytes(want.data[first * 4..first * 4 + 4].try_into().expect("4 bytes"));
-                let mut msg = format!("`{}`: {} of {} elements differ (first at index {first}: got {}, expected {w})", want.name, res[0], n, f32::from_le_bytes(g));
+                let mut msg =
+                    format!("`{}`: {} of {} elements differ (first at index {first}: got {}, expected {w})", want.name, res[0], n, f32::from_le_bytes(g));
                 if res[2] > 0 {
                     msg.push_str(&format!("; {} were never written (still hold the poison value)", res[2]));
                 }
@@ -336,7 +347,7 @@ impl LocalWorkspace {
     /// Launches `req.launches` times, each bracketed by events (and preceded by an L2 flush when
     /// asked), waits with a deadline, and returns each launch's time in seconds.
     pub(crate) fn time(&mut self, k: &crate::bench::CudaKernel, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError> {
-        let guard = self.shared.bind_gen(self.gen)?;
+        let _bound = self.shared.bind_gen(self.gen)?;
         let func = k.function(self.gen)?;
         k.allow_dynamic_smem(launch.shared_mem_bytes)?;
         let n = req.launches as usize;
@@ -373,7 +384,6 @@ impl LocalWorkspace {
                     if Instant::now() > deadline {
                         // The kernel is still running and cannot be stopped in this context:
                         // the context must be replaced before anything else runs.
-                        drop(guard);
                         self.shared.mark_dead(self.gen);
                         return Err(BackendError::TimedOut(req.timeout));
                     }
@@ -382,7 +392,6 @@ impl LocalWorkspace {
                 Err(e) => {
                     let err = launch_error(e);
                     if matches!(err, BackendError::DeviceLost(_)) {
-                        drop(guard);
                         self.shared.mark_dead(self.gen);
                     }
                     return Err(err);

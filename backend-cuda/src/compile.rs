@@ -207,8 +207,9 @@ mod tests {
         let req = CompileRequest { source: &src, config: &cfg, defines: &defines, launch: &launch, scalars: &[], buffers: &[] };
         let o = CompileOptions::for_request(&req, "sm_90");
         assert_eq!(o.to_args(), vec!["--gpu-architecture=sm_90", "--std=c++17", "--maxrregcount=128", "-DBK=16", "-Dblock_size_x=32", "-use_fast_math"]);
-        src.arch = Some("sm_90a".into());
-        let req = CompileRequest { source: &src, ..req };
+        let mut src90a = src.clone();
+        src90a.arch = Some("sm_90a".into());
+        let req = CompileRequest { source: &src90a, ..req };
         assert_eq!(CompileOptions::for_request(&req, "sm_90").arch, "sm_90a");
     }
 

@@ -13,8 +13,8 @@
 //! Verification happens in the worker against a reference it keeps, so outputs are not shipped
 //! back for every config.
 
-use crate::bench::{CudaKernel, LocalWorkspace};
 use crate::backend::CudaBackend;
+use crate::bench::{CudaKernel, LocalWorkspace};
 use kerntune_core::{Access, ArgData, BackendError, DType, HostBuffer, Launch, ProblemData, TimeRequest, Value, VerifyRequest};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
@@ -295,7 +295,9 @@ fn handle(st: &mut WorkerState, req: Req, blobs: Vec<Vec<u8>>) -> Result<(Vec<f6
             let mut problem = ProblemData::default();
             for a in args {
                 match (a.access, a.scalar) {
-                    (Some(access), _) => problem.args.push(ArgData::Buffer(HostBuffer { name: a.name, dtype: a.dtype, data: data.next().unwrap_or_default(), access })),
+                    (Some(access), _) => {
+                        problem.args.push(ArgData::Buffer(HostBuffer { name: a.name, dtype: a.dtype, data: data.next().unwrap_or_default(), access }))
+                    }
                     (None, Some(value)) => problem.args.push(ArgData::Scalar { name: a.name, dtype: a.dtype, value }),
                     (None, None) => return Err(BackendError::other("malformed init message")),
                 }
@@ -334,7 +336,13 @@ fn handle(st: &mut WorkerState, req: Req, blobs: Vec<Vec<u8>>) -> Result<(Vec<f6
             let k = st.kernels.get(&id).ok_or_else(|| BackendError::other("kernel not loaded"))?;
             let ws = st.ws.as_mut().ok_or_else(|| BackendError::other("no workspace"))?;
             let timeout = Duration::from_secs_f64(timeout);
-            let req = VerifyRequest { reference: &st.reference, reference_id: ref_id, outputs: &outputs, tolerance: kerntune_core::verify::Tolerance { atol, rtol }, timeout };
+            let req = VerifyRequest {
+                reference: &st.reference,
+                reference_id: ref_id,
+                outputs: &outputs,
+                tolerance: kerntune_core::verify::Tolerance { atol, rtol },
+                timeout,
+            };
             let t = ws.verify_on_device(k, &launch, &req)?;
             Ok((t, vec![]))
         }

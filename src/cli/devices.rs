@@ -54,7 +54,13 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             "cuda" => match kerntune::cuda_backend::devices() {
                 Ok(list) => {
                     for d in list {
-                        found.push(Found { backend: "cuda".into(), index: d.ordinal, details: d.attributes.iter().map(|(k, v)| (k.clone(), v.to_string())).collect(), target: d.target, limits: d.limits });
+                        found.push(Found {
+                            backend: "cuda".into(),
+                            index: d.ordinal,
+                            details: d.attributes.iter().map(|(k, v)| (k.clone(), v.to_string())).collect(),
+                            target: d.target,
+                            limits: d.limits,
+                        });
                     }
                 }
                 Err(e) => {
