@@ -215,8 +215,11 @@ fn expr_text(v: &toml::Value) -> Option<String> {
 }
 
 impl Spec {
-    /// Reads and validates a spec file.
+    /// Reads and validates a spec file: kerntune TOML, or a T1 JSON problem description.
     pub fn load(path: &Path) -> Result<Spec, SpecError> {
+        if path.extension().is_some_and(|e| e == "json") {
+            return Spec::from_t1(path);
+        }
         let file = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| SpecError {
             file: file.clone(),
@@ -444,6 +447,34 @@ impl Spec {
             })?;
         }
         Ok(spec)
+    }
+
+    /// Reads a T1 file (see [`crate::t1`]).
+    pub fn from_t1(path: &Path) -> Result<Spec, SpecError> {
+        let (template, language, kernel_file) = crate::t1::load(path)?;
+        let mut sources = BTreeMap::new();
+        sources.insert(language.clone(), kernel_file);
+        let mut options = BTreeMap::new();
+        options.insert(language, template.source.options.clone());
+        crate::job::Prepared::new(&template)?;
+        Ok(Spec {
+            path: path.to_path_buf(),
+            kernel: template.source.name.clone(),
+            class: None,
+            sources,
+            options,
+            arch: BTreeMap::new(),
+            template,
+            problems: vec![vec![]],
+            bench: None,
+            prune: None,
+            strategy: None,
+            budget: None,
+            seed: None,
+            model: None,
+            top_k: None,
+            cpu_reference: None,
+        })
     }
 
     /// The tuning job for problem `index` in `language` (`wgsl`, `cuda`, `hip`), reading the

@@ -131,13 +131,21 @@ impl Strategy for RandomSampling {
 }
 
 /// Names accepted by [`by_name`].
-pub const STRATEGIES: &[&str] = &["exhaustive", "random"];
+pub const STRATEGIES: &[&str] = &["exhaustive", "random", "annealing", "genetic", "local", "model", "hybrid"];
 
-/// Makes a strategy from its name (`exhaustive` or `brute_force`, `random`).
+/// Makes a strategy from its name: `exhaustive` (or `brute_force`), `random`, `annealing`,
+/// `genetic`, `local` (greedy local search with restarts), `model` (random-forest surrogate
+/// with expected improvement), `hybrid` (model-guided and local search interleaved).
 pub fn by_name(name: &str, seed: u64) -> Result<Box<dyn Strategy>, String> {
+    use crate::strategies::*;
     match name {
         "exhaustive" | "brute_force" | "brute-force" => Ok(Box::new(Exhaustive::default())),
         "random" | "random_sample" => Ok(Box::new(RandomSampling::new(seed))),
+        "annealing" | "simulated_annealing" => Ok(Box::new(Annealing::new(seed))),
+        "genetic" | "genetic_algorithm" => Ok(Box::new(Genetic::new(seed))),
+        "local" | "local_search" | "greedy_ils" => Ok(Box::new(LocalSearch::new(seed))),
+        "model" | "model_guided" | "bayes" => Ok(Box::new(ModelGuided::new(seed))),
+        "hybrid" => Ok(Box::new(Hybrid::new(seed))),
         other => Err(format!("unknown strategy `{other}`; choose one of: {}", STRATEGIES.join(", "))),
     }
 }

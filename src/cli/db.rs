@@ -20,11 +20,18 @@ enum DbCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Write the whole database as JSON (to stdout, or --out).
+    /// Write the database as JSON (to stdout, or --out): kerntune's own format, or T4 (the
+    /// community results schema; one document per entry, an array when there are several).
     Export {
         /// Output file.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// `kerntune` or `t4`.
+        #[arg(long, default_value = "kerntune")]
+        format: String,
+        /// Only entries of this kernel.
+        #[arg(long)]
+        kernel: Option<String>,
     },
     /// Merge other database files into this one (every entry kept, conflicts resolved deterministically).
     Merge {
@@ -64,9 +71,23 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                 );
             }
         }
-        DbCommand::Export { out } => {
-            let f = db.load()?;
-            let text = serde_json::to_string_pretty(&f)?;
+        DbCommand::Export { out, format, kernel } => {
+            let mut f = db.load()?;
+            if let Some(k) = &kernel {
+                f.entries.retain(|_, e| &e.id.kernel == k);
+            }
+            let text = match format.as_str() {
+                "kerntune" => serde_json::to_string_pretty(&f)?,
+                "t4" => {
+                    let docs: Vec<serde_json::Value> = f.entries.values().map(kerntune::recorded::to_t4).collect();
+                    if docs.len() == 1 {
+                        serde_json::to_string_pretty(&docs[0])?
+                    } else {
+                        serde_json::to_string_pretty(&docs)?
+                    }
+                }
+                other => anyhow::bail!("--format: `{other}` is not `kerntune` or `t4`"),
+            };
             match out {
                 Some(p) => std::fs::write(&p, text).map_err(|e| anyhow::anyhow!("writing {}: {e}", p.display()))?,
                 None => println!("{text}"),

@@ -4,6 +4,7 @@
 mod db;
 mod devices;
 mod report;
+mod simulate;
 mod tune;
 
 use clap::{Parser, Subcommand};
@@ -25,6 +26,8 @@ enum Command {
     Tune(tune::Args),
     /// Inspect or maintain the winner database.
     Db(db::Args),
+    /// Score search strategies offline on recorded spaces (Kernel Tuner caches, T4 files).
+    Simulate(simulate::Args),
 }
 
 /// Where the database lives: `--db`, else `$KERNTUNE_CACHE_DIR/db.json`, else the platform
@@ -62,6 +65,7 @@ pub fn main() -> i32 {
         Command::Devices(a) => devices::run(a),
         Command::Tune(a) => tune::run(a),
         Command::Db(a) => db::run(a),
+        Command::Simulate(a) => simulate::run(a),
     };
     match r {
         Ok(code) => code,

@@ -1,0 +1,145 @@
+//! `kerntune simulate`: replay recorded spaces as oracles and score strategies.
+
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
+use kerntune::recorded::RecordedSpace;
+use kerntune::simulate::{score, Score};
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Recorded spaces: Kernel Tuner cache files (.json, .json.gz) or T4 results files.
+    #[arg(required = true)]
+    spaces: Vec<PathBuf>,
+    /// Strategies, comma separated, or `all`.
+    #[arg(long, default_value = "all")]
+    strategy: String,
+    /// Evaluations per run.
+    #[arg(long, default_value_t = 400)]
+    budget: usize,
+    /// Seeds per strategy (the mean and spread are over these).
+    #[arg(long, default_value_t = 50)]
+    repeats: usize,
+    /// First seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Answer each evaluation by measuring draws from the recorded repetitions (racing and the
+    /// tie band are exercised; the pick is scored by its true mean).
+    #[arg(long)]
+    noise: bool,
+    /// Evaluation counts to report in the table.
+    #[arg(long, default_value = "50,100,200,400", value_delimiter = ',')]
+    at: Vec<usize>,
+    /// Write the curves (fraction of optimum against evaluations) as SVG.
+    #[arg(long)]
+    svg: Option<PathBuf>,
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(a: Args) -> anyhow::Result<i32> {
+    let strategies: Vec<String> = if a.strategy == "all" {
+        kerntune::strategy::STRATEGIES.iter().filter(|s| **s != "exhaustive").map(|s| s.to_string()).collect()
+    } else {
+        a.strategy.split(',').map(|s| s.trim().to_string()).collect()
+    };
+    for s in &strategies {
+        kerntune::strategy::by_name(s, 0).map_err(|m| anyhow::anyhow!("--strategy: {m}"))?;
+    }
+    if a.budget == 0 || a.repeats == 0 {
+        anyhow::bail!("--budget and --repeats must be at least 1");
+    }
+    let mut all: Vec<Score> = Vec::new();
+    for path in &a.spaces {
+        let space = RecordedSpace::load(path).map_err(anyhow::Error::msg)?;
+        if space.optimum().is_infinite() {
+            anyhow::bail!("{}: no config in this space succeeded; nothing to score against", path.display());
+        }
+        let mut scores = Vec::new();
+        for s in &strategies {
+            scores.push(score(&space, s, a.budget, a.repeats, a.seed, a.noise).map_err(anyhow::Error::msg)?);
+        }
+        if !a.json {
+            let failed = space.times.iter().filter(|t| t.is_none()).count();
+            println!(
+                "{} ({}): {} configs, {failed} failed, optimum {:.4} ms; fraction of optimum, mean ± sd over {} seeds{}",
+                space.name,
+                if space.device.is_empty() { "device not recorded" } else { &space.device },
+                space.len(),
+                space.optimum(),
+                a.repeats,
+                if a.noise { ", noisy answers" } else { "" }
+            );
+            let mut t = Table::new();
+            t.load_preset(UTF8_FULL_CONDENSED);
+            let at: Vec<usize> = a.at.iter().copied().filter(|&n| n >= 1 && n <= a.budget).collect();
+            let mut header = vec!["strategy".to_string()];
+            header.extend(at.iter().map(|n| format!("@{n}")));
+            t.set_header(header);
+            for sc in &scores {
+                let mut row = vec![Cell::new(&sc.strategy)];
+                for &n in &at {
+                    let (m, sd) = sc.at(n);
+                    row.push(Cell::new(format!("{m:.3} ± {sd:.3}")).set_alignment(CellAlignment::Right));
+                }
+                t.add_row(row);
+            }
+            println!("{t}\n");
+        }
+        all.extend(scores);
+    }
+    if let Some(svg) = &a.svg {
+        plot(svg, &all, a.budget).map_err(|e| anyhow::anyhow!("writing {}: {e}", svg.display()))?;
+        if !a.json {
+            println!("curves written to {}", svg.display());
+        }
+    }
+    if a.json {
+        let brief: Vec<serde_json::Value> = all
+            .iter()
+            .map(|s| {
+                let at: serde_json::Map<String, serde_json::Value> =
+                    a.at.iter()
+                        .filter(|&&n| n >= 1 && n <= a.budget)
+                        .map(|&n| (n.to_string(), serde_json::json!({"mean": s.at(n).0, "std": s.at(n).1})))
+                        .collect();
+                serde_json::json!({"space": s.space, "strategy": s.strategy, "repeats": s.repeats, "at": at, "mean": s.mean, "std": s.std})
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&brief)?);
+    }
+    Ok(0)
+}
+
+fn plot(path: &std::path::Path, scores: &[Score], budget: usize) -> Result<(), Box<dyn std::error::Error>> {
+    use plotters::prelude::*;
+    let spaces: Vec<String> = {
+        let mut v: Vec<String> = scores.iter().map(|s| s.space.clone()).collect();
+        v.dedup();
+        v
+    };
+    let height = 360 * spaces.len() as u32;
+    let root = SVGBackend::new(path, (900, height.max(360))).into_drawing_area();
+    root.fill(&WHITE)?;
+    let panels = root.split_evenly((spaces.len().max(1), 1));
+    for (panel, space) in panels.iter().zip(&spaces) {
+        let ymin = scores.iter().filter(|s| &s.space == space).flat_map(|s| s.mean.iter().copied()).fold(1.0f64, f64::min).max(0.0);
+        let mut chart = ChartBuilder::on(panel)
+            .caption(format!("{space}: fraction of optimum"), ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(32)
+            .y_label_area_size(48)
+            .build_cartesian_2d(1usize..budget, (ymin - 0.02).max(0.0)..1.005f64)?;
+        chart.configure_mesh().x_desc("evaluations").y_desc("best found / optimum").draw()?;
+        for (k, s) in scores.iter().filter(|s| &s.space == space).enumerate() {
+            let color = Palette99::pick(k).to_rgba();
+            chart
+                .draw_series(LineSeries::new(s.mean.iter().enumerate().map(|(i, m)| (i + 1, *m)), color.stroke_width(2)))?
+                .label(s.strategy.clone())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+        }
+        chart.configure_series_labels().position(SeriesLabelPosition::LowerRight).background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+    }
+    root.present()?;
+    Ok(())
+}
