@@ -3,7 +3,7 @@
 #
 # Built here: `cargo build --release --features cuda`, then copied with the benchmark's kernel
 # into .device/ (ignored by git): `bash scripts/gpu-check.sh --prepare`. On the GPU machine:
-# `bash scripts/gpu-check.sh [wgpu] [cuda] [sgemm] [kt]` (default: wgpu cuda sgemm). Results are
+# `bash scripts/gpu-check.sh [wgpu] [cuda] [sgemm] [generated] [kt]` (default: wgpu cuda sgemm generated). Results are
 # written to $OUT as files; their names say what they hold.
 set -u
 if [ "${1:-}" = "--prepare" ]; then
@@ -17,7 +17,7 @@ OUT=${OUT:-/tmp/kerntune-gpu}
 mkdir -p "$OUT"
 BIN=${KERNTUNE_BIN:-$PWD/.device/kerntune}
 export KERNTUNE_CACHE_DIR=/tmp/kerntune-cache
-steps=${*:-wgpu cuda sgemm}
+steps=${*:-wgpu cuda sgemm generated}
 
 # Vulkan loader (wgpu) and an unversioned libnvrtc.so name (cudarc looks for libnvrtc.so[.12]).
 if ! ldconfig -p | grep -q libvulkan.so.1 && ls .gl/*.deb >/dev/null 2>&1; then
@@ -75,6 +75,19 @@ sgemm)
     done
   } > "$OUT/sgemm.txt" 2>&1
   cp "$KERNTUNE_CACHE_DIR/db.json" "$OUT/sgemm-db.json" 2>/dev/null
+  ;;
+generated)
+  # Issue 5's comparison: the full listed matmul space against the generated, pruned set.
+  export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json}
+  rm -rf "$KERNTUNE_CACHE_DIR"
+  {
+    for b in cuda wgpu; do
+      echo "--- $b full listed space"
+      timed "$BIN" tune examples/matmul/matmul.toml --backend $b --key M=2048,N=2048,K=2048 --top 3 --no-db; echo "exit $?"
+      echo "--- $b generated"
+      timed "$BIN" tune examples/matmul/matmul_generated.toml --backend $b --key M=2048,N=2048,K=2048 --top 3 --no-db; echo "exit $?"
+    done
+  } > "$OUT/generated.txt" 2>&1
   ;;
 kt)
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site

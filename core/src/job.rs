@@ -114,6 +114,23 @@ pub struct Resources {
     pub dims: Option<[String; 2]>,
 }
 
+/// Configs from a vendor generator instead of listed values: each kernel parameter is an
+/// expression over the generator's roles (`tile_m`, `num_warps`, ..., `warp_size`) and the
+/// parameters mapped before it.
+#[derive(Clone, Debug)]
+pub struct GenerateSpec {
+    /// Kernel class.
+    pub class: crate::generate::Class,
+    /// Kernel parameter → expression, in order.
+    pub roles: Vec<(String, String)>,
+    /// Problem shape (m, n, k) as expressions over problem sizes.
+    pub shape: [String; 3],
+    /// Bytes per element.
+    pub elem_bytes: u64,
+    /// Keep the generator's (model-ordered) best this many, the default included.
+    pub top_k: Option<usize>,
+}
+
 /// A tuning job.
 #[derive(Clone, Debug)]
 pub struct TuneJob {
@@ -152,6 +169,11 @@ pub struct TuneJob {
     pub bucket: Bucket,
     /// Where the job came from (spec file), for messages.
     pub origin: String,
+    /// Generate configs for the device instead of enumerating `params`.
+    pub generate: Option<GenerateSpec>,
+    /// An explicit candidate list (filled from `generate` at tune time); `params` then hold
+    /// the values that occur in it.
+    pub explicit: Option<Vec<Config>>,
 }
 
 impl TuneJob {
@@ -176,6 +198,8 @@ impl TuneJob {
             key: vec![],
             bucket: Bucket::Exact,
             origin: "<job>".into(),
+            generate: None,
+            explicit: None,
         }
     }
 }
@@ -269,7 +293,11 @@ impl Prepared {
         let key = ProblemKey::new(&key_fields, job.bucket);
         // The default config.
         let mut default = Config::default();
-        for p in &job.params {
+        if let Some(first) = job.explicit.as_ref().and_then(|e| e.first()) {
+            // A generated list starts with the class default.
+            default = first.clone();
+        }
+        for p in job.params.iter().filter(|_| job.explicit.is_none()) {
             let v = job.default.as_ref().and_then(|d| d.iter().find(|(n, _)| n == &p.name).map(|(_, v)| v.clone()));
             default.params.push((p.name.clone(), v.unwrap_or_else(|| p.values[0].clone())));
         }
@@ -282,6 +310,7 @@ impl Prepared {
         }
         let mut default_valid = true;
         match space.coords_of(&default) {
+            _ if job.explicit.is_some() => {}
             Some(c) if space.is_valid(&c) => {}
             _ if job.default.is_none() => {
                 // No declared default: the first valid config.
@@ -310,7 +339,7 @@ impl Prepared {
             data: ProblemData { args },
             default,
             default_valid,
-            default_declared: job.default.is_some(),
+            default_declared: job.default.is_some() || job.explicit.is_some(),
         })
     }
 

@@ -30,6 +30,7 @@ pub mod db;
 pub mod error;
 pub mod expr;
 pub mod fake;
+pub mod generate;
 pub mod handle;
 pub mod hash;
 pub mod job;

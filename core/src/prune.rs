@@ -83,6 +83,12 @@ pub enum PruneReason {
         /// `m` or `n`.
         axis: String,
     },
+    /// A problem-shape heuristic (small M → small tiles, near-square problems → near-square
+    /// tiles).
+    ShapeRule {
+        /// The rule, in words.
+        rule: String,
+    },
     /// The compiled kernel spills more than allowed.
     Spills {
         /// Spilled bytes per thread.
@@ -112,7 +118,7 @@ impl PruneReason {
             PruneReason::SharedMemory { .. } => "shared_memory",
             PruneReason::Registers { .. } => "registers",
             PruneReason::Occupancy { .. } => "occupancy",
-            PruneReason::Shape { .. } => "shape",
+            PruneReason::Shape { .. } | PruneReason::ShapeRule { .. } => "shape",
             PruneReason::Spills { .. } => "spills",
             PruneReason::CannotLaunch { .. } => "cannot_launch",
             PruneReason::Geometry { .. } => "geometry",
@@ -134,6 +140,7 @@ impl fmt::Display for PruneReason {
                 write!(f, "occupancy: {blocks_per_sm} blocks/SM (limited by {limited_by}) < floor {floor}")
             }
             PruneReason::Shape { tile, dim, axis } => write!(f, "shape: tile {axis}={tile} larger than problem {axis}={dim} allows"),
+            PruneReason::ShapeRule { rule } => write!(f, "shape: {rule}"),
             PruneReason::Spills { bytes, max } => write!(f, "spills: {bytes} B/thread > {max} B"),
             PruneReason::Geometry { message } => write!(f, "geometry: {message}"),
         }

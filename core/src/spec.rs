@@ -51,6 +51,10 @@ struct RawSpec {
     #[serde(default)]
     tune: RawTune,
     #[serde(default)]
+    roles: toml::Table,
+    #[serde(default)]
+    generate: Option<RawGenerate>,
+    #[serde(default)]
     bench: Option<BenchOptions>,
     #[serde(default)]
     prune: Option<PruneOptions>,
@@ -151,6 +155,16 @@ struct RawResources {
     tile: Option<Vec<toml::Value>>,
     #[serde(default)]
     dims: Option<Vec<toml::Value>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGenerate {
+    shape: Vec<toml::Value>,
+    #[serde(default)]
+    dtype: Option<String>,
+    #[serde(default)]
+    top_k: Option<usize>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -396,7 +410,38 @@ impl Spec {
         if let Some(s) = &raw.tune.strategy {
             crate::strategy::by_name(s, 0).map_err(|m| err("tune.strategy", m))?;
         }
+        let generate = if raw.roles.is_empty() {
+            None
+        } else {
+            if !params.is_empty() {
+                return Err(err("roles", "give either [params] (listed values) or [roles] (generated configs), not both".into()));
+            }
+            let class_name = raw
+                .kernel
+                .class
+                .as_deref()
+                .ok_or_else(|| err("kernel.class", "[roles] needs a kernel class (elementwise, reduction, matmul, attention)".into()))?;
+            let class = crate::generate::Class::parse(class_name)
+                .ok_or_else(|| err("kernel.class", format!("`{class_name}` is not elementwise, reduction, matmul or attention")))?;
+            let mut roles = Vec::new();
+            for (k, v) in &raw.roles {
+                roles.push((k.clone(), expr_text(v).ok_or_else(|| err(&format!("roles.{k}"), "must be an expression string".into()))?));
+            }
+            let g = raw.generate.as_ref().ok_or_else(|| err("generate", "[roles] needs [generate] with `shape = [\"M\", \"N\", \"K\"]`".into()))?;
+            let mut shape = ["1".to_string(), "1".to_string(), "1".to_string()];
+            for (i, x) in g.shape.iter().enumerate().take(3) {
+                shape[i] = expr_text(x).ok_or_else(|| err(&format!("generate.shape[{i}]"), "must be a number or an expression string".into()))?;
+            }
+            let elem_bytes = match g.dtype.as_deref().unwrap_or("f32") {
+                "f32" | "float" => 4,
+                "f16" | "bf16" | "half" => 2,
+                "f64" | "double" => 8,
+                other => return Err(err("generate.dtype", format!("`{other}` is not f32, f16, bf16 or f64"))),
+            };
+            Some(crate::job::GenerateSpec { class, roles, shape, elem_bytes, top_k: g.top_k })
+        };
         let mut template = TuneJob::new(KernelSource::new(&raw.kernel.name, "", ""), params);
+        template.generate = generate;
         template.restrictions = raw.space.restrictions.clone();
         template.default = if declared_defaults.is_empty() { None } else { Some(declared_defaults) };
         template.args = args;
@@ -439,6 +484,11 @@ impl Spec {
         for i in 0..spec.problems.len() {
             let mut job = spec.template.clone();
             job.sizes = spec.problems[i].clone();
+            if let Some(g) = &job.generate {
+                // Generated values are known only on a device; validate with placeholders.
+                job.params = g.roles.iter().map(|(p, _)| Param::new(p.clone(), [1i64])).collect();
+                job.generate = None;
+            }
             crate::job::Prepared::new(&job).map_err(|mut e| {
                 if spec.problems.len() > 1 {
                     e.field = format!("{} (problems[{i}])", e.field);

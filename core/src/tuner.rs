@@ -291,9 +291,125 @@ impl<B: Backend> Tuner<B> {
         Ok((c, launch))
     }
 
+    /// Turns a class-based job into an explicit candidate list for this backend's device.
+    pub fn expand_generated(&self, job: &TuneJob) -> Result<(TuneJob, BTreeMap<String, usize>), Error> {
+        let Some(g) = &job.generate else { return Ok((job.clone(), BTreeMap::new())) };
+        let err = |field: &str, m: String| Error::Spec(crate::spec::SpecError { file: job.origin.clone(), field: field.into(), message: m });
+        let size_names: Vec<&str> = job.sizes.iter().map(|s| s.0.as_str()).collect();
+        let size_vals: Vec<crate::Value> = job.sizes.iter().map(|s| s.1.clone()).collect();
+        let mut dims = [0u64; 3];
+        for (i, e) in g.shape.iter().enumerate() {
+            let x = crate::expr::Expr::compile(e, &size_names).map_err(|m| err(&format!("generate.shape[{i}]"), m.to_string()))?;
+            dims[i] = x.eval_i64(&size_vals).map_err(|m| err(&format!("generate.shape[{i}]"), m.to_string()))?.max(1) as u64;
+        }
+        let target = self.backend.target().clone();
+        let limits = self.backend.limits().clone();
+        let ctx = crate::generate::GenContext {
+            target: &target,
+            limits: &limits,
+            class: g.class,
+            shape: crate::generate::Shape { m: dims[0], n: dims[1], k: dims[2] },
+            elem_bytes: g.elem_bytes,
+            prune: PruneOptions::default(),
+        };
+        let gen = crate::generate::generate(&ctx).map_err(|m| err("kernel.class", m))?;
+        let mut pruned = gen.pruned_counts();
+        const ROLES: &[&str] = &[
+            "tile_m",
+            "tile_n",
+            "tile_k",
+            "num_warps",
+            "num_stages",
+            "num_ctas",
+            "group_m",
+            "waves_per_eu",
+            "matrix_instr_nonkdim",
+            "threads",
+            "occupancy",
+            "vec",
+            "warp_size",
+            "sm_count",
+        ];
+        let mut names: Vec<String> = ROLES.iter().map(|s| s.to_string()).collect();
+        let mut exprs = Vec::new();
+        for (p, e) in &g.roles {
+            let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+            exprs.push(crate::expr::Expr::compile(e, &refs).map_err(|m| err(&format!("roles.{p}"), m.to_string()))?);
+            names.push(p.clone());
+        }
+        let mut seen = std::collections::HashSet::new();
+        let mut configs: Vec<Config> = Vec::new();
+        let ordered = std::iter::once(gen.default.clone()).chain(gen.candidates.iter().map(|c| c.0.clone()));
+        for rc in ordered {
+            let mut slots: Vec<crate::Value> = ROLES
+                .iter()
+                .map(|r| match *r {
+                    "warp_size" => crate::Value::Int(limits.warp_size as i64),
+                    "sm_count" => crate::Value::Int(limits.sm_count as i64),
+                    _ => rc.get(r).cloned().unwrap_or(crate::Value::Int(0)),
+                })
+                .collect();
+            let mut cfg = Config { params: vec![], knobs: rc.knobs.clone() };
+            let mut ok = true;
+            for ((p, _), e) in g.roles.iter().zip(&exprs) {
+                match e.eval_i64(&slots) {
+                    Ok(v) => {
+                        slots.push(crate::Value::Int(v));
+                        cfg.params.push((p.clone(), crate::Value::Int(v)));
+                    }
+                    Err(_) => {
+                        ok = false;
+                        break;
+                    }
+                }
+            }
+            if !ok {
+                *pruned.entry("roles".into()).or_default() += 1;
+                continue;
+            }
+            if seen.insert(cfg.key()) {
+                configs.push(cfg);
+            }
+        }
+        // The spec's restrictions apply to the mapped parameters, before the top-k cut.
+        let params: Vec<crate::space::Param> = g
+            .roles
+            .iter()
+            .map(|(p, _)| {
+                let mut vals: Vec<i64> = configs.iter().filter_map(|c| c.get_i64(p)).collect();
+                vals.sort_unstable();
+                vals.dedup();
+                crate::space::Param::new(p.clone(), vals)
+            })
+            .collect();
+        let space = crate::space::SearchSpace::new(params.clone(), &job.restrictions, job.sizes.clone()).map_err(|e| err("restrictions", e.to_string()))?;
+        let before = configs.len();
+        configs.retain(|c| space.coords_of(c).is_some_and(|co| space.is_valid(&co)));
+        if before > configs.len() {
+            *pruned.entry("restrictions".into()).or_default() += before - configs.len();
+        }
+        if configs.is_empty() {
+            return Err(Error::NoValidConfig(format!("the {} generator's configs all fail the spec's [roles] mapping or restrictions", gen.generator)));
+        }
+        if let Some(k) = g.top_k {
+            let before = configs.len();
+            configs.truncate(k.max(1));
+            if before > configs.len() {
+                *pruned.entry("model_top_k".into()).or_default() += before - configs.len();
+            }
+        }
+        let mut out = job.clone();
+        out.params = params;
+        out.explicit = Some(configs);
+        out.generate = None;
+        Ok((out, pruned))
+    }
+
     /// Runs the whole pipeline for one job.
     pub fn tune(&self, job: &TuneJob, opts: &TuneOptions) -> Result<TuneReport, Error> {
         let t0 = Instant::now();
+        let (expanded, generated_pruned) = self.expand_generated(job)?;
+        let job = &expanded;
         let prep = Prepared::new(job)?;
         tracing::debug!(seconds = t0.elapsed().as_secs_f64(), "problem data built");
         let id = self.entry_id(job, &prep);
@@ -348,7 +464,7 @@ impl<B: Backend> Tuner<B> {
         }
 
         // 2. Enumerate and prune before compiling.
-        let mut pruned_before: BTreeMap<String, usize> = BTreeMap::new();
+        let mut pruned_before: BTreeMap<String, usize> = generated_pruned.iter().map(|(k, v)| (format!("generator: {k}"), *v)).collect();
         let mut prune_examples: BTreeMap<String, String> = BTreeMap::new();
         let mut cands: Vec<Cand> = Vec::new();
         let mut valid = 0usize;
@@ -370,9 +486,19 @@ impl<B: Backend> Tuner<B> {
             *pruned_before.entry(reason.category().to_string()).or_default() += 1;
             prune_examples.entry(reason.category().to_string()).or_insert_with(|| format!("{config}: {reason}"));
         };
-        for (order, coords) in prep.space.iter_coords().enumerate() {
+        let listed: Box<dyn Iterator<Item = Vec<u32>> + '_> = match &job.explicit {
+            Some(list) => Box::new(list.iter().filter_map(|c| prep.space.coords_of(c)).filter(|c| prep.space.is_valid(c))),
+            None => Box::new(prep.space.iter_coords()),
+        };
+        for (order, coords) in listed.enumerate() {
             valid += 1;
-            let config = prep.space.config_at(&coords);
+            let mut config = prep.space.config_at(&coords);
+            if let Some(list) = &job.explicit {
+                // Keep the generator's knobs (stages, warps, ...) on the config.
+                if let Some(orig) = list.iter().find(|c| c.params == config.params) {
+                    config.knobs = orig.knobs.clone();
+                }
+            }
             let is_default = !default_seen && config.key() == default_key;
             default_seen |= is_default;
             consider(config, coords, order, is_default, &mut cands);

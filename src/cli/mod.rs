@@ -3,6 +3,7 @@
 
 mod db;
 mod devices;
+mod generate;
 mod report;
 mod simulate;
 mod tune;
@@ -26,6 +27,9 @@ enum Command {
     Tune(tune::Args),
     /// Inspect or maintain the winner database.
     Db(db::Args),
+    /// Print the config set a vendor's generator derives for a target, class and shape, the
+    /// pruned configs with reasons, and the perf model's order.
+    Generate(generate::Args),
     /// Score search strategies offline on recorded spaces (Kernel Tuner caches, T4 files).
     Simulate(simulate::Args),
 }
@@ -66,6 +70,7 @@ pub fn main() -> i32 {
         Command::Tune(a) => tune::run(a),
         Command::Db(a) => db::run(a),
         Command::Simulate(a) => simulate::run(a),
+        Command::Generate(a) => generate::run(a),
     };
     match r {
         Ok(code) => code,

@@ -1,0 +1,79 @@
+//! `kerntune generate`: the generated config set for a target, class and shape.
+
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
+use kerntune::generate::{generate, Class, GenContext, Shape};
+use kerntune::{Limits, PruneOptions};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// A preset (a100, h100, h200, mi250x, mi300x, rx7900xtx, llvmpipe) or an architecture
+    /// (sm_80, sm_90, gfx90a, gfx942, gfx1100). Without it, the local device is used.
+    #[arg(long)]
+    target: Option<String>,
+    /// Kernel class: elementwise, reduction, matmul, attention.
+    #[arg(long)]
+    class: String,
+    /// Problem shape: MxNxK (matmul), MxNxD (attention: query, key length, head dim) or N.
+    #[arg(long)]
+    shape: String,
+    /// Element type: f32, f16, bf16.
+    #[arg(long, default_value = "f32")]
+    dtype: String,
+    /// Rows of the candidate table.
+    #[arg(long, default_value_t = 20)]
+    top: usize,
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(a: Args) -> anyhow::Result<i32> {
+    let class = Class::parse(&a.class).ok_or_else(|| anyhow::anyhow!("--class: `{}` is not elementwise, reduction, matmul or attention", a.class))?;
+    let shape = Shape::parse(&a.shape).ok_or_else(|| anyhow::anyhow!("--shape: `{}` is not N, MxN or MxNxK", a.shape))?;
+    let elem_bytes = match a.dtype.as_str() {
+        "f32" | "float" => 4,
+        "f16" | "bf16" | "half" => 2,
+        "f64" | "double" => 8,
+        other => anyhow::bail!("--dtype: `{other}` is not f32, f16, bf16 or f64"),
+    };
+    let (target, limits) = match &a.target {
+        Some(t) => Limits::preset(t).ok_or_else(|| {
+            anyhow::anyhow!(
+                "--target: `{t}` is not a preset; use one of: {}",
+                kerntune::PRESETS.iter().map(|p| format!("{} ({})", p.name, p.arch)).collect::<Vec<_>>().join(", ")
+            )
+        })?,
+        None => {
+            let b = kerntune::open(kerntune::BackendChoice::Auto, None)?;
+            (b.target().clone(), b.limits().clone())
+        }
+    };
+    let ctx = GenContext { target: &target, limits: &limits, class, shape, elem_bytes, prune: PruneOptions::default() };
+    let g = generate(&ctx).map_err(anyhow::Error::msg)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"target": target, "class": class, "shape": shape, "generated": g}))?);
+        return Ok(0);
+    }
+    println!(
+        "{} on {} ({}): {} candidates, {} pruned; default {} {}",
+        g.generator,
+        target.name,
+        target.arch,
+        g.candidates.len(),
+        g.pruned.len(),
+        g.default,
+        if g.default_included { "(included)" } else { "(pruned: does not fit this device)" }
+    );
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(["#", "config", "model estimate (ms)"]);
+    for (i, (c, est)) in g.candidates.iter().take(a.top).enumerate() {
+        t.add_row(vec![(i + 1).to_string(), c.key(), est.map_or("-".into(), |e| format!("{:.4}", e * 1e3))]);
+    }
+    println!("{t}");
+    for (k, n) in g.pruned_counts() {
+        let ex = g.pruned.iter().find(|(_, r)| r.category() == k).map(|(c, r)| format!("{c}: {r}")).unwrap_or_default();
+        println!("pruned {k}: {n}  (e.g. {ex})");
+    }
+    Ok(0)
+}
