@@ -484,7 +484,7 @@ pub fn generate(ctx: &GenContext<'_>) -> Result<Generated, String> {
         // Shape rules are heuristics: the default is exempt (tuning never ends slower than it),
         // only hard limits can drop it.
         let shape = if r == default { Ok(()) } else { shape_rules(ctx, &r) };
-        let check = gen.compatible(ctx, &r).and_then(|_| shape).and_then(|_| prune_before(ctx.limits, &est, &ctx.prune));
+        let check = gen.compatible(ctx, &r).and(shape).and_then(|_| prune_before(ctx.limits, &est, &ctx.prune));
         let cfg = to_config(&r);
         match check {
             Ok(()) => {
