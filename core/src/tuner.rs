@@ -367,7 +367,9 @@ impl<B: Backend> Tuner<B> {
                 *pruned.entry("roles".into()).or_default() += 1;
                 continue;
             }
-            if seen.insert(cfg.key()) {
+            // Knobs no role maps onto the kernel (stages, clusters, ...) do not change it:
+            // configs that differ only there are one kernel (maxnreg does reach the compiler).
+            if seen.insert((cfg.params.clone(), cfg.knobs.maxnreg)) {
                 configs.push(cfg);
             }
         }
