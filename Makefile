@@ -1,7 +1,12 @@
 # The two commands a newcomer needs: `make demo` and `make test`. Both install what is missing
-# first (scripts/setup.sh: a Vulkan loader and, without a GPU driver, Mesa's software Vulkan).
+# first (scripts/setup.sh: a Vulkan loader, Mesa's software Vulkan without a GPU driver, and
+# the HIP headers and library for building the HIP backend).
 CARGO ?= cargo
 export KERNTUNE_CACHE_DIR ?= $(CURDIR)/target/kerntune-cache
+# Debian's libamdhip64-dev installs ROCm 5.2 under /usr; point HIP_PATH at a ROCm install elsewhere.
+export HIP_PATH ?= /usr
+# Mesa's Vulkan drivers want a runtime directory (containers and CI have none).
+export XDG_RUNTIME_DIR ?= $(CURDIR)/target/xdg-runtime
 
 .PHONY: setup build demo test lint doc
 
@@ -17,17 +22,20 @@ demo: build
 	./target/debug/kerntune devices
 	./target/debug/kerntune tune examples/triad/triad.toml
 
+# fmt, then clippy for each feature set (default = wgpu; with CUDA; with HIP).
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) clippy --workspace --all-targets --features cuda -- -D warnings
+	$(CARGO) clippy --workspace --all-targets --features hip -- -D warnings
 
 doc:
-	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --features cuda,hip
 
-# Every test, with a Vulkan device required (the CLI tests tune for real on it).
-# Tests that need a device they do not have are listed at the end (SKIPPED ... and why).
-test: setup lint
+# Every test, with all three backends compiled in. A software Vulkan device is required (the
+# CLI tests tune on it); tests that need a device that is absent (CUDA, AMD) are listed at the end.
+test: setup lint doc
+	@mkdir -p -m 700 $(XDG_RUNTIME_DIR)
 	@rm -f target/skipped.txt
-	KERNTUNE_REQUIRE_DEVICE=wgpu KERNTUNE_SKIP_LOG=$(CURDIR)/target/skipped.txt $(CARGO) test --workspace --features cuda
+	KERNTUNE_REQUIRE_DEVICE=wgpu KERNTUNE_SKIP_LOG=$(CURDIR)/target/skipped.txt $(CARGO) test --workspace --features cuda,hip
 	@if [ -f target/skipped.txt ]; then echo "--- skipped (no such device here):"; sort -u target/skipped.txt; fi

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what kerntune needs on a fresh Debian/Ubuntu machine with Rust: a Vulkan loader and,
 # when no Vulkan driver is present, Mesa's software Vulkan (llvmpipe) so that the wgpu backend
-# has a device everywhere. Idempotent: does nothing when everything is there.
+# has a device everywhere, and the HIP headers and library the HIP backend builds against.
+# Idempotent: does nothing when everything is there.
 set -euo pipefail
 
 need=()
@@ -9,6 +10,10 @@ command -v cargo >/dev/null || { echo "setup: cargo not found; install Rust from
 ldconfig -p 2>/dev/null | grep -q 'libvulkan.so.1' || need+=(libvulkan1)
 icds=$(ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json 2>/dev/null | wc -l || true)
 [ "${icds:-0}" -gt 0 ] || need+=(mesa-vulkan-drivers)
+# The HIP backend builds against the HIP headers and links libamdhip64 (Debian: ROCm 5.2).
+if [ ! -f "${HIP_PATH:-/usr}/include/hip/hip_runtime_api.h" ]; then
+  need+=(libamdhip64-dev)
+fi
 
 if [ ${#need[@]} -gt 0 ]; then
   if ! command -v apt-get >/dev/null; then
@@ -21,4 +26,4 @@ if [ ${#need[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
 fi
-echo "setup: ok (Vulkan loader and driver present)"
+echo "setup: ok (Vulkan loader and driver, HIP headers and library present)"

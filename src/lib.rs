@@ -16,6 +16,9 @@ pub use kerntune_wgpu as wgpu_backend;
 #[cfg(feature = "cuda")]
 pub use kerntune_cuda as cuda_backend;
 
+#[cfg(feature = "hip")]
+pub use kerntune_hip as hip_backend;
+
 /// Which backend to open.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BackendChoice {
@@ -52,6 +55,9 @@ pub enum AnyBackend {
     /// An NVIDIA GPU through CUDA.
     #[cfg(feature = "cuda")]
     Cuda(kerntune_cuda::CudaBackend),
+    /// An AMD GPU through HIP.
+    #[cfg(feature = "hip")]
+    Hip(kerntune_hip::HipBackend),
 }
 
 /// Runs `$body` with `$b` bound to the concrete backend inside an [`AnyBackend`].
@@ -63,6 +69,8 @@ macro_rules! with_backend {
             $crate::AnyBackend::Wgpu($b) => $body,
             #[cfg(feature = "cuda")]
             $crate::AnyBackend::Cuda($b) => $body,
+            #[cfg(feature = "hip")]
+            $crate::AnyBackend::Hip($b) => $body,
         }
     };
 }
@@ -92,11 +100,11 @@ fn not_compiled(backend: &str) -> OpenError {
 pub fn open(choice: BackendChoice, device: Option<usize>) -> Result<AnyBackend, OpenError> {
     match choice {
         BackendChoice::Cuda => open_cuda(device),
-        BackendChoice::Hip => Err(not_compiled("hip")),
+        BackendChoice::Hip => open_hip(device),
         BackendChoice::Wgpu => open_wgpu(device),
         BackendChoice::Auto => {
             let mut last = None;
-            for f in [open_cuda, open_wgpu] {
+            for f in [open_cuda, open_hip, open_wgpu] {
                 match f(device) {
                     Ok(b) => return Ok(b),
                     Err(e) => {
@@ -118,6 +126,16 @@ fn open_wgpu(device: Option<usize>) -> Result<AnyBackend, OpenError> {
 #[cfg(not(feature = "wgpu"))]
 fn open_wgpu(_device: Option<usize>) -> Result<AnyBackend, OpenError> {
     Err(not_compiled("wgpu"))
+}
+
+#[cfg(feature = "hip")]
+fn open_hip(device: Option<usize>) -> Result<AnyBackend, OpenError> {
+    kerntune_hip::HipBackend::open(device).map(AnyBackend::Hip)
+}
+
+#[cfg(not(feature = "hip"))]
+fn open_hip(_device: Option<usize>) -> Result<AnyBackend, OpenError> {
+    Err(not_compiled("hip"))
 }
 
 #[cfg(feature = "cuda")]

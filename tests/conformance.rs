@@ -101,3 +101,5 @@ macro_rules! conformance {
 conformance!(wgpu: "wgpu");
 #[cfg(feature = "cuda")]
 conformance!(cuda: "cuda");
+#[cfg(feature = "hip")]
+conformance!(hip: "hip");

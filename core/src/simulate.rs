@@ -2,9 +2,9 @@
 //!
 //! Each evaluation asks the strategy for a config and answers with its recorded time (or
 //! failure). With noise, an answer is measured like a real config: the core's
-//! [`measure`](crate::measure::measure) draws launches from the config's recorded repetitions,
+//! [`measure`] draws launches from the config's recorded repetitions,
 //! races against the best so far, and the current pick is the tuner's tie-band
-//! [`select`](crate::select::select); its *true* (recorded mean) time is what is scored. The
+//! [`select`]; its *true* (recorded mean) time is what is scored. The
 //! score after each evaluation is the fraction of optimum: recorded optimum ÷ true time of the
 //! current pick (1.0 = the best config of the space found).
 

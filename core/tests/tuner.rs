@@ -429,3 +429,31 @@ fn the_runtime_handle_tunes_once_and_caches() {
     assert!(w.report.as_ref().unwrap().db_hit);
     assert_eq!(t2.backend().compiles.load(Ordering::SeqCst), 1);
 }
+
+#[test]
+fn merge_combines_databases_from_two_backends() {
+    // Databases as a CUDA machine and a wgpu machine would write them for one spec: entries are
+    // keyed by target fingerprint, so a merge keeps both, and a deployment finds the winner for
+    // whichever device it runs on.
+    let (_d1, cuda_db) = temp_db();
+    let (_d2, wgpu_db) = temp_db();
+    let mut o = opts();
+    o.db = Some(cuda_db.clone());
+    let cuda = FakeBackend::new(limits(), time).with_target(Target::new("cuda", Vendor::Nvidia, "sm_90", "NVIDIA H100 80GB HBM3"));
+    let rc = Tuner::new(cuda).tune(&job(), &o).unwrap();
+    o.db = Some(wgpu_db.clone());
+    let wgpu = FakeBackend::new(limits(), |c: &Config| if is(c, 64, 2) { 0.5e-3 } else { time(c) }).with_target(Target::new(
+        "wgpu",
+        Vendor::Portable,
+        "vulkan-10005-0",
+        "llvmpipe",
+    ));
+    let rw = Tuner::new(wgpu).tune(&job(), &o).unwrap();
+    let mut merged = cuda_db.load().unwrap();
+    merged.merge(&wgpu_db.load().unwrap());
+    assert_eq!(merged.entries.len(), 2);
+    let winner_of = |backend: &str| merged.entries.values().find(|e| e.id.target.starts_with(backend)).and_then(|e| e.winner.clone()).unwrap().config;
+    assert_eq!(winner_of("cuda"), rc.winner.key());
+    assert_eq!(winner_of("wgpu"), rw.winner.key());
+    assert_ne!(rc.winner, rw.winner, "each device keeps its own winner");
+}

@@ -69,6 +69,25 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                     }
                 }
             },
+            #[cfg(feature = "hip")]
+            "hip" => match kerntune::hip_backend::devices() {
+                Ok(list) => {
+                    for d in list {
+                        found.push(Found {
+                            backend: "hip".into(),
+                            index: d.ordinal,
+                            details: vec![("gcnArchName".into(), d.attributes.arch_name.clone())],
+                            target: d.target,
+                            limits: d.limits,
+                        });
+                    }
+                }
+                Err(e) => {
+                    if a.backend != BackendChoice::Auto {
+                        problems.push(e.to_string());
+                    }
+                }
+            },
             _ => {
                 if a.backend != BackendChoice::Auto {
                     problems.push(kerntune::OpenError::NotCompiledIn { backend: b.into() }.to_string());

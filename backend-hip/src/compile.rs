@@ -1,0 +1,82 @@
+//! hipRTC compilation: options, a persistent cache of code objects, parallel-safe.
+
+use crate::hiprtc::Program;
+use kerntune_core::{BackendError, CompileRequest};
+use std::path::PathBuf;
+
+/// Typed compile options; [`CompileOptions::to_args`] is the one place they become hipRTC
+/// arguments.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CompileOptions {
+    /// `--offload-arch`, e.g. `gfx942`.
+    pub arch: String,
+    /// `-DNAME=VALUE`, in order.
+    pub defines: Vec<(String, String)>,
+    /// Extra options from the spec.
+    pub extra: Vec<String>,
+}
+
+impl CompileOptions {
+    /// The options for a request on a device of architecture `device_arch`.
+    pub fn for_request(req: &CompileRequest<'_>, device_arch: &str) -> CompileOptions {
+        CompileOptions {
+            arch: req.source.arch.clone().unwrap_or_else(|| device_arch.to_string()),
+            defines: req.defines.to_vec(),
+            extra: req.source.options.clone(),
+        }
+    }
+
+    /// hipRTC arguments.
+    pub fn to_args(&self) -> Vec<String> {
+        let mut v = vec![format!("--offload-arch={}", self.arch), "-O3".to_string(), "-std=c++17".to_string()];
+        v.extend(self.defines.iter().map(|(k, x)| format!("-D{k}={x}")));
+        v.extend(self.extra.iter().cloned());
+        v
+    }
+}
+
+/// Compiles, or serves the code object from `cache_dir` (keyed by source, options and hipRTC
+/// version). Returns the code object and whether it was cached.
+pub fn compile(name: &str, code: &str, opts: &CompileOptions, cache_dir: Option<&PathBuf>, version: &str) -> Result<(Vec<u8>, bool), BackendError> {
+    let args = opts.to_args();
+    let key = kerntune_core::hash::hash_parts([name.as_bytes(), code.as_bytes(), args.join("\u{1}").as_bytes(), version.as_bytes()]);
+    let path = cache_dir.map(|d| d.join(format!("{key}.hsaco")));
+    if let Some(bytes) = path.as_ref().and_then(|p| std::fs::read(p).ok()).filter(|b| !b.is_empty()) {
+        return Ok((bytes, true));
+    }
+    let prog = Program::new(code, &format!("{name}.hip")).map_err(|e| BackendError::other(e.0))?;
+    prog.compile(&args).map_err(|e| BackendError::CompileFailed { log: e.0, options: args.clone() })?;
+    let bytes = prog.code().map_err(|e| BackendError::other(e.0))?;
+    if let Some(p) = &path {
+        if let Some(dir) = p.parent() {
+            let _ = std::fs::create_dir_all(dir);
+            let tmp = dir.join(format!(".{key}.{}.{:?}", std::process::id(), std::thread::current().id()));
+            if std::fs::write(&tmp, &bytes).is_ok() && std::fs::rename(&tmp, p).is_err() {
+                let _ = std::fs::remove_file(&tmp);
+            }
+        }
+    }
+    Ok((bytes, false))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kerntune_core::{Config, KernelSource, Launch};
+
+    #[test]
+    fn each_option_maps_to_its_hiprtc_argument() {
+        let mut src = KernelSource::new("k", "hip", "");
+        src.options = vec!["-ffast-math".into()];
+        let cfg = Config::new([("BK", 16)]);
+        let defines = vec![("BK".to_string(), "16".to_string())];
+        let launch = Launch::default();
+        let req = CompileRequest { source: &src, config: &cfg, defines: &defines, launch: &launch, scalars: &[], buffers: &[] };
+        let o = CompileOptions::for_request(&req, "gfx942");
+        assert_eq!(o.to_args(), vec!["--offload-arch=gfx942", "-O3", "-std=c++17", "-DBK=16", "-ffast-math"]);
+        let mut s2 = src.clone();
+        s2.arch = Some("gfx90a:xnack-".into());
+        let req2 = CompileRequest { source: &s2, ..req };
+        assert_eq!(CompileOptions::for_request(&req2, "gfx942").arch, "gfx90a:xnack-");
+    }
+}
