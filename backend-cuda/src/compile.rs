@@ -8,7 +8,7 @@
 use cudarc::nvrtc::sys as nvrtc;
 use kerntune_core::{BackendError, CompileRequest};
 use std::ffi::{c_char, CStr, CString};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Typed compile options; [`CompileOptions::to_args`] is the single place they become NVRTC
 /// arguments.
@@ -94,37 +94,18 @@ impl CompileCache {
         kerntune_core::hash::hash_parts([name.as_bytes(), code.as_bytes(), a.as_bytes(), self.version.as_bytes()])
     }
 
-    fn path(&self, key: &str) -> Option<PathBuf> {
-        self.dir.as_ref().map(|d| d.join(format!("{key}.cubin")))
-    }
-
     /// Compiles, or returns the cached CUBIN.
     pub fn compile(&self, name: &str, code: &str, opts: &CompileOptions) -> Result<Cubin, BackendError> {
         let args = opts.to_args();
         let key = self.key(name, code, &args);
-        if let Some(p) = self.path(&key) {
-            if let Ok(bytes) = std::fs::read(&p) {
-                if !bytes.is_empty() {
-                    return Ok(Cubin { bytes, cached: true });
-                }
-            }
+        if let Some(bytes) = self.dir.as_deref().and_then(|d| kerntune_core::cache::load(d, &key, "cubin")) {
+            return Ok(Cubin { bytes, cached: true });
         }
         let bytes = nvrtc_compile(name, code, &args)?;
-        if let Some(p) = self.path(&key) {
-            store(&p, &bytes);
+        if let Some(d) = &self.dir {
+            kerntune_core::cache::store(d, &key, "cubin", &bytes);
         }
         Ok(Cubin { bytes, cached: false })
-    }
-}
-
-fn store(path: &Path, bytes: &[u8]) {
-    // Best effort: a cache that cannot be written only costs a recompile next time.
-    if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
-        let tmp = dir.join(format!(".{}.{}.{:?}", path.file_name().and_then(|n| n.to_str()).unwrap_or("c"), std::process::id(), std::thread::current().id()));
-        if std::fs::write(&tmp, bytes).is_ok() && std::fs::rename(&tmp, path).is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
     }
 }
 

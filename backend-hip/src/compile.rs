@@ -40,21 +40,14 @@ impl CompileOptions {
 pub fn compile(name: &str, code: &str, opts: &CompileOptions, cache_dir: Option<&PathBuf>, version: &str) -> Result<(Vec<u8>, bool), BackendError> {
     let args = opts.to_args();
     let key = kerntune_core::hash::hash_parts([name.as_bytes(), code.as_bytes(), args.join("\u{1}").as_bytes(), version.as_bytes()]);
-    let path = cache_dir.map(|d| d.join(format!("{key}.hsaco")));
-    if let Some(bytes) = path.as_ref().and_then(|p| std::fs::read(p).ok()).filter(|b| !b.is_empty()) {
+    if let Some(bytes) = cache_dir.and_then(|d| kerntune_core::cache::load(d, &key, "hsaco")) {
         return Ok((bytes, true));
     }
     let prog = Program::new(code, &format!("{name}.hip")).map_err(|e| BackendError::other(e.0))?;
     prog.compile(&args).map_err(|e| BackendError::CompileFailed { log: e.0, options: args.clone() })?;
     let bytes = prog.code().map_err(|e| BackendError::other(e.0))?;
-    if let Some(p) = &path {
-        if let Some(dir) = p.parent() {
-            let _ = std::fs::create_dir_all(dir);
-            let tmp = dir.join(format!(".{key}.{}.{:?}", std::process::id(), std::thread::current().id()));
-            if std::fs::write(&tmp, &bytes).is_ok() && std::fs::rename(&tmp, p).is_err() {
-                let _ = std::fs::remove_file(&tmp);
-            }
-        }
+    if let Some(d) = cache_dir {
+        kerntune_core::cache::store(d, &key, "hsaco", &bytes);
     }
     Ok((bytes, false))
 }

@@ -25,6 +25,7 @@
 #![warn(missing_docs)]
 
 pub mod backend;
+pub mod cache;
 pub mod config;
 pub mod db;
 pub mod error;
