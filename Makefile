@@ -22,12 +22,13 @@ demo: build
 	./target/debug/kerntune devices
 	./target/debug/kerntune tune examples/triad/triad.toml
 
-# fmt, then clippy for each feature set (default = wgpu; with CUDA; with HIP).
+# fmt, then clippy for each feature set (default = wgpu; with CUDA; with HIP; no backend).
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) clippy --workspace --all-targets --features cuda -- -D warnings
 	$(CARGO) clippy --workspace --all-targets --features hip -- -D warnings
+	$(CARGO) clippy --no-default-features -- -D warnings
 
 doc:
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --features cuda,hip

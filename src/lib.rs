@@ -58,6 +58,10 @@ pub enum AnyBackend {
     /// An AMD GPU through HIP.
     #[cfg(feature = "hip")]
     Hip(kerntune_hip::HipBackend),
+    /// A build without any backend: no value of this variant exists (`open` reports "not
+    /// compiled in" for every choice), it only keeps the dispatch `match` well-formed.
+    #[cfg(not(any(feature = "wgpu", feature = "cuda", feature = "hip")))]
+    Nothing(std::convert::Infallible),
 }
 
 /// Runs `$body` with `$b` bound to the concrete backend inside an [`AnyBackend`].
@@ -71,8 +75,16 @@ macro_rules! with_backend {
             $crate::AnyBackend::Cuda($b) => $body,
             #[cfg(feature = "hip")]
             $crate::AnyBackend::Hip($b) => $body,
+            #[cfg(not(any(feature = "wgpu", feature = "cuda", feature = "hip")))]
+            $crate::AnyBackend::Nothing(never) => $crate::unreachable_backend(never),
         }
     };
+}
+
+/// The arm of [`with_backend!`] for a build without backends, where no `AnyBackend` exists.
+#[doc(hidden)]
+pub fn unreachable_backend<T>(never: impl std::borrow::Borrow<std::convert::Infallible>) -> T {
+    match *never.borrow() {}
 }
 
 impl AnyBackend {
