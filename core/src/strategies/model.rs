@@ -5,7 +5,10 @@ use crate::strategy::{Candidates, Outcome, Strategy};
 use rand::{Rng, SeedableRng};
 use statrs::distribution::{Continuous, ContinuousCDF, Normal};
 
-/// After an initial random design, each step fits a random forest on log(time) of everything
+/// Features are each parameter's value index and log2 value, plus the sum of log2 values of
+/// every pair of parameters (their product: kernel times depend on products such as threads ×
+/// per-thread tile). After an initial random design, each step fits a random forest on
+/// log(time) of everything
 /// measured (failures count as twice the slowest time seen, so the model learns to avoid their
 /// region), scores a pool of unevaluated candidates (all of them in small spaces; a random
 /// sample plus the neighbours of the best configs in large ones) by expected improvement, and
@@ -58,13 +61,23 @@ impl ModelGuided {
                 .iter()
                 .map(|c| {
                     let mut f = Vec::with_capacity(c.len() * 2);
+                    let mut logs = Vec::with_capacity(c.len());
                     for (p, &vi) in c.iter().enumerate() {
                         if cands.params[p].values.len() < 2 {
                             continue; // a constant parameter tells the model nothing
                         }
                         f.push(vi as f64);
                         let v = cands.params[p].values[vi as usize].as_f64().unwrap_or(vi as f64);
-                        f.push(if v > 0.0 { v.log2() } else { v });
+                        let l = if v > 0.0 { v.log2() } else { v };
+                        f.push(l);
+                        logs.push(l);
+                    }
+                    // Products of parameter pairs (sums of logs): kernel times often depend on
+                    // threads × per-thread tile and the like, which single splits cannot see.
+                    for a in 0..logs.len() {
+                        for b in a + 1..logs.len() {
+                            f.push(logs[a] + logs[b]);
+                        }
                     }
                     f
                 })
