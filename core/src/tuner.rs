@@ -654,7 +654,7 @@ impl<B: Backend> Tuner<B> {
         // The default config first when it is compiled already.
         if let Some((di, compiled)) = default_kernel.take() {
             if !known.contains_key(&cands[di].config.key()) {
-                run.evaluate(&cands[di], Ok(compiled), true)?;
+                run.evaluate(&cands[di], Ok(compiled))?;
                 evaluated[di] = true;
                 n_eval += 1;
                 let o = run.outcome_of(&cands[di].config.key());
@@ -682,7 +682,7 @@ impl<B: Backend> Tuner<B> {
                     evaluated[i] = true;
                     n_eval += 1;
                     let r = to_result(m, true, prep.metrics(&cands[i].config));
-                    run.record_result(r, None);
+                    run.record_result(r, false);
                     let o = run.outcome_of(&cands[i].config.key());
                     strat.tell(i, &o);
                     continue;
@@ -746,7 +746,7 @@ impl<B: Backend> Tuner<B> {
                         run.cache_hits += c.cached as usize;
                         emit(Event::Compiled { config: &cands[i].config, seconds: secs });
                     }
-                    if let Err(e) = run.evaluate(&cands[i], r, false) {
+                    if let Err(e) = run.evaluate(&cands[i], r) {
                         failure = Some(e);
                         cancel.store(true, Ordering::Relaxed);
                         continue;
@@ -777,12 +777,7 @@ impl<B: Backend> Tuner<B> {
             .collect();
         let Some(sel) = select(&entrants, opts.bench.tie_tolerance) else {
             run.flush()?;
-            let mut failures: BTreeMap<String, usize> = BTreeMap::new();
-            for r in run.results.values() {
-                if let ResultOutcome::Failed { kind, .. } = &r.outcome {
-                    *failures.entry(kind.to_string()).or_default() += 1;
-                }
-            }
+            let failures = failure_counts(run.results.values());
             let first = run.results.values().find_map(|r| match &r.outcome {
                 ResultOutcome::Failed { message, .. } => {
                     Some(format!("{}: {}", r.config, message.lines().filter(|l| !l.trim().is_empty()).take(3).collect::<Vec<_>>().join(" | ")))
@@ -822,12 +817,7 @@ impl<B: Backend> Tuner<B> {
                 e.winner = Some(w);
             })?;
         }
-        let mut failures: BTreeMap<String, usize> = BTreeMap::new();
-        for r in run.results.values() {
-            if let ResultOutcome::Failed { kind, .. } = &r.outcome {
-                *failures.entry(kind.to_string()).or_default() += 1;
-            }
-        }
+        let failures = failure_counts(run.results.values());
         let results: Vec<ConfigResult> = run.results.values().cloned().collect();
         let from_db = results.iter().filter(|r| r.from_db).count();
         Ok(TuneReport {
@@ -858,6 +848,17 @@ impl<B: Backend> Tuner<B> {
             default_included,
         })
     }
+}
+
+/// Failed configs counted by failure kind.
+fn failure_counts<'a>(results: impl Iterator<Item = &'a ConfigResult>) -> BTreeMap<String, usize> {
+    let mut failures = BTreeMap::new();
+    for r in results {
+        if let ResultOutcome::Failed { kind, .. } = &r.outcome {
+            *failures.entry(kind.to_string()).or_default() += 1;
+        }
+    }
+    failures
 }
 
 fn sorted(mut v: Vec<ConfigResult>) -> Vec<ConfigResult> {
@@ -927,13 +928,15 @@ impl<B: Backend> Run<'_, B> {
         }
     }
 
-    fn record_result(&mut self, r: ConfigResult, usage_for_db: Option<()>) {
+    /// Records a result; with `persist`, also queues it for the database (results taken from
+    /// the database and configs pruned after compiling are not written back).
+    fn record_result(&mut self, r: ConfigResult, persist: bool) {
         if let Some(s) = r.stats() {
             if !s.raced && self.best.as_ref().is_none_or(|b| s.mean < b.mean) {
                 self.best = Some(s.clone());
             }
         }
-        if usage_for_db.is_some() {
+        if persist {
             let status = match &r.outcome {
                 ResultOutcome::Measured { stats } => Some(Status::Ok { stats: stats.clone() }),
                 ResultOutcome::Failed { kind, message } => Some(Status::Failed { failure: *kind, message: message.clone() }),
@@ -979,21 +982,21 @@ impl<B: Backend> Run<'_, B> {
     }
 
     /// Verifies and measures one compiled config (or records its compile failure).
-    fn evaluate(&mut self, c: &Cand, compiled: Result<Compiled<B::Kernel>, BackendError>, _is_reference_run: bool) -> Result<(), Error> {
+    fn evaluate(&mut self, c: &Cand, compiled: Result<Compiled<B::Kernel>, BackendError>) -> Result<(), Error> {
         let metrics = self.prep.metrics(&c.config);
         let mk = |outcome, usage| ConfigResult { config: c.config.clone(), outcome, usage, from_db: false, flops: metrics.0, bytes: metrics.1 };
         let compiled = match compiled {
             Ok(k) => k,
             Err(e) => {
                 let r = mk(ResultOutcome::Failed { kind: e.kind(), message: e.to_string() }, None);
-                self.record_result(r, Some(()));
+                self.record_result(r, true);
                 return self.maybe_flush();
             }
         };
         let usage = compiled.usage.clone();
         if let Err(reason) = prune_after(self.backend().limits(), &c.estimate, &usage, &self.opts.prune) {
             *self.pruned_after.entry(reason.category().to_string()).or_default() += 1;
-            self.record_result(mk(ResultOutcome::Pruned { reason }, Some(usage)), None);
+            self.record_result(mk(ResultOutcome::Pruned { reason }, Some(usage)), false);
             return Ok(());
         }
         let outcome = match self.verify_and_measure(c, &compiled.kernel) {
@@ -1003,7 +1006,7 @@ impl<B: Backend> Run<'_, B> {
                 let failed = ResultOutcome::Failed { kind: e.kind(), message: e.to_string() };
                 if lost || matches!(e, BackendError::TimedOut(_)) {
                     // Record first, so the failure is persisted even if recovery fails.
-                    self.record_result(mk(failed, Some(usage)), Some(()));
+                    self.record_result(mk(failed, Some(usage)), true);
                     tracing::warn!(config = %c.config, error = %e, "recovering the device");
                     match self.backend().recover() {
                         Ok(()) => {
@@ -1021,7 +1024,7 @@ impl<B: Backend> Run<'_, B> {
                 failed
             }
         };
-        self.record_result(mk(outcome, Some(usage)), Some(()));
+        self.record_result(mk(outcome, Some(usage)), true);
         self.maybe_flush()
     }
 
