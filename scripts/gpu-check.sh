@@ -3,7 +3,7 @@
 #
 # Built here: `cargo build --release --features cuda`, then copied with the benchmark's kernel
 # into .device/ (ignored by git): `bash scripts/gpu-check.sh --prepare`. On the GPU machine:
-# `bash scripts/gpu-check.sh [wgpu] [cuda] [sgemm] [generated] [kt]` (default: wgpu cuda sgemm generated). Results are
+# `bash scripts/gpu-check.sh [wgpu] [cuda] [sgemm] [hybrid] [generated] [kt]` (default: wgpu cuda sgemm generated). Results are
 # written to $OUT as files; their names say what they hold.
 set -u
 if [ "${1:-}" = "--prepare" ]; then
@@ -75,6 +75,17 @@ sgemm)
     done
   } > "$OUT/sgemm.txt" 2>&1
   cp "$KERNTUNE_CACHE_DIR/db.json" "$OUT/sgemm-db.json" 2>/dev/null
+  ;;
+hybrid)
+  # Issue 7's strategy on the GPU: the hybrid search with 100 evaluations against the exhaustive
+  # winner of the same space (compile cache warm from the sgemm step when it ran first).
+  cp .device/bench/sgemm.cu benches/sgemm/sgemm.cu
+  {
+    for seed in 1 2 3; do
+      echo "--- hybrid, 100 evaluations, seed $seed"
+      timed "$BIN" tune benches/sgemm/sgemm.toml --backend cuda --strategy hybrid --budget 100 --seed $seed --top 3 --no-db; echo "exit $?"
+    done
+  } > "$OUT/hybrid.txt" 2>&1
   ;;
 generated)
   # Issue 5's comparison: the full listed matmul space against the generated, pruned set.

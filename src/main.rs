@@ -6,10 +6,9 @@
 mod cli;
 
 fn main() {
-    // In a CUDA worker process this serves the tuner and exits; otherwise it lets the CUDA
-    // backend run kernels in such workers (so a faulting kernel cannot end a tune).
-    #[cfg(feature = "cuda")]
-    kerntune::cuda_backend::worker::hook();
+    // In a CUDA or HIP worker process this serves the tuner and exits; otherwise it lets those
+    // backends run kernels in such workers (so a faulting kernel cannot end a tune).
+    kerntune::hook();
     // Mesa's Vulkan drivers complain on every start when XDG_RUNTIME_DIR is unset (containers,
     // CI); give them a private one, as a login session would.
     if std::env::var_os("XDG_RUNTIME_DIR").is_none() {

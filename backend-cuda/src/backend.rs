@@ -4,9 +4,9 @@ use crate::bench::{CudaKernel, LocalWorkspace};
 use crate::compile::{nvrtc_version, CompileCache, CompileOptions};
 use crate::error::describe;
 use crate::limits::{arch_name, limits_from_attributes, Attr};
-use crate::worker::{RemoteWorkspace, Worker};
 use cudarc::driver::result;
 use cudarc::driver::sys::{self, CUdevice_attribute as A, CUresult};
+use kerntune_core::worker::WorkerSlot;
 use kerntune_core::{
     Backend, BackendError, CompileRequest, Compiled, HostBuffer, Launch, Limits, OpenError, ProblemData, ResourceUsage, Target, TimeRequest, TimingMethod,
     Vendor,
@@ -212,8 +212,9 @@ impl Shared {
 pub enum CudaWorkspace {
     /// Kernels run in this process.
     Local(Box<LocalWorkspace>),
-    /// Kernels run in the worker process (see [`crate::worker`]).
-    Remote(RemoteWorkspace),
+    /// Kernels run in the worker process (see [`crate::worker`]); the parent keeps the problem
+    /// to start a fresh worker after a fault.
+    Remote(ProblemData),
 }
 
 /// An NVIDIA GPU opened for tuning.
@@ -226,7 +227,7 @@ pub struct CudaBackend {
     ordinal: usize,
     /// `Some` when kernels run in a worker process (the default where the host program enabled
     /// it, see [`crate::worker::hook`]); the worker is started on first use.
-    worker: Option<Mutex<Option<Worker>>>,
+    worker: Option<WorkerSlot>,
 }
 
 impl CudaBackend {
@@ -235,7 +236,7 @@ impl CudaBackend {
     pub fn open(ordinal: Option<usize>) -> Result<CudaBackend, OpenError> {
         let mut b = Self::open_in_process(ordinal)?;
         if crate::worker::isolation_enabled() {
-            b.worker = Some(Mutex::new(None));
+            b.worker = Some(WorkerSlot::new(&crate::worker::KIND, b.ordinal, b.flush_bytes()));
         }
         Ok(b)
     }
@@ -288,24 +289,14 @@ impl CudaBackend {
         self.summary.limits.l2_bytes.map(|l| 2 * l as usize).unwrap_or(64 << 20)
     }
 
-    /// Runs `f` on the worker for `ws`, starting it if needed. A worker that timed out or lost
-    /// its device is killed; the next call starts a fresh one.
-    fn with_worker<T>(&self, ws: &RemoteWorkspace, f: impl FnOnce(&mut Worker) -> Result<T, BackendError>) -> Result<T, BackendError> {
+    /// Runs `f` on the worker for `problem` (see [`WorkerSlot::with`]), after passing on the
+    /// kernels dropped since the last call.
+    fn with_worker<T>(&self, problem: &ProblemData, f: impl FnOnce(&mut kerntune_core::worker::Worker) -> Result<T, BackendError>) -> Result<T, BackendError> {
         let slot = self.worker.as_ref().expect("isolated mode");
-        let mut guard = slot.lock().expect("worker lock");
-        if guard.is_none() {
-            *guard = Some(Worker::spawn(self.ordinal, &ws.problem, self.flush_bytes())?);
+        for id in std::mem::take(&mut *self.shared.dropped.lock().expect("dropped lock")) {
+            slot.forget_kernel(id);
         }
-        let w = guard.as_mut().expect("just started");
-        let dropped = std::mem::take(&mut *self.shared.dropped.lock().expect("dropped lock"));
-        w.forget(&dropped);
-        let r = f(w);
-        if matches!(r, Err(BackendError::DeviceLost(_)) | Err(BackendError::TimedOut(_))) {
-            if let Some(mut w) = guard.take() {
-                w.kill();
-            }
-        }
-        r
+        slot.with(problem, f)
     }
 
     /// Raw device attributes (for recording tables and `kerntune devices --json`).
@@ -366,10 +357,9 @@ impl Backend for CudaBackend {
 
     fn workspace(&self, problem: &ProblemData) -> Result<CudaWorkspace, BackendError> {
         if self.worker.is_some() {
-            let ws = RemoteWorkspace { problem: problem.clone() };
             // Start the worker now, so that a worker that cannot start fails before measuring.
-            self.with_worker(&ws, |_| Ok(()))?;
-            return Ok(CudaWorkspace::Remote(ws));
+            self.with_worker(problem, |_| Ok(()))?;
+            return Ok(CudaWorkspace::Remote(problem.clone()));
         }
         LocalWorkspace::new(self.shared.clone(), problem, self.flush_bytes()).map(|w| CudaWorkspace::Local(Box::new(w)))
     }
@@ -377,28 +367,28 @@ impl Backend for CudaBackend {
     fn reset(&self, ws: &mut CudaWorkspace, poison: bool) -> Result<(), BackendError> {
         match ws {
             CudaWorkspace::Local(l) => l.reset(poison),
-            CudaWorkspace::Remote(r) => self.with_worker(r, |w| w.reset(poison)),
+            CudaWorkspace::Remote(p) => self.with_worker(p, |w| w.reset(poison)),
         }
     }
 
     fn time(&self, ws: &mut CudaWorkspace, kernel: &CudaKernel, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError> {
         match ws {
             CudaWorkspace::Local(l) => l.time(kernel, launch, req),
-            CudaWorkspace::Remote(r) => self.with_worker(r, |w| w.time(kernel, launch, req)),
+            CudaWorkspace::Remote(p) => self.with_worker(p, |w| w.time(kernel.image(), launch, req)),
         }
     }
 
     fn verify(&self, ws: &mut CudaWorkspace, kernel: &CudaKernel, launch: &Launch, req: &kerntune_core::VerifyRequest<'_>) -> Result<Vec<f64>, BackendError> {
         match ws {
             CudaWorkspace::Local(l) => l.verify_on_device(kernel, launch, req),
-            CudaWorkspace::Remote(r) => self.with_worker(r, |w| w.verify(kernel, launch, req)),
+            CudaWorkspace::Remote(p) => self.with_worker(p, |w| w.verify(kernel.image(), launch, req)),
         }
     }
 
     fn read_outputs(&self, ws: &mut CudaWorkspace) -> Result<Vec<HostBuffer>, BackendError> {
         match ws {
             CudaWorkspace::Local(l) => l.read_outputs(),
-            CudaWorkspace::Remote(r) => self.with_worker(r, |w| w.read_outputs(&r.problem)),
+            CudaWorkspace::Remote(p) => self.with_worker(p, |w| w.read_outputs(p)),
         }
     }
 
@@ -406,9 +396,7 @@ impl Backend for CudaBackend {
         match &self.worker {
             // The faulted worker was already killed; the next call starts a fresh one.
             Some(slot) => {
-                if let Some(mut w) = slot.lock().expect("worker lock").take() {
-                    w.kill();
-                }
+                slot.recover();
                 Ok(())
             }
             None => self.shared.recover(),

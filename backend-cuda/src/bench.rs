@@ -4,7 +4,7 @@ use crate::backend::Shared;
 use crate::error::{launch_error, other};
 use cudarc::driver::result::{self, DriverError};
 use cudarc::driver::sys::{self, CUresult};
-use kerntune_core::{Access, ArgData, BackendError, DType, HostBuffer, Launch, ProblemData, TimeRequest, VerifyRequest};
+use kerntune_core::{verify, Access, ArgData, BackendError, DType, HostBuffer, Launch, ProblemData, TimeRequest, VerifyRequest};
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -121,28 +121,13 @@ pub struct LocalWorkspace {
     counters: Option<sys::CUdeviceptr>,
 }
 
-/// Compares an output with its reference on the device, counting mismatches, the first
-/// mismatching index and never-written (still poisoned) elements.
-const COMPARE_SRC: &str = r#"
-extern "C" __global__ void kt_compare_f32(const float* got, const float* want, unsigned long long n,
-                                          double atol, double rtol, unsigned long long* out) {
-    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n; i += stride) {
-        float g = got[i], w = want[i];
-        bool ok = (g != g && w != w) || fabs((double)g - (double)w) <= atol + rtol * fabs((double)w);
-        if (!ok) {
-            atomicAdd(&out[0], 1ull);
-            atomicMin(&out[1], i);
-            if (__float_as_uint(g) == 0xFFFFFFFFu) atomicAdd(&out[2], 1ull);
-        }
-    }
-}
-"#;
-
 fn compare_cubin(arch: &str) -> Result<Vec<u8>, BackendError> {
     static CUBIN: std::sync::OnceLock<Result<Vec<u8>, String>> = std::sync::OnceLock::new();
     CUBIN
-        .get_or_init(|| crate::compile::nvrtc_compile("kt_compare_f32", COMPARE_SRC, &[format!("--gpu-architecture={arch}")]).map_err(|e| e.to_string()))
+        .get_or_init(|| {
+            crate::compile::nvrtc_compile(verify::DEVICE_COMPARE_KERNEL, verify::DEVICE_COMPARE_SRC, &[format!("--gpu-architecture={arch}")])
+                .map_err(|e| e.to_string())
+        })
         .clone()
         .map_err(|e| BackendError::other(format!("compiling the verification kernel: {e}")))
 }
@@ -281,12 +266,12 @@ impl LocalWorkspace {
                 let mut mask = vec![false; self.bufs.len()];
                 mask[i] = true;
                 let got = self.read_masked(&mask)?;
-                req.check(&got)?;
-                return self.finish_verify(t);
+                kerntune_core::verify::compare(&got[i], want, req.tolerance).map_err(BackendError::WrongOutput)?;
+                continue;
             };
             if self.compare.is_none() {
                 let cubin = compare_cubin(&self.shared.arch)?;
-                self.compare = Some(CudaKernel::new(self.shared.clone(), std::ffi::CString::new("kt_compare_f32").expect("no NUL"), cubin));
+                self.compare = Some(CudaKernel::new(self.shared.clone(), std::ffi::CString::new(verify::DEVICE_COMPARE_KERNEL).expect("no NUL"), cubin));
             }
             if self.counters.is_none() {
                 self.counters = Some(malloc(24)?);
@@ -294,7 +279,7 @@ impl LocalWorkspace {
             let counters = self.counters.expect("allocated");
             let func = self.compare.as_ref().expect("compiled").function(self.gen)?;
             let n = (want.data.len() / 4) as u64;
-            let init: [u64; 3] = [0, u64::MAX, 0];
+            let init = verify::DEVICE_COMPARE_INIT;
             let (mut got_p, mut want_p, mut n_v, mut atol, mut rtol, mut out_p) = (self.bufs[i].ptr, rp, n, req.tolerance.atol, req.tolerance.rtol, counters);
             let mut params: [*mut c_void; 6] = [
                 &mut got_p as *mut _ as *mut c_void,
@@ -314,19 +299,15 @@ impl LocalWorkspace {
                 result::stream::synchronize(self.stream).map_err(launch_error)?;
                 result::memcpy_dtoh_sync(&mut res, counters).map_err(|e| other("verification counters", e))?;
             }
-            if res[0] > 0 {
-                let first = res[1] as usize;
+            let got_ptr = self.bufs[i].ptr;
+            verify::device_verdict(&want.name, res, n, |first| {
                 let mut g = [0u8; 4];
                 // SAFETY: `first` < n; reads one element.
-                unsafe { result::memcpy_dtoh_sync(&mut g, self.bufs[i].ptr + (first * 4) as u64) }.map_err(|e| other("reading a mismatch", e))?;
-                let w = f32::from_le_bytes(want.data[first * 4..first * 4 + 4].try_into().expect("4 bytes"));
-                let mut msg =
-                    format!("`{}`: {} of {} elements differ (first at index {first}: got {}, expected {w})", want.name, res[0], n, f32::from_le_bytes(g));
-                if res[2] > 0 {
-                    msg.push_str(&format!("; {} were never written (still hold the poison value)", res[2]));
-                }
-                return Err(BackendError::WrongOutput(msg));
-            }
+                unsafe { result::memcpy_dtoh_sync(&mut g, got_ptr + first * 4) }.map_err(|e| other("reading a mismatch", e).to_string())?;
+                let w = f32::from_le_bytes(want.data[first as usize * 4..first as usize * 4 + 4].try_into().expect("4 bytes"));
+                Ok((f32::from_le_bytes(g), w))
+            })
+            .map_err(BackendError::WrongOutput)?;
         }
         self.finish_verify(t)
     }

@@ -1,15 +1,17 @@
 //! Opening an AMD GPU and the [`Backend`] implementation.
 
-use crate::bench::{HipKernel, HipWorkspace};
+use crate::bench::{HipKernel, LocalWorkspace};
 use crate::compile::{compile, CompileOptions};
 use crate::error::{check, describe};
 use crate::limits::{arch, limits_from_attributes, Attributes};
 use hip_sys::hiprt::{self as hip, hipDeviceAttribute_t as A, hipError_t};
+use kerntune_core::worker::{Worker, WorkerSlot};
 use kerntune_core::{
     Backend, BackendError, CompileRequest, Compiled, HostBuffer, Launch, Limits, OpenError, ProblemData, ResourceUsage, Target, TimeRequest, TimingMethod,
     Vendor,
 };
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// A device found by [`devices`].
 #[derive(Clone, Debug)]
@@ -110,21 +112,55 @@ pub fn devices() -> Result<Vec<DeviceSummary>, OpenError> {
     Ok((0..n).map(summary).collect())
 }
 
-/// An AMD GPU opened for tuning. Kernels run in this process: unlike the CUDA backend, there
-/// is no worker process yet, so a fault that poisons the process (an illegal address, a
-/// kernel that never ends) ends the tune — its measurements so far are kept in the database and
-/// a re-run resumes after the faulting config.
+/// A problem's device memory: in this process, or in the worker process.
+pub enum HipWorkspace {
+    /// Kernels run in this process.
+    Local(Box<LocalWorkspace>),
+    /// Kernels run in the worker process (see [`crate::worker`]); the parent keeps the problem
+    /// to start a fresh worker after a fault.
+    Remote(ProblemData),
+}
+
+/// An AMD GPU opened for tuning. With isolation on (the host program called
+/// [`crate::worker::hook`]), kernels run in a worker process, as on CUDA: a fault (an illegal
+/// address, a kernel that never ends) kills the worker, the config is recorded as failed, and a
+/// fresh worker carries on. Without it, kernels run in this process and such a fault ends the
+/// tune — its measurements so far are kept and a re-run resumes after the faulting config.
 pub struct HipBackend {
     summary: DeviceSummary,
     hiprtc: (i32, i32),
     runtime: i32,
     cache: Option<PathBuf>,
+    worker: Option<Arc<WorkerSlot>>,
 }
 
 impl HipBackend {
     /// Opens device `ordinal` (default 0): "no AMD GPU found" without one, "HIP runtime
-    /// compiler (hipRTC) not found" when hipRTC cannot be loaded.
+    /// compiler (hipRTC) not found" when hipRTC cannot be loaded. Kernels run in a worker
+    /// process when the host program enabled it.
     pub fn open(ordinal: Option<usize>) -> Result<HipBackend, OpenError> {
+        let mut b = Self::open_in_process(ordinal)?;
+        if crate::worker::isolation_enabled() {
+            b.worker = Some(Arc::new(WorkerSlot::new(&crate::worker::KIND, b.summary.ordinal, b.flush_bytes())));
+        }
+        Ok(b)
+    }
+
+    /// Whether kernels run in a worker process.
+    pub fn isolated(&self) -> bool {
+        self.worker.is_some()
+    }
+
+    fn flush_bytes(&self) -> usize {
+        self.summary.limits.l2_bytes.map(|l| 2 * l as usize).unwrap_or(64 << 20)
+    }
+
+    fn with_worker<T>(&self, problem: &ProblemData, f: impl FnOnce(&mut Worker) -> Result<T, BackendError>) -> Result<T, BackendError> {
+        self.worker.as_ref().expect("isolated mode").with(problem, f)
+    }
+
+    /// Opens the device with kernels running in this process (what the worker itself uses).
+    pub fn open_in_process(ordinal: Option<usize>) -> Result<HipBackend, OpenError> {
         let n = init()?;
         let o = ordinal.unwrap_or(0);
         if o >= n as usize {
@@ -142,7 +178,7 @@ impl HipBackend {
         // SAFETY: valid out-pointer.
         unsafe { hip::hipRuntimeGetVersion(&mut runtime) };
         let cache = std::env::var_os("KERNTUNE_NO_COMPILE_CACHE").is_none().then(|| kerntune_core::db::cache_dir().join("hip"));
-        Ok(HipBackend { summary: summary(o as i32), hiprtc, runtime, cache })
+        Ok(HipBackend { summary: summary(o as i32), hiprtc, runtime, cache, worker: None })
     }
 
     fn version(&self) -> String {
@@ -173,7 +209,7 @@ impl Backend for HipBackend {
     fn compile(&self, req: &CompileRequest<'_>) -> Result<Compiled<HipKernel>, BackendError> {
         let opts = CompileOptions::for_request(req, &self.summary.target.arch);
         let (code, cached) = compile(&req.source.name, &req.source.code, &opts, self.cache.as_ref(), &self.version())?;
-        let kernel = HipKernel::load(&code, &req.source.name)?;
+        let kernel = HipKernel::load(code, &req.source.name, self.worker.clone())?;
         use hip::hipFunction_attribute as F;
         let mut occ = 0;
         // SAFETY: valid function.
@@ -191,18 +227,52 @@ impl Backend for HipBackend {
     }
 
     fn workspace(&self, problem: &ProblemData) -> Result<HipWorkspace, BackendError> {
-        HipWorkspace::new(problem, self.summary.limits.l2_bytes.map(|l| 2 * l as usize).unwrap_or(64 << 20))
+        if self.worker.is_some() {
+            // Start the worker now, so that a worker that cannot start fails before measuring.
+            self.with_worker(problem, |_| Ok(()))?;
+            return Ok(HipWorkspace::Remote(problem.clone()));
+        }
+        LocalWorkspace::new(problem, self.flush_bytes(), &self.summary.target.arch).map(|w| HipWorkspace::Local(Box::new(w)))
     }
 
     fn reset(&self, ws: &mut HipWorkspace, poison: bool) -> Result<(), BackendError> {
-        ws.reset(poison)
+        match ws {
+            HipWorkspace::Local(l) => l.reset(poison),
+            HipWorkspace::Remote(p) => self.with_worker(p, |w| w.reset(poison)),
+        }
     }
 
     fn time(&self, ws: &mut HipWorkspace, kernel: &HipKernel, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError> {
-        ws.time(kernel, launch, req)
+        match ws {
+            HipWorkspace::Local(l) => l.time(kernel, launch, req),
+            HipWorkspace::Remote(p) => self.with_worker(p, |w| w.time(kernel.image(), launch, req)),
+        }
+    }
+
+    fn verify(&self, ws: &mut HipWorkspace, kernel: &HipKernel, launch: &Launch, req: &kerntune_core::VerifyRequest<'_>) -> Result<Vec<f64>, BackendError> {
+        match ws {
+            HipWorkspace::Local(l) => l.verify_on_device(kernel, launch, req),
+            HipWorkspace::Remote(p) => self.with_worker(p, |w| w.verify(kernel.image(), launch, req)),
+        }
     }
 
     fn read_outputs(&self, ws: &mut HipWorkspace) -> Result<Vec<HostBuffer>, BackendError> {
-        ws.read_outputs()
+        match ws {
+            HipWorkspace::Local(l) => l.read_outputs(),
+            HipWorkspace::Remote(p) => self.with_worker(p, |w| w.read_outputs(p)),
+        }
+    }
+
+    fn recover(&self) -> Result<(), BackendError> {
+        match &self.worker {
+            // The faulted worker was already killed; the next call starts a fresh one.
+            Some(slot) => {
+                slot.recover();
+                Ok(())
+            }
+            None => Err(BackendError::DeviceLost(
+                "a HIP fault poisons this process and kernels run in it; call kerntune_hip::worker::hook() (or kerntune::hook()) first thing in main to run them in a worker process".into(),
+            )),
+        }
     }
 }

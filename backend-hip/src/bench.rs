@@ -2,15 +2,24 @@
 
 use crate::error::{check, map};
 use hip_sys::hiprt::{self as hip, hipError_t};
-use kerntune_core::{Access, ArgData, BackendError, HostBuffer, Launch, ProblemData, TimeRequest};
+use kerntune_core::worker::{KernelImage, WorkerSlot};
+use kerntune_core::{verify, Access, ArgData, BackendError, DType, HostBuffer, Launch, ProblemData, TimeRequest, VerifyRequest};
 use std::ffi::c_void;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// A compiled config: its module and function.
+/// A compiled config: its code object, loaded as a module in this process (for the resource
+/// report, and for launching when kernels run in-process) and shipped to the worker process
+/// when isolation is on.
 pub struct HipKernel {
+    id: u64,
+    name: String,
+    code: Vec<u8>,
     module: hip::hipModule_t,
     pub(crate) func: hip::hipFunction_t,
     max_dynamic_lds: std::sync::Mutex<u32>,
+    /// The worker slot to tell when this kernel is dropped (isolated mode).
+    slot: Option<Arc<WorkerSlot>>,
 }
 
 // SAFETY: module and function handles are process-wide in HIP and used under the runtime's own
@@ -21,7 +30,7 @@ unsafe impl Sync for HipKernel {}
 
 impl HipKernel {
     /// Loads a code object and finds `name` in it.
-    pub(crate) fn load(code: &[u8], name: &str) -> Result<HipKernel, BackendError> {
+    pub(crate) fn load(code: Vec<u8>, name: &str, slot: Option<Arc<WorkerSlot>>) -> Result<HipKernel, BackendError> {
         let mut module: hip::hipModule_t = std::ptr::null_mut();
         // SAFETY: `code` is a complete code object; out-pointer valid.
         check(unsafe { hip::hipModuleLoadData(&mut module, code.as_ptr() as *const c_void) }, "loading the code object")?;
@@ -37,7 +46,14 @@ impl HipKernel {
                 options: vec![],
             });
         }
-        Ok(HipKernel { module, func, max_dynamic_lds: std::sync::Mutex::new(0) })
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(HipKernel { id, name: name.to_string(), code, module, func, max_dynamic_lds: std::sync::Mutex::new(0), slot })
+    }
+
+    /// What the worker process needs to load this kernel.
+    pub(crate) fn image(&self) -> KernelImage<'_> {
+        KernelImage { id: self.id, name: &self.name, binary: &self.code }
     }
 
     /// A function attribute.
@@ -50,6 +66,9 @@ impl HipKernel {
 
 impl Drop for HipKernel {
     fn drop(&mut self) {
+        if let Some(slot) = &self.slot {
+            slot.forget_kernel(self.id);
+        }
         // SAFETY: loaded by us, unloaded once.
         unsafe { hip::hipModuleUnload(self.module) };
     }
@@ -62,18 +81,36 @@ struct DevBuf {
     init: HostBuffer,
 }
 
-/// A problem's buffers on the device (with pristine copies for fast restores).
-pub struct HipWorkspace {
+/// A problem's buffers on the device of this process (with pristine copies for fast restores).
+pub struct LocalWorkspace {
     stream: hip::hipStream_t,
     bufs: Vec<DevBuf>,
     params: Vec<Vec<u8>>,
     flush: Option<(*mut c_void, usize)>,
     events: Vec<hip::hipEvent_t>,
     round: u8,
+    /// The device's architecture, to compile the comparison kernel.
+    arch: String,
+    /// Device copies of the reference outputs (f32 buffers), for on-device verification.
+    refs: Vec<Option<*mut c_void>>,
+    ref_id: Option<u64>,
+    compare: Option<HipKernel>,
+    counters: Option<*mut c_void>,
 }
 
 // SAFETY: used only from the tuner's thread.
-unsafe impl Send for HipWorkspace {}
+unsafe impl Send for LocalWorkspace {}
+
+/// The comparison kernel's code object for `arch`, compiled once per process.
+fn compare_code(arch: &str) -> Result<Vec<u8>, BackendError> {
+    static CODE: std::sync::OnceLock<Result<Vec<u8>, String>> = std::sync::OnceLock::new();
+    CODE.get_or_init(|| {
+        let opts = crate::compile::CompileOptions { arch: arch.to_string(), defines: vec![], extra: vec![] };
+        crate::compile::compile(verify::DEVICE_COMPARE_KERNEL, verify::DEVICE_COMPARE_SRC, &opts, None, "").map(|c| c.0).map_err(|e| e.to_string())
+    })
+    .clone()
+    .map_err(|e| BackendError::other(format!("compiling the verification kernel: {e}")))
+}
 
 fn malloc(bytes: usize) -> Result<*mut c_void, BackendError> {
     let mut p: *mut c_void = std::ptr::null_mut();
@@ -82,12 +119,24 @@ fn malloc(bytes: usize) -> Result<*mut c_void, BackendError> {
     Ok(p)
 }
 
-impl HipWorkspace {
-    pub(crate) fn new(problem: &ProblemData, flush_bytes: usize) -> Result<HipWorkspace, BackendError> {
+impl LocalWorkspace {
+    pub(crate) fn new(problem: &ProblemData, flush_bytes: usize, arch: &str) -> Result<LocalWorkspace, BackendError> {
         let mut stream: hip::hipStream_t = std::ptr::null_mut();
         // SAFETY: out-pointer valid.
         check(unsafe { hip::hipStreamCreate(&mut stream) }, "creating a stream")?;
-        let mut ws = HipWorkspace { stream, bufs: vec![], params: vec![], flush: None, events: vec![], round: 0 };
+        let mut ws = LocalWorkspace {
+            stream,
+            bufs: vec![],
+            params: vec![],
+            flush: None,
+            events: vec![],
+            round: 0,
+            arch: arch.to_string(),
+            refs: vec![],
+            ref_id: None,
+            compare: None,
+            counters: None,
+        };
         for a in &problem.args {
             match a {
                 ArgData::Buffer(b) => {
@@ -127,18 +176,111 @@ impl HipWorkspace {
     }
 
     pub(crate) fn read_outputs(&mut self) -> Result<Vec<HostBuffer>, BackendError> {
+        let all = vec![true; self.bufs.len()];
+        self.read_masked(&all)
+    }
+
+    /// Reads back the buffers whose `mask` entry is true; the others come back empty.
+    pub(crate) fn read_masked(&mut self, mask: &[bool]) -> Result<Vec<HostBuffer>, BackendError> {
         // SAFETY: valid stream.
         check(unsafe { hip::hipStreamSynchronize(self.stream) }, "launch (waiting for it)")?;
         let mut out = Vec::with_capacity(self.bufs.len());
-        for b in &self.bufs {
-            let mut data = vec![0u8; b.bytes];
-            if b.bytes > 0 {
+        for (i, b) in self.bufs.iter().enumerate() {
+            let wanted = mask.get(i).copied().unwrap_or(false);
+            let mut data = vec![0u8; if wanted { b.bytes } else { 0 }];
+            if wanted && b.bytes > 0 {
                 // SAFETY: `data` holds `bytes` bytes.
                 check(unsafe { hip::hipMemcpyDtoH(data.as_mut_ptr() as *mut c_void, b.ptr, b.bytes) }, "reading back")?;
             }
             out.push(HostBuffer { data, ..b.init.clone() });
         }
         Ok(out)
+    }
+
+    /// Verification on the device, as in the CUDA backend: poison and restore, one timed launch,
+    /// then [`verify::DEVICE_COMPARE_SRC`] per selected f32 output against a reference uploaded
+    /// once per tune (other types are read back and compared on the host). Returns the
+    /// verification launch's time.
+    pub(crate) fn verify_on_device(&mut self, k: &HipKernel, launch: &Launch, req: &VerifyRequest<'_>) -> Result<Vec<f64>, BackendError> {
+        self.reset(true)?;
+        let t = self.time(k, launch, &TimeRequest { launches: 1, flush_l2: false, timeout: req.timeout })?;
+        if self.ref_id != Some(req.reference_id) {
+            for p in self.refs.drain(..).flatten() {
+                // SAFETY: allocated by us.
+                unsafe { hip::hipFree(p) };
+            }
+            for want in req.reference {
+                if req.selects(want) && want.dtype == DType::F32 && !want.data.is_empty() {
+                    let p = malloc(want.data.len())?;
+                    self.refs.push(Some(p));
+                    // SAFETY: `p` holds the reference's bytes.
+                    check(unsafe { hip::hipMemcpyHtoD(p, want.data.as_ptr() as *mut c_void, want.data.len()) }, "uploading the reference")?;
+                } else {
+                    self.refs.push(None);
+                }
+            }
+            self.ref_id = Some(req.reference_id);
+        }
+        for (i, want) in req.reference.iter().enumerate() {
+            if !req.selects(want) {
+                continue;
+            }
+            let Some(rp) = self.refs.get(i).copied().flatten() else {
+                // Non-f32 (or empty) output: read it back and compare on the host.
+                let mut mask = vec![false; self.bufs.len()];
+                mask[i] = true;
+                let got = self.read_masked(&mask)?;
+                verify::compare(&got[i], want, req.tolerance).map_err(BackendError::WrongOutput)?;
+                continue;
+            };
+            if self.compare.is_none() {
+                self.compare = Some(HipKernel::load(compare_code(&self.arch)?, verify::DEVICE_COMPARE_KERNEL, None)?);
+            }
+            if self.counters.is_none() {
+                self.counters = Some(malloc(24)?);
+            }
+            let counters = self.counters.expect("allocated");
+            let func = self.compare.as_ref().expect("loaded").func;
+            let n = (want.data.len() / 4) as u64;
+            let mut init = verify::DEVICE_COMPARE_INIT;
+            let (mut got_p, mut want_p, mut n_v, mut atol, mut rtol, mut out_p) = (self.bufs[i].ptr, rp, n, req.tolerance.atol, req.tolerance.rtol, counters);
+            let mut params: [*mut c_void; 6] = [
+                &mut got_p as *mut _ as *mut c_void,
+                &mut want_p as *mut _ as *mut c_void,
+                &mut n_v as *mut _ as *mut c_void,
+                &mut atol as *mut _ as *mut c_void,
+                &mut rtol as *mut _ as *mut c_void,
+                &mut out_p as *mut _ as *mut c_void,
+            ];
+            let mut res = [0u64; 3];
+            let blocks = n.div_ceil(256).clamp(1, 4096) as u32;
+            // SAFETY: all pointers are device buffers of this process with the sizes used here;
+            // `params` points at locals that outlive the synchronous launch-and-wait below.
+            unsafe {
+                check(hip::hipMemcpyHtoD(counters, init.as_mut_ptr() as *mut c_void, 24), "verification counters")?;
+                check(
+                    hip::hipModuleLaunchKernel(func, blocks, 1, 1, 256, 1, 1, 0, self.stream, params.as_mut_ptr(), std::ptr::null_mut()),
+                    "launch (verification kernel)",
+                )?;
+                check(hip::hipStreamSynchronize(self.stream), "launch (verification kernel)")?;
+                check(hip::hipMemcpyDtoH(res.as_mut_ptr() as *mut c_void, counters, 24), "verification counters")?;
+            }
+            let got_ptr = self.bufs[i].ptr;
+            verify::device_verdict(&want.name, res, n, |first| {
+                let mut g = [0u8; 4];
+                // SAFETY: `first` < n; reads one element.
+                check(
+                    unsafe { hip::hipMemcpyDtoH(g.as_mut_ptr() as *mut c_void, (got_ptr as *mut u8).add(first as usize * 4) as *mut c_void, 4) },
+                    "reading a mismatch",
+                )
+                .map_err(|e| e.to_string())?;
+                let w = f32::from_le_bytes(want.data[first as usize * 4..first as usize * 4 + 4].try_into().expect("4 bytes"));
+                Ok((f32::from_le_bytes(g), w))
+            })
+            .map_err(BackendError::WrongOutput)?;
+        }
+        self.reset(false)?;
+        Ok(t)
     }
 
     pub(crate) fn time(&mut self, k: &HipKernel, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError> {
@@ -224,11 +366,17 @@ impl HipWorkspace {
     }
 }
 
-impl Drop for HipWorkspace {
+impl Drop for LocalWorkspace {
     fn drop(&mut self) {
         // SAFETY: resources created by this workspace, released once.
         unsafe {
             hip::hipStreamSynchronize(self.stream);
+            for p in self.refs.iter().flatten() {
+                hip::hipFree(*p);
+            }
+            if let Some(p) = self.counters {
+                hip::hipFree(p);
+            }
             for b in &self.bufs {
                 hip::hipFree(b.ptr);
                 hip::hipFree(b.pristine);

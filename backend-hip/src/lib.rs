@@ -14,12 +14,16 @@
 //! - "no AMD GPU found" and "HIP runtime compiler not found" are distinct errors.
 //! - Tunable parameters are `-D` defines, as for CUDA; kernels are `extern "C" __global__`.
 //!
-//! What is not here yet: running kernels in a worker process, as the CUDA backend does, so that
-//! a fault cannot end a tune. A HIP fault currently ends the tune; the measurements so far are
-//! kept, and a re-run resumes after the faulting config. Verification compares on the host.
+//! - **Faults never end a tune** when the host program calls [`worker::hook`] first thing in
+//!   `main` (the `kerntune` CLI does): kernels then run in a worker process through the same
+//!   protocol and fault policy as CUDA ([`kerntune_core::worker`]). Without the hook they run
+//!   in-process, and a fault that poisons the process ends the tune (measurements so far kept).
+//! - **Verification runs on the device**: the same comparison kernel as CUDA
+//!   ([`kerntune_core::verify::DEVICE_COMPARE_SRC`]), compiled with hipRTC, against a
+//!   reference uploaded once per tune.
 //!
 //! Files mirror the CUDA backend: `backend.rs`, `limits.rs`, `compile.rs` (+ `hiprtc.rs`),
-//! `bench.rs`, `error.rs`.
+//! `bench.rs`, `error.rs`, `worker.rs`.
 
 mod backend;
 mod bench;
@@ -27,9 +31,10 @@ mod compile;
 mod error;
 pub mod hiprtc;
 mod limits;
+pub mod worker;
 
-pub use backend::{devices, DeviceSummary, HipBackend};
-pub use bench::{HipKernel, HipWorkspace};
+pub use backend::{devices, DeviceSummary, HipBackend, HipWorkspace};
+pub use bench::{HipKernel, LocalWorkspace};
 pub use compile::CompileOptions;
 pub use error::{is_sticky, map as map_error};
 pub use limits::{arch, limits_from_attributes, Attributes};

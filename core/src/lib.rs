@@ -54,6 +54,7 @@ pub mod target;
 pub mod tuner;
 pub mod value;
 pub mod verify;
+pub mod worker;
 
 pub use backend::{Backend, CompileRequest, Compiled, KernelSource, Launch, ResourceUsage, TimeRequest, TimingMethod, VerifyRequest};
 pub use config::{Config, Knobs};

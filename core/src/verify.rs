@@ -52,11 +52,55 @@ pub fn compare(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Result<()
     if bad == 0 {
         return Ok(());
     }
-    let mut msg = format!("`{}`: {bad} of {} elements differ ({})", got.name, got.len(), first.unwrap_or_default());
+    Err(mismatch_message(&got.name, bad as u64, got.len() as u64, &first.unwrap_or_default(), unwritten as u64))
+}
+
+fn mismatch_message(name: &str, bad: u64, n: u64, first: &str, unwritten: u64) -> String {
+    let mut msg = format!("`{name}`: {bad} of {n} elements differ ({first})");
     if unwritten > 0 {
         msg.push_str(&format!("; {unwritten} were never written (still hold the poison value)"));
     }
-    Err(msg)
+    msg
+}
+
+/// Entry point of [`DEVICE_COMPARE_SRC`].
+pub const DEVICE_COMPARE_KERNEL: &str = "kt_compare_f32";
+
+/// A kernel that compares an f32 output with its reference on the device, so that outputs are
+/// not copied to the host for every config. CUDA C that compiles unchanged as HIP (NVRTC and
+/// hipRTC). Arguments: `got`, `want`, element count, `atol`, `rtol` (doubles), and three u64
+/// counters initialised to [`DEVICE_COMPARE_INIT`]: mismatches, the first mismatching index,
+/// and mismatches that still hold the poison pattern (never written). The tolerance rule and
+/// NaN handling are those of [`compare`].
+pub const DEVICE_COMPARE_SRC: &str = r#"
+extern "C" __global__ void kt_compare_f32(const float* got, const float* want, unsigned long long n,
+                                          double atol, double rtol, unsigned long long* out) {
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n; i += stride) {
+        float g = got[i], w = want[i];
+        bool ok = (g != g && w != w) || fabs((double)g - (double)w) <= atol + rtol * fabs((double)w);
+        if (!ok) {
+            atomicAdd(&out[0], 1ull);
+            atomicMin(&out[1], i);
+            if (__float_as_uint(g) == 0xFFFFFFFFu) atomicAdd(&out[2], 1ull);
+        }
+    }
+}
+"#;
+
+/// Initial values of the comparison kernel's counters.
+pub const DEVICE_COMPARE_INIT: [u64; 3] = [0, u64::MAX, 0];
+
+/// The verdict on a device comparison of `n` elements of output `name`: `Err` with the message
+/// [`compare`] would give when the counters show mismatches. `first` reads (got, expected) at
+/// an index, called only on a mismatch.
+pub fn device_verdict(name: &str, counters: [u64; 3], n: u64, first: impl FnOnce(u64) -> Result<(f32, f32), String>) -> Result<(), String> {
+    if counters[0] == 0 {
+        return Ok(());
+    }
+    let i = counters[1];
+    let (g, w) = first(i)?;
+    Err(mismatch_message(name, counters[0], n, &format!("first at index {i}: got {g}, expected {w}"), counters[2]))
 }
 
 /// Fast path for f32 buffers: true when every element is within tolerance (compared in
@@ -77,6 +121,20 @@ fn all_close_f32(got: &[u8], want: &[u8], tol: Tolerance) -> bool {
 mod tests {
     use super::*;
     use crate::problem::{Access, DType, Init};
+
+    #[test]
+    fn a_device_comparison_reads_like_a_host_one() {
+        let want = HostBuffer::new("y", DType::F32, 8, &Init::Sequence, Access::Write);
+        let mut got = want.clone();
+        got.set_f64(3, 9.0);
+        got.data[20..24].copy_from_slice(&[0xFF; 4]);
+        let host = compare(&got, &want, Tolerance::default()).unwrap_err();
+        // What the comparison kernel would count for the same buffers.
+        let device = device_verdict("y", [2, 3, 1], 8, |i| Ok((got.get_f64(i as usize) as f32, want.get_f64(i as usize) as f32))).unwrap_err();
+        assert_eq!(host, device);
+        assert!(device_verdict("y", DEVICE_COMPARE_INIT, 8, |_| unreachable!()).is_ok());
+        assert!(DEVICE_COMPARE_SRC.contains(DEVICE_COMPARE_KERNEL));
+    }
 
     #[test]
     fn tolerances_and_poison() {

@@ -21,7 +21,7 @@ pub struct Args {
     /// Tune one problem instead of the spec's list: NAME=VALUE[,NAME=VALUE...] over the spec's problem sizes.
     #[arg(long)]
     key: Option<String>,
-    /// Search strategy (exhaustive, random); overrides the spec's [tune] strategy.
+    /// Search strategy: exhaustive, random, annealing, genetic, local, model or hybrid; overrides the spec's [tune] strategy.
     #[arg(long)]
     strategy: Option<String>,
     /// Budget: evaluations (200), seconds (30s), minutes (5m), or both (200,30s).

@@ -1,0 +1,198 @@
+//! The worker-process machinery the CUDA and HIP backends share, proven on a CPU: this test
+//! program is its own worker (as the `kerntune` CLI is), with an executor over host memory
+//! whose "kernels" crash the process, hang, write wrong values or skip their output on purpose.
+//!
+//! A custom `main` (harness = false) because a worker is this very program started again: the
+//! hook must run before anything else, as in a host program.
+
+use kerntune_core::problem::{Access, ArgData, DType, HostBuffer, Init, ProblemData};
+use kerntune_core::verify::Tolerance;
+use kerntune_core::worker::{Executor, KernelImage, WorkerKind, WorkerSlot};
+use kerntune_core::{BackendError, Launch, TimeRequest, VerifyRequest};
+use std::collections::HashMap;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+static KIND: WorkerKind = WorkerKind::new("TEST", "KERNTUNE_TEST_WORKER", "KERNTUNE_TEST_ISOLATION");
+
+/// Kernels are named by what they do; the "binary" is the behaviour.
+#[derive(Default)]
+struct HostExec {
+    bufs: Vec<HostBuffer>,
+    init: Vec<HostBuffer>,
+    kernels: HashMap<u64, Vec<u8>>,
+}
+
+impl HostExec {
+    fn run(&mut self, id: u64) -> Result<(), BackendError> {
+        let what = self.kernels.get(&id).ok_or_else(|| BackendError::other("kernel not loaded"))?.clone();
+        let x = self.bufs[0].clone();
+        let y = &mut self.bufs[1];
+        match what.as_slice() {
+            b"double" => (0..x.len()).for_each(|i| y.set_f64(i, 2.0 * x.get_f64(i))),
+            b"wrong" => (0..x.len()).for_each(|i| y.set_f64(i, 2.0 * x.get_f64(i) + 1.0)),
+            b"skip" => (0..x.len() / 2).for_each(|i| y.set_f64(i, 2.0 * x.get_f64(i))),
+            // A sticky fault: the process is gone, as after CUDA_ERROR_ILLEGAL_ADDRESS.
+            b"crash" => std::process::abort(),
+            // A kernel that never ends and cannot be stopped from inside.
+            b"hang" => loop {
+                std::thread::sleep(Duration::from_secs(1));
+            },
+            b"lost" => return Err(BackendError::DeviceLost("the device fell off the bus".into())),
+            other => return Err(BackendError::LaunchFailed(format!("unknown kernel {}", String::from_utf8_lossy(other)))),
+        }
+        Ok(())
+    }
+}
+
+impl Executor for HostExec {
+    fn init(&mut self, _: usize, problem: &ProblemData, _: usize) -> Result<(), BackendError> {
+        self.init = problem.buffers().cloned().collect();
+        self.bufs = self.init.clone();
+        Ok(())
+    }
+    fn load(&mut self, id: u64, _: &str, binary: Vec<u8>) -> Result<(), BackendError> {
+        self.kernels.insert(id, binary);
+        Ok(())
+    }
+    fn unload(&mut self, id: u64) {
+        self.kernels.remove(&id);
+    }
+    fn reset(&mut self, poison: bool) -> Result<(), BackendError> {
+        for (b, i) in self.bufs.iter_mut().zip(&self.init) {
+            b.data = if poison && i.access == Access::Write { i.poisoned() } else { i.data.clone() };
+        }
+        Ok(())
+    }
+    fn time(&mut self, id: u64, _: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError> {
+        (0..req.launches).map(|_| self.run(id).map(|_| 1e-3)).collect()
+    }
+    fn verify(&mut self, id: u64, _: &Launch, req: &VerifyRequest<'_>) -> Result<Vec<f64>, BackendError> {
+        self.reset(true)?;
+        self.run(id)?;
+        req.check(&self.bufs)?;
+        self.reset(false)?;
+        Ok(vec![1e-3])
+    }
+    fn read_outputs(&mut self) -> Result<Vec<HostBuffer>, BackendError> {
+        Ok(self.bufs.clone())
+    }
+}
+
+fn problem() -> ProblemData {
+    ProblemData {
+        args: vec![
+            ArgData::Buffer(HostBuffer::new("x", DType::F32, 1000, &Init::Sequence, Access::Read)),
+            ArgData::Buffer(HostBuffer::new("y", DType::F32, 1000, &Init::Zeros, Access::Write)),
+        ],
+    }
+}
+
+fn reference(p: &ProblemData) -> Vec<HostBuffer> {
+    let mut r: Vec<HostBuffer> = p.buffers().cloned().collect();
+    for i in 0..r[0].len() {
+        let v = 2.0 * r[0].get_f64(i);
+        r[1].set_f64(i, v);
+    }
+    r
+}
+
+fn slot() -> WorkerSlot {
+    let exe = std::env::current_exe().expect("this test program");
+    WorkerSlot::new(&KIND, 0, 0).with_command(move || Command::new(&exe))
+}
+
+fn image(id: u64, what: &'static str) -> KernelImage<'static> {
+    KernelImage { id, name: "k", binary: what.as_bytes() }
+}
+
+const LAUNCH: Launch = Launch { grid: [1, 1, 1], block: [1, 1, 1], shared_mem_bytes: 0 };
+
+fn timing(timeout: Duration) -> TimeRequest {
+    TimeRequest { launches: 3, flush_l2: false, timeout }
+}
+
+/// The worker runs kernels and verifies against a reference it was sent once; wrong and
+/// partly written outputs are reported in the verifier's own words.
+fn runs_and_verifies_in_the_worker() {
+    let (s, p) = (slot(), problem());
+    let r = reference(&p);
+    let req = VerifyRequest { reference: &r, reference_id: 1, outputs: &[], tolerance: Tolerance::default(), timeout: Duration::from_secs(5) };
+    assert_eq!(s.with(&p, |w| w.time(image(1, "double"), &LAUNCH, &timing(Duration::from_secs(5)))).unwrap(), vec![1e-3; 3]);
+    assert_eq!(s.with(&p, |w| w.verify(image(1, "double"), &LAUNCH, &req)).unwrap().len(), 1);
+    let e = s.with(&p, |w| w.verify(image(2, "wrong"), &LAUNCH, &req)).unwrap_err();
+    assert!(matches!(&e, BackendError::WrongOutput(m) if m.contains("`y`: 1000 of 1000 elements differ")), "{e}");
+    let e = s.with(&p, |w| w.verify(image(3, "skip"), &LAUNCH, &req)).unwrap_err();
+    assert!(matches!(&e, BackendError::WrongOutput(m) if m.contains("500 were never written")), "{e}");
+    // Outputs come back as the worker holds them (restored after verification).
+    s.with(&p, |w| w.time(image(1, "double"), &LAUNCH, &timing(Duration::from_secs(5)))).unwrap();
+    let outs = s.with(&p, |w| w.read_outputs(&p)).unwrap();
+    assert_eq!(outs[1].to_f32()[10], 20.0);
+    assert_eq!(s.starts(), 1, "one worker served all of that");
+}
+
+/// A kernel that kills its process is a lost device for that config only: the parent
+/// survives, and the next call runs on a fresh worker with the problem and kernels re-sent.
+fn a_crash_costs_one_worker_not_the_tune() {
+    let (s, p) = (slot(), problem());
+    s.with(&p, |w| w.time(image(1, "double"), &LAUNCH, &timing(Duration::from_secs(5)))).unwrap();
+    let e = s.with(&p, |w| w.time(image(2, "crash"), &LAUNCH, &timing(Duration::from_secs(5)))).unwrap_err();
+    assert!(matches!(&e, BackendError::DeviceLost(m) if m.contains("TEST worker")), "{e}");
+    s.recover();
+    let t = s.with(&p, |w| w.time(image(1, "double"), &LAUNCH, &timing(Duration::from_secs(5)))).unwrap();
+    assert_eq!(t.len(), 3);
+    assert_eq!(s.starts(), 2);
+    // A device-lost report from the worker itself also retires it.
+    let e = s.with(&p, |w| w.time(image(4, "lost"), &LAUNCH, &timing(Duration::from_secs(5)))).unwrap_err();
+    assert!(matches!(&e, BackendError::DeviceLost(m) if m.contains("fell off the bus")), "{e}");
+    s.with(&p, |w| w.time(image(1, "double"), &LAUNCH, &timing(Duration::from_secs(5)))).unwrap();
+    assert_eq!(s.starts(), 3);
+}
+
+/// A kernel that never ends is killed with its process once the deadline passes.
+fn a_hang_is_killed_at_the_deadline() {
+    let (s, p) = (slot(), problem());
+    let started = Instant::now();
+    let req = TimeRequest { launches: 1, flush_l2: false, timeout: Duration::from_millis(100) };
+    let e = s.with(&p, |w| w.time(image(5, "hang"), &LAUNCH, &req)).unwrap_err();
+    assert!(matches!(e, BackendError::TimedOut(d) if d == Duration::from_millis(100)), "{e}");
+    assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
+    s.with(&p, |w| w.time(image(1, "double"), &LAUNCH, &timing(Duration::from_secs(5)))).unwrap();
+    assert_eq!(s.starts(), 2);
+}
+
+/// Ordinary failures (a refused launch) keep the worker.
+fn a_launch_failure_keeps_the_worker() {
+    let (s, p) = (slot(), problem());
+    let e = s.with(&p, |w| w.time(image(6, "nonsense"), &LAUNCH, &timing(Duration::from_secs(5)))).unwrap_err();
+    assert!(matches!(&e, BackendError::LaunchFailed(m) if m.contains("unknown kernel nonsense")), "{e}");
+    // Dropped kernels are unloaded in the worker; using the id again loads it again.
+    s.forget_kernel(1);
+    s.with(&p, |w| w.time(image(1, "double"), &LAUNCH, &timing(Duration::from_secs(5)))).unwrap();
+    s.forget_kernel(1);
+    s.with(&p, |w| w.time(image(1, "double"), &LAUNCH, &timing(Duration::from_secs(5)))).unwrap();
+    assert_eq!(s.starts(), 1);
+}
+
+fn main() {
+    KIND.hook(HostExec::default);
+    assert!(KIND.enabled(), "the hook enables isolation unless told otherwise");
+    let tests: [(&str, fn()); 4] = [
+        ("runs_and_verifies_in_the_worker", runs_and_verifies_in_the_worker),
+        ("a_crash_costs_one_worker_not_the_tune", a_crash_costs_one_worker_not_the_tune),
+        ("a_hang_is_killed_at_the_deadline", a_hang_is_killed_at_the_deadline),
+        ("a_launch_failure_keeps_the_worker", a_launch_failure_keeps_the_worker),
+    ];
+    let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let mut ran = 0;
+    for (name, f) in tests {
+        if filter.as_deref().is_some_and(|x| !name.contains(x)) {
+            continue;
+        }
+        print!("test {name} ... ");
+        f();
+        println!("ok");
+        ran += 1;
+    }
+    println!("\ntest result: ok. {ran} passed; 0 failed");
+}
