@@ -153,6 +153,7 @@ fn bad_input_gets_one_clear_line() {
     bad(dir, &["tune", "/nonexistent/spec.toml"], &["/nonexistent/spec.toml", "cannot read"]);
     let good = write(dir, "good.toml", &spec("ok.wgsl", "", "WG_SIZE"));
     bad(dir, &["tune", good.to_str().unwrap(), "--budget", "fast"], &["--budget", "`fast`"]);
+    bad(dir, &["tune", good.to_str().unwrap(), "--strategy", "annealing", "--budget", "2%"], &["--budget", "`model` or `hybrid`", "`annealing` has none"]);
     if cfg!(feature = "hip") {
         // This machine has the HIP runtime but no AMD GPU.
         if kerntune(dir, &["devices", "--backend", "hip"]).status.success() {

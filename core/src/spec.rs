@@ -404,11 +404,13 @@ impl Spec {
             Some(toml::Value::String(s)) => Some(s.clone()),
             Some(_) => return Err(err("tune.budget", "use a count (200) or a duration string (\"30s\")".into())),
         };
-        if let Some(b) = &budget {
-            crate::strategy::Budget::parse(b).map_err(|m| err("tune.budget", m))?;
-        }
+        let parsed = match &budget {
+            Some(b) => crate::strategy::Budget::parse(b).map_err(|m| err("tune.budget", m))?,
+            None => Default::default(),
+        };
         if let Some(s) = &raw.tune.strategy {
             crate::strategy::by_name(s, 0).map_err(|m| err("tune.strategy", m))?;
+            crate::strategy::for_budget(s, 0, &parsed).map_err(|m| err("tune.budget", m))?;
         }
         let generate = if raw.roles.is_empty() {
             None

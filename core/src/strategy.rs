@@ -49,28 +49,46 @@ pub trait Strategy: Send {
     fn ask(&mut self, cands: &Candidates<'_>, max: usize) -> Vec<usize>;
     /// The outcome of a candidate this strategy asked for (or that was known beforehand).
     fn tell(&mut self, index: usize, outcome: &Outcome);
+    /// Asks the strategy to end the search once its model predicts that no unevaluated config
+    /// beats the best so far by more than `fraction` (0.02 = 2 %). Returns false when the
+    /// strategy has no model to predict with (only `model` and `hybrid` have one).
+    fn stop_within(&mut self, fraction: f64) -> bool {
+        let _ = fraction;
+        false
+    }
 }
 
-/// Limits on a search. Both may be set; the first reached ends the search.
+/// Limits on a search. Any may be set; the first reached ends the search.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Budget {
     /// Most configs evaluated (records from the database count).
     pub max_evals: Option<usize>,
     /// Most wall-clock seconds spent searching.
     pub max_seconds: Option<f64>,
+    /// Stop once the strategy's model predicts nothing unevaluated beats the best so far by
+    /// more than this fraction (model-guided strategies only; see [`Strategy::stop_within`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub within: Option<f64>,
 }
 
 impl Budget {
-    /// Parses `200` (evaluations), `30s`, `5m`, or `200,30s`.
+    /// Parses `200` (evaluations), `30s`, `5m`, `2%` (stop within 2 % of the model's predicted
+    /// optimum), or several of them: `400,5m,2%`.
     pub fn parse(text: &str) -> Result<Budget, String> {
         let mut b = Budget::default();
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            if let Some(s) = part.strip_suffix('s') {
+            if let Some(p) = part.strip_suffix('%') {
+                let x = p.trim().parse::<f64>().map_err(|_| format!("`{part}` is not a percentage"))?;
+                if !(x > 0.0 && x < 100.0) {
+                    return Err(format!("`{part}`: the percentage must be between 0 and 100 (exclusive)"));
+                }
+                b.within = Some(x / 100.0);
+            } else if let Some(s) = part.strip_suffix('s') {
                 b.max_seconds = Some(s.parse::<f64>().map_err(|_| format!("`{part}` is not a number of seconds"))?);
             } else if let Some(m) = part.strip_suffix('m') {
                 b.max_seconds = Some(60.0 * m.parse::<f64>().map_err(|_| format!("`{part}` is not a number of minutes"))?);
             } else {
-                b.max_evals = Some(part.parse::<usize>().map_err(|_| format!("`{part}` is neither a count (200) nor a duration (30s, 5m)"))?);
+                b.max_evals = Some(part.parse::<usize>().map_err(|_| format!("`{part}` is neither a count (200), a duration (30s, 5m) nor a percentage (2%)"))?);
             }
         }
         Ok(b)
@@ -133,6 +151,21 @@ impl Strategy for RandomSampling {
 /// Names accepted by [`by_name`].
 pub const STRATEGIES: &[&str] = &["exhaustive", "random", "annealing", "genetic", "local", "model", "hybrid"];
 
+/// Makes a strategy from its name and applies the budget's `within` rule (an error when the
+/// strategy has no model to apply it with).
+pub fn for_budget(name: &str, seed: u64, budget: &Budget) -> Result<Box<dyn Strategy>, String> {
+    let mut s = by_name(name, seed)?;
+    if let Some(x) = budget.within {
+        if !s.stop_within(x) {
+            return Err(format!(
+                "a budget of {}% needs a strategy with a model to predict the optimum: `model` or `hybrid` (`{name}` has none)",
+                x * 100.0
+            ));
+        }
+    }
+    Ok(s)
+}
+
 /// Makes a strategy from its name: `exhaustive` (or `brute_force`), `random`, `annealing`,
 /// `genetic`, `local` (greedy local search with restarts), `model` (random-forest surrogate
 /// with expected improvement), `hybrid` (model-guided and local search interleaved).
@@ -156,10 +189,15 @@ mod tests {
 
     #[test]
     fn budgets_parse() {
-        assert_eq!(Budget::parse("200").unwrap(), Budget { max_evals: Some(200), max_seconds: None });
+        assert_eq!(Budget::parse("200").unwrap(), Budget { max_evals: Some(200), ..Default::default() });
         assert_eq!(Budget::parse("30s").unwrap().max_seconds, Some(30.0));
-        assert_eq!(Budget::parse("2m,50").unwrap(), Budget { max_evals: Some(50), max_seconds: Some(120.0) });
+        assert_eq!(Budget::parse("2m,50").unwrap(), Budget { max_evals: Some(50), max_seconds: Some(120.0), within: None });
+        assert_eq!(Budget::parse("400, 2.5%").unwrap(), Budget { max_evals: Some(400), max_seconds: None, within: Some(0.025) });
         assert!(Budget::parse("fast").unwrap_err().contains("`fast`"));
+        assert!(Budget::parse("0%").unwrap_err().contains("between 0 and 100"));
+        assert!(Budget::parse("x%").unwrap_err().contains("not a percentage"));
+        assert!(!by_name("annealing", 0).unwrap().stop_within(0.02));
+        assert!(by_name("hybrid", 0).unwrap().stop_within(0.02));
     }
 
     #[test]

@@ -634,7 +634,7 @@ impl<B: Backend> Tuner<B> {
 
         tracing::debug!(seconds = t0.elapsed().as_secs_f64(), "reference ready");
         // 4-7. Strategy loop.
-        let mut strat = strategy::by_name(&opts.strategy, opts.seed)
+        let mut strat = strategy::for_budget(&opts.strategy, opts.seed, &opts.budget)
             .map_err(|m| Error::Spec(crate::spec::SpecError { file: job.origin.clone(), field: "strategy".into(), message: m }))?;
         let params = prep.space.params().to_vec();
         let coords: Vec<Vec<u32>> = cands.iter().map(|c| c.coords.clone()).collect();

@@ -83,7 +83,7 @@ fn the_tuner_runs_every_strategy_within_its_budget() {
         let opts = TuneOptions {
             strategy: st.to_string(),
             seed: 5,
-            budget: Budget { max_evals: Some(9), max_seconds: None },
+            budget: Budget { max_evals: Some(9), ..Default::default() },
             compile_threads: Some(2),
             ..Default::default()
         };
@@ -93,17 +93,22 @@ fn the_tuner_runs_every_strategy_within_its_budget() {
     }
 }
 
-#[test]
-fn searchers_beat_random_sampling_on_the_recorded_sgemm_space() {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/spaces/h200_sgemm_410.json");
-    let space = match RecordedSpace::load(&p) {
-        Ok(s) => s,
+/// A recorded space from ../shared/spaces; `None` (a skip) where it is absent, except in CI.
+fn load(name: &str) -> Option<RecordedSpace> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/spaces").join(name);
+    match RecordedSpace::load(&p) {
+        Ok(s) => Some(s),
         Err(e) => {
             assert!(std::env::var("CI").is_err(), "CI has ../shared beside the clone: {e}");
             eprintln!("SKIPPED: {e}");
-            return;
+            None
         }
-    };
+    }
+}
+
+#[test]
+fn searchers_beat_random_sampling_on_the_recorded_sgemm_space() {
+    let Some(space) = load("h200_sgemm_410.json") else { return };
     let random = score(&space, "random", 100, 20, 1, false).unwrap();
     for st in ["annealing", "genetic", "local", "model"] {
         let s = score(&space, st, 100, 20, 1, false).unwrap();
@@ -124,4 +129,40 @@ fn noisy_simulation_exercises_racing_and_stays_deterministic() {
     assert_eq!(a, trace(&space, "random", 15, 2, true).unwrap());
     // After the whole space, the pick is within the tie band of the optimum.
     assert!(*a.last().unwrap() > 0.99, "{a:?}");
+}
+
+/// A `2%` budget: the model-guided strategies stop by themselves once the model sees nothing
+/// left that beats the best by 2 %, long before the space is exhausted, and close to optimum.
+#[test]
+fn a_percentage_budget_stops_early_near_the_optimum() {
+    let Some(s) = load("h200_sgemm_410.json") else { return };
+    for st in ["model", "hybrid"] {
+        let budget = strategy::Budget::parse("2%").unwrap();
+        let mut strat = strategy::for_budget(st, 3, &budget).unwrap();
+        let cands = Candidates { params: &s.params, coords: &s.coords };
+        let mut best = f64::INFINITY;
+        let mut evals = 0;
+        loop {
+            let asked = strat.ask(&cands, 1);
+            if asked.is_empty() {
+                break;
+            }
+            for i in asked {
+                evals += 1;
+                let o = match s.times[i] {
+                    Some(t) => {
+                        best = best.min(t);
+                        Outcome::Time(t)
+                    }
+                    None => Outcome::Failed(FailureKind::Other),
+                };
+                strat.tell(i, &o);
+            }
+        }
+        let fraction = s.optimum() / best;
+        eprintln!("{st}: stopped after {evals} of {} evaluations at {fraction:.3} of optimum", s.len());
+        assert!(evals < s.len() / 2, "{st} did not stop early: {evals}");
+        assert!(fraction >= 0.95, "{st} stopped at {fraction}");
+    }
+    assert!(strategy::for_budget("genetic", 3, &strategy::Budget::parse("2%").unwrap()).is_err());
 }

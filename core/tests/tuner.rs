@@ -375,7 +375,7 @@ fn budgets_limit_evaluations() {
     let mut o = opts();
     o.strategy = "random".into();
     o.seed = 11;
-    o.budget = Budget { max_evals: Some(5), max_seconds: None };
+    o.budget = Budget { max_evals: Some(5), ..Default::default() };
     let t = Tuner::new(FakeBackend::new(limits(), time));
     let r = t.tune(&job(), &o).unwrap();
     assert_eq!(r.evaluated, 5);

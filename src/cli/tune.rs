@@ -24,7 +24,7 @@ pub struct Args {
     /// Search strategy: exhaustive, random, annealing, genetic, local, model or hybrid; overrides the spec's [tune] strategy.
     #[arg(long)]
     strategy: Option<String>,
-    /// Budget: evaluations (200), seconds (30s), minutes (5m), or both (200,30s).
+    /// Budget: evaluations (200), seconds (30s), minutes (5m), within a percentage of the model's predicted optimum (2%, model and hybrid only), or several (400,5m,2%).
     #[arg(long)]
     budget: Option<String>,
     /// Seed for random strategies.
@@ -75,6 +75,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     };
     let strategy = a.strategy.clone().or(spec.strategy.clone()).unwrap_or_else(|| "exhaustive".into());
     kerntune::strategy::by_name(&strategy, 0).map_err(|m| anyhow::anyhow!("--strategy: {m}"))?;
+    kerntune::strategy::for_budget(&strategy, 0, &budget).map_err(|m| anyhow::anyhow!("--budget: {m}"))?;
     let backend = kerntune::open(a.backend, a.device)?;
     let db = if a.no_db { None } else { Some(Database::at(super::db_path(&a.db))) };
     let opts = TuneOptions {

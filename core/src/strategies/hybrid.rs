@@ -33,14 +33,26 @@ impl Strategy for Hybrid {
         // Local steps try the neighbours the surrogate likes best first.
         self.local.set_ranker(self.model.predictor());
         let first = if self.turn % 3 != 1 { self.local.ask(cands, max) } else { self.model.ask(cands, max) };
+        if self.model.stopped() {
+            // The model predicts nothing left beats the best by the asked margin.
+            return vec![];
+        }
         if !first.is_empty() {
             return first;
         }
         if self.turn % 3 != 1 {
-            self.model.ask(cands, max)
+            let m = self.model.ask(cands, max);
+            if self.model.stopped() {
+                return vec![];
+            }
+            m
         } else {
             self.local.ask(cands, max)
         }
+    }
+
+    fn stop_within(&mut self, fraction: f64) -> bool {
+        self.model.stop_within(fraction)
     }
 
     fn tell(&mut self, index: usize, outcome: &Outcome) {

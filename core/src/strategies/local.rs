@@ -18,9 +18,13 @@ pub struct LocalSearch {
     best: Option<usize>,
     queue: Vec<usize>,
     widened: bool,
+    widened_left: usize,
     start: Option<usize>,
     ranker: Option<Ranker>,
 }
+
+/// Widened neighbours tried at a local optimum when a ranker orders them (all of them without).
+const RANKED_WIDE: usize = 8;
 
 /// Orders neighbours best-first (lower is better), e.g. by a surrogate model's prediction.
 pub type Ranker = Box<dyn Fn(usize) -> f64 + Send>;
@@ -37,6 +41,7 @@ impl LocalSearch {
             best: None,
             queue: vec![],
             widened: false,
+            widened_left: usize::MAX,
             start: None,
             ranker: None,
         }
@@ -118,17 +123,23 @@ impl Strategy for LocalSearch {
                 self.taken[s] = true;
                 self.start = Some(s);
                 self.widened = false;
+                self.widened_left = usize::MAX;
                 return vec![s];
             }
             // Another strategy sharing this one (the hybrid) may have taken queued configs.
             let taken = &self.taken;
             self.queue.retain(|&i| !taken[i]);
-            if self.queue.is_empty() {
+            if self.queue.is_empty() && self.widened_left > 0 {
                 self.fill_queue(cands);
             }
-            if self.queue.is_empty() {
+            if self.queue.is_empty() || self.widened_left == 0 {
+                self.queue.clear();
                 if !self.widened {
                     self.widened = true;
+                    // With a surrogate to rank them, only its favourites among the widened
+                    // neighbours are tried: the budget goes to perturbing instead of proving a
+                    // local optimum.
+                    self.widened_left = if self.ranker.is_some() { RANKED_WIDE } else { usize::MAX };
                     continue;
                 }
                 // A local optimum of the widened neighbourhood: restart.
@@ -139,6 +150,9 @@ impl Strategy for LocalSearch {
             // few neighbours in parallel.
             let k = max.clamp(1, 1).min(self.queue.len());
             let out: Vec<usize> = self.queue.drain(..k).collect();
+            if self.widened {
+                self.widened_left = self.widened_left.saturating_sub(out.len());
+            }
             for &i in &out {
                 self.taken[i] = true;
             }
@@ -172,6 +186,7 @@ impl Strategy for LocalSearch {
                 self.current = Some(index);
                 self.queue.clear();
                 self.widened = false;
+                self.widened_left = usize::MAX;
             }
         }
     }
