@@ -88,7 +88,8 @@ impl Budget {
             } else if let Some(m) = part.strip_suffix('m') {
                 b.max_seconds = Some(60.0 * m.parse::<f64>().map_err(|_| format!("`{part}` is not a number of minutes"))?);
             } else {
-                b.max_evals = Some(part.parse::<usize>().map_err(|_| format!("`{part}` is neither a count (200), a duration (30s, 5m) nor a percentage (2%)"))?);
+                b.max_evals =
+                    Some(part.parse::<usize>().map_err(|_| format!("`{part}` is neither a count (200), a duration (30s, 5m) nor a percentage (2%)"))?);
             }
         }
         Ok(b)
@@ -157,10 +158,7 @@ pub fn for_budget(name: &str, seed: u64, budget: &Budget) -> Result<Box<dyn Stra
     let mut s = by_name(name, seed)?;
     if let Some(x) = budget.within {
         if !s.stop_within(x) {
-            return Err(format!(
-                "a budget of {}% needs a strategy with a model to predict the optimum: `model` or `hybrid` (`{name}` has none)",
-                x * 100.0
-            ));
+            return Err(format!("a budget of {}% needs a strategy with a model to predict the optimum: `model` or `hybrid` (`{name}` has none)", x * 100.0));
         }
     }
     Ok(s)
