@@ -122,14 +122,11 @@ pub struct LocalWorkspace {
 }
 
 fn compare_cubin(arch: &str) -> Result<Vec<u8>, BackendError> {
-    static CUBIN: std::sync::OnceLock<Result<Vec<u8>, String>> = std::sync::OnceLock::new();
-    CUBIN
-        .get_or_init(|| {
-            crate::compile::nvrtc_compile(verify::DEVICE_COMPARE_KERNEL, verify::DEVICE_COMPARE_SRC, &[format!("--gpu-architecture={arch}")])
-                .map_err(|e| e.to_string())
-        })
-        .clone()
-        .map_err(|e| BackendError::other(format!("compiling the verification kernel: {e}")))
+    static CUBINS: verify::CompareBinaries = verify::CompareBinaries::new();
+    CUBINS.get(arch, || {
+        crate::compile::nvrtc_compile(verify::DEVICE_COMPARE_KERNEL, verify::DEVICE_COMPARE_SRC, &[format!("--gpu-architecture={arch}")])
+            .map_err(|e| e.to_string())
+    })
 }
 
 // SAFETY: the workspace's handles are only used on the tuner's thread with its context bound.

@@ -101,15 +101,13 @@ pub struct LocalWorkspace {
 // SAFETY: used only from the tuner's thread.
 unsafe impl Send for LocalWorkspace {}
 
-/// The comparison kernel's code object for `arch`, compiled once per process.
+/// The comparison kernel's code object for `arch`, compiled once per architecture per process.
 fn compare_code(arch: &str) -> Result<Vec<u8>, BackendError> {
-    static CODE: std::sync::OnceLock<Result<Vec<u8>, String>> = std::sync::OnceLock::new();
-    CODE.get_or_init(|| {
+    static CODE: verify::CompareBinaries = verify::CompareBinaries::new();
+    CODE.get(arch, || {
         let opts = crate::compile::CompileOptions { arch: arch.to_string(), defines: vec![], extra: vec![] };
         crate::compile::compile(verify::DEVICE_COMPARE_KERNEL, verify::DEVICE_COMPARE_SRC, &opts, None, "").map(|c| c.0).map_err(|e| e.to_string())
     })
-    .clone()
-    .map_err(|e| BackendError::other(format!("compiling the verification kernel: {e}")))
 }
 
 fn malloc(bytes: usize) -> Result<*mut c_void, BackendError> {

@@ -88,6 +88,33 @@ extern "C" __global__ void kt_compare_f32(const float* got, const float* want, u
 }
 "#;
 
+/// Binaries of [`DEVICE_COMPARE_SRC`], compiled once per architecture per process (a process
+/// may drive devices of several architectures).
+pub struct CompareBinaries(std::sync::Mutex<Vec<(String, Result<Vec<u8>, String>)>>);
+
+impl CompareBinaries {
+    /// Empty.
+    pub const fn new() -> CompareBinaries {
+        CompareBinaries(std::sync::Mutex::new(Vec::new()))
+    }
+
+    /// The binary for `arch`, compiled with `compile` the first time it is asked for.
+    pub fn get(&self, arch: &str, compile: impl FnOnce() -> Result<Vec<u8>, String>) -> Result<Vec<u8>, crate::BackendError> {
+        let mut m = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if !m.iter().any(|(a, _)| a == arch) {
+            m.push((arch.to_string(), compile()));
+        }
+        let (_, r) = m.iter().find(|(a, _)| a == arch).expect("just inserted");
+        r.clone().map_err(|e| crate::BackendError::other(format!("compiling the verification kernel for {arch}: {e}")))
+    }
+}
+
+impl Default for CompareBinaries {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// Initial values of the comparison kernel's counters.
 pub const DEVICE_COMPARE_INIT: [u64; 3] = [0, u64::MAX, 0];
 
@@ -134,6 +161,26 @@ mod tests {
         assert_eq!(host, device);
         assert!(device_verdict("y", DEVICE_COMPARE_INIT, 8, |_| unreachable!()).is_ok());
         assert!(DEVICE_COMPARE_SRC.contains(DEVICE_COMPARE_KERNEL));
+    }
+
+    #[test]
+    fn comparison_binaries_compile_once_per_architecture() {
+        let c = CompareBinaries::new();
+        let calls = std::cell::Cell::new(0);
+        let compile = |arch: &str| {
+            calls.set(calls.get() + 1);
+            if arch == "sm_bad" {
+                Err("no such architecture".to_string())
+            } else {
+                Ok(arch.as_bytes().to_vec())
+            }
+        };
+        assert_eq!(c.get("sm_90", || compile("sm_90")).unwrap(), b"sm_90");
+        assert_eq!(c.get("sm_90", || compile("sm_90")).unwrap(), b"sm_90");
+        assert_eq!(c.get("gfx942", || compile("gfx942")).unwrap(), b"gfx942");
+        assert!(c.get("sm_bad", || compile("sm_bad")).unwrap_err().to_string().contains("for sm_bad: no such architecture"));
+        assert!(c.get("sm_bad", || compile("sm_bad")).is_err());
+        assert_eq!(calls.get(), 3);
     }
 
     #[test]
