@@ -90,7 +90,10 @@ extern "C" __global__ void kt_compare_f32(const float* got, const float* want, u
 
 /// Binaries of [`DEVICE_COMPARE_SRC`], compiled once per architecture per process (a process
 /// may drive devices of several architectures).
-pub struct CompareBinaries(std::sync::Mutex<Vec<(String, Result<Vec<u8>, String>)>>);
+pub struct CompareBinaries(std::sync::Mutex<Vec<CompiledFor>>);
+
+/// An architecture and what compiling for it gave.
+type CompiledFor = (String, Result<Vec<u8>, String>);
 
 impl CompareBinaries {
     /// Empty.
