@@ -236,7 +236,7 @@ impl CudaBackend {
     pub fn open(ordinal: Option<usize>) -> Result<CudaBackend, OpenError> {
         let mut b = Self::open_in_process(ordinal)?;
         if crate::worker::isolation_enabled() {
-            b.worker = Some(WorkerSlot::new(&crate::worker::KIND, b.ordinal, b.flush_bytes()));
+            b.worker = Some(WorkerSlot::new(&crate::worker::KIND, b.ordinal));
         }
         Ok(b)
     }
@@ -283,10 +283,6 @@ impl CudaBackend {
 
     pub(crate) fn shared(&self) -> &Arc<Shared> {
         &self.shared
-    }
-
-    fn flush_bytes(&self) -> usize {
-        self.summary.limits.l2_bytes.map(|l| 2 * l as usize).unwrap_or(64 << 20)
     }
 
     /// Runs `f` on the worker for `problem` (see [`WorkerSlot::with`]), after passing on the
@@ -361,7 +357,7 @@ impl Backend for CudaBackend {
             self.with_worker(problem, |_| Ok(()))?;
             return Ok(CudaWorkspace::Remote(problem.clone()));
         }
-        LocalWorkspace::new(self.shared.clone(), problem, self.flush_bytes()).map(|w| CudaWorkspace::Local(Box::new(w)))
+        LocalWorkspace::new(self.shared.clone(), problem, self.summary.limits.l2_flush_bytes()).map(|w| CudaWorkspace::Local(Box::new(w)))
     }
 
     fn reset(&self, ws: &mut CudaWorkspace, poison: bool) -> Result<(), BackendError> {

@@ -4,7 +4,7 @@ use crate::backend::Shared;
 use crate::error::{launch_error, other};
 use cudarc::driver::result::{self, DriverError};
 use cudarc::driver::sys::{self, CUresult};
-use kerntune_core::{verify, Access, ArgData, BackendError, DType, HostBuffer, Launch, ProblemData, TimeRequest, VerifyRequest};
+use kerntune_core::{verify, Access, ArgData, BackendError, HostBuffer, Launch, ProblemData, TimeRequest, VerifyRequest};
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -115,8 +115,7 @@ pub struct LocalWorkspace {
     events: Vec<sys::CUevent>,
     flush_round: u8,
     /// Device copies of the reference outputs (f32 buffers), for on-device verification.
-    refs: Vec<Option<sys::CUdeviceptr>>,
-    ref_id: Option<u64>,
+    refs: verify::DeviceReference<sys::CUdeviceptr>,
     compare: Option<CudaKernel>,
     counters: Option<sys::CUdeviceptr>,
 }
@@ -127,6 +126,75 @@ fn compare_cubin(arch: &str) -> Result<Vec<u8>, BackendError> {
         crate::compile::nvrtc_compile(verify::DEVICE_COMPARE_KERNEL, verify::DEVICE_COMPARE_SRC, &[format!("--gpu-architecture={arch}")])
             .map_err(|e| e.to_string())
     })
+}
+
+/// The device operations core's on-device verification needs; called by `verify_on_device`
+/// with the workspace's context bound.
+impl verify::DeviceCompare for LocalWorkspace {
+    type Ptr = sys::CUdeviceptr;
+
+    fn upload(&mut self, data: &[u8]) -> Result<sys::CUdeviceptr, BackendError> {
+        let p = malloc(data.len())?;
+        // SAFETY: `p` holds `data.len()` bytes.
+        if let Err(e) = unsafe { result::memcpy_htod_sync(p, data) } {
+            self.free(p);
+            return Err(other("uploading the reference", e));
+        }
+        Ok(p)
+    }
+
+    fn free(&mut self, p: sys::CUdeviceptr) {
+        // SAFETY: allocated by `upload` in this context, freed once.
+        unsafe {
+            let _ = result::free_sync(p);
+        }
+    }
+
+    fn compare_f32(&mut self, output: usize, want: sys::CUdeviceptr, n: u64, tol: verify::Tolerance) -> Result<[u64; 3], BackendError> {
+        if self.compare.is_none() {
+            let cubin = compare_cubin(&self.shared.arch)?;
+            self.compare = Some(CudaKernel::new(self.shared.clone(), std::ffi::CString::new(verify::DEVICE_COMPARE_KERNEL).expect("no NUL"), cubin));
+        }
+        if self.counters.is_none() {
+            self.counters = Some(malloc(24)?);
+        }
+        let counters = self.counters.expect("allocated");
+        let func = self.compare.as_ref().expect("compiled").function(self.gen)?;
+        let init = verify::DEVICE_COMPARE_INIT;
+        let (mut got_p, mut want_p, mut n_v, mut atol, mut rtol, mut out_p) = (self.bufs[output].ptr, want, n, tol.atol, tol.rtol, counters);
+        let mut params: [*mut c_void; 6] = [
+            &mut got_p as *mut _ as *mut c_void,
+            &mut want_p as *mut _ as *mut c_void,
+            &mut n_v as *mut _ as *mut c_void,
+            &mut atol as *mut _ as *mut c_void,
+            &mut rtol as *mut _ as *mut c_void,
+            &mut out_p as *mut _ as *mut c_void,
+        ];
+        let mut res = [0u64; 3];
+        let blocks = n.div_ceil(256).clamp(1, 4096) as u32;
+        // SAFETY: all pointers are device buffers of this context with the sizes used here;
+        // `params` points at locals that outlive the synchronous launch-and-wait below.
+        unsafe {
+            result::memcpy_htod_sync(counters, &init).map_err(|e| other("verification counters", e))?;
+            result::launch_kernel(func, (blocks, 1, 1), (256, 1, 1), 0, self.stream, &mut params).map_err(launch_error)?;
+            result::stream::synchronize(self.stream).map_err(launch_error)?;
+            result::memcpy_dtoh_sync(&mut res, counters).map_err(|e| other("verification counters", e))?;
+        }
+        Ok(res)
+    }
+
+    fn read_f32(&mut self, output: usize, index: u64) -> Result<f32, BackendError> {
+        let mut g = [0u8; 4];
+        // SAFETY: `index` < the buffer's element count; reads one element.
+        unsafe { result::memcpy_dtoh_sync(&mut g, self.bufs[output].ptr + index * 4) }.map_err(|e| other("reading a mismatch", e))?;
+        Ok(f32::from_le_bytes(g))
+    }
+
+    fn read_back(&mut self, output: usize) -> Result<HostBuffer, BackendError> {
+        let mut mask = vec![false; self.bufs.len()];
+        mask[output] = true;
+        Ok(self.read_masked(&mask)?.swap_remove(output))
+    }
 }
 
 // SAFETY: the workspace's handles are only used on the tuner's thread with its context bound.
@@ -155,8 +223,7 @@ impl LocalWorkspace {
             flush: None,
             events: Vec::new(),
             flush_round: 0,
-            refs: Vec::new(),
-            ref_id: None,
+            refs: Default::default(),
             compare: None,
             counters: None,
         };
@@ -228,88 +295,18 @@ impl LocalWorkspace {
         Ok(out)
     }
 
-    /// Verification on the device: poison and restore, one timed launch, then a comparison
-    /// kernel per selected f32 output against a reference uploaded once per tune (other types
-    /// are read back and compared on the host). Returns the verification launch's time.
+    /// Verification on the device: poison and restore, one timed launch, then core's
+    /// [`verify::DeviceReference::check`] (a comparison kernel per selected f32 output against a
+    /// reference uploaded once per tune; other types compared on the host). Returns the
+    /// verification launch's time.
     pub(crate) fn verify_on_device(&mut self, k: &CudaKernel, launch: &Launch, req: &VerifyRequest<'_>) -> Result<Vec<f64>, BackendError> {
         self.reset(true)?;
         let t = self.time(k, launch, &TimeRequest { launches: 1, flush_l2: false, timeout: req.timeout })?;
         let _g = self.shared.bind_gen(self.gen)?;
-        if self.ref_id != Some(req.reference_id) {
-            for p in self.refs.drain(..).flatten() {
-                // SAFETY: allocated by us in this context.
-                unsafe {
-                    let _ = result::free_sync(p);
-                }
-            }
-            for want in req.reference {
-                if req.selects(want) && want.dtype == DType::F32 && !want.data.is_empty() {
-                    let p = malloc(want.data.len())?;
-                    self.refs.push(Some(p));
-                    // SAFETY: `p` holds the reference's bytes.
-                    unsafe { result::memcpy_htod_sync(p, &want.data) }.map_err(|e| other("uploading the reference", e))?;
-                } else {
-                    self.refs.push(None);
-                }
-            }
-            self.ref_id = Some(req.reference_id);
-        }
-        for (i, want) in req.reference.iter().enumerate() {
-            if !req.selects(want) {
-                continue;
-            }
-            let Some(rp) = self.refs.get(i).copied().flatten() else {
-                // Non-f32 (or empty) output: read it back and compare on the host.
-                let mut mask = vec![false; self.bufs.len()];
-                mask[i] = true;
-                let got = self.read_masked(&mask)?;
-                kerntune_core::verify::compare(&got[i], want, req.tolerance).map_err(BackendError::WrongOutput)?;
-                continue;
-            };
-            if self.compare.is_none() {
-                let cubin = compare_cubin(&self.shared.arch)?;
-                self.compare = Some(CudaKernel::new(self.shared.clone(), std::ffi::CString::new(verify::DEVICE_COMPARE_KERNEL).expect("no NUL"), cubin));
-            }
-            if self.counters.is_none() {
-                self.counters = Some(malloc(24)?);
-            }
-            let counters = self.counters.expect("allocated");
-            let func = self.compare.as_ref().expect("compiled").function(self.gen)?;
-            let n = (want.data.len() / 4) as u64;
-            let init = verify::DEVICE_COMPARE_INIT;
-            let (mut got_p, mut want_p, mut n_v, mut atol, mut rtol, mut out_p) = (self.bufs[i].ptr, rp, n, req.tolerance.atol, req.tolerance.rtol, counters);
-            let mut params: [*mut c_void; 6] = [
-                &mut got_p as *mut _ as *mut c_void,
-                &mut want_p as *mut _ as *mut c_void,
-                &mut n_v as *mut _ as *mut c_void,
-                &mut atol as *mut _ as *mut c_void,
-                &mut rtol as *mut _ as *mut c_void,
-                &mut out_p as *mut _ as *mut c_void,
-            ];
-            let mut res = [0u64; 3];
-            let blocks = (n.div_ceil(256)).clamp(1, 4096) as u32;
-            // SAFETY: all pointers are device buffers of this context with the sizes used here;
-            // `params` points at locals that outlive the synchronous launch-and-wait below.
-            unsafe {
-                result::memcpy_htod_sync(counters, &init).map_err(|e| other("verification counters", e))?;
-                result::launch_kernel(func, (blocks, 1, 1), (256, 1, 1), 0, self.stream, &mut params).map_err(launch_error)?;
-                result::stream::synchronize(self.stream).map_err(launch_error)?;
-                result::memcpy_dtoh_sync(&mut res, counters).map_err(|e| other("verification counters", e))?;
-            }
-            let got_ptr = self.bufs[i].ptr;
-            verify::device_verdict(&want.name, res, n, |first| {
-                let mut g = [0u8; 4];
-                // SAFETY: `first` < n; reads one element.
-                unsafe { result::memcpy_dtoh_sync(&mut g, got_ptr + first * 4) }.map_err(|e| other("reading a mismatch", e).to_string())?;
-                let w = f32::from_le_bytes(want.data[first as usize * 4..first as usize * 4 + 4].try_into().expect("4 bytes"));
-                Ok((f32::from_le_bytes(g), w))
-            })
-            .map_err(BackendError::WrongOutput)?;
-        }
-        self.finish_verify(t)
-    }
-
-    fn finish_verify(&mut self, t: Vec<f64>) -> Result<Vec<f64>, BackendError> {
+        let mut refs = std::mem::take(&mut self.refs);
+        let checked = refs.check(self, req);
+        self.refs = refs;
+        checked?;
         self.reset(false)?;
         Ok(t)
     }
@@ -399,8 +396,8 @@ impl Drop for LocalWorkspace {
             if let Some((p, _)) = self.flush {
                 let _ = result::free_sync(p);
             }
-            for p in self.refs.iter().flatten() {
-                let _ = result::free_sync(*p);
+            for p in self.refs.ptrs() {
+                let _ = result::free_sync(p);
             }
             if let Some(p) = self.counters {
                 let _ = result::free_sync(p);

@@ -141,7 +141,7 @@ impl HipBackend {
     pub fn open(ordinal: Option<usize>) -> Result<HipBackend, OpenError> {
         let mut b = Self::open_in_process(ordinal)?;
         if crate::worker::isolation_enabled() {
-            b.worker = Some(Arc::new(WorkerSlot::new(&crate::worker::KIND, b.summary.ordinal, b.flush_bytes())));
+            b.worker = Some(Arc::new(WorkerSlot::new(&crate::worker::KIND, b.summary.ordinal)));
         }
         Ok(b)
     }
@@ -149,10 +149,6 @@ impl HipBackend {
     /// Whether kernels run in a worker process.
     pub fn isolated(&self) -> bool {
         self.worker.is_some()
-    }
-
-    fn flush_bytes(&self) -> usize {
-        self.summary.limits.l2_bytes.map(|l| 2 * l as usize).unwrap_or(64 << 20)
     }
 
     fn with_worker<T>(&self, problem: &ProblemData, f: impl FnOnce(&mut Worker) -> Result<T, BackendError>) -> Result<T, BackendError> {
@@ -232,7 +228,7 @@ impl Backend for HipBackend {
             self.with_worker(problem, |_| Ok(()))?;
             return Ok(HipWorkspace::Remote(problem.clone()));
         }
-        LocalWorkspace::new(problem, self.flush_bytes(), &self.summary.target.arch).map(|w| HipWorkspace::Local(Box::new(w)))
+        LocalWorkspace::new(problem, self.summary.limits.l2_flush_bytes(), &self.summary.target.arch).map(|w| HipWorkspace::Local(Box::new(w)))
     }
 
     fn reset(&self, ws: &mut HipWorkspace, poison: bool) -> Result<(), BackendError> {

@@ -3,7 +3,7 @@
 use crate::error::{check, map};
 use hip_sys::hiprt::{self as hip, hipError_t};
 use kerntune_core::worker::{KernelImage, WorkerSlot};
-use kerntune_core::{verify, Access, ArgData, BackendError, DType, HostBuffer, Launch, ProblemData, TimeRequest, VerifyRequest};
+use kerntune_core::{verify, Access, ArgData, BackendError, HostBuffer, Launch, ProblemData, TimeRequest, VerifyRequest};
 use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -92,14 +92,83 @@ pub struct LocalWorkspace {
     /// The device's architecture, to compile the comparison kernel.
     arch: String,
     /// Device copies of the reference outputs (f32 buffers), for on-device verification.
-    refs: Vec<Option<*mut c_void>>,
-    ref_id: Option<u64>,
+    /// (Device addresses as integers: device memory is never dereferenced on the host.)
+    refs: verify::DeviceReference<usize>,
     compare: Option<HipKernel>,
     counters: Option<*mut c_void>,
 }
 
 // SAFETY: used only from the tuner's thread.
 unsafe impl Send for LocalWorkspace {}
+
+/// The device operations core's on-device verification needs.
+impl verify::DeviceCompare for LocalWorkspace {
+    type Ptr = usize;
+
+    fn upload(&mut self, data: &[u8]) -> Result<usize, BackendError> {
+        let p = malloc(data.len())?;
+        // SAFETY: `p` holds `data.len()` bytes.
+        if let Err(e) = check(unsafe { hip::hipMemcpyHtoD(p, data.as_ptr() as *mut c_void, data.len()) }, "uploading the reference") {
+            self.free(p as usize);
+            return Err(e);
+        }
+        Ok(p as usize)
+    }
+
+    fn free(&mut self, p: usize) {
+        // SAFETY: allocated by `upload`, freed once.
+        unsafe { hip::hipFree(p as *mut c_void) };
+    }
+
+    fn compare_f32(&mut self, output: usize, want: usize, n: u64, tol: verify::Tolerance) -> Result<[u64; 3], BackendError> {
+        if self.compare.is_none() {
+            self.compare = Some(HipKernel::load(compare_code(&self.arch)?, verify::DEVICE_COMPARE_KERNEL, None)?);
+        }
+        if self.counters.is_none() {
+            self.counters = Some(malloc(24)?);
+        }
+        let counters = self.counters.expect("allocated");
+        let func = self.compare.as_ref().expect("loaded").func;
+        let mut init = verify::DEVICE_COMPARE_INIT;
+        let (mut got_p, mut want_p, mut n_v, mut atol, mut rtol, mut out_p) = (self.bufs[output].ptr, want as *mut c_void, n, tol.atol, tol.rtol, counters);
+        let mut params: [*mut c_void; 6] = [
+            &mut got_p as *mut _ as *mut c_void,
+            &mut want_p as *mut _ as *mut c_void,
+            &mut n_v as *mut _ as *mut c_void,
+            &mut atol as *mut _ as *mut c_void,
+            &mut rtol as *mut _ as *mut c_void,
+            &mut out_p as *mut _ as *mut c_void,
+        ];
+        let mut res = [0u64; 3];
+        let blocks = n.div_ceil(256).clamp(1, 4096) as u32;
+        // SAFETY: all pointers are device buffers of this process with the sizes used here;
+        // `params` points at locals that outlive the synchronous launch-and-wait below.
+        unsafe {
+            check(hip::hipMemcpyHtoD(counters, init.as_mut_ptr() as *mut c_void, 24), "verification counters")?;
+            check(
+                hip::hipModuleLaunchKernel(func, blocks, 1, 1, 256, 1, 1, 0, self.stream, params.as_mut_ptr(), std::ptr::null_mut()),
+                "launch (verification kernel)",
+            )?;
+            check(hip::hipStreamSynchronize(self.stream), "launch (verification kernel)")?;
+            check(hip::hipMemcpyDtoH(res.as_mut_ptr() as *mut c_void, counters, 24), "verification counters")?;
+        }
+        Ok(res)
+    }
+
+    fn read_f32(&mut self, output: usize, index: u64) -> Result<f32, BackendError> {
+        let mut g = [0u8; 4];
+        let at = (self.bufs[output].ptr as *mut u8).wrapping_add(index as usize * 4) as *mut c_void;
+        // SAFETY: `index` < the buffer's element count; reads one element.
+        check(unsafe { hip::hipMemcpyDtoH(g.as_mut_ptr() as *mut c_void, at, 4) }, "reading a mismatch")?;
+        Ok(f32::from_le_bytes(g))
+    }
+
+    fn read_back(&mut self, output: usize) -> Result<HostBuffer, BackendError> {
+        let mut mask = vec![false; self.bufs.len()];
+        mask[output] = true;
+        Ok(self.read_masked(&mask)?.swap_remove(output))
+    }
+}
 
 /// The comparison kernel's code object for `arch`, compiled once per architecture per process.
 fn compare_code(arch: &str) -> Result<Vec<u8>, BackendError> {
@@ -130,8 +199,7 @@ impl LocalWorkspace {
             events: vec![],
             round: 0,
             arch: arch.to_string(),
-            refs: vec![],
-            ref_id: None,
+            refs: Default::default(),
             compare: None,
             counters: None,
         };
@@ -196,87 +264,16 @@ impl LocalWorkspace {
     }
 
     /// Verification on the device, as in the CUDA backend: poison and restore, one timed launch,
-    /// then [`verify::DEVICE_COMPARE_SRC`] per selected f32 output against a reference uploaded
-    /// once per tune (other types are read back and compared on the host). Returns the
-    /// verification launch's time.
+    /// then core's [`verify::DeviceReference::check`] (the comparison kernel per selected f32
+    /// output against a reference uploaded once per tune; other types compared on the host).
+    /// Returns the verification launch's time.
     pub(crate) fn verify_on_device(&mut self, k: &HipKernel, launch: &Launch, req: &VerifyRequest<'_>) -> Result<Vec<f64>, BackendError> {
         self.reset(true)?;
         let t = self.time(k, launch, &TimeRequest { launches: 1, flush_l2: false, timeout: req.timeout })?;
-        if self.ref_id != Some(req.reference_id) {
-            for p in self.refs.drain(..).flatten() {
-                // SAFETY: allocated by us.
-                unsafe { hip::hipFree(p) };
-            }
-            for want in req.reference {
-                if req.selects(want) && want.dtype == DType::F32 && !want.data.is_empty() {
-                    let p = malloc(want.data.len())?;
-                    self.refs.push(Some(p));
-                    // SAFETY: `p` holds the reference's bytes.
-                    check(unsafe { hip::hipMemcpyHtoD(p, want.data.as_ptr() as *mut c_void, want.data.len()) }, "uploading the reference")?;
-                } else {
-                    self.refs.push(None);
-                }
-            }
-            self.ref_id = Some(req.reference_id);
-        }
-        for (i, want) in req.reference.iter().enumerate() {
-            if !req.selects(want) {
-                continue;
-            }
-            let Some(rp) = self.refs.get(i).copied().flatten() else {
-                // Non-f32 (or empty) output: read it back and compare on the host.
-                let mut mask = vec![false; self.bufs.len()];
-                mask[i] = true;
-                let got = self.read_masked(&mask)?;
-                verify::compare(&got[i], want, req.tolerance).map_err(BackendError::WrongOutput)?;
-                continue;
-            };
-            if self.compare.is_none() {
-                self.compare = Some(HipKernel::load(compare_code(&self.arch)?, verify::DEVICE_COMPARE_KERNEL, None)?);
-            }
-            if self.counters.is_none() {
-                self.counters = Some(malloc(24)?);
-            }
-            let counters = self.counters.expect("allocated");
-            let func = self.compare.as_ref().expect("loaded").func;
-            let n = (want.data.len() / 4) as u64;
-            let mut init = verify::DEVICE_COMPARE_INIT;
-            let (mut got_p, mut want_p, mut n_v, mut atol, mut rtol, mut out_p) = (self.bufs[i].ptr, rp, n, req.tolerance.atol, req.tolerance.rtol, counters);
-            let mut params: [*mut c_void; 6] = [
-                &mut got_p as *mut _ as *mut c_void,
-                &mut want_p as *mut _ as *mut c_void,
-                &mut n_v as *mut _ as *mut c_void,
-                &mut atol as *mut _ as *mut c_void,
-                &mut rtol as *mut _ as *mut c_void,
-                &mut out_p as *mut _ as *mut c_void,
-            ];
-            let mut res = [0u64; 3];
-            let blocks = n.div_ceil(256).clamp(1, 4096) as u32;
-            // SAFETY: all pointers are device buffers of this process with the sizes used here;
-            // `params` points at locals that outlive the synchronous launch-and-wait below.
-            unsafe {
-                check(hip::hipMemcpyHtoD(counters, init.as_mut_ptr() as *mut c_void, 24), "verification counters")?;
-                check(
-                    hip::hipModuleLaunchKernel(func, blocks, 1, 1, 256, 1, 1, 0, self.stream, params.as_mut_ptr(), std::ptr::null_mut()),
-                    "launch (verification kernel)",
-                )?;
-                check(hip::hipStreamSynchronize(self.stream), "launch (verification kernel)")?;
-                check(hip::hipMemcpyDtoH(res.as_mut_ptr() as *mut c_void, counters, 24), "verification counters")?;
-            }
-            let got_ptr = self.bufs[i].ptr;
-            verify::device_verdict(&want.name, res, n, |first| {
-                let mut g = [0u8; 4];
-                // SAFETY: `first` < n; reads one element.
-                check(
-                    unsafe { hip::hipMemcpyDtoH(g.as_mut_ptr() as *mut c_void, (got_ptr as *mut u8).add(first as usize * 4) as *mut c_void, 4) },
-                    "reading a mismatch",
-                )
-                .map_err(|e| e.to_string())?;
-                let w = f32::from_le_bytes(want.data[first as usize * 4..first as usize * 4 + 4].try_into().expect("4 bytes"));
-                Ok((f32::from_le_bytes(g), w))
-            })
-            .map_err(BackendError::WrongOutput)?;
-        }
+        let mut refs = std::mem::take(&mut self.refs);
+        let checked = refs.check(self, req);
+        self.refs = refs;
+        checked?;
         self.reset(false)?;
         Ok(t)
     }
@@ -369,8 +366,8 @@ impl Drop for LocalWorkspace {
         // SAFETY: resources created by this workspace, released once.
         unsafe {
             hip::hipStreamSynchronize(self.stream);
-            for p in self.refs.iter().flatten() {
-                hip::hipFree(*p);
+            for p in self.refs.ptrs() {
+                hip::hipFree(p as *mut c_void);
             }
             if let Some(p) = self.counters {
                 hip::hipFree(p);

@@ -83,6 +83,12 @@ pub struct Occupancy {
 }
 
 impl Limits {
+    /// Bytes to write before a timed launch so that nothing of the previous launch stays in L2:
+    /// twice the L2 size, or 64 MiB where the size is unknown.
+    pub fn l2_flush_bytes(&self) -> usize {
+        self.l2_bytes.map(|l| 2 * l as usize).unwrap_or(64 << 20)
+    }
+
     /// Checks a block shape.
     pub fn check_block(&self, block: [u32; 3]) -> Result<(), LimitViolation> {
         let threads = block.iter().map(|&b| b as u64).product::<u64>();

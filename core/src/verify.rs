@@ -118,6 +118,84 @@ impl Default for CompareBinaries {
     }
 }
 
+/// What on-device verification needs from a backend's device memory: a backend implements these
+/// over its own API and [`DeviceReference::check`] does the rest, the same for every backend.
+/// Outputs are named by their index among the problem's buffers (the reference's order).
+pub trait DeviceCompare {
+    /// A device allocation.
+    type Ptr: Copy;
+    /// Allocates device memory holding `data`.
+    fn upload(&mut self, data: &[u8]) -> Result<Self::Ptr, crate::BackendError>;
+    /// Frees what [`DeviceCompare::upload`] allocated.
+    fn free(&mut self, p: Self::Ptr);
+    /// Runs [`DEVICE_COMPARE_SRC`] on buffer `output` against `want` (`n` f32 elements) and
+    /// returns its counters.
+    fn compare_f32(&mut self, output: usize, want: Self::Ptr, n: u64, tol: Tolerance) -> Result<[u64; 3], crate::BackendError>;
+    /// Element `index` of f32 buffer `output`.
+    fn read_f32(&mut self, output: usize, index: u64) -> Result<f32, crate::BackendError>;
+    /// Buffer `output`, read back to the host.
+    fn read_back(&mut self, output: usize) -> Result<HostBuffer, crate::BackendError>;
+}
+
+/// The reference outputs on the device, uploaded once per reference id (one tune), and the
+/// comparison of a config's outputs with them: f32 outputs on the device, other types on the
+/// host.
+#[derive(Debug)]
+pub struct DeviceReference<P> {
+    id: Option<u64>,
+    ptrs: Vec<Option<P>>,
+}
+
+impl<P> Default for DeviceReference<P> {
+    fn default() -> Self {
+        DeviceReference { id: None, ptrs: Vec::new() }
+    }
+}
+
+impl<P: Copy> DeviceReference<P> {
+    /// Compares the selected outputs in `dev` with `req`'s reference (uploading it first when
+    /// its id changed); `Err(WrongOutput)` in [`compare`]'s words on a mismatch.
+    pub fn check<D: DeviceCompare<Ptr = P>>(&mut self, dev: &mut D, req: &crate::VerifyRequest<'_>) -> Result<(), crate::BackendError> {
+        use crate::BackendError;
+        if self.id != Some(req.reference_id) {
+            self.id = None;
+            for p in self.ptrs.drain(..).flatten() {
+                dev.free(p);
+            }
+            for want in req.reference {
+                let on_device = req.selects(want) && want.dtype == crate::problem::DType::F32 && !want.data.is_empty();
+                let p = if on_device { Some(dev.upload(&want.data)?) } else { None };
+                self.ptrs.push(p);
+            }
+            self.id = Some(req.reference_id);
+        }
+        for (i, want) in req.reference.iter().enumerate() {
+            if !req.selects(want) {
+                continue;
+            }
+            let Some(p) = self.ptrs.get(i).copied().flatten() else {
+                // Non-f32 (or empty) output: read it back and compare on the host.
+                compare(&dev.read_back(i)?, want, req.tolerance).map_err(BackendError::WrongOutput)?;
+                continue;
+            };
+            let n = (want.data.len() / 4) as u64;
+            let counters = dev.compare_f32(i, p, n, req.tolerance)?;
+            device_verdict(&want.name, counters, n, |first| {
+                let g = dev.read_f32(i, first).map_err(|e| e.to_string())?;
+                let at = first as usize * 4;
+                Ok((g, f32::from_le_bytes(want.data[at..at + 4].try_into().expect("4 bytes"))))
+            })
+            .map_err(BackendError::WrongOutput)?;
+        }
+        Ok(())
+    }
+
+    /// The device allocations held (for the backend's cleanup).
+    pub fn ptrs(&self) -> impl Iterator<Item = P> + '_ {
+        self.ptrs.iter().flatten().copied()
+    }
+}
+
 /// Initial values of the comparison kernel's counters.
 pub const DEVICE_COMPARE_INIT: [u64; 3] = [0, u64::MAX, 0];
 
@@ -164,6 +242,81 @@ mod tests {
         assert_eq!(host, device);
         assert!(device_verdict("y", DEVICE_COMPARE_INIT, 8, |_| unreachable!()).is_ok());
         assert!(DEVICE_COMPARE_SRC.contains(DEVICE_COMPARE_KERNEL));
+    }
+
+    /// Device memory on the host: the comparison "kernel" counts as the CUDA C one does.
+    #[derive(Default)]
+    struct HostDevice {
+        bufs: Vec<HostBuffer>,
+        uploads: Vec<Option<Vec<u8>>>,
+        device_compares: usize,
+        host_reads: usize,
+    }
+
+    impl DeviceCompare for HostDevice {
+        type Ptr = usize;
+        fn upload(&mut self, data: &[u8]) -> Result<usize, crate::BackendError> {
+            self.uploads.push(Some(data.to_vec()));
+            Ok(self.uploads.len() - 1)
+        }
+        fn free(&mut self, p: usize) {
+            assert!(self.uploads[p].take().is_some(), "freed twice");
+        }
+        fn compare_f32(&mut self, output: usize, want: usize, n: u64, tol: Tolerance) -> Result<[u64; 3], crate::BackendError> {
+            self.device_compares += 1;
+            let want = self.uploads[want].as_ref().expect("live");
+            let mut c = DEVICE_COMPARE_INIT;
+            for i in 0..n as usize {
+                let g = f32::from_le_bytes(self.bufs[output].data[i * 4..i * 4 + 4].try_into().unwrap());
+                let w = f32::from_le_bytes(want[i * 4..i * 4 + 4].try_into().unwrap());
+                let ok = (g.is_nan() && w.is_nan()) || (g as f64 - w as f64).abs() <= tol.atol + tol.rtol * (w as f64).abs();
+                if !ok {
+                    c[0] += 1;
+                    c[1] = c[1].min(i as u64);
+                    c[2] += u64::from(g.to_bits() == u32::MAX);
+                }
+            }
+            Ok(c)
+        }
+        fn read_f32(&mut self, output: usize, index: u64) -> Result<f32, crate::BackendError> {
+            Ok(self.bufs[output].get_f64(index as usize) as f32)
+        }
+        fn read_back(&mut self, output: usize) -> Result<HostBuffer, crate::BackendError> {
+            self.host_reads += 1;
+            Ok(self.bufs[output].clone())
+        }
+    }
+
+    #[test]
+    fn device_reference_uploads_once_per_tune_and_compares_like_the_host() {
+        let x = HostBuffer::new("x", DType::F32, 16, &Init::Sequence, Access::Read);
+        let y = HostBuffer::new("y", DType::F32, 16, &Init::Sequence, Access::Write);
+        let k = HostBuffer::new("k", DType::I32, 16, &Init::Sequence, Access::Write);
+        let reference = vec![x.clone(), y.clone(), k.clone()];
+        let mut dev = HostDevice { bufs: reference.clone(), ..Default::default() };
+        let req =
+            |id| crate::VerifyRequest { reference: &reference, reference_id: id, outputs: &[], tolerance: Tolerance::default(), timeout: Default::default() };
+        let mut r = DeviceReference::default();
+        r.check(&mut dev, &req(1)).unwrap();
+        r.check(&mut dev, &req(1)).unwrap();
+        // Only the written f32 output went to the device, once; the i32 one is compared on the host.
+        assert_eq!((dev.uploads.len(), dev.device_compares, dev.host_reads), (1, 2, 2));
+        // A mismatch reads exactly as the host comparison's.
+        dev.bufs[1].set_f64(5, 99.0);
+        dev.bufs[1].data[40..44].copy_from_slice(&[0xFF; 4]);
+        let e = r.check(&mut dev, &req(1)).unwrap_err();
+        let host = compare(&dev.bufs[1], &y, Tolerance::default()).unwrap_err();
+        assert!(matches!(&e, crate::BackendError::WrongOutput(m) if *m == host), "{e} vs {host}");
+        // Outputs after the first are checked too: a wrong i32 output is caught.
+        dev.bufs[1] = y.clone();
+        dev.bufs[2].set_f64(3, -1.0);
+        let e = r.check(&mut dev, &req(1)).unwrap_err();
+        assert!(e.to_string().contains("`k`: 1 of 16"), "{e}");
+        // A new reference (a new tune) frees the old upload and uploads again.
+        r.check(&mut dev, &req(2)).unwrap_err();
+        assert_eq!(dev.uploads.len(), 2);
+        assert!(dev.uploads[0].is_none());
+        assert_eq!(r.ptrs().collect::<Vec<_>>(), vec![1]);
     }
 
     #[test]

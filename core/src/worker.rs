@@ -16,10 +16,11 @@
 //! stdin/stdout. Verification happens in the worker against a reference it keeps, so outputs
 //! are not shipped back for every config.
 //!
-//! A backend supplies the worker's side as an [`Executor`] (device memory, modules, launches,
-//! on-device verification) and uses a [`WorkerSlot`] on the parent's side.
+//! A backend implements [`WorkerBackend`] (open the device in-process, load a shipped binary),
+//! and [`BackendExecutor`] serves the worker's side with the backend's own [`Backend`] calls;
+//! anything else can implement [`Executor`] directly. The parent's side is a [`WorkerSlot`].
 
-use crate::backend::{Launch, TimeRequest, VerifyRequest};
+use crate::backend::{Backend, Launch, TimeRequest, VerifyRequest};
 use crate::error::BackendError;
 use crate::problem::{Access, ArgData, DType, HostBuffer, ProblemData};
 use crate::value::Value;
@@ -35,20 +36,91 @@ use std::time::Duration;
 /// The worker side of a backend: what a worker process does with the parent's requests. Every
 /// method runs in the worker process, on its one thread.
 pub trait Executor {
-    /// Opens device `ordinal` and uploads the problem (with `flush_bytes` of L2-flush scratch).
-    fn init(&mut self, ordinal: usize, problem: &ProblemData, flush_bytes: usize) -> Result<(), BackendError>;
+    /// Opens device `ordinal` and uploads the problem.
+    fn init(&mut self, ordinal: usize, problem: &ProblemData) -> Result<(), BackendError>;
     /// Loads a compiled kernel (`binary` from [`KernelImage`]) under `id`.
     fn load(&mut self, id: u64, name: &str, binary: Vec<u8>) -> Result<(), BackendError>;
     /// Unloads a kernel the parent dropped.
     fn unload(&mut self, id: u64);
-    /// [`Backend::reset`](crate::Backend::reset).
+    /// [`Backend::reset`].
     fn reset(&mut self, poison: bool) -> Result<(), BackendError>;
-    /// [`Backend::time`](crate::Backend::time) of kernel `id`.
+    /// [`Backend::time`] of kernel `id`.
     fn time(&mut self, id: u64, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError>;
-    /// [`Backend::verify`](crate::Backend::verify) of kernel `id`.
+    /// [`Backend::verify`] of kernel `id`.
     fn verify(&mut self, id: u64, launch: &Launch, req: &VerifyRequest<'_>) -> Result<Vec<f64>, BackendError>;
-    /// [`Backend::read_outputs`](crate::Backend::read_outputs).
+    /// [`Backend::read_outputs`].
     fn read_outputs(&mut self) -> Result<Vec<HostBuffer>, BackendError>;
+}
+
+/// A backend whose kernels can be loaded from the binaries the parent ships. For such a
+/// backend, [`BackendExecutor`] is the worker's side, through the [`Backend`] trait itself.
+pub trait WorkerBackend: Backend + Sized {
+    /// Opens device `ordinal` with kernels running in this process (in the worker).
+    fn open_for_worker(ordinal: usize) -> Result<Self, BackendError>;
+    /// Loads a kernel from a binary that [`KernelImage`] carried.
+    fn load_binary(&self, name: &str, binary: Vec<u8>) -> Result<Self::Kernel, BackendError>;
+}
+
+/// The worker's state for a [`WorkerBackend`]: the device, the problem's workspace and the
+/// loaded kernels; each request is the backend's own [`Backend`] call.
+pub struct BackendExecutor<B: WorkerBackend> {
+    backend: Option<B>,
+    ws: Option<B::Workspace>,
+    kernels: HashMap<u64, B::Kernel>,
+}
+
+impl<B: WorkerBackend> Default for BackendExecutor<B> {
+    fn default() -> Self {
+        BackendExecutor { backend: None, ws: None, kernels: HashMap::new() }
+    }
+}
+
+impl<B: WorkerBackend> BackendExecutor<B> {
+    fn parts(&mut self) -> Result<(&B, &mut B::Workspace), BackendError> {
+        match (&self.backend, &mut self.ws) {
+            (Some(b), Some(ws)) => Ok((b, ws)),
+            _ => Err(BackendError::other("worker: not initialised")),
+        }
+    }
+
+    fn with_kernel<T>(&mut self, id: u64, f: impl FnOnce(&B, &mut B::Workspace, &B::Kernel) -> Result<T, BackendError>) -> Result<T, BackendError> {
+        let k = self.kernels.get(&id).ok_or_else(|| BackendError::other("worker: kernel not loaded"))?;
+        match (&self.backend, &mut self.ws) {
+            (Some(b), Some(ws)) => f(b, ws, k),
+            _ => Err(BackendError::other("worker: not initialised")),
+        }
+    }
+}
+
+impl<B: WorkerBackend> Executor for BackendExecutor<B> {
+    fn init(&mut self, ordinal: usize, problem: &ProblemData) -> Result<(), BackendError> {
+        let b = B::open_for_worker(ordinal)?;
+        self.ws = Some(b.workspace(problem)?);
+        self.backend = Some(b);
+        Ok(())
+    }
+    fn load(&mut self, id: u64, name: &str, binary: Vec<u8>) -> Result<(), BackendError> {
+        let b = self.backend.as_ref().ok_or_else(|| BackendError::other("worker: not initialised"))?;
+        self.kernels.insert(id, b.load_binary(name, binary)?);
+        Ok(())
+    }
+    fn unload(&mut self, id: u64) {
+        self.kernels.remove(&id);
+    }
+    fn reset(&mut self, poison: bool) -> Result<(), BackendError> {
+        let (b, ws) = self.parts()?;
+        b.reset(ws, poison)
+    }
+    fn time(&mut self, id: u64, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError> {
+        self.with_kernel(id, |b, ws, k| b.time(ws, k, launch, req))
+    }
+    fn verify(&mut self, id: u64, launch: &Launch, req: &VerifyRequest<'_>) -> Result<Vec<f64>, BackendError> {
+        self.with_kernel(id, |b, ws, k| b.verify(ws, k, launch, req))
+    }
+    fn read_outputs(&mut self) -> Result<Vec<HostBuffer>, BackendError> {
+        let (b, ws) = self.parts()?;
+        b.read_outputs(ws)
+    }
 }
 
 /// What the parent ships for a kernel: an id unique in this process, its entry point and its
@@ -114,7 +186,7 @@ struct ArgMeta {
 #[derive(Serialize, Deserialize, Debug)]
 #[serde(tag = "op", rename_all = "snake_case")]
 enum Req {
-    Init { ordinal: usize, args: Vec<ArgMeta>, flush_bytes: usize },
+    Init { ordinal: usize, args: Vec<ArgMeta> },
     Load { id: u64, name: String },
     Unload { ids: Vec<u64> },
     Reset { poison: bool },
@@ -217,14 +289,14 @@ pub struct Worker {
 
 impl Worker {
     /// Starts this program again as a worker of `kind` and initialises it with the problem.
-    pub fn spawn(kind: &WorkerKind, ordinal: usize, problem: &ProblemData, flush_bytes: usize) -> Result<Worker, BackendError> {
+    pub fn spawn(kind: &WorkerKind, ordinal: usize, problem: &ProblemData) -> Result<Worker, BackendError> {
         let exe = std::env::current_exe().map_err(|e| BackendError::other(format!("locating this program to start a {} worker: {e}", kind.label)))?;
-        Self::spawn_command(kind, Command::new(exe), ordinal, problem, flush_bytes)
+        Self::spawn_command(kind, Command::new(exe), ordinal, problem)
     }
 
     /// Like [`Worker::spawn`], with the program to start given (it must serve requests when the
     /// kind's worker variable is set).
-    pub fn spawn_command(kind: &WorkerKind, mut cmd: Command, ordinal: usize, problem: &ProblemData, flush_bytes: usize) -> Result<Worker, BackendError> {
+    pub fn spawn_command(kind: &WorkerKind, mut cmd: Command, ordinal: usize, problem: &ProblemData) -> Result<Worker, BackendError> {
         let label = kind.label;
         let mut child = cmd
             .env(kind.worker_env, "1")
@@ -258,7 +330,7 @@ impl Worker {
                 ArgData::Scalar { name, dtype, value } => args.push(ArgMeta { name: name.clone(), dtype: *dtype, access: None, scalar: Some(value.clone()) }),
             }
         }
-        w.call(&Req::Init { ordinal, args, flush_bytes }, &blobs, Duration::from_secs(120))?;
+        w.call(&Req::Init { ordinal, args }, &blobs, Duration::from_secs(120))?;
         Ok(w)
     }
 
@@ -309,12 +381,12 @@ impl Worker {
         Ok(())
     }
 
-    /// [`Backend::reset`](crate::Backend::reset) in the worker.
+    /// [`Backend::reset`] in the worker.
     pub fn reset(&mut self, poison: bool) -> Result<(), BackendError> {
         self.call(&Req::Reset { poison }, &[], Duration::from_secs(60)).map(|_| ())
     }
 
-    /// [`Backend::time`](crate::Backend::time) in the worker.
+    /// [`Backend::time`] in the worker.
     pub fn time(&mut self, k: KernelImage<'_>, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError> {
         self.ensure_loaded(k)?;
         let r = Req::Time { id: k.id, launch: *launch, n: req.launches, flush: req.flush_l2, timeout: req.timeout.as_secs_f64() };
@@ -326,7 +398,7 @@ impl Worker {
         }
     }
 
-    /// [`Backend::verify`](crate::Backend::verify) in the worker; the reference is shipped
+    /// [`Backend::verify`] in the worker; the reference is shipped
     /// once per `reference_id`.
     pub fn verify(&mut self, k: KernelImage<'_>, launch: &Launch, req: &VerifyRequest<'_>) -> Result<Vec<f64>, BackendError> {
         self.ensure_loaded(k)?;
@@ -352,7 +424,7 @@ impl Worker {
         }
     }
 
-    /// [`Backend::read_outputs`](crate::Backend::read_outputs) from the worker.
+    /// [`Backend::read_outputs`] from the worker.
     pub fn read_outputs(&mut self, problem: &ProblemData) -> Result<Vec<HostBuffer>, BackendError> {
         let (_, blobs) = self.call(&Req::Read, &[], Duration::from_secs(120))?;
         Ok(problem.buffers().zip(blobs).map(|(b, data)| HostBuffer { data, ..b.clone() }).collect())
@@ -370,7 +442,6 @@ impl Drop for Worker {
 pub struct WorkerSlot {
     kind: &'static WorkerKind,
     ordinal: usize,
-    flush_bytes: usize,
     command: Option<Box<dyn Fn() -> Command + Send + Sync>>,
     worker: Mutex<Option<Worker>>,
     dropped: Mutex<Vec<u64>>,
@@ -378,9 +449,9 @@ pub struct WorkerSlot {
 }
 
 impl WorkerSlot {
-    /// A slot for device `ordinal`; workers get `flush_bytes` of L2-flush scratch.
-    pub fn new(kind: &'static WorkerKind, ordinal: usize, flush_bytes: usize) -> WorkerSlot {
-        WorkerSlot { kind, ordinal, flush_bytes, command: None, worker: Mutex::new(None), dropped: Mutex::new(Vec::new()), starts: Default::default() }
+    /// A slot for device `ordinal`.
+    pub fn new(kind: &'static WorkerKind, ordinal: usize) -> WorkerSlot {
+        WorkerSlot { kind, ordinal, command: None, worker: Mutex::new(None), dropped: Mutex::new(Vec::new()), starts: Default::default() }
     }
 
     /// Starts workers with `command` instead of this program (tests).
@@ -407,8 +478,8 @@ impl WorkerSlot {
         let mut guard = self.worker.lock().unwrap_or_else(|p| p.into_inner());
         if guard.is_none() {
             let w = match &self.command {
-                Some(c) => Worker::spawn_command(self.kind, c(), self.ordinal, problem, self.flush_bytes)?,
-                None => Worker::spawn(self.kind, self.ordinal, problem, self.flush_bytes)?,
+                Some(c) => Worker::spawn_command(self.kind, c(), self.ordinal, problem)?,
+                None => Worker::spawn(self.kind, self.ordinal, problem)?,
             };
             self.starts.fetch_add(1, Ordering::SeqCst);
             *guard = Some(w);
@@ -425,7 +496,7 @@ impl WorkerSlot {
         r
     }
 
-    /// [`Backend::recover`](crate::Backend::recover): the faulted worker is gone (or killed
+    /// [`Backend::recover`]: the faulted worker is gone (or killed
     /// now); the next call starts a fresh one.
     pub fn recover(&self) {
         if let Some(mut w) = self.worker.lock().unwrap_or_else(|p| p.into_inner()).take() {
@@ -442,7 +513,7 @@ struct Served {
 
 fn handle(exec: &mut impl Executor, st: &mut Served, req: Req, blobs: Vec<Vec<u8>>) -> Result<(Vec<f64>, Vec<Vec<u8>>), BackendError> {
     match req {
-        Req::Init { ordinal, args, flush_bytes } => {
+        Req::Init { ordinal, args } => {
             let mut data = blobs.into_iter();
             let mut problem = ProblemData::default();
             for a in args {
@@ -454,7 +525,7 @@ fn handle(exec: &mut impl Executor, st: &mut Served, req: Req, blobs: Vec<Vec<u8
                     (None, None) => return Err(BackendError::other("malformed init message")),
                 }
             }
-            exec.init(ordinal, &problem, flush_bytes)?;
+            exec.init(ordinal, &problem)?;
             st.problem = problem;
             Ok((vec![], vec![]))
         }

@@ -46,7 +46,7 @@ impl HostExec {
 }
 
 impl Executor for HostExec {
-    fn init(&mut self, _: usize, problem: &ProblemData, _: usize) -> Result<(), BackendError> {
+    fn init(&mut self, _: usize, problem: &ProblemData) -> Result<(), BackendError> {
         self.init = problem.buffers().cloned().collect();
         self.bufs = self.init.clone();
         Ok(())
@@ -99,7 +99,7 @@ fn reference(p: &ProblemData) -> Vec<HostBuffer> {
 
 fn slot() -> WorkerSlot {
     let exe = std::env::current_exe().expect("this test program");
-    WorkerSlot::new(&KIND, 0, 0).with_command(move || Command::new(&exe))
+    WorkerSlot::new(&KIND, 0).with_command(move || Command::new(&exe))
 }
 
 fn image(id: u64, what: &'static str) -> KernelImage<'static> {
