@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what kerntune needs on a fresh Debian/Ubuntu machine with Rust: a Vulkan loader and,
 # when no Vulkan driver is present, Mesa's software Vulkan (llvmpipe) so that the wgpu backend
-# has a device everywhere, and the HIP headers and library the HIP backend builds against.
+# has a device everywhere, the HIP headers and library the HIP backend builds against, and
+# ROCm's offline HIP compiler for the tests.
 # Idempotent: does nothing when everything is there.
 set -euo pipefail
 
@@ -14,6 +15,9 @@ icds=$(ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json 2>/dev/null | 
 if [ ! -f "${HIP_PATH:-/usr}/include/hip/hip_runtime_api.h" ]; then
   need+=(libamdhip64-dev)
 fi
+# ROCm's offline HIP compiler: the tests compile the shipped examples as HIP with it, since
+# ROCm 5.2's hipRTC needs an AMD GPU to compile.
+[ -x "${HIP_PATH:-/usr}/bin/hipcc" ] || command -v hipcc >/dev/null || need+=(hipcc)
 
 if [ ${#need[@]} -gt 0 ]; then
   if ! command -v apt-get >/dev/null; then
@@ -26,4 +30,4 @@ if [ ${#need[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
 fi
-echo "setup: ok (Vulkan loader and driver, HIP headers and library present)"
+echo "setup: ok (Vulkan loader and driver, HIP headers, library and compiler present)"

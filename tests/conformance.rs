@@ -3,6 +3,7 @@
 //! output); `KERNTUNE_REQUIRE_DEVICE=wgpu,cuda` turns such a skip into a failure.
 
 use kerntune::db::Database;
+use kerntune::testing::skipped;
 use kerntune::{Backend, Spec, TuneOptions, Tuner};
 use std::path::PathBuf;
 
@@ -13,17 +14,6 @@ fn examples() -> PathBuf {
     } else {
         // Test binaries shipped to another machine run from the repository root.
         PathBuf::from("examples")
-    }
-}
-
-/// Records a skip where `make test` prints it (libtest hides a passing test's output).
-fn skipped(what: &str) {
-    eprintln!("SKIPPED {what}");
-    if let Some(p) = std::env::var_os("KERNTUNE_SKIP_LOG") {
-        use std::io::Write;
-        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(p) {
-            let _ = writeln!(f, "SKIPPED {what}");
-        }
     }
 }
 

@@ -74,12 +74,7 @@ fn main() {
     if without_a_gpu_the_worker_reports_it_cleanly() {
         let what = "hip worker: timing and verifying in the worker (no AMD GPU; the worker's refusal was checked instead)";
         println!("ok (SKIPPED {what})");
-        if let Some(p) = std::env::var_os("KERNTUNE_SKIP_LOG") {
-            use std::io::Write;
-            if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(p) {
-                let _ = writeln!(f, "SKIPPED {what}");
-            }
-        }
+        kerntune_core::testing::skipped(what);
     } else {
         on_a_gpu_the_worker_times_and_verifies();
         println!("ok");

@@ -51,6 +51,7 @@ pub mod strategies;
 pub mod strategy;
 pub mod t1;
 pub mod target;
+pub mod testing;
 pub mod tuner;
 pub mod value;
 pub mod verify;
