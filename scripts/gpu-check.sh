@@ -3,12 +3,20 @@
 #
 # Built here: `cargo build --release --features cuda`, then copied with the benchmark's kernel
 # into .device/ (ignored by git): `bash scripts/gpu-check.sh --prepare`. On the GPU machine:
-# `bash scripts/gpu-check.sh [wgpu] [cuda] [sgemm] [hybrid] [generated] [kt]` (default: wgpu cuda sgemm generated). Results are
+# `bash scripts/gpu-check.sh [tests] [wgpu] [cuda] [sgemm] [hybrid] [generated] [kt]` (default: tests wgpu cuda sgemm generated). Results are
 # written to $OUT as files; their names say what they hold.
 set -u
 if [ "${1:-}" = "--prepare" ]; then
-  mkdir -p .device/bench
+  mkdir -p .device/bench .device/tests
   cp target/release/kerntune .device/kerntune
+  # The test binaries that need a GPU: cross-backend conformance (CUDA and wgpu) and opening CUDA.
+  rm -f .device/tests/*
+  cargo test --release --features cuda --no-run --message-format=json -p kerntune --test conformance -p kerntune-cuda --test open 2>/dev/null |
+    python3 -c 'import json,sys
+for l in sys.stdin:
+    m = json.loads(l)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["test"]:
+        print(m["executable"])' | while read -r t; do cp "$t" ".device/tests/$(basename "$t" | sed 's/-[0-9a-f]*$//')"; done
   cp ../shared/bench/sgemm.cu ../shared/bench/kernel_tuner_side.py ../shared/bench/triad.cu .device/bench/
   ls -la .device .device/bench
   exit 0
@@ -17,7 +25,7 @@ OUT=${OUT:-/tmp/kerntune-gpu}
 mkdir -p "$OUT"
 BIN=${KERNTUNE_BIN:-$PWD/.device/kerntune}
 export KERNTUNE_CACHE_DIR=/tmp/kerntune-cache
-steps=${*:-wgpu cuda sgemm generated}
+steps=${*:-tests wgpu cuda sgemm generated}
 
 # Vulkan loader (wgpu) and an unversioned libnvrtc.so name (cudarc looks for libnvrtc.so[.12]).
 if ! ldconfig -p | grep -q libvulkan.so.1 && ls .gl/*.deb >/dev/null 2>&1; then
@@ -37,6 +45,17 @@ timed() { /usr/bin/time -f "wall %e s" "$@"; }
 
 for step in $steps; do
 case $step in
+tests)
+  # The test suites that skip without a GPU, run where there is one; a skip is a failure here.
+  export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json}
+  rm -rf "$KERNTUNE_CACHE_DIR"
+  {
+    for t in .device/tests/*; do
+      echo "--- $t"
+      KERNTUNE_REQUIRE_DEVICE=cuda,wgpu timed "$t" --test-threads=1 2>&1; echo "exit $?"
+    done
+  } > "$OUT/tests.txt" 2>&1
+  ;;
 wgpu)
   if ! "$BIN" devices --backend wgpu > "$OUT/devices-wgpu.txt" 2>&1; then
     export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
@@ -58,6 +77,8 @@ cuda)
     timed "$BIN" tune examples/triad/triad.toml --backend cuda --key N=268435456 --top 8; echo "exit $?"
     echo "--- matmul 2048^3"
     timed "$BIN" tune examples/matmul/matmul.toml --backend cuda --key M=2048,N=2048,K=2048 --top 8; echo "exit $?"
+    echo "--- templated triad (C++ template instances through NVRTC name expressions), 2^28"
+    timed "$BIN" tune examples/templated/triad_t.toml --backend cuda --key N=268435456 --top 8; echo "exit $?"
     echo "--- triad again (database hit)"
     timed "$BIN" tune examples/triad/triad.toml --backend cuda --key N=268435456 --top 3; echo "exit $?"
   } > "$OUT/cuda-tune.txt" 2>&1

@@ -151,6 +151,8 @@ fn bad_input_gets_one_clear_line() {
     let p = write(dir, "bad_field.toml", &spec("ok.wgsl", "", "WG_SIZE").replace("[launch]", "[launch]\nshard_mem = 4"));
     bad(dir, &["tune", p.to_str().unwrap()], &["bad_field.toml", "unknown field `shard_mem`"]);
     bad(dir, &["tune", "/nonexistent/spec.toml"], &["/nonexistent/spec.toml", "cannot read"]);
+    let p = write(dir, "bad_name.toml", &spec("ok.wgsl", "", "WG_SIZE").replace("name = \"triad\"", "name = \"triad<float, WG_SIZE\""));
+    bad(dir, &["tune", p.to_str().unwrap()], &["bad_name.toml", "kernel.name", "not closed with `>`"]);
     let good = write(dir, "good.toml", &spec("ok.wgsl", "", "WG_SIZE"));
     bad(dir, &["tune", good.to_str().unwrap(), "--budget", "fast"], &["--budget", "`fast`"]);
     bad(dir, &["tune", good.to_str().unwrap(), "--strategy", "annealing", "--budget", "2%"], &["--budget", "`model` or `hybrid`", "`annealing` has none"]);

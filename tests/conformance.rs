@@ -67,6 +67,26 @@ fn config_matches_reference_and_reloads<B: Backend>(b: B) {
     tuner.compile_config(&job, &prep, &again.winner).expect("the stored winner compiles");
 }
 
+/// A C++ template kernel (CUDA and HIP): each config instantiates `triad_t<float, WG_SIZE,
+/// PER_THREAD>` with its values through a name expression; every instance must verify, and the
+/// compile cache must serve instance and symbol again.
+#[cfg(any(feature = "cuda", feature = "hip"))]
+fn templated_kernel_instantiates_per_config<B: Backend>(b: B) {
+    let spec = Spec::load(&examples().join("templated/triad_t.toml")).unwrap();
+    let mut job = spec.job(b.language(), 0).unwrap();
+    job.sizes = vec![("N".into(), kerntune::Value::Int(1 << 16))];
+    let tuner = Tuner::new(b);
+    let opts = TuneOptions { db: None, ..Default::default() };
+    let r = tuner.tune(&job, &opts).unwrap();
+    assert!(r.failures.is_empty(), "every instance compiles and matches the CPU reference: {:?}", r.failures);
+    assert_eq!(r.results.len(), kerntune::Prepared::new(&job).unwrap().space.count());
+    let again = tuner.tune(&job, &opts).unwrap();
+    assert!(again.failures.is_empty(), "{:?}", again.failures);
+    if std::env::var_os("KERNTUNE_NO_COMPILE_CACHE").is_none() {
+        assert_eq!(again.compile_cache_hits, again.compiled, "the second tune compiles nothing");
+    }
+}
+
 macro_rules! conformance {
     ($($name:ident: $backend:literal),* $(,)?) => {$(
         mod $name {
@@ -93,3 +113,20 @@ conformance!(wgpu: "wgpu");
 conformance!(cuda: "cuda");
 #[cfg(feature = "hip")]
 conformance!(hip: "hip");
+
+#[cfg(any(feature = "cuda", feature = "hip"))]
+macro_rules! templated {
+    ($($name:ident: $backend:literal),* $(,)?) => {$(
+        #[test]
+        fn $name() {
+            if let Some(b) = open($backend) {
+                kerntune::with_backend!(b, x => templated_kernel_instantiates_per_config(x));
+            }
+        }
+    )*};
+}
+
+#[cfg(feature = "cuda")]
+templated!(cuda_templated_kernel: "cuda");
+#[cfg(feature = "hip")]
+templated!(hip_templated_kernel: "hip");

@@ -341,9 +341,10 @@ impl Backend for CudaBackend {
 
     fn compile(&self, req: &CompileRequest<'_>) -> Result<Compiled<CudaKernel>, BackendError> {
         let opts = CompileOptions::for_request(req, &self.summary.target.arch);
-        let cubin = self.cache.compile(&req.source.name, &req.source.code, &opts)?;
-        let name = std::ffi::CString::new(req.source.name.as_str())
-            .map_err(|_| BackendError::CompileFailed { log: "kernel name contains a NUL byte".into(), options: vec![] })?;
+        let instance = req.source.instance(req.defines);
+        let cubin = self.cache.compile(req.source.entry(), instance.as_deref(), &req.source.code, &opts)?;
+        let name =
+            std::ffi::CString::new(cubin.entry).map_err(|_| BackendError::CompileFailed { log: "kernel name contains a NUL byte".into(), options: vec![] })?;
         let kernel = CudaKernel::new(self.shared.clone(), name, cubin.bytes);
         let bound = self.shared.bind()?;
         let func = kernel.function(bound.gen)?;

@@ -2,10 +2,11 @@
 //!
 //! NVRTC is thread-safe, so the tuner's worker pool compiles many configs at once. Compiling for
 //! the device's real architecture (`--gpu-architecture=sm_90`) yields a CUBIN, which the driver
-//! loads without a JIT step. Each CUBIN is cached on disk under a key that hashes the source,
+//! loads without a JIT step. Each CUBIN (with its symbol, for a template instance) is cached on disk under a key that hashes the source,
 //! every option, the architecture and the NVRTC version, so a second run compiles nothing.
 
 use cudarc::nvrtc::sys as nvrtc;
+use kerntune_core::cache::Binary;
 use kerntune_core::{BackendError, CompileRequest};
 use std::ffi::{c_char, CStr, CString};
 use std::path::PathBuf;
@@ -68,14 +69,6 @@ pub fn nvrtc_version() -> Result<(i32, i32), String> {
     }
 }
 
-/// A compiled CUBIN and whether it came from the cache.
-pub struct Cubin {
-    /// The image.
-    pub bytes: Vec<u8>,
-    /// Served from the persistent cache.
-    pub cached: bool,
-}
-
 /// The compile cache.
 pub struct CompileCache {
     dir: Option<PathBuf>,
@@ -94,18 +87,13 @@ impl CompileCache {
         kerntune_core::hash::hash_parts([name.as_bytes(), code.as_bytes(), a.as_bytes(), self.version.as_bytes()])
     }
 
-    /// Compiles, or returns the cached CUBIN.
-    pub fn compile(&self, name: &str, code: &str, opts: &CompileOptions) -> Result<Cubin, BackendError> {
+    /// Compiles kernel `name` (the entry point; `instance`: the template instantiation to
+    /// compile, for a templated kernel, see [`kerntune_core::KernelSource::instance`]), or
+    /// returns the cached CUBIN and symbol.
+    pub fn compile(&self, name: &str, instance: Option<&str>, code: &str, opts: &CompileOptions) -> Result<Binary, BackendError> {
         let args = opts.to_args();
-        let key = self.key(name, code, &args);
-        if let Some(bytes) = self.dir.as_deref().and_then(|d| kerntune_core::cache::load(d, &key, "cubin")) {
-            return Ok(Cubin { bytes, cached: true });
-        }
-        let bytes = nvrtc_compile(name, code, &args)?;
-        if let Some(d) = &self.dir {
-            kerntune_core::cache::store(d, &key, "cubin", &bytes);
-        }
-        Ok(Cubin { bytes, cached: false })
+        let key = self.key(instance.unwrap_or(name), code, &args);
+        kerntune_core::cache::binary(self.dir.as_deref(), &key, "cubin", name, instance.is_some(), || nvrtc_compile(name, instance, code, &args))
     }
 }
 
@@ -129,13 +117,21 @@ fn check(r: nvrtc::nvrtcResult, what: &str) -> Result<(), BackendError> {
     }
 }
 
-pub(crate) fn nvrtc_compile(name: &str, code: &str, args: &[String]) -> Result<Vec<u8>, BackendError> {
-    let src = CString::new(code).map_err(|_| BackendError::CompileFailed { log: "the source contains a NUL byte".into(), options: args.to_vec() })?;
+/// Compiles `code` (program `name`, the entry point) to a CUBIN; for a template `instance` (e.g. `matmul<64, 32, float>`), also
+/// returns the mangled symbol NVRTC lowered it to.
+pub(crate) fn nvrtc_compile(name: &str, instance: Option<&str>, code: &str, args: &[String]) -> Result<(Vec<u8>, Option<String>), BackendError> {
+    let failed = |log: String| BackendError::CompileFailed { log, options: args.to_vec() };
+    let src = CString::new(code).map_err(|_| failed("the source contains a NUL byte".into()))?;
     let pname = CString::new(format!("{name}.cu")).unwrap_or_default();
     let mut prog: nvrtc::nvrtcProgram = std::ptr::null_mut();
     // SAFETY: valid C strings that outlive the call; no headers.
     check(unsafe { nvrtc::nvrtcCreateProgram(&mut prog, src.as_ptr(), pname.as_ptr(), 0, std::ptr::null(), std::ptr::null()) }, "nvrtcCreateProgram")?;
     let prog = Program(prog);
+    let expr = instance.map(|i| CString::new(i).map_err(|_| failed("the kernel name contains a NUL byte".into()))).transpose()?;
+    if let Some(e) = &expr {
+        // SAFETY: valid program; NVRTC copies the expression.
+        check(unsafe { nvrtc::nvrtcAddNameExpression(prog.0, e.as_ptr()) }, "nvrtcAddNameExpression")?;
+    }
     let cargs: Vec<CString> = args.iter().map(|a| CString::new(a.as_str()).unwrap_or_default()).collect();
     let ptrs: Vec<*const c_char> = cargs.iter().map(|a| a.as_ptr()).collect();
     // SAFETY: `ptrs` holds valid C strings that outlive the call.
@@ -155,7 +151,21 @@ pub(crate) fn nvrtc_compile(name: &str, code: &str, args: &[String]) -> Result<V
     let mut buf = vec![0u8; size];
     // SAFETY: `buf` has the size NVRTC reported.
     check(unsafe { nvrtc::nvrtcGetCUBIN(prog.0, buf.as_mut_ptr() as *mut c_char) }, "nvrtcGetCUBIN")?;
-    Ok(buf)
+    let lowered = match &expr {
+        None => None,
+        Some(e) => {
+            let mut out: *const c_char = std::ptr::null();
+            // SAFETY: the expression was added before compiling; NVRTC owns the returned string
+            // until the program is destroyed, and it is copied before that.
+            let r = unsafe { nvrtc::nvrtcGetLoweredName(prog.0, e.as_ptr(), &mut out) };
+            if r != nvrtc::nvrtcResult::NVRTC_SUCCESS || out.is_null() {
+                return Err(failed(format!("`{}` does not name a kernel template instance in this source ({r:?})", e.to_string_lossy())));
+            }
+            // SAFETY: a NUL-terminated string owned by the live program.
+            Some(unsafe { CStr::from_ptr(out) }.to_string_lossy().into_owned())
+        }
+    };
+    Ok((buf, lowered))
 }
 
 fn program_log(prog: &Program) -> Option<String> {

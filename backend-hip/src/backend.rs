@@ -204,8 +204,10 @@ impl Backend for HipBackend {
 
     fn compile(&self, req: &CompileRequest<'_>) -> Result<Compiled<HipKernel>, BackendError> {
         let opts = CompileOptions::for_request(req, &self.summary.target.arch);
-        let (code, cached) = compile(&req.source.name, &req.source.code, &opts, self.cache.as_ref(), &self.version())?;
-        let kernel = HipKernel::load(code, &req.source.name, self.worker.clone())?;
+        let instance = req.source.instance(req.defines);
+        let bin = compile(req.source.entry(), instance.as_deref(), &req.source.code, &opts, self.cache.as_ref(), &self.version())?;
+        let cached = bin.cached;
+        let kernel = HipKernel::load(bin.bytes, &bin.entry, self.worker.clone())?;
         use hip::hipFunction_attribute as F;
         let mut occ = 0;
         // SAFETY: valid function.

@@ -175,7 +175,7 @@ fn compare_code(arch: &str) -> Result<Vec<u8>, BackendError> {
     static CODE: verify::CompareBinaries = verify::CompareBinaries::new();
     CODE.get(arch, || {
         let opts = crate::compile::CompileOptions { arch: arch.to_string(), defines: vec![], extra: vec![] };
-        crate::compile::compile(verify::DEVICE_COMPARE_KERNEL, verify::DEVICE_COMPARE_SRC, &opts, None, "").map(|c| c.0).map_err(|e| e.to_string())
+        crate::compile::compile(verify::DEVICE_COMPARE_KERNEL, None, verify::DEVICE_COMPARE_SRC, &opts, None, "").map(|c| c.bytes).map_err(|e| e.to_string())
     })
 }
 

@@ -1,6 +1,7 @@
 //! hipRTC compilation: options, a persistent cache of code objects, parallel-safe.
 
 use crate::hiprtc::Program;
+use kerntune_core::cache::Binary;
 use kerntune_core::{BackendError, CompileRequest};
 use std::path::PathBuf;
 
@@ -35,21 +36,29 @@ impl CompileOptions {
     }
 }
 
-/// Compiles, or serves the code object from `cache_dir` (keyed by source, options and hipRTC
-/// version). Returns the code object and whether it was cached.
-pub fn compile(name: &str, code: &str, opts: &CompileOptions, cache_dir: Option<&PathBuf>, version: &str) -> Result<(Vec<u8>, bool), BackendError> {
+/// Compiles kernel `name` (the entry point; `instance`: the template instantiation to compile,
+/// for a templated kernel, see [`kerntune_core::KernelSource::instance`]), or serves the code
+/// object and its symbol from `cache_dir` (keyed by source, options and hipRTC version).
+pub fn compile(
+    name: &str,
+    instance: Option<&str>,
+    code: &str,
+    opts: &CompileOptions,
+    cache_dir: Option<&PathBuf>,
+    version: &str,
+) -> Result<Binary, BackendError> {
     let args = opts.to_args();
-    let key = kerntune_core::hash::hash_parts([name.as_bytes(), code.as_bytes(), args.join("\u{1}").as_bytes(), version.as_bytes()]);
-    if let Some(bytes) = cache_dir.and_then(|d| kerntune_core::cache::load(d, &key, "hsaco")) {
-        return Ok((bytes, true));
-    }
-    let prog = Program::new(code, &format!("{name}.hip")).map_err(|e| BackendError::other(e.0))?;
-    prog.compile(&args).map_err(|e| BackendError::CompileFailed { log: e.0, options: args.clone() })?;
-    let bytes = prog.code().map_err(|e| BackendError::other(e.0))?;
-    if let Some(d) = cache_dir {
-        kerntune_core::cache::store(d, &key, "hsaco", &bytes);
-    }
-    Ok((bytes, false))
+    let key = kerntune_core::hash::hash_parts([instance.unwrap_or(name).as_bytes(), code.as_bytes(), args.join("\u{1}").as_bytes(), version.as_bytes()]);
+    kerntune_core::cache::binary(cache_dir.map(PathBuf::as_path), &key, "hsaco", name, instance.is_some(), || {
+        let failed = |e: crate::hiprtc::HiprtcError| BackendError::CompileFailed { log: e.0, options: args.clone() };
+        let prog = Program::new(code, &format!("{name}.hip")).map_err(|e| BackendError::other(e.0))?;
+        if let Some(i) = instance {
+            prog.add_name_expression(i).map_err(failed)?;
+        }
+        prog.compile(&args).map_err(failed)?;
+        let lowered = instance.map(|i| prog.lowered_name(i)).transpose().map_err(failed)?;
+        Ok((prog.code().map_err(|e| BackendError::other(e.0))?, lowered))
+    })
 }
 
 #[cfg(test)]

@@ -18,6 +18,8 @@ struct Api {
     error_string: unsafe extern "C" fn(c_int) -> *const c_char,
     create: unsafe extern "C" fn(*mut Prog, *const c_char, *const c_char, c_int, *const *const c_char, *const *const c_char) -> c_int,
     compile: unsafe extern "C" fn(Prog, c_int, *const *const c_char) -> c_int,
+    add_name_expression: unsafe extern "C" fn(Prog, *const c_char) -> c_int,
+    lowered_name: unsafe extern "C" fn(Prog, *const c_char, *mut *const c_char) -> c_int,
     log_size: unsafe extern "C" fn(Prog, *mut usize) -> c_int,
     log: unsafe extern "C" fn(Prog, *mut c_char) -> c_int,
     code_size: unsafe extern "C" fn(Prog, *mut usize) -> c_int,
@@ -47,6 +49,8 @@ fn load() -> Result<Api, String> {
                     error_string: *lib.get(b"hiprtcGetErrorString\0")?,
                     create: *lib.get(b"hiprtcCreateProgram\0")?,
                     compile: *lib.get(b"hiprtcCompileProgram\0")?,
+                    add_name_expression: *lib.get(b"hiprtcAddNameExpression\0")?,
+                    lowered_name: *lib.get(b"hiprtcGetLoweredName\0")?,
                     log_size: *lib.get(b"hiprtcGetProgramLogSize\0")?,
                     log: *lib.get(b"hiprtcGetProgramLog\0")?,
                     code_size: *lib.get(b"hiprtcGetCodeSize\0")?,
@@ -116,6 +120,27 @@ impl Program {
         // SAFETY: valid C strings that outlive the call; no headers.
         check(a, unsafe { (a.create)(&mut prog, src.as_ptr(), n.as_ptr(), 0, std::ptr::null(), std::ptr::null()) }, "hiprtcCreateProgram")?;
         Ok(Program { api: a, prog })
+    }
+
+    /// Asks the compiler to instantiate `expression` (a template instance such as
+    /// `matmul<64, 32, float>`); after compiling, [`Program::lowered_name`] gives its symbol.
+    pub fn add_name_expression(&self, expression: &str) -> Result<(), HiprtcError> {
+        let e = CString::new(expression).map_err(|_| HiprtcError("the kernel name contains a NUL byte".into()))?;
+        // SAFETY: valid program and C string; hipRTC copies the expression.
+        check(self.api, unsafe { (self.api.add_name_expression)(self.prog, e.as_ptr()) }, "hiprtcAddNameExpression")
+    }
+
+    /// The mangled symbol a name expression added before compiling was lowered to.
+    pub fn lowered_name(&self, expression: &str) -> Result<String, HiprtcError> {
+        let e = CString::new(expression).map_err(|_| HiprtcError("the kernel name contains a NUL byte".into()))?;
+        let mut out: *const c_char = std::ptr::null();
+        // SAFETY: valid program, C string and out-pointer.
+        check(self.api, unsafe { (self.api.lowered_name)(self.prog, e.as_ptr(), &mut out) }, "hiprtcGetLoweredName")?;
+        if out.is_null() {
+            return Err(HiprtcError(format!("`{expression}` was not lowered to a symbol")));
+        }
+        // SAFETY: a NUL-terminated string owned by the live program, copied here.
+        Ok(unsafe { CStr::from_ptr(out) }.to_string_lossy().into_owned())
     }
 
     /// Compiles with `options`; on failure the error holds the compiler log.

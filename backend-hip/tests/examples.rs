@@ -7,7 +7,9 @@
 //! offline one, `hipcc` (clang's HIP front end, Debian package `hipcc`), which needs no GPU. The
 //! only difference from hipRTC is the prelude: hipRTC supplies its own builtin declarations
 //! (`__global__`, `threadIdx`, `__launch_bounds__`, ...), which `-include hip/hip_runtime.h`
-//! stands in for. The output is checked to be an AMDGPU code object, and a CUDA-only kernel
+//! stands in for; a templated kernel is instantiated by a reference to its instance where
+//! hipRTC would take a name expression. The output is checked to be an AMDGPU code object
+//! holding the kernel's symbol, and a CUDA-only kernel
 //! (PTX inline assembly) is checked to be refused, so the test cannot pass on a compiler that
 //! accepts anything.
 
@@ -68,8 +70,23 @@ fn configs(prep: &Prepared) -> Vec<Config> {
 struct Job {
     spec: String,
     source: PathBuf,
+    /// The text compiled: the source, plus for a template a reference that instantiates the
+    /// config's instance (hipRTC does that through a name expression).
+    code: String,
+    /// What the code object's symbol table must hold: `NAME.kd`, the kernel descriptor of a plain
+    /// kernel, or the mangled prefix of a template instance (`_Z7triad_tI`).
+    symbol: String,
     config: Config,
     opts: CompileOptions,
+}
+
+/// The text to compile and the symbol to find, for kernel `source` at `defines`.
+fn instantiate(source: &kerntune_core::KernelSource, defines: &[(String, String)]) -> (String, String) {
+    let entry = source.entry();
+    match source.instance(defines) {
+        None => (source.code.clone(), format!("{entry}.kd")),
+        Some(instance) => (format!("{}\nstatic void* kt_instance = (void*)&{instance};\n", source.code), format!("_Z{}{entry}I", entry.len())),
+    }
 }
 
 #[test]
@@ -114,18 +131,27 @@ fn shipped_examples_compile_as_hip() {
         }
         let prep = Prepared::new(&job).unwrap_or_else(|e| panic!("{e}"));
         for config in configs(&prep) {
+            let defines = prep.defines(&config);
+            let (code, symbol) = instantiate(&job.source, &defines);
             for arch in ARCHS {
-                let opts = CompileOptions { arch: arch.into(), defines: prep.defines(&config), extra: job.source.options.clone() };
-                jobs.push(Job { spec: path.display().to_string(), source: source.clone(), config: config.clone(), opts });
+                let opts = CompileOptions { arch: arch.into(), defines: defines.clone(), extra: job.source.options.clone() };
+                jobs.push(Job {
+                    spec: path.display().to_string(),
+                    source: source.clone(),
+                    code: code.clone(),
+                    symbol: symbol.clone(),
+                    config: config.clone(),
+                    opts,
+                });
             }
         }
     }
     // And core's on-device comparison kernel, which the HIP backend compiles the same way.
-    let compare = tmp.join("compare.hip");
-    std::fs::write(&compare, kerntune_core::verify::DEVICE_COMPARE_SRC).unwrap();
+    let compare = PathBuf::from("DEVICE_COMPARE_SRC");
     for arch in ARCHS {
         let opts = CompileOptions { arch: arch.into(), ..Default::default() };
-        jobs.push(Job { spec: "core's DEVICE_COMPARE_SRC".into(), source: compare.clone(), config: Config::default(), opts });
+        let (code, symbol) = (kerntune_core::verify::DEVICE_COMPARE_SRC.to_string(), format!("{}.kd", kerntune_core::verify::DEVICE_COMPARE_KERNEL));
+        jobs.push(Job { spec: "core's comparison kernel".into(), source: compare.clone(), code, symbol, config: Config::default(), opts });
     }
     hip_sources.insert(compare);
     let compiled: std::collections::BTreeSet<PathBuf> = jobs.iter().map(|j| j.source.clone()).collect();
@@ -141,11 +167,15 @@ fn shipped_examples_compile_as_hip() {
         for _ in 0..threads {
             s.spawn(|| loop {
                 let Some((i, job)) = queue.lock().unwrap().pop() else { break };
-                let out = tmp.join(format!("{i}.o"));
+                let (src, out) = (tmp.join(format!("{i}.hip")), tmp.join(format!("{i}.o")));
+                std::fs::write(&src, &job.code).unwrap();
                 let what = format!("{} [{}] for {}", job.spec, job.config, job.opts.arch);
-                match compile(&hipcc, &job.source, &job.opts, &out).unwrap() {
-                    Ok(code) if e_machine(&code) == Some(EM_AMDGPU) => {}
-                    Ok(_) => failures.lock().unwrap().push(format!("{what}: output is not an AMDGPU code object")),
+                match compile(&hipcc, &src, &job.opts, &out).unwrap() {
+                    Ok(code) if e_machine(&code) != Some(EM_AMDGPU) => failures.lock().unwrap().push(format!("{what}: output is not an AMDGPU code object")),
+                    Ok(code) if !code.windows(job.symbol.len()).any(|w| w == job.symbol.as_bytes()) => {
+                        failures.lock().unwrap().push(format!("{what}: the code object has no symbol {}", job.symbol))
+                    }
+                    Ok(_) => {}
                     Err(log) => failures.lock().unwrap().push(format!("{what}: {:?}\n{log}", job.opts.to_args())),
                 }
             });

@@ -98,7 +98,7 @@ pub(crate) fn compile(device: &wgpu::Device, layout: &wgpu::PipelineLayout, req:
         label: Some(&req.source.name),
         layout: Some(layout),
         module: &module,
-        entry_point: Some(&req.source.name),
+        entry_point: Some(req.source.entry()),
         compilation_options: wgpu::PipelineCompilationOptions { constants: &const_refs, zero_initialize_workgroup_memory: false },
         cache: None,
     });

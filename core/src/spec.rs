@@ -258,6 +258,7 @@ impl Spec {
             };
             err(&field, format!("{msg}; see docs/spec.md for the schema"))
         })?;
+        KernelSource::check_name(&raw.kernel.name).map_err(|m| err("kernel.name", m))?;
         let dir = path.parent().unwrap_or(Path::new("."));
         let sources: BTreeMap<String, PathBuf> = raw.kernel.source.iter().map(|(k, v)| (k.clone(), dir.join(v))).collect();
         for lang in sources.keys() {

@@ -72,6 +72,7 @@ pub fn load(path: &Path) -> Result<(TuneJob, String, std::path::PathBuf), SpecEr
         other => return Err(err("KernelSpecification.Language", format!("`{other}` kernels are not supported; kerntune runs CUDA and HIP T1 files"))),
     };
     let name = ks["KernelName"].as_str().ok_or_else(|| err("KernelSpecification.KernelName", "missing".into()))?;
+    KernelSource::check_name(name).map_err(|m| err("KernelSpecification.KernelName", m))?;
     let kernel_file =
         path.parent().unwrap_or(Path::new(".")).join(ks["KernelFile"].as_str().ok_or_else(|| err("KernelSpecification.KernelFile", "missing".into()))?);
     let dims = |key: &str| -> [String; 3] {
