@@ -3,7 +3,7 @@
 #
 # Built here: `cargo build --release --features cuda`, then copied with the benchmark's kernel
 # into .device/ (ignored by git): `bash scripts/gpu-check.sh --prepare`. On the GPU machine:
-# `bash scripts/gpu-check.sh [tests] [wgpu] [cuda] [sgemm] [hybrid] [generated] [kt]` (default: tests wgpu cuda sgemm generated). Results are
+# `bash scripts/gpu-check.sh [tests] [wgpu] [cuda] [sgemm] [hybrid] [generated] [l2flush] [kt]` (default: tests wgpu cuda sgemm generated). Results are
 # written to $OUT as files; their names say what they hold.
 set -u
 if [ "${1:-}" = "--prepare" ]; then
@@ -120,6 +120,20 @@ generated)
       timed "$BIN" tune examples/matmul/matmul_generated.toml --backend $b --key M=2048,N=2048,K=2048 --top 3 --no-db; echo "exit $?"
     done
   } > "$OUT/generated.txt" 2>&1
+  ;;
+l2flush)
+  # How much each way of emptying L2 disturbs the timed launch (benches/l2flush/l2flush.cu).
+  nvcc=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
+  { "$nvcc" -O3 -arch=native -o /tmp/l2flush benches/l2flush/l2flush.cu && /tmp/l2flush && /tmp/l2flush; } > "$OUT/l2flush.txt" 2>&1
+  # The triad tuned by kerntune at sizes below and above L2 (and by an older build in
+  # .device/kerntune-old, when one was shipped, to compare flush methods).
+  for bin in "$BIN" .device/kerntune-old; do
+    [ -x "$bin" ] || continue
+    for logn in 18 20 22 24 28; do
+      echo "--- $bin triad N=2^$logn"
+      "$bin" tune examples/triad/triad.toml --backend cuda --key N=$((1 << logn)) --top 1 --no-db 2>&1 | grep -E '^winner'
+    done
+  done > "$OUT/l2flush-triad.txt" 2>&1
   ;;
 kt)
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
