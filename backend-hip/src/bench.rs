@@ -87,9 +87,8 @@ pub struct LocalWorkspace {
     bufs: Vec<DevBuf>,
     params: Vec<Vec<u8>>,
     flush: Option<(*mut c_void, usize)>,
-    /// core's read-only L2 flush kernel, loaded at the first flush.
-    flusher: Option<HipKernel>,
     events: Vec<hip::hipEvent_t>,
+    round: u8,
     /// The device's architecture, to compile the comparison kernel.
     arch: String,
     /// Device copies of the reference outputs (f32 buffers), for on-device verification.
@@ -123,7 +122,7 @@ impl verify::DeviceCompare for LocalWorkspace {
 
     fn compare_f32(&mut self, output: usize, want: usize, n: u64, tol: verify::Tolerance) -> Result<[u64; 3], BackendError> {
         if self.compare.is_none() {
-            self.compare = Some(HipKernel::load(device_kernels(&self.arch)?, verify::DEVICE_COMPARE_KERNEL, None)?);
+            self.compare = Some(HipKernel::load(compare_code(&self.arch)?, verify::DEVICE_COMPARE_KERNEL, None)?);
         }
         if self.counters.is_none() {
             self.counters = Some(malloc(24)?);
@@ -171,13 +170,12 @@ impl verify::DeviceCompare for LocalWorkspace {
     }
 }
 
-/// core's device kernels (comparison, L2 flush) for `arch`, compiled once per architecture per
-/// process.
-fn device_kernels(arch: &str) -> Result<Vec<u8>, BackendError> {
-    static CODE: verify::DeviceBinaries = verify::DeviceBinaries::new();
+/// The comparison kernel's code object for `arch`, compiled once per architecture per process.
+fn compare_code(arch: &str) -> Result<Vec<u8>, BackendError> {
+    static CODE: verify::CompareBinaries = verify::CompareBinaries::new();
     CODE.get(arch, || {
         let opts = crate::compile::CompileOptions { arch: arch.to_string(), defines: vec![], extra: vec![] };
-        crate::compile::compile("kerntune_device_kernels", None, verify::DEVICE_KERNELS_SRC, &opts, None, "").map(|c| c.bytes).map_err(|e| e.to_string())
+        crate::compile::compile(verify::DEVICE_COMPARE_KERNEL, None, verify::DEVICE_COMPARE_SRC, &opts, None, "").map(|c| c.bytes).map_err(|e| e.to_string())
     })
 }
 
@@ -198,8 +196,8 @@ impl LocalWorkspace {
             bufs: vec![],
             params: vec![],
             flush: None,
-            flusher: None,
             events: vec![],
+            round: 0,
             arch: arch.to_string(),
             refs: Default::default(),
             compare: None,
@@ -305,27 +303,14 @@ impl LocalWorkspace {
                 *m = launch.shared_mem_bytes;
             }
         }
-        let flush = match (req.flush_l2, self.flush) {
-            (true, Some((buf, bytes))) => {
-                if self.flusher.is_none() {
-                    self.flusher = Some(HipKernel::load(device_kernels(&self.arch)?, verify::DEVICE_FLUSH_KERNEL, None)?);
-                }
-                Some((self.flusher.as_ref().expect("loaded").func, buf, (bytes / 16) as u64))
-            }
-            _ => None,
-        };
         let mut ptrs: Vec<*mut c_void> = self.params.iter_mut().map(|p| p.as_mut_ptr() as *mut c_void).collect();
         for i in 0..n {
             // SAFETY: handles of this process; `ptrs` point into `self.params`, copied at launch.
             unsafe {
-                if let Some((flush_fn, mut buf, mut words)) = flush {
-                    // Read 2×L2 (core's flush kernel): L2 is left holding clean lines only.
-                    let mut args: [*mut c_void; 2] = [&mut buf as *mut _ as *mut c_void, &mut words as *mut _ as *mut c_void];
-                    let (blocks, threads) = verify::DEVICE_FLUSH_LAUNCH;
-                    check(
-                        hip::hipModuleLaunchKernel(flush_fn, blocks, 1, 1, threads, 1, 1, 0, self.stream, args.as_mut_ptr(), std::ptr::null_mut()),
-                        "launch (flushing L2)",
-                    )?;
+                if let (true, Some((buf, bytes))) = (req.flush_l2, self.flush) {
+                    // A 2×L2 memset, as on CUDA (docs/benchmarks.md, "Flushing L2").
+                    self.round = self.round.wrapping_add(1);
+                    check(hip::hipMemsetD8Async(buf, self.round, bytes, self.stream), "launch (flushing L2)")?;
                 }
                 check(hip::hipEventRecord(self.events[2 * i], self.stream), "launch (event)")?;
                 check(

@@ -19,7 +19,7 @@
 //!   protocol and fault policy as CUDA ([`kerntune_core::worker`]). Without the hook they run
 //!   in-process, and a fault that poisons the process ends the tune (measurements so far kept).
 //! - **Verification runs on the device**: the same comparison kernel as CUDA
-//!   ([`kerntune_core::verify::DEVICE_KERNELS_SRC`]), compiled with hipRTC, against a
+//!   ([`kerntune_core::verify::DEVICE_COMPARE_SRC`]), compiled with hipRTC, against a
 //!   reference uploaded once per tune.
 //!
 //! Files mirror the CUDA backend: `backend.rs`, `limits.rs`, `compile.rs` (+ `hiprtc.rs`),

@@ -1,7 +1,7 @@
 //! Every shipped example that names a HIP source compiles as HIP for AMD architectures of both
 //! wavefront widths, with exactly the options kerntune's HIP backend hands hipRTC
 //! ([`CompileOptions::to_args`]) and the defines the tuner makes for real configs of the spec;
-//! so do core's device kernels, which the HIP backend verifies outputs and flushes L2 with.
+//! so does core's on-device comparison kernel, which the HIP backend verifies outputs with.
 //!
 //! ROCm 5.2's hipRTC will not compile without an AMD GPU, so the compiler here is ROCm's own
 //! offline one, `hipcc` (clang's HIP front end, Debian package `hipcc`), which needs no GPU. The
@@ -75,17 +75,17 @@ struct Job {
     code: String,
     /// What the code object's symbol table must hold: `NAME.kd`, the kernel descriptor of a plain
     /// kernel, or the mangled prefix of a template instance (`_Z7triad_tI`).
-    symbols: Vec<String>,
+    symbol: String,
     config: Config,
     opts: CompileOptions,
 }
 
-/// The text to compile and the symbols to find, for kernel `source` at `defines`.
-fn instantiate(source: &kerntune_core::KernelSource, defines: &[(String, String)]) -> (String, Vec<String>) {
+/// The text to compile and the symbol to find, for kernel `source` at `defines`.
+fn instantiate(source: &kerntune_core::KernelSource, defines: &[(String, String)]) -> (String, String) {
     let entry = source.entry();
     match source.instance(defines) {
-        None => (source.code.clone(), vec![format!("{entry}.kd")]),
-        Some(instance) => (format!("{}\nstatic void* kt_instance = (void*)&{instance};\n", source.code), vec![format!("_Z{}{entry}I", entry.len())]),
+        None => (source.code.clone(), format!("{entry}.kd")),
+        Some(instance) => (format!("{}\nstatic void* kt_instance = (void*)&{instance};\n", source.code), format!("_Z{}{entry}I", entry.len())),
     }
 }
 
@@ -132,29 +132,28 @@ fn shipped_examples_compile_as_hip() {
         let prep = Prepared::new(&job).unwrap_or_else(|e| panic!("{e}"));
         for config in configs(&prep) {
             let defines = prep.defines(&config);
-            let (code, symbols) = instantiate(&job.source, &defines);
+            let (code, symbol) = instantiate(&job.source, &defines);
             for arch in ARCHS {
                 let opts = CompileOptions { arch: arch.into(), defines: defines.clone(), extra: job.source.options.clone() };
                 jobs.push(Job {
                     spec: path.display().to_string(),
                     source: source.clone(),
                     code: code.clone(),
-                    symbols: symbols.clone(),
+                    symbol: symbol.clone(),
                     config: config.clone(),
                     opts,
                 });
             }
         }
     }
-    // And core's device kernels (comparison, L2 flush), which the HIP backend compiles the same way.
-    let device_kernels = PathBuf::from("DEVICE_KERNELS_SRC");
+    // And core's on-device comparison kernel, which the HIP backend compiles the same way.
+    let compare = PathBuf::from("DEVICE_COMPARE_SRC");
     for arch in ARCHS {
         let opts = CompileOptions { arch: arch.into(), ..Default::default() };
-        let code = kerntune_core::verify::DEVICE_KERNELS_SRC.to_string();
-        let symbols = [kerntune_core::verify::DEVICE_COMPARE_KERNEL, kerntune_core::verify::DEVICE_FLUSH_KERNEL].map(|k| format!("{k}.kd")).to_vec();
-        jobs.push(Job { spec: "core's device kernels".into(), source: device_kernels.clone(), code, symbols, config: Config::default(), opts });
+        let (code, symbol) = (kerntune_core::verify::DEVICE_COMPARE_SRC.to_string(), format!("{}.kd", kerntune_core::verify::DEVICE_COMPARE_KERNEL));
+        jobs.push(Job { spec: "core's comparison kernel".into(), source: compare.clone(), code, symbol, config: Config::default(), opts });
     }
-    hip_sources.insert(device_kernels);
+    hip_sources.insert(compare);
     let compiled: std::collections::BTreeSet<PathBuf> = jobs.iter().map(|j| j.source.clone()).collect();
     assert!(!hip_sources.is_empty(), "no example names a HIP source");
     assert_eq!(compiled, hip_sources, "every HIP source is compiled through a spec with listed parameters");
@@ -173,8 +172,8 @@ fn shipped_examples_compile_as_hip() {
                 let what = format!("{} [{}] for {}", job.spec, job.config, job.opts.arch);
                 match compile(&hipcc, &src, &job.opts, &out).unwrap() {
                     Ok(code) if e_machine(&code) != Some(EM_AMDGPU) => failures.lock().unwrap().push(format!("{what}: output is not an AMDGPU code object")),
-                    Ok(code) if !job.symbols.iter().all(|sym| code.windows(sym.len()).any(|w| w == sym.as_bytes())) => {
-                        failures.lock().unwrap().push(format!("{what}: the code object lacks one of the symbols {:?}", job.symbols))
+                    Ok(code) if !code.windows(job.symbol.len()).any(|w| w == job.symbol.as_bytes()) => {
+                        failures.lock().unwrap().push(format!("{what}: the code object has no symbol {}", job.symbol))
                     }
                     Ok(_) => {}
                     Err(log) => failures.lock().unwrap().push(format!("{what}: {:?}\n{log}", job.opts.to_args())),
@@ -185,5 +184,5 @@ fn shipped_examples_compile_as_hip() {
     let _ = std::fs::remove_dir_all(&tmp);
     let failures = failures.into_inner().unwrap();
     assert!(failures.is_empty(), "{} of {n} compiles failed:\n{}", failures.len(), failures.join("\n"));
-    eprintln!("{n} compiles of {} HIP sources (examples and core's device kernels) for {ARCHS:?}: all AMDGPU code objects", hip_sources.len());
+    eprintln!("{n} compiles of {} HIP sources (examples and the comparison kernel) for {ARCHS:?}: all AMDGPU code objects", hip_sources.len());
 }

@@ -83,7 +83,7 @@ pub struct Occupancy {
 }
 
 impl Limits {
-    /// Bytes to read before a timed launch so that nothing of the previous launch stays in L2:
+    /// Bytes to write before a timed launch so that nothing of the previous launch stays in L2:
     /// twice the L2 size, or 64 MiB where the size is unknown.
     pub fn l2_flush_bytes(&self) -> usize {
         self.l2_bytes.map(|l| 2 * l as usize).unwrap_or(64 << 20)

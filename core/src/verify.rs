@@ -63,32 +63,16 @@ fn mismatch_message(name: &str, bad: u64, n: u64, first: &str, unwritten: u64) -
     msg
 }
 
-/// Entry point of [`DEVICE_KERNELS_SRC`]'s on-device comparison.
+/// Entry point of [`DEVICE_COMPARE_SRC`].
 pub const DEVICE_COMPARE_KERNEL: &str = "kt_compare_f32";
 
-/// Entry point of [`DEVICE_KERNELS_SRC`]'s L2 flush.
-pub const DEVICE_FLUSH_KERNEL: &str = "kt_flush_l2";
-
-/// Launch shape of [`DEVICE_FLUSH_KERNEL`]: blocks and threads per block (grid-stride, enough
-/// to read at full bandwidth).
-pub const DEVICE_FLUSH_LAUNCH: (u32, u32) = (2048, 256);
-
-/// kerntune's own device kernels, CUDA C that compiles unchanged as HIP (NVRTC and hipRTC).
-///
-/// [`DEVICE_COMPARE_KERNEL`] compares an f32 output with its reference on the device, so that
-/// outputs are not copied to the host for every config. Arguments: `got`, `want`, element
-/// count, `atol`, `rtol` (doubles), and three u64 counters initialised to
-/// [`DEVICE_COMPARE_INIT`]: mismatches, the first mismatching index, and mismatches that still
-/// hold the poison pattern (never written). The tolerance rule and NaN handling are those of
-/// [`compare`].
-///
-/// [`DEVICE_FLUSH_KERNEL`] empties L2 before a timed launch by *reading* a buffer of twice its
-/// size (arguments: the buffer, its size in 16-byte words). Reading leaves L2 full of clean
-/// lines, which the timed launch evicts for free; a memset leaves dirty lines whose write-back
-/// the timed launch would pay for (measured in docs/benchmarks.md: up to 13 % on an H100).
-/// The conditional store keeps the loads from being optimised away; when it happens, it only
-/// changes the flush buffer.
-pub const DEVICE_KERNELS_SRC: &str = r#"
+/// A kernel that compares an f32 output with its reference on the device, so that outputs are
+/// not copied to the host for every config. CUDA C that compiles unchanged as HIP (NVRTC and
+/// hipRTC). Arguments: `got`, `want`, element count, `atol`, `rtol` (doubles), and three u64
+/// counters initialised to [`DEVICE_COMPARE_INIT`]: mismatches, the first mismatching index,
+/// and mismatches that still hold the poison pattern (never written). The tolerance rule and
+/// NaN handling are those of [`compare`].
+pub const DEVICE_COMPARE_SRC: &str = r#"
 extern "C" __global__ void kt_compare_f32(const float* got, const float* want, unsigned long long n,
                                           double atol, double rtol, unsigned long long* out) {
     unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
@@ -102,29 +86,19 @@ extern "C" __global__ void kt_compare_f32(const float* got, const float* want, u
         }
     }
 }
-
-extern "C" __global__ void kt_flush_l2(uint4* buf, unsigned long long words) {
-    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-    unsigned int acc = 0;
-    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < words; i += stride) {
-        uint4 v = buf[i];
-        acc ^= v.x ^ v.y ^ v.z ^ v.w;
-    }
-    if (acc == 0x9E3779B9u) buf[0].x = acc;
-}
 "#;
 
-/// Binaries of [`DEVICE_KERNELS_SRC`], compiled once per architecture per process (a process
+/// Binaries of [`DEVICE_COMPARE_SRC`], compiled once per architecture per process (a process
 /// may drive devices of several architectures).
-pub struct DeviceBinaries(std::sync::Mutex<Vec<CompiledFor>>);
+pub struct CompareBinaries(std::sync::Mutex<Vec<CompiledFor>>);
 
 /// An architecture and what compiling for it gave.
 type CompiledFor = (String, Result<Vec<u8>, String>);
 
-impl DeviceBinaries {
+impl CompareBinaries {
     /// Empty.
-    pub const fn new() -> DeviceBinaries {
-        DeviceBinaries(std::sync::Mutex::new(Vec::new()))
+    pub const fn new() -> CompareBinaries {
+        CompareBinaries(std::sync::Mutex::new(Vec::new()))
     }
 
     /// The binary for `arch`, compiled with `compile` the first time it is asked for.
@@ -138,7 +112,7 @@ impl DeviceBinaries {
     }
 }
 
-impl Default for DeviceBinaries {
+impl Default for CompareBinaries {
     fn default() -> Self {
         Self::new()
     }
@@ -154,7 +128,7 @@ pub trait DeviceCompare {
     fn upload(&mut self, data: &[u8]) -> Result<Self::Ptr, crate::BackendError>;
     /// Frees what [`DeviceCompare::upload`] allocated.
     fn free(&mut self, p: Self::Ptr);
-    /// Runs [`DEVICE_KERNELS_SRC`] on buffer `output` against `want` (`n` f32 elements) and
+    /// Runs [`DEVICE_COMPARE_SRC`] on buffer `output` against `want` (`n` f32 elements) and
     /// returns its counters.
     fn compare_f32(&mut self, output: usize, want: Self::Ptr, n: u64, tol: Tolerance) -> Result<[u64; 3], crate::BackendError>;
     /// Element `index` of f32 buffer `output`.
@@ -267,7 +241,7 @@ mod tests {
         let device = device_verdict("y", [2, 3, 1], 8, |i| Ok((got.get_f64(i as usize) as f32, want.get_f64(i as usize) as f32))).unwrap_err();
         assert_eq!(host, device);
         assert!(device_verdict("y", DEVICE_COMPARE_INIT, 8, |_| unreachable!()).is_ok());
-        assert!(DEVICE_KERNELS_SRC.contains(DEVICE_COMPARE_KERNEL));
+        assert!(DEVICE_COMPARE_SRC.contains(DEVICE_COMPARE_KERNEL));
     }
 
     /// Device memory on the host: the comparison "kernel" counts as the CUDA C one does.
@@ -347,7 +321,7 @@ mod tests {
 
     #[test]
     fn comparison_binaries_compile_once_per_architecture() {
-        let c = DeviceBinaries::new();
+        let c = CompareBinaries::new();
         let calls = std::cell::Cell::new(0);
         let compile = |arch: &str| {
             calls.set(calls.get() + 1);
