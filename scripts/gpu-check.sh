@@ -125,15 +125,20 @@ l2flush)
   # How much each way of emptying L2 disturbs the timed launch (benches/l2flush/l2flush.cu).
   nvcc=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
   { "$nvcc" -O3 -arch=native -o /tmp/l2flush benches/l2flush/l2flush.cu && /tmp/l2flush && /tmp/l2flush; } > "$OUT/l2flush.txt" 2>&1
-  # The triad tuned by kerntune at sizes below and above L2 (and by an older build in
-  # .device/kerntune-old, when one was shipped, to compare flush methods).
-  for bin in "$BIN" .device/kerntune-old; do
-    [ -x "$bin" ] || continue
-    for logn in 18 20 22 24 28; do
-      echo "--- $bin triad N=2^$logn"
-      "$bin" tune examples/triad/triad.toml --backend cuda --key N=$((1 << logn)) --top 1 --no-db 2>&1 | grep -E '^winner'
+  # The triad tuned by kerntune at sizes below and above L2, with each way of emptying L2.
+  sed 's/^\[bench\]/[bench]\nrotate_inputs = true/' examples/triad/triad.toml > examples/triad/triad-rotate.toml
+  sed 's/^\[bench\]/[bench]\nflush_l2 = false/' examples/triad/triad.toml > examples/triad/triad-warm.toml
+  for logn in 18 20 22 24 28; do
+    for mode in "" -rotate -warm; do
+      echo "--- triad$mode N=2^$logn"
+      "$BIN" tune examples/triad/triad$mode.toml --backend cuda --key N=$((1 << logn)) --top 1 --no-db 2>&1 | grep -E '^winner|^error'
     done
   done > "$OUT/l2flush-triad.txt" 2>&1
+  # SGEMM (compute-bound) with rotating inputs, against the sgemm step's memset runs.
+  cp .device/bench/sgemm.cu benches/sgemm/sgemm.cu
+  sed 's/^\[bench\]/[bench]\nrotate_inputs = true/' benches/sgemm/sgemm.toml > benches/sgemm/sgemm-rotate.toml
+  grep -q '^rotate_inputs' benches/sgemm/sgemm-rotate.toml || printf '\n[bench]\nrotate_inputs = true\n' >> benches/sgemm/sgemm-rotate.toml
+  { timed "$BIN" tune benches/sgemm/sgemm-rotate.toml --backend cuda --top 5 --no-db; echo "exit $?"; } > "$OUT/l2flush-sgemm.txt" 2>&1
   ;;
 kt)
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site

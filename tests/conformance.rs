@@ -67,6 +67,22 @@ fn config_matches_reference_and_reloads<B: Backend>(b: B) {
     tuner.compile_config(&job, &prep, &again.winner).expect("the stored winner compiles");
 }
 
+/// Every way of emptying L2 between timed launches tunes the triad with correct outputs: none
+/// (warm), a 2×L2 memset, and rotating copies of the arguments (backends that cannot flush
+/// ignore the choice).
+fn every_l2_flush_mode_tunes<B: Backend>(b: B) {
+    let job = triad_job(b.language());
+    let tuner = Tuner::new(b);
+    for (flush_l2, rotate_inputs) in [(false, false), (true, false), (true, true)] {
+        let mut opts = TuneOptions { db: None, ..Default::default() };
+        opts.bench.flush_l2 = flush_l2;
+        opts.bench.rotate_inputs = rotate_inputs;
+        let r = tuner.tune(&job, &opts).unwrap();
+        assert!(r.failures.is_empty(), "{:?}: {:?}", opts.bench.l2_flush(), r.failures);
+        assert!(r.results.iter().all(|x| x.stats().is_some_and(|s| s.mean > 0.0)), "{:?}", opts.bench.l2_flush());
+    }
+}
+
 /// A C++ template kernel (CUDA and HIP): each config instantiates `triad_t<float, WG_SIZE,
 /// PER_THREAD>` with its values through a name expression; every instance must verify, and the
 /// compile cache must serve instance and symbol again.
@@ -95,6 +111,12 @@ macro_rules! conformance {
             fn limits_are_consistent() {
                 if let Some(b) = open($backend) {
                     kerntune::with_backend!(&b, x => super::limits_are_consistent(x));
+                }
+            }
+            #[test]
+            fn every_l2_flush_mode_tunes() {
+                if let Some(b) = open($backend) {
+                    kerntune::with_backend!(b, x => super::every_l2_flush_mode_tunes(x));
                 }
             }
             #[test]

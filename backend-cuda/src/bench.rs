@@ -4,7 +4,8 @@ use crate::backend::Shared;
 use crate::error::{launch_error, other};
 use cudarc::driver::result::{self, DriverError};
 use cudarc::driver::sys::{self, CUresult};
-use kerntune_core::{verify, Access, ArgData, BackendError, HostBuffer, Launch, ProblemData, TimeRequest, VerifyRequest};
+use kerntune_core::rotation::Rotation;
+use kerntune_core::{verify, Access, ArgData, BackendError, HostBuffer, L2Flush, Launch, ProblemData, TimeRequest, VerifyRequest};
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -111,6 +112,10 @@ pub struct LocalWorkspace {
     bufs: Vec<DevBuf>,
     /// Kernel parameter storage, one entry per argument (8-byte device pointers or scalars).
     params: Vec<Vec<u8>>,
+    /// The index in `params` of each buffer's pointer.
+    buf_params: Vec<usize>,
+    /// Copies of the buffers that rotating launches take turns on (made at the first one).
+    rotation: Rotation<sys::CUdeviceptr>,
     flush: Option<(sys::CUdeviceptr, usize)>,
     events: Vec<sys::CUevent>,
     flush_round: u8,
@@ -221,6 +226,8 @@ impl LocalWorkspace {
             stream,
             bufs: Vec::new(),
             params: Vec::new(),
+            buf_params: Vec::new(),
+            rotation: Rotation::default(),
             flush: None,
             events: Vec::new(),
             flush_round: 0,
@@ -243,6 +250,7 @@ impl LocalWorkspace {
                             result::memcpy_dtod_sync(ptr, pristine, bytes).map_err(|e| other("copying", e))?;
                         }
                     }
+                    ws.buf_params.push(ws.params.len());
                     ws.params.push(ptr.to_le_bytes().to_vec());
                 }
                 ArgData::Scalar { dtype, value, .. } => ws.params.push(ArgData::scalar_bytes(*dtype, value)),
@@ -302,7 +310,7 @@ impl LocalWorkspace {
     /// verification launch's time.
     pub(crate) fn verify_on_device(&mut self, k: &CudaKernel, launch: &Launch, req: &VerifyRequest<'_>) -> Result<Vec<f64>, BackendError> {
         self.reset(true)?;
-        let t = self.time(k, launch, &TimeRequest { launches: 1, flush_l2: false, timeout: req.timeout })?;
+        let t = self.time(k, launch, &TimeRequest { launches: 1, flush: L2Flush::Off, timeout: req.timeout })?;
         let _g = self.shared.bind_gen(self.gen)?;
         let mut refs = std::mem::take(&mut self.refs);
         let checked = refs.check(self, req);
@@ -320,20 +328,50 @@ impl LocalWorkspace {
         Ok(())
     }
 
-    /// Launches `req.launches` times, each bracketed by events (and preceded by an L2 flush when
-    /// asked), waits with a deadline, and returns each launch's time in seconds.
+    /// Makes the copies of the buffers for rotating launches, once (see [`Rotation::ensure`]).
+    fn ensure_rotation(&mut self) -> Result<(), BackendError> {
+        let span = self.flush.map_or(0, |(_, bytes)| bytes);
+        let buffers: Vec<_> = self.bufs.iter().zip(&self.buf_params).map(|(b, &at)| (b.pristine, b.bytes, at)).collect();
+        self.rotation.ensure(
+            &self.params,
+            &buffers,
+            span,
+            |src, bytes| {
+                let p = malloc(bytes)?;
+                // SAFETY: both buffers hold `bytes` bytes in the bound context.
+                match unsafe { result::memcpy_dtod_sync(p, src, bytes) } {
+                    Ok(()) => Ok(p),
+                    Err(e) => {
+                        // SAFETY: allocated just above, freed once.
+                        let _ = unsafe { result::free_sync(p) };
+                        Err(other("copying inputs for rotation", e))
+                    }
+                }
+            },
+            |p| p.to_le_bytes().to_vec(),
+        )
+    }
+
+    /// Launches `req.launches` times, each bracketed by events (and preceded by emptying L2 as
+    /// `req.flush` asks), waits with a deadline, and returns each launch's time in seconds.
     pub(crate) fn time(&mut self, k: &crate::bench::CudaKernel, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError> {
         let _bound = self.shared.bind_gen(self.gen)?;
         let func = k.function(self.gen)?;
         k.allow_dynamic_smem(launch.shared_mem_bytes)?;
         let n = req.launches as usize;
         self.ensure_events(2 * n)?;
-        let mut ptrs: Vec<*mut c_void> = self.params.iter_mut().map(|p| p.as_mut_ptr() as *mut c_void).collect();
+        if req.flush == L2Flush::Rotate {
+            self.ensure_rotation()?;
+        }
+        let mut sets = self.rotation.pointer_sets(&mut self.params);
         for i in 0..n {
+            let set = if req.flush == L2Flush::Rotate { self.rotation.next_set() } else { 0 };
+            let ptrs = &mut sets[set];
             // SAFETY: everything below uses handles of the bound context; `ptrs` point into
-            // `self.params`, which outlives the launches (they are copied at launch time).
+            // `self.params` or a rotated copy's, which outlive the launches (they are copied at
+            // launch time).
             unsafe {
-                if let (true, Some((buf, bytes))) = (req.flush_l2, self.flush) {
+                if let (L2Flush::Memset, Some((buf, bytes))) = (req.flush, self.flush) {
                     // A 2×L2 memset, as Triton and nvbench flush. Reading 2×L2 and rotating
                     // inputs were measured against it (docs/benchmarks.md, "Flushing L2").
                     self.flush_round = self.flush_round.wrapping_add(1);
@@ -346,7 +384,7 @@ impl LocalWorkspace {
                     (launch.block[0], launch.block[1], launch.block[2]),
                     launch.shared_mem_bytes,
                     self.stream,
-                    &mut ptrs,
+                    ptrs,
                 )
                 .map_err(launch_error)?;
                 result::event::record(self.events[2 * i + 1], self.stream).map_err(launch_error)?;
@@ -395,6 +433,9 @@ impl Drop for LocalWorkspace {
             for b in &self.bufs {
                 let _ = result::free_sync(b.ptr);
                 let _ = result::free_sync(b.pristine);
+            }
+            for p in self.rotation.allocations() {
+                let _ = result::free_sync(p);
             }
             if let Some((p, _)) = self.flush {
                 let _ = result::free_sync(p);

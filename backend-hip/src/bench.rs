@@ -2,8 +2,9 @@
 
 use crate::error::{check, map};
 use hip_sys::hiprt::{self as hip, hipError_t};
+use kerntune_core::rotation::Rotation;
 use kerntune_core::worker::{KernelImage, WorkerSlot};
-use kerntune_core::{verify, Access, ArgData, BackendError, HostBuffer, Launch, ProblemData, TimeRequest, VerifyRequest};
+use kerntune_core::{verify, Access, ArgData, BackendError, HostBuffer, L2Flush, Launch, ProblemData, TimeRequest, VerifyRequest};
 use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -86,6 +87,10 @@ pub struct LocalWorkspace {
     stream: hip::hipStream_t,
     bufs: Vec<DevBuf>,
     params: Vec<Vec<u8>>,
+    /// The index in `params` of each buffer's pointer.
+    buf_params: Vec<usize>,
+    /// Copies of the buffers that rotating launches take turns on (made at the first one).
+    rotation: Rotation<*mut c_void>,
     flush: Option<(*mut c_void, usize)>,
     events: Vec<hip::hipEvent_t>,
     round: u8,
@@ -195,6 +200,8 @@ impl LocalWorkspace {
             stream,
             bufs: vec![],
             params: vec![],
+            buf_params: vec![],
+            rotation: Rotation::default(),
             flush: None,
             events: vec![],
             round: 0,
@@ -215,6 +222,7 @@ impl LocalWorkspace {
                             check(hip::hipMemcpyDtoD(ptr, pristine, b.data.len()), "copying")?;
                         }
                     }
+                    ws.buf_params.push(ws.params.len());
                     ws.params.push((ptr as u64).to_le_bytes().to_vec());
                 }
                 ArgData::Scalar { dtype, value, .. } => ws.params.push(ArgData::scalar_bytes(*dtype, value)),
@@ -269,13 +277,35 @@ impl LocalWorkspace {
     /// Returns the verification launch's time.
     pub(crate) fn verify_on_device(&mut self, k: &HipKernel, launch: &Launch, req: &VerifyRequest<'_>) -> Result<Vec<f64>, BackendError> {
         self.reset(true)?;
-        let t = self.time(k, launch, &TimeRequest { launches: 1, flush_l2: false, timeout: req.timeout })?;
+        let t = self.time(k, launch, &TimeRequest { launches: 1, flush: L2Flush::Off, timeout: req.timeout })?;
         let mut refs = std::mem::take(&mut self.refs);
         let checked = refs.check(self, req);
         self.refs = refs;
         checked?;
         self.reset(false)?;
         Ok(t)
+    }
+
+    /// Makes the copies of the buffers for rotating launches, once (see [`Rotation::ensure`]).
+    fn ensure_rotation(&mut self) -> Result<(), BackendError> {
+        let span = self.flush.map_or(0, |(_, bytes)| bytes);
+        let buffers: Vec<_> = self.bufs.iter().zip(&self.buf_params).map(|(b, &at)| (b.pristine, b.bytes, at)).collect();
+        self.rotation.ensure(
+            &self.params,
+            &buffers,
+            span,
+            |src, bytes| {
+                let p = malloc(bytes)?;
+                // SAFETY: both buffers hold `bytes` bytes.
+                let copied = check(unsafe { hip::hipMemcpyDtoD(p, src, bytes) }, "copying inputs for rotation");
+                if copied.is_err() {
+                    // SAFETY: allocated just above, freed once.
+                    unsafe { hip::hipFree(p) };
+                }
+                copied.map(|()| p)
+            },
+            |p| (p as u64).to_le_bytes().to_vec(),
+        )
     }
 
     pub(crate) fn time(&mut self, k: &HipKernel, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError> {
@@ -303,11 +333,17 @@ impl LocalWorkspace {
                 *m = launch.shared_mem_bytes;
             }
         }
-        let mut ptrs: Vec<*mut c_void> = self.params.iter_mut().map(|p| p.as_mut_ptr() as *mut c_void).collect();
+        if req.flush == L2Flush::Rotate {
+            self.ensure_rotation()?;
+        }
+        let mut sets = self.rotation.pointer_sets(&mut self.params);
         for i in 0..n {
-            // SAFETY: handles of this process; `ptrs` point into `self.params`, copied at launch.
+            let set = if req.flush == L2Flush::Rotate { self.rotation.next_set() } else { 0 };
+            let ptrs = &mut sets[set];
+            // SAFETY: handles of this process; `ptrs` point into `self.params` or a rotated
+            // copy's, copied at launch.
             unsafe {
-                if let (true, Some((buf, bytes))) = (req.flush_l2, self.flush) {
+                if let (L2Flush::Memset, Some((buf, bytes))) = (req.flush, self.flush) {
                     // A 2×L2 memset, as on CUDA (docs/benchmarks.md, "Flushing L2").
                     self.round = self.round.wrapping_add(1);
                     check(hip::hipMemsetD8Async(buf, self.round, bytes, self.stream), "launch (flushing L2)")?;
@@ -376,6 +412,9 @@ impl Drop for LocalWorkspace {
             for b in &self.bufs {
                 hip::hipFree(b.ptr);
                 hip::hipFree(b.pristine);
+            }
+            for p in self.rotation.allocations() {
+                hip::hipFree(p);
             }
             if let Some((p, _)) = self.flush {
                 hip::hipFree(p);

@@ -51,7 +51,14 @@ fn on_a_gpu_the_worker_times_and_verifies() {
     let k = b.compile(&req).expect("compiles").kernel;
     let p = problem();
     let mut ws = b.workspace(&p).expect("worker workspace");
-    let t = b.time(&mut ws, &k, &launch, &kerntune_core::TimeRequest { launches: 3, flush_l2: true, timeout: std::time::Duration::from_secs(5) }).unwrap();
+    let t = b
+        .time(
+            &mut ws,
+            &k,
+            &launch,
+            &kerntune_core::TimeRequest { launches: 3, flush: kerntune_core::L2Flush::Memset, timeout: std::time::Duration::from_secs(5) },
+        )
+        .unwrap();
     assert_eq!(t.len(), 3);
     let mut reference: Vec<HostBuffer> = p.buffers().cloned().collect();
     for i in 0..4096 {

@@ -224,13 +224,27 @@ impl std::fmt::Display for TimingMethod {
     }
 }
 
+/// How a backend keeps the previous launch's data out of L2 before a timed launch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum L2Flush {
+    /// Nothing: the launch may find its data in L2 (warm).
+    Off,
+    /// Write a buffer of twice the L2 size first (what Triton and nvbench do).
+    #[default]
+    Memset,
+    /// Launch on the next of enough copies of the arguments to span twice the L2 size, so that
+    /// nothing runs between launches (the copies start as the arguments' pristine data).
+    Rotate,
+}
+
 /// One timing request.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TimeRequest {
     /// Launches to time, each reported separately.
     pub launches: u32,
-    /// Flush the L2 cache before each launch.
-    pub flush_l2: bool,
+    /// How L2 is emptied before each launch (backends without a way to do so ignore it).
+    pub flush: L2Flush,
     /// A launch that takes longer fails with [`BackendError::TimedOut`].
     pub timeout: Duration,
 }
@@ -316,7 +330,7 @@ pub trait Backend: Send + Sync {
     /// back to the host.
     fn verify(&self, ws: &mut Self::Workspace, kernel: &Self::Kernel, launch: &Launch, req: &VerifyRequest<'_>) -> Result<Vec<f64>, BackendError> {
         self.reset(ws, true)?;
-        let t = self.time(ws, kernel, launch, &TimeRequest { launches: 1, flush_l2: false, timeout: req.timeout })?;
+        let t = self.time(ws, kernel, launch, &TimeRequest { launches: 1, flush: L2Flush::Off, timeout: req.timeout })?;
         let outs = self.read_outputs(ws)?;
         req.check(&outs)?;
         self.reset(ws, false)?;

@@ -43,6 +43,7 @@ pub mod problem;
 pub mod prune;
 pub mod recorded;
 pub mod reference;
+pub mod rotation;
 pub mod select;
 pub mod simulate;
 pub mod space;
@@ -57,7 +58,7 @@ pub mod value;
 pub mod verify;
 pub mod worker;
 
-pub use backend::{Backend, CompileRequest, Compiled, KernelSource, Launch, ResourceUsage, TimeRequest, TimingMethod, VerifyRequest};
+pub use backend::{Backend, CompileRequest, Compiled, KernelSource, L2Flush, Launch, ResourceUsage, TimeRequest, TimingMethod, VerifyRequest};
 pub use config::{Config, Knobs};
 pub use db::{Database, DbError};
 pub use error::{BackendError, Error, FailureKind, OpenError};

@@ -29,6 +29,9 @@ pub struct BenchOptions {
     pub max_seconds: f64,
     /// Flush the L2 cache before each timed launch.
     pub flush_l2: bool,
+    /// Empty L2 by rotating copies of the arguments instead of a 2×L2 memset (CUDA, HIP; see
+    /// docs/benchmarks.md, "Flushing L2"). Only with `flush_l2`.
+    pub rotate_inputs: bool,
     /// Stop measuring a config once it is clearly slower than the best so far.
     pub racing: bool,
     /// Racing margin: a config is clearly slower when its interval's lower end exceeds the
@@ -82,10 +85,23 @@ impl Default for BenchOptions {
             target_rel_ci: 0.01,
             max_seconds: 1.0,
             flush_l2: true,
+            rotate_inputs: false,
             racing: true,
             race_margin: 0.02,
             timeout: Duration::from_secs(5),
             tie_tolerance: 0.005,
+        }
+    }
+}
+
+impl BenchOptions {
+    /// How timed launches empty L2.
+    pub fn l2_flush(&self) -> crate::backend::L2Flush {
+        use crate::backend::L2Flush;
+        match (self.flush_l2, self.rotate_inputs) {
+            (false, _) => L2Flush::Off,
+            (true, false) => L2Flush::Memset,
+            (true, true) => L2Flush::Rotate,
         }
     }
 }

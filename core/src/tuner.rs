@@ -15,7 +15,7 @@
 //! A failure of one config (compile, launch, timeout, wrong output, lost device) is recorded
 //! with its reason and never ends the tune.
 
-use crate::backend::{Backend, CompileRequest, Compiled, Launch, ResourceUsage, TimeRequest, TimingMethod};
+use crate::backend::{Backend, CompileRequest, Compiled, L2Flush, Launch, ResourceUsage, TimeRequest, TimingMethod};
 use crate::config::Config;
 use crate::db::{self, Database, Entry, EntryId, Environment, Measurement, Status};
 use crate::error::{BackendError, Error, FailureKind};
@@ -624,7 +624,7 @@ impl<B: Backend> Tuner<B> {
                     let ws = run.ws.as_mut().expect("workspace");
                     self.backend.reset(ws, true)?;
                     self.backend
-                        .time(ws, &compiled.kernel, &c.launch, &TimeRequest { launches: 1, flush_l2: false, timeout: opts.bench.timeout })
+                        .time(ws, &compiled.kernel, &c.launch, &TimeRequest { launches: 1, flush: L2Flush::Off, timeout: opts.bench.timeout })
                         .map_err(|e| Error::Reference(format!("the default config ({}) failed to run: {e}", c.config)))?;
                     run.reference = Some(self.backend.read_outputs(ws)?);
                     default_kernel = Some((di, compiled));
@@ -1050,7 +1050,7 @@ impl<B: Backend> Run<'_, B> {
             };
             prior = backend.verify(ws, kernel, &c.launch, &vr)?;
         }
-        let req = |n: u32| TimeRequest { launches: n, flush_l2: bench.flush_l2, timeout: bench.timeout };
+        let req = |n: u32| TimeRequest { launches: n, flush: bench.l2_flush(), timeout: bench.timeout };
         // The verification launch (if any) warmed the kernel up, and its time can already decide
         // a clear race.
         let (stats, _cost) = measure(bench, self.best.as_ref(), &prior, |n| backend.time(ws, kernel, &c.launch, &req(n)))?;

@@ -20,7 +20,7 @@
 //! and [`BackendExecutor`] serves the worker's side with the backend's own [`Backend`] calls;
 //! anything else can implement [`Executor`] directly. The parent's side is a [`WorkerSlot`].
 
-use crate::backend::{Backend, Launch, TimeRequest, VerifyRequest};
+use crate::backend::{Backend, L2Flush, Launch, TimeRequest, VerifyRequest};
 use crate::error::BackendError;
 use crate::problem::{Access, ArgData, DType, HostBuffer, ProblemData};
 use crate::value::Value;
@@ -190,7 +190,7 @@ enum Req {
     Load { id: u64, name: String },
     Unload { ids: Vec<u64> },
     Reset { poison: bool },
-    Time { id: u64, launch: Launch, n: u32, flush: bool, timeout: f64 },
+    Time { id: u64, launch: Launch, n: u32, flush: L2Flush, timeout: f64 },
     Verify { id: u64, launch: Launch, timeout: f64, ref_id: u64, send_ref: bool, outputs: Vec<String>, atol: f64, rtol: f64 },
     Read,
 }
@@ -389,7 +389,7 @@ impl Worker {
     /// [`Backend::time`] in the worker.
     pub fn time(&mut self, k: KernelImage<'_>, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError> {
         self.ensure_loaded(k)?;
-        let r = Req::Time { id: k.id, launch: *launch, n: req.launches, flush: req.flush_l2, timeout: req.timeout.as_secs_f64() };
+        let r = Req::Time { id: k.id, launch: *launch, n: req.launches, flush: req.flush, timeout: req.timeout.as_secs_f64() };
         // The worker enforces the per-launch timeout itself; the margin covers process overhead.
         let deadline = req.timeout * req.launches.max(1) + Duration::from_secs(5);
         match self.call(&r, &[], deadline) {
@@ -547,7 +547,7 @@ fn handle(exec: &mut impl Executor, st: &mut Served, req: Req, blobs: Vec<Vec<u8
             if !st.loaded.contains_key(&id) {
                 return Err(BackendError::other("kernel not loaded"));
             }
-            Ok((exec.time(id, &launch, &TimeRequest { launches: n, flush_l2: flush, timeout: Duration::from_secs_f64(timeout) })?, vec![]))
+            Ok((exec.time(id, &launch, &TimeRequest { launches: n, flush, timeout: Duration::from_secs_f64(timeout) })?, vec![]))
         }
         Req::Verify { id, launch, timeout, ref_id, send_ref, outputs, atol, rtol } => {
             if send_ref {
@@ -606,10 +606,10 @@ mod tests {
     #[test]
     fn messages_round_trip_with_blobs() {
         let mut buf = Vec::new();
-        let req = Req::Time { id: 7, launch: Launch { grid: [2, 1, 1], block: [64, 1, 1], shared_mem_bytes: 0 }, n: 5, flush: true, timeout: 1.5 };
+        let req = Req::Time { id: 7, launch: Launch { grid: [2, 1, 1], block: [64, 1, 1], shared_mem_bytes: 0 }, n: 5, flush: L2Flush::Rotate, timeout: 1.5 };
         write_msg(&mut buf, &req, &[b"abc", b""]).unwrap();
         let (back, blobs): (Req, _) = read_msg(&mut buf.as_slice()).unwrap();
-        assert!(matches!(back, Req::Time { id: 7, n: 5, flush: true, .. }));
+        assert!(matches!(back, Req::Time { id: 7, n: 5, flush: L2Flush::Rotate, .. }));
         assert_eq!(blobs, vec![b"abc".to_vec(), vec![]]);
     }
 

@@ -109,7 +109,7 @@ fn image(id: u64, what: &'static str) -> KernelImage<'static> {
 const LAUNCH: Launch = Launch { grid: [1, 1, 1], block: [1, 1, 1], shared_mem_bytes: 0 };
 
 fn timing(timeout: Duration) -> TimeRequest {
-    TimeRequest { launches: 3, flush_l2: false, timeout }
+    TimeRequest { launches: 3, flush: kerntune_core::L2Flush::Off, timeout }
 }
 
 /// The worker runs kernels and verifies against a reference it was sent once; wrong and
@@ -153,7 +153,7 @@ fn a_crash_costs_one_worker_not_the_tune() {
 fn a_hang_is_killed_at_the_deadline() {
     let (s, p) = (slot(), problem());
     let started = Instant::now();
-    let req = TimeRequest { launches: 1, flush_l2: false, timeout: Duration::from_millis(100) };
+    let req = TimeRequest { launches: 1, flush: kerntune_core::L2Flush::Off, timeout: Duration::from_millis(100) };
     let e = s.with(&p, |w| w.time(image(5, "hang"), &LAUNCH, &req)).unwrap_err();
     assert!(matches!(e, BackendError::TimedOut(d) if d == Duration::from_millis(100)), "{e}");
     assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
