@@ -116,7 +116,10 @@ pub struct LocalWorkspace {
     buf_params: Vec<usize>,
     /// Copies of the buffers that rotating launches take turns on (made at the first one).
     rotation: Rotation<sys::CUdeviceptr>,
-    flush: Option<(sys::CUdeviceptr, usize)>,
+    /// Bytes that empty L2: twice its size (0: no flush).
+    flush_bytes: usize,
+    /// The buffer a memset flush writes, allocated at the first one.
+    flush: Option<sys::CUdeviceptr>,
     events: Vec<sys::CUevent>,
     flush_round: u8,
     /// Device copies of the reference outputs (f32 buffers), for on-device verification.
@@ -228,6 +231,7 @@ impl LocalWorkspace {
             params: Vec::new(),
             buf_params: Vec::new(),
             rotation: Rotation::default(),
+            flush_bytes,
             flush: None,
             events: Vec::new(),
             flush_round: 0,
@@ -255,9 +259,6 @@ impl LocalWorkspace {
                 }
                 ArgData::Scalar { dtype, value, .. } => ws.params.push(ArgData::scalar_bytes(*dtype, value)),
             }
-        }
-        if flush_bytes > 0 {
-            ws.flush = Some((malloc(flush_bytes)?, flush_bytes));
         }
         Ok(ws)
     }
@@ -330,7 +331,7 @@ impl LocalWorkspace {
 
     /// Makes the copies of the buffers for rotating launches, once (see [`Rotation::ensure`]).
     fn ensure_rotation(&mut self) -> Result<(), BackendError> {
-        let span = self.flush.map_or(0, |(_, bytes)| bytes);
+        let span = self.flush_bytes;
         let buffers: Vec<_> = self.bufs.iter().zip(&self.buf_params).map(|(b, &at)| (b.pristine, b.bytes, at)).collect();
         self.rotation.ensure(
             &self.params,
@@ -360,8 +361,10 @@ impl LocalWorkspace {
         k.allow_dynamic_smem(launch.shared_mem_bytes)?;
         let n = req.launches as usize;
         self.ensure_events(2 * n)?;
-        if req.flush == L2Flush::Rotate {
-            self.ensure_rotation()?;
+        match req.flush {
+            L2Flush::Rotate => self.ensure_rotation()?,
+            L2Flush::Memset if self.flush.is_none() && self.flush_bytes > 0 => self.flush = Some(malloc(self.flush_bytes)?),
+            _ => {}
         }
         let mut sets = self.rotation.pointer_sets(&mut self.params);
         for i in 0..n {
@@ -371,11 +374,11 @@ impl LocalWorkspace {
             // `self.params` or a rotated copy's, which outlive the launches (they are copied at
             // launch time).
             unsafe {
-                if let (L2Flush::Memset, Some((buf, bytes))) = (req.flush, self.flush) {
+                if let (L2Flush::Memset, Some(buf)) = (req.flush, self.flush) {
                     // A 2×L2 memset, as Triton and nvbench flush. Reading 2×L2 and rotating
                     // inputs were measured against it (docs/benchmarks.md, "Flushing L2").
                     self.flush_round = self.flush_round.wrapping_add(1);
-                    result::memset_d8_async(buf, self.flush_round, bytes, self.stream).map_err(launch_error)?;
+                    result::memset_d8_async(buf, self.flush_round, self.flush_bytes, self.stream).map_err(launch_error)?;
                 }
                 result::event::record(self.events[2 * i], self.stream).map_err(launch_error)?;
                 result::launch_kernel(
@@ -437,7 +440,7 @@ impl Drop for LocalWorkspace {
             for p in self.rotation.allocations() {
                 let _ = result::free_sync(p);
             }
-            if let Some((p, _)) = self.flush {
+            if let Some(p) = self.flush {
                 let _ = result::free_sync(p);
             }
             for p in self.refs.ptrs() {

@@ -91,7 +91,10 @@ pub struct LocalWorkspace {
     buf_params: Vec<usize>,
     /// Copies of the buffers that rotating launches take turns on (made at the first one).
     rotation: Rotation<*mut c_void>,
-    flush: Option<(*mut c_void, usize)>,
+    /// Bytes that empty L2: twice its size (0: no flush).
+    flush_bytes: usize,
+    /// The buffer a memset flush writes, allocated at the first one.
+    flush: Option<*mut c_void>,
     events: Vec<hip::hipEvent_t>,
     round: u8,
     /// The device's architecture, to compile the comparison kernel.
@@ -202,6 +205,7 @@ impl LocalWorkspace {
             params: vec![],
             buf_params: vec![],
             rotation: Rotation::default(),
+            flush_bytes,
             flush: None,
             events: vec![],
             round: 0,
@@ -227,9 +231,6 @@ impl LocalWorkspace {
                 }
                 ArgData::Scalar { dtype, value, .. } => ws.params.push(ArgData::scalar_bytes(*dtype, value)),
             }
-        }
-        if flush_bytes > 0 {
-            ws.flush = Some((malloc(flush_bytes)?, flush_bytes));
         }
         Ok(ws)
     }
@@ -288,7 +289,7 @@ impl LocalWorkspace {
 
     /// Makes the copies of the buffers for rotating launches, once (see [`Rotation::ensure`]).
     fn ensure_rotation(&mut self) -> Result<(), BackendError> {
-        let span = self.flush.map_or(0, |(_, bytes)| bytes);
+        let span = self.flush_bytes;
         let buffers: Vec<_> = self.bufs.iter().zip(&self.buf_params).map(|(b, &at)| (b.pristine, b.bytes, at)).collect();
         self.rotation.ensure(
             &self.params,
@@ -333,8 +334,10 @@ impl LocalWorkspace {
                 *m = launch.shared_mem_bytes;
             }
         }
-        if req.flush == L2Flush::Rotate {
-            self.ensure_rotation()?;
+        match req.flush {
+            L2Flush::Rotate => self.ensure_rotation()?,
+            L2Flush::Memset if self.flush.is_none() && self.flush_bytes > 0 => self.flush = Some(malloc(self.flush_bytes)?),
+            _ => {}
         }
         let mut sets = self.rotation.pointer_sets(&mut self.params);
         for i in 0..n {
@@ -343,10 +346,10 @@ impl LocalWorkspace {
             // SAFETY: handles of this process; `ptrs` point into `self.params` or a rotated
             // copy's, copied at launch.
             unsafe {
-                if let (L2Flush::Memset, Some((buf, bytes))) = (req.flush, self.flush) {
+                if let (L2Flush::Memset, Some(buf)) = (req.flush, self.flush) {
                     // A 2×L2 memset, as on CUDA (docs/benchmarks.md, "Flushing L2").
                     self.round = self.round.wrapping_add(1);
-                    check(hip::hipMemsetD8Async(buf, self.round, bytes, self.stream), "launch (flushing L2)")?;
+                    check(hip::hipMemsetD8Async(buf, self.round, self.flush_bytes, self.stream), "launch (flushing L2)")?;
                 }
                 check(hip::hipEventRecord(self.events[2 * i], self.stream), "launch (event)")?;
                 check(
@@ -416,7 +419,7 @@ impl Drop for LocalWorkspace {
             for p in self.rotation.allocations() {
                 hip::hipFree(p);
             }
-            if let Some((p, _)) = self.flush {
+            if let Some(p) = self.flush {
                 hip::hipFree(p);
             }
             for e in &self.events {
