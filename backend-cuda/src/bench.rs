@@ -4,11 +4,11 @@ use crate::backend::Shared;
 use crate::error::{launch_error, other};
 use cudarc::driver::result::{self, DriverError};
 use cudarc::driver::sys::{self, CUresult};
-use kerntune_core::rotation::Rotation;
+use kerntune_core::launch::{time_launches, Rotation, StreamOps};
 use kerntune_core::{verify, Access, ArgData, BackendError, HostBuffer, L2Flush, Launch, ProblemData, TimeRequest, VerifyRequest};
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 struct Loaded {
     gen: u64,
@@ -366,64 +366,85 @@ impl LocalWorkspace {
             L2Flush::Memset if self.flush.is_none() && self.flush_bytes > 0 => self.flush = Some(malloc(self.flush_bytes)?),
             _ => {}
         }
-        let mut sets = self.rotation.pointer_sets(&mut self.params);
-        for i in 0..n {
-            let set = if req.flush == L2Flush::Rotate { self.rotation.next_set() } else { 0 };
-            let ptrs = &mut sets[set];
-            // SAFETY: everything below uses handles of the bound context; `ptrs` point into
-            // `self.params` or a rotated copy's, which outlive the launches (they are copied at
-            // launch time).
-            unsafe {
-                if let (L2Flush::Memset, Some(buf)) = (req.flush, self.flush) {
-                    // A 2×L2 memset, as Triton and nvbench flush. Reading 2×L2 and rotating
-                    // inputs were measured against it (docs/benchmarks.md, "Flushing L2").
-                    self.flush_round = self.flush_round.wrapping_add(1);
-                    result::memset_d8_async(buf, self.flush_round, self.flush_bytes, self.stream).map_err(launch_error)?;
+        let mut ops = CudaStream {
+            stream: self.stream,
+            events: &self.events,
+            func,
+            launch,
+            flush: self.flush.map(|buf| (buf, self.flush_bytes)),
+            round: &mut self.flush_round,
+            shared: &self.shared,
+            gen: self.gen,
+        };
+        time_launches(&mut ops, &mut self.params, &mut self.rotation, req)
+    }
+}
+
+/// The stream operations of one timing request, for core's [`time_launches`]; the context is
+/// bound by the caller.
+struct CudaStream<'a> {
+    stream: sys::CUstream,
+    events: &'a [sys::CUevent],
+    func: sys::CUfunction,
+    launch: &'a Launch,
+    flush: Option<(sys::CUdeviceptr, usize)>,
+    round: &'a mut u8,
+    shared: &'a Shared,
+    gen: u64,
+}
+
+impl StreamOps for CudaStream<'_> {
+    fn memset_flush(&mut self) -> Result<(), BackendError> {
+        if let Some((buf, bytes)) = self.flush {
+            // A 2×L2 memset, as Triton and nvbench flush. Reading 2×L2 and rotating inputs were
+            // measured against it (docs/benchmarks.md, "Flushing L2").
+            *self.round = self.round.wrapping_add(1);
+            // SAFETY: a device buffer of `bytes` bytes in the bound context.
+            unsafe { result::memset_d8_async(buf, *self.round, bytes, self.stream) }.map_err(launch_error)?;
+        }
+        Ok(())
+    }
+
+    fn record(&mut self, event: usize) -> Result<(), BackendError> {
+        // SAFETY: an event and the stream of the bound context.
+        unsafe { result::event::record(self.events[event], self.stream) }.map_err(launch_error)
+    }
+
+    fn launch(&mut self, args: &mut [*mut c_void]) -> Result<(), BackendError> {
+        let l = self.launch;
+        // SAFETY: `args` point at parameter storage that outlives the call (the driver copies
+        // the values at launch); the function and stream belong to the bound context.
+        unsafe {
+            result::launch_kernel(self.func, (l.grid[0], l.grid[1], l.grid[2]), (l.block[0], l.block[1], l.block[2]), l.shared_mem_bytes, self.stream, args)
+        }
+        .map_err(launch_error)
+    }
+
+    fn query(&mut self, event: usize) -> Result<bool, BackendError> {
+        // SAFETY: a recorded event of the bound context.
+        match unsafe { result::event::query(self.events[event]) } {
+            Ok(()) => Ok(true),
+            Err(DriverError(CUresult::CUDA_ERROR_NOT_READY)) => Ok(false),
+            Err(e) => {
+                let err = launch_error(e);
+                if matches!(err, BackendError::DeviceLost(_)) {
+                    self.shared.mark_dead(self.gen);
                 }
-                result::event::record(self.events[2 * i], self.stream).map_err(launch_error)?;
-                result::launch_kernel(
-                    func,
-                    (launch.grid[0], launch.grid[1], launch.grid[2]),
-                    (launch.block[0], launch.block[1], launch.block[2]),
-                    launch.shared_mem_bytes,
-                    self.stream,
-                    ptrs,
-                )
-                .map_err(launch_error)?;
-                result::event::record(self.events[2 * i + 1], self.stream).map_err(launch_error)?;
+                Err(err)
             }
         }
-        let last = self.events[2 * n - 1];
-        let deadline = Instant::now() + req.timeout * req.launches.max(1);
-        loop {
-            // SAFETY: valid event.
-            match unsafe { result::event::query(last) } {
-                Ok(()) => break,
-                Err(DriverError(CUresult::CUDA_ERROR_NOT_READY)) => {
-                    if Instant::now() > deadline {
-                        // The kernel is still running and cannot be stopped in this context:
-                        // the context must be replaced before anything else runs.
-                        self.shared.mark_dead(self.gen);
-                        return Err(BackendError::TimedOut(req.timeout));
-                    }
-                    std::thread::sleep(Duration::from_micros(50));
-                }
-                Err(e) => {
-                    let err = launch_error(e);
-                    if matches!(err, BackendError::DeviceLost(_)) {
-                        self.shared.mark_dead(self.gen);
-                    }
-                    return Err(err);
-                }
-            }
-        }
-        let mut out = Vec::with_capacity(n);
-        for i in 0..n {
-            // SAFETY: both events completed.
-            let ms = unsafe { result::event::elapsed(self.events[2 * i], self.events[2 * i + 1]) }.map_err(launch_error)?;
-            out.push(ms as f64 * 1e-3);
-        }
-        Ok(out)
+    }
+
+    fn elapsed_ms(&mut self, start: usize, end: usize) -> Result<f32, BackendError> {
+        // SAFETY: both events completed.
+        unsafe { result::event::elapsed(self.events[start], self.events[end]) }.map_err(launch_error)
+    }
+
+    fn hung(&mut self, timeout: Duration) -> BackendError {
+        // The kernel is still running and cannot be stopped in this context: the context must
+        // be replaced before anything else runs.
+        self.shared.mark_dead(self.gen);
+        BackendError::TimedOut(timeout)
     }
 }
 

@@ -2,12 +2,12 @@
 
 use crate::error::{check, map};
 use hip_sys::hiprt::{self as hip, hipError_t};
-use kerntune_core::rotation::Rotation;
+use kerntune_core::launch::{time_launches, Rotation, StreamOps};
 use kerntune_core::worker::{KernelImage, WorkerSlot};
 use kerntune_core::{verify, Access, ArgData, BackendError, HostBuffer, L2Flush, Launch, ProblemData, TimeRequest, VerifyRequest};
 use std::ffi::c_void;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A compiled config: its code object, loaded as a module in this process (for the resource
 /// report, and for launching when kernels run in-process) and shipped to the worker process
@@ -339,65 +339,88 @@ impl LocalWorkspace {
             L2Flush::Memset if self.flush.is_none() && self.flush_bytes > 0 => self.flush = Some(malloc(self.flush_bytes)?),
             _ => {}
         }
-        let mut sets = self.rotation.pointer_sets(&mut self.params);
-        for i in 0..n {
-            let set = if req.flush == L2Flush::Rotate { self.rotation.next_set() } else { 0 };
-            let ptrs = &mut sets[set];
-            // SAFETY: handles of this process; `ptrs` point into `self.params` or a rotated
-            // copy's, copied at launch.
+        let mut ops = HipStream {
+            stream: self.stream,
+            events: &self.events,
+            func: k.func,
+            launch,
+            flush: self.flush.map(|buf| (buf, self.flush_bytes)),
+            round: &mut self.round,
+        };
+        time_launches(&mut ops, &mut self.params, &mut self.rotation, req)
+    }
+}
+
+/// The stream operations of one timing request, for core's [`time_launches`].
+struct HipStream<'a> {
+    stream: hip::hipStream_t,
+    events: &'a [hip::hipEvent_t],
+    func: hip::hipFunction_t,
+    launch: &'a Launch,
+    flush: Option<(*mut c_void, usize)>,
+    round: &'a mut u8,
+}
+
+impl StreamOps for HipStream<'_> {
+    fn memset_flush(&mut self) -> Result<(), BackendError> {
+        if let Some((buf, bytes)) = self.flush {
+            // A 2×L2 memset, as on CUDA (docs/benchmarks.md, "Flushing L2").
+            *self.round = self.round.wrapping_add(1);
+            // SAFETY: a device buffer of `bytes` bytes.
+            check(unsafe { hip::hipMemsetD8Async(buf, *self.round, bytes, self.stream) }, "launch (flushing L2)")?;
+        }
+        Ok(())
+    }
+
+    fn record(&mut self, event: usize) -> Result<(), BackendError> {
+        // SAFETY: an event and a stream of this process.
+        check(unsafe { hip::hipEventRecord(self.events[event], self.stream) }, "launch (event)")
+    }
+
+    fn launch(&mut self, args: &mut [*mut c_void]) -> Result<(), BackendError> {
+        let l = self.launch;
+        // SAFETY: `args` point at parameter storage that outlives the call (the runtime copies
+        // the values at launch).
+        check(
             unsafe {
-                if let (L2Flush::Memset, Some(buf)) = (req.flush, self.flush) {
-                    // A 2×L2 memset, as on CUDA (docs/benchmarks.md, "Flushing L2").
-                    self.round = self.round.wrapping_add(1);
-                    check(hip::hipMemsetD8Async(buf, self.round, self.flush_bytes, self.stream), "launch (flushing L2)")?;
-                }
-                check(hip::hipEventRecord(self.events[2 * i], self.stream), "launch (event)")?;
-                check(
-                    hip::hipModuleLaunchKernel(
-                        k.func,
-                        launch.grid[0],
-                        launch.grid[1],
-                        launch.grid[2],
-                        launch.block[0],
-                        launch.block[1],
-                        launch.block[2],
-                        launch.shared_mem_bytes,
-                        self.stream,
-                        ptrs.as_mut_ptr(),
-                        std::ptr::null_mut(),
-                    ),
-                    "launch",
-                )?;
-                check(hip::hipEventRecord(self.events[2 * i + 1], self.stream), "launch (event)")?;
-            }
+                hip::hipModuleLaunchKernel(
+                    self.func,
+                    l.grid[0],
+                    l.grid[1],
+                    l.grid[2],
+                    l.block[0],
+                    l.block[1],
+                    l.block[2],
+                    l.shared_mem_bytes,
+                    self.stream,
+                    args.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
+            },
+            "launch",
+        )
+    }
+
+    fn query(&mut self, event: usize) -> Result<bool, BackendError> {
+        // SAFETY: a recorded event.
+        match unsafe { hip::hipEventQuery(self.events[event]) } {
+            hipError_t::hipSuccess => Ok(true),
+            hipError_t::hipErrorNotReady => Ok(false),
+            e => Err(map(e, "launch")),
         }
-        let deadline = Instant::now() + req.timeout * req.launches.max(1);
-        loop {
-            // SAFETY: valid event.
-            match unsafe { hip::hipEventQuery(self.events[2 * n - 1]) } {
-                hipError_t::hipSuccess => break,
-                hipError_t::hipErrorNotReady => {
-                    if Instant::now() > deadline {
-                        // A hung kernel cannot be stopped in-process; the device is unusable
-                        // for this process from here on.
-                        return Err(BackendError::DeviceLost(format!(
-                            "a launch ran past its {:.1} s timeout and cannot be stopped",
-                            req.timeout.as_secs_f64()
-                        )));
-                    }
-                    std::thread::sleep(Duration::from_micros(50));
-                }
-                e => return Err(map(e, "launch")),
-            }
-        }
-        let mut out = Vec::with_capacity(n);
-        for i in 0..n {
-            let mut ms = 0f32;
-            // SAFETY: both events completed.
-            check(unsafe { hip::hipEventElapsedTime(&mut ms, self.events[2 * i], self.events[2 * i + 1]) }, "reading event times")?;
-            out.push(ms as f64 * 1e-3);
-        }
-        Ok(out)
+    }
+
+    fn elapsed_ms(&mut self, start: usize, end: usize) -> Result<f32, BackendError> {
+        let mut ms = 0f32;
+        // SAFETY: both events completed.
+        check(unsafe { hip::hipEventElapsedTime(&mut ms, self.events[start], self.events[end]) }, "reading event times")?;
+        Ok(ms)
+    }
+
+    fn hung(&mut self, timeout: Duration) -> BackendError {
+        // A hung kernel cannot be stopped in-process; the device is unusable for this process
+        // from here on.
+        BackendError::DeviceLost(format!("a launch ran past its {:.1} s timeout and cannot be stopped", timeout.as_secs_f64()))
     }
 }
 
