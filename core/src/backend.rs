@@ -39,7 +39,8 @@ impl KernelSource {
     }
 
     /// The entry point's name without a template argument list (`matmul` for
-    /// `matmul<BM, BN, float>`): what a WGSL entry point is called, and how reports name it.
+    /// `matmul<BM, BN, float>`): what a WGSL entry point is called, and the CUDA/HIP program
+    /// name. Reports show the whole name, template arguments included.
     pub fn entry(&self) -> &str {
         self.name.split_once('<').map_or(self.name.as_str(), |(base, _)| base.trim_end())
     }
