@@ -71,8 +71,21 @@ pub fn load(path: &Path) -> Result<(TuneJob, String, std::path::PathBuf), SpecEr
         "HIP" => "hip",
         other => return Err(err("KernelSpecification.Language", format!("`{other}` kernels are not supported; kerntune runs CUDA and HIP T1 files"))),
     };
-    let name = ks["KernelName"].as_str().ok_or_else(|| err("KernelSpecification.KernelName", "missing".into()))?;
-    KernelSource::check_name(name).map_err(|m| err("KernelSpecification.KernelName", m))?;
+    let mut name = ks["KernelName"].as_str().ok_or_else(|| err("KernelSpecification.KernelName", "missing".into()))?.to_string();
+    KernelSource::check_name(&name).map_err(|m| err("KernelSpecification.KernelName", m))?;
+    // A templated kernel's arguments (KTT's `KernelTypeNames`) become kerntune's templated name,
+    // `name<T1, T2>`; arguments that name tuning parameters take each config's values.
+    if let Some(types) = ks["KernelTypeNames"].as_array().filter(|t| !t.is_empty()) {
+        let types: Vec<&str> = types
+            .iter()
+            .map(|t| t.as_str().ok_or_else(|| err("KernelSpecification.KernelTypeNames", "must be a list of strings".into())))
+            .collect::<Result<_, _>>()?;
+        if name.contains('<') {
+            return Err(err("KernelSpecification.KernelTypeNames", "KernelName already has template arguments; give them in one place".into()));
+        }
+        name = format!("{name}<{}>", types.join(", "));
+        KernelSource::check_name(&name).map_err(|m| err("KernelSpecification.KernelTypeNames", m))?;
+    }
     let kernel_file =
         path.parent().unwrap_or(Path::new(".")).join(ks["KernelFile"].as_str().ok_or_else(|| err("KernelSpecification.KernelFile", "missing".into()))?);
     let dims = |key: &str| -> [String; 3] {
@@ -122,7 +135,7 @@ pub fn load(path: &Path) -> Result<(TuneJob, String, std::path::PathBuf), SpecEr
         };
         args.push(ArgSpec { name: aname, kind });
     }
-    let mut source = KernelSource::new(name, language, "");
+    let mut source = KernelSource::new(&name, language, "");
     source.options = ks["CompilerOptions"].as_array().map(|o| o.iter().filter_map(|x| x.as_str().map(String::from)).collect()).unwrap_or_default();
     let mut job = TuneJob::new(source, params);
     job.restrictions = restrictions;
@@ -169,6 +182,16 @@ mod tests {
         assert_eq!(prep.data.args.len(), 2);
         assert_eq!(prep.launch(&prep.default).unwrap().grid, [128, 1, 1]);
         assert_eq!(job.source.options, vec!["-use_fast_math"]);
+        // Template arguments (KernelTypeNames) make a templated kernel name.
+        let mut templated = t1.clone();
+        templated["KernelSpecification"]["KernelTypeNames"] = serde_json::json!(["float", "block_size_x"]);
+        std::fs::write(&p, templated.to_string()).unwrap();
+        let (job, _, _) = load(&p).unwrap();
+        assert_eq!(job.source.name, "k<float, block_size_x>");
+        assert_eq!(job.source.instance(&prep.defines(&prep.default)).unwrap(), "k<float, 32>");
+        templated["KernelSpecification"]["KernelTypeNames"] = serde_json::json!(["float>"]);
+        std::fs::write(&p, templated.to_string()).unwrap();
+        assert!(load(&p).unwrap_err().field.contains("KernelTypeNames"));
         let bad = serde_json::json!({"ConfigurationSpace": {"TuningParameters": [{"Name": "x", "Values": "range(4)"}]}, "KernelSpecification": {}});
         std::fs::write(&p, bad.to_string()).unwrap();
         let e = load(&p).unwrap_err();
