@@ -79,6 +79,8 @@ cuda)
     timed "$BIN" tune examples/matmul/matmul.toml --backend cuda --key M=2048,N=2048,K=2048 --top 8; echo "exit $?"
     echo "--- templated triad (C++ template instances through NVRTC name expressions), 2^28"
     timed "$BIN" tune examples/templated/triad_t.toml --backend cuda --key N=268435456 --top 8; echo "exit $?"
+    echo "--- T1 file (examples/t1/triad.json: its own budget of 60 and the hybrid strategy)"
+    timed "$BIN" tune examples/t1/triad.json --backend cuda --top 3 --no-db; echo "exit $?"
     echo "--- triad again (database hit)"
     timed "$BIN" tune examples/triad/triad.toml --backend cuda --key N=268435456 --top 3; echo "exit $?"
   } > "$OUT/cuda-tune.txt" 2>&1

@@ -136,19 +136,38 @@ conformance!(cuda: "cuda");
 #[cfg(feature = "hip")]
 conformance!(hip: "hip");
 
+/// The shipped T1 file (`examples/t1/triad.json`: ranges, defaults, a generated input, a
+/// flagged output, a budget) tunes as published, with the strategy and budget it asks for.
 #[cfg(any(feature = "cuda", feature = "hip"))]
-macro_rules! templated {
-    ($($name:ident: $backend:literal),* $(,)?) => {$(
+fn t1_example_tunes_as_published<B: Backend>(b: B) {
+    let mut spec = Spec::load(&examples().join("t1/triad.json")).unwrap();
+    let language = b.language().to_string();
+    // The file names a CUDA kernel, which also compiles as HIP.
+    if let Some(cuda) = spec.sources.get("cuda").cloned() {
+        spec.sources.insert(language.clone(), cuda);
+    }
+    let job = spec.job(&language, 0).unwrap();
+    let budget = kerntune::Budget::parse(spec.budget.as_deref().expect("the file has a budget")).unwrap();
+    let opts = TuneOptions { db: None, strategy: spec.strategy.clone().expect("a budget picks a strategy"), budget, ..Default::default() };
+    let r = Tuner::new(b).tune(&job, &opts).unwrap();
+    assert!(r.failures.is_empty(), "{:?}", r.failures);
+    assert_eq!(r.evaluated, 60, "the file's budget");
+    assert_eq!(r.reference, "default config");
+}
+
+#[cfg(any(feature = "cuda", feature = "hip"))]
+macro_rules! cuda_and_hip {
+    ($($name:ident: $check:ident on $backend:literal),* $(,)?) => {$(
         #[test]
         fn $name() {
             if let Some(b) = open($backend) {
-                kerntune::with_backend!(b, x => templated_kernel_instantiates_per_config(x));
+                kerntune::with_backend!(b, x => $check(x));
             }
         }
     )*};
 }
 
 #[cfg(feature = "cuda")]
-templated!(cuda_templated_kernel: "cuda");
+cuda_and_hip!(cuda_templated_kernel: templated_kernel_instantiates_per_config on "cuda", cuda_t1_example: t1_example_tunes_as_published on "cuda");
 #[cfg(feature = "hip")]
-templated!(hip_templated_kernel: "hip");
+cuda_and_hip!(hip_templated_kernel: templated_kernel_instantiates_per_config on "hip", hip_t1_example: t1_example_tunes_as_published on "hip");

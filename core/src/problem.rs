@@ -79,6 +79,26 @@ pub enum Init {
         /// The value.
         value: f64,
     },
+    /// Element `i` is a Python expression of `i` (T1's `Generator` fill), e.g. `"i % 7 * 0.5"`.
+    /// Loaders check it with [`Init::check_generator`]; an element it cannot compute is NaN.
+    Generator {
+        /// The expression.
+        expr: String,
+    },
+}
+
+impl Init {
+    /// Checks a generator expression on every index of a buffer of `len` elements; the error
+    /// names the first index that fails.
+    pub fn check_generator(expr: &str, len: usize) -> Result<(), String> {
+        use rayon::prelude::*;
+        let e = crate::expr::Expr::compile(expr, &["i"]).map_err(|e| e.to_string())?;
+        let first_bad = (0..len).into_par_iter().find_first(|&i| e.eval_f64(&[Value::Int(i as i64)]).is_err());
+        match first_bad {
+            Some(i) => Err(format!("at i = {i}: {}", e.eval_f64(&[Value::Int(i as i64)]).expect_err("failed above"))),
+            None => Ok(()),
+        }
+    }
 }
 
 /// One buffer's host contents.
@@ -122,6 +142,15 @@ impl HostBuffer {
             }
             Init::Sequence => (0..len).for_each(|i| write_f64(&mut data, dtype, i, i as f64)),
             Init::Constant { value } => (0..len).for_each(|i| write_f64(&mut data, dtype, i, *value)),
+            Init::Generator { expr } => {
+                use rayon::prelude::*;
+                let e = crate::expr::Expr::compile(expr, &["i"]).ok();
+                let size = dtype.size();
+                data.par_chunks_mut(size).enumerate().for_each(|(i, element)| {
+                    let v = e.as_ref().and_then(|e| e.eval_f64(&[Value::Int(i as i64)]).ok()).unwrap_or(f64::NAN);
+                    write_f64(element, dtype, 0, v);
+                });
+            }
         }
         HostBuffer { name: name.into(), dtype, data, access }
     }

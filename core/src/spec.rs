@@ -504,7 +504,7 @@ impl Spec {
 
     /// Reads a T1 file (see [`crate::t1`]).
     pub fn from_t1(path: &Path) -> Result<Spec, SpecError> {
-        let (template, language, kernel_file) = crate::t1::load(path)?;
+        let crate::t1::T1 { job: template, language, kernel_file, budget, strategy } = crate::t1::load(path)?;
         let mut sources = BTreeMap::new();
         sources.insert(language.clone(), kernel_file);
         let mut options = BTreeMap::new();
@@ -521,8 +521,8 @@ impl Spec {
             problems: vec![vec![]],
             bench: None,
             prune: None,
-            strategy: None,
-            budget: None,
+            strategy,
+            budget,
             seed: None,
             model: None,
             top_k: None,

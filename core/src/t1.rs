@@ -2,14 +2,19 @@
 //! file, grid/block expressions, arguments with fill types) read as kerntune specs.
 //!
 //! Mapping:
-//! - `TuningParameters[].Values` (a list literal in a string) → parameter values;
+//! - `TuningParameters[].Values` (a list literal in a string, or `range(...)` /
+//!   `list(range(...))`) → parameter values; `Default` → the default config;
 //! - `Conditions[].Expression` → restrictions;
 //! - `KernelSpecification.GlobalSize`/`LocalSize` → grid/block expressions. With
-//!   `GlobalSizeType` `OpenCL` (or an OpenCL kernel) the global size counts threads and
-//!   the grid is `div_ceil(global, local)`; otherwise it counts blocks, as CUDA does;
-//! - `Arguments[]` (`Vector` → buffer of `Size` elements filled `Constant`/`Random`; `Scalar` →
-//!   its `FillValue`) in order;
-//! - `CompilerOptions` → compiler options.
+//!   `GlobalSizeType` `OpenCL` the global size counts threads and the grid is
+//!   `div_ceil(global, local)`; otherwise it counts blocks, as CUDA does;
+//! - `KernelName` (+ `KernelTypeNames`: template arguments) → the kernel's name;
+//! - `Arguments[]` in order: `Vector` → a buffer of `Size` elements filled `Constant`,
+//!   `Random` or `Generator` (`DataSource`: an expression of `i`), `Output: 1` marking the
+//!   buffers to verify; `Scalar` → its `FillValue`;
+//! - `CompilerOptions` → compiler options;
+//! - `Budget` (`ConfigurationCount`, `TuningDuration`, `ConfigurationFraction`) → the budget;
+//!   `Search.Name` → the strategy (`hybrid` when only a budget is given).
 //!
 //! Outputs are verified against the default config (T1 reference outputs come from data files,
 //! which are not read).
@@ -23,9 +28,35 @@ use crate::value::Value;
 use serde_json::Value as J;
 use std::path::Path;
 
-fn parse_values(text: &str) -> Option<Vec<Value>> {
+/// A parameter's `Values`: a list literal (`"[16, 32, 64]"`), or `range(...)` /
+/// `list(range(...))` with integer expressions as bounds (`"list(range(32, 1024+1, 32))"`).
+fn parse_values(text: &str) -> Result<Vec<Value>, String> {
     let t = text.trim();
-    let inner = t.strip_prefix('[').and_then(|x| x.strip_suffix(']')).or_else(|| t.strip_prefix('(').and_then(|x| x.strip_suffix(')')))?;
+    let t = t.strip_prefix("list(").and_then(|x| x.strip_suffix(')')).map(str::trim).unwrap_or(t);
+    if let Some(args) = t.strip_prefix("range(").and_then(|x| x.strip_suffix(')')) {
+        let bounds: Vec<i64> = args
+            .split(',')
+            .map(|a| crate::expr::Expr::compile(a, &[]).map_err(|e| e.to_string()).and_then(|e| e.eval_i64(&[]).map_err(|e| e.to_string())))
+            .collect::<Result<_, _>>()?;
+        let (start, stop, step) = match bounds[..] {
+            [stop] => (0, stop, 1),
+            [start, stop] => (start, stop, 1),
+            [start, stop, step] if step != 0 => (start, stop, step),
+            _ => return Err(format!("`{text}`: range takes 1 to 3 arguments and a non-zero step")),
+        };
+        let mut out = Vec::new();
+        let mut v = start;
+        while (step > 0 && v < stop) || (step < 0 && v > stop) {
+            out.push(Value::Int(v));
+            v += step;
+        }
+        return Ok(out);
+    }
+    let inner = t
+        .strip_prefix('[')
+        .and_then(|x| x.strip_suffix(']'))
+        .or_else(|| t.strip_prefix('(').and_then(|x| x.strip_suffix(')')))
+        .ok_or_else(|| format!("`{text}` is not a list literal like \"[16, 32, 64]\" or a range like \"list(range(1, 17))\""))?;
     let mut out = Vec::new();
     for part in inner.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         out.push(if let Ok(i) = part.parse::<i64>() {
@@ -40,11 +71,26 @@ fn parse_values(text: &str) -> Option<Vec<Value>> {
             Value::Str(part.trim_matches(|c| c == '"' || c == '\'').to_string())
         });
     }
-    Some(out)
+    Ok(out)
 }
 
-/// Reads a T1 file: the job template, the source language and the kernel file.
-pub fn load(path: &Path) -> Result<(TuneJob, String, std::path::PathBuf), SpecError> {
+/// What a T1 file gives: the job, the source language, the kernel file, budget and search.
+#[derive(Debug)]
+pub struct T1 {
+    /// The tuning job (its source code not yet read).
+    pub job: TuneJob,
+    /// `cuda` or `hip`.
+    pub language: String,
+    /// The kernel file, relative to the T1 file's folder.
+    pub kernel_file: std::path::PathBuf,
+    /// `Budget` as a kerntune budget (`"200"`, `"60s"`), if given.
+    pub budget: Option<String>,
+    /// `Search.Name` as a kerntune strategy; `hybrid` when only a budget is given.
+    pub strategy: Option<String>,
+}
+
+/// Reads a T1 file.
+pub fn load(path: &Path) -> Result<T1, SpecError> {
     let file = path.display().to_string();
     let err = |field: &str, message: String| SpecError { file: file.clone(), field: field.into(), message };
     let text = std::fs::read_to_string(path).map_err(|e| err("(file)", format!("cannot read: {e}")))?;
@@ -52,16 +98,22 @@ pub fn load(path: &Path) -> Result<(TuneJob, String, std::path::PathBuf), SpecEr
     let space = v.get("ConfigurationSpace").ok_or_else(|| err("ConfigurationSpace", "missing; this is not a T1 file".into()))?;
     let ks = v.get("KernelSpecification").ok_or_else(|| err("KernelSpecification", "missing; this is not a T1 file".into()))?;
     let mut params = Vec::new();
+    let mut defaults = Vec::new();
     for (i, p) in
         space["TuningParameters"].as_array().ok_or_else(|| err("ConfigurationSpace.TuningParameters", "missing or not a list".into()))?.iter().enumerate()
     {
         let field = format!("ConfigurationSpace.TuningParameters[{i}]");
         let name = p["Name"].as_str().ok_or_else(|| err(&field, "no Name".into()))?;
         let values = match &p["Values"] {
-            J::String(s) => parse_values(s).ok_or_else(|| err(&format!("{field}.Values"), format!("`{s}` is not a list literal like \"[16, 32, 64]\"")))?,
+            J::String(s) => parse_values(s).map_err(|m| err(&format!("{field}.Values"), m))?,
             J::Array(a) => a.iter().filter_map(Value::from_json).collect(),
             _ => return Err(err(&format!("{field}.Values"), "missing".into())),
         };
+        if let Some(d) = p.get("Default").filter(|d| !d.is_null()) {
+            let d =
+                Value::from_json(d).filter(|d| values.contains(d)).ok_or_else(|| err(&format!("{field}.Default"), format!("{d} is not one of the values")))?;
+            defaults.push((name.to_string(), d));
+        }
         params.push(Param { name: name.to_string(), values });
     }
     let restrictions: Vec<String> =
@@ -102,6 +154,7 @@ pub fn load(path: &Path) -> Result<(TuneJob, String, std::path::PathBuf), SpecEr
     let opencl_sizes = ks["GlobalSizeType"].as_str() == Some("OpenCL");
     let grid = if opencl_sizes { [0, 1, 2].map(|i| format!("div_ceil({}, {})", global[i], block[i])) } else { global };
     let mut args = Vec::new();
+    let mut outputs = Vec::new();
     for (i, a) in ks["Arguments"].as_array().cloned().unwrap_or_default().iter().enumerate() {
         let field = format!("KernelSpecification.Arguments[{i}]");
         let aname = a["Name"].as_str().map(String::from).unwrap_or_else(|| format!("arg{i}"));
@@ -122,8 +175,18 @@ pub fn load(path: &Path) -> Result<(TuneJob, String, std::path::PathBuf), SpecEr
                 let init = match a["FillType"].as_str().unwrap_or("Constant") {
                     "Constant" => Init::Constant { value: fill },
                     "Random" => Init::Random { seed: a["RandomSeed"].as_u64().unwrap_or(i as u64 + 1) },
-                    other => return Err(err(&format!("{field}.FillType"), format!("fill type `{other}` is not supported (Constant, Random)"))),
+                    "Generator" => {
+                        let expr = a["DataSource"]
+                            .as_str()
+                            .ok_or_else(|| err(&format!("{field}.DataSource"), "a Generator fill needs DataSource, an expression of i".into()))?;
+                        Init::check_generator(expr, size as usize).map_err(|m| err(&format!("{field}.DataSource"), m))?;
+                        Init::Generator { expr: expr.to_string() }
+                    }
+                    other => return Err(err(&format!("{field}.FillType"), format!("fill type `{other}` is not supported (Constant, Random, Generator)"))),
                 };
+                if a["Output"].as_u64() == Some(1) || a["Output"].as_bool() == Some(true) {
+                    outputs.push(aname.clone());
+                }
                 let access = match a["AccessType"].as_str().unwrap_or("ReadWrite") {
                     "ReadOnly" => Access::Read,
                     "WriteOnly" => Access::Write,
@@ -143,9 +206,51 @@ pub fn load(path: &Path) -> Result<(TuneJob, String, std::path::PathBuf), SpecEr
     job.block = block;
     job.shared_mem = ks["SharedMemory"].as_u64().map(|b| b.to_string());
     job.args = args;
-    job.verify = Verification { reference: Reference::DefaultConfig, ..Default::default() };
+    job.verify = Verification { reference: Reference::DefaultConfig, outputs, ..Default::default() };
+    job.default = (!defaults.is_empty()).then_some(defaults);
     job.origin = file.clone();
-    Ok((job, language.to_string(), kernel_file))
+    // `Budget`: one object, or a list of them (the schema's form), which all apply.
+    let budgets = match &v["Budget"] {
+        J::Array(a) => a.clone(),
+        J::Object(_) => vec![v["Budget"].clone()],
+        _ => vec![],
+    };
+    let mut parts = Vec::new();
+    for (i, b) in budgets.iter().enumerate() {
+        let value = b["BudgetValue"].as_f64().ok_or_else(|| err(&format!("Budget[{i}].BudgetValue"), "missing or not a number".into()))?;
+        parts.push(match b["Type"].as_str() {
+            Some("ConfigurationCount") => format!("{}", value.max(1.0) as u64),
+            Some("TuningDuration") => format!("{value}s"),
+            Some("ConfigurationFraction") => {
+                let space = crate::job::Prepared::new(&job)?.space.count();
+                format!("{}", ((value * space as f64).ceil() as u64).max(1))
+            }
+            other => return Err(err(&format!("Budget[{i}].Type"), format!("{other:?} is not ConfigurationCount, TuningDuration or ConfigurationFraction"))),
+        });
+    }
+    let budget = (!parts.is_empty()).then(|| parts.join(","));
+    let strategy = match v["Search"]["Name"].as_str() {
+        None => budget.as_ref().map(|_| "hybrid".to_string()),
+        Some(name) => Some(
+            match name.to_ascii_lowercase().replace(['_', '-', ' '], "").as_str() {
+                "full" | "fullsearch" | "bruteforce" | "exhaustive" => "exhaustive",
+                "random" | "randomsearch" => "random",
+                "annealing" | "simulatedannealing" => "annealing",
+                "genetic" | "geneticalgorithm" => "genetic",
+                "local" | "localsearch" | "greedy" => "local",
+                "model" | "bayesian" | "bayesianoptimization" | "bayesopt" => "model",
+                "hybrid" => "hybrid",
+                _ => {
+                    return Err(err(
+                        "Search.Name",
+                        format!("`{name}` is not a search kerntune has (Full, Random, Annealing, Genetic, LocalSearch, Bayesian, Hybrid)"),
+                    ))
+                }
+            }
+            .to_string(),
+        ),
+    };
+    Ok(T1 { job, language: language.to_string(), kernel_file, budget, strategy })
 }
 
 #[cfg(test)]
@@ -172,9 +277,10 @@ mod tests {
         });
         let p = dir.path().join("t1.json");
         std::fs::write(&p, t1.to_string()).unwrap();
-        let (job, lang, file) = load(&p).unwrap();
+        let T1 { job, language: lang, kernel_file: file, budget, strategy } = load(&p).unwrap();
         assert_eq!(lang, "cuda");
         assert!(file.ends_with("k.cu"));
+        assert_eq!((budget, strategy), (None, None));
         assert_eq!(job.params[0].values, vec![Value::Int(32), Value::Int(64), Value::Int(128)]);
         assert_eq!(job.grid[0], "div_ceil(4096, block_size_x)");
         let prep = crate::job::Prepared::new(&job).unwrap();
@@ -186,15 +292,89 @@ mod tests {
         let mut templated = t1.clone();
         templated["KernelSpecification"]["KernelTypeNames"] = serde_json::json!(["float", "block_size_x"]);
         std::fs::write(&p, templated.to_string()).unwrap();
-        let (job, _, _) = load(&p).unwrap();
+        let job = load(&p).unwrap().job;
         assert_eq!(job.source.name, "k<float, block_size_x>");
         assert_eq!(job.source.instance(&prep.defines(&prep.default)).unwrap(), "k<float, 32>");
         templated["KernelSpecification"]["KernelTypeNames"] = serde_json::json!(["float>"]);
         std::fs::write(&p, templated.to_string()).unwrap();
         assert!(load(&p).unwrap_err().field.contains("KernelTypeNames"));
-        let bad = serde_json::json!({"ConfigurationSpace": {"TuningParameters": [{"Name": "x", "Values": "range(4)"}]}, "KernelSpecification": {}});
-        std::fs::write(&p, bad.to_string()).unwrap();
-        let e = load(&p).unwrap_err();
-        assert!(e.field.contains("TuningParameters[0].Values"), "{e}");
+        for (values, says) in [("sorted(4)", "not a list literal"), ("range(1, 9, 0)", "non-zero step"), ("range(1, x)", "unknown name")] {
+            let bad = serde_json::json!({"ConfigurationSpace": {"TuningParameters": [{"Name": "x", "Values": values}]}, "KernelSpecification": {}});
+            std::fs::write(&p, bad.to_string()).unwrap();
+            let e = load(&p).unwrap_err();
+            assert!(e.field.contains("TuningParameters[0].Values") && e.message.contains(says), "{values}: {e}");
+        }
+    }
+
+    /// The shape of the files BAT publishes (its CAFF files): ranges as values, per-parameter
+    /// defaults, generated inputs, flagged outputs, a budget.
+    #[test]
+    fn benchmark_suite_files_load_as_published() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("k.cu"), "").unwrap();
+        let t1 = serde_json::json!({
+            "Budget": {"Type": "ConfigurationCount", "BudgetValue": 10},
+            "ConfigurationSpace": {
+                "TuningParameters": [
+                    {"Name": "BLOCK_SIZE", "Type": "int", "Values": "list(range(32, 1024+1, 32))", "Default": 128},
+                    {"Name": "UNROLL", "Type": "int", "Values": "list(range(1,4))", "Default": 1},
+                    {"Name": "WORK", "Type": "int", "Values": "range(1, 5)", "Default": 2}
+                ],
+                "Conditions": [{"Expression": "UNROLL <= WORK", "Parameters": ["UNROLL", "WORK"]}]
+            },
+            "KernelSpecification": {
+                "Language": "CUDA", "KernelName": "k", "KernelFile": "k.cu",
+                "GlobalSize": {"X": "(4096//BLOCK_SIZE//WORK) + 1"}, "LocalSize": {"X": "BLOCK_SIZE"},
+                "Arguments": [
+                    {"Name": "A", "Type": "float", "Size": 4096, "FillType": "Generator", "DataSource": "i % 7 * 0.5", "AccessType": "ReadOnly", "MemoryType": "Vector"},
+                    {"Name": "C", "Type": "float", "Size": 4096, "FillType": "Constant", "FillValue": 0.0, "AccessType": "ReadWrite", "MemoryType": "Vector", "Output": 1},
+                    {"Name": "n", "Type": "int32", "FillValue": 4096, "MemoryType": "Scalar"}
+                ]
+            }
+        });
+        let p = dir.path().join("t1.json");
+        std::fs::write(&p, t1.to_string()).unwrap();
+        let T1 { job, budget, strategy, .. } = load(&p).unwrap();
+        assert_eq!(job.params[0].values.len(), 32);
+        assert_eq!(job.params[0].values[31], Value::Int(1024));
+        assert_eq!(job.params[2].values, [1, 2, 3, 4].map(Value::Int));
+        assert_eq!(
+            job.default.as_deref(),
+            Some(&[("BLOCK_SIZE".to_string(), Value::Int(128)), ("UNROLL".into(), Value::Int(1)), ("WORK".into(), Value::Int(2))][..])
+        );
+        assert_eq!(job.verify.outputs, ["C"]);
+        assert_eq!((budget.as_deref(), strategy.as_deref()), (Some("10"), Some("hybrid")), "a budget without a search uses the hybrid strategy");
+        let prep = crate::job::Prepared::new(&job).unwrap();
+        assert_eq!(prep.default, crate::Config::new([("BLOCK_SIZE", 128), ("UNROLL", 1), ("WORK", 2)]));
+        let a = prep.data.buffers().next().unwrap();
+        assert_eq!(&a.data[..16], [0.0f32, 0.5, 1.0, 1.5].map(f32::to_le_bytes).concat(), "generated from i");
+        assert_eq!(prep.launch(&prep.default).unwrap().grid, [17, 1, 1]);
+
+        // Search names map to strategies; bad defaults, generators and searches are named.
+        let mut t = t1.clone();
+        t["Search"] = serde_json::json!({"Name": "Random"});
+        t["Budget"] = serde_json::json!([{"Type": "TuningDuration", "BudgetValue": 30}, {"Type": "ConfigurationFraction", "BudgetValue": 0.1}]);
+        std::fs::write(&p, t.to_string()).unwrap();
+        let T1 { budget, strategy, .. } = load(&p).unwrap();
+        // 10 % of the 32 × 9 valid configs, rounded up; both limits apply.
+        assert_eq!((budget.as_deref(), strategy.as_deref()), (Some("30s,29"), Some("random")));
+        for (path, value, field) in [
+            (&["ConfigurationSpace", "TuningParameters", "0", "Default"][..], serde_json::json!(100), "TuningParameters[0].Default"),
+            (&["KernelSpecification", "Arguments", "0", "DataSource"][..], serde_json::json!("i / (i - 3)"), "Arguments[0].DataSource"),
+            (&["Search", "Name"][..], serde_json::json!("Quantum"), "Search.Name"),
+        ] {
+            let mut t = t1.clone();
+            let mut at = &mut t;
+            for k in &path[..path.len() - 1] {
+                at = match k.parse::<usize>() {
+                    Ok(i) => &mut at[i],
+                    Err(_) => &mut at[*k],
+                };
+            }
+            at[path[path.len() - 1]] = value;
+            std::fs::write(&p, t.to_string()).unwrap();
+            let e = load(&p).unwrap_err();
+            assert!(e.field.contains(field), "{field}: {e}");
+        }
     }
 }
