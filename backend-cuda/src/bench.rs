@@ -170,22 +170,15 @@ impl verify::DeviceCompare for LocalWorkspace {
         let counters = self.counters.expect("allocated");
         let func = self.compare.as_ref().expect("compiled").function(self.gen)?;
         let init = verify::DEVICE_COMPARE_INIT;
-        let (mut got_p, mut want_p, mut n_v, mut atol, mut rtol, mut out_p) = (self.bufs[output].ptr, want, n, tol.atol, tol.rtol, counters);
-        let mut params: [*mut c_void; 6] = [
-            &mut got_p as *mut _ as *mut c_void,
-            &mut want_p as *mut _ as *mut c_void,
-            &mut n_v as *mut _ as *mut c_void,
-            &mut atol as *mut _ as *mut c_void,
-            &mut rtol as *mut _ as *mut c_void,
-            &mut out_p as *mut _ as *mut c_void,
-        ];
+        let mut args = verify::CompareArgs::new(self.bufs[output].ptr, want, n, tol, counters);
+        let mut params = args.pointers();
+        let (blocks, threads) = (args.blocks(), verify::DEVICE_COMPARE_THREADS);
         let mut res = [0u64; 3];
-        let blocks = n.div_ceil(256).clamp(1, 4096) as u32;
         // SAFETY: all pointers are device buffers of this context with the sizes used here;
-        // `params` points at locals that outlive the synchronous launch-and-wait below.
+        // `params` points into `args`, which outlives the synchronous launch-and-wait below.
         unsafe {
             result::memcpy_htod_sync(counters, &init).map_err(|e| other("verification counters", e))?;
-            result::launch_kernel(func, (blocks, 1, 1), (256, 1, 1), 0, self.stream, &mut params).map_err(launch_error)?;
+            result::launch_kernel(func, (blocks, 1, 1), (threads, 1, 1), 0, self.stream, &mut params).map_err(launch_error)?;
             result::stream::synchronize(self.stream).map_err(launch_error)?;
             result::memcpy_dtoh_sync(&mut res, counters).map_err(|e| other("verification counters", e))?;
         }

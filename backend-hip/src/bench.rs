@@ -138,23 +138,16 @@ impl verify::DeviceCompare for LocalWorkspace {
         let counters = self.counters.expect("allocated");
         let func = self.compare.as_ref().expect("loaded").func;
         let mut init = verify::DEVICE_COMPARE_INIT;
-        let (mut got_p, mut want_p, mut n_v, mut atol, mut rtol, mut out_p) = (self.bufs[output].ptr, want as *mut c_void, n, tol.atol, tol.rtol, counters);
-        let mut params: [*mut c_void; 6] = [
-            &mut got_p as *mut _ as *mut c_void,
-            &mut want_p as *mut _ as *mut c_void,
-            &mut n_v as *mut _ as *mut c_void,
-            &mut atol as *mut _ as *mut c_void,
-            &mut rtol as *mut _ as *mut c_void,
-            &mut out_p as *mut _ as *mut c_void,
-        ];
+        let mut args = verify::CompareArgs::new(self.bufs[output].ptr, want as *mut c_void, n, tol, counters);
+        let mut params = args.pointers();
+        let (blocks, threads) = (args.blocks(), verify::DEVICE_COMPARE_THREADS);
         let mut res = [0u64; 3];
-        let blocks = n.div_ceil(256).clamp(1, 4096) as u32;
         // SAFETY: all pointers are device buffers of this process with the sizes used here;
-        // `params` points at locals that outlive the synchronous launch-and-wait below.
+        // `params` points into `args`, which outlives the synchronous launch-and-wait below.
         unsafe {
             check(hip::hipMemcpyHtoD(counters, init.as_mut_ptr() as *mut c_void, 24), "verification counters")?;
             check(
-                hip::hipModuleLaunchKernel(func, blocks, 1, 1, 256, 1, 1, 0, self.stream, params.as_mut_ptr(), std::ptr::null_mut()),
+                hip::hipModuleLaunchKernel(func, blocks, 1, 1, threads, 1, 1, 0, self.stream, params.as_mut_ptr(), std::ptr::null_mut()),
                 "launch (verification kernel)",
             )?;
             check(hip::hipStreamSynchronize(self.stream), "launch (verification kernel)")?;

@@ -199,6 +199,43 @@ impl<P: Copy> DeviceReference<P> {
 /// Initial values of the comparison kernel's counters.
 pub const DEVICE_COMPARE_INIT: [u64; 3] = [0, u64::MAX, 0];
 
+/// Threads per block of a [`DEVICE_COMPARE_KERNEL`] launch.
+pub const DEVICE_COMPARE_THREADS: u32 = 256;
+
+/// The arguments of one [`DEVICE_COMPARE_KERNEL`] launch, in the kernel's order, held where
+/// the launch's argument array can point at them. `P` is a backend's device pointer.
+#[derive(Debug)]
+pub struct CompareArgs<P> {
+    got: P,
+    want: P,
+    n: u64,
+    atol: f64,
+    rtol: f64,
+    counters: P,
+}
+
+impl<P> CompareArgs<P> {
+    /// Compares `n` f32 elements of `got` with `want` under `tol`, counting into `counters`
+    /// (three u64 initialised to [`DEVICE_COMPARE_INIT`]).
+    pub fn new(got: P, want: P, n: u64, tol: Tolerance, counters: P) -> CompareArgs<P> {
+        CompareArgs { got, want, n, atol: tol.atol, rtol: tol.rtol, counters }
+    }
+
+    /// The launch's argument array: pointers to the values, valid while `self` is neither
+    /// moved nor dropped.
+    pub fn pointers(&mut self) -> [*mut std::ffi::c_void; 6] {
+        fn raw<T>(x: &mut T) -> *mut std::ffi::c_void {
+            x as *mut T as *mut std::ffi::c_void
+        }
+        [raw(&mut self.got), raw(&mut self.want), raw(&mut self.n), raw(&mut self.atol), raw(&mut self.rtol), raw(&mut self.counters)]
+    }
+
+    /// Blocks of [`DEVICE_COMPARE_THREADS`] (the kernel strides over the rest).
+    pub fn blocks(&self) -> u32 {
+        self.n.div_ceil(DEVICE_COMPARE_THREADS as u64).clamp(1, 4096) as u32
+    }
+}
+
 /// The verdict on a device comparison of `n` elements of output `name`: `Err` with the message
 /// [`compare`] would give when the counters show mismatches. `first` reads (got, expected) at
 /// an index, called only on a mismatch.
@@ -229,6 +266,20 @@ fn all_close_f32(got: &[u8], want: &[u8], tol: Tolerance) -> bool {
 mod tests {
     use super::*;
     use crate::problem::{Access, DType, Init};
+
+    #[test]
+    fn compare_arguments_point_at_their_values_in_kernel_order() {
+        let mut args = CompareArgs::new(0x1000u64, 0x2000, 1000, Tolerance { atol: 1e-5, rtol: 1e-3 }, 0x3000);
+        let p = args.pointers();
+        // SAFETY: each pointer points at a field of `args` of the type read here.
+        unsafe {
+            assert_eq!((*(p[0] as *const u64), *(p[1] as *const u64), *(p[2] as *const u64)), (0x1000, 0x2000, 1000));
+            assert_eq!((*(p[3] as *const f64), *(p[4] as *const f64), *(p[5] as *const u64)), (1e-5, 1e-3, 0x3000));
+        }
+        assert_eq!(args.blocks(), 4, "1000 elements in blocks of 256");
+        assert_eq!(CompareArgs::new(0u64, 0, 0, Tolerance::default(), 0).blocks(), 1);
+        assert_eq!(CompareArgs::new(0u64, 0, 1 << 40, Tolerance::default(), 0).blocks(), 4096, "capped; the kernel strides");
+    }
 
     #[test]
     fn a_device_comparison_reads_like_a_host_one() {
