@@ -2,7 +2,7 @@
 //! `conformance!`. A backend whose device is missing says so and is skipped (visible in the
 //! output); `KERNTUNE_REQUIRE_DEVICE=wgpu,cuda` turns such a skip into a failure.
 
-use kerntune::db::Database;
+use kerntune::store::db::Database;
 use kerntune::testing::skipped;
 use kerntune::{Backend, Spec, TuneOptions, Tuner};
 use std::path::PathBuf;

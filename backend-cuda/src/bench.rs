@@ -1,11 +1,12 @@
 //! Device buffers, kernel launches and event timing.
 
-use crate::backend::Shared;
+use crate::device::Shared;
 use crate::error::{launch_error, other};
 use cudarc::driver::result::{self, DriverError};
 use cudarc::driver::sys::{self, CUresult};
-use kerntune_core::launch::{time_launches, Rotation, StreamOps};
-use kerntune_core::{verify, Access, ArgData, BackendError, HostBuffer, L2Flush, Launch, ProblemData, TimeRequest, VerifyRequest};
+use kerntune_core::measure::timing::{time_launches, Rotation, StreamOps};
+use kerntune_core::measure::verify;
+use kerntune_core::{Access, ArgData, BackendError, HostBuffer, L2Flush, Launch, ProblemData, TimeRequest, VerifyRequest};
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -159,7 +160,7 @@ impl verify::DeviceCompare for LocalWorkspace {
         }
     }
 
-    fn compare_f32(&mut self, output: usize, want: sys::CUdeviceptr, n: u64, tol: verify::Tolerance) -> Result<[u64; 3], BackendError> {
+    fn compare_f32(&mut self, output: usize, want: sys::CUdeviceptr, n: u64, tol: kerntune_core::spec::Tolerance) -> Result<[u64; 3], BackendError> {
         if self.compare.is_none() {
             let cubin = compare_cubin(&self.shared.arch)?;
             self.compare = Some(CudaKernel::new(self.shared.clone(), std::ffi::CString::new(verify::DEVICE_COMPARE_KERNEL).expect("no NUL"), cubin));

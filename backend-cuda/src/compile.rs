@@ -6,7 +6,7 @@
 //! every option, the architecture and the NVRTC version, so a second run compiles nothing.
 
 use cudarc::nvrtc::sys as nvrtc;
-use kerntune_core::cache::Binary;
+use kerntune_core::store::cache::Binary;
 use kerntune_core::{BackendError, CompileRequest};
 use std::ffi::{c_char, CStr, CString};
 use std::path::PathBuf;
@@ -93,7 +93,7 @@ impl CompileCache {
     pub fn compile(&self, name: &str, instance: Option<&str>, code: &str, opts: &CompileOptions) -> Result<Binary, BackendError> {
         let args = opts.to_args();
         let key = self.key(instance.unwrap_or(name), code, &args);
-        kerntune_core::cache::binary(self.dir.as_deref(), &key, "cubin", name, instance.is_some(), || nvrtc_compile(name, instance, code, &args))
+        kerntune_core::store::cache::binary(self.dir.as_deref(), &key, "cubin", name, instance.is_some(), || nvrtc_compile(name, instance, code, &args))
     }
 }
 

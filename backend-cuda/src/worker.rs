@@ -1,4 +1,4 @@
-//! The CUDA side of kerntune's worker processes (see [`kerntune_core::worker`] for why and
+//! The CUDA side of kerntune's worker processes (see [`kerntune_core::run::worker`] for why and
 //! how): a worker owns a CUDA context and serves the parent's requests with it, through core's
 //! [`BackendExecutor`] over an in-process [`CudaBackend`].
 //!
@@ -7,11 +7,10 @@
 
 use crate::backend::CudaBackend;
 use crate::bench::CudaKernel;
-use kerntune_core::worker::{BackendExecutor, KernelImage, WorkerBackend, WorkerKind};
+use kerntune_core::run::worker::{BackendExecutor, KernelImage, WorkerBackend};
 use kerntune_core::BackendError;
 
-/// The CUDA backend's kind of worker process.
-pub static KIND: WorkerKind = WorkerKind::new("CUDA", "KERNTUNE_CUDA_WORKER", "KERNTUNE_CUDA_ISOLATION");
+pub use crate::backend::KIND;
 
 /// Call first thing in `main`. In a CUDA worker process this serves requests and exits;
 /// otherwise it enables running kernels in workers for this program.

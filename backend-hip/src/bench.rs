@@ -2,9 +2,10 @@
 
 use crate::error::{check, map};
 use hip_sys::hiprt::{self as hip, hipError_t};
-use kerntune_core::launch::{time_launches, Rotation, StreamOps};
-use kerntune_core::worker::{KernelImage, WorkerSlot};
-use kerntune_core::{verify, Access, ArgData, BackendError, HostBuffer, L2Flush, Launch, ProblemData, TimeRequest, VerifyRequest};
+use kerntune_core::measure::timing::{time_launches, Rotation, StreamOps};
+use kerntune_core::measure::verify;
+use kerntune_core::run::worker::{KernelImage, WorkerSlot};
+use kerntune_core::{Access, ArgData, BackendError, HostBuffer, L2Flush, Launch, ProblemData, TimeRequest, VerifyRequest};
 use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::Duration;
@@ -128,7 +129,7 @@ impl verify::DeviceCompare for LocalWorkspace {
         unsafe { hip::hipFree(p as *mut c_void) };
     }
 
-    fn compare_f32(&mut self, output: usize, want: usize, n: u64, tol: verify::Tolerance) -> Result<[u64; 3], BackendError> {
+    fn compare_f32(&mut self, output: usize, want: usize, n: u64, tol: kerntune_core::spec::Tolerance) -> Result<[u64; 3], BackendError> {
         if self.compare.is_none() {
             self.compare = Some(HipKernel::load(compare_code(&self.arch)?, verify::DEVICE_COMPARE_KERNEL, None)?);
         }

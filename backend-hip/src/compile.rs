@@ -1,7 +1,7 @@
 //! hipRTC compilation: options, a persistent cache of code objects, parallel-safe.
 
 use crate::hiprtc::Program;
-use kerntune_core::cache::Binary;
+use kerntune_core::store::cache::Binary;
 use kerntune_core::{BackendError, CompileRequest};
 use std::path::PathBuf;
 
@@ -49,7 +49,7 @@ pub fn compile(
 ) -> Result<Binary, BackendError> {
     let args = opts.to_args();
     let key = kerntune_core::hash::hash_parts([instance.unwrap_or(name).as_bytes(), code.as_bytes(), args.join("\u{1}").as_bytes(), version.as_bytes()]);
-    kerntune_core::cache::binary(cache_dir.map(PathBuf::as_path), &key, "hsaco", name, instance.is_some(), || {
+    kerntune_core::store::cache::binary(cache_dir.map(PathBuf::as_path), &key, "hsaco", name, instance.is_some(), || {
         let failed = |e: crate::hiprtc::HiprtcError| BackendError::CompileFailed { log: e.0, options: args.clone() };
         let prog = Program::new(code, &format!("{name}.hip")).map_err(|e| BackendError::other(e.0))?;
         if let Some(i) = instance {

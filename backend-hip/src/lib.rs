@@ -16,10 +16,10 @@
 //!
 //! - **Faults never end a tune** when the host program calls [`worker::hook`] first thing in
 //!   `main` (the `kerntune` CLI does): kernels then run in a worker process through the same
-//!   protocol and fault policy as CUDA ([`kerntune_core::worker`]). Without the hook they run
+//!   protocol and fault policy as CUDA ([`kerntune_core::run::worker`]). Without the hook they run
 //!   in-process, and a fault that poisons the process ends the tune (measurements so far kept).
 //! - **Verification runs on the device**: the same comparison kernel as CUDA
-//!   ([`kerntune_core::verify::DEVICE_COMPARE_SRC`]), compiled with hipRTC, against a
+//!   ([`kerntune_core::measure::verify::DEVICE_COMPARE_SRC`]), compiled with hipRTC, against a
 //!   reference uploaded once per tune.
 //!
 //! Files mirror the CUDA backend: `backend.rs`, `limits.rs`, `compile.rs` (+ `hiprtc.rs`),
@@ -28,13 +28,15 @@
 mod backend;
 mod bench;
 mod compile;
+mod device;
 mod error;
 pub mod hiprtc;
 mod limits;
 pub mod worker;
 
-pub use backend::{devices, DeviceSummary, HipBackend, HipWorkspace};
+pub use backend::{HipBackend, HipWorkspace};
 pub use bench::{HipKernel, LocalWorkspace};
 pub use compile::CompileOptions;
+pub use device::{devices, DeviceSummary};
 pub use error::{is_sticky, map as map_error};
 pub use limits::{arch, limits_from_attributes, Attributes};

@@ -1,4 +1,4 @@
-//! The HIP side of kerntune's worker processes (see [`kerntune_core::worker`] for why and
+//! The HIP side of kerntune's worker processes (see [`kerntune_core::run::worker`] for why and
 //! how): a worker owns the HIP device state and serves the parent's requests with it, through
 //! core's [`BackendExecutor`] over an in-process [`HipBackend`] — the same protocol,
 //! parent-side slot and fault policy the CUDA backend uses.
@@ -8,11 +8,10 @@
 
 use crate::backend::HipBackend;
 use crate::bench::HipKernel;
-use kerntune_core::worker::{BackendExecutor, WorkerBackend, WorkerKind};
+use kerntune_core::run::worker::{BackendExecutor, WorkerBackend};
 use kerntune_core::BackendError;
 
-/// The HIP backend's kind of worker process.
-pub static KIND: WorkerKind = WorkerKind::new("HIP", "KERNTUNE_HIP_WORKER", "KERNTUNE_HIP_ISOLATION");
+pub use crate::backend::KIND;
 
 /// Call first thing in `main`. In a HIP worker process this serves requests and exits;
 /// otherwise it enables running kernels in workers for this program.

@@ -150,7 +150,8 @@ fn shipped_examples_compile_as_hip() {
     let compare = PathBuf::from("DEVICE_COMPARE_SRC");
     for arch in ARCHS {
         let opts = CompileOptions { arch: arch.into(), ..Default::default() };
-        let (code, symbol) = (kerntune_core::verify::DEVICE_COMPARE_SRC.to_string(), format!("{}.kd", kerntune_core::verify::DEVICE_COMPARE_KERNEL));
+        let (code, symbol) =
+            (kerntune_core::measure::verify::DEVICE_COMPARE_SRC.to_string(), format!("{}.kd", kerntune_core::measure::verify::DEVICE_COMPARE_KERNEL));
         jobs.push(Job { spec: "core's comparison kernel".into(), source: compare.clone(), code, symbol, config: Config::default(), opts });
     }
     hip_sources.insert(compare);

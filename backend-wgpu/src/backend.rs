@@ -1,6 +1,8 @@
 //! Opening an adapter and the [`Backend`] implementation.
 
-use crate::bench::{self, Timer, WgpuKernel, WgpuWorkspace};
+use crate::bench::{self, Timer, WgpuWorkspace};
+use crate::compile::WgpuKernel;
+use crate::device::sorted_adapters;
 use crate::limits::{limits_from_wgpu, target_from_info};
 use kerntune_core::{
     Access, Backend, BackendError, CompileRequest, Compiled, HostBuffer, Launch, Limits, OpenError, ProblemData, ResourceUsage, Target, TimeRequest,
@@ -8,58 +10,6 @@ use kerntune_core::{
 };
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-
-/// What `kerntune devices` shows for one adapter.
-#[derive(Clone, Debug)]
-pub struct AdapterSummary {
-    /// Position in preference order (what `--device` selects).
-    pub index: usize,
-    /// The adapter's description.
-    pub info: wgpu::AdapterInfo,
-    /// Its target.
-    pub target: Target,
-    /// Its limits.
-    pub limits: Limits,
-}
-
-fn rank(t: wgpu::DeviceType) -> u8 {
-    match t {
-        wgpu::DeviceType::DiscreteGpu => 0,
-        wgpu::DeviceType::IntegratedGpu => 1,
-        wgpu::DeviceType::VirtualGpu => 2,
-        wgpu::DeviceType::Other => 3,
-        wgpu::DeviceType::Cpu => 4,
-    }
-}
-
-fn instance() -> wgpu::Instance {
-    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
-    if std::env::var_os("WGPU_BACKEND").is_none() {
-        desc.backends = wgpu::Backends::PRIMARY;
-    }
-    wgpu::Instance::new(desc)
-}
-
-fn sorted_adapters() -> Vec<wgpu::Adapter> {
-    let mut v = pollster::block_on(instance().enumerate_adapters(wgpu::Backends::all()));
-    v.sort_by_key(|a| {
-        let i = a.get_info();
-        (rank(i.device_type), i.name.clone())
-    });
-    v
-}
-
-/// Every adapter, hardware first, software (CPU) adapters last.
-pub fn adapters() -> Vec<AdapterSummary> {
-    sorted_adapters()
-        .into_iter()
-        .enumerate()
-        .map(|(index, a)| {
-            let info = a.get_info();
-            AdapterSummary { index, target: target_from_info(&info), limits: limits_from_wgpu(&a.limits(), &info), info }
-        })
-        .collect()
-}
 
 type Layouts = HashMap<Vec<Access>, Arc<wgpu::PipelineLayout>>;
 
@@ -76,7 +26,7 @@ pub struct WgpuBackend {
 }
 
 impl WgpuBackend {
-    /// Opens the adapter at `index` in [`adapters`] order, or the most preferred one.
+    /// Opens the adapter at `index` in [`crate::adapters`] order, or the most preferred one.
     pub fn open(index: Option<usize>) -> Result<WgpuBackend, OpenError> {
         let mut list = sorted_adapters();
         if list.is_empty() {

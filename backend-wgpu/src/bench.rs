@@ -1,13 +1,9 @@
 //! Device buffers, launches, timing and read-back.
 
+use crate::compile::WgpuKernel;
+use crate::error::poll_error;
 use kerntune_core::{Access, BackendError, HostBuffer, Launch, TimeRequest};
-use std::sync::Arc;
 use std::time::Instant;
-
-/// A compiled config: its pipeline and the bind-group layout it was built with.
-pub struct WgpuKernel {
-    pub(crate) pipeline: Arc<wgpu::ComputePipeline>,
-}
 
 /// A problem's buffers on the device.
 pub struct WgpuWorkspace {
@@ -60,11 +56,7 @@ pub(crate) fn reset(queue: &wgpu::Queue, ws: &mut WgpuWorkspace, poison: bool) {
 }
 
 fn wait(device: &wgpu::Device, idx: wgpu::SubmissionIndex, timeout: std::time::Duration) -> Result<(), BackendError> {
-    match device.poll(wgpu::PollType::Wait { submission_index: Some(idx), timeout: Some(timeout) }) {
-        Ok(_) => Ok(()),
-        Err(wgpu::PollError::Timeout) => Err(BackendError::TimedOut(timeout)),
-        Err(e) => Err(BackendError::DeviceLost(e.to_string())),
-    }
+    device.poll(wgpu::PollType::Wait { submission_index: Some(idx), timeout: Some(timeout) }).map(drop).map_err(|e| poll_error(e, timeout))
 }
 
 fn read_buffer(device: &wgpu::Device, buf: &wgpu::Buffer, timeout: std::time::Duration) -> Result<Vec<u8>, BackendError> {
@@ -72,11 +64,7 @@ fn read_buffer(device: &wgpu::Device, buf: &wgpu::Buffer, timeout: std::time::Du
     buf.map_async(wgpu::MapMode::Read, .., move |r| {
         let _ = tx.send(r);
     });
-    match device.poll(wgpu::PollType::Wait { submission_index: None, timeout: Some(timeout) }) {
-        Ok(_) => {}
-        Err(wgpu::PollError::Timeout) => return Err(BackendError::TimedOut(timeout)),
-        Err(e) => return Err(BackendError::DeviceLost(e.to_string())),
-    }
+    device.poll(wgpu::PollType::Wait { submission_index: None, timeout: Some(timeout) }).map_err(|e| poll_error(e, timeout))?;
     match rx.recv() {
         Ok(Ok(())) => {}
         Ok(Err(e)) => return Err(BackendError::other(e)),

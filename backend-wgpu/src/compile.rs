@@ -1,6 +1,5 @@
 //! From a config to a compute pipeline: constant injection, shader module, pipeline.
 
-use crate::bench::WgpuKernel;
 use kerntune_core::{BackendError, CompileRequest, Value};
 use std::sync::Arc;
 
@@ -106,6 +105,11 @@ pub(crate) fn compile(device: &wgpu::Device, layout: &wgpu::PipelineLayout, req:
         return Err(BackendError::CompileFailed { log: format!("{file}: {e}"), options });
     }
     Ok(WgpuKernel { pipeline: Arc::new(pipeline) })
+}
+
+/// A compiled config: its pipeline and the bind-group layout it was built with.
+pub struct WgpuKernel {
+    pub(crate) pipeline: Arc<wgpu::ComputePipeline>,
 }
 
 #[cfg(test)]

@@ -16,16 +16,22 @@
 //!   the host clock around submit and wait; reports say which.
 //! - wgpu reports no L2 size, so there is no L2 flush between timed launches on this backend.
 //!
-//! Files: `backend.rs` opens an adapter and implements [`kerntune_core::Backend`];
-//! `limits.rs` is the one conversion from wgpu limits to [`kerntune_core::Limits`];
-//! `compile.rs` turns a config into a pipeline; `bench.rs` owns buffers and timing.
+//! Files, as in every backend crate (imports point down the list): `backend.rs` opens an
+//! adapter and implements [`kerntune_core::Backend`]; `compile.rs` turns a config into a
+//! pipeline; `bench.rs` owns buffers and timing; `device.rs` enumerates adapters; `limits.rs`
+//! is the one conversion from wgpu limits to [`kerntune_core::Limits`]; `error.rs` maps wgpu's
+//! errors. There is no `worker.rs`: kernels run in the tuning process, so a shader that never
+//! ends is recorded as timed out but keeps the adapter busy (see ARCHITECTURE.md, known gaps).
 
 mod backend;
 mod bench;
 mod compile;
+mod device;
+mod error;
 mod limits;
 
-pub use backend::{adapters, AdapterSummary, WgpuBackend};
-pub use bench::{WgpuKernel, WgpuWorkspace};
-pub use compile::inject_constants;
+pub use backend::WgpuBackend;
+pub use bench::WgpuWorkspace;
+pub use compile::{inject_constants, WgpuKernel};
+pub use device::{adapters, AdapterSummary};
 pub use limits::{limits_from_wgpu, target_from_info};

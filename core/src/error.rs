@@ -1,5 +1,5 @@
 //! Error types. Backend errors are what a backend reports about one config or the device;
-//! [`Error`] is what a tuning job reports to its caller.
+//! [`crate::run::Error`] is what a tuning job reports to its caller.
 
 use crate::limits::LimitViolation;
 use serde::{Deserialize, Serialize};
@@ -128,30 +128,4 @@ pub enum OpenError {
         /// What happened.
         message: String,
     },
-}
-
-/// Errors a tuning job reports.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// The spec is invalid.
-    #[error(transparent)]
-    Spec(#[from] crate::spec::SpecError),
-    /// The search space is invalid.
-    #[error("search space: {0}")]
-    Space(#[from] crate::space::SpaceError),
-    /// The database could not be read or written.
-    #[error(transparent)]
-    Db(#[from] crate::db::DbError),
-    /// Every config was pruned or failed.
-    #[error("no valid config left: {0}")]
-    NoValidConfig(String),
-    /// The reference output could not be produced.
-    #[error("could not compute the reference output: {0}")]
-    Reference(String),
-    /// A backend error outside any single config (allocating buffers, device lost for good).
-    #[error("backend: {0}")]
-    Backend(#[from] BackendError),
-    /// An expression in the job failed to evaluate.
-    #[error("{0}")]
-    Eval(String),
 }

@@ -7,11 +7,14 @@
 //! Σ inputs[i]` over the read-only buffers (indices wrap), and [`FakeBackend::reference`]
 //! computes the same on the host.
 
-use crate::backend::{Backend, CompileRequest, Compiled, Launch, ResourceUsage, TimeRequest, TimingMethod};
-use crate::config::Config;
+use crate::backend::{Backend, CompileRequest, Compiled};
 use crate::error::BackendError;
 use crate::limits::{LimitViolation, Limits};
-use crate::problem::{Access, ArgData, HostBuffer, ProblemData};
+use crate::measure::timing::{TimeRequest, TimingMethod};
+use crate::plan::prepare::Launch;
+use crate::plan::prune::ResourceUsage;
+use crate::space::config::Config;
+use crate::spec::problem::{Access, ArgData, HostBuffer, ProblemData};
 use crate::target::{Target, Vendor};
 use rand::{Rng, SeedableRng};
 use std::collections::HashMap;
@@ -267,7 +270,7 @@ impl Backend for FakeBackend {
 
 /// Problem data for fake-backend tests: `x` (read), `y` (write), `z` (read-write), `n` elements.
 pub fn sample_problem(n: usize) -> ProblemData {
-    use crate::problem::{DType, Init};
+    use crate::spec::problem::{DType, Init};
     ProblemData {
         args: vec![
             ArgData::Buffer(HostBuffer::new("x", DType::F32, n, &Init::Random { seed: 1 }, Access::Read)),

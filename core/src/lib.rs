@@ -3,19 +3,26 @@
 //! The tuner every kerntune backend shares, with no GPU or FFI dependency so that every line of
 //! it is tested on a CPU.
 //!
-//! The vocabulary: a [`Target`] is a device with a stable fingerprint that namespaces every
-//! cache; [`Limits`] are its capabilities as plain data; a [`Config`] is one value per tunable
-//! parameter plus the standard [`Knobs`]; a [`SearchSpace`] is parameters with value lists and
-//! restrictions (Python expressions, see [`expr`]); a [`ProblemKey`] decides when a winner is
-//! reused. A [`Backend`] turns one vendor API into this vocabulary: it compiles a config,
-//! reports resource usage, and times launches.
+//! The folders follow the data through a tune; each stage may import only the stages before
+//! it (a test, `tests/layers.rs`, enforces this):
 //!
-//! The pipeline lives in [`Tuner::tune`]: database lookup, pruning with reasons, optional
-//! roofline ordering, a [`Strategy`], parallel compilation, verification against a reference
-//! with poisoned outputs, adaptive benchmarking with racing, a noise-aware deterministic winner
-//! ([`select`]), and the [`Database`]. [`Autotuned`] is the runtime handle: tune once, cache,
-//! launch. [`fake::FakeBackend`] is a complete backend over host memory that fails on purpose,
-//! which the tests use to prove all of this.
+//! | stage | owns |
+//! | --- | --- |
+//! | vocabulary (`error`, `hash`, `target`, `limits`) | [`Target`], [`Limits`], backend errors |
+//! | [`spec`] | the job description: TOML and T1 loaders, expressions, problem data, keys, settings |
+//! | [`space`] | [`Config`]s and the [`SearchSpace`] with lazy, restriction-pruned enumeration |
+//! | [`plan`] | the prepared job (launch geometry, estimates), vendor generators, pruning, the roofline model |
+//! | [`search`] · [`measure`] | strategies · timing loop, statistics, verification, winner selection |
+//! | [`backend`] | the contract a vendor backend implements |
+//! | [`store`] | the winner database and the compile cache |
+//! | [`run`] · [`sim`] | the tuner pipeline, worker processes, the runtime handle · simulation mode |
+//!
+//! The pipeline lives in [`Tuner::tune`]: database lookup, candidates (enumeration, pruning with
+//! reasons, optional roofline ordering), a search loop that compiles in parallel, verifies
+//! against a reference with poisoned outputs and benchmarks adaptively with racing, a
+//! noise-aware deterministic winner, and persistence. [`Autotuned`] is the runtime handle:
+//! tune once, cache, launch. [`fake::FakeBackend`] is a complete backend over host memory that
+//! fails on purpose, which the tests use to prove all of this.
 //!
 //! Contracts: core never names a vendor type or touches hardware; a cache key holds everything
 //! a winner's validity depends on (kernel source and options hash, target fingerprint,
@@ -24,54 +31,41 @@
 
 #![warn(missing_docs)]
 
-pub mod backend;
-pub mod cache;
-pub mod config;
-pub mod db;
 pub mod error;
-pub mod expr;
-pub mod fake;
-pub mod generate;
-pub mod handle;
 pub mod hash;
-pub mod job;
-pub mod key;
-pub mod launch;
 pub mod limits;
-pub mod measure;
-pub mod model;
-pub mod problem;
-pub mod prune;
-pub mod recorded;
-pub mod reference;
-pub mod select;
-pub mod simulate;
-pub mod space;
-pub mod spec;
-pub mod strategies;
-pub mod strategy;
-pub mod t1;
 pub mod target;
 pub mod testing;
-pub mod tuner;
-pub mod value;
-pub mod verify;
-pub mod worker;
 
-pub use backend::{Backend, CompileRequest, Compiled, KernelSource, L2Flush, Launch, ResourceUsage, TimeRequest, TimingMethod, VerifyRequest};
-pub use config::{Config, Knobs};
-pub use db::{Database, DbError};
-pub use error::{BackendError, Error, FailureKind, OpenError};
-pub use handle::{Autotuned, Tuned};
-pub use job::{ArgKind, ArgSpec, Prepared, Reference, TuneJob, Verification};
-pub use key::{Bucket, ProblemKey};
+pub mod spec;
+
+pub mod space;
+
+pub mod plan;
+
+pub mod measure;
+pub mod search;
+
+pub mod backend;
+
+pub mod store;
+
+pub mod run;
+pub mod sim;
+
+pub mod fake;
+
+pub use backend::{Backend, CompileRequest, Compiled};
+pub use error::{BackendError, FailureKind, OpenError};
 pub use limits::{LimitViolation, Limits, PRESETS};
-pub use measure::{BenchOptions, Stats};
-pub use problem::{Access, ArgData, DType, HostBuffer, Init, ProblemData};
-pub use prune::{PruneOptions, PruneReason};
-pub use space::{Param, SearchSpace};
-pub use spec::{Spec, SpecError};
-pub use strategy::{Budget, Strategy};
+pub use measure::{Stats, TimeRequest, TimingMethod, VerifyRequest};
+pub use plan::{Launch, Prepared, PruneReason, ResourceUsage};
+pub use run::{Autotuned, ConfigResult, Error, Event, ResultOutcome, TuneOptions, TuneReport, Tuned, Tuner};
+pub use search::Strategy;
+pub use space::{Config, Knobs, SearchSpace};
+pub use spec::{
+    Access, ArgData, ArgKind, ArgSpec, BenchOptions, Bucket, Budget, DType, HostBuffer, Init, KernelSource, L2Flush, Param, ProblemData, ProblemKey,
+    PruneOptions, Reference, Spec, SpecError, TuneJob, Value, Verification,
+};
+pub use store::{Database, DbError};
 pub use target::{Target, Vendor};
-pub use tuner::{ConfigResult, Event, ResultOutcome, TuneOptions, TuneReport, Tuner};
-pub use value::Value;

@@ -7,8 +7,9 @@ pub fn skipped(what: &str) {
     eprintln!("SKIPPED {what}");
     if let Some(p) = std::env::var_os("KERNTUNE_SKIP_LOG") {
         use std::io::Write;
+        // One write of the whole line: appends from tests running at once do not interleave.
         if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(p) {
-            let _ = writeln!(f, "SKIPPED {what}");
+            let _ = f.write_all(format!("SKIPPED {what}\n").as_bytes());
         }
     }
 }

@@ -2,9 +2,10 @@
 //! same one twice, and better than random sampling on a real recorded space.
 
 use kerntune_core::fake::FakeBackend;
-use kerntune_core::recorded::RecordedSpace;
-use kerntune_core::simulate::{score, trace};
-use kerntune_core::strategy::{by_name, Candidates, Outcome, STRATEGIES};
+use kerntune_core::search::strategy::{by_name, Candidates, Outcome};
+use kerntune_core::sim::recorded::RecordedSpace;
+use kerntune_core::sim::simulate::{score, trace};
+use kerntune_core::spec::settings::STRATEGIES;
 use kerntune_core::*;
 use std::path::Path;
 
@@ -45,7 +46,7 @@ fn every_strategy_is_deterministic_per_seed() {
 fn strategies_respect_budget_and_restrictions_and_never_repeat() {
     let s = synthetic();
     let cands = Candidates { params: &s.params, coords: &s.coords };
-    for st in STRATEGIES {
+    for st in STRATEGIES.iter().map(|s| s.name) {
         let mut strat = by_name(st, 3).unwrap();
         let mut seen = std::collections::HashSet::new();
         let budget = 60;
@@ -74,7 +75,7 @@ fn strategies_respect_budget_and_restrictions_and_never_repeat() {
 
 #[test]
 fn the_tuner_runs_every_strategy_within_its_budget() {
-    for st in STRATEGIES {
+    for st in STRATEGIES.iter().map(|s| s.name) {
         let limits = Limits::preset("h100").unwrap().1;
         let fake = FakeBackend::new(limits, |c: &Config| 1e-3 * (1.0 + (c.get_i64("bx").unwrap() as f64).log2() / 10.0));
         let mut job = TuneJob::new(KernelSource::new("k", "fake", ""), vec![Param::new("bx", [32, 64, 128, 256, 512, 1024]), Param::new("u", [1, 2, 3, 4])]);
@@ -89,7 +90,7 @@ fn the_tuner_runs_every_strategy_within_its_budget() {
         };
         let r = Tuner::new(fake).tune(&job, &opts).unwrap();
         assert_eq!(r.evaluated, 9, "{st}");
-        assert_eq!(r.strategy, *st);
+        assert_eq!(r.strategy, st);
     }
 }
 
@@ -137,8 +138,8 @@ fn noisy_simulation_exercises_racing_and_stays_deterministic() {
 fn a_percentage_budget_stops_early_near_the_optimum() {
     let Some(s) = load("h200_sgemm_410.json") else { return };
     for st in ["model", "hybrid"] {
-        let budget = strategy::Budget::parse("2%").unwrap();
-        let mut strat = strategy::for_budget(st, 3, &budget).unwrap();
+        let budget = Budget::parse("2%").unwrap();
+        let mut strat = kerntune_core::search::for_budget(st, 3, &budget).unwrap();
         let cands = Candidates { params: &s.params, coords: &s.coords };
         let mut best = f64::INFINITY;
         let mut evals = 0;
@@ -164,5 +165,5 @@ fn a_percentage_budget_stops_early_near_the_optimum() {
         assert!(evals < s.len() / 2, "{st} did not stop early: {evals}");
         assert!(fraction >= 0.95, "{st} stopped at {fraction}");
     }
-    assert!(strategy::for_budget("genetic", 3, &strategy::Budget::parse("2%").unwrap()).is_err());
+    assert!(kerntune_core::search::for_budget("genetic", 3, &Budget::parse("2%").unwrap()).is_err());
 }

@@ -1,8 +1,8 @@
 //! The tuner proven on the fake backend: fast correct winner, every failure recorded and
 //! survived, racing, agreement across noisy runs, database round trip, resume, concurrency.
 
-use kerntune_core::db::{Database, DbFile};
 use kerntune_core::fake::{Behavior, FakeBackend};
+use kerntune_core::store::db::{Database, DbFile};
 use kerntune_core::*;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};

@@ -5,9 +5,9 @@
 //! A custom `main` (harness = false) because a worker is this very program started again: the
 //! hook must run before anything else, as in a host program.
 
-use kerntune_core::problem::{Access, ArgData, DType, HostBuffer, Init, ProblemData};
-use kerntune_core::verify::Tolerance;
-use kerntune_core::worker::{Executor, KernelImage, WorkerKind, WorkerSlot};
+use kerntune_core::run::worker::{Executor, KernelImage, WorkerKind, WorkerSlot};
+use kerntune_core::spec::job::Tolerance;
+use kerntune_core::spec::problem::{Access, ArgData, DType, HostBuffer, Init, ProblemData};
 use kerntune_core::{BackendError, Launch, TimeRequest, VerifyRequest};
 use std::collections::HashMap;
 use std::process::Command;

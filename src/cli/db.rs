@@ -1,6 +1,6 @@
 //! `kerntune db show|export|merge|clear`.
 
-use kerntune::db::{Database, DbFile};
+use kerntune::store::db::{Database, DbFile};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -79,7 +79,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             let text = match format.as_str() {
                 "kerntune" => serde_json::to_string_pretty(&f)?,
                 "t4" => {
-                    let docs: Vec<serde_json::Value> = f.entries.values().map(kerntune::recorded::to_t4).collect();
+                    let docs: Vec<serde_json::Value> = f.entries.values().map(kerntune::sim::recorded::to_t4).collect();
                     if docs.len() == 1 {
                         serde_json::to_string_pretty(&docs[0])?
                     } else {

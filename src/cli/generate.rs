@@ -1,7 +1,8 @@
 //! `kerntune generate`: the generated config set for a target, class and shape.
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
-use kerntune::generate::{generate, Class, GenContext, Shape};
+use kerntune::plan::generate::{generate, GenContext, Shape};
+use kerntune::spec::Class;
 use kerntune::{Limits, PruneOptions};
 
 #[derive(clap::Args, Debug)]

@@ -37,7 +37,7 @@ enum Command {
 /// Where the database lives: `--db`, else `$KERNTUNE_CACHE_DIR/db.json`, else the platform
 /// cache directory.
 pub(crate) fn db_path(arg: &Option<PathBuf>) -> PathBuf {
-    arg.clone().unwrap_or_else(kerntune::db::Database::default_path)
+    arg.clone().unwrap_or_else(kerntune::store::db::Database::default_path)
 }
 
 fn init_logging() {

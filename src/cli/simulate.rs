@@ -1,8 +1,8 @@
 //! `kerntune simulate`: replay recorded spaces as oracles and score strategies.
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
-use kerntune::recorded::RecordedSpace;
-use kerntune::simulate::{score, Score};
+use kerntune::sim::recorded::RecordedSpace;
+use kerntune::sim::simulate::{score, Score};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -39,12 +39,12 @@ pub struct Args {
 
 pub fn run(a: Args) -> anyhow::Result<i32> {
     let strategies: Vec<String> = if a.strategy == "all" {
-        kerntune::strategy::STRATEGIES.iter().filter(|s| **s != "exhaustive").map(|s| s.to_string()).collect()
+        kerntune::spec::settings::STRATEGIES.iter().filter(|s| s.name != "exhaustive").map(|s| s.name.to_string()).collect()
     } else {
         a.strategy.split(',').map(|s| s.trim().to_string()).collect()
     };
     for s in &strategies {
-        kerntune::strategy::by_name(s, 0).map_err(|m| anyhow::anyhow!("--strategy: {m}"))?;
+        kerntune::search::strategy::by_name(s, 0).map_err(|m| anyhow::anyhow!("--strategy: {m}"))?;
     }
     if a.budget == 0 || a.repeats == 0 {
         anyhow::bail!("--budget and --repeats must be at least 1");

@@ -3,7 +3,7 @@
 use super::report;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
-use kerntune::db::Database;
+use kerntune::store::db::Database;
 use kerntune::{with_backend, Backend, BackendChoice, Budget, Event, Spec, TuneOptions, TuneReport, Tuner, Value};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -57,13 +57,13 @@ fn parse_key(text: &str, sizes: &[(String, Value)]) -> anyhow::Result<Vec<(Strin
         let slot = out.iter_mut().find(|(n, _)| n == k).with_context(|| {
             format!("--key: `{k}` is not a problem size of this spec (sizes: {})", sizes.iter().map(|s| s.0.as_str()).collect::<Vec<_>>().join(", "))
         })?;
-        slot.1 = kerntune::config::parse_value(v);
+        slot.1 = kerntune::space::config::parse_value(v);
     }
     Ok(out)
 }
 
 pub fn run(a: Args) -> anyhow::Result<i32> {
-    let mut spec = Spec::load(&a.spec)?;
+    let mut spec = kerntune::plan::prepare::load(&a.spec)?;
     if let Some(k) = &a.key {
         let first = spec.problems.first().cloned().unwrap_or_default();
         spec.problems = vec![parse_key(k, &first)?];
@@ -74,8 +74,8 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         None => Budget::default(),
     };
     let strategy = a.strategy.clone().or(spec.strategy.clone()).unwrap_or_else(|| "exhaustive".into());
-    kerntune::strategy::by_name(&strategy, 0).map_err(|m| anyhow::anyhow!("--strategy: {m}"))?;
-    kerntune::strategy::for_budget(&strategy, 0, &budget).map_err(|m| anyhow::anyhow!("--budget: {m}"))?;
+    kerntune::spec::settings::strategy_named(&strategy).map_err(|m| anyhow::anyhow!("--strategy: {m}"))?;
+    kerntune::spec::settings::check_strategy(&strategy, &budget).map_err(|m| anyhow::anyhow!("--budget: {m}"))?;
     let backend = kerntune::open(a.backend, a.device)?;
     let db = if a.no_db { None } else { Some(Database::at(super::db_path(&a.db))) };
     let opts = TuneOptions {

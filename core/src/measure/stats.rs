@@ -1,0 +1,246 @@
+//! Honest benchmarking: warm-up until stable, adaptive repetitions until the confidence
+//! interval is tight, and racing against the best config so far.
+//!
+//! The loop is written against a closure that launches the kernel `n` times and returns each
+//! launch's time, so it is backend-agnostic and tested with synthetic timings.
+
+use crate::error::BackendError;
+use crate::spec::settings::BenchOptions;
+use serde::{Deserialize, Serialize};
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+/// Timing statistics of one config, in seconds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    /// Measured launches (warm-up excluded).
+    pub samples: u32,
+    /// Mean time.
+    pub mean: f64,
+    /// Median time.
+    pub median: f64,
+    /// Fastest launch.
+    pub min: f64,
+    /// Slowest launch.
+    pub max: f64,
+    /// Sample standard deviation.
+    pub stddev: f64,
+    /// Half-width of the 95 % confidence interval of the mean (infinite for a single sample;
+    /// stored as `null` in JSON, which has no infinity).
+    #[serde(with = "finite_or_null")]
+    pub ci_half: f64,
+    /// Measuring stopped early because the config was clearly slower than the best.
+    pub raced: bool,
+}
+
+impl Stats {
+    /// Statistics of a sample.
+    pub fn from_samples(times: &[f64], raced: bool) -> Stats {
+        let n = times.len();
+        assert!(n > 0, "statistics of an empty sample");
+        let mean = times.iter().sum::<f64>() / n as f64;
+        let mut sorted = times.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let median = if n % 2 == 1 { sorted[n / 2] } else { 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]) };
+        let var = if n > 1 { times.iter().map(|t| (t - mean).powi(2)).sum::<f64>() / (n - 1) as f64 } else { 0.0 };
+        let stddev = var.sqrt();
+        let ci_half = if n > 1 { t_quantile_975(n - 1) * stddev / (n as f64).sqrt() } else { f64::INFINITY };
+        Stats { samples: n as u32, mean, median, min: sorted[0], max: sorted[n - 1], stddev, ci_half, raced }
+    }
+
+    /// Upper end of the confidence interval.
+    pub fn upper(&self) -> f64 {
+        self.mean + finite_or(self.ci_half, self.mean)
+    }
+
+    /// Lower end of the confidence interval.
+    pub fn lower(&self) -> f64 {
+        self.mean - finite_or(self.ci_half, self.mean)
+    }
+
+    /// Whether this config is clearly slower than `best`.
+    pub fn clearly_slower_than(&self, best: &Stats, margin: f64) -> bool {
+        self.lower() > best.upper() * (1.0 + margin)
+    }
+}
+
+fn finite_or(x: f64, alt: f64) -> f64 {
+    if x.is_finite() {
+        x
+    } else {
+        alt
+    }
+}
+
+/// The 97.5 % quantile of Student's t with `df` degrees of freedom (two-sided 95 %).
+pub fn t_quantile_975(df: usize) -> f64 {
+    StudentsT::new(0.0, 1.0, df.max(1) as f64).map(|t| t.inverse_cdf(0.975)).unwrap_or(1.96)
+}
+
+/// What measuring a config cost.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MeasureCost {
+    /// Warm-up launches.
+    pub warmup_launches: u32,
+    /// Measured launches.
+    pub launches: u32,
+}
+
+/// Measures one config. `run(n)` launches the kernel `n` times and returns each launch's time
+/// in seconds. `best` is the best config so far, for racing. `prior` holds the times of launches
+/// that already ran (the verification launch): a config whose fastest prior launch is far slower
+/// than the best is raced out at once, without launching it again.
+pub fn measure(
+    opts: &BenchOptions,
+    best: Option<&Stats>,
+    prior: &[f64],
+    mut run: impl FnMut(u32) -> Result<Vec<f64>, BackendError>,
+) -> Result<(Stats, MeasureCost), BackendError> {
+    let mut cost = MeasureCost::default();
+    // Warm-up: single launches until two successive ones agree, or the cap.
+    // The last prior launch (the verification run) counts as the previous warm-up sample.
+    let mut prev: Option<f64> = prior.last().copied();
+    let mut warm_min = prior.iter().copied().fold(f64::INFINITY, f64::min);
+    if let Some(b) = best.filter(|_| opts.racing && !prior.is_empty()) {
+        if warm_min > b.upper() * 1.5 {
+            return Ok((Stats::from_samples(prior, true), cost));
+        }
+    }
+    let prior_launches = prior.len() as u32;
+    let mut warm = Vec::new();
+    for i in 0..opts.warmup_max.max(1) {
+        let t = one(run(1)?)?;
+        cost.warmup_launches += 1;
+        warm.push(t);
+        warm_min = warm_min.min(t);
+        if let Some(b) = best.filter(|_| opts.racing) {
+            // Even its fastest warm-up launch is far slower than the best's mean: stop now.
+            if i + 1 + prior_launches >= 2 && warm_min > b.upper() * 1.5 {
+                return Ok((Stats::from_samples(&warm, true), cost));
+            }
+        }
+        if i + 1 >= opts.warmup_min {
+            if let Some(p) = prev {
+                if (t - p).abs() <= opts.warmup_stable * p.max(t) {
+                    break;
+                }
+            }
+        }
+        prev = Some(t);
+    }
+    let mut times: Vec<f64> = Vec::with_capacity(opts.min_reps as usize * 2);
+    let mut batch = opts.min_reps.max(2);
+    loop {
+        let got = run(batch)?;
+        if got.is_empty() {
+            return Err(BackendError::LaunchFailed("backend returned no timings".into()));
+        }
+        cost.launches += got.len() as u32;
+        times.extend(got);
+        let s = Stats::from_samples(&times, false);
+        if s.ci_half <= opts.target_rel_ci * s.mean {
+            return Ok((s, cost));
+        }
+        if let Some(b) = best.filter(|_| opts.racing) {
+            if s.clearly_slower_than(b, opts.race_margin) {
+                return Ok((Stats { raced: true, ..s }, cost));
+            }
+        }
+        let spent: f64 = times.iter().sum();
+        if times.len() as u32 >= opts.max_reps || spent >= opts.max_seconds {
+            return Ok((s, cost));
+        }
+        // Grow the batch geometrically, bounded by the caps (by count and by time).
+        let left_reps = opts.max_reps - times.len() as u32;
+        let left_time = ((opts.max_seconds - spent) / s.mean.max(1e-9)).ceil().max(1.0) as u32;
+        batch = (times.len() as u32).max(opts.min_reps).min(left_reps).min(left_time).max(1);
+    }
+}
+
+fn one(v: Vec<f64>) -> Result<f64, BackendError> {
+    v.first().copied().ok_or_else(|| BackendError::LaunchFailed("backend returned no timing".into()))
+}
+
+mod finite_or_null {
+    use serde::{Deserialize, Deserializer, Serializer};
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.is_finite() {
+            s.serialize_f64(*v)
+        } else {
+            s.serialize_none()
+        }
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::INFINITY))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn synthetic(base: f64, jitter: f64) -> impl FnMut(u32) -> Result<Vec<f64>, BackendError> {
+        let mut k = 0u64;
+        move |n| {
+            Ok((0..n)
+                .map(|_| {
+                    k += 1;
+                    // A deterministic pseudo-noise in [-1, 1].
+                    let u = ((k.wrapping_mul(2654435761) % 1000) as f64 / 500.0) - 1.0;
+                    base * (1.0 + jitter * u)
+                })
+                .collect())
+        }
+    }
+
+    #[test]
+    fn quiet_kernel_stops_at_min_reps() {
+        let (s, c) = measure(&BenchOptions::default(), None, &[], synthetic(1e-3, 0.001)).unwrap();
+        assert_eq!(s.samples, 5);
+        assert!(c.warmup_launches <= 2, "{c:?}");
+        assert!((s.mean - 1e-3).abs() < 1e-5);
+        assert!(!s.raced);
+    }
+
+    #[test]
+    fn noisy_kernel_gets_more_reps_up_to_the_cap() {
+        let opts = BenchOptions { max_reps: 40, ..Default::default() };
+        let (s, _) = measure(&opts, None, &[], synthetic(1e-3, 0.2)).unwrap();
+        assert!(s.samples > 5 && s.samples <= 40, "{}", s.samples);
+    }
+
+    #[test]
+    fn slow_config_is_raced_out() {
+        let best = Stats::from_samples(&[1e-3, 1.001e-3, 0.999e-3, 1e-3, 1e-3], false);
+        let (s, c) = measure(&BenchOptions::default(), Some(&best), &[], synthetic(3e-3, 0.001)).unwrap();
+        assert!(s.raced);
+        assert!(c.launches == 0, "raced during warm-up: {c:?}");
+        let (s, _) = measure(&BenchOptions::default(), Some(&best), &[], synthetic(1.1e-3, 0.05)).unwrap();
+        assert!(s.raced, "{s:?}");
+        assert!(s.samples < 100);
+        // A verification launch far slower than the best decides the race with no launch at all.
+        let (s, c) = measure(&BenchOptions::default(), Some(&best), &[3e-3], synthetic(3e-3, 0.001)).unwrap();
+        assert!(s.raced && c.warmup_launches == 0 && c.launches == 0, "{c:?}");
+        assert_eq!(s.samples, 1);
+        // A close one is measured normally.
+        let (s, _) = measure(&BenchOptions::default(), Some(&best), &[1.05e-3], synthetic(1.0e-3, 0.001)).unwrap();
+        assert!(!s.raced);
+        let (s, _) = measure(&BenchOptions::default(), Some(&best), &[], synthetic(0.9e-3, 0.001)).unwrap();
+        assert!(!s.raced);
+    }
+
+    #[test]
+    fn a_single_sample_round_trips_through_json() {
+        let s = Stats::from_samples(&[1e-3], true);
+        assert!(s.ci_half.is_infinite());
+        let text = serde_json::to_string(&s).unwrap();
+        assert!(text.contains("\"ci_half\":null"), "{text}");
+        let back: Stats = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, s);
+    }
+
+    #[test]
+    fn t_quantiles() {
+        assert!((t_quantile_975(4) - 2.776).abs() < 1e-3);
+        assert!((t_quantile_975(1000) - 1.962).abs() < 1e-3);
+    }
+}

@@ -1,0 +1,429 @@
+//! Output verification: compare a config's outputs with the reference, with tolerances.
+//!
+//! Outputs are poisoned (all bits set: NaN for floats) before each verified launch, so a config
+//! that skips writing part of its output cannot pass by leaving the previous run's values.
+
+use crate::error::BackendError;
+use crate::spec::job::Tolerance;
+use crate::spec::problem::HostBuffer;
+use std::time::Duration;
+
+/// Compares one output buffer; `Err` says where and how it differs.
+pub fn compare(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Result<(), String> {
+    if got.len() != want.len() {
+        return Err(format!("`{}` has {} elements, the reference {}", got.name, got.len(), want.len()));
+    }
+    if got.dtype == crate::spec::problem::DType::F32 && want.dtype == crate::spec::problem::DType::F32 && all_close_f32(&got.data, &want.data, tol) {
+        return Ok(());
+    }
+    let size = got.dtype.size();
+    let mut bad = 0usize;
+    let mut first: Option<String> = None;
+    let mut unwritten = 0usize;
+    for i in 0..got.len() {
+        let raw = &got.data[i * size..(i + 1) * size];
+        let g = got.get_f64(i);
+        let w = want.get_f64(i);
+        let ok = if g.is_nan() || w.is_nan() { g.is_nan() && w.is_nan() } else { (g - w).abs() <= tol.atol + tol.rtol * w.abs() };
+        if !ok {
+            bad += 1;
+            if raw.iter().all(|&b| b == 0xFF) {
+                unwritten += 1;
+            }
+            if first.is_none() {
+                first = Some(format!("first at index {i}: got {g}, expected {w}"));
+            }
+        }
+    }
+    if bad == 0 {
+        return Ok(());
+    }
+    Err(mismatch_message(&got.name, bad as u64, got.len() as u64, &first.unwrap_or_default(), unwritten as u64))
+}
+
+fn mismatch_message(name: &str, bad: u64, n: u64, first: &str, unwritten: u64) -> String {
+    let mut msg = format!("`{name}`: {bad} of {n} elements differ ({first})");
+    if unwritten > 0 {
+        msg.push_str(&format!("; {unwritten} were never written (still hold the poison value)"));
+    }
+    msg
+}
+
+/// Entry point of [`DEVICE_COMPARE_SRC`].
+pub const DEVICE_COMPARE_KERNEL: &str = "kt_compare_f32";
+
+/// A kernel that compares an f32 output with its reference on the device, so that outputs are
+/// not copied to the host for every config. CUDA C that compiles unchanged as HIP (NVRTC and
+/// hipRTC). Arguments: `got`, `want`, element count, `atol`, `rtol` (doubles), and three u64
+/// counters initialised to [`DEVICE_COMPARE_INIT`]: mismatches, the first mismatching index,
+/// and mismatches that still hold the poison pattern (never written). The tolerance rule and
+/// NaN handling are those of [`compare`].
+pub const DEVICE_COMPARE_SRC: &str = r#"
+extern "C" __global__ void kt_compare_f32(const float* got, const float* want, unsigned long long n,
+                                          double atol, double rtol, unsigned long long* out) {
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n; i += stride) {
+        float g = got[i], w = want[i];
+        bool ok = (g != g && w != w) || fabs((double)g - (double)w) <= atol + rtol * fabs((double)w);
+        if (!ok) {
+            atomicAdd(&out[0], 1ull);
+            atomicMin(&out[1], i);
+            if (__float_as_uint(g) == 0xFFFFFFFFu) atomicAdd(&out[2], 1ull);
+        }
+    }
+}
+"#;
+
+/// Binaries of [`DEVICE_COMPARE_SRC`], compiled once per architecture per process (a process
+/// may drive devices of several architectures).
+pub struct CompareBinaries(std::sync::Mutex<Vec<CompiledFor>>);
+
+/// An architecture and what compiling for it gave.
+type CompiledFor = (String, Result<Vec<u8>, String>);
+
+impl CompareBinaries {
+    /// Empty.
+    pub const fn new() -> CompareBinaries {
+        CompareBinaries(std::sync::Mutex::new(Vec::new()))
+    }
+
+    /// The binary for `arch`, compiled with `compile` the first time it is asked for.
+    pub fn get(&self, arch: &str, compile: impl FnOnce() -> Result<Vec<u8>, String>) -> Result<Vec<u8>, crate::BackendError> {
+        let mut m = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if !m.iter().any(|(a, _)| a == arch) {
+            m.push((arch.to_string(), compile()));
+        }
+        let (_, r) = m.iter().find(|(a, _)| a == arch).expect("just inserted");
+        r.clone().map_err(|e| crate::BackendError::other(format!("compiling the verification kernel for {arch}: {e}")))
+    }
+}
+
+impl Default for CompareBinaries {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// What on-device verification needs from a backend's device memory: a backend implements these
+/// over its own API and [`DeviceReference::check`] does the rest, the same for every backend.
+/// Outputs are named by their index among the problem's buffers (the reference's order).
+pub trait DeviceCompare {
+    /// A device allocation.
+    type Ptr: Copy;
+    /// Allocates device memory holding `data`.
+    fn upload(&mut self, data: &[u8]) -> Result<Self::Ptr, crate::BackendError>;
+    /// Frees what [`DeviceCompare::upload`] allocated.
+    fn free(&mut self, p: Self::Ptr);
+    /// Runs [`DEVICE_COMPARE_SRC`] on buffer `output` against `want` (`n` f32 elements) and
+    /// returns its counters.
+    fn compare_f32(&mut self, output: usize, want: Self::Ptr, n: u64, tol: Tolerance) -> Result<[u64; 3], crate::BackendError>;
+    /// Element `index` of f32 buffer `output`.
+    fn read_f32(&mut self, output: usize, index: u64) -> Result<f32, crate::BackendError>;
+    /// Buffer `output`, read back to the host.
+    fn read_back(&mut self, output: usize) -> Result<HostBuffer, crate::BackendError>;
+}
+
+/// The reference outputs on the device, uploaded once per reference id (one tune), and the
+/// comparison of a config's outputs with them: f32 outputs on the device, other types on the
+/// host.
+#[derive(Debug)]
+pub struct DeviceReference<P> {
+    id: Option<u64>,
+    ptrs: Vec<Option<P>>,
+}
+
+impl<P> Default for DeviceReference<P> {
+    fn default() -> Self {
+        DeviceReference { id: None, ptrs: Vec::new() }
+    }
+}
+
+impl<P: Copy> DeviceReference<P> {
+    /// Compares the selected outputs in `dev` with `req`'s reference (uploading it first when
+    /// its id changed); `Err(WrongOutput)` in [`compare`]'s words on a mismatch.
+    pub fn check<D: DeviceCompare<Ptr = P>>(&mut self, dev: &mut D, req: &crate::VerifyRequest<'_>) -> Result<(), crate::BackendError> {
+        use crate::BackendError;
+        if self.id != Some(req.reference_id) {
+            self.id = None;
+            for p in self.ptrs.drain(..).flatten() {
+                dev.free(p);
+            }
+            for want in req.reference {
+                let on_device = req.selects(want) && want.dtype == crate::spec::problem::DType::F32 && !want.data.is_empty();
+                let p = if on_device { Some(dev.upload(&want.data)?) } else { None };
+                self.ptrs.push(p);
+            }
+            self.id = Some(req.reference_id);
+        }
+        for (i, want) in req.reference.iter().enumerate() {
+            if !req.selects(want) {
+                continue;
+            }
+            let Some(p) = self.ptrs.get(i).copied().flatten() else {
+                // Non-f32 (or empty) output: read it back and compare on the host.
+                compare(&dev.read_back(i)?, want, req.tolerance).map_err(BackendError::WrongOutput)?;
+                continue;
+            };
+            let n = (want.data.len() / 4) as u64;
+            let counters = dev.compare_f32(i, p, n, req.tolerance)?;
+            device_verdict(&want.name, counters, n, |first| {
+                let g = dev.read_f32(i, first).map_err(|e| e.to_string())?;
+                let at = first as usize * 4;
+                Ok((g, f32::from_le_bytes(want.data[at..at + 4].try_into().expect("4 bytes"))))
+            })
+            .map_err(BackendError::WrongOutput)?;
+        }
+        Ok(())
+    }
+
+    /// The device allocations held (for the backend's cleanup).
+    pub fn ptrs(&self) -> impl Iterator<Item = P> + '_ {
+        self.ptrs.iter().flatten().copied()
+    }
+}
+
+/// Initial values of the comparison kernel's counters.
+pub const DEVICE_COMPARE_INIT: [u64; 3] = [0, u64::MAX, 0];
+
+/// Threads per block of a [`DEVICE_COMPARE_KERNEL`] launch.
+pub const DEVICE_COMPARE_THREADS: u32 = 256;
+
+/// The arguments of one [`DEVICE_COMPARE_KERNEL`] launch, in the kernel's order, held where
+/// the launch's argument array can point at them. `P` is a backend's device pointer.
+#[derive(Debug)]
+pub struct CompareArgs<P> {
+    got: P,
+    want: P,
+    n: u64,
+    atol: f64,
+    rtol: f64,
+    counters: P,
+}
+
+impl<P> CompareArgs<P> {
+    /// Compares `n` f32 elements of `got` with `want` under `tol`, counting into `counters`
+    /// (three u64 initialised to [`DEVICE_COMPARE_INIT`]).
+    pub fn new(got: P, want: P, n: u64, tol: Tolerance, counters: P) -> CompareArgs<P> {
+        CompareArgs { got, want, n, atol: tol.atol, rtol: tol.rtol, counters }
+    }
+
+    /// The launch's argument array: pointers to the values, valid while `self` is neither
+    /// moved nor dropped.
+    pub fn pointers(&mut self) -> [*mut std::ffi::c_void; 6] {
+        fn raw<T>(x: &mut T) -> *mut std::ffi::c_void {
+            x as *mut T as *mut std::ffi::c_void
+        }
+        [raw(&mut self.got), raw(&mut self.want), raw(&mut self.n), raw(&mut self.atol), raw(&mut self.rtol), raw(&mut self.counters)]
+    }
+
+    /// Blocks of [`DEVICE_COMPARE_THREADS`] (the kernel strides over the rest).
+    pub fn blocks(&self) -> u32 {
+        self.n.div_ceil(DEVICE_COMPARE_THREADS as u64).clamp(1, 4096) as u32
+    }
+}
+
+/// The verdict on a device comparison of `n` elements of output `name`: `Err` with the message
+/// [`compare`] would give when the counters show mismatches. `first` reads (got, expected) at
+/// an index, called only on a mismatch.
+pub fn device_verdict(name: &str, counters: [u64; 3], n: u64, first: impl FnOnce(u64) -> Result<(f32, f32), String>) -> Result<(), String> {
+    if counters[0] == 0 {
+        return Ok(());
+    }
+    let i = counters[1];
+    let (g, w) = first(i)?;
+    Err(mismatch_message(name, counters[0], n, &format!("first at index {i}: got {g}, expected {w}"), counters[2]))
+}
+
+/// Fast path for f32 buffers: true when every element is within tolerance (compared in
+/// parallel chunks). On `false` the slow path finds and describes the differences.
+fn all_close_f32(got: &[u8], want: &[u8], tol: Tolerance) -> bool {
+    use rayon::prelude::*;
+    const CHUNK: usize = 1 << 16;
+    got.par_chunks(CHUNK).zip(want.par_chunks(CHUNK)).all(|(g, w)| {
+        g.chunks_exact(4).zip(w.chunks_exact(4)).all(|(a, b)| {
+            let x = f32::from_le_bytes([a[0], a[1], a[2], a[3]]) as f64;
+            let y = f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64;
+            (x - y).abs() <= tol.atol + tol.rtol * y.abs() || (x.is_nan() && y.is_nan())
+        })
+    })
+}
+
+/// What [`crate::backend::Backend::verify`] checks.
+#[derive(Clone, Copy, Debug)]
+pub struct VerifyRequest<'a> {
+    /// Expected contents of every buffer, in argument order.
+    pub reference: &'a [HostBuffer],
+    /// Identifies `reference` for the duration of a tune, so a backend may cache it.
+    pub reference_id: u64,
+    /// Buffers to compare; empty means every written buffer.
+    pub outputs: &'a [String],
+    /// Tolerances.
+    pub tolerance: crate::spec::job::Tolerance,
+    /// Time limit of the launch.
+    pub timeout: Duration,
+}
+
+impl VerifyRequest<'_> {
+    /// Whether a buffer is compared: the named outputs, or every written buffer.
+    pub fn selects(&self, b: &HostBuffer) -> bool {
+        if self.outputs.is_empty() {
+            b.access != crate::spec::problem::Access::Read
+        } else {
+            self.outputs.contains(&b.name)
+        }
+    }
+
+    /// Compares read-back buffers with the reference (only the selected ones).
+    pub fn check(&self, outs: &[HostBuffer]) -> Result<(), BackendError> {
+        for (got, want) in outs.iter().zip(self.reference) {
+            if self.selects(want) {
+                crate::measure::verify::compare(got, want, self.tolerance).map_err(BackendError::WrongOutput)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::problem::{Access, DType, Init};
+
+    #[test]
+    fn compare_arguments_point_at_their_values_in_kernel_order() {
+        let mut args = CompareArgs::new(0x1000u64, 0x2000, 1000, Tolerance { atol: 1e-5, rtol: 1e-3 }, 0x3000);
+        let p = args.pointers();
+        // SAFETY: each pointer points at a field of `args` of the type read here.
+        unsafe {
+            assert_eq!((*(p[0] as *const u64), *(p[1] as *const u64), *(p[2] as *const u64)), (0x1000, 0x2000, 1000));
+            assert_eq!((*(p[3] as *const f64), *(p[4] as *const f64), *(p[5] as *const u64)), (1e-5, 1e-3, 0x3000));
+        }
+        assert_eq!(args.blocks(), 4, "1000 elements in blocks of 256");
+        assert_eq!(CompareArgs::new(0u64, 0, 0, Tolerance::default(), 0).blocks(), 1);
+        assert_eq!(CompareArgs::new(0u64, 0, 1 << 40, Tolerance::default(), 0).blocks(), 4096, "capped; the kernel strides");
+    }
+
+    #[test]
+    fn a_device_comparison_reads_like_a_host_one() {
+        let want = HostBuffer::new("y", DType::F32, 8, &Init::Sequence, Access::Write);
+        let mut got = want.clone();
+        got.set_f64(3, 9.0);
+        got.data[20..24].copy_from_slice(&[0xFF; 4]);
+        let host = compare(&got, &want, Tolerance::default()).unwrap_err();
+        // What the comparison kernel would count for the same buffers.
+        let device = device_verdict("y", [2, 3, 1], 8, |i| Ok((got.get_f64(i as usize) as f32, want.get_f64(i as usize) as f32))).unwrap_err();
+        assert_eq!(host, device);
+        assert!(device_verdict("y", DEVICE_COMPARE_INIT, 8, |_| unreachable!()).is_ok());
+        assert!(DEVICE_COMPARE_SRC.contains(DEVICE_COMPARE_KERNEL));
+    }
+
+    /// Device memory on the host: the comparison "kernel" counts as the CUDA C one does.
+    #[derive(Default)]
+    struct HostDevice {
+        bufs: Vec<HostBuffer>,
+        uploads: Vec<Option<Vec<u8>>>,
+        device_compares: usize,
+        host_reads: usize,
+    }
+
+    impl DeviceCompare for HostDevice {
+        type Ptr = usize;
+        fn upload(&mut self, data: &[u8]) -> Result<usize, crate::BackendError> {
+            self.uploads.push(Some(data.to_vec()));
+            Ok(self.uploads.len() - 1)
+        }
+        fn free(&mut self, p: usize) {
+            assert!(self.uploads[p].take().is_some(), "freed twice");
+        }
+        fn compare_f32(&mut self, output: usize, want: usize, n: u64, tol: Tolerance) -> Result<[u64; 3], crate::BackendError> {
+            self.device_compares += 1;
+            let want = self.uploads[want].as_ref().expect("live");
+            let mut c = DEVICE_COMPARE_INIT;
+            for i in 0..n as usize {
+                let g = f32::from_le_bytes(self.bufs[output].data[i * 4..i * 4 + 4].try_into().unwrap());
+                let w = f32::from_le_bytes(want[i * 4..i * 4 + 4].try_into().unwrap());
+                let ok = (g.is_nan() && w.is_nan()) || (g as f64 - w as f64).abs() <= tol.atol + tol.rtol * (w as f64).abs();
+                if !ok {
+                    c[0] += 1;
+                    c[1] = c[1].min(i as u64);
+                    c[2] += u64::from(g.to_bits() == u32::MAX);
+                }
+            }
+            Ok(c)
+        }
+        fn read_f32(&mut self, output: usize, index: u64) -> Result<f32, crate::BackendError> {
+            Ok(self.bufs[output].get_f64(index as usize) as f32)
+        }
+        fn read_back(&mut self, output: usize) -> Result<HostBuffer, crate::BackendError> {
+            self.host_reads += 1;
+            Ok(self.bufs[output].clone())
+        }
+    }
+
+    #[test]
+    fn device_reference_uploads_once_per_tune_and_compares_like_the_host() {
+        let x = HostBuffer::new("x", DType::F32, 16, &Init::Sequence, Access::Read);
+        let y = HostBuffer::new("y", DType::F32, 16, &Init::Sequence, Access::Write);
+        let k = HostBuffer::new("k", DType::I32, 16, &Init::Sequence, Access::Write);
+        let reference = vec![x.clone(), y.clone(), k.clone()];
+        let mut dev = HostDevice { bufs: reference.clone(), ..Default::default() };
+        let req =
+            |id| crate::VerifyRequest { reference: &reference, reference_id: id, outputs: &[], tolerance: Tolerance::default(), timeout: Default::default() };
+        let mut r = DeviceReference::default();
+        r.check(&mut dev, &req(1)).unwrap();
+        r.check(&mut dev, &req(1)).unwrap();
+        // Only the written f32 output went to the device, once; the i32 one is compared on the host.
+        assert_eq!((dev.uploads.len(), dev.device_compares, dev.host_reads), (1, 2, 2));
+        // A mismatch reads exactly as the host comparison's.
+        dev.bufs[1].set_f64(5, 99.0);
+        dev.bufs[1].data[40..44].copy_from_slice(&[0xFF; 4]);
+        let e = r.check(&mut dev, &req(1)).unwrap_err();
+        let host = compare(&dev.bufs[1], &y, Tolerance::default()).unwrap_err();
+        assert!(matches!(&e, crate::BackendError::WrongOutput(m) if *m == host), "{e} vs {host}");
+        // Outputs after the first are checked too: a wrong i32 output is caught.
+        dev.bufs[1] = y.clone();
+        dev.bufs[2].set_f64(3, -1.0);
+        let e = r.check(&mut dev, &req(1)).unwrap_err();
+        assert!(e.to_string().contains("`k`: 1 of 16"), "{e}");
+        // A new reference (a new tune) frees the old upload and uploads again.
+        r.check(&mut dev, &req(2)).unwrap_err();
+        assert_eq!(dev.uploads.len(), 2);
+        assert!(dev.uploads[0].is_none());
+        assert_eq!(r.ptrs().collect::<Vec<_>>(), vec![1]);
+    }
+
+    #[test]
+    fn comparison_binaries_compile_once_per_architecture() {
+        let c = CompareBinaries::new();
+        let calls = std::cell::Cell::new(0);
+        let compile = |arch: &str| {
+            calls.set(calls.get() + 1);
+            if arch == "sm_bad" {
+                Err("no such architecture".to_string())
+            } else {
+                Ok(arch.as_bytes().to_vec())
+            }
+        };
+        assert_eq!(c.get("sm_90", || compile("sm_90")).unwrap(), b"sm_90");
+        assert_eq!(c.get("sm_90", || compile("sm_90")).unwrap(), b"sm_90");
+        assert_eq!(c.get("gfx942", || compile("gfx942")).unwrap(), b"gfx942");
+        assert!(c.get("sm_bad", || compile("sm_bad")).unwrap_err().to_string().contains("for sm_bad: no such architecture"));
+        assert!(c.get("sm_bad", || compile("sm_bad")).is_err());
+        assert_eq!(calls.get(), 3);
+    }
+
+    #[test]
+    fn tolerances_and_poison() {
+        let want = HostBuffer::new("y", DType::F32, 4, &Init::Sequence, Access::Write);
+        let mut got = want.clone();
+        assert!(compare(&got, &want, Tolerance::default()).is_ok());
+        got.set_f64(2, 2.5);
+        let e = compare(&got, &want, Tolerance::default()).unwrap_err();
+        assert!(e.contains("1 of 4") && e.contains("index 2"), "{e}");
+        assert!(compare(&got, &want, Tolerance { atol: 0.6, rtol: 0.0 }).is_ok());
+        let mut got = want.clone();
+        got.data[4..8].fill(0xFF);
+        let e = compare(&got, &want, Tolerance::default()).unwrap_err();
+        assert!(e.contains("never written"), "{e}");
+    }
+}

@@ -1,0 +1,302 @@
+//! A job with every expression compiled ("prepared"): the search space, launch geometry,
+//! resource estimates, metrics and the problem data, evaluated per config.
+
+use crate::plan::prune::Estimate;
+use crate::space::config::Config;
+use crate::space::restrict::SearchSpace;
+use crate::spec::error::SpecError;
+use crate::spec::expr::Expr;
+use crate::spec::job::ArgKind;
+use crate::spec::job::TuneJob;
+use crate::spec::key::ProblemKey;
+use crate::spec::problem::Access;
+use crate::spec::problem::ArgData;
+use crate::spec::problem::HostBuffer;
+use crate::spec::problem::ProblemData;
+use crate::spec::value::Value;
+use serde::{Deserialize, Serialize};
+/// Launch geometry for one config.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Launch {
+    /// Blocks (work-groups) along x, y, z.
+    pub grid: [u32; 3],
+    /// Threads per block (work-group size) along x, y, z.
+    pub block: [u32; 3],
+    /// Dynamic shared memory, bytes.
+    pub shared_mem_bytes: u32,
+}
+
+impl Launch {
+    /// Threads per block.
+    pub fn threads(&self) -> u32 {
+        self.block.iter().product()
+    }
+    /// Blocks in the grid.
+    pub fn blocks(&self) -> u64 {
+        self.grid.iter().map(|&g| g as u64).product()
+    }
+}
+
+/// A job with every expression compiled.
+pub struct Prepared {
+    /// The search space (parameters + restrictions, sizes as constants).
+    pub space: SearchSpace,
+    names_len: usize,
+    grid: [Expr; 3],
+    block: [Expr; 3],
+    shared_mem: Option<Expr>,
+    res_shared: Option<Expr>,
+    res_regs: Option<Expr>,
+    tile: Option<[Expr; 2]>,
+    dims: Option<[Expr; 2]>,
+    flops: Option<Expr>,
+    bytes: Option<Expr>,
+    sizes: Vec<(String, Value)>,
+    size_defines: bool,
+    /// The problem's key.
+    pub key: ProblemKey,
+    /// Host data of the arguments.
+    pub data: ProblemData,
+    /// The default config.
+    pub default: Config,
+    /// Whether the default config satisfies the restrictions.
+    pub default_valid: bool,
+    /// Whether the job declared a default (an undeclared one is the first valid config).
+    pub default_declared: bool,
+    /// A generated job's candidate list (see [`Prepared::with_candidates`]).
+    pub explicit: Option<Vec<Config>>,
+}
+
+impl Prepared {
+    /// Compiles a job's expressions; errors name the job's origin and the field.
+    pub fn new(job: &TuneJob) -> Result<Prepared, SpecError> {
+        Prepared::with_candidates(job, None)
+    }
+
+    /// Like [`Prepared::new`], for a generated job: `explicit` is the candidate list (the class
+    /// default first) that [`crate::plan::expand`] made, and `job.params` the values in it.
+    pub fn with_candidates(job: &TuneJob, explicit: Option<Vec<Config>>) -> Result<Prepared, SpecError> {
+        let err = |field: &str, message: String| SpecError { file: job.origin.clone(), field: field.into(), message };
+        let space = SearchSpace::new(job.params.clone(), &job.restrictions, job.sizes.clone()).map_err(|e| match &e {
+            crate::space::error::SpaceError::Restriction { index, source } => err(&format!("restrictions[{index}]"), source.to_string()),
+            other => err("params", other.to_string()),
+        })?;
+        let names: Vec<&str> = job.params.iter().map(|p| p.name.as_str()).chain(job.sizes.iter().map(|(n, _)| n.as_str())).collect();
+        let _size_names: Vec<&str> = job.sizes.iter().map(|(n, _)| n.as_str()).collect();
+        let ce = |field: &str, text: &str| Expr::compile(text, &names).map_err(|e| err(field, e.to_string()));
+        let three = |field: &str, t: &[String; 3]| -> Result<[Expr; 3], SpecError> {
+            Ok([ce(&format!("{field}[0]"), &t[0])?, ce(&format!("{field}[1]"), &t[1])?, ce(&format!("{field}[2]"), &t[2])?])
+        };
+        let opt = |field: &str, t: &Option<String>| t.as_deref().map(|t| ce(field, t)).transpose();
+        let two = |field: &str, t: &Option<[String; 2]>| -> Result<Option<[Expr; 2]>, SpecError> {
+            t.as_ref().map(|t| Ok([ce(&format!("{field}[0]"), &t[0])?, ce(&format!("{field}[1]"), &t[1])?])).transpose()
+        };
+        let data = problem_data(job)?;
+        let key = problem_key(job)?;
+        let (default, default_valid) = default_config(job, &space, explicit.as_deref())?;
+        Ok(Prepared {
+            grid: three("launch.grid", &job.grid)?,
+            block: three("launch.block", &job.block)?,
+            shared_mem: opt("launch.shared_mem", &job.shared_mem)?,
+            res_shared: opt("resources.shared_mem", &job.resources.shared_mem)?,
+            res_regs: opt("resources.registers", &job.resources.registers)?,
+            tile: two("resources.tile", &job.resources.tile)?,
+            dims: two("resources.dims", &job.resources.dims)?,
+            flops: opt("metrics.flops", &job.flops)?,
+            bytes: opt("metrics.bytes", &job.bytes)?,
+            names_len: names.len(),
+            sizes: job.sizes.clone(),
+            size_defines: job.size_defines,
+            space,
+            key,
+            data,
+            default,
+            default_valid,
+            default_declared: job.default.is_some() || explicit.is_some(),
+            explicit,
+        })
+    }
+
+    /// Slot values for a config: its parameters, then the sizes.
+    pub fn slots(&self, cfg: &Config) -> Vec<Value> {
+        let mut v: Vec<Value> = Vec::with_capacity(self.names_len);
+        for p in self.space.params() {
+            v.push(cfg.get(&p.name).cloned().unwrap_or(Value::Int(0)));
+        }
+        v.extend(self.sizes.iter().map(|(_, x)| x.clone()));
+        v
+    }
+
+    /// Launch geometry of a config.
+    pub fn launch(&self, cfg: &Config) -> Result<Launch, String> {
+        let s = self.slots(cfg);
+        let dim = |e: &Expr, what: &str| -> Result<u32, String> {
+            let v = e.eval_i64(&s).map_err(|x| format!("{what} `{e}`: {x}"))?;
+            u32::try_from(v).ok().filter(|&v| v > 0).ok_or_else(|| format!("{what} `{e}` = {v}, must be a positive 32-bit integer"))
+        };
+        let shared = match &self.shared_mem {
+            Some(e) => {
+                let v = e.eval_i64(&s).map_err(|x| format!("shared_mem `{e}`: {x}"))?;
+                u32::try_from(v).map_err(|_| format!("shared_mem `{e}` = {v} is out of range"))?
+            }
+            None => 0,
+        };
+        Ok(Launch {
+            grid: [dim(&self.grid[0], "grid.x")?, dim(&self.grid[1], "grid.y")?, dim(&self.grid[2], "grid.z")?],
+            block: [dim(&self.block[0], "block.x")?, dim(&self.block[1], "block.y")?, dim(&self.block[2], "block.z")?],
+            shared_mem_bytes: shared,
+        })
+    }
+
+    /// The pre-compile estimate of a config.
+    pub fn estimate(&self, cfg: &Config, launch: &Launch) -> Result<Estimate, String> {
+        let s = self.slots(cfg);
+        let num = |e: &Expr| e.eval_i64(&s).map_err(|x| format!("`{e}`: {x}"));
+        let extra = self.res_shared.as_ref().map(num).transpose()?.unwrap_or(0).max(0) as u64;
+        let regs = self.res_regs.as_ref().map(num).transpose()?.map(|r| r.max(0) as u32);
+        let tile = match (&self.tile, &self.dims) {
+            (Some(t), Some(d)) => Some(([num(&t[0])? as u64, num(&t[1])? as u64], [num(&d[0])? as u64, num(&d[1])? as u64])),
+            _ => None,
+        };
+        Ok(Estimate { block: launch.block, grid: launch.grid, shared_bytes: extra + launch.shared_mem_bytes as u64, regs_per_thread: regs, tile })
+    }
+
+    /// FLOPs and bytes of a config's launch, where the job gives formulas.
+    pub fn metrics(&self, cfg: &Config) -> (Option<f64>, Option<f64>) {
+        let s = self.slots(cfg);
+        (self.flops.as_ref().and_then(|e| e.eval_f64(&s).ok()), self.bytes.as_ref().and_then(|e| e.eval_f64(&s).ok()))
+    }
+
+    /// Access of each buffer argument, in order.
+    pub fn buffer_access(&self) -> Vec<Access> {
+        self.data.buffers().map(|b| b.access).collect()
+    }
+
+    /// By-value scalar arguments and their values.
+    pub fn scalars(&self) -> Vec<(String, Value)> {
+        self.data
+            .args
+            .iter()
+            .filter_map(|a| match a {
+                ArgData::Scalar { name, value, .. } => Some((name.clone(), value.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Defines for a config: parameters, then sizes when asked.
+    pub fn defines(&self, cfg: &Config) -> Vec<(String, String)> {
+        let mut d: Vec<(String, String)> = cfg.defines().map(|(k, v)| (k.to_string(), v)).collect();
+        if self.size_defines {
+            d.extend(self.sizes.iter().map(|(k, v)| (k.clone(), v.to_source())));
+        }
+        d
+    }
+}
+
+/// Reads a spec (TOML or T1) and compiles every expression of every problem (see [`check`]).
+pub fn load(path: &std::path::Path) -> Result<crate::spec::file::Spec, SpecError> {
+    let spec = crate::spec::file::Spec::load(path)?;
+    check(&spec)?;
+    Ok(spec)
+}
+
+/// Compiles every expression of every problem of `spec` (restrictions, launch geometry,
+/// argument sizes and values, metrics) and evaluates what depends on sizes only, so that a bad
+/// one is reported, with its file and field, before any device work.
+pub fn check(spec: &crate::spec::file::Spec) -> Result<(), SpecError> {
+    for (suffix, job) in spec.validation_jobs() {
+        Prepared::new(&job).map_err(|mut e| {
+            e.field.push_str(&suffix);
+            e
+        })?;
+    }
+    Ok(())
+}
+
+/// A job's `SpecError` maker.
+fn spec_err(job: &TuneJob) -> impl Fn(&str, String) -> SpecError + '_ {
+    move |field: &str, message: String| SpecError { file: job.origin.clone(), field: field.into(), message }
+}
+
+/// The host data of the job's arguments, from expressions over its sizes.
+fn problem_data(job: &TuneJob) -> Result<ProblemData, SpecError> {
+    let err = spec_err(job);
+    let size_names: Vec<&str> = job.sizes.iter().map(|(n, _)| n.as_str()).collect();
+    let size_vals: Vec<Value> = job.sizes.iter().map(|(_, v)| v.clone()).collect();
+    let mut args = Vec::new();
+    for (i, a) in job.args.iter().enumerate() {
+        let field = format!("args[{i}] ({})", a.name);
+        match &a.kind {
+            ArgKind::Buffer { dtype, len, init, access } => {
+                let e = Expr::compile(len, &size_names).map_err(|e| err(&format!("{field}.len"), e.to_string()))?;
+                let n = e.eval_i64(&size_vals).map_err(|e| err(&format!("{field}.len"), e.to_string()))?;
+                if n < 0 {
+                    return Err(err(&format!("{field}.len"), format!("length {n} is negative")));
+                }
+                args.push(ArgData::Buffer(HostBuffer::new(&a.name, *dtype, n as usize, init, *access)));
+            }
+            ArgKind::Scalar { dtype, value } => {
+                let e = Expr::compile(value, &size_names).map_err(|e| err(&format!("{field}.value"), e.to_string()))?;
+                let v = e.eval(&size_vals).map_err(|e| err(&format!("{field}.value"), e.to_string()))?;
+                args.push(ArgData::Scalar { name: a.name.clone(), dtype: *dtype, value: v });
+            }
+        }
+    }
+    for o in &job.verify.outputs {
+        if !job.args.iter().any(|a| &a.name == o && matches!(a.kind, ArgKind::Buffer { .. })) {
+            return Err(err("verify.outputs", format!("`{o}` is not a buffer argument")));
+        }
+    }
+    Ok(ProblemData { args })
+}
+
+/// The problem key: the sizes the job names in `key` (every size when it names none).
+fn problem_key(job: &TuneJob) -> Result<ProblemKey, SpecError> {
+    let err = spec_err(job);
+    let fields: Vec<(String, Value)> = if job.key.is_empty() {
+        job.sizes.clone()
+    } else {
+        job.key
+            .iter()
+            .map(|k| {
+                job.sizes.iter().find(|(n, _)| n == k).cloned().ok_or_else(|| {
+                    err("key", format!("`{k}` is not a problem size; sizes are: {}", job.sizes.iter().map(|s| s.0.as_str()).collect::<Vec<_>>().join(", ")))
+                })
+            })
+            .collect::<Result<_, _>>()?
+    };
+    Ok(ProblemKey::new(&fields, job.bucket))
+}
+
+/// The default config and whether it satisfies the restrictions: the generated list's first,
+/// else the declared values (missing parameters take their first value), else the first valid
+/// config.
+fn default_config(job: &TuneJob, space: &SearchSpace, explicit: Option<&[Config]>) -> Result<(Config, bool), SpecError> {
+    let err = spec_err(job);
+    if let Some(d) = &job.default {
+        for (n, _) in d {
+            if !job.params.iter().any(|p| &p.name == n) {
+                return Err(err("default", format!("`{n}` is not a parameter")));
+            }
+        }
+    }
+    if let Some(list) = explicit {
+        // A generated list starts with the class default.
+        return Ok((list.first().cloned().unwrap_or_default(), true));
+    }
+    let mut default = Config::default();
+    for p in &job.params {
+        let v = job.default.as_ref().and_then(|d| d.iter().find(|(n, _)| n == &p.name).map(|(_, v)| v.clone()));
+        default.params.push((p.name.clone(), v.unwrap_or_else(|| p.values[0].clone())));
+    }
+    Ok(match space.coords_of(&default) {
+        Some(c) if space.is_valid(&c) => (default, true),
+        // No declared default: the first valid config.
+        _ if job.default.is_none() => match space.iter_coords().next() {
+            Some(c) => (space.config_at(&c), true),
+            None => (default, false),
+        },
+        _ => (default, false),
+    })
+}

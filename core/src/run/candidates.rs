@@ -1,0 +1,222 @@
+//! Stage 3: candidates. Enumerate the valid configs (or walk a generated list), prune before
+//! compiling with a reason for each, keep the declared default even when it breaks a
+//! restriction, and optionally order by the roofline model and keep its top k.
+
+use crate::limits::Limits;
+use crate::plan::model;
+use crate::plan::model::ModelInput;
+use crate::plan::prepare::{Launch, Prepared};
+use crate::plan::prune::{prune_before, Estimate, PruneReason};
+use crate::run::error::Error;
+use crate::run::tuner::{Context, TuneOptions};
+use crate::space::config::Config;
+use crate::spec::settings::PruneOptions;
+use std::collections::BTreeMap;
+
+/// One candidate: a config that passed pruning before compiling.
+pub(crate) struct Cand {
+    /// The config.
+    pub config: Config,
+    /// Its value indices, one per parameter.
+    pub coords: Vec<u32>,
+    /// Its position in enumeration order (the tie-break of last resort).
+    pub order: usize,
+    /// Whether it is the default config.
+    pub is_default: bool,
+    /// Its launch geometry.
+    pub launch: Launch,
+    /// Its pre-compile resource estimate.
+    pub estimate: Estimate,
+}
+
+/// The candidates and what was dropped on the way.
+pub(crate) struct Plan {
+    /// Candidates, in the order the strategy sees them.
+    pub cands: Vec<Cand>,
+    /// Valid configs (restrictions satisfied).
+    pub valid: usize,
+    /// Configs pruned before compiling, by category.
+    pub pruned_before: BTreeMap<String, usize>,
+    /// The first config pruned in each category, with its reason.
+    pub prune_examples: BTreeMap<String, String>,
+    /// Whether the default config is a candidate.
+    pub default_included: bool,
+}
+
+impl Plan {
+    /// Configs pruned before compiling, in all.
+    pub fn pruned(&self) -> usize {
+        self.pruned_before.values().sum()
+    }
+}
+
+/// Enumerates, prunes and orders; an error when nothing is left.
+pub(crate) fn plan(ctx: &Context, limits: &Limits, opts: &TuneOptions) -> Result<Plan, Error> {
+    let mut plan = enumerate(ctx, limits, &opts.prune);
+    if opts.model {
+        order_by_model(&mut plan, &ctx.prep, limits, opts.top_k);
+    }
+    if plan.cands.is_empty() {
+        let why = if plan.valid == 0 {
+            "the restrictions leave no valid config".to_string()
+        } else {
+            format!(
+                "all {} valid configs were pruned ({}); e.g. {}",
+                plan.valid,
+                plan.pruned_before.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(", "),
+                plan.prune_examples.values().next().cloned().unwrap_or_default()
+            )
+        };
+        return Err(Error::NoValidConfig(why));
+    }
+    Ok(plan)
+}
+
+/// Every valid config (or generated candidate), pruned before compiling.
+fn enumerate(ctx: &Context, limits: &Limits, prune: &PruneOptions) -> Plan {
+    let prep = &ctx.prep;
+    let mut plan = Plan {
+        cands: Vec::new(),
+        valid: 0,
+        pruned_before: ctx.generated_pruned.iter().map(|(k, v)| (format!("generator: {k}"), *v)).collect(),
+        prune_examples: BTreeMap::new(),
+        default_included: false,
+    };
+    let default_key = prep.default.key();
+    let mut default_seen = false;
+    let listed: Box<dyn Iterator<Item = Vec<u32>> + '_> = match &prep.explicit {
+        Some(list) => Box::new(list.iter().filter_map(|c| prep.space.coords_of(c)).filter(|c| prep.space.is_valid(c))),
+        None => Box::new(prep.space.iter_coords()),
+    };
+    for (order, coords) in listed.enumerate() {
+        plan.valid += 1;
+        let mut config = prep.space.config_at(&coords);
+        if let Some(list) = &prep.explicit {
+            // Keep the generator's knobs (stages, warps, ...) on the config.
+            if let Some(orig) = list.iter().find(|c| c.params == config.params) {
+                config.knobs = orig.knobs.clone();
+            }
+        }
+        let is_default = !default_seen && config.key() == default_key;
+        default_seen |= is_default;
+        consider(&mut plan, prep, limits, prune, config, coords, order, is_default);
+    }
+    if !default_seen && prep.default_declared {
+        // The declared default breaks a restriction: it is still a candidate, so that tuning is
+        // never worse than the default (and it serves as the reference).
+        if let Some(coords) = prep.space.coords_of(&prep.default) {
+            tracing::warn!(default = %prep.default, "the default config does not satisfy the restrictions; keeping it as a candidate");
+            consider(&mut plan, prep, limits, prune, prep.default.clone(), coords, usize::MAX, true);
+        }
+    }
+    plan.default_included = plan.cands.iter().any(|c| c.is_default);
+    plan
+}
+
+/// Adds `config` as a candidate, or counts why it was pruned.
+#[allow(clippy::too_many_arguments)]
+fn consider(plan: &mut Plan, prep: &Prepared, limits: &Limits, prune: &PruneOptions, config: Config, coords: Vec<u32>, order: usize, is_default: bool) {
+    let checked = prep.launch(&config).and_then(|l| prep.estimate(&config, &l).map(|e| (l, e)));
+    let reason = match checked {
+        Ok((launch, estimate)) => match prune_before(limits, &estimate, prune) {
+            Ok(()) => {
+                plan.cands.push(Cand { config, coords, order, is_default, launch, estimate });
+                return;
+            }
+            Err(r) => r,
+        },
+        Err(message) => PruneReason::Geometry { message },
+    };
+    tracing::debug!(config = %config, reason = %reason, "pruned before compiling");
+    *plan.pruned_before.entry(reason.category().to_string()).or_default() += 1;
+    plan.prune_examples.entry(reason.category().to_string()).or_insert_with(|| format!("{config}: {reason}"));
+}
+
+/// Orders candidates by the roofline estimate; with `top_k`, keeps the best k (and the default).
+fn order_by_model(plan: &mut Plan, prep: &Prepared, limits: &Limits, top_k: Option<usize>) {
+    let half = false;
+    let mut est: Vec<(f64, usize)> = plan
+        .cands
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let (flops, bytes) = prep.metrics(&c.config);
+            let occ = limits.occupancy(c.launch.threads(), c.estimate.regs_per_thread, c.estimate.shared_bytes).blocks_per_sm;
+            let input = ModelInput { flops: flops.unwrap_or(0.0), bytes: bytes.unwrap_or(0.0), blocks: c.launch.blocks(), occupancy: occ };
+            (model::estimate(limits, &input, half).unwrap_or(f64::INFINITY), i)
+        })
+        .collect();
+    est.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let mut keep: Vec<usize> = est.iter().map(|e| e.1).collect();
+    if let Some(k) = top_k {
+        let def = keep.iter().position(|&i| plan.cands[i].is_default);
+        let mut kept: Vec<usize> = keep.iter().copied().take(k.max(1)).collect();
+        if let Some(d) = def.filter(|&d| d >= k) {
+            kept.push(keep[d]);
+        }
+        let dropped = keep.len() - kept.len();
+        if dropped > 0 {
+            *plan.pruned_before.entry("model_top_k".into()).or_default() += dropped;
+        }
+        keep = kept;
+    }
+    let mut slots: Vec<Option<Cand>> = std::mem::take(&mut plan.cands).into_iter().map(Some).collect();
+    plan.cands = keep.into_iter().map(|i| slots[i].take().expect("each kept once")).collect();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::Backend as _;
+    use crate::run::fixture::{job, opts, tuner};
+    use crate::spec::value::Value;
+
+    #[test]
+    fn prunes_with_reasons_and_keeps_the_default() {
+        let t = tuner();
+        let ctx = t.prepare(&job()).unwrap();
+        let p = plan(&ctx, t.backend().limits(), &opts()).unwrap();
+        assert_eq!((p.valid, p.cands.len(), p.pruned()), (21, 18, 3));
+        assert_eq!(p.pruned_before.get("threads"), Some(&3));
+        assert!(p.prune_examples["threads"].starts_with("bx=2048"), "{:?}", p.prune_examples);
+        assert!(p.default_included && p.cands.iter().filter(|c| c.is_default).count() == 1);
+        assert_eq!(p.cands.iter().map(|c| c.order).collect::<Vec<_>>(), (0..18).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_default_that_breaks_a_restriction_stays_a_candidate() {
+        let t = tuner();
+        let mut j = job();
+        j.restrictions = vec!["bx != 256".into()];
+        let p = plan(&t.prepare(&j).unwrap(), t.backend().limits(), &opts()).unwrap();
+        let d = p.cands.iter().find(|c| c.is_default).expect("default kept");
+        assert_eq!((d.config.get_i64("bx"), d.order), (Some(256), usize::MAX));
+    }
+
+    #[test]
+    fn the_model_keeps_its_top_k_and_the_default() {
+        let t = tuner();
+        let mut j = job();
+        j.flops = Some("n".into());
+        j.bytes = Some("8*n".into());
+        let o = crate::run::tuner::TuneOptions { model: true, top_k: Some(2), ..opts() };
+        let p = plan(&t.prepare(&j).unwrap(), t.backend().limits(), &o).unwrap();
+        assert!(p.cands.len() <= 3 && p.cands.iter().any(|c| c.is_default), "{}", p.cands.len());
+        assert_eq!(p.pruned_before.get("model_top_k"), Some(&(18 - p.cands.len())));
+    }
+
+    #[test]
+    fn nothing_left_is_an_error_that_says_why() {
+        let t = tuner();
+        let mut j = job();
+        j.restrictions = vec!["bx > 4096".into()];
+        j.default = None;
+        let e = plan(&t.prepare(&j).unwrap(), t.backend().limits(), &opts()).err().unwrap().to_string();
+        assert!(e.contains("the restrictions leave no valid config"), "{e}");
+        let mut j = job();
+        j.params[0].values = vec![Value::Int(2048)];
+        j.default = None;
+        let e = plan(&t.prepare(&j).unwrap(), t.backend().limits(), &opts()).err().unwrap().to_string();
+        assert!(e.contains("all 3 valid configs were pruned (threads: 3)"), "{e}");
+    }
+}

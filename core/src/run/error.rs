@@ -1,0 +1,38 @@
+//! The error a tune reports to its caller: each stage's own error, composed.
+
+use crate::error::BackendError;
+
+/// Errors a tuning job reports.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The spec is invalid.
+    #[error(transparent)]
+    Spec(#[from] crate::spec::error::SpecError),
+    /// The search space is invalid.
+    #[error("search space: {0}")]
+    Space(#[from] crate::space::error::SpaceError),
+    /// The database could not be read or written.
+    #[error(transparent)]
+    Db(#[from] crate::store::db::DbError),
+    /// Every config was pruned or failed.
+    #[error("no valid config left: {0}")]
+    NoValidConfig(String),
+    /// The reference output could not be produced.
+    #[error("could not compute the reference output: {0}")]
+    Reference(String),
+    /// A backend error outside any single config (allocating buffers, device lost for good).
+    #[error("backend: {0}")]
+    Backend(#[from] BackendError),
+    /// An expression in the job failed to evaluate.
+    #[error("{0}")]
+    Eval(String),
+}
+
+impl From<crate::plan::error::PlanError> for Error {
+    fn from(e: crate::plan::error::PlanError) -> Error {
+        match e {
+            crate::plan::error::PlanError::Spec(s) => Error::Spec(s),
+            crate::plan::error::PlanError::NoValidConfig(m) => Error::NoValidConfig(m),
+        }
+    }
+}

@@ -1,0 +1,281 @@
+//! One tune's state while it runs ([`Run`]), and the per-config part of the search loop:
+//! record a compile failure, prune after compiling from the compiler's report, verify against
+//! the reference with poisoned outputs, benchmark, and record the outcome (persisting it in
+//! batches, so an interrupted tune resumes).
+
+use crate::backend::{Backend, CompileRequest, Compiled};
+use crate::error::{BackendError, FailureKind};
+use crate::measure::stats::{measure, Stats};
+use crate::measure::timing::TimeRequest;
+use crate::measure::verify::VerifyRequest;
+use crate::plan::prune::prune_after;
+use crate::run::candidates::Cand;
+use crate::run::error::Error;
+use crate::run::report::{ConfigResult, Event, ResultOutcome};
+use crate::run::tuner::{Context, TuneOptions, Tuner};
+use crate::search::strategy::Outcome;
+use crate::spec::job::Reference;
+use crate::spec::problem::HostBuffer;
+use crate::spec::settings::L2Flush;
+use crate::store::db::{self, Entry, Environment, Measurement, Status};
+use std::collections::{BTreeMap, HashMap};
+use std::time::Instant;
+
+/// The default config compiled while making the reference, with its candidate index: the
+/// search loop evaluates it first.
+pub(crate) type DefaultKernel<K> = Option<(usize, Compiled<K>)>;
+
+/// State of one tune in progress.
+pub(crate) struct Run<'a, B: Backend> {
+    pub tuner: &'a Tuner<B>,
+    pub ctx: &'a Context,
+    pub opts: &'a TuneOptions,
+    /// Measurements already in the database (empty with `remeasure`).
+    pub known: HashMap<String, Measurement>,
+    ws: Option<B::Workspace>,
+    reference: Option<Vec<HostBuffer>>,
+    reference_id: u64,
+    /// Every result so far, by config key.
+    pub results: HashMap<String, ConfigResult>,
+    /// Measurements not yet written to the database.
+    pub pending: Vec<(String, Measurement)>,
+    last_flush: Instant,
+    best: Option<Stats>,
+    /// Compilations performed.
+    pub compiled: usize,
+    /// Compilations served by a persistent compile cache.
+    pub cache_hits: usize,
+    /// Seconds spent compiling, summed over threads.
+    pub compile_seconds: f64,
+    /// Configs pruned after compiling, by category.
+    pub pruned_after: BTreeMap<String, usize>,
+}
+
+impl<'a, B: Backend> Run<'a, B> {
+    /// A run with nothing measured yet; `stored` is the database entry, if any.
+    pub fn new(tuner: &'a Tuner<B>, ctx: &'a Context, opts: &'a TuneOptions, stored: Option<Entry>) -> Run<'a, B> {
+        let known = match (stored, opts.remeasure) {
+            (Some(e), false) => e.measurements.into_iter().collect(),
+            _ => HashMap::new(),
+        };
+        Run {
+            tuner,
+            ctx,
+            opts,
+            known,
+            ws: None,
+            reference: None,
+            reference_id: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1),
+            results: HashMap::new(),
+            pending: Vec::new(),
+            last_flush: Instant::now(),
+            best: None,
+            compiled: 0,
+            cache_hits: 0,
+            compile_seconds: 0.0,
+            pruned_after: BTreeMap::new(),
+        }
+    }
+
+    pub fn backend(&self) -> &'a B {
+        self.tuner.backend()
+    }
+
+    pub fn ensure_workspace(&mut self) -> Result<(), Error> {
+        if self.ws.is_none() {
+            self.ws = Some(self.backend().workspace(&self.ctx.prep.data)?);
+        }
+        Ok(())
+    }
+
+    /// The compile request of a candidate (the defines are passed in, since the request borrows
+    /// them).
+    pub fn request<'r>(
+        &'r self,
+        c: &'r Cand,
+        defines: &'r [(String, String)],
+        scalars: &'r [(String, crate::spec::value::Value)],
+        access: &'r [crate::spec::problem::Access],
+    ) -> CompileRequest<'r> {
+        CompileRequest { source: &self.ctx.job.source, config: &c.config, defines, launch: &c.launch, scalars, buffers: access }
+    }
+
+    /// Expected outputs, when something is to be measured now: from a CPU reference, or by
+    /// running the default config (which is then returned, compiled, to be evaluated first).
+    pub fn prepare_reference(&mut self, cands: &[Cand]) -> Result<DefaultKernel<B::Kernel>, Error> {
+        if cands.iter().all(|c| self.known.contains_key(&c.config.key())) {
+            return Ok(None);
+        }
+        let tw = Instant::now();
+        self.ensure_workspace()?;
+        tracing::debug!(seconds = tw.elapsed().as_secs_f64(), "workspace allocated and uploaded");
+        let prep = &self.ctx.prep;
+        match &self.ctx.job.verify.reference {
+            Reference::None => Ok(None),
+            Reference::Host(name, f) => {
+                let outs = f(&prep.data).map_err(|e| Error::Reference(format!("cpu reference `{name}`: {e}")))?;
+                self.reference = Some(outs);
+                Ok(None)
+            }
+            Reference::DefaultConfig => {
+                let di = cands.iter().position(|c| c.is_default).ok_or_else(|| {
+                    Error::Reference(format!("the default config ({}) was pruned or is invalid; name a CPU reference or change the default", prep.default))
+                })?;
+                let c = &cands[di];
+                let (defines, scalars, access) = (prep.defines(&c.config), prep.scalars(), prep.buffer_access());
+                let compiled = self
+                    .backend()
+                    .compile(&self.request(c, &defines, &scalars, &access))
+                    .map_err(|e| Error::Reference(format!("the default config ({}) failed to compile: {e}", c.config)))?;
+                self.compiled += 1;
+                let backend = self.backend();
+                let ws = self.ws.as_mut().expect("workspace");
+                backend.reset(ws, true)?;
+                backend
+                    .time(ws, &compiled.kernel, &c.launch, &TimeRequest { launches: 1, flush: L2Flush::Off, timeout: self.opts.bench.timeout })
+                    .map_err(|e| Error::Reference(format!("the default config ({}) failed to run: {e}", c.config)))?;
+                self.reference = Some(backend.read_outputs(ws)?);
+                Ok(Some((di, compiled)))
+            }
+        }
+    }
+
+    pub fn environment(&self) -> Environment {
+        Environment {
+            kerntune: env!("CARGO_PKG_VERSION").into(),
+            host: std::env::var("HOSTNAME").ok().or_else(|| std::fs::read_to_string("/etc/hostname").ok().map(|s| s.trim().to_string())).unwrap_or_default(),
+            timing: self.backend().timing_method().to_string(),
+            details: self.backend().environment().into_iter().collect(),
+        }
+    }
+
+    /// What the strategy is told about a config.
+    pub fn outcome_of(&self, key: &str) -> Outcome {
+        match self.results.get(key).map(|r| &r.outcome) {
+            Some(ResultOutcome::Measured { stats }) => Outcome::Time(stats.mean),
+            Some(ResultOutcome::Failed { kind, .. }) => Outcome::Failed(*kind),
+            Some(ResultOutcome::Pruned { .. }) => Outcome::Failed(FailureKind::OutOfResources),
+            None => Outcome::Failed(FailureKind::Other),
+        }
+    }
+
+    /// Records a result; with `persist`, also queues it for the database (results taken from
+    /// the database and configs pruned after compiling are not written back).
+    pub fn record_result(&mut self, r: ConfigResult, persist: bool) {
+        if let Some(s) = r.stats() {
+            if !s.raced && self.best.as_ref().is_none_or(|b| s.mean < b.mean) {
+                self.best = Some(s.clone());
+            }
+        }
+        if persist {
+            let status = match &r.outcome {
+                ResultOutcome::Measured { stats } => Some(Status::Ok { stats: stats.clone() }),
+                ResultOutcome::Failed { kind, message } => Some(Status::Failed { failure: *kind, message: message.clone() }),
+                ResultOutcome::Pruned { .. } => None,
+            };
+            if let Some(status) = status {
+                self.pending.push((r.config.key(), Measurement { config: r.config.clone(), status, usage: r.usage.clone(), at: db::now() }));
+            }
+        }
+        tracing::info!(target: "kerntune::autotuning", config = %r.config, from_db = r.from_db, "{}", r.summary_line());
+        if let Some(o) = &self.opts.observer {
+            o(&Event::Result { result: &r, best: self.best.as_ref().map(|b| b.mean) });
+        }
+        self.results.insert(r.config.key(), r);
+    }
+
+    /// Writes pending measurements to the database.
+    pub fn flush(&mut self) -> Result<(), Error> {
+        if let Some(d) = &self.opts.db {
+            if !self.pending.is_empty() {
+                let pending = std::mem::take(&mut self.pending);
+                let env = self.environment();
+                let id = self.ctx.id.clone();
+                let tname = self.backend().target().name.clone();
+                d.update(|f| {
+                    let e = f.entries.entry(id.key()).or_insert_with(|| Entry::new(id.clone(), tname, env));
+                    for (k, m) in pending {
+                        e.measurements.insert(k, m);
+                    }
+                })?;
+            }
+        }
+        self.last_flush = Instant::now();
+        Ok(())
+    }
+
+    fn maybe_flush(&mut self) -> Result<(), Error> {
+        if self.last_flush.elapsed() >= self.opts.flush_every {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Verifies and measures one compiled config (or records its compile failure).
+    pub fn evaluate(&mut self, c: &Cand, compiled: Result<Compiled<B::Kernel>, BackendError>) -> Result<(), Error> {
+        let metrics = self.ctx.prep.metrics(&c.config);
+        let mk = |outcome, usage| ConfigResult { config: c.config.clone(), outcome, usage, from_db: false, flops: metrics.0, bytes: metrics.1 };
+        let compiled = match compiled {
+            Ok(k) => k,
+            Err(e) => {
+                self.record_result(mk(ResultOutcome::Failed { kind: e.kind(), message: e.to_string() }, None), true);
+                return self.maybe_flush();
+            }
+        };
+        let usage = compiled.usage.clone();
+        if let Err(reason) = prune_after(self.backend().limits(), &c.estimate, &usage, &self.opts.prune) {
+            *self.pruned_after.entry(reason.category().to_string()).or_default() += 1;
+            self.record_result(mk(ResultOutcome::Pruned { reason }, Some(usage)), false);
+            return Ok(());
+        }
+        let outcome = match self.verify_and_measure(c, &compiled.kernel) {
+            Ok(stats) => ResultOutcome::Measured { stats },
+            Err(e) if matches!(e, BackendError::DeviceLost(_) | BackendError::TimedOut(_)) => {
+                // Record first, so the failure is persisted even if recovery fails.
+                self.record_result(mk(ResultOutcome::Failed { kind: e.kind(), message: e.to_string() }, Some(usage)), true);
+                self.recover(c, &e)?;
+                return self.maybe_flush();
+            }
+            Err(e) => ResultOutcome::Failed { kind: e.kind(), message: e.to_string() },
+        };
+        self.record_result(mk(outcome, Some(usage)), true);
+        self.maybe_flush()
+    }
+
+    /// After a lost device or a timeout: a fresh context and workspace where the backend can
+    /// make them. A backend that cannot recover from a lost device ends the tune (measurements
+    /// so far are flushed by the caller); after a timeout the device still works.
+    fn recover(&mut self, c: &Cand, e: &BackendError) -> Result<(), Error> {
+        tracing::warn!(config = %c.config, error = %e, "recovering the device");
+        match self.backend().recover() {
+            Ok(()) => {
+                self.ws = None;
+                self.ensure_workspace()
+            }
+            Err(re) if matches!(e, BackendError::DeviceLost(_)) => Err(Error::Backend(re)),
+            Err(_) => Ok(()),
+        }
+    }
+
+    fn verify_and_measure(&mut self, c: &Cand, kernel: &B::Kernel) -> Result<Stats, BackendError> {
+        let backend = self.tuner.backend();
+        let ws = self.ws.as_mut().expect("workspace allocated before measuring");
+        let bench = &self.opts.bench;
+        let mut prior = Vec::new();
+        if let Some(reference) = &self.reference {
+            let vr = VerifyRequest {
+                reference,
+                reference_id: self.reference_id,
+                outputs: &self.ctx.job.verify.outputs,
+                tolerance: self.ctx.job.verify.tolerance,
+                timeout: bench.timeout,
+            };
+            prior = backend.verify(ws, kernel, &c.launch, &vr)?;
+        }
+        let req = |n: u32| TimeRequest { launches: n, flush: bench.l2_flush(), timeout: bench.timeout };
+        // The verification launch (if any) warmed the kernel up, and its time can already decide
+        // a clear race.
+        let (stats, _cost) = measure(bench, self.best.as_ref(), &prior, |n| backend.time(ws, kernel, &c.launch, &req(n)))?;
+        Ok(stats)
+    }
+}

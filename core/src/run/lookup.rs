@@ -1,0 +1,87 @@
+//! Stage 2: database lookup. A stored winner for the same entry (kernel, source and options,
+//! target, toolchain, problem key) that was chosen from the same space and passed the same
+//! verification is the answer: nothing is compiled or benchmarked.
+
+use crate::backend::Backend;
+use crate::run::error::Error;
+use crate::run::report::{sorted, to_result, ConfigResult, TuneReport};
+use crate::run::tuner::Context;
+use crate::store::db::{Database, Entry, EntryId};
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+/// The stored entry, if the tune has a database and the entry exists.
+pub(crate) fn stored_entry(db: Option<&Database>, id: &EntryId) -> Result<Option<Entry>, Error> {
+    Ok(match db {
+        Some(d) => d.entry(id)?,
+        None => None,
+    })
+}
+
+/// The report of a database hit, when `entry` holds a winner that is still valid for `ctx`.
+pub(crate) fn stored_winner<B: Backend>(backend: &B, ctx: &Context, entry: Option<&Entry>, t0: Instant) -> Option<TuneReport> {
+    let entry = entry?;
+    let w = entry.winner.as_ref().filter(|w| w.space == ctx.space_hash && w.verify == ctx.verify_hash)?;
+    let m = entry.measurements.get(&w.config)?;
+    let prep = &ctx.prep;
+    let results: Vec<ConfigResult> = entry.measurements.values().map(|m| to_result(m, true, prep.metrics(&m.config))).collect();
+    let tie_band = w.tie_band.iter().filter_map(|k| entry.measurements.get(k).map(|m| m.config.clone())).collect();
+    Some(TuneReport {
+        target: backend.target().clone(),
+        entry: ctx.id.clone(),
+        db_hit: true,
+        winner: m.config.clone(),
+        winner_stats: w.stats.clone(),
+        winner_metrics: prep.metrics(&m.config),
+        tie_band,
+        evaluated: results.len(),
+        from_db: results.len(),
+        results: sorted(results),
+        pruned_before: BTreeMap::new(),
+        pruned_after: BTreeMap::new(),
+        prune_examples: BTreeMap::new(),
+        failures: BTreeMap::new(),
+        cartesian: prep.space.cartesian_size(),
+        valid: 0,
+        candidates: 0,
+        compiled: 0,
+        compile_cache_hits: 0,
+        compile_seconds: 0.0,
+        timing: backend.timing_method(),
+        strategy: "database".into(),
+        reference: ctx.job.verify.reference.describe(),
+        wall_seconds: t0.elapsed().as_secs_f64(),
+        default_included: true,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::fixture::{job, opts, tuner};
+    use crate::run::tuner::TuneOptions;
+
+    #[test]
+    fn a_stored_winner_is_a_hit_only_for_the_same_space_and_verification() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::at(dir.path().join("db.json"));
+        let t = tuner();
+        let o = TuneOptions { db: Some(db.clone()), ..opts() };
+        let first = t.tune(&job(), &o).unwrap();
+        let ctx = t.prepare(&job()).unwrap();
+        let entry = stored_entry(Some(&db), &ctx.id).unwrap();
+        let hit = stored_winner(t.backend(), &ctx, entry.as_ref(), Instant::now()).expect("hit");
+        assert!(hit.db_hit && hit.compiled == 0);
+        assert_eq!((hit.winner, hit.evaluated), (first.winner, first.evaluated));
+        // Another space (one more value) or another tolerance: no hit.
+        let mut wider = job();
+        wider.params[1].values.push(crate::spec::value::Value::Int(8));
+        let ctx = t.prepare(&wider).unwrap();
+        assert!(stored_winner(t.backend(), &ctx, entry.as_ref(), Instant::now()).is_none());
+        let mut stricter = job();
+        stricter.verify.tolerance.atol /= 10.0;
+        let ctx = t.prepare(&stricter).unwrap();
+        assert!(stored_winner(t.backend(), &ctx, entry.as_ref(), Instant::now()).is_none());
+        assert!(stored_entry(None, &ctx.id).unwrap().is_none());
+    }
+}

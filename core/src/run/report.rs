@@ -1,0 +1,193 @@
+//! What a tune reports: progress events while it runs, each config's result, and the final
+//! [`TuneReport`].
+
+use crate::error::FailureKind;
+use crate::measure::stats::Stats;
+use crate::measure::timing::TimingMethod;
+use crate::plan::prune::{PruneReason, ResourceUsage};
+use crate::space::config::Config;
+use crate::store::db::{EntryId, Measurement, Status};
+use crate::target::Target;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// A progress event.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// Planning finished.
+    Planned {
+        /// Valid configs in the space.
+        valid: usize,
+        /// Pruned before compiling.
+        pruned: usize,
+        /// Candidates the strategy may pick from.
+        candidates: usize,
+        /// Evaluation budget, if any.
+        budget: Option<usize>,
+        /// Time budget, if any.
+        seconds: Option<f64>,
+    },
+    /// A config compiled.
+    Compiled {
+        /// The config.
+        config: &'a Config,
+        /// Compile seconds.
+        seconds: f64,
+    },
+    /// A config's result is final (measured, failed, pruned after compiling, or from the db).
+    Result {
+        /// The result.
+        result: &'a ConfigResult,
+        /// Best mean so far, seconds.
+        best: Option<f64>,
+    },
+}
+
+/// A progress callback.
+pub type Observer = Arc<dyn Fn(&Event<'_>) + Send + Sync>;
+
+/// What happened to one config.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum ResultOutcome {
+    /// Verified and timed.
+    Measured {
+        /// Timing.
+        stats: Stats,
+    },
+    /// Failed.
+    Failed {
+        /// Class.
+        kind: FailureKind,
+        /// Detail.
+        message: String,
+    },
+    /// Pruned after compiling.
+    Pruned {
+        /// Why.
+        reason: PruneReason,
+    },
+}
+
+/// One config's result.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ConfigResult {
+    /// The config.
+    pub config: Config,
+    /// Its outcome.
+    #[serde(flatten)]
+    pub outcome: ResultOutcome,
+    /// Compiler resource report.
+    pub usage: Option<ResourceUsage>,
+    /// Taken from the database, not measured now.
+    pub from_db: bool,
+    /// FLOPs of one launch (from the job's formula).
+    pub flops: Option<f64>,
+    /// Bytes of one launch (from the job's formula).
+    pub bytes: Option<f64>,
+}
+
+impl ConfigResult {
+    /// One line for logs: the time with its interval, or the failure or pruning reason.
+    pub fn summary_line(&self) -> String {
+        match &self.outcome {
+            ResultOutcome::Measured { stats } => {
+                format!("{:.4} ms ± {:.4} ({} runs{})", stats.mean * 1e3, stats.ci_half * 1e3, stats.samples, if stats.raced { ", raced" } else { "" })
+            }
+            ResultOutcome::Failed { kind, message } => format!("{kind}: {}", message.lines().next().unwrap_or("")),
+            ResultOutcome::Pruned { reason } => format!("pruned after compiling: {reason}"),
+        }
+    }
+
+    /// The stats if measured.
+    pub fn stats(&self) -> Option<&Stats> {
+        match &self.outcome {
+            ResultOutcome::Measured { stats } => Some(stats),
+            _ => None,
+        }
+    }
+}
+
+/// The result of a tune.
+#[derive(Clone, Debug, Serialize)]
+pub struct TuneReport {
+    /// The device.
+    pub target: Target,
+    /// The database entry.
+    pub entry: EntryId,
+    /// The winner came from the database; nothing was benchmarked.
+    pub db_hit: bool,
+    /// The winner.
+    pub winner: Config,
+    /// Its timing.
+    pub winner_stats: Stats,
+    /// Its FLOPs and bytes per launch, where known.
+    pub winner_metrics: (Option<f64>, Option<f64>),
+    /// Configs tied with the fastest, in tie-break order.
+    pub tie_band: Vec<Config>,
+    /// Every evaluated config (measured, failed, pruned after compiling), best first.
+    pub results: Vec<ConfigResult>,
+    /// Configs pruned before compiling, by category.
+    pub pruned_before: BTreeMap<String, usize>,
+    /// Configs pruned after compiling, by category.
+    pub pruned_after: BTreeMap<String, usize>,
+    /// Examples of pruning reasons (first per category), for reports.
+    pub prune_examples: BTreeMap<String, String>,
+    /// Failures by kind.
+    pub failures: BTreeMap<String, usize>,
+    /// Cartesian size of the space.
+    pub cartesian: u128,
+    /// Valid configs (restrictions satisfied).
+    pub valid: usize,
+    /// Candidates after pruning (and top-k).
+    pub candidates: usize,
+    /// Configs evaluated (database records included).
+    pub evaluated: usize,
+    /// Configs taken from the database.
+    pub from_db: usize,
+    /// Compilations performed.
+    pub compiled: usize,
+    /// Compilations served by a persistent compile cache.
+    pub compile_cache_hits: usize,
+    /// Seconds spent compiling, summed over threads.
+    pub compile_seconds: f64,
+    /// Timing method.
+    pub timing: TimingMethod,
+    /// Strategy name.
+    pub strategy: String,
+    /// Where expected outputs came from.
+    pub reference: String,
+    /// Wall-clock seconds of the whole tune.
+    pub wall_seconds: f64,
+    /// Whether the default config was part of the candidates.
+    pub default_included: bool,
+}
+
+/// Failed configs counted by failure kind.
+pub(crate) fn failure_counts<'a>(results: impl Iterator<Item = &'a ConfigResult>) -> BTreeMap<String, usize> {
+    let mut failures = BTreeMap::new();
+    for r in results {
+        if let ResultOutcome::Failed { kind, .. } = &r.outcome {
+            *failures.entry(kind.to_string()).or_default() += 1;
+        }
+    }
+    failures
+}
+
+pub(crate) fn sorted(mut v: Vec<ConfigResult>) -> Vec<ConfigResult> {
+    v.sort_by(|a, b| {
+        let ka = a.stats().map(|s| s.mean).unwrap_or(f64::INFINITY);
+        let kb = b.stats().map(|s| s.mean).unwrap_or(f64::INFINITY);
+        ka.total_cmp(&kb).then_with(|| a.config.key().cmp(&b.config.key()))
+    });
+    v
+}
+
+pub(crate) fn to_result(m: &Measurement, from_db: bool, metrics: (Option<f64>, Option<f64>)) -> ConfigResult {
+    let outcome = match &m.status {
+        Status::Ok { stats } => ResultOutcome::Measured { stats: stats.clone() },
+        Status::Failed { failure, message } => ResultOutcome::Failed { kind: *failure, message: message.clone() },
+    };
+    ConfigResult { config: m.config.clone(), outcome, usage: m.usage.clone(), from_db, flops: metrics.0, bytes: metrics.1 }
+}

@@ -1,0 +1,640 @@
+//! Worker processes that run kernels, so that a fault cannot take the tuner down — shared by the
+//! CUDA and HIP backends.
+//!
+//! Why: after a sticky fault (an illegal address, a kernel that never ends) a GPU runtime
+//! poisons the whole process — on CUDA 13 even creating a new context fails — and a hung kernel
+//! cannot be stopped from the host. A process can be killed. So the parent (the tuner)
+//! compiles and decides, and a worker process owns the device state that runs kernels. When the
+//! worker reports a lost device, dies, or does not answer within the launch timeout, the parent
+//! kills it and starts a fresh one on next use (re-sending the problem data and, lazily, the
+//! kernels).
+//!
+//! The worker is the host program itself, started again with the backend's worker variable set
+//! (`KERNTUNE_CUDA_WORKER=1`, `KERNTUNE_HIP_WORKER=1`): a host program opts in by calling its
+//! backend's hook first thing in `main` (`kerntune::hook()` calls every compiled-in one; the
+//! CLI does). Messages are a JSON header and raw byte blobs, length-prefixed, over the worker's
+//! stdin/stdout. Verification happens in the worker against a reference it keeps, so outputs
+//! are not shipped back for every config.
+//!
+//! A backend implements [`WorkerBackend`] (open the device in-process, load a shipped binary),
+//! and [`BackendExecutor`] serves the worker's side with the backend's own [`Backend`] calls;
+//! anything else can implement [`Executor`] directly. The parent's side is a [`WorkerSlot`].
+
+use crate::backend::Backend;
+use crate::error::BackendError;
+use crate::measure::timing::TimeRequest;
+use crate::measure::verify::VerifyRequest;
+use crate::plan::prepare::Launch;
+use crate::spec::problem::{Access, ArgData, DType, HostBuffer, ProblemData};
+use crate::spec::settings::L2Flush;
+use crate::spec::value::Value;
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// The worker side of a backend: what a worker process does with the parent's requests. Every
+/// method runs in the worker process, on its one thread.
+pub trait Executor {
+    /// Opens device `ordinal` and uploads the problem.
+    fn init(&mut self, ordinal: usize, problem: &ProblemData) -> Result<(), BackendError>;
+    /// Loads a compiled kernel (`binary` from [`KernelImage`]) under `id`.
+    fn load(&mut self, id: u64, name: &str, binary: Vec<u8>) -> Result<(), BackendError>;
+    /// Unloads a kernel the parent dropped.
+    fn unload(&mut self, id: u64);
+    /// [`Backend::reset`].
+    fn reset(&mut self, poison: bool) -> Result<(), BackendError>;
+    /// [`Backend::time`] of kernel `id`.
+    fn time(&mut self, id: u64, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError>;
+    /// [`Backend::verify`] of kernel `id`.
+    fn verify(&mut self, id: u64, launch: &Launch, req: &VerifyRequest<'_>) -> Result<Vec<f64>, BackendError>;
+    /// [`Backend::read_outputs`].
+    fn read_outputs(&mut self) -> Result<Vec<HostBuffer>, BackendError>;
+}
+
+/// A backend whose kernels can be loaded from the binaries the parent ships. For such a
+/// backend, [`BackendExecutor`] is the worker's side, through the [`Backend`] trait itself.
+pub trait WorkerBackend: Backend + Sized {
+    /// Opens device `ordinal` with kernels running in this process (in the worker).
+    fn open_for_worker(ordinal: usize) -> Result<Self, BackendError>;
+    /// Loads a kernel from a binary that [`KernelImage`] carried.
+    fn load_binary(&self, name: &str, binary: Vec<u8>) -> Result<Self::Kernel, BackendError>;
+}
+
+/// The worker's state for a [`WorkerBackend`]: the device, the problem's workspace and the
+/// loaded kernels; each request is the backend's own [`Backend`] call.
+pub struct BackendExecutor<B: WorkerBackend> {
+    backend: Option<B>,
+    ws: Option<B::Workspace>,
+    kernels: HashMap<u64, B::Kernel>,
+}
+
+impl<B: WorkerBackend> Default for BackendExecutor<B> {
+    fn default() -> Self {
+        BackendExecutor { backend: None, ws: None, kernels: HashMap::new() }
+    }
+}
+
+impl<B: WorkerBackend> BackendExecutor<B> {
+    fn parts(&mut self) -> Result<(&B, &mut B::Workspace), BackendError> {
+        match (&self.backend, &mut self.ws) {
+            (Some(b), Some(ws)) => Ok((b, ws)),
+            _ => Err(BackendError::other("worker: not initialised")),
+        }
+    }
+
+    fn with_kernel<T>(&mut self, id: u64, f: impl FnOnce(&B, &mut B::Workspace, &B::Kernel) -> Result<T, BackendError>) -> Result<T, BackendError> {
+        let k = self.kernels.get(&id).ok_or_else(|| BackendError::other("worker: kernel not loaded"))?;
+        match (&self.backend, &mut self.ws) {
+            (Some(b), Some(ws)) => f(b, ws, k),
+            _ => Err(BackendError::other("worker: not initialised")),
+        }
+    }
+}
+
+impl<B: WorkerBackend> Executor for BackendExecutor<B> {
+    fn init(&mut self, ordinal: usize, problem: &ProblemData) -> Result<(), BackendError> {
+        let b = B::open_for_worker(ordinal)?;
+        self.ws = Some(b.workspace(problem)?);
+        self.backend = Some(b);
+        Ok(())
+    }
+    fn load(&mut self, id: u64, name: &str, binary: Vec<u8>) -> Result<(), BackendError> {
+        let b = self.backend.as_ref().ok_or_else(|| BackendError::other("worker: not initialised"))?;
+        self.kernels.insert(id, b.load_binary(name, binary)?);
+        Ok(())
+    }
+    fn unload(&mut self, id: u64) {
+        self.kernels.remove(&id);
+    }
+    fn reset(&mut self, poison: bool) -> Result<(), BackendError> {
+        let (b, ws) = self.parts()?;
+        b.reset(ws, poison)
+    }
+    fn time(&mut self, id: u64, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError> {
+        self.with_kernel(id, |b, ws, k| b.time(ws, k, launch, req))
+    }
+    fn verify(&mut self, id: u64, launch: &Launch, req: &VerifyRequest<'_>) -> Result<Vec<f64>, BackendError> {
+        self.with_kernel(id, |b, ws, k| b.verify(ws, k, launch, req))
+    }
+    fn read_outputs(&mut self) -> Result<Vec<HostBuffer>, BackendError> {
+        let (b, ws) = self.parts()?;
+        b.read_outputs(ws)
+    }
+}
+
+/// What the parent ships for a kernel: an id unique in this process, its entry point and its
+/// compiled binary (a CUBIN, an AMDGPU code object).
+#[derive(Clone, Copy, Debug)]
+pub struct KernelImage<'a> {
+    /// Unique per compiled kernel in the parent.
+    pub id: u64,
+    /// Entry point.
+    pub name: &'a str,
+    /// Loadable binary.
+    pub binary: &'a [u8],
+}
+
+/// One backend's kind of worker: its label for messages and its environment variables.
+#[derive(Debug)]
+pub struct WorkerKind {
+    /// `CUDA`, `HIP`: used in messages.
+    pub label: &'static str,
+    /// Set (to `1`) in a worker process.
+    pub worker_env: &'static str,
+    /// `0` keeps kernels in the tuner's process.
+    pub isolation_env: &'static str,
+    enabled: AtomicBool,
+}
+
+impl WorkerKind {
+    /// A kind; isolation is off until [`WorkerKind::hook`] runs.
+    pub const fn new(label: &'static str, worker_env: &'static str, isolation_env: &'static str) -> WorkerKind {
+        WorkerKind { label, worker_env, isolation_env, enabled: AtomicBool::new(false) }
+    }
+
+    /// Call first thing in `main` (through the backend's `hook`). In a worker process of this
+    /// kind it serves requests with the executor `make` returns, then exits; otherwise it
+    /// enables worker processes for this program, unless the isolation variable is `0`.
+    pub fn hook<E: Executor>(&self, make: impl FnOnce() -> E) {
+        if std::env::var_os(self.worker_env).is_some() {
+            std::process::exit(serve(&mut make()));
+        }
+        self.enabled.store(std::env::var(self.isolation_env).map_or(true, |v| v != "0"), Ordering::SeqCst);
+    }
+
+    /// Whether [`WorkerKind::hook`] enabled worker processes.
+    pub fn enabled(&self) -> bool {
+        self.enabled.load(Ordering::SeqCst)
+    }
+
+    /// Enables or disables worker processes directly (tests; a host program that starts
+    /// workers some other way).
+    pub fn set_enabled(&self, on: bool) {
+        self.enabled.store(on, Ordering::SeqCst);
+    }
+}
+
+#[derive(Serialize, Deserialize, Debug)]
+struct ArgMeta {
+    name: String,
+    dtype: DType,
+    access: Option<Access>,
+    scalar: Option<Value>,
+}
+
+#[derive(Serialize, Deserialize, Debug)]
+#[serde(tag = "op", rename_all = "snake_case")]
+enum Req {
+    Init { ordinal: usize, args: Vec<ArgMeta> },
+    Load { id: u64, name: String },
+    Unload { ids: Vec<u64> },
+    Reset { poison: bool },
+    Time { id: u64, launch: Launch, n: u32, flush: L2Flush, timeout: f64 },
+    Verify { id: u64, launch: Launch, timeout: f64, ref_id: u64, send_ref: bool, outputs: Vec<String>, atol: f64, rtol: f64 },
+    Read,
+}
+
+#[derive(Serialize, Deserialize, Debug)]
+#[serde(tag = "status", rename_all = "snake_case")]
+enum Rep {
+    Ok { times: Vec<f64> },
+    Err { kind: String, message: String },
+}
+
+fn to_wire(e: &BackendError) -> Rep {
+    let kind = match e {
+        BackendError::CompileFailed { .. } => "compile_failed",
+        BackendError::LaunchFailed(_) => "launch_failed",
+        BackendError::OutOfResources(_) => "out_of_resources",
+        BackendError::TimedOut(_) => "timed_out",
+        BackendError::WrongOutput(_) => "wrong_output",
+        BackendError::DeviceLost(_) => "device_lost",
+        BackendError::Other(_) => "other",
+    };
+    let message = match e {
+        BackendError::LaunchFailed(m) | BackendError::WrongOutput(m) | BackendError::DeviceLost(m) => m.clone(),
+        other => other.to_string(),
+    };
+    Rep::Err { kind: kind.into(), message }
+}
+
+fn from_wire(kind: &str, message: String, timeout: Duration) -> BackendError {
+    match kind {
+        "compile_failed" => BackendError::CompileFailed { log: message, options: vec![] },
+        // A limit violation found at launch travels as its message.
+        "launch_failed" | "out_of_resources" => BackendError::LaunchFailed(message),
+        "timed_out" => BackendError::TimedOut(timeout),
+        "wrong_output" => BackendError::WrongOutput(message),
+        "device_lost" => BackendError::DeviceLost(message),
+        _ => BackendError::other(message),
+    }
+}
+
+fn write_msg(w: &mut impl Write, header: &impl Serialize, blobs: &[&[u8]]) -> io::Result<()> {
+    let h = serde_json::to_vec(header).map_err(io::Error::other)?;
+    w.write_all(&(h.len() as u64).to_le_bytes())?;
+    w.write_all(&h)?;
+    w.write_all(&(blobs.len() as u64).to_le_bytes())?;
+    for b in blobs {
+        w.write_all(&(b.len() as u64).to_le_bytes())?;
+        w.write_all(b)?;
+    }
+    w.flush()
+}
+
+fn read_u64(r: &mut impl Read) -> io::Result<u64> {
+    let mut b = [0u8; 8];
+    r.read_exact(&mut b)?;
+    Ok(u64::from_le_bytes(b))
+}
+
+/// Largest header or blob accepted: a corrupted length fails cleanly instead of allocating.
+const MAX_PART: u64 = 1 << 40;
+
+fn read_msg<T: DeserializeOwned>(r: &mut impl Read) -> io::Result<(T, Vec<Vec<u8>>)> {
+    let n = read_u64(r)?;
+    if n > MAX_PART {
+        return Err(io::Error::other(format!("malformed message: header length {n}")));
+    }
+    let mut h = vec![0u8; n as usize];
+    r.read_exact(&mut h)?;
+    let header = serde_json::from_slice(&h).map_err(io::Error::other)?;
+    let count = read_u64(r)?;
+    if count > 1 << 20 {
+        return Err(io::Error::other(format!("malformed message: {count} blobs")));
+    }
+    let mut blobs = Vec::with_capacity(count as usize);
+    for _ in 0..count {
+        let len = read_u64(r)?;
+        if len > MAX_PART {
+            return Err(io::Error::other(format!("malformed message: blob length {len}")));
+        }
+        let mut b = vec![0u8; len as usize];
+        r.read_exact(&mut b)?;
+        blobs.push(b);
+    }
+    Ok((header, blobs))
+}
+
+/// A running worker process (the parent's handle).
+pub struct Worker {
+    label: &'static str,
+    child: Child,
+    stdin: BufWriter<ChildStdin>,
+    replies: Receiver<io::Result<(Rep, Vec<Vec<u8>>)>>,
+    loaded: HashSet<u64>,
+    ref_id: Option<u64>,
+}
+
+impl Worker {
+    /// Starts this program again as a worker of `kind` and initialises it with the problem.
+    pub fn spawn(kind: &WorkerKind, ordinal: usize, problem: &ProblemData) -> Result<Worker, BackendError> {
+        let exe = std::env::current_exe().map_err(|e| BackendError::other(format!("locating this program to start a {} worker: {e}", kind.label)))?;
+        Self::spawn_command(kind, Command::new(exe), ordinal, problem)
+    }
+
+    /// Like [`Worker::spawn`], with the program to start given (it must serve requests when the
+    /// kind's worker variable is set).
+    pub fn spawn_command(kind: &WorkerKind, mut cmd: Command, ordinal: usize, problem: &ProblemData) -> Result<Worker, BackendError> {
+        let label = kind.label;
+        let mut child = cmd
+            .env(kind.worker_env, "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| BackendError::other(format!("starting a {label} worker process: {e}")))?;
+        let stdin = BufWriter::with_capacity(1 << 20, child.stdin.take().expect("piped"));
+        let mut stdout = BufReader::with_capacity(1 << 20, child.stdout.take().expect("piped"));
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name(format!("kerntune-{}-worker-reader", label.to_lowercase()))
+            .spawn(move || loop {
+                let m = read_msg::<Rep>(&mut stdout);
+                let end = m.is_err();
+                if tx.send(m).is_err() || end {
+                    break;
+                }
+            })
+            .map_err(|e| BackendError::other(format!("starting a reader thread: {e}")))?;
+        let mut w = Worker { label, child, stdin, replies: rx, loaded: HashSet::new(), ref_id: None };
+        let mut args = Vec::new();
+        let mut blobs: Vec<&[u8]> = Vec::new();
+        for a in &problem.args {
+            match a {
+                ArgData::Buffer(b) => {
+                    args.push(ArgMeta { name: b.name.clone(), dtype: b.dtype, access: Some(b.access), scalar: None });
+                    blobs.push(&b.data);
+                }
+                ArgData::Scalar { name, dtype, value } => args.push(ArgMeta { name: name.clone(), dtype: *dtype, access: None, scalar: Some(value.clone()) }),
+            }
+        }
+        w.call(&Req::Init { ordinal, args }, &blobs, Duration::from_secs(120))?;
+        Ok(w)
+    }
+
+    fn call(&mut self, req: &Req, blobs: &[&[u8]], deadline: Duration) -> Result<(Vec<f64>, Vec<Vec<u8>>), BackendError> {
+        let label = self.label;
+        if let Err(e) = write_msg(&mut self.stdin, req, blobs) {
+            return Err(BackendError::DeviceLost(format!("the {label} worker stopped ({e}){}", self.exit_note())));
+        }
+        match self.replies.recv_timeout(deadline) {
+            Ok(Ok((Rep::Ok { times }, blobs))) => Ok((times, blobs)),
+            Ok(Ok((Rep::Err { kind, message }, _))) => Err(from_wire(&kind, message, deadline)),
+            Ok(Err(e)) => Err(BackendError::DeviceLost(format!("the {label} worker died ({e}){}", self.exit_note()))),
+            Err(RecvTimeoutError::Timeout) => {
+                self.kill();
+                Err(BackendError::TimedOut(deadline))
+            }
+            Err(RecvTimeoutError::Disconnected) => Err(BackendError::DeviceLost(format!("the {label} worker died{}", self.exit_note()))),
+        }
+    }
+
+    fn exit_note(&mut self) -> String {
+        std::thread::sleep(Duration::from_millis(20));
+        match self.child.try_wait() {
+            Ok(Some(s)) => format!("; it exited with {s}"),
+            _ => String::new(),
+        }
+    }
+
+    /// Kills the process (a hung kernel goes with it).
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Tells the worker to unload kernels the parent dropped.
+    pub fn forget(&mut self, ids: &[u64]) {
+        let ids: Vec<u64> = ids.iter().copied().filter(|id| self.loaded.remove(id)).collect();
+        if !ids.is_empty() {
+            let _ = self.call(&Req::Unload { ids }, &[], Duration::from_secs(30));
+        }
+    }
+
+    fn ensure_loaded(&mut self, k: KernelImage<'_>) -> Result<(), BackendError> {
+        if !self.loaded.contains(&k.id) {
+            self.call(&Req::Load { id: k.id, name: k.name.to_string() }, &[k.binary], Duration::from_secs(60))?;
+            self.loaded.insert(k.id);
+        }
+        Ok(())
+    }
+
+    /// [`Backend::reset`] in the worker.
+    pub fn reset(&mut self, poison: bool) -> Result<(), BackendError> {
+        self.call(&Req::Reset { poison }, &[], Duration::from_secs(60)).map(|_| ())
+    }
+
+    /// [`Backend::time`] in the worker.
+    pub fn time(&mut self, k: KernelImage<'_>, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError> {
+        self.ensure_loaded(k)?;
+        let r = Req::Time { id: k.id, launch: *launch, n: req.launches, flush: req.flush, timeout: req.timeout.as_secs_f64() };
+        // The worker enforces the per-launch timeout itself; the margin covers process overhead.
+        let deadline = req.timeout * req.launches.max(1) + Duration::from_secs(5);
+        match self.call(&r, &[], deadline) {
+            Err(BackendError::TimedOut(_)) => Err(BackendError::TimedOut(req.timeout)),
+            other => other.map(|(t, _)| t),
+        }
+    }
+
+    /// [`Backend::verify`] in the worker; the reference is shipped
+    /// once per `reference_id`.
+    pub fn verify(&mut self, k: KernelImage<'_>, launch: &Launch, req: &VerifyRequest<'_>) -> Result<Vec<f64>, BackendError> {
+        self.ensure_loaded(k)?;
+        let send_ref = self.ref_id != Some(req.reference_id);
+        let blobs: Vec<&[u8]> = if send_ref { req.reference.iter().map(|b| b.data.as_slice()).collect() } else { vec![] };
+        let r = Req::Verify {
+            id: k.id,
+            launch: *launch,
+            timeout: req.timeout.as_secs_f64(),
+            ref_id: req.reference_id,
+            send_ref,
+            outputs: req.outputs.to_vec(),
+            atol: req.tolerance.atol,
+            rtol: req.tolerance.rtol,
+        };
+        let out = self.call(&r, &blobs, req.timeout + Duration::from_secs(30));
+        if send_ref && !matches!(out, Err(BackendError::DeviceLost(_)) | Err(BackendError::TimedOut(_))) {
+            self.ref_id = Some(req.reference_id);
+        }
+        match out {
+            Err(BackendError::TimedOut(_)) => Err(BackendError::TimedOut(req.timeout)),
+            other => other.map(|(t, _)| t),
+        }
+    }
+
+    /// [`Backend::read_outputs`] from the worker.
+    pub fn read_outputs(&mut self, problem: &ProblemData) -> Result<Vec<HostBuffer>, BackendError> {
+        let (_, blobs) = self.call(&Req::Read, &[], Duration::from_secs(120))?;
+        Ok(problem.buffers().zip(blobs).map(|(b, data)| HostBuffer { data, ..b.clone() }).collect())
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// The parent's side of a backend in isolated mode: one worker, started on first use, killed
+/// after a fault and started afresh on the next call.
+pub struct WorkerSlot {
+    kind: &'static WorkerKind,
+    ordinal: usize,
+    command: Option<Box<dyn Fn() -> Command + Send + Sync>>,
+    worker: Mutex<Option<Worker>>,
+    dropped: Mutex<Vec<u64>>,
+    starts: std::sync::atomic::AtomicUsize,
+}
+
+impl WorkerSlot {
+    /// A slot for device `ordinal`.
+    pub fn new(kind: &'static WorkerKind, ordinal: usize) -> WorkerSlot {
+        WorkerSlot { kind, ordinal, command: None, worker: Mutex::new(None), dropped: Mutex::new(Vec::new()), starts: Default::default() }
+    }
+
+    /// Starts workers with `command` instead of this program (tests).
+    pub fn with_command(mut self, command: impl Fn() -> Command + Send + Sync + 'static) -> WorkerSlot {
+        self.command = Some(Box::new(command));
+        self
+    }
+
+    /// Notes that kernel `id` was dropped; the worker unloads it on the next call.
+    pub fn forget_kernel(&self, id: u64) {
+        if let Ok(mut d) = self.dropped.lock() {
+            d.push(id);
+        }
+    }
+
+    /// How many worker processes were started so far.
+    pub fn starts(&self) -> usize {
+        self.starts.load(Ordering::SeqCst)
+    }
+
+    /// Runs `f` on the worker for `problem`, starting it if needed. A worker that timed out,
+    /// died or lost its device is killed; the next call starts a fresh one.
+    pub fn with<T>(&self, problem: &ProblemData, f: impl FnOnce(&mut Worker) -> Result<T, BackendError>) -> Result<T, BackendError> {
+        let mut guard = self.worker.lock().unwrap_or_else(|p| p.into_inner());
+        if guard.is_none() {
+            let w = match &self.command {
+                Some(c) => Worker::spawn_command(self.kind, c(), self.ordinal, problem)?,
+                None => Worker::spawn(self.kind, self.ordinal, problem)?,
+            };
+            self.starts.fetch_add(1, Ordering::SeqCst);
+            *guard = Some(w);
+        }
+        let w = guard.as_mut().expect("just started");
+        let dropped = std::mem::take(&mut *self.dropped.lock().unwrap_or_else(|p| p.into_inner()));
+        w.forget(&dropped);
+        let r = f(w);
+        if matches!(r, Err(BackendError::DeviceLost(_)) | Err(BackendError::TimedOut(_))) {
+            if let Some(mut w) = guard.take() {
+                w.kill();
+            }
+        }
+        r
+    }
+
+    /// [`Backend::recover`]: the faulted worker is gone (or killed
+    /// now); the next call starts a fresh one.
+    pub fn recover(&self) {
+        if let Some(mut w) = self.worker.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            w.kill();
+        }
+    }
+}
+
+struct Served {
+    problem: ProblemData,
+    reference: Vec<HostBuffer>,
+    loaded: HashMap<u64, ()>,
+}
+
+fn handle(exec: &mut impl Executor, st: &mut Served, req: Req, blobs: Vec<Vec<u8>>) -> Result<(Vec<f64>, Vec<Vec<u8>>), BackendError> {
+    match req {
+        Req::Init { ordinal, args } => {
+            let mut data = blobs.into_iter();
+            let mut problem = ProblemData::default();
+            for a in args {
+                match (a.access, a.scalar) {
+                    (Some(access), _) => {
+                        problem.args.push(ArgData::Buffer(HostBuffer { name: a.name, dtype: a.dtype, data: data.next().unwrap_or_default(), access }))
+                    }
+                    (None, Some(value)) => problem.args.push(ArgData::Scalar { name: a.name, dtype: a.dtype, value }),
+                    (None, None) => return Err(BackendError::other("malformed init message")),
+                }
+            }
+            exec.init(ordinal, &problem)?;
+            st.problem = problem;
+            Ok((vec![], vec![]))
+        }
+        Req::Load { id, name } => {
+            exec.load(id, &name, blobs.into_iter().next().unwrap_or_default())?;
+            st.loaded.insert(id, ());
+            Ok((vec![], vec![]))
+        }
+        Req::Unload { ids } => {
+            for id in ids {
+                if st.loaded.remove(&id).is_some() {
+                    exec.unload(id);
+                }
+            }
+            Ok((vec![], vec![]))
+        }
+        Req::Reset { poison } => exec.reset(poison).map(|_| (vec![], vec![])),
+        Req::Time { id, launch, n, flush, timeout } => {
+            if !st.loaded.contains_key(&id) {
+                return Err(BackendError::other("kernel not loaded"));
+            }
+            Ok((exec.time(id, &launch, &TimeRequest { launches: n, flush, timeout: Duration::from_secs_f64(timeout) })?, vec![]))
+        }
+        Req::Verify { id, launch, timeout, ref_id, send_ref, outputs, atol, rtol } => {
+            if send_ref {
+                st.reference = st.problem.buffers().zip(blobs).map(|(b, data)| HostBuffer { data, ..b.clone() }).collect();
+            }
+            if !st.loaded.contains_key(&id) {
+                return Err(BackendError::other("kernel not loaded"));
+            }
+            let req = VerifyRequest {
+                reference: &st.reference,
+                reference_id: ref_id,
+                outputs: &outputs,
+                tolerance: crate::spec::job::Tolerance { atol, rtol },
+                timeout: Duration::from_secs_f64(timeout),
+            };
+            Ok((exec.verify(id, &launch, &req)?, vec![]))
+        }
+        Req::Read => Ok((vec![], exec.read_outputs()?.into_iter().map(|b| b.data).collect())),
+    }
+}
+
+/// The worker's loop: serves requests on stdin/stdout until stdin closes (exit status 0) or the
+/// device is lost (status 3: this process's device state is unusable; the parent starts a
+/// fresh worker).
+pub fn serve(exec: &mut impl Executor) -> i32 {
+    let mut input = BufReader::with_capacity(1 << 20, io::stdin().lock());
+    let mut output = BufWriter::with_capacity(1 << 20, io::stdout().lock());
+    let mut st = Served { problem: ProblemData::default(), reference: Vec::new(), loaded: HashMap::new() };
+    loop {
+        let (req, blobs) = match read_msg::<Req>(&mut input) {
+            Ok(m) => m,
+            Err(_) => return 0,
+        };
+        match handle(exec, &mut st, req, blobs) {
+            Ok((times, out)) => {
+                let refs: Vec<&[u8]> = out.iter().map(|b| b.as_slice()).collect();
+                if write_msg(&mut output, &Rep::Ok { times }, &refs).is_err() {
+                    return 0;
+                }
+            }
+            Err(e) => {
+                let lost = matches!(e, BackendError::DeviceLost(_) | BackendError::TimedOut(_));
+                let _ = write_msg(&mut output, &to_wire(&e), &[]);
+                if lost {
+                    return 3;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_round_trip_with_blobs() {
+        let mut buf = Vec::new();
+        let req = Req::Time { id: 7, launch: Launch { grid: [2, 1, 1], block: [64, 1, 1], shared_mem_bytes: 0 }, n: 5, flush: L2Flush::Rotate, timeout: 1.5 };
+        write_msg(&mut buf, &req, &[b"abc", b""]).unwrap();
+        let (back, blobs): (Req, _) = read_msg(&mut buf.as_slice()).unwrap();
+        assert!(matches!(back, Req::Time { id: 7, n: 5, flush: L2Flush::Rotate, .. }));
+        assert_eq!(blobs, vec![b"abc".to_vec(), vec![]]);
+    }
+
+    #[test]
+    fn errors_keep_their_kind_across_the_pipe() {
+        for e in [
+            BackendError::DeviceLost("x".into()),
+            BackendError::WrongOutput("y".into()),
+            BackendError::LaunchFailed("z".into()),
+            BackendError::TimedOut(Duration::from_secs(1)),
+        ] {
+            let Rep::Err { kind, message } = to_wire(&e) else { panic!() };
+            assert_eq!(from_wire(&kind, message, Duration::from_secs(1)).kind(), e.kind());
+        }
+    }
+
+    #[test]
+    fn a_corrupt_length_is_an_error_not_an_allocation() {
+        let mut buf = Vec::new();
+        buf.extend_from_slice(&u64::MAX.to_le_bytes());
+        assert!(read_msg::<Req>(&mut buf.as_slice()).is_err());
+        assert!(read_msg::<Req>(&mut [1u8, 2].as_slice()).is_err());
+    }
+}

@@ -1,0 +1,185 @@
+//! Search strategies: which configs to evaluate, in which order, within a budget.
+//!
+//! The tuner owns the loop; a strategy only answers `ask` (which candidates next) and learns
+//! from `tell` (what a candidate measured). Strategies see candidates as coordinates into the
+//! parameter value lists, so neighbourhood-based searches (annealing, local search, genetic
+//! crossover) need nothing else. A strategy is deterministic for a given seed.
+
+use crate::error::FailureKind;
+use crate::spec::job::Param;
+use crate::spec::settings::{check_strategy, strategy_named, Budget};
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+
+/// The candidates a strategy chooses from, after pruning (and ordering by the model, if on).
+#[derive(Clone, Copy, Debug)]
+pub struct Candidates<'a> {
+    /// The parameters, for value lists.
+    pub params: &'a [Param],
+    /// Each candidate's value indices, one per parameter.
+    pub coords: &'a [Vec<u32>],
+}
+
+impl Candidates<'_> {
+    /// Number of candidates.
+    pub fn len(&self) -> usize {
+        self.coords.len()
+    }
+    /// True when there is none.
+    pub fn is_empty(&self) -> bool {
+        self.coords.is_empty()
+    }
+}
+
+/// What evaluating a candidate gave.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// Mean time in seconds.
+    Time(f64),
+    /// It failed (compile, launch, verification, ...), or was pruned after compiling.
+    Failed(FailureKind),
+}
+
+/// A search strategy.
+pub trait Strategy: Send {
+    /// Short name, for reports.
+    fn name(&self) -> String;
+    /// Up to `max` candidate indices to evaluate next. An empty answer ends the search.
+    /// Indices already evaluated may be returned; the tuner answers those from its records.
+    fn ask(&mut self, cands: &Candidates<'_>, max: usize) -> Vec<usize>;
+    /// The outcome of a candidate this strategy asked for (or that was known beforehand).
+    fn tell(&mut self, index: usize, outcome: &Outcome);
+    /// Asks the strategy to end the search once its model predicts that no unevaluated config
+    /// beats the best so far by more than `fraction` (0.02 = 2 %). Returns false when the
+    /// strategy has no model to predict with (only `model` and `hybrid` have one).
+    fn stop_within(&mut self, fraction: f64) -> bool {
+        let _ = fraction;
+        false
+    }
+}
+
+/// Every candidate, in order.
+#[derive(Debug, Default)]
+pub struct Exhaustive {
+    next: usize,
+}
+
+impl Strategy for Exhaustive {
+    fn name(&self) -> String {
+        "exhaustive".into()
+    }
+    fn ask(&mut self, cands: &Candidates<'_>, max: usize) -> Vec<usize> {
+        let end = (self.next + max).min(cands.len());
+        let out = (self.next..end).collect();
+        self.next = end;
+        out
+    }
+    fn tell(&mut self, _: usize, _: &Outcome) {}
+}
+
+/// Uniform random sampling without replacement.
+#[derive(Debug)]
+pub struct RandomSampling {
+    seed: u64,
+    order: Option<Vec<usize>>,
+    next: usize,
+}
+
+impl RandomSampling {
+    /// A sampler with a seed.
+    pub fn new(seed: u64) -> RandomSampling {
+        RandomSampling { seed, order: None, next: 0 }
+    }
+}
+
+impl Strategy for RandomSampling {
+    fn name(&self) -> String {
+        "random".into()
+    }
+    fn ask(&mut self, cands: &Candidates<'_>, max: usize) -> Vec<usize> {
+        let seed = self.seed;
+        let order = self.order.get_or_insert_with(|| {
+            let mut v: Vec<usize> = (0..cands.len()).collect();
+            v.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(seed));
+            v
+        });
+        let end = (self.next + max).min(order.len());
+        let out = order[self.next..end].to_vec();
+        self.next = end;
+        out
+    }
+    fn tell(&mut self, _: usize, _: &Outcome) {}
+}
+
+/// Makes a strategy from its name and applies the budget's `within` rule (an error when the
+/// strategy has no model to apply it with; see [`check_strategy`]).
+pub fn for_budget(name: &str, seed: u64, budget: &Budget) -> Result<Box<dyn Strategy>, String> {
+    check_strategy(name, budget)?;
+    let mut s = by_name(name, seed)?;
+    if let Some(x) = budget.within {
+        let applied = s.stop_within(x);
+        debug_assert!(applied, "the catalogue says `{name}` has a model");
+    }
+    Ok(s)
+}
+
+/// Makes a strategy from its name (any spelling [`strategy_named`] accepts): `exhaustive`,
+/// `random`, `annealing`, `genetic`, `local` (greedy local search with restarts), `model`
+/// (random-forest surrogate with expected improvement), `hybrid` (model-guided and local
+/// search interleaved).
+pub fn by_name(name: &str, seed: u64) -> Result<Box<dyn Strategy>, String> {
+    use crate::search::*;
+    Ok(match strategy_named(name)?.name {
+        "exhaustive" => Box::new(Exhaustive::default()),
+        "random" => Box::new(RandomSampling::new(seed)),
+        "annealing" => Box::new(Annealing::new(seed)),
+        "genetic" => Box::new(Genetic::new(seed)),
+        "local" => Box::new(LocalSearch::new(seed)),
+        "model" => Box::new(ModelGuided::new(seed)),
+        "hybrid" => Box::new(Hybrid::new(seed)),
+        other => return Err(format!("the strategy `{other}` is in the catalogue but not built here")),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_model_strategies_stop_within_a_percentage() {
+        assert!(!by_name("annealing", 0).unwrap().stop_within(0.02));
+        assert!(by_name("hybrid", 0).unwrap().stop_within(0.02));
+        assert!(for_budget("genetic", 0, &Budget::parse("2%").unwrap()).err().unwrap().contains("needs a strategy with a model"));
+    }
+
+    #[test]
+    fn random_is_a_seeded_permutation() {
+        let params = [Param::new("a", 0..10)];
+        let coords: Vec<Vec<u32>> = (0..10).map(|i| vec![i]).collect();
+        let c = Candidates { params: &params, coords: &coords };
+        let mut a = RandomSampling::new(3);
+        let mut b = RandomSampling::new(3);
+        let (mut xa, mut xb) = (a.ask(&c, 4), b.ask(&c, 4));
+        xa.extend(a.ask(&c, 100));
+        xb.extend(b.ask(&c, 100));
+        assert_eq!(xa, xb);
+        let mut sorted = xa.clone();
+        sorted.sort();
+        assert_eq!(sorted, (0..10).collect::<Vec<_>>());
+        assert!(a.ask(&c, 5).is_empty());
+        assert_ne!(RandomSampling::new(4).ask(&c, 10), xa);
+        assert!(by_name("annealing-x", 0).is_err());
+        assert_eq!(by_name("Simulated_Annealing", 0).unwrap().name(), "annealing");
+    }
+
+    #[test]
+    fn the_catalogue_matches_the_strategies() {
+        for s in crate::spec::settings::STRATEGIES {
+            let mut built = by_name(s.name, 0).unwrap();
+            assert_eq!(built.stop_within(0.02), s.has_model, "{}", s.name);
+            for a in s.aliases {
+                assert!(by_name(a, 0).is_ok(), "{a}");
+            }
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! # Simulation: strategies scored offline
+//!
+//! Recorded search spaces (Kernel Tuner caches, T4 results) as oracles ([`recorded`]) and the
+//! simulation mode that scores a strategy against them ([`simulate`]).
+//!
+//! **May import:** `spec`, `space`, `search`, `measure`, `store` and the vocabulary; never
+//! `run`.
+
+pub mod recorded;
+pub mod simulate;

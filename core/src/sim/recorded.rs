@@ -1,0 +1,321 @@
+//! Recorded search spaces: Kernel Tuner cache files and T4 results files, read as oracles for
+//! simulation, and kerntune's own measurements written as T4.
+//!
+//! Kernel Tuner cache format (its `doc/source/cache_files.rst`): an object with
+//! `tune_params_keys`, `tune_params` and `cache`, whose entries hold the parameters, `time` (ms,
+//! the mean of `times`) and `times`. A failure has a string in `time`
+//! (`CompilationFailedConfig`, `RuntimeFailedConfig`, `InvalidConfig`) or, in old files, `1e20`.
+//! Kernel Tuner appends entries while it runs, so an unfinished file lacks its closing braces;
+//! such files are repaired on read. T4 (the community results schema) lists `results` with a
+//! `configuration`, `times.runtimes`, `measurements` (`time` in a `unit`) and `invalidity`.
+
+use crate::spec::job::Param;
+use crate::spec::value::Value;
+use serde_json::{json, Value as J};
+use std::io::Read;
+use std::path::Path;
+
+/// A brute-forced space: every config with its recorded time (or failure).
+#[derive(Clone, Debug)]
+pub struct RecordedSpace {
+    /// A short name (the file name).
+    pub name: String,
+    /// Device the space was measured on, where recorded.
+    pub device: String,
+    /// Parameters and their values.
+    pub params: Vec<Param>,
+    /// Each config's value indices.
+    pub coords: Vec<Vec<u32>>,
+    /// Mean time in ms, `None` for a failed config.
+    pub times: Vec<Option<f64>>,
+    /// Each config's recorded repetitions, in ms.
+    pub samples: Vec<Vec<f64>>,
+    /// The failure marker of failed configs.
+    pub failures: Vec<Option<String>>,
+}
+
+fn read_text(path: &Path) -> Result<String, String> {
+    let mut bytes = Vec::new();
+    std::fs::File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    if path.extension().is_some_and(|e| e == "gz") {
+        let mut out = String::new();
+        flate2::read::GzDecoder::new(&bytes[..]).read_to_string(&mut out).map_err(|e| format!("{}: not valid gzip: {e}", path.display()))?;
+        Ok(out)
+    } else {
+        String::from_utf8(bytes).map_err(|e| format!("{}: not UTF-8: {e}", path.display()))
+    }
+}
+
+/// Parses JSON, repairing a Kernel Tuner cache that was cut off while being written.
+fn parse_repairing(text: &str) -> Result<J, String> {
+    match serde_json::from_str(text) {
+        Ok(v) => Ok(v),
+        Err(first) => {
+            let t = text.trim_end().trim_end_matches(',');
+            for tail in ["}}", "}", "}}}"] {
+                if let Ok(v) = serde_json::from_str(&format!("{t}{tail}")) {
+                    return Ok(v);
+                }
+            }
+            // Drop a last, partially written entry.
+            if let Some(cut) = t.rfind("},") {
+                if let Ok(v) = serde_json::from_str(&format!("{}}}}}", &t[..cut + 1])) {
+                    return Ok(v);
+                }
+            }
+            Err(first.to_string())
+        }
+    }
+}
+
+fn same(a: &J, b: &J) -> bool {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+impl RecordedSpace {
+    /// Reads a Kernel Tuner cache (`.json`, `.json.gz`) or a T4 results file.
+    pub fn load(path: &Path) -> Result<RecordedSpace, String> {
+        let text = read_text(path)?;
+        let v = parse_repairing(&text).map_err(|e| format!("{}: not a Kernel Tuner cache or T4 file: {e}", path.display()))?;
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("space").trim_end_matches(".gz").trim_end_matches(".json").to_string();
+        if v.get("cache").is_some() {
+            Self::from_kernel_tuner(&v, name).map_err(|e| format!("{}: {e}", path.display()))
+        } else if v.get("results").is_some() {
+            Self::from_t4(&v, name).map_err(|e| format!("{}: {e}", path.display()))
+        } else {
+            Err(format!("{}: neither a Kernel Tuner cache (no `cache`) nor a T4 file (no `results`)", path.display()))
+        }
+    }
+
+    fn from_kernel_tuner(v: &J, name: String) -> Result<RecordedSpace, String> {
+        let keys: Vec<String> =
+            v["tune_params_keys"].as_array().ok_or("missing `tune_params_keys`")?.iter().filter_map(|k| k.as_str().map(String::from)).collect();
+        let lists: Vec<Vec<J>> =
+            keys.iter().map(|k| v["tune_params"][k].as_array().cloned().ok_or(format!("`tune_params` has no `{k}`"))).collect::<Result<_, _>>()?;
+        let params = keys.iter().zip(&lists).map(|(k, l)| Param { name: k.clone(), values: l.iter().filter_map(Value::from_json).collect() }).collect();
+        let mut s = RecordedSpace {
+            name,
+            device: v["device_name"].as_str().unwrap_or("").to_string(),
+            params,
+            coords: vec![],
+            times: vec![],
+            samples: vec![],
+            failures: vec![],
+        };
+        for (key, e) in v["cache"].as_object().ok_or("`cache` is not an object")? {
+            let mut coords = Vec::with_capacity(keys.len());
+            for (k, l) in keys.iter().zip(&lists) {
+                let val = &e[k];
+                let i = l.iter().position(|x| same(x, val)).ok_or(format!("entry `{key}`: `{k}` = {val} is not among tune_params"))?;
+                coords.push(i as u32);
+            }
+            let (time, failure) = match &e["time"] {
+                J::Number(n) => {
+                    let t = n.as_f64().unwrap_or(f64::INFINITY);
+                    if t >= 1e19 {
+                        (None, Some("1e20 (failed)".to_string()))
+                    } else {
+                        (Some(t), None)
+                    }
+                }
+                J::String(m) => (None, Some(m.clone())),
+                other => (None, Some(format!("no time ({other})"))),
+            };
+            let samples = e["times"].as_array().map(|a| a.iter().filter_map(|x| x.as_f64()).collect()).unwrap_or_default();
+            s.coords.push(coords);
+            s.times.push(time);
+            s.samples.push(samples);
+            s.failures.push(failure);
+        }
+        Ok(s)
+    }
+
+    fn from_t4(v: &J, name: String) -> Result<RecordedSpace, String> {
+        let results = v["results"].as_array().ok_or("`results` is not an array")?;
+        let mut keys: Vec<String> = Vec::new();
+        let mut lists: Vec<Vec<J>> = Vec::new();
+        for r in results {
+            for (k, val) in r["configuration"].as_object().ok_or("a result has no `configuration` object")? {
+                let p = match keys.iter().position(|x| x == k) {
+                    Some(p) => p,
+                    None => {
+                        keys.push(k.clone());
+                        lists.push(vec![]);
+                        keys.len() - 1
+                    }
+                };
+                if !lists[p].iter().any(|x| same(x, val)) {
+                    lists[p].push(val.clone());
+                }
+            }
+        }
+        for l in &mut lists {
+            l.sort_by(|a, b| match (a.as_f64(), b.as_f64()) {
+                (Some(x), Some(y)) => x.total_cmp(&y),
+                _ => a.to_string().cmp(&b.to_string()),
+            });
+        }
+        let params = keys.iter().zip(&lists).map(|(k, l)| Param { name: k.clone(), values: l.iter().filter_map(Value::from_json).collect() }).collect();
+        let mut s = RecordedSpace {
+            name,
+            device: v["metadata"]["hardware"]["name"].as_str().unwrap_or("").to_string(),
+            params,
+            coords: vec![],
+            times: vec![],
+            samples: vec![],
+            failures: vec![],
+        };
+        for r in results {
+            let coords = keys.iter().zip(&lists).map(|(k, l)| l.iter().position(|x| same(x, &r["configuration"][k])).unwrap_or(0) as u32).collect();
+            let valid = r["invalidity"].as_str().is_none_or(|i| i == "correct");
+            let ms = |m: &J| {
+                let val = m["value"].as_f64()?;
+                Some(match m["unit"].as_str().unwrap_or("ms") {
+                    "s" => val * 1e3,
+                    "us" => val * 1e-3,
+                    "ns" => val * 1e-6,
+                    _ => val,
+                })
+            };
+            let time = r["measurements"].as_array().and_then(|ms_| ms_.iter().find(|m| m["name"] == "time").and_then(ms));
+            let samples: Vec<f64> = r["times"]["runtimes"].as_array().map(|a| a.iter().filter_map(|x| x.as_f64()).collect()).unwrap_or_default();
+            let time = time.or_else(|| (!samples.is_empty()).then(|| samples.iter().sum::<f64>() / samples.len() as f64));
+            s.coords.push(coords);
+            if valid && time.is_some() {
+                s.times.push(time);
+                s.failures.push(None);
+            } else {
+                s.times.push(None);
+                s.failures.push(Some(r["invalidity"].as_str().unwrap_or("no time").to_string()));
+            }
+            s.samples.push(samples);
+        }
+        Ok(s)
+    }
+
+    /// The fastest recorded time (ms).
+    pub fn optimum(&self) -> f64 {
+        self.times.iter().flatten().copied().fold(f64::INFINITY, f64::min)
+    }
+
+    /// Number of configs.
+    pub fn len(&self) -> usize {
+        self.coords.len()
+    }
+
+    /// True when it holds no config.
+    pub fn is_empty(&self) -> bool {
+        self.coords.is_empty()
+    }
+}
+
+/// Writes database measurements as a T4 results document.
+pub fn to_t4(entry: &crate::store::db::Entry) -> J {
+    let results: Vec<J> = entry
+        .measurements
+        .values()
+        .map(|m| {
+            let configuration: serde_json::Map<String, J> =
+                m.config.params.iter().map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap_or(J::Null))).collect();
+            let ts = chrono_like(m.at);
+            match &m.status {
+                crate::store::db::Status::Ok { stats } => json!({
+                    "timestamp": ts,
+                    "configuration": configuration,
+                    "objectives": ["time"],
+                    "times": { "runtimes": [stats.mean * 1e3] },
+                    "invalidity": "correct",
+                    "correctness": 1,
+                    "measurements": [
+                        { "name": "time", "value": stats.mean * 1e3, "unit": "ms" },
+                        { "name": "time_ci95_half_width", "value": if stats.ci_half.is_finite() { stats.ci_half * 1e3 } else { -1.0 }, "unit": "ms" },
+                        { "name": "samples", "value": stats.samples, "unit": "" }
+                    ]
+                }),
+                crate::store::db::Status::Failed { failure, message } => json!({
+                    "timestamp": ts,
+                    "configuration": configuration,
+                    "objectives": ["time"],
+                    "times": {},
+                    "invalidity": match failure {
+                        crate::FailureKind::CompileFailed => "compile",
+                        crate::FailureKind::TimedOut => "timeout",
+                        crate::FailureKind::WrongOutput => "correctness",
+                        crate::FailureKind::OutOfResources => "constraints",
+                        _ => "runtime",
+                    },
+                    "correctness": 0,
+                    "measurements": [],
+                    "error": message,
+                }),
+            }
+        })
+        .collect();
+    json!({
+        "schema_version": "1.0.0",
+        "metadata": { "kernel": entry.id.kernel, "target": entry.id.target, "hardware": { "name": entry.target_name }, "problem": entry.id.problem, "toolchain": entry.id.toolchain, "tuner": format!("kerntune {}", entry.env.kerntune) },
+        "results": results,
+    })
+}
+
+/// Seconds since the epoch as an ISO-8601 UTC timestamp.
+fn chrono_like(secs: u64) -> String {
+    let days = secs / 86400;
+    let rem = secs % 86400;
+    // Civil-from-days (Howard Hinnant's algorithm).
+    let z = days as i64 + 719468;
+    let era = z.div_euclid(146097);
+    let doe = z.rem_euclid(146097);
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, (rem % 3600) / 60, rem % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unfinished_and_old_kernel_tuner_files_read() {
+        let full = r#"{"device_name": "X", "kernel_name": "k", "tune_params_keys": ["a", "b"], "tune_params": {"a": [1, 2], "b": [8, 16]}, "objective": "time",
+"cache": {
+"1,8": {"a": 1, "b": 8, "time": 2.0, "times": [2.0, 2.0]},
+"1,16": {"a": 1, "b": 16, "time": 1e20},
+"2,8": {"a": 2, "b": 8, "time": "CompilationFailedConfig"},
+"2,16": {"a": 2, "b": 16, "time": 1.5, "times": [1.4, 1.6]},
+"#;
+        let v = parse_repairing(full).unwrap();
+        let s = RecordedSpace::from_kernel_tuner(&v, "t".into()).unwrap();
+        assert_eq!(s.len(), 4);
+        assert_eq!(s.optimum(), 1.5);
+        assert_eq!(s.times.iter().filter(|t| t.is_none()).count(), 2);
+        let best = s.times.iter().position(|t| *t == Some(1.5)).unwrap();
+        assert_eq!(s.coords[best], vec![1, 1]);
+        // Cut inside the last entry: that entry is dropped.
+        let cut = &full[..full.len() - 30];
+        let v = parse_repairing(cut).unwrap();
+        assert_eq!(RecordedSpace::from_kernel_tuner(&v, "t".into()).unwrap().len(), 3);
+    }
+
+    #[test]
+    fn t4_round_trips_through_export() {
+        let t4 = json!({"schema_version": "1.0.0", "results": [
+            {"configuration": {"a": 1}, "times": {"runtimes": [1.0, 3.0]}, "invalidity": "correct", "correctness": 1, "measurements": [{"name": "time", "value": 2.0, "unit": "ms"}]},
+            {"configuration": {"a": 2}, "times": {}, "invalidity": "compile", "correctness": 0},
+            {"configuration": {"a": 4}, "times": {}, "invalidity": "correct", "correctness": 1, "measurements": [{"name": "time", "value": 0.001, "unit": "s"}]}
+        ]});
+        let s = RecordedSpace::from_t4(&t4, "t".into()).unwrap();
+        assert_eq!(s.params[0].values, vec![Value::Int(1), Value::Int(2), Value::Int(4)]);
+        assert_eq!(s.times, vec![Some(2.0), None, Some(1.0)]);
+        assert_eq!(chrono_like(0), "1970-01-01T00:00:00Z");
+        assert_eq!(chrono_like(1763683200), "2025-11-21T00:00:00Z");
+    }
+}

@@ -1,0 +1,179 @@
+//! Search spaces: parameters with value lists and restrictions, enumerated lazily.
+//!
+//! Enumeration is a depth-first walk over the parameters in declaration order. Each restriction
+//! is checked at the shallowest depth where every parameter it reads is bound, so a violated
+//! restriction cuts a whole subtree instead of being tested on every leaf. The result is the
+//! same set, in the same order, as filtering the full cartesian product, which is what Kernel
+//! Tuner defines; only much faster (the 663,552-point GEMM space enumerates in milliseconds).
+
+use crate::space::config::Config;
+use crate::space::enumerate::CoordIter;
+use crate::space::error::SpaceError;
+use crate::spec::expr::Expr;
+use crate::spec::job::Param;
+use crate::spec::value::Value;
+
+/// Parameters, fixed constants (problem sizes restrictions may read) and restrictions.
+#[derive(Clone, Debug)]
+pub struct SearchSpace {
+    pub(crate) params: Vec<Param>,
+    pub(crate) constants: Vec<(String, Value)>,
+    pub(crate) restrictions: Vec<Expr>,
+    /// Restriction indices to check once parameter `d` is bound.
+    pub(crate) checks_at: Vec<Vec<usize>>,
+    /// Restrictions that read no parameter (checked once).
+    pub(crate) constant_checks: Vec<usize>,
+}
+
+impl SearchSpace {
+    /// Builds a space. `constants` are names restrictions may read besides the parameters.
+    pub fn new(params: Vec<Param>, restrictions: &[impl AsRef<str>], constants: Vec<(String, Value)>) -> Result<SearchSpace, SpaceError> {
+        for (i, p) in params.iter().enumerate() {
+            if p.values.is_empty() {
+                return Err(SpaceError::EmptyParam(p.name.clone()));
+            }
+            if params[..i].iter().any(|q| q.name == p.name) {
+                return Err(SpaceError::DuplicateParam(p.name.clone()));
+            }
+        }
+        let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).chain(constants.iter().map(|(n, _)| n.as_str())).collect();
+        let mut exprs = Vec::new();
+        for (index, r) in restrictions.iter().enumerate() {
+            exprs.push(Expr::compile(r.as_ref(), &names).map_err(|source| SpaceError::Restriction { index, source })?);
+        }
+        let np = params.len();
+        let mut checks_at = vec![Vec::new(); np];
+        let mut constant_checks = Vec::new();
+        for (i, e) in exprs.iter().enumerate() {
+            match e.vars_used().iter().copied().filter(|&v| v < np).max() {
+                Some(d) => checks_at[d].push(i),
+                None => constant_checks.push(i),
+            }
+        }
+        Ok(SearchSpace { params, constants, restrictions: exprs, checks_at, constant_checks })
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &[Param] {
+        &self.params
+    }
+
+    /// The restrictions.
+    pub fn restrictions(&self) -> &[Expr] {
+        &self.restrictions
+    }
+
+    /// The constants restrictions may read.
+    pub fn constants(&self) -> &[(String, Value)] {
+        &self.constants
+    }
+
+    /// Size of the cartesian product, before restrictions.
+    pub fn cartesian_size(&self) -> u128 {
+        self.params.iter().map(|p| p.values.len() as u128).product()
+    }
+
+    /// Lazily enumerates valid points as value-index coordinates.
+    pub fn iter_coords(&self) -> CoordIter<'_> {
+        CoordIter::new(self)
+    }
+
+    /// Lazily enumerates valid configs.
+    pub fn iter(&self) -> impl Iterator<Item = Config> + '_ {
+        self.iter_coords().map(move |c| self.config_at(&c))
+    }
+
+    /// Number of valid configurations (enumerates).
+    pub fn count(&self) -> usize {
+        self.iter_coords().count()
+    }
+
+    /// The config at given value indices.
+    pub fn config_at(&self, coords: &[u32]) -> Config {
+        Config { params: self.params.iter().zip(coords).map(|(p, &i)| (p.name.clone(), p.values[i as usize].clone())).collect(), knobs: Default::default() }
+    }
+
+    /// Value-index coordinates of a config, if every value is in the space's lists.
+    pub fn coords_of(&self, cfg: &Config) -> Option<Vec<u32>> {
+        self.params
+            .iter()
+            .map(|p| {
+                let v = cfg.get(&p.name)?;
+                p.values.iter().position(|x| x == v || x.as_f64().zip(v.as_f64()).is_some_and(|(a, b)| a == b)).map(|i| i as u32)
+            })
+            .collect()
+    }
+
+    /// Whether a config (given as coordinates) satisfies every restriction.
+    pub fn is_valid(&self, coords: &[u32]) -> bool {
+        let mut slots: Vec<Value> = self.params.iter().zip(coords).map(|(p, &i)| p.values[i as usize].clone()).collect();
+        slots.extend(self.constants.iter().map(|(_, v)| v.clone()));
+        self.restrictions.iter().all(|r| r.eval_bool(&slots).unwrap_or(false))
+    }
+
+    /// A stable hash of the definition (parameters, values, restrictions, constants).
+    pub fn fingerprint(&self) -> String {
+        let mut text = String::new();
+        for p in &self.params {
+            text.push_str(&p.name);
+            text.push('=');
+            for v in &p.values {
+                text.push_str(&v.to_string());
+                text.push('|');
+            }
+            text.push(';');
+        }
+        for r in &self.restrictions {
+            text.push_str(r.text());
+            text.push(';');
+        }
+        for (k, v) in &self.constants {
+            text.push_str(&format!("{k}={v};"));
+        }
+        crate::hash::short_hash(text.as_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matches_brute_force_filter() {
+        let params = vec![Param::new("a", [1, 2, 4, 8]), Param::new("b", [1, 2, 3]), Param::new("c", [0, 1])];
+        let r = ["a*b <= 8", "c == 0 or a % 4 == 0", "b != N"];
+        let s = SearchSpace::new(params, &r, vec![("N".into(), Value::Int(3))]).unwrap();
+        let got: Vec<_> = s.iter_coords().collect();
+        let mut want = Vec::new();
+        for (ai, a) in [1, 2, 4, 8].iter().enumerate() {
+            for (bi, b) in [1, 2, 3].iter().enumerate() {
+                for (ci, c) in [0, 1].iter().enumerate() {
+                    if a * b <= 8 && (*c == 0 || a % 4 == 0) && *b != 3 {
+                        want.push(vec![ai as u32, bi as u32, ci as u32]);
+                    }
+                }
+            }
+        }
+        assert_eq!(got, want);
+        assert_eq!(s.cartesian_size(), 24);
+        for c in &got {
+            assert!(s.is_valid(c));
+            assert_eq!(s.coords_of(&s.config_at(c)).as_ref(), Some(c));
+        }
+    }
+
+    #[test]
+    fn bad_definitions_are_named() {
+        let e = SearchSpace::new(vec![Param::new("a", [1])], &["a < b"], vec![]).unwrap_err();
+        assert!(e.to_string().contains("restriction 0"), "{e}");
+        assert!(e.to_string().contains("unknown name `b`"), "{e}");
+        let e = SearchSpace::new(vec![Param::new("a", Vec::<i64>::new())], &[] as &[&str], vec![]).unwrap_err();
+        assert_eq!(e, SpaceError::EmptyParam("a".into()));
+    }
+
+    #[test]
+    fn constant_false_restriction_gives_empty_space() {
+        let s = SearchSpace::new(vec![Param::new("a", [1, 2])], &["N > 10"], vec![("N".into(), Value::Int(3))]).unwrap();
+        assert_eq!(s.count(), 0);
+    }
+}

@@ -1,0 +1,686 @@
+//! Expressions over parameter and problem names: restrictions, launch geometry, resource
+//! formulas and key buckets.
+//!
+//! The syntax is Python's expression syntax, because that is what Kernel Tuner restrictions, T1
+//! files and most published search spaces use: `and`/`or`/`not`, chained comparisons
+//! (`64 <= a*b <= 1024`), true division `/` (yields a float), floor division `//`, Python's `%`
+//! (result takes the divisor's sign), `**`, `x if c else y`, `x in (1, 2, 4)`, and the functions
+//! `min max abs int float round ceil floor sqrt log log2 exp pow div_ceil` (also as `math.ceil`,
+//! `np.ceil`). Parsing is done by the `rustpython-parser` crate; the tree is then compiled
+//! into a small evaluator whose variables are slot indices, so that evaluating a restriction
+//! for one configuration costs tens of nanoseconds and allocates nothing.
+
+use crate::spec::value::Value;
+use rustpython_parser::ast::{self, Constant};
+use std::fmt;
+
+/// Why an expression could not be compiled.
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+pub enum ExprError {
+    /// The text is not a Python expression.
+    #[error("`{source_text}` is not an expression: {message}")]
+    Syntax {
+        /// The expression text.
+        source_text: String,
+        /// The parser's message.
+        message: String,
+    },
+    /// A name in the expression is neither a parameter nor a problem variable.
+    #[error("`{source_text}` uses unknown name `{name}`; known names: {known}")]
+    UnknownName {
+        /// The expression text.
+        source_text: String,
+        /// The unknown name.
+        name: String,
+        /// The names that could have been used, comma separated.
+        known: String,
+    },
+    /// A construct outside the supported subset (lambdas, comprehensions, ...).
+    #[error("`{source_text}` uses {what}, which expressions here do not support")]
+    Unsupported {
+        /// The expression text.
+        source_text: String,
+        /// What was found.
+        what: String,
+    },
+}
+
+/// An error while evaluating a compiled expression (division by zero, a type mismatch).
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+#[error("{0}")]
+pub struct EvalError(pub String);
+
+#[derive(Clone, Copy, Debug)]
+enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    FloorDiv,
+    Mod,
+    Pow,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    In,
+    NotIn,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Func {
+    Min,
+    Max,
+    Abs,
+    Int,
+    Float,
+    Round,
+    Ceil,
+    Floor,
+    Sqrt,
+    Log,
+    Log2,
+    Exp,
+    Pow,
+    DivCeil,
+}
+
+#[derive(Clone, Debug)]
+enum Node {
+    Const(Value),
+    Var(usize),
+    Not(Box<Node>),
+    Neg(Box<Node>),
+    Invert(Box<Node>),
+    Bin(BinOp, Box<Node>, Box<Node>),
+    And(Vec<Node>),
+    Or(Vec<Node>),
+    Compare(Box<Node>, Vec<(CmpOp, Node)>),
+    IfElse(Box<Node>, Box<Node>, Box<Node>),
+    Call(Func, Vec<Node>),
+    Seq(Vec<Node>),
+}
+
+/// A value during evaluation; strings are borrowed so evaluation never allocates.
+#[derive(Clone, Copy, Debug)]
+enum V<'a> {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Str(&'a str),
+    Seq(&'a [Node]),
+}
+
+/// A compiled expression over a fixed list of variable names.
+#[derive(Clone, Debug)]
+pub struct Expr {
+    text: String,
+    root: Node,
+    vars_used: Vec<usize>,
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl Expr {
+    /// Compiles `text` with `names[i]` bound to slot `i` at evaluation time.
+    pub fn compile(text: &str, names: &[&str]) -> Result<Expr, ExprError> {
+        let trimmed = text.trim();
+        let parsed = rustpython_parser::parse(trimmed, rustpython_parser::Mode::Expression, "<expr>")
+            .map_err(|e| ExprError::Syntax { source_text: trimmed.to_string(), message: e.error.to_string() })?;
+        let body = match parsed {
+            ast::Mod::Expression(e) => e.body,
+            _ => return Err(ExprError::Syntax { source_text: trimmed.to_string(), message: "expected a single expression".into() }),
+        };
+        let mut c = Compiler { text: trimmed, names, used: Vec::new() };
+        let root = c.expr(&body)?;
+        let mut vars_used = c.used;
+        vars_used.sort_unstable();
+        vars_used.dedup();
+        Ok(Expr { text: trimmed.to_string(), root, vars_used })
+    }
+
+    /// The source text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The slots this expression reads, sorted.
+    pub fn vars_used(&self) -> &[usize] {
+        &self.vars_used
+    }
+
+    /// Evaluates with `slots[i]` as the value of name `i`.
+    pub fn eval(&self, slots: &[Value]) -> Result<Value, EvalError> {
+        let v = eval(&self.root, slots)?;
+        Ok(match v {
+            V::Int(i) => Value::Int(i),
+            V::Float(f) => Value::Float(f),
+            V::Bool(b) => Value::Bool(b),
+            V::Str(s) => Value::Str(s.to_string()),
+            V::Seq(_) => return Err(EvalError("a sequence is not a value".into())),
+        })
+    }
+
+    /// Evaluates as a condition (Python truthiness).
+    pub fn eval_bool(&self, slots: &[Value]) -> Result<bool, EvalError> {
+        truthy(eval(&self.root, slots)?)
+    }
+
+    /// Evaluates to a float (integers and booleans convert).
+    pub fn eval_f64(&self, slots: &[Value]) -> Result<f64, EvalError> {
+        num_f(eval(&self.root, slots)?)
+    }
+
+    /// Evaluates to an integer; a float result must be integral.
+    pub fn eval_i64(&self, slots: &[Value]) -> Result<i64, EvalError> {
+        match eval(&self.root, slots)? {
+            V::Int(i) => Ok(i),
+            V::Bool(b) => Ok(b as i64),
+            V::Float(f) if f.fract() == 0.0 => Ok(f as i64),
+            V::Float(f) => Err(EvalError(format!("`{}` gave {f}, not a whole number; wrap it in ceil() or int()", self.text))),
+            other => Err(EvalError(format!("`{}` gave {other:?}, not a number", self.text))),
+        }
+    }
+}
+
+struct Compiler<'a> {
+    text: &'a str,
+    names: &'a [&'a str],
+    used: Vec<usize>,
+}
+
+impl Compiler<'_> {
+    fn unsupported(&self, what: &str) -> ExprError {
+        ExprError::Unsupported { source_text: self.text.to_string(), what: what.to_string() }
+    }
+
+    fn expr(&mut self, e: &ast::Expr) -> Result<Node, ExprError> {
+        Ok(match e {
+            ast::Expr::Constant(c) => Node::Const(self.constant(&c.value)?),
+            ast::Expr::Name(n) => {
+                let id = n.id.as_str();
+                match id {
+                    "True" => Node::Const(Value::Bool(true)),
+                    "False" => Node::Const(Value::Bool(false)),
+                    _ => match self.names.iter().position(|k| *k == id) {
+                        Some(i) => {
+                            self.used.push(i);
+                            Node::Var(i)
+                        }
+                        None => return Err(ExprError::UnknownName { source_text: self.text.to_string(), name: id.to_string(), known: self.names.join(", ") }),
+                    },
+                }
+            }
+            ast::Expr::BoolOp(b) => {
+                let vals = b.values.iter().map(|v| self.expr(v)).collect::<Result<Vec<_>, _>>()?;
+                match b.op {
+                    ast::BoolOp::And => Node::And(vals),
+                    ast::BoolOp::Or => Node::Or(vals),
+                }
+            }
+            ast::Expr::UnaryOp(u) => {
+                let inner = Box::new(self.expr(&u.operand)?);
+                match u.op {
+                    ast::UnaryOp::Not => Node::Not(inner),
+                    ast::UnaryOp::USub => Node::Neg(inner),
+                    ast::UnaryOp::UAdd => *inner,
+                    ast::UnaryOp::Invert => Node::Invert(inner),
+                }
+            }
+            ast::Expr::BinOp(b) => {
+                let op = match b.op {
+                    ast::Operator::Add => BinOp::Add,
+                    ast::Operator::Sub => BinOp::Sub,
+                    ast::Operator::Mult => BinOp::Mul,
+                    ast::Operator::Div => BinOp::Div,
+                    ast::Operator::FloorDiv => BinOp::FloorDiv,
+                    ast::Operator::Mod => BinOp::Mod,
+                    ast::Operator::Pow => BinOp::Pow,
+                    ast::Operator::BitAnd => BinOp::BitAnd,
+                    ast::Operator::BitOr => BinOp::BitOr,
+                    ast::Operator::BitXor => BinOp::BitXor,
+                    ast::Operator::LShift => BinOp::Shl,
+                    ast::Operator::RShift => BinOp::Shr,
+                    ast::Operator::MatMult => return Err(self.unsupported("the `@` operator")),
+                };
+                Node::Bin(op, Box::new(self.expr(&b.left)?), Box::new(self.expr(&b.right)?))
+            }
+            ast::Expr::Compare(c) => {
+                let left = Box::new(self.expr(&c.left)?);
+                let mut rest = Vec::with_capacity(c.ops.len());
+                for (op, rhs) in c.ops.iter().zip(&c.comparators) {
+                    let op = match op {
+                        ast::CmpOp::Eq | ast::CmpOp::Is => CmpOp::Eq,
+                        ast::CmpOp::NotEq | ast::CmpOp::IsNot => CmpOp::Ne,
+                        ast::CmpOp::Lt => CmpOp::Lt,
+                        ast::CmpOp::LtE => CmpOp::Le,
+                        ast::CmpOp::Gt => CmpOp::Gt,
+                        ast::CmpOp::GtE => CmpOp::Ge,
+                        ast::CmpOp::In => CmpOp::In,
+                        ast::CmpOp::NotIn => CmpOp::NotIn,
+                    };
+                    rest.push((op, self.expr(rhs)?));
+                }
+                Node::Compare(left, rest)
+            }
+            ast::Expr::IfExp(i) => Node::IfElse(Box::new(self.expr(&i.test)?), Box::new(self.expr(&i.body)?), Box::new(self.expr(&i.orelse)?)),
+            ast::Expr::Tuple(t) => Node::Seq(t.elts.iter().map(|x| self.expr(x)).collect::<Result<_, _>>()?),
+            ast::Expr::List(t) => Node::Seq(t.elts.iter().map(|x| self.expr(x)).collect::<Result<_, _>>()?),
+            ast::Expr::Set(t) => Node::Seq(t.elts.iter().map(|x| self.expr(x)).collect::<Result<_, _>>()?),
+            ast::Expr::Call(call) => {
+                if !call.keywords.is_empty() {
+                    return Err(self.unsupported("keyword arguments"));
+                }
+                let fname = match call.func.as_ref() {
+                    ast::Expr::Name(n) => n.id.to_string(),
+                    ast::Expr::Attribute(a) => match a.value.as_ref() {
+                        ast::Expr::Name(m) if ["math", "np", "numpy"].contains(&m.id.as_str()) => a.attr.to_string(),
+                        _ => return Err(self.unsupported("an attribute call")),
+                    },
+                    _ => return Err(self.unsupported("a computed function")),
+                };
+                let func = match fname.as_str() {
+                    "min" => Func::Min,
+                    "max" => Func::Max,
+                    "abs" => Func::Abs,
+                    "int" => Func::Int,
+                    "float" => Func::Float,
+                    "round" => Func::Round,
+                    "ceil" => Func::Ceil,
+                    "floor" => Func::Floor,
+                    "sqrt" => Func::Sqrt,
+                    "log" => Func::Log,
+                    "log2" => Func::Log2,
+                    "exp" => Func::Exp,
+                    "pow" => Func::Pow,
+                    "div_ceil" => Func::DivCeil,
+                    other => return Err(self.unsupported(&format!("the function `{other}`"))),
+                };
+                let args = call.args.iter().map(|a| self.expr(a)).collect::<Result<Vec<_>, _>>()?;
+                let arity_ok = match func {
+                    Func::Min | Func::Max => !args.is_empty(),
+                    Func::Pow | Func::DivCeil => args.len() == 2,
+                    Func::Round => args.len() == 1 || args.len() == 2,
+                    _ => args.len() == 1,
+                };
+                if !arity_ok {
+                    return Err(self.unsupported(&format!("`{fname}` with {} arguments", args.len())));
+                }
+                Node::Call(func, args)
+            }
+            ast::Expr::Lambda(_) => return Err(self.unsupported("a lambda")),
+            ast::Expr::ListComp(_) | ast::Expr::SetComp(_) | ast::Expr::DictComp(_) | ast::Expr::GeneratorExp(_) => {
+                return Err(self.unsupported("a comprehension"))
+            }
+            _ => return Err(self.unsupported("this kind of expression")),
+        })
+    }
+
+    fn constant(&self, c: &Constant) -> Result<Value, ExprError> {
+        Ok(match c {
+            Constant::Bool(b) => Value::Bool(*b),
+            Constant::Int(i) => Value::Int(i.to_string().parse::<i64>().map_err(|_| self.unsupported("an integer beyond 64 bits"))?),
+            Constant::Float(f) => Value::Float(*f),
+            Constant::Str(s) => Value::Str(s.clone()),
+            _ => return Err(self.unsupported("this kind of constant")),
+        })
+    }
+}
+
+fn err<T>(msg: impl Into<String>) -> Result<T, EvalError> {
+    Err(EvalError(msg.into()))
+}
+
+fn truthy(v: V<'_>) -> Result<bool, EvalError> {
+    Ok(match v {
+        V::Bool(b) => b,
+        V::Int(i) => i != 0,
+        V::Float(f) => f != 0.0,
+        V::Str(s) => !s.is_empty(),
+        V::Seq(s) => !s.is_empty(),
+    })
+}
+
+fn num_f(v: V<'_>) -> Result<f64, EvalError> {
+    match v {
+        V::Int(i) => Ok(i as f64),
+        V::Float(f) => Ok(f),
+        V::Bool(b) => Ok(b as i64 as f64),
+        _ => err(format!("{v:?} is not a number")),
+    }
+}
+
+/// An integer view: ints and bools are integers, floats are not.
+fn as_int(v: V<'_>) -> Option<i64> {
+    match v {
+        V::Int(i) => Some(i),
+        V::Bool(b) => Some(b as i64),
+        _ => None,
+    }
+}
+
+fn eval<'a>(n: &'a Node, slots: &'a [Value]) -> Result<V<'a>, EvalError> {
+    Ok(match n {
+        Node::Const(c) => from_value(c),
+        Node::Var(i) => from_value(&slots[*i]),
+        Node::Not(x) => V::Bool(!truthy(eval(x, slots)?)?),
+        Node::Neg(x) => match eval(x, slots)? {
+            V::Float(f) => V::Float(-f),
+            v => match as_int(v) {
+                Some(i) => V::Int(i.checked_neg().ok_or_else(|| EvalError("integer overflow".into()))?),
+                None => return err(format!("cannot negate {v:?}")),
+            },
+        },
+        Node::Invert(x) => match as_int(eval(x, slots)?) {
+            Some(i) => V::Int(!i),
+            None => return err("`~` needs an integer"),
+        },
+        Node::And(vals) => {
+            let mut last = V::Bool(true);
+            for v in vals {
+                last = eval(v, slots)?;
+                if !truthy(last)? {
+                    return Ok(last);
+                }
+            }
+            last
+        }
+        Node::Or(vals) => {
+            let mut last = V::Bool(false);
+            for v in vals {
+                last = eval(v, slots)?;
+                if truthy(last)? {
+                    return Ok(last);
+                }
+            }
+            last
+        }
+        Node::Bin(op, a, b) => binop(*op, eval(a, slots)?, eval(b, slots)?)?,
+        Node::Compare(left, rest) => {
+            let mut lhs = eval(left, slots)?;
+            for (op, rn) in rest {
+                let rhs = eval(rn, slots)?;
+                if !compare(*op, lhs, rhs, slots)? {
+                    return Ok(V::Bool(false));
+                }
+                lhs = rhs;
+            }
+            V::Bool(true)
+        }
+        Node::IfElse(c, a, b) => {
+            if truthy(eval(c, slots)?)? {
+                eval(a, slots)?
+            } else {
+                eval(b, slots)?
+            }
+        }
+        Node::Seq(items) => V::Seq(items),
+        Node::Call(f, args) => call(*f, args, slots)?,
+    })
+}
+
+fn from_value(v: &Value) -> V<'_> {
+    match v {
+        Value::Int(i) => V::Int(*i),
+        Value::Float(f) => V::Float(*f),
+        Value::Bool(b) => V::Bool(*b),
+        Value::Str(s) => V::Str(s),
+    }
+}
+
+fn py_mod_f(a: f64, b: f64) -> f64 {
+    let r = a % b;
+    if r != 0.0 && (r < 0.0) != (b < 0.0) {
+        r + b
+    } else {
+        r
+    }
+}
+
+fn binop<'a>(op: BinOp, a: V<'a>, b: V<'a>) -> Result<V<'a>, EvalError> {
+    if let (Some(x), Some(y)) = (as_int(a), as_int(b)) {
+        let overflow = || EvalError("integer overflow".into());
+        return Ok(match op {
+            BinOp::Add => V::Int(x.checked_add(y).ok_or_else(overflow)?),
+            BinOp::Sub => V::Int(x.checked_sub(y).ok_or_else(overflow)?),
+            BinOp::Mul => V::Int(x.checked_mul(y).ok_or_else(overflow)?),
+            BinOp::Div => {
+                if y == 0 {
+                    return err("division by zero");
+                }
+                V::Float(x as f64 / y as f64)
+            }
+            BinOp::FloorDiv => {
+                if y == 0 {
+                    return err("division by zero");
+                }
+                V::Int(x.div_euclid(y) - if y < 0 && x.rem_euclid(y) != 0 { 1 } else { 0 })
+            }
+            BinOp::Mod => {
+                if y == 0 {
+                    return err("modulo by zero");
+                }
+                let r = x % y;
+                V::Int(if r != 0 && ((r < 0) != (y < 0)) { r + y } else { r })
+            }
+            BinOp::Pow => {
+                if y >= 0 {
+                    V::Int(x.checked_pow(u32::try_from(y).map_err(|_| overflow())?).ok_or_else(overflow)?)
+                } else {
+                    V::Float((x as f64).powf(y as f64))
+                }
+            }
+            BinOp::BitAnd => V::Int(x & y),
+            BinOp::BitOr => V::Int(x | y),
+            BinOp::BitXor => V::Int(x ^ y),
+            BinOp::Shl => V::Int(x.checked_shl(u32::try_from(y).map_err(|_| overflow())?).ok_or_else(overflow)?),
+            BinOp::Shr => V::Int(x >> y.clamp(0, 63)),
+        });
+    }
+    if let (V::Str(_), V::Str(_)) = (a, b) {
+        return err("string arithmetic is not supported");
+    }
+    let (x, y) = (num_f(a)?, num_f(b)?);
+    Ok(V::Float(match op {
+        BinOp::Add => x + y,
+        BinOp::Sub => x - y,
+        BinOp::Mul => x * y,
+        BinOp::Div => {
+            if y == 0.0 {
+                return err("division by zero");
+            }
+            x / y
+        }
+        BinOp::FloorDiv => {
+            if y == 0.0 {
+                return err("division by zero");
+            }
+            (x / y).floor()
+        }
+        BinOp::Mod => {
+            if y == 0.0 {
+                return err("modulo by zero");
+            }
+            py_mod_f(x, y)
+        }
+        BinOp::Pow => x.powf(y),
+        _ => return err("bit operations need integers"),
+    }))
+}
+
+fn eq(a: V<'_>, b: V<'_>) -> bool {
+    match (a, b) {
+        (V::Str(x), V::Str(y)) => x == y,
+        (V::Str(_), _) | (_, V::Str(_)) | (V::Seq(_), _) | (_, V::Seq(_)) => false,
+        _ => match (as_int(a), as_int(b)) {
+            (Some(x), Some(y)) => x == y,
+            _ => num_f(a).ok() == num_f(b).ok(),
+        },
+    }
+}
+
+fn compare(op: CmpOp, a: V<'_>, b: V<'_>, slots: &[Value]) -> Result<bool, EvalError> {
+    let ord = |a: V<'_>, b: V<'_>| -> Result<std::cmp::Ordering, EvalError> {
+        match (a, b) {
+            (V::Str(x), V::Str(y)) => Ok(x.cmp(y)),
+            _ => match (as_int(a), as_int(b)) {
+                (Some(x), Some(y)) => Ok(x.cmp(&y)),
+                _ => num_f(a)?.partial_cmp(&num_f(b)?).ok_or_else(|| EvalError("comparison with NaN".into())),
+            },
+        }
+    };
+    use std::cmp::Ordering::*;
+    Ok(match op {
+        CmpOp::Eq => eq(a, b),
+        CmpOp::Ne => !eq(a, b),
+        CmpOp::Lt => ord(a, b)? == Less,
+        CmpOp::Le => ord(a, b)? != Greater,
+        CmpOp::Gt => ord(a, b)? == Greater,
+        CmpOp::Ge => ord(a, b)? != Less,
+        CmpOp::In | CmpOp::NotIn => {
+            let V::Seq(items) = b else {
+                return err("`in` needs a tuple or list on its right");
+            };
+            let mut found = false;
+            for it in items {
+                if eq(a, eval(it, slots)?) {
+                    found = true;
+                    break;
+                }
+            }
+            found == matches!(op, CmpOp::In)
+        }
+    })
+}
+
+fn call<'a>(f: Func, args: &'a [Node], slots: &'a [Value]) -> Result<V<'a>, EvalError> {
+    let mut vals = [V::Int(0); 8];
+    if args.len() > vals.len() {
+        return err("too many arguments");
+    }
+    for (slot, a) in vals.iter_mut().zip(args) {
+        *slot = eval(a, slots)?;
+    }
+    let vals = &vals[..args.len()];
+    let one_f = || num_f(vals[0]);
+    Ok(match f {
+        Func::Min | Func::Max => {
+            let mut best = vals[0];
+            for &v in &vals[1..] {
+                let o = compare(CmpOp::Lt, v, best, slots)?;
+                if o == matches!(f, Func::Min) && !eq(v, best) {
+                    best = v;
+                }
+            }
+            best
+        }
+        Func::Abs => match vals[0] {
+            V::Float(x) => V::Float(x.abs()),
+            v => V::Int(as_int(v).ok_or_else(|| EvalError("abs needs a number".into()))?.abs()),
+        },
+        Func::Int => match vals[0] {
+            V::Float(x) => V::Int(x.trunc() as i64),
+            V::Str(s) => V::Int(s.trim().parse().map_err(|_| EvalError(format!("int('{s}')")))?),
+            v => V::Int(as_int(v).ok_or_else(|| EvalError("int needs a number".into()))?),
+        },
+        Func::Float => V::Float(one_f()?),
+        Func::Round => {
+            if vals.len() == 2 {
+                let d = as_int(vals[1]).unwrap_or(0) as i32;
+                let m = 10f64.powi(d);
+                V::Float((one_f()? * m).round_ties_even() / m)
+            } else {
+                V::Int(one_f()?.round_ties_even() as i64)
+            }
+        }
+        Func::Ceil => match as_int(vals[0]) {
+            Some(i) => V::Int(i),
+            None => V::Int(one_f()?.ceil() as i64),
+        },
+        Func::Floor => match as_int(vals[0]) {
+            Some(i) => V::Int(i),
+            None => V::Int(one_f()?.floor() as i64),
+        },
+        Func::Sqrt => V::Float(one_f()?.sqrt()),
+        Func::Log => V::Float(one_f()?.ln()),
+        Func::Log2 => V::Float(one_f()?.log2()),
+        Func::Exp => V::Float(one_f()?.exp()),
+        Func::Pow => binop(BinOp::Pow, vals[0], vals[1])?,
+        Func::DivCeil => match (as_int(vals[0]), as_int(vals[1])) {
+            (Some(a), Some(b)) if b != 0 => V::Int((a + b - 1).div_euclid(b)),
+            _ => return err("div_ceil needs two integers, the second non-zero"),
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(text: &str, names: &[&str], vals: &[Value]) -> Value {
+        Expr::compile(text, names).unwrap().eval(vals).unwrap()
+    }
+
+    #[test]
+    fn python_semantics() {
+        let n = ["a", "b"];
+        let v = [Value::Int(8), Value::Int(16)];
+        assert_eq!(ev("a*a/b", &n, &v), Value::Float(4.0));
+        assert_eq!(ev("(a*a)/b == 4", &n, &v), Value::Bool(true));
+        assert_eq!(ev("-7 // 2", &n, &v), Value::Int(-4));
+        assert_eq!(ev("-7 % 3", &n, &v), Value::Int(2));
+        assert_eq!(ev("7 % -3", &n, &v), Value::Int(-2));
+        assert_eq!(ev("2 ** 10", &n, &v), Value::Int(1024));
+        assert_eq!(ev("4 <= a <= 8", &n, &v), Value::Bool(true));
+        assert_eq!(ev("4 <= b <= 8", &n, &v), Value::Bool(false));
+        assert_eq!(ev("not a == 8 and b == 16", &n, &v), Value::Bool(false));
+        assert_eq!(ev("a == 8 or 1/0", &n, &v), Value::Bool(true));
+        assert_eq!(ev("a if b > 10 else b", &n, &v), Value::Int(8));
+        assert_eq!(ev("a in (1, 2, 8)", &n, &v), Value::Bool(true));
+        assert_eq!(ev("a not in [1, 2, 8]", &n, &v), Value::Bool(false));
+        assert_eq!(ev("ceil(b / 3)", &n, &v), Value::Int(6));
+        assert_eq!(ev("math.ceil(b / 3)", &n, &v), Value::Int(6));
+        assert_eq!(ev("div_ceil(b, 3)", &n, &v), Value::Int(6));
+        assert_eq!(ev("min(a, b, 3)", &n, &v), Value::Int(3));
+        assert_eq!(ev("max(a, 2.5)", &n, &v), Value::Int(8));
+        assert_eq!(ev("int(7/2)", &n, &v), Value::Int(3));
+        assert_eq!(ev("True and 3", &n, &v), Value::Int(3));
+    }
+
+    #[test]
+    fn errors_name_the_problem() {
+        let e = Expr::compile("a <= c", &["a", "b"]).unwrap_err();
+        assert!(matches!(e, ExprError::UnknownName { ref name, .. } if name == "c"), "{e}");
+        assert!(e.to_string().contains("known names: a, b"));
+        let e = Expr::compile("a <= ", &["a"]).unwrap_err();
+        assert!(matches!(e, ExprError::Syntax { .. }), "{e}");
+        let e = Expr::compile("lambda x: x", &["a"]).unwrap_err();
+        assert!(matches!(e, ExprError::Unsupported { .. }), "{e}");
+        let x = Expr::compile("a / 0", &["a"]).unwrap();
+        assert!(x.eval(&[Value::Int(1)]).is_err());
+    }
+
+    #[test]
+    fn strings_compare() {
+        let n = ["t"];
+        let v = [Value::Str("float".into())];
+        assert_eq!(ev("t == 'float'", &n, &v), Value::Bool(true));
+        assert_eq!(ev("t != 'half' and t == \"float\"", &n, &v), Value::Bool(true));
+        assert_eq!(ev("t == 1", &n, &v), Value::Bool(false));
+    }
+}

@@ -1,0 +1,556 @@
+//! The spec file: a TOML description of a tuning job (documented in `docs/spec.md`).
+//!
+//! Every error names the file and the field, and says what to do.
+
+use crate::spec::error::SpecError;
+use crate::spec::job::Param;
+use crate::spec::job::Tolerance;
+use crate::spec::job::{ArgKind, ArgSpec, Reference, Resources, TuneJob, Verification};
+use crate::spec::key::Bucket;
+use crate::spec::problem::{Access, DType, Init};
+use crate::spec::settings::BenchOptions;
+use crate::spec::settings::PruneOptions;
+use crate::spec::source::KernelSource;
+use crate::spec::value::Value;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSpec {
+    kernel: RawKernel,
+    #[serde(default)]
+    params: toml::Table,
+    #[serde(default)]
+    space: RawSpace,
+    #[serde(default)]
+    problems: Vec<toml::Table>,
+    #[serde(default)]
+    args: Vec<RawArg>,
+    launch: RawLaunch,
+    #[serde(default)]
+    verify: RawVerify,
+    #[serde(default)]
+    metrics: RawMetrics,
+    #[serde(default)]
+    key: RawKey,
+    #[serde(default)]
+    resources: RawResources,
+    #[serde(default)]
+    tune: RawTune,
+    #[serde(default)]
+    roles: toml::Table,
+    #[serde(default)]
+    generate: Option<RawGenerate>,
+    #[serde(default)]
+    bench: Option<BenchOptions>,
+    #[serde(default)]
+    prune: Option<PruneOptions>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawKernel {
+    name: String,
+    #[serde(default)]
+    class: Option<String>,
+    source: BTreeMap<String, String>,
+    #[serde(default)]
+    options: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    arch: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSpace {
+    #[serde(default)]
+    restrictions: Vec<String>,
+    #[serde(default)]
+    default: Option<toml::Table>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawArg {
+    name: String,
+    #[serde(rename = "type")]
+    dtype: String,
+    #[serde(default)]
+    len: Option<toml::Value>,
+    #[serde(default)]
+    value: Option<toml::Value>,
+    #[serde(default)]
+    init: Option<String>,
+    #[serde(default)]
+    seed: Option<u64>,
+    #[serde(default)]
+    fill: Option<f64>,
+    #[serde(default)]
+    access: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLaunch {
+    grid: Vec<toml::Value>,
+    block: Vec<toml::Value>,
+    #[serde(default)]
+    shared_mem: Option<toml::Value>,
+    #[serde(default)]
+    size_defines: bool,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawVerify {
+    #[serde(default)]
+    outputs: Vec<String>,
+    #[serde(default)]
+    atol: Option<f64>,
+    #[serde(default)]
+    rtol: Option<f64>,
+    #[serde(default)]
+    reference: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMetrics {
+    #[serde(default)]
+    flops: Option<toml::Value>,
+    #[serde(default)]
+    bytes: Option<toml::Value>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawKey {
+    #[serde(default)]
+    fields: Vec<String>,
+    #[serde(default)]
+    bucket: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawResources {
+    #[serde(default)]
+    shared_mem: Option<toml::Value>,
+    #[serde(default)]
+    registers: Option<toml::Value>,
+    #[serde(default)]
+    tile: Option<Vec<toml::Value>>,
+    #[serde(default)]
+    dims: Option<Vec<toml::Value>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGenerate {
+    shape: Vec<toml::Value>,
+    #[serde(default)]
+    dtype: Option<String>,
+    #[serde(default)]
+    top_k: Option<usize>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTune {
+    #[serde(default)]
+    strategy: Option<String>,
+    #[serde(default)]
+    budget: Option<toml::Value>,
+    #[serde(default)]
+    seed: Option<u64>,
+    #[serde(default)]
+    model: Option<bool>,
+    #[serde(default)]
+    top_k: Option<usize>,
+}
+
+/// A parsed spec file.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    /// The file.
+    pub path: PathBuf,
+    /// Kernel entry point.
+    pub kernel: String,
+    /// Kernel class, if declared (for generated configs).
+    pub class: Option<String>,
+    /// Source file per language (`wgsl`, `cuda`, `hip`), resolved against the spec's folder.
+    pub sources: BTreeMap<String, PathBuf>,
+    /// Extra compiler options per language.
+    pub options: BTreeMap<String, Vec<String>>,
+    /// Architecture override per language (e.g. `cuda = "sm_90a"`).
+    pub arch: BTreeMap<String, String>,
+    /// The job template (source and sizes are filled by [`Spec::job`]).
+    template: TuneJob,
+    /// Problem instances (sizes); at least one.
+    pub problems: Vec<Vec<(String, Value)>>,
+    /// `[bench]`, if given.
+    pub bench: Option<BenchOptions>,
+    /// `[prune]`, if given.
+    pub prune: Option<PruneOptions>,
+    /// `[tune] strategy`.
+    pub strategy: Option<String>,
+    /// `[tune] budget`, as text (`200`, `30s`).
+    pub budget: Option<String>,
+    /// `[tune] seed`.
+    pub seed: Option<u64>,
+    /// `[tune] model`.
+    pub model: Option<bool>,
+    /// `[tune] top_k`.
+    pub top_k: Option<usize>,
+    /// The CPU reference name, if `verify.reference = "cpu:NAME"`.
+    pub cpu_reference: Option<String>,
+}
+
+fn expr_text(v: &toml::Value) -> Option<String> {
+    match v {
+        toml::Value::String(s) => Some(s.clone()),
+        toml::Value::Integer(i) => Some(i.to_string()),
+        toml::Value::Float(f) => Some(f.to_string()),
+        _ => None,
+    }
+}
+
+impl Spec {
+    /// Reads a spec file, kerntune TOML or a T1 JSON problem description, and checks every
+    /// field it can without compiling expressions; [`crate::plan::prepare::load`] also
+    /// compiles them, and is what tools should call.
+    pub fn load(path: &Path) -> Result<Spec, SpecError> {
+        if path.extension().is_some_and(|e| e == "json") {
+            return Spec::from_t1(path);
+        }
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| SpecError {
+            file: file.clone(),
+            field: "(file)".into(),
+            message: format!("cannot read the spec: {e}"),
+        })?;
+        Spec::parse(&text, path)
+    }
+
+    /// Parses spec text; `path` locates relative source files and names the file in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<Spec, SpecError> {
+        let file = path.display().to_string();
+        let err = |field: &str, message: String| SpecError { file: file.clone(), field: field.into(), message };
+        let raw: RawSpec = toml::from_str(text).map_err(|e| {
+            let msg = e.message().to_string();
+            let field = match e.span() {
+                Some(span) => {
+                    let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+                    format!("line {line}")
+                }
+                None => "(toml)".into(),
+            };
+            err(&field, format!("{msg}; see docs/spec.md for the schema"))
+        })?;
+        KernelSource::check_name(&raw.kernel.name).map_err(|m| err("kernel.name", m))?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let sources: BTreeMap<String, PathBuf> = raw.kernel.source.iter().map(|(k, v)| (k.clone(), dir.join(v))).collect();
+        for lang in sources.keys() {
+            if !["wgsl", "cuda", "hip"].contains(&lang.as_str()) {
+                return Err(err(&format!("kernel.source.{lang}"), "unknown language; use wgsl, cuda or hip".into()));
+            }
+        }
+        if sources.is_empty() {
+            return Err(err("kernel.source", "no kernel source; add e.g. `wgsl = \"kernel.wgsl\"`".into()));
+        }
+        // Parameters, in declaration order.
+        let mut params = Vec::new();
+        let mut declared_defaults: Vec<(String, Value)> = Vec::new();
+        for (name, v) in &raw.params {
+            let field = format!("params.{name}");
+            let (list, def) = match v {
+                toml::Value::Array(a) => (a.clone(), None),
+                toml::Value::Table(t) => {
+                    let vals =
+                        t.get("values").and_then(|v| v.as_array()).cloned().ok_or_else(|| err(&field, "a table parameter needs `values = [...]`".into()))?;
+                    for k in t.keys() {
+                        if k != "values" && k != "default" {
+                            return Err(err(&format!("{field}.{k}"), "unknown key; use `values` and `default`".into()));
+                        }
+                    }
+                    (vals, t.get("default").cloned())
+                }
+                other => (vec![other.clone()], None),
+            };
+            let values: Vec<Value> = list
+                .iter()
+                .map(|x| Value::from_toml(x).ok_or_else(|| err(&field, format!("`{x}` is not an integer, float, boolean or string"))))
+                .collect::<Result<_, _>>()?;
+            if values.is_empty() {
+                return Err(err(&field, "no values; give at least one".into()));
+            }
+            if let Some(d) = def {
+                let d = Value::from_toml(&d).ok_or_else(|| err(&format!("{field}.default"), "not a scalar".into()))?;
+                declared_defaults.push((name.clone(), d));
+            }
+            params.push(Param { name: name.clone(), values });
+        }
+        if let Some(d) = &raw.space.default {
+            for (k, v) in d {
+                let v = Value::from_toml(v).ok_or_else(|| err(&format!("space.default.{k}"), "not a scalar".into()))?;
+                declared_defaults.retain(|(n, _)| n != k);
+                declared_defaults.push((k.clone(), v));
+            }
+        }
+        // Problems.
+        let mut problems = Vec::new();
+        for (i, t) in raw.problems.iter().enumerate() {
+            let mut sizes = Vec::new();
+            for (k, v) in t {
+                let v = Value::from_toml(v).ok_or_else(|| err(&format!("problems[{i}].{k}"), "not a scalar".into()))?;
+                sizes.push((k.clone(), v));
+            }
+            problems.push(sizes);
+        }
+        if problems.is_empty() {
+            problems.push(Vec::new());
+        }
+        // Arguments.
+        let mut args = Vec::new();
+        for (i, a) in raw.args.iter().enumerate() {
+            let field = format!("args[{i}] ({})", a.name);
+            let dtype =
+                DType::parse(&a.dtype).ok_or_else(|| err(&format!("{field}.type"), format!("unknown type `{}`; use f32, f64, i32, u32 or i64", a.dtype)))?;
+            let kind = match (&a.len, &a.value) {
+                (Some(len), None) => {
+                    let len = expr_text(len).ok_or_else(|| err(&format!("{field}.len"), "must be a number or an expression string".into()))?;
+                    let init = match a.init.as_deref().unwrap_or("zeros") {
+                        "zeros" => Init::Zeros,
+                        "random" => Init::Random { seed: a.seed.unwrap_or(i as u64 + 1) },
+                        "sequence" => Init::Sequence,
+                        "constant" => {
+                            Init::Constant { value: a.fill.ok_or_else(|| err(&format!("{field}.fill"), "init = \"constant\" needs `fill = <number>`".into()))? }
+                        }
+                        other => return Err(err(&format!("{field}.init"), format!("unknown init `{other}`; use random, zeros, sequence or constant"))),
+                    };
+                    let access = match a.access.as_deref().unwrap_or("read") {
+                        "read" => Access::Read,
+                        "write" => Access::Write,
+                        "readwrite" | "read_write" => Access::ReadWrite,
+                        other => return Err(err(&format!("{field}.access"), format!("unknown access `{other}`; use read, write or readwrite"))),
+                    };
+                    ArgKind::Buffer { dtype, len, init, access }
+                }
+                (None, Some(v)) => ArgKind::Scalar {
+                    dtype,
+                    value: expr_text(v).ok_or_else(|| err(&format!("{field}.value"), "must be a number or an expression string".into()))?,
+                },
+                _ => return Err(err(&field, "give `len` for a buffer or `value` for a scalar (exactly one)".into())),
+            };
+            args.push(ArgSpec { name: a.name.clone(), kind });
+        }
+        let dims = |field: &str, v: &[toml::Value]| -> Result<[String; 3], SpecError> {
+            if v.is_empty() || v.len() > 3 {
+                return Err(err(field, "give 1 to 3 expressions (x, y, z)".into()));
+            }
+            let mut out = ["1".to_string(), "1".to_string(), "1".to_string()];
+            for (i, x) in v.iter().enumerate() {
+                out[i] = expr_text(x).ok_or_else(|| err(&format!("{field}[{i}]"), "must be a number or an expression string".into()))?;
+            }
+            Ok(out)
+        };
+        let grid = dims("launch.grid", &raw.launch.grid)?;
+        let block = dims("launch.block", &raw.launch.block)?;
+        let opt_expr = |field: &str, v: &Option<toml::Value>| -> Result<Option<String>, SpecError> {
+            v.as_ref().map(|v| expr_text(v).ok_or_else(|| err(field, "must be a number or an expression string".into()))).transpose()
+        };
+        let two = |field: &str, v: &Option<Vec<toml::Value>>| -> Result<Option<[String; 2]>, SpecError> {
+            match v {
+                None => Ok(None),
+                Some(v) if v.len() == 2 => Ok(Some([
+                    expr_text(&v[0]).ok_or_else(|| err(field, "expressions expected".into()))?,
+                    expr_text(&v[1]).ok_or_else(|| err(field, "expressions expected".into()))?,
+                ])),
+                Some(_) => Err(err(field, "give two expressions (m, n)".into())),
+            }
+        };
+        let mut cpu_reference = None;
+        let reference = match raw.verify.reference.as_deref().unwrap_or("default") {
+            "default" => Reference::DefaultConfig,
+            "none" => Reference::None,
+            r if r.starts_with("cpu:") => {
+                let name = &r[4..];
+                let f = crate::spec::reference::builtin(name).ok_or_else(|| {
+                    err("verify.reference", format!("unknown CPU reference `{name}`; built-in: {}", crate::spec::reference::BUILTINS.join(", ")))
+                })?;
+                cpu_reference = Some(name.to_string());
+                Reference::Host(name.to_string(), f)
+            }
+            other => return Err(err("verify.reference", format!("`{other}` is not `default`, `none` or `cpu:NAME`"))),
+        };
+        let tol = Tolerance { atol: raw.verify.atol.unwrap_or(Tolerance::default().atol), rtol: raw.verify.rtol.unwrap_or(Tolerance::default().rtol) };
+        let bucket = match raw.key.bucket.as_deref().unwrap_or("exact") {
+            "exact" => Bucket::Exact,
+            "pow2" => Bucket::Pow2,
+            other => return Err(err("key.bucket", format!("unknown bucket `{other}`; use exact or pow2"))),
+        };
+        let budget = match &raw.tune.budget {
+            None => None,
+            Some(toml::Value::Integer(i)) => Some(i.to_string()),
+            Some(toml::Value::String(s)) => Some(s.clone()),
+            Some(_) => return Err(err("tune.budget", "use a count (200) or a duration string (\"30s\")".into())),
+        };
+        let parsed = match &budget {
+            Some(b) => crate::spec::settings::Budget::parse(b).map_err(|m| err("tune.budget", m))?,
+            None => Default::default(),
+        };
+        if let Some(s) = &raw.tune.strategy {
+            crate::spec::settings::strategy_named(s).map_err(|m| err("tune.strategy", m))?;
+            crate::spec::settings::check_strategy(s, &parsed).map_err(|m| err("tune.budget", m))?;
+        }
+        let generate = if raw.roles.is_empty() {
+            None
+        } else {
+            if !params.is_empty() {
+                return Err(err("roles", "give either [params] (listed values) or [roles] (generated configs), not both".into()));
+            }
+            let class_name = raw
+                .kernel
+                .class
+                .as_deref()
+                .ok_or_else(|| err("kernel.class", "[roles] needs a kernel class (elementwise, reduction, matmul, attention)".into()))?;
+            let class = crate::spec::job::Class::parse(class_name)
+                .ok_or_else(|| err("kernel.class", format!("`{class_name}` is not elementwise, reduction, matmul or attention")))?;
+            let mut roles = Vec::new();
+            for (k, v) in &raw.roles {
+                roles.push((k.clone(), expr_text(v).ok_or_else(|| err(&format!("roles.{k}"), "must be an expression string".into()))?));
+            }
+            let g = raw.generate.as_ref().ok_or_else(|| err("generate", "[roles] needs [generate] with `shape = [\"M\", \"N\", \"K\"]`".into()))?;
+            let mut shape = ["1".to_string(), "1".to_string(), "1".to_string()];
+            for (i, x) in g.shape.iter().enumerate().take(3) {
+                shape[i] = expr_text(x).ok_or_else(|| err(&format!("generate.shape[{i}]"), "must be a number or an expression string".into()))?;
+            }
+            let elem_bytes = match g.dtype.as_deref().unwrap_or("f32") {
+                "f32" | "float" => 4,
+                "f16" | "bf16" | "half" => 2,
+                "f64" | "double" => 8,
+                other => return Err(err("generate.dtype", format!("`{other}` is not f32, f16, bf16 or f64"))),
+            };
+            Some(crate::spec::job::GenerateSpec { class, roles, shape, elem_bytes, top_k: g.top_k })
+        };
+        let mut template = TuneJob::new(KernelSource::new(&raw.kernel.name, "", ""), params);
+        template.generate = generate;
+        template.restrictions = raw.space.restrictions.clone();
+        template.default = if declared_defaults.is_empty() { None } else { Some(declared_defaults) };
+        template.args = args;
+        template.grid = grid;
+        template.block = block;
+        template.shared_mem = opt_expr("launch.shared_mem", &raw.launch.shared_mem)?;
+        template.size_defines = raw.launch.size_defines;
+        template.verify = Verification { outputs: raw.verify.outputs.clone(), tolerance: tol, reference };
+        template.resources = Resources {
+            shared_mem: opt_expr("resources.shared_mem", &raw.resources.shared_mem)?,
+            registers: opt_expr("resources.registers", &raw.resources.registers)?,
+            tile: two("resources.tile", &raw.resources.tile)?,
+            dims: two("resources.dims", &raw.resources.dims)?,
+        };
+        template.flops = opt_expr("metrics.flops", &raw.metrics.flops)?;
+        template.bytes = opt_expr("metrics.bytes", &raw.metrics.bytes)?;
+        template.key = raw.key.fields.clone();
+        template.bucket = bucket;
+        template.origin = file.clone();
+        let spec = Spec {
+            path: path.to_path_buf(),
+            kernel: raw.kernel.name.clone(),
+            class: raw.kernel.class.clone(),
+            sources,
+            options: raw.kernel.options.clone(),
+            arch: raw.kernel.arch.clone(),
+            template,
+            problems,
+            bench: raw.bench,
+            prune: raw.prune,
+            strategy: raw.tune.strategy,
+            budget,
+            seed: raw.tune.seed,
+            model: raw.tune.model,
+            top_k: raw.tune.top_k,
+            cpu_reference,
+        };
+        Ok(spec)
+    }
+
+    /// Reads a T1 file (see [`crate::spec::t1`]).
+    pub fn from_t1(path: &Path) -> Result<Spec, SpecError> {
+        let crate::spec::t1::T1 { job: template, language, kernel_file, budget, strategy } = crate::spec::t1::load(path)?;
+        let mut sources = BTreeMap::new();
+        sources.insert(language.clone(), kernel_file);
+        let mut options = BTreeMap::new();
+        options.insert(language, template.source.options.clone());
+        Ok(Spec {
+            path: path.to_path_buf(),
+            kernel: template.source.name.clone(),
+            class: None,
+            sources,
+            options,
+            arch: BTreeMap::new(),
+            template,
+            problems: vec![vec![]],
+            bench: None,
+            prune: None,
+            strategy,
+            budget,
+            seed: None,
+            model: None,
+            top_k: None,
+            cpu_reference: None,
+        })
+    }
+
+    /// One job per problem, source text left empty and generated parameters given a placeholder
+    /// value, with the field suffix that names the problem: what [`crate::plan::prepare::check`]
+    /// compiles to report a bad expression before any device work.
+    pub fn validation_jobs(&self) -> Vec<(String, TuneJob)> {
+        (0..self.problems.len())
+            .map(|i| {
+                let mut job = self.template.clone();
+                job.sizes = self.problems[i].clone();
+                if let Some(g) = &job.generate {
+                    // Generated values are known only on a device; validate with placeholders.
+                    job.params = g.roles.iter().map(|(p, _)| Param::new(p.clone(), [1i64])).collect();
+                    job.generate = None;
+                }
+                let suffix = if self.problems.len() > 1 { format!(" (problems[{i}])") } else { String::new() };
+                (suffix, job)
+            })
+            .collect()
+    }
+
+    /// The tuning job for problem `index` in `language` (`wgsl`, `cuda`, `hip`), reading the
+    /// kernel source file.
+    pub fn job(&self, language: &str, index: usize) -> Result<TuneJob, SpecError> {
+        let file = self.path.display().to_string();
+        let field = format!("kernel.source.{language}");
+        let path = self.sources.get(language).ok_or_else(|| SpecError {
+            file: file.clone(),
+            field: field.clone(),
+            message: format!(
+                "this spec has no {language} source (it has: {}); add `{language} = \"kernel file\"` under [kernel.source] or pick another backend",
+                self.sources.keys().cloned().collect::<Vec<_>>().join(", ")
+            ),
+        })?;
+        let code = std::fs::read_to_string(path).map_err(|e| SpecError {
+            file: file.clone(),
+            field: field.clone(),
+            message: format!("cannot read kernel file {}: {e}", path.display()),
+        })?;
+        let mut job = self.template.clone();
+        job.source = KernelSource {
+            name: self.kernel.clone(),
+            language: language.into(),
+            code,
+            path: Some(path.display().to_string()),
+            options: self.options.get(language).cloned().unwrap_or_default(),
+            arch: self.arch.get(language).cloned(),
+        };
+        job.sizes = self.problems.get(index).cloned().unwrap_or_default();
+        Ok(job)
+    }
+}

@@ -1,0 +1,294 @@
+//! Problem data: the buffers and scalars a kernel is launched with, built on the host from the
+//! spec and uploaded by the backend.
+
+use crate::spec::value::Value;
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+
+/// Element types of buffers and scalars.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DType {
+    /// 32-bit float.
+    F32,
+    /// 64-bit float.
+    F64,
+    /// 32-bit signed integer.
+    I32,
+    /// 32-bit unsigned integer.
+    U32,
+    /// 64-bit signed integer.
+    I64,
+}
+
+impl DType {
+    /// Bytes per element.
+    pub fn size(self) -> usize {
+        match self {
+            DType::F32 | DType::I32 | DType::U32 => 4,
+            DType::F64 | DType::I64 => 8,
+        }
+    }
+
+    /// Parses `f32`/`float`, `f64`/`double`, `i32`/`int`, `u32`/`uint`, `i64`/`long`.
+    pub fn parse(s: &str) -> Option<DType> {
+        Some(match s {
+            "f32" | "float" | "float32" => DType::F32,
+            "f64" | "double" | "float64" => DType::F64,
+            "i32" | "int" | "int32" => DType::I32,
+            "u32" | "uint" | "uint32" => DType::U32,
+            "i64" | "long" | "int64" => DType::I64,
+            _ => return None,
+        })
+    }
+
+    /// Whether values are floating point.
+    pub fn is_float(self) -> bool {
+        matches!(self, DType::F32 | DType::F64)
+    }
+}
+
+/// How a kernel uses a buffer. Write-only buffers are poisoned before each verified run so a
+/// config that skips writes is caught; read-write buffers are restored instead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Access {
+    /// Input only.
+    Read,
+    /// Output only.
+    Write,
+    /// Input and output (in-place kernels).
+    ReadWrite,
+}
+
+/// How a buffer's initial contents are made.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", tag = "kind")]
+pub enum Init {
+    /// All zero.
+    Zeros,
+    /// Uniform random in [-1, 1) for floats, [0, 100) for integers, from a seed.
+    Random {
+        /// The seed; the same seed gives the same data everywhere.
+        seed: u64,
+    },
+    /// 0, 1, 2, ...
+    Sequence,
+    /// Every element the same value.
+    Constant {
+        /// The value.
+        value: f64,
+    },
+    /// Element `i` is a Python expression of `i` (T1's `Generator` fill), e.g. `"i % 7 * 0.5"`.
+    /// Loaders check it with [`Init::check_generator`]; an element it cannot compute is NaN.
+    Generator {
+        /// The expression.
+        expr: String,
+    },
+}
+
+impl Init {
+    /// Checks a generator expression on every index of a buffer of `len` elements; the error
+    /// names the first index that fails.
+    pub fn check_generator(expr: &str, len: usize) -> Result<(), String> {
+        use rayon::prelude::*;
+        let e = crate::spec::expr::Expr::compile(expr, &["i"]).map_err(|e| e.to_string())?;
+        let first_bad = (0..len).into_par_iter().find_first(|&i| e.eval_f64(&[Value::Int(i as i64)]).is_err());
+        match first_bad {
+            Some(i) => Err(format!("at i = {i}: {}", e.eval_f64(&[Value::Int(i as i64)]).expect_err("failed above"))),
+            None => Ok(()),
+        }
+    }
+}
+
+/// One buffer's host contents.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostBuffer {
+    /// Argument name.
+    pub name: String,
+    /// Element type.
+    pub dtype: DType,
+    /// Raw little-endian bytes.
+    pub data: Vec<u8>,
+    /// How the kernel uses it.
+    pub access: Access,
+}
+
+impl HostBuffer {
+    /// Makes a buffer of `len` elements.
+    pub fn new(name: &str, dtype: DType, len: usize, init: &Init, access: Access) -> HostBuffer {
+        let mut data = vec![0u8; len * dtype.size()];
+        match init {
+            Init::Zeros => {}
+            Init::Random { seed } => {
+                // Chunks of 64 Ki elements, each from its own stream of the seed, filled in
+                // parallel: the same seed gives the same data whatever the thread count.
+                use rayon::prelude::*;
+                const CHUNK: usize = 1 << 16;
+                let size = dtype.size();
+                data.par_chunks_mut(CHUNK * size).enumerate().for_each(|(ci, chunk)| {
+                    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(*seed);
+                    rng.set_stream(ci as u64);
+                    for i in 0..chunk.len() / size {
+                        match dtype {
+                            DType::F32 => put(chunk, i, &rng.random_range(-1.0f32..1.0).to_le_bytes()),
+                            DType::F64 => put(chunk, i, &rng.random_range(-1.0f64..1.0).to_le_bytes()),
+                            DType::I32 => put(chunk, i, &rng.random_range(0i32..100).to_le_bytes()),
+                            DType::U32 => put(chunk, i, &rng.random_range(0u32..100).to_le_bytes()),
+                            DType::I64 => put(chunk, i, &rng.random_range(0i64..100).to_le_bytes()),
+                        }
+                    }
+                });
+            }
+            Init::Sequence => (0..len).for_each(|i| write_f64(&mut data, dtype, i, i as f64)),
+            Init::Constant { value } => (0..len).for_each(|i| write_f64(&mut data, dtype, i, *value)),
+            Init::Generator { expr } => {
+                use rayon::prelude::*;
+                let e = crate::spec::expr::Expr::compile(expr, &["i"]).ok();
+                let size = dtype.size();
+                data.par_chunks_mut(size).enumerate().for_each(|(i, element)| {
+                    let v = e.as_ref().and_then(|e| e.eval_f64(&[Value::Int(i as i64)]).ok()).unwrap_or(f64::NAN);
+                    write_f64(element, dtype, 0, v);
+                });
+            }
+        }
+        HostBuffer { name: name.into(), dtype, data, access }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.data.len() / self.dtype.size()
+    }
+
+    /// True when the buffer holds no element.
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    /// Element `i` as f64.
+    pub fn get_f64(&self, i: usize) -> f64 {
+        let s = self.dtype.size();
+        let b = &self.data[i * s..(i + 1) * s];
+        match self.dtype {
+            DType::F32 => f32::from_le_bytes(b.try_into().unwrap()) as f64,
+            DType::F64 => f64::from_le_bytes(b.try_into().unwrap()),
+            DType::I32 => i32::from_le_bytes(b.try_into().unwrap()) as f64,
+            DType::U32 => u32::from_le_bytes(b.try_into().unwrap()) as f64,
+            DType::I64 => i64::from_le_bytes(b.try_into().unwrap()) as f64,
+        }
+    }
+
+    /// Sets element `i` from an f64.
+    pub fn set_f64(&mut self, i: usize, v: f64) {
+        write_f64(&mut self.data, self.dtype, i, v)
+    }
+
+    /// The whole buffer as f32 (for f32 buffers; others convert).
+    pub fn to_f32(&self) -> Vec<f32> {
+        (0..self.len()).map(|i| self.get_f64(i) as f32).collect()
+    }
+
+    /// The poison pattern: all bits set (NaN for floats, -1 / MAX for integers).
+    pub fn poisoned(&self) -> Vec<u8> {
+        vec![0xFF; self.data.len()]
+    }
+}
+
+fn put(data: &mut [u8], i: usize, bytes: &[u8]) {
+    data[i * bytes.len()..(i + 1) * bytes.len()].copy_from_slice(bytes);
+}
+
+fn write_f64(data: &mut [u8], dtype: DType, i: usize, v: f64) {
+    match dtype {
+        DType::F32 => put(data, i, &(v as f32).to_le_bytes()),
+        DType::F64 => put(data, i, &v.to_le_bytes()),
+        DType::I32 => put(data, i, &(v as i32).to_le_bytes()),
+        DType::U32 => put(data, i, &(v as u32).to_le_bytes()),
+        DType::I64 => put(data, i, &(v as i64).to_le_bytes()),
+    }
+}
+
+/// A kernel argument with its host data.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArgData {
+    /// A device buffer.
+    Buffer(HostBuffer),
+    /// A by-value scalar.
+    Scalar {
+        /// Argument name.
+        name: String,
+        /// Type.
+        dtype: DType,
+        /// Value.
+        value: Value,
+    },
+}
+
+impl ArgData {
+    /// The argument's name.
+    pub fn name(&self) -> &str {
+        match self {
+            ArgData::Buffer(b) => &b.name,
+            ArgData::Scalar { name, .. } => name,
+        }
+    }
+
+    /// Scalar bytes as passed to a kernel.
+    pub fn scalar_bytes(dtype: DType, value: &Value) -> Vec<u8> {
+        let f = value.as_f64().unwrap_or(0.0);
+        match dtype {
+            DType::F32 => (f as f32).to_le_bytes().to_vec(),
+            DType::F64 => f.to_le_bytes().to_vec(),
+            DType::I32 => (value.as_i64().unwrap_or(f as i64) as i32).to_le_bytes().to_vec(),
+            DType::U32 => (value.as_i64().unwrap_or(f as i64) as u32).to_le_bytes().to_vec(),
+            DType::I64 => value.as_i64().unwrap_or(f as i64).to_le_bytes().to_vec(),
+        }
+    }
+}
+
+/// Everything a backend needs to allocate a workspace: the arguments in kernel order.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct ProblemData {
+    /// Arguments, in the kernel's parameter order.
+    pub args: Vec<ArgData>,
+}
+
+impl ProblemData {
+    /// Buffers only, in argument order.
+    pub fn buffers(&self) -> impl Iterator<Item = &HostBuffer> {
+        self.args.iter().filter_map(|a| match a {
+            ArgData::Buffer(b) => Some(b),
+            _ => None,
+        })
+    }
+
+    /// A buffer by name.
+    pub fn buffer(&self, name: &str) -> Option<&HostBuffer> {
+        self.buffers().find(|b| b.name == name)
+    }
+
+    /// A scalar's value by name.
+    pub fn scalar(&self, name: &str) -> Option<&Value> {
+        self.args.iter().find_map(|a| match a {
+            ArgData::Scalar { name: n, value, .. } if n == name => Some(value),
+            _ => None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn init_kinds() {
+        let b = HostBuffer::new("x", DType::F32, 4, &Init::Sequence, Access::Read);
+        assert_eq!(b.to_f32(), vec![0.0, 1.0, 2.0, 3.0]);
+        let r1 = HostBuffer::new("x", DType::F32, 64, &Init::Random { seed: 7 }, Access::Read);
+        let r2 = HostBuffer::new("x", DType::F32, 64, &Init::Random { seed: 7 }, Access::Read);
+        assert_eq!(r1, r2);
+        assert!(r1.to_f32().iter().all(|v| (-1.0..1.0).contains(v)));
+        let c = HostBuffer::new("x", DType::I32, 3, &Init::Constant { value: 5.0 }, Access::Read);
+        assert_eq!(c.get_f64(2), 5.0);
+        assert!(f32::from_le_bytes(b.poisoned()[..4].try_into().unwrap()).is_nan());
+    }
+}

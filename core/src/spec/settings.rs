@@ -1,0 +1,285 @@
+//! Plain settings a spec file (or code) sets for the later stages: benchmarking (`[bench]`),
+//! pruning (`[prune]`), the search budget and the catalogue of strategy names. They are data
+//! only; the stages that use them own the behaviour.
+
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// How to measure one config. Defaults suit kernels from microseconds to tens of milliseconds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BenchOptions {
+    /// Fewest warm-up launches.
+    pub warmup_min: u32,
+    /// Most warm-up launches.
+    pub warmup_max: u32,
+    /// Warm-up ends once two successive launches differ by less than this fraction.
+    pub warmup_stable: f64,
+    /// Launches in the first measured batch (and the least any config gets, unless raced).
+    pub min_reps: u32,
+    /// Most measured launches per config.
+    pub max_reps: u32,
+    /// Stop once the 95 % confidence half-width is within this fraction of the mean.
+    pub target_rel_ci: f64,
+    /// Stop once this much kernel time (seconds) was spent measuring one config.
+    pub max_seconds: f64,
+    /// Flush the L2 cache before each timed launch.
+    pub flush_l2: bool,
+    /// Empty L2 by rotating copies of the arguments instead of a 2×L2 memset (CUDA, HIP; see
+    /// docs/benchmarks.md, "Flushing L2"). Only with `flush_l2`.
+    pub rotate_inputs: bool,
+    /// Stop measuring a config once it is clearly slower than the best so far.
+    pub racing: bool,
+    /// Racing margin: a config is clearly slower when its interval's lower end exceeds the
+    /// best's upper end by this fraction.
+    pub race_margin: f64,
+    /// Time limit for one launch; a kernel that takes longer is recorded as timed out.
+    #[serde(with = "secs")]
+    pub timeout: Duration,
+    /// Configs within this fraction of the best (or within the combined confidence interval)
+    /// are statistically tied; the tie is broken by a stable rule.
+    pub tie_tolerance: f64,
+}
+
+mod secs {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let v = f64::deserialize(d)?;
+        if !(v > 0.0 && v.is_finite()) {
+            return Err(serde::de::Error::custom("timeout must be a positive number of seconds"));
+        }
+        Ok(Duration::from_secs_f64(v))
+    }
+}
+
+impl Default for BenchOptions {
+    fn default() -> Self {
+        BenchOptions {
+            warmup_min: 1,
+            warmup_max: 10,
+            warmup_stable: 0.05,
+            min_reps: 5,
+            max_reps: 100,
+            target_rel_ci: 0.01,
+            max_seconds: 1.0,
+            flush_l2: true,
+            rotate_inputs: false,
+            racing: true,
+            race_margin: 0.02,
+            timeout: Duration::from_secs(5),
+            tie_tolerance: 0.005,
+        }
+    }
+}
+
+impl BenchOptions {
+    /// How timed launches empty L2.
+    pub fn l2_flush(&self) -> crate::spec::settings::L2Flush {
+        use crate::spec::settings::L2Flush;
+        match (self.flush_l2, self.rotate_inputs) {
+            (false, _) => L2Flush::Off,
+            (true, false) => L2Flush::Memset,
+            (true, true) => L2Flush::Rotate,
+        }
+    }
+}
+
+/// How a backend keeps the previous launch's data out of L2 before a timed launch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum L2Flush {
+    /// Nothing: the launch may find its data in L2 (warm).
+    Off,
+    /// Write a buffer of twice the L2 size first (what Triton and nvbench do).
+    #[default]
+    Memset,
+    /// Launch on the next of enough copies of the arguments to span twice the L2 size, so that
+    /// nothing runs between launches (the copies start as the arguments' pristine data).
+    Rotate,
+}
+
+/// Pruning thresholds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PruneOptions {
+    /// Least resident blocks per SM a config must reach.
+    pub min_occupancy: u32,
+    /// A tile may be at most this many times the problem dimension.
+    pub max_tile_ratio: f64,
+    /// Most spilled (local-memory) bytes per thread a compiled config may have; `None` keeps
+    /// every config regardless of spills.
+    pub max_spill_bytes: Option<u64>,
+}
+
+impl Default for PruneOptions {
+    fn default() -> Self {
+        PruneOptions { min_occupancy: 1, max_tile_ratio: 2.0, max_spill_bytes: Some(1024) }
+    }
+}
+
+/// The longest time budget accepted, in seconds (a year): beyond it a typo is likelier than
+/// intent, and durations must stay representable.
+pub const MAX_BUDGET_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
+
+/// Limits on a search. Any may be set; the first reached ends the search.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Budget {
+    /// Most configs evaluated (records from the database count).
+    pub max_evals: Option<usize>,
+    /// Most wall-clock seconds spent searching (finite, positive, at most
+    /// [`MAX_BUDGET_SECONDS`]).
+    pub max_seconds: Option<f64>,
+    /// Stop once the strategy's model predicts nothing unevaluated beats the best so far by
+    /// more than this fraction (model-guided strategies only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub within: Option<f64>,
+    /// Evaluate at most this fraction of the valid configs (T1's `ConfigurationFraction`),
+    /// resolved once the space is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fraction: Option<f64>,
+}
+
+impl Budget {
+    /// Parses `200` (evaluations), `30s`, `5m`, `2%` (stop within 2 % of the model's predicted
+    /// optimum), `10%space` (a tenth of the valid configs), or several of them: `400,5m,2%`.
+    pub fn parse(text: &str) -> Result<Budget, String> {
+        let mut b = Budget::default();
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let shown = crate::spec::error::quote(part);
+            let number = |s: &str, what: &str| -> Result<f64, String> {
+                let x = s.trim().parse::<f64>().map_err(|_| format!("`{shown}` is not {what}"))?;
+                if x.is_finite() && x > 0.0 {
+                    Ok(x)
+                } else {
+                    Err(format!("`{shown}`: {what} must be a positive, finite number"))
+                }
+            };
+            if let Some(p) = part.strip_suffix("%space") {
+                let x = number(p, "a percentage of the space")?;
+                if x > 100.0 {
+                    return Err(format!("`{shown}`: a fraction of the space is at most 100%space"));
+                }
+                b.fraction = Some(x / 100.0);
+            } else if let Some(p) = part.strip_suffix('%') {
+                let x = number(p, "a percentage")?;
+                if x >= 100.0 {
+                    return Err(format!("`{shown}`: the percentage must be between 0 and 100 (exclusive)"));
+                }
+                b.within = Some(x / 100.0);
+            } else if let Some(s) = part.strip_suffix('s') {
+                b.max_seconds = Some(seconds(number(s, "a number of seconds")?, &shown)?);
+            } else if let Some(m) = part.strip_suffix('m') {
+                b.max_seconds = Some(seconds(60.0 * number(m, "a number of minutes")?, &shown)?);
+            } else {
+                b.max_evals = Some(part.parse::<usize>().map_err(|_| {
+                    format!("`{shown}` is neither a count (200), a duration (30s, 5m), a percentage (2%) nor a fraction of the space (10%space)")
+                })?);
+            }
+        }
+        Ok(b)
+    }
+
+    /// The evaluation limit for a space of `valid` configs: the count, the fraction, or both.
+    pub fn max_evals_for(&self, valid: usize) -> Option<usize> {
+        // The epsilon absorbs the rounding of percentages (0.1 × 290 = 29.000000000000004).
+        let by_fraction = self.fraction.map(|f| ((f * valid as f64 - 1e-9).ceil() as usize).max(1));
+        match (self.max_evals, by_fraction) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+fn seconds(x: f64, shown: &str) -> Result<f64, String> {
+    if x > MAX_BUDGET_SECONDS {
+        return Err(format!("`{shown}` is longer than a year; give a shorter time budget"));
+    }
+    Ok(x)
+}
+
+/// A search strategy kerntune has: its name, the other names it answers to (Kernel Tuner's
+/// and T1's), and whether it has a model that can predict the optimum (which a `2%` budget
+/// needs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StrategyName {
+    /// The canonical name.
+    pub name: &'static str,
+    /// Other accepted spellings, compared after lower-casing and dropping `_`, `-` and spaces.
+    pub aliases: &'static [&'static str],
+    /// Whether it has a model to predict the optimum with.
+    pub has_model: bool,
+}
+
+/// Every strategy, in the order reports and help texts list them.
+pub const STRATEGIES: &[StrategyName] = &[
+    StrategyName { name: "exhaustive", aliases: &["full", "fullsearch", "bruteforce"], has_model: false },
+    StrategyName { name: "random", aliases: &["randomsample", "randomsearch"], has_model: false },
+    StrategyName { name: "annealing", aliases: &["simulatedannealing"], has_model: false },
+    StrategyName { name: "genetic", aliases: &["geneticalgorithm"], has_model: false },
+    StrategyName { name: "local", aliases: &["localsearch", "greedy", "greedyils"], has_model: false },
+    StrategyName { name: "model", aliases: &["modelguided", "bayes", "bayesian", "bayesianoptimization", "bayesopt"], has_model: true },
+    StrategyName { name: "hybrid", aliases: &[], has_model: true },
+];
+
+/// The strategy `name` means (any accepted spelling).
+pub fn strategy_named(name: &str) -> Result<&'static StrategyName, String> {
+    let norm: String = name.to_ascii_lowercase().chars().filter(|c| !matches!(c, '_' | '-' | ' ')).collect();
+    STRATEGIES.iter().find(|s| s.name == norm || s.aliases.contains(&norm.as_str())).ok_or_else(|| {
+        format!("unknown strategy `{}`; choose one of: {}", crate::spec::error::quote(name), STRATEGIES.iter().map(|s| s.name).collect::<Vec<_>>().join(", "))
+    })
+}
+
+/// Checks a strategy name against a budget: a `%` budget needs a strategy with a model.
+pub fn check_strategy(name: &str, budget: &Budget) -> Result<&'static StrategyName, String> {
+    let s = strategy_named(name)?;
+    if let (Some(x), false) = (budget.within, s.has_model) {
+        return Err(format!("a budget of {}% needs a strategy with a model to predict the optimum: `model` or `hybrid` (`{name}` has none)", x * 100.0));
+    }
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budgets_parse() {
+        assert_eq!(Budget::parse("200").unwrap(), Budget { max_evals: Some(200), ..Default::default() });
+        assert_eq!(Budget::parse("30s").unwrap().max_seconds, Some(30.0));
+        assert_eq!(Budget::parse("2m,50").unwrap(), Budget { max_evals: Some(50), max_seconds: Some(120.0), ..Default::default() });
+        assert_eq!(Budget::parse("400, 2.5%").unwrap(), Budget { max_evals: Some(400), within: Some(0.025), ..Default::default() });
+        assert_eq!(Budget::parse("10%space").unwrap().fraction, Some(0.1));
+        assert_eq!(Budget::parse("10%space,20").unwrap().max_evals_for(1000), Some(20));
+        assert_eq!(Budget::parse("10%space").unwrap().max_evals_for(290), Some(29));
+        assert_eq!(Budget::parse("10%space").unwrap().max_evals_for(3), Some(1));
+        for (bad, says) in [
+            ("fast", "`fast`"),
+            ("0%", "positive"),
+            ("100%", "between 0 and 100"),
+            ("x%", "not a percentage"),
+            ("1e300s", "longer than a year"),
+            ("infs", "positive, finite"),
+            ("nans", "positive, finite"),
+            ("-5s", "positive"),
+            ("1e20m", "longer than a year"),
+            ("150%space", "at most 100%space"),
+        ] {
+            let e = Budget::parse(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        assert!(Budget::parse(&"9".repeat(5000)).unwrap_err().len() < 400, "long input is quoted short");
+    }
+
+    #[test]
+    fn strategy_names() {
+        assert_eq!(strategy_named("Simulated Annealing").unwrap().name, "annealing");
+        assert_eq!(strategy_named("brute_force").unwrap().name, "exhaustive");
+        assert!(strategy_named("quantum").unwrap_err().contains("choose one of: exhaustive, random"));
+        assert!(check_strategy("genetic", &Budget::parse("2%").unwrap()).is_err());
+        assert!(check_strategy("hybrid", &Budget::parse("2%").unwrap()).is_ok());
+    }
+}
