@@ -8,6 +8,7 @@
 //! dispatches to it with a hand-written `match` (enum_dispatch cannot span crates).
 
 pub use kerntune_core as core;
+pub use kerntune_core::spec::LoadOptions;
 pub use kerntune_core::*;
 
 #[cfg(feature = "wgpu")]

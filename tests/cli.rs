@@ -219,3 +219,114 @@ fn db_merge_keeps_entries_from_both_files() {
     let o = kerntune(dir, &["db", "clear", "--db", merged.to_str().unwrap()]);
     assert!(o.status.success() && !merged.exists());
 }
+
+/// `kerntune check` counts exactly on the reference spaces (`../shared/spaces/README.md`'s
+/// brute-forced counts, written as T1 files in tests/data/spaces) and on the shipped T1
+/// examples, without a device.
+#[test]
+fn check_counts_the_reference_spaces_exactly() {
+    let d = tempfile::tempdir().unwrap();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/spaces");
+    for (file, cartesian, valid) in [
+        (data.join("convolution.json"), 10_240u64, 4_362u64),
+        (data.join("clblast_gemm.json"), 82_944, 17_956),
+        (data.join("gemm_large.json"), 663_552, 116_928),
+        (data.join("dedispersion.json"), 22_272, 11_130),
+        (examples().join("t1/convolution.json"), 2_560, 1_650),
+        (examples().join("t1/dedispersion.json"), 111_360, 55_650),
+        (examples().join("t1/gemm.json"), 576, 406),
+        (examples().join("t1/stencil.json"), 888, 312),
+    ] {
+        let o = kerntune(d.path(), &["check", file.to_str().unwrap(), "--json"]);
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{}: {err}", file.display());
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let p = &v["problems"][0];
+        assert_eq!(
+            (p["cartesian"].as_u64(), p["valid"].as_u64(), p["valid_complete"].as_bool()),
+            (Some(cartesian), Some(valid), Some(true)),
+            "{}",
+            file.display()
+        );
+    }
+    // The text form names the default's launch and the arguments' sizes.
+    let o = kerntune(d.path(), &["check", examples().join("t1/convolution.json").to_str().unwrap()]);
+    let (out, _) = text(&o);
+    assert!(out.contains("space: 2,560 combinations, 1,650 valid"), "{out}");
+    assert!(out.contains("grid 256 × 256 × 1, block 16 × 16 × 1"), "{out}");
+    assert!(out.contains("d_filter") && out.contains("900 B") && out.contains("__constant__"), "{out}");
+    // A TOML spec works too, one section per problem.
+    let o = kerntune(d.path(), &["check", examples().join("matmul/matmul.toml").to_str().unwrap(), "--language", "cuda"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success() && out.contains("252 valid"), "{out}{err}");
+    // A class-based spec needs a target to generate for.
+    let generated = examples().join("matmul/matmul_generated.toml");
+    let o = kerntune(d.path(), &["check", generated.to_str().unwrap()]);
+    assert!(!o.status.success() && text(&o).1.contains("pass --target"), "{}", text(&o).1);
+    let o = kerntune(d.path(), &["check", generated.to_str().unwrap(), "--target", "h100", "--json"]);
+    assert!(o.status.success(), "{}", text(&o).1);
+}
+
+/// Closed pipes and full disks on standard output: no panic, whatever the subcommand.
+#[test]
+fn output_errors_end_quietly() {
+    use std::process::Stdio;
+    let d = tempfile::tempdir().unwrap();
+    let spec = examples().join("t1/convolution.json");
+    for args in [vec!["check", spec.to_str().unwrap()], vec!["check", spec.to_str().unwrap(), "--json"], vec!["db", "show"], vec!["--help"]] {
+        // `| head -0`: the reader is gone before kerntune writes.
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kerntune"))
+            .args(&args)
+            .env("KERNTUNE_CACHE_DIR", d.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(o.status.success() || o.status.code() == Some(141), "{args:?}: {:?} {err}", o.status);
+        // `> /dev/full`: one error line.
+        if Path::new("/dev/full").exists() && args[0] != "--help" {
+            let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+            let o = Command::new(env!("CARGO_BIN_EXE_kerntune")).args(&args).env("KERNTUNE_CACHE_DIR", d.path()).stdout(full).output().unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(!err.contains("panicked"), "{args:?}: {err}");
+            if !o.status.success() {
+                assert!(err.trim().lines().count() == 1 && err.contains("error: cannot write the output"), "{args:?}: {err}");
+            }
+        }
+    }
+}
+
+/// Bad T1 files and flags: one `error:` line naming the file and field, exit status 1.
+#[test]
+fn bad_t1_files_get_one_error_line() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("k.cu"), "__global__ void k(float *x) {}").unwrap();
+    for (body, says) in [
+        (r#"{"ConfigurationSpace": {"TuningParameters": [{"Name": "x", "Values": "[1, 2"}]}, "KernelSpecification": {}}"#, "TuningParameters[0].Values"),
+        (
+            r#"{"ConfigurationSpace": {"TuningParameters": [{"Name": "x", "Values": "[1]"}]}, "KernelSpecification": {"Language": "OpenCL", "KernelName": "k", "KernelFile": "k.cu"}}"#,
+            "Language",
+        ),
+        (r#"{"ConfigurationSpace": {"TuningParameters": []}}"#, "KernelSpecification"),
+        ("not json", "(json)"),
+        (
+            r#"{"ConfigurationSpace": {"TuningParameters": [{"Name": "x", "Values": "[1]"}]}, "KernelSpecification": {"KernelName": "k", "KernelFile": "k.cu", "ProblemSize": [8], "Arguments": [{"Name": "a", "Type": "float", "MemoryType": "Vector"}]}}"#,
+            "a Vector argument needs Size",
+        ),
+    ] {
+        let p = d.path().join("t1.json");
+        std::fs::write(&p, body).unwrap();
+        let o = kerntune(d.path(), &["check", p.to_str().unwrap()]);
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{body}: {err}");
+        assert!(err.starts_with("error: ") && err.trim().lines().count() == 1 && err.contains(says) && err.contains("t1.json"), "{body}: {err}");
+    }
+    let o = kerntune(d.path(), &["check", "nowhere.json"]);
+    assert!(text(&o).1.contains("nowhere.json: (file): cannot read"), "{}", text(&o).1);
+    let o = kerntune(d.path(), &["check", examples().join("t1/gemm.json").to_str().unwrap(), "--count-seconds", "nan"]);
+    assert!(text(&o).1.starts_with("error: --count-seconds"), "{}", text(&o).1);
+}

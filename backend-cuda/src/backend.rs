@@ -146,7 +146,7 @@ impl Backend for CudaBackend {
     fn compile(&self, req: &CompileRequest<'_>) -> Result<Compiled<CudaKernel>, BackendError> {
         let opts = CompileOptions::for_request(req, &self.summary.target.arch);
         let instance = req.source.instance(req.defines);
-        let cubin = self.cache.compile(req.source.entry(), instance.as_deref(), &req.source.code, &opts)?;
+        let cubin = self.cache.compile(req.source.entry(), instance.as_deref(), req.code, &opts)?;
         let name =
             std::ffi::CString::new(cubin.entry).map_err(|_| BackendError::CompileFailed { log: "kernel name contains a NUL byte".into(), options: vec![] })?;
         let kernel = CudaKernel::new(self.shared.clone(), name, cubin.bytes);

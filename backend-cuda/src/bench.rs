@@ -59,13 +59,18 @@ impl CudaKernel {
                     let _ = result::module::unload(module);
                 }
                 return Err(BackendError::CompileFailed {
-                    log: format!("the compiled module has no kernel named `{}`; declare it `extern \"C\" __global__`", self.name.to_string_lossy()),
+                    log: format!("the compiled module has no kernel `{}`", self.name.to_string_lossy()),
                     options: vec![],
                 });
             }
         };
         *l = Some(Loaded { gen, module, func, max_dynamic_smem: 0 });
         Ok(func)
+    }
+
+    /// The module loaded in context generation `gen`, if it is loaded there.
+    fn module(&self, gen: u64) -> Option<sys::CUmodule> {
+        self.loaded.lock().ok()?.as_ref().filter(|x| x.gen == gen).map(|x| x.module)
     }
 
     /// Raises the dynamic shared memory limit when a launch needs more than the default 48 KiB.
@@ -113,8 +118,10 @@ pub struct LocalWorkspace {
     bufs: Vec<DevBuf>,
     /// Kernel parameter storage, one entry per argument (8-byte device pointers or scalars).
     params: Vec<Vec<u8>>,
-    /// The index in `params` of each buffer's pointer.
-    buf_params: Vec<usize>,
+    /// The index in `params` of each buffer's pointer (`None`: a `__constant__`-only buffer).
+    buf_params: Vec<Option<usize>>,
+    /// Kernels whose module's `__constant__` symbols this workspace has filled.
+    constants_filled: std::collections::HashSet<u64>,
     /// Copies of the buffers that rotating launches take turns on (made at the first one).
     rotation: Rotation<sys::CUdeviceptr>,
     /// Bytes that empty L2: twice its size (0: no flush).
@@ -224,6 +231,7 @@ impl LocalWorkspace {
             bufs: Vec::new(),
             params: Vec::new(),
             buf_params: Vec::new(),
+            constants_filled: Default::default(),
             rotation: Rotation::default(),
             flush_bytes,
             flush: None,
@@ -248,8 +256,12 @@ impl LocalWorkspace {
                             result::memcpy_dtod_sync(ptr, pristine, bytes).map_err(|e| other("copying", e))?;
                         }
                     }
-                    ws.buf_params.push(ws.params.len());
-                    ws.params.push(ptr.to_le_bytes().to_vec());
+                    if b.memory.is_argument() {
+                        ws.buf_params.push(Some(ws.params.len()));
+                        ws.params.push(ptr.to_le_bytes().to_vec());
+                    } else {
+                        ws.buf_params.push(None);
+                    }
                 }
                 ArgData::Scalar { dtype, value, .. } => ws.params.push(ArgData::scalar_bytes(*dtype, value)),
             }
@@ -326,7 +338,7 @@ impl LocalWorkspace {
     /// Makes the copies of the buffers for rotating launches, once (see [`Rotation::ensure`]).
     fn ensure_rotation(&mut self) -> Result<(), BackendError> {
         let span = self.flush_bytes;
-        let buffers: Vec<_> = self.bufs.iter().zip(&self.buf_params).map(|(b, &at)| (b.pristine, b.bytes, at)).collect();
+        let buffers: Vec<_> = self.bufs.iter().zip(&self.buf_params).filter_map(|(b, &at)| Some((b.pristine, b.bytes, at?))).collect();
         self.rotation.ensure(
             &self.params,
             &buffers,
@@ -347,12 +359,53 @@ impl LocalWorkspace {
         )
     }
 
+    /// Fills the `__constant__` symbols of `k`'s module with the constant-memory buffers' data,
+    /// once per kernel (constant memory is read-only to kernels, so it stays filled). The
+    /// context is bound and the module loaded.
+    fn fill_constants(&mut self, k: &CudaKernel) -> Result<(), BackendError> {
+        if self.constants_filled.contains(&k.id) || !self.bufs.iter().any(|b| b.init.memory.is_constant()) {
+            return Ok(());
+        }
+        let module = k.module(self.gen).ok_or_else(|| BackendError::DeviceLost("the kernel's module is not loaded in this context".into()))?;
+        for b in self.bufs.iter().filter(|b| b.init.memory.is_constant()) {
+            let name = std::ffi::CString::new(b.init.name.as_str())
+                .map_err(|_| BackendError::LaunchFailed("a constant-memory argument's name contains a NUL byte".into()))?;
+            let (mut ptr, mut size) = (0 as sys::CUdeviceptr, 0usize);
+            // SAFETY: a module loaded in the bound context; valid out-pointers and C string.
+            let r = unsafe { sys::cuModuleGetGlobal_v2(&mut ptr, &mut size, module, name.as_ptr()) };
+            match r {
+                CUresult::CUDA_SUCCESS => {}
+                CUresult::CUDA_ERROR_NOT_FOUND => {
+                    return Err(BackendError::LaunchFailed(format!(
+                        "the module has no __constant__ symbol `{}`; declare `__constant__ {} {}[{}];` in the kernel (or make the argument global memory)",
+                        b.init.name,
+                        b.init.dtype.c_type(),
+                        b.init.name,
+                        b.init.len()
+                    )))
+                }
+                e => return Err(launch_error(DriverError(e))),
+            }
+            if size < b.bytes {
+                return Err(BackendError::LaunchFailed(format!(
+                    "the __constant__ symbol `{}` holds {size} B, the argument {} B; enlarge the declaration",
+                    b.init.name, b.bytes
+                )));
+            }
+            // SAFETY: the symbol holds at least `bytes` bytes; the host data too.
+            unsafe { result::memcpy_htod_sync(ptr, &b.init.data) }.map_err(|e| other("filling constant memory", e))?;
+        }
+        self.constants_filled.insert(k.id);
+        Ok(())
+    }
+
     /// Launches `req.launches` times, each bracketed by events (and preceded by emptying L2 as
     /// `req.flush` asks), waits with a deadline, and returns each launch's time in seconds.
     pub(crate) fn time(&mut self, k: &crate::bench::CudaKernel, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError> {
         let _bound = self.shared.bind_gen(self.gen)?;
         let func = k.function(self.gen)?;
         k.allow_dynamic_smem(launch.shared_mem_bytes)?;
+        self.fill_constants(k)?;
         let n = req.launches as usize;
         self.ensure_events(2 * n)?;
         match req.flush {

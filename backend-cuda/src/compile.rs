@@ -34,7 +34,8 @@ impl CompileOptions {
             arch: req.source.arch.clone().unwrap_or_else(|| device_arch.to_string()),
             defines: req.defines.to_vec(),
             maxrregcount: req.config.knobs.maxnreg,
-            std: Some("c++17".into()),
+            // The user's own `-std=` (T1 files often give `-std=c++11`) replaces the default.
+            std: (!req.source.options.iter().any(|o| o.starts_with("-std=") || o.starts_with("--std="))).then(|| "c++17".into()),
             extra: req.source.options.clone(),
         }
     }
@@ -89,11 +90,13 @@ impl CompileCache {
 
     /// Compiles kernel `name` (the entry point; `instance`: the template instantiation to
     /// compile, for a templated kernel, see [`kerntune_core::KernelSource::instance`]), or
-    /// returns the cached CUBIN and symbol.
+    /// returns the cached CUBIN and symbol. Every kernel is named to NVRTC by a name
+    /// expression, so a C++ kernel (a mangled name: no `extern "C"`) launches like any other.
     pub fn compile(&self, name: &str, instance: Option<&str>, code: &str, opts: &CompileOptions) -> Result<Binary, BackendError> {
         let args = opts.to_args();
-        let key = self.key(instance.unwrap_or(name), code, &args);
-        kerntune_core::store::cache::binary(self.dir.as_deref(), &key, "cubin", name, instance.is_some(), || nvrtc_compile(name, instance, code, &args))
+        let expr = instance.unwrap_or(name);
+        let key = self.key(expr, code, &args);
+        kerntune_core::store::cache::binary(self.dir.as_deref(), &key, "cubin", name, true, || nvrtc_compile(name, Some(expr), code, &args))
     }
 }
 
@@ -117,8 +120,9 @@ fn check(r: nvrtc::nvrtcResult, what: &str) -> Result<(), BackendError> {
     }
 }
 
-/// Compiles `code` (program `name`, the entry point) to a CUBIN; for a template `instance` (e.g. `matmul<64, 32, float>`), also
-/// returns the mangled symbol NVRTC lowered it to.
+/// Compiles `code` (program `name`, the entry point) to a CUBIN; with a name expression
+/// `instance` (the kernel's name, or a template instance such as `matmul<64, 32, float>`), also
+/// returns the symbol NVRTC lowered it to (mangled for a C++ kernel).
 pub(crate) fn nvrtc_compile(name: &str, instance: Option<&str>, code: &str, args: &[String]) -> Result<(Vec<u8>, Option<String>), BackendError> {
     let failed = |log: String| BackendError::CompileFailed { log, options: args.to_vec() };
     let src = CString::new(code).map_err(|_| failed("the source contains a NUL byte".into()))?;
@@ -159,7 +163,7 @@ pub(crate) fn nvrtc_compile(name: &str, instance: Option<&str>, code: &str, args
             // until the program is destroyed, and it is copied before that.
             let r = unsafe { nvrtc::nvrtcGetLoweredName(prog.0, e.as_ptr(), &mut out) };
             if r != nvrtc::nvrtcResult::NVRTC_SUCCESS || out.is_null() {
-                return Err(failed(format!("`{}` does not name a kernel template instance in this source ({r:?})", e.to_string_lossy())));
+                return Err(failed(format!("`{}` does not name a kernel in this source ({r:?})", e.to_string_lossy())));
             }
             // SAFETY: a NUL-terminated string owned by the live program.
             Some(unsafe { CStr::from_ptr(out) }.to_string_lossy().into_owned())
@@ -195,9 +199,17 @@ mod tests {
         cfg.knobs.maxnreg = Some(128);
         let defines = vec![("BK".to_string(), "16".to_string()), ("block_size_x".to_string(), "32".to_string())];
         let launch = Launch::default();
-        let req = CompileRequest { source: &src, config: &cfg, defines: &defines, launch: &launch, scalars: &[], buffers: &[] };
+        let req = CompileRequest { source: &src, code: "", config: &cfg, defines: &defines, launch: &launch, scalars: &[], buffers: &[] };
         let o = CompileOptions::for_request(&req, "sm_90");
         assert_eq!(o.to_args(), vec!["--gpu-architecture=sm_90", "--std=c++17", "--maxrregcount=128", "-DBK=16", "-Dblock_size_x=32", "-use_fast_math"]);
+        let mut std11 = src.clone();
+        std11.options = vec!["-std=c++11".into()];
+        let req11 = CompileRequest { source: &std11, ..req.clone() };
+        assert_eq!(
+            CompileOptions::for_request(&req11, "sm_90").to_args()[1..3],
+            ["--maxrregcount=128".to_string(), "-DBK=16".into()],
+            "the spec's -std replaces the default"
+        );
         let mut src90a = src.clone();
         src90a.arch = Some("sm_90a".into());
         let req = CompileRequest { source: &src90a, ..req };

@@ -109,7 +109,7 @@ impl Backend for HipBackend {
     fn compile(&self, req: &CompileRequest<'_>) -> Result<Compiled<HipKernel>, BackendError> {
         let opts = CompileOptions::for_request(req, &self.summary.target.arch);
         let instance = req.source.instance(req.defines);
-        let bin = compile(req.source.entry(), instance.as_deref(), &req.source.code, &opts, self.cache.as_ref(), &self.version())?;
+        let bin = compile(req.source.entry(), instance.as_deref(), req.code, &opts, self.cache.as_ref(), &self.version())?;
         let cached = bin.cached;
         let kernel = HipKernel::load(bin.bytes, &bin.entry, self.worker.clone())?;
         use hip::hipFunction_attribute as F;

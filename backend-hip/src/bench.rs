@@ -43,10 +43,7 @@ impl HipKernel {
         if r != hipError_t::hipSuccess {
             // SAFETY: unloading what we loaded.
             unsafe { hip::hipModuleUnload(module) };
-            return Err(BackendError::CompileFailed {
-                log: format!("the code object has no kernel named `{name}`; declare it `extern \"C\" __global__`"),
-                options: vec![],
-            });
+            return Err(BackendError::CompileFailed { log: format!("the code object has no kernel `{name}`"), options: vec![] });
         }
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -89,7 +86,10 @@ pub struct LocalWorkspace {
     bufs: Vec<DevBuf>,
     params: Vec<Vec<u8>>,
     /// The index in `params` of each buffer's pointer.
-    buf_params: Vec<usize>,
+    /// The index in `params` of each buffer's pointer (`None`: a `__constant__`-only buffer).
+    buf_params: Vec<Option<usize>>,
+    /// Kernels whose module's `__constant__` symbols this workspace has filled.
+    constants_filled: std::collections::HashSet<u64>,
     /// Copies of the buffers that rotating launches take turns on (made at the first one).
     rotation: Rotation<*mut c_void>,
     /// Bytes that empty L2: twice its size (0: no flush).
@@ -176,7 +176,7 @@ impl verify::DeviceCompare for LocalWorkspace {
 fn compare_code(arch: &str) -> Result<Vec<u8>, BackendError> {
     static CODE: verify::CompareBinaries = verify::CompareBinaries::new();
     CODE.get(arch, || {
-        let opts = crate::compile::CompileOptions { arch: arch.to_string(), defines: vec![], extra: vec![] };
+        let opts = crate::compile::CompileOptions { arch: arch.to_string(), defines: vec![], std: Some("c++17".into()), extra: vec![] };
         crate::compile::compile(verify::DEVICE_COMPARE_KERNEL, None, verify::DEVICE_COMPARE_SRC, &opts, None, "").map(|c| c.bytes).map_err(|e| e.to_string())
     })
 }
@@ -198,6 +198,7 @@ impl LocalWorkspace {
             bufs: vec![],
             params: vec![],
             buf_params: vec![],
+            constants_filled: Default::default(),
             rotation: Rotation::default(),
             flush_bytes,
             flush: None,
@@ -220,8 +221,12 @@ impl LocalWorkspace {
                             check(hip::hipMemcpyDtoD(ptr, pristine, b.data.len()), "copying")?;
                         }
                     }
-                    ws.buf_params.push(ws.params.len());
-                    ws.params.push((ptr as u64).to_le_bytes().to_vec());
+                    if b.memory.is_argument() {
+                        ws.buf_params.push(Some(ws.params.len()));
+                        ws.params.push((ptr as u64).to_le_bytes().to_vec());
+                    } else {
+                        ws.buf_params.push(None);
+                    }
                 }
                 ArgData::Scalar { dtype, value, .. } => ws.params.push(ArgData::scalar_bytes(*dtype, value)),
             }
@@ -284,7 +289,7 @@ impl LocalWorkspace {
     /// Makes the copies of the buffers for rotating launches, once (see [`Rotation::ensure`]).
     fn ensure_rotation(&mut self) -> Result<(), BackendError> {
         let span = self.flush_bytes;
-        let buffers: Vec<_> = self.bufs.iter().zip(&self.buf_params).map(|(b, &at)| (b.pristine, b.bytes, at)).collect();
+        let buffers: Vec<_> = self.bufs.iter().zip(&self.buf_params).filter_map(|(b, &at)| Some((b.pristine, b.bytes, at?))).collect();
         self.rotation.ensure(
             &self.params,
             &buffers,
@@ -303,7 +308,45 @@ impl LocalWorkspace {
         )
     }
 
+    /// Fills the `__constant__` symbols of `k`'s module with the constant-memory buffers' data,
+    /// once per kernel (constant memory is read-only to kernels, so it stays filled).
+    fn fill_constants(&mut self, k: &HipKernel) -> Result<(), BackendError> {
+        if self.constants_filled.contains(&k.id) || !self.bufs.iter().any(|b| b.init.memory.is_constant()) {
+            return Ok(());
+        }
+        for b in self.bufs.iter().filter(|b| b.init.memory.is_constant()) {
+            let name = std::ffi::CString::new(b.init.name.as_str())
+                .map_err(|_| BackendError::LaunchFailed("a constant-memory argument's name contains a NUL byte".into()))?;
+            let (mut ptr, mut size): (hip::hipDeviceptr_t, usize) = (std::ptr::null_mut(), 0);
+            // SAFETY: a loaded module; valid out-pointers and C string.
+            match unsafe { hip::hipModuleGetGlobal(&mut ptr, &mut size, k.module, name.as_ptr()) } {
+                hipError_t::hipSuccess => {}
+                hipError_t::hipErrorNotFound => {
+                    return Err(BackendError::LaunchFailed(format!(
+                        "the module has no __constant__ symbol `{}`; declare `__constant__ {} {}[{}];` in the kernel (or make the argument global memory)",
+                        b.init.name,
+                        b.init.dtype.c_type(),
+                        b.init.name,
+                        b.init.len()
+                    )))
+                }
+                e => return Err(map(e, "finding a __constant__ symbol")),
+            }
+            if size < b.bytes {
+                return Err(BackendError::LaunchFailed(format!(
+                    "the __constant__ symbol `{}` holds {size} B, the argument {} B; enlarge the declaration",
+                    b.init.name, b.bytes
+                )));
+            }
+            // SAFETY: the symbol holds at least `bytes` bytes; the host data too.
+            check(unsafe { hip::hipMemcpyHtoD(ptr, b.init.data.as_ptr() as *mut c_void, b.bytes) }, "filling constant memory")?;
+        }
+        self.constants_filled.insert(k.id);
+        Ok(())
+    }
+
     pub(crate) fn time(&mut self, k: &HipKernel, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError> {
+        self.fill_constants(k)?;
         let n = req.launches as usize;
         while self.events.len() < 2 * n {
             let mut e: hip::hipEvent_t = std::ptr::null_mut();

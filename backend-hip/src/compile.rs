@@ -13,6 +13,8 @@ pub struct CompileOptions {
     pub arch: String,
     /// `-DNAME=VALUE`, in order.
     pub defines: Vec<(String, String)>,
+    /// The C++ standard (`-std=c++17`), unless the spec's options give their own.
+    pub std: Option<String>,
     /// Extra options from the spec.
     pub extra: Vec<String>,
 }
@@ -23,13 +25,15 @@ impl CompileOptions {
         CompileOptions {
             arch: req.source.arch.clone().unwrap_or_else(|| device_arch.to_string()),
             defines: req.defines.to_vec(),
+            std: (!req.source.options.iter().any(|o| o.starts_with("-std=") || o.starts_with("--std="))).then(|| "c++17".into()),
             extra: req.source.options.clone(),
         }
     }
 
     /// hipRTC arguments.
     pub fn to_args(&self) -> Vec<String> {
-        let mut v = vec![format!("--offload-arch={}", self.arch), "-O3".to_string(), "-std=c++17".to_string()];
+        let mut v = vec![format!("--offload-arch={}", self.arch), "-O3".to_string()];
+        v.extend(self.std.iter().map(|s| format!("-std={s}")));
         v.extend(self.defines.iter().map(|(k, x)| format!("-D{k}={x}")));
         v.extend(self.extra.iter().cloned());
         v
@@ -38,7 +42,9 @@ impl CompileOptions {
 
 /// Compiles kernel `name` (the entry point; `instance`: the template instantiation to compile,
 /// for a templated kernel, see [`kerntune_core::KernelSource::instance`]), or serves the code
-/// object and its symbol from `cache_dir` (keyed by source, options and hipRTC version).
+/// object and its symbol from `cache_dir` (keyed by source, options and hipRTC version). Every
+/// kernel is named by a name expression, so a C++ kernel (no `extern "C"`) launches by its
+/// mangled symbol.
 pub fn compile(
     name: &str,
     instance: Option<&str>,
@@ -48,15 +54,14 @@ pub fn compile(
     version: &str,
 ) -> Result<Binary, BackendError> {
     let args = opts.to_args();
-    let key = kerntune_core::hash::hash_parts([instance.unwrap_or(name).as_bytes(), code.as_bytes(), args.join("\u{1}").as_bytes(), version.as_bytes()]);
-    kerntune_core::store::cache::binary(cache_dir.map(PathBuf::as_path), &key, "hsaco", name, instance.is_some(), || {
+    let expr = instance.unwrap_or(name);
+    let key = kerntune_core::hash::hash_parts([expr.as_bytes(), code.as_bytes(), args.join("\u{1}").as_bytes(), version.as_bytes()]);
+    kerntune_core::store::cache::binary(cache_dir.map(PathBuf::as_path), &key, "hsaco", name, true, || {
         let failed = |e: crate::hiprtc::HiprtcError| BackendError::CompileFailed { log: e.0, options: args.clone() };
         let prog = Program::new(code, &format!("{name}.hip")).map_err(|e| BackendError::other(e.0))?;
-        if let Some(i) = instance {
-            prog.add_name_expression(i).map_err(failed)?;
-        }
+        prog.add_name_expression(expr).map_err(failed)?;
         prog.compile(&args).map_err(failed)?;
-        let lowered = instance.map(|i| prog.lowered_name(i)).transpose().map_err(failed)?;
+        let lowered = Some(prog.lowered_name(expr).map_err(failed)?);
         Ok((prog.code().map_err(|e| BackendError::other(e.0))?, lowered))
     })
 }
@@ -73,7 +78,7 @@ mod tests {
         let cfg = Config::new([("BK", 16)]);
         let defines = vec![("BK".to_string(), "16".to_string())];
         let launch = Launch::default();
-        let req = CompileRequest { source: &src, config: &cfg, defines: &defines, launch: &launch, scalars: &[], buffers: &[] };
+        let req = CompileRequest { source: &src, code: "", config: &cfg, defines: &defines, launch: &launch, scalars: &[], buffers: &[] };
         let o = CompileOptions::for_request(&req, "gfx942");
         assert_eq!(o.to_args(), vec!["--offload-arch=gfx942", "-O3", "-std=c++17", "-DBK=16", "-ffast-math"]);
         let mut s2 = src.clone();

@@ -131,10 +131,25 @@ fn shipped_examples_compile_as_hip() {
         }
         let prep = Prepared::new(&job).unwrap_or_else(|e| panic!("{e}"));
         for config in configs(&prep) {
-            let defines = prep.defines(&config);
-            let (code, symbol) = instantiate(&job.source, &defines);
+            let launch = prep.launch(&config).unwrap_or_else(|e| panic!("{e}"));
+            let defines = prep.defines(&config, &launch);
+            let mut ksource = job.source.clone();
+            ksource.code = prep.code(&config, &job.source.code).into_owned();
+            let (code, symbol) = instantiate(&ksource, &defines);
             for arch in ARCHS {
-                let opts = CompileOptions { arch: arch.into(), defines: defines.clone(), extra: job.source.options.clone() };
+                let mut opts = CompileOptions::for_request(
+                    &kerntune_core::CompileRequest {
+                        source: &ksource,
+                        code: &ksource.code,
+                        config: &config,
+                        defines: &defines,
+                        launch: &launch,
+                        scalars: &[],
+                        buffers: &[],
+                    },
+                    arch,
+                );
+                opts.arch = arch.to_string();
                 jobs.push(Job {
                     spec: path.display().to_string(),
                     source: source.clone(),

@@ -170,7 +170,7 @@ impl Timer<'_> {
         for (s, init) in staging.iter().zip(&ws.initial) {
             let mut data = read_buffer(self.device, s, std::time::Duration::from_secs(60))?;
             data.truncate(init.data.len());
-            out.push(HostBuffer { name: init.name.clone(), dtype: init.dtype, data, access: init.access });
+            out.push(HostBuffer { data, ..init.clone() });
         }
         Ok(out)
     }

@@ -69,7 +69,7 @@ pub fn inject_constants(code: &str, defines: &[(String, String)], scalars: &[(St
 
 /// Compiles one config into a pipeline on `device`.
 pub(crate) fn compile(device: &wgpu::Device, layout: &wgpu::PipelineLayout, req: &CompileRequest<'_>) -> Result<WgpuKernel, BackendError> {
-    let (code, constants, shift) = inject_constants(&req.source.code, req.defines, req.scalars);
+    let (code, constants, shift) = inject_constants(req.code, req.defines, req.scalars);
     let options: Vec<String> = req.defines.iter().map(|(k, v)| format!("{k}={v}")).chain(req.scalars.iter().map(|(k, v)| format!("{k}={v}"))).collect();
     let file = req.source.path.clone().unwrap_or_else(|| "<wgsl>".into());
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);

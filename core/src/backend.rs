@@ -22,8 +22,11 @@ use crate::target::Target;
 /// What the backend is asked to compile.
 #[derive(Clone, Debug)]
 pub struct CompileRequest<'a> {
-    /// The source.
+    /// The source (name, language, options, and the file's text).
     pub source: &'a KernelSource,
+    /// The text to compile for this config: the source's text, or a config-specific rewrite of
+    /// it (see [`crate::plan::Prepared::code`]). Backends compile this, not `source.code`.
+    pub code: &'a str,
     /// The config.
     pub config: &'a Config,
     /// Name/value pairs to define: the config's parameters, then any problem constants the

@@ -64,8 +64,8 @@ pub use run::{Autotuned, ConfigResult, Error, Event, ResultOutcome, TuneOptions,
 pub use search::Strategy;
 pub use space::{Config, Knobs, SearchSpace};
 pub use spec::{
-    Access, ArgData, ArgKind, ArgSpec, BenchOptions, Bucket, Budget, DType, HostBuffer, Init, KernelSource, L2Flush, Param, ProblemData, ProblemKey,
-    PruneOptions, Reference, Spec, SpecError, TuneJob, Value, Verification,
+    Access, ArgData, ArgKind, ArgSpec, BenchOptions, Bucket, Budget, Compat, DType, HostBuffer, Init, KernelSource, L2Flush, Memory, Param, ProblemData,
+    ProblemKey, PruneOptions, Reference, Spec, SpecError, TuneJob, Value, Verification,
 };
 pub use store::{Database, DbError};
 pub use target::{Target, Vendor};

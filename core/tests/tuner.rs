@@ -20,9 +20,18 @@ fn job() -> TuneJob {
     );
     j.sizes = vec![("n".into(), Value::Int(4096))];
     j.args = vec![
-        ArgSpec { name: "x".into(), kind: ArgKind::Buffer { dtype: DType::F32, len: "n".into(), init: Init::Random { seed: 1 }, access: Access::Read } },
-        ArgSpec { name: "y".into(), kind: ArgKind::Buffer { dtype: DType::F32, len: "n".into(), init: Init::Zeros, access: Access::Write } },
-        ArgSpec { name: "z".into(), kind: ArgKind::Buffer { dtype: DType::F32, len: "n".into(), init: Init::Sequence, access: Access::ReadWrite } },
+        ArgSpec {
+            name: "x".into(),
+            kind: ArgKind::Buffer { dtype: DType::F32, len: "n".into(), init: Init::Random { seed: 1 }, access: Access::Read, memory: Memory::Global },
+        },
+        ArgSpec {
+            name: "y".into(),
+            kind: ArgKind::Buffer { dtype: DType::F32, len: "n".into(), init: Init::Zeros, access: Access::Write, memory: Memory::Global },
+        },
+        ArgSpec {
+            name: "z".into(),
+            kind: ArgKind::Buffer { dtype: DType::F32, len: "n".into(), init: Init::Sequence, access: Access::ReadWrite, memory: Memory::Global },
+        },
     ];
     j.grid = ["div_ceil(n, bx*vec)".into(), "1".into(), "1".into()];
     j.block = ["bx".into(), "1".into(), "1".into()];

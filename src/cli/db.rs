@@ -1,5 +1,6 @@
 //! `kerntune db show|export|merge|clear`.
 
+use crate::cli::out::outln;
 use kerntune::store::db::{Database, DbFile};
 use std::path::PathBuf;
 
@@ -49,17 +50,17 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         DbCommand::Show { json } => {
             let f = db.load()?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&f)?);
+                outln!("{}", serde_json::to_string_pretty(&f)?);
                 return Ok(0);
             }
-            println!("{} ({} entries)", db.path().display(), f.entries.len());
+            outln!("{} ({} entries)", db.path().display(), f.entries.len());
             for e in f.entries.values() {
                 let failed = e.measurements.values().filter(|m| m.stats().is_none()).count();
                 let winner = match &e.winner {
                     Some(w) => format!("winner {} at {:.4} ms", w.config, w.stats.mean * 1e3),
                     None => "no winner yet (unfinished tune)".into(),
                 };
-                println!(
+                outln!(
                     "{} on {} [{}] {}: {} measured ({} failed); {}",
                     e.id.kernel,
                     e.target_name,
@@ -90,7 +91,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             };
             match out {
                 Some(p) => std::fs::write(&p, text).map_err(|e| anyhow::anyhow!("writing {}: {e}", p.display()))?,
-                None => println!("{text}"),
+                None => outln!("{text}"),
             }
         }
         DbCommand::Merge { files } => {
@@ -106,13 +107,13 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                 }
                 (before, f.entries.len())
             })?;
-            println!("merged {} file(s) into {}: {before} → {after} entries", files.len(), db.path().display());
+            outln!("merged {} file(s) into {}: {before} → {after} entries", files.len(), db.path().display());
         }
         DbCommand::Clear => {
             if db.clear()? {
-                println!("removed {}", db.path().display());
+                outln!("removed {}", db.path().display());
             } else {
-                println!("{} does not exist; nothing to clear", db.path().display());
+                outln!("{} does not exist; nothing to clear", db.path().display());
             }
         }
     }

@@ -1,5 +1,6 @@
 //! `kerntune devices`.
 
+use crate::cli::out::outln;
 use kerntune::BackendChoice;
 
 #[derive(clap::Args, Debug)]
@@ -96,23 +97,23 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         }
     }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&found)?);
+        outln!("{}", serde_json::to_string_pretty(&found)?);
     } else {
         for f in &found {
-            println!("[{} #{}] {}  (arch {}, fingerprint {})", f.backend, f.index, f.target.name, f.target.arch, f.target.fingerprint);
+            outln!("[{} #{}] {}  (arch {}, fingerprint {})", f.backend, f.index, f.target.name, f.target.arch, f.target.fingerprint);
             for (k, v) in &f.details {
-                println!("    {k:<26} {v}");
+                outln!("    {k:<26} {v}");
             }
             let l = serde_json::to_value(&f.limits)?;
             if let Some(m) = l.as_object() {
                 for (k, v) in m {
-                    println!("    {k:<26} {}", if v.is_null() { "unknown".to_string() } else { v.to_string() });
+                    outln!("    {k:<26} {}", if v.is_null() { "unknown".to_string() } else { v.to_string() });
                 }
             }
         }
     }
     for p in &problems {
-        eprintln!("error: {p}");
+        crate::cli::out::eprint_line(&format!("error: {p}"));
     }
     Ok(if found.is_empty() { 1 } else { 0 })
 }

@@ -1,5 +1,6 @@
 //! `kerntune generate`: the generated config set for a target, class and shape.
 
+use crate::cli::out::outln;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use kerntune::plan::generate::{generate, GenContext, Shape};
 use kerntune::spec::Class;
@@ -52,10 +53,10 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     let ctx = GenContext { target: &target, limits: &limits, class, shape, elem_bytes, prune: PruneOptions::default() };
     let g = generate(&ctx).map_err(anyhow::Error::msg)?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"target": target, "class": class, "shape": shape, "generated": g}))?);
+        outln!("{}", serde_json::to_string_pretty(&serde_json::json!({"target": target, "class": class, "shape": shape, "generated": g}))?);
         return Ok(0);
     }
-    println!(
+    outln!(
         "{} on {} ({}): {} candidates, {} pruned; default {} {}",
         g.generator,
         target.name,
@@ -71,10 +72,10 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     for (i, (c, est)) in g.candidates.iter().take(a.top).enumerate() {
         t.add_row(vec![(i + 1).to_string(), c.key(), est.map_or("-".into(), |e| format!("{:.4}", e * 1e3))]);
     }
-    println!("{t}");
+    outln!("{t}");
     for (k, n) in g.pruned_counts() {
         let ex = g.pruned.iter().find(|(_, r)| r.category() == k).map(|(c, r)| format!("{c}: {r}")).unwrap_or_default();
-        println!("pruned {k}: {n}  (e.g. {ex})");
+        outln!("pruned {k}: {n}  (e.g. {ex})");
     }
     Ok(0)
 }

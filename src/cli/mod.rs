@@ -1,9 +1,11 @@
 //! Command-line front end. Every error is printed as one `error:` line (with the file and field
 //! where it comes from a spec) and exits non-zero; nothing panics on bad input.
 
+mod check;
 mod db;
 mod devices;
 mod generate;
+pub(crate) mod out;
 mod report;
 mod simulate;
 mod tune;
@@ -23,6 +25,9 @@ pub struct Cli {
 enum Command {
     /// List every device the compiled-in backends find, with its limits.
     Devices(devices::Args),
+    /// Load a spec (TOML or T1) without a device and print its search space: the cartesian
+    /// size, the valid configs, the default config and its launch, and the arguments.
+    Check(check::Args),
     /// Tune the kernel a spec file describes and store the winner.
     Tune(tune::Args),
     /// Inspect or maintain the winner database.
@@ -67,6 +72,7 @@ pub fn main() -> i32 {
     init_logging();
     let r = match cli.command {
         Command::Devices(a) => devices::run(a),
+        Command::Check(a) => check::run(a),
         Command::Tune(a) => tune::run(a),
         Command::Db(a) => db::run(a),
         Command::Simulate(a) => simulate::run(a),
@@ -74,17 +80,23 @@ pub fn main() -> i32 {
     };
     match r {
         Ok(code) => code,
+        Err(e) if matches!(e.downcast_ref::<out::OutputError>(), Some(out::OutputError::Closed)) => 0,
         Err(e) => {
-            let mut msg = e.to_string();
-            for cause in e.chain().skip(1) {
-                let c = cause.to_string();
-                if !msg.contains(&c) {
-                    msg.push_str(": ");
-                    msg.push_str(&c);
-                }
-            }
-            eprintln!("error: {msg}");
+            out::eprint_line(&format!("error: {}", chain(&e)));
             1
         }
     }
+}
+
+/// An error and its causes on one line, each cause once.
+pub(crate) fn chain(e: &anyhow::Error) -> String {
+    let mut msg = e.to_string();
+    for cause in e.chain().skip(1) {
+        let c = cause.to_string();
+        if !msg.contains(&c) {
+            msg.push_str(": ");
+            msg.push_str(&c);
+        }
+    }
+    msg
 }

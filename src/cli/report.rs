@@ -1,5 +1,6 @@
 //! The result table printed after a tune.
 
+use crate::cli::out::outln;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
 use kerntune::{ResultOutcome, TuneReport};
 use std::path::Path;
@@ -11,10 +12,10 @@ fn rate(bytes_or_flops: Option<f64>, seconds: f64, scale: f64) -> String {
     }
 }
 
-pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) {
+pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) -> Result<(), crate::cli::out::OutputError> {
     let problem = &r.entry.problem;
     if r.db_hit {
-        println!("database hit for {} ({}) on {}: the stored winner is reused, nothing was benchmarked", r.entry.kernel, problem, r.target.name);
+        outln!("database hit for {} ({}) on {}: the stored winner is reused, nothing was benchmarked", r.entry.kernel, problem, r.target.name);
     }
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
@@ -49,7 +50,7 @@ pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) {
             Cell::new(note.join(", ")),
         ]);
     }
-    println!("{t}");
+    outln!("{t}");
     let w = &r.winner_stats;
     let (flops, bytes) = r.winner_metrics;
     let mut line = format!("winner: {}  {:.4} ms ± {:.4} ms", r.winner, w.mean * 1e3, if w.ci_half.is_finite() { w.ci_half * 1e3 } else { 0.0 });
@@ -62,40 +63,43 @@ pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) {
     if r.tie_band.len() > 1 {
         line.push_str(&format!(" ({} configs tied within noise; stable tie-break picked this one)", r.tie_band.len()));
     }
-    println!("{line}");
+    outln!("{line}");
     if !r.db_hit {
-        println!(
+        outln!(
             "space: {} combinations, {} valid, {} candidates after pruning; evaluated {} ({} from the database), compiled {} in {:.2} s (summed over threads)",
-            r.cartesian, r.valid, r.candidates, r.evaluated, r.from_db, r.compiled, r.compile_seconds
+            r.cartesian,
+            r.valid,
+            r.candidates,
+            r.evaluated,
+            r.from_db,
+            r.compiled,
+            r.compile_seconds
         );
         let join = |m: &std::collections::BTreeMap<String, usize>| m.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ");
         if !r.pruned_before.is_empty() {
-            println!("pruned before compiling: {}", join(&r.pruned_before));
+            outln!("pruned before compiling: {}", join(&r.pruned_before));
             for (k, ex) in &r.prune_examples {
-                println!("    e.g. {k}: {ex}");
+                outln!("    e.g. {k}: {ex}");
             }
         }
         if !r.pruned_after.is_empty() {
-            println!("pruned after compiling: {}", join(&r.pruned_after));
+            outln!("pruned after compiling: {}", join(&r.pruned_after));
         }
         if !r.failures.is_empty() {
-            println!("failures: {}", join(&r.failures));
+            outln!("failures: {}", join(&r.failures));
             let mut seen = std::collections::BTreeSet::new();
             for res in &r.results {
                 if let ResultOutcome::Failed { kind, message } = &res.outcome {
                     if seen.insert(*kind) {
-                        println!(
-                            "    e.g. {kind}: {}: {}",
-                            res.config,
-                            message.lines().filter(|l| !l.trim().is_empty()).take(2).collect::<Vec<_>>().join(" | ")
-                        );
+                        outln!("    e.g. {kind}: {}: {}", res.config, message.lines().filter(|l| !l.trim().is_empty()).take(2).collect::<Vec<_>>().join(" | "));
                     }
                 }
             }
         }
-        println!("timing: {}; verification: {}; strategy: {}; wall time {:.2} s", r.timing, r.reference, r.strategy, r.wall_seconds);
+        outln!("timing: {}; verification: {}; strategy: {}; wall time {:.2} s", r.timing, r.reference, r.strategy, r.wall_seconds);
     }
     if let Some(p) = db {
-        println!("database: {} ({})", p.display(), if r.db_hit { "read" } else { "winner written" });
+        outln!("database: {} ({})", p.display(), if r.db_hit { "read" } else { "winner written" });
     }
+    Ok(())
 }

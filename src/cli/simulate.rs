@@ -1,5 +1,6 @@
 //! `kerntune simulate`: replay recorded spaces as oracles and score strategies.
 
+use crate::cli::out::outln;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
 use kerntune::sim::recorded::RecordedSpace;
 use kerntune::sim::simulate::{score, Score};
@@ -61,7 +62,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         }
         if !a.json {
             let failed = space.times.iter().filter(|t| t.is_none()).count();
-            println!(
+            outln!(
                 "{} ({}): {} configs, {failed} failed, optimum {:.4} ms; fraction of optimum, mean ± sd over {} seeds{}",
                 space.name,
                 if space.device.is_empty() { "device not recorded" } else { &space.device },
@@ -84,14 +85,14 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                 }
                 t.add_row(row);
             }
-            println!("{t}\n");
+            outln!("{t}\n");
         }
         all.extend(scores);
     }
     if let Some(svg) = &a.svg {
         plot(svg, &all, a.budget).map_err(|e| anyhow::anyhow!("writing {}: {e}", svg.display()))?;
         if !a.json {
-            println!("curves written to {}", svg.display());
+            outln!("curves written to {}", svg.display());
         }
     }
     if a.json {
@@ -106,7 +107,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                 serde_json::json!({"space": s.space, "strategy": s.strategy, "repeats": s.repeats, "at": at, "mean": s.mean, "std": s.std})
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&brief)?);
+        outln!("{}", serde_json::to_string_pretty(&brief)?);
     }
     Ok(0)
 }

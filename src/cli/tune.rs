@@ -1,6 +1,7 @@
 //! `kerntune tune SPEC.toml`.
 
 use super::report;
+use crate::cli::out::outln;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use kerntune::store::db::Database;
@@ -48,6 +49,9 @@ pub struct Args {
     /// Machine-readable output (the full reports as JSON on stdout).
     #[arg(long)]
     json: bool,
+    /// Allow kernel sources outside the spec's folder.
+    #[arg(long)]
+    allow_outside_sources: bool,
 }
 
 fn parse_key(text: &str, sizes: &[(String, Value)]) -> anyhow::Result<Vec<(String, Value)>> {
@@ -63,7 +67,10 @@ fn parse_key(text: &str, sizes: &[(String, Value)]) -> anyhow::Result<Vec<(Strin
 }
 
 pub fn run(a: Args) -> anyhow::Result<i32> {
-    let mut spec = kerntune::plan::prepare::load(&a.spec)?;
+    let mut spec = kerntune::plan::prepare::load_with(&a.spec, kerntune::LoadOptions { allow_outside_sources: a.allow_outside_sources })?;
+    for w in &spec.warnings {
+        crate::cli::out::eprint_line(&format!("warning: {w}"));
+    }
     if let Some(k) = &a.key {
         let first = spec.problems.first().cloned().unwrap_or_default();
         spec.problems = vec![parse_key(k, &first)?];
@@ -100,9 +107,10 @@ fn tune_all<B: Backend>(backend: B, spec: &Spec, a: &Args, opts: TuneOptions) ->
     let timing = backend.timing_method();
     let tuner = Tuner::new(backend);
     if !a.json {
-        eprintln!("kerntune: {} on {} [{}], timing: {timing}", spec.kernel, target.name, target.backend);
+        crate::cli::out::eprint_line(&format!("kerntune: {} on {} [{}], timing: {timing}", spec.kernel, target.name, target.backend));
     }
     let mut reports: Vec<TuneReport> = Vec::new();
+    let mut failed = 0usize;
     for i in 0..spec.problems.len() {
         let job = spec.job(language, i)?;
         let pb = if a.json { ProgressBar::hidden() } else { ProgressBar::new(0) };
@@ -140,14 +148,26 @@ fn tune_all<B: Backend>(backend: B, spec: &Spec, a: &Args, opts: TuneOptions) ->
         }));
         let r = tuner.tune(&job, &o);
         pb.finish_and_clear();
-        let r = r.with_context(|| format!("{}: tuning {} ({sizes})", spec.path.display(), spec.kernel))?;
+        // One problem failing does not stop the others; the command fails at the end.
+        let r = match r.with_context(|| format!("{}: tuning {} ({sizes})", spec.path.display(), spec.kernel)) {
+            Ok(r) => r,
+            Err(e) if spec.problems.len() > 1 => {
+                crate::cli::out::eprint_line(&format!("error: {}", crate::cli::chain(&e)));
+                failed += 1;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         if !a.json {
-            report::print(&r, a.top, opts.db.as_ref().map(|d| d.path()));
+            report::print(&r, a.top, opts.db.as_ref().map(|d| d.path()))?;
         }
         reports.push(r);
     }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&reports)?);
+        outln!("{}", serde_json::to_string_pretty(&reports)?);
+    }
+    if failed > 0 {
+        anyhow::bail!("{failed} of {} problems failed to tune (see above); the others were tuned and stored", spec.problems.len());
     }
     Ok(0)
 }

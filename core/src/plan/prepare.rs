@@ -7,7 +7,7 @@ use crate::space::restrict::SearchSpace;
 use crate::spec::error::SpecError;
 use crate::spec::expr::Expr;
 use crate::spec::job::ArgKind;
-use crate::spec::job::TuneJob;
+use crate::spec::job::{Compat, TuneJob};
 use crate::spec::key::ProblemKey;
 use crate::spec::problem::Access;
 use crate::spec::problem::ArgData;
@@ -53,10 +53,13 @@ pub struct Prepared {
     bytes: Option<Expr>,
     sizes: Vec<(String, Value)>,
     size_defines: bool,
+    compat: Compat,
     /// The problem's key.
     pub key: ProblemKey,
-    /// Host data of the arguments.
+    /// Host data of the arguments (empty from [`Prepared::without_data`]).
     pub data: ProblemData,
+    /// Each argument's size or value.
+    pub layout: Vec<ArgLayout>,
     /// The default config.
     pub default: Config,
     /// Whether the default config satisfies the restrictions.
@@ -76,13 +79,22 @@ impl Prepared {
     /// Like [`Prepared::new`], for a generated job: `explicit` is the candidate list (the class
     /// default first) that [`crate::plan::expand`] made, and `job.params` the values in it.
     pub fn with_candidates(job: &TuneJob, explicit: Option<Vec<Config>>) -> Result<Prepared, SpecError> {
+        Prepared::build(job, explicit, true)
+    }
+
+    /// Like [`Prepared::with_candidates`] but without making the problem's host data (`data`
+    /// stays empty; `layout` describes it): what inspecting a spec needs.
+    pub fn without_data(job: &TuneJob, explicit: Option<Vec<Config>>) -> Result<Prepared, SpecError> {
+        Prepared::build(job, explicit, false)
+    }
+
+    fn build(job: &TuneJob, explicit: Option<Vec<Config>>, with_data: bool) -> Result<Prepared, SpecError> {
         let err = |field: &str, message: String| SpecError { file: job.origin.clone(), field: field.into(), message };
         let space = SearchSpace::new(job.params.clone(), &job.restrictions, job.sizes.clone()).map_err(|e| match &e {
             crate::space::error::SpaceError::Restriction { index, source } => err(&format!("restrictions[{index}]"), source.to_string()),
             other => err("params", other.to_string()),
         })?;
         let names: Vec<&str> = job.params.iter().map(|p| p.name.as_str()).chain(job.sizes.iter().map(|(n, _)| n.as_str())).collect();
-        let _size_names: Vec<&str> = job.sizes.iter().map(|(n, _)| n.as_str()).collect();
         let ce = |field: &str, text: &str| Expr::compile(text, &names).map_err(|e| err(field, e.to_string()));
         let three = |field: &str, t: &[String; 3]| -> Result<[Expr; 3], SpecError> {
             Ok([ce(&format!("{field}[0]"), &t[0])?, ce(&format!("{field}[1]"), &t[1])?, ce(&format!("{field}[2]"), &t[2])?])
@@ -91,7 +103,8 @@ impl Prepared {
         let two = |field: &str, t: &Option<[String; 2]>| -> Result<Option<[Expr; 2]>, SpecError> {
             t.as_ref().map(|t| Ok([ce(&format!("{field}[0]"), &t[0])?, ce(&format!("{field}[1]"), &t[1])?])).transpose()
         };
-        let data = problem_data(job)?;
+        let layout = layout(job)?;
+        let data = if with_data { problem_data(job, &layout)? } else { ProblemData::default() };
         let key = problem_key(job)?;
         let (default, default_valid) = default_config(job, &space, explicit.as_deref())?;
         Ok(Prepared {
@@ -107,9 +120,11 @@ impl Prepared {
             names_len: names.len(),
             sizes: job.sizes.clone(),
             size_defines: job.size_defines,
+            compat: job.compat,
             space,
             key,
             data,
+            layout,
             default,
             default_valid,
             default_declared: job.default.is_some() || explicit.is_some(),
@@ -169,34 +184,91 @@ impl Prepared {
 
     /// Access of each buffer argument, in order.
     pub fn buffer_access(&self) -> Vec<Access> {
-        self.data.buffers().map(|b| b.access).collect()
-    }
-
-    /// By-value scalar arguments and their values.
-    pub fn scalars(&self) -> Vec<(String, Value)> {
-        self.data
-            .args
+        self.layout
             .iter()
-            .filter_map(|a| match a {
-                ArgData::Scalar { name, value, .. } => Some((name.clone(), value.clone())),
-                _ => None,
+            .filter_map(|a| match a.kind {
+                LayoutKind::Buffer { access, .. } => Some(access),
+                LayoutKind::Scalar { .. } => None,
             })
             .collect()
     }
 
-    /// Defines for a config: parameters, then sizes when asked.
-    pub fn defines(&self, cfg: &Config) -> Vec<(String, String)> {
-        let mut d: Vec<(String, String)> = cfg.defines().map(|(k, v)| (k.to_string(), v)).collect();
+    /// By-value scalar arguments and their values.
+    pub fn scalars(&self) -> Vec<(String, Value)> {
+        self.layout
+            .iter()
+            .filter_map(|a| match &a.kind {
+                LayoutKind::Scalar { value } => Some((a.name.clone(), value.clone())),
+                LayoutKind::Buffer { .. } => None,
+            })
+            .collect()
+    }
+
+    /// Defines for a config launched as `launch`: its parameters, then the problem sizes when
+    /// asked; with [`Compat::KernelTuner`], Kernel Tuner's set instead (see [`Compat`]).
+    pub fn defines(&self, cfg: &Config, launch: &Launch) -> Vec<(String, String)> {
+        let kt = self.compat == Compat::KernelTuner;
+        let mut d: Vec<(String, String)> = cfg.defines().filter(|(k, _)| !(kt && is_unroll_factor(k))).map(|(k, v)| (k.to_string(), v)).collect();
         if self.size_defines {
             d.extend(self.sizes.iter().map(|(k, v)| (k.clone(), v.to_source())));
         }
+        if kt {
+            for (i, axis) in ["x", "y", "z"].iter().enumerate() {
+                d.push((format!("grid_size_{axis}"), launch.grid[i].to_string()));
+                let name = format!("block_size_{axis}");
+                if cfg.get(&name).is_none() {
+                    d.push((name, launch.block[i].to_string()));
+                }
+            }
+            d.push(("kernel_tuner".into(), "1".into()));
+        }
         d
+    }
+
+    /// The source a config compiles: `code` itself, except under [`Compat::KernelTuner`] with
+    /// `loop_unroll_factor*` parameters, which Kernel Tuner turns into `constexpr int NAME =
+    /// VALUE;` before the code (a `#pragma unroll` argument is not macro-expanded), or, for 0,
+    /// into no unroll hint at all: the `#pragma unroll NAME` lines are blanked (line numbers in
+    /// compiler messages stay the file's).
+    pub fn code<'a>(&self, cfg: &Config, code: &'a str) -> std::borrow::Cow<'a, str> {
+        if self.compat != Compat::KernelTuner {
+            return std::borrow::Cow::Borrowed(code);
+        }
+        let factors: Vec<(&str, String)> = cfg.params.iter().filter(|(k, _)| is_unroll_factor(k)).map(|(k, v)| (k.as_str(), v.to_source())).collect();
+        if factors.is_empty() {
+            return std::borrow::Cow::Borrowed(code);
+        }
+        let mut prefix = String::new();
+        let mut zero = Vec::new();
+        for (k, v) in &factors {
+            if v == "0" {
+                zero.push(*k);
+            } else {
+                prefix.push_str(&format!("constexpr int {k} = {v};\n"));
+            }
+        }
+        prefix.push_str("#line 1\n");
+        let mut out = prefix;
+        for line in code.split_inclusive('\n') {
+            let pragma = line.trim_start().strip_prefix("#pragma").map(str::trim_start).and_then(|r| r.strip_prefix("unroll")).map(str::trim);
+            if pragma.is_some_and(|arg| zero.iter().any(|z| arg.split(|c: char| !(c.is_alphanumeric() || c == '_')).next() == Some(*z))) {
+                out.push_str(if line.ends_with('\n') { "\n" } else { "" });
+            } else {
+                out.push_str(line);
+            }
+        }
+        std::borrow::Cow::Owned(out)
     }
 }
 
 /// Reads a spec (TOML or T1) and compiles every expression of every problem (see [`check`]).
 pub fn load(path: &std::path::Path) -> Result<crate::spec::file::Spec, SpecError> {
-    let spec = crate::spec::file::Spec::load(path)?;
+    load_with(path, Default::default())
+}
+
+/// [`load`] with options.
+pub fn load_with(path: &std::path::Path, opts: crate::spec::file::LoadOptions) -> Result<crate::spec::file::Spec, SpecError> {
+    let spec = crate::spec::file::Spec::load_with(path, opts)?;
     check(&spec)?;
     Ok(spec)
 }
@@ -206,7 +278,7 @@ pub fn load(path: &std::path::Path) -> Result<crate::spec::file::Spec, SpecError
 /// one is reported, with its file and field, before any device work.
 pub fn check(spec: &crate::spec::file::Spec) -> Result<(), SpecError> {
     for (suffix, job) in spec.validation_jobs() {
-        Prepared::new(&job).map_err(|mut e| {
+        Prepared::without_data(&job, None).map_err(|mut e| {
             e.field.push_str(&suffix);
             e
         })?;
@@ -219,33 +291,107 @@ fn spec_err(job: &TuneJob) -> impl Fn(&str, String) -> SpecError + '_ {
     move |field: &str, message: String| SpecError { file: job.origin.clone(), field: field.into(), message }
 }
 
-/// The host data of the job's arguments, from expressions over its sizes.
-fn problem_data(job: &TuneJob) -> Result<ProblemData, SpecError> {
+/// One argument's shape, evaluated from the job's expressions over its sizes, before any data
+/// is made.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ArgLayout {
+    /// The argument's name.
+    pub name: String,
+    /// Element type.
+    pub dtype: crate::spec::problem::DType,
+    /// What it is.
+    #[serde(flatten)]
+    pub kind: LayoutKind,
+}
+
+/// A buffer's size and use, or a scalar's value.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum LayoutKind {
+    /// A buffer.
+    Buffer {
+        /// Elements.
+        elements: u64,
+        /// Bytes (checked against overflow).
+        bytes: u64,
+        /// How the kernel uses it.
+        access: crate::spec::problem::Access,
+        /// Where it lives.
+        memory: crate::spec::problem::Memory,
+    },
+    /// A by-value scalar.
+    Scalar {
+        /// Its value.
+        value: Value,
+    },
+}
+
+impl ArgLayout {
+    /// Bytes of device memory a buffer takes (0 for a scalar).
+    pub fn bytes(&self) -> u64 {
+        match self.kind {
+            LayoutKind::Buffer { bytes, .. } => bytes,
+            LayoutKind::Scalar { .. } => 0,
+        }
+    }
+}
+
+/// Every argument's size or value, from expressions over the job's sizes; sizes are checked
+/// against overflow and [`crate::spec::t1::MAX_BUFFER_BYTES`], so nothing is allocated yet.
+pub fn layout(job: &TuneJob) -> Result<Vec<ArgLayout>, SpecError> {
     let err = spec_err(job);
     let size_names: Vec<&str> = job.sizes.iter().map(|(n, _)| n.as_str()).collect();
     let size_vals: Vec<Value> = job.sizes.iter().map(|(_, v)| v.clone()).collect();
-    let mut args = Vec::new();
+    let mut out = Vec::new();
     for (i, a) in job.args.iter().enumerate() {
         let field = format!("args[{i}] ({})", a.name);
         match &a.kind {
-            ArgKind::Buffer { dtype, len, init, access } => {
-                let e = Expr::compile(len, &size_names).map_err(|e| err(&format!("{field}.len"), e.to_string()))?;
-                let n = e.eval_i64(&size_vals).map_err(|e| err(&format!("{field}.len"), e.to_string()))?;
-                if n < 0 {
-                    return Err(err(&format!("{field}.len"), format!("length {n} is negative")));
-                }
-                args.push(ArgData::Buffer(HostBuffer::new(&a.name, *dtype, n as usize, init, *access)));
+            ArgKind::Buffer { dtype, len, access, memory, .. } => {
+                let f = format!("{field}.len");
+                let e = Expr::compile(len, &size_names).map_err(|e| err(&f, e.to_string()))?;
+                let n = e.eval_i64(&size_vals).map_err(|e| err(&f, e.to_string()))?;
+                let elements = u64::try_from(n).map_err(|_| err(&f, format!("length {n} is negative")))?;
+                let bytes = elements.checked_mul(dtype.size() as u64).filter(|&b| b <= crate::spec::t1::MAX_BUFFER_BYTES).ok_or_else(|| {
+                    err(
+                        &f,
+                        format!(
+                            "{elements} elements of {} bytes exceed the {} a buffer may have",
+                            dtype.size(),
+                            crate::spec::problem::human_bytes(crate::spec::t1::MAX_BUFFER_BYTES)
+                        ),
+                    )
+                })?;
+                out.push(ArgLayout { name: a.name.clone(), dtype: *dtype, kind: LayoutKind::Buffer { elements, bytes, access: *access, memory: *memory } });
             }
             ArgKind::Scalar { dtype, value } => {
-                let e = Expr::compile(value, &size_names).map_err(|e| err(&format!("{field}.value"), e.to_string()))?;
-                let v = e.eval(&size_vals).map_err(|e| err(&format!("{field}.value"), e.to_string()))?;
-                args.push(ArgData::Scalar { name: a.name.clone(), dtype: *dtype, value: v });
+                let f = format!("{field}.value");
+                let e = Expr::compile(value, &size_names).map_err(|e| err(&f, e.to_string()))?;
+                let v = e.eval(&size_vals).map_err(|e| err(&f, e.to_string()))?;
+                out.push(ArgLayout { name: a.name.clone(), dtype: *dtype, kind: LayoutKind::Scalar { value: v } });
             }
         }
     }
     for o in &job.verify.outputs {
         if !job.args.iter().any(|a| &a.name == o && matches!(a.kind, ArgKind::Buffer { .. })) {
             return Err(err("verify.outputs", format!("`{o}` is not a buffer argument")));
+        }
+    }
+    Ok(out)
+}
+
+/// The host data of the job's arguments, laid out by [`layout`].
+fn problem_data(job: &TuneJob, layout: &[ArgLayout]) -> Result<ProblemData, SpecError> {
+    let err = spec_err(job);
+    let mut args = Vec::new();
+    for (i, (a, l)) in job.args.iter().zip(layout).enumerate() {
+        match (&a.kind, &l.kind) {
+            (ArgKind::Buffer { init, .. }, LayoutKind::Buffer { elements, access, memory, .. }) => {
+                let n = usize::try_from(*elements).map_err(|_| err(&format!("args[{i}] ({}).len", a.name), "too large for this machine".into()))?;
+                let b = HostBuffer::try_new(&a.name, l.dtype, n, init, *access).map_err(|m| err(&format!("args[{i}] ({}).len", a.name), m))?;
+                args.push(ArgData::Buffer(b.in_memory(*memory)));
+            }
+            (_, LayoutKind::Scalar { value }) => args.push(ArgData::Scalar { name: a.name.clone(), dtype: l.dtype, value: value.clone() }),
+            _ => unreachable!("layout follows the arguments"),
         }
     }
     Ok(ProblemData { args })
@@ -299,4 +445,9 @@ fn default_config(job: &TuneJob, space: &SearchSpace, explicit: Option<&[Config]
         },
         _ => (default, false),
     })
+}
+
+/// Kernel Tuner's name rule for unroll factors (`loop_unroll_factor`, `loop_unroll_factor_t`).
+fn is_unroll_factor(name: &str) -> bool {
+    name.contains("loop_unroll_factor")
 }

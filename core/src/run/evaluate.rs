@@ -8,18 +8,39 @@ use crate::error::{BackendError, FailureKind};
 use crate::measure::stats::{measure, Stats};
 use crate::measure::timing::TimeRequest;
 use crate::measure::verify::VerifyRequest;
+use crate::plan::prepare::Launch;
 use crate::plan::prune::prune_after;
 use crate::run::candidates::Cand;
 use crate::run::error::Error;
 use crate::run::report::{ConfigResult, Event, ResultOutcome};
 use crate::run::tuner::{Context, TuneOptions, Tuner};
 use crate::search::strategy::Outcome;
+use crate::space::config::Config;
 use crate::spec::job::Reference;
 use crate::spec::problem::HostBuffer;
 use crate::spec::settings::L2Flush;
 use crate::store::db::{self, Entry, Environment, Measurement, Status};
 use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
+
+/// What a config's compile request borrows: its defines, its source text, and the problem's
+/// scalars and buffer uses.
+pub(crate) struct Build<'a> {
+    defines: Vec<(String, String)>,
+    code: std::borrow::Cow<'a, str>,
+    scalars: Vec<(String, crate::spec::value::Value)>,
+    access: Vec<crate::spec::problem::Access>,
+}
+
+impl<'a> Build<'a> {
+    pub fn new(prep: &crate::plan::prepare::Prepared, source: &'a crate::spec::source::KernelSource, config: &Config, launch: &Launch) -> Build<'a> {
+        Build { defines: prep.defines(config, launch), code: prep.code(config, &source.code), scalars: prep.scalars(), access: prep.buffer_access() }
+    }
+
+    pub fn request<'r>(&'r self, source: &'r crate::spec::source::KernelSource, config: &'r Config, launch: &'r Launch) -> CompileRequest<'r> {
+        CompileRequest { source, code: &self.code, config, defines: &self.defines, launch, scalars: &self.scalars, buffers: &self.access }
+    }
+}
 
 /// The default config compiled while making the reference, with its candidate index: the
 /// search loop evaluates it first.
@@ -88,18 +109,6 @@ impl<'a, B: Backend> Run<'a, B> {
         Ok(())
     }
 
-    /// The compile request of a candidate (the defines are passed in, since the request borrows
-    /// them).
-    pub fn request<'r>(
-        &'r self,
-        c: &'r Cand,
-        defines: &'r [(String, String)],
-        scalars: &'r [(String, crate::spec::value::Value)],
-        access: &'r [crate::spec::problem::Access],
-    ) -> CompileRequest<'r> {
-        CompileRequest { source: &self.ctx.job.source, config: &c.config, defines, launch: &c.launch, scalars, buffers: access }
-    }
-
     /// Expected outputs, when something is to be measured now: from a CPU reference, or by
     /// running the default config (which is then returned, compiled, to be evaluated first).
     pub fn prepare_reference(&mut self, cands: &[Cand]) -> Result<DefaultKernel<B::Kernel>, Error> {
@@ -122,10 +131,10 @@ impl<'a, B: Backend> Run<'a, B> {
                     Error::Reference(format!("the default config ({}) was pruned or is invalid; name a CPU reference or change the default", prep.default))
                 })?;
                 let c = &cands[di];
-                let (defines, scalars, access) = (prep.defines(&c.config), prep.scalars(), prep.buffer_access());
+                let build = Build::new(prep, &self.ctx.job.source, &c.config, &c.launch);
                 let compiled = self
                     .backend()
-                    .compile(&self.request(c, &defines, &scalars, &access))
+                    .compile(&build.request(&self.ctx.job.source, &c.config, &c.launch))
                     .map_err(|e| Error::Reference(format!("the default config ({}) failed to compile: {e}", c.config)))?;
                 self.compiled += 1;
                 let backend = self.backend();

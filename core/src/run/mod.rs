@@ -34,7 +34,7 @@ pub(crate) mod fixture {
     use crate::run::tuner::{TuneOptions, Tuner};
     use crate::space::config::Config;
     use crate::spec::job::{ArgKind, ArgSpec, Param, TuneJob};
-    use crate::spec::problem::{Access, DType, Init};
+    use crate::spec::problem::{Access, DType, Init, Memory};
     use crate::spec::source::KernelSource;
     use crate::spec::value::Value;
 
@@ -45,8 +45,14 @@ pub(crate) mod fixture {
         );
         j.sizes = vec![("n".into(), Value::Int(4096))];
         j.args = vec![
-            ArgSpec { name: "x".into(), kind: ArgKind::Buffer { dtype: DType::F32, len: "n".into(), init: Init::Random { seed: 1 }, access: Access::Read } },
-            ArgSpec { name: "y".into(), kind: ArgKind::Buffer { dtype: DType::F32, len: "n".into(), init: Init::Zeros, access: Access::Write } },
+            ArgSpec {
+                name: "x".into(),
+                kind: ArgKind::Buffer { dtype: DType::F32, len: "n".into(), init: Init::Random { seed: 1 }, access: Access::Read, memory: Memory::Global },
+            },
+            ArgSpec {
+                name: "y".into(),
+                kind: ArgKind::Buffer { dtype: DType::F32, len: "n".into(), init: Init::Zeros, access: Access::Write, memory: Memory::Global },
+            },
         ];
         j.grid = ["div_ceil(n, bx*vec)".into(), "1".into(), "1".into()];
         j.block = ["bx".into(), "1".into(), "1".into()];

@@ -7,7 +7,7 @@ use crate::backend::{Backend, Compiled};
 use crate::error::BackendError;
 use crate::run::candidates::{Cand, Plan};
 use crate::run::error::Error;
-use crate::run::evaluate::{DefaultKernel, Run};
+use crate::run::evaluate::{Build, DefaultKernel, Run};
 use crate::run::report::{to_result, Event};
 use crate::search::strategy::{self, Candidates, Strategy};
 use crate::spec::error::SpecError;
@@ -121,14 +121,12 @@ fn compile_and_measure<B: Backend>(
 ) -> Result<(), Error> {
     let cancel = AtomicBool::new(false);
     let prep = &run.ctx.prep;
-    let (scalars, access) = (prep.scalars(), prep.buffer_access());
     let mut failure: Option<Error> = None;
     let backend = run.backend();
     let source = &run.ctx.job.source;
     std::thread::scope(|s| {
         let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Result<Compiled<B::Kernel>, BackendError>, f64)>(threads * 2);
         let cancel = &cancel;
-        let (scalars, access) = (&scalars, &access);
         s.spawn(move || {
             pool.install(|| {
                 fresh.par_iter().for_each_with(tx, |tx, &i| {
@@ -136,10 +134,9 @@ fn compile_and_measure<B: Backend>(
                         return;
                     }
                     let c: &Cand = &plan.cands[i];
-                    let defines = prep.defines(&c.config);
                     let t = Instant::now();
-                    let req = crate::backend::CompileRequest { source, config: &c.config, defines: &defines, launch: &c.launch, scalars, buffers: access };
-                    let r = backend.compile(&req);
+                    let build = Build::new(prep, source, &c.config, &c.launch);
+                    let r = backend.compile(&build.request(source, &c.config, &c.launch));
                     let _ = tx.send((i, r, t.elapsed().as_secs_f64()));
                 })
             })

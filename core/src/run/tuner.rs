@@ -17,11 +17,11 @@
 //! A failure of one config (compile, launch, timeout, wrong output, lost device) is recorded
 //! with its reason and never ends the tune.
 
-use crate::backend::{Backend, CompileRequest, Compiled};
+use crate::backend::{Backend, Compiled};
 use crate::plan::expand::{expand, Expanded};
 use crate::plan::prepare::{Launch, Prepared};
 use crate::run::error::Error;
-use crate::run::evaluate::Run;
+use crate::run::evaluate::{Build, Run};
 use crate::run::report::{Event, Observer, TuneReport};
 use crate::run::{candidates, lookup, persist, search_loop};
 use crate::space::config::Config;
@@ -129,16 +129,8 @@ impl<B: Backend> Tuner<B> {
     /// Compiles one config (the runtime handle uses this to load a stored winner).
     pub fn compile_config(&self, job: &TuneJob, prep: &Prepared, cfg: &Config) -> Result<(Compiled<B::Kernel>, Launch), Error> {
         let launch = prep.launch(cfg).map_err(Error::Eval)?;
-        let defines = prep.defines(cfg);
-        let scalars = prep.scalars();
-        let c = self.backend.compile(&CompileRequest {
-            source: &job.source,
-            config: cfg,
-            defines: &defines,
-            launch: &launch,
-            scalars: &scalars,
-            buffers: &prep.buffer_access(),
-        })?;
+        let build = Build::new(prep, &job.source, cfg, &launch);
+        let c = self.backend.compile(&build.request(&job.source, cfg, &launch))?;
         Ok((c, launch))
     }
 

@@ -25,7 +25,7 @@ use crate::error::BackendError;
 use crate::measure::timing::TimeRequest;
 use crate::measure::verify::VerifyRequest;
 use crate::plan::prepare::Launch;
-use crate::spec::problem::{Access, ArgData, DType, HostBuffer, ProblemData};
+use crate::spec::problem::{Access, ArgData, DType, HostBuffer, Memory, ProblemData};
 use crate::spec::settings::L2Flush;
 use crate::spec::value::Value;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
@@ -184,6 +184,8 @@ struct ArgMeta {
     name: String,
     dtype: DType,
     access: Option<Access>,
+    #[serde(default)]
+    memory: Memory,
     scalar: Option<Value>,
 }
 
@@ -328,10 +330,12 @@ impl Worker {
         for a in &problem.args {
             match a {
                 ArgData::Buffer(b) => {
-                    args.push(ArgMeta { name: b.name.clone(), dtype: b.dtype, access: Some(b.access), scalar: None });
+                    args.push(ArgMeta { name: b.name.clone(), dtype: b.dtype, access: Some(b.access), memory: b.memory, scalar: None });
                     blobs.push(&b.data);
                 }
-                ArgData::Scalar { name, dtype, value } => args.push(ArgMeta { name: name.clone(), dtype: *dtype, access: None, scalar: Some(value.clone()) }),
+                ArgData::Scalar { name, dtype, value } => {
+                    args.push(ArgMeta { name: name.clone(), dtype: *dtype, access: None, memory: Memory::Global, scalar: Some(value.clone()) })
+                }
             }
         }
         w.call(&Req::Init { ordinal, args }, &blobs, Duration::from_secs(120))?;
@@ -522,9 +526,13 @@ fn handle(exec: &mut impl Executor, st: &mut Served, req: Req, blobs: Vec<Vec<u8
             let mut problem = ProblemData::default();
             for a in args {
                 match (a.access, a.scalar) {
-                    (Some(access), _) => {
-                        problem.args.push(ArgData::Buffer(HostBuffer { name: a.name, dtype: a.dtype, data: data.next().unwrap_or_default(), access }))
-                    }
+                    (Some(access), _) => problem.args.push(ArgData::Buffer(HostBuffer {
+                        name: a.name,
+                        dtype: a.dtype,
+                        data: data.next().unwrap_or_default(),
+                        access,
+                        memory: a.memory,
+                    })),
                     (None, Some(value)) => problem.args.push(ArgData::Scalar { name: a.name, dtype: a.dtype, value }),
                     (None, None) => return Err(BackendError::other("malformed init message")),
                 }

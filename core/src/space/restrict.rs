@@ -88,6 +88,24 @@ impl SearchSpace {
         self.iter_coords().count()
     }
 
+    /// Counts valid configurations until `deadline`: the count, and whether it is complete.
+    pub fn count_until(&self, deadline: std::time::Instant) -> (u64, bool) {
+        let mut n = 0u64;
+        let mut it = self.iter_coords();
+        loop {
+            // The clock is read every 64 Ki points: cheap, and a fraction of a second late.
+            for _ in 0..65_536 {
+                if it.next().is_none() {
+                    return (n, true);
+                }
+                n += 1;
+            }
+            if std::time::Instant::now() >= deadline {
+                return (n, false);
+            }
+        }
+    }
+
     /// The config at given value indices.
     pub fn config_at(&self, coords: &[u32]) -> Config {
         Config { params: self.params.iter().zip(coords).map(|(p, &i)| (p.name.clone(), p.values[i as usize].clone())).collect(), knobs: Default::default() }

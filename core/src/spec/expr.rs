@@ -10,6 +10,7 @@
 //! into a small evaluator whose variables are slot indices, so that evaluating a restriction
 //! for one configuration costs tens of nanoseconds and allocates nothing.
 
+use crate::spec::error::quote;
 use crate::spec::value::Value;
 use rustpython_parser::ast::{self, Constant};
 use std::fmt;
@@ -35,6 +36,14 @@ pub enum ExprError {
         /// The names that could have been used, comma separated.
         known: String,
     },
+    /// The expression is longer or more deeply nested than the limits allow.
+    #[error("`{source_text}` {what}; simplify it")]
+    TooComplex {
+        /// The expression text (quoted short).
+        source_text: String,
+        /// Which limit.
+        what: String,
+    },
     /// A construct outside the supported subset (lambdas, comprehensions, ...).
     #[error("`{source_text}` uses {what}, which expressions here do not support")]
     Unsupported {
@@ -51,7 +60,7 @@ pub enum ExprError {
 pub struct EvalError(pub String);
 
 #[derive(Clone, Copy, Debug)]
-enum BinOp {
+pub(crate) enum BinOp {
     Add,
     Sub,
     Mul,
@@ -140,18 +149,14 @@ impl Expr {
     /// Compiles `text` with `names[i]` bound to slot `i` at evaluation time.
     pub fn compile(text: &str, names: &[&str]) -> Result<Expr, ExprError> {
         let trimmed = text.trim();
-        let parsed = rustpython_parser::parse(trimmed, rustpython_parser::Mode::Expression, "<expr>")
-            .map_err(|e| ExprError::Syntax { source_text: trimmed.to_string(), message: e.error.to_string() })?;
-        let body = match parsed {
-            ast::Mod::Expression(e) => e.body,
-            _ => return Err(ExprError::Syntax { source_text: trimmed.to_string(), message: "expected a single expression".into() }),
-        };
-        let mut c = Compiler { text: trimmed, names, used: Vec::new() };
-        let root = c.expr(&body)?;
-        let mut vars_used = c.used;
-        vars_used.sort_unstable();
-        vars_used.dedup();
-        Ok(Expr { text: trimmed.to_string(), root, vars_used })
+        with_python_ast(trimmed, |body| {
+            let mut c = Compiler { text: trimmed, names, used: Vec::new(), depth: 0 };
+            let root = c.expr(body)?;
+            let mut vars_used = c.used;
+            vars_used.sort_unstable();
+            vars_used.dedup();
+            Ok(Expr { text: trimmed.to_string(), root, vars_used })
+        })
     }
 
     /// The source text.
@@ -191,25 +196,77 @@ impl Expr {
         match eval(&self.root, slots)? {
             V::Int(i) => Ok(i),
             V::Bool(b) => Ok(b as i64),
-            V::Float(f) if f.fract() == 0.0 => Ok(f as i64),
-            V::Float(f) => Err(EvalError(format!("`{}` gave {f}, not a whole number; wrap it in ceil() or int()", self.text))),
-            other => Err(EvalError(format!("`{}` gave {other:?}, not a number", self.text))),
+            V::Float(f) if f.fract() == 0.0 => float_to_int(f).map_err(|e| EvalError(format!("`{}`: {e}", quote(&self.text)))),
+            V::Float(f) => Err(EvalError(format!("`{}` gave {f}, not a whole number; wrap it in ceil() or int()", quote(&self.text)))),
+            other => Err(EvalError(format!("`{}` gave {other:?}, not a number", quote(&self.text)))),
         }
     }
+}
+
+/// The longest expression accepted, in characters.
+pub const MAX_EXPR_CHARS: usize = 64 * 1024;
+/// The deepest nesting accepted (each operator, call and bracket is a level).
+pub const MAX_EXPR_DEPTH: usize = 200;
+/// Above this length, parsing runs on a thread with a large stack (see [`with_python_ast`]).
+const BIG_STACK_CHARS: usize = 2048;
+
+fn too_deep(text: &str) -> ExprError {
+    ExprError::TooComplex { source_text: quote(text).into_owned(), what: format!("is nested more than {MAX_EXPR_DEPTH} levels deep") }
+}
+
+/// Parses `text` as one Python expression and hands its tree to `f`. The limits every
+/// expression is held to live here: at most [`MAX_EXPR_CHARS`] characters, and a long text is
+/// parsed (and its tree dropped, which recurses) on a thread with a large stack, so that no
+/// input can overflow the caller's stack; `f` checks [`MAX_EXPR_DEPTH`] as it walks.
+pub(crate) fn with_python_ast<T: Send>(text: &str, f: impl FnOnce(&ast::Expr) -> Result<T, ExprError> + Send) -> Result<T, ExprError> {
+    let chars = text.chars().count();
+    if chars > MAX_EXPR_CHARS {
+        return Err(ExprError::TooComplex {
+            source_text: quote(text).into_owned(),
+            what: format!("is {chars} characters long; the limit is {MAX_EXPR_CHARS}"),
+        });
+    }
+    let run = || {
+        let parsed = rustpython_parser::parse(text, rustpython_parser::Mode::Expression, "<expr>")
+            .map_err(|e| ExprError::Syntax { source_text: quote(text).into_owned(), message: e.error.to_string() })?;
+        match parsed {
+            ast::Mod::Expression(e) => f(&e.body),
+            _ => Err(ExprError::Syntax { source_text: quote(text).into_owned(), message: "expected a single expression".into() }),
+        }
+    };
+    if chars <= BIG_STACK_CHARS {
+        return run();
+    }
+    // 64 KiB of text nests at most 64 Ki levels; a frame of the parser's recursive drop is far
+    // below 4 KiB, so 256 MiB is ample (only the pages used are ever touched).
+    std::thread::scope(|s| std::thread::Builder::new().stack_size(256 << 20).spawn_scoped(s, run).map(|h| h.join()))
+        .map_err(|e| ExprError::TooComplex { source_text: quote(text).into_owned(), what: format!("could not be parsed: {e}") })?
+        .unwrap_or_else(|_| Err(ExprError::TooComplex { source_text: quote(text).into_owned(), what: "could not be parsed".into() }))
 }
 
 struct Compiler<'a> {
     text: &'a str,
     names: &'a [&'a str],
     used: Vec<usize>,
+    depth: usize,
 }
 
 impl Compiler<'_> {
     fn unsupported(&self, what: &str) -> ExprError {
-        ExprError::Unsupported { source_text: self.text.to_string(), what: what.to_string() }
+        ExprError::Unsupported { source_text: quote(self.text).into_owned(), what: what.to_string() }
     }
 
     fn expr(&mut self, e: &ast::Expr) -> Result<Node, ExprError> {
+        self.depth += 1;
+        if self.depth > MAX_EXPR_DEPTH {
+            return Err(too_deep(self.text));
+        }
+        let node = self.node(e);
+        self.depth -= 1;
+        node
+    }
+
+    fn node(&mut self, e: &ast::Expr) -> Result<Node, ExprError> {
         Ok(match e {
             ast::Expr::Constant(c) => Node::Const(self.constant(&c.value)?),
             ast::Expr::Name(n) => {
@@ -222,7 +279,13 @@ impl Compiler<'_> {
                             self.used.push(i);
                             Node::Var(i)
                         }
-                        None => return Err(ExprError::UnknownName { source_text: self.text.to_string(), name: id.to_string(), known: self.names.join(", ") }),
+                        None => {
+                            return Err(ExprError::UnknownName {
+                                source_text: quote(self.text).into_owned(),
+                                name: id.to_string(),
+                                known: quote(&self.names.join(", ")).into_owned(),
+                            })
+                        }
                     },
                 }
             }
@@ -453,50 +516,112 @@ fn py_mod_f(a: f64, b: f64) -> f64 {
 }
 
 fn binop<'a>(op: BinOp, a: V<'a>, b: V<'a>) -> Result<V<'a>, EvalError> {
-    if let (Some(x), Some(y)) = (as_int(a), as_int(b)) {
-        let overflow = || EvalError("integer overflow".into());
-        return Ok(match op {
-            BinOp::Add => V::Int(x.checked_add(y).ok_or_else(overflow)?),
-            BinOp::Sub => V::Int(x.checked_sub(y).ok_or_else(overflow)?),
-            BinOp::Mul => V::Int(x.checked_mul(y).ok_or_else(overflow)?),
+    if let (V::Str(_), V::Str(_)) = (a, b) {
+        return err("string arithmetic is not supported");
+    }
+    let num = |v: V<'_>| match v {
+        V::Int(i) => Ok(Num::Int(i)),
+        V::Bool(b) => Ok(Num::Int(b as i64)),
+        V::Float(f) => Ok(Num::Float(f)),
+        other => err(format!("{other:?} is not a number")),
+    };
+    Ok(match arith(op, num(a)?, num(b)?)? {
+        Num::Int(i) => V::Int(i),
+        Num::Float(f) => V::Float(f),
+    })
+}
+
+/// A number during evaluation: Python's `int` (here 64-bit, overflow is an error) or `float`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Num {
+    Int(i64),
+    Float(f64),
+}
+
+impl Num {
+    pub(crate) fn f(self) -> f64 {
+        match self {
+            Num::Int(i) => i as f64,
+            Num::Float(f) => f,
+        }
+    }
+}
+
+/// A whole float as an integer; an error for NaN, infinities and values beyond 64 bits (Python
+/// would make a big integer; a silent saturation would give wrong launch sizes).
+pub(crate) fn float_to_int(x: f64) -> Result<i64, EvalError> {
+    if x.is_nan() || x.is_infinite() {
+        return err(format!("cannot convert {x} to an integer"));
+    }
+    if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&x) {
+        return Err(overflow());
+    }
+    Ok(x as i64)
+}
+
+fn overflow() -> EvalError {
+    EvalError("integer overflow: the result does not fit in 64 bits".into())
+}
+
+/// Python's floor division of integers, `None` on overflow (`i64::MIN // -1`).
+pub(crate) fn floor_div(x: i64, y: i64) -> Option<i64> {
+    let q = x.checked_div(y)?;
+    Some(if (x % y != 0) && ((x < 0) != (y < 0)) { q - 1 } else { q })
+}
+
+/// Python's `%` for integers (the result takes the divisor's sign); `i64::MIN % -1` is 0.
+fn py_mod(x: i64, y: i64) -> i64 {
+    let r = x.checked_rem(y).unwrap_or(0);
+    if r != 0 && ((r < 0) != (y < 0)) {
+        r + y
+    } else {
+        r
+    }
+}
+
+/// Binary arithmetic with Python's semantics: integers stay integers (checked: overflow is an
+/// error, never a wrap or a panic) except under `/`; floats follow IEEE.
+pub(crate) fn arith(op: BinOp, a: Num, b: Num) -> Result<Num, EvalError> {
+    if let (Num::Int(x), Num::Int(y)) = (a, b) {
+        return Ok(Num::Int(match op {
+            BinOp::Add => x.checked_add(y).ok_or_else(overflow)?,
+            BinOp::Sub => x.checked_sub(y).ok_or_else(overflow)?,
+            BinOp::Mul => x.checked_mul(y).ok_or_else(overflow)?,
             BinOp::Div => {
                 if y == 0 {
                     return err("division by zero");
                 }
-                V::Float(x as f64 / y as f64)
+                return Ok(Num::Float(x as f64 / y as f64));
             }
             BinOp::FloorDiv => {
                 if y == 0 {
                     return err("division by zero");
                 }
-                V::Int(x.div_euclid(y) - if y < 0 && x.rem_euclid(y) != 0 { 1 } else { 0 })
+                floor_div(x, y).ok_or_else(overflow)?
             }
             BinOp::Mod => {
                 if y == 0 {
                     return err("modulo by zero");
                 }
-                let r = x % y;
-                V::Int(if r != 0 && ((r < 0) != (y < 0)) { r + y } else { r })
+                py_mod(x, y)
             }
-            BinOp::Pow => {
-                if y >= 0 {
-                    V::Int(x.checked_pow(u32::try_from(y).map_err(|_| overflow())?).ok_or_else(overflow)?)
-                } else {
-                    V::Float((x as f64).powf(y as f64))
-                }
+            BinOp::Pow if y >= 0 => x.checked_pow(u32::try_from(y).map_err(|_| overflow())?).ok_or_else(overflow)?,
+            BinOp::Pow => return Ok(Num::Float((x as f64).powf(y as f64))),
+            BinOp::BitAnd => x & y,
+            BinOp::BitOr => x | y,
+            BinOp::BitXor => x ^ y,
+            BinOp::Shl => {
+                let s = u32::try_from(y).map_err(|_| EvalError("negative shift count".into()))?;
+                x.checked_shl(s).filter(|r| s < 64 && (r >> s) == x).ok_or_else(overflow)?
             }
-            BinOp::BitAnd => V::Int(x & y),
-            BinOp::BitOr => V::Int(x | y),
-            BinOp::BitXor => V::Int(x ^ y),
-            BinOp::Shl => V::Int(x.checked_shl(u32::try_from(y).map_err(|_| overflow())?).ok_or_else(overflow)?),
-            BinOp::Shr => V::Int(x >> y.clamp(0, 63)),
-        });
+            BinOp::Shr => {
+                let s = u32::try_from(y).map_err(|_| EvalError("negative shift count".into()))?;
+                x >> s.min(63)
+            }
+        }));
     }
-    if let (V::Str(_), V::Str(_)) = (a, b) {
-        return err("string arithmetic is not supported");
-    }
-    let (x, y) = (num_f(a)?, num_f(b)?);
-    Ok(V::Float(match op {
+    let (x, y) = (a.f(), b.f());
+    Ok(Num::Float(match op {
         BinOp::Add => x + y,
         BinOp::Sub => x - y,
         BinOp::Mul => x * y,
@@ -591,10 +716,10 @@ fn call<'a>(f: Func, args: &'a [Node], slots: &'a [Value]) -> Result<V<'a>, Eval
         }
         Func::Abs => match vals[0] {
             V::Float(x) => V::Float(x.abs()),
-            v => V::Int(as_int(v).ok_or_else(|| EvalError("abs needs a number".into()))?.abs()),
+            v => V::Int(as_int(v).ok_or_else(|| EvalError("abs needs a number".into()))?.checked_abs().ok_or_else(overflow)?),
         },
         Func::Int => match vals[0] {
-            V::Float(x) => V::Int(x.trunc() as i64),
+            V::Float(x) => V::Int(float_to_int(x.trunc())?),
             V::Str(s) => V::Int(s.trim().parse().map_err(|_| EvalError(format!("int('{s}')")))?),
             v => V::Int(as_int(v).ok_or_else(|| EvalError("int needs a number".into()))?),
         },
@@ -605,16 +730,16 @@ fn call<'a>(f: Func, args: &'a [Node], slots: &'a [Value]) -> Result<V<'a>, Eval
                 let m = 10f64.powi(d);
                 V::Float((one_f()? * m).round_ties_even() / m)
             } else {
-                V::Int(one_f()?.round_ties_even() as i64)
+                V::Int(float_to_int(one_f()?.round_ties_even())?)
             }
         }
         Func::Ceil => match as_int(vals[0]) {
             Some(i) => V::Int(i),
-            None => V::Int(one_f()?.ceil() as i64),
+            None => V::Int(float_to_int(one_f()?.ceil())?),
         },
         Func::Floor => match as_int(vals[0]) {
             Some(i) => V::Int(i),
-            None => V::Int(one_f()?.floor() as i64),
+            None => V::Int(float_to_int(one_f()?.floor())?),
         },
         Func::Sqrt => V::Float(one_f()?.sqrt()),
         Func::Log => V::Float(one_f()?.ln()),
@@ -622,7 +747,8 @@ fn call<'a>(f: Func, args: &'a [Node], slots: &'a [Value]) -> Result<V<'a>, Eval
         Func::Exp => V::Float(one_f()?.exp()),
         Func::Pow => binop(BinOp::Pow, vals[0], vals[1])?,
         Func::DivCeil => match (as_int(vals[0]), as_int(vals[1])) {
-            (Some(a), Some(b)) if b != 0 => V::Int((a + b - 1).div_euclid(b)),
+            // -(a // -b): Python's ceiling division, without the overflow of a + b - 1.
+            (Some(a), Some(b)) if b != 0 => V::Int(b.checked_neg().and_then(|nb| floor_div(a, nb)).and_then(i64::checked_neg).ok_or_else(overflow)?),
             _ => return err("div_ceil needs two integers, the second non-zero"),
         },
     })
@@ -682,5 +808,29 @@ mod tests {
         assert_eq!(ev("t == 'float'", &n, &v), Value::Bool(true));
         assert_eq!(ev("t != 'half' and t == \"float\"", &n, &v), Value::Bool(true));
         assert_eq!(ev("t == 1", &n, &v), Value::Bool(false));
+    }
+
+    #[test]
+    fn limits_and_overflow_are_errors_not_panics() {
+        // Parentheses only group (no tree levels); nested lists and unary minus do nest.
+        let parens = format!("{}a{}", "(".repeat(5000), ")".repeat(5000));
+        assert_eq!(Expr::compile(&parens, &["a"]).unwrap().eval(&[Value::Int(3)]).unwrap(), Value::Int(3));
+        for deep in [format!("a in {}1{}", "[".repeat(5000), "]".repeat(5000)), format!("{}a", "-".repeat(5000))] {
+            assert!(matches!(Expr::compile(&deep, &["a"]), Err(ExprError::TooComplex { .. })), "{}", &deep[..20]);
+        }
+        let chain = format!("a{}", "+1".repeat(20_000));
+        let e = Expr::compile(&chain, &["a"]).unwrap_err();
+        assert!(e.to_string().contains("nested more than 200 levels") && e.to_string().len() < 600, "{e}");
+        let long = "a + ".repeat(20_000) + "a";
+        assert!(Expr::compile(&long, &["a"]).unwrap_err().to_string().contains("characters long"));
+        let min = Value::Int(i64::MIN);
+        let ev = |t: &str| Expr::compile(t, &["m"]).unwrap().eval(std::slice::from_ref(&min));
+        assert_eq!(ev("m % -1").unwrap(), Value::Int(0));
+        for bad in ["m // -1", "div_ceil(m, -1)", "abs(m)", "-m", "m - 1", "m * 2", "int(1e300)", "ceil(1e300)", "round(float('nan'))", "1 << 64", "1 << -1"] {
+            let r = Expr::compile(bad, &["m"]).map(|e| e.eval(std::slice::from_ref(&min)));
+            assert!(matches!(r, Err(_) | Ok(Err(_))), "{bad}: {r:?}");
+        }
+        assert_eq!(Expr::compile("div_ceil(7, 2) + div_ceil(-7, 2)", &[]).unwrap().eval(&[]).unwrap(), Value::Int(1));
+        assert!(Expr::compile("2.0**2000", &[]).unwrap().eval_i64(&[]).is_err(), "inf is not an integer");
     }
 }

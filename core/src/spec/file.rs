@@ -2,14 +2,11 @@
 //!
 //! Every error names the file and the field, and says what to do.
 
-use crate::spec::error::SpecError;
-use crate::spec::job::Param;
-use crate::spec::job::Tolerance;
-use crate::spec::job::{ArgKind, ArgSpec, Reference, Resources, TuneJob, Verification};
+use crate::spec::error::{quote, SpecError};
+use crate::spec::job::{ArgKind, ArgSpec, Compat, Param, Reference, Resources, Tolerance, TuneJob, Verification};
 use crate::spec::key::Bucket;
-use crate::spec::problem::{Access, DType, Init};
-use crate::spec::settings::BenchOptions;
-use crate::spec::settings::PruneOptions;
+use crate::spec::problem::{Access, DType, Init, Memory};
+use crate::spec::settings::{BenchOptions, PruneOptions};
 use crate::spec::source::KernelSource;
 use crate::spec::value::Value;
 use serde::Deserialize;
@@ -60,6 +57,8 @@ struct RawKernel {
     options: BTreeMap<String, Vec<String>>,
     #[serde(default)]
     arch: BTreeMap<String, String>,
+    #[serde(default)]
+    compat: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -89,13 +88,27 @@ struct RawArg {
     fill: Option<f64>,
     #[serde(default)]
     access: Option<String>,
+    #[serde(default)]
+    memory: Option<String>,
+    #[serde(default)]
+    argument: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawLaunch {
-    grid: Vec<toml::Value>,
-    block: Vec<toml::Value>,
+    #[serde(default)]
+    grid: Option<Vec<toml::Value>>,
+    #[serde(default)]
+    block: Option<Vec<toml::Value>>,
+    #[serde(default)]
+    problem_size: Option<Vec<toml::Value>>,
+    #[serde(default)]
+    grid_div_x: Option<Vec<toml::Value>>,
+    #[serde(default)]
+    grid_div_y: Option<Vec<toml::Value>>,
+    #[serde(default)]
+    grid_div_z: Option<Vec<toml::Value>>,
     #[serde(default)]
     shared_mem: Option<toml::Value>,
     #[serde(default)]
@@ -206,6 +219,51 @@ pub struct Spec {
     pub top_k: Option<usize>,
     /// The CPU reference name, if `verify.reference = "cpu:NAME"`.
     pub cpu_reference: Option<String>,
+    /// What the file holds that was accepted but not used as written (T1 files: see
+    /// [`crate::spec::t1::T1::warnings`]); tools print these.
+    pub warnings: Vec<String>,
+}
+
+/// The largest spec file read.
+pub const MAX_SPEC_BYTES: u64 = 16 << 20;
+
+/// How a spec is read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// Allow kernel sources outside the spec's folder (for T1 files: outside its folder and
+    /// that folder's parent, where Kernel Tuner looks).
+    pub allow_outside_sources: bool,
+}
+
+/// Checks that `path` lies inside one of `roots` (after resolving `..` and symbolic links), so
+/// that a spec cannot make kerntune read an arbitrary file; the error says how to allow it.
+pub fn confine(path: &Path, roots: &[&Path]) -> Result<(), String> {
+    let resolve = |p: &Path| p.canonicalize().ok().or_else(|| lexical(p));
+    let Some(target) = resolve(path) else { return Ok(()) };
+    if roots.iter().filter_map(|r| resolve(r)).any(|r| target.starts_with(&r)) {
+        return Ok(());
+    }
+    Err(format!(
+        "{} is outside {}; kerntune reads kernel sources only there unless you pass --allow-outside-sources",
+        path.display(),
+        roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(" and ")
+    ))
+}
+
+/// `path` made absolute with `.` and `..` resolved textually (for a file that does not exist yet).
+fn lexical(path: &Path) -> Option<PathBuf> {
+    let abs = if path.is_absolute() { path.to_path_buf() } else { std::env::current_dir().ok()?.join(path) };
+    let mut out = PathBuf::new();
+    for c in abs.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    Some(out)
 }
 
 fn expr_text(v: &toml::Value) -> Option<String> {
@@ -222,20 +280,31 @@ impl Spec {
     /// field it can without compiling expressions; [`crate::plan::prepare::load`] also
     /// compiles them, and is what tools should call.
     pub fn load(path: &Path) -> Result<Spec, SpecError> {
+        Spec::load_with(path, LoadOptions::default())
+    }
+
+    /// [`Spec::load`] with options.
+    pub fn load_with(path: &Path, opts: LoadOptions) -> Result<Spec, SpecError> {
         if path.extension().is_some_and(|e| e == "json") {
-            return Spec::from_t1(path);
+            return Spec::from_t1(path, opts);
         }
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| SpecError {
-            file: file.clone(),
-            field: "(file)".into(),
-            message: format!("cannot read the spec: {e}"),
-        })?;
-        Spec::parse(&text, path)
+        let err = |message: String| SpecError { file: file.clone(), field: "(file)".into(), message };
+        let len = std::fs::metadata(path).map_err(|e| err(format!("cannot read the spec: {e}")))?.len();
+        if len > MAX_SPEC_BYTES {
+            return Err(err(format!("is {len} bytes; a spec is at most {MAX_SPEC_BYTES} bytes")));
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| err(format!("cannot read the spec: {e}")))?;
+        Spec::parse_with(&text, path, opts)
     }
 
     /// Parses spec text; `path` locates relative source files and names the file in errors.
     pub fn parse(text: &str, path: &Path) -> Result<Spec, SpecError> {
+        Spec::parse_with(text, path, LoadOptions::default())
+    }
+
+    /// [`Spec::parse`] with options.
+    pub fn parse_with(text: &str, path: &Path, opts: LoadOptions) -> Result<Spec, SpecError> {
         let file = path.display().to_string();
         let err = |field: &str, message: String| SpecError { file: file.clone(), field: field.into(), message };
         let raw: RawSpec = toml::from_str(text).map_err(|e| {
@@ -250,13 +319,21 @@ impl Spec {
             err(&field, format!("{msg}; see docs/spec.md for the schema"))
         })?;
         KernelSource::check_name(&raw.kernel.name).map_err(|m| err("kernel.name", m))?;
-        let dir = path.parent().unwrap_or(Path::new("."));
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let sources: BTreeMap<String, PathBuf> = raw.kernel.source.iter().map(|(k, v)| (k.clone(), dir.join(v))).collect();
-        for lang in sources.keys() {
+        for (lang, src) in &sources {
             if !["wgsl", "cuda", "hip"].contains(&lang.as_str()) {
                 return Err(err(&format!("kernel.source.{lang}"), "unknown language; use wgsl, cuda or hip".into()));
             }
+            if !opts.allow_outside_sources {
+                confine(src, &[dir]).map_err(|m| err(&format!("kernel.source.{lang}"), m))?;
+            }
         }
+        let compat = match raw.kernel.compat.as_deref() {
+            None | Some("kerntune") => Compat::Kerntune,
+            Some("kernel_tuner") => Compat::KernelTuner,
+            Some(other) => return Err(err("kernel.compat", format!("`{}` is not kerntune or kernel_tuner", quote(other)))),
+        };
         if sources.is_empty() {
             return Err(err("kernel.source", "no kernel source; add e.g. `wgsl = \"kernel.wgsl\"`".into()));
         }
@@ -336,7 +413,18 @@ impl Spec {
                         "readwrite" | "read_write" => Access::ReadWrite,
                         other => return Err(err(&format!("{field}.access"), format!("unknown access `{other}`; use read, write or readwrite"))),
                     };
-                    ArgKind::Buffer { dtype, len, init, access }
+                    let memory = match (a.memory.as_deref().unwrap_or("global"), a.argument) {
+                        ("global", None) => Memory::Global,
+                        ("global", Some(_)) => return Err(err(&format!("{field}.argument"), "only a `memory = \"constant\"` buffer takes `argument`".into())),
+                        ("constant", argument) => Memory::Constant { argument: argument.unwrap_or(false) },
+                        (other, _) => {
+                            return Err(err(
+                                &format!("{field}.memory"),
+                                format!("unknown memory `{}`; use global or constant", crate::spec::error::quote(other)),
+                            ))
+                        }
+                    };
+                    ArgKind::Buffer { dtype, len, init, access, memory }
                 }
                 (None, Some(v)) => ArgKind::Scalar {
                     dtype,
@@ -356,8 +444,42 @@ impl Spec {
             }
             Ok(out)
         };
-        let grid = dims("launch.grid", &raw.launch.grid)?;
-        let block = dims("launch.block", &raw.launch.block)?;
+        let param_names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
+        let (grid, block) = match (&raw.launch.grid, &raw.launch.problem_size) {
+            (Some(g), None) => {
+                let block = raw.launch.block.as_ref().ok_or_else(|| err("launch.block", "missing: give 1 to 3 expressions (x, y, z)".into()))?;
+                (dims("launch.grid", g)?, dims("launch.block", block)?)
+            }
+            (None, Some(ps)) => {
+                // Kernel Tuner's rule: grid = ceil(problem_size / product(grid_div_*)).
+                let sizes: Vec<String> = dims("launch.problem_size", ps)?.into_iter().take(ps.len()).collect();
+                let mut divisors: [Option<Vec<String>>; 3] = [None, None, None];
+                for (d, (key, list)) in [("grid_div_x", &raw.launch.grid_div_x), ("grid_div_y", &raw.launch.grid_div_y), ("grid_div_z", &raw.launch.grid_div_z)]
+                    .into_iter()
+                    .enumerate()
+                {
+                    divisors[d] = list
+                        .as_ref()
+                        .map(|l| {
+                            l.iter()
+                                .map(|x| expr_text(x).ok_or_else(|| err(&format!("launch.{key}"), "expressions expected".into())))
+                                .collect::<Result<Vec<_>, _>>()
+                        })
+                        .transpose()?;
+                }
+                let grid = crate::spec::geometry::grid(&sizes, &divisors, &param_names).map_err(|m| err("launch.problem_size", m))?;
+                let block = match &raw.launch.block {
+                    Some(b) => dims("launch.block", b)?,
+                    None => crate::spec::geometry::block(&param_names),
+                };
+                (grid, block)
+            }
+            (Some(_), Some(_)) => return Err(err("launch.problem_size", "give either `grid` or `problem_size` (with `grid_div_x/y/z`), not both".into())),
+            (None, None) => return Err(err("launch.grid", "missing: give `grid` (1 to 3 expressions) or `problem_size` with `grid_div_x/y/z`".into())),
+        };
+        if raw.launch.grid.is_some() && (raw.launch.grid_div_x.is_some() || raw.launch.grid_div_y.is_some() || raw.launch.grid_div_z.is_some()) {
+            return Err(err("launch.grid_div_x", "grid divisors go with `problem_size`, not with `grid`".into()));
+        }
         let opt_expr = |field: &str, v: &Option<toml::Value>| -> Result<Option<String>, SpecError> {
             v.as_ref().map(|v| expr_text(v).ok_or_else(|| err(field, "must be a number or an expression string".into()))).transpose()
         };
@@ -442,6 +564,7 @@ impl Spec {
         template.args = args;
         template.grid = grid;
         template.block = block;
+        template.compat = compat;
         template.shared_mem = opt_expr("launch.shared_mem", &raw.launch.shared_mem)?;
         template.size_defines = raw.launch.size_defines;
         template.verify = Verification { outputs: raw.verify.outputs.clone(), tolerance: tol, reference };
@@ -473,13 +596,15 @@ impl Spec {
             model: raw.tune.model,
             top_k: raw.tune.top_k,
             cpu_reference,
+            warnings: Vec::new(),
         };
         Ok(spec)
     }
 
     /// Reads a T1 file (see [`crate::spec::t1`]).
-    pub fn from_t1(path: &Path) -> Result<Spec, SpecError> {
-        let crate::spec::t1::T1 { job: template, language, kernel_file, budget, strategy } = crate::spec::t1::load(path)?;
+    pub fn from_t1(path: &Path, opts: LoadOptions) -> Result<Spec, SpecError> {
+        let t1_opts = crate::spec::t1::T1Options { allow_outside_sources: opts.allow_outside_sources };
+        let crate::spec::t1::T1 { job: template, language, kernel_file, budget, strategy, warnings } = crate::spec::t1::load_with(path, t1_opts)?;
         let mut sources = BTreeMap::new();
         sources.insert(language.clone(), kernel_file);
         let mut options = BTreeMap::new();
@@ -501,6 +626,7 @@ impl Spec {
             model: None,
             top_k: None,
             cpu_reference: None,
+            warnings,
         })
     }
 
@@ -541,6 +667,16 @@ impl Spec {
             field: field.clone(),
             message: format!("cannot read kernel file {}: {e}", path.display()),
         })?;
+        if language == "wgsl" {
+            if let Some((i, a)) = self.template.args.iter().enumerate().find(|(_, a)| matches!(a.kind, ArgKind::Buffer { memory: Memory::Constant { .. }, .. }))
+            {
+                return Err(SpecError {
+                    file,
+                    field: format!("args[{i}] ({}).memory", a.name),
+                    message: "constant memory is not supported on wgpu (WGSL has no __constant__ symbols); use a read-only storage buffer, or tune with --backend cuda or hip".into(),
+                });
+            }
+        }
         let mut job = self.template.clone();
         job.source = KernelSource {
             name: self.kernel.clone(),

@@ -5,7 +5,7 @@
 //! and then evaluates launch geometry, resource estimates, metrics and problem data per config.
 
 use crate::spec::key::Bucket;
-use crate::spec::problem::{Access, DType, HostBuffer, Init, ProblemData};
+use crate::spec::problem::{Access, DType, HostBuffer, Init, Memory, ProblemData};
 use crate::spec::source::KernelSource;
 use crate::spec::value::Value;
 use serde::{Deserialize, Serialize};
@@ -33,6 +33,8 @@ pub enum ArgKind {
         init: Init,
         /// How the kernel uses it.
         access: Access,
+        /// Where it lives on the device (global memory, or a `__constant__` symbol).
+        memory: Memory,
     },
     /// A by-value scalar.
     Scalar {
@@ -166,6 +168,23 @@ pub struct TuneJob {
     pub origin: String,
     /// Generate configs for the device instead of enumerating `params`.
     pub generate: Option<GenerateSpec>,
+    /// Compile each config the way another tuner would, so that its kernels build unchanged.
+    pub compat: Compat,
+}
+
+/// Which tuner's conventions a job's kernels were written for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Compat {
+    /// kerntune's: each parameter (and, with `size_defines`, each problem size) is a define.
+    #[default]
+    Kerntune,
+    /// Kernel Tuner's (T1 files, `[kernel] compat = "kernel_tuner"`): also `grid_size_x/y/z`,
+    /// `block_size_x/y/z` (when not parameters) and `kernel_tuner = 1` are defined, and a
+    /// parameter named `loop_unroll_factor*` becomes `constexpr int NAME = VALUE;`, or, when 0,
+    /// removes the `#pragma unroll NAME` lines it names (no unroll hint), as Kernel Tuner does
+    /// for CUDA and HIP.
+    KernelTuner,
 }
 
 impl TuneJob {
@@ -191,6 +210,7 @@ impl TuneJob {
             bucket: Bucket::Exact,
             origin: "<job>".into(),
             generate: None,
+            compat: Compat::Kerntune,
         }
     }
 }

@@ -7,7 +7,9 @@
 //! names the file and field of anything it rejects ([`SpecError`]).
 //!
 //! The expression language lives here too: [`expr`] compiles Python-syntax expressions over
-//! named slots (restrictions, launch geometry, formulas).
+//! named slots (restrictions, launch geometry, formulas) and [`pyvalues`] evaluates the
+//! list-valued constant expressions T1 files write (`[2**i for i in range(6)]`), both within
+//! limits that no input can exceed.
 //!
 //! **May import:** the vocabulary (`error`, `hash`, `limits`, `target`) only. Every later
 //! stage builds on this one.
@@ -15,9 +17,11 @@
 pub mod error;
 pub mod expr;
 pub mod file;
+pub mod geometry;
 pub mod job;
 pub mod key;
 pub mod problem;
+pub mod pyvalues;
 pub mod reference;
 pub mod settings;
 pub mod source;
@@ -25,10 +29,10 @@ pub mod t1;
 pub mod value;
 
 pub use error::SpecError;
-pub use file::Spec;
-pub use job::{ArgKind, ArgSpec, Class, GenerateSpec, Param, Reference, Resources, Tolerance, TuneJob, Verification};
+pub use file::{LoadOptions, Spec};
+pub use job::{ArgKind, ArgSpec, Class, Compat, GenerateSpec, Param, Reference, Resources, Tolerance, TuneJob, Verification};
 pub use key::{Bucket, ProblemKey};
-pub use problem::{Access, ArgData, DType, HostBuffer, Init, ProblemData};
+pub use problem::{Access, ArgData, DType, HostBuffer, Init, Memory, ProblemData};
 pub use settings::{BenchOptions, Budget, L2Flush, PruneOptions};
 pub use source::KernelSource;
 pub use value::Value;

@@ -42,6 +42,17 @@ impl DType {
         })
     }
 
+    /// The C/C++ type name (`float`, `unsigned int`, ...), for messages that suggest code.
+    pub fn c_type(self) -> &'static str {
+        match self {
+            DType::F32 => "float",
+            DType::F64 => "double",
+            DType::I32 => "int",
+            DType::U32 => "unsigned int",
+            DType::I64 => "long long",
+        }
+    }
+
     /// Whether values are floating point.
     pub fn is_float(self) -> bool {
         matches!(self, DType::F32 | DType::F64)
@@ -59,6 +70,35 @@ pub enum Access {
     Write,
     /// Input and output (in-place kernels).
     ReadWrite,
+}
+
+/// Where a buffer lives on the device.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Memory {
+    /// Global memory, passed to the kernel as a pointer argument.
+    #[default]
+    Global,
+    /// A `__constant__` symbol of the buffer's name in the kernel's module (CUDA, HIP), filled
+    /// with the buffer's contents before the module's first launch on a workspace. With
+    /// `argument`, the buffer is also passed as a pointer argument (what Kernel Tuner does with a
+    /// T1 file's `MemType: Constant` arguments).
+    Constant {
+        /// Also pass it as a pointer argument.
+        argument: bool,
+    },
+}
+
+impl Memory {
+    /// Whether the kernel receives the buffer as a pointer argument.
+    pub fn is_argument(self) -> bool {
+        !matches!(self, Memory::Constant { argument: false })
+    }
+
+    /// Whether it fills a `__constant__` symbol.
+    pub fn is_constant(self) -> bool {
+        matches!(self, Memory::Constant { .. })
+    }
 }
 
 /// How a buffer's initial contents are made.
@@ -112,12 +152,24 @@ pub struct HostBuffer {
     pub data: Vec<u8>,
     /// How the kernel uses it.
     pub access: Access,
+    /// Where it lives on the device.
+    pub memory: Memory,
 }
 
 impl HostBuffer {
-    /// Makes a buffer of `len` elements.
+    /// Makes a buffer of `len` elements; panics where [`HostBuffer::try_new`] fails (for tests
+    /// and small buffers made in code).
     pub fn new(name: &str, dtype: DType, len: usize, init: &Init, access: Access) -> HostBuffer {
-        let mut data = vec![0u8; len * dtype.size()];
+        HostBuffer::try_new(name, dtype, len, init, access).unwrap_or_else(|e| panic!("HostBuffer::new({name}): {e}"))
+    }
+
+    /// Makes a buffer of `len` elements; an error, never an abort, when its size overflows or
+    /// the host cannot hold it.
+    pub fn try_new(name: &str, dtype: DType, len: usize, init: &Init, access: Access) -> Result<HostBuffer, String> {
+        let bytes = len.checked_mul(dtype.size()).ok_or_else(|| format!("{len} elements of {} bytes overflow the address space", dtype.size()))?;
+        let mut data = Vec::new();
+        data.try_reserve_exact(bytes).map_err(|_| format!("cannot allocate {} on the host", human_bytes(bytes as u64)))?;
+        data.resize(bytes, 0u8);
         match init {
             Init::Zeros => {}
             Init::Random { seed } => {
@@ -152,7 +204,13 @@ impl HostBuffer {
                 });
             }
         }
-        HostBuffer { name: name.into(), dtype, data, access }
+        Ok(HostBuffer { name: name.into(), dtype, data, access, memory: Memory::Global })
+    }
+
+    /// The same buffer in `memory`.
+    pub fn in_memory(mut self, memory: Memory) -> HostBuffer {
+        self.memory = memory;
+        self
     }
 
     /// Number of elements.
@@ -192,6 +250,21 @@ impl HostBuffer {
     pub fn poisoned(&self) -> Vec<u8> {
         vec![0xFF; self.data.len()]
     }
+}
+
+/// A byte count as people read it: `64.0 MiB`, `1.5 GiB`, `900 B`.
+pub fn human_bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+    if b < 1024 {
+        return format!("{b} B");
+    }
+    let mut x = b as f64 / 1024.0;
+    let mut u = 0;
+    while x >= 1024.0 && u + 1 < UNITS.len() {
+        x /= 1024.0;
+        u += 1;
+    }
+    format!("{x:.1} {}", UNITS[u])
 }
 
 fn put(data: &mut [u8], i: usize, bytes: &[u8]) {

@@ -1,78 +1,50 @@
-//! T1 input files (the community's JSON problem descriptions: parameters, conditions, kernel
-//! file, grid/block expressions, arguments with fill types) read as kerntune specs.
+//! T1 input files — the community's JSON problem descriptions (parameters, conditions, kernel
+//! file, launch geometry, arguments with fill types) — read as kerntune jobs, the way Kernel
+//! Tuner's `tune_kernel_T1` reads them, so that a published file tunes unchanged.
 //!
 //! Mapping:
-//! - `TuningParameters[].Values` (a list literal in a string, or `range(...)` /
-//!   `list(range(...))`) → parameter values; `Default` → the default config;
-//! - `Conditions[].Expression` → restrictions;
-//! - `KernelSpecification.GlobalSize`/`LocalSize` → grid/block expressions. With
-//!   `GlobalSizeType` `OpenCL` the global size counts threads and the grid is
-//!   `div_ceil(global, local)`; otherwise it counts blocks, as CUDA does;
-//! - `KernelName` (+ `KernelTypeNames`: template arguments) → the kernel's name;
-//! - `Arguments[]` in order: `Vector` → a buffer of `Size` elements filled `Constant`,
-//!   `Random` or `Generator` (`DataSource`: an expression of `i`), `Output: 1` marking the
-//!   buffers to verify; `Scalar` → its `FillValue`;
-//! - `CompilerOptions` → compiler options;
-//! - `Budget` (`ConfigurationCount`, `TuningDuration`, `ConfigurationFraction`) → the budget;
-//!   `Search.Name` → the strategy (`hybrid` when only a budget is given).
+//! - `ConfigurationSpace.TuningParameters[]`: `Values` is any Python list expression
+//!   (`"[1, 2, 4] + list(range(32, 1024+1, 32))"`, `"[2**i for i in range(6)]"`), evaluated
+//!   safely by [`crate::spec::pyvalues`], or a JSON list; `Default` is a value or a one-element
+//!   list (a default that is not among the values is reported and not used);
+//! - `Conditions[].Expression` (strings) → restrictions;
+//! - launch geometry: with `ProblemSize`, Kernel Tuner's rule ([`crate::spec::geometry`]:
+//!   grid = ceil(ProblemSize / product(GridDivX/Y/Z)), `GlobalSize` unused); without it,
+//!   `GlobalSize` (counting threads with `GlobalSizeType: OpenCL`, else blocks). `LocalSize`
+//!   gives the block (Kernel Tuner's default names where it is absent);
+//! - `KernelName` (+ `KernelTypeNames`: template arguments); `KernelFile` relative to the T1
+//!   file's folder, else its parent (Kernel Tuner's lookup); `CompilerOptions`;
+//! - `Arguments[]` in order: `Vector` buffers of `Size` elements (a number, or a Python
+//!   expression over `ProblemSize` and the parameters, each bound to its list of values as in
+//!   Kernel Tuner: `max(filter_width)`), filled `Constant`, `Random` or `Generator`
+//!   (`DataSource`, an expression of `i`); `MemType: Constant` also fills the module's
+//!   `__constant__` symbol of that name; `Output: 1` marks the buffers to verify; `Scalar`
+//!   arguments take their `FillValue`;
+//! - `Budget` (`ConfigurationCount`, `TuningDuration`, `ConfigurationFraction`; all of a list
+//!   apply) → the budget; `Search.Name` → the strategy (`hybrid` when only a budget is given).
 //!
-//! Outputs are verified against the default config (T1 reference outputs come from data files,
-//! which are not read).
+//! Kernels compile with Kernel Tuner's defines (`grid_size_x`, `block_size_x`, `kernel_tuner`,
+//! `loop_unroll_factor*`; see [`Compat::KernelTuner`]). Outputs are verified against the default
+//! config (a T1 file's `ReferenceData` is not read). Absent `Device`, `Search`, `Budget`,
+//! `SharedMemory`, `Stream` and `CompilerOptions` are fine; `Device`, `General`,
+//! `BenchmarkConfig` and `Misc` are not used.
 
-use crate::spec::error::SpecError;
-use crate::spec::job::Param;
-use crate::spec::job::{ArgKind, ArgSpec, Reference, TuneJob, Verification};
-use crate::spec::problem::{Access, DType, Init};
+use crate::spec::error::{quote, SpecError};
+use crate::spec::geometry;
+use crate::spec::job::{ArgKind, ArgSpec, Compat, Param, Reference, TuneJob, Verification};
+use crate::spec::problem::{Access, DType, Init, Memory};
+use crate::spec::pyvalues::{self, PyValue};
 use crate::spec::source::KernelSource;
 use crate::spec::value::Value;
 use serde_json::Value as J;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// A parameter's `Values`: a list literal (`"[16, 32, 64]"`), or `range(...)` /
-/// `list(range(...))` with integer expressions as bounds (`"list(range(32, 1024+1, 32))"`).
-fn parse_values(text: &str) -> Result<Vec<Value>, String> {
-    let t = text.trim();
-    let t = t.strip_prefix("list(").and_then(|x| x.strip_suffix(')')).map(str::trim).unwrap_or(t);
-    if let Some(args) = t.strip_prefix("range(").and_then(|x| x.strip_suffix(')')) {
-        let bounds: Vec<i64> = args
-            .split(',')
-            .map(|a| crate::spec::expr::Expr::compile(a, &[]).map_err(|e| e.to_string()).and_then(|e| e.eval_i64(&[]).map_err(|e| e.to_string())))
-            .collect::<Result<_, _>>()?;
-        let (start, stop, step) = match bounds[..] {
-            [stop] => (0, stop, 1),
-            [start, stop] => (start, stop, 1),
-            [start, stop, step] if step != 0 => (start, stop, step),
-            _ => return Err(format!("`{text}`: range takes 1 to 3 arguments and a non-zero step")),
-        };
-        let mut out = Vec::new();
-        let mut v = start;
-        while (step > 0 && v < stop) || (step < 0 && v > stop) {
-            out.push(Value::Int(v));
-            v += step;
-        }
-        return Ok(out);
-    }
-    let inner = t
-        .strip_prefix('[')
-        .and_then(|x| x.strip_suffix(']'))
-        .or_else(|| t.strip_prefix('(').and_then(|x| x.strip_suffix(')')))
-        .ok_or_else(|| format!("`{text}` is not a list literal like \"[16, 32, 64]\" or a range like \"list(range(1, 17))\""))?;
-    let mut out = Vec::new();
-    for part in inner.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        out.push(if let Ok(i) = part.parse::<i64>() {
-            Value::Int(i)
-        } else if let Ok(f) = part.parse::<f64>() {
-            Value::Float(f)
-        } else if part == "True" || part == "true" {
-            Value::Bool(true)
-        } else if part == "False" || part == "false" {
-            Value::Bool(false)
-        } else {
-            Value::Str(part.trim_matches(|c| c == '"' || c == '\'').to_string())
-        });
-    }
-    Ok(out)
-}
+/// The largest T1 file read (published files are a few KiB).
+pub const MAX_T1_BYTES: u64 = 16 << 20;
+
+/// The largest buffer a `Size` may ask for, in bytes (1 TiB): a guard against a typo that would
+/// allocate the machine away; the device's own memory is checked when tuning.
+pub const MAX_BUFFER_BYTES: u64 = 1 << 40;
 
 /// What a T1 file gives: the job, the source language, the kernel file, budget and search.
 #[derive(Debug)]
@@ -81,284 +53,480 @@ pub struct T1 {
     pub job: TuneJob,
     /// `cuda` or `hip`.
     pub language: String,
-    /// The kernel file, relative to the T1 file's folder.
-    pub kernel_file: std::path::PathBuf,
-    /// `Budget` as a kerntune budget (`"200"`, `"60s"`), if given.
+    /// The kernel file.
+    pub kernel_file: PathBuf,
+    /// `Budget` as a kerntune budget (`"200"`, `"60s"`, `"10%space"`), if given.
     pub budget: Option<String>,
     /// `Search.Name` as a kerntune strategy; `hybrid` when only a budget is given.
     pub strategy: Option<String>,
+    /// Things in the file that were accepted but not used as written (a default that is not
+    /// among the values, a `LocalSize` that differs from Kernel Tuner's block names).
+    pub warnings: Vec<String>,
+}
+
+/// How a T1 file is read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct T1Options {
+    /// Allow a `KernelFile` outside the T1 file's folder and its parent.
+    pub allow_outside_sources: bool,
+}
+
+struct Ctx<'a> {
+    file: &'a str,
+    warnings: Vec<String>,
+}
+
+impl Ctx<'_> {
+    fn err(&self, field: &str, message: impl Into<String>) -> SpecError {
+        SpecError { file: self.file.to_string(), field: field.into(), message: message.into() }
+    }
+}
+
+/// Reads a T1 file, with kernel files confined to its folder and its parent.
+pub fn load(path: &Path) -> Result<T1, SpecError> {
+    load_with(path, T1Options::default())
 }
 
 /// Reads a T1 file.
-pub fn load(path: &Path) -> Result<T1, SpecError> {
+pub fn load_with(path: &Path, opts: T1Options) -> Result<T1, SpecError> {
     let file = path.display().to_string();
-    let err = |field: &str, message: String| SpecError { file: file.clone(), field: field.into(), message };
-    let text = std::fs::read_to_string(path).map_err(|e| err("(file)", format!("cannot read: {e}")))?;
-    let v: J = serde_json::from_str(&text).map_err(|e| err("(json)", format!("not valid JSON: {e}")))?;
-    let space = v.get("ConfigurationSpace").ok_or_else(|| err("ConfigurationSpace", "missing; this is not a T1 file".into()))?;
-    let ks = v.get("KernelSpecification").ok_or_else(|| err("KernelSpecification", "missing; this is not a T1 file".into()))?;
-    let mut params = Vec::new();
-    let mut defaults = Vec::new();
-    for (i, p) in
-        space["TuningParameters"].as_array().ok_or_else(|| err("ConfigurationSpace.TuningParameters", "missing or not a list".into()))?.iter().enumerate()
-    {
-        let field = format!("ConfigurationSpace.TuningParameters[{i}]");
-        let name = p["Name"].as_str().ok_or_else(|| err(&field, "no Name".into()))?;
-        let values = match &p["Values"] {
-            J::String(s) => parse_values(s).map_err(|m| err(&format!("{field}.Values"), m))?,
-            J::Array(a) => a.iter().filter_map(Value::from_json).collect(),
-            _ => return Err(err(&format!("{field}.Values"), "missing".into())),
-        };
-        if let Some(d) = p.get("Default").filter(|d| !d.is_null()) {
-            let d =
-                Value::from_json(d).filter(|d| values.contains(d)).ok_or_else(|| err(&format!("{field}.Default"), format!("{d} is not one of the values")))?;
-            defaults.push((name.to_string(), d));
-        }
-        params.push(Param { name: name.to_string(), values });
-    }
-    let restrictions: Vec<String> =
-        space["Conditions"].as_array().map(|c| c.iter().filter_map(|x| x["Expression"].as_str().map(String::from)).collect()).unwrap_or_default();
-    let language = match ks["Language"].as_str().unwrap_or("CUDA") {
-        "CUDA" => "cuda",
-        "HIP" => "hip",
-        other => return Err(err("KernelSpecification.Language", format!("`{other}` kernels are not supported; kerntune runs CUDA and HIP T1 files"))),
-    };
-    let mut name = ks["KernelName"].as_str().ok_or_else(|| err("KernelSpecification.KernelName", "missing".into()))?.to_string();
-    KernelSource::check_name(&name).map_err(|m| err("KernelSpecification.KernelName", m))?;
-    // A templated kernel's arguments (KTT's `KernelTypeNames`) become kerntune's templated name,
-    // `name<T1, T2>`; arguments that name tuning parameters take each config's values.
-    if let Some(types) = ks["KernelTypeNames"].as_array().filter(|t| !t.is_empty()) {
-        let types: Vec<&str> = types
-            .iter()
-            .map(|t| t.as_str().ok_or_else(|| err("KernelSpecification.KernelTypeNames", "must be a list of strings".into())))
-            .collect::<Result<_, _>>()?;
-        if name.contains('<') {
-            return Err(err("KernelSpecification.KernelTypeNames", "KernelName already has template arguments; give them in one place".into()));
-        }
-        name = format!("{name}<{}>", types.join(", "));
-        KernelSource::check_name(&name).map_err(|m| err("KernelSpecification.KernelTypeNames", m))?;
-    }
-    let kernel_file =
-        path.parent().unwrap_or(Path::new(".")).join(ks["KernelFile"].as_str().ok_or_else(|| err("KernelSpecification.KernelFile", "missing".into()))?);
-    let dims = |key: &str| -> [String; 3] {
-        let d = &ks[key];
-        let get = |a: &str| match &d[a] {
-            J::String(s) if !s.is_empty() => s.clone(),
-            J::Number(n) => n.to_string(),
-            _ => "1".into(),
-        };
-        [get("X"), get("Y"), get("Z")]
-    };
-    let global = dims("GlobalSize");
-    let block = dims("LocalSize");
-    let opencl_sizes = ks["GlobalSizeType"].as_str() == Some("OpenCL");
-    let grid = if opencl_sizes { [0, 1, 2].map(|i| format!("div_ceil({}, {})", global[i], block[i])) } else { global };
-    let mut args = Vec::new();
-    let mut outputs = Vec::new();
-    for (i, a) in ks["Arguments"].as_array().cloned().unwrap_or_default().iter().enumerate() {
-        let field = format!("KernelSpecification.Arguments[{i}]");
-        let aname = a["Name"].as_str().map(String::from).unwrap_or_else(|| format!("arg{i}"));
-        let ty = a["Type"].as_str().unwrap_or("");
-        let dtype = match ty {
-            "float" => DType::F32,
-            "double" => DType::F64,
-            "int32" => DType::I32,
-            "uint32" => DType::U32,
-            "int64" => DType::I64,
-            other => return Err(err(&format!("{field}.Type"), format!("type `{other}` is not supported (float, double, int32, uint32, int64)"))),
-        };
-        let fill = a["FillValue"].as_f64().unwrap_or(0.0);
-        let kind = match a["MemoryType"].as_str().unwrap_or("Vector") {
-            "Scalar" => ArgKind::Scalar { dtype, value: if dtype.is_float() { format!("{fill:?}") } else { format!("{}", fill as i64) } },
-            "Vector" => {
-                let size = a["Size"].as_u64().ok_or_else(|| err(&format!("{field}.Size"), "a Vector argument needs Size".into()))?;
-                let init = match a["FillType"].as_str().unwrap_or("Constant") {
-                    "Constant" => Init::Constant { value: fill },
-                    "Random" => Init::Random { seed: a["RandomSeed"].as_u64().unwrap_or(i as u64 + 1) },
-                    "Generator" => {
-                        let expr = a["DataSource"]
-                            .as_str()
-                            .ok_or_else(|| err(&format!("{field}.DataSource"), "a Generator fill needs DataSource, an expression of i".into()))?;
-                        Init::check_generator(expr, size as usize).map_err(|m| err(&format!("{field}.DataSource"), m))?;
-                        Init::Generator { expr: expr.to_string() }
-                    }
-                    other => return Err(err(&format!("{field}.FillType"), format!("fill type `{other}` is not supported (Constant, Random, Generator)"))),
-                };
-                if a["Output"].as_u64() == Some(1) || a["Output"].as_bool() == Some(true) {
-                    outputs.push(aname.clone());
-                }
-                let access = match a["AccessType"].as_str().unwrap_or("ReadWrite") {
-                    "ReadOnly" => Access::Read,
-                    "WriteOnly" => Access::Write,
-                    _ => Access::ReadWrite,
-                };
-                ArgKind::Buffer { dtype, len: size.to_string(), init, access }
-            }
-            other => return Err(err(&format!("{field}.MemoryType"), format!("memory type `{other}` is not supported (Scalar, Vector)"))),
-        };
-        args.push(ArgSpec { name: aname, kind });
-    }
-    let mut source = KernelSource::new(&name, language, "");
-    source.options = ks["CompilerOptions"].as_array().map(|o| o.iter().filter_map(|x| x.as_str().map(String::from)).collect()).unwrap_or_default();
+    let mut cx = Ctx { file: &file, warnings: Vec::new() };
+    let v = read_json(&cx, path)?;
+    let space = v.get("ConfigurationSpace").filter(|s| s.is_object()).ok_or_else(|| cx.err("ConfigurationSpace", "missing; this is not a T1 file"))?;
+    let ks = v.get("KernelSpecification").filter(|s| s.is_object()).ok_or_else(|| cx.err("KernelSpecification", "missing; this is not a T1 file"))?;
+    let (params, defaults) = parameters(&mut cx, space)?;
+    let restrictions = conditions(&cx, space)?;
+    let language = language(&cx, ks)?;
+    let name = kernel_name(&cx, ks)?;
+    let kernel_file = kernel_file(&cx, ks, path, opts)?;
+    let (grid, block) = launch(&mut cx, ks, &params)?;
+    let (args, outputs) = arguments(&cx, ks, &params)?;
+    let mut source = KernelSource::new(&name, &language, "");
+    source.options = string_list(&cx, ks.get("CompilerOptions"), "KernelSpecification.CompilerOptions")?;
     let mut job = TuneJob::new(source, params);
     job.restrictions = restrictions;
     job.grid = grid;
     job.block = block;
-    job.shared_mem = ks["SharedMemory"].as_u64().map(|b| b.to_string());
+    job.shared_mem = shared_memory(&cx, ks)?;
     job.args = args;
     job.verify = Verification { reference: Reference::DefaultConfig, outputs, ..Default::default() };
     job.default = (!defaults.is_empty()).then_some(defaults);
     job.origin = file.clone();
-    // `Budget`: one object, or a list of them (the schema's form), which all apply.
-    let budgets = match &v["Budget"] {
-        J::Array(a) => a.clone(),
-        J::Object(_) => vec![v["Budget"].clone()],
-        _ => vec![],
+    job.compat = Compat::KernelTuner;
+    let budget = budget(&cx, &v)?;
+    let strategy = match v.get("Search").and_then(|s| s.get("Name")) {
+        None | Some(J::Null) => budget.as_ref().map(|_| "hybrid".to_string()),
+        Some(J::String(name)) => Some(crate::spec::settings::strategy_named(name).map_err(|m| cx.err("Search.Name", m))?.name.to_string()),
+        Some(other) => return Err(cx.err("Search.Name", format!("must be a string, not {}", shown(other)))),
+    };
+    if let Some(d) = v.get("KernelSpecification").and_then(|k| k.get("Device")).or_else(|| v.get("Device")).and_then(|d| d.get("Name")).and_then(J::as_str) {
+        cx.warnings.push(format!("Device.Name `{}` is not used; choose the device with --backend and --device", quote(d)));
+    }
+    Ok(T1 { job, language, kernel_file, budget, strategy, warnings: cx.warnings })
+}
+
+fn read_json(cx: &Ctx<'_>, path: &Path) -> Result<J, SpecError> {
+    let len = std::fs::metadata(path).map_err(|e| cx.err("(file)", format!("cannot read: {e}")))?.len();
+    if len > MAX_T1_BYTES {
+        return Err(cx.err("(file)", format!("is {len} bytes; a T1 file is at most {MAX_T1_BYTES} bytes")));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| cx.err("(file)", format!("cannot read: {e}")))?;
+    serde_json::from_str(&text).map_err(|e| cx.err("(json)", format!("not valid JSON: {e}")))
+}
+
+/// A JSON value as an error message shows it (short).
+fn shown(v: &J) -> String {
+    quote(&v.to_string()).into_owned()
+}
+
+/// Parameters and the declared defaults (name, value) among them.
+type Parameters = (Vec<Param>, Vec<(String, Value)>);
+
+fn parameters(cx: &mut Ctx<'_>, space: &J) -> Result<Parameters, SpecError> {
+    let list = space.get("TuningParameters").and_then(J::as_array).ok_or_else(|| cx.err("ConfigurationSpace.TuningParameters", "missing or not a list"))?;
+    let mut params = Vec::new();
+    let mut defaults = Vec::new();
+    for (i, p) in list.iter().enumerate() {
+        let field = format!("ConfigurationSpace.TuningParameters[{i}]");
+        let name = p.get("Name").and_then(J::as_str).ok_or_else(|| cx.err(&field, "no Name (a string)"))?;
+        if !name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(cx.err(&format!("{field}.Name"), format!("`{}` is not an identifier (it becomes a define)", quote(name))));
+        }
+        let values = match p.get("Values") {
+            Some(J::String(s)) => pyvalues::eval_values(s, &[]).map_err(|e| cx.err(&format!("{field}.Values"), e.to_string()))?,
+            Some(J::Array(a)) => a
+                .iter()
+                .map(|x| Value::from_json(x).ok_or_else(|| cx.err(&format!("{field}.Values"), format!("{} is not a number, boolean or string", shown(x)))))
+                .collect::<Result<_, _>>()?,
+            Some(other) => return Err(cx.err(&format!("{field}.Values"), format!("{} is not a list or a list expression", shown(other)))),
+            None => return Err(cx.err(&format!("{field}.Values"), "missing")),
+        };
+        if values.is_empty() {
+            return Err(cx.err(&format!("{field}.Values"), "gives no values; give at least one"));
+        }
+        if let Some(d) = default_value(cx, p.get("Default"), &field)? {
+            if values.iter().any(|v| v == &d || v.as_f64().zip(d.as_f64()).is_some_and(|(a, b)| a == b)) {
+                defaults.push((name.to_string(), d));
+            } else {
+                cx.warnings.push(format!("{field}.Default: {d} is not one of the values; the first value is the default instead"));
+            }
+        }
+        params.push(Param { name: name.to_string(), values });
+    }
+    Ok((params, defaults))
+}
+
+/// A `Default`: a value, a one-element list (JSON or as text), or absent.
+fn default_value(cx: &Ctx<'_>, d: Option<&J>, field: &str) -> Result<Option<Value>, SpecError> {
+    let field = format!("{field}.Default");
+    let one = |items: Vec<Value>| match <[Value; 1]>::try_from(items) {
+        Ok([v]) => Ok(Some(v)),
+        Err(items) => Err(cx.err(&field, format!("a list default must have one element, not {}", items.len()))),
+    };
+    match d {
+        None | Some(J::Null) => Ok(None),
+        Some(J::Array(a)) => one(a.iter().filter_map(Value::from_json).collect()),
+        Some(J::String(s)) if s.trim_start().starts_with('[') => one(pyvalues::eval_values(s, &[]).map_err(|e| cx.err(&field, e.to_string()))?),
+        Some(x) => Value::from_json(x).map(Some).ok_or_else(|| cx.err(&field, format!("{} is not a value", shown(x)))),
+    }
+}
+
+fn conditions(cx: &Ctx<'_>, space: &J) -> Result<Vec<String>, SpecError> {
+    let Some(list) = space.get("Conditions").filter(|c| !c.is_null()) else { return Ok(vec![]) };
+    let list = list.as_array().ok_or_else(|| cx.err("ConfigurationSpace.Conditions", "must be a list"))?;
+    list.iter()
+        .enumerate()
+        .map(|(i, c)| match c.get("Expression") {
+            Some(J::String(s)) => Ok(s.clone()),
+            Some(other) => Err(cx.err(&format!("ConfigurationSpace.Conditions[{i}].Expression"), format!("must be a string expression, not {}", shown(other)))),
+            None => Err(cx.err(&format!("ConfigurationSpace.Conditions[{i}].Expression"), "missing")),
+        })
+        .collect()
+}
+
+fn language(cx: &Ctx<'_>, ks: &J) -> Result<String, SpecError> {
+    match ks.get("Language") {
+        None | Some(J::Null) => Ok("cuda".into()),
+        Some(J::String(l)) => match l.to_ascii_lowercase().as_str() {
+            "cuda" => Ok("cuda".into()),
+            "hip" => Ok("hip".into()),
+            _ => Err(cx.err(
+                "KernelSpecification.Language",
+                format!("`{}` kernels are not supported; kerntune tunes T1 files in CUDA or HIP (WGSL kernels through a TOML spec)", quote(l)),
+            )),
+        },
+        Some(other) => Err(cx.err("KernelSpecification.Language", format!("must be a string, not {}", shown(other)))),
+    }
+}
+
+/// The kernel's name, with `KernelTypeNames` as template arguments (`name<T1, T2>`).
+fn kernel_name(cx: &Ctx<'_>, ks: &J) -> Result<String, SpecError> {
+    let mut name = ks.get("KernelName").and_then(J::as_str).ok_or_else(|| cx.err("KernelSpecification.KernelName", "missing (a string)"))?.to_string();
+    KernelSource::check_name(&name).map_err(|m| cx.err("KernelSpecification.KernelName", m))?;
+    if let Some(types) = ks.get("KernelTypeNames").and_then(J::as_array).filter(|t| !t.is_empty()) {
+        let types: Vec<&str> = types
+            .iter()
+            .map(|t| t.as_str().ok_or_else(|| cx.err("KernelSpecification.KernelTypeNames", "must be a list of strings")))
+            .collect::<Result<_, _>>()?;
+        if name.contains('<') {
+            return Err(cx.err("KernelSpecification.KernelTypeNames", "KernelName already has template arguments; give them in one place"));
+        }
+        name = format!("{name}<{}>", types.join(", "));
+        KernelSource::check_name(&name).map_err(|m| cx.err("KernelSpecification.KernelTypeNames", m))?;
+    }
+    Ok(name)
+}
+
+/// `KernelFile`, relative to the T1 file's folder, else its parent (Kernel Tuner's lookup),
+/// and inside one of those two folders unless `allow_outside_sources`.
+fn kernel_file(cx: &Ctx<'_>, ks: &J, path: &Path, opts: T1Options) -> Result<PathBuf, SpecError> {
+    let field = "KernelSpecification.KernelFile";
+    let rel = ks.get(field.rsplit('.').next().expect("field")).and_then(J::as_str).ok_or_else(|| cx.err(field, "missing (a path string)"))?;
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let parent = dir.join("..");
+    let candidates = [dir.join(rel), parent.join(rel)];
+    let found = candidates
+        .iter()
+        .find(|c| c.is_file())
+        .cloned()
+        .ok_or_else(|| cx.err(field, format!("`{}` was found neither in {} nor in its parent folder", quote(rel), dir.display())))?;
+    if !opts.allow_outside_sources {
+        crate::spec::file::confine(&found, &[dir, &parent]).map_err(|m| cx.err(field, m))?;
+    }
+    Ok(found)
+}
+
+fn dims(cx: &Ctx<'_>, ks: &J, key: &str) -> Result<Option<[String; 3]>, SpecError> {
+    let Some(d) = ks.get(key).filter(|d| !d.is_null()) else { return Ok(None) };
+    let field = format!("KernelSpecification.{key}");
+    let d = d.as_object().ok_or_else(|| cx.err(&field, "must be an object with X, Y and Z"))?;
+    let mut out: [String; 3] = ["1".into(), "1".into(), "1".into()];
+    for (i, axis) in ["X", "Y", "Z"].iter().enumerate() {
+        out[i] = match d.get(*axis) {
+            None | Some(J::Null) => "1".into(),
+            Some(J::String(s)) if s.trim().is_empty() => "1".into(),
+            Some(J::String(s)) => s.clone(),
+            Some(J::Number(n)) => n.to_string(),
+            Some(other) => return Err(cx.err(&format!("{field}.{axis}"), format!("must be a number or an expression string, not {}", shown(other)))),
+        };
+    }
+    Ok(Some(out))
+}
+
+/// Grid and block expressions.
+fn launch(cx: &mut Ctx<'_>, ks: &J, all: &[Param]) -> Result<([String; 3], [String; 3]), SpecError> {
+    let params: &[&str] = &all.iter().map(|p| p.name.as_str()).collect::<Vec<_>>();
+    let local = dims(cx, ks, "LocalSize")?;
+    if let Some(l) = &local {
+        let kt = geometry::block(params);
+        // The same block either way: the same text, or a number that is the only value of
+        // Kernel Tuner's block size parameter.
+        let same = |mine: &str, theirs: &str| {
+            mine == theirs || all.iter().find(|p| p.name == theirs).is_some_and(|p| p.values.len() == 1 && p.values[0].to_string() == mine)
+        };
+        for (d, axis) in ["X", "Y", "Z"].iter().enumerate() {
+            if !same(l[d].trim(), &kt[d]) {
+                cx.warnings.push(format!(
+                    "KernelSpecification.LocalSize.{axis} is `{}`; Kernel Tuner's T1 loader would use `{}` for the block; kerntune uses LocalSize",
+                    quote(&l[d]),
+                    kt[d]
+                ));
+            }
+        }
+    }
+    let block = local.unwrap_or_else(|| geometry::block(params));
+    if let Some(ps) = ks.get("ProblemSize").filter(|p| !p.is_null()) {
+        let field = "KernelSpecification.ProblemSize";
+        let sizes: Vec<String> = match ps {
+            J::Array(a) => a
+                .iter()
+                .map(|x| match x {
+                    J::Number(n) => Ok(n.to_string()),
+                    J::String(s) => Ok(s.clone()),
+                    other => Err(cx.err(field, format!("{} is not a number or an expression string", shown(other)))),
+                })
+                .collect::<Result<_, _>>()?,
+            J::Number(n) => vec![n.to_string()],
+            J::String(s) => vec![s.clone()],
+            other => return Err(cx.err(field, format!("{} is not a number or a list", shown(other)))),
+        };
+        let mut divisors: [Option<Vec<String>>; 3] = [None, None, None];
+        for (d, key) in ["GridDivX", "GridDivY", "GridDivZ"].iter().enumerate() {
+            divisors[d] = match ks.get(*key) {
+                None | Some(J::Null) => None,
+                Some(v) => Some(string_list(cx, Some(v), &format!("KernelSpecification.{key}"))?),
+            };
+        }
+        let grid = geometry::grid(&sizes, &divisors, params).map_err(|m| cx.err(field, m))?;
+        return Ok((grid, block));
+    }
+    let global = dims(cx, ks, "GlobalSize")?.ok_or_else(|| {
+        cx.err("KernelSpecification.ProblemSize", "missing, and so is GlobalSize: give ProblemSize (with GridDivX/Y/Z) or GlobalSize for the launch")
+    })?;
+    let grid = match ks.get("GlobalSizeType").and_then(J::as_str) {
+        // OpenCL counts work-items (threads); the grid counts blocks.
+        Some(t) if t.eq_ignore_ascii_case("opencl") => [0, 1, 2].map(|i| format!("div_ceil({}, {})", global[i], block[i])),
+        _ => global,
+    };
+    Ok((grid, block))
+}
+
+fn string_list(cx: &Ctx<'_>, v: Option<&J>, field: &str) -> Result<Vec<String>, SpecError> {
+    match v {
+        None | Some(J::Null) => Ok(vec![]),
+        Some(J::Array(a)) => a
+            .iter()
+            .map(|x| match x {
+                J::String(s) => Ok(s.clone()),
+                J::Number(n) => Ok(n.to_string()),
+                other => Err(cx.err(field, format!("{} is not a string", shown(other)))),
+            })
+            .collect(),
+        Some(other) => Err(cx.err(field, format!("must be a list of strings, not {}", shown(other)))),
+    }
+}
+
+fn shared_memory(cx: &Ctx<'_>, ks: &J) -> Result<Option<String>, SpecError> {
+    match ks.get("SharedMemory") {
+        None | Some(J::Null) => Ok(None),
+        Some(J::Number(n)) if n.as_u64().is_some() => Ok(Some(n.to_string())),
+        Some(J::String(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(cx.err("KernelSpecification.SharedMemory", format!("{} is not a byte count", shown(other)))),
+    }
+}
+
+/// The arguments, and the names of the buffers flagged `Output`.
+fn arguments(cx: &Ctx<'_>, ks: &J, params: &[Param]) -> Result<(Vec<ArgSpec>, Vec<String>), SpecError> {
+    let list = match ks.get("Arguments") {
+        None | Some(J::Null) => return Ok((vec![], vec![])),
+        Some(J::Array(a)) => a,
+        Some(other) => return Err(cx.err("KernelSpecification.Arguments", format!("must be a list, not {}", shown(other)))),
+    };
+    // What `Size` expressions see: ProblemSize and each parameter as its list of values.
+    let mut env: Vec<(&str, PyValue)> = params.iter().map(|p| (p.name.as_str(), PyValue::List(p.values.iter().map(PyValue::from_value).collect()))).collect();
+    let problem_size = match ks.get("ProblemSize") {
+        Some(J::Array(a)) => Some(PyValue::List(a.iter().map(json_py).collect())),
+        Some(x @ (J::Number(_) | J::String(_))) => Some(json_py(x)),
+        _ => None,
+    };
+    if let Some(ps) = problem_size {
+        env.push(("ProblemSize", ps));
+    }
+    let mut args = Vec::new();
+    let mut outputs = Vec::new();
+    for (i, a) in list.iter().enumerate() {
+        let field = format!("KernelSpecification.Arguments[{i}]");
+        if !a.is_object() {
+            return Err(cx.err(&field, format!("must be an object, not {}", shown(a))));
+        }
+        let name = match a.get("Name") {
+            None | Some(J::Null) => format!("arg{i}"),
+            Some(J::String(s)) => s.clone(),
+            Some(other) => return Err(cx.err(&format!("{field}.Name"), format!("must be a string, not {}", shown(other)))),
+        };
+        let dtype = dtype(cx, a, &field)?;
+        let kind = match a.get("MemoryType").and_then(J::as_str).unwrap_or("Vector") {
+            "Scalar" => ArgKind::Scalar { dtype, value: scalar_value(cx, a, &field, dtype)? },
+            "Vector" => {
+                if flag(cx, a.get("Output"), &format!("{field}.Output"))? {
+                    outputs.push(name.clone());
+                }
+                buffer(cx, a, &field, dtype, i, &env)?
+            }
+            other => return Err(cx.err(&format!("{field}.MemoryType"), format!("`{}` is not supported; use Vector or Scalar", quote(other)))),
+        };
+        args.push(ArgSpec { name, kind });
+    }
+    Ok((args, outputs))
+}
+
+fn json_py(v: &J) -> PyValue {
+    match v {
+        J::Number(n) => n.as_i64().map(PyValue::Int).unwrap_or_else(|| PyValue::Float(n.as_f64().unwrap_or(f64::NAN))),
+        J::String(s) => PyValue::Str(s.clone()),
+        J::Bool(b) => PyValue::Bool(*b),
+        J::Array(a) => PyValue::List(a.iter().map(json_py).collect()),
+        _ => PyValue::Str(v.to_string()),
+    }
+}
+
+fn dtype(cx: &Ctx<'_>, a: &J, field: &str) -> Result<DType, SpecError> {
+    let ty = a.get("Type").and_then(J::as_str).ok_or_else(|| cx.err(&format!("{field}.Type"), "missing (float, double, int32, uint32 or int64)"))?;
+    DType::parse(ty).ok_or_else(|| {
+        let vector = ["float", "double", "int", "uint", "half", "char", "short", "long"]
+            .iter()
+            .any(|b| ty.strip_prefix(b).is_some_and(|n| ["2", "3", "4", "8", "16"].contains(&n)));
+        let what = if vector { "is a vector type, which kerntune does not support" } else { "is not supported" };
+        cx.err(&format!("{field}.Type"), format!("`{}` {what}; use float, double, int32, uint32 or int64", quote(ty)))
+    })
+}
+
+fn flag(cx: &Ctx<'_>, v: Option<&J>, field: &str) -> Result<bool, SpecError> {
+    match v {
+        None | Some(J::Null) => Ok(false),
+        Some(J::Bool(b)) => Ok(*b),
+        Some(J::Number(n)) if n.as_u64() == Some(0) || n.as_u64() == Some(1) => Ok(n.as_u64() == Some(1)),
+        Some(other) => Err(cx.err(field, format!("must be 0, 1, true or false, not {}", shown(other)))),
+    }
+}
+
+fn scalar_value(cx: &Ctx<'_>, a: &J, field: &str, dtype: DType) -> Result<String, SpecError> {
+    let fv = format!("{field}.FillValue");
+    match a.get("FillValue") {
+        Some(J::Number(n)) => {
+            let x = n.as_f64().filter(|x| x.is_finite()).ok_or_else(|| cx.err(&fv, "must be a finite number"))?;
+            if dtype.is_float() {
+                Ok(format!("{x:?}"))
+            } else if x.fract() == 0.0 && x.abs() < 9.0e18 {
+                Ok(format!("{}", x as i64))
+            } else {
+                Err(cx.err(&fv, format!("{x} is not a whole number for an integer scalar")))
+            }
+        }
+        Some(other) => Err(cx.err(&fv, format!("must be a number, not {}", shown(other)))),
+        None => Err(cx.err(&fv, "missing: a Scalar argument needs FillValue")),
+    }
+}
+
+fn buffer(cx: &Ctx<'_>, a: &J, field: &str, dtype: DType, index: usize, env: &[(&str, PyValue)]) -> Result<ArgKind, SpecError> {
+    let size_field = format!("{field}.Size");
+    let elements = match a.get("Size") {
+        None | Some(J::Null) => return Err(cx.err(&size_field, "missing: a Vector argument needs Size")),
+        Some(J::Number(n)) => n.as_u64().ok_or_else(|| cx.err(&size_field, format!("{n} is not a whole non-negative number")))?,
+        Some(J::String(s)) => pyvalues::eval_count(s, env).map_err(|e| cx.err(&size_field, e.to_string()))?,
+        Some(other) => return Err(cx.err(&size_field, format!("must be a number or an expression string, not {}", shown(other)))),
+    };
+    let bytes = elements.checked_mul(dtype.size() as u64).filter(|&b| b <= MAX_BUFFER_BYTES).ok_or_else(|| {
+        cx.err(&size_field, format!("{elements} elements of {} bytes exceed the {} GiB a buffer may have", dtype.size(), MAX_BUFFER_BYTES >> 30))
+    })?;
+    let _ = bytes;
+    let fill = |key: &str| -> Result<f64, SpecError> {
+        match a.get(key) {
+            None | Some(J::Null) => Ok(0.0),
+            Some(J::Number(n)) => n.as_f64().filter(|x| x.is_finite()).ok_or_else(|| cx.err(&format!("{field}.{key}"), "must be a finite number")),
+            Some(other) => Err(cx.err(&format!("{field}.{key}"), format!("must be a number, not {}", shown(other)))),
+        }
+    };
+    let init = match a.get("FillType").and_then(J::as_str).unwrap_or("Constant") {
+        "Constant" => Init::Constant { value: fill("FillValue")? },
+        "Random" => Init::Random { seed: a.get("RandomSeed").and_then(J::as_u64).unwrap_or(index as u64 + 1) },
+        "Generator" => {
+            let expr = a
+                .get("DataSource")
+                .and_then(J::as_str)
+                .ok_or_else(|| cx.err(&format!("{field}.DataSource"), "a Generator fill needs DataSource, an expression of i"))?;
+            let n = usize::try_from(elements).map_err(|_| cx.err(&size_field, "too large for this machine"))?;
+            Init::check_generator(expr, n).map_err(|m| cx.err(&format!("{field}.DataSource"), m))?;
+            Init::Generator { expr: expr.to_string() }
+        }
+        other => {
+            return Err(cx.err(&format!("{field}.FillType"), format!("fill type `{}` is not supported; use Constant, Random or Generator", quote(other))));
+        }
+    };
+    let access = match a.get("AccessType").and_then(J::as_str).unwrap_or("ReadWrite") {
+        "ReadOnly" => Access::Read,
+        "WriteOnly" => Access::Write,
+        "ReadWrite" => Access::ReadWrite,
+        other => return Err(cx.err(&format!("{field}.AccessType"), format!("`{}` is not ReadOnly, WriteOnly or ReadWrite", quote(other)))),
+    };
+    let memory = match a.get("MemType").and_then(J::as_str) {
+        None | Some("Global") => Memory::Global,
+        // Kernel Tuner passes a constant-memory argument as an argument too.
+        Some("Constant") => Memory::Constant { argument: true },
+        Some(other) => return Err(cx.err(&format!("{field}.MemType"), format!("`{}` is not supported; use Global or Constant", quote(other)))),
+    };
+    Ok(ArgKind::Buffer { dtype, len: elements.to_string(), init, access, memory })
+}
+
+fn budget(cx: &Ctx<'_>, v: &J) -> Result<Option<String>, SpecError> {
+    // One object, or a list of them (the schema's form), which all apply.
+    let budgets = match v.get("Budget") {
+        Some(J::Array(a)) => a.clone(),
+        Some(b @ J::Object(_)) => vec![b.clone()],
+        None | Some(J::Null) => vec![],
+        Some(other) => return Err(cx.err("Budget", format!("must be an object or a list of them, not {}", shown(other)))),
     };
     let mut parts = Vec::new();
     for (i, b) in budgets.iter().enumerate() {
-        let value = b["BudgetValue"].as_f64().ok_or_else(|| err(&format!("Budget[{i}].BudgetValue"), "missing or not a number".into()))?;
-        parts.push(match b["Type"].as_str() {
-            Some("ConfigurationCount") => format!("{}", value.max(1.0) as u64),
+        let value = b
+            .get("BudgetValue")
+            .and_then(J::as_f64)
+            .filter(|x| x.is_finite() && *x > 0.0)
+            .ok_or_else(|| cx.err(&format!("Budget[{i}].BudgetValue"), "missing, or not a positive number"))?;
+        parts.push(match b.get("Type").and_then(J::as_str) {
+            Some("ConfigurationCount") => format!("{}", value.max(1.0).min(u32::MAX as f64) as u64),
             Some("TuningDuration") => format!("{value}s"),
             // Resolved against the valid configs when the space is known.
-            Some("ConfigurationFraction") if value > 0.0 && value <= 1.0 => format!("{}%space", value * 100.0),
-            Some("ConfigurationFraction") => return Err(err(&format!("Budget[{i}].BudgetValue"), format!("{value} is not a fraction between 0 and 1"))),
-            other => return Err(err(&format!("Budget[{i}].Type"), format!("{other:?} is not ConfigurationCount, TuningDuration or ConfigurationFraction"))),
+            Some("ConfigurationFraction") if value <= 1.0 => format!("{}%space", value * 100.0),
+            Some("ConfigurationFraction") => return Err(cx.err(&format!("Budget[{i}].BudgetValue"), format!("{value} is not a fraction between 0 and 1"))),
+            other => {
+                return Err(cx.err(&format!("Budget[{i}].Type"), format!("{other:?} is not ConfigurationCount, TuningDuration or ConfigurationFraction")));
+            }
         });
     }
     let budget = (!parts.is_empty()).then(|| parts.join(","));
-    let strategy = match v["Search"]["Name"].as_str() {
-        None => budget.as_ref().map(|_| "hybrid".to_string()),
-        Some(name) => Some(crate::spec::settings::strategy_named(name).map_err(|m| err("Search.Name", m))?.name.to_string()),
-    };
-    Ok(T1 { job, language: language.to_string(), kernel_file, budget, strategy })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_t1_file_becomes_a_job() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("k.cu"), "extern \"C\" __global__ void k(float* a, int n) {}").unwrap();
-        let t1 = serde_json::json!({
-            "ConfigurationSpace": {
-                "TuningParameters": [{"Name": "block_size_x", "Type": "int", "Values": "[32, 64, 128]"}, {"Name": "use_x", "Type": "bool", "Values": "[0, 1]"}],
-                "Conditions": [{"Parameters": ["block_size_x", "use_x"], "Expression": "use_x == 0 or block_size_x >= 64"}]
-            },
-            "KernelSpecification": {
-                "Language": "CUDA", "KernelName": "k", "KernelFile": "k.cu", "GlobalSizeType": "OpenCL",
-                "GlobalSize": {"X": "4096"}, "LocalSize": {"X": "block_size_x"}, "CompilerOptions": ["-use_fast_math"],
-                "Arguments": [
-                    {"Name": "a", "Type": "float", "Size": 4096, "FillType": "Random", "RandomSeed": 3, "AccessType": "ReadWrite", "MemoryType": "Vector"},
-                    {"Name": "n", "Type": "int32", "FillValue": 4096, "MemoryType": "Scalar"}
-                ]
-            }
-        });
-        let p = dir.path().join("t1.json");
-        std::fs::write(&p, t1.to_string()).unwrap();
-        let T1 { job, language: lang, kernel_file: file, budget, strategy } = load(&p).unwrap();
-        assert_eq!(lang, "cuda");
-        assert!(file.ends_with("k.cu"));
-        assert_eq!((budget, strategy), (None, None));
-        assert_eq!(job.params[0].values, vec![Value::Int(32), Value::Int(64), Value::Int(128)]);
-        assert_eq!(job.grid[0], "div_ceil(4096, block_size_x)");
-        let prep = crate::plan::prepare::Prepared::new(&job).unwrap();
-        assert_eq!(prep.space.count(), 5);
-        assert_eq!(prep.data.args.len(), 2);
-        assert_eq!(prep.launch(&prep.default).unwrap().grid, [128, 1, 1]);
-        assert_eq!(job.source.options, vec!["-use_fast_math"]);
-        // Template arguments (KernelTypeNames) make a templated kernel name.
-        let mut templated = t1.clone();
-        templated["KernelSpecification"]["KernelTypeNames"] = serde_json::json!(["float", "block_size_x"]);
-        std::fs::write(&p, templated.to_string()).unwrap();
-        let job = load(&p).unwrap().job;
-        assert_eq!(job.source.name, "k<float, block_size_x>");
-        assert_eq!(job.source.instance(&prep.defines(&prep.default)).unwrap(), "k<float, 32>");
-        templated["KernelSpecification"]["KernelTypeNames"] = serde_json::json!(["float>"]);
-        std::fs::write(&p, templated.to_string()).unwrap();
-        assert!(load(&p).unwrap_err().field.contains("KernelTypeNames"));
-        for (values, says) in [("sorted(4)", "not a list literal"), ("range(1, 9, 0)", "non-zero step"), ("range(1, x)", "unknown name")] {
-            let bad = serde_json::json!({"ConfigurationSpace": {"TuningParameters": [{"Name": "x", "Values": values}]}, "KernelSpecification": {}});
-            std::fs::write(&p, bad.to_string()).unwrap();
-            let e = load(&p).unwrap_err();
-            assert!(e.field.contains("TuningParameters[0].Values") && e.message.contains(says), "{values}: {e}");
-        }
+    if let Some(b) = &budget {
+        crate::spec::settings::Budget::parse(b).map_err(|m| cx.err("Budget", m))?;
     }
-
-    /// The shape of the files BAT publishes (its CAFF files): ranges as values, per-parameter
-    /// defaults, generated inputs, flagged outputs, a budget.
-    #[test]
-    fn benchmark_suite_files_load_as_published() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("k.cu"), "").unwrap();
-        let t1 = serde_json::json!({
-            "Budget": {"Type": "ConfigurationCount", "BudgetValue": 10},
-            "ConfigurationSpace": {
-                "TuningParameters": [
-                    {"Name": "BLOCK_SIZE", "Type": "int", "Values": "list(range(32, 1024+1, 32))", "Default": 128},
-                    {"Name": "UNROLL", "Type": "int", "Values": "list(range(1,4))", "Default": 1},
-                    {"Name": "WORK", "Type": "int", "Values": "range(1, 5)", "Default": 2}
-                ],
-                "Conditions": [{"Expression": "UNROLL <= WORK", "Parameters": ["UNROLL", "WORK"]}]
-            },
-            "KernelSpecification": {
-                "Language": "CUDA", "KernelName": "k", "KernelFile": "k.cu",
-                "GlobalSize": {"X": "(4096//BLOCK_SIZE//WORK) + 1"}, "LocalSize": {"X": "BLOCK_SIZE"},
-                "Arguments": [
-                    {"Name": "A", "Type": "float", "Size": 4096, "FillType": "Generator", "DataSource": "i % 7 * 0.5", "AccessType": "ReadOnly", "MemoryType": "Vector"},
-                    {"Name": "C", "Type": "float", "Size": 4096, "FillType": "Constant", "FillValue": 0.0, "AccessType": "ReadWrite", "MemoryType": "Vector", "Output": 1},
-                    {"Name": "n", "Type": "int32", "FillValue": 4096, "MemoryType": "Scalar"}
-                ]
-            }
-        });
-        let p = dir.path().join("t1.json");
-        std::fs::write(&p, t1.to_string()).unwrap();
-        let T1 { job, budget, strategy, .. } = load(&p).unwrap();
-        assert_eq!(job.params[0].values.len(), 32);
-        assert_eq!(job.params[0].values[31], Value::Int(1024));
-        assert_eq!(job.params[2].values, [1, 2, 3, 4].map(Value::Int));
-        assert_eq!(
-            job.default.as_deref(),
-            Some(&[("BLOCK_SIZE".to_string(), Value::Int(128)), ("UNROLL".into(), Value::Int(1)), ("WORK".into(), Value::Int(2))][..])
-        );
-        assert_eq!(job.verify.outputs, ["C"]);
-        assert_eq!((budget.as_deref(), strategy.as_deref()), (Some("10"), Some("hybrid")), "a budget without a search uses the hybrid strategy");
-        let prep = crate::plan::prepare::Prepared::new(&job).unwrap();
-        assert_eq!(prep.default, crate::Config::new([("BLOCK_SIZE", 128), ("UNROLL", 1), ("WORK", 2)]));
-        let a = prep.data.buffers().next().unwrap();
-        assert_eq!(&a.data[..16], [0.0f32, 0.5, 1.0, 1.5].map(f32::to_le_bytes).concat(), "generated from i");
-        assert_eq!(prep.launch(&prep.default).unwrap().grid, [17, 1, 1]);
-
-        // Search names map to strategies; bad defaults, generators and searches are named.
-        let mut t = t1.clone();
-        t["Search"] = serde_json::json!({"Name": "Random"});
-        t["Budget"] = serde_json::json!([{"Type": "TuningDuration", "BudgetValue": 30}, {"Type": "ConfigurationFraction", "BudgetValue": 0.1}]);
-        std::fs::write(&p, t.to_string()).unwrap();
-        let T1 { budget, strategy, .. } = load(&p).unwrap();
-        // 10 % of the valid configs, resolved once the space is known; both limits apply.
-        assert_eq!((budget.as_deref(), strategy.as_deref()), (Some("30s,10%space"), Some("random")));
-        let b = crate::spec::settings::Budget::parse(budget.as_deref().unwrap()).unwrap();
-        assert_eq!((b.max_seconds, b.max_evals_for(32 * 9)), (Some(30.0), Some(29)));
-        for (path, value, field) in [
-            (&["ConfigurationSpace", "TuningParameters", "0", "Default"][..], serde_json::json!(100), "TuningParameters[0].Default"),
-            (&["KernelSpecification", "Arguments", "0", "DataSource"][..], serde_json::json!("i / (i - 3)"), "Arguments[0].DataSource"),
-            (&["Search", "Name"][..], serde_json::json!("Quantum"), "Search.Name"),
-        ] {
-            let mut t = t1.clone();
-            let mut at = &mut t;
-            for k in &path[..path.len() - 1] {
-                at = match k.parse::<usize>() {
-                    Ok(i) => &mut at[i],
-                    Err(_) => &mut at[*k],
-                };
-            }
-            at[path[path.len() - 1]] = value;
-            std::fs::write(&p, t.to_string()).unwrap();
-            let e = load(&p).unwrap_err();
-            assert!(e.field.contains(field), "{field}: {e}");
-        }
-    }
+    Ok(budget)
 }

@@ -1,0 +1,90 @@
+//! What `kerntune check` prints: a job's search space (cartesian size, valid count, the default
+//! config and its launch) and its arguments' sizes, computed without a device and without
+//! making the problem's data.
+
+use crate::plan::expand::Expanded;
+use crate::plan::prepare::{ArgLayout, Launch, Prepared};
+use crate::space::config::Config;
+use crate::spec::error::SpecError;
+use crate::spec::job::TuneJob;
+use crate::spec::value::Value;
+use serde::Serialize;
+use std::time::{Duration, Instant};
+
+/// One parameter: its name, how many values, and the first few.
+#[derive(Clone, Debug, Serialize)]
+pub struct ParamSummary {
+    /// Name.
+    pub name: String,
+    /// Number of values.
+    pub count: usize,
+    /// The values (at most 12).
+    pub values: Vec<Value>,
+}
+
+/// A job's space and arguments.
+#[derive(Clone, Debug, Serialize)]
+pub struct SpaceSummary {
+    /// The problem sizes.
+    pub sizes: Vec<(String, Value)>,
+    /// The parameters.
+    pub params: Vec<ParamSummary>,
+    /// Restrictions.
+    pub restrictions: usize,
+    /// Size of the cartesian product.
+    #[serde(serialize_with = "as_string")]
+    pub cartesian: u128,
+    /// Valid configs (restrictions satisfied); a lower bound when `valid_complete` is false.
+    pub valid: u64,
+    /// Whether counting finished within its time.
+    pub valid_complete: bool,
+    /// Candidates a generator proposed (a class-based job), if any.
+    pub generated: Option<usize>,
+    /// The default config.
+    pub default: Config,
+    /// Whether it satisfies the restrictions.
+    pub default_valid: bool,
+    /// Its launch, or why it has none.
+    pub default_launch: Result<Launch, String>,
+    /// Each argument's size or value.
+    pub args: Vec<ArgLayout>,
+    /// Bytes of all buffers.
+    pub total_bytes: u64,
+}
+
+fn as_string<S: serde::Serializer>(v: &u128, s: S) -> Result<S::Ok, S::Error> {
+    // JSON numbers beyond 2^53 lose precision in most readers.
+    if *v < (1 << 53) {
+        s.serialize_u64(*v as u64)
+    } else {
+        s.serialize_str(&v.to_string())
+    }
+}
+
+/// Summarizes `job` (expanded, when class-based); counting valid configs stops after
+/// `count_for` (a huge space then gives a lower bound).
+pub fn summarize(expanded: &Expanded, count_for: Duration) -> Result<SpaceSummary, SpecError> {
+    let job: &TuneJob = &expanded.job;
+    let prep = Prepared::without_data(job, expanded.explicit.clone())?;
+    let (valid, valid_complete) = match &expanded.explicit {
+        Some(list) => (list.iter().filter(|c| prep.space.coords_of(c).is_some_and(|co| prep.space.is_valid(&co))).count() as u64, true),
+        None => prep.space.count_until(Instant::now() + count_for),
+    };
+    let params =
+        job.params.iter().map(|p| ParamSummary { name: p.name.clone(), count: p.values.len(), values: p.values.iter().take(12).cloned().collect() }).collect();
+    let total_bytes = prep.layout.iter().map(ArgLayout::bytes).sum();
+    Ok(SpaceSummary {
+        sizes: job.sizes.clone(),
+        params,
+        restrictions: job.restrictions.len(),
+        cartesian: prep.space.cartesian_size(),
+        valid,
+        valid_complete,
+        generated: expanded.explicit.as_ref().map(Vec::len),
+        default_launch: prep.launch(&prep.default),
+        default: prep.default.clone(),
+        default_valid: prep.default_valid,
+        args: prep.layout.clone(),
+        total_bytes,
+    })
+}

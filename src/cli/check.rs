@@ -1,0 +1,163 @@
+//! `kerntune check FILE`: load a spec (TOML or T1) without a device and print its space —
+//! cartesian size, valid configs, the default config and its launch — and its arguments.
+
+use kerntune::plan::expand::expand;
+use kerntune::plan::prepare::{check, LayoutKind};
+use kerntune::plan::summary::{summarize, SpaceSummary};
+use kerntune::spec::problem::human_bytes;
+use kerntune::{Limits, LoadOptions, Memory, Spec};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The spec: a kerntune TOML file or a T1 JSON file.
+    file: PathBuf,
+    /// For a spec whose configs a vendor generator makes ([roles]): the preset (a100, h100,
+    /// h200, mi250x, mi300x, rx7900xtx, llvmpipe) or architecture to generate them for.
+    #[arg(long)]
+    target: Option<String>,
+    /// The kernel language to check the sources of (wgsl, cuda, hip); default: the first the spec has.
+    #[arg(long)]
+    language: Option<String>,
+    /// Stop counting valid configs after this many seconds (the count is then a lower bound).
+    #[arg(long, default_value_t = 60.0)]
+    count_seconds: f64,
+    /// Allow kernel sources outside the spec's folder.
+    #[arg(long)]
+    allow_outside_sources: bool,
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(a: Args) -> anyhow::Result<i32> {
+    if !(a.count_seconds.is_finite() && a.count_seconds > 0.0 && a.count_seconds <= 86_400.0) {
+        anyhow::bail!("--count-seconds: give a number of seconds between 0 and 86400");
+    }
+    let spec = Spec::load_with(&a.file, LoadOptions { allow_outside_sources: a.allow_outside_sources })?;
+    check(&spec)?;
+    let language = match &a.language {
+        Some(l) => l.clone(),
+        None => spec.sources.keys().next().cloned().unwrap_or_else(|| "cuda".into()),
+    };
+    let preset = match &a.target {
+        Some(t) => Some(Limits::preset(t).ok_or_else(|| {
+            anyhow::anyhow!(
+                "--target: `{t}` is not a preset; use one of: {}",
+                kerntune::PRESETS.iter().map(|p| format!("{} ({})", p.name, p.arch)).collect::<Vec<_>>().join(", ")
+            )
+        })?),
+        None => None,
+    };
+    let mut problems = Vec::new();
+    for i in 0..spec.problems.len() {
+        let job = spec.job(&language, i)?;
+        if job.generate.is_some() && preset.is_none() {
+            anyhow::bail!("{}: the configs of this spec come from a vendor generator; pass --target (e.g. --target h100) to generate them", a.file.display());
+        }
+        let (target, limits) = preset.clone().unwrap_or_else(|| Limits::preset("h100").expect("a preset"));
+        let expanded = expand(&job, &target, &limits)?;
+        problems.push(summarize(&expanded, Duration::from_secs_f64(a.count_seconds))?);
+    }
+    if a.json {
+        let out = serde_json::json!({
+            "file": a.file,
+            "kernel": spec.kernel,
+            "language": language,
+            "sources": spec.sources,
+            "strategy": spec.strategy,
+            "budget": spec.budget,
+            "warnings": spec.warnings,
+            "problems": problems,
+        });
+        crate::cli::out::println(&serde_json::to_string_pretty(&out)?)?;
+        return Ok(0);
+    }
+    let mut text = format!(
+        "{}: kernel `{}` ({language}, {})\n",
+        a.file.display(),
+        spec.kernel,
+        spec.sources.get(&language).map(|p| p.display().to_string()).unwrap_or_else(|| "no source".into())
+    );
+    if let Some(s) = &spec.strategy {
+        text.push_str(&format!("search: {s}{}\n", spec.budget.as_ref().map(|b| format!(", budget {b}")).unwrap_or_default()));
+    }
+    for p in &problems {
+        text.push_str(&describe(p));
+    }
+    for w in &spec.warnings {
+        text.push_str(&format!("warning: {w}\n"));
+    }
+    crate::cli::out::print(&text)?;
+    Ok(0)
+}
+
+fn describe(p: &SpaceSummary) -> String {
+    let mut s = String::new();
+    if !p.sizes.is_empty() {
+        s.push_str(&format!("\nproblem: {}\n", p.sizes.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")));
+    } else {
+        s.push('\n');
+    }
+    s.push_str(&format!("parameters ({}):\n", p.params.len()));
+    for q in &p.params {
+        let shown: Vec<String> = q.values.iter().map(|v| v.to_string()).collect();
+        let more = if q.count > q.values.len() { format!(", … ({} values)", q.count) } else { String::new() };
+        s.push_str(&format!("  {:<24} {}{more}\n", q.name, shown.join(", ")));
+    }
+    let valid = if p.valid_complete { group(p.valid as u128) } else { format!("at least {} (counting stopped; see --count-seconds)", group(p.valid as u128)) };
+    match p.generated {
+        Some(g) => s.push_str(&format!("space: {g} generated configs, {valid} valid ({} restrictions)\n", p.restrictions)),
+        None => s.push_str(&format!("space: {} combinations, {valid} valid ({} restrictions)\n", group(p.cartesian), p.restrictions)),
+    }
+    s.push_str(&format!("default: {}{}\n", p.default, if p.default_valid { "" } else { " (breaks a restriction; kept as a candidate)" }));
+    match &p.default_launch {
+        Ok(l) => s.push_str(&format!(
+            "launch of the default: grid {} × {} × {}, block {} × {} × {}, {} of dynamic shared memory\n",
+            l.grid[0],
+            l.grid[1],
+            l.grid[2],
+            l.block[0],
+            l.block[1],
+            l.block[2],
+            human_bytes(l.shared_mem_bytes as u64)
+        )),
+        Err(e) => s.push_str(&format!("launch of the default: cannot be computed: {e}\n")),
+    }
+    s.push_str(&format!("arguments ({}, {} of buffers):\n", p.args.len(), human_bytes(p.total_bytes)));
+    for a in &p.args {
+        match &a.kind {
+            LayoutKind::Buffer { elements, bytes, access, memory } => {
+                let mem = match memory {
+                    Memory::Global => String::new(),
+                    Memory::Constant { argument: true } => ", __constant__ (and an argument)".into(),
+                    Memory::Constant { argument: false } => ", __constant__".into(),
+                };
+                s.push_str(&format!(
+                    "  {:<20} {:<7} {:>14} elements {:>10}  {}{mem}\n",
+                    a.name,
+                    format!("{:?}", a.dtype).to_lowercase(),
+                    group(*elements as u128),
+                    human_bytes(*bytes),
+                    format!("{access:?}").to_lowercase()
+                ));
+            }
+            LayoutKind::Scalar { value } => s.push_str(&format!("  {:<20} {:<7} = {value}\n", a.name, format!("{:?}", a.dtype).to_lowercase())),
+        }
+    }
+    s
+}
+
+/// `17956` → `17,956`.
+fn group(n: u128) -> String {
+    let d = n.to_string();
+    let mut out = String::new();
+    for (i, c) in d.chars().enumerate() {
+        if i > 0 && (d.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

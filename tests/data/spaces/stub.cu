@@ -1,0 +1,1 @@
+// A stand-in kernel file: these T1 files are for counting search spaces (see README.md).
