@@ -3,7 +3,7 @@
 #
 # Built here: `cargo build --release --features cuda`, then copied with the benchmark's kernel
 # into .device/ (ignored by git): `bash scripts/gpu-check.sh --prepare`. On the GPU machine:
-# `bash scripts/gpu-check.sh [tests] [wgpu] [cuda] [sgemm] [hybrid] [generated] [l2flush] [kt]` (default: tests wgpu cuda sgemm generated). Results are
+# `bash scripts/gpu-check.sh [tests] [wgpu] [cuda] [sgemm] [hybrid] [generated] [l2flush] [t1] [kt]` (default: tests wgpu cuda sgemm generated). Results are
 # written to $OUT as files; their names say what they hold.
 set -u
 if [ "${1:-}" = "--prepare" ]; then
@@ -141,6 +141,17 @@ l2flush)
   sed 's/^\[bench\]/[bench]\nrotate_inputs = true/' benches/sgemm/sgemm.toml > benches/sgemm/sgemm-rotate.toml
   grep -q '^rotate_inputs' benches/sgemm/sgemm-rotate.toml || printf '\n[bench]\nrotate_inputs = true\n' >> benches/sgemm/sgemm-rotate.toml
   { timed "$BIN" tune benches/sgemm/sgemm-rotate.toml --backend cuda --top 5 --no-db; echo "exit $?"; } > "$OUT/l2flush-sgemm.txt" 2>&1
+  ;;
+t1)
+  # The T1 examples (examples/t1), each with the budget and search its file asks for.
+  rm -rf "$KERNTUNE_CACHE_DIR"
+  {
+    for f in convolution/convolution t1/dedispersion t1/gemm t1/stencil; do
+      echo "--- examples/$f.json"
+      "$BIN" check examples/$f.json | grep -E '^(space|default|launch)'
+      timed "$BIN" tune examples/$f.json --backend cuda --top 5; echo "exit $?"
+    done
+  } > "$OUT/t1.txt" 2>&1
   ;;
 kt)
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site

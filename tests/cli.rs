@@ -232,10 +232,12 @@ fn check_counts_the_reference_spaces_exactly() {
         (data.join("clblast_gemm.json"), 82_944, 17_956),
         (data.join("gemm_large.json"), 663_552, 116_928),
         (data.join("dedispersion.json"), 22_272, 11_130),
-        (examples().join("t1/convolution.json"), 2_560, 1_650),
+        (examples().join("convolution/convolution.json"), 2_560, 1_650),
         (examples().join("t1/dedispersion.json"), 111_360, 55_650),
         (examples().join("t1/gemm.json"), 576, 406),
         (examples().join("t1/stencil.json"), 888, 312),
+        // The same convolution space as a kerntune spec moved from a Kernel Tuner script.
+        (examples().join("convolution/convolution.toml"), 2_560, 1_650),
     ] {
         let o = kerntune(d.path(), &["check", file.to_str().unwrap(), "--json"]);
         let (out, err) = text(&o);
@@ -250,7 +252,7 @@ fn check_counts_the_reference_spaces_exactly() {
         );
     }
     // The text form names the default's launch and the arguments' sizes.
-    let o = kerntune(d.path(), &["check", examples().join("t1/convolution.json").to_str().unwrap()]);
+    let o = kerntune(d.path(), &["check", examples().join("convolution/convolution.json").to_str().unwrap()]);
     let (out, _) = text(&o);
     assert!(out.contains("space: 2,560 combinations, 1,650 valid"), "{out}");
     assert!(out.contains("grid 256 × 256 × 1, block 16 × 16 × 1"), "{out}");
@@ -272,7 +274,7 @@ fn check_counts_the_reference_spaces_exactly() {
 fn output_errors_end_quietly() {
     use std::process::Stdio;
     let d = tempfile::tempdir().unwrap();
-    let spec = examples().join("t1/convolution.json");
+    let spec = examples().join("convolution/convolution.json");
     for args in [vec!["check", spec.to_str().unwrap()], vec!["check", spec.to_str().unwrap(), "--json"], vec!["db", "show"], vec!["--help"]] {
         // `| head -0`: the reader is gone before kerntune writes.
         let mut child = Command::new(env!("CARGO_BIN_EXE_kerntune"))

@@ -155,6 +155,29 @@ fn t1_example_tunes_as_published<B: Backend>(b: B) {
     assert_eq!(r.reference, "default config");
 }
 
+/// The T1 examples in the styles benchmark suites publish (examples/t1: a convolution whose
+/// filter is a `__constant__` array and whose kernel is plain C++, a templated dedispersion
+/// kernel with scalar arguments and a Kernel Tuner unroll factor, a GEMM with Python-expression
+/// values, a stencil with `+ list(range(...))`) tune with Kernel Tuner's geometry and defines,
+/// and every config measured matches the default config's output.
+#[cfg(any(feature = "cuda", feature = "hip"))]
+fn t1_examples_tune_and_verify<B: Backend>(b: B) {
+    let language = b.language().to_string();
+    let tuner = Tuner::new(b);
+    for file in ["convolution/convolution.json", "t1/dedispersion.json", "t1/gemm.json", "t1/stencil.json"] {
+        let mut spec = kerntune::plan::prepare::load(&examples().join(file)).unwrap();
+        if let Some(cuda) = spec.sources.get("cuda").cloned() {
+            spec.sources.insert(language.clone(), cuda);
+        }
+        let job = spec.job(&language, 0).unwrap();
+        let opts = TuneOptions { db: None, strategy: "random".into(), seed: 1, budget: kerntune::Budget::parse("24").unwrap(), ..Default::default() };
+        let r = tuner.tune(&job, &opts).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert!(r.failures.is_empty(), "{file}: {:?} {:?}", r.failures, r.results.iter().find(|x| x.stats().is_none()));
+        assert_eq!(r.evaluated, 24, "{file}");
+        assert_eq!(r.reference, "default config");
+    }
+}
+
 #[cfg(any(feature = "cuda", feature = "hip"))]
 macro_rules! cuda_and_hip {
     ($($name:ident: $check:ident on $backend:literal),* $(,)?) => {$(
@@ -168,6 +191,14 @@ macro_rules! cuda_and_hip {
 }
 
 #[cfg(feature = "cuda")]
-cuda_and_hip!(cuda_templated_kernel: templated_kernel_instantiates_per_config on "cuda", cuda_t1_example: t1_example_tunes_as_published on "cuda");
+cuda_and_hip!(
+    cuda_templated_kernel: templated_kernel_instantiates_per_config on "cuda",
+    cuda_t1_example: t1_example_tunes_as_published on "cuda",
+    cuda_t1_examples: t1_examples_tune_and_verify on "cuda",
+);
 #[cfg(feature = "hip")]
-cuda_and_hip!(hip_templated_kernel: templated_kernel_instantiates_per_config on "hip", hip_t1_example: t1_example_tunes_as_published on "hip");
+cuda_and_hip!(
+    hip_templated_kernel: templated_kernel_instantiates_per_config on "hip",
+    hip_t1_example: t1_example_tunes_as_published on "hip",
+    hip_t1_examples: t1_examples_tune_and_verify on "hip",
+);

@@ -1,5 +1,5 @@
 //! T1 files as published benchmark suites write them, and as Kernel Tuner reads them: the
-//! shipped examples (`examples/t1`: a 2-D convolution with a `__constant__` filter, a templated
+//! shipped examples (`examples/t1` and `examples/convolution`: a 2-D convolution with a `__constant__` filter, a templated
 //! dedispersion kernel with scalar arguments, a GEMM whose values are Python expressions, a
 //! stencil with `+ list(range(...))`) load with the counts Python's own `eval` gives (checked
 //! with a brute-force script when the files were written), launch with Kernel Tuner's grid,
@@ -15,8 +15,17 @@ fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/t1")
 }
 
+/// Where an example lives: the convolution has a folder of its own (its T1 file, a TOML spec
+/// and a Kernel Tuner script), the others are in examples/t1.
+fn example(name: &str) -> PathBuf {
+    match name {
+        "convolution.json" | "convolution.cu" => examples().join("../convolution").join(name),
+        _ => examples().join(name),
+    }
+}
+
 fn prepared(name: &str) -> (Spec, TuneJob, Prepared) {
-    let spec = load(&examples().join(name)).unwrap_or_else(|e| panic!("{e}"));
+    let spec = load(&example(name)).unwrap_or_else(|e| panic!("{e}"));
     let job = spec.job("cuda", 0).unwrap();
     let prep = Prepared::without_data(&job, None).unwrap();
     (spec, job, prep)
@@ -114,7 +123,7 @@ fn kernels_compile_with_kernel_tuners_defines() {
 #[test]
 fn each_example_tunes_on_the_fake_backend() {
     for file in ["convolution.json", "dedispersion.json", "gemm.json", "stencil.json"] {
-        let spec = load(&examples().join(file)).unwrap();
+        let spec = load(&example(file)).unwrap();
         let mut job = spec.job("cuda", 0).unwrap();
         // The fake backend runs on the host: smaller buffers, same space and launch rules.
         for a in &mut job.args {
@@ -137,7 +146,7 @@ fn each_example_tunes_on_the_fake_backend() {
 /// Writes `value` at `path` into the convolution example and loads it (with the temporary
 /// folder that holds it).
 fn load_in(path: &[&str], value: serde_json::Value) -> Result<(tempfile::TempDir, Spec), SpecError> {
-    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(examples().join("convolution.json")).unwrap()).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(example("convolution.json")).unwrap()).unwrap();
     let mut at = &mut v;
     for k in &path[..path.len() - 1] {
         at = match k.parse::<usize>() {
@@ -155,7 +164,7 @@ fn load_in(path: &[&str], value: serde_json::Value) -> Result<(tempfile::TempDir
         }
     }
     let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(examples().join("convolution.cu"), dir.path().join("convolution.cu")).unwrap();
+    std::fs::copy(example("convolution.cu"), dir.path().join("convolution.cu")).unwrap();
     let p = dir.path().join("t1.json");
     std::fs::write(&p, v.to_string()).unwrap();
     let spec = Spec::load(&p)?;
@@ -240,7 +249,7 @@ fn a_default_outside_the_values_is_reported_not_used() {
 fn t1_reads_constant_memory_and_wgpu_refuses_it() {
     let (spec, _, _) = prepared("convolution.json");
     let mut s = spec.clone();
-    s.sources.insert("wgsl".into(), examples().join("convolution.cu"));
+    s.sources.insert("wgsl".into(), example("convolution.cu"));
     let e = s.job("wgsl", 0).unwrap_err();
     assert!(e.field.contains("d_filter") && e.message.contains("not supported on wgpu"), "{e}");
     let _ = t1::MAX_T1_BYTES;

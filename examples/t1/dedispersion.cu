@@ -27,7 +27,9 @@ dedispersion_kernel(T *__restrict__ output, const T *__restrict__ input, const f
 #pragma unroll
     for (int ty = 0; ty < tile_size_y; ty++) {
         const int d = tile_stride_y ? d0 + threadIdx.y + ty * block_size_y : d0 + threadIdx.y * tile_size_y + ty;
-        dm[ty] = dm_first + d * dm_step;
+        // Rows past the last DM compute nothing that is stored; they read as DM 0 so that their
+        // delays stay inside the input.
+        dm[ty] = d < nr_dms ? dm_first + d * dm_step : dm_first;
 #pragma unroll
         for (int tx = 0; tx < tile_size_x; tx++) {
             acc[ty][tx] = 0;

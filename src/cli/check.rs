@@ -23,6 +23,9 @@ pub struct Args {
     /// Stop counting valid configs after this many seconds (the count is then a lower bound).
     #[arg(long, default_value_t = 60.0)]
     count_seconds: f64,
+    /// Also list the first N valid configs with their grid and block.
+    #[arg(long, default_value_t = 0)]
+    launches: usize,
     /// Allow kernel sources outside the spec's folder.
     #[arg(long)]
     allow_outside_sources: bool,
@@ -58,7 +61,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         }
         let (target, limits) = preset.clone().unwrap_or_else(|| Limits::preset("h100").expect("a preset"));
         let expanded = expand(&job, &target, &limits)?;
-        problems.push(summarize(&expanded, Duration::from_secs_f64(a.count_seconds))?);
+        problems.push(summarize(&expanded, Duration::from_secs_f64(a.count_seconds), a.launches)?);
     }
     if a.json {
         let out = serde_json::json!({
@@ -112,8 +115,8 @@ fn describe(p: &SpaceSummary) -> String {
         None => s.push_str(&format!("space: {} combinations, {valid} valid ({} restrictions)\n", group(p.cartesian), p.restrictions)),
     }
     s.push_str(&format!("default: {}{}\n", p.default, if p.default_valid { "" } else { " (breaks a restriction; kept as a candidate)" }));
-    match &p.default_launch {
-        Ok(l) => s.push_str(&format!(
+    match (&p.default_launch, &p.default_launch_error) {
+        (Some(l), _) => s.push_str(&format!(
             "launch of the default: grid {} × {} × {}, block {} × {} × {}, {} of dynamic shared memory\n",
             l.grid[0],
             l.grid[1],
@@ -123,7 +126,13 @@ fn describe(p: &SpaceSummary) -> String {
             l.block[2],
             human_bytes(l.shared_mem_bytes as u64)
         )),
-        Err(e) => s.push_str(&format!("launch of the default: cannot be computed: {e}\n")),
+        (None, e) => s.push_str(&format!("launch of the default: cannot be computed: {}\n", e.as_deref().unwrap_or("?"))),
+    }
+    for c in &p.launches {
+        match &c.launch {
+            Some(l) => s.push_str(&format!("  {}: grid {:?}, block {:?}\n", c.config, l.grid, l.block)),
+            None => s.push_str(&format!("  {}: {}\n", c.config, c.error.as_deref().unwrap_or("?"))),
+        }
     }
     s.push_str(&format!("arguments ({}, {} of buffers):\n", p.args.len(), human_bytes(p.total_bytes)));
     for a in &p.args {

@@ -44,12 +44,29 @@ pub struct SpaceSummary {
     pub default: Config,
     /// Whether it satisfies the restrictions.
     pub default_valid: bool,
-    /// Its launch, or why it has none.
-    pub default_launch: Result<Launch, String>,
+    /// Its launch.
+    pub default_launch: Option<Launch>,
+    /// Why it has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_launch_error: Option<String>,
     /// Each argument's size or value.
     pub args: Vec<ArgLayout>,
     /// Bytes of all buffers.
     pub total_bytes: u64,
+    /// The first valid configs (as many as asked for) with their launch.
+    pub launches: Vec<ConfigLaunch>,
+}
+
+/// A config and its launch (or why it has none).
+#[derive(Clone, Debug, Serialize)]
+pub struct ConfigLaunch {
+    /// The config.
+    pub config: Config,
+    /// Its launch.
+    pub launch: Option<Launch>,
+    /// Why it has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 fn as_string<S: serde::Serializer>(v: &u128, s: S) -> Result<S::Ok, S::Error> {
@@ -62,8 +79,9 @@ fn as_string<S: serde::Serializer>(v: &u128, s: S) -> Result<S::Ok, S::Error> {
 }
 
 /// Summarizes `job` (expanded, when class-based); counting valid configs stops after
-/// `count_for` (a huge space then gives a lower bound).
-pub fn summarize(expanded: &Expanded, count_for: Duration) -> Result<SpaceSummary, SpecError> {
+/// `count_for` (a huge space then gives a lower bound); `launches` of the first valid configs
+/// are listed with their launch.
+pub fn summarize(expanded: &Expanded, count_for: Duration, launches: usize) -> Result<SpaceSummary, SpecError> {
     let job: &TuneJob = &expanded.job;
     let prep = Prepared::without_data(job, expanded.explicit.clone())?;
     let (valid, valid_complete) = match &expanded.explicit {
@@ -81,10 +99,20 @@ pub fn summarize(expanded: &Expanded, count_for: Duration) -> Result<SpaceSummar
         valid,
         valid_complete,
         generated: expanded.explicit.as_ref().map(Vec::len),
-        default_launch: prep.launch(&prep.default),
+        default_launch: prep.launch(&prep.default).ok(),
+        default_launch_error: prep.launch(&prep.default).err(),
         default: prep.default.clone(),
         default_valid: prep.default_valid,
         args: prep.layout.clone(),
         total_bytes,
+        launches: prep
+            .space
+            .iter()
+            .take(launches)
+            .map(|config| {
+                let l = prep.launch(&config);
+                ConfigLaunch { launch: l.as_ref().ok().copied(), error: l.err(), config }
+            })
+            .collect(),
     })
 }

@@ -87,6 +87,8 @@ struct RawArg {
     #[serde(default)]
     fill: Option<f64>,
     #[serde(default)]
+    expr: Option<String>,
+    #[serde(default)]
     access: Option<String>,
     #[serde(default)]
     memory: Option<String>,
@@ -405,7 +407,20 @@ impl Spec {
                         "constant" => {
                             Init::Constant { value: a.fill.ok_or_else(|| err(&format!("{field}.fill"), "init = \"constant\" needs `fill = <number>`".into()))? }
                         }
-                        other => return Err(err(&format!("{field}.init"), format!("unknown init `{other}`; use random, zeros, sequence or constant"))),
+                        "expr" => {
+                            let e = a
+                                .expr
+                                .as_deref()
+                                .ok_or_else(|| err(&format!("{field}.expr"), "init = \"expr\" needs `expr = \"...\"`, an expression of the index i".into()))?;
+                            crate::spec::expr::Expr::compile(e, &["i"]).map_err(|m| err(&format!("{field}.expr"), m.to_string()))?;
+                            Init::Generator { expr: e.to_string() }
+                        }
+                        other => {
+                            return Err(err(
+                                &format!("{field}.init"),
+                                format!("unknown init `{}`; use random, zeros, sequence, constant or expr", quote(other)),
+                            ))
+                        }
                     };
                     let access = match a.access.as_deref().unwrap_or("read") {
                         "read" => Access::Read,

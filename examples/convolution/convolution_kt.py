@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""The 2-D convolution (convolution.cu) tuned with Kernel Tuner's Python API: the kind of
+script docs/kernel-tuner.md moves to a kerntune spec (convolution.toml, beside this file).
+
+usage: convolution_kt.py [MAX_FEVALS]   (brute force over the space without an argument)
+"""
+import json
+import os
+import sys
+import time
+
+import numpy as np
+import kernel_tuner as kt
+
+here = os.path.dirname(os.path.abspath(__file__))
+w = h = 4096
+fw = fh = 15
+problem_size = (w, h)
+output = np.zeros(w * h, dtype=np.float32)
+inp = np.random.uniform(-1, 1, (w + fw - 1) * (h + fh - 1)).astype(np.float32)
+filt = np.random.uniform(-1, 1, fw * fh).astype(np.float32)
+args = [output, inp, filt]
+cmem_args = {"d_filter": filt}
+
+tune_params = dict()
+tune_params["block_size_x"] = [16 * i for i in range(1, 9)]
+tune_params["block_size_y"] = [2**i for i in range(5)]
+tune_params["tile_size_x"] = [1, 2, 3, 4]
+tune_params["tile_size_y"] = [1, 2, 3, 4]
+tune_params["read_only"] = [0, 1]
+tune_params["use_padding"] = [0, 1]
+tune_params["filter_width"] = [fw]
+tune_params["filter_height"] = [fh]
+
+restrictions = [
+    "use_padding==0 or block_size_x % 32 != 0",
+    "block_size_x*block_size_y<=1024",
+    "(block_size_x*tile_size_x+(filter_width-1))*(block_size_y*tile_size_y+(filter_height-1)) < 12*1024",
+]
+grid_div_x = ["block_size_x", "tile_size_x"]
+grid_div_y = ["block_size_y", "tile_size_y"]
+
+strategy, options = "brute_force", {}
+if len(sys.argv) > 1:
+    strategy, options = "random_sample", {"max_fevals": int(sys.argv[1])}
+
+t0 = time.time()
+results, env = kt.tune_kernel("convolution_kernel", os.path.join(here, "convolution.cu"), problem_size, args, tune_params,
+                              grid_div_x=grid_div_x, grid_div_y=grid_div_y, restrictions=restrictions, cmem_args=cmem_args,
+                              compiler_options=["-std=c++11"], lang="cupy", strategy=strategy, strategy_options=options,
+                              iterations=7, verbose=False, quiet=True)
+wall = time.time() - t0
+ok = [r for r in results if isinstance(r.get("time"), float)]
+best = min(ok, key=lambda r: r["time"])
+print(json.dumps({"kernel": "convolution", "tool": "kernel_tuner", "strategy": strategy, "evaluated": len(results), "ok": len(ok),
+                  "wall_s": round(wall, 2), "compile_s_total": round(sum(r.get("compile_time", 0) for r in results) / 1e3, 2),
+                  "best_ms": round(best["time"], 4), "best": {k: best[k] for k in tune_params}}))
