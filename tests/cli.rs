@@ -216,6 +216,14 @@ fn db_merge_keeps_entries_from_both_files() {
     assert!(out.contains("0 → 2 entries"), "{out}");
     let o = kerntune(dir, &["db", "merge", a.to_str().unwrap(), "--db", merged.to_str().unwrap()]);
     assert!(text(&o).0.contains("2 → 2 entries"));
+    // Winners as Rust source for a program to include!: one row per winner.
+    let rs = dir.join("winners.rs");
+    let o = kerntune(dir, &["db", "export", "--rust", "--out", rs.to_str().unwrap(), "--db", merged.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let src = std::fs::read_to_string(&rs).unwrap();
+    assert!(src.contains("2 winner(s)") && src.matches("kerntune::EmbeddedWinner {").count() == 2, "{src}");
+    let o = kerntune(dir, &["db", "export", "--rust", "--kernel", "nope", "--db", merged.to_str().unwrap()]);
+    assert!(!o.status.success() && text(&o).1.contains("no entry for kernel `nope`"), "{}", text(&o).1);
     let o = kerntune(dir, &["db", "clear", "--db", merged.to_str().unwrap()]);
     assert!(o.status.success() && !merged.exists());
 }
@@ -331,4 +339,17 @@ fn bad_t1_files_get_one_error_line() {
     assert!(text(&o).1.contains("nowhere.json: (file): cannot read"), "{}", text(&o).1);
     let o = kerntune(d.path(), &["check", examples().join("t1/gemm.json").to_str().unwrap(), "--count-seconds", "nan"]);
     assert!(text(&o).1.starts_with("error: --count-seconds"), "{}", text(&o).1);
+}
+
+/// The example application `include!`s examples/app/tests/data/winners.rs (its test compiles it);
+/// that file must stay what `db export --rust` writes for the database it came from.
+#[test]
+fn rust_export_matches_the_file_the_example_app_compiles() {
+    let d = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let db = root.join("tests/data/db/triad-llvmpipe.json");
+    let o = kerntune(d.path(), &["db", "export", "--rust", "--kernel", "triad", "--db", db.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let shipped = std::fs::read_to_string(root.join("examples/app/tests/data/winners.rs")).unwrap();
+    assert_eq!(text(&o).0.trim_end(), shipped.trim_end(), "regenerate examples/app/tests/data/winners.rs with `kerntune db export --rust --db tests/data/db/triad-llvmpipe.json --out examples/app/tests/data/winners.rs`");
 }

@@ -99,6 +99,19 @@ impl CudaBackend {
         slot.with(problem, f)
     }
 
+    /// The CUBIN of a request and the symbol to launch in it, from the compile cache or NVRTC
+    /// (what [`crate::launch`] loads into an application's context).
+    pub fn binary(&self, req: &CompileRequest<'_>) -> Result<kerntune_core::store::cache::Binary, BackendError> {
+        let opts = CompileOptions::for_request(req, &self.summary.target.arch);
+        let instance = req.source.instance(req.defines);
+        self.cache.compile(req.source.entry(), instance.as_deref(), req.code, &opts)
+    }
+
+    /// The device's CUDA ordinal.
+    pub fn ordinal(&self) -> usize {
+        self.ordinal
+    }
+
     /// Raw device attributes (for recording tables and `kerntune devices --json`).
     pub fn attributes(&self) -> &[(String, i64)] {
         &self.summary.attributes
@@ -144,9 +157,7 @@ impl Backend for CudaBackend {
     }
 
     fn compile(&self, req: &CompileRequest<'_>) -> Result<Compiled<CudaKernel>, BackendError> {
-        let opts = CompileOptions::for_request(req, &self.summary.target.arch);
-        let instance = req.source.instance(req.defines);
-        let cubin = self.cache.compile(req.source.entry(), instance.as_deref(), req.code, &opts)?;
+        let cubin = self.binary(req)?;
         let name =
             std::ffi::CString::new(cubin.entry).map_err(|_| BackendError::CompileFailed { log: "kernel name contains a NUL byte".into(), options: vec![] })?;
         let kernel = CudaKernel::new(self.shared.clone(), name, cubin.bytes);

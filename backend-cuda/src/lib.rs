@@ -34,12 +34,15 @@ mod bench;
 mod compile;
 mod device;
 mod error;
+pub mod launch;
 mod limits;
 pub mod worker;
 
 pub use backend::{CudaBackend, CudaWorkspace};
 pub use bench::{CudaKernel, LocalWorkspace};
 pub use compile::{CompileCache, CompileOptions};
+/// The `cudarc` this crate was built with, for the application's contexts, streams and buffers.
+pub use cudarc;
 pub use device::{devices, DeviceSummary};
 pub use error::{is_sticky, launch_error};
 pub use limits::{arch_name, limits_from_attributes, Attr, ATTRS};

@@ -81,6 +81,19 @@ impl HipBackend {
         Ok(HipBackend { summary: summary(o as i32), hiprtc, runtime, cache, worker: None })
     }
 
+    /// The code object of a request and the symbol to launch in it, from the compile cache or
+    /// hipRTC (what [`crate::launch`] loads for an application).
+    pub fn binary(&self, req: &CompileRequest<'_>) -> Result<kerntune_core::store::cache::Binary, BackendError> {
+        let opts = CompileOptions::for_request(req, &self.summary.target.arch);
+        let instance = req.source.instance(req.defines);
+        compile(req.source.entry(), instance.as_deref(), req.code, &opts, self.cache.as_ref(), &self.version())
+    }
+
+    /// The device's HIP ordinal.
+    pub fn ordinal(&self) -> usize {
+        self.summary.ordinal
+    }
+
     fn version(&self) -> String {
         format!("hiprtc {}.{}", self.hiprtc.0, self.hiprtc.1)
     }
@@ -107,9 +120,7 @@ impl Backend for HipBackend {
     }
 
     fn compile(&self, req: &CompileRequest<'_>) -> Result<Compiled<HipKernel>, BackendError> {
-        let opts = CompileOptions::for_request(req, &self.summary.target.arch);
-        let instance = req.source.instance(req.defines);
-        let bin = compile(req.source.entry(), instance.as_deref(), req.code, &opts, self.cache.as_ref(), &self.version())?;
+        let bin = self.binary(req)?;
         let cached = bin.cached;
         let kernel = HipKernel::load(bin.bytes, &bin.entry, self.worker.clone())?;
         use hip::hipFunction_attribute as F;

@@ -31,6 +31,7 @@ mod compile;
 mod device;
 mod error;
 pub mod hiprtc;
+pub mod launch;
 mod limits;
 pub mod worker;
 
@@ -39,4 +40,6 @@ pub use bench::{HipKernel, LocalWorkspace};
 pub use compile::CompileOptions;
 pub use device::{devices, DeviceSummary};
 pub use error::{is_sticky, map as map_error};
+/// The `hip-sys` this crate was built with, for the application's allocations and streams.
+pub use hip_sys;
 pub use limits::{arch, limits_from_attributes, Attributes};

@@ -86,30 +86,7 @@ impl WgpuBackend {
 
     fn layout(&self, access: &[Access]) -> Arc<wgpu::PipelineLayout> {
         let mut map = self.layouts.lock().expect("layout cache");
-        map.entry(access.to_vec())
-            .or_insert_with(|| {
-                let entries: Vec<wgpu::BindGroupLayoutEntry> = access
-                    .iter()
-                    .enumerate()
-                    .map(|(i, a)| wgpu::BindGroupLayoutEntry {
-                        binding: i as u32,
-                        visibility: wgpu::ShaderStages::COMPUTE,
-                        ty: wgpu::BindingType::Buffer {
-                            ty: wgpu::BufferBindingType::Storage { read_only: *a == Access::Read },
-                            has_dynamic_offset: false,
-                            min_binding_size: None,
-                        },
-                        count: None,
-                    })
-                    .collect();
-                let bgl = self.device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some("kerntune args"), entries: &entries });
-                Arc::new(self.device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                    label: Some("kerntune"),
-                    bind_group_layouts: &[Some(&bgl)],
-                    immediate_size: 0,
-                }))
-            })
-            .clone()
+        map.entry(access.to_vec()).or_insert_with(|| Arc::new(crate::compile::pipeline_layout(&self.device, access))).clone()
     }
 
     fn timer(&self) -> Timer<'_> {

@@ -67,6 +67,27 @@ pub fn inject_constants(code: &str, defines: &[(String, String)], scalars: &[(St
     (format!("{header}{code}"), constants, lines)
 }
 
+/// The pipeline layout of a kernel whose buffer arguments are used as `access` says: storage
+/// buffers bound in argument order at `@group(0) @binding(i)`, read-only where only read.
+pub(crate) fn pipeline_layout(device: &wgpu::Device, access: &[kerntune_core::Access]) -> wgpu::PipelineLayout {
+    let entries: Vec<wgpu::BindGroupLayoutEntry> = access
+        .iter()
+        .enumerate()
+        .map(|(i, a)| wgpu::BindGroupLayoutEntry {
+            binding: i as u32,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Storage { read_only: *a == kerntune_core::Access::Read },
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        })
+        .collect();
+    let bgl = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some("kerntune args"), entries: &entries });
+    device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor { label: Some("kerntune"), bind_group_layouts: &[Some(&bgl)], immediate_size: 0 })
+}
+
 /// Compiles one config into a pipeline on `device`.
 pub(crate) fn compile(device: &wgpu::Device, layout: &wgpu::PipelineLayout, req: &CompileRequest<'_>) -> Result<WgpuKernel, BackendError> {
     let (code, constants, shift) = inject_constants(req.code, req.defines, req.scalars);

@@ -44,6 +44,19 @@ pub(crate) fn sorted_adapters() -> Vec<wgpu::Adapter> {
     v
 }
 
+/// The adapter kerntune tunes on by default: the first of [`adapters`] (a discrete GPU before an
+/// integrated one, software Vulkan last), from Vulkan, Metal or DX12 unless `WGPU_BACKEND` says
+/// otherwise. `None` when there is no adapter at all.
+///
+/// ```
+/// if let Some(adapter) = kerntune_wgpu::best_adapter() {
+///     println!("{}", adapter.get_info().name);
+/// }
+/// ```
+pub fn best_adapter() -> Option<wgpu::Adapter> {
+    sorted_adapters().into_iter().next()
+}
+
 /// Every adapter, hardware first, software (CPU) adapters last.
 pub fn adapters() -> Vec<AdapterSummary> {
     sorted_adapters()

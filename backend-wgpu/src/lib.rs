@@ -28,10 +28,13 @@ mod bench;
 mod compile;
 mod device;
 mod error;
+pub mod launch;
 mod limits;
 
 pub use backend::WgpuBackend;
 pub use bench::WgpuWorkspace;
 pub use compile::{inject_constants, WgpuKernel};
-pub use device::{adapters, AdapterSummary};
+pub use device::{adapters, best_adapter, AdapterSummary};
 pub use limits::{limits_from_wgpu, target_from_info};
+/// The `wgpu` this crate was built with, for the application's devices, queues and buffers.
+pub use wgpu;

@@ -279,3 +279,197 @@ pub fn sample_problem(n: usize) -> ProblemData {
         ],
     }
 }
+
+/// The small tunable kernel the runtime-handle examples and tests use: `k` with `bx` in 32, 64,
+/// 128, 256 and `vec` in 1, 2, 4 (default bx=256, vec=1), reading `x` and writing `y`, both of
+/// `n` elements (n = 1024 in the template), on a fake H100 where bx=64, vec=4 is fastest.
+///
+/// ```
+/// let (tuner, job) = kerntune_core::fake::example();
+/// let report = tuner.tune(&job, &Default::default())?;
+/// assert_eq!(report.winner.key(), "bx=64,vec=4");
+/// # Ok::<(), kerntune_core::Error>(())
+/// ```
+pub fn example() -> (Arc<crate::run::tuner::Tuner<FakeBackend>>, crate::spec::TuneJob) {
+    use crate::spec::value::Value;
+    use crate::spec::{ArgKind, ArgSpec, DType, Init, KernelSource, Memory, Param, TuneJob};
+    let mut j = TuneJob::new(KernelSource::new("k", "fake", "// fake"), vec![Param::new("bx", [32, 64, 128, 256]), Param::new("vec", [1, 2, 4])]);
+    j.sizes = vec![("n".into(), Value::Int(1024))];
+    j.args = vec![
+        ArgSpec {
+            name: "x".into(),
+            kind: ArgKind::Buffer { dtype: DType::F32, len: "n".into(), init: Init::Sequence, access: Access::Read, memory: Memory::Global },
+        },
+        ArgSpec {
+            name: "y".into(),
+            kind: ArgKind::Buffer { dtype: DType::F32, len: "n".into(), init: Init::Zeros, access: Access::Write, memory: Memory::Global },
+        },
+    ];
+    j.grid = ["div_ceil(n, bx*vec)".into(), "1".into(), "1".into()];
+    j.block = ["bx".into(), "1".into(), "1".into()];
+    j.default = Some(vec![("bx".into(), Value::Int(256)), ("vec".into(), Value::Int(1))]);
+    let time = |c: &Config| {
+        let (bx, vec) = (c.get_i64("bx").unwrap_or(1) as f64, c.get_i64("vec").unwrap_or(1) as f64);
+        1e-3 * (1.0 + (bx / 64.0).log2().abs() / 10.0) * (1.0 + (4.0 / vec).log2() / 10.0)
+    };
+    let limits = Limits::preset("h100").expect("the built-in h100 preset").1;
+    (Arc::new(crate::run::tuner::Tuner::new(FakeBackend::new(limits, time))), j)
+}
+
+/// The fake backend's launch API: what the CUDA, HIP and wgpu launch APIs do on a device, done
+/// on host slices, so that policies, embedded winners and argument checking are tested on a
+/// CPU. [`app::FakeTunable`] is the application's handle; its kernels run the fake computation.
+pub mod app {
+    use super::{compute, FakeBackend};
+    use crate::run::args::{Arg, ArgType, Args, LaunchError, Signature};
+    use crate::run::handle::{Autotuned, EmbeddedWinner, Origin, Policy, Slot};
+    use crate::run::tuner::{TuneOptions, Tuner};
+    use crate::space::config::Config;
+    use crate::spec::job::TuneJob;
+    use crate::spec::problem::{DType, HostBuffer};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    /// A read-only host slice standing in for a device buffer.
+    pub struct In<'a>(pub &'a [f32]);
+    /// A writable host slice standing in for a device buffer.
+    pub struct Out<'a>(pub &'a mut [f32]);
+
+    impl Arg for In<'_> {
+        const TYPE: ArgType = ArgType::Buffer { dtype: Some(DType::F32), writable: false };
+        fn size(&self) -> Option<u64> {
+            Some(self.0.len() as u64)
+        }
+    }
+    impl Arg for Out<'_> {
+        const TYPE: ArgType = ArgType::Buffer { dtype: Some(DType::F32), writable: true };
+        fn size(&self) -> Option<u64> {
+            Some(self.0.len() as u64)
+        }
+    }
+
+    /// A kernel "loaded" for the application: the config it runs and its signature.
+    pub struct AppKernel {
+        /// The config.
+        pub config: Config,
+        signature: Signature,
+        launches: AtomicUsize,
+    }
+
+    impl AppKernel {
+        /// Launches made.
+        pub fn launches(&self) -> usize {
+            self.launches.load(Ordering::Relaxed)
+        }
+    }
+
+    /// A tunable kernel for the application (see [`Autotuned`]).
+    pub struct FakeTunable {
+        auto: Autotuned<FakeBackend, AppKernel>,
+    }
+
+    impl FakeTunable {
+        /// A handle over `job` on `tuner`, with `policy`.
+        pub fn new(tuner: Arc<Tuner<FakeBackend>>, job: TuneJob, opts: TuneOptions, policy: Policy, embedded: &'static [EmbeddedWinner]) -> FakeTunable {
+            let auto = Autotuned::with_compiler(tuner, job, opts, |job, prep, cfg, _| {
+                Ok(AppKernel { config: cfg.clone(), signature: Signature::new(&job.source.name, &prep.layout, true, true), launches: AtomicUsize::new(0) })
+            })
+            .policy(policy)
+            .embedded(embedded);
+            FakeTunable { auto }
+        }
+
+        /// The kernel for these problem sizes.
+        pub fn kernel(&self, sizes: &[i64]) -> Result<FakeKernelHandle, crate::run::error::Error> {
+            Ok(FakeKernelHandle { slot: self.auto.slot(sizes)? })
+        }
+
+        /// The handle underneath.
+        pub fn handle(&self) -> &Autotuned<FakeBackend, AppKernel> {
+            &self.auto
+        }
+    }
+
+    /// What the application launches.
+    pub struct FakeKernelHandle {
+        slot: Arc<Slot<AppKernel>>,
+    }
+
+    impl FakeKernelHandle {
+        /// Checks the arguments (count, types, lengths) and runs the fake computation on the
+        /// written buffers; nothing runs when a check fails.
+        pub fn launch<A: Args + HostArgs>(&self, mut args: A) -> Result<(), LaunchError> {
+            let t = self.slot.load();
+            t.kernel.signature.check(&args)?;
+            args.run();
+            t.kernel.launches.fetch_add(1, Ordering::Relaxed);
+            Ok(())
+        }
+
+        /// What [`FakeKernelHandle::launch`] checks before running anything (the current
+        /// kernel's signature against the tuple), without running.
+        pub fn check<A: Args>(&self, args: &A) -> Result<(), LaunchError> {
+            self.slot.load().kernel.signature.check(args)
+        }
+
+        /// The config running now, and where it came from.
+        pub fn current(&self) -> (Config, Origin) {
+            let t = self.slot.load();
+            (t.config.clone(), t.origin)
+        }
+    }
+
+    /// Runs the fake computation over a tuple of [`In`] and [`Out`].
+    pub trait HostArgs {
+        /// Computes every [`Out`] from the [`In`]s.
+        fn run(&mut self);
+    }
+
+    fn buffers(ins: &[&[f32]], outs: &mut [&mut [f32]]) {
+        let mut bufs: Vec<HostBuffer> = ins
+            .iter()
+            .map(|x| HostBuffer {
+                name: String::new(),
+                dtype: DType::F32,
+                data: x.iter().flat_map(|v| v.to_le_bytes()).collect(),
+                access: crate::Access::Read,
+                memory: Default::default(),
+            })
+            .chain(outs.iter().map(|x| HostBuffer {
+                name: String::new(),
+                dtype: DType::F32,
+                data: x.iter().flat_map(|v| v.to_le_bytes()).collect(),
+                access: crate::Access::ReadWrite,
+                memory: Default::default(),
+            }))
+            .collect();
+        compute(&mut bufs, None);
+        for (o, b) in outs.iter_mut().zip(&bufs[ins.len()..]) {
+            for (i, v) in o.iter_mut().enumerate() {
+                *v = b.get_f64(i) as f32;
+            }
+        }
+    }
+
+    impl HostArgs for (In<'_>, Out<'_>) {
+        fn run(&mut self) {
+            buffers(&[self.0 .0], &mut [&mut *self.1 .0]);
+        }
+    }
+    impl HostArgs for (In<'_>, In<'_>, Out<'_>) {
+        fn run(&mut self) {
+            buffers(&[self.0 .0, self.1 .0], &mut [&mut *self.2 .0]);
+        }
+    }
+    impl HostArgs for (In<'_>,) {
+        fn run(&mut self) {}
+    }
+    impl HostArgs for (In<'_>, In<'_>) {
+        fn run(&mut self) {}
+    }
+    impl HostArgs for (Out<'_>, Out<'_>) {
+        fn run(&mut self) {
+            buffers(&[], &mut [&mut *self.0 .0, &mut *self.1 .0]);
+        }
+    }
+}

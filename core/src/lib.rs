@@ -60,7 +60,7 @@ pub use error::{BackendError, FailureKind, OpenError};
 pub use limits::{LimitViolation, Limits, PRESETS};
 pub use measure::{Stats, TimeRequest, TimingMethod, VerifyRequest};
 pub use plan::{Launch, Prepared, PruneReason, ResourceUsage};
-pub use run::{Autotuned, ConfigResult, Error, Event, ResultOutcome, TuneOptions, TuneReport, Tuned, Tuner};
+pub use run::{Autotuned, ConfigResult, EmbeddedWinner, Error, Event, LaunchError, Origin, Policy, ResultOutcome, TuneOptions, TuneReport, Tuned, Tuner};
 pub use search::Strategy;
 pub use space::{Config, Knobs, SearchSpace};
 pub use spec::{

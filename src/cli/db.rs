@@ -21,15 +21,19 @@ enum DbCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Write the database as JSON (to stdout, or --out): kerntune's own format, or T4 (the
-    /// community results schema; one document per entry, an array when there are several).
+    /// Write the database (to stdout, or --out): kerntune's own JSON, T4 (the community results
+    /// schema; one document per entry, an array when there are several), or Rust source of the
+    /// winners for a program to `include!` (`--rust`, the same as `--format rust`).
     Export {
         /// Output file.
         #[arg(long)]
         out: Option<PathBuf>,
-        /// `kerntune` or `t4`.
+        /// `kerntune`, `t4` or `rust`.
         #[arg(long, default_value = "kerntune")]
         format: String,
+        /// Rust source: a `&[kerntune::EmbeddedWinner]` expression for `include!`.
+        #[arg(long, conflicts_with = "format")]
+        rust: bool,
         /// Only entries of this kernel.
         #[arg(long)]
         kernel: Option<String>,
@@ -72,12 +76,17 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                 );
             }
         }
-        DbCommand::Export { out, format, kernel } => {
+        DbCommand::Export { out, format, kernel, rust } => {
             let mut f = db.load()?;
             if let Some(k) = &kernel {
                 f.entries.retain(|_, e| &e.id.kernel == k);
+                if f.entries.is_empty() {
+                    anyhow::bail!("--kernel: {} has no entry for kernel `{k}`; `kerntune db show` lists what it holds", db.path().display());
+                }
             }
-            let text = match format.as_str() {
+            let format = if rust { "rust" } else { format.as_str() };
+            let text = match format {
+                "rust" => kerntune::store::export::rust_source(&f, None, "kerntune"),
                 "kerntune" => serde_json::to_string_pretty(&f)?,
                 "t4" => {
                     let docs: Vec<serde_json::Value> = f.entries.values().map(kerntune::sim::recorded::to_t4).collect();
@@ -87,7 +96,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                         serde_json::to_string_pretty(&docs)?
                     }
                 }
-                other => anyhow::bail!("--format: `{other}` is not `kerntune` or `t4`"),
+                other => anyhow::bail!("--format: `{other}` is not `kerntune`, `t4` or `rust`"),
             };
             match out {
                 Some(p) => std::fs::write(&p, text).map_err(|e| anyhow::anyhow!("writing {}: {e}", p.display()))?,

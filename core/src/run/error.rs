@@ -26,6 +26,18 @@ pub enum Error {
     /// An expression in the job failed to evaluate.
     #[error("{0}")]
     Eval(String),
+    /// A runtime handle was asked for a kernel with the wrong number of problem sizes.
+    #[error("kernel `{kernel}` takes {expected} problem size(s) ({names}), {given} were given")]
+    Sizes {
+        /// The kernel.
+        kernel: String,
+        /// How many sizes its template names.
+        expected: usize,
+        /// Their names.
+        names: String,
+        /// How many were given.
+        given: usize,
+    },
 }
 
 impl From<crate::plan::error::PlanError> for Error {

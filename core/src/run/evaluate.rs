@@ -1,4 +1,4 @@
-//! One tune's state while it runs ([`Run`]), and the per-config part of the search loop:
+//! One tune's state while it runs (`Run`), and the per-config part of the search loop:
 //! record a compile failure, prune after compiling from the compiler's report, verify against
 //! the reference with poisoned outputs, benchmark, and record the outcome (persisting it in
 //! batches, so an interrupted tune resumes).
@@ -24,19 +24,23 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
 
 /// What a config's compile request borrows: its defines, its source text, and the problem's
-/// scalars and buffer uses.
-pub(crate) struct Build<'a> {
+/// scalars and buffer uses. Backends' launch APIs use it to compile a resolved config exactly as
+/// the tuner did.
+pub struct CompileInputs<'a> {
     defines: Vec<(String, String)>,
     code: std::borrow::Cow<'a, str>,
     scalars: Vec<(String, crate::spec::value::Value)>,
     access: Vec<crate::spec::problem::Access>,
 }
 
-impl<'a> Build<'a> {
-    pub fn new(prep: &crate::plan::prepare::Prepared, source: &'a crate::spec::source::KernelSource, config: &Config, launch: &Launch) -> Build<'a> {
-        Build { defines: prep.defines(config, launch), code: prep.code(config, &source.code), scalars: prep.scalars(), access: prep.buffer_access() }
+impl<'a> CompileInputs<'a> {
+    /// The inputs of `config` launched as `launch`, for the job `prep` was prepared from, whose
+    /// source is `source`.
+    pub fn new(prep: &crate::plan::prepare::Prepared, source: &'a crate::spec::source::KernelSource, config: &Config, launch: &Launch) -> CompileInputs<'a> {
+        CompileInputs { defines: prep.defines(config, launch), code: prep.code(config, &source.code), scalars: prep.scalars(), access: prep.buffer_access() }
     }
 
+    /// The compile request (borrowing these inputs).
     pub fn request<'r>(&'r self, source: &'r crate::spec::source::KernelSource, config: &'r Config, launch: &'r Launch) -> CompileRequest<'r> {
         CompileRequest { source, code: &self.code, config, defines: &self.defines, launch, scalars: &self.scalars, buffers: &self.access }
     }
@@ -131,7 +135,7 @@ impl<'a, B: Backend> Run<'a, B> {
                     Error::Reference(format!("the default config ({}) was pruned or is invalid; name a CPU reference or change the default", prep.default))
                 })?;
                 let c = &cands[di];
-                let build = Build::new(prep, &self.ctx.job.source, &c.config, &c.launch);
+                let build = CompileInputs::new(prep, &self.ctx.job.source, &c.config, &c.launch);
                 let compiled = self
                     .backend()
                     .compile(&build.request(&self.ctx.job.source, &c.config, &c.launch))

@@ -9,9 +9,10 @@
 //! **May import:** every stage below (`spec`, `space`, `plan`, `search`, `measure`, `backend`,
 //! `store`) and the vocabulary; never `sim`.
 
+pub mod args;
 mod candidates;
 pub mod error;
-mod evaluate;
+pub mod evaluate;
 pub mod handle;
 mod lookup;
 mod persist;
@@ -20,8 +21,10 @@ mod search_loop;
 pub mod tuner;
 pub mod worker;
 
+pub use args::{Arg, ArgType, Args, LaunchError, Lens, Signature, MAX_ARGS};
 pub use error::Error;
-pub use handle::{Autotuned, Tuned};
+pub use evaluate::CompileInputs;
+pub use handle::{Autotuned, EmbeddedWinner, Origin, Policy, Slot, Tuned};
 pub use report::{ConfigResult, Event, Observer, ResultOutcome, TuneReport};
 pub use tuner::{TuneOptions, Tuner};
 

@@ -7,7 +7,7 @@ use crate::backend::{Backend, Compiled};
 use crate::error::BackendError;
 use crate::run::candidates::{Cand, Plan};
 use crate::run::error::Error;
-use crate::run::evaluate::{Build, DefaultKernel, Run};
+use crate::run::evaluate::{CompileInputs, DefaultKernel, Run};
 use crate::run::report::{to_result, Event};
 use crate::search::strategy::{self, Candidates, Strategy};
 use crate::spec::error::SpecError;
@@ -135,7 +135,7 @@ fn compile_and_measure<B: Backend>(
                     }
                     let c: &Cand = &plan.cands[i];
                     let t = Instant::now();
-                    let build = Build::new(prep, source, &c.config, &c.launch);
+                    let build = CompileInputs::new(prep, source, &c.config, &c.launch);
                     let r = backend.compile(&build.request(source, &c.config, &c.launch));
                     let _ = tx.send((i, r, t.elapsed().as_secs_f64()));
                 })

@@ -21,7 +21,7 @@ use crate::backend::{Backend, Compiled};
 use crate::plan::expand::{expand, Expanded};
 use crate::plan::prepare::{Launch, Prepared};
 use crate::run::error::Error;
-use crate::run::evaluate::{Build, Run};
+use crate::run::evaluate::{CompileInputs, Run};
 use crate::run::report::{Event, Observer, TuneReport};
 use crate::run::{candidates, lookup, persist, search_loop};
 use crate::space::config::Config;
@@ -129,7 +129,7 @@ impl<B: Backend> Tuner<B> {
     /// Compiles one config (the runtime handle uses this to load a stored winner).
     pub fn compile_config(&self, job: &TuneJob, prep: &Prepared, cfg: &Config) -> Result<(Compiled<B::Kernel>, Launch), Error> {
         let launch = prep.launch(cfg).map_err(Error::Eval)?;
-        let build = Build::new(prep, &job.source, cfg, &launch);
+        let build = CompileInputs::new(prep, &job.source, cfg, &launch);
         let c = self.backend.compile(&build.request(&job.source, cfg, &launch))?;
         Ok((c, launch))
     }

@@ -8,5 +8,6 @@
 
 pub mod cache;
 pub mod db;
+pub mod export;
 
 pub use db::{Database, DbError};
