@@ -3,7 +3,7 @@
 #
 # Built here: `cargo build --release --features cuda`, then copied with the benchmark's kernel
 # into .device/ (ignored by git): `bash scripts/gpu-check.sh --prepare`. On the GPU machine:
-# `bash scripts/gpu-check.sh [tests] [wgpu] [cuda] [sgemm] [hybrid] [generated] [l2flush] [t1] [kt]` (default: tests wgpu cuda sgemm generated). Results are
+# `bash scripts/gpu-check.sh [tests] [wgpu] [cuda] [sgemm] [hybrid] [generated] [l2flush] [t1] [kt] [launch] [conv]` (default: tests wgpu cuda sgemm generated). Results are
 # written to $OUT as files; their names say what they hold.
 set -u
 if [ "${1:-}" = "--prepare" ]; then
@@ -11,12 +11,20 @@ if [ "${1:-}" = "--prepare" ]; then
   cp target/release/kerntune .device/kerntune
   # The test binaries that need a GPU: cross-backend conformance (CUDA and wgpu) and opening CUDA.
   rm -f .device/tests/*
-  cargo test --release --features cuda --no-run --message-format=json -p kerntune --test conformance -p kerntune-cuda --test open 2>/dev/null |
+  cargo test --release --features cuda --no-run --message-format=json -p kerntune --test conformance -p kerntune-cuda --test open --test launch 2>/dev/null |
     python3 -c 'import json,sys
 for l in sys.stdin:
     m = json.loads(l)
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["test"]:
         print(m["executable"])' | while read -r t; do cp "$t" ".device/tests/$(basename "$t" | sed 's/-[0-9a-f]*$//')"; done
+  # The launch-overhead bench (criterion) and the example application, with CUDA.
+  cargo bench -p kerntune-cuda --bench launch --no-run --message-format=json 2>/dev/null |
+    python3 -c 'import json,sys
+for l in sys.stdin:
+    m = json.loads(l)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["bench"]:
+        print(m["executable"])' | while read -r t; do cp "$t" .device/launch-bench; done
+  cargo build --release -p kerntune-example-app --features cuda && cp target/release/kerntune-app .device/kerntune-app
   cp ../shared/bench/sgemm.cu ../shared/bench/kernel_tuner_side.py ../shared/bench/triad.cu .device/bench/
   ls -la .device .device/bench
   exit 0
@@ -152,6 +160,36 @@ t1)
       timed "$BIN" tune examples/$f.json --backend cuda --top 5; echo "exit $?"
     done
   } > "$OUT/t1.txt" 2>&1
+  ;;
+launch)
+  # Launch overhead: a tuned launch against a raw cudarc launch of the same function (criterion),
+  # then the example application (CUDA picked at run time; wgpu when asked).
+  rm -rf "$KERNTUNE_CACHE_DIR"
+  { .device/launch-bench --bench --warm-up-time 1 --measurement-time 4 2>&1; echo "exit $?"; } > "$OUT/launch-bench.txt" 2>&1
+  export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json}
+  {
+    for run in first second; do echo "--- app, $run run"; timed .device/kerntune-app --n 16777216 --iters 1000; echo "exit $?"; done
+    echo "--- app, wgpu"; timed .device/kerntune-app --backend wgpu --n 4194304 --iters 200; echo "exit $?"
+    echo "--- app, KERNTUNE_TUNE=0, unseen size"; KERNTUNE_TUNE=0 timed .device/kerntune-app --n 1000000 --iters 10; echo "exit $?"
+  } > "$OUT/app.txt" 2>&1
+  ;;
+conv)
+  # Issue 15's compile-heavy kernel: the 15x15 convolution (tiles up to 4x4), 100 evaluations,
+  # kerntune (cold compile cache; random sampling like Kernel Tuner's, then hybrid) and Kernel
+  # Tuner (random_sample, max_fevals=100; cupy's kernel cache emptied) one after the other.
+  {
+    for strat in random hybrid; do
+      rm -rf "$KERNTUNE_CACHE_DIR"
+      echo "--- kerntune $strat 100"
+      timed "$BIN" tune examples/convolution/convolution.toml --backend cuda --strategy $strat --budget 100 --seed 1 --top 3 --no-db --json > "$OUT/conv-$strat.json"; echo "exit $?"
+      python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r=r[0] if isinstance(r,list) else r; print({k: r.get(k) for k in ["evaluated","compiled","compile_seconds","compile_threads","compile_efficiency","wall_seconds","winner","strategy"]}, r["winner_stats"]["mean"]*1e3, "ms")' "$OUT/conv-$strat.json"
+    done
+  } > "$OUT/conv.txt" 2>&1
+  if [ -d .whl ]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+    export CUPY_CACHE_DIR=$(mktemp -d)
+    { timed python3 examples/convolution/convolution_kt.py 100; echo "exit $?"; } > "$OUT/conv-kt.txt" 2>&1
+  fi
   ;;
 kt)
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site

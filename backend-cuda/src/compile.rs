@@ -141,7 +141,7 @@ pub(crate) fn nvrtc_compile(name: &str, instance: Option<&str>, code: &str, args
     // SAFETY: `ptrs` holds valid C strings that outlive the call.
     let r = unsafe { nvrtc::nvrtcCompileProgram(prog.0, ptrs.len() as i32, ptrs.as_ptr()) };
     if r != nvrtc::nvrtcResult::NVRTC_SUCCESS {
-        return Err(BackendError::CompileFailed { log: program_log(&prog).unwrap_or_else(|| format!("{r:?}")), options: args.to_vec() });
+        return Err(BackendError::CompileFailed { log: failure_log(program_log(&prog), r), options: args.to_vec() });
     }
     let mut size = 0usize;
     // SAFETY: valid program and out-pointer.
@@ -172,6 +172,16 @@ pub(crate) fn nvrtc_compile(name: &str, instance: Option<&str>, code: &str, args
     Ok((buf, lowered))
 }
 
+/// The log a failed compile reports: NVRTC's own, or when NVRTC wrote none (an invalid
+/// option, an internal error, running out of memory) what it returned, so that a failure never
+/// carries an empty log.
+fn failure_log(log: Option<String>, r: nvrtc::nvrtcResult) -> String {
+    match log.filter(|l| !l.trim().is_empty()) {
+        Some(l) => l,
+        None => format!("NVRTC returned {r:?} and wrote no log (an invalid option, or an internal error of the compiler)"),
+    }
+}
+
 fn program_log(prog: &Program) -> Option<String> {
     let mut size = 0usize;
     // SAFETY: valid program and out-pointer.
@@ -190,6 +200,14 @@ fn program_log(prog: &Program) -> Option<String> {
 mod tests {
     use super::*;
     use kerntune_core::{Config, KernelSource, Launch};
+
+    #[test]
+    fn a_failed_compile_never_has_an_empty_log() {
+        let r = nvrtc::nvrtcResult::NVRTC_ERROR_INVALID_OPTION;
+        assert!(failure_log(None, r).contains("NVRTC_ERROR_INVALID_OPTION"));
+        assert!(failure_log(Some("  \n".into()), r).contains("wrote no log"));
+        assert_eq!(failure_log(Some("x.cu(3): error: y".into()), r), "x.cu(3): error: y");
+    }
 
     #[test]
     fn each_option_maps_to_its_nvrtc_argument() {

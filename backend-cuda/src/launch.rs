@@ -384,10 +384,11 @@ impl TunedKernel {
     pub fn launch<A: CudaArgs>(&self, stream: &Arc<CudaStream>, mut args: A) -> Result<(), LaunchError> {
         let t = self.slot.load();
         let k = &t.kernel;
-        if !Arc::ptr_eq(stream.context(), &self.ctx) {
+        // The same CUDA context (two `CudaContext`s of one device share its primary context).
+        if stream.context().cu_ctx() != self.ctx.cu_ctx() {
             return Err(LaunchError::Device {
                 kernel: k.signature.kernel().to_string(),
-                message: "the stream belongs to another context than the kernel was loaded into".into(),
+                message: "the stream belongs to another CUDA context than the kernel was loaded into".into(),
             });
         }
         let mut lens: Lens = [None; MAX_ARGS];

@@ -84,7 +84,9 @@ struct Job {
 fn instantiate(source: &kerntune_core::KernelSource, defines: &[(String, String)]) -> (String, String) {
     let entry = source.entry();
     match source.instance(defines) {
-        None => (source.code.clone(), format!("{entry}.kd")),
+        // An extern "C" kernel keeps its name; a C++ one is mangled (`_Z18convolution_kernelPfS_S_`).
+        None if source.code.lines().any(|l| !l.trim_start().starts_with("//") && l.contains("extern \"C\"")) => (source.code.clone(), format!("{entry}.kd")),
+        None => (source.code.clone(), format!("_Z{}{entry}", entry.len())),
         Some(instance) => (format!("{}\nstatic void* kt_instance = (void*)&{instance};\n", source.code), format!("_Z{}{entry}I", entry.len())),
     }
 }
@@ -116,7 +118,8 @@ fn shipped_examples_compile_as_hip() {
         .unwrap()
         .flat_map(|d| std::fs::read_dir(d.unwrap().path()).unwrap())
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        // Specs, not the example application's Cargo.toml.
+        .filter(|p| p.extension().is_some_and(|x| x == "toml") && p.file_name().is_some_and(|n| n != "Cargo.toml"))
         .collect();
     specs.sort();
     let mut jobs = Vec::new();

@@ -62,6 +62,10 @@ pub struct FakeBackend {
     pub launches: Mutex<HashMap<String, u32>>,
     /// Number of `recover` calls.
     pub recoveries: AtomicUsize,
+    /// Compiles running now, and the most that ever ran at once.
+    pub compiling: AtomicUsize,
+    /// The most compiles that ran at once.
+    pub max_compiling: AtomicUsize,
 }
 
 /// A fake kernel: the config it was compiled for.
@@ -94,6 +98,8 @@ impl FakeBackend {
             compiles: AtomicUsize::new(0),
             launches: Mutex::new(HashMap::new()),
             recoveries: AtomicUsize::new(0),
+            compiling: AtomicUsize::new(0),
+            max_compiling: AtomicUsize::new(0),
         }
     }
 
@@ -185,9 +191,12 @@ impl Backend for FakeBackend {
 
     fn compile(&self, req: &CompileRequest<'_>) -> Result<Compiled<FakeKernel>, BackendError> {
         self.compiles.fetch_add(1, Ordering::SeqCst);
+        let now = self.compiling.fetch_add(1, Ordering::SeqCst) + 1;
+        self.max_compiling.fetch_max(now, Ordering::SeqCst);
         if !self.compile_delay.is_zero() {
             std::thread::sleep(self.compile_delay);
         }
+        self.compiling.fetch_sub(1, Ordering::SeqCst);
         let behavior = (self.behavior)(req.config);
         if let Behavior::CompileError(log) = &behavior {
             let options = req.defines.iter().map(|(k, v)| format!("-D{k}={v}")).collect();

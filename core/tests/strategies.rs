@@ -36,8 +36,8 @@ fn synthetic() -> RecordedSpace {
 fn every_strategy_is_deterministic_per_seed() {
     let s = synthetic();
     for st in SEARCHERS {
-        let a = trace(&s, st, 40, 7, false).unwrap();
-        let b = trace(&s, st, 40, 7, false).unwrap();
+        let a = trace(&s, st, 40, 7, false, 1).unwrap();
+        let b = trace(&s, st, 40, 7, false, 1).unwrap();
         assert_eq!(a, b, "{st} with the same seed");
     }
 }
@@ -110,9 +110,9 @@ fn load(name: &str) -> Option<RecordedSpace> {
 #[test]
 fn searchers_beat_random_sampling_on_the_recorded_sgemm_space() {
     let Some(space) = load("h200_sgemm_410.json") else { return };
-    let random = score(&space, "random", 100, 20, 1, false).unwrap();
+    let random = score(&space, "random", 100, 20, 1, false, 1).unwrap();
     for st in ["annealing", "genetic", "local", "model"] {
-        let s = score(&space, st, 100, 20, 1, false).unwrap();
+        let s = score(&space, st, 100, 20, 1, false, 1).unwrap();
         for n in [50, 100] {
             assert!(s.at(n).0 > random.at(n).0, "{st} at {n}: {} vs random {}", s.at(n).0, random.at(n).0);
         }
@@ -126,8 +126,8 @@ fn noisy_simulation_exercises_racing_and_stays_deterministic() {
         eprintln!("SKIPPED: no ../shared/spaces");
         return;
     };
-    let a = trace(&space, "random", 15, 2, true).unwrap();
-    assert_eq!(a, trace(&space, "random", 15, 2, true).unwrap());
+    let a = trace(&space, "random", 15, 2, true, 1).unwrap();
+    assert_eq!(a, trace(&space, "random", 15, 2, true, 1).unwrap());
     // After the whole space, the pick is within the tie band of the optimum.
     assert!(*a.last().unwrap() > 0.99, "{a:?}");
 }

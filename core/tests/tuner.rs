@@ -466,3 +466,29 @@ fn merge_combines_databases_from_two_backends() {
     assert_eq!(winner_of("wgpu"), rw.winner.key());
     assert_ne!(rc.winner, rw.winner, "each device keeps its own winner");
 }
+
+/// Every strategy keeps every compile thread busy: adaptive ones are asked again while earlier
+/// proposals compile (the model with lies for those in flight), and measuring overlaps the
+/// next compiles. Each compile takes 30 ms on the fake, so four threads overlap for sure when
+/// four compiles are queued.
+#[test]
+fn every_strategy_keeps_every_compile_thread_busy() {
+    for strategy in ["exhaustive", "random", "annealing", "genetic", "local", "model", "hybrid"] {
+        let fake = FakeBackend::new(limits(), time).with_compile_delay(Duration::from_millis(30));
+        let t = Tuner::new(fake);
+        let o = TuneOptions {
+            compile_threads: Some(4),
+            strategy: strategy.into(),
+            budget: Budget { max_evals: Some(12), ..Default::default() },
+            ..Default::default()
+        };
+        let r = t.tune(&job(), &o).unwrap();
+        assert_eq!(r.evaluated, 12, "{strategy}: the budget holds with compiles in flight");
+        assert_eq!(t.backend().compiles.load(Ordering::SeqCst), 12, "{strategy}: nothing compiled twice or beyond the budget");
+        assert_eq!(t.backend().max_compiling.load(Ordering::SeqCst), 4, "{strategy}: all four threads compiled at once");
+        assert_eq!(r.compile_threads, 4);
+        assert!(r.compile_efficiency.is_some_and(|e| e > 0.0 && e <= 1.0), "{strategy}: {:?}", r.compile_efficiency);
+        let timed = r.results.iter().filter(|x| x.compile_seconds.is_some()).count();
+        assert_eq!(timed, 11, "{strategy}: every compile but the default's (made for the reference) is timed per config");
+    }
+}

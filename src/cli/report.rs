@@ -12,6 +12,34 @@ fn rate(bytes_or_flops: Option<f64>, seconds: f64, scale: f64) -> String {
     }
 }
 
+/// The 95 % half-interval, or why there is none: a raced config stopped after one launch has
+/// no spread to show.
+fn interval(s: &kerntune::Stats) -> String {
+    if s.ci_half.is_finite() {
+        format!("{:.4}", s.ci_half * 1e3)
+    } else if s.samples <= 1 {
+        "1 sample".into()
+    } else {
+        "-".into()
+    }
+}
+
+/// How the compiles went: seconds summed over threads, threads, efficiency, slowest config.
+fn compile_line(r: &TuneReport) -> String {
+    let mut line = format!("compiled {} in {:.2} s summed over {} thread(s)", r.compiled, r.compile_seconds, r.compile_threads.max(1));
+    if let Some(e) = r.compile_efficiency {
+        line.push_str(&format!(", compile-parallel efficiency {:.0} % (÷ wall × threads)", e * 100.0));
+    }
+    let slowest = r.results.iter().filter_map(|x| x.compile_seconds.map(|s| (s, &x.config))).max_by(|a, b| a.0.total_cmp(&b.0));
+    if let Some((secs, cfg)) = slowest {
+        line.push_str(&format!("; slowest {secs:.2} s ({cfg})"));
+    }
+    if r.compile_cache_hits > 0 {
+        line.push_str(&format!("; {} from the compile cache", r.compile_cache_hits));
+    }
+    line
+}
+
 pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) -> Result<(), crate::cli::out::OutputError> {
     let problem = &r.entry.problem;
     if r.db_hit {
@@ -43,7 +71,7 @@ pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) -> Result<(), crate:
             Cell::new(shown),
             Cell::new(res.config.key()),
             Cell::new(format!("{:.4}", s.mean * 1e3)).set_alignment(CellAlignment::Right),
-            Cell::new(if s.ci_half.is_finite() { format!("{:.4}", s.ci_half * 1e3) } else { "-".into() }).set_alignment(CellAlignment::Right),
+            Cell::new(interval(s)).set_alignment(CellAlignment::Right),
             Cell::new(s.samples),
             Cell::new(rate(res.bytes, s.mean, 1e9)).set_alignment(CellAlignment::Right),
             Cell::new(rate(res.flops, s.mean, 1e9)).set_alignment(CellAlignment::Right),
@@ -66,15 +94,14 @@ pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) -> Result<(), crate:
     outln!("{line}");
     if !r.db_hit {
         outln!(
-            "space: {} combinations, {} valid, {} candidates after pruning; evaluated {} ({} from the database), compiled {} in {:.2} s (summed over threads)",
+            "space: {} combinations, {} valid, {} candidates after pruning; evaluated {} ({} from the database)",
             r.cartesian,
             r.valid,
             r.candidates,
             r.evaluated,
-            r.from_db,
-            r.compiled,
-            r.compile_seconds
+            r.from_db
         );
+        outln!("{}", compile_line(r));
         let join = |m: &std::collections::BTreeMap<String, usize>| m.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ");
         if !r.pruned_before.is_empty() {
             outln!("pruned before compiling: {}", join(&r.pruned_before));

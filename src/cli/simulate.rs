@@ -27,6 +27,10 @@ pub struct Args {
     /// tie band are exercised; the pick is scored by its true mean).
     #[arg(long)]
     noise: bool,
+    /// Proposals in flight, as when the tuner compiles on that many threads (outcomes come
+    /// back oldest first); 1 is a strictly sequential search.
+    #[arg(long, default_value_t = 1)]
+    parallel: usize,
     /// Evaluation counts to report in the table.
     #[arg(long, default_value = "50,100,200,400", value_delimiter = ',')]
     at: Vec<usize>,
@@ -47,8 +51,8 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     for s in &strategies {
         kerntune::search::strategy::by_name(s, 0).map_err(|m| anyhow::anyhow!("--strategy: {m}"))?;
     }
-    if a.budget == 0 || a.repeats == 0 {
-        anyhow::bail!("--budget and --repeats must be at least 1");
+    if a.budget == 0 || a.repeats == 0 || a.parallel == 0 {
+        anyhow::bail!("--budget, --repeats and --parallel must be at least 1");
     }
     let mut all: Vec<Score> = Vec::new();
     for path in &a.spaces {
@@ -58,7 +62,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         }
         let mut scores = Vec::new();
         for s in &strategies {
-            scores.push(score(&space, s, a.budget, a.repeats, a.seed, a.noise).map_err(anyhow::Error::msg)?);
+            scores.push(score(&space, s, a.budget, a.repeats, a.seed, a.noise, a.parallel).map_err(anyhow::Error::msg)?);
         }
         if !a.json {
             let failed = space.times.iter().filter(|t| t.is_none()).count();
@@ -71,6 +75,9 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                 a.repeats,
                 if a.noise { ", noisy answers" } else { "" }
             );
+            if a.parallel > 1 {
+                outln!("{} proposals in flight (outcomes arrive oldest first)", a.parallel);
+            }
             let mut t = Table::new();
             t.load_preset(UTF8_FULL_CONDENSED);
             let at: Vec<usize> = a.at.iter().copied().filter(|&n| n >= 1 && n <= a.budget).collect();

@@ -72,6 +72,8 @@ pub(crate) struct Run<'a, B: Backend> {
     pub cache_hits: usize,
     /// Seconds spent compiling, summed over threads.
     pub compile_seconds: f64,
+    /// Compile threads the search loop ran.
+    pub compile_threads: usize,
     /// Configs pruned after compiling, by category.
     pub pruned_after: BTreeMap<String, usize>,
 }
@@ -98,6 +100,7 @@ impl<'a, B: Backend> Run<'a, B> {
             compiled: 0,
             cache_hits: 0,
             compile_seconds: 0.0,
+            compile_threads: 1,
             pruned_after: BTreeMap::new(),
         }
     }
@@ -136,11 +139,13 @@ impl<'a, B: Backend> Run<'a, B> {
                 })?;
                 let c = &cands[di];
                 let build = CompileInputs::new(prep, &self.ctx.job.source, &c.config, &c.launch);
+                let tc = Instant::now();
                 let compiled = self
                     .backend()
                     .compile(&build.request(&self.ctx.job.source, &c.config, &c.launch))
                     .map_err(|e| Error::Reference(format!("the default config ({}) failed to compile: {e}", c.config)))?;
                 self.compiled += 1;
+                self.compile_seconds += tc.elapsed().as_secs_f64();
                 let backend = self.backend();
                 let ws = self.ws.as_mut().expect("workspace");
                 backend.reset(ws, true)?;
@@ -225,9 +230,11 @@ impl<'a, B: Backend> Run<'a, B> {
     }
 
     /// Verifies and measures one compiled config (or records its compile failure).
-    pub fn evaluate(&mut self, c: &Cand, compiled: Result<Compiled<B::Kernel>, BackendError>) -> Result<(), Error> {
+    /// `compile_seconds`: how long its compile took (`None` when it was compiled beforehand).
+    pub fn evaluate(&mut self, c: &Cand, compiled: Result<Compiled<B::Kernel>, BackendError>, compile_seconds: Option<f64>) -> Result<(), Error> {
         let metrics = self.ctx.prep.metrics(&c.config);
-        let mk = |outcome, usage| ConfigResult { config: c.config.clone(), outcome, usage, from_db: false, flops: metrics.0, bytes: metrics.1 };
+        let mk =
+            |outcome, usage| ConfigResult { config: c.config.clone(), outcome, usage, from_db: false, flops: metrics.0, bytes: metrics.1, compile_seconds };
         let compiled = match compiled {
             Ok(k) => k,
             Err(e) => {

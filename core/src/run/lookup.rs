@@ -47,6 +47,8 @@ pub(crate) fn stored_winner<B: Backend>(backend: &B, ctx: &Context, entry: Optio
         compiled: 0,
         compile_cache_hits: 0,
         compile_seconds: 0.0,
+        compile_threads: 0,
+        compile_efficiency: None,
         timing: backend.timing_method(),
         strategy: "database".into(),
         reference: ctx.job.verify.reference.describe(),

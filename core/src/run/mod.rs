@@ -11,6 +11,7 @@
 
 pub mod args;
 mod candidates;
+mod compile_queue;
 pub mod error;
 pub mod evaluate;
 pub mod handle;

@@ -97,6 +97,7 @@ pub(crate) fn report<B: Backend>(run: &Run<'_, B>, plan: &Plan, sel: Selected, s
     let results: Vec<ConfigResult> = run.results.values().cloned().collect();
     let from_db = results.iter().filter(|r| r.from_db).count();
     let prep = &run.ctx.prep;
+    let wall = t0.elapsed().as_secs_f64();
     TuneReport {
         target: run.backend().target().clone(),
         entry: run.ctx.id.clone(),
@@ -118,12 +119,19 @@ pub(crate) fn report<B: Backend>(run: &Run<'_, B>, plan: &Plan, sel: Selected, s
         compiled: run.compiled,
         compile_cache_hits: run.cache_hits,
         compile_seconds: run.compile_seconds,
+        compile_threads: run.compile_threads,
+        compile_efficiency: efficiency(run.compile_seconds, wall, run.compile_threads),
         timing: run.backend().timing_method(),
         strategy,
         reference: run.ctx.job.verify.reference.describe(),
-        wall_seconds: t0.elapsed().as_secs_f64(),
+        wall_seconds: wall,
         default_included: plan.default_included,
     }
+}
+
+/// Compile seconds summed over threads ÷ (wall × threads); `None` when nothing was compiled.
+fn efficiency(compile_seconds: f64, wall: f64, threads: usize) -> Option<f64> {
+    (compile_seconds > 0.0 && wall > 0.0).then(|| compile_seconds / (wall * threads.max(1) as f64))
 }
 
 #[cfg(test)]

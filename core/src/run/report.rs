@@ -86,14 +86,26 @@ pub struct ConfigResult {
     pub flops: Option<f64>,
     /// Bytes of one launch (from the job's formula).
     pub bytes: Option<f64>,
+    /// Seconds its compile took on its compile thread (`None` for database records and the
+    /// default config, compiled before the search).
+    pub compile_seconds: Option<f64>,
 }
 
 impl ConfigResult {
     /// One line for logs: the time with its interval, or the failure or pruning reason.
     pub fn summary_line(&self) -> String {
         match &self.outcome {
-            ResultOutcome::Measured { stats } => {
+            ResultOutcome::Measured { stats } if stats.ci_half.is_finite() => {
                 format!("{:.4} ms ± {:.4} ({} runs{})", stats.mean * 1e3, stats.ci_half * 1e3, stats.samples, if stats.raced { ", raced" } else { "" })
+            }
+            ResultOutcome::Measured { stats } => {
+                format!(
+                    "{:.4} ms ({} sample{}{})",
+                    stats.mean * 1e3,
+                    stats.samples,
+                    if stats.samples == 1 { "" } else { "s" },
+                    if stats.raced { ", raced" } else { "" }
+                )
             }
             ResultOutcome::Failed { kind, message } => format!("{kind}: {}", message.lines().next().unwrap_or("")),
             ResultOutcome::Pruned { reason } => format!("pruned after compiling: {reason}"),
@@ -152,6 +164,11 @@ pub struct TuneReport {
     pub compile_cache_hits: usize,
     /// Seconds spent compiling, summed over threads.
     pub compile_seconds: f64,
+    /// Compile threads.
+    pub compile_threads: usize,
+    /// Compile-parallel efficiency: compile seconds summed over threads ÷ (the tune's wall
+    /// time × compile threads). 1.0 would mean every thread compiled for the whole tune.
+    pub compile_efficiency: Option<f64>,
     /// Timing method.
     pub timing: TimingMethod,
     /// Strategy name.
@@ -189,5 +206,5 @@ pub(crate) fn to_result(m: &Measurement, from_db: bool, metrics: (Option<f64>, O
         Status::Ok { stats } => ResultOutcome::Measured { stats: stats.clone() },
         Status::Failed { failure, message } => ResultOutcome::Failed { kind: *failure, message: message.clone() },
     };
-    ConfigResult { config: m.config.clone(), outcome, usage: m.usage.clone(), from_db, flops: metrics.0, bytes: metrics.1 }
+    ConfigResult { config: m.config.clone(), outcome, usage: m.usage.clone(), from_db, flops: metrics.0, bytes: metrics.1, compile_seconds: None }
 }

@@ -1,36 +1,72 @@
-//! Stage 4: the search loop. The strategy proposes candidates within the budget; configs
-//! already in the database are answered from it; the rest compile in parallel on a thread
-//! pool, streaming into a bounded channel, while this thread verifies and benchmarks each as
-//! soon as it is ready ([`Run::evaluate`]).
+//! Stage 4: the search loop, a pipeline. The strategy proposes candidates within the budget;
+//! configs already in the database are answered from it; the rest go to a queue that a compile
+//! thread per core drains, the longest predicted compile first ([`CompileQueue`]). This thread
+//! verifies and benchmarks each config as soon as it is compiled ([`Run::evaluate`]), tells the
+//! strategy, and asks it for more, so that the next compiles run while earlier configs are
+//! measured and every core keeps compiling. Adaptive strategies get as many proposals in flight
+//! as keep the slower stage busy ([`Progress::capacity`]; they see outcomes as they arrive);
+//! exhaustive and random sampling have their whole budget queued at once.
 
 use crate::backend::{Backend, Compiled};
 use crate::error::BackendError;
 use crate::run::candidates::{Cand, Plan};
+use crate::run::compile_queue::{CompileQueue, CompileTimes};
 use crate::run::error::Error;
 use crate::run::evaluate::{CompileInputs, DefaultKernel, Run};
 use crate::run::report::{to_result, Event};
 use crate::search::strategy::{self, Candidates, Strategy};
 use crate::spec::error::SpecError;
-use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// Bookkeeping of the loop: which candidates were evaluated, and the budget.
+/// Bookkeeping of the loop: which candidates were evaluated or are in flight, and the budget.
 struct Progress {
     evaluated: Vec<bool>,
+    in_flight: Vec<bool>,
     count: usize,
+    flying: usize,
     max_evals: usize,
     deadline: Option<Instant>,
+    /// Compile and evaluation seconds so far, summed, with their counts.
+    compile_s: (f64, usize),
+    eval_s: (f64, usize),
 }
 
 impl Progress {
+    /// How many candidates to keep in flight. Non-adaptive strategies: all of the budget.
+    /// Adaptive ones: as many as keep the pipeline's slower stage busy and no more (every
+    /// config in flight is one the strategy proposes without knowing its outcome). By Little's
+    /// law that is about compile time ÷ evaluation time when measuring is the bottleneck, and
+    /// every compile thread plus half as many again (so that a thread finishing a compile
+    /// finds the next one queued) when compiling is.
+    fn capacity(&self, threads: usize, adaptive: bool) -> usize {
+        if !adaptive {
+            return usize::MAX;
+        }
+        let most = threads + threads.div_ceil(2);
+        match (self.compile_s, self.eval_s) {
+            ((c, nc), (e, ne)) if nc > 0 && ne > 0 && e > 0.0 => {
+                let ratio = (c / nc as f64) / (e / ne as f64);
+                (ratio.ceil().min(most as f64) as usize + 2).clamp(2, most.max(2))
+            }
+            _ => most,
+        }
+    }
+
     fn out_of_time(&self) -> bool {
         self.deadline.is_some_and(|d| Instant::now() >= d)
     }
     fn done(&self) -> bool {
         self.count >= self.max_evals || self.out_of_time()
     }
+    /// Evaluations the budget still allows beyond those done and in flight.
+    fn room(&self) -> usize {
+        self.max_evals.saturating_sub(self.count + self.flying)
+    }
 }
+
+/// A compiled (or failed) candidate coming back from a compile thread, with its seconds.
+type Arrival<K> = (usize, Result<Compiled<K>, BackendError>, f64);
 
 /// Runs the strategy until the budget or the candidates run out; returns the strategy's name.
 /// `default_kernel` is the default config, already compiled to make the reference.
@@ -38,47 +74,30 @@ pub(crate) fn run<B: Backend>(run: &mut Run<'_, B>, plan: &Plan, default_kernel:
     let opts = run.opts;
     let mut strat = strategy::for_budget(&opts.strategy, opts.seed, &opts.budget)
         .map_err(|m| Error::Spec(SpecError { file: run.ctx.job.origin.clone(), field: "strategy".into(), message: m }))?;
-    let params = run.ctx.prep.space.params().to_vec();
-    let coords: Vec<Vec<u32>> = plan.cands.iter().map(|c| c.coords.clone()).collect();
-    let view = Candidates { params: &params, coords: &coords };
     let threads = opts.compile_threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .thread_name(|i| format!("kerntune-compile-{i}"))
-        .build()
-        .map_err(|e| Error::Backend(BackendError::other(e)))?;
+    run.compile_threads = threads;
     let mut progress = Progress {
         evaluated: vec![false; plan.cands.len()],
+        in_flight: vec![false; plan.cands.len()],
         count: 0,
+        flying: 0,
         max_evals: opts.budget.max_evals_for(plan.valid).unwrap_or(usize::MAX),
         deadline: opts.budget.max_seconds.map(|s| t0 + Duration::from_secs_f64(s)),
+        compile_s: (0.0, 0),
+        eval_s: (0.0, 0),
     };
     // The default config first when it is compiled already.
     if let Some((di, compiled)) = default_kernel {
         if !run.known.contains_key(&plan.cands[di].config.key()) {
-            run.evaluate(&plan.cands[di], Ok(compiled))?;
+            run.evaluate(&plan.cands[di], Ok(compiled), None)?;
             told(run, strat.as_mut(), &mut progress, plan, di);
         }
     }
-    let batch_size = if opts.strategy == "exhaustive" || opts.strategy == "random" { usize::MAX } else { threads * 2 };
-    let mut idle_rounds = 0;
-    while !progress.done() {
-        let asked = strat.ask(&view, batch_size.min(progress.max_evals - progress.count).max(1));
-        if asked.is_empty() {
-            break;
-        }
-        let fresh = triage(run, strat.as_mut(), &mut progress, plan, asked);
-        if fresh.is_empty() {
-            idle_rounds += 1;
-            if idle_rounds > 1000 {
-                break;
-            }
-            continue;
-        }
-        idle_rounds = 0;
-        run.ensure_workspace()?;
-        compile_and_measure(run, strat.as_mut(), &mut progress, plan, &fresh, &pool, threads)?;
-    }
+    let adaptive = strat.adaptive();
+    let params = run.ctx.prep.space.params().to_vec();
+    let coords: Vec<Vec<u32>> = plan.cands.iter().map(|c| c.coords.clone()).collect();
+    let view = Candidates { params: &params, coords: &coords };
+    pipeline(run, strat.as_mut(), &mut progress, plan, &view, (threads, adaptive))?;
     Ok(strat.name())
 }
 
@@ -90,75 +109,117 @@ fn told<B: Backend>(run: &Run<'_, B>, strat: &mut dyn Strategy, progress: &mut P
 }
 
 /// Answers what is known (evaluated before, or in the database) and returns the candidates
-/// that must be compiled and measured, within the budget.
+/// that must be compiled and measured, within the budget; candidates in flight are skipped
+/// (their outcome comes when they are measured).
 fn triage<B: Backend>(run: &mut Run<'_, B>, strat: &mut dyn Strategy, progress: &mut Progress, plan: &Plan, asked: Vec<usize>) -> Vec<usize> {
     let mut fresh = Vec::new();
     for i in asked.into_iter().filter(|&i| i < plan.cands.len()) {
         let key = plan.cands[i].config.key();
-        if progress.evaluated[i] {
+        if progress.in_flight[i] || fresh.contains(&i) {
+            continue;
+        } else if progress.evaluated[i] {
             strat.tell(i, &run.outcome_of(&key));
         } else if let Some(m) = run.known.get(&key) {
             let r = to_result(m, true, run.ctx.prep.metrics(&plan.cands[i].config));
             run.record_result(r, false);
             told(run, strat, progress, plan, i);
-        } else if progress.count + fresh.len() < progress.max_evals {
+        } else if fresh.len() < progress.room() {
             fresh.push(i);
         }
     }
     fresh
 }
 
-/// Compiles `fresh` on the pool and evaluates each config on this thread as it arrives; stops
-/// compiling once the time budget is spent or the tune must end.
-fn compile_and_measure<B: Backend>(
+/// Asks the strategy for work until `capacity` candidates are in flight (or the budget is
+/// spoken for) and queues the fresh ones by predicted compile time.
+fn feed<B: Backend>(
     run: &mut Run<'_, B>,
     strat: &mut dyn Strategy,
     progress: &mut Progress,
     plan: &Plan,
-    fresh: &[usize],
-    pool: &rayon::ThreadPool,
-    threads: usize,
+    view: &Candidates<'_>,
+    queue: &CompileQueue,
+    times: &CompileTimes,
+    (threads, adaptive): (usize, bool),
+) {
+    let capacity = progress.capacity(threads, adaptive);
+    let mut idle = 0;
+    while progress.flying < capacity && progress.room() > 0 && !progress.done() && idle < 1000 {
+        let asked = strat.ask(view, (capacity - progress.flying).min(progress.room()));
+        if asked.is_empty() {
+            return;
+        }
+        let fresh = triage(run, strat, progress, plan, asked);
+        idle = if fresh.is_empty() { idle + 1 } else { 0 };
+        for i in fresh {
+            progress.in_flight[i] = true;
+            progress.flying += 1;
+            queue.push(i, times.predict(view, i));
+        }
+    }
+}
+
+/// The pipeline: `threads` compile threads drain the queue into a bounded channel; this thread
+/// feeds the queue from the strategy and evaluates each compiled config as it arrives. Stops
+/// compiling once the time budget is spent or the tune must end.
+fn pipeline<B: Backend>(
+    run: &mut Run<'_, B>,
+    strat: &mut dyn Strategy,
+    progress: &mut Progress,
+    plan: &Plan,
+    view: &Candidates<'_>,
+    (threads, adaptive): (usize, bool),
 ) -> Result<(), Error> {
-    let cancel = AtomicBool::new(false);
-    let prep = &run.ctx.prep;
+    let (queue, cancel) = (CompileQueue::default(), AtomicBool::new(false));
+    let mut times = CompileTimes::new(run.opts.seed);
+    let (prep, source, backend) = (&run.ctx.prep, &run.ctx.job.source, run.backend());
     let mut failure: Option<Error> = None;
-    let backend = run.backend();
-    let source = &run.ctx.job.source;
     std::thread::scope(|s| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Result<Compiled<B::Kernel>, BackendError>, f64)>(threads * 2);
-        let cancel = &cancel;
-        s.spawn(move || {
-            pool.install(|| {
-                fresh.par_iter().for_each_with(tx, |tx, &i| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Arrival<B::Kernel>>(threads * 2);
+        for w in 0..threads {
+            let (tx, queue, cancel) = (tx.clone(), &queue, &cancel);
+            let compile = move || {
+                while let Some(i) = queue.pop() {
                     if cancel.load(Ordering::Relaxed) {
-                        return;
+                        continue;
                     }
                     let c: &Cand = &plan.cands[i];
                     let t = Instant::now();
-                    let build = CompileInputs::new(prep, source, &c.config, &c.launch);
-                    let r = backend.compile(&build.request(source, &c.config, &c.launch));
-                    let _ = tx.send((i, r, t.elapsed().as_secs_f64()));
-                })
-            })
-        });
-        for (i, r, secs) in rx {
+                    let inputs = CompileInputs::new(prep, source, &c.config, &c.launch);
+                    let r = backend.compile(&inputs.request(source, &c.config, &c.launch));
+                    if tx.send((i, r, t.elapsed().as_secs_f64())).is_err() {
+                        return;
+                    }
+                }
+            };
+            if let Err(e) = std::thread::Builder::new().name(format!("kerntune-compile-{w}")).spawn_scoped(s, compile) {
+                failure = Some(Error::Backend(BackendError::other(format!("starting a compile thread: {e}"))));
+            }
+        }
+        drop(tx);
+        loop {
+            if failure.is_none() {
+                feed(run, strat, progress, plan, view, &queue, &times, (threads, adaptive));
+            }
+            if progress.flying == 0 {
+                break;
+            }
+            let Ok((i, r, secs)) = rx.recv() else { break };
+            progress.in_flight[i] = false;
+            progress.flying -= 1;
             if failure.is_some() || progress.out_of_time() {
                 cancel.store(true, Ordering::Relaxed);
+                queue.close();
                 continue;
             }
-            run.compile_seconds += secs;
-            if let Ok(c) = &r {
-                run.compiled += 1;
-                run.cache_hits += c.cached as usize;
-                crate::run::tuner::emit(run.opts.observer.as_ref(), Event::Compiled { config: &plan.cands[i].config, seconds: secs });
-            }
-            if let Err(e) = run.evaluate(&plan.cands[i], r) {
+            if let Err(e) = arrived(run, strat, progress, (plan, view), &queue, &mut times, (i, r, secs)) {
                 failure = Some(e);
                 cancel.store(true, Ordering::Relaxed);
-                continue;
+                queue.close();
             }
-            told(run, strat, progress, plan, i);
         }
+        queue.close();
+        drop(rx);
     });
     match failure {
         Some(e) => {
@@ -167,6 +228,38 @@ fn compile_and_measure<B: Backend>(
         }
         None => Ok(()),
     }
+}
+
+/// One compiled (or failed) candidate: accounted, verified and measured, told to the strategy;
+/// a new compile-time model re-keys the queue.
+fn arrived<B: Backend>(
+    run: &mut Run<'_, B>,
+    strat: &mut dyn Strategy,
+    progress: &mut Progress,
+    (plan, view): (&Plan, &Candidates<'_>),
+    queue: &CompileQueue,
+    times: &mut CompileTimes,
+    (i, r, secs): Arrival<B::Kernel>,
+) -> Result<(), Error> {
+    run.compile_seconds += secs;
+    progress.compile_s = (progress.compile_s.0 + secs, progress.compile_s.1 + 1);
+    let ok = r.is_ok();
+    if let Ok(c) = &r {
+        run.compiled += 1;
+        run.cache_hits += c.cached as usize;
+        crate::run::tuner::emit(run.opts.observer.as_ref(), Event::Compiled { config: &plan.cands[i].config, seconds: secs });
+        if times.observe(view, i, secs, c.cached) {
+            queue.reprioritize(|j| times.predict(view, j));
+        }
+        run.ensure_workspace()?;
+    }
+    let te = Instant::now();
+    run.evaluate(&plan.cands[i], r, Some(secs))?;
+    if ok {
+        progress.eval_s = (progress.eval_s.0 + te.elapsed().as_secs_f64(), progress.eval_s.1 + 1);
+    }
+    told(run, strat, progress, plan, i);
+    Ok(())
 }
 
 #[cfg(test)]
@@ -186,6 +279,29 @@ mod tests {
         let dk = run.prepare_reference(&p.cands).unwrap();
         let name = super::run(&mut run, &p, dk, Instant::now()).unwrap();
         (run.results.len(), run.compiled, name)
+    }
+
+    #[test]
+    fn in_flight_follows_the_slower_stage() {
+        let p = |c: (f64, usize), e: (f64, usize)| Progress {
+            evaluated: vec![],
+            in_flight: vec![],
+            count: 0,
+            flying: 0,
+            max_evals: 10,
+            deadline: None,
+            compile_s: c,
+            eval_s: e,
+        };
+        // Nothing measured yet: every thread and half as many again.
+        assert_eq!(p((0.0, 0), (0.0, 0)).capacity(16, true), 24);
+        // Compiles of 3 s, measurements of 10 ms: compile-bound, the same.
+        assert_eq!(p((30.0, 10), (0.1, 10)).capacity(16, true), 24);
+        // Compiles of 0.2 s, measurements of 0.1 s: four in flight keep the measuring busy.
+        assert_eq!(p((2.0, 10), (1.0, 10)).capacity(16, true), 4);
+        // Exhaustive and random: everything.
+        assert_eq!(p((2.0, 10), (1.0, 10)).capacity(16, false), usize::MAX);
+        assert_eq!(p((2.0, 10), (100.0, 10)).capacity(1, true), 2);
     }
 
     #[test]

@@ -106,6 +106,10 @@ impl Strategy for Genetic {
             self.scores = vec![None; cands.len()];
         }
         if self.pending.is_empty() {
+            // The next generation is bred from this one's outcomes: wait for those in flight.
+            if self.population.iter().any(|&i| self.scores[i].is_none()) {
+                return vec![];
+            }
             let gen = self.next_generation(cands);
             self.population.extend(gen.iter().copied());
             self.pending = gen;

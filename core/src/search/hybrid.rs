@@ -32,23 +32,32 @@ impl Strategy for Hybrid {
         self.turn += 1;
         // Local steps try the neighbours the surrogate likes best first.
         self.local.set_ranker(self.model.predictor());
-        let first = if self.turn % 3 != 1 { self.local.ask(cands, max) } else { self.model.ask(cands, max) };
+        let local_turn = self.turn % 3 != 1;
+        let out = if local_turn { self.local.ask(cands, max) } else { self.model.ask(cands, max) };
+        // Each half skips what the other has in flight.
+        if local_turn {
+            self.model.mark_taken(&out);
+        } else {
+            self.local.mark_taken(&out);
+        }
         if self.model.stopped() {
             // The model predicts nothing left beats the best by the asked margin.
             return vec![];
         }
-        if !first.is_empty() {
-            return first;
+        if !out.is_empty() {
+            return out;
         }
-        if self.turn % 3 != 1 {
-            let m = self.model.ask(cands, max);
-            if self.model.stopped() {
-                return vec![];
-            }
-            m
+        // This turn's half has nothing (or waits for outcomes in flight): the other half.
+        let other = if local_turn { self.model.ask(cands, max) } else { self.local.ask(cands, max) };
+        if local_turn {
+            self.local.mark_taken(&other);
         } else {
-            self.local.ask(cands, max)
+            self.model.mark_taken(&other);
         }
+        if self.model.stopped() {
+            return vec![];
+        }
+        other
     }
 
     fn stop_within(&mut self, fraction: f64) -> bool {

@@ -21,6 +21,8 @@ pub struct LocalSearch {
     widened_left: usize,
     start: Option<usize>,
     ranker: Option<Ranker>,
+    /// Proposals not told yet (in flight in a tuner that compiles several at once).
+    pending: Vec<usize>,
 }
 
 /// Widened neighbours tried at a local optimum when a ranker orders them (all of them without).
@@ -44,6 +46,7 @@ impl LocalSearch {
             widened_left: usize::MAX,
             start: None,
             ranker: None,
+            pending: vec![],
         }
     }
 
@@ -97,6 +100,67 @@ impl LocalSearch {
         }
     }
 
+    /// The next proposals: the start (alone: everything else depends on it), then up to `max`
+    /// neighbours of the current config at once (first improvement over a batch: a tuner
+    /// compiles them in parallel). With proposals in flight it neither widens the neighbourhood
+    /// nor restarts (their outcomes may move the climb): it answers nothing, "wait".
+    fn next_batch(&mut self, cands: &Candidates<'_>, max: usize) -> Vec<usize> {
+        loop {
+            if self.current.is_none() {
+                if !self.pending.is_empty() {
+                    return vec![];
+                }
+                let Some(s) = self.restart(cands) else { return vec![] };
+                self.taken[s] = true;
+                self.start = Some(s);
+                self.widened = false;
+                self.widened_left = usize::MAX;
+                return vec![s];
+            }
+            // Another strategy sharing this one (the hybrid) may have taken queued configs.
+            let taken = &self.taken;
+            self.queue.retain(|&i| !taken[i]);
+            if self.queue.is_empty() && self.widened_left > 0 && self.pending.is_empty() {
+                self.fill_queue(cands);
+            }
+            if self.queue.is_empty() || self.widened_left == 0 {
+                if !self.pending.is_empty() {
+                    return vec![];
+                }
+                self.queue.clear();
+                if !self.widened {
+                    self.widened = true;
+                    // With a surrogate to rank them, only its favourites among the widened
+                    // neighbours are tried: the budget goes to perturbing instead of proving a
+                    // local optimum.
+                    self.widened_left = if self.ranker.is_some() { RANKED_WIDE } else { usize::MAX };
+                    continue;
+                }
+                // A local optimum of the widened neighbourhood: restart.
+                self.current = None;
+                continue;
+            }
+            let k = max.max(1).min(self.queue.len()).min(self.widened_left);
+            let out: Vec<usize> = self.queue.drain(..k).collect();
+            if self.widened {
+                self.widened_left = self.widened_left.saturating_sub(out.len());
+            }
+            for &i in &out {
+                self.taken[i] = true;
+            }
+            return out;
+        }
+    }
+
+    /// Marks candidates another strategy proposed (the hybrid's model half) as taken.
+    pub(crate) fn mark_taken(&mut self, proposed: &[usize]) {
+        for &i in proposed {
+            if let Some(t) = self.taken.get_mut(i) {
+                *t = true;
+            }
+        }
+    }
+
     /// Visits neighbours in `ranker` order (best first) instead of a random order; the current
     /// neighbour queue is re-ordered too.
     pub fn set_ranker(&mut self, ranker: Option<Ranker>) {
@@ -116,54 +180,16 @@ impl Strategy for LocalSearch {
 
     fn ask(&mut self, cands: &Candidates<'_>, max: usize) -> Vec<usize> {
         self.init(cands);
-        loop {
-            if self.current.is_none() {
-                let s = self.restart(cands);
-                let Some(s) = s else { return vec![] };
-                self.taken[s] = true;
-                self.start = Some(s);
-                self.widened = false;
-                self.widened_left = usize::MAX;
-                return vec![s];
-            }
-            // Another strategy sharing this one (the hybrid) may have taken queued configs.
-            let taken = &self.taken;
-            self.queue.retain(|&i| !taken[i]);
-            if self.queue.is_empty() && self.widened_left > 0 {
-                self.fill_queue(cands);
-            }
-            if self.queue.is_empty() || self.widened_left == 0 {
-                self.queue.clear();
-                if !self.widened {
-                    self.widened = true;
-                    // With a surrogate to rank them, only its favourites among the widened
-                    // neighbours are tried: the budget goes to perturbing instead of proving a
-                    // local optimum.
-                    self.widened_left = if self.ranker.is_some() { RANKED_WIDE } else { usize::MAX };
-                    continue;
-                }
-                // A local optimum of the widened neighbourhood: restart.
-                self.current = None;
-                continue;
-            }
-            // Small batches keep the climb first-improvement while letting a tuner compile a
-            // few neighbours in parallel.
-            let k = max.clamp(1, 1).min(self.queue.len());
-            let out: Vec<usize> = self.queue.drain(..k).collect();
-            if self.widened {
-                self.widened_left = self.widened_left.saturating_sub(out.len());
-            }
-            for &i in &out {
-                self.taken[i] = true;
-            }
-            return out;
-        }
+        let out = self.next_batch(cands, max);
+        self.pending.extend(&out);
+        out
     }
 
     fn tell(&mut self, index: usize, outcome: &Outcome) {
         if index >= self.scores.len() {
             return;
         }
+        self.pending.retain(|&p| p != index);
         self.taken[index] = true;
         let c = cost(outcome);
         self.scores[index] = Some(c);

@@ -10,6 +10,7 @@
 //! **May import:** `spec`, `space`, `plan` and the vocabulary; never `measure` (its sibling).
 
 mod anneal;
+pub mod features;
 mod forest;
 mod genetic;
 mod hybrid;

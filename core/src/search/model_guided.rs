@@ -20,6 +20,9 @@ pub struct ModelGuided {
     nb: Option<Neighbourhood>,
     taken: Vec<bool>,
     obs: Vec<(usize, f64)>,
+    /// Proposed and not told yet (in flight): fitted with a lie (constant liar), so that the
+    /// next proposals of a batch go elsewhere.
+    pending: Vec<usize>,
     features: std::sync::Arc<Vec<Vec<f64>>>,
     forest: Option<std::sync::Arc<Forest>>,
     /// Stop when within this fraction of the model's predicted optimum.
@@ -35,7 +38,9 @@ const TREES: usize = 24;
 /// One proposal in this many takes the lowest predicted mean instead of the highest expected
 /// improvement (a portfolio of two acquisition functions: EI alone over-explores rugged spaces).
 const EXPLOIT_EVERY: u64 = 3;
-/// Proposals per model fit: one gives the best sample efficiency.
+/// Proposals per model fit: one gives the best sample efficiency. A tuner that keeps several
+/// configs in flight asks again before their outcomes are in; those are fitted with a lie
+/// (constant liar), so consecutive proposals spread out instead of repeating one guess.
 const BATCH: usize = 1;
 
 impl ModelGuided {
@@ -46,6 +51,7 @@ impl ModelGuided {
             nb: None,
             taken: vec![],
             obs: vec![],
+            pending: vec![],
             features: Default::default(),
             forest: None,
             stop_within: None,
@@ -61,40 +67,7 @@ impl ModelGuided {
         }
         self.nb = Some(Neighbourhood::new(cands));
         self.taken = vec![false; cands.len()];
-        // Features: each parameter's value index, and its numeric value (log2 when positive)
-        // where numeric, so trees can split on order and on magnitude.
-        self.features = std::sync::Arc::new(
-            cands
-                .coords
-                .iter()
-                .map(|c| {
-                    let mut f = Vec::with_capacity(c.len() * 2);
-                    let mut logs = Vec::with_capacity(c.len());
-                    for (p, &vi) in c.iter().enumerate() {
-                        if cands.params[p].values.len() < 2 {
-                            continue; // a constant parameter tells the model nothing
-                        }
-                        f.push(vi as f64);
-                        let v = cands.params[p].values[vi as usize].as_f64().unwrap_or(vi as f64);
-                        let l = if v > 0.0 { v.log2() } else { v };
-                        f.push(l);
-                        logs.push(l);
-                        // Alignment: the largest power of two dividing an integer value (block
-                        // sizes that are multiples of the warp or of a cache line behave alike).
-                        let whole = v.fract() == 0.0 && v.abs() >= 1.0 && v.abs() < 1e15;
-                        f.push(if whole { f64::from((v.abs() as u64).trailing_zeros().min(12)) } else { 0.0 });
-                    }
-                    // Products of parameter pairs (sums of logs): kernel times often depend on
-                    // threads × per-thread tile and the like, which single splits cannot see.
-                    for a in 0..logs.len() {
-                        for b in a + 1..logs.len() {
-                            f.push(logs[a] + logs[b]);
-                        }
-                    }
-                    f
-                })
-                .collect(),
-        );
+        self.features = std::sync::Arc::new(cands.coords.iter().map(|c| super::features::encode(cands.params, c)).collect());
     }
 
     /// Whether the `stop_within` rule ended the search.
@@ -106,6 +79,81 @@ impl ModelGuided {
     pub fn predictor(&self) -> Option<super::local::Ranker> {
         let (forest, features) = (self.forest.clone()?, self.features.clone());
         Some(Box::new(move |i: usize| forest.predict(&features[i]).0))
+    }
+
+    /// Marks candidates another strategy proposed (the hybrid's local half), so that this one
+    /// does not propose them while they are in flight.
+    pub(crate) fn mark_taken(&mut self, proposed: &[usize]) {
+        for &i in proposed {
+            if let Some(t) = self.taken.get_mut(i) {
+                *t = true;
+            }
+        }
+    }
+
+    /// Up to `k` fresh configs at random.
+    fn random(&mut self, n: usize, k: usize) -> Vec<usize> {
+        let mut out = Vec::with_capacity(k);
+        while out.len() < k {
+            let Some(i) = random_fresh(&mut self.rng, n, &self.taken) else { break };
+            self.taken[i] = true;
+            out.push(i);
+        }
+        out
+    }
+
+    /// Fits the forest on log(time) of everything measured (failures count as twice the
+    /// slowest time seen) and of everything in flight (the mean of the measured: a constant
+    /// lie), and scores the pool: (expected improvement, predicted log time, index).
+    fn score(&mut self, cands: &Candidates<'_>, finite: &[f64]) -> Option<Vec<(f64, f64, usize)>> {
+        let worst = finite.iter().copied().fold(f64::MIN, f64::max);
+        let mut ys: Vec<f64> = self.obs.iter().map(|o| if o.1.is_finite() { o.1.ln() } else { (2.0 * worst).ln() }).collect();
+        let lie = finite.iter().map(|c| c.ln()).sum::<f64>() / finite.len().max(1) as f64;
+        let mut xs: Vec<Vec<f64>> = self.obs.iter().map(|o| self.features[o.0].clone()).collect();
+        for &p in &self.pending {
+            xs.push(self.features[p].clone());
+            ys.push(lie);
+        }
+        let forest = std::sync::Arc::new(Forest::fit(&xs, &ys, TREES, &mut self.rng));
+        self.forest = Some(forest.clone());
+        let best = finite.iter().copied().fold(f64::INFINITY, f64::min).ln();
+        let pool = self.pool(cands);
+        let unit = Normal::new(0.0, 1.0).ok()?;
+        Some(
+            pool.iter()
+                .map(|&i| {
+                    let (m, s) = forest.predict(&self.features[i]);
+                    let ei = if s > 1e-12 {
+                        let z = (best - m) / s;
+                        (best - m) * unit.cdf(z) + s * unit.pdf(z)
+                    } else {
+                        (best - m).max(0.0)
+                    };
+                    (ei, m, i)
+                })
+                .collect(),
+        )
+    }
+
+    /// The best of the scored pool by expected improvement, or every third time by predicted
+    /// time; a random fresh config when the pool is empty.
+    fn pick(&mut self, mut scored: Vec<(f64, f64, usize)>, max: usize) -> Vec<usize> {
+        self.asks += 1;
+        if self.asks.is_multiple_of(EXPLOIT_EVERY) {
+            for s in scored.iter_mut() {
+                s.0 = -s.1;
+            }
+        }
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
+        let k = max.clamp(1, BATCH).min(scored.len());
+        let out: Vec<usize> = scored.iter().take(k).map(|s| s.2).collect();
+        for &i in &out {
+            self.taken[i] = true;
+        }
+        if out.is_empty() {
+            return self.random(self.taken.len(), 1);
+        }
+        out
     }
 
     fn pool(&mut self, cands: &Candidates<'_>) -> Vec<usize> {
@@ -145,58 +193,25 @@ impl Strategy for ModelGuided {
         self.init(cands);
         let n = cands.len();
         let finite: Vec<f64> = self.obs.iter().map(|o| o.1).filter(|c| c.is_finite()).collect();
-        if self.obs.len() < INITIAL || finite.len() < 3 || self.rng.random_bool(0.1) {
-            return random_fresh(&mut self.rng, n, &self.taken)
-                .map(|i| {
-                    self.taken[i] = true;
-                    vec![i]
-                })
-                .unwrap_or_default();
+        let busy = self.obs.len() + self.pending.len();
+        if busy < INITIAL || finite.len() < 3 || self.rng.random_bool(0.1) {
+            // The initial design (as much of it as asked for at once), or an exploring step.
+            let k = if busy < INITIAL { (INITIAL - busy).min(max).max(1) } else { 1 };
+            let out = self.random(n, k);
+            self.pending.extend(&out);
+            return out;
         }
-        let worst = finite.iter().copied().fold(f64::MIN, f64::max);
-        let ys: Vec<f64> = self.obs.iter().map(|o| if o.1.is_finite() { o.1.ln() } else { (2.0 * worst).ln() }).collect();
-        let xs: Vec<Vec<f64>> = self.obs.iter().map(|o| self.features[o.0].clone()).collect();
-        let forest = std::sync::Arc::new(Forest::fit(&xs, &ys, TREES, &mut self.rng));
-        self.forest = Some(forest.clone());
-        let best = finite.iter().copied().fold(f64::INFINITY, f64::min).ln();
-        let pool = self.pool(cands);
-        let unit = Normal::new(0.0, 1.0).expect("standard normal");
-        let mut scored: Vec<(f64, f64, usize)> = pool
-            .iter()
-            .map(|&i| {
-                let (m, s) = forest.predict(&self.features[i]);
-                let ei = if s > 1e-12 {
-                    let z = (best - m) / s;
-                    (best - m) * unit.cdf(z) + s * unit.pdf(z)
-                } else {
-                    (best - m).max(0.0)
-                };
-                (ei, m, i)
-            })
-            .collect();
+        let Some(scored) = self.score(cands, &finite) else { return vec![] };
         if let (Some(x), Some(min_pred)) = (self.stop_within, scored.iter().map(|s| s.1).reduce(f64::min)) {
+            let best = finite.iter().copied().fold(f64::INFINITY, f64::min);
             let max_ei = scored.iter().map(|s| s.0).fold(0.0, f64::max);
-            if min_pred.exp() >= best.exp() * (1.0 - x) && max_ei < x * 0.1 {
+            if min_pred.exp() >= best * (1.0 - x) && max_ei < x * 0.1 {
                 self.stopped = true;
                 return vec![];
             }
         }
-        self.asks += 1;
-        if self.asks.is_multiple_of(EXPLOIT_EVERY) {
-            // Every third proposal exploits: the lowest predicted time, whatever the spread.
-            for s in scored.iter_mut() {
-                s.0 = -s.1;
-            }
-        }
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.cmp(&b.2)));
-        let k = max.clamp(1, BATCH).min(scored.len());
-        let out: Vec<usize> = scored.iter().take(k).map(|s| s.2).collect();
-        for &i in &out {
-            self.taken[i] = true;
-        }
-        if out.is_empty() {
-            return random_fresh(&mut self.rng, n, &self.taken).map(|i| vec![i]).unwrap_or_default();
-        }
+        let out = self.pick(scored, max);
+        self.pending.extend(&out);
         out
     }
 
@@ -208,6 +223,7 @@ impl Strategy for ModelGuided {
     fn tell(&mut self, index: usize, outcome: &Outcome) {
         if index < self.taken.len() {
             self.taken[index] = true;
+            self.pending.retain(|&p| p != index);
             self.obs.push((index, cost(outcome)));
         }
     }

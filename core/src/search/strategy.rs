@@ -44,8 +44,13 @@ pub enum Outcome {
 pub trait Strategy: Send {
     /// Short name, for reports.
     fn name(&self) -> String;
-    /// Up to `max` candidate indices to evaluate next. An empty answer ends the search.
-    /// Indices already evaluated may be returned; the tuner answers those from its records.
+    /// Up to `max` candidate indices to evaluate next. Indices already evaluated may be
+    /// returned; the tuner answers those from its records.
+    ///
+    /// The tuner keeps several candidates in flight (compiling on every core, then measured one
+    /// by one), so `ask` is called again before earlier proposals are told. An empty answer
+    /// while proposals are in flight means "wait for their outcomes"; an empty answer with
+    /// nothing in flight ends the search.
     fn ask(&mut self, cands: &Candidates<'_>, max: usize) -> Vec<usize>;
     /// The outcome of a candidate this strategy asked for (or that was known beforehand).
     fn tell(&mut self, index: usize, outcome: &Outcome);
@@ -55,6 +60,12 @@ pub trait Strategy: Send {
     fn stop_within(&mut self, fraction: f64) -> bool {
         let _ = fraction;
         false
+    }
+    /// Whether proposals depend on outcomes. A strategy that does not (exhaustive, random)
+    /// may have its whole budget queued at once, so that the tuner can order compiles
+    /// longest-first; an adaptive one is asked for about one proposal per compile thread.
+    fn adaptive(&self) -> bool {
+        true
     }
 }
 
@@ -69,12 +80,15 @@ impl Strategy for Exhaustive {
         "exhaustive".into()
     }
     fn ask(&mut self, cands: &Candidates<'_>, max: usize) -> Vec<usize> {
-        let end = (self.next + max).min(cands.len());
+        let end = self.next.saturating_add(max).min(cands.len());
         let out = (self.next..end).collect();
         self.next = end;
         out
     }
     fn tell(&mut self, _: usize, _: &Outcome) {}
+    fn adaptive(&self) -> bool {
+        false
+    }
 }
 
 /// Uniform random sampling without replacement.
@@ -103,12 +117,15 @@ impl Strategy for RandomSampling {
             v.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(seed));
             v
         });
-        let end = (self.next + max).min(order.len());
+        let end = self.next.saturating_add(max).min(order.len());
         let out = order[self.next..end].to_vec();
         self.next = end;
         out
     }
     fn tell(&mut self, _: usize, _: &Outcome) {}
+    fn adaptive(&self) -> bool {
+        false
+    }
 }
 
 /// Makes a strategy from its name and applies the budget's `within` rule (an error when the

@@ -19,73 +19,128 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 /// Fraction of optimum after each of `budget` evaluations (padded with the last value when the
-/// strategy stops early).
-pub fn trace(space: &RecordedSpace, strategy: &str, budget: usize, seed: u64, noise: bool) -> Result<Vec<f64>, String> {
+/// strategy stops early). `parallel` emulates the tuner's pipeline: up to that many proposals
+/// are in flight (asked, not yet told), and outcomes come back oldest first; 1 is a strictly
+/// sequential search.
+pub fn trace(space: &RecordedSpace, strategy: &str, budget: usize, seed: u64, noise: bool, parallel: usize) -> Result<Vec<f64>, String> {
     let mut strat = by_name(strategy, seed)?;
     let cands = Candidates { params: &space.params, coords: &space.coords };
-    let opt = space.optimum();
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15);
-    let mut seen = vec![false; space.len()];
-    let mut measured: Vec<(usize, Stats)> = Vec::new();
-    let mut best_obs: Option<Stats> = None;
-    let mut out = Vec::with_capacity(budget);
-    let opts = BenchOptions { max_reps: 32, max_seconds: f64::INFINITY, ..Default::default() };
-    let mut current = f64::INFINITY;
-    while out.len() < budget {
-        let asked = strat.ask(&cands, budget - out.len());
-        if asked.is_empty() {
-            break;
-        }
-        for i in asked {
-            if i >= space.len() {
-                return Err(format!("strategy `{strategy}` proposed index {i} outside the space"));
-            }
-            let outcome = match space.times[i] {
-                None => Outcome::Failed(FailureKind::Other),
-                Some(t) if !noise || space.samples[i].is_empty() => {
-                    let s = Stats::from_samples(&[t], false);
-                    if best_obs.as_ref().is_none_or(|b| t < b.mean) {
-                        best_obs = Some(s.clone());
-                    }
-                    measured.push((i, s));
-                    Outcome::Time(t)
-                }
-                Some(_) => {
-                    let samples = &space.samples[i];
-                    let (s, _) = measure(&opts, best_obs.as_ref(), &[], |n| Ok((0..n).map(|_| samples[rng.random_range(0..samples.len())]).collect()))
-                        .map_err(|e| e.to_string())?;
-                    if !s.raced && best_obs.as_ref().is_none_or(|b| s.mean < b.mean) {
-                        best_obs = Some(s.clone());
-                    }
-                    let mean = s.mean;
-                    measured.push((i, s));
-                    Outcome::Time(mean)
-                }
-            };
-            if !seen[i] {
-                seen[i] = true;
-                out.push(f64::NAN);
-            }
-            strat.tell(i, &outcome);
-            // The current pick: the fastest seen, or with noise the tuner's tie-band rule.
-            let pick = if noise {
-                let entrants: Vec<Entrant<'_>> =
-                    measured.iter().map(|(ci, s)| Entrant { order: *ci, is_default: false, resource_score: None, stats: s }).collect();
-                select(&entrants, opts.tie_tolerance).map(|sel| measured[sel.winner].0)
-            } else {
-                measured.iter().min_by(|a, b| a.1.mean.total_cmp(&b.1.mean)).map(|m| m.0)
-            };
-            current = pick.and_then(|p| space.times[p]).map_or(0.0, |t| opt / t);
-            if let Some(last) = out.last_mut() {
-                *last = current;
-            }
-            if out.len() >= budget {
+    let mut st = Oracle::new(space, seed, noise);
+    let parallel = parallel.max(1);
+    let mut in_flight: std::collections::VecDeque<usize> = Default::default();
+    let mut queued = vec![false; space.len()];
+    let mut idle = 0;
+    while st.out.len() < budget {
+        // Keep `parallel` proposals in flight, within the budget.
+        while in_flight.len() < parallel && st.out.len() + in_flight.len() < budget && idle < 1000 {
+            let free = (parallel - in_flight.len()).min(budget - st.out.len() - in_flight.len());
+            let asked = strat.ask(&cands, free);
+            if asked.is_empty() {
                 break;
             }
+            let mut fresh = 0;
+            for i in asked {
+                if i >= space.len() {
+                    return Err(format!("strategy `{strategy}` proposed index {i} outside the space"));
+                }
+                if st.seen[i] {
+                    let o = st.outcome(i)?;
+                    strat.tell(i, &o);
+                } else if !queued[i] && st.out.len() + in_flight.len() < budget {
+                    queued[i] = true;
+                    in_flight.push_back(i);
+                    fresh += 1;
+                }
+            }
+            idle = if fresh == 0 { idle + 1 } else { 0 };
         }
+        let Some(i) = in_flight.pop_front() else { break };
+        let o = st.outcome(i)?;
+        st.seen[i] = true;
+        st.out.push(f64::NAN);
+        strat.tell(i, &o);
+        st.score_pick();
     }
+    let current = st.current;
+    let mut out = st.out;
     out.resize(budget, current);
     Ok(out)
+}
+
+/// The recorded space answering a simulated search, and the score of its current pick.
+struct Oracle<'s> {
+    space: &'s RecordedSpace,
+    noise: bool,
+    rng: rand_chacha::ChaCha8Rng,
+    seen: Vec<bool>,
+    measured: Vec<(usize, Stats)>,
+    best_obs: Option<Stats>,
+    opts: BenchOptions,
+    opt: f64,
+    current: f64,
+    out: Vec<f64>,
+}
+
+impl<'s> Oracle<'s> {
+    fn new(space: &'s RecordedSpace, seed: u64, noise: bool) -> Oracle<'s> {
+        Oracle {
+            space,
+            noise,
+            rng: rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15),
+            seen: vec![false; space.len()],
+            measured: Vec::new(),
+            best_obs: None,
+            opts: BenchOptions { max_reps: 32, max_seconds: f64::INFINITY, ..Default::default() },
+            opt: space.optimum(),
+            current: f64::INFINITY,
+            out: Vec::new(),
+        }
+    }
+
+    /// Config `i` as the tuner would see it: its recorded time, or with noise a measurement
+    /// drawn from its recorded repetitions (raced against the best so far).
+    fn outcome(&mut self, i: usize) -> Result<Outcome, String> {
+        let space = self.space;
+        Ok(match space.times[i] {
+            None => Outcome::Failed(FailureKind::Other),
+            Some(t) if !self.noise || space.samples[i].is_empty() => {
+                let s = Stats::from_samples(&[t], false);
+                if self.best_obs.as_ref().is_none_or(|b| t < b.mean) {
+                    self.best_obs = Some(s.clone());
+                }
+                self.measured.push((i, s));
+                Outcome::Time(t)
+            }
+            Some(_) => {
+                let samples = &space.samples[i];
+                let rng = &mut self.rng;
+                let (s, _) = measure(&self.opts, self.best_obs.as_ref(), &[], |n| Ok((0..n).map(|_| samples[rng.random_range(0..samples.len())]).collect()))
+                    .map_err(|e| e.to_string())?;
+                if !s.raced && self.best_obs.as_ref().is_none_or(|b| s.mean < b.mean) {
+                    self.best_obs = Some(s.clone());
+                }
+                let mean = s.mean;
+                self.measured.push((i, s));
+                Outcome::Time(mean)
+            }
+        })
+    }
+
+    /// Scores the current pick after an evaluation: the fastest seen, or with noise the
+    /// tuner's tie-band rule; its true (recorded) time against the optimum.
+    fn score_pick(&mut self) {
+        let pick = if self.noise {
+            let entrants: Vec<Entrant<'_>> =
+                self.measured.iter().map(|(ci, s)| Entrant { order: *ci, is_default: false, resource_score: None, stats: s }).collect();
+            select(&entrants, self.opts.tie_tolerance).map(|sel| self.measured[sel.winner].0)
+        } else {
+            self.measured.iter().min_by(|a, b| a.1.mean.total_cmp(&b.1.mean)).map(|m| m.0)
+        };
+        self.current = pick.and_then(|p| self.space.times[p]).map_or(0.0, |t| self.opt / t);
+        if let Some(last) = self.out.last_mut() {
+            *last = self.current;
+        }
+    }
 }
 
 /// Mean and spread of the fraction of optimum over `repeats` seeds.
@@ -112,9 +167,9 @@ impl Score {
 }
 
 /// Runs `repeats` seeds (in parallel) and summarises.
-pub fn score(space: &RecordedSpace, strategy: &str, budget: usize, repeats: usize, seed: u64, noise: bool) -> Result<Score, String> {
+pub fn score(space: &RecordedSpace, strategy: &str, budget: usize, repeats: usize, seed: u64, noise: bool, parallel: usize) -> Result<Score, String> {
     let traces: Vec<Vec<f64>> =
-        (0..repeats as u64).into_par_iter().map(|r| trace(space, strategy, budget, seed.wrapping_add(r * 7919), noise)).collect::<Result<_, _>>()?;
+        (0..repeats as u64).into_par_iter().map(|r| trace(space, strategy, budget, seed.wrapping_add(r * 7919), noise, parallel)).collect::<Result<_, _>>()?;
     let n = traces.len().max(1) as f64;
     let mean: Vec<f64> = (0..budget).map(|k| traces.iter().map(|t| t[k]).sum::<f64>() / n).collect();
     let std: Vec<f64> = (0..budget).map(|k| (traces.iter().map(|t| (t[k] - mean[k]).powi(2)).sum::<f64>() / n).sqrt()).collect();
