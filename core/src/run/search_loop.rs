@@ -136,8 +136,7 @@ fn feed<B: Backend>(
     run: &mut Run<'_, B>,
     strat: &mut dyn Strategy,
     progress: &mut Progress,
-    plan: &Plan,
-    view: &Candidates<'_>,
+    (plan, view): (&Plan, &Candidates<'_>),
     queue: &CompileQueue,
     times: &CompileTimes,
     (threads, adaptive): (usize, bool),
@@ -199,7 +198,7 @@ fn pipeline<B: Backend>(
         drop(tx);
         loop {
             if failure.is_none() {
-                feed(run, strat, progress, plan, view, &queue, &times, (threads, adaptive));
+                feed(run, strat, progress, (plan, view), &queue, &times, (threads, adaptive));
             }
             if progress.flying == 0 {
                 break;
