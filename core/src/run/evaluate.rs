@@ -46,9 +46,14 @@ impl<'a> CompileInputs<'a> {
     }
 }
 
-/// The default config compiled while making the reference, with its candidate index: the
-/// search loop evaluates it first.
-pub(crate) type DefaultKernel<K> = Option<(usize, Compiled<K>)>;
+/// Where the expected outputs come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ReferenceSource {
+    /// The job's CPU reference.
+    Host,
+    /// The default config (this candidate), run once: it compiles first, with top priority.
+    Default(usize),
+}
 
 /// State of one tune in progress.
 pub(crate) struct Run<'a, B: Backend> {
@@ -116,46 +121,49 @@ impl<'a, B: Backend> Run<'a, B> {
         Ok(())
     }
 
-    /// Expected outputs, when something is to be measured now: from a CPU reference, or by
-    /// running the default config (which is then returned, compiled, to be evaluated first).
-    pub fn prepare_reference(&mut self, cands: &[Cand]) -> Result<DefaultKernel<B::Kernel>, Error> {
+    /// What the expected outputs come from, when something is to be measured now (`None` when
+    /// every candidate is known already, or the job verifies nothing).
+    pub fn reference_source(&self, cands: &[Cand]) -> Result<Option<ReferenceSource>, Error> {
         if cands.iter().all(|c| self.known.contains_key(&c.config.key())) {
             return Ok(None);
         }
-        let tw = Instant::now();
-        self.ensure_workspace()?;
-        tracing::debug!(seconds = tw.elapsed().as_secs_f64(), "workspace allocated and uploaded");
-        let prep = &self.ctx.prep;
         match &self.ctx.job.verify.reference {
             Reference::None => Ok(None),
-            Reference::Host(name, f) => {
-                let outs = f(&prep.data).map_err(|e| Error::Reference(format!("cpu reference `{name}`: {e}")))?;
-                self.reference = Some(outs);
-                Ok(None)
-            }
+            Reference::Host(..) => Ok(Some(ReferenceSource::Host)),
             Reference::DefaultConfig => {
                 let di = cands.iter().position(|c| c.is_default).ok_or_else(|| {
-                    Error::Reference(format!("the default config ({}) was pruned or is invalid; name a CPU reference or change the default", prep.default))
+                    Error::Reference(format!(
+                        "the default config ({}) was pruned or is invalid; name a CPU reference or change the default",
+                        self.ctx.prep.default
+                    ))
                 })?;
-                let c = &cands[di];
-                let build = CompileInputs::new(prep, &self.ctx.job.source, &c.config, &c.launch);
-                let tc = Instant::now();
-                let compiled = self
-                    .backend()
-                    .compile(&build.request(&self.ctx.job.source, &c.config, &c.launch))
-                    .map_err(|e| Error::Reference(format!("the default config ({}) failed to compile: {e}", c.config)))?;
-                self.compiled += 1;
-                self.compile_seconds += tc.elapsed().as_secs_f64();
-                let backend = self.backend();
-                let ws = self.ws.as_mut().expect("workspace");
-                backend.reset(ws, true)?;
-                backend
-                    .time(ws, &compiled.kernel, &c.launch, &TimeRequest { launches: 1, flush: L2Flush::Off, timeout: self.opts.bench.timeout })
-                    .map_err(|e| Error::Reference(format!("the default config ({}) failed to run: {e}", c.config)))?;
-                self.reference = Some(backend.read_outputs(ws)?);
-                Ok(Some((di, compiled)))
+                Ok(Some(ReferenceSource::Default(di)))
             }
         }
+    }
+
+    /// Computes the CPU reference's outputs (the search loop does this while the first configs
+    /// compile).
+    pub fn host_reference(&mut self) -> Result<(), Error> {
+        if let Reference::Host(name, f) = &self.ctx.job.verify.reference {
+            let outs = f(&self.ctx.prep.data).map_err(|e| Error::Reference(format!("cpu reference `{name}`: {e}")))?;
+            self.reference = Some(outs);
+        }
+        Ok(())
+    }
+
+    /// Runs the compiled default config once and keeps its outputs as the expected ones.
+    pub fn default_reference(&mut self, c: &Cand, compiled: &Result<Compiled<B::Kernel>, BackendError>) -> Result<(), Error> {
+        let compiled = compiled.as_ref().map_err(|e| Error::Reference(format!("the default config ({}) failed to compile: {e}", c.config)))?;
+        self.ensure_workspace()?;
+        let backend = self.backend();
+        let ws = self.ws.as_mut().expect("workspace");
+        backend.reset(ws, true)?;
+        backend
+            .time(ws, &compiled.kernel, &c.launch, &TimeRequest { launches: 1, flush: L2Flush::Off, timeout: self.opts.bench.timeout })
+            .map_err(|e| Error::Reference(format!("the default config ({}) failed to run: {e}", c.config)))?;
+        self.reference = Some(backend.read_outputs(ws)?);
+        Ok(())
     }
 
     pub fn environment(&self) -> Environment {

@@ -148,8 +148,7 @@ mod tests {
         let ctx = t.prepare(&job()).unwrap();
         let p = plan(&ctx, t.backend().limits(), o).unwrap();
         let mut run = Run::new(t, &ctx, o, None);
-        let dk = run.prepare_reference(&p.cands).unwrap();
-        crate::run::search_loop::run(&mut run, &p, dk, Instant::now()).unwrap();
+        crate::run::search_loop::run(&mut run, &p, Instant::now()).unwrap();
         f(&mut run, &p);
     }
 

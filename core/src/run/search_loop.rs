@@ -12,7 +12,7 @@ use crate::error::BackendError;
 use crate::run::candidates::{Cand, Plan};
 use crate::run::compile_queue::{CompileQueue, CompileTimes};
 use crate::run::error::Error;
-use crate::run::evaluate::{CompileInputs, DefaultKernel, Run};
+use crate::run::evaluate::{CompileInputs, ReferenceSource, Run};
 use crate::run::report::{to_result, Event};
 use crate::search::strategy::{self, Candidates, Strategy};
 use crate::spec::error::SpecError;
@@ -59,6 +59,15 @@ impl Progress {
     fn done(&self) -> bool {
         self.count >= self.max_evals || self.out_of_time()
     }
+    /// Whether compiling is the bottleneck: a config's compile, spread over the threads, takes
+    /// longer than measuring one (true until both have been seen).
+    fn compile_bound(&self, threads: usize) -> bool {
+        match (self.compile_s, self.eval_s) {
+            ((c, nc), (e, ne)) if nc > 0 && ne > 0 => c / nc as f64 / threads.max(1) as f64 > e / ne as f64,
+            _ => true,
+        }
+    }
+
     /// Evaluations the budget still allows beyond those done and in flight.
     fn room(&self) -> usize {
         self.max_evals.saturating_sub(self.count + self.flying)
@@ -69,8 +78,7 @@ impl Progress {
 type Arrival<K> = (usize, Result<Compiled<K>, BackendError>, f64);
 
 /// Runs the strategy until the budget or the candidates run out; returns the strategy's name.
-/// `default_kernel` is the default config, already compiled to make the reference.
-pub(crate) fn run<B: Backend>(run: &mut Run<'_, B>, plan: &Plan, default_kernel: DefaultKernel<B::Kernel>, t0: Instant) -> Result<String, Error> {
+pub(crate) fn run<B: Backend>(run: &mut Run<'_, B>, plan: &Plan, t0: Instant) -> Result<String, Error> {
     let opts = run.opts;
     let mut strat = strategy::for_budget(&opts.strategy, opts.seed, &opts.budget)
         .map_err(|m| Error::Spec(SpecError { file: run.ctx.job.origin.clone(), field: "strategy".into(), message: m }))?;
@@ -86,18 +94,12 @@ pub(crate) fn run<B: Backend>(run: &mut Run<'_, B>, plan: &Plan, default_kernel:
         compile_s: (0.0, 0),
         eval_s: (0.0, 0),
     };
-    // The default config first when it is compiled already.
-    if let Some((di, compiled)) = default_kernel {
-        if !run.known.contains_key(&plan.cands[di].config.key()) {
-            run.evaluate(&plan.cands[di], Ok(compiled), None)?;
-            told(run, strat.as_mut(), &mut progress, plan, di);
-        }
-    }
+    let reference = run.reference_source(&plan.cands)?;
     let adaptive = strat.adaptive();
     let params = run.ctx.prep.space.params().to_vec();
     let coords: Vec<Vec<u32>> = plan.cands.iter().map(|c| c.coords.clone()).collect();
     let view = Candidates { params: &params, coords: &coords };
-    pipeline(run, strat.as_mut(), &mut progress, plan, &view, (threads, adaptive))?;
+    pipeline(run, strat.as_mut(), &mut progress, (plan, &view), (threads, adaptive), reference)?;
     Ok(strat.name())
 }
 
@@ -137,11 +139,11 @@ fn feed<B: Backend>(
     strat: &mut dyn Strategy,
     progress: &mut Progress,
     (plan, view): (&Plan, &Candidates<'_>),
-    queue: &CompileQueue,
-    times: &CompileTimes,
+    (flow, times): (&Flow, &CompileTimes),
     (threads, adaptive): (usize, bool),
 ) {
     let capacity = progress.capacity(threads, adaptive);
+    let longest_first = progress.compile_bound(threads);
     let mut idle = 0;
     while progress.flying < capacity && progress.room() > 0 && !progress.done() && idle < 1000 {
         let asked = strat.ask(view, (capacity - progress.flying).min(progress.room()));
@@ -153,33 +155,71 @@ fn feed<B: Backend>(
         for i in fresh {
             progress.in_flight[i] = true;
             progress.flying += 1;
-            queue.push(i, times.predict(view, i));
+            flow.queue.push(i, if longest_first { times.predict(view, i) } else { 0.0 });
         }
     }
 }
 
+/// What the compile threads share with this one: the queue, and the order to stop.
+#[derive(Default)]
+struct Flow {
+    queue: CompileQueue,
+    cancel: AtomicBool,
+}
+
+/// This thread's side: the compile-time model, and what waits for the reference.
+struct Waiting<K> {
+    times: CompileTimes,
+    /// The default config, while its compile (which makes the reference) is awaited.
+    default: Option<usize>,
+    /// Configs compiled before the reference was ready.
+    held: std::collections::VecDeque<Arrival<K>>,
+}
+
+impl Flow {
+    fn stop(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+        self.queue.close();
+    }
+}
+
+struct StopOnDrop<'a>(&'a Flow);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
+}
+
 /// The pipeline: `threads` compile threads drain the queue into a bounded channel; this thread
-/// feeds the queue from the strategy and evaluates each compiled config as it arrives. Stops
-/// compiling once the time budget is spent or the tune must end.
+/// feeds the queue from the strategy, makes the reference while the first configs compile (the
+/// CPU reference, or the default config, compiled first), and evaluates each compiled config
+/// as it arrives. Stops compiling once the time budget is spent or the tune must end.
 fn pipeline<B: Backend>(
     run: &mut Run<'_, B>,
     strat: &mut dyn Strategy,
     progress: &mut Progress,
-    plan: &Plan,
-    view: &Candidates<'_>,
+    (plan, view): (&Plan, &Candidates<'_>),
     (threads, adaptive): (usize, bool),
+    reference: Option<ReferenceSource>,
 ) -> Result<(), Error> {
-    let (queue, cancel) = (CompileQueue::default(), AtomicBool::new(false));
-    let mut times = CompileTimes::new(run.opts.seed);
+    let flow = Flow::default();
+    let mut wait = Waiting { times: CompileTimes::new(run.opts.seed), default: None, held: Default::default() };
+    if let Some(ReferenceSource::Default(di)) = reference {
+        progress.in_flight[di] = true;
+        progress.flying += 1;
+        flow.queue.push(di, f64::INFINITY);
+        wait.default = Some(di);
+    }
     let (prep, source, backend) = (&run.ctx.prep, &run.ctx.job.source, run.backend());
     let mut failure: Option<Error> = None;
     std::thread::scope(|s| {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Arrival<B::Kernel>>(threads * 2);
         for w in 0..threads {
-            let (tx, queue, cancel) = (tx.clone(), &queue, &cancel);
+            let (tx, flow) = (tx.clone(), &flow);
             let compile = move || {
-                while let Some(i) = queue.pop() {
-                    if cancel.load(Ordering::Relaxed) {
+                while let Some(i) = flow.queue.pop() {
+                    if flow.cancel.load(Ordering::Relaxed) {
                         continue;
                     }
                     let c: &Cand = &plan.cands[i];
@@ -196,28 +236,48 @@ fn pipeline<B: Backend>(
             }
         }
         drop(tx);
-        loop {
-            if failure.is_none() {
-                feed(run, strat, progress, (plan, view), &queue, &times, (threads, adaptive));
-            }
-            if progress.flying == 0 {
-                break;
-            }
-            let Ok((i, r, secs)) = rx.recv() else { break };
-            progress.in_flight[i] = false;
-            progress.flying -= 1;
-            if failure.is_some() || progress.out_of_time() {
-                cancel.store(true, Ordering::Relaxed);
-                queue.close();
-                continue;
-            }
-            if let Err(e) = arrived(run, strat, progress, (plan, view), &queue, &mut times, (i, r, secs)) {
-                failure = Some(e);
-                cancel.store(true, Ordering::Relaxed);
-                queue.close();
+        // Whatever ends this scope (a panic in an observer included), the compile threads stop.
+        let _stop = StopOnDrop(&flow);
+        if failure.is_none() {
+            feed(run, strat, progress, (plan, view), (&flow, &wait.times), (threads, adaptive));
+            if reference == Some(ReferenceSource::Host) {
+                failure = run.ensure_workspace().and_then(|_| run.host_reference()).err();
             }
         }
-        queue.close();
+        if failure.is_some() {
+            flow.stop();
+        }
+        loop {
+            if failure.is_none() {
+                feed(run, strat, progress, (plan, view), (&flow, &wait.times), (threads, adaptive));
+            }
+            let next = match wait.default {
+                None if !wait.held.is_empty() => wait.held.pop_front(),
+                _ if progress.flying == 0 => break,
+                _ => match rx.recv() {
+                    Ok(a) => Some(a),
+                    Err(_) => break,
+                },
+            };
+            let Some(a) = next else { continue };
+            if failure.is_some() || progress.out_of_time() {
+                progress.in_flight[a.0] = false;
+                progress.flying -= 1;
+                flow.stop();
+                continue;
+            }
+            if wait.default.is_some_and(|d| d != a.0) {
+                wait.held.push_back(a);
+                continue;
+            }
+            progress.in_flight[a.0] = false;
+            progress.flying -= 1;
+            if let Err(e) = arrived(run, strat, progress, (plan, view), (&flow, &mut wait), threads, a) {
+                failure = Some(e);
+                flow.stop();
+            }
+        }
+        flow.stop();
         drop(rx);
     });
     match failure {
@@ -229,30 +289,44 @@ fn pipeline<B: Backend>(
     }
 }
 
-/// One compiled (or failed) candidate: accounted, verified and measured, told to the strategy;
-/// a new compile-time model re-keys the queue.
+/// One compiled (or failed) candidate: accounted, verified and measured, told to the strategy.
+/// The default config, when it makes the reference, runs first for that. A new compile-time
+/// model re-keys the queue: longest predicted compile first while compiling is the bottleneck,
+/// first in first out while measuring is (then an even stream of configs keeps it busy).
 fn arrived<B: Backend>(
     run: &mut Run<'_, B>,
     strat: &mut dyn Strategy,
     progress: &mut Progress,
     (plan, view): (&Plan, &Candidates<'_>),
-    queue: &CompileQueue,
-    times: &mut CompileTimes,
+    (flow, wait): (&Flow, &mut Waiting<B::Kernel>),
+    threads: usize,
     (i, r, secs): Arrival<B::Kernel>,
 ) -> Result<(), Error> {
     run.compile_seconds += secs;
     progress.compile_s = (progress.compile_s.0 + secs, progress.compile_s.1 + 1);
-    let ok = r.is_ok();
     if let Ok(c) = &r {
         run.compiled += 1;
         run.cache_hits += c.cached as usize;
         crate::run::tuner::emit(run.opts.observer.as_ref(), Event::Compiled { config: &plan.cands[i].config, seconds: secs });
-        if times.observe(view, i, secs, c.cached) {
-            queue.reprioritize(|j| times.predict(view, j));
+        if wait.times.observe(view, i, secs, c.cached) {
+            let (times, longest_first) = (&wait.times, progress.compile_bound(threads));
+            flow.queue.reprioritize(|j| if longest_first { times.predict(view, j) } else { 0.0 });
         }
         run.ensure_workspace()?;
     }
+    if wait.default == Some(i) {
+        run.default_reference(&plan.cands[i], &r)?;
+        wait.default = None;
+        if let Some(m) = run.known.get(&plan.cands[i].config.key()) {
+            // Measured before: only its outputs were needed; its result is the stored one.
+            let known = to_result(m, true, run.ctx.prep.metrics(&plan.cands[i].config));
+            run.record_result(known, false);
+            told(run, strat, progress, plan, i);
+            return Ok(());
+        }
+    }
     let te = Instant::now();
+    let ok = r.is_ok();
     run.evaluate(&plan.cands[i], r, Some(secs))?;
     if ok {
         progress.eval_s = (progress.eval_s.0 + te.elapsed().as_secs_f64(), progress.eval_s.1 + 1);
@@ -275,8 +349,7 @@ mod tests {
         let ctx = t.prepare(&job()).unwrap();
         let p = plan(&ctx, t.backend().limits(), o).unwrap();
         let mut run = Run::new(t, &ctx, o, stored);
-        let dk = run.prepare_reference(&p.cands).unwrap();
-        let name = super::run(&mut run, &p, dk, Instant::now()).unwrap();
+        let name = super::run(&mut run, &p, Instant::now()).unwrap();
         (run.results.len(), run.compiled, name)
     }
 

@@ -162,8 +162,7 @@ impl<B: Backend> Tuner<B> {
             },
         );
         let mut run = Run::new(self, &ctx, opts, stored);
-        let default_kernel = run.prepare_reference(&plan.cands)?;
-        let strategy = search_loop::run(&mut run, &plan, default_kernel, t0)?;
+        let strategy = search_loop::run(&mut run, &plan, t0)?;
         let selected = persist::select(&mut run, &plan)?;
         persist::winner(&mut run, &selected)?;
         Ok(persist::report(&run, &plan, selected, strategy, t0))
