@@ -81,7 +81,9 @@ pub(crate) fn summary(ordinal: usize) -> Result<DeviceSummary, OpenError> {
     let dev = result::device::get(ordinal as i32)
         .map_err(|e| OpenError::NoDevice { backend: "cuda".into(), message: format!("no CUDA device #{ordinal}: {}", describe(&e)) })?;
     let name = result::device::get_name(dev).unwrap_or_else(|_| "CUDA device".into());
-    let limits = limits_from_attributes(&|a| attribute(dev, a));
+    let mut limits = limits_from_attributes(&|a| attribute(dev, a));
+    // SAFETY: a device handle from cuDeviceGet.
+    limits.global_mem_bytes = unsafe { result::device::total_mem(dev) }.ok().map(|b| b as u64);
     let (ma, mi) = (attribute(dev, Attr::CcMajor).unwrap_or(0) as i32, attribute(dev, Attr::CcMinor).unwrap_or(0) as i32);
     let target = Target::new("cuda", Vendor::Nvidia, &arch_name(ma, mi), &name);
     let attributes = crate::limits::ATTRS.iter().filter_map(|&a| attribute(dev, a).map(|v| (format!("{a:?}"), v))).collect();

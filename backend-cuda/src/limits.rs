@@ -130,6 +130,9 @@ pub fn limits_from_attributes(get: &dyn Fn(Attr) -> Option<i64>) -> Limits {
         memory_bandwidth: bandwidth,
         peak_flops_f32: peak_f32,
         peak_flops_f16: None,
+        // Filled from cuDeviceTotalMem by the device query (not an attribute).
+        global_mem_bytes: None,
+        max_buffer_bytes: None,
     }
 }
 

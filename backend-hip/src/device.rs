@@ -69,6 +69,16 @@ fn arch_name(dev: i32) -> String {
         .unwrap_or_else(|| "gfx".into())
 }
 
+fn total_mem(dev: i32) -> i64 {
+    let mut bytes = 0usize;
+    // SAFETY: valid out-pointer and device ordinal.
+    if unsafe { hip::hipDeviceTotalMem(&mut bytes, dev) } == hipError_t::hipSuccess {
+        bytes.min(i64::MAX as usize) as i64
+    } else {
+        0
+    }
+}
+
 pub(crate) fn summary(dev: i32) -> DeviceSummary {
     let a = Attributes {
         max_threads_per_block: attr(dev, A::hipDeviceAttributeMaxThreadsPerBlock),
@@ -89,6 +99,7 @@ pub(crate) fn summary(dev: i32) -> DeviceSummary {
         bus_width_bits: attr(dev, A::hipDeviceAttributeMemoryBusWidth),
         clock_khz: attr(dev, A::hipDeviceAttributeClockRate),
         arch_name: arch_name(dev),
+        total_mem_bytes: total_mem(dev),
     };
     let mut name = [0i8; 256];
     // SAFETY: buffer of the given length.

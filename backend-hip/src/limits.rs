@@ -33,6 +33,8 @@ pub struct Attributes {
     pub clock_khz: i64,
     /// `gcnArchName`, e.g. `gfx942:sramecc+:xnack-`.
     pub arch_name: String,
+    /// `hipDeviceTotalMem`, bytes (0 when not reported).
+    pub total_mem_bytes: i64,
 }
 
 /// The architecture without feature flags: `gfx942:sramecc+:xnack-` → `gfx942`.
@@ -69,6 +71,8 @@ pub fn limits_from_attributes(a: &Attributes) -> Limits {
         memory_bandwidth: bw,
         peak_flops_f32: f32,
         peak_flops_f16: None,
+        global_mem_bytes: (a.total_mem_bytes > 0).then_some(a.total_mem_bytes as u64),
+        max_buffer_bytes: None,
     }
 }
 
@@ -92,6 +96,7 @@ mod tests {
             bus_width_bits: bus,
             clock_khz: clk,
             arch_name: arch.into(),
+            total_mem_bytes: 64 << 30,
         }
     }
 

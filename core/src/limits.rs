@@ -46,6 +46,12 @@ pub struct Limits {
     pub peak_flops_f32: Option<f64>,
     /// Peak FP16 throughput, FLOP per second (tensor/matrix cores where present).
     pub peak_flops_f16: Option<f64>,
+    /// Device memory, bytes.
+    #[serde(default)]
+    pub global_mem_bytes: Option<u64>,
+    /// The largest single buffer the device (or API) allows, bytes.
+    #[serde(default)]
+    pub max_buffer_bytes: Option<u64>,
 }
 
 /// Which limit a request broke, what was asked and what is allowed.
@@ -153,6 +159,38 @@ impl Limits {
         Occupancy { blocks_per_sm: best.0, limited_by: best.1.to_string() }
     }
 
+    /// The same limits with `bytes` of device memory.
+    pub fn with_memory(mut self, bytes: u64) -> Limits {
+        self.global_mem_bytes = Some(bytes);
+        self
+    }
+
+    /// Checks a problem's buffers (name, bytes) against the largest buffer and the device
+    /// memory, before anything is allocated: an error says what needs how much and what the
+    /// device has. Unknown limits are not checked.
+    pub fn check_memory(&self, buffers: &[(&str, u64)]) -> Result<(), String> {
+        let human = human_bytes;
+        if let Some(most) = self.max_buffer_bytes {
+            if let Some((name, b)) = buffers.iter().find(|(_, b)| *b > most) {
+                return Err(format!(
+                    "argument `{name}` needs {}, more than the {} one buffer may have on this device; choose a smaller problem",
+                    human(*b),
+                    human(most)
+                ));
+            }
+        }
+        let total: u64 = buffers.iter().map(|(_, b)| *b).fold(0u64, u64::saturating_add);
+        if let Some(mem) = self.global_mem_bytes {
+            if total > mem {
+                let mut big: Vec<&(&str, u64)> = buffers.iter().collect();
+                big.sort_by_key(|b| std::cmp::Reverse(b.1));
+                let list = big.iter().take(4).map(|(n, b)| format!("{n} {}", human(*b))).collect::<Vec<_>>().join(", ");
+                return Err(format!("the arguments need {} ({list}), more than the device's {} of memory; choose a smaller problem", human(total), human(mem)));
+            }
+        }
+        Ok(())
+    }
+
     /// Names of optional fields this device does not report.
     pub fn unknown_fields(&self) -> Vec<&'static str> {
         let mut v = Vec::new();
@@ -206,6 +244,7 @@ impl Preset {
 
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * 1024;
+const GIB: u64 = 1024 * MIB;
 
 fn nvidia(sms: u32, smem_optin: u64, smem_sm: u64, l2: u64, bw: f64, f32: f64, f16: f64) -> Limits {
     Limits {
@@ -226,6 +265,8 @@ fn nvidia(sms: u32, smem_optin: u64, smem_sm: u64, l2: u64, bw: f64, f32: f64, f
         memory_bandwidth: Some(bw),
         peak_flops_f32: Some(f32),
         peak_flops_f16: Some(f16),
+        global_mem_bytes: None,
+        max_buffer_bytes: None,
     }
 }
 
@@ -249,6 +290,8 @@ fn amd(cus: u32, wave: u32, lds: u64, regs_per_cu: u32, waves_per_cu: u32, l2: u
         memory_bandwidth: Some(bw),
         peak_flops_f32: Some(f32),
         peak_flops_f16: Some(f16),
+        global_mem_bytes: None,
+        max_buffer_bytes: None,
     }
 }
 
@@ -261,7 +304,7 @@ pub const PRESETS: &[Preset] = &[
         device: "NVIDIA A100-SXM4-80GB",
         vendor: crate::Vendor::Nvidia,
         backend: "cuda",
-        limits: || nvidia(108, 163 * KIB, 164 * KIB, 40 * MIB, 2.039e12, 19.5e12, 312e12),
+        limits: || nvidia(108, 163 * KIB, 164 * KIB, 40 * MIB, 2.039e12, 19.5e12, 312e12).with_memory(80 * GIB),
     },
     Preset {
         name: "h100",
@@ -269,7 +312,7 @@ pub const PRESETS: &[Preset] = &[
         device: "NVIDIA H100 80GB HBM3",
         vendor: crate::Vendor::Nvidia,
         backend: "cuda",
-        limits: || nvidia(132, 227 * KIB, 228 * KIB, 50 * MIB, 3.35e12, 67e12, 989e12),
+        limits: || nvidia(132, 227 * KIB, 228 * KIB, 50 * MIB, 3.35e12, 67e12, 989e12).with_memory(80 * GIB),
     },
     Preset {
         name: "h200",
@@ -277,7 +320,7 @@ pub const PRESETS: &[Preset] = &[
         device: "NVIDIA H200",
         vendor: crate::Vendor::Nvidia,
         backend: "cuda",
-        limits: || nvidia(132, 227 * KIB, 228 * KIB, 60 * MIB, 4.8e12, 67e12, 989e12),
+        limits: || nvidia(132, 227 * KIB, 228 * KIB, 60 * MIB, 4.8e12, 67e12, 989e12).with_memory(141 * GIB),
     },
     Preset {
         name: "mi250x",
@@ -285,7 +328,7 @@ pub const PRESETS: &[Preset] = &[
         device: "AMD Instinct MI250X (one GCD)",
         vendor: crate::Vendor::Amd,
         backend: "hip",
-        limits: || amd(110, 64, 64 * KIB, 131072, 32, 8 * MIB, 1.6e12, 23.9e12, 191.5e12),
+        limits: || amd(110, 64, 64 * KIB, 131072, 32, 8 * MIB, 1.6e12, 23.9e12, 191.5e12).with_memory(64 * GIB),
     },
     Preset {
         name: "mi300x",
@@ -293,7 +336,7 @@ pub const PRESETS: &[Preset] = &[
         device: "AMD Instinct MI300X",
         vendor: crate::Vendor::Amd,
         backend: "hip",
-        limits: || amd(304, 64, 64 * KIB, 131072, 32, 4 * MIB, 5.3e12, 163.4e12, 1307e12),
+        limits: || amd(304, 64, 64 * KIB, 131072, 32, 4 * MIB, 5.3e12, 163.4e12, 1307e12).with_memory(192 * GIB),
     },
     Preset {
         name: "rx7900xtx",
@@ -301,7 +344,7 @@ pub const PRESETS: &[Preset] = &[
         device: "AMD Radeon RX 7900 XTX",
         vendor: crate::Vendor::Amd,
         backend: "hip",
-        limits: || amd(96, 32, 64 * KIB, 98304, 32, 6 * MIB, 0.96e12, 61.4e12, 122.8e12),
+        limits: || amd(96, 32, 64 * KIB, 98304, 32, 6 * MIB, 0.96e12, 61.4e12, 122.8e12).with_memory(24 * GIB),
     },
     Preset {
         name: "llvmpipe",
@@ -327,9 +370,26 @@ pub const PRESETS: &[Preset] = &[
             memory_bandwidth: None,
             peak_flops_f32: None,
             peak_flops_f16: None,
+            global_mem_bytes: None,
+            max_buffer_bytes: Some(2 * 1024 * MIB),
         },
     },
 ];
+
+/// A byte count as people read it: `64.0 MiB`, `1.5 GiB`, `900 B`.
+pub fn human_bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+    if b < 1024 {
+        return format!("{b} B");
+    }
+    let mut x = b as f64 / 1024.0;
+    let mut u = 0;
+    while x >= 1024.0 && u + 1 < UNITS.len() {
+        x /= 1024.0;
+        u += 1;
+    }
+    format!("{x:.1} {}", UNITS[u])
+}
 
 #[cfg(test)]
 mod tests {

@@ -10,21 +10,21 @@ use kerntune_core::{SearchSpace, Value};
 fn clblast_gemm_has_exactly_17956_of_82944() {
     let s = clblast_gemm();
     assert_eq!(s.cartesian_size(), 82_944);
-    assert_eq!(s.count(), 17_956);
+    assert_eq!(s.count().unwrap(), 17_956);
 }
 
 #[test]
 fn convolution_has_exactly_4362_of_10240() {
     let s = convolution();
     assert_eq!(s.cartesian_size(), 10_240);
-    assert_eq!(s.count(), 4_362);
+    assert_eq!(s.count().unwrap(), 4_362);
 }
 
 #[test]
 fn large_gemm_has_exactly_116928_of_663552() {
     let s = large_gemm();
     assert_eq!(s.cartesian_size(), 663_552);
-    assert_eq!(s.count(), 116_928);
+    assert_eq!(s.count().unwrap(), 116_928);
 }
 
 #[test]
@@ -35,7 +35,7 @@ fn enumeration_is_lazy_and_restartable() {
     assert_eq!(first, again);
     for c in &first {
         let coords = s.coords_of(c).unwrap();
-        assert!(s.is_valid(&coords));
+        assert!(s.is_valid(&coords).unwrap());
         assert_eq!(c.get("PRECISION"), Some(&Value::Int(32)));
     }
 }
@@ -56,5 +56,5 @@ fn sgemm_bench_space_has_410() {
         "16 <= block_size_y*tile_size_y <= 256",
         "16 <= block_size_x*tile_size_x <= 256",
     ];
-    assert_eq!(SearchSpace::new(params, &r, vec![]).unwrap().count(), 410);
+    assert_eq!(SearchSpace::new(params, &r, vec![]).unwrap().count().unwrap(), 410);
 }

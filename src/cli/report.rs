@@ -93,14 +93,25 @@ pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) -> Result<(), crate:
     }
     outln!("{line}");
     if !r.db_hit {
-        outln!(
-            "space: {} combinations, {} valid, {} candidates after pruning; evaluated {} ({} from the database)",
-            r.cartesian,
-            r.valid,
-            r.candidates,
-            r.evaluated,
-            r.from_db
-        );
+        if r.sampled {
+            outln!(
+                "space: {} combinations, about {} valid (estimated); too large to enumerate, so a random sample of {} candidates was searched; evaluated {} ({} from the database)",
+                r.cartesian,
+                r.valid,
+                r.candidates,
+                r.evaluated,
+                r.from_db
+            );
+        } else {
+            outln!(
+                "space: {} combinations, {} valid, {} candidates after pruning; evaluated {} ({} from the database)",
+                r.cartesian,
+                r.valid,
+                r.candidates,
+                r.evaluated,
+                r.from_db
+            );
+        }
         outln!("{}", compile_line(r));
         let join = |m: &std::collections::BTreeMap<String, usize>| m.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ");
         if !r.pruned_before.is_empty() {

@@ -150,7 +150,16 @@ fn mapped_params(g: &GenerateSpec, configs: &[Config]) -> Vec<Param> {
 fn restrict(job: &TuneJob, params: &[Param], configs: &mut Vec<Config>, pruned: &mut BTreeMap<String, usize>) -> Result<(), PlanError> {
     let space = SearchSpace::new(params.to_vec(), &job.restrictions, job.sizes.clone()).map_err(|e| spec_err(job, "restrictions", e.to_string()))?;
     let before = configs.len();
-    configs.retain(|c| space.coords_of(c).is_some_and(|co| space.is_valid(&co)));
+    let mut keep = Vec::with_capacity(configs.len());
+    for c in configs.iter() {
+        let ok = match space.coords_of(c) {
+            Some(co) => space.is_valid(&co).map_err(|e| spec_err(job, "restrictions", e.to_string()))?,
+            None => false,
+        };
+        keep.push(ok);
+    }
+    let mut k = keep.into_iter();
+    configs.retain(|_| k.next().unwrap_or(false));
     if before > configs.len() {
         *pruned.entry("restrictions".into()).or_default() += before - configs.len();
     }

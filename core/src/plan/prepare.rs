@@ -88,6 +88,18 @@ impl Prepared {
         Prepared::build(job, explicit, false)
     }
 
+    /// Makes the problem's host data of a [`Prepared::without_data`] (for instance once its
+    /// sizes were checked against the device).
+    pub fn make_data(&mut self, job: &TuneJob) -> Result<(), SpecError> {
+        self.data = problem_data(job, &self.layout)?;
+        Ok(())
+    }
+
+    /// The buffers' names and sizes in bytes.
+    pub fn buffer_sizes(&self) -> Vec<(&str, u64)> {
+        self.layout.iter().filter(|a| matches!(a.kind, LayoutKind::Buffer { .. })).map(|a| (a.name.as_str(), a.bytes())).collect()
+    }
+
     fn build(job: &TuneJob, explicit: Option<Vec<Config>>, with_data: bool) -> Result<Prepared, SpecError> {
         let err = |field: &str, message: String| SpecError { file: job.origin.clone(), field: field.into(), message };
         let space = SearchSpace::new(job.params.clone(), &job.restrictions, job.sizes.clone()).map_err(|e| match &e {
@@ -421,9 +433,14 @@ fn problem_key(job: &TuneJob) -> Result<ProblemKey, SpecError> {
 fn default_config(job: &TuneJob, space: &SearchSpace, explicit: Option<&[Config]>) -> Result<(Config, bool), SpecError> {
     let err = spec_err(job);
     if let Some(d) = &job.default {
-        for (n, _) in d {
-            if !job.params.iter().any(|p| &p.name == n) {
+        for (n, v) in d {
+            let Some(p) = job.params.iter().find(|p| &p.name == n) else {
                 return Err(err("default", format!("`{n}` is not a parameter")));
+            };
+            if explicit.is_none() && !p.values.iter().any(|x| x == v || x.as_f64().zip(v.as_f64()).is_some_and(|(a, b)| a == b)) {
+                let values = p.values.iter().take(16).map(|x| x.to_string()).collect::<Vec<_>>().join(", ");
+                let more = if p.values.len() > 16 { ", ..." } else { "" };
+                return Err(err("default", format!("`{n} = {v}` is not among its values [{values}{more}]; give one of them")));
             }
         }
     }
@@ -436,13 +453,24 @@ fn default_config(job: &TuneJob, space: &SearchSpace, explicit: Option<&[Config]
         let v = job.default.as_ref().and_then(|d| d.iter().find(|(n, _)| n == &p.name).map(|(_, v)| v.clone()));
         default.params.push((p.name.clone(), v.unwrap_or_else(|| p.values[0].clone())));
     }
-    Ok(match space.coords_of(&default) {
-        Some(c) if space.is_valid(&c) => (default, true),
+    let restrictions = |e: crate::space::error::SpaceError| err("restrictions", e.to_string());
+    let valid = match space.coords_of(&default) {
+        Some(c) => space.is_valid(&c).map_err(restrictions)?,
+        None => false,
+    };
+    Ok(match () {
+        _ if valid => (default, true),
         // No declared default: the first valid config.
-        _ if job.default.is_none() => match space.iter_coords().next() {
-            Some(c) => (space.config_at(&c), true),
-            None => (default, false),
-        },
+        _ if job.default.is_none() => {
+            let mut it = space.iter_coords();
+            match it.next() {
+                Some(c) => (space.config_at(&c), true),
+                None => match it.take_error() {
+                    Some(e) => return Err(restrictions(e)),
+                    None => (default, false),
+                },
+            }
+        }
         _ => (default, false),
     })
 }

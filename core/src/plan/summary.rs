@@ -84,9 +84,18 @@ fn as_string<S: serde::Serializer>(v: &u128, s: S) -> Result<S::Ok, S::Error> {
 pub fn summarize(expanded: &Expanded, count_for: Duration, launches: usize) -> Result<SpaceSummary, SpecError> {
     let job: &TuneJob = &expanded.job;
     let prep = Prepared::without_data(job, expanded.explicit.clone())?;
+    let restrictions = |e: crate::space::error::SpaceError| SpecError { file: job.origin.clone(), field: "restrictions".into(), message: e.to_string() };
     let (valid, valid_complete) = match &expanded.explicit {
-        Some(list) => (list.iter().filter(|c| prep.space.coords_of(c).is_some_and(|co| prep.space.is_valid(&co))).count() as u64, true),
-        None => prep.space.count_until(Instant::now() + count_for),
+        Some(list) => {
+            let mut n = 0u64;
+            for c in list {
+                if let Some(co) = prep.space.coords_of(c) {
+                    n += prep.space.is_valid(&co).map_err(restrictions)? as u64;
+                }
+            }
+            (n, true)
+        }
+        None => prep.space.count_until(Instant::now() + count_for).map_err(restrictions)?,
     };
     let params =
         job.params.iter().map(|p| ParamSummary { name: p.name.clone(), count: p.values.len(), values: p.values.iter().take(12).cloned().collect() }).collect();

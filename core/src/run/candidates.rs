@@ -41,6 +41,9 @@ pub(crate) struct Plan {
     pub prune_examples: BTreeMap<String, String>,
     /// Whether the default config is a candidate.
     pub default_included: bool,
+    /// Set when the space was too large to enumerate and the candidates are a random sample:
+    /// `valid` is then an estimate.
+    pub sampled: bool,
 }
 
 impl Plan {
@@ -50,9 +53,53 @@ impl Plan {
     }
 }
 
+/// Spaces whose cartesian product is larger than this are sampled, not enumerated, when a
+/// budget bounds the search (and the strategy is not exhaustive): memory then grows with the
+/// budget, not with the space.
+const ENUMERATE_UP_TO: u128 = 1 << 22;
+/// Candidates sampled per evaluation the budget allows, within [`POOL_MIN`, `POOL_MAX`]: the
+/// pool a strategy searches.
+const POOL_PER_EVAL: usize = 64;
+const POOL_MIN: usize = 2_048;
+const POOL_MAX: usize = 200_000;
+/// The most candidates kept in memory (each holds its config, launch and estimate).
+const MAX_CANDIDATES: usize = 4_000_000;
+
+/// Where candidates come from.
+enum Source {
+    /// Every valid config, in enumeration order (the first `n` with a budget of `n` for an
+    /// exhaustive search).
+    Enumerate(Option<usize>),
+    /// A random sample of this many valid configs.
+    Sample(usize),
+}
+
+/// Enumeration for spaces that fit; a sample sized by the budget for larger ones; an error for
+/// an unbounded search of a space too large to hold.
+fn source(ctx: &Context, opts: &TuneOptions) -> Result<Source, Error> {
+    let cartesian = ctx.prep.space.cartesian_size();
+    let exhaustive = opts.strategy == "exhaustive";
+    let evals = opts.budget.max_evals;
+    if ctx.prep.explicit.is_some() || cartesian <= ENUMERATE_UP_TO {
+        return Ok(Source::Enumerate(None));
+    }
+    match (exhaustive, evals, opts.budget.max_seconds) {
+        (true, Some(n), _) => Ok(Source::Enumerate(Some(n))),
+        (false, Some(n), _) => Ok(Source::Sample(n.saturating_mul(POOL_PER_EVAL).clamp(POOL_MIN, POOL_MAX))),
+        (false, None, Some(_)) => Ok(Source::Sample(POOL_MAX)),
+        (_, None, _) => {
+            // Every valid config would be held: refuse up front when there are clearly too many.
+            if ctx.prep.space.estimate_valid(4_096, opts.seed)? > MAX_CANDIDATES as f64 {
+                return Err(too_large(ctx, cartesian));
+            }
+            Ok(Source::Enumerate(None))
+        }
+    }
+}
+
 /// Enumerates, prunes and orders; an error when nothing is left.
 pub(crate) fn plan(ctx: &Context, limits: &Limits, opts: &TuneOptions) -> Result<Plan, Error> {
-    let mut plan = enumerate(ctx, limits, &opts.prune);
+    let mut plan = enumerate(ctx, limits, opts)?;
     if opts.model {
         order_by_model(&mut plan, &ctx.prep, limits, opts.top_k);
     }
@@ -72,25 +119,24 @@ pub(crate) fn plan(ctx: &Context, limits: &Limits, opts: &TuneOptions) -> Result
     Ok(plan)
 }
 
-/// Every valid config (or generated candidate), pruned before compiling.
-fn enumerate(ctx: &Context, limits: &Limits, prune: &PruneOptions) -> Plan {
+/// Every valid config (or generated candidate, or a sample of a huge space), pruned before
+/// compiling.
+fn enumerate(ctx: &Context, limits: &Limits, opts: &TuneOptions) -> Result<Plan, Error> {
     let prep = &ctx.prep;
+    let space = &prep.space;
     let mut plan = Plan {
         cands: Vec::new(),
         valid: 0,
         pruned_before: ctx.generated_pruned.iter().map(|(k, v)| (format!("generator: {k}"), *v)).collect(),
         prune_examples: BTreeMap::new(),
         default_included: false,
+        sampled: false,
     };
     let default_key = prep.default.key();
     let mut default_seen = false;
-    let listed: Box<dyn Iterator<Item = Vec<u32>> + '_> = match &prep.explicit {
-        Some(list) => Box::new(list.iter().filter_map(|c| prep.space.coords_of(c)).filter(|c| prep.space.is_valid(c))),
-        None => Box::new(prep.space.iter_coords()),
-    };
-    for (order, coords) in listed.enumerate() {
+    let mut add = |plan: &mut Plan, order: usize, coords: Vec<u32>| -> Result<(), Error> {
         plan.valid += 1;
-        let mut config = prep.space.config_at(&coords);
+        let mut config = space.config_at(&coords);
         if let Some(list) = &prep.explicit {
             // Keep the generator's knobs (stages, warps, ...) on the config.
             if let Some(orig) = list.iter().find(|c| c.params == config.params) {
@@ -99,18 +145,63 @@ fn enumerate(ctx: &Context, limits: &Limits, prune: &PruneOptions) -> Plan {
         }
         let is_default = !default_seen && config.key() == default_key;
         default_seen |= is_default;
-        consider(&mut plan, prep, limits, prune, config, coords, order, is_default);
+        consider(plan, prep, limits, &opts.prune, config, coords, order, is_default);
+        if plan.cands.len() > MAX_CANDIDATES {
+            return Err(too_large(ctx, space.cartesian_size()));
+        }
+        Ok(())
+    };
+    match (&prep.explicit, source(ctx, opts)?) {
+        (Some(list), _) => {
+            let mut order = 0;
+            for coords in list.iter().filter_map(|c| space.coords_of(c)) {
+                if space.is_valid(&coords)? {
+                    add(&mut plan, order, coords)?;
+                    order += 1;
+                }
+            }
+        }
+        (None, Source::Enumerate(limit)) => {
+            let mut it = space.iter_coords();
+            for (order, coords) in it.by_ref().take(limit.unwrap_or(usize::MAX)).enumerate() {
+                add(&mut plan, order, coords)?;
+            }
+            if let Some(e) = it.take_error() {
+                return Err(e.into());
+            }
+        }
+        (None, Source::Sample(n)) => {
+            for (order, coords) in space.sample(n, opts.seed)?.into_iter().enumerate() {
+                add(&mut plan, order, coords)?;
+            }
+            plan.sampled = true;
+            plan.valid = space.estimate_valid(4_096, opts.seed)?.round().max(plan.valid as f64) as usize;
+            tracing::info!(cartesian = %space.cartesian_size(), sampled = plan.cands.len(), "the space is too large to enumerate; searching a random sample sized by the budget");
+        }
     }
-    if !default_seen && prep.default_declared {
-        // The declared default breaks a restriction: it is still a candidate, so that tuning is
-        // never worse than the default (and it serves as the reference).
-        if let Some(coords) = prep.space.coords_of(&prep.default) {
-            tracing::warn!(default = %prep.default, "the default config does not satisfy the restrictions; keeping it as a candidate");
-            consider(&mut plan, prep, limits, prune, prep.default.clone(), coords, usize::MAX, true);
+    if !default_seen && (prep.default_declared || plan.sampled) {
+        // The declared default breaks a restriction (or was not sampled): it is still a
+        // candidate, so that tuning is never worse than the default (and it can serve as the
+        // reference).
+        if let Some(coords) = space.coords_of(&prep.default) {
+            if !space.is_valid(&coords)? {
+                tracing::warn!(default = %prep.default, "the default config does not satisfy the restrictions; keeping it as a candidate");
+            }
+            consider(&mut plan, prep, limits, &opts.prune, prep.default.clone(), coords, usize::MAX, true);
         }
     }
     plan.default_included = plan.cands.iter().any(|c| c.is_default);
-    plan
+    Ok(plan)
+}
+
+fn too_large(ctx: &Context, cartesian: u128) -> Error {
+    Error::Spec(crate::spec::error::SpecError {
+        file: ctx.job.origin.clone(),
+        field: "budget".into(),
+        message: format!(
+            "the space ({cartesian} combinations) has more than {MAX_CANDIDATES} valid configs, too many to search without a budget; give --budget (a count such as 400, or a time such as 10m) and a strategy other than exhaustive, which then searches a random sample"
+        ),
+    })
 }
 
 /// Adds `config` as a candidate, or counts why it was pruned.

@@ -43,6 +43,7 @@ pub(crate) fn stored_winner<B: Backend>(backend: &B, ctx: &Context, entry: Optio
         failures: BTreeMap::new(),
         cartesian: prep.space.cartesian_size(),
         valid: 0,
+        sampled: false,
         candidates: 0,
         compiled: 0,
         compile_cache_hits: 0,

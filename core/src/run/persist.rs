@@ -115,6 +115,7 @@ pub(crate) fn report<B: Backend>(run: &Run<'_, B>, plan: &Plan, sel: Selected, s
         failures,
         cartesian: prep.space.cartesian_size(),
         valid: plan.valid,
+        sampled: plan.sampled,
         candidates: plan.cands.len(),
         compiled: run.compiled,
         compile_cache_hits: run.cache_hits,

@@ -150,8 +150,11 @@ pub struct TuneReport {
     pub failures: BTreeMap<String, usize>,
     /// Cartesian size of the space.
     pub cartesian: u128,
-    /// Valid configs (restrictions satisfied).
+    /// Valid configs (restrictions satisfied); an estimate when `sampled`.
     pub valid: usize,
+    /// The space was too large to enumerate: the candidates are a random sample sized by the
+    /// budget, and `valid` is estimated from random draws.
+    pub sampled: bool,
     /// Candidates after pruning (and top-k).
     pub candidates: usize,
     /// Configs evaluated (database records included).

@@ -143,6 +143,11 @@ impl<B: Backend> Tuner<B> {
     /// Runs the whole pipeline for one job.
     pub fn tune(&self, job: &TuneJob, opts: &TuneOptions) -> Result<TuneReport, Error> {
         let t0 = Instant::now();
+        let settings = |(field, message): (&str, String), section: &str| {
+            Error::Spec(crate::spec::error::SpecError { file: job.origin.clone(), field: format!("{section}.{field}"), message })
+        };
+        opts.bench.check().map_err(|e| settings(e, "bench"))?;
+        opts.prune.check().map_err(|e| settings(e, "prune"))?;
         let ctx = self.prepare(job)?;
         let stored = lookup::stored_entry(opts.db.as_ref(), &ctx.id)?;
         if !opts.force {
@@ -172,7 +177,16 @@ impl<B: Backend> Tuner<B> {
     pub(crate) fn prepare(&self, job: &TuneJob) -> Result<Context, Error> {
         let t0 = Instant::now();
         let Expanded { job, explicit, pruned } = self.expand_generated(job)?;
-        let prep = Prepared::with_candidates(&job, explicit)?;
+        // The sizes are checked against the device before anything is allocated.
+        let mut prep = Prepared::without_data(&job, explicit)?;
+        self.backend.limits().check_memory(&prep.buffer_sizes()).map_err(|m| {
+            Error::Spec(crate::spec::error::SpecError {
+                file: job.origin.clone(),
+                field: "problems".into(),
+                message: format!("{} on {}: {m}", prep.key.text(), self.backend.target().name),
+            })
+        })?;
+        prep.make_data(&job)?;
         tracing::debug!(seconds = t0.elapsed().as_secs_f64(), "problem data built");
         let id = self.entry_id(&job, &prep);
         let space_hash = prep.space.fingerprint();

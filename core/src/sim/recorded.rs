@@ -75,12 +75,51 @@ fn same(a: &J, b: &J) -> bool {
     }
 }
 
+/// A JSON value as an error quotes it: at most 200 characters.
+fn quote_json(v: &J) -> String {
+    crate::spec::error::quote(&v.to_string()).into_owned()
+}
+
+/// A recorded time: finite and not negative.
+fn non_negative(t: f64, entry: &str, field: &str) -> Result<f64, String> {
+    if t.is_finite() && t >= 0.0 {
+        Ok(t)
+    } else {
+        Err(format!("entry `{entry}`: `{field}` {t} is not a time (negative or not finite); the file is damaged"))
+    }
+}
+
+/// Parameters from value lists; every value must be a number, a string or a boolean.
+fn params_of(keys: &[String], lists: &[Vec<J>]) -> Result<Vec<Param>, String> {
+    keys.iter()
+        .zip(lists)
+        .map(|(k, l)| {
+            let values = l
+                .iter()
+                .map(|x| Value::from_json(x).ok_or(format!("parameter `{k}` has the value {}, not a number, string or boolean", quote_json(x))))
+                .collect::<Result<_, _>>()?;
+            Ok(Param { name: k.clone(), values })
+        })
+        .collect()
+}
+
+/// The file's `schema_version`, when it has one: 1.x is read; anything else is refused rather
+/// than misread.
+fn check_version(v: &J) -> Result<(), String> {
+    match &v["schema_version"] {
+        J::Null => Ok(()),
+        J::String(s) if s.split('.').next() == Some("1") => Ok(()),
+        other => Err(format!("schema_version {} is not one this version reads (1.x); convert the file or use a matching kerntune", quote_json(other))),
+    }
+}
+
 impl RecordedSpace {
     /// Reads a Kernel Tuner cache (`.json`, `.json.gz`) or a T4 results file.
     pub fn load(path: &Path) -> Result<RecordedSpace, String> {
         let text = read_text(path)?;
         let v = parse_repairing(&text).map_err(|e| format!("{}: not a Kernel Tuner cache or T4 file: {e}", path.display()))?;
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("space").trim_end_matches(".gz").trim_end_matches(".json").to_string();
+        check_version(&v).map_err(|e| format!("{}: {e}", path.display()))?;
         if v.get("cache").is_some() {
             Self::from_kernel_tuner(&v, name).map_err(|e| format!("{}: {e}", path.display()))
         } else if v.get("results").is_some() {
@@ -91,11 +130,15 @@ impl RecordedSpace {
     }
 
     fn from_kernel_tuner(v: &J, name: String) -> Result<RecordedSpace, String> {
-        let keys: Vec<String> =
-            v["tune_params_keys"].as_array().ok_or("missing `tune_params_keys`")?.iter().filter_map(|k| k.as_str().map(String::from)).collect();
+        let keys: Vec<String> = v["tune_params_keys"]
+            .as_array()
+            .ok_or("missing `tune_params_keys`")?
+            .iter()
+            .map(|k| k.as_str().map(String::from).ok_or(format!("`tune_params_keys` holds {}, not a name", quote_json(k))))
+            .collect::<Result<_, _>>()?;
         let lists: Vec<Vec<J>> =
-            keys.iter().map(|k| v["tune_params"][k].as_array().cloned().ok_or(format!("`tune_params` has no `{k}`"))).collect::<Result<_, _>>()?;
-        let params = keys.iter().zip(&lists).map(|(k, l)| Param { name: k.clone(), values: l.iter().filter_map(Value::from_json).collect() }).collect();
+            keys.iter().map(|k| v["tune_params"][k].as_array().cloned().ok_or(format!("`tune_params` has no list `{k}`"))).collect::<Result<_, _>>()?;
+        let params = params_of(&keys, &lists)?;
         let mut s = RecordedSpace {
             name,
             device: v["device_name"].as_str().unwrap_or("").to_string(),
@@ -109,7 +152,7 @@ impl RecordedSpace {
             let mut coords = Vec::with_capacity(keys.len());
             for (k, l) in keys.iter().zip(&lists) {
                 let val = &e[k];
-                let i = l.iter().position(|x| same(x, val)).ok_or(format!("entry `{key}`: `{k}` = {val} is not among tune_params"))?;
+                let i = l.iter().position(|x| same(x, val)).ok_or(format!("entry `{key}`: `{k}` = {} is not among tune_params", quote_json(val)))?;
                 coords.push(i as u32);
             }
             let (time, failure) = match &e["time"] {
@@ -118,13 +161,23 @@ impl RecordedSpace {
                     if t >= 1e19 {
                         (None, Some("1e20 (failed)".to_string()))
                     } else {
-                        (Some(t), None)
+                        (Some(non_negative(t, key, "time")?), None)
                     }
                 }
+                // Kernel Tuner writes failures as strings ("CompilationFailedConfig", ...).
                 J::String(m) => (None, Some(m.clone())),
-                other => (None, Some(format!("no time ({other})"))),
+                other => return Err(format!("entry `{key}`: `time` is {}, neither a number of ms nor a failure string", quote_json(other))),
             };
-            let samples = e["times"].as_array().map(|a| a.iter().filter_map(|x| x.as_f64()).collect()).unwrap_or_default();
+            let samples = match &e["times"] {
+                J::Null => Vec::new(),
+                J::Array(a) => a
+                    .iter()
+                    .map(|x| {
+                        x.as_f64().ok_or(format!("entry `{key}`: `times` holds {}, not a number", quote_json(x))).and_then(|t| non_negative(t, key, "times"))
+                    })
+                    .collect::<Result<_, _>>()?,
+                other => return Err(format!("entry `{key}`: `times` is {}, not a list of ms", quote_json(other))),
+            };
             s.coords.push(coords);
             s.times.push(time);
             s.samples.push(samples);
@@ -158,7 +211,7 @@ impl RecordedSpace {
                 _ => a.to_string().cmp(&b.to_string()),
             });
         }
-        let params = keys.iter().zip(&lists).map(|(k, l)| Param { name: k.clone(), values: l.iter().filter_map(Value::from_json).collect() }).collect();
+        let params = params_of(&keys, &lists)?;
         let mut s = RecordedSpace {
             name,
             device: v["metadata"]["hardware"]["name"].as_str().unwrap_or("").to_string(),
@@ -168,20 +221,39 @@ impl RecordedSpace {
             samples: vec![],
             failures: vec![],
         };
-        for r in results {
-            let coords = keys.iter().zip(&lists).map(|(k, l)| l.iter().position(|x| same(x, &r["configuration"][k])).unwrap_or(0) as u32).collect();
+        for (n, r) in results.iter().enumerate() {
+            let key = format!("results[{n}]");
+            let coords = keys
+                .iter()
+                .zip(&lists)
+                .map(|(k, l)| l.iter().position(|x| same(x, &r["configuration"][k])).map(|i| i as u32).ok_or(format!("{key}: `configuration` has no `{k}`")))
+                .collect::<Result<Vec<u32>, String>>()?;
             let valid = r["invalidity"].as_str().is_none_or(|i| i == "correct");
-            let ms = |m: &J| {
-                let val = m["value"].as_f64()?;
-                Some(match m["unit"].as_str().unwrap_or("ms") {
-                    "s" => val * 1e3,
-                    "us" => val * 1e-3,
-                    "ns" => val * 1e-6,
-                    _ => val,
-                })
+            let ms = |m: &J| -> Result<Option<f64>, String> {
+                let Some(val) = m["value"].as_f64() else { return Ok(None) };
+                let scale = match m["unit"].as_str().unwrap_or("ms") {
+                    "s" => 1e3,
+                    "ms" => 1.0,
+                    "us" | "µs" => 1e-3,
+                    "ns" => 1e-6,
+                    other => return Err(format!("{key}: the time's unit `{}` is not s, ms, us or ns", crate::spec::error::quote(other))),
+                };
+                non_negative(val * scale, &key, "time").map(Some)
             };
-            let time = r["measurements"].as_array().and_then(|ms_| ms_.iter().find(|m| m["name"] == "time").and_then(ms));
-            let samples: Vec<f64> = r["times"]["runtimes"].as_array().map(|a| a.iter().filter_map(|x| x.as_f64()).collect()).unwrap_or_default();
+            let time = match r["measurements"].as_array().and_then(|m| m.iter().find(|m| m["name"] == "time")) {
+                Some(m) => ms(m)?,
+                None => None,
+            };
+            let samples: Vec<f64> = match &r["times"]["runtimes"] {
+                J::Null => Vec::new(),
+                J::Array(a) => a
+                    .iter()
+                    .map(|x| {
+                        x.as_f64().ok_or(format!("{key}: `times.runtimes` holds {}, not a number", quote_json(x))).and_then(|t| non_negative(t, &key, "times"))
+                    })
+                    .collect::<Result<_, _>>()?,
+                other => return Err(format!("{key}: `times.runtimes` is {}, not a list", quote_json(other))),
+            };
             let time = time.or_else(|| (!samples.is_empty()).then(|| samples.iter().sum::<f64>() / samples.len() as f64));
             s.coords.push(coords);
             if valid && time.is_some() {
@@ -282,6 +354,29 @@ fn chrono_like(secs: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn damaged_records_are_errors_that_quote_at_most_200_characters() {
+        let kt = |entry: &str, extra: &str| {
+            let text =
+                format!(r#"{{"tune_params_keys": ["a"], "tune_params": {{"a": [1, 2]}}{extra}, "cache": {{"1": {{"a": 1, "time": 1.0}}, "2": {}}}}}"#, entry);
+            let v = parse_repairing(&text).unwrap();
+            check_version(&v).and_then(|_| RecordedSpace::from_kernel_tuner(&v, "t".into())).err().unwrap_or_default()
+        };
+        assert!(kt(r#"{"a": 2, "time": -1.0}"#, "").contains("negative"));
+        assert!(kt(r#"{"a": 2, "time": null}"#, "").contains("`time` is null"));
+        assert!(kt(r#"{"a": 2, "time": {"v": 1}}"#, "").contains("neither a number"));
+        assert!(kt(r#"{"a": 2, "time": 1.0, "times": [1.0, "x"]}"#, "").contains("not a number"));
+        assert!(kt(r#"{"a": 2, "time": 1.0}"#, r#", "schema_version": "7.0""#).contains("schema_version"));
+        assert_eq!(kt(r#"{"a": 2, "time": 1.0}"#, r#", "schema_version": "1.0.0""#), "");
+        let long = format!(r#"{{"a": {{"x": "{}"}}, "time": 1.0}}"#, "y".repeat(5000));
+        let e = kt(&long, "");
+        assert!(e.contains("not among tune_params") && e.len() < 400, "{}", e.len());
+        // T4: an unknown unit is refused, not read as milliseconds.
+        let t4 = r#"{"results": [{"configuration": {"a": 1}, "measurements": [{"name": "time", "value": 2.0, "unit": "fortnights"}]}]}"#;
+        let e = RecordedSpace::from_t4(&parse_repairing(t4).unwrap(), "t".into()).err().unwrap();
+        assert!(e.contains("unit `fortnights`"), "{e}");
+    }
 
     #[test]
     fn unfinished_and_old_kernel_tuner_files_read() {

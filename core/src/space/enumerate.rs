@@ -2,10 +2,13 @@
 //! each restriction at the shallowest depth where every parameter it reads is bound, so a
 //! violated restriction cuts a whole subtree instead of being tested on every leaf.
 
+use crate::space::error::SpaceError;
 use crate::space::restrict::SearchSpace;
 use crate::spec::value::Value;
 
-/// Depth-first iterator over valid coordinates.
+/// Depth-first iterator over valid coordinates. A restriction that cannot be evaluated for a
+/// config ends the iteration; [`CoordIter::error`] then says which and for what config, and
+/// callers must check it (the `try_` methods of [`SearchSpace`] do).
 pub struct CoordIter<'a> {
     space: &'a SearchSpace,
     slots: Vec<Value>,
@@ -13,6 +16,7 @@ pub struct CoordIter<'a> {
     depth: usize,
     done: bool,
     empty_yielded: bool,
+    error: Option<SpaceError>,
 }
 
 impl<'a> CoordIter<'a> {
@@ -21,8 +25,25 @@ impl<'a> CoordIter<'a> {
         let np = space.params.len();
         let mut slots: Vec<Value> = space.params.iter().map(|p| p.values[0].clone()).collect();
         slots.extend(space.constants.iter().map(|(_, v)| v.clone()));
-        let ok = space.constant_checks.iter().all(|&i| space.restrictions[i].eval_bool(&slots).unwrap_or(false));
-        CoordIter { space, slots, idx: vec![0; np], depth: 0, done: !ok, empty_yielded: false }
+        let mut it = CoordIter { space, slots, idx: vec![0; np], depth: 0, done: false, empty_yielded: false, error: None };
+        match space.all_hold(&space.constant_checks, &it.slots, 0) {
+            Ok(ok) => it.done = !ok,
+            Err(e) => {
+                it.error = Some(e);
+                it.done = true;
+            }
+        }
+        it
+    }
+
+    /// Why the iteration stopped early: a restriction that cannot be evaluated.
+    pub fn error(&self) -> Option<&SpaceError> {
+        self.error.as_ref()
+    }
+
+    /// Takes that error.
+    pub fn take_error(&mut self) -> Option<SpaceError> {
+        self.error.take()
     }
 }
 
@@ -52,7 +73,14 @@ impl Iterator for CoordIter<'_> {
                 continue;
             }
             self.slots[d] = values[self.idx[d] as usize].clone();
-            let ok = self.space.checks_at[d].iter().all(|&i| self.space.restrictions[i].eval_bool(&self.slots).unwrap_or(false));
+            let ok = match self.space.all_hold(&self.space.checks_at[d], &self.slots, d + 1) {
+                Ok(ok) => ok,
+                Err(e) => {
+                    self.error = Some(e);
+                    self.done = true;
+                    return None;
+                }
+            };
             if !ok {
                 self.idx[d] += 1;
                 continue;

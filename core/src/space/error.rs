@@ -19,4 +19,17 @@ pub enum SpaceError {
     /// Two parameters share a name.
     #[error("parameter `{0}` is declared twice")]
     DuplicateParam(String),
+    /// A restriction could not be evaluated for a config (a division by zero, an overflow, a
+    /// comparison of incompatible values): an error, never "not valid".
+    #[error("restriction {index} (`{text}`) cannot be evaluated for {config}: {message}; make it well-defined for every value (e.g. guard a division: `B > 0 and A % B == 0`)")]
+    RestrictionFailed {
+        /// Position of the restriction in the list (0-based).
+        index: usize,
+        /// Its text (quoted up to 200 characters).
+        text: String,
+        /// The config (the parameters bound when it was checked).
+        config: String,
+        /// What went wrong.
+        message: String,
+    },
 }

@@ -83,27 +83,105 @@ impl SearchSpace {
         self.iter_coords().map(move |c| self.config_at(&c))
     }
 
-    /// Number of valid configurations (enumerates).
-    pub fn count(&self) -> usize {
-        self.iter_coords().count()
+    /// Number of valid configurations (enumerates); an error when a restriction cannot be
+    /// evaluated for some config.
+    pub fn count(&self) -> Result<usize, SpaceError> {
+        let mut it = self.iter_coords();
+        let n = it.by_ref().count();
+        it.take_error().map_or(Ok(n), Err)
     }
 
     /// Counts valid configurations until `deadline`: the count, and whether it is complete.
-    pub fn count_until(&self, deadline: std::time::Instant) -> (u64, bool) {
+    pub fn count_until(&self, deadline: std::time::Instant) -> Result<(u64, bool), SpaceError> {
         let mut n = 0u64;
         let mut it = self.iter_coords();
         loop {
             // The clock is read every 64 Ki points: cheap, and a fraction of a second late.
             for _ in 0..65_536 {
                 if it.next().is_none() {
-                    return (n, true);
+                    return it.take_error().map_or(Ok((n, true)), Err);
                 }
                 n += 1;
             }
             if std::time::Instant::now() >= deadline {
-                return (n, false);
+                return Ok((n, false));
             }
         }
+    }
+
+    /// Up to `n` distinct valid configs drawn at random, without enumerating the space: each
+    /// draw picks a random value per parameter in declaration order, re-drawing (up to 16
+    /// times) a value that breaks a restriction checkable at that depth, and starts over when
+    /// none fits. Memory and time grow with `n`, not with the space; the draws are not exactly
+    /// uniform over valid configs (values that pass more often are favoured a little).
+    pub fn sample(&self, n: usize, seed: u64) -> Result<Vec<Vec<u32>>, SpaceError> {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let np = self.params.len();
+        let mut slots: Vec<Value> = self.params.iter().map(|p| p.values[0].clone()).collect();
+        slots.extend(self.constants.iter().map(|(_, v)| v.clone()));
+        if !self.all_hold(&self.constant_checks, &slots, 0)? {
+            return Ok(Vec::new());
+        }
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::new();
+        let max_draws = n.saturating_mul(200).saturating_add(10_000);
+        'draw: for _ in 0..max_draws {
+            if out.len() >= n {
+                break;
+            }
+            let mut coords = vec![0u32; np];
+            for d in 0..np {
+                let values = &self.params[d].values;
+                let mut found = false;
+                for _ in 0..values.len().min(16) {
+                    let vi = rng.random_range(0..values.len());
+                    slots[d] = values[vi].clone();
+                    if self.all_hold(&self.checks_at[d], &slots, d + 1)? {
+                        coords[d] = vi as u32;
+                        found = true;
+                        break;
+                    }
+                }
+                if !found {
+                    continue 'draw;
+                }
+            }
+            if seen.insert(coords.clone()) {
+                out.push(coords);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The number of valid configs estimated from `draws` uniform random points of the
+    /// cartesian product (for spaces too large to count).
+    pub fn estimate_valid(&self, draws: usize, seed: u64) -> Result<f64, SpaceError> {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0xe571);
+        let mut hits = 0usize;
+        for _ in 0..draws.max(1) {
+            let coords: Vec<u32> = self.params.iter().map(|p| rng.random_range(0..p.values.len()) as u32).collect();
+            hits += self.is_valid(&coords)? as usize;
+        }
+        Ok(self.cartesian_size() as f64 * hits as f64 / draws.max(1) as f64)
+    }
+
+    /// Whether every restriction in `which` holds with the first `bound` parameters set in
+    /// `slots` (the rest of `slots` are constants, after the parameters).
+    pub(crate) fn all_hold(&self, which: &[usize], slots: &[Value], bound: usize) -> Result<bool, SpaceError> {
+        for &i in which {
+            match self.restrictions[i].eval_bool(slots) {
+                Ok(true) => {}
+                Ok(false) => return Ok(false),
+                Err(e) => {
+                    let config = self.params.iter().zip(slots).take(bound).map(|(p, v)| format!("{}={v}", p.name)).collect::<Vec<_>>().join(",");
+                    let text = crate::spec::error::quote(self.restrictions[i].text()).into_owned();
+                    return Err(SpaceError::RestrictionFailed { index: i, text, config, message: e.to_string() });
+                }
+            }
+        }
+        Ok(true)
     }
 
     /// The config at given value indices.
@@ -122,11 +200,13 @@ impl SearchSpace {
             .collect()
     }
 
-    /// Whether a config (given as coordinates) satisfies every restriction.
-    pub fn is_valid(&self, coords: &[u32]) -> bool {
+    /// Whether a config (given as coordinates) satisfies every restriction; an error when one
+    /// cannot be evaluated for it.
+    pub fn is_valid(&self, coords: &[u32]) -> Result<bool, SpaceError> {
         let mut slots: Vec<Value> = self.params.iter().zip(coords).map(|(p, &i)| p.values[i as usize].clone()).collect();
         slots.extend(self.constants.iter().map(|(_, v)| v.clone()));
-        self.restrictions.iter().all(|r| r.eval_bool(&slots).unwrap_or(false))
+        let all: Vec<usize> = (0..self.restrictions.len()).collect();
+        self.all_hold(&all, &slots, coords.len())
     }
 
     /// A stable hash of the definition (parameters, values, restrictions, constants).
@@ -175,7 +255,7 @@ mod tests {
         assert_eq!(got, want);
         assert_eq!(s.cartesian_size(), 24);
         for c in &got {
-            assert!(s.is_valid(c));
+            assert!(s.is_valid(c).unwrap());
             assert_eq!(s.coords_of(&s.config_at(c)).as_ref(), Some(c));
         }
     }
@@ -192,6 +272,6 @@ mod tests {
     #[test]
     fn constant_false_restriction_gives_empty_space() {
         let s = SearchSpace::new(vec![Param::new("a", [1, 2])], &["N > 10"], vec![("N".into(), Value::Int(3))]).unwrap();
-        assert_eq!(s.count(), 0);
+        assert_eq!(s.count().unwrap(), 0);
     }
 }

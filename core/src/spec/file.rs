@@ -594,6 +594,12 @@ impl Spec {
         template.key = raw.key.fields.clone();
         template.bucket = bucket;
         template.origin = file.clone();
+        if let Some(b) = &raw.bench {
+            b.check().map_err(|(f, m)| err(&format!("bench.{f}"), m))?;
+        }
+        if let Some(p) = &raw.prune {
+            p.check().map_err(|(f, m)| err(&format!("prune.{f}"), m))?;
+        }
         let spec = Spec {
             path: path.to_path_buf(),
             kernel: raw.kernel.name.clone(),

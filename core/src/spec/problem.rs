@@ -141,6 +141,10 @@ impl Init {
     }
 }
 
+/// The most elements a generated fill ([`Init::Generator`]) evaluates: beyond it, making the
+/// problem would take minutes.
+pub const MAX_GENERATED: usize = 1 << 27;
+
 /// One buffer's host contents.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HostBuffer {
@@ -167,6 +171,12 @@ impl HostBuffer {
     /// the host cannot hold it.
     pub fn try_new(name: &str, dtype: DType, len: usize, init: &Init, access: Access) -> Result<HostBuffer, String> {
         let bytes = len.checked_mul(dtype.size()).ok_or_else(|| format!("{len} elements of {} bytes overflow the address space", dtype.size()))?;
+        if let (Init::Generator { expr }, true) = (init, len > MAX_GENERATED) {
+            return Err(format!(
+                "a generated fill (`{}`) of {len} elements is beyond the {MAX_GENERATED} this evaluates (one expression per element); use random or constant data for buffers this large",
+                crate::spec::error::quote(expr)
+            ));
+        }
         let mut data = Vec::new();
         data.try_reserve_exact(bytes).map_err(|_| format!("cannot allocate {} on the host", human_bytes(bytes as u64)))?;
         data.resize(bytes, 0u8);
@@ -196,12 +206,23 @@ impl HostBuffer {
             Init::Constant { value } => (0..len).for_each(|i| write_f64(&mut data, dtype, i, *value)),
             Init::Generator { expr } => {
                 use rayon::prelude::*;
-                let e = crate::spec::expr::Expr::compile(expr, &["i"]).ok();
+                let e = crate::spec::expr::Expr::compile(expr, &["i"])
+                    .map_err(|e| format!("the generator `{}` is not an expression of i: {e}", crate::spec::error::quote(expr)))?;
                 let size = dtype.size();
-                data.par_chunks_mut(size).enumerate().for_each(|(i, element)| {
-                    let v = e.as_ref().and_then(|e| e.eval_f64(&[Value::Int(i as i64)]).ok()).unwrap_or(f64::NAN);
-                    write_f64(element, dtype, 0, v);
+                // The first element that fails, if any (an error, never a silent NaN).
+                let failed = std::sync::Mutex::new(None::<(usize, String)>);
+                data.par_chunks_mut(size).enumerate().for_each(|(i, element)| match e.eval_f64(&[Value::Int(i as i64)]) {
+                    Ok(v) => write_f64(element, dtype, 0, v),
+                    Err(err) => {
+                        let mut f = failed.lock().unwrap_or_else(|p| p.into_inner());
+                        if f.as_ref().is_none_or(|(j, _)| i < *j) {
+                            *f = Some((i, err.to_string()));
+                        }
+                    }
                 });
+                if let Some((i, err)) = failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
+                    return Err(format!("the generator `{}` fails at i = {i}: {err}", crate::spec::error::quote(expr)));
+                }
             }
         }
         Ok(HostBuffer { name: name.into(), dtype, data, access, memory: Memory::Global })
@@ -252,20 +273,7 @@ impl HostBuffer {
     }
 }
 
-/// A byte count as people read it: `64.0 MiB`, `1.5 GiB`, `900 B`.
-pub fn human_bytes(b: u64) -> String {
-    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
-    if b < 1024 {
-        return format!("{b} B");
-    }
-    let mut x = b as f64 / 1024.0;
-    let mut u = 0;
-    while x >= 1024.0 && u + 1 < UNITS.len() {
-        x /= 1024.0;
-        u += 1;
-    }
-    format!("{x:.1} {}", UNITS[u])
-}
+pub use crate::limits::human_bytes;
 
 fn put(data: &mut [u8], i: usize, bytes: &[u8]) {
     data[i * bytes.len()..(i + 1) * bytes.len()].copy_from_slice(bytes);
@@ -363,5 +371,15 @@ mod tests {
         let c = HostBuffer::new("x", DType::I32, 3, &Init::Constant { value: 5.0 }, Access::Read);
         assert_eq!(c.get_f64(2), 5.0);
         assert!(f32::from_le_bytes(b.poisoned()[..4].try_into().unwrap()).is_nan());
+    }
+
+    #[test]
+    fn a_generator_that_fails_is_an_error_not_nan() {
+        let g = |e: &str, n| HostBuffer::try_new("x", DType::F32, n, &Init::Generator { expr: e.into() }, Access::Read);
+        assert_eq!(g("i % 7 * 0.5", 16).unwrap().get_f64(3), 1.5);
+        let e = g("100 // (i - 5)", 16).unwrap_err();
+        assert!(e.contains("fails at i = 5") && e.contains("division by zero"), "{e}");
+        assert!(g("j + 1", 4).unwrap_err().contains("not an expression of i"));
+        assert!(g("i", MAX_GENERATED + 1).unwrap_err().contains("beyond"));
     }
 }

@@ -49,8 +49,8 @@ mod secs {
     }
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
         let v = f64::deserialize(d)?;
-        if !(v > 0.0 && v.is_finite()) {
-            return Err(serde::de::Error::custom("timeout must be a positive number of seconds"));
+        if !(v > 0.0 && v <= super::MAX_TIMEOUT_SECONDS) {
+            return Err(serde::de::Error::custom(format!("timeout must be a number of seconds above 0 and at most {} (a day)", super::MAX_TIMEOUT_SECONDS)));
         }
         Ok(Duration::from_secs_f64(v))
     }
@@ -76,7 +76,43 @@ impl Default for BenchOptions {
     }
 }
 
+/// The longest launch timeout accepted, in seconds (a day).
+pub const MAX_TIMEOUT_SECONDS: f64 = 86_400.0;
+
 impl BenchOptions {
+    /// Checks that the settings make sense together: an error names the field (as in
+    /// `[bench]`) and says what to do. Non-finite numbers, negative fractions and
+    /// `min_reps > max_reps` are errors, never silently clamped.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        let fraction = |name: &'static str, v: f64, most: f64| {
+            if v.is_finite() && (0.0..=most).contains(&v) {
+                Ok(())
+            } else {
+                Err((name, format!("{v} is not a number between 0 and {most}")))
+            }
+        };
+        fraction("warmup_stable", self.warmup_stable, 1.0)?;
+        fraction("target_rel_ci", self.target_rel_ci, 1.0)?;
+        fraction("race_margin", self.race_margin, 10.0)?;
+        fraction("tie_tolerance", self.tie_tolerance, 1.0)?;
+        if !(self.max_seconds > 0.0 && self.max_seconds <= MAX_TIMEOUT_SECONDS) {
+            return Err(("max_seconds", format!("{} is not a number of seconds above 0 and at most {MAX_TIMEOUT_SECONDS}", self.max_seconds)));
+        }
+        if self.min_reps == 0 {
+            return Err(("min_reps", "must be at least 1".into()));
+        }
+        if self.min_reps > self.max_reps {
+            return Err(("min_reps", format!("{} is more than max_reps ({}); make min_reps <= max_reps", self.min_reps, self.max_reps)));
+        }
+        if self.warmup_min > self.warmup_max {
+            return Err(("warmup_min", format!("{} is more than warmup_max ({}); make warmup_min <= warmup_max", self.warmup_min, self.warmup_max)));
+        }
+        if self.timeout.is_zero() || self.timeout.as_secs_f64() > MAX_TIMEOUT_SECONDS {
+            return Err(("timeout", format!("{:?} is not above 0 and at most a day", self.timeout)));
+        }
+        Ok(())
+    }
+
     /// How timed launches empty L2.
     pub fn l2_flush(&self) -> crate::spec::settings::L2Flush {
         use crate::spec::settings::L2Flush;
@@ -113,6 +149,16 @@ pub struct PruneOptions {
     /// Most spilled (local-memory) bytes per thread a compiled config may have; `None` keeps
     /// every config regardless of spills.
     pub max_spill_bytes: Option<u64>,
+}
+
+impl PruneOptions {
+    /// Checks the settings: an error names the field (as in `[prune]`).
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        if !(self.max_tile_ratio.is_finite() && self.max_tile_ratio > 0.0) {
+            return Err(("max_tile_ratio", format!("{} is not a positive number", self.max_tile_ratio)));
+        }
+        Ok(())
+    }
 }
 
 impl Default for PruneOptions {

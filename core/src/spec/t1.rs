@@ -194,14 +194,23 @@ fn default_value(cx: &Ctx<'_>, d: Option<&J>, field: &str) -> Result<Option<Valu
 fn conditions(cx: &Ctx<'_>, space: &J) -> Result<Vec<String>, SpecError> {
     let Some(list) = space.get("Conditions").filter(|c| !c.is_null()) else { return Ok(vec![]) };
     let list = list.as_array().ok_or_else(|| cx.err("ConfigurationSpace.Conditions", "must be a list"))?;
-    list.iter()
-        .enumerate()
-        .map(|(i, c)| match c.get("Expression") {
-            Some(J::String(s)) => Ok(s.clone()),
-            Some(other) => Err(cx.err(&format!("ConfigurationSpace.Conditions[{i}].Expression"), format!("must be a string expression, not {}", shown(other)))),
-            None => Err(cx.err(&format!("ConfigurationSpace.Conditions[{i}].Expression"), "missing")),
-        })
-        .collect()
+    let mut out = Vec::with_capacity(list.len());
+    for (i, c) in list.iter().enumerate() {
+        let field = |f: &str| format!("ConfigurationSpace.Conditions[{i}].{f}");
+        // `Parameters` (the names the expression reads) is informational; when present it must
+        // still be what the schema says.
+        match c.get("Parameters") {
+            None | Some(J::Null) => {}
+            Some(J::Array(a)) if a.iter().all(J::is_string) => {}
+            Some(other) => return Err(cx.err(&field("Parameters"), format!("must be a list of parameter names, not {}", shown(other)))),
+        }
+        match c.get("Expression") {
+            Some(J::String(s)) => out.push(s.clone()),
+            Some(other) => return Err(cx.err(&field("Expression"), format!("must be a string expression, not {}", shown(other)))),
+            None => return Err(cx.err(&field("Expression"), "missing")),
+        }
+    }
+    Ok(out)
 }
 
 fn language(cx: &Ctx<'_>, ks: &J) -> Result<String, SpecError> {
