@@ -101,11 +101,11 @@ sgemm)
     timed "$BIN" tune benches/sgemm/sgemm.toml --backend cuda --top 10; echo "exit $?"
     for i in 1 2 3; do
       echo "--- warm $i: compile cache kept, database cleared"
-      rm -f "$KERNTUNE_CACHE_DIR/db.json"
+      rm -f "$KERNTUNE_CACHE_DIR"/db.sqlite*
       timed "$BIN" tune benches/sgemm/sgemm.toml --backend cuda --top 5; echo "exit $?"
     done
   } > "$OUT/sgemm.txt" 2>&1
-  cp "$KERNTUNE_CACHE_DIR/db.json" "$OUT/sgemm-db.json" 2>/dev/null
+  "$BIN" db export --out "$OUT/sgemm-db.json" 2>/dev/null
   ;;
 hybrid)
   # Issue 7's strategy on the GPU: the hybrid search with 100 evaluations against the exhaustive

@@ -353,3 +353,58 @@ fn rust_export_matches_the_file_the_example_app_compiles() {
     let shipped = std::fs::read_to_string(root.join("examples/app/tests/data/winners.rs")).unwrap();
     assert_eq!(text(&o).0.trim_end(), shipped.trim_end(), "regenerate examples/app/tests/data/winners.rs with `kerntune db export --rust --db tests/data/db/triad-llvmpipe.json --out examples/app/tests/data/winners.rs`");
 }
+
+/// SIGINT and SIGTERM stop a tune: the config in progress finishes, what was measured is
+/// written, the command says so and exits 130 or 143; running it again resumes.
+#[cfg(unix)]
+#[test]
+fn a_signal_stops_the_tune_and_keeps_what_was_measured() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    if !have_device(dir) {
+        return;
+    }
+    let wgsl = std::fs::read_to_string(examples().join("triad/triad.wgsl")).unwrap();
+    write(dir, "triad.wgsl", &wgsl);
+    // The shipped triad, slowed down: every config measured 30 to 200 times, no racing.
+    let toml = std::fs::read_to_string(examples().join("triad/triad.toml")).unwrap();
+    let toml = toml.replace("source = { wgsl = \"triad.wgsl\", cuda = \"triad.cu\", hip = \"triad.cu\" }", "source = { wgsl = \"triad.wgsl\" }");
+    let toml = toml.replace("[bench]\nmax_reps = 50\nmax_seconds = 0.5", "[bench]\nmin_reps = 30\nmax_reps = 200\nmax_seconds = 2.0\nracing = false");
+    let spec = write(dir, "slow.toml", &toml);
+    for (signal, code) in [("-INT", 130), ("-TERM", 143)] {
+        let db = dir.join(format!("db{code}.sqlite"));
+        let child = Command::new(env!("CARGO_BIN_EXE_kerntune"))
+            .args(["tune", spec.to_str().unwrap(), "--db", db.to_str().unwrap()])
+            .env("KERNTUNE_CACHE_DIR", dir)
+            .env_remove("KERNTUNE_LOG")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Wait for the first measurements to be written, then signal.
+        let t = std::time::Instant::now();
+        while !db.exists() && t.elapsed() < std::time::Duration::from_secs(60) {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        assert!(Command::new("kill").args([signal, &child.id().to_string()]).status().unwrap().success());
+        let out = child.wait_with_output().unwrap();
+        let (stdout, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(code), "{stdout}\n{stderr}");
+        let name = if code == 130 { "SIGINT" } else { "SIGTERM" };
+        assert!(stderr.contains(&format!("interrupted by {name}")) && stderr.contains("run the same command to resume"), "{stderr}");
+        let shown = text(&kerntune(dir, &["db", "show", "--json", "--db", db.to_str().unwrap()])).0;
+        let v: serde_json::Value = serde_json::from_str(&shown).unwrap();
+        let entry = v["entries"].as_object().unwrap().values().next().unwrap();
+        let kept = entry["measurements"].as_object().unwrap().len();
+        assert!((1..23).contains(&kept) && entry["winner"].is_null(), "{kept} kept");
+        assert!(stderr.contains(&format!("{kept} config(s) measured in this run")), "{stderr}");
+        if code == 130 {
+            // Resuming reads what was kept and measures on (one more config here).
+            let budget = (kept + 1).to_string();
+            let again = kerntune(dir, &["tune", spec.to_str().unwrap(), "--db", db.to_str().unwrap(), "--budget", &budget]);
+            let out = text(&again).0;
+            assert!(out.contains(&format!("evaluated {} ({kept} from the database)", kept + 1)), "{out}");
+        }
+    }
+}

@@ -53,7 +53,7 @@ fn limits_are_consistent<B: Backend>(b: &B) {
 fn config_matches_reference_and_reloads<B: Backend>(b: B) {
     let dir = tempfile::tempdir().unwrap();
     let job = triad_job(b.language());
-    let opts = TuneOptions { db: Some(Database::at(dir.path().join("db.json"))), ..Default::default() };
+    let opts = TuneOptions { db: Some(Database::at(dir.path().join("db.sqlite"))), ..Default::default() };
     let tuner = Tuner::new(b);
     let r = tuner.tune(&job, &opts).unwrap();
     assert!(!r.db_hit);

@@ -101,7 +101,7 @@ fn wrong_arguments_are_refused_and_nothing_runs() {
 #[test]
 fn stored_only_uses_the_database_or_the_default_and_never_tunes() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Database::at(dir.path().join("db.json"));
+    let db = Database::at(dir.path().join("db.sqlite"));
     let t = tuner();
     let app = FakeTunable::new(t.clone(), job(), opts(Some(db.clone())), Policy::Stored, &[]);
     let (cfg, origin) = app.kernel(&[1024]).unwrap().current();
@@ -139,7 +139,7 @@ fn embedded_winners_need_neither_tuning_nor_a_database() {
     let report = t.tune(&job(), &opts(None)).unwrap();
     let mut file = kerntune_core::store::db::DbFile::default();
     let dir = tempfile::tempdir().unwrap();
-    let db = Database::at(dir.path().join("db.json"));
+    let db = Database::at(dir.path().join("db.sqlite"));
     t.tune(&job(), &opts(Some(db.clone()))).unwrap();
     file.entries = db.load().unwrap().entries;
     let src = kerntune_core::store::export::rust_source(&file, None, "kerntune");

@@ -96,3 +96,33 @@ fn buffers_larger_than_the_device_are_refused_before_anything_is_allocated() {
     let e = small.check_memory(&[("x", 4 << 20), ("y", 16)]).unwrap_err();
     assert!(e.contains("`x` needs 4.0 MiB, more than the 1.0 MiB one buffer may have"), "{e}");
 }
+
+#[test]
+fn a_cancelled_tune_writes_what_it_measured_and_says_so() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let (tuner, job) = example();
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::at(dir.path().join("db.sqlite"));
+    let cancel = Arc::new(AtomicBool::new(false));
+    let (c, seen) = (cancel.clone(), Arc::new(AtomicUsize::new(0)));
+    let s = seen.clone();
+    let observer: kerntune_core::run::Observer = Arc::new(move |e: &Event<'_>| {
+        if let Event::Result { .. } = e {
+            if s.fetch_add(1, Ordering::SeqCst) + 1 == 4 {
+                c.store(true, Ordering::SeqCst);
+            }
+        }
+    });
+    let o = TuneOptions { db: Some(db.clone()), cancel: Some(cancel), observer: Some(observer), compile_threads: Some(1), ..Default::default() };
+    let e = tuner.tune(&job, &o).unwrap_err();
+    let Error::Interrupted { kept, saved: true } = e else { panic!("{e}") };
+    assert!((4..12).contains(&kept), "{kept}");
+    let entry = db.load().unwrap().entries.into_values().next().unwrap();
+    assert_eq!((entry.measurements.len(), entry.winner.is_none()), (kept, true));
+    assert!(e_text(kept).contains("run the same tune again to resume"));
+}
+
+fn e_text(kept: usize) -> String {
+    Error::Interrupted { kept, saved: true }.to_string()
+}

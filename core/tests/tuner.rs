@@ -159,7 +159,7 @@ fn noisy_runs_agree_on_the_winner() {
 
 fn temp_db() -> (tempfile::TempDir, Database) {
     let d = tempfile::tempdir().unwrap();
-    let db = Database::at(d.path().join("db.json"));
+    let db = Database::at(d.path().join("db.sqlite"));
     (d, db)
 }
 
@@ -283,6 +283,76 @@ fn child_writer() {
     }
 }
 
+/// Child half of `eight_processes_tuning_one_entry_agree_on_its_winner`.
+#[test]
+#[ignore = "spawned by eight_processes_tuning_one_entry_agree_on_its_winner"]
+fn child_same_entry() {
+    let Ok(path) = std::env::var("KT_TEST_DB") else { return };
+    let mut o = opts();
+    o.db = Some(Database::at(&path));
+    o.flush_every = Duration::ZERO;
+    // Noisy timings: without agreement, each process could pick another config of the tie.
+    let seed: u64 = std::env::var("KT_TEST_N").unwrap().parse().unwrap();
+    let t = Tuner::new(FakeBackend::new(limits(), time).with_noise(0.05, seed).with_compile_delay(Duration::from_millis(20)));
+    let r = t.tune(&job(), &o).unwrap();
+    println!("WINNER {} COMPILED {} HIT {}", r.winner.key(), t.backend().compiles.load(Ordering::SeqCst), r.db_hit);
+}
+
+#[test]
+fn eight_processes_tuning_one_entry_agree_on_its_winner() {
+    let (_d, db) = temp_db();
+    let exe = std::env::current_exe().unwrap();
+    let children: Vec<_> = (0..8)
+        .map(|n| {
+            std::process::Command::new(&exe)
+                .args(["--exact", "child_same_entry", "--ignored", "--test-threads=1", "--nocapture"])
+                .env("KT_TEST_DB", db.path())
+                .env("KT_TEST_N", n.to_string())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut lines = Vec::new();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "child failed:\n{text}\n{}", String::from_utf8_lossy(&out.stderr));
+        let at = text.find("WINNER").unwrap_or_else(|| panic!("no WINNER line in:\n{text}"));
+        lines.push(text[at..].lines().next().unwrap().to_string());
+    }
+    let winners: std::collections::BTreeSet<&str> = lines.iter().map(|l| l.split(' ').nth(1).unwrap()).collect();
+    assert_eq!(winners.len(), 1, "every process reports the same winner: {lines:#?}");
+    // One process tuned; the seven others waited for it and found its winner.
+    assert_eq!(lines.iter().filter(|l| l.ends_with("HIT true")).count(), 7, "{lines:#?}");
+    let f = db.load().unwrap();
+    assert_eq!(f.entries.len(), 1);
+    let e = f.entries.values().next().unwrap();
+    assert_eq!(e.winner.as_ref().unwrap().config, *winners.iter().next().unwrap());
+    assert_eq!(e.measurements.len(), 18);
+}
+
+/// Measurements of one config from two writers merge: the better-sampled record stays,
+/// whichever is written last.
+#[test]
+fn a_measurement_is_never_replaced_by_a_worse_sampled_one() {
+    let (_d, db) = temp_db();
+    let t = Tuner::new(FakeBackend::new(limits(), time));
+    let mut o = opts();
+    o.db = Some(db.clone());
+    let id = t.tune(&job(), &o).unwrap().entry;
+    let before = db.entry(&id).unwrap().unwrap();
+    let (key, m) = before.measurements.iter().find(|(_, m)| m.stats().is_some_and(|s| s.samples > 1)).map(|(k, m)| (k.clone(), m.clone())).unwrap();
+    let mut worse = m.clone();
+    if let kerntune_core::store::db::Status::Ok { stats } = &mut worse.status {
+        stats.samples = 1;
+        stats.mean *= 3.0;
+    }
+    db.update_entry(&id, |e| e.as_mut().unwrap().record(key.clone(), worse)).unwrap();
+    assert_eq!(db.entry(&id).unwrap().unwrap().measurements[&key], m);
+}
+
 #[test]
 fn concurrent_processes_lose_no_entry() {
     let (_d, db) = temp_db();
@@ -336,9 +406,38 @@ fn a_corrupt_database_is_reported_and_left_untouched() {
     let t = Tuner::new(FakeBackend::new(limits(), time));
     let e = t.tune(&job(), &o).unwrap_err();
     let msg = e.to_string();
-    assert!(msg.contains("corrupt") && msg.contains("db.json") && msg.contains("left untouched"), "{msg}");
+    assert!(msg.contains("corrupt") && msg.contains("db.sqlite") && msg.contains("left untouched"), "{msg}");
     assert_eq!(std::fs::read_to_string(db.path()).unwrap(), "{ this is not json");
     assert_eq!(t.backend().compiles.load(Ordering::SeqCst), 0, "nothing measured, nothing lost");
+    // Neither SQLite nor JSON: the same.
+    std::fs::write(db.path(), b"\x00\x01garbage").unwrap();
+    let msg = t.tune(&job(), &o).unwrap_err().to_string();
+    assert!(msg.contains("corrupt") && msg.contains("neither an SQLite database"), "{msg}");
+    assert_eq!(std::fs::read(db.path()).unwrap(), b"\x00\x01garbage");
+}
+
+/// A database an earlier version wrote as JSON is read as it is, and converted to SQLite
+/// (keeping every entry) on the first write.
+#[test]
+fn a_json_database_is_read_and_converted_on_write() {
+    let (_d, db) = temp_db();
+    let t = Tuner::new(FakeBackend::new(limits(), time));
+    let mut o = opts();
+    o.db = Some(db.clone());
+    t.tune(&job(), &o).unwrap();
+    let json = serde_json::to_string(&db.load().unwrap()).unwrap();
+    db.clear().unwrap();
+    std::fs::write(db.path(), &json).unwrap();
+    // Read as JSON: a database hit, nothing compiled.
+    let t2 = Tuner::new(FakeBackend::new(limits(), time));
+    assert!(t2.tune(&job(), &o).unwrap().db_hit);
+    assert_eq!(t2.backend().compiles.load(Ordering::SeqCst), 0);
+    // A write (another problem) converts it, keeping the first entry.
+    let mut j = job();
+    j.sizes[0].1 = Value::Int(8192);
+    t2.tune(&j, &o).unwrap();
+    assert!(std::fs::read(db.path()).unwrap().starts_with(b"SQLite format 3"));
+    assert_eq!(db.load().unwrap().entries.len(), 2);
 }
 
 #[test]

@@ -104,10 +104,13 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             }
         }
         DbCommand::Merge { files } => {
-            let mut incoming = Vec::new();
+            let mut incoming: Vec<DbFile> = Vec::new();
             for p in &files {
-                let text = std::fs::read_to_string(p).map_err(|e| anyhow::anyhow!("reading {}: {e}", p.display()))?;
-                incoming.push(DbFile::parse(&text, p)?);
+                if !p.exists() {
+                    anyhow::bail!("{}: no such file", p.display());
+                }
+                // SQLite databases and JSON exports alike.
+                incoming.push(Database::at(p).load()?);
             }
             let (before, after) = db.update(|f| {
                 let before = f.entries.len();

@@ -101,7 +101,42 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     with_backend!(backend, b => tune_all(b, &spec, &a, opts))
 }
 
-fn tune_all<B: Backend>(backend: B, spec: &Spec, a: &Args, opts: TuneOptions) -> anyhow::Result<i32> {
+/// SIGINT and SIGTERM: the first asks the tune to stop (the config in progress finishes,
+/// everything measured is written, the command exits 130 or 143); a second one exits at once.
+struct Stop {
+    flag: Arc<std::sync::atomic::AtomicBool>,
+    signal: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Stop {
+    fn install() -> Stop {
+        let stop = Stop { flag: Arc::default(), signal: Arc::default() };
+        #[cfg(unix)]
+        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+            // Registered first, so it sees the flag as it was before this signal set it.
+            let _ = signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, stop.flag.clone());
+            let _ = signal_hook::flag::register(sig, stop.flag.clone());
+            let _ = signal_hook::flag::register_usize(sig, stop.signal.clone(), sig as usize);
+        }
+        stop
+    }
+
+    fn requested(&self) -> bool {
+        self.flag.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The signal's name and the exit status for it.
+    fn which(&self) -> (&'static str, i32) {
+        match self.signal.load(std::sync::atomic::Ordering::Relaxed) {
+            15 => ("SIGTERM", 143),
+            _ => ("SIGINT", 130),
+        }
+    }
+}
+
+fn tune_all<B: Backend>(backend: B, spec: &Spec, a: &Args, mut opts: TuneOptions) -> anyhow::Result<i32> {
+    let stop = Stop::install();
+    opts.cancel = Some(stop.flag.clone());
     let language = backend.language();
     let target = backend.target().clone();
     let timing = backend.timing_method();
@@ -148,6 +183,31 @@ fn tune_all<B: Backend>(backend: B, spec: &Spec, a: &Args, opts: TuneOptions) ->
         }));
         let r = tuner.tune(&job, &o);
         pb.finish_and_clear();
+        let interrupted = match &r {
+            Err(kerntune::Error::Interrupted { kept, .. }) => Some(*kept),
+            _ if stop.requested() => Some(0),
+            _ => None,
+        };
+        if let Some(kept) = interrupted {
+            if let Ok(r) = r {
+                if !a.json {
+                    report::print(&r, a.top, opts.db.as_ref().map(|d| d.path()))?;
+                }
+                reports.push(r);
+            }
+            let (name, code) = stop.which();
+            let saved = match opts.db.as_ref() {
+                Some(d) => format!("written to {}", d.path().display()),
+                None => "not saved (--no-db)".into(),
+            };
+            crate::cli::out::eprint_line(&format!(
+                "interrupted by {name} while tuning {sizes}: {kept} config(s) measured in this run, {saved}; run the same command to resume"
+            ));
+            if a.json {
+                outln!("{}", serde_json::to_string_pretty(&reports)?);
+            }
+            return Ok(code);
+        }
         // One problem failing does not stop the others; the command fails at the end.
         let r = match r.with_context(|| format!("{}: tuning {} ({sizes})", spec.path.display(), spec.kernel)) {
             Ok(r) => r,

@@ -26,6 +26,15 @@ pub enum Error {
     /// An expression in the job failed to evaluate.
     #[error("{0}")]
     Eval(String),
+    /// The tune was stopped ([`crate::TuneOptions::cancel`]): what was measured is in the
+    /// database, and running it again resumes.
+    #[error("interrupted: {kept} config(s) measured by this run were kept{}; run the same tune again to resume", if *.saved { " in the database" } else { " (no database: they are lost)" })]
+    Interrupted {
+        /// Configs this run measured (all written to the database, when there is one).
+        kept: usize,
+        /// Whether they were written to a database.
+        saved: bool,
+    },
     /// A runtime handle was asked for a kernel with the wrong number of problem sizes.
     #[error("kernel `{kernel}` takes {expected} problem size(s) ({names}), {given} were given")]
     Sizes {

@@ -218,10 +218,10 @@ impl<'a, B: Backend> Run<'a, B> {
                 let env = self.environment();
                 let id = self.ctx.id.clone();
                 let tname = self.backend().target().name.clone();
-                d.update(|f| {
-                    let e = f.entries.entry(id.key()).or_insert_with(|| Entry::new(id.clone(), tname, env));
+                d.update_entry(&id, |e| {
+                    let e = e.get_or_insert_with(|| Entry::new(id.clone(), tname, env));
                     for (k, m) in pending {
-                        e.measurements.insert(k, m);
+                        e.record(k, m);
                     }
                 })?;
             }

@@ -81,10 +81,10 @@ pub(crate) fn winner<B: Backend>(run: &mut Run<'_, B>, sel: &Selected) -> Result
     let env = run.environment();
     let id = run.ctx.id.clone();
     let tname = run.backend().target().name.clone();
-    d.update(|f| {
-        let e = f.entries.entry(id.key()).or_insert_with(|| Entry::new(id.clone(), tname, env));
+    d.update_entry(&id, |e| {
+        let e = e.get_or_insert_with(|| Entry::new(id.clone(), tname, env));
         for (k, m) in pending {
-            e.measurements.insert(k, m);
+            e.record(k, m);
         }
         e.winner = Some(w);
     })?;

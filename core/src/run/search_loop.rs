@@ -27,6 +27,8 @@ struct Progress {
     flying: usize,
     max_evals: usize,
     deadline: Option<Instant>,
+    /// The tune was asked to stop.
+    cancelled: bool,
     /// Compile and evaluation seconds so far, summed, with their counts.
     compile_s: (f64, usize),
     eval_s: (f64, usize),
@@ -57,7 +59,7 @@ impl Progress {
         self.deadline.is_some_and(|d| Instant::now() >= d)
     }
     fn done(&self) -> bool {
-        self.count >= self.max_evals || self.out_of_time()
+        self.count >= self.max_evals || self.out_of_time() || self.cancelled
     }
     /// Whether compiling is the bottleneck: a config's compile, spread over the threads, takes
     /// longer than measuring one (true until both have been seen).
@@ -91,6 +93,7 @@ pub(crate) fn run<B: Backend>(run: &mut Run<'_, B>, plan: &Plan, t0: Instant) ->
         flying: 0,
         max_evals: opts.budget.max_evals_for(plan.valid).unwrap_or(usize::MAX),
         deadline: opts.budget.max_seconds.map(|s| t0 + Duration::from_secs_f64(s)),
+        cancelled: false,
         compile_s: (0.0, 0),
         eval_s: (0.0, 0),
     };
@@ -100,6 +103,11 @@ pub(crate) fn run<B: Backend>(run: &mut Run<'_, B>, plan: &Plan, t0: Instant) ->
     let coords: Vec<Vec<u32>> = plan.cands.iter().map(|c| c.coords.clone()).collect();
     let view = Candidates { params: &params, coords: &coords };
     pipeline(run, strat.as_mut(), &mut progress, (plan, &view), (threads, adaptive), reference)?;
+    if progress.cancelled {
+        run.flush()?;
+        let kept = run.results.values().filter(|r| !r.from_db && !matches!(r.outcome, crate::run::report::ResultOutcome::Pruned { .. })).count();
+        return Err(Error::Interrupted { kept, saved: opts.db.is_some() });
+    }
     Ok(strat.name())
 }
 
@@ -254,13 +262,23 @@ fn pipeline<B: Backend>(
             let next = match wait.default {
                 None if !wait.held.is_empty() => wait.held.pop_front(),
                 _ if progress.flying == 0 => break,
-                _ => match rx.recv() {
+                _ => match rx.recv_timeout(Duration::from_millis(100)) {
                     Ok(a) => Some(a),
-                    Err(_) => break,
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                        // Nothing arrived: notice a stop request while compiles run.
+                        if !progress.cancelled && run.opts.cancelled() {
+                            progress.cancelled = true;
+                            tracing::warn!(compiling = progress.flying, "stopping: no new configs; the compiles in progress finish first");
+                            flow.stop();
+                        }
+                        None
+                    }
+                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
                 },
             };
             let Some(a) = next else { continue };
-            if failure.is_some() || progress.out_of_time() {
+            progress.cancelled |= run.opts.cancelled();
+            if failure.is_some() || progress.out_of_time() || progress.cancelled {
                 progress.in_flight[a.0] = false;
                 progress.flying -= 1;
                 flow.stop();
@@ -362,6 +380,7 @@ mod tests {
             flying: 0,
             max_evals: 10,
             deadline: None,
+            cancelled: false,
             compile_s: c,
             eval_s: e,
         };

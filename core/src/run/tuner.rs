@@ -30,6 +30,8 @@ use crate::spec::problem::ArgData;
 use crate::spec::settings::{BenchOptions, Budget, PruneOptions};
 use crate::store::db::{Database, EntryId};
 use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Options of one tune.
@@ -61,6 +63,17 @@ pub struct TuneOptions {
     pub observer: Option<Observer>,
     /// Write measurements to the database at least this often.
     pub flush_every: Duration,
+    /// Set from outside (a signal handler, another thread) to stop the tune: the config being
+    /// measured is finished, nothing new is started, everything measured is written to the
+    /// database, and the tune returns [`Error::Interrupted`].
+    pub cancel: Option<Arc<AtomicBool>>,
+}
+
+impl TuneOptions {
+    /// Whether [`TuneOptions::cancel`] was set.
+    pub fn cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+    }
 }
 
 impl Default for TuneOptions {
@@ -79,6 +92,7 @@ impl Default for TuneOptions {
             remeasure: false,
             observer: None,
             flush_every: Duration::from_millis(500),
+            cancel: None,
         }
     }
 }
@@ -149,6 +163,8 @@ impl<B: Backend> Tuner<B> {
         opts.bench.check().map_err(|e| settings(e, "bench"))?;
         opts.prune.check().map_err(|e| settings(e, "prune"))?;
         let ctx = self.prepare(job)?;
+        // One process tunes an entry at a time; others wait here and then find its winner.
+        let _tuning = opts.db.as_ref().and_then(|d| d.lock_entry(&ctx.id));
         let stored = lookup::stored_entry(opts.db.as_ref(), &ctx.id)?;
         if !opts.force {
             if let Some(hit) = lookup::stored_winner(&self.backend, &ctx, stored.as_ref(), t0) {

@@ -162,6 +162,11 @@ impl WorkerKind {
     /// enables worker processes for this program, unless the isolation variable is `0`.
     pub fn hook<E: Executor>(&self, make: impl FnOnce() -> E) {
         if std::env::var_os(self.worker_env).is_some() {
+            // Ctrl-C in a terminal reaches the whole process group: the parent decides what to
+            // do (finish the config in progress, save, exit), so the worker ignores it and
+            // ends when the parent closes its input.
+            #[cfg(unix)]
+            let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, std::sync::Arc::new(AtomicBool::new(false)));
             std::process::exit(serve(&mut make()));
         }
         self.enabled.store(std::env::var(self.isolation_env).map_or(true, |v| v != "0"), Ordering::SeqCst);

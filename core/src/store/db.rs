@@ -1,8 +1,18 @@
 //! The winner database: every measured config, failures with reasons, and the winner, per
 //! kernel × target × toolchain × problem key.
 //!
-//! # Format (schema version 1)
-//! One JSON file (`db.json`; see [`Database::default_path`]):
+//! # Storage
+//! One SQLite file (`db.sqlite`; see [`Database::default_path`]), chosen over a JSON file and
+//! over an append-only log: a tune's flush writes only its own rows (a 74 MB database is not
+//! rewritten every few seconds), a database hit reads one entry through the primary key (a
+//! hit stays in milliseconds at 100k entries), and SQLite's locking and journal make
+//! concurrent writers and crashes safe without code of our own. Tables:
+//! `meta(name, value)` (`schema` = `kerntune-db`, `layout` = [`SQLITE_LAYOUT`]),
+//! `entries(key, header)` (the entry's JSON without its measurements) and
+//! `measurements(entry, config, record)` (one JSON record per measured config).
+//!
+//! # Interchange format (schema version 1)
+//! `kerntune db export` and `db show --json` write, and `db merge` reads, the JSON form:
 //! ```json
 //! { "schema": "kerntune-db", "version": 1,
 //!   "entries": { "<entry id>": {
@@ -14,14 +24,18 @@
 //!       "winner": { "config": "<config key>", "stats": …, "space": "<space hash>",
 //!                   "verify": "<verification hash>", "tie_band": [ … ], "at": … } } } }
 //! ```
-//! A failed measurement has `"status": "failed"` with `failure` (kind) and `message`.
+//! A failed measurement has `"status": "failed"` with `failure` (kind) and `message`. A
+//! database file in this JSON form (what earlier versions wrote) is read as it is and converted
+//! to SQLite, atomically, on its first write.
 //!
 //! # Concurrency and durability
-//! Every write takes an exclusive lock on `<file>.lock`, re-reads the file, merges its change
-//! into what is there, writes a temporary file in the same directory, fsyncs it, renames it over
-//! the database and fsyncs the directory. Concurrent processes therefore never lose each
-//! other's entries, and a crash leaves either the old or the new file, never a torn one.
-//! A file that does not parse is reported and left untouched.
+//! Every write is one immediate transaction that reads what is there and merges its change
+//! into it: a measurement of a config already recorded keeps the better-sampled record
+//! ([`Measurement`]'s preference), so concurrent processes never lose or degrade each other's
+//! measurements. Processes tuning the same entry take a per-entry lock first
+//! ([`Database::lock_entry`]): the second waits for the first and then finds its winner, so
+//! they agree. A file that is neither SQLite nor a database in JSON is reported and left
+//! untouched.
 
 use crate::error::FailureKind;
 use crate::measure::stats::Stats;
@@ -30,7 +44,6 @@ use crate::space::config::Config;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Schema version written by this build; older versions are refused with a message.
@@ -59,12 +72,14 @@ pub enum DbError {
         detail: String,
     },
     /// The file has a schema this build does not read.
-    #[error("database {path} has schema version {found}, this kerntune reads version {SCHEMA_VERSION}; use a matching kerntune or export and clear it")]
+    #[error("database {path} has format version {found}, this kerntune reads version {expected}; use a matching kerntune, or export the entries with it and clear the file")]
     Version {
         /// The file.
         path: PathBuf,
         /// The version found.
         found: u32,
+        /// The version this build reads.
+        expected: u32,
     },
 }
 
@@ -210,6 +225,16 @@ impl Entry {
         Entry { id, target_name, env, measurements: BTreeMap::new(), winner: None }
     }
 
+    /// Records a measurement, keeping the better-sampled record when the config was measured
+    /// before (another process, an earlier run): a measurement is never replaced by a worse one.
+    pub fn record(&mut self, key: String, m: Measurement) {
+        let keep = match self.measurements.get(&key) {
+            Some(mine) => Measurement::preferred(mine, &m).clone(),
+            None => m,
+        };
+        self.measurements.insert(key, keep);
+    }
+
     /// Merges `other` into `self` deterministically (commutative for the measurements and the
     /// winner: the result does not depend on which side is `self`).
     pub fn merge(&mut self, other: &Entry) {
@@ -271,10 +296,23 @@ impl DbFile {
         }
         let found = v.get("version").and_then(|s| s.as_u64()).unwrap_or(0) as u32;
         if found != SCHEMA_VERSION {
-            return Err(DbError::Version { path: path.into(), found });
+            return Err(DbError::Version { path: path.into(), found, expected: SCHEMA_VERSION });
         }
         serde_json::from_value(v).map_err(|e| DbError::Corrupt { path: path.into(), detail: e.to_string() })
     }
+}
+
+/// The SQLite layout version this build writes and reads.
+pub const SQLITE_LAYOUT: u32 = 2;
+
+/// How long a write waits for another process's transaction before giving up.
+const BUSY: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// What is at a database path.
+enum Kind {
+    Missing,
+    Sqlite,
+    Json,
 }
 
 /// A database file on disk.
@@ -289,10 +327,17 @@ impl Database {
         Database { path: path.into() }
     }
 
-    /// `$KERNTUNE_CACHE_DIR/db.json`, else the platform cache directory
-    /// (`~/.cache/kerntune/db.json` on Linux), else `./.kerntune/db.json`.
+    /// `$KERNTUNE_CACHE_DIR/db.sqlite`, else the platform cache directory
+    /// (`~/.cache/kerntune/db.sqlite` on Linux), else `./.kerntune/db.sqlite`. A `db.json` an
+    /// earlier version left there, with no `db.sqlite` yet, is used (and converted on the first
+    /// write).
     pub fn default_path() -> PathBuf {
-        cache_dir().join("db.json")
+        let dir = cache_dir();
+        let (sqlite, json) = (dir.join("db.sqlite"), dir.join("db.json"));
+        if !sqlite.exists() && json.exists() {
+            return json;
+        }
+        sqlite
     }
 
     /// The file's path.
@@ -300,75 +345,275 @@ impl Database {
         &self.path
     }
 
-    /// Reads the database; a missing file is an empty database.
-    pub fn load(&self) -> Result<DbFile, DbError> {
-        match fs::read_to_string(&self.path) {
-            Ok(text) => DbFile::parse(&text, &self.path),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(DbFile::default()),
-            Err(source) => Err(DbError::Io { path: self.path.clone(), action: "reading", source }),
+    fn io(&self, action: &'static str) -> impl FnOnce(std::io::Error) -> DbError + '_ {
+        move |source| DbError::Io { path: self.path.clone(), action, source }
+    }
+
+    fn sql(&self, action: &'static str) -> impl Fn(rusqlite::Error) -> DbError + '_ {
+        move |e| match e {
+            rusqlite::Error::SqliteFailure(f, _) if matches!(f.code, rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt) => {
+                DbError::Corrupt { path: self.path.clone(), detail: e.to_string() }
+            }
+            other => DbError::Io { path: self.path.clone(), action, source: std::io::Error::other(other.to_string()) },
         }
     }
 
-    /// One entry, if present.
-    pub fn entry(&self, id: &EntryId) -> Result<Option<Entry>, DbError> {
-        Ok(self.load()?.entries.remove(&id.key()))
-    }
-
-    /// Applies `change` to the current contents under the lock and writes atomically.
-    pub fn update<T>(&self, change: impl FnOnce(&mut DbFile) -> T) -> Result<T, DbError> {
-        let io = |action: &'static str| {
-            let path = self.path.clone();
-            move |source| DbError::Io { path, action, source }
+    fn kind(&self) -> Result<Kind, DbError> {
+        let mut head = [0u8; 16];
+        let n = match File::open(&self.path) {
+            Ok(mut f) => std::io::Read::read(&mut f, &mut head).map_err(self.io("reading"))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Kind::Missing),
+            Err(e) => return Err(self.io("opening")(e)),
         };
-        let dir = self.path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf();
-        fs::create_dir_all(&dir).map_err(io("creating its directory"))?;
-        let lock_path = lock_path(&self.path);
-        let lock = OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).map_err(io("opening the lock file"))?;
-        lock.lock().map_err(io("locking"))?;
-        let mut file = self.load()?;
-        let out = change(&mut file);
-        let text = serde_json::to_string_pretty(&file).expect("database serializes");
-        let tmp = dir.join(format!(
-            ".{}.tmp.{}.{:?}",
+        if n == 0 {
+            return Ok(Kind::Missing);
+        }
+        if head.starts_with(b"SQLite format 3\0") {
+            return Ok(Kind::Sqlite);
+        }
+        if head[..n].iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
+            return Ok(Kind::Json);
+        }
+        Err(DbError::Corrupt { path: self.path.clone(), detail: "neither an SQLite database nor a kerntune database in JSON".into() })
+    }
+
+    /// Opens (creating when asked) the SQLite database, converting a JSON one first.
+    fn open(&self, create: bool) -> Result<Option<rusqlite::Connection>, DbError> {
+        match self.kind()? {
+            Kind::Missing if !create => return Ok(None),
+            Kind::Json if create => self.convert()?,
+            Kind::Json => return Err(DbError::Corrupt { path: self.path.clone(), detail: "a JSON database cannot be opened as SQLite".into() }),
+            _ => {}
+        }
+        if let Some(dir) = self.path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            fs::create_dir_all(dir).map_err(self.io("creating its directory"))?;
+        }
+        let c = rusqlite::Connection::open(&self.path).map_err(self.sql("opening"))?;
+        c.busy_timeout(BUSY).map_err(self.sql("configuring"))?;
+        c.execute_batch(
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;
+             CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value TEXT NOT NULL);
+             CREATE TABLE IF NOT EXISTS entries(key TEXT PRIMARY KEY, header TEXT NOT NULL);
+             CREATE TABLE IF NOT EXISTS measurements(entry TEXT NOT NULL, config TEXT NOT NULL, record TEXT NOT NULL, PRIMARY KEY(entry, config)) WITHOUT ROWID;",
+        )
+        .map_err(self.sql("initialising"))?;
+        c.execute("INSERT OR IGNORE INTO meta(name, value) VALUES ('schema', ?1), ('layout', ?2)", rusqlite::params![SCHEMA_NAME, SQLITE_LAYOUT.to_string()])
+            .map_err(self.sql("initialising"))?;
+        let meta = |name: &str| -> Result<Option<String>, DbError> {
+            use rusqlite::OptionalExtension;
+            c.query_row("SELECT value FROM meta WHERE name = ?1", [name], |r| r.get(0)).optional().map_err(self.sql("reading"))
+        };
+        if meta("schema")?.as_deref() != Some(SCHEMA_NAME) {
+            return Err(DbError::Corrupt { path: self.path.clone(), detail: "an SQLite file, but not a kerntune database".into() });
+        }
+        let layout = meta("layout")?.and_then(|v| v.parse::<u32>().ok()).unwrap_or(0);
+        if layout != SQLITE_LAYOUT {
+            return Err(DbError::Version { path: self.path.clone(), found: layout, expected: SQLITE_LAYOUT });
+        }
+        Ok(Some(c))
+    }
+
+    /// Replaces a JSON database by the same contents in SQLite (under the file's lock, through
+    /// a temporary file renamed over it, so a crash leaves one or the other).
+    fn convert(&self) -> Result<(), DbError> {
+        let lock = self.legacy_lock()?;
+        if !matches!(self.kind()?, Kind::Json) {
+            return Ok(()); // another process converted it meanwhile
+        }
+        let text = fs::read_to_string(&self.path).map_err(self.io("reading"))?;
+        let file = DbFile::parse(&text, &self.path)?;
+        let tmp = Database::at(self.path.with_file_name(format!(
+            ".{}.converting.{}",
             self.path.file_name().and_then(|n| n.to_str()).unwrap_or("db"),
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        {
-            let mut f = File::create(&tmp).map_err(io("creating a temporary file"))?;
-            f.write_all(text.as_bytes()).map_err(io("writing"))?;
-            f.sync_all().map_err(io("syncing"))?;
+            std::process::id()
+        )));
+        let _ = tmp.clear();
+        tmp.update(|f| *f = file)?;
+        fs::rename(&tmp.path, &self.path).map_err(self.io("replacing the JSON database"))?;
+        for suffix in ["-wal", "-shm"] {
+            let _ = fs::remove_file(with_suffix(&tmp.path, suffix));
         }
-        fs::rename(&tmp, &self.path).map_err(io("renaming the temporary file"))?;
-        if let Ok(d) = File::open(&dir) {
-            let _ = d.sync_all();
-        }
+        tracing::info!(path = %self.path.display(), "converted the database from JSON to SQLite");
         drop(lock);
+        Ok(())
+    }
+
+    fn legacy_lock(&self) -> Result<File, DbError> {
+        let lock = OpenOptions::new().create(true).truncate(false).write(true).open(lock_path(&self.path)).map_err(self.io("opening the lock file"))?;
+        lock.lock().map_err(self.io("locking"))?;
+        Ok(lock)
+    }
+
+    /// Reads the whole database; a missing file is an empty database.
+    pub fn load(&self) -> Result<DbFile, DbError> {
+        if let Kind::Json = self.kind()? {
+            let text = fs::read_to_string(&self.path).map_err(self.io("reading"))?;
+            return DbFile::parse(&text, &self.path);
+        }
+        let Some(c) = self.open(false)? else { return Ok(DbFile::default()) };
+        read_all(&c).map_err(self.sql("reading"))?.map_err(|detail| DbError::Corrupt { path: self.path.clone(), detail })
+    }
+
+    /// One entry, if present: a lookup by key, whatever the database's size.
+    pub fn entry(&self, id: &EntryId) -> Result<Option<Entry>, DbError> {
+        if let Kind::Json = self.kind()? {
+            return Ok(self.load()?.entries.remove(&id.key()));
+        }
+        let Some(c) = self.open(false)? else { return Ok(None) };
+        read_entry(&c, &id.key()).map_err(self.sql("reading"))?.map_err(|detail| DbError::Corrupt { path: self.path.clone(), detail })
+    }
+
+    /// Applies `change` to one entry (absent: `None`) in a transaction that re-reads it first,
+    /// and writes back what changed.
+    pub fn update_entry<T>(&self, id: &EntryId, change: impl FnOnce(&mut Option<Entry>) -> T) -> Result<T, DbError> {
+        let mut c = self.open(true)?.expect("created");
+        let corrupt = |detail| DbError::Corrupt { path: self.path.clone(), detail };
+        let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(self.sql("locking"))?;
+        let key = id.key();
+        let before = read_entry(&tx, &key).map_err(self.sql("reading"))?.map_err(corrupt)?;
+        let mut after = before.clone();
+        let out = change(&mut after);
+        write_entry(&tx, &key, before.as_ref(), after.as_ref()).map_err(self.sql("writing"))?;
+        tx.commit().map_err(self.sql("committing"))?;
         Ok(out)
     }
 
-    /// Removes the file (under the lock).
+    /// Applies `change` to the whole database in one transaction (merging files, tests); a
+    /// tune's own writes use [`Database::update_entry`].
+    pub fn update<T>(&self, change: impl FnOnce(&mut DbFile) -> T) -> Result<T, DbError> {
+        let mut c = self.open(true)?.expect("created");
+        let corrupt = |detail| DbError::Corrupt { path: self.path.clone(), detail };
+        let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(self.sql("locking"))?;
+        let before = read_all(&tx).map_err(self.sql("reading"))?.map_err(corrupt)?;
+        let mut after = before.clone();
+        let out = change(&mut after);
+        for (key, e) in &after.entries {
+            write_entry(&tx, key, before.entries.get(key), Some(e)).map_err(self.sql("writing"))?;
+        }
+        for (key, e) in &before.entries {
+            if !after.entries.contains_key(key) {
+                write_entry(&tx, key, Some(e), None).map_err(self.sql("writing"))?;
+            }
+        }
+        tx.commit().map_err(self.sql("committing"))?;
+        Ok(out)
+    }
+
+    /// Removes the database (and SQLite's side files).
     pub fn clear(&self) -> Result<bool, DbError> {
-        let lock_path = lock_path(&self.path);
-        if let Some(dir) = self.path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            let _ = fs::create_dir_all(dir);
+        let existed = match fs::remove_file(&self.path) {
+            Ok(()) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(source) => return Err(DbError::Io { path: self.path.clone(), action: "removing", source }),
+        };
+        for suffix in ["-wal", "-shm", "-journal", ".lock"] {
+            let _ = fs::remove_file(with_suffix(&self.path, suffix));
         }
-        let lock = OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path);
-        if let Ok(l) = &lock {
-            let _ = l.lock();
+        Ok(existed)
+    }
+
+    /// Takes the per-entry tuning lock (a lock file beside the database, released when the
+    /// guard drops or the process dies): a second process tuning the same kernel and problem
+    /// waits here, then finds the first one's winner. `None` when the lock file cannot be
+    /// made (a read-only cache): tuning goes on unlocked.
+    pub fn lock_entry(&self, id: &EntryId) -> Option<EntryLock> {
+        let dir = with_suffix(&self.path, ".locks");
+        fs::create_dir_all(&dir).ok()?;
+        let path = dir.join(format!("{}.lock", crate::hash::short_hash(id.key().as_bytes())));
+        let file = OpenOptions::new().create(true).truncate(false).write(true).open(&path).ok()?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                tracing::warn!(kernel = %id.kernel, problem = %id.problem, "another process is tuning this kernel and problem; waiting for it to finish");
+                file.lock().ok()?;
+            }
+            Err(std::fs::TryLockError::Error(_)) => return None,
         }
-        match fs::remove_file(&self.path) {
-            Ok(()) => Ok(true),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-            Err(source) => Err(DbError::Io { path: self.path.clone(), action: "removing", source }),
-        }
+        Some(EntryLock { _file: file })
     }
 }
 
-fn lock_path(p: &Path) -> PathBuf {
+/// Held while a process tunes one entry (see [`Database::lock_entry`]).
+#[derive(Debug)]
+pub struct EntryLock {
+    _file: File,
+}
+
+type Rows<T> = rusqlite::Result<Result<T, String>>;
+
+fn read_entry(c: &rusqlite::Connection, key: &str) -> Rows<Option<Entry>> {
+    use rusqlite::OptionalExtension;
+    let Some(header): Option<String> = c.query_row("SELECT header FROM entries WHERE key = ?1", [key], |r| r.get(0)).optional()? else {
+        return Ok(Ok(None));
+    };
+    let mut e: Entry = match serde_json::from_str(&header) {
+        Ok(e) => e,
+        Err(err) => return Ok(Err(format!("entry {}: {err}", crate::spec::error::quote(key)))),
+    };
+    let mut st = c.prepare_cached("SELECT config, record FROM measurements WHERE entry = ?1")?;
+    let rows = st.query_map([key], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+    for row in rows {
+        let (config, record) = row?;
+        match serde_json::from_str::<Measurement>(&record) {
+            Ok(m) => {
+                e.measurements.insert(config, m);
+            }
+            Err(err) => return Ok(Err(format!("entry {}, config {config}: {err}", crate::spec::error::quote(key)))),
+        }
+    }
+    Ok(Ok(Some(e)))
+}
+
+fn read_all(c: &rusqlite::Connection) -> Rows<DbFile> {
+    let mut file = DbFile::default();
+    let keys: Vec<String> = c.prepare("SELECT key FROM entries ORDER BY key")?.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+    for key in keys {
+        match read_entry(c, &key)? {
+            Ok(Some(e)) => {
+                file.entries.insert(key, e);
+            }
+            Ok(None) => {}
+            Err(detail) => return Ok(Err(detail)),
+        }
+    }
+    Ok(Ok(file))
+}
+
+/// Writes what changed between `before` and `after` (`None`: absent) for entry `key`.
+fn write_entry(c: &rusqlite::Connection, key: &str, before: Option<&Entry>, after: Option<&Entry>) -> rusqlite::Result<()> {
+    let Some(after) = after else {
+        c.execute("DELETE FROM measurements WHERE entry = ?1", [key])?;
+        c.execute("DELETE FROM entries WHERE key = ?1", [key])?;
+        return Ok(());
+    };
+    let header = |e: &Entry| serde_json::to_string(&Entry { measurements: BTreeMap::new(), ..e.clone() }).expect("an entry serializes");
+    let new_header = header(after);
+    if before.map(header).as_ref() != Some(&new_header) {
+        c.execute("INSERT OR REPLACE INTO entries(key, header) VALUES (?1, ?2)", rusqlite::params![key, new_header])?;
+    }
+    let mut put = c.prepare_cached("INSERT OR REPLACE INTO measurements(entry, config, record) VALUES (?1, ?2, ?3)")?;
+    for (k, m) in &after.measurements {
+        if before.and_then(|b| b.measurements.get(k)) != Some(m) {
+            put.execute(rusqlite::params![key, k, serde_json::to_string(m).expect("a measurement serializes")])?;
+        }
+    }
+    if let Some(b) = before {
+        let mut del = c.prepare_cached("DELETE FROM measurements WHERE entry = ?1 AND config = ?2")?;
+        for k in b.measurements.keys().filter(|k| !after.measurements.contains_key(*k)) {
+            del.execute(rusqlite::params![key, k])?;
+        }
+    }
+    Ok(())
+}
+
+fn with_suffix(p: &Path, suffix: &str) -> PathBuf {
     let mut s = p.as_os_str().to_owned();
-    s.push(".lock");
+    s.push(suffix);
     PathBuf::from(s)
+}
+
+fn lock_path(p: &Path) -> PathBuf {
+    with_suffix(p, ".lock")
 }
 
 /// kerntune's cache directory (database, compile caches): `$KERNTUNE_CACHE_DIR`, else the

@@ -33,12 +33,13 @@ fn tunes_once_then_launches_the_stored_winner() {
     let again = out.lines().find(|l| l.starts_with("triad N=65536:")).unwrap();
     assert_eq!(again, winner.replace("(tuned now)", "(stored winner)"), "{out}");
     // Never tune: an unseen size runs the default config, says so, and stores nothing new.
-    let db = std::fs::read_to_string(d.path().join("db.json")).unwrap();
+    let stored = || kerntune::Database::at(d.path().join("db.sqlite")).load().unwrap();
+    let db = stored();
     let (ok, out, err) = app(d.path(), &["--n", "4000", "--iters", "3"], &[("KERNTUNE_TUNE", "0")]);
     assert!(ok, "{err}");
     assert!(out.contains("triad N=4000: WG_SIZE=64,PER_THREAD=1 (default config)") && out.contains("verified"), "{out}");
     assert!(err.contains("no stored or embedded winner for this problem; using the default config"), "{err}");
-    assert_eq!(std::fs::read_to_string(d.path().join("db.json")).unwrap(), db);
+    assert_eq!(stored(), db);
 }
 
 #[test]
