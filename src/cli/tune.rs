@@ -127,11 +127,28 @@ impl Stop {
 
     /// The signal's name and the exit status for it.
     fn which(&self) -> (&'static str, i32) {
-        match self.signal.load(std::sync::atomic::Ordering::Relaxed) {
-            15 => ("SIGTERM", 143),
-            _ => ("SIGINT", 130),
+        Stop::named(self.signal.load(std::sync::atomic::Ordering::Relaxed)).unwrap_or(("SIGINT", 130))
+    }
+
+    fn named(signal: usize) -> Option<(&'static str, i32)> {
+        match signal {
+            15 => Some(("SIGTERM", 143)),
+            2 => Some(("SIGINT", 130)),
+            _ => None,
         }
     }
+}
+
+fn saved_where(opts: &TuneOptions) -> String {
+    match opts.db.as_ref() {
+        Some(d) => format!("written to {}", d.path().display()),
+        None => "not saved (--no-db)".into(),
+    }
+}
+
+fn interrupted(name: &str, sizes: &str, kept: usize, saved: &str, compiling: usize) -> String {
+    let dropped = if compiling > 0 { format!(" ({compiling} queued or compiling config(s) dropped)") } else { String::new() };
+    format!("interrupted by {name} while tuning {sizes}: {kept} config(s) measured in this run, {saved}{dropped}; run the same command to resume")
 }
 
 fn tune_all<B: Backend>(backend: B, spec: &Spec, a: &Args, mut opts: TuneOptions) -> anyhow::Result<i32> {
@@ -157,7 +174,17 @@ fn tune_all<B: Backend>(backend: B, spec: &Spec, a: &Args, mut opts: TuneOptions
         let counters = Arc::new(Mutex::new((0usize, 0usize, 0usize, 0usize)));
         let pb2 = pb.clone();
         let mut o = opts.clone();
+        let (which, saved, sizes2) = (stop.which(), saved_where(&opts), sizes.clone());
+        let signal = stop.signal.clone();
         o.observer = Some(Arc::new(move |e: &Event<'_>| match e {
+            Event::Interrupted { kept, compiling } => {
+                // Everything measured is written: exit now rather than wait for the compiles in
+                // progress (they would be thrown away).
+                pb2.finish_and_clear();
+                let (name, code) = Stop::named(signal.load(std::sync::atomic::Ordering::Relaxed)).unwrap_or(which);
+                crate::cli::out::eprint_line(&interrupted(name, &sizes2, *kept, &saved, *compiling));
+                std::process::exit(code);
+            }
             Event::Planned { candidates, budget, pruned, .. } => {
                 pb2.set_length(budget.map_or(*candidates, |b| b.min(*candidates)) as u64);
                 counters.lock().expect("counters").3 = *pruned;
@@ -183,12 +210,12 @@ fn tune_all<B: Backend>(backend: B, spec: &Spec, a: &Args, mut opts: TuneOptions
         }));
         let r = tuner.tune(&job, &o);
         pb.finish_and_clear();
-        let interrupted = match &r {
+        let stopped = match &r {
             Err(kerntune::Error::Interrupted { kept, .. }) => Some(*kept),
             _ if stop.requested() => Some(0),
             _ => None,
         };
-        if let Some(kept) = interrupted {
+        if let Some(kept) = stopped {
             if let Ok(r) = r {
                 if !a.json {
                     report::print(&r, a.top, opts.db.as_ref().map(|d| d.path()))?;
@@ -196,13 +223,7 @@ fn tune_all<B: Backend>(backend: B, spec: &Spec, a: &Args, mut opts: TuneOptions
                 reports.push(r);
             }
             let (name, code) = stop.which();
-            let saved = match opts.db.as_ref() {
-                Some(d) => format!("written to {}", d.path().display()),
-                None => "not saved (--no-db)".into(),
-            };
-            crate::cli::out::eprint_line(&format!(
-                "interrupted by {name} while tuning {sizes}: {kept} config(s) measured in this run, {saved}; run the same command to resume"
-            ));
+            crate::cli::out::eprint_line(&interrupted(name, &sizes, kept, &saved_where(&opts), 0));
             if a.json {
                 outln!("{}", serde_json::to_string_pretty(&reports)?);
             }

@@ -35,6 +35,15 @@ pub enum Event<'a> {
         /// Compile seconds.
         seconds: f64,
     },
+    /// The tune was asked to stop ([`crate::TuneOptions::cancel`]) and everything measured so
+    /// far is written: a program may exit now, or wait for the compiles still running
+    /// (`compiling`) to finish and the tune to return [`crate::Error::Interrupted`].
+    Interrupted {
+        /// Configs measured by this run (in the database, when there is one).
+        kept: usize,
+        /// Compiles still running.
+        compiling: usize,
+    },
     /// A config's result is final (measured, failed, pruned after compiling, or from the db).
     Result {
         /// The result.

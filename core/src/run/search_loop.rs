@@ -105,10 +105,24 @@ pub(crate) fn run<B: Backend>(run: &mut Run<'_, B>, plan: &Plan, t0: Instant) ->
     pipeline(run, strat.as_mut(), &mut progress, (plan, &view), (threads, adaptive), reference)?;
     if progress.cancelled {
         run.flush()?;
-        let kept = run.results.values().filter(|r| !r.from_db && !matches!(r.outcome, crate::run::report::ResultOutcome::Pruned { .. })).count();
-        return Err(Error::Interrupted { kept, saved: opts.db.is_some() });
+        return Err(Error::Interrupted { kept: kept(run), saved: opts.db.is_some() });
     }
     Ok(strat.name())
+}
+
+/// Configs this run measured (or saw fail): what a stop keeps.
+fn kept<B: Backend>(run: &Run<'_, B>) -> usize {
+    run.results.values().filter(|r| !r.from_db && !matches!(r.outcome, crate::run::report::ResultOutcome::Pruned { .. })).count()
+}
+
+/// A stop was asked for: no new compiles, everything measured written now, and the observer
+/// told (a command-line program exits there rather than wait for the compiles in progress).
+fn stopping<B: Backend>(run: &mut Run<'_, B>, progress: &mut Progress, flow: &Flow) -> Result<(), Error> {
+    progress.cancelled = true;
+    flow.stop();
+    run.flush()?;
+    crate::run::tuner::emit(run.opts.observer.as_ref(), Event::Interrupted { kept: kept(run), compiling: progress.flying });
+    Ok(())
 }
 
 /// Marks candidate `i` evaluated and tells the strategy its outcome.
@@ -267,9 +281,7 @@ fn pipeline<B: Backend>(
                     Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                         // Nothing arrived: notice a stop request while compiles run.
                         if !progress.cancelled && run.opts.cancelled() {
-                            progress.cancelled = true;
-                            tracing::warn!(compiling = progress.flying, "stopping: no new configs; the compiles in progress finish first");
-                            flow.stop();
+                            failure = stopping(run, progress, &flow).err();
                         }
                         None
                     }
@@ -277,7 +289,9 @@ fn pipeline<B: Backend>(
                 },
             };
             let Some(a) = next else { continue };
-            progress.cancelled |= run.opts.cancelled();
+            if !progress.cancelled && run.opts.cancelled() {
+                failure = stopping(run, progress, &flow).err();
+            }
             if failure.is_some() || progress.out_of_time() || progress.cancelled {
                 progress.in_flight[a.0] = false;
                 progress.flying -= 1;
