@@ -237,27 +237,7 @@ fn pipeline<B: Backend>(
     let mut failure: Option<Error> = None;
     std::thread::scope(|s| {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Arrival<B::Kernel>>(threads * 2);
-        for w in 0..threads {
-            let (tx, flow) = (tx.clone(), &flow);
-            let compile = move || {
-                while let Some(i) = flow.queue.pop() {
-                    if flow.cancel.load(Ordering::Relaxed) {
-                        continue;
-                    }
-                    let c: &Cand = &plan.cands[i];
-                    let t = Instant::now();
-                    let inputs = CompileInputs::new(prep, source, &c.config, &c.launch);
-                    let r = backend.compile(&inputs.request(source, &c.config, &c.launch));
-                    if tx.send((i, r, t.elapsed().as_secs_f64())).is_err() {
-                        return;
-                    }
-                }
-            };
-            if let Err(e) = std::thread::Builder::new().name(format!("kerntune-compile-{w}")).spawn_scoped(s, compile) {
-                failure = Some(Error::Backend(BackendError::other(format!("starting a compile thread: {e}"))));
-            }
-        }
-        drop(tx);
+        failure = spawn_compilers(s, threads, &flow, tx, (plan, prep, source, backend)).err();
         // Whatever ends this scope (a panic in an observer included), the compile threads stop.
         let _stop = StopOnDrop(&flow);
         if failure.is_none() {
@@ -278,20 +258,15 @@ fn pipeline<B: Backend>(
                 _ if progress.flying == 0 => break,
                 _ => match rx.recv_timeout(Duration::from_millis(100)) {
                     Ok(a) => Some(a),
-                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                        // Nothing arrived: notice a stop request while compiles run.
-                        if !progress.cancelled && run.opts.cancelled() {
-                            failure = stopping(run, progress, &flow).err();
-                        }
-                        None
-                    }
+                    // Nothing arrived: look again (a stop request is noticed below).
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => None,
                     Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
                 },
             };
-            let Some(a) = next else { continue };
             if !progress.cancelled && run.opts.cancelled() {
                 failure = stopping(run, progress, &flow).err();
             }
+            let Some(a) = next else { continue };
             if failure.is_some() || progress.out_of_time() || progress.cancelled {
                 progress.in_flight[a.0] = false;
                 progress.flying -= 1;
@@ -319,6 +294,39 @@ fn pipeline<B: Backend>(
         }
         None => Ok(()),
     }
+}
+
+/// Starts the compile threads: each takes the next queued candidate, compiles it and sends it
+/// back, until the queue closes or nobody listens.
+fn spawn_compilers<'s, 'e: 's, B: Backend>(
+    s: &'s std::thread::Scope<'s, 'e>,
+    threads: usize,
+    flow: &'e Flow,
+    tx: std::sync::mpsc::SyncSender<Arrival<B::Kernel>>,
+    (plan, prep, source, backend): (&'e Plan, &'e crate::plan::prepare::Prepared, &'e crate::spec::source::KernelSource, &'e B),
+) -> Result<(), Error> {
+    for w in 0..threads {
+        let tx = tx.clone();
+        let compile = move || {
+            while let Some(i) = flow.queue.pop() {
+                if flow.cancel.load(Ordering::Relaxed) {
+                    continue;
+                }
+                let c: &Cand = &plan.cands[i];
+                let t = Instant::now();
+                let inputs = CompileInputs::new(prep, source, &c.config, &c.launch);
+                let r = backend.compile(&inputs.request(source, &c.config, &c.launch));
+                if tx.send((i, r, t.elapsed().as_secs_f64())).is_err() {
+                    return;
+                }
+            }
+        };
+        std::thread::Builder::new()
+            .name(format!("kerntune-compile-{w}"))
+            .spawn_scoped(s, compile)
+            .map_err(|e| Error::Backend(BackendError::other(format!("starting a compile thread: {e}"))))?;
+    }
+    Ok(())
 }
 
 /// One compiled (or failed) candidate: accounted, verified and measured, told to the strategy.
