@@ -48,59 +48,36 @@ fn launches(c: &mut Criterion) {
     let (func, cfg) = k.raw();
 
     let mut g = c.benchmark_group("launch (host time per launch, triad N=4096)");
+    // Host time of `iters` launches, queued BATCH at a time with the stream drained between
+    // batches (untimed), so that a full launch queue never blocks the host.
+    let batches = |iters: u64, launch: &mut dyn FnMut()| {
+        let mut spent = Duration::ZERO;
+        let mut left = iters;
+        while left > 0 {
+            let m = left.min(BATCH);
+            let t = Instant::now();
+            for _ in 0..m {
+                launch();
+            }
+            spent += t.elapsed();
+            stream.synchronize().unwrap();
+            left -= m;
+        }
+        spent
+    };
     g.bench_function("raw cudarc launch_builder", |b| {
         b.iter_custom(|iters| {
-            let mut spent = Duration::ZERO;
-            let mut left = iters;
-            while left > 0 {
-                let m = left.min(BATCH);
-                let t = Instant::now();
-                for _ in 0..m {
-                    let mut l = stream.launch_builder(&func);
-                    l.arg(&x).arg(&mut y).arg(&a).arg(&n);
-                    // SAFETY: the triad's parameters; both buffers hold n floats.
-                    unsafe { l.launch(cfg) }.unwrap();
-                }
-                spent += t.elapsed();
-                stream.synchronize().unwrap();
-                left -= m;
-            }
-            spent
+            batches(iters, &mut || {
+                let mut l = stream.launch_builder(&func);
+                l.arg(&x).arg(&mut y).arg(&a).arg(&n);
+                // SAFETY: the triad's parameters; both buffers hold n floats.
+                unsafe { l.launch(cfg) }.unwrap();
+            })
         })
     });
-    g.bench_function("kerntune TunedKernel::launch", |b| {
-        b.iter_custom(|iters| {
-            let mut spent = Duration::ZERO;
-            let mut left = iters;
-            while left > 0 {
-                let m = left.min(BATCH);
-                let t = Instant::now();
-                for _ in 0..m {
-                    k.launch(&stream, (&x, &mut y, a, n)).unwrap();
-                }
-                spent += t.elapsed();
-                stream.synchronize().unwrap();
-                left -= m;
-            }
-            spent
-        })
-    });
+    g.bench_function("kerntune TunedKernel::launch", |b| b.iter_custom(|iters| batches(iters, &mut || k.launch(&stream, (&x, &mut y, a, n)).unwrap())));
     g.bench_function("kerntune lookup + launch (triad.kernel(&[n])?.launch)", |b| {
-        b.iter_custom(|iters| {
-            let mut spent = Duration::ZERO;
-            let mut left = iters;
-            while left > 0 {
-                let m = left.min(BATCH);
-                let t = Instant::now();
-                for _ in 0..m {
-                    triad.kernel(&[n as i64]).unwrap().launch(&stream, (&x, &mut y, a, n)).unwrap();
-                }
-                spent += t.elapsed();
-                stream.synchronize().unwrap();
-                left -= m;
-            }
-            spent
-        })
+        b.iter_custom(|iters| batches(iters, &mut || triad.kernel(&[n as i64]).unwrap().launch(&stream, (&x, &mut y, a, n)).unwrap()))
     });
     g.finish();
 }

@@ -415,27 +415,9 @@ impl StreamOps for HipStream<'_> {
     }
 
     fn launch(&mut self, args: &mut [*mut c_void]) -> Result<(), BackendError> {
-        let l = self.launch;
         // SAFETY: `args` point at parameter storage that outlives the call (the runtime copies
         // the values at launch).
-        check(
-            unsafe {
-                hip::hipModuleLaunchKernel(
-                    self.func,
-                    l.grid[0],
-                    l.grid[1],
-                    l.grid[2],
-                    l.block[0],
-                    l.block[1],
-                    l.block[2],
-                    l.shared_mem_bytes,
-                    self.stream,
-                    args.as_mut_ptr(),
-                    std::ptr::null_mut(),
-                )
-            },
-            "launch",
-        )
+        check(unsafe { launch_module_kernel(self.func, self.launch, self.stream, args) }, "launch")
     }
 
     fn query(&mut self, event: usize) -> Result<bool, BackendError> {
@@ -487,5 +469,30 @@ impl Drop for LocalWorkspace {
             }
             hip::hipStreamDestroy(self.stream);
         }
+    }
+}
+
+/// `hipModuleLaunchKernel` of `func` with `l`'s geometry on `stream`.
+///
+/// # Safety
+/// `func` is a loaded function of the current device, `stream` a stream of it (or null), and
+/// `args` holds one pointer per kernel parameter, each to a value of the parameter's type that
+/// lives until the call returns (HIP copies the values at launch).
+pub(crate) unsafe fn launch_module_kernel(func: hip::hipFunction_t, l: &Launch, stream: hip::hipStream_t, args: &mut [*mut c_void]) -> hipError_t {
+    // SAFETY: as the caller promised.
+    unsafe {
+        hip::hipModuleLaunchKernel(
+            func,
+            l.grid[0],
+            l.grid[1],
+            l.grid[2],
+            l.block[0],
+            l.block[1],
+            l.block[2],
+            l.shared_mem_bytes,
+            stream,
+            args.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
     }
 }

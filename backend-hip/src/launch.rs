@@ -450,21 +450,7 @@ impl TunedKernel {
         // SAFETY: the arguments match the kernel's parameters in count and type, each buffer
         // holds what the launch geometry needs (checked above), and `params` points at `args`,
         // which outlives the call (HIP copies the values at launch).
-        let r = unsafe {
-            hip::hipModuleLaunchKernel(
-                k.func,
-                l.grid[0],
-                l.grid[1],
-                l.grid[2],
-                l.block[0],
-                l.block[1],
-                l.block[2],
-                l.shared_mem_bytes,
-                stream.0,
-                params.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
-        };
+        let r = unsafe { crate::bench::launch_module_kernel(k.func, &l, stream.0, &mut params) };
         if r != hipError_t::hipSuccess {
             return Err(LaunchError::Device { kernel: k.signature.kernel().to_string(), message: describe(r) });
         }

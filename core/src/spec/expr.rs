@@ -306,21 +306,7 @@ impl Compiler<'_> {
                 }
             }
             ast::Expr::BinOp(b) => {
-                let op = match b.op {
-                    ast::Operator::Add => BinOp::Add,
-                    ast::Operator::Sub => BinOp::Sub,
-                    ast::Operator::Mult => BinOp::Mul,
-                    ast::Operator::Div => BinOp::Div,
-                    ast::Operator::FloorDiv => BinOp::FloorDiv,
-                    ast::Operator::Mod => BinOp::Mod,
-                    ast::Operator::Pow => BinOp::Pow,
-                    ast::Operator::BitAnd => BinOp::BitAnd,
-                    ast::Operator::BitOr => BinOp::BitOr,
-                    ast::Operator::BitXor => BinOp::BitXor,
-                    ast::Operator::LShift => BinOp::Shl,
-                    ast::Operator::RShift => BinOp::Shr,
-                    ast::Operator::MatMult => return Err(self.unsupported("the `@` operator")),
-                };
+                let op = bin_op(b.op).ok_or_else(|| self.unsupported("the `@` operator"))?;
                 Node::Bin(op, Box::new(self.expr(&b.left)?), Box::new(self.expr(&b.right)?))
             }
             ast::Expr::Compare(c) => {
@@ -751,6 +737,25 @@ fn call<'a>(f: Func, args: &'a [Node], slots: &'a [Value]) -> Result<V<'a>, Eval
             (Some(a), Some(b)) if b != 0 => V::Int(b.checked_neg().and_then(|nb| floor_div(a, nb)).and_then(i64::checked_neg).ok_or_else(overflow)?),
             _ => return err("div_ceil needs two integers, the second non-zero"),
         },
+    })
+}
+
+/// Python's binary operator as an expression's; `None` for `@`.
+pub(crate) fn bin_op(op: ast::Operator) -> Option<BinOp> {
+    Some(match op {
+        ast::Operator::Add => BinOp::Add,
+        ast::Operator::Sub => BinOp::Sub,
+        ast::Operator::Mult => BinOp::Mul,
+        ast::Operator::Div => BinOp::Div,
+        ast::Operator::FloorDiv => BinOp::FloorDiv,
+        ast::Operator::Mod => BinOp::Mod,
+        ast::Operator::Pow => BinOp::Pow,
+        ast::Operator::BitAnd => BinOp::BitAnd,
+        ast::Operator::BitOr => BinOp::BitOr,
+        ast::Operator::BitXor => BinOp::BitXor,
+        ast::Operator::LShift => BinOp::Shl,
+        ast::Operator::RShift => BinOp::Shr,
+        ast::Operator::MatMult => return None,
     })
 }
 

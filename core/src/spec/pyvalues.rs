@@ -18,7 +18,7 @@
 //! overflow.
 
 use crate::spec::error::quote;
-use crate::spec::expr::{arith, float_to_int, with_python_ast, BinOp, ExprError, Num, MAX_EXPR_DEPTH};
+use crate::spec::expr::{arith, bin_op, float_to_int, with_python_ast, BinOp, ExprError, Num, MAX_EXPR_DEPTH};
 use crate::spec::value::Value;
 use rustpython_parser::ast::{self, Constant};
 use std::fmt;
@@ -643,24 +643,6 @@ fn unary(op: ast::UnaryOp, v: PyValue) -> R {
         },
         ast::UnaryOp::Invert => as_int(&v).map(|i| PyValue::Int(!i)).ok_or_else(|| format!("`~` needs an integer, got a {}", v.type_name())),
     }
-}
-
-fn bin_op(op: ast::Operator) -> Option<BinOp> {
-    Some(match op {
-        ast::Operator::Add => BinOp::Add,
-        ast::Operator::Sub => BinOp::Sub,
-        ast::Operator::Mult => BinOp::Mul,
-        ast::Operator::Div => BinOp::Div,
-        ast::Operator::FloorDiv => BinOp::FloorDiv,
-        ast::Operator::Mod => BinOp::Mod,
-        ast::Operator::Pow => BinOp::Pow,
-        ast::Operator::BitAnd => BinOp::BitAnd,
-        ast::Operator::BitOr => BinOp::BitOr,
-        ast::Operator::BitXor => BinOp::BitXor,
-        ast::Operator::LShift => BinOp::Shl,
-        ast::Operator::RShift => BinOp::Shr,
-        ast::Operator::MatMult => return None,
-    })
 }
 
 fn op_text(op: ast::Operator) -> &'static str {
