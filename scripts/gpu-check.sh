@@ -95,11 +95,12 @@ cuda)
   ;;
 sgemm)
   cp .device/bench/sgemm.cu benches/sgemm/sgemm.cu
-  rm -rf "$KERNTUNE_CACHE_DIR"
+  # Cold means both caches empty: kerntune's and NVRTC's own (the driver's ComputeCache).
+  rm -rf "$KERNTUNE_CACHE_DIR"; export CUDA_CACHE_PATH=$(mktemp -d)
   {
-    echo "--- cold: empty compile cache, empty database"
+    echo "--- cold: empty compile caches (kerntune's and NVRTC's), empty database"
     timed "$BIN" tune benches/sgemm/sgemm.toml --backend cuda --top 10; echo "exit $?"
-    for i in 1 2 3; do
+    for i in $(seq ${SGEMM_WARM:-3}); do
       echo "--- warm $i: compile cache kept, database cleared"
       rm -f "$KERNTUNE_CACHE_DIR"/db.sqlite*
       timed "$BIN" tune benches/sgemm/sgemm.toml --backend cuda --top 5; echo "exit $?"
@@ -174,23 +175,38 @@ launch)
   } > "$OUT/app.txt" 2>&1
   ;;
 conv)
-  # Issue 15's compile-heavy kernel: the 15x15 convolution (tiles up to 4x4): kerntune (cold
-  # compile cache; random sampling like Kernel Tuner's at 50 and 100 evaluations, hybrid at 100)
-  # and Kernel Tuner (random_sample, max_fevals=$KT_EVALS (50); cupy's kernel cache emptied),
-  # one after the other. Kernel Tuner needs over 480 s for 100 here.
+  # Issue 15's compile-heavy kernel: the 15x15 convolution (tiles up to 4x4). kerntune with a
+  # cold compile cache for each of $CONV_RUNS (strategy:budget; default random:50 random:100
+  # hybrid:100), then Kernel Tuner (cupy's kernel cache emptied) on exactly the configs of each
+  # run in $KT_SAME (default random:50; KT_SAME= for none), so both tools compile and time the same set. One after
+  # the other; nothing else runs meanwhile. KT_EVALS=N adds Kernel Tuner's own random_sample.
+  lscpu | grep -E '^(Model name|CPU\(s\)|Thread|Core|Socket)' > "$OUT/conv-cpu.txt"
   {
-    for run in random:50 random:100 hybrid:100; do
+    for run in ${CONV_RUNS:-random:50 random:100 hybrid:100}; do
       strat=${run%%:*}; n=${run##*:}
-      rm -rf "$KERNTUNE_CACHE_DIR"
+      # NVRTC (12.9 and later) keeps its own cache in the driver's ComputeCache: a fresh one
+      # per run, or configs an earlier run compiled come back in a fraction of a second.
+      rm -rf "$KERNTUNE_CACHE_DIR"; export CUDA_CACHE_PATH=$(mktemp -d)
       echo "--- kerntune $strat $n"
-      timed "$BIN" tune examples/convolution/convolution.toml --backend cuda --strategy $strat --budget $n --seed 1 --top 3 --no-db --json > "$OUT/conv-$strat-$n.json"; echo "exit $?"
-      python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r=r[0] if isinstance(r,list) else r; print({k: r.get(k) for k in ["evaluated","compiled","compile_seconds","compile_threads","compile_efficiency","wall_seconds","winner","strategy"]}, r["winner_stats"]["mean"]*1e3, "ms")' "$OUT/conv-$strat-$n.json"
+      timed "$BIN" tune examples/convolution/convolution.toml --backend cuda --strategy $strat --budget $n --seed 1 --top 1000 --no-db --json > "$OUT/conv-$strat-$n.json"; echo "exit $?"
+      python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r=r[0] if isinstance(r,list) else r; print({k: r.get(k) for k in ["evaluated","compiled","compile_seconds","compile_threads","compile_efficiency","wall_seconds","winner","strategy"]}, r["winner_stats"]["mean"]*1e3, "ms"); print("compile seconds per config, longest first:", sorted((round(x["compile_seconds"] or 0, 1) for x in r["results"]), reverse=True))' "$OUT/conv-$strat-$n.json"
     done
   } > "$OUT/conv.txt" 2>&1
   if [ -d .whl ]; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
-    export CUPY_CACHE_DIR=$(mktemp -d)
-    { timed python3 examples/convolution/convolution_kt.py ${KT_EVALS:-50}; echo "exit $?"; } > "$OUT/conv-kt.txt" 2>&1
+    {
+      for run in ${KT_SAME-random:50}; do
+        strat=${run%%:*}; n=${run##*:}
+        export CUPY_CACHE_DIR=$(mktemp -d) CUDA_CACHE_PATH=$(mktemp -d)
+        echo "--- Kernel Tuner, the configs of kerntune $strat $n"
+        timed python3 examples/convolution/convolution_kt.py --configs "$OUT/conv-$strat-$n.json"; echo "exit $?"
+      done
+      if [ -n "${KT_EVALS:-}" ]; then
+        export CUPY_CACHE_DIR=$(mktemp -d) CUDA_CACHE_PATH=$(mktemp -d)
+        echo "--- Kernel Tuner, random_sample $KT_EVALS"
+        timed python3 examples/convolution/convolution_kt.py "$KT_EVALS"; echo "exit $?"
+      fi
+    } > "$OUT/conv-kt.txt" 2>&1
   fi
   ;;
 kt)

@@ -2,7 +2,11 @@
 """The 2-D convolution (convolution.cu) tuned with Kernel Tuner's Python API: the kind of
 script docs/kernel-tuner.md moves to a kerntune spec (convolution.toml, beside this file).
 
-usage: convolution_kt.py [MAX_FEVALS]   (brute force over the space without an argument)
+usage: convolution_kt.py [MAX_FEVALS]          random_sample of MAX_FEVALS configs (brute force
+                                               over the whole space without an argument)
+       convolution_kt.py --configs RUN.json    exactly the configs a `kerntune tune --json` run
+                                               evaluated (brute force restricted to them), so both
+                                               tools compile and time the same set
 """
 import json
 import os
@@ -41,17 +45,30 @@ grid_div_x = ["block_size_x", "tile_size_x"]
 grid_div_y = ["block_size_y", "tile_size_y"]
 
 strategy, options = "brute_force", {}
-if len(sys.argv) > 1:
+if len(sys.argv) > 2 and sys.argv[1] == "--configs":
+    run = json.load(open(sys.argv[2]))
+    run = run[0] if isinstance(run, list) else run
+    names = [n for n in tune_params if len(tune_params[n]) > 1]
+    chosen = {tuple(dict(r["config"]["params"])[n] for n in names) for r in run["results"] if not r.get("from_db")}
+
+    def chosen_only(p):
+        # Kernel Tuner's monolithic restriction; every chosen config satisfies the string ones.
+        return tuple(p[n] for n in names) in chosen
+
+    restrictions = [chosen_only]
+    strategy = "brute_force (the %d configs of %s)" % (len(chosen), os.path.basename(sys.argv[2]))
+elif len(sys.argv) > 1:
     strategy, options = "random_sample", {"max_fevals": int(sys.argv[1])}
 
 t0 = time.time()
 results, env = kt.tune_kernel("convolution_kernel", os.path.join(here, "convolution.cu"), problem_size, args, tune_params,
                               grid_div_x=grid_div_x, grid_div_y=grid_div_y, restrictions=restrictions, cmem_args=cmem_args,
-                              compiler_options=["-std=c++11"], lang="cupy", strategy=strategy, strategy_options=options,
+                              compiler_options=["-std=c++11"], lang="cupy", strategy=strategy.split(" ")[0], strategy_options=options,
                               iterations=7, verbose=False, quiet=True)
 wall = time.time() - t0
 ok = [r for r in results if isinstance(r.get("time"), float)]
 best = min(ok, key=lambda r: r["time"])
 print(json.dumps({"kernel": "convolution", "tool": "kernel_tuner", "strategy": strategy, "evaluated": len(results), "ok": len(ok),
                   "wall_s": round(wall, 2), "compile_s_total": round(sum(r.get("compile_time", 0) for r in results) / 1e3, 2),
-                  "best_ms": round(best["time"], 4), "best": {k: best[k] for k in tune_params}}))
+                  "best_ms": round(best["time"], 4), "best": {k: best[k] for k in tune_params},
+                  "compile_s_per_config": sorted((round(r.get("compile_time", 0) / 1e3, 2) for r in results), reverse=True)}))
