@@ -64,12 +64,16 @@ fn matmul_tunes_with_a_budget_and_json_output() {
         return;
     }
     let spec = examples().join("matmul/matmul.toml");
-    let o = kerntune(d.path(), &["tune", spec.to_str().unwrap(), "--key", "M=96,N=80,K=64", "--strategy", "random", "--budget", "6", "--seed", "3", "--json"]);
+    let o = kerntune(
+        d.path(),
+        &["tune", spec.to_str().unwrap(), "--key", "M=96,N=80,K=64", "--strategy", "random", "--budget", "6", "--seed", "3", "--json", "-j", "3"],
+    );
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let r = &v[0];
     assert_eq!(r["evaluated"], 6);
+    assert_eq!(r["compile_threads"], 3, "-j 3 runs three compile threads");
     assert_eq!(r["reference"], "cpu:gemm");
     assert_eq!(r["entry"]["problem"], "M=96,N=80,K=64");
     assert!(r["results"].as_array().unwrap().iter().all(|x| x["outcome"] == "measured"), "every sampled config matches the CPU product: {out}");
@@ -155,6 +159,7 @@ fn bad_input_gets_one_clear_line() {
     bad(dir, &["tune", p.to_str().unwrap()], &["bad_name.toml", "kernel.name", "not closed with `>`"]);
     let good = write(dir, "good.toml", &spec("ok.wgsl", "", "WG_SIZE"));
     bad(dir, &["tune", good.to_str().unwrap(), "--budget", "fast"], &["--budget", "`fast`"]);
+    bad(dir, &["tune", good.to_str().unwrap(), "-j", "0"], &["--jobs", "0"]);
     bad(dir, &["tune", good.to_str().unwrap(), "--strategy", "annealing", "--budget", "2%"], &["--budget", "`model` or `hybrid`", "`annealing` has none"]);
     if cfg!(feature = "hip") {
         // This machine has the HIP runtime but no AMD GPU.

@@ -52,6 +52,10 @@ pub struct Args {
     /// Allow kernel sources outside the spec's folder.
     #[arg(long)]
     allow_outside_sources: bool,
+    /// Compile threads (default: one per core). Fewer leave cores to other work; a tune is then
+    /// slower where compiling is the bottleneck.
+    #[arg(short = 'j', long, value_parser = clap::value_parser!(u16).range(1..=4096))]
+    jobs: Option<u16>,
 }
 
 fn parse_key(text: &str, sizes: &[(String, Value)]) -> anyhow::Result<Vec<(String, Value)>> {
@@ -96,6 +100,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         db,
         force: a.force,
         remeasure: a.remeasure,
+        compile_threads: a.jobs.map(usize::from),
         ..Default::default()
     };
     with_backend!(backend, b => tune_all(b, &spec, &a, opts))
