@@ -50,6 +50,10 @@ fi
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader > "$OUT/gpu.txt" 2>&1
 
 timed() { /usr/bin/time -f "wall %e s" "$@"; }
+# Empty compile caches for a cold run: kerntune's, NVRTC's own (12.9 and later keep compiled
+# programs in the driver's ComputeCache, so configs an earlier run compiled come back in a
+# fraction of a second) and CuPy's (Kernel Tuner).
+cold() { rm -rf "$KERNTUNE_CACHE_DIR"; export CUDA_CACHE_PATH=$(mktemp -d) CUPY_CACHE_DIR=$(mktemp -d); }
 
 for step in $steps; do
 case $step in
@@ -95,8 +99,7 @@ cuda)
   ;;
 sgemm)
   cp .device/bench/sgemm.cu benches/sgemm/sgemm.cu
-  # Cold means both caches empty: kerntune's and NVRTC's own (the driver's ComputeCache).
-  rm -rf "$KERNTUNE_CACHE_DIR"; export CUDA_CACHE_PATH=$(mktemp -d)
+  cold
   {
     echo "--- cold: empty compile caches (kerntune's and NVRTC's), empty database"
     timed "$BIN" tune benches/sgemm/sgemm.toml --backend cuda --top 10; echo "exit $?"
@@ -175,18 +178,16 @@ launch)
   } > "$OUT/app.txt" 2>&1
   ;;
 conv)
-  # Issue 15's compile-heavy kernel: the 15x15 convolution (tiles up to 4x4). kerntune with a
-  # cold compile cache for each of $CONV_RUNS (strategy:budget; default random:50 random:100
-  # hybrid:100), then Kernel Tuner (cupy's kernel cache emptied) on exactly the configs of each
-  # run in $KT_SAME (default random:50; KT_SAME= for none), so both tools compile and time the same set. One after
-  # the other; nothing else runs meanwhile. KT_EVALS=N adds Kernel Tuner's own random_sample.
+  # Issue 15's compile-heavy kernel: the 15x15 convolution (tiles up to 4x4). kerntune, cold,
+  # for each of $CONV_RUNS (strategy:budget; default random:50 random:100 hybrid:100), then
+  # Kernel Tuner, cold, on exactly the configs of each run in $KT_SAME (default random:50;
+  # KT_SAME= for none), so both tools compile and time the same set. One after the other;
+  # nothing else runs meanwhile. KT_EVALS=N adds Kernel Tuner's own random_sample.
   lscpu | grep -E '^(Model name|CPU\(s\)|Thread|Core|Socket)' > "$OUT/conv-cpu.txt"
   {
     for run in ${CONV_RUNS:-random:50 random:100 hybrid:100}; do
       strat=${run%%:*}; n=${run##*:}
-      # NVRTC (12.9 and later) keeps its own cache in the driver's ComputeCache: a fresh one
-      # per run, or configs an earlier run compiled come back in a fraction of a second.
-      rm -rf "$KERNTUNE_CACHE_DIR"; export CUDA_CACHE_PATH=$(mktemp -d)
+      cold
       echo "--- kerntune $strat $n"
       timed "$BIN" tune examples/convolution/convolution.toml --backend cuda --strategy $strat --budget $n --seed 1 --top 1000 --no-db --json > "$OUT/conv-$strat-$n.json"; echo "exit $?"
       python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r=r[0] if isinstance(r,list) else r; print({k: r.get(k) for k in ["evaluated","compiled","compile_seconds","compile_threads","compile_efficiency","wall_seconds","winner","strategy"]}, r["winner_stats"]["mean"]*1e3, "ms"); print("compile seconds per config, longest first:", sorted((round(x["compile_seconds"] or 0, 1) for x in r["results"]), reverse=True))' "$OUT/conv-$strat-$n.json"
@@ -197,12 +198,12 @@ conv)
     {
       for run in ${KT_SAME-random:50}; do
         strat=${run%%:*}; n=${run##*:}
-        export CUPY_CACHE_DIR=$(mktemp -d) CUDA_CACHE_PATH=$(mktemp -d)
+        cold
         echo "--- Kernel Tuner, the configs of kerntune $strat $n"
         timed python3 examples/convolution/convolution_kt.py --configs "$OUT/conv-$strat-$n.json"; echo "exit $?"
       done
       if [ -n "${KT_EVALS:-}" ]; then
-        export CUPY_CACHE_DIR=$(mktemp -d) CUDA_CACHE_PATH=$(mktemp -d)
+        cold
         echo "--- Kernel Tuner, random_sample $KT_EVALS"
         timed python3 examples/convolution/convolution_kt.py "$KT_EVALS"; echo "exit $?"
       fi

@@ -45,6 +45,7 @@ grid_div_x = ["block_size_x", "tile_size_x"]
 grid_div_y = ["block_size_y", "tile_size_y"]
 
 strategy, options = "brute_force", {}
+label = strategy
 if len(sys.argv) > 2 and sys.argv[1] == "--configs":
     run = json.load(open(sys.argv[2]))
     run = run[0] if isinstance(run, list) else run
@@ -56,19 +57,20 @@ if len(sys.argv) > 2 and sys.argv[1] == "--configs":
         return tuple(p[n] for n in names) in chosen
 
     restrictions = [chosen_only]
-    strategy = "brute_force (the %d configs of %s)" % (len(chosen), os.path.basename(sys.argv[2]))
+    label = "brute_force (the %d configs of %s)" % (len(chosen), os.path.basename(sys.argv[2]))
 elif len(sys.argv) > 1:
     strategy, options = "random_sample", {"max_fevals": int(sys.argv[1])}
+    label = strategy
 
 t0 = time.time()
 results, env = kt.tune_kernel("convolution_kernel", os.path.join(here, "convolution.cu"), problem_size, args, tune_params,
                               grid_div_x=grid_div_x, grid_div_y=grid_div_y, restrictions=restrictions, cmem_args=cmem_args,
-                              compiler_options=["-std=c++11"], lang="cupy", strategy=strategy.split(" ")[0], strategy_options=options,
+                              compiler_options=["-std=c++11"], lang="cupy", strategy=strategy, strategy_options=options,
                               iterations=7, verbose=False, quiet=True)
 wall = time.time() - t0
 ok = [r for r in results if isinstance(r.get("time"), float)]
 best = min(ok, key=lambda r: r["time"])
-print(json.dumps({"kernel": "convolution", "tool": "kernel_tuner", "strategy": strategy, "evaluated": len(results), "ok": len(ok),
+print(json.dumps({"kernel": "convolution", "tool": "kernel_tuner", "strategy": label, "evaluated": len(results), "ok": len(ok),
                   "wall_s": round(wall, 2), "compile_s_total": round(sum(r.get("compile_time", 0) for r in results) / 1e3, 2),
                   "best_ms": round(best["time"], 4), "best": {k: best[k] for k in tune_params},
                   "compile_s_per_config": sorted((round(r.get("compile_time", 0) / 1e3, 2) for r in results), reverse=True)}))
