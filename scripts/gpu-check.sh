@@ -105,7 +105,7 @@ sgemm)
     timed "$BIN" tune benches/sgemm/sgemm.toml --backend cuda --top 10; echo "exit $?"
     for i in $(seq ${SGEMM_WARM:-3}); do
       echo "--- warm $i: compile cache kept, database cleared"
-      rm -f "$KERNTUNE_CACHE_DIR"/db.sqlite*
+      rm -rf "$KERNTUNE_CACHE_DIR"/db.sqlite*
       timed "$BIN" tune benches/sgemm/sgemm.toml --backend cuda --top 5; echo "exit $?"
     done
   } > "$OUT/sgemm.txt" 2>&1
@@ -181,26 +181,34 @@ conv)
   # Issue 15's compile-heavy kernel: the 15x15 convolution (tiles up to 4x4). kerntune, cold,
   # for each of $CONV_RUNS (strategy:budget; default random:50 random:100 hybrid:100), then
   # Kernel Tuner, cold, on exactly the configs of each run in $KT_SAME (default random:50;
-  # KT_SAME= for none), so both tools compile and time the same set. One after the other;
+  # KT_SAME= for none; strategy:budget:K/N runs the Kth of N parts of the set, from the run
+  # files in $KT_RUNS when set, for a set too long for one call; CONV_RUNS= then skips kerntune),
+  # so both tools compile and time the same set. One after the other;
   # nothing else runs meanwhile. KT_EVALS=N adds Kernel Tuner's own random_sample.
   lscpu | grep -E '^(Model name|CPU\(s\)|Thread|Core|Socket)' > "$OUT/conv-cpu.txt"
   {
-    for run in ${CONV_RUNS:-random:50 random:100 hybrid:100}; do
+    for run in ${CONV_RUNS-random:50 random:100 hybrid:100}; do
       strat=${run%%:*}; n=${run##*:}
       cold
       echo "--- kerntune $strat $n"
-      timed "$BIN" tune examples/convolution/convolution.toml --backend cuda --strategy $strat --budget $n --seed 1 --top 1000 --no-db --json > "$OUT/conv-$strat-$n.json"; echo "exit $?"
-      python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r=r[0] if isinstance(r,list) else r; print({k: r.get(k) for k in ["evaluated","compiled","compile_seconds","compile_threads","compile_efficiency","wall_seconds","winner","strategy"]}, r["winner_stats"]["mean"]*1e3, "ms"); print("compile seconds per config, longest first:", sorted((round(x["compile_seconds"] or 0, 1) for x in r["results"]), reverse=True))' "$OUT/conv-$strat-$n.json"
+      # A repeated run keeps its own file; Kernel Tuner takes the first's (the same configs
+      # for random sampling).
+      f="$OUT/conv-$strat-$n.json"; k=2
+      while [ -e "$f" ]; do f="$OUT/conv-$strat-$n-run$k.json"; k=$((k + 1)); done
+      timed "$BIN" tune examples/convolution/convolution.toml --backend cuda --strategy $strat --budget $n --seed 1 --top 1000 --no-db --json > "$f"; echo "exit $?"
+      python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r=r[0] if isinstance(r,list) else r; print({k: r.get(k) for k in ["evaluated","compiled","compile_seconds","compile_threads","compile_efficiency","wall_seconds","winner","strategy"]}, r["winner_stats"]["mean"]*1e3, "ms"); print("compile seconds per config, longest first:", sorted((round(x["compile_seconds"] or 0, 1) for x in r["results"]), reverse=True))' "$f"
     done
   } > "$OUT/conv.txt" 2>&1
   if [ -d .whl ]; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
     {
       for run in ${KT_SAME-random:50}; do
-        strat=${run%%:*}; n=${run##*:}
+        # strategy:budget, or strategy:budget:K/N for the Kth of N parts of that set (a set
+        # that takes Kernel Tuner longer than one call of the device tool may run).
+        IFS=: read -r strat n part <<< "$run"
         cold
-        echo "--- Kernel Tuner, the configs of kerntune $strat $n"
-        timed python3 examples/convolution/convolution_kt.py --configs "$OUT/conv-$strat-$n.json"; echo "exit $?"
+        echo "--- Kernel Tuner, the configs of kerntune $strat $n${part:+, part $part}"
+        timed python3 examples/convolution/convolution_kt.py --configs "${KT_RUNS:-$OUT}/conv-$strat-$n.json" ${part:+--part $part}; echo "exit $?"
       done
       if [ -n "${KT_EVALS:-}" ]; then
         cold

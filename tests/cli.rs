@@ -413,3 +413,58 @@ fn a_signal_stops_the_tune_and_keeps_what_was_measured() {
         }
     }
 }
+
+/// A Kernel Tuner cache of a 4×4 space whose compile times grow with `tile` (ms, as Kernel
+/// Tuner writes them); `compile_time` left out of one entry when `gap`.
+fn kt_cache(dir: &Path, gap: bool) -> PathBuf {
+    let mut cache = serde_json::Map::new();
+    for tile in [1, 2, 4, 8] {
+        for block in [32, 64, 128, 256] {
+            let mut e = serde_json::json!({"tile": tile, "block": block, "time": 1.0 + f64::from(block) / 256.0, "times": [1.0],
+                "compile_time": 500.0 * f64::from(tile), "benchmark_time": 20.0, "verification_time": 5.0});
+            if gap && tile == 8 && block == 256 {
+                e.as_object_mut().unwrap().remove("compile_time");
+            }
+            cache.insert(format!("{tile},{block}"), e);
+        }
+    }
+    let v = serde_json::json!({"device_name": "test", "tune_params_keys": ["tile", "block"], "tune_params": {"tile": [1, 2, 4, 8], "block": [32, 64, 128, 256]}, "cache": cache});
+    let p = dir.join(if gap { "gap.json" } else { "space.json" });
+    std::fs::write(&p, v.to_string()).unwrap();
+    p
+}
+
+#[test]
+fn simulate_reports_the_wall_time_a_compile_pipeline_would_take() {
+    let d = tempfile::tempdir().unwrap();
+    let space = kt_cache(d.path(), false);
+    let args = ["simulate", space.to_str().unwrap(), "--compile-threads", "4", "--budget", "16", "--strategy", "random,genetic", "--repeats", "3", "--json"];
+    let o = kerntune(d.path(), &args);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let rows = v.as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for r in rows {
+        let m = &r["model"];
+        // The whole space: 16 configs, 0.5 + 1 + 2 + 4 s per block size, summed 30 s; on 4
+        // threads no order beats 7.5 s, and with 4 s compiles none beats 8 s.
+        assert_eq!(m["evaluated"], 16, "{r}");
+        assert!((m["compile_s"].as_f64().unwrap() - 30.0).abs() < 1e-6, "{r}");
+        assert!((m["bound_s"].as_f64().unwrap() - 7.5).abs() < 1e-6, "{r}");
+        let wall = m["wall_s"].as_f64().unwrap();
+        assert!((8.0..30.5).contains(&wall), "{r}");
+        assert!(r["oracle"]["wall_s"].as_f64().unwrap() >= 8.0, "{r}");
+    }
+    // The table names the orders compared.
+    let o = kerntune(d.path(), &args[..args.len() - 1]);
+    let (out, _) = text(&o);
+    assert!(o.status.success() && out.contains("first in, first out") && out.contains("space"), "{out}");
+    // A config without a recorded compile time: one line naming it and the field.
+    let gap = kt_cache(d.path(), true);
+    let o = kerntune(d.path(), &["simulate", gap.to_str().unwrap(), "--compile-threads", "4", "--budget", "16", "--strategy", "exhaustive"]);
+    let (_, err) = text(&o);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.contains("gap.json") && err.contains("tile=8, block=256") && err.contains("compile_time"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}

@@ -7,14 +7,31 @@ usage: convolution_kt.py [MAX_FEVALS]          random_sample of MAX_FEVALS confi
        convolution_kt.py --configs RUN.json    exactly the configs a `kerntune tune --json` run
                                                evaluated (brute force restricted to them), so both
                                                tools compile and time the same set
+       convolution_kt.py --configs RUN.json --part K/N
+                                               every Nth of those (sorted), from the Kth: a long
+                                               set split over several runs whose walls add up
 """
+import builtins
 import json
 import os
 import sys
 import time
 
+import uuid
+
 import numpy as np
 import kernel_tuner as kt
+import kernel_tuner.backends.cupy as kt_cupy
+
+# Kernel Tuner 1.5's CuPy backend records the device's UUID as `uuid.UUID(bytes=props["uuid"])`,
+# which raises on drivers whose CuPy reports it in another length (seen on the H100 machine,
+# driver 580): the UUID only labels the run's metadata, so an unreadable one is padded.
+def _tolerant_uuid(bytes=b"", **_):
+    raw = bytes if isinstance(bytes, (builtins.bytes, bytearray)) else str(bytes).encode()
+    return uuid.UUID(bytes=builtins.bytes(raw[:16]).ljust(16, b"\0"))
+
+
+kt_cupy.uuid = type("uuid", (), {"UUID": staticmethod(_tolerant_uuid)})
 
 here = os.path.dirname(os.path.abspath(__file__))
 w = h = 4096
@@ -51,13 +68,18 @@ if len(sys.argv) > 2 and sys.argv[1] == "--configs":
     run = run[0] if isinstance(run, list) else run
     names = [n for n in tune_params if len(tune_params[n]) > 1]
     chosen = {tuple(dict(r["config"]["params"])[n] for n in names) for r in run["results"] if not r.get("from_db")}
+    part = ""
+    if len(sys.argv) > 4 and sys.argv[3] == "--part":
+        k, n = (int(x) for x in sys.argv[4].split("/"))
+        chosen = set(sorted(chosen)[k - 1::n])
+        part = ", part %d of %d" % (k, n)
 
     def chosen_only(p):
         # Kernel Tuner's monolithic restriction; every chosen config satisfies the string ones.
         return tuple(p[n] for n in names) in chosen
 
     restrictions = [chosen_only]
-    label = "brute_force (the %d configs of %s)" % (len(chosen), os.path.basename(sys.argv[2]))
+    label = "brute_force (the %d configs of %s%s)" % (len(chosen), os.path.basename(sys.argv[2]), part)
 elif len(sys.argv) > 1:
     strategy, options = "random_sample", {"max_fevals": int(sys.argv[1])}
     label = strategy

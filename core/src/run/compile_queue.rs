@@ -1,11 +1,8 @@
 //! The compile pipeline's work queue: candidates waiting for a compile thread, the one with the
 //! longest predicted compile first, so that a tail of slow compiles does not decide the wall
-//! time ([`CompileQueue`]); and the model that predicts compile times from the compiles seen so
-//! far ([`CompileTimes`]).
+//! time ([`CompileQueue`]; the predictions come from
+//! [`CompileTimes`](crate::search::pipeline::CompileTimes)).
 
-use crate::search::features::encode;
-use crate::search::{Candidates, Forest};
-use rand::SeedableRng;
 use std::collections::BinaryHeap;
 use std::sync::{Condvar, Mutex, MutexGuard};
 
@@ -98,57 +95,9 @@ impl CompileQueue {
     }
 }
 
-/// Compile seconds predicted from parameter values: a random forest on log(seconds) of the
-/// compiles seen (persistent-cache hits left out), refitted each time their number doubles
-/// from 8 (so a long tune refits a handful of times).
-pub(crate) struct CompileTimes {
-    obs: Vec<(usize, f64)>,
-    forest: Option<Forest>,
-    next_fit: usize,
-    rng: rand_chacha::ChaCha8Rng,
-}
-
-const FIRST_FIT: usize = 8;
-const TREES: usize = 16;
-
-impl CompileTimes {
-    pub(crate) fn new(seed: u64) -> CompileTimes {
-        CompileTimes { obs: Vec::new(), forest: None, next_fit: FIRST_FIT, rng: rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0xc0de) }
-    }
-
-    /// Records a compile of candidate `index` that took `seconds`; true when the model was
-    /// refitted (queued work should then be re-keyed).
-    pub(crate) fn observe(&mut self, cands: &Candidates<'_>, index: usize, seconds: f64, cached: bool) -> bool {
-        if cached || !seconds.is_finite() || seconds <= 0.0 || index >= cands.len() {
-            return false;
-        }
-        self.obs.push((index, seconds));
-        if self.obs.len() < self.next_fit {
-            return false;
-        }
-        self.next_fit = self.obs.len() * 2;
-        let xs: Vec<Vec<f64>> = self.obs.iter().map(|o| encode(cands.params, &cands.coords[o.0])).collect();
-        if xs.first().is_none_or(|x| x.is_empty()) {
-            return false; // nothing varies: no order to learn
-        }
-        let ys: Vec<f64> = self.obs.iter().map(|o| o.1.ln()).collect();
-        self.forest = Some(Forest::fit(&xs, &ys, TREES, &mut self.rng));
-        true
-    }
-
-    /// Predicted compile seconds of candidate `index` (0 before the first fit).
-    pub(crate) fn predict(&self, cands: &Candidates<'_>, index: usize) -> f64 {
-        match (&self.forest, cands.coords.get(index)) {
-            (Some(f), Some(c)) => f.predict(&encode(cands.params, c)).0.exp(),
-            _ => 0.0,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::job::Param;
 
     #[test]
     fn longest_predicted_first_then_first_in_first_out() {
@@ -179,24 +128,5 @@ mod tests {
             got.sort();
             assert_eq!(got, [None, Some(7)]);
         });
-    }
-
-    #[test]
-    fn learns_that_bigger_tiles_compile_longer() {
-        let params = [Param::new("tile", [1, 2, 4, 8]), Param::new("unroll", [1, 2, 4, 8])];
-        let coords: Vec<Vec<u32>> = (0..4).flat_map(|a| (0..4).map(move |b| vec![a, b])).collect();
-        let cands = Candidates { params: &params, coords: &coords };
-        let secs = |c: &[u32]| 0.5 * f64::from(1u32 << c[0]) * f64::from(1u32 << c[1]);
-        let mut t = CompileTimes::new(1);
-        assert_eq!(t.predict(&cands, 15), 0.0);
-        let mut refits = 0;
-        for (i, c) in coords.iter().enumerate().filter(|(i, _)| i % 2 == 0) {
-            refits += t.observe(&cands, i, secs(c), false) as usize;
-        }
-        assert!(!t.observe(&cands, 1, 99.0, true), "cache hits teach nothing");
-        assert_eq!(refits, 1, "fitted once 8 compiles were seen");
-        // Unseen candidates: (8, 8) is predicted slower than (1, 2).
-        let (slow, fast) = (t.predict(&cands, 15), t.predict(&cands, 1));
-        assert!(slow > 4.0 * fast, "{slow} {fast}");
     }
 }

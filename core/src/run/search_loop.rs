@@ -10,10 +10,11 @@
 use crate::backend::{Backend, Compiled};
 use crate::error::BackendError;
 use crate::run::candidates::{Cand, Plan};
-use crate::run::compile_queue::{CompileQueue, CompileTimes};
+use crate::run::compile_queue::CompileQueue;
 use crate::run::error::Error;
 use crate::run::evaluate::{CompileInputs, ReferenceSource, Run};
 use crate::run::report::{to_result, Event};
+use crate::search::pipeline::{self, CompileTimes};
 use crate::search::strategy::{self, Candidates, Strategy};
 use crate::spec::error::SpecError;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -35,24 +36,9 @@ struct Progress {
 }
 
 impl Progress {
-    /// How many candidates to keep in flight. Non-adaptive strategies: all of the budget.
-    /// Adaptive ones: as many as keep the pipeline's slower stage busy and no more (every
-    /// config in flight is one the strategy proposes without knowing its outcome). By Little's
-    /// law that is about compile time ÷ evaluation time when measuring is the bottleneck, and
-    /// every compile thread plus half as many again (so that a thread finishing a compile
-    /// finds the next one queued) when compiling is.
+    /// How many candidates to keep in flight ([`pipeline::capacity`]).
     fn capacity(&self, threads: usize, adaptive: bool) -> usize {
-        if !adaptive {
-            return usize::MAX;
-        }
-        let most = threads + threads.div_ceil(2);
-        match (self.compile_s, self.eval_s) {
-            ((c, nc), (e, ne)) if nc > 0 && ne > 0 && e > 0.0 => {
-                let ratio = (c / nc as f64) / (e / ne as f64);
-                (ratio.ceil().min(most as f64) as usize + 2).clamp(2, most.max(2))
-            }
-            _ => most,
-        }
+        pipeline::capacity(self.compile_s, self.eval_s, threads, adaptive)
     }
 
     fn out_of_time(&self) -> bool {
@@ -61,13 +47,9 @@ impl Progress {
     fn done(&self) -> bool {
         self.count >= self.max_evals || self.out_of_time() || self.cancelled
     }
-    /// Whether compiling is the bottleneck: a config's compile, spread over the threads, takes
-    /// longer than measuring one (true until both have been seen).
+    /// Whether compiling is the bottleneck ([`pipeline::compile_bound`]).
     fn compile_bound(&self, threads: usize) -> bool {
-        match (self.compile_s, self.eval_s) {
-            ((c, nc), (e, ne)) if nc > 0 && ne > 0 => c / nc as f64 / threads.max(1) as f64 > e / ne as f64,
-            _ => true,
-        }
+        pipeline::compile_bound(self.compile_s, self.eval_s, threads)
     }
 
     /// Evaluations the budget still allows beyond those done and in flight.
@@ -182,10 +164,12 @@ fn feed<B: Backend>(
     }
 }
 
-/// What the compile threads share with this one: the queue, and the order to stop.
+/// What the compile threads share with this one: the queue, the compiles running (candidate
+/// and start, for the compile-time model), and the order to stop.
 #[derive(Default)]
 struct Flow {
     queue: CompileQueue,
+    running: std::sync::Mutex<Vec<(usize, Instant)>>,
     cancel: AtomicBool,
 }
 
@@ -199,6 +183,15 @@ struct Waiting<K> {
 }
 
 impl Flow {
+    fn running(&self) -> std::sync::MutexGuard<'_, Vec<(usize, Instant)>> {
+        self.running.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The compiles running now, with their seconds so far.
+    fn elapsed(&self) -> Vec<(usize, f64)> {
+        self.running().iter().map(|&(i, t)| (i, t.elapsed().as_secs_f64())).collect()
+    }
+
     fn stop(&self) {
         self.cancel.store(true, Ordering::Relaxed);
         self.queue.close();
@@ -314,8 +307,10 @@ fn spawn_compilers<'s, 'e: 's, B: Backend>(
                 }
                 let c: &Cand = &plan.cands[i];
                 let t = Instant::now();
+                flow.running().push((i, t));
                 let inputs = CompileInputs::new(prep, source, &c.config, &c.launch);
                 let r = backend.compile(&inputs.request(source, &c.config, &c.launch));
+                flow.running().retain(|r| r.0 != i);
                 if tx.send((i, r, t.elapsed().as_secs_f64())).is_err() {
                     return;
                 }
@@ -348,7 +343,7 @@ fn arrived<B: Backend>(
         run.compiled += 1;
         run.cache_hits += c.cached as usize;
         crate::run::tuner::emit(run.opts.observer.as_ref(), Event::Compiled { config: &plan.cands[i].config, seconds: secs });
-        if wait.times.observe(view, i, secs, c.cached) {
+        if wait.times.observe(i, secs, c.cached) && wait.times.refit(view, &flow.elapsed()) {
             let (times, longest_first) = (&wait.times, progress.compile_bound(threads));
             flow.queue.reprioritize(|j| if longest_first { times.predict(view, j) } else { 0.0 });
         }
@@ -391,30 +386,6 @@ mod tests {
         let mut run = Run::new(t, &ctx, o, stored);
         let name = super::run(&mut run, &p, Instant::now()).unwrap();
         (run.results.len(), run.compiled, name)
-    }
-
-    #[test]
-    fn in_flight_follows_the_slower_stage() {
-        let p = |c: (f64, usize), e: (f64, usize)| Progress {
-            evaluated: vec![],
-            in_flight: vec![],
-            count: 0,
-            flying: 0,
-            max_evals: 10,
-            deadline: None,
-            cancelled: false,
-            compile_s: c,
-            eval_s: e,
-        };
-        // Nothing measured yet: every thread and half as many again.
-        assert_eq!(p((0.0, 0), (0.0, 0)).capacity(16, true), 24);
-        // Compiles of 3 s, measurements of 10 ms: compile-bound, the same.
-        assert_eq!(p((30.0, 10), (0.1, 10)).capacity(16, true), 24);
-        // Compiles of 0.2 s, measurements of 0.1 s: four in flight keep the measuring busy.
-        assert_eq!(p((2.0, 10), (1.0, 10)).capacity(16, true), 4);
-        // Exhaustive and random: everything.
-        assert_eq!(p((2.0, 10), (1.0, 10)).capacity(16, false), usize::MAX);
-        assert_eq!(p((2.0, 10), (100.0, 10)).capacity(1, true), 2);
     }
 
     #[test]

@@ -4,26 +4,27 @@ use super::{cost, random_fresh, Neighbourhood};
 use crate::search::strategy::{Candidates, Outcome, Strategy};
 use rand::{Rng, SeedableRng};
 
-/// Generations of 16: two elites survive, the rest are children of tournament-selected parents
-/// (uniform crossover, then each parameter mutates one step with probability 1/#params).
-/// Children that break a restriction or were seen before are re-drawn; a generation that
-/// cannot be filled so is topped up with random fresh configs.
+/// A steady-state genetic algorithm: the population is the 16 best configs evaluated so far,
+/// and every `ask` breeds as many children as are asked for from it at once (tournament-selected
+/// parents, uniform crossover, then each parameter mutates one step with probability
+/// 1/#params), so that the tuner's compile threads never wait for a generation to finish. Until
+/// two configs are evaluated, and whenever a child breaks a restriction or was seen before too
+/// often, it proposes random fresh configs.
 pub struct Genetic {
     rng: rand_chacha::ChaCha8Rng,
     nb: Option<Neighbourhood>,
     taken: Vec<bool>,
     scores: Vec<Option<f64>>,
-    pending: Vec<usize>,
+    /// The best evaluated configs, at most [`POP`], best first.
     population: Vec<usize>,
 }
 
 const POP: usize = 16;
-const ELITE: usize = 2;
 
 impl Genetic {
     /// With a seed.
     pub fn new(seed: u64) -> Genetic {
-        Genetic { rng: rand_chacha::ChaCha8Rng::seed_from_u64(seed), nb: None, taken: vec![], scores: vec![], pending: vec![], population: vec![] }
+        Genetic { rng: rand_chacha::ChaCha8Rng::seed_from_u64(seed), nb: None, taken: vec![], scores: vec![], population: vec![] }
     }
 
     fn tournament(&mut self) -> usize {
@@ -41,56 +42,26 @@ impl Genetic {
         self.scores[i].unwrap_or(f64::INFINITY)
     }
 
-    fn next_generation(&mut self, cands: &Candidates<'_>) -> Vec<usize> {
-        let n = cands.len();
-        let mut next = Vec::with_capacity(POP);
-        if self.population.is_empty() {
-            while next.len() < POP {
-                match random_fresh(&mut self.rng, n, &self.taken) {
-                    Some(i) => {
-                        self.taken[i] = true;
-                        next.push(i);
-                    }
-                    None => break,
-                }
-            }
-            return next;
-        }
-        let mut ranked = self.population.clone();
-        ranked.sort_by(|&a, &b| self.score(a).total_cmp(&self.score(b)));
-        let elites: Vec<usize> = ranked.iter().copied().take(ELITE).collect();
+    /// A fresh child of two tournament winners, or `None` after a few tries.
+    fn child(&mut self, cands: &Candidates<'_>) -> Option<usize> {
+        let nb = self.nb.as_ref()?;
+        let sizes = nb.sizes().to_vec();
         let nparams = cands.params.len().max(1);
-        let mut children = Vec::new();
-        let mut tries = 0;
-        while children.len() + ELITE < POP && tries < POP * 30 {
-            tries += 1;
+        for _ in 0..30 {
             let (a, b) = (self.tournament(), self.tournament());
             let (ca, cb) = (&cands.coords[a], &cands.coords[b]);
             let mut child: Vec<u32> = ca.iter().zip(cb).map(|(x, y)| if self.rng.random_bool(0.5) { *x } else { *y }).collect();
-            let sizes = self.nb.as_ref().expect("initialised").sizes().to_vec();
             for (p, v) in child.iter_mut().enumerate() {
                 if sizes[p] > 1 && self.rng.random_bool(1.0 / nparams as f64) {
                     *v = if self.rng.random_bool(0.5) { v.saturating_sub(1) } else { (*v + 1).min(sizes[p] - 1) };
                 }
             }
-            if let Some(i) = self.nb.as_ref().expect("initialised").find(&child) {
-                if !self.taken[i] {
-                    self.taken[i] = true;
-                    children.push(i);
-                }
+            match self.nb.as_ref()?.find(&child) {
+                Some(i) if !self.taken[i] => return Some(i),
+                _ => {}
             }
         }
-        while children.len() + ELITE < POP {
-            match random_fresh(&mut self.rng, n, &self.taken) {
-                Some(i) => {
-                    self.taken[i] = true;
-                    children.push(i);
-                }
-                None => break,
-            }
-        }
-        self.population = elites;
-        children
+        None
     }
 }
 
@@ -105,23 +76,30 @@ impl Strategy for Genetic {
             self.taken = vec![false; cands.len()];
             self.scores = vec![None; cands.len()];
         }
-        if self.pending.is_empty() {
-            // The next generation is bred from this one's outcomes: wait for those in flight.
-            if self.population.iter().any(|&i| self.scores[i].is_none()) {
-                return vec![];
+        let mut out = Vec::with_capacity(max);
+        while out.len() < max {
+            let bred = if self.population.len() >= 2 { self.child(cands) } else { None };
+            match bred.or_else(|| random_fresh(&mut self.rng, cands.len(), &self.taken)) {
+                Some(i) => {
+                    self.taken[i] = true;
+                    out.push(i);
+                }
+                None => break,
             }
-            let gen = self.next_generation(cands);
-            self.population.extend(gen.iter().copied());
-            self.pending = gen;
         }
-        let k = max.min(self.pending.len());
-        self.pending.drain(..k).collect()
+        out
     }
 
     fn tell(&mut self, index: usize, outcome: &Outcome) {
         if index < self.scores.len() {
             self.scores[index] = Some(cost(outcome));
             self.taken[index] = true;
+            if !self.population.contains(&index) {
+                self.population.push(index);
+                let scores = &self.scores;
+                self.population.sort_by(|&a, &b| scores[a].unwrap_or(f64::INFINITY).total_cmp(&scores[b].unwrap_or(f64::INFINITY)));
+                self.population.truncate(POP);
+            }
         }
     }
 }

@@ -17,7 +17,7 @@ pub struct Hybrid {
 impl Hybrid {
     /// With a seed.
     pub fn new(seed: u64) -> Hybrid {
-        Hybrid { model: ModelGuided::new(seed), local: LocalSearch::new(seed.wrapping_add(0x5bd1_e995)), turn: 0 }
+        Hybrid { model: ModelGuided::new(seed), local: LocalSearch::new(seed.wrapping_add(0x5bd1_e995)).with_climbs(1), turn: 0 }
     }
 }
 

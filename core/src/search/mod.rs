@@ -17,6 +17,8 @@ mod hybrid;
 pub(crate) mod local;
 mod model_guided;
 mod neighbourhood;
+pub mod pipeline;
+mod ridge;
 pub mod strategy;
 
 pub use anneal::Annealing;
@@ -27,4 +29,5 @@ pub use local::LocalSearch;
 pub use model_guided::ModelGuided;
 pub use neighbourhood::Neighbourhood;
 pub(crate) use neighbourhood::{cost, random_fresh};
+pub use ridge::Ridge;
 pub use strategy::{by_name, for_budget, Candidates, Exhaustive, Outcome, RandomSampling, Strategy};

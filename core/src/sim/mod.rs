@@ -7,4 +7,5 @@
 //! `run`.
 
 pub mod recorded;
+pub mod schedule;
 pub mod simulate;

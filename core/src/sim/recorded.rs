@@ -32,6 +32,11 @@ pub struct RecordedSpace {
     pub samples: Vec<Vec<f64>>,
     /// The failure marker of failed configs.
     pub failures: Vec<Option<String>>,
+    /// Each config's recorded compile seconds, where recorded (Kernel Tuner's `compile_time`).
+    pub compile_s: Vec<Option<f64>>,
+    /// Each config's recorded seconds of benchmarking and verifying, where recorded (Kernel
+    /// Tuner's `benchmark_time` plus `verification_time`).
+    pub eval_s: Vec<Option<f64>>,
 }
 
 fn read_text(path: &Path) -> Result<String, String> {
@@ -147,6 +152,8 @@ impl RecordedSpace {
             times: vec![],
             samples: vec![],
             failures: vec![],
+            compile_s: vec![],
+            eval_s: vec![],
         };
         for (key, e) in v["cache"].as_object().ok_or("`cache` is not an object")? {
             let mut coords = Vec::with_capacity(keys.len());
@@ -178,10 +185,24 @@ impl RecordedSpace {
                     .collect::<Result<_, _>>()?,
                 other => return Err(format!("entry `{key}`: `times` is {}, not a list of ms", quote_json(other))),
             };
+            // Kernel Tuner records these in ms; absent, `null` or a string: not recorded.
+            let secs = |field: &str| -> Result<Option<f64>, String> {
+                match &e[field] {
+                    J::Number(n) => non_negative(n.as_f64().unwrap_or(f64::NAN), key, field).map(|ms| Some(ms / 1e3)),
+                    _ => Ok(None),
+                }
+            };
+            let compile = secs("compile_time")?;
+            let eval = match (secs("benchmark_time")?, secs("verification_time")?) {
+                (None, None) => None,
+                (b, v) => Some(b.unwrap_or(0.0) + v.unwrap_or(0.0)),
+            };
             s.coords.push(coords);
             s.times.push(time);
             s.samples.push(samples);
             s.failures.push(failure);
+            s.compile_s.push(compile);
+            s.eval_s.push(eval);
         }
         Ok(s)
     }
@@ -220,6 +241,8 @@ impl RecordedSpace {
             times: vec![],
             samples: vec![],
             failures: vec![],
+            compile_s: vec![],
+            eval_s: vec![],
         };
         for (n, r) in results.iter().enumerate() {
             let key = format!("results[{n}]");
@@ -264,6 +287,8 @@ impl RecordedSpace {
                 s.failures.push(Some(r["invalidity"].as_str().unwrap_or("no time").to_string()));
             }
             s.samples.push(samples);
+            s.compile_s.push(None);
+            s.eval_s.push(None);
         }
         Ok(s)
     }

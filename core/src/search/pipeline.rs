@@ -1,0 +1,176 @@
+//! The compile pipeline's policy, shared by the tuner's search loop and the offline simulation
+//! of it (`sim::schedule`): how many proposals to keep in flight ([`capacity`]), whether
+//! compiling is the bottleneck ([`compile_bound`]), and the model that predicts each config's
+//! compile seconds so that queued compiles run longest first ([`CompileTimes`]).
+
+use crate::search::features::encode;
+use crate::search::{Candidates, Forest};
+use rand::SeedableRng;
+
+/// Seconds summed over a stage, with how many items they cover.
+pub type Spent = (f64, usize);
+
+/// How many candidates to keep in flight. Non-adaptive strategies: all of the budget.
+/// Adaptive ones: as many as keep the pipeline's slower stage busy and no more (every config in
+/// flight is one the strategy proposes without knowing its outcome). By Little's law that is
+/// about compile time ÷ evaluation time when measuring is the bottleneck, and every compile
+/// thread plus half as many again (so that a thread finishing a compile finds the next one
+/// queued) when compiling is.
+pub fn capacity(compile: Spent, eval: Spent, threads: usize, adaptive: bool) -> usize {
+    if !adaptive {
+        return usize::MAX;
+    }
+    let most = threads + threads.div_ceil(2);
+    match (compile, eval) {
+        ((c, nc), (e, ne)) if nc > 0 && ne > 0 && e > 0.0 => {
+            let ratio = (c / nc as f64) / (e / ne as f64);
+            (ratio.ceil().min(most as f64) as usize + 2).clamp(2, most.max(2))
+        }
+        _ => most,
+    }
+}
+
+/// Whether compiling is the bottleneck: a config's compile, spread over the threads, takes
+/// longer than measuring one (true until both have been seen).
+pub fn compile_bound(compile: Spent, eval: Spent, threads: usize) -> bool {
+    match (compile, eval) {
+        ((c, nc), (e, ne)) if nc > 0 && ne > 0 => c / nc as f64 / threads.max(1) as f64 > e / ne as f64,
+        _ => true,
+    }
+}
+
+/// Compile seconds predicted from parameter values: the mean of a random forest (it captures
+/// thresholds and interactions) and a ridge regression (it extrapolates) on log(seconds).
+///
+/// It learns from finished compiles (persistent-cache hits left out) and from the compiles
+/// still running, which are at least as slow as their elapsed time: without those, the first
+/// fits would see only the quickest compiles (they finish first) and could not tell which of
+/// the queued configs are slow. A running compile counts as its elapsed time once that exceeds
+/// the slowest finished one, the only point from which it says something the finished ones do
+/// not. The model is first fitted at 4 compiles, refitted every second compile up to 64, then
+/// each time their number doubles (so a long tune refits a handful of times).
+pub struct CompileTimes {
+    obs: Vec<(usize, f64)>,
+    forest: Option<Forest>,
+    ridge: Option<crate::search::Ridge>,
+    next_fit: usize,
+    rng: rand_chacha::ChaCha8Rng,
+}
+
+/// Finished compiles before the first fit.
+const FIRST_FIT: usize = 4;
+/// Refit after this many new compiles while fewer than [`DENSE_UNTIL`] are known.
+const REFIT_EVERY: usize = 2;
+const DENSE_UNTIL: usize = 64;
+const TREES: usize = 16;
+
+impl CompileTimes {
+    /// An empty model; `seed` makes its fits reproducible.
+    pub fn new(seed: u64) -> CompileTimes {
+        CompileTimes { obs: Vec::new(), forest: None, ridge: None, next_fit: FIRST_FIT, rng: rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0xc0de) }
+    }
+
+    /// Records a compile of candidate `index` that took `seconds`; true when a refit is due
+    /// (call [`CompileTimes::refit`], then re-key queued work).
+    pub fn observe(&mut self, index: usize, seconds: f64, cached: bool) -> bool {
+        if cached || !seconds.is_finite() || seconds <= 0.0 {
+            return false;
+        }
+        self.obs.push((index, seconds));
+        self.obs.len() >= self.next_fit
+    }
+
+    /// Refits the model on the finished compiles and on `running` ones (candidate, seconds
+    /// elapsed so far); false when there is nothing to learn (nothing varies).
+    pub fn refit(&mut self, cands: &Candidates<'_>, running: &[(usize, f64)]) -> bool {
+        let n = self.obs.len();
+        self.next_fit = if n < DENSE_UNTIL { n + REFIT_EVERY } else { n * 2 };
+        let slowest = self.obs.iter().map(|o| o.1).fold(0.0, f64::max);
+        let points: Vec<(usize, f64)> =
+            self.obs.iter().copied().chain(running.iter().copied().filter(|r| r.1 > slowest)).filter(|p| p.0 < cands.len()).collect();
+        let xs: Vec<Vec<f64>> = points.iter().map(|p| encode(cands.params, &cands.coords[p.0])).collect();
+        if xs.first().is_none_or(|x| x.is_empty()) {
+            return false; // nothing varies: no order to learn
+        }
+        let ys: Vec<f64> = points.iter().map(|p| p.1.ln()).collect();
+        self.forest = Some(Forest::fit(&xs, &ys, TREES, &mut self.rng));
+        self.ridge = crate::search::Ridge::fit(&xs, &ys);
+        true
+    }
+
+    /// Predicted compile seconds of candidate `index` (0 before the first fit).
+    pub fn predict(&self, cands: &Candidates<'_>, index: usize) -> f64 {
+        match (&self.forest, cands.coords.get(index)) {
+            (Some(f), Some(c)) => {
+                let x = encode(cands.params, c);
+                let forest = f.predict(&x).0;
+                let line = self.ridge.as_ref().map_or(forest, |r| r.predict(&x));
+                // Clamped: a linear model far outside what it saw must not overflow.
+                ((forest + line) / 2.0).clamp(-30.0, 30.0).exp()
+            }
+            _ => 0.0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::job::Param;
+
+    #[test]
+    fn in_flight_follows_the_slower_stage() {
+        // Nothing measured yet: every thread and half as many again.
+        assert_eq!(capacity((0.0, 0), (0.0, 0), 16, true), 24);
+        // Compiles of 3 s, measurements of 10 ms: compile-bound, the same.
+        assert_eq!(capacity((30.0, 10), (0.1, 10), 16, true), 24);
+        assert!(compile_bound((30.0, 10), (0.1, 10), 16));
+        // Compiles of 0.2 s, measurements of 0.1 s: four in flight keep the measuring busy.
+        assert_eq!(capacity((2.0, 10), (1.0, 10), 16, true), 4);
+        assert!(!compile_bound((2.0, 10), (1.0, 10), 16));
+        // Exhaustive and random: everything.
+        assert_eq!(capacity((2.0, 10), (1.0, 10), 16, false), usize::MAX);
+        assert_eq!(capacity((2.0, 10), (100.0, 10), 1, true), 2);
+        assert!(compile_bound((0.0, 0), (0.0, 0), 16), "compile-bound until both were seen");
+    }
+
+    #[test]
+    fn learns_that_bigger_tiles_compile_longer() {
+        let params = [Param::new("tile", [1, 2, 4, 8]), Param::new("unroll", [1, 2, 4, 8])];
+        let coords: Vec<Vec<u32>> = (0..4).flat_map(|a| (0..4).map(move |b| vec![a, b])).collect();
+        let cands = Candidates { params: &params, coords: &coords };
+        let secs = |c: &[u32]| 0.5 * f64::from(1u32 << c[0]) * f64::from(1u32 << c[1]);
+        let mut t = CompileTimes::new(1);
+        assert_eq!(t.predict(&cands, 15), 0.0);
+        let mut refits = 0;
+        for (i, c) in coords.iter().enumerate().filter(|(i, _)| i % 2 == 0) {
+            if t.observe(i, secs(c), false) {
+                refits += t.refit(&cands, &[]) as usize;
+            }
+        }
+        assert!(!t.observe(1, 99.0, true), "cache hits teach nothing");
+        assert_eq!(refits, 3, "fitted at 4 compiles, then every 2nd");
+        // Unseen candidates: (8, 8) is predicted slower than (1, 2).
+        let (slow, fast) = (t.predict(&cands, 15), t.predict(&cands, 1));
+        assert!(slow > 4.0 * fast, "{slow} {fast}");
+    }
+
+    #[test]
+    fn running_compiles_teach_that_their_kind_is_slow() {
+        // Only quick compiles finished (tile 1); the tile-8 ones are still running at 6 s.
+        let params = [Param::new("tile", [1, 8]), Param::new("block", [32, 64, 128, 256])];
+        let coords: Vec<Vec<u32>> = (0..2).flat_map(|a| (0..4).map(move |b| vec![a, b])).collect();
+        let cands = Candidates { params: &params, coords: &coords };
+        let mut t = CompileTimes::new(3);
+        for i in 0..3 {
+            t.observe(i, 1.0 + 0.1 * i as f64, false);
+        }
+        assert!(t.observe(3, 1.05, false));
+        // Without the running ones the model cannot rank tile 8 above tile 1.
+        t.refit(&cands, &[]);
+        let blind = t.predict(&cands, 7) / t.predict(&cands, 0);
+        t.refit(&cands, &[(4, 6.0), (5, 6.0)]);
+        let seen = t.predict(&cands, 7) / t.predict(&cands, 0);
+        assert!(blind < 1.2 && seen > 1.5, "{blind} {seen}");
+    }
+}

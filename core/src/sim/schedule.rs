@@ -1,0 +1,343 @@
+//! Simulated wall time: the search loop's compile pipeline replayed in virtual time on a
+//! recorded space's compile and evaluation seconds.
+//!
+//! `threads` compile threads drain a queue ordered by predicted compile time; one measuring
+//! thread evaluates compiled configs in the order they finish, tells the strategy and asks it
+//! for more, with the loop's own policy ([`pipeline`]): how many proposals are in flight, when
+//! compiling is the bottleneck, and the compile-time model that re-keys the queue. Compiles
+//! take their recorded seconds (recorded one at a time: contention between concurrent compiles
+//! is not modelled, nor opening the device or making the reference). It answers what an order
+//! buys on a given space: the same run with first-in-first-out order and with the true compile
+//! times as the prediction, and the lower bound no order can beat.
+
+use crate::search::pipeline::{self, CompileTimes, Spent};
+use crate::search::strategy::{by_name, Candidates, Outcome, Strategy};
+use crate::sim::recorded::RecordedSpace;
+use crate::FailureKind;
+use serde::Serialize;
+use std::collections::VecDeque;
+
+/// How queued compiles are ordered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    /// The tuner's: longest predicted first while compiling is the bottleneck.
+    Model,
+    /// First in, first out.
+    Fifo,
+    /// Longest first by the true (recorded) compile seconds: an oracle.
+    Oracle,
+}
+
+/// One simulated tune.
+#[derive(Clone, Debug, Serialize)]
+pub struct Schedule {
+    /// Configs evaluated.
+    pub evaluated: usize,
+    /// Virtual seconds until the last evaluation ended.
+    pub wall_s: f64,
+    /// Compile seconds summed.
+    pub compile_s: f64,
+    /// Compile seconds ÷ (wall × threads).
+    pub efficiency: f64,
+    /// What no order of these compiles can beat: the larger of their sum over the threads and
+    /// the longest one.
+    pub bound_s: f64,
+}
+
+/// A compile running on a thread: candidate, start and end.
+struct Running {
+    index: usize,
+    start: f64,
+    end: f64,
+}
+
+struct Sim<'s> {
+    space: &'s RecordedSpace,
+    cands: Candidates<'s>,
+    strat: Box<dyn Strategy>,
+    adaptive: bool,
+    order: Order,
+    threads: usize,
+    budget: usize,
+    times: CompileTimes,
+    /// Queued: (priority, sequence, candidate); the highest priority, then the oldest, first.
+    queue: Vec<(f64, u64, usize)>,
+    seq: u64,
+    running: Vec<Running>,
+    arrived: VecDeque<usize>,
+    evaluated: Vec<bool>,
+    in_flight: Vec<bool>,
+    count: usize,
+    flying: usize,
+    compile: Spent,
+    eval: Spent,
+    done: Vec<usize>,
+}
+
+impl Sim<'_> {
+    fn compile_secs(&self, i: usize) -> Result<f64, String> {
+        self.space.compile_s[i].filter(|s| *s > 0.0).ok_or_else(|| {
+            let config: Vec<String> =
+                self.space.params.iter().zip(&self.space.coords[i]).map(|(p, &v)| format!("{}={}", p.name, p.values[v as usize])).collect();
+            format!("config {} has no recorded compile time; simulating wall time needs Kernel Tuner's `compile_time` for every config", config.join(", "))
+        })
+    }
+
+    fn outcome(&self, i: usize) -> Outcome {
+        match self.space.times[i] {
+            Some(t) => Outcome::Time(t),
+            None => Outcome::Failed(FailureKind::Other),
+        }
+    }
+
+    fn priority(&self, i: usize) -> Result<f64, String> {
+        Ok(match self.order {
+            Order::Fifo => 0.0,
+            Order::Oracle => self.compile_secs(i)?,
+            Order::Model if pipeline::compile_bound(self.compile, self.eval, self.threads) => self.times.predict(&self.cands, i),
+            Order::Model => 0.0,
+        })
+    }
+
+    /// The loop's `feed`: asks for work until enough is in flight, queues the fresh.
+    fn feed(&mut self) -> Result<(), String> {
+        let capacity = pipeline::capacity(self.compile, self.eval, self.threads, self.adaptive);
+        let mut idle = 0;
+        while self.flying < capacity && self.count + self.flying < self.budget && idle < 1000 {
+            let room = self.budget - self.count - self.flying;
+            let asked = self.strat.ask(&self.cands, (capacity - self.flying).min(room));
+            if asked.is_empty() {
+                return Ok(());
+            }
+            let mut fresh = 0;
+            for i in asked {
+                if i >= self.space.len() {
+                    return Err(format!("the strategy proposed index {i} outside the space"));
+                }
+                if self.in_flight[i] {
+                    continue;
+                } else if self.evaluated[i] {
+                    let o = self.outcome(i);
+                    self.strat.tell(i, &o);
+                } else if self.count + self.flying < self.budget {
+                    self.in_flight[i] = true;
+                    self.flying += 1;
+                    self.seq += 1;
+                    let p = self.priority(i)?;
+                    self.queue.push((p, self.seq, i));
+                    fresh += 1;
+                }
+            }
+            idle = if fresh == 0 { idle + 1 } else { 0 };
+        }
+        Ok(())
+    }
+
+    fn pop(&mut self) -> Option<usize> {
+        let best = (0..self.queue.len()).max_by(|&a, &b| {
+            let (x, y) = (&self.queue[a], &self.queue[b]);
+            x.0.total_cmp(&y.0).then(y.1.cmp(&x.1))
+        })?;
+        Some(self.queue.swap_remove(best).2)
+    }
+
+    /// A compiled config reaches the measuring thread at `now`: the model learns from it (and
+    /// from the compiles still running), and the queue is re-keyed when it was refitted.
+    fn arrive(&mut self, i: usize, now: f64) -> Result<f64, String> {
+        let secs = self.compile_secs(i)?;
+        self.compile = (self.compile.0 + secs, self.compile.1 + 1);
+        if self.order == Order::Model && self.times.observe(i, secs, false) {
+            let running: Vec<(usize, f64)> = self.running.iter().map(|r| (r.index, now - r.start)).collect();
+            if self.times.refit(&self.cands, &running) {
+                let keys: Vec<f64> = self.queue.iter().map(|q| self.priority(q.2)).collect::<Result<_, _>>()?;
+                for (q, k) in self.queue.iter_mut().zip(keys) {
+                    q.0 = k;
+                }
+            }
+        }
+        Ok(self.space.eval_s[i].unwrap_or(0.0))
+    }
+}
+
+/// Simulates one tune of `space` by `strategy` with `threads` compile threads, queued compiles
+/// in `order`, up to `budget` evaluations.
+pub fn schedule(space: &RecordedSpace, strategy: &str, budget: usize, seed: u64, threads: usize, order: Order) -> Result<Schedule, String> {
+    let strat = by_name(strategy, seed)?;
+    let threads = threads.max(1);
+    let mut s = Sim {
+        space,
+        cands: Candidates { params: &space.params, coords: &space.coords },
+        adaptive: strat.adaptive(),
+        strat,
+        order,
+        threads,
+        budget,
+        times: CompileTimes::new(seed),
+        queue: Vec::new(),
+        seq: 0,
+        running: Vec::new(),
+        arrived: VecDeque::new(),
+        evaluated: vec![false; space.len()],
+        in_flight: vec![false; space.len()],
+        count: 0,
+        flying: 0,
+        compile: (0.0, 0),
+        eval: (0.0, 0),
+        done: Vec::new(),
+    };
+    let mut now = 0.0;
+    // The config being measured, and when that ends.
+    let mut measuring: Option<(usize, f64, f64)> = None;
+    s.feed()?;
+    loop {
+        while s.running.len() < threads {
+            let Some(i) = s.pop() else { break };
+            let secs = s.compile_secs(i)?;
+            s.running.push(Running { index: i, start: now, end: now + secs });
+        }
+        if measuring.is_none() {
+            if let Some(i) = s.arrived.pop_front() {
+                let e = s.arrive(i, now)?;
+                measuring = Some((i, e, now + e));
+                continue;
+            }
+        }
+        let next_compile = s.running.iter().map(|r| r.end).fold(f64::INFINITY, f64::min);
+        match measuring {
+            Some((i, e, end)) if end <= next_compile => {
+                now = end;
+                measuring = None;
+                s.eval = (s.eval.0 + e, s.eval.1 + 1);
+                s.in_flight[i] = false;
+                s.flying -= 1;
+                s.evaluated[i] = true;
+                s.count += 1;
+                s.done.push(i);
+                let o = s.outcome(i);
+                s.strat.tell(i, &o);
+                if s.count >= budget {
+                    break;
+                }
+                s.feed()?;
+            }
+            _ if next_compile.is_finite() => {
+                now = next_compile;
+                let (finished, still): (Vec<Running>, Vec<Running>) = s.running.drain(..).partition(|r| r.end <= now);
+                s.running = still;
+                s.arrived.extend(finished.into_iter().map(|r| r.index));
+            }
+            _ => break,
+        }
+    }
+    let secs: Vec<f64> = s.done.iter().map(|&i| s.compile_secs(i)).collect::<Result<_, _>>()?;
+    let sum: f64 = secs.iter().sum();
+    let bound = (sum / threads as f64).max(secs.iter().copied().fold(0.0, f64::max));
+    Ok(Schedule { evaluated: s.count, wall_s: now, compile_s: sum, efficiency: if now > 0.0 { sum / (now * threads as f64) } else { 0.0 }, bound_s: bound })
+}
+
+/// The tuner's order against first-in-first-out and the oracle, mean over seeds.
+#[derive(Clone, Debug, Serialize)]
+pub struct Comparison {
+    /// Space name.
+    pub space: String,
+    /// Strategy name.
+    pub strategy: String,
+    /// Seeds run.
+    pub repeats: usize,
+    /// With the tuner's order ([`Order::Model`]).
+    pub model: Schedule,
+    /// First in, first out.
+    pub fifo: Schedule,
+    /// The true compile times as the order.
+    pub oracle: Schedule,
+}
+
+/// Runs `repeats` seeds (in parallel) in each order and averages.
+pub fn compare(space: &RecordedSpace, strategy: &str, budget: usize, repeats: usize, seed: u64, threads: usize) -> Result<Comparison, String> {
+    use rayon::prelude::*;
+    let runs: Vec<[Schedule; 3]> = (0..repeats.max(1) as u64)
+        .into_par_iter()
+        .map(|r| {
+            let seed = seed.wrapping_add(r * 7919);
+            let one = |o| schedule(space, strategy, budget, seed, threads, o);
+            Ok([one(Order::Model)?, one(Order::Fifo)?, one(Order::Oracle)?])
+        })
+        .collect::<Result<_, String>>()?;
+    let n = runs.len() as f64;
+    let mean = |k: usize| {
+        let m = |f: &dyn Fn(&Schedule) -> f64| runs.iter().map(|r| f(&r[k])).sum::<f64>() / n;
+        Schedule {
+            evaluated: m(&|s| s.evaluated as f64).round() as usize,
+            wall_s: m(&|s| s.wall_s),
+            compile_s: m(&|s| s.compile_s),
+            efficiency: m(&|s| s.efficiency),
+            bound_s: m(&|s| s.bound_s),
+        }
+    };
+    Ok(Comparison { space: space.name.clone(), strategy: strategy.into(), repeats: runs.len(), model: mean(0), fifo: mean(1), oracle: mean(2) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::job::Param;
+
+    /// A space where compile seconds grow with `tile` (1, 2, 4, 8 → 1, 4, 16, 64 s) and
+    /// `block` does not matter.
+    fn space() -> RecordedSpace {
+        let params = vec![Param::new("tile", [1, 2, 4, 8]), Param::new("block", [32, 64, 128, 256, 512, 1024])];
+        let coords: Vec<Vec<u32>> = (0..6).flat_map(|b| (0..4).map(move |t| vec![t, b])).collect();
+        let n = coords.len();
+        let compile_s = coords.iter().map(|c| Some(f64::from(1u32 << (2 * c[0])))).collect();
+        let times = coords.iter().map(|c| Some(1.0 + f64::from(c[1]))).collect();
+        RecordedSpace {
+            name: "synthetic".into(),
+            device: String::new(),
+            params,
+            coords,
+            times,
+            samples: vec![vec![]; n],
+            failures: vec![None; n],
+            compile_s,
+            eval_s: vec![Some(0.01); n],
+        }
+    }
+
+    #[test]
+    fn one_thread_takes_the_sum_and_the_bound_holds() {
+        let sp = space();
+        let s = schedule(&sp, "random", 24, 1, 1, Order::Fifo).unwrap();
+        let sum: f64 = sp.compile_s.iter().flatten().sum();
+        assert_eq!(s.evaluated, 24);
+        assert!((s.compile_s - sum).abs() < 1e-9);
+        // One thread: every compile back to back, then the last evaluation.
+        assert!((s.wall_s - sum - 0.01).abs() < 1e-9, "{}", s.wall_s);
+        for order in [Order::Model, Order::Fifo, Order::Oracle] {
+            for strategy in ["random", "hybrid"] {
+                let s = schedule(&sp, strategy, 20, 3, 4, order).unwrap();
+                assert!(s.wall_s >= s.bound_s && s.efficiency <= 1.0, "{strategy} {order:?} {s:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn longest_first_beats_first_in_first_out_when_slow_compiles_come_last() {
+        // Exhaustive proposes tile 1, 2, 4, 8 per block: each block's 64 s compile is queued
+        // last, so in arrival order the final ones start late.
+        let sp = space();
+        let fifo = schedule(&sp, "exhaustive", 24, 1, 4, Order::Fifo).unwrap();
+        let oracle = schedule(&sp, "exhaustive", 24, 1, 4, Order::Oracle).unwrap();
+        let model = schedule(&sp, "exhaustive", 24, 1, 4, Order::Model).unwrap();
+        assert!(oracle.wall_s < fifo.wall_s, "{oracle:?} {fifo:?}");
+        assert!(model.wall_s < fifo.wall_s, "the model learns tile from the first compiles: {model:?} {fifo:?}");
+    }
+
+    #[test]
+    fn a_space_without_compile_times_is_one_clear_error() {
+        let mut sp = space();
+        sp.compile_s[3] = None;
+        let e = schedule(&sp, "exhaustive", 24, 1, 4, Order::Model).unwrap_err();
+        assert!(e.contains("tile=8, block=32") && e.contains("compile_time"), "{e}");
+    }
+}
