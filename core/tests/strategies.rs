@@ -27,19 +27,7 @@ fn synthetic() -> RecordedSpace {
             Some(1.0 + (a - 3.0).powi(2) * 0.1 + (b - 2.0).powi(2) * 0.07 + (cc - 2.0).abs() * 0.05 + d * 0.02 + ((a * b) % 3.0) * 0.01)
         })
         .collect::<Vec<_>>();
-    let n = coords.len();
-    let failures = times.iter().map(|t: &Option<f64>| t.is_none().then(|| "RuntimeFailedConfig".to_string())).collect();
-    RecordedSpace {
-        name: "synthetic".into(),
-        device: String::new(),
-        params,
-        coords,
-        times,
-        samples: vec![vec![]; n],
-        failures,
-        compile_s: vec![None; n],
-        eval_s: vec![None; n],
-    }
+    RecordedSpace::from_times("synthetic", params, coords, times)
 }
 
 #[test]

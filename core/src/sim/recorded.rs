@@ -293,6 +293,24 @@ impl RecordedSpace {
         Ok(s)
     }
 
+    /// A space from parameters, each config's coordinates and its time in ms (`None`: it
+    /// failed); no repetitions, compile or benchmark times recorded.
+    pub fn from_times(name: &str, params: Vec<Param>, coords: Vec<Vec<u32>>, times: Vec<Option<f64>>) -> RecordedSpace {
+        let n = coords.len();
+        let failures = times.iter().map(|t| t.is_none().then(|| "RuntimeFailedConfig".to_string())).collect();
+        RecordedSpace {
+            name: name.into(),
+            device: String::new(),
+            params,
+            coords,
+            times,
+            samples: vec![vec![]; n],
+            failures,
+            compile_s: vec![None; n],
+            eval_s: vec![None; n],
+        }
+    }
+
     /// The fastest recorded time (ms).
     pub fn optimum(&self) -> f64 {
         self.times.iter().flatten().copied().fold(f64::INFINITY, f64::min)

@@ -291,17 +291,7 @@ mod tests {
         let n = coords.len();
         let compile_s = coords.iter().map(|c| Some(f64::from(1u32 << (2 * c[0])))).collect();
         let times = coords.iter().map(|c| Some(1.0 + f64::from(c[1]))).collect();
-        RecordedSpace {
-            name: "synthetic".into(),
-            device: String::new(),
-            params,
-            coords,
-            times,
-            samples: vec![vec![]; n],
-            failures: vec![None; n],
-            compile_s,
-            eval_s: vec![Some(0.01); n],
-        }
+        RecordedSpace { compile_s, eval_s: vec![Some(0.01); n], ..RecordedSpace::from_times("synthetic", params, coords, times) }
     }
 
     #[test]
