@@ -1,37 +1,14 @@
-//! The compile pipeline's work queue: candidates waiting for a compile thread, the one with the
-//! longest predicted compile first, so that a tail of slow compiles does not decide the wall
-//! time ([`CompileQueue`]; the predictions come from
+//! The compile pipeline's work queue: candidates waiting for a compile thread, shared by the
+//! threads, in [`CompileOrder`] (the longest predicted compile first, so that a tail of slow
+//! compiles does not decide the wall time; the predictions come from
 //! [`CompileTimes`](crate::search::pipeline::CompileTimes)).
 
-use std::collections::BinaryHeap;
+use crate::search::pipeline::CompileOrder;
 use std::sync::{Condvar, Mutex, MutexGuard};
-
-#[derive(Debug, PartialEq)]
-struct Job {
-    /// Predicted compile seconds (0 before there is a model: then first in, first out).
-    priority: f64,
-    seq: u64,
-    index: usize,
-}
-
-impl Eq for Job {}
-
-impl Ord for Job {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.priority.total_cmp(&o.priority).then(o.seq.cmp(&self.seq))
-    }
-}
-
-impl PartialOrd for Job {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
 
 #[derive(Default)]
 struct State {
-    heap: BinaryHeap<Job>,
-    seq: u64,
+    order: CompileOrder,
     closed: bool,
 }
 
@@ -49,11 +26,7 @@ impl CompileQueue {
 
     /// Queues candidate `index` with its predicted compile seconds.
     pub(crate) fn push(&self, index: usize, priority: f64) {
-        let mut s = self.lock();
-        s.seq += 1;
-        let seq = s.seq;
-        s.heap.push(Job { priority, seq, index });
-        drop(s);
+        self.lock().order.push(index, priority);
         self.ready.notify_one();
     }
 
@@ -65,8 +38,8 @@ impl CompileQueue {
             if s.closed {
                 return None;
             }
-            if let Some(j) = s.heap.pop() {
-                return Some(j.index);
+            if let Some(i) = s.order.pop() {
+                return Some(i);
             }
             s = self.ready.wait(s).unwrap_or_else(|p| p.into_inner());
         }
@@ -76,22 +49,20 @@ impl CompileQueue {
     pub(crate) fn close(&self) {
         let mut s = self.lock();
         s.closed = true;
-        s.heap.clear();
+        s.order.clear();
         drop(s);
         self.ready.notify_all();
     }
 
     /// Re-keys every queued candidate by `predict`.
     pub(crate) fn reprioritize(&self, predict: impl Fn(usize) -> f64) {
-        let mut s = self.lock();
-        let jobs = std::mem::take(&mut s.heap).into_vec();
-        s.heap = jobs.into_iter().map(|j| Job { priority: predict(j.index), ..j }).collect();
+        self.lock().order.reprioritize(predict);
     }
 
     /// Candidates queued and not started.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.lock().heap.len()
+        self.lock().order.len()
     }
 }
 

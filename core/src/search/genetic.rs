@@ -95,10 +95,11 @@ impl Strategy for Genetic {
             self.scores[index] = Some(cost(outcome));
             self.taken[index] = true;
             if !self.population.contains(&index) {
-                self.population.push(index);
-                let scores = &self.scores;
-                self.population.sort_by(|&a, &b| scores[a].unwrap_or(f64::INFINITY).total_cmp(&scores[b].unwrap_or(f64::INFINITY)));
-                self.population.truncate(POP);
+                let mut pop = std::mem::take(&mut self.population);
+                pop.push(index);
+                pop.sort_by(|&a, &b| self.score(a).total_cmp(&self.score(b)));
+                pop.truncate(POP);
+                self.population = pop;
             }
         }
     }

@@ -13,8 +13,9 @@ use rand::{Rng, SeedableRng};
 /// A climb has moments when it can only wait (its start, alone; the end of a neighbourhood,
 /// until the outcomes in flight say where to go), and a tuner compiling on every core would
 /// idle then. So while every climb waits and more proposals are asked for, another climb starts
-/// (one per three proposals the first `ask` wants, or [`LocalSearch::with_climbs`]; the outcome of a config goes to the climb that proposed
-/// it, and one nobody proposed to the first climb).
+/// (up to one per three proposals the first `ask` wants, or [`LocalSearch::with_climbs`]). The
+/// outcome of a config goes to the climb that proposed it, and one nobody proposed to the
+/// first climb.
 pub struct LocalSearch {
     rng: rand_chacha::ChaCha8Rng,
     nb: Option<Neighbourhood>,
@@ -250,6 +251,7 @@ impl Strategy for LocalSearch {
         // The climb that proposed it; one nobody proposed (known beforehand, or the hybrid's
         // model half) goes to the first.
         let k = self.climbs.iter().position(|cl| cl.pending.contains(&index)).unwrap_or(0);
+        let improves = self.climbs.get(k).and_then(|cl| cl.current).is_some_and(|cur| c < self.score(cur));
         let Some(cl) = self.climbs.get_mut(k) else { return };
         cl.pending.retain(|&p| p != index);
         if Some(index) == cl.start {
@@ -262,14 +264,12 @@ impl Strategy for LocalSearch {
             }
             return;
         }
-        if let Some(cur) = cl.current {
-            if c < self.scores[cur].unwrap_or(f64::INFINITY) {
-                // First improvement: move and look around the new place.
-                cl.current = Some(index);
-                cl.queue.clear();
-                cl.widened = false;
-                cl.widened_left = usize::MAX;
-            }
+        if improves {
+            // First improvement: move and look around the new place.
+            cl.current = Some(index);
+            cl.queue.clear();
+            cl.widened = false;
+            cl.widened_left = usize::MAX;
         }
     }
 }

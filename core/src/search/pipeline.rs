@@ -1,11 +1,13 @@
 //! The compile pipeline's policy, shared by the tuner's search loop and the offline simulation
 //! of it (`sim::schedule`): how many proposals to keep in flight ([`capacity`]), whether
-//! compiling is the bottleneck ([`compile_bound`]), and the model that predicts each config's
-//! compile seconds so that queued compiles run longest first ([`CompileTimes`]).
+//! compiling is the bottleneck ([`compile_bound`]), the order queued compiles start in
+//! ([`CompileOrder`]), and the model that predicts each config's compile seconds so that they
+//! run longest first ([`CompileTimes`]).
 
 use crate::search::features::encode;
 use crate::search::{Candidates, Forest};
 use rand::SeedableRng;
+use std::collections::BinaryHeap;
 
 /// Seconds summed over a stage, with how many items they cover.
 pub type Spent = (f64, usize);
@@ -36,6 +38,70 @@ pub fn compile_bound(compile: Spent, eval: Spent, threads: usize) -> bool {
     match (compile, eval) {
         ((c, nc), (e, ne)) if nc > 0 && ne > 0 => c / nc as f64 / threads.max(1) as f64 > e / ne as f64,
         _ => true,
+    }
+}
+
+#[derive(Debug, PartialEq)]
+struct Job {
+    /// Predicted compile seconds (0 before there is a model: then first in, first out).
+    priority: f64,
+    seq: u64,
+    index: usize,
+}
+
+impl Eq for Job {}
+
+impl Ord for Job {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.priority.total_cmp(&o.priority).then(o.seq.cmp(&self.seq))
+    }
+}
+
+impl PartialOrd for Job {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+/// Candidates waiting to compile: the highest priority (predicted compile seconds) first and,
+/// among equals, the first queued.
+#[derive(Debug, Default)]
+pub struct CompileOrder {
+    heap: BinaryHeap<Job>,
+    seq: u64,
+}
+
+impl CompileOrder {
+    /// Queues candidate `index` with its predicted compile seconds.
+    pub fn push(&mut self, index: usize, priority: f64) {
+        self.seq += 1;
+        self.heap.push(Job { priority, seq: self.seq, index });
+    }
+
+    /// The next candidate to compile, if any.
+    pub fn pop(&mut self) -> Option<usize> {
+        self.heap.pop().map(|j| j.index)
+    }
+
+    /// Re-keys every queued candidate by `predict` (their order of queueing still breaks ties).
+    pub fn reprioritize(&mut self, predict: impl Fn(usize) -> f64) {
+        let jobs = std::mem::take(&mut self.heap).into_vec();
+        self.heap = jobs.into_iter().map(|j| Job { priority: predict(j.index), ..j }).collect();
+    }
+
+    /// Drops everything queued.
+    pub fn clear(&mut self) {
+        self.heap.clear();
+    }
+
+    /// Candidates queued.
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    /// True when nothing is queued.
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
     }
 }
 

@@ -10,7 +10,7 @@
 //! buys on a given space: the same run with first-in-first-out order and with the true compile
 //! times as the prediction, and the lower bound no order can beat.
 
-use crate::search::pipeline::{self, CompileTimes, Spent};
+use crate::search::pipeline::{self, CompileOrder, CompileTimes, Spent};
 use crate::search::strategy::{by_name, Candidates, Outcome, Strategy};
 use crate::sim::recorded::RecordedSpace;
 use crate::FailureKind;
@@ -61,9 +61,8 @@ struct Sim<'s> {
     threads: usize,
     budget: usize,
     times: CompileTimes,
-    /// Queued: (priority, sequence, candidate); the highest priority, then the oldest, first.
-    queue: Vec<(f64, u64, usize)>,
-    seq: u64,
+    /// Queued, in the loop's order.
+    queue: CompileOrder,
     running: Vec<Running>,
     arrived: VecDeque<usize>,
     evaluated: Vec<bool>,
@@ -95,9 +94,17 @@ impl Sim<'_> {
         Ok(match self.order {
             Order::Fifo => 0.0,
             Order::Oracle => self.compile_secs(i)?,
-            Order::Model if pipeline::compile_bound(self.compile, self.eval, self.threads) => self.times.predict(&self.cands, i),
-            Order::Model => 0.0,
+            Order::Model => self.predicted(i),
         })
+    }
+
+    /// The loop's key: the predicted compile seconds while compiling is the bottleneck.
+    fn predicted(&self, i: usize) -> f64 {
+        if pipeline::compile_bound(self.compile, self.eval, self.threads) {
+            self.times.predict(&self.cands, i)
+        } else {
+            0.0
+        }
     }
 
     /// The loop's `feed`: asks for work until enough is in flight, queues the fresh.
@@ -123,23 +130,14 @@ impl Sim<'_> {
                 } else if self.count + self.flying < self.budget {
                     self.in_flight[i] = true;
                     self.flying += 1;
-                    self.seq += 1;
                     let p = self.priority(i)?;
-                    self.queue.push((p, self.seq, i));
+                    self.queue.push(i, p);
                     fresh += 1;
                 }
             }
             idle = if fresh == 0 { idle + 1 } else { 0 };
         }
         Ok(())
-    }
-
-    fn pop(&mut self) -> Option<usize> {
-        let best = (0..self.queue.len()).max_by(|&a, &b| {
-            let (x, y) = (&self.queue[a], &self.queue[b]);
-            x.0.total_cmp(&y.0).then(y.1.cmp(&x.1))
-        })?;
-        Some(self.queue.swap_remove(best).2)
     }
 
     /// A compiled config reaches the measuring thread at `now`: the model learns from it (and
@@ -150,10 +148,9 @@ impl Sim<'_> {
         if self.order == Order::Model && self.times.observe(i, secs, false) {
             let running: Vec<(usize, f64)> = self.running.iter().map(|r| (r.index, now - r.start)).collect();
             if self.times.refit(&self.cands, &running) {
-                let keys: Vec<f64> = self.queue.iter().map(|q| self.priority(q.2)).collect::<Result<_, _>>()?;
-                for (q, k) in self.queue.iter_mut().zip(keys) {
-                    q.0 = k;
-                }
+                let mut queue = std::mem::take(&mut self.queue);
+                queue.reprioritize(|j| self.predicted(j));
+                self.queue = queue;
             }
         }
         Ok(self.space.eval_s[i].unwrap_or(0.0))
@@ -174,8 +171,7 @@ pub fn schedule(space: &RecordedSpace, strategy: &str, budget: usize, seed: u64,
         threads,
         budget,
         times: CompileTimes::new(seed),
-        queue: Vec::new(),
-        seq: 0,
+        queue: CompileOrder::default(),
         running: Vec::new(),
         arrived: VecDeque::new(),
         evaluated: vec![false; space.len()],
@@ -192,7 +188,7 @@ pub fn schedule(space: &RecordedSpace, strategy: &str, budget: usize, seed: u64,
     s.feed()?;
     loop {
         while s.running.len() < threads {
-            let Some(i) = s.pop() else { break };
+            let Some(i) = s.queue.pop() else { break };
             let secs = s.compile_secs(i)?;
             s.running.push(Running { index: i, start: now, end: now + secs });
         }
