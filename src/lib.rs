@@ -23,7 +23,7 @@ pub use kerntune_hip as hip_backend;
 /// Call first thing in `main`. A worker process started by the CUDA or HIP backend serves its
 /// tuner here and exits; in any other process this lets those backends run kernels in worker
 /// processes, so that a faulting or hung kernel cannot end a tune (see
-/// [`kerntune_core::run::worker`]). Without it kernels run in the tuning process. A no-op for
+/// [`kerntune_core::worker`]). Without it kernels run in the tuning process. A no-op for
 /// wgpu-only builds.
 pub fn hook() {
     #[cfg(feature = "cuda")]

@@ -6,7 +6,7 @@ use crate::compile::{nvrtc_version, CompileCache, CompileOptions};
 use crate::device::{init, summary, DeviceSummary, Shared};
 use cudarc::driver::result;
 use cudarc::driver::sys;
-use kerntune_core::run::worker::{WorkerKind, WorkerSlot};
+use kerntune_core::worker::{WorkerKind, WorkerSlot};
 use kerntune_core::{
     Backend, BackendError, CompileRequest, Compiled, HostBuffer, Launch, Limits, OpenError, ProblemData, ResourceUsage, Target, TimeRequest, TimingMethod,
 };
@@ -85,18 +85,9 @@ impl CudaBackend {
         &self.shared
     }
 
-    /// Runs `f` on the worker for `problem` (see [`WorkerSlot::with`]), after passing on the
-    /// kernels dropped since the last call.
-    fn with_worker<T>(
-        &self,
-        problem: &ProblemData,
-        f: impl FnOnce(&mut kerntune_core::run::worker::Worker) -> Result<T, BackendError>,
-    ) -> Result<T, BackendError> {
-        let slot = self.worker.as_ref().expect("isolated mode");
-        for id in std::mem::take(&mut *self.shared.dropped.lock().expect("dropped lock")) {
-            slot.forget_kernel(id);
-        }
-        slot.with(problem, f)
+    /// Runs `f` on the worker for `problem` (see [`WorkerSlot::with`]).
+    fn with_worker<T>(&self, problem: &ProblemData, f: impl FnOnce(&mut kerntune_core::worker::Worker) -> Result<T, BackendError>) -> Result<T, BackendError> {
+        self.worker.as_ref().expect("isolated mode").with(problem, f)
     }
 
     /// The CUBIN of a request and the symbol to launch in it, from the compile cache or NVRTC

@@ -91,7 +91,7 @@ impl CudaKernel {
 
 impl Drop for CudaKernel {
     fn drop(&mut self) {
-        self.shared.forget_kernel(self.id);
+        kerntune_core::worker::kernel_dropped(self.id);
         if let Some(x) = self.loaded.get_mut().ok().and_then(|l| l.take()) {
             if let Some(_guard) = self.shared.bind_if(x.gen) {
                 // SAFETY: the module was loaded in this (still live) context.
@@ -167,13 +167,19 @@ impl verify::DeviceCompare for LocalWorkspace {
         }
     }
 
-    fn compare_f32(&mut self, output: usize, want: sys::CUdeviceptr, n: u64, tol: kerntune_core::spec::Tolerance) -> Result<[u64; 3], BackendError> {
+    fn compare_f32(
+        &mut self,
+        output: usize,
+        want: sys::CUdeviceptr,
+        n: u64,
+        tol: kerntune_core::spec::Tolerance,
+    ) -> Result<verify::CompareCounters, BackendError> {
         if self.compare.is_none() {
             let cubin = compare_cubin(&self.shared.arch)?;
             self.compare = Some(CudaKernel::new(self.shared.clone(), std::ffi::CString::new(verify::DEVICE_COMPARE_KERNEL).expect("no NUL"), cubin));
         }
         if self.counters.is_none() {
-            self.counters = Some(malloc(24)?);
+            self.counters = Some(malloc(std::mem::size_of::<verify::CompareCounters>())?);
         }
         let counters = self.counters.expect("allocated");
         let func = self.compare.as_ref().expect("compiled").function(self.gen)?;
@@ -181,7 +187,7 @@ impl verify::DeviceCompare for LocalWorkspace {
         let mut args = verify::CompareArgs::new(self.bufs[output].ptr, want, n, tol, counters);
         let mut params = args.pointers();
         let (blocks, threads) = (args.blocks(), verify::DEVICE_COMPARE_THREADS);
-        let mut res = [0u64; 3];
+        let mut res: verify::CompareCounters = [0; 5];
         // SAFETY: all pointers are device buffers of this context with the sizes used here;
         // `params` points into `args`, which outlives the synchronous launch-and-wait below.
         unsafe {

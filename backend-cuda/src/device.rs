@@ -110,8 +110,6 @@ pub(crate) struct Shared {
     /// The device's architecture, for kernels the backend compiles for itself.
     pub(crate) arch: String,
     state: Mutex<CtxState>,
-    /// Kernels dropped since the worker last heard of them (their modules can be unloaded there).
-    pub(crate) dropped: Mutex<Vec<u64>>,
 }
 
 // SAFETY: the context handle is shared across threads as CUDA allows (a context may be current on
@@ -130,7 +128,7 @@ impl Shared {
     pub(crate) fn open(ordinal: usize, arch: String) -> Result<Shared, OpenError> {
         let device = result::device::get(ordinal as i32).map_err(|e| OpenError::Other { backend: "cuda".into(), message: describe(&e) })?;
         let ctx = Shared::create_context(device).map_err(|e| OpenError::Other { backend: "cuda".into(), message: e.to_string() })?;
-        Ok(Shared { device, arch, state: Mutex::new(CtxState { ctx, gen: 0, dead: false }), dropped: Mutex::new(Vec::new()) })
+        Ok(Shared { device, arch, state: Mutex::new(CtxState { ctx, gen: 0, dead: false }) })
     }
 
     fn create_context(device: sys::CUdevice) -> Result<sys::CUcontext, BackendError> {
@@ -173,12 +171,6 @@ impl Shared {
         }
         Self::set_current(s.ctx).ok()?;
         Some(Bound { gen })
-    }
-
-    pub(crate) fn forget_kernel(&self, id: u64) {
-        if let Ok(mut d) = self.dropped.lock() {
-            d.push(id);
-        }
     }
 
     pub(crate) fn mark_dead(&self, gen: u64) {

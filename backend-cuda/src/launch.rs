@@ -4,7 +4,7 @@
 //! A [`CudaTunable`] is one kernel of the application, described by a spec file or a
 //! [`TuneJob`]. [`CudaTunable::kernel`] resolves a problem size to a config by the handle's
 //! [`Policy`] (a stored or embedded winner, tuning now, or the default config with tuning in
-//! the background; see [`kerntune_core::run::handle`]) and loads that config's CUBIN into the
+//! the background; see [`kerntune_core::app::handle`]) and loads that config's CUBIN into the
 //! application's context. [`TunedKernel::launch`] launches it on the application's stream with
 //! a tuple of arguments — `&CudaSlice<T>` for buffers the kernel reads, `&mut CudaSlice<T>` for
 //! those it writes, and scalars by value — checked against the spec: the count and types once
@@ -19,10 +19,10 @@ use crate::backend::CudaBackend;
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, CudaView, CudaViewMut, DeviceRepr, LaunchArgs, LaunchConfig, PushKernelArg,
 };
-use kerntune_core::run::args::{ArgType, Lens, MAX_ARGS};
-use kerntune_core::run::handle::{Autotuned, EmbeddedWinner, Origin, Policy, Slot};
-use kerntune_core::run::{CompileInputs, Signature};
+use kerntune_core::app::args::{ArgType, Lens, MAX_ARGS};
+use kerntune_core::app::handle::{Autotuned, EmbeddedWinner, Origin, Policy, Slot};
 use kerntune_core::spec::problem::Memory;
+use kerntune_core::{app::Signature, CompileInputs};
 use kerntune_core::{BackendError, Config, DType, Error, Launch, LaunchError, Prepared, TuneJob, TuneOptions, Tuner};
 use std::collections::HashMap;
 use std::path::Path;

@@ -16,7 +16,7 @@
 //!   the whole process on current drivers (measured on an H100 with driver 580: after
 //!   `CUDA_ERROR_ILLEGAL_ADDRESS` even a new context cannot be created), and a kernel that never
 //!   ends cannot be stopped from the host. So kernels run in a worker process ([`worker`], on
-//!   core's shared [`kerntune_core::run::worker`] machinery): the parent compiles, loads modules only
+//!   core's shared [`kerntune_core::worker`] machinery): the parent compiles, loads modules only
 //!   to read their resource report, and drives the worker over a pipe; a faulted or hung worker
 //!   is killed and a fresh one started. Host programs opt in by calling [`worker::hook`] (or
 //!   `kerntune::hook()`) first thing in `main` (the `kerntune` CLI does);

@@ -1,4 +1,4 @@
-//! The CUDA side of kerntune's worker processes (see [`kerntune_core::run::worker`] for why and
+//! The CUDA side of kerntune's worker processes (see [`kerntune_core::worker`] for why and
 //! how): a worker owns a CUDA context and serves the parent's requests with it, through core's
 //! [`BackendExecutor`] over an in-process [`CudaBackend`].
 //!
@@ -7,7 +7,7 @@
 
 use crate::backend::CudaBackend;
 use crate::bench::CudaKernel;
-use kerntune_core::run::worker::{BackendExecutor, KernelImage, WorkerBackend};
+use kerntune_core::worker::{BackendExecutor, KernelImage, WorkerBackend};
 use kerntune_core::BackendError;
 
 pub use crate::backend::KIND;

@@ -6,7 +6,7 @@ use crate::compile::{compile, CompileOptions};
 use crate::device::{init, no_device, summary, DeviceSummary};
 use crate::error::check;
 use hip_sys::hiprt::{self as hip, hipError_t};
-use kerntune_core::run::worker::{Worker, WorkerKind, WorkerSlot};
+use kerntune_core::worker::{Worker, WorkerKind, WorkerSlot};
 use kerntune_core::{
     Backend, BackendError, CompileRequest, Compiled, HostBuffer, Launch, Limits, OpenError, ProblemData, ResourceUsage, Target, TimeRequest, TimingMethod,
 };
@@ -122,7 +122,7 @@ impl Backend for HipBackend {
     fn compile(&self, req: &CompileRequest<'_>) -> Result<Compiled<HipKernel>, BackendError> {
         let bin = self.binary(req)?;
         let cached = bin.cached;
-        let kernel = HipKernel::load(bin.bytes, &bin.entry, self.worker.clone())?;
+        let kernel = HipKernel::load(bin.bytes, &bin.entry, self.worker.is_some())?;
         use hip::hipFunction_attribute as F;
         let mut occ = 0;
         // SAFETY: valid function.

@@ -4,10 +4,9 @@ use crate::error::{check, map};
 use hip_sys::hiprt::{self as hip, hipError_t};
 use kerntune_core::measure::timing::{time_launches, Rotation, StreamOps};
 use kerntune_core::measure::verify;
-use kerntune_core::run::worker::{KernelImage, WorkerSlot};
+use kerntune_core::worker::KernelImage;
 use kerntune_core::{Access, ArgData, BackendError, HostBuffer, L2Flush, Launch, ProblemData, TimeRequest, VerifyRequest};
 use std::ffi::c_void;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// A compiled config: its code object, loaded as a module in this process (for the resource
@@ -20,8 +19,8 @@ pub struct HipKernel {
     module: hip::hipModule_t,
     pub(crate) func: hip::hipFunction_t,
     max_dynamic_lds: std::sync::Mutex<u32>,
-    /// The worker slot to tell when this kernel is dropped (isolated mode).
-    slot: Option<Arc<WorkerSlot>>,
+    /// Whether workers may have loaded it (isolated mode): they are told when it is dropped.
+    isolated: bool,
 }
 
 // SAFETY: module and function handles are process-wide in HIP and used under the runtime's own
@@ -32,7 +31,7 @@ unsafe impl Sync for HipKernel {}
 
 impl HipKernel {
     /// Loads a code object and finds `name` in it.
-    pub(crate) fn load(code: Vec<u8>, name: &str, slot: Option<Arc<WorkerSlot>>) -> Result<HipKernel, BackendError> {
+    pub(crate) fn load(code: Vec<u8>, name: &str, isolated: bool) -> Result<HipKernel, BackendError> {
         let mut module: hip::hipModule_t = std::ptr::null_mut();
         // SAFETY: `code` is a complete code object; out-pointer valid.
         check(unsafe { hip::hipModuleLoadData(&mut module, code.as_ptr() as *const c_void) }, "loading the code object")?;
@@ -47,7 +46,7 @@ impl HipKernel {
         }
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Ok(HipKernel { id, name: name.to_string(), code, module, func, max_dynamic_lds: std::sync::Mutex::new(0), slot })
+        Ok(HipKernel { id, name: name.to_string(), code, module, func, max_dynamic_lds: std::sync::Mutex::new(0), isolated })
     }
 
     /// What the worker process needs to load this kernel.
@@ -65,8 +64,8 @@ impl HipKernel {
 
 impl Drop for HipKernel {
     fn drop(&mut self) {
-        if let Some(slot) = &self.slot {
-            slot.forget_kernel(self.id);
+        if self.isolated {
+            kerntune_core::worker::kernel_dropped(self.id);
         }
         // SAFETY: loaded by us, unloaded once.
         unsafe { hip::hipModuleUnload(self.module) };
@@ -129,12 +128,12 @@ impl verify::DeviceCompare for LocalWorkspace {
         unsafe { hip::hipFree(p as *mut c_void) };
     }
 
-    fn compare_f32(&mut self, output: usize, want: usize, n: u64, tol: kerntune_core::spec::Tolerance) -> Result<[u64; 3], BackendError> {
+    fn compare_f32(&mut self, output: usize, want: usize, n: u64, tol: kerntune_core::spec::Tolerance) -> Result<verify::CompareCounters, BackendError> {
         if self.compare.is_none() {
-            self.compare = Some(HipKernel::load(compare_code(&self.arch)?, verify::DEVICE_COMPARE_KERNEL, None)?);
+            self.compare = Some(HipKernel::load(compare_code(&self.arch)?, verify::DEVICE_COMPARE_KERNEL, false)?);
         }
         if self.counters.is_none() {
-            self.counters = Some(malloc(24)?);
+            self.counters = Some(malloc(std::mem::size_of::<verify::CompareCounters>())?);
         }
         let counters = self.counters.expect("allocated");
         let func = self.compare.as_ref().expect("loaded").func;
@@ -142,17 +141,17 @@ impl verify::DeviceCompare for LocalWorkspace {
         let mut args = verify::CompareArgs::new(self.bufs[output].ptr, want as *mut c_void, n, tol, counters);
         let mut params = args.pointers();
         let (blocks, threads) = (args.blocks(), verify::DEVICE_COMPARE_THREADS);
-        let mut res = [0u64; 3];
+        let mut res: verify::CompareCounters = [0; 5];
         // SAFETY: all pointers are device buffers of this process with the sizes used here;
         // `params` points into `args`, which outlives the synchronous launch-and-wait below.
         unsafe {
-            check(hip::hipMemcpyHtoD(counters, init.as_mut_ptr() as *mut c_void, 24), "verification counters")?;
+            check(hip::hipMemcpyHtoD(counters, init.as_mut_ptr() as *mut c_void, std::mem::size_of::<verify::CompareCounters>()), "verification counters")?;
             check(
                 hip::hipModuleLaunchKernel(func, blocks, 1, 1, threads, 1, 1, 0, self.stream, params.as_mut_ptr(), std::ptr::null_mut()),
                 "launch (verification kernel)",
             )?;
             check(hip::hipStreamSynchronize(self.stream), "launch (verification kernel)")?;
-            check(hip::hipMemcpyDtoH(res.as_mut_ptr() as *mut c_void, counters, 24), "verification counters")?;
+            check(hip::hipMemcpyDtoH(res.as_mut_ptr() as *mut c_void, counters, std::mem::size_of::<verify::CompareCounters>()), "verification counters")?;
         }
         Ok(res)
     }

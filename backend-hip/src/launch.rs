@@ -16,10 +16,10 @@
 use crate::backend::HipBackend;
 use crate::error::{check, describe};
 use hip_sys::hiprt::{self as hip, hipError_t};
-use kerntune_core::run::args::{ArgType, Lens, MAX_ARGS};
-use kerntune_core::run::handle::{Autotuned, EmbeddedWinner, Origin, Policy, Slot};
-use kerntune_core::run::{CompileInputs, Signature};
+use kerntune_core::app::args::{ArgType, Lens, MAX_ARGS};
+use kerntune_core::app::handle::{Autotuned, EmbeddedWinner, Origin, Policy, Slot};
 use kerntune_core::spec::problem::Memory;
+use kerntune_core::{app::Signature, CompileInputs};
 use kerntune_core::{BackendError, Config, DType, Error, Launch, LaunchError, Prepared, TuneJob, TuneOptions, Tuner};
 use std::collections::HashMap;
 use std::ffi::c_void;

@@ -16,7 +16,7 @@
 //!
 //! - **Faults never end a tune** when the host program calls [`worker::hook`] first thing in
 //!   `main` (the `kerntune` CLI does): kernels then run in a worker process through the same
-//!   protocol and fault policy as CUDA ([`kerntune_core::run::worker`]). Without the hook they run
+//!   protocol and fault policy as CUDA ([`kerntune_core::worker`]). Without the hook they run
 //!   in-process, and a fault that poisons the process ends the tune (measurements so far kept).
 //! - **Verification runs on the device**: the same comparison kernel as CUDA
 //!   ([`kerntune_core::measure::verify::DEVICE_COMPARE_SRC`]), compiled with hipRTC, against a

@@ -1,4 +1,4 @@
-//! The HIP side of kerntune's worker processes (see [`kerntune_core::run::worker`] for why and
+//! The HIP side of kerntune's worker processes (see [`kerntune_core::worker`] for why and
 //! how): a worker owns the HIP device state and serves the parent's requests with it, through
 //! core's [`BackendExecutor`] over an in-process [`HipBackend`] — the same protocol,
 //! parent-side slot and fault policy the CUDA backend uses.
@@ -8,7 +8,7 @@
 
 use crate::backend::HipBackend;
 use crate::bench::HipKernel;
-use kerntune_core::run::worker::{BackendExecutor, WorkerBackend};
+use kerntune_core::worker::{BackendExecutor, WorkerBackend};
 use kerntune_core::BackendError;
 
 pub use crate::backend::KIND;
@@ -30,6 +30,6 @@ impl WorkerBackend for HipBackend {
     }
 
     fn load_binary(&self, name: &str, binary: Vec<u8>) -> Result<HipKernel, BackendError> {
-        HipKernel::load(binary, name, None)
+        HipKernel::load(binary, name, false)
     }
 }

@@ -1,13 +1,13 @@
 //! The HIP worker process, against the real HIP library: this test program is its own worker
 //! (as the `kerntune` CLI is), through the protocol and fault policy that the CUDA backend
-//! proves on a GPU (`kerntune_core::run::worker`). Without an AMD GPU the worker starts, asks the
+//! proves on a GPU (`kerntune_core::worker`). Without an AMD GPU the worker starts, asks the
 //! real runtime, and its "no AMD GPU found" reaches the parent as a clean error; with one, a
 //! real kernel is timed and verified in the worker.
 //!
 //! A custom `main` (harness = false), because the hook must run first thing in a worker.
 
-use kerntune_core::run::worker::WorkerSlot;
 use kerntune_core::spec::problem::{Access, ArgData, DType, HostBuffer, Init, ProblemData};
+use kerntune_core::worker::WorkerSlot;
 use kerntune_core::{Backend, BackendError, OpenError};
 use kerntune_hip::HipBackend;
 
@@ -70,6 +70,7 @@ fn on_a_gpu_the_worker_times_and_verifies() {
         reference_id: 1,
         outputs: &[],
         tolerance: Default::default(),
+        per_output: &[],
         timeout: std::time::Duration::from_secs(5),
     };
     b.verify(&mut ws, &k, &launch, &vreq).expect("verifies on the device, in the worker");

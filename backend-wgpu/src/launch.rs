@@ -16,9 +16,9 @@
 //! ever sees the winner.
 
 use crate::backend::WgpuBackend;
-use kerntune_core::run::args::{ArgType, Lens, MAX_ARGS};
-use kerntune_core::run::handle::{Autotuned, EmbeddedWinner, Origin, Policy, Slot};
-use kerntune_core::run::{CompileInputs, Signature};
+use kerntune_core::app::args::{ArgType, Lens, MAX_ARGS};
+use kerntune_core::app::handle::{Autotuned, EmbeddedWinner, Origin, Policy, Slot};
+use kerntune_core::{app::Signature, CompileInputs};
 use kerntune_core::{Config, Error, Launch, LaunchError, Prepared, TuneJob, TuneOptions, Tuner};
 use std::path::Path;
 use std::sync::Arc;

@@ -18,7 +18,7 @@ const ENTRIES: usize = 100_000;
 
 fn measurement(bx: i64, t: f64) -> Measurement {
     let stats = kerntune_core::Stats::from_samples(&[t, t * 1.01, t * 0.99, t, t * 1.02], false);
-    Measurement { config: Config::new([("bx", bx), ("vec", 4)]), status: Status::Ok { stats }, usage: None, at: 1_763_683_200 }
+    Measurement { config: Config::new([("bx", bx), ("vec", 4)]), status: Status::Ok { stats }, usage: None, at: 1_763_683_200, verified: None, trace: None }
 }
 
 fn entry(i: usize) -> Entry {

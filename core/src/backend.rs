@@ -43,6 +43,29 @@ pub struct CompileRequest<'a> {
     pub buffers: &'a [crate::spec::problem::Access],
 }
 
+/// What a config's compile request borrows: its defines, its source text, and the problem's
+/// scalars and buffer uses. The tuner and the backends' launch APIs build requests with it, so
+/// an application compiles a resolved config exactly as the tune did.
+pub struct CompileInputs<'a> {
+    defines: Vec<(String, String)>,
+    code: std::borrow::Cow<'a, str>,
+    scalars: Vec<(String, crate::spec::value::Value)>,
+    access: Vec<crate::spec::problem::Access>,
+}
+
+impl<'a> CompileInputs<'a> {
+    /// The inputs of `config` launched as `launch`, for the job `prep` was prepared from, whose
+    /// source is `source`.
+    pub fn new(prep: &crate::plan::prepare::Prepared, source: &'a KernelSource, config: &Config, launch: &Launch) -> CompileInputs<'a> {
+        CompileInputs { defines: prep.defines(config, launch), code: prep.code(config, &source.code), scalars: prep.scalars(), access: prep.buffer_access() }
+    }
+
+    /// The compile request (borrowing these inputs).
+    pub fn request<'r>(&'r self, source: &'r KernelSource, config: &'r Config, launch: &'r Launch) -> CompileRequest<'r> {
+        CompileRequest { source, code: &self.code, config, defines: &self.defines, launch, scalars: &self.scalars, buffers: &self.access }
+    }
+}
+
 /// A compiled kernel with its resource report.
 #[derive(Debug)]
 pub struct Compiled<K> {
@@ -104,6 +127,23 @@ pub trait Backend: Send + Sync {
         req.check(&outs)?;
         self.reset(ws, false)?;
         Ok(t)
+    }
+
+    /// Whether a kernel this backend compiled can be timed on another instance of the same
+    /// backend type opened on another device of the same target (a tune over several GPUs
+    /// compiles once and measures anywhere). True where kernels travel as binaries (the CUDA
+    /// and HIP worker processes load them); false where a kernel belongs to the device that
+    /// compiled it (wgpu pipelines, kernels loaded into one CUDA context).
+    fn shares_kernels(&self) -> bool {
+        false
+    }
+
+    /// Runs `kernel` once under the platform's memory checker (e.g. NVIDIA's
+    /// `compute-sanitizer`) and returns its first report, for a config that faulted; `None`
+    /// where there is no such tool. Called once per cause of failure, never while timing.
+    fn diagnose_fault(&self, problem: &ProblemData, kernel: &Self::Kernel, launch: &Launch) -> Option<String> {
+        let _ = (problem, kernel, launch);
+        None
     }
 
     /// After [`BackendError::DeviceLost`]: make the device usable again (a fresh context),

@@ -33,6 +33,12 @@ pub enum BackendError {
     /// [`recover`](crate::Backend::recover) before further use.
     #[error("device lost: {0}")]
     DeviceLost(String),
+    /// The process that ran kernels for this device (a worker) ended without reporting an
+    /// error: killed from outside, out of memory, or a crash below the driver. Unlike
+    /// [`BackendError::DeviceLost`], nothing says the config caused it, so the tuner runs the
+    /// config again (on another device when it has several) before blaming it.
+    #[error("worker died: {0}")]
+    WorkerDied(String),
     /// Anything else, with the backend's own error inside.
     #[error("{0}")]
     Other(Box<dyn std::error::Error + Send + Sync>),
@@ -47,9 +53,16 @@ impl BackendError {
             BackendError::OutOfResources(_) => FailureKind::OutOfResources,
             BackendError::TimedOut(_) => FailureKind::TimedOut,
             BackendError::WrongOutput(_) => FailureKind::WrongOutput,
-            BackendError::DeviceLost(_) => FailureKind::DeviceLost,
+            BackendError::DeviceLost(_) | BackendError::WorkerDied(_) => FailureKind::DeviceLost,
             BackendError::Other(_) => FailureKind::Other,
         }
+    }
+
+    /// Whether the device's state is gone with this error (a lost device, a dead worker, a
+    /// launch that never ended): the backend must [`recover`](crate::Backend::recover) before
+    /// the device is used again.
+    pub fn needs_recovery(&self) -> bool {
+        matches!(self, BackendError::DeviceLost(_) | BackendError::WorkerDied(_) | BackendError::TimedOut(_))
     }
 
     /// Wraps any error as [`BackendError::Other`].

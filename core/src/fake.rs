@@ -299,7 +299,7 @@ pub fn sample_problem(n: usize) -> ProblemData {
 /// assert_eq!(report.winner.key(), "bx=64,vec=4");
 /// # Ok::<(), kerntune_core::Error>(())
 /// ```
-pub fn example() -> (Arc<crate::run::tuner::Tuner<FakeBackend>>, crate::spec::TuneJob) {
+pub fn example() -> (Arc<crate::run::Tuner<FakeBackend>>, crate::spec::TuneJob) {
     use crate::spec::value::Value;
     use crate::spec::{ArgKind, ArgSpec, DType, Init, KernelSource, Memory, Param, TuneJob};
     let mut j = TuneJob::new(KernelSource::new("k", "fake", "// fake"), vec![Param::new("bx", [32, 64, 128, 256]), Param::new("vec", [1, 2, 4])]);
@@ -322,7 +322,7 @@ pub fn example() -> (Arc<crate::run::tuner::Tuner<FakeBackend>>, crate::spec::Tu
         1e-3 * (1.0 + (bx / 64.0).log2().abs() / 10.0) * (1.0 + (4.0 / vec).log2() / 10.0)
     };
     let limits = Limits::preset("h100").expect("the built-in h100 preset").1;
-    (Arc::new(crate::run::tuner::Tuner::new(FakeBackend::new(limits, time))), j)
+    (Arc::new(crate::run::Tuner::new(FakeBackend::new(limits, time))), j)
 }
 
 /// The fake backend's launch API: what the CUDA, HIP and wgpu launch APIs do on a device, done
@@ -330,9 +330,9 @@ pub fn example() -> (Arc<crate::run::tuner::Tuner<FakeBackend>>, crate::spec::Tu
 /// CPU. [`app::FakeTunable`] is the application's handle; its kernels run the fake computation.
 pub mod app {
     use super::{compute, FakeBackend};
-    use crate::run::args::{Arg, ArgType, Args, LaunchError, Signature};
-    use crate::run::handle::{Autotuned, EmbeddedWinner, Origin, Policy, Slot};
-    use crate::run::tuner::{TuneOptions, Tuner};
+    use crate::app::args::{Arg, ArgType, Args, LaunchError, Signature};
+    use crate::app::handle::{Autotuned, EmbeddedWinner, Origin, Policy, Slot};
+    use crate::run::{TuneOptions, Tuner};
     use crate::space::config::Config;
     use crate::spec::job::TuneJob;
     use crate::spec::problem::{DType, HostBuffer};

@@ -49,18 +49,22 @@ pub mod search;
 pub mod backend;
 
 pub mod store;
+pub mod worker;
 
 pub mod run;
 pub mod sim;
 
+pub mod app;
+
 pub mod fake;
 
-pub use backend::{Backend, CompileRequest, Compiled};
+pub use app::{Autotuned, EmbeddedWinner, LaunchError, Origin, Policy, Tuned};
+pub use backend::{Backend, CompileInputs, CompileRequest, Compiled};
 pub use error::{BackendError, FailureKind, OpenError};
 pub use limits::{LimitViolation, Limits, PRESETS};
 pub use measure::{Stats, TimeRequest, TimingMethod, VerifyRequest};
 pub use plan::{Launch, Prepared, PruneReason, ResourceUsage};
-pub use run::{Autotuned, ConfigResult, EmbeddedWinner, Error, Event, LaunchError, Origin, Policy, ResultOutcome, TuneOptions, TuneReport, Tuned, Tuner};
+pub use run::{ConfigResult, Error, Event, ResultOutcome, TuneOptions, TuneReport, Tuner};
 pub use search::Strategy;
 pub use space::{Config, Knobs, SearchSpace};
 pub use spec::{

@@ -16,8 +16,9 @@ const CORE_LAYERS: &[&[&str]] = &[
     &["plan"],
     &["search", "measure"],
     &["backend"],
-    &["store"],
+    &["store", "worker"],
     &["run", "sim"],
+    &["app"],
     &["fake"],
 ];
 

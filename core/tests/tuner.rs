@@ -441,12 +441,28 @@ fn a_json_database_is_read_and_converted_on_write() {
 }
 
 #[test]
-fn the_default_is_always_a_candidate() {
+fn a_default_that_breaks_the_restrictions_is_never_run() {
     let mut j = job();
     j.restrictions = vec!["vec > 1".into()];
-    let r = Tuner::new(FakeBackend::new(limits(), |c: &Config| if is(c, 256, 1) { 0.5e-3 } else { time(c) })).tune(&j, &opts()).unwrap();
-    assert!(r.default_included);
-    assert!(is(&r.winner, 256, 1), "the default (restricted out, but fastest) is kept");
+    // The default would fault if it ran (it breaks the file's own restrictions).
+    let fake = FakeBackend::new(limits(), |c: &Config| if is(c, 256, 1) { 0.5e-3 } else { time(c) }).with_behavior(|c| {
+        if is(c, 256, 1) {
+            Behavior::DeviceLost
+        } else {
+            Behavior::Ok
+        }
+    });
+    let r = Tuner::new(fake).tune(&j, &opts()).unwrap();
+    assert!(!r.default_included);
+    assert!(r.results.iter().all(|x| !is(&x.config, 256, 1)), "never run");
+    assert!(r.failures.is_empty(), "{:?}", r.failures);
+    assert!(r.notes[0].starts_with("the default config (bx=256,vec=1) violates restriction 1 (`vec > 1`): it was not run"), "{:?}", r.notes);
+    // The reference is the first valid config that ran.
+    assert!(r.notes.iter().any(|n| n.starts_with("reference: the outputs of bx=32,vec=2 (the first valid config that ran)")), "{:?}", r.notes);
+    // Restrictions that exclude every config are an error, default or not.
+    j.restrictions = vec!["vec > 4".into()];
+    let e = Tuner::new(FakeBackend::new(limits(), time)).tune(&j, &opts()).unwrap_err().to_string();
+    assert!(e.contains("the restrictions leave no valid config"), "{e}");
 }
 
 #[test]

@@ -5,9 +5,9 @@
 //! A custom `main` (harness = false) because a worker is this very program started again: the
 //! hook must run before anything else, as in a host program.
 
-use kerntune_core::run::worker::{Executor, KernelImage, WorkerKind, WorkerSlot};
 use kerntune_core::spec::job::Tolerance;
 use kerntune_core::spec::problem::{Access, ArgData, DType, HostBuffer, Init, ProblemData};
+use kerntune_core::worker::{Executor, KernelImage, WorkerKind, WorkerSlot};
 use kerntune_core::{BackendError, Launch, TimeRequest, VerifyRequest};
 use std::collections::HashMap;
 use std::process::Command;
@@ -117,7 +117,7 @@ fn timing(timeout: Duration) -> TimeRequest {
 fn runs_and_verifies_in_the_worker() {
     let (s, p) = (slot(), problem());
     let r = reference(&p);
-    let req = VerifyRequest { reference: &r, reference_id: 1, outputs: &[], tolerance: Tolerance::default(), timeout: Duration::from_secs(5) };
+    let req = VerifyRequest { reference: &r, reference_id: 1, outputs: &[], tolerance: Tolerance::default(), per_output: &[], timeout: Duration::from_secs(5) };
     assert_eq!(s.with(&p, |w| w.time(image(1, "double"), &LAUNCH, &timing(Duration::from_secs(5)))).unwrap(), vec![1e-3; 3]);
     assert_eq!(s.with(&p, |w| w.verify(image(1, "double"), &LAUNCH, &req)).unwrap().len(), 1);
     let e = s.with(&p, |w| w.verify(image(2, "wrong"), &LAUNCH, &req)).unwrap_err();
@@ -137,7 +137,7 @@ fn a_crash_costs_one_worker_not_the_tune() {
     let (s, p) = (slot(), problem());
     s.with(&p, |w| w.time(image(1, "double"), &LAUNCH, &timing(Duration::from_secs(5)))).unwrap();
     let e = s.with(&p, |w| w.time(image(2, "crash"), &LAUNCH, &timing(Duration::from_secs(5)))).unwrap_err();
-    assert!(matches!(&e, BackendError::DeviceLost(m) if m.contains("TEST worker")), "{e}");
+    assert!(matches!(&e, BackendError::WorkerDied(m) if m.contains("TEST worker")), "{e}");
     s.recover();
     let t = s.with(&p, |w| w.time(image(1, "double"), &LAUNCH, &timing(Duration::from_secs(5)))).unwrap();
     assert_eq!(t.len(), 3);
@@ -167,9 +167,9 @@ fn a_launch_failure_keeps_the_worker() {
     let e = s.with(&p, |w| w.time(image(6, "nonsense"), &LAUNCH, &timing(Duration::from_secs(5)))).unwrap_err();
     assert!(matches!(&e, BackendError::LaunchFailed(m) if m.contains("unknown kernel nonsense")), "{e}");
     // Dropped kernels are unloaded in the worker; using the id again loads it again.
-    s.forget_kernel(1);
+    kerntune_core::worker::kernel_dropped(1);
     s.with(&p, |w| w.time(image(1, "double"), &LAUNCH, &timing(Duration::from_secs(5)))).unwrap();
-    s.forget_kernel(1);
+    kerntune_core::worker::kernel_dropped(1);
     s.with(&p, |w| w.time(image(1, "double"), &LAUNCH, &timing(Duration::from_secs(5)))).unwrap();
     assert_eq!(s.starts(), 1);
 }

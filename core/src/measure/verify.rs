@@ -17,36 +17,79 @@ pub fn compare(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Result<()
         return Ok(());
     }
     let size = got.dtype.size();
-    let mut bad = 0usize;
+    let mut m = Mismatch::default();
     let mut first: Option<String> = None;
-    let mut unwritten = 0usize;
     for i in 0..got.len() {
         let raw = &got.data[i * size..(i + 1) * size];
         let g = got.get_f64(i);
         let w = want.get_f64(i);
         let ok = if g.is_nan() || w.is_nan() { g.is_nan() && w.is_nan() } else { (g - w).abs() <= tol.atol + tol.rtol * w.abs() };
         if !ok {
-            bad += 1;
+            m.bad += 1;
             if raw.iter().all(|&b| b == 0xFF) {
-                unwritten += 1;
+                m.unwritten += 1;
             }
+            m.observe(g, w);
             if first.is_none() {
                 first = Some(format!("first at index {i}: got {g}, expected {w}"));
             }
         }
     }
-    if bad == 0 {
+    if m.bad == 0 {
         return Ok(());
     }
-    Err(mismatch_message(&got.name, bad as u64, got.len() as u64, &first.unwrap_or_default(), unwritten as u64))
+    Err(m.message(&got.name, got.len() as u64, &first.unwrap_or_default()))
 }
 
-fn mismatch_message(name: &str, bad: u64, n: u64, first: &str, unwritten: u64) -> String {
-    let mut msg = format!("`{name}`: {bad} of {n} elements differ ({first})");
-    if unwritten > 0 {
-        msg.push_str(&format!("; {unwritten} were never written (still hold the poison value)"));
+/// What differed in one output: counts and the largest errors among the differing elements
+/// (both finite), so that a report can tell a tolerance problem from a wrong result.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Mismatch {
+    /// Elements outside the tolerance.
+    pub bad: u64,
+    /// Of those, elements still holding the poison pattern (never written).
+    pub unwritten: u64,
+    /// Largest |got - expected| among finite differing elements.
+    pub max_abs: f64,
+    /// Largest |got - expected| / |expected| among finite differing elements with a non-zero
+    /// expected value.
+    pub max_rel: f64,
+}
+
+impl Mismatch {
+    fn observe(&mut self, g: f64, w: f64) {
+        if g.is_finite() && w.is_finite() {
+            let d = (g - w).abs();
+            self.max_abs = self.max_abs.max(d);
+            if w != 0.0 {
+                self.max_rel = self.max_rel.max(d / w.abs());
+            }
+        }
     }
-    msg
+
+    /// The message of a [`BackendError::WrongOutput`] for output `name` of `n` elements.
+    pub fn message(&self, name: &str, n: u64, first: &str) -> String {
+        let mut msg = format!("`{name}`: {} of {n} elements differ ({first})", self.bad);
+        if self.max_abs > 0.0 {
+            msg.push_str(&format!("; largest error {:.3e} (relative {:.3e})", self.max_abs, self.max_rel));
+        }
+        if self.unwritten > 0 {
+            msg.push_str(&format!("; {} were never written (still hold the poison value)", self.unwritten));
+        }
+        msg
+    }
+
+    /// The largest relative error a [`Mismatch::message`] states, when it states one: a
+    /// report reads it back to tell whether a looser tolerance would make outputs agree.
+    pub fn largest_relative(message: &str) -> Option<f64> {
+        let at = message.find("(relative ")? + "(relative ".len();
+        message[at..].split(')').next()?.parse().ok()
+    }
+
+    /// Whether a [`Mismatch::message`] says that some elements were never written.
+    pub fn unwritten_in(message: &str) -> bool {
+        message.contains("were never written")
+    }
 }
 
 /// Entry point of [`DEVICE_COMPARE_SRC`].
@@ -54,10 +97,12 @@ pub const DEVICE_COMPARE_KERNEL: &str = "kt_compare_f32";
 
 /// A kernel that compares an f32 output with its reference on the device, so that outputs are
 /// not copied to the host for every config. CUDA C that compiles unchanged as HIP (NVRTC and
-/// hipRTC). Arguments: `got`, `want`, element count, `atol`, `rtol` (doubles), and three u64
-/// counters initialised to [`DEVICE_COMPARE_INIT`]: mismatches, the first mismatching index,
-/// and mismatches that still hold the poison pattern (never written). The tolerance rule and
-/// NaN handling are those of [`compare`].
+/// hipRTC). Arguments: `got`, `want`, element count, `atol`, `rtol` (doubles), and the
+/// [`CompareCounters`] initialised to [`DEVICE_COMPARE_INIT`]: mismatches, the first mismatching
+/// index, mismatches that still hold the poison pattern (never written), and the bits of the
+/// largest absolute and relative errors among finite mismatches (non-negative doubles order as
+/// their bits do, so `atomicMax` on the bits keeps the largest). The tolerance rule and NaN
+/// handling are those of [`compare`].
 pub const DEVICE_COMPARE_SRC: &str = r#"
 extern "C" __global__ void kt_compare_f32(const float* got, const float* want, unsigned long long n,
                                           double atol, double rtol, unsigned long long* out) {
@@ -69,6 +114,11 @@ extern "C" __global__ void kt_compare_f32(const float* got, const float* want, u
             atomicAdd(&out[0], 1ull);
             atomicMin(&out[1], i);
             if (__float_as_uint(g) == 0xFFFFFFFFu) atomicAdd(&out[2], 1ull);
+            if (isfinite(g) && isfinite(w)) {
+                double d = fabs((double)g - (double)w);
+                atomicMax(&out[3], (unsigned long long)__double_as_longlong(d));
+                if (w != 0.0f) atomicMax(&out[4], (unsigned long long)__double_as_longlong(d / fabs((double)w)));
+            }
         }
     }
 }
@@ -116,7 +166,7 @@ pub trait DeviceCompare {
     fn free(&mut self, p: Self::Ptr);
     /// Runs [`DEVICE_COMPARE_SRC`] on buffer `output` against `want` (`n` f32 elements) and
     /// returns its counters.
-    fn compare_f32(&mut self, output: usize, want: Self::Ptr, n: u64, tol: Tolerance) -> Result<[u64; 3], crate::BackendError>;
+    fn compare_f32(&mut self, output: usize, want: Self::Ptr, n: u64, tol: Tolerance) -> Result<CompareCounters, crate::BackendError>;
     /// Element `index` of f32 buffer `output`.
     fn read_f32(&mut self, output: usize, index: u64) -> Result<f32, crate::BackendError>;
     /// Buffer `output`, read back to the host.
@@ -161,11 +211,11 @@ impl<P: Copy> DeviceReference<P> {
             }
             let Some(p) = self.ptrs.get(i).copied().flatten() else {
                 // Non-f32 (or empty) output: read it back and compare on the host.
-                compare(&dev.read_back(i)?, want, req.tolerance).map_err(BackendError::WrongOutput)?;
+                compare(&dev.read_back(i)?, want, req.tolerance_for(&want.name)).map_err(BackendError::WrongOutput)?;
                 continue;
             };
             let n = (want.data.len() / 4) as u64;
-            let counters = dev.compare_f32(i, p, n, req.tolerance)?;
+            let counters = dev.compare_f32(i, p, n, req.tolerance_for(&want.name))?;
             device_verdict(&want.name, counters, n, |first| {
                 let g = dev.read_f32(i, first).map_err(|e| e.to_string())?;
                 let at = first as usize * 4;
@@ -182,8 +232,12 @@ impl<P: Copy> DeviceReference<P> {
     }
 }
 
+/// The comparison kernel's counters: mismatches, first mismatching index, never-written
+/// mismatches, and the bits of the largest absolute and relative errors (f64).
+pub type CompareCounters = [u64; 5];
+
 /// Initial values of the comparison kernel's counters.
-pub const DEVICE_COMPARE_INIT: [u64; 3] = [0, u64::MAX, 0];
+pub const DEVICE_COMPARE_INIT: CompareCounters = [0, u64::MAX, 0, 0, 0];
 
 /// Threads per block of a [`DEVICE_COMPARE_KERNEL`] launch.
 pub const DEVICE_COMPARE_THREADS: u32 = 256;
@@ -225,13 +279,14 @@ impl<P> CompareArgs<P> {
 /// The verdict on a device comparison of `n` elements of output `name`: `Err` with the message
 /// [`compare`] would give when the counters show mismatches. `first` reads (got, expected) at
 /// an index, called only on a mismatch.
-pub fn device_verdict(name: &str, counters: [u64; 3], n: u64, first: impl FnOnce(u64) -> Result<(f32, f32), String>) -> Result<(), String> {
+pub fn device_verdict(name: &str, counters: CompareCounters, n: u64, first: impl FnOnce(u64) -> Result<(f32, f32), String>) -> Result<(), String> {
     if counters[0] == 0 {
         return Ok(());
     }
     let i = counters[1];
     let (g, w) = first(i)?;
-    Err(mismatch_message(name, counters[0], n, &format!("first at index {i}: got {g}, expected {w}"), counters[2]))
+    let m = Mismatch { bad: counters[0], unwritten: counters[2], max_abs: f64::from_bits(counters[3]), max_rel: f64::from_bits(counters[4]) };
+    Err(m.message(name, n, &format!("first at index {i}: got {g}, expected {w}")))
 }
 
 /// Fast path for f32 buffers: true when every element is within tolerance (compared in
@@ -257,8 +312,10 @@ pub struct VerifyRequest<'a> {
     pub reference_id: u64,
     /// Buffers to compare; empty means every written buffer.
     pub outputs: &'a [String],
-    /// Tolerances.
+    /// Tolerances of every output without one of its own in `per_output`.
     pub tolerance: crate::spec::job::Tolerance,
+    /// Tolerances of single outputs, by buffer name.
+    pub per_output: &'a [(String, crate::spec::job::Tolerance)],
     /// Time limit of the launch.
     pub timeout: Duration,
 }
@@ -273,11 +330,16 @@ impl VerifyRequest<'_> {
         }
     }
 
+    /// The tolerance output `name` is compared with.
+    pub fn tolerance_for(&self, name: &str) -> crate::spec::job::Tolerance {
+        self.per_output.iter().find(|(n, _)| n == name).map_or(self.tolerance, |t| t.1)
+    }
+
     /// Compares read-back buffers with the reference (only the selected ones).
     pub fn check(&self, outs: &[HostBuffer]) -> Result<(), BackendError> {
         for (got, want) in outs.iter().zip(self.reference) {
             if self.selects(want) {
-                crate::measure::verify::compare(got, want, self.tolerance).map_err(BackendError::WrongOutput)?;
+                crate::measure::verify::compare(got, want, self.tolerance_for(&want.name)).map_err(BackendError::WrongOutput)?;
             }
         }
         Ok(())
@@ -311,7 +373,9 @@ mod tests {
         got.data[20..24].copy_from_slice(&[0xFF; 4]);
         let host = compare(&got, &want, Tolerance::default()).unwrap_err();
         // What the comparison kernel would count for the same buffers.
-        let device = device_verdict("y", [2, 3, 1], 8, |i| Ok((got.get_f64(i as usize) as f32, want.get_f64(i as usize) as f32))).unwrap_err();
+        let device =
+            device_verdict("y", [2, 3, 1, 6f64.to_bits(), 2f64.to_bits()], 8, |i| Ok((got.get_f64(i as usize) as f32, want.get_f64(i as usize) as f32)))
+                .unwrap_err();
         assert_eq!(host, device);
         assert!(device_verdict("y", DEVICE_COMPARE_INIT, 8, |_| unreachable!()).is_ok());
         assert!(DEVICE_COMPARE_SRC.contains(DEVICE_COMPARE_KERNEL));
@@ -335,7 +399,7 @@ mod tests {
         fn free(&mut self, p: usize) {
             assert!(self.uploads[p].take().is_some(), "freed twice");
         }
-        fn compare_f32(&mut self, output: usize, want: usize, n: u64, tol: Tolerance) -> Result<[u64; 3], crate::BackendError> {
+        fn compare_f32(&mut self, output: usize, want: usize, n: u64, tol: Tolerance) -> Result<CompareCounters, crate::BackendError> {
             self.device_compares += 1;
             let want = self.uploads[want].as_ref().expect("live");
             let mut c = DEVICE_COMPARE_INIT;
@@ -347,6 +411,13 @@ mod tests {
                     c[0] += 1;
                     c[1] = c[1].min(i as u64);
                     c[2] += u64::from(g.to_bits() == u32::MAX);
+                    if g.is_finite() && w.is_finite() {
+                        let d = (g as f64 - w as f64).abs();
+                        c[3] = c[3].max(d.to_bits());
+                        if w != 0.0 {
+                            c[4] = c[4].max((d / (w as f64).abs()).to_bits());
+                        }
+                    }
                 }
             }
             Ok(c)
@@ -367,8 +438,14 @@ mod tests {
         let k = HostBuffer::new("k", DType::I32, 16, &Init::Sequence, Access::Write);
         let reference = vec![x.clone(), y.clone(), k.clone()];
         let mut dev = HostDevice { bufs: reference.clone(), ..Default::default() };
-        let req =
-            |id| crate::VerifyRequest { reference: &reference, reference_id: id, outputs: &[], tolerance: Tolerance::default(), timeout: Default::default() };
+        let req = |id| crate::VerifyRequest {
+            reference: &reference,
+            reference_id: id,
+            outputs: &[],
+            tolerance: Tolerance::default(),
+            per_output: &[],
+            timeout: Default::default(),
+        };
         let mut r = DeviceReference::default();
         r.check(&mut dev, &req(1)).unwrap();
         r.check(&mut dev, &req(1)).unwrap();
@@ -410,6 +487,30 @@ mod tests {
         assert!(c.get("sm_bad", || compile("sm_bad")).unwrap_err().to_string().contains("for sm_bad: no such architecture"));
         assert!(c.get("sm_bad", || compile("sm_bad")).is_err());
         assert_eq!(calls.get(), 3);
+    }
+
+    #[test]
+    fn messages_state_the_largest_error_and_per_output_tolerances_apply() {
+        let want = HostBuffer::new("y", DType::F32, 4, &Init::Sequence, Access::Write);
+        let mut got = want.clone();
+        got.set_f64(2, 2.002);
+        let e = compare(&got, &want, Tolerance { atol: 0.0, rtol: 1e-6 }).unwrap_err();
+        assert!(e.contains("largest error 2.000e-3 (relative 1.000e-3)"), "{e}");
+        assert!((Mismatch::largest_relative(&e).unwrap() - 1e-3).abs() < 1e-9);
+        assert!(!Mismatch::unwritten_in(&e));
+        let loose = [("y".to_string(), Tolerance { atol: 0.0, rtol: 1e-2 })];
+        let reference = [want.clone()];
+        let req = VerifyRequest {
+            reference: &reference,
+            reference_id: 1,
+            outputs: &[],
+            tolerance: Tolerance { atol: 0.0, rtol: 1e-6 },
+            per_output: &loose,
+            timeout: Default::default(),
+        };
+        assert!(req.check(&[got.clone()]).is_ok());
+        let strict = VerifyRequest { per_output: &[], ..req };
+        assert!(strict.check(&[got]).is_err());
     }
 
     #[test]

@@ -44,6 +44,7 @@ pub struct Prepared {
     names_len: usize,
     grid: [Expr; 3],
     block: [Expr; 3],
+    extent: Option<([Expr; 3], [Expr; 3])>,
     shared_mem: Option<Expr>,
     res_shared: Option<Expr>,
     res_regs: Option<Expr>,
@@ -121,6 +122,10 @@ impl Prepared {
         let (default, default_valid) = default_config(job, &space, explicit.as_deref())?;
         Ok(Prepared {
             grid: three("launch.grid", &job.grid)?,
+            extent: match &job.extent {
+                Some(e) => Some((three("launch.problem_size", &e.size)?, three("launch.grid_div", &e.per_block)?)),
+                None => None,
+            },
             block: three("launch.block", &job.block)?,
             shared_mem: opt("launch.shared_mem", &job.shared_mem)?,
             res_shared: opt("resources.shared_mem", &job.resources.shared_mem)?,
@@ -173,6 +178,19 @@ impl Prepared {
             block: [dim(&self.block[0], "block.x")?, dim(&self.block[1], "block.y")?, dim(&self.block[2], "block.z")?],
             shared_mem_bytes: shared,
         })
+    }
+
+    /// The index extent a config's launch covers, where the job gives a problem size: the
+    /// problem size and the elements the grid covers, per dimension (x, y, z).
+    pub fn extent(&self, cfg: &Config, launch: &Launch) -> Option<([u64; 3], [u64; 3])> {
+        let (size, per_block) = self.extent.as_ref()?;
+        let s = self.slots(cfg);
+        let mut out = ([1u64; 3], [1u64; 3]);
+        for d in 0..3 {
+            out.0[d] = u64::try_from(size[d].eval_i64(&s).ok()?).ok()?;
+            out.1[d] = (launch.grid[d] as u64).checked_mul(u64::try_from(per_block[d].eval_i64(&s).ok()?).ok()?)?;
+        }
+        Some(out)
     }
 
     /// The pre-compile estimate of a config.

@@ -1,6 +1,7 @@
 //! Stage 3: candidates. Enumerate the valid configs (or walk a generated list), prune before
-//! compiling with a reason for each, keep the declared default even when it breaks a
-//! restriction, and optionally order by the roofline model and keep its top k.
+//! compiling with a reason for each, optionally order by the roofline model and keep its top
+//! k, and keep this shard's part. A declared default that breaks a restriction is not a
+//! candidate (it is never run) and the plan says so.
 
 use crate::limits::Limits;
 use crate::plan::model;
@@ -8,7 +9,7 @@ use crate::plan::model::ModelInput;
 use crate::plan::prepare::{Launch, Prepared};
 use crate::plan::prune::{prune_before, Estimate, PruneReason};
 use crate::run::error::Error;
-use crate::run::tuner::{Context, TuneOptions};
+use crate::run::{Context, TuneOptions};
 use crate::space::config::Config;
 use crate::spec::settings::PruneOptions;
 use std::collections::BTreeMap;
@@ -44,12 +45,25 @@ pub(crate) struct Plan {
     /// Set when the space was too large to enumerate and the candidates are a random sample:
     /// `valid` is then an estimate.
     pub sampled: bool,
+    /// The evaluation budget for this tune (this shard's share of it).
+    pub max_evals: Option<usize>,
+    /// What the report should say about the plan (an invalid default, a shard's part, configs
+    /// to confirm that are not candidates here).
+    pub notes: Vec<String>,
 }
 
 impl Plan {
     /// Configs pruned before compiling, in all.
     pub fn pruned(&self) -> usize {
         self.pruned_before.values().sum()
+    }
+
+    /// The candidates to try as the reference, in order: the default first when `default_first`
+    /// (and it is a candidate), then every candidate in enumeration order.
+    pub fn reference_order(&self, default_first: bool) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.cands.len()).collect();
+        order.sort_by_key(|&i| (!(default_first && self.cands[i].is_default), self.cands[i].order));
+        order
     }
 }
 
@@ -103,6 +117,33 @@ pub(crate) fn plan(ctx: &Context, limits: &Limits, opts: &TuneOptions) -> Result
     if opts.model {
         order_by_model(&mut plan, &ctx.prep, limits, opts.top_k);
     }
+    if let Some(keys) = &opts.only {
+        keep_only(&mut plan, keys);
+    }
+    let partitioned = match opts.shard {
+        Some(shard) if !crate::search::strategy::by_name(&opts.strategy, 0).map(|s| s.adaptive()).unwrap_or(true) => {
+            let before = plan.cands.len();
+            plan.cands.retain(|c| shard.takes(c.order));
+            plan.notes.push(format!("shard {shard}: {} of the {before} candidates (every {}-th from {})", plan.cands.len(), shard.count, shard.index));
+            true
+        }
+        Some(shard) => {
+            plan.notes.push(format!(
+                "shard {shard}: the whole space with the {} search's own seed ({}), a portfolio member",
+                opts.strategy,
+                opts.strategy_seed()
+            ));
+            false
+        }
+        None => false,
+    };
+    plan.max_evals = opts.budget.max_evals_for(plan.valid).map(|n| match opts.shard {
+        Some(s) if partitioned || opts.budget.max_evals.is_some() => s.share(n).max(1),
+        _ => n,
+    });
+    if plan.cands.is_empty() && opts.shard.is_some() && plan.valid > 0 {
+        return Err(Error::NoValidConfig(format!("this shard's part of the {} valid configs is empty; use fewer shards", plan.valid)));
+    }
     if plan.cands.is_empty() {
         let why = if plan.valid == 0 {
             "the restrictions leave no valid config".to_string()
@@ -131,6 +172,8 @@ fn enumerate(ctx: &Context, limits: &Limits, opts: &TuneOptions) -> Result<Plan,
         prune_examples: BTreeMap::new(),
         default_included: false,
         sampled: false,
+        max_evals: None,
+        notes: Vec::new(),
     };
     let default_key = prep.default.key();
     let mut default_seen = false;
@@ -179,19 +222,45 @@ fn enumerate(ctx: &Context, limits: &Limits, opts: &TuneOptions) -> Result<Plan,
             tracing::info!(cartesian = %space.cartesian_size(), sampled = plan.cands.len(), "the space is too large to enumerate; searching a random sample sized by the budget");
         }
     }
-    if !default_seen && (prep.default_declared || plan.sampled) {
-        // The declared default breaks a restriction (or was not sampled): it is still a
-        // candidate, so that tuning is never worse than the default (and it can serve as the
-        // reference).
+    if !default_seen && plan.sampled && prep.default_valid {
+        // A sample may miss the default: it is still a candidate, so that tuning is never worse
+        // than the default (and it can serve as the reference).
         if let Some(coords) = space.coords_of(&prep.default) {
-            if !space.is_valid(&coords)? {
-                tracing::warn!(default = %prep.default, "the default config does not satisfy the restrictions; keeping it as a candidate");
-            }
             consider(&mut plan, prep, limits, &opts.prune, prep.default.clone(), coords, usize::MAX, true);
+        }
+    }
+    if !default_seen && prep.default_declared && !prep.default_valid {
+        // Never run: the restrictions are the kernel author's statement of what works (a
+        // default that breaks them may read past a buffer or divide by zero).
+        if let Some(coords) = space.coords_of(&prep.default) {
+            let why = match space.broken_restriction(&coords)? {
+                Some((i, text)) => format!("restriction {} (`{}`)", i + 1, crate::spec::error::quote(&text)),
+                None => "the restrictions".into(),
+            };
+            let msg = format!("the default config ({}) violates {why}: it was not run", prep.default);
+            tracing::warn!("{msg}");
+            plan.notes.push(msg);
         }
     }
     plan.default_included = plan.cands.iter().any(|c| c.is_default);
     Ok(plan)
+}
+
+/// Keeps the candidates listed in `keys` (`kerntune confirm`), noting the listed ones that are
+/// not candidates here.
+fn keep_only(plan: &mut Plan, keys: &[String]) {
+    let wanted: std::collections::HashSet<&str> = keys.iter().map(String::as_str).collect();
+    plan.cands.retain(|c| wanted.contains(c.config.key().as_str()));
+    let found: std::collections::HashSet<String> = plan.cands.iter().map(|c| c.config.key()).collect();
+    let missing: Vec<&String> = keys.iter().filter(|k| !found.contains(*k)).collect();
+    if !missing.is_empty() {
+        plan.notes.push(format!(
+            "{} of the {} configs to confirm are not candidates on this device (pruned, or not in the space), e.g. {}",
+            missing.len(),
+            keys.len(),
+            crate::spec::error::quote(missing[0])
+        ));
+    }
 }
 
 fn too_large(ctx: &Context, cartesian: u128) -> Error {
@@ -260,6 +329,7 @@ mod tests {
     use super::*;
     use crate::backend::Backend as _;
     use crate::run::fixture::{job, opts, tuner};
+    use crate::spec::settings::Shard;
     use crate::spec::value::Value;
 
     #[test]
@@ -275,13 +345,53 @@ mod tests {
     }
 
     #[test]
-    fn a_default_that_breaks_a_restriction_stays_a_candidate() {
+    fn a_default_that_breaks_a_restriction_is_never_a_candidate() {
         let t = tuner();
         let mut j = job();
-        j.restrictions = vec!["bx != 256".into()];
+        j.restrictions = vec!["vec > 0".into(), "bx != 256".into()];
         let p = plan(&t.prepare(&j).unwrap(), t.backend().limits(), &opts()).unwrap();
-        let d = p.cands.iter().find(|c| c.is_default).expect("default kept");
-        assert_eq!((d.config.get_i64("bx"), d.order), (Some(256), usize::MAX));
+        assert!(!p.default_included && p.cands.iter().all(|c| c.config.get_i64("bx") != Some(256)));
+        assert_eq!(p.notes, vec!["the default config (bx=256,vec=1) violates restriction 2 (`bx != 256`): it was not run".to_string()]);
+        // The reference is tried from the first valid config on.
+        assert_eq!(p.reference_order(true)[0], 0);
+        // Restrictions that leave nothing are an error even with a declared default.
+        j.restrictions = vec!["bx > 4096".into()];
+        let e = plan(&t.prepare(&j).unwrap(), t.backend().limits(), &opts()).err().unwrap().to_string();
+        assert!(e.contains("the restrictions leave no valid config"), "{e}");
+    }
+
+    #[test]
+    fn shards_of_an_exhaustive_search_partition_the_candidates_and_the_budget() {
+        let t = tuner();
+        let ctx = t.prepare(&job()).unwrap();
+        let mut seen = std::collections::BTreeMap::new();
+        for k in 0..3 {
+            let o = TuneOptions {
+                shard: Some(Shard { index: k, count: 3 }),
+                budget: crate::spec::settings::Budget { max_evals: Some(10), ..Default::default() },
+                ..opts()
+            };
+            let p = plan(&ctx, t.backend().limits(), &o).unwrap();
+            assert_eq!(p.max_evals, Some([4, 3, 3][k]));
+            for c in &p.cands {
+                *seen.entry(c.config.key()).or_insert(0) += 1;
+            }
+        }
+        assert_eq!(seen.len(), 18);
+        assert!(seen.values().all(|&n| n == 1));
+        // An adaptive strategy keeps the whole space.
+        let o = TuneOptions { strategy: "hybrid".into(), shard: Some(Shard { index: 1, count: 3 }), ..opts() };
+        assert_eq!(plan(&ctx, t.backend().limits(), &o).unwrap().cands.len(), 18);
+    }
+
+    #[test]
+    fn only_keeps_the_listed_configs_and_notes_the_rest() {
+        let t = tuner();
+        let ctx = t.prepare(&job()).unwrap();
+        let o = TuneOptions { only: Some(vec!["bx=64,vec=2".into(), "bx=2048,vec=1".into()]), ..opts() };
+        let p = plan(&ctx, t.backend().limits(), &o).unwrap();
+        assert_eq!(p.cands.iter().map(|c| c.config.key()).collect::<Vec<_>>(), vec!["bx=64,vec=2"]);
+        assert!(p.notes[0].starts_with("1 of the 2 configs to confirm are not candidates"), "{:?}", p.notes);
     }
 
     #[test]
@@ -290,7 +400,7 @@ mod tests {
         let mut j = job();
         j.flops = Some("n".into());
         j.bytes = Some("8*n".into());
-        let o = crate::run::tuner::TuneOptions { model: true, top_k: Some(2), ..opts() };
+        let o = TuneOptions { model: true, top_k: Some(2), ..opts() };
         let p = plan(&t.prepare(&j).unwrap(), t.backend().limits(), &o).unwrap();
         assert!(p.cands.len() <= 3 && p.cands.iter().any(|c| c.is_default), "{}", p.cands.len());
         assert_eq!(p.pruned_before.get("model_top_k"), Some(&(18 - p.cands.len())));

@@ -35,6 +35,10 @@ pub enum Error {
         /// Whether they were written to a database.
         saved: bool,
     },
+    /// The devices given cannot be tuned together (different models, or a backend whose
+    /// kernels cannot move between devices).
+    #[error("{0}")]
+    Devices(String),
     /// A runtime handle was asked for a kernel with the wrong number of problem sizes.
     #[error("kernel `{kernel}` takes {expected} problem size(s) ({names}), {given} were given")]
     Sizes {

@@ -5,7 +5,7 @@
 use crate::backend::Backend;
 use crate::run::error::Error;
 use crate::run::report::{sorted, to_result, ConfigResult, TuneReport};
-use crate::run::tuner::Context;
+use crate::run::Context;
 use crate::store::db::{Database, Entry, EntryId};
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -55,6 +55,11 @@ pub(crate) fn stored_winner<B: Backend>(backend: &B, ctx: &Context, entry: Optio
         reference: ctx.job.verify.reference.describe(),
         wall_seconds: t0.elapsed().as_secs_f64(),
         default_included: true,
+        devices: Vec::new(),
+        causes: Vec::new(),
+        disagreement: None,
+        notes: Vec::new(),
+        shard: None,
     })
 }
 
@@ -62,7 +67,7 @@ pub(crate) fn stored_winner<B: Backend>(backend: &B, ctx: &Context, entry: Optio
 mod tests {
     use super::*;
     use crate::run::fixture::{job, opts, tuner};
-    use crate::run::tuner::TuneOptions;
+    use crate::run::TuneOptions;
 
     #[test]
     fn a_stored_winner_is_a_hit_only_for_the_same_space_and_verification() {

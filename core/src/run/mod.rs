@@ -1,33 +1,358 @@
 //! # Stage 6: running a tune
 //!
-//! The pipeline ([`Tuner::tune`]: prepare → candidates → search loop (propose, compile,
-//! measure, verify, record) → select → persist, each a function of its own in [`tuner`] and
-//! its neighbours), the report it returns ([`report`]), worker processes that isolate faulting
-//! kernels ([`worker`]), the runtime handle that tunes once and launches ([`handle`]), and the
-//! composed [`Error`].
+//! [`Tuner::tune`] is the pipeline, one stage function each:
+//!
+//! 1. **prepare** — expand a class-based job for the device, compile every expression
+//!    ([`Prepared`]), derive the database entry id and the hashes a stored winner must match;
+//! 2. **lookup** — a stored winner for the same kernel, target, toolchain, problem key, space
+//!    and verification means no benchmark at all (`lookup.rs`);
+//! 3. **candidates** — enumerate and prune before compiling, keeping each reason, optionally
+//!    order by the roofline model, and keep this shard's part (`candidates.rs`);
+//! 4. **search** — the strategy proposes within the budget; proposals compile on a pool of
+//!    threads while one session per device ([`device`]) verifies and benchmarks what is ready;
+//!    the reference is made from the first candidate that runs (`search_loop.rs`);
+//! 5. **finals** — the winner's contenders are verified if the sample skipped them, and
+//!    re-measured on one device when several measured them (`finals.rs`);
+//! 6. **select and persist** — the noise-aware, deterministic rule of [`crate::measure::select`],
+//!    then every measurement and the winner to the database (`persist.rs`).
+//!
+//! What the tune knows is kept in one ledger (`ledger.rs`: stored and new measurements, the
+//! writes pending, the best so far, the counters); what one device owns is kept in its session
+//! (workspace, the reference it verifies against, recovery). A failure of one config (compile,
+//! launch, timeout, wrong output, lost device) is recorded with its reason and never ends the
+//! tune; failures are grouped by cause and diagnosed once per cause (`diagnose.rs`).
 //!
 //! **May import:** every stage below (`spec`, `space`, `plan`, `search`, `measure`, `backend`,
-//! `store`) and the vocabulary; never `sim`.
+//! `store`, `worker`) and the vocabulary; never `sim` or `app`.
 
-pub mod args;
 mod candidates;
 mod compile_queue;
+mod device;
+pub mod diagnose;
 pub mod error;
-pub mod evaluate;
-pub mod handle;
-mod lookup;
+mod finals;
+mod ledger;
+pub(crate) mod lookup;
 mod persist;
 pub mod report;
 mod search_loop;
-pub mod tuner;
-pub mod worker;
 
-pub use args::{Arg, ArgType, Args, LaunchError, Lens, Signature, MAX_ARGS};
 pub use error::Error;
-pub use evaluate::CompileInputs;
-pub use handle::{Autotuned, EmbeddedWinner, Origin, Policy, Slot, Tuned};
-pub use report::{ConfigResult, Event, Observer, ResultOutcome, TuneReport};
-pub use tuner::{TuneOptions, Tuner};
+pub use report::{ConfigResult, DeviceReport, Event, Observer, ResultOutcome, TuneReport};
+
+use crate::backend::{Backend, CompileInputs, Compiled};
+use crate::plan::expand::{expand, Expanded};
+use crate::plan::prepare::{Launch, Prepared};
+use crate::space::config::Config;
+use crate::spec::job::{Reference, TuneJob};
+use crate::spec::problem::{ArgData, HostBuffer};
+use crate::spec::settings::{BenchOptions, Budget, PruneOptions, Shard};
+use crate::store::db::{Database, EntryId};
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Options of one tune.
+#[derive(Clone)]
+pub struct TuneOptions {
+    /// Benchmarking.
+    pub bench: BenchOptions,
+    /// Pruning thresholds.
+    pub prune: PruneOptions,
+    /// Strategy name (see [`crate::search::by_name`]).
+    pub strategy: String,
+    /// Seed for random strategies.
+    pub seed: u64,
+    /// Budget.
+    pub budget: Budget,
+    /// Order candidates by the roofline model.
+    pub model: bool,
+    /// Keep only the model's best k (the default config is always kept).
+    pub top_k: Option<usize>,
+    /// Compile threads; `None` uses every core.
+    pub compile_threads: Option<usize>,
+    /// The database; `None` keeps nothing.
+    pub db: Option<Database>,
+    /// Ignore a stored winner and select again (stored measurements are still reused).
+    pub force: bool,
+    /// Ignore stored measurements too: measure everything again.
+    pub remeasure: bool,
+    /// Progress callback.
+    pub observer: Option<Observer>,
+    /// Write measurements to the database at least this often.
+    pub flush_every: Duration,
+    /// Set from outside (a signal handler, another thread) to stop the tune: the configs being
+    /// measured are finished, nothing new is started, everything measured is written to the
+    /// database, and the tune returns [`Error::Interrupted`].
+    pub cancel: Option<Arc<AtomicBool>>,
+    /// This process's part of a tune split over several ([`Shard`]): exhaustive and random
+    /// searches take every `count`-th candidate from `index`, and a share of an evaluation
+    /// budget; adaptive strategies run with a seed of their own. The winner of a shard is that
+    /// shard's; `kerntune confirm` picks among the merged shards.
+    pub shard: Option<Shard>,
+    /// Measure only these configs (by key), whatever the strategy: `kerntune confirm`
+    /// re-measures the merged shards' best this way.
+    pub only: Option<Vec<String>>,
+}
+
+impl TuneOptions {
+    /// Whether [`TuneOptions::cancel`] was set.
+    pub fn cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// The seed the strategy runs with: a shard of an adaptive search gets its own.
+    pub(crate) fn strategy_seed(&self) -> u64 {
+        self.seed.wrapping_add(self.shard.map_or(0, |s| s.index as u64 * 7919))
+    }
+}
+
+impl Default for TuneOptions {
+    fn default() -> Self {
+        TuneOptions {
+            bench: BenchOptions::default(),
+            prune: PruneOptions::default(),
+            strategy: "exhaustive".into(),
+            seed: 0,
+            budget: Budget::default(),
+            model: false,
+            top_k: None,
+            compile_threads: None,
+            db: None,
+            force: false,
+            remeasure: false,
+            observer: None,
+            flush_every: Duration::from_millis(500),
+            cancel: None,
+            shard: None,
+            only: None,
+        }
+    }
+}
+
+/// The tuner over one or several devices of one backend. Configs compile once, on the first
+/// device's backend, and are measured on whichever device is free; see [`Tuner::with_devices`].
+pub struct Tuner<B: Backend> {
+    devices: Vec<B>,
+}
+
+/// The expected outputs of one tune, with an id that tells backends when they change.
+#[derive(Debug)]
+pub(crate) struct RefOutputs {
+    /// Identifies these outputs for the tune (backends cache them on the device by it).
+    pub id: u64,
+    /// Every buffer as it must look after one launch, in argument order.
+    pub buffers: Vec<HostBuffer>,
+}
+
+/// A job made ready for one backend: the output of the prepare stage.
+pub(crate) struct Context {
+    /// The job, expanded when it was class-based.
+    pub job: TuneJob,
+    /// Its compiled form.
+    pub prep: Prepared,
+    /// The database entry it maps to.
+    pub id: EntryId,
+    /// Hash of the search space a stored winner must have been chosen from.
+    pub space_hash: String,
+    /// Hash of the verification a stored winner must have passed.
+    pub verify_hash: String,
+    /// Configs the generator dropped, by reason (empty for a listed space).
+    pub generated_pruned: BTreeMap<String, usize>,
+    /// Expected outputs given as data (`Reference::Expected`), loaded.
+    pub expected: Option<Arc<RefOutputs>>,
+}
+
+impl<B: Backend> Tuner<B> {
+    /// A tuner on one device.
+    pub fn new(backend: B) -> Tuner<B> {
+        Tuner { devices: vec![backend] }
+    }
+
+    /// A tuner over several devices of one model: one measuring session per device, one compile
+    /// pool. Refused (one line saying why) when the devices are of different targets — their
+    /// winners differ and belong to different database entries, so tune each model on its own
+    /// — or when the backend cannot measure a kernel on a device other than the one that
+    /// compiled it ([`Backend::shares_kernels`]).
+    pub fn with_devices(devices: Vec<B>) -> Result<Tuner<B>, Error> {
+        let Some(first) = devices.first() else {
+            return Err(Error::Devices("no device was given".into()));
+        };
+        if let Some(other) = devices.iter().find(|d| d.target().fingerprint != first.target().fingerprint) {
+            return Err(Error::Devices(format!(
+                "the devices are of different models ({} is {}, {} is {}): a tune measures on devices of one model, since each model has a winner of its own; tune each model with its own --devices list",
+                first.target().name,
+                first.target().fingerprint,
+                other.target().name,
+                other.target().fingerprint
+            )));
+        }
+        if devices.len() > 1 && !first.shares_kernels() {
+            return Err(Error::Devices(format!(
+                "the {} backend runs a kernel only on the device that compiled it, so one tune cannot spread over {} devices here; run one tune per device (--device N, or --shard K/N with a database each)",
+                first.target().backend,
+                devices.len()
+            )));
+        }
+        Ok(Tuner { devices })
+    }
+
+    /// The first device's backend (the one that compiles).
+    pub fn backend(&self) -> &B {
+        &self.devices[0]
+    }
+
+    /// Every device's backend.
+    pub fn devices(&self) -> &[B] {
+        &self.devices
+    }
+
+    /// The database entry id a job maps to on this backend.
+    pub fn entry_id(&self, job: &TuneJob, prep: &Prepared) -> EntryId {
+        let b = self.backend();
+        EntryId {
+            kernel: job.source.name.clone(),
+            kernel_hash: job.source.identity_hash(),
+            target: b.target().fingerprint.clone(),
+            toolchain: b.toolchain(),
+            problem: prep.key.text(),
+        }
+    }
+
+    /// Compiles one config (the runtime handle uses this to load a stored winner).
+    pub fn compile_config(&self, job: &TuneJob, prep: &Prepared, cfg: &Config) -> Result<(Compiled<B::Kernel>, Launch), Error> {
+        let launch = prep.launch(cfg).map_err(Error::Eval)?;
+        let build = CompileInputs::new(prep, &job.source, cfg, &launch);
+        let c = self.backend().compile(&build.request(&job.source, cfg, &launch))?;
+        Ok((c, launch))
+    }
+
+    /// Turns a class-based job into an explicit candidate list for this backend's device (see
+    /// [`crate::plan::expand`]).
+    pub fn expand_generated(&self, job: &TuneJob) -> Result<Expanded, Error> {
+        Ok(expand(job, self.backend().target(), self.backend().limits())?)
+    }
+
+    /// Runs the whole pipeline for one job.
+    pub fn tune(&self, job: &TuneJob, opts: &TuneOptions) -> Result<TuneReport, Error> {
+        let t0 = Instant::now();
+        let settings = |(field, message): (&str, String), section: &str| {
+            Error::Spec(crate::spec::error::SpecError { file: job.origin.clone(), field: format!("{section}.{field}"), message })
+        };
+        opts.bench.check().map_err(|e| settings(e, "bench"))?;
+        opts.prune.check().map_err(|e| settings(e, "prune"))?;
+        let ctx = self.prepare(job)?;
+        // One process tunes an entry at a time; others wait here and then find its winner.
+        let _tuning = opts.db.as_ref().and_then(|d| d.lock_entry(&ctx.id));
+        let stored = lookup::stored_entry(opts.db.as_ref(), &ctx.id)?;
+        if !opts.force && opts.only.is_none() {
+            if let Some(hit) = lookup::stored_winner(self.backend(), &ctx, stored.as_ref(), t0) {
+                return Ok(hit);
+            }
+        }
+        let plan = candidates::plan(&ctx, self.backend().limits(), opts)?;
+        emit(
+            opts.observer.as_ref(),
+            Event::Planned { valid: plan.valid, pruned: plan.pruned(), candidates: plan.cands.len(), budget: plan.max_evals, seconds: opts.budget.max_seconds },
+        );
+        let mut ledger = ledger::Ledger::new(&ctx, opts, stored, &self.devices, t0);
+        let (strategy, selected) = std::thread::scope(|s| -> Result<_, Error> {
+            let mut coord = search_loop::Coordinator::start(s, &self.devices, &ctx, opts, &plan)?;
+            let strategy = coord.search(&mut ledger, t0)?;
+            let selected = coord.finals(&mut ledger)?;
+            coord.diagnose(&mut ledger);
+            Ok((strategy, selected))
+        })
+        .inspect_err(|_| {
+            let _ = ledger.flush();
+        })?;
+        persist::winner(&mut ledger, &selected)?;
+        Ok(persist::report(&ledger, &plan, selected, strategy, t0))
+    }
+
+    /// Stage 1: expand, compile the job's expressions, derive the entry id and the hashes.
+    pub(crate) fn prepare(&self, job: &TuneJob) -> Result<Context, Error> {
+        let t0 = Instant::now();
+        let Expanded { job, explicit, pruned } = self.expand_generated(job)?;
+        // The sizes are checked against the device before anything is allocated.
+        let mut prep = Prepared::without_data(&job, explicit)?;
+        let spec_error = |field: &str, message: String| Error::Spec(crate::spec::error::SpecError { file: job.origin.clone(), field: field.into(), message });
+        self.backend()
+            .limits()
+            .check_memory(&prep.buffer_sizes())
+            .map_err(|m| spec_error("problems", format!("{} on {}: {m}", prep.key.text(), self.backend().target().name)))?;
+        prep.make_data(&job)?;
+        tracing::debug!(seconds = t0.elapsed().as_secs_f64(), "problem data built");
+        let expected = match &job.verify.reference {
+            Reference::Expected(files) => {
+                Some(Arc::new(RefOutputs { id: reference_id(), buffers: expected_outputs(&prep, files).map_err(|(f, m)| spec_error(&f, m))? }))
+            }
+            _ => None,
+        };
+        let id = self.entry_id(&job, &prep);
+        let space_hash = prep.space.fingerprint();
+        let verify_hash = verify_hash(&job, &prep, expected.as_deref());
+        Ok(Context { job, prep, id, space_hash, verify_hash, generated_pruned: pruned, expected })
+    }
+}
+
+/// A fresh reference id: unique within the process, and unlikely to meet another process's.
+pub(crate) fn reference_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1);
+    now ^ NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed).rotate_left(48)
+}
+
+/// The expected contents of every buffer when outputs are given as data: the named ones from
+/// their files or fills, the others as they start. `Err` names the field and says what is wrong.
+fn expected_outputs(prep: &Prepared, expected: &[(String, crate::spec::problem::Init)]) -> Result<Vec<HostBuffer>, (String, String)> {
+    let mut out: Vec<HostBuffer> = prep.data.buffers().cloned().collect();
+    for (name, init) in expected {
+        let field = format!("verify.expected.{name}");
+        let slot = out.iter_mut().find(|b| &b.name == name).ok_or_else(|| {
+            (
+                field.clone(),
+                format!(
+                    "there is no buffer argument `{}`; buffers: {}",
+                    crate::spec::error::quote(name),
+                    prep.data.buffers().map(|b| b.name.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+            )
+        })?;
+        let b = HostBuffer::try_new(name, slot.dtype, slot.len(), init, slot.access).map_err(|m| (field, m))?;
+        slot.data = b.data;
+    }
+    Ok(out)
+}
+
+/// Calls the observer, if any.
+pub(crate) fn emit(observer: Option<&Observer>, e: Event<'_>) {
+    if let Some(o) = observer {
+        o(&e)
+    }
+}
+
+/// Hash of what a winner's verification depended on.
+fn verify_hash(job: &TuneJob, prep: &Prepared, expected: Option<&RefOutputs>) -> String {
+    // The data is a function of each argument's declaration (type, length, initializer and
+    // seed, access) and the sizes, so those are hashed rather than gigabytes of contents;
+    // expected outputs given as files are hashed by content.
+    let v = &job.verify;
+    let mut text = format!("{:?}|{:?}|{:?}|{}|{:?}", v.outputs, v.tolerance, v.per_output, v.reference.describe(), job.args);
+    for a in &prep.data.args {
+        match a {
+            ArgData::Buffer(b) => text.push_str(&format!("|{}:{:?}:{}", b.name, b.dtype, b.len())),
+            ArgData::Scalar { name, value, .. } => text.push_str(&format!("|{name}={value}")),
+        }
+    }
+    if let Some(e) = expected {
+        for b in &e.buffers {
+            text.push_str(&format!("|{}#{}", b.name, crate::hash::short_hash(&b.data)));
+        }
+    }
+    crate::hash::short_hash(text.as_bytes())
+}
 
 /// A small job on the fake backend that the stage tests share: `bx` in 32..2048 (2048 breaks
 /// the 1024-thread limit) × `vec` in 1, 2, 4, default bx=256, vec=1, fastest at bx=128, vec=4.
@@ -35,7 +360,7 @@ pub use tuner::{TuneOptions, Tuner};
 pub(crate) mod fixture {
     use crate::fake::FakeBackend;
     use crate::limits::Limits;
-    use crate::run::tuner::{TuneOptions, Tuner};
+    use crate::run::{TuneOptions, Tuner};
     use crate::space::config::Config;
     use crate::spec::job::{ArgKind, ArgSpec, Param, TuneJob};
     use crate::spec::problem::{Access, DType, Init, Memory};
@@ -80,5 +405,30 @@ pub(crate) mod fixture {
 
     pub fn is(c: &Config, bx: i64, vec: i64) -> bool {
         c.get_i64("bx") == Some(bx) && c.get_i64("vec") == Some(vec)
+    }
+
+    /// Runs the stages up to the search (with `stored` as the database entry) and hands the
+    /// ledger, the plan and the coordinator to `f`, inside the devices' scope.
+    pub fn searched<B: crate::backend::Backend, T>(
+        t: &Tuner<B>,
+        job: &TuneJob,
+        o: &TuneOptions,
+        stored: Option<crate::store::db::Entry>,
+        f: impl FnOnce(
+            &mut crate::run::ledger::Ledger<'_>,
+            &crate::run::candidates::Plan,
+            &mut crate::run::search_loop::Coordinator<'_, B>,
+            Result<String, crate::run::Error>,
+        ) -> T,
+    ) -> T {
+        let ctx = t.prepare(job).unwrap();
+        let p = crate::run::candidates::plan(&ctx, t.backend().limits(), o).unwrap();
+        let t0 = std::time::Instant::now();
+        let mut ledger = crate::run::ledger::Ledger::new(&ctx, o, stored, t.devices(), t0);
+        std::thread::scope(|s| {
+            let mut c = crate::run::search_loop::Coordinator::start(s, t.devices(), &ctx, o, &p).unwrap();
+            let r = c.search(&mut ledger, t0);
+            f(&mut ledger, &p, &mut c, r)
+        })
     }
 }

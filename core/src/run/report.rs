@@ -95,9 +95,20 @@ pub struct ConfigResult {
     pub flops: Option<f64>,
     /// Bytes of one launch (from the job's formula).
     pub bytes: Option<f64>,
-    /// Seconds its compile took on its compile thread (`None` for database records and the
-    /// default config, compiled before the search).
+    /// Seconds its compile took on its compile thread (`None` for database records).
     pub compile_seconds: Option<f64>,
+    /// The device (position in the tuner's list) that measured it, for a tune over several.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<usize>,
+    /// Its place in the order results came in (from 0), for this run's results.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seq: Option<usize>,
+    /// Seconds from the start of the tune to its result, for this run's results.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub elapsed_s: Option<f64>,
+    /// Whether its outputs were checked against the reference (`false`: the sample skipped it,
+    /// or nothing is verified).
+    pub verified: bool,
 }
 
 impl ConfigResult {
@@ -191,6 +202,34 @@ pub struct TuneReport {
     pub wall_seconds: f64,
     /// Whether the default config was part of the candidates.
     pub default_included: bool,
+    /// The devices measured on, with what each did (one entry for a one-device tune).
+    pub devices: Vec<DeviceReport>,
+    /// Failures grouped by cause, most frequent first, each diagnosed once.
+    pub causes: Vec<crate::run::diagnose::Cause>,
+    /// Set when more than half of the verified configs disagreed with the reference: which
+    /// parameter best tells agreeing from disagreeing configs, and what to do.
+    pub disagreement: Option<crate::run::diagnose::Disagreement>,
+    /// What the plan and the search noted for the reader (an invalid default that was not run,
+    /// the config the reference came from, a shard's part).
+    pub notes: Vec<String>,
+    /// This tune's part of a sharded one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::spec::settings::Shard>,
+}
+
+/// What one device did in a tune.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct DeviceReport {
+    /// Position in the tuner's device list.
+    pub index: usize,
+    /// The device's name (and its ordinal in the backend).
+    pub name: String,
+    /// Configs this device measured (final re-measurements included).
+    pub measured: usize,
+    /// Why the device was taken out of the tune, if it was.
+    pub lost: Option<String>,
+    /// Its times divided by the judging device's on the configs timed on both, and how many.
+    pub ratio: Option<(f64, usize)>,
 }
 
 /// Failed configs counted by failure kind.
@@ -218,5 +257,17 @@ pub(crate) fn to_result(m: &Measurement, from_db: bool, metrics: (Option<f64>, O
         Status::Ok { stats } => ResultOutcome::Measured { stats: stats.clone() },
         Status::Failed { failure, message } => ResultOutcome::Failed { kind: *failure, message: message.clone() },
     };
-    ConfigResult { config: m.config.clone(), outcome, usage: m.usage.clone(), from_db, flops: metrics.0, bytes: metrics.1, compile_seconds: None }
+    ConfigResult {
+        config: m.config.clone(),
+        outcome,
+        usage: m.usage.clone(),
+        from_db,
+        flops: metrics.0,
+        bytes: metrics.1,
+        compile_seconds: None,
+        device: None,
+        seq: None,
+        elapsed_s: None,
+        verified: m.verified.unwrap_or(true),
+    }
 }

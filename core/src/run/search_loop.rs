@@ -1,31 +1,49 @@
-//! Stage 4: the search loop, a pipeline. The strategy proposes candidates within the budget;
-//! configs already in the database are answered from it; the rest go to a queue that a compile
-//! thread per core drains, the longest predicted compile first ([`CompileQueue`]). This thread
-//! verifies and benchmarks each config as soon as it is compiled ([`Run::evaluate`]), tells the
-//! strategy, and asks it for more, so that the next compiles run while earlier configs are
-//! measured and every core keeps compiling. Adaptive strategies get as many proposals in flight
-//! as keep the slower stage busy ([`Progress::capacity`]; they see outcomes as they arrive);
-//! exhaustive and random sampling have their whole budget queued at once.
+//! Stage 4: the search loop, a pipeline over one compile pool and one session per device.
+//!
+//! The strategy proposes candidates within the budget; configs already in the database are
+//! answered from it; the rest go to a queue that a compile thread per core drains, the longest
+//! predicted compile first ([`CompileQueue`]). This thread (the coordinator) hands each compiled
+//! config to a free device ([`Pool`]), records what comes back in the [`Ledger`], tells the
+//! strategy, and asks it for more, so that every core keeps compiling while every device keeps
+//! measuring. Adaptive strategies get as many proposals in flight as keep the slower stage busy
+//! ([`pipeline::capacity`]); exhaustive and random sampling have their whole budget queued.
+//!
+//! **The reference** comes first: the CPU reference is computed here while the first configs
+//! compile; a config reference (the default, else the first valid config) is tried candidate
+//! by candidate until one runs, each failure recorded like any other; expected outputs given
+//! as data are ready at once. Configs compiled meanwhile wait.
+//!
+//! **Devices** are calibrated once: the first config measured is timed on every other device
+//! too, so that racing compares like with like. A device whose worker process dies without
+//! a word is taken out of the tune and its config measured elsewhere; a config that ends the
+//! workers of two devices is blamed (and the first device taken back).
 
-use crate::backend::{Backend, Compiled};
+use crate::backend::{Backend, CompileInputs};
 use crate::error::BackendError;
+use crate::plan::prune::prune_after;
 use crate::run::candidates::{Cand, Plan};
 use crate::run::compile_queue::CompileQueue;
+use crate::run::device::{Answer, Done, Job, Kernel, Msg, Pool, Purpose};
 use crate::run::error::Error;
-use crate::run::evaluate::{CompileInputs, ReferenceSource, Run};
-use crate::run::report::{to_result, Event};
+use crate::run::ledger::Ledger;
+use crate::run::report::{to_result, ConfigResult, Event, ResultOutcome};
+use crate::run::{emit, Context, RefOutputs, TuneOptions};
 use crate::search::pipeline::{self, CompileTimes};
 use crate::search::strategy::{self, Candidates, Strategy};
 use crate::spec::error::SpecError;
-use std::sync::atomic::{AtomicBool, Ordering};
+use crate::spec::job::Reference;
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Bookkeeping of the loop: which candidates were evaluated or are in flight, and the budget.
-struct Progress {
-    evaluated: Vec<bool>,
-    in_flight: Vec<bool>,
-    count: usize,
-    flying: usize,
+pub(crate) struct Progress {
+    pub evaluated: Vec<bool>,
+    pub in_flight: Vec<bool>,
+    pub count: usize,
+    pub flying: usize,
     max_evals: usize,
     deadline: Option<Instant>,
     /// The tune was asked to stop.
@@ -36,162 +54,47 @@ struct Progress {
 }
 
 impl Progress {
-    /// How many candidates to keep in flight ([`pipeline::capacity`]).
-    fn capacity(&self, threads: usize, adaptive: bool) -> usize {
-        pipeline::capacity(self.compile_s, self.eval_s, threads, adaptive)
-    }
-
     fn out_of_time(&self) -> bool {
         self.deadline.is_some_and(|d| Instant::now() >= d)
     }
     fn done(&self) -> bool {
         self.count >= self.max_evals || self.out_of_time() || self.cancelled
     }
-    /// Whether compiling is the bottleneck ([`pipeline::compile_bound`]).
-    fn compile_bound(&self, threads: usize) -> bool {
-        pipeline::compile_bound(self.compile_s, self.eval_s, threads)
-    }
-
     /// Evaluations the budget still allows beyond those done and in flight.
     fn room(&self) -> usize {
         self.max_evals.saturating_sub(self.count + self.flying)
     }
 }
 
-/// A compiled (or failed) candidate coming back from a compile thread, with its seconds.
-type Arrival<K> = (usize, Result<Compiled<K>, BackendError>, f64);
-
-/// Runs the strategy until the budget or the candidates run out; returns the strategy's name.
-pub(crate) fn run<B: Backend>(run: &mut Run<'_, B>, plan: &Plan, t0: Instant) -> Result<String, Error> {
-    let opts = run.opts;
-    let mut strat = strategy::for_budget(&opts.strategy, opts.seed, &opts.budget)
-        .map_err(|m| Error::Spec(SpecError { file: run.ctx.job.origin.clone(), field: "strategy".into(), message: m }))?;
-    let threads = opts.compile_threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
-    run.compile_threads = threads;
-    let mut progress = Progress {
-        evaluated: vec![false; plan.cands.len()],
-        in_flight: vec![false; plan.cands.len()],
-        count: 0,
-        flying: 0,
-        max_evals: opts.budget.max_evals_for(plan.valid).unwrap_or(usize::MAX),
-        deadline: opts.budget.max_seconds.map(|s| t0 + Duration::from_secs_f64(s)),
-        cancelled: false,
-        compile_s: (0.0, 0),
-        eval_s: (0.0, 0),
-    };
-    let reference = run.reference_source(&plan.cands)?;
-    let adaptive = strat.adaptive();
-    let params = run.ctx.prep.space.params().to_vec();
-    let coords: Vec<Vec<u32>> = plan.cands.iter().map(|c| c.coords.clone()).collect();
-    let view = Candidates { params: &params, coords: &coords };
-    pipeline(run, strat.as_mut(), &mut progress, (plan, &view), (threads, adaptive), reference)?;
-    if progress.cancelled {
-        run.flush()?;
-        return Err(Error::Interrupted { kept: kept(run), saved: opts.db.is_some() });
-    }
-    Ok(strat.name())
-}
-
-/// Configs this run measured (or saw fail): what a stop keeps.
-fn kept<B: Backend>(run: &Run<'_, B>) -> usize {
-    run.results.values().filter(|r| !r.from_db && !matches!(r.outcome, crate::run::report::ResultOutcome::Pruned { .. })).count()
-}
-
-/// A stop was asked for: no new compiles, everything measured written now, and the observer
-/// told (a command-line program exits there rather than wait for the compiles in progress).
-fn stopping<B: Backend>(run: &mut Run<'_, B>, progress: &mut Progress, flow: &Flow) -> Result<(), Error> {
-    progress.cancelled = true;
-    flow.stop();
-    run.flush()?;
-    crate::run::tuner::emit(run.opts.observer.as_ref(), Event::Interrupted { kept: kept(run), compiling: progress.flying });
-    Ok(())
-}
-
-/// Marks candidate `i` evaluated and tells the strategy its outcome.
-fn told<B: Backend>(run: &Run<'_, B>, strat: &mut dyn Strategy, progress: &mut Progress, plan: &Plan, i: usize) {
-    progress.evaluated[i] = true;
-    progress.count += 1;
-    strat.tell(i, &run.outcome_of(&plan.cands[i].config.key()));
-}
-
-/// Answers what is known (evaluated before, or in the database) and returns the candidates
-/// that must be compiled and measured, within the budget; candidates in flight are skipped
-/// (their outcome comes when they are measured).
-fn triage<B: Backend>(run: &mut Run<'_, B>, strat: &mut dyn Strategy, progress: &mut Progress, plan: &Plan, asked: Vec<usize>) -> Vec<usize> {
-    let mut fresh = Vec::new();
-    for i in asked.into_iter().filter(|&i| i < plan.cands.len()) {
-        let key = plan.cands[i].config.key();
-        if progress.in_flight[i] || fresh.contains(&i) {
-            continue;
-        } else if progress.evaluated[i] {
-            strat.tell(i, &run.outcome_of(&key));
-        } else if let Some(m) = run.known.get(&key) {
-            let r = to_result(m, true, run.ctx.prep.metrics(&plan.cands[i].config));
-            run.record_result(r, false);
-            told(run, strat, progress, plan, i);
-        } else if fresh.len() < progress.room() {
-            fresh.push(i);
-        }
-    }
-    fresh
-}
-
-/// Asks the strategy for work until `capacity` candidates are in flight (or the budget is
-/// spoken for) and queues the fresh ones by predicted compile time.
-fn feed<B: Backend>(
-    run: &mut Run<'_, B>,
-    strat: &mut dyn Strategy,
-    progress: &mut Progress,
-    (plan, view): (&Plan, &Candidates<'_>),
-    (flow, times): (&Flow, &CompileTimes),
-    (threads, adaptive): (usize, bool),
-) {
-    let capacity = progress.capacity(threads, adaptive);
-    let longest_first = progress.compile_bound(threads);
-    let mut idle = 0;
-    while progress.flying < capacity && progress.room() > 0 && !progress.done() && idle < 1000 {
-        let asked = strat.ask(view, (capacity - progress.flying).min(progress.room()));
-        if asked.is_empty() {
-            return;
-        }
-        let fresh = triage(run, strat, progress, plan, asked);
-        idle = if fresh.is_empty() { idle + 1 } else { 0 };
-        for i in fresh {
-            progress.in_flight[i] = true;
-            progress.flying += 1;
-            flow.queue.push(i, if longest_first { times.predict(view, i) } else { 0.0 });
-        }
-    }
+/// Where the expected outputs stand.
+enum RefState {
+    /// Nothing to compare with (no verification, or nothing to measure).
+    Unneeded,
+    /// Made (CPU reference, expected outputs, or a config that ran).
+    Ready,
+    /// Trying reference candidates in `order`; `current` is the one being tried.
+    Trying { order: Vec<usize>, pos: usize, current: Option<usize>, sent: bool },
 }
 
 /// What the compile threads share with this one: the queue, the compiles running (candidate
-/// and start, for the compile-time model), and the order to stop.
+/// and start, for the compile-time model), how many compiled configs wait for a device (the
+/// threads pause when too many do), and the order to stop.
 #[derive(Default)]
 struct Flow {
     queue: CompileQueue,
     running: std::sync::Mutex<Vec<(usize, Instant)>>,
+    waiting: AtomicUsize,
     cancel: AtomicBool,
-}
-
-/// This thread's side: the compile-time model, and what waits for the reference.
-struct Waiting<K> {
-    times: CompileTimes,
-    /// The default config, while its compile (which makes the reference) is awaited.
-    default: Option<usize>,
-    /// Configs compiled before the reference was ready.
-    held: std::collections::VecDeque<Arrival<K>>,
 }
 
 impl Flow {
     fn running(&self) -> std::sync::MutexGuard<'_, Vec<(usize, Instant)>> {
         self.running.lock().unwrap_or_else(|p| p.into_inner())
     }
-
     /// The compiles running now, with their seconds so far.
     fn elapsed(&self) -> Vec<(usize, f64)> {
         self.running().iter().map(|&(i, t)| (i, t.elapsed().as_secs_f64())).collect()
     }
-
     fn stop(&self) {
         self.cancel.store(true, Ordering::Relaxed);
         self.queue.close();
@@ -206,102 +109,243 @@ impl Drop for StopOnDrop<'_> {
     }
 }
 
-/// The pipeline: `threads` compile threads drain the queue into a bounded channel; this thread
-/// feeds the queue from the strategy, makes the reference while the first configs compile (the
-/// CPU reference, or the default config, compiled first), and evaluates each compiled config
-/// as it arrives. Stops compiling once the time budget is spent or the tune must end.
-fn pipeline<B: Backend>(
-    run: &mut Run<'_, B>,
-    strat: &mut dyn Strategy,
-    progress: &mut Progress,
-    (plan, view): (&Plan, &Candidates<'_>),
-    (threads, adaptive): (usize, bool),
-    reference: Option<ReferenceSource>,
-) -> Result<(), Error> {
-    let flow = Flow::default();
-    let mut wait = Waiting { times: CompileTimes::new(run.opts.seed), default: None, held: Default::default() };
-    if let Some(ReferenceSource::Default(di)) = reference {
-        progress.in_flight[di] = true;
-        progress.flying += 1;
-        flow.queue.push(di, f64::INFINITY);
-        wait.default = Some(di);
+/// The kernels of the fastest configs so far, kept for the final round (at most [`KEEP`]).
+struct Keep<K> {
+    best: Vec<(f64, usize, Kernel<K>)>,
+}
+
+/// Kernels kept for the final round.
+const KEEP: usize = 24;
+
+impl<K> Keep<K> {
+    fn offer(&mut self, mean: f64, cand: usize, kernel: Kernel<K>) {
+        if self.best.len() < KEEP || self.best.last().is_some_and(|w| mean < w.0) {
+            self.best.retain(|b| b.1 != cand);
+            let at = self.best.partition_point(|b| b.0 <= mean);
+            self.best.insert(at, (mean, cand, kernel));
+            self.best.truncate(KEEP);
+        }
     }
-    let (prep, source, backend) = (&run.ctx.prep, &run.ctx.job.source, run.backend());
-    let mut failure: Option<Error> = None;
-    std::thread::scope(|s| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Arrival<B::Kernel>>(threads * 2);
-        failure = spawn_compilers(s, threads, &flow, tx, (plan, prep, source, backend)).err();
-        // Whatever ends this scope (a panic in an observer included), the compile threads stop.
-        let _stop = StopOnDrop(&flow);
-        if failure.is_none() {
-            feed(run, strat, progress, (plan, view), (&flow, &wait.times), (threads, adaptive));
-            if reference == Some(ReferenceSource::Host) {
-                failure = run.ensure_workspace().and_then(|_| run.host_reference()).err();
-            }
-        }
-        if failure.is_some() {
-            flow.stop();
-        }
-        loop {
-            if failure.is_none() {
-                feed(run, strat, progress, (plan, view), (&flow, &wait.times), (threads, adaptive));
-            }
-            let next = match wait.default {
-                None if !wait.held.is_empty() => wait.held.pop_front(),
-                _ if progress.flying == 0 => break,
-                _ => match rx.recv_timeout(Duration::from_millis(100)) {
-                    Ok(a) => Some(a),
-                    // Nothing arrived: look again (a stop request is noticed below).
-                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => None,
-                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
-                },
-            };
-            if !progress.cancelled && run.opts.cancelled() {
-                failure = stopping(run, progress, &flow).err();
-            }
-            let Some(a) = next else { continue };
-            if failure.is_some() || progress.out_of_time() || progress.cancelled {
-                progress.in_flight[a.0] = false;
-                progress.flying -= 1;
-                flow.stop();
-                continue;
-            }
-            if wait.default.is_some_and(|d| d != a.0) {
-                wait.held.push_back(a);
-                continue;
-            }
-            progress.in_flight[a.0] = false;
-            progress.flying -= 1;
-            if let Err(e) = arrived(run, strat, progress, (plan, view), (&flow, &mut wait), threads, a) {
-                failure = Some(e);
-                flow.stop();
-            }
-        }
-        flow.stop();
-        drop(rx);
-    });
-    match failure {
-        Some(e) => {
-            let _ = run.flush();
-            Err(e)
-        }
-        None => Ok(()),
+    fn get(&self, cand: usize) -> Option<Kernel<K>> {
+        self.best.iter().find(|b| b.1 == cand).map(|b| b.2.clone())
     }
 }
 
-/// Starts the compile threads: each takes the next queued candidate, compiles it and sends it
-/// back, until the queue closes or nobody listens.
-fn spawn_compilers<'s, 'e: 's, B: Backend>(
-    s: &'s std::thread::Scope<'s, 'e>,
-    threads: usize,
-    flow: &'e Flow,
-    tx: std::sync::mpsc::SyncSender<Arrival<B::Kernel>>,
-    (plan, prep, source, backend): (&'e Plan, &'e crate::plan::prepare::Prepared, &'e crate::spec::source::KernelSource, &'e B),
-) -> Result<(), Error> {
-    for w in 0..threads {
-        let tx = tx.clone();
-        let compile = move || {
-            while let Some(i) = flow.queue.pop() {
+/// The coordinator: the device pool, the channel everything reports on, and what the loop
+/// keeps between the search and the final round.
+pub(crate) struct Coordinator<'e, B: Backend> {
+    devices: &'e [B],
+    ctx: &'e Context,
+    opts: &'e TuneOptions,
+    plan: &'e Plan,
+    pool: Pool<B::Kernel>,
+    tx: Sender<Msg<B::Kernel>>,
+    rx: Receiver<Msg<B::Kernel>>,
+    /// Devices that take jobs, and the candidate each is busy with.
+    live: Vec<bool>,
+    busy: Vec<Option<usize>>,
+    /// The device whose times the others are scaled to (the first to measure a config).
+    pub(crate) judge: Option<usize>,
+    /// Candidates waiting for a device, compiled, with their compile seconds.
+    ready: VecDeque<(usize, Kernel<B::Kernel>, Option<f64>)>,
+    keep: Keep<B::Kernel>,
+    /// Unexplained worker deaths per candidate, and the device taken out for each.
+    deaths: HashMap<usize, usize>,
+    retired_for: HashMap<usize, usize>,
+    /// The config whose outputs became the reference, and how many candidates failed first.
+    reference_cand: Option<usize>,
+    /// Compile seconds per candidate compiled in this run.
+    compile_s: HashMap<usize, f64>,
+    /// Calibration: the candidate timed on every device, with the judge's mean.
+    calibration: Option<(usize, f64)>,
+    /// Jobs a device runs before any other once it is free (its calibration).
+    extra: Vec<VecDeque<Job<B::Kernel>>>,
+}
+
+impl<'e, B: Backend> Coordinator<'e, B> {
+    /// Starts a session thread per device.
+    pub fn start<'s>(
+        s: &'s std::thread::Scope<'s, 'e>,
+        devices: &'e [B],
+        ctx: &'e Context,
+        opts: &'e TuneOptions,
+        plan: &'e Plan,
+    ) -> Result<Coordinator<'e, B>, Error> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let pool = Pool::start(s, devices, ctx, opts, &tx)?;
+        let n = devices.len();
+        Ok(Coordinator {
+            devices,
+            ctx,
+            opts,
+            plan,
+            pool,
+            tx,
+            rx,
+            live: vec![true; n],
+            busy: vec![None; n],
+            judge: None,
+            ready: VecDeque::new(),
+            keep: Keep { best: Vec::new() },
+            deaths: HashMap::new(),
+            retired_for: HashMap::new(),
+            reference_cand: None,
+            compile_s: HashMap::new(),
+            calibration: None,
+            extra: (0..n).map(|_| VecDeque::new()).collect(),
+        })
+    }
+
+    /// The candidates.
+    pub fn plan(&self) -> &'e Plan {
+        self.plan
+    }
+
+    /// Runs the strategy until the budget or the candidates run out; returns the strategy's name.
+    pub fn search(&mut self, ledger: &mut Ledger<'_>, t0: Instant) -> Result<String, Error> {
+        let opts = self.opts;
+        let mut strat = strategy::for_budget(&opts.strategy, opts.strategy_seed(), &opts.budget)
+            .map_err(|m| Error::Spec(SpecError { file: self.ctx.job.origin.clone(), field: "strategy".into(), message: m }))?;
+        let threads = opts.compile_threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
+        ledger.compile_threads = threads;
+        let plan = self.plan;
+        let mut progress = Progress {
+            evaluated: vec![false; plan.cands.len()],
+            in_flight: vec![false; plan.cands.len()],
+            count: 0,
+            flying: 0,
+            max_evals: plan.max_evals.unwrap_or(usize::MAX),
+            deadline: opts.budget.max_seconds.map(|s| t0 + Duration::from_secs_f64(s)),
+            cancelled: false,
+            compile_s: (0.0, 0),
+            eval_s: (0.0, 0),
+        };
+        let params = self.ctx.prep.space.params().to_vec();
+        let coords: Vec<Vec<u32>> = plan.cands.iter().map(|c| c.coords.clone()).collect();
+        let view = Candidates { params: &params, coords: &coords };
+        let mut refs = self.reference_state(ledger);
+        let flow = Flow::default();
+        let mut times = CompileTimes::new(opts.seed);
+        let adaptive = strat.adaptive();
+        let mut failure: Option<Error> = None;
+        std::thread::scope(|s| {
+            failure = self.spawn_compilers(s, threads, &flow).err();
+            let _stop = StopOnDrop(&flow);
+            let mut l = Turn { plan, ledger, strat: strat.as_mut(), progress: &mut progress, view: &view, flow: &flow, times: &mut times, threads, adaptive };
+            if failure.is_none() {
+                self.next_reference(&mut l, &mut refs);
+                self.feed(&mut l);
+                if matches!(self.ctx.job.verify.reference, Reference::Host(..)) && matches!(refs, RefState::Ready) && l.ledger.reference.is_none() {
+                    failure = host_reference(self.ctx).map(|r| l.ledger.reference = Some(r)).err();
+                }
+            }
+            loop {
+                if failure.is_some() {
+                    flow.stop();
+                }
+                if failure.is_none() && !l.progress.cancelled {
+                    self.feed(&mut l);
+                    self.dispatch(&mut l, &mut refs);
+                }
+                let idle = self.busy.iter().all(Option::is_none);
+                if l.progress.flying == 0 && idle {
+                    break;
+                }
+                // Stopping: what is queued is dropped; the loop waits for the devices and the
+                // compiles already running.
+                let stopping = failure.is_some() || l.progress.cancelled || l.progress.out_of_time();
+                if stopping && idle && flow.running().is_empty() {
+                    break;
+                }
+                if !self.live.iter().any(|&x| x) && self.busy.iter().all(Option::is_none) {
+                    failure.get_or_insert_with(|| Error::Backend(BackendError::DeviceLost(self.lost_devices(l.ledger))));
+                    break;
+                }
+                let msg = match self.rx.recv_timeout(Duration::from_millis(100)) {
+                    Ok(m) => Some(m),
+                    Err(RecvTimeoutError::Timeout) => None,
+                    Err(RecvTimeoutError::Disconnected) => break,
+                };
+                if !l.progress.cancelled && opts.cancelled() {
+                    l.progress.cancelled = true;
+                    flow.stop();
+                    if let Err(e) = l.ledger.flush() {
+                        failure = Some(e);
+                    }
+                    emit(opts.observer.as_ref(), Event::Interrupted { kept: l.ledger.kept(), compiling: l.progress.flying });
+                }
+                let r = match msg {
+                    Some(Msg::Compiled { index, result, seconds }) => self.compiled(&mut l, &mut refs, index, result, seconds, failure.is_some()),
+                    Some(Msg::Device(a)) => self.answered(&mut l, &mut refs, a),
+                    None => Ok(()),
+                };
+                if let Err(e) = r {
+                    failure.get_or_insert(e);
+                }
+                if l.progress.out_of_time() || l.progress.cancelled || failure.is_some() {
+                    // Nothing new starts; what waits for a device is dropped.
+                    flow.stop();
+                    for (i, _, _) in std::mem::take(&mut self.ready) {
+                        l.progress.in_flight[i] = false;
+                        l.progress.flying -= 1;
+                        flow.waiting.fetch_sub(1, Ordering::Relaxed);
+                    }
+                }
+                if let Err(e) = l.ledger.maybe_flush() {
+                    failure.get_or_insert(e);
+                }
+            }
+            flow.stop();
+        });
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        if progress.cancelled {
+            ledger.flush()?;
+            return Err(Error::Interrupted { kept: ledger.kept(), saved: opts.db.is_some() });
+        }
+        if let RefState::Trying { .. } = refs {
+            ledger.notes.push("no config ran to make the reference outputs".into());
+        }
+        Ok(strat.name())
+    }
+
+    /// Why every device is out of the tune.
+    fn lost_devices(&self, ledger: &Ledger<'_>) -> String {
+        let reasons: Vec<String> = ledger.devices.iter().filter_map(|d| d.lost.as_ref().map(|l| format!("device {} ({}): {l}", d.index, d.name))).collect();
+        format!("every device was lost: {}", reasons.join("; "))
+    }
+
+    /// The reference's starting state.
+    fn reference_state(&self, ledger: &mut Ledger<'_>) -> RefState {
+        let plan = self.plan;
+        if plan.cands.iter().all(|c| ledger.known.contains_key(&c.config.key())) {
+            return RefState::Unneeded;
+        }
+        match &self.ctx.job.verify.reference {
+            Reference::None => RefState::Unneeded,
+            Reference::Host(..) | Reference::Expected(_) => RefState::Ready,
+            Reference::DefaultConfig => RefState::Trying { order: plan.reference_order(true), pos: 0, current: None, sent: false },
+            Reference::FirstValid => RefState::Trying { order: plan.reference_order(false), pos: 0, current: None, sent: false },
+        }
+    }
+
+    /// Starts the compile threads: each takes the next queued candidate, compiles it and sends
+    /// it back, until the queue closes. A thread waits while many compiled configs wait for a
+    /// device, so that compiling far ahead does not fill memory with kernels.
+    fn spawn_compilers<'s>(&self, s: &'s std::thread::Scope<'s, '_>, threads: usize, flow: &'s Flow) -> Result<(), Error>
+    where
+        'e: 's,
+    {
+        let (plan, prep, source, backend) = (self.plan, &self.ctx.prep, &self.ctx.job.source, &self.devices[0]);
+        let limit = 2 * threads + 2 * self.devices.len();
+        for w in 0..threads {
+            let tx = self.tx.clone();
+            let compile = move || loop {
+                while flow.waiting.load(Ordering::Relaxed) >= limit && !flow.cancel.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                let Some(i) = flow.queue.pop() else { return };
                 if flow.cancel.load(Ordering::Relaxed) {
                     continue;
                 }
@@ -309,90 +353,524 @@ fn spawn_compilers<'s, 'e: 's, B: Backend>(
                 let t = Instant::now();
                 flow.running().push((i, t));
                 let inputs = CompileInputs::new(prep, source, &c.config, &c.launch);
-                let r = backend.compile(&inputs.request(source, &c.config, &c.launch));
+                let result = backend.compile(&inputs.request(source, &c.config, &c.launch));
                 flow.running().retain(|r| r.0 != i);
-                if tx.send((i, r, t.elapsed().as_secs_f64())).is_err() {
+                flow.waiting.fetch_add(1, Ordering::Relaxed);
+                if tx.send(Msg::Compiled { index: i, result, seconds: t.elapsed().as_secs_f64() }).is_err() {
                     return;
                 }
-            }
-        };
-        std::thread::Builder::new()
-            .name(format!("kerntune-compile-{w}"))
-            .spawn_scoped(s, compile)
-            .map_err(|e| Error::Backend(BackendError::other(format!("starting a compile thread: {e}"))))?;
-    }
-    Ok(())
-}
-
-/// One compiled (or failed) candidate: accounted, verified and measured, told to the strategy.
-/// The default config, when it makes the reference, runs first for that. A new compile-time
-/// model re-keys the queue: longest predicted compile first while compiling is the bottleneck,
-/// first in first out while measuring is (then an even stream of configs keeps it busy).
-fn arrived<B: Backend>(
-    run: &mut Run<'_, B>,
-    strat: &mut dyn Strategy,
-    progress: &mut Progress,
-    (plan, view): (&Plan, &Candidates<'_>),
-    (flow, wait): (&Flow, &mut Waiting<B::Kernel>),
-    threads: usize,
-    (i, r, secs): Arrival<B::Kernel>,
-) -> Result<(), Error> {
-    run.compile_seconds += secs;
-    progress.compile_s = (progress.compile_s.0 + secs, progress.compile_s.1 + 1);
-    if let Ok(c) = &r {
-        run.compiled += 1;
-        run.cache_hits += c.cached as usize;
-        crate::run::tuner::emit(run.opts.observer.as_ref(), Event::Compiled { config: &plan.cands[i].config, seconds: secs });
-        if wait.times.observe(i, secs, c.cached) && wait.times.refit(view, &flow.elapsed()) {
-            let (times, longest_first) = (&wait.times, progress.compile_bound(threads));
-            flow.queue.reprioritize(|j| if longest_first { times.predict(view, j) } else { 0.0 });
+            };
+            std::thread::Builder::new()
+                .name(format!("kerntune-compile-{w}"))
+                .spawn_scoped(s, compile)
+                .map_err(|e| Error::Backend(BackendError::other(format!("starting a compile thread: {e}"))))?;
         }
-        run.ensure_workspace()?;
+        Ok(())
     }
-    if wait.default == Some(i) {
-        run.default_reference(&plan.cands[i], &r)?;
-        wait.default = None;
-        if let Some(m) = run.known.get(&plan.cands[i].config.key()) {
-            // Measured before: only its outputs were needed; its result is the stored one.
-            let known = to_result(m, true, run.ctx.prep.metrics(&plan.cands[i].config));
-            run.record_result(known, false);
-            told(run, strat, progress, plan, i);
+
+    /// Asks the strategy for work until enough candidates are in flight (or the budget is
+    /// spoken for) and queues the fresh ones by predicted compile time.
+    fn feed(&self, l: &mut Turn<'_, '_, '_>) {
+        let devices = self.live.iter().filter(|&&x| x).count().max(1);
+        // Measuring on several devices divides the time a config waits to be measured.
+        let eval = (l.progress.eval_s.0 / devices as f64, l.progress.eval_s.1);
+        let capacity = pipeline::capacity(l.progress.compile_s, eval, l.threads, l.adaptive).max(if l.adaptive { devices + 1 } else { 0 });
+        let longest_first = pipeline::compile_bound(l.progress.compile_s, eval, l.threads);
+        let mut idle = 0;
+        while l.progress.flying < capacity && l.progress.room() > 0 && !l.progress.done() && idle < 1000 {
+            let asked = l.strat.ask(l.view, (capacity - l.progress.flying).min(l.progress.room()));
+            if asked.is_empty() {
+                return;
+            }
+            let fresh = self.triage(l, asked);
+            idle = if fresh.is_empty() { idle + 1 } else { 0 };
+            for i in fresh {
+                l.progress.in_flight[i] = true;
+                l.progress.flying += 1;
+                l.flow.queue.push(i, if longest_first { l.times.predict(l.view, i) } else { 0.0 });
+            }
+        }
+    }
+
+    /// Answers what is known (evaluated before, or in the database) and returns the candidates
+    /// that must be compiled and measured, within the budget; candidates in flight are skipped.
+    fn triage(&self, l: &mut Turn<'_, '_, '_>, asked: Vec<usize>) -> Vec<usize> {
+        let plan = self.plan;
+        let mut fresh = Vec::new();
+        for i in asked.into_iter().filter(|&i| i < plan.cands.len()) {
+            let key = plan.cands[i].config.key();
+            if l.progress.in_flight[i] || fresh.contains(&i) {
+                continue;
+            } else if l.progress.evaluated[i] {
+                l.strat.tell(i, &l.ledger.outcome_of(&key));
+            } else if let Some(m) = l.ledger.known.get(&key) {
+                let r = to_result(m, true, self.ctx.prep.metrics(&plan.cands[i].config));
+                l.ledger.record(r, false);
+                told(l, i);
+            } else if fresh.len() < l.progress.room() {
+                fresh.push(i);
+            }
+        }
+        fresh
+    }
+
+    /// The next reference candidate to try (or none left): in order while the budget has
+    /// room, else among the candidates already in flight.
+    fn next_reference(&self, l: &mut Turn<'_, '_, '_>, refs: &mut RefState) {
+        let RefState::Trying { order, pos, current, sent } = refs else { return };
+        if current.is_some() {
+            return;
+        }
+        *sent = false;
+        while *pos < order.len() && l.progress.evaluated[order[*pos]] {
+            *pos += 1;
+        }
+        let next = order.get(*pos).copied();
+        let pick = match next {
+            Some(j) if l.progress.in_flight[j] || l.progress.room() > 0 => Some(j),
+            // No room for another config: try the ones this tune measures anyway.
+            _ => order[(*pos).min(order.len())..].iter().copied().find(|&j| l.progress.in_flight[j]),
+        };
+        let Some(j) = pick else { return };
+        *pos = order.iter().position(|&x| x == j).map_or(*pos, |p| p.max(*pos));
+        *current = Some(j);
+        if !l.progress.in_flight[j] {
+            l.progress.in_flight[j] = true;
+            l.progress.flying += 1;
+            l.flow.queue.push(j, f64::INFINITY);
+        }
+    }
+
+    /// Sends waiting configs to free devices: the reference candidate alone while a reference
+    /// is being made, then everything in order.
+    fn dispatch(&mut self, l: &mut Turn<'_, '_, '_>, refs: &mut RefState) {
+        for d in 0..self.live.len() {
+            if self.live[d] && self.busy[d].is_none() {
+                if let Some(job) = self.extra[d].pop_front() {
+                    self.send(l, d, job, false);
+                }
+            }
+        }
+        loop {
+            let Some(d) = (0..self.live.len()).find(|&d| self.live[d] && self.busy[d].is_none()) else { return };
+            if let RefState::Trying { current: Some(j), sent, .. } = refs {
+                if *sent {
+                    return;
+                }
+                let Some(at) = self.ready.iter().position(|r| r.0 == *j) else { return };
+                let (cand, kernel, _) = self.ready.remove(at).expect("found");
+                l.flow.waiting.fetch_sub(1, Ordering::Relaxed);
+                *sent = true;
+                self.send(l, d, Job::Reference { cand, kernel, launch: self.plan.cands[cand].launch }, true);
+                continue;
+            }
+            if matches!(refs, RefState::Trying { .. }) {
+                return;
+            }
+            let Some((cand, kernel, _)) = self.ready.pop_front() else { return };
+            l.flow.waiting.fetch_sub(1, Ordering::Relaxed);
+            let verify = l
+                .ledger
+                .reference
+                .clone()
+                .filter(|_| Some(cand) != self.reference_cand && self.ctx.job.verify.sample.picks(&self.plan.cands[cand].config.key(), l.ledger.verified));
+            l.ledger.verified += usize::from(verify.is_some());
+            let best = l.ledger.best_on(d);
+            self.send(l, d, Job::Measure { cand, kernel, launch: self.plan.cands[cand].launch, reference: verify, best, purpose: Purpose::Search }, true);
+        }
+    }
+
+    /// Sends a job to a device; a device that no longer takes jobs is marked lost and, with
+    /// `requeue`, the job's config goes back to the front of the line.
+    fn send(&mut self, l: &mut Turn<'_, '_, '_>, d: usize, job: Job<B::Kernel>, requeue: bool) {
+        let cand = match &job {
+            Job::Reference { cand, .. } | Job::Measure { cand, .. } | Job::Diagnose { cand, .. } => *cand,
+        };
+        let back = match &job {
+            Job::Reference { kernel, .. } | Job::Measure { kernel, .. } => Some(kernel.clone()),
+            Job::Diagnose { .. } => None,
+        };
+        if self.pool.send(d, job) {
+            self.busy[d] = Some(cand);
+        } else {
+            self.lose(l.ledger, d, "its session ended".into());
+            if let (Some(k), true) = (back, requeue) {
+                self.ready.push_front((cand, k, None));
+                l.flow.waiting.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Takes device `d` out of the tune.
+    fn lose(&mut self, ledger: &mut Ledger<'_>, d: usize, why: String) {
+        if self.live[d] {
+            tracing::warn!(device = d, "device taken out of the tune: {why}");
+            self.live[d] = false;
+            ledger.devices[d].lost = Some(why);
+        }
+    }
+
+    /// A compiled (or failed) candidate arrived from a compile thread.
+    fn compiled(
+        &mut self,
+        l: &mut Turn<'_, '_, '_>,
+        refs: &mut RefState,
+        i: usize,
+        result: Result<crate::backend::Compiled<B::Kernel>, BackendError>,
+        secs: f64,
+        stopping: bool,
+    ) -> Result<(), Error> {
+        l.ledger.compile_seconds += secs;
+        l.progress.compile_s = (l.progress.compile_s.0 + secs, l.progress.compile_s.1 + 1);
+        self.compile_s.insert(i, secs);
+        let c = &self.plan.cands[i];
+        if stopping || l.progress.out_of_time() || l.progress.cancelled {
+            l.flow.waiting.fetch_sub(1, Ordering::Relaxed);
+            l.progress.in_flight[i] = false;
+            l.progress.flying -= 1;
             return Ok(());
         }
+        let compiled = match result {
+            Ok(k) => k,
+            Err(e) => {
+                l.flow.waiting.fetch_sub(1, Ordering::Relaxed);
+                let r = self.result(i, ResultOutcome::Failed { kind: e.kind(), message: e.to_string() }, None, None, false);
+                self.finish(l, refs, i, r);
+                return Ok(());
+            }
+        };
+        l.ledger.compiled += 1;
+        l.ledger.cache_hits += compiled.cached as usize;
+        emit(self.opts.observer.as_ref(), Event::Compiled { config: &c.config, seconds: secs });
+        if l.times.observe(i, secs, compiled.cached) && l.times.refit(l.view, &l.flow.elapsed()) {
+            let (times, view) = (&*l.times, l.view);
+            let longest_first = pipeline::compile_bound(l.progress.compile_s, l.progress.eval_s, l.threads);
+            l.flow.queue.reprioritize(|j| if longest_first { times.predict(view, j) } else { 0.0 });
+        }
+        if let Err(reason) = prune_after(self.devices[0].limits(), &c.estimate, &compiled.usage, &self.opts.prune) {
+            l.flow.waiting.fetch_sub(1, Ordering::Relaxed);
+            *l.ledger.pruned_after.entry(reason.category().to_string()).or_default() += 1;
+            let r = self.result(i, ResultOutcome::Pruned { reason }, Some(compiled.usage.clone()), None, false);
+            l.ledger.record(r, false);
+            l.progress.in_flight[i] = false;
+            l.progress.flying -= 1;
+            told(l, i);
+            self.reference_failed(l, refs, i);
+            return Ok(());
+        }
+        self.ready.push_back((i, Arc::new(compiled), Some(secs)));
+        Ok(())
     }
-    let te = Instant::now();
-    let ok = r.is_ok();
-    run.evaluate(&plan.cands[i], r, Some(secs))?;
-    if ok {
-        progress.eval_s = (progress.eval_s.0 + te.elapsed().as_secs_f64(), progress.eval_s.1 + 1);
+
+    /// A result for candidate `i` as this run saw it.
+    fn result(
+        &self,
+        i: usize,
+        outcome: ResultOutcome,
+        usage: Option<crate::plan::prune::ResourceUsage>,
+        device: Option<usize>,
+        verified: bool,
+    ) -> ConfigResult {
+        let c = &self.plan.cands[i];
+        let metrics = self.ctx.prep.metrics(&c.config);
+        ConfigResult {
+            config: c.config.clone(),
+            outcome,
+            usage,
+            from_db: false,
+            flops: metrics.0,
+            bytes: metrics.1,
+            compile_seconds: self.compile_s.get(&i).copied(),
+            device: device.filter(|_| self.devices.len() > 1),
+            seq: None,
+            elapsed_s: None,
+            verified,
+        }
     }
-    told(run, strat, progress, plan, i);
-    Ok(())
+
+    /// Records candidate `i`'s final result, tells the strategy, and moves the reference on
+    /// when it was the reference candidate.
+    fn finish(&mut self, l: &mut Turn<'_, '_, '_>, refs: &mut RefState, i: usize, r: ConfigResult) {
+        let failed = !matches!(r.outcome, ResultOutcome::Measured { .. });
+        l.ledger.record(r, true);
+        l.progress.in_flight[i] = false;
+        l.progress.flying -= 1;
+        told(l, i);
+        if failed {
+            self.reference_failed(l, refs, i);
+        }
+    }
+
+    /// Candidate `i` failed; when it was being tried as the reference, the next one is.
+    fn reference_failed(&mut self, l: &mut Turn<'_, '_, '_>, refs: &mut RefState, i: usize) {
+        if let RefState::Trying { current, pos, .. } = refs {
+            if *current == Some(i) {
+                *current = None;
+                *pos += 1;
+                self.next_reference(l, refs);
+            }
+        }
+    }
+
+    /// A device answered.
+    fn answered(&mut self, l: &mut Turn<'_, '_, '_>, refs: &mut RefState, a: Answer<B::Kernel>) -> Result<(), Error> {
+        let Answer { device: d, cand: i, kernel, done, seconds, recovery } = a;
+        self.busy[d] = None;
+        if let Some(Err(why)) = &recovery {
+            self.lose(l.ledger, d, format!("it could not be recovered: {why}"));
+        }
+        match done {
+            Done::Reference(Ok(outputs)) => {
+                l.ledger.reference = Some(Arc::new(RefOutputs { id: crate::run::reference_id(), buffers: outputs }));
+                self.reference_cand = Some(i);
+                let c = &self.plan.cands[i];
+                let tried = match refs {
+                    RefState::Trying { order, pos, .. } => order[..*pos].iter().filter(|&&j| l.progress.evaluated[j]).count(),
+                    _ => 0,
+                };
+                let how = match (&self.ctx.job.verify.reference, c.is_default) {
+                    (Reference::DefaultConfig, true) => "the default config".to_string(),
+                    (Reference::DefaultConfig, false) if self.plan.default_included => "the first valid config that ran (the default config failed)".into(),
+                    _ => "the first valid config that ran".into(),
+                };
+                let failed = if tried > 0 { format!(", after {tried} config(s) before it failed") } else { String::new() };
+                l.ledger.notes.push(format!("reference: the outputs of {} ({how}{failed})", c.config));
+                *refs = RefState::Ready;
+                match l.ledger.known.get(&c.config.key()) {
+                    // Measured before: only its outputs were needed.
+                    Some(m) if !l.progress.evaluated[i] => {
+                        let r = to_result(m, true, self.ctx.prep.metrics(&c.config));
+                        l.ledger.record(r, false);
+                        l.progress.in_flight[i] = false;
+                        l.progress.flying -= 1;
+                        told(l, i);
+                    }
+                    Some(_) => {
+                        l.progress.in_flight[i] = false;
+                        l.progress.flying -= 1;
+                    }
+                    None => {
+                        self.ready.push_front((i, kernel, None));
+                        l.flow.waiting.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+            Done::Reference(Err(e)) | Done::Measured { result: Err(e), purpose: Purpose::Search, .. } => {
+                if let BackendError::WorkerDied(why) = &e {
+                    let deaths = self.deaths.entry(i).or_default();
+                    *deaths += 1;
+                    if *deaths == 1 {
+                        return self.rerun_after_death(l, d, i, kernel, why.clone());
+                    }
+                    if let Some(first) = self.retired_for.remove(&i) {
+                        // The config ended two workers: it was the cause, not the device.
+                        self.live[first] = true;
+                        l.ledger.devices[first].lost = None;
+                        l.ledger.notes.push(format!("device {first} is back in the tune: {} ended the workers of two devices", self.plan.cands[i].config));
+                    }
+                }
+                let message = match &e {
+                    BackendError::WorkerDied(m) => format!("the worker process died twice running this config (on two devices where there were several): {m}"),
+                    other => other.to_string(),
+                };
+                let usage = Some(kernel.usage.clone());
+                let r = self.result(i, ResultOutcome::Failed { kind: e.kind(), message }, usage, Some(d), false);
+                self.finish(l, refs, i, r);
+            }
+            Done::Measured { result: Ok(stats), verified, purpose: Purpose::Search } => {
+                l.progress.eval_s = (l.progress.eval_s.0 + seconds, l.progress.eval_s.1 + 1);
+                let verified = verified || self.reference_cand == Some(i);
+                let r = self.result(i, ResultOutcome::Measured { stats: stats.clone() }, Some(kernel.usage.clone()), Some(d), verified);
+                let norm = l.ledger.ratios[d];
+                self.keep.offer(stats.mean / norm, i, kernel.clone());
+                self.finish(l, refs, i, r);
+                self.calibrate(l, d, i, &kernel, stats.mean);
+            }
+            Done::Measured { result, purpose: Purpose::Calibrate, .. } => match (result, self.calibration) {
+                (Ok(s), Some((_, judged))) if judged > 0.0 => {
+                    l.ledger.ratios[d] = s.mean / judged;
+                    l.ledger.devices[d].ratio = Some((s.mean / judged, 1));
+                    l.ledger.devices[d].measured += 1;
+                }
+                (Ok(_), _) => {}
+                (Err(e), _) => l.ledger.notes.push(format!("device {d} could not time the calibration config: {e}")),
+            },
+            Done::Measured { purpose: Purpose::Final, .. } | Done::Diagnosed(_) => {}
+        }
+        Ok(())
+    }
+
+    /// The first config measured is timed on every other device too (see the module docs).
+    fn calibrate(&mut self, l: &mut Turn<'_, '_, '_>, d: usize, i: usize, kernel: &Kernel<B::Kernel>, mean: f64) {
+        if self.calibration.is_some() || self.devices.len() < 2 {
+            if self.judge.is_none() {
+                self.judge = Some(d);
+            }
+            return;
+        }
+        self.judge = Some(d);
+        self.calibration = Some((i, mean));
+        for o in (0..self.devices.len()).filter(|&o| o != d) {
+            if !self.live[o] {
+                continue;
+            }
+            let job =
+                Job::Measure { cand: i, kernel: kernel.clone(), launch: self.plan.cands[i].launch, reference: None, best: None, purpose: Purpose::Calibrate };
+            if self.busy[o].is_none() {
+                self.send(l, o, job, false);
+            } else {
+                self.extra[o].push_back(job);
+            }
+        }
+    }
+
+    /// A worker died without a word while running candidate `i` on device `d`: with other
+    /// devices, `d` leaves the tune and `i` runs elsewhere; alone, `d` was recovered and `i`
+    /// runs there again.
+    fn rerun_after_death(&mut self, l: &mut Turn<'_, '_, '_>, d: usize, i: usize, kernel: Kernel<B::Kernel>, why: String) -> Result<(), Error> {
+        let others = (0..self.live.len()).any(|o| o != d && self.live[o]);
+        if others {
+            self.lose(
+                l.ledger,
+                d,
+                format!("its worker died ({why}) while measuring {}; that config was measured on another device", self.plan.cands[i].config),
+            );
+            self.retired_for.insert(i, d);
+        } else if !self.live[d] {
+            return Ok(());
+        } else {
+            l.ledger.notes.push(format!(
+                "the worker of device {d} died ({why}) while measuring {}; it was restarted and the config measured again",
+                self.plan.cands[i].config
+            ));
+        }
+        self.ready.push_front((i, kernel, None));
+        l.flow.waiting.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Sends one job and waits for its answer (the final round and diagnosis run one job at a
+    /// time); answers to earlier jobs (calibration) are handled on the way.
+    pub(crate) fn run_one(&mut self, ledger: &mut Ledger<'_>, d: usize, job: Job<B::Kernel>) -> Option<Answer<B::Kernel>> {
+        let cand = match &job {
+            Job::Reference { cand, .. } | Job::Measure { cand, .. } | Job::Diagnose { cand, .. } => *cand,
+        };
+        if !self.pool.send(d, job) {
+            self.lose(ledger, d, "its session ended".into());
+            return None;
+        }
+        loop {
+            match self.rx.recv() {
+                Ok(Msg::Device(a)) if a.device == d && a.cand == cand && !matches!(a.done, Done::Measured { purpose: Purpose::Calibrate, .. }) => {
+                    if let Some(Err(why)) = &a.recovery {
+                        self.lose(ledger, d, format!("it could not be recovered: {why}"));
+                    }
+                    return Some(a);
+                }
+                Ok(Msg::Device(a)) => {
+                    if let (Done::Measured { result: Ok(s), purpose: Purpose::Calibrate, .. }, Some((_, judged))) = (&a.done, self.calibration) {
+                        ledger.ratios[a.device] = s.mean / judged;
+                        ledger.devices[a.device].ratio = Some((s.mean / judged, 1));
+                    }
+                }
+                Ok(Msg::Compiled { .. }) => {}
+                Err(_) => return None,
+            }
+        }
+    }
+
+    /// Groups the failures by cause and diagnoses each once: for a memory fault, the buffers the
+    /// launch could read past and the backend's memory checker on one config of the cause.
+    pub fn diagnose(&mut self, ledger: &mut Ledger<'_>) {
+        let mut causes = crate::run::diagnose::group(ledger.results.values().filter(|r| !r.from_db));
+        let plan = self.plan;
+        for cause in causes.iter_mut().filter(|c| c.is_memory_fault()) {
+            let Some(i) = plan.cands.iter().position(|c| c.config == cause.example) else { continue };
+            let c = &plan.cands[i];
+            cause.diagnosis = crate::run::diagnose::buffer_extents(&self.ctx.prep, &c.config, &c.launch);
+            if self.opts.cancelled() {
+                continue;
+            }
+            let (Some(d), Ok(kernel)) = (self.judge_device(), self.kernel_of(i)) else { continue };
+            if let Some(Answer { done: Done::Diagnosed(Some(report)), .. }) = self.run_one(ledger, d, Job::Diagnose { cand: i, kernel, launch: c.launch }) {
+                cause.diagnosis.push(crate::run::diagnose::name_allocation(&report, &self.ctx.prep));
+            }
+        }
+        ledger.causes = causes;
+    }
+
+    /// A live device to run single jobs on: the judge when it is live.
+    pub(crate) fn judge_device(&self) -> Option<usize> {
+        self.judge.filter(|&j| self.live[j]).or_else(|| (0..self.live.len()).find(|&d| self.live[d]))
+    }
+
+    /// The kernel of candidate `i` for the final round: kept, else compiled again.
+    pub(crate) fn kernel_of(&self, i: usize) -> Result<Kernel<B::Kernel>, BackendError> {
+        if let Some(k) = self.keep.get(i) {
+            return Ok(k);
+        }
+        let c = &self.plan.cands[i];
+        let (prep, source) = (&self.ctx.prep, &self.ctx.job.source);
+        let inputs = CompileInputs::new(prep, source, &c.config, &c.launch);
+        self.devices[0].compile(&inputs.request(source, &c.config, &c.launch)).map(Arc::new)
+    }
+
+    /// The parts the final round and diagnosis use.
+    pub(crate) fn parts(&self) -> (&'e Context, &'e TuneOptions, usize) {
+        (self.ctx, self.opts, self.devices.len())
+    }
+}
+
+/// What one turn of the loop works on.
+struct Turn<'a, 'l, 'c> {
+    plan: &'a Plan,
+    ledger: &'a mut Ledger<'l>,
+    strat: &'a mut dyn Strategy,
+    progress: &'a mut Progress,
+    view: &'a Candidates<'c>,
+    flow: &'a Flow,
+    times: &'a mut CompileTimes,
+    threads: usize,
+    adaptive: bool,
+}
+
+/// Marks candidate `i` evaluated and tells the strategy its outcome.
+fn told(l: &mut Turn<'_, '_, '_>, i: usize) {
+    if !l.progress.evaluated[i] {
+        l.progress.evaluated[i] = true;
+        l.progress.count += 1;
+    }
+    let outcome = l.ledger.outcome_of(&l.plan.cands[i].config.key());
+    l.strat.tell(i, &outcome);
+}
+
+/// Computes the CPU reference's outputs.
+fn host_reference(ctx: &Context) -> Result<Arc<RefOutputs>, Error> {
+    let Reference::Host(name, f) = &ctx.job.verify.reference else { return Err(Error::Reference("no CPU reference".into())) };
+    let outs = f(&ctx.prep.data).map_err(|e| Error::Reference(format!("cpu reference `{name}`: {e}")))?;
+    Ok(Arc::new(RefOutputs { id: crate::run::reference_id(), buffers: outs }))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::fake::{Behavior, FakeBackend};
     use crate::limits::Limits;
-    use crate::run::candidates::plan;
-    use crate::run::fixture::{is, job, opts, time, tuner};
-    use crate::run::tuner::{TuneOptions, Tuner};
+    use crate::run::fixture::{is, job, opts, searched, time, tuner};
+    use crate::run::{TuneOptions, Tuner};
     use crate::spec::settings::Budget;
 
     fn loop_once(t: &Tuner<FakeBackend>, o: &TuneOptions, stored: Option<crate::store::db::Entry>) -> (usize, usize, String) {
-        let ctx = t.prepare(&job()).unwrap();
-        let p = plan(&ctx, t.backend().limits(), o).unwrap();
-        let mut run = Run::new(t, &ctx, o, stored);
-        let name = super::run(&mut run, &p, Instant::now()).unwrap();
-        (run.results.len(), run.compiled, name)
+        searched(t, &job(), o, stored, |ledger, _, _, r| (ledger.results.len(), ledger.compiled, r.unwrap()))
     }
 
     #[test]
     fn respects_the_evaluation_budget() {
         let o = TuneOptions { strategy: "random".into(), budget: Budget { max_evals: Some(5), ..Default::default() }, ..opts() };
         let (results, compiled, name) = loop_once(&tuner(), &o, None);
-        assert_eq!((results, compiled, name.as_str()), (5, 5, "random"));
+        assert_eq!((results, name.as_str()), (5, "random"));
+        // The reference (the default config) may be a sixth config compiled, run for its
+        // outputs, and counted among the five.
+        assert!(compiled <= 5, "{compiled}");
         let o = TuneOptions { strategy: "hybrid".into(), budget: Budget { fraction: Some(0.25), ..Default::default() }, ..opts() };
         // A quarter of the 21 valid configs, rounded up.
         assert_eq!(loop_once(&tuner(), &o, None).0, 6);
@@ -421,8 +899,27 @@ mod tests {
             }
         });
         let (results, compiled, _) = loop_once(&Tuner::new(fake), &opts(), None);
-        // The default compiled once (for the reference), 16 more; the failed compile is recorded
-        // as a result but not counted as a compilation.
+        // The failed compile is recorded as a result but not counted as a compilation.
         assert_eq!((results, compiled), (18, 17));
+    }
+
+    #[test]
+    fn a_reference_that_faults_moves_on_to_the_next_candidate() {
+        // The default (bx=256, vec=1) and the first valid config (bx=32, vec=1) fault; the
+        // reference comes from the next one in enumeration order, and nothing else fails.
+        let fake = FakeBackend::new(Limits::preset("h100").unwrap().1, time).with_behavior(|c| {
+            if is(c, 256, 1) || is(c, 32, 1) {
+                Behavior::DeviceLost
+            } else {
+                Behavior::Ok
+            }
+        });
+        searched(&Tuner::new(fake), &job(), &opts(), None, |ledger, _, _, r| {
+            r.unwrap();
+            let failed: Vec<String> = ledger.results.values().filter(|r| r.stats().is_none()).map(|r| r.config.key()).collect();
+            assert_eq!(failed.len(), 2, "{failed:?}");
+            assert!(ledger.notes.iter().any(|n| n == "reference: the outputs of bx=32,vec=2 (the first valid config that ran (the default config failed), after 2 config(s) before it failed)"), "{:?}", ledger.notes);
+            assert_eq!(ledger.results.values().filter(|r| r.verified).count(), 16);
+        });
     }
 }

@@ -209,6 +209,19 @@ impl SearchSpace {
         self.all_hold(&all, &slots, coords.len())
     }
 
+    /// The first restriction a config breaks, as its position (from 0) and text; `None` when
+    /// every one holds.
+    pub fn broken_restriction(&self, coords: &[u32]) -> Result<Option<(usize, String)>, SpaceError> {
+        let mut slots: Vec<Value> = self.params.iter().zip(coords).map(|(p, &i)| p.values[i as usize].clone()).collect();
+        slots.extend(self.constants.iter().map(|(_, v)| v.clone()));
+        for i in 0..self.restrictions.len() {
+            if !self.all_hold(&[i], &slots, coords.len())? {
+                return Ok(Some((i, self.restrictions[i].text().to_string())));
+            }
+        }
+        Ok(None)
+    }
+
     /// A stable hash of the definition (parameters, values, restrictions, constants).
     pub fn fingerprint(&self) -> String {
         let mut text = String::new();

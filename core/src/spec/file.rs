@@ -3,7 +3,7 @@
 //! Every error names the file and the field, and says what to do.
 
 use crate::spec::error::{quote, SpecError};
-use crate::spec::job::{ArgKind, ArgSpec, Compat, Param, Reference, Resources, Tolerance, TuneJob, Verification};
+use crate::spec::job::{ArgKind, ArgSpec, Compat, Param, Reference, Resources, Tolerance, TuneJob, Verification, VerifySample};
 use crate::spec::key::Bucket;
 use crate::spec::problem::{Access, DType, Init, Memory};
 use crate::spec::settings::{BenchOptions, PruneOptions};
@@ -128,6 +128,15 @@ struct RawVerify {
     rtol: Option<f64>,
     #[serde(default)]
     reference: Option<String>,
+    /// Expected-output files by buffer name (`reference = "expected"`, or implied).
+    #[serde(default)]
+    expected: Option<BTreeMap<String, String>>,
+    /// Tolerances of single outputs.
+    #[serde(default)]
+    tolerances: BTreeMap<String, Tolerance>,
+    /// `all`, a count, or a percentage (a number below 1 is a share).
+    #[serde(default)]
+    sample: Option<toml::Value>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -460,10 +469,10 @@ impl Spec {
             Ok(out)
         };
         let param_names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
-        let (grid, block) = match (&raw.launch.grid, &raw.launch.problem_size) {
+        let (grid, block, extent) = match (&raw.launch.grid, &raw.launch.problem_size) {
             (Some(g), None) => {
                 let block = raw.launch.block.as_ref().ok_or_else(|| err("launch.block", "missing: give 1 to 3 expressions (x, y, z)".into()))?;
-                (dims("launch.grid", g)?, dims("launch.block", block)?)
+                (dims("launch.grid", g)?, dims("launch.block", block)?, None)
             }
             (None, Some(ps)) => {
                 // Kernel Tuner's rule: grid = ceil(problem_size / product(grid_div_*)).
@@ -482,12 +491,12 @@ impl Spec {
                         })
                         .transpose()?;
                 }
-                let grid = crate::spec::geometry::grid(&sizes, &divisors, &param_names).map_err(|m| err("launch.problem_size", m))?;
+                let (grid, extent) = crate::spec::geometry::grid_and_extent(&sizes, &divisors, &param_names).map_err(|m| err("launch.problem_size", m))?;
                 let block = match &raw.launch.block {
                     Some(b) => dims("launch.block", b)?,
                     None => crate::spec::geometry::block(&param_names),
                 };
-                (grid, block)
+                (grid, block, Some(extent))
             }
             (Some(_), Some(_)) => return Err(err("launch.problem_size", "give either `grid` or `problem_size` (with `grid_div_x/y/z`), not both".into())),
             (None, None) => return Err(err("launch.grid", "missing: give `grid` (1 to 3 expressions) or `problem_size` with `grid_div_x/y/z`".into())),
@@ -508,21 +517,47 @@ impl Spec {
                 Some(_) => Err(err(field, "give two expressions (m, n)".into())),
             }
         };
-        let mut cpu_reference = None;
-        let reference = match raw.verify.reference.as_deref().unwrap_or("default") {
-            "default" => Reference::DefaultConfig,
-            "none" => Reference::None,
-            r if r.starts_with("cpu:") => {
-                let name = &r[4..];
-                let f = crate::spec::reference::builtin(name).ok_or_else(|| {
-                    err("verify.reference", format!("unknown CPU reference `{name}`; built-in: {}", crate::spec::reference::BUILTINS.join(", ")))
-                })?;
-                cpu_reference = Some(name.to_string());
-                Reference::Host(name.to_string(), f)
+        let reference = match (raw.verify.reference.as_deref(), &raw.verify.expected) {
+            (Some("expected") | None, Some(files)) if !files.is_empty() => {
+                Reference::Expected(files.iter().map(|(n, f)| (n.clone(), Init::File { path: dir.join(f) })).collect())
             }
-            other => return Err(err("verify.reference", format!("`{other}` is not `default`, `none` or `cpu:NAME`"))),
+            (Some("expected"), _) => {
+                return Err(err("verify.expected", "`reference = \"expected\"` needs a table of files, e.g. expected = { y = \"y.npy\" }".into()))
+            }
+            (Some(r), Some(files)) if !files.is_empty() => {
+                return Err(err("verify.expected", format!("expected-output files are given, but verify.reference is `{}`; drop one of the two", quote(r))))
+            }
+            (r, _) => Reference::parse(r.unwrap_or("default"), dir).map_err(|m| err("verify.reference", m))?,
+        };
+        let cpu_reference = match &reference {
+            Reference::Host(name, _) => Some(name.clone()),
+            Reference::Expected(files) if !opts.allow_outside_sources => {
+                for (name, init) in files {
+                    if let Init::File { path } = init {
+                        confine(path, &[dir]).map_err(|m| err(&format!("verify.expected.{name}"), m))?;
+                    }
+                }
+                None
+            }
+            _ => None,
         };
         let tol = Tolerance { atol: raw.verify.atol.unwrap_or(Tolerance::default().atol), rtol: raw.verify.rtol.unwrap_or(Tolerance::default().rtol) };
+        crate::spec::job::check_tolerance(&tol).map_err(|m| err("verify", m))?;
+        let mut per_output = Vec::new();
+        for (name, t) in &raw.verify.tolerances {
+            crate::spec::job::check_tolerance(t).map_err(|m| err(&format!("verify.tolerances.{name}"), m))?;
+            per_output.push((name.clone(), *t));
+        }
+        let sample = match &raw.verify.sample {
+            None => VerifySample::All,
+            Some(toml::Value::Float(f)) if *f > 0.0 && *f < 1.0 => VerifySample::Fraction(*f),
+            Some(toml::Value::Float(f)) => {
+                return Err(err("verify.sample", format!("{f} is not a share between 0 and 1; give a count (20) or a percentage (\"10%\")")))
+            }
+            Some(toml::Value::Integer(n)) => VerifySample::parse(&n.to_string()).map_err(|m| err("verify.sample", m))?,
+            Some(toml::Value::String(t)) => VerifySample::parse(t).map_err(|m| err("verify.sample", m))?,
+            Some(other) => return Err(err("verify.sample", format!("{other} is not `all`, a count or a percentage"))),
+        };
         let bucket = match raw.key.bucket.as_deref().unwrap_or("exact") {
             "exact" => Bucket::Exact,
             "pow2" => Bucket::Pow2,
@@ -578,11 +613,12 @@ impl Spec {
         template.default = if declared_defaults.is_empty() { None } else { Some(declared_defaults) };
         template.args = args;
         template.grid = grid;
+        template.extent = extent;
         template.block = block;
         template.compat = compat;
         template.shared_mem = opt_expr("launch.shared_mem", &raw.launch.shared_mem)?;
         template.size_defines = raw.launch.size_defines;
-        template.verify = Verification { outputs: raw.verify.outputs.clone(), tolerance: tol, reference };
+        template.verify = Verification { outputs: raw.verify.outputs.clone(), tolerance: tol, per_output, reference, sample };
         template.resources = Resources {
             shared_mem: opt_expr("resources.shared_mem", &raw.resources.shared_mem)?,
             registers: opt_expr("resources.registers", &raw.resources.registers)?,

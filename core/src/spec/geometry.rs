@@ -18,13 +18,30 @@ pub const BLOCK_SIZE_NAMES: [&str; 3] = ["block_size_x", "block_size_y", "block_
 /// Kernel Tuner's block when a dimension's name is not a parameter.
 const DEFAULT_BLOCK: [&str; 3] = ["256", "1", "1"];
 
+/// The index extent a Kernel Tuner launch covers: the problem size per dimension, and the
+/// elements one block covers along it (the product of the grid divisors), as expressions over
+/// the parameters and sizes. A fault report compares buffers with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProblemExtent {
+    /// The problem size, x, y, z.
+    pub size: [String; 3],
+    /// Elements one block covers, x, y, z.
+    pub per_block: [String; 3],
+}
+
 /// The grid expressions for `problem_size` (up to three expressions) and optional divisor
 /// lists per dimension, over a space whose parameters are `params`.
 pub fn grid(problem_size: &[String], divisors: &[Option<Vec<String>>; 3], params: &[&str]) -> Result<[String; 3], String> {
+    grid_and_extent(problem_size, divisors, params).map(|g| g.0)
+}
+
+/// [`grid`] and the [`ProblemExtent`] it covers.
+pub fn grid_and_extent(problem_size: &[String], divisors: &[Option<Vec<String>>; 3], params: &[&str]) -> Result<([String; 3], ProblemExtent), String> {
     if problem_size.is_empty() || problem_size.len() > 3 {
         return Err(format!("give 1 to 3 problem dimensions, not {}", problem_size.len()));
     }
     let mut out: [String; 3] = ["1".into(), "1".into(), "1".into()];
+    let mut extent = ProblemExtent { size: out.clone(), per_block: out.clone() };
     for d in 0..3 {
         let size = problem_size.get(d).map(String::as_str).unwrap_or("1");
         let divs: Vec<String> = match &divisors[d] {
@@ -32,14 +49,16 @@ pub fn grid(problem_size: &[String], divisors: &[Option<Vec<String>>; 3], params
             _ if params.contains(&BLOCK_SIZE_NAMES[d]) => vec![BLOCK_SIZE_NAMES[d].to_string()],
             _ => vec![],
         };
+        extent.size[d] = format!("int({size})");
         out[d] = if divs.is_empty() {
             format!("int({size})")
         } else {
             let product = divs.iter().map(|x| format!("int({x})")).collect::<Vec<_>>().join(" * ");
+            extent.per_block[d] = product.clone();
             format!("ceil(({size}) / ({product}))")
         };
     }
-    Ok(out)
+    Ok((out, extent))
 }
 
 /// Kernel Tuner's block: the block size parameters, 256 × 1 × 1 where a name is not one.

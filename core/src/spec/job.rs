@@ -51,10 +51,17 @@ pub type HostReference = Arc<dyn Fn(&ProblemData) -> Result<Vec<HostBuffer>, Str
 /// Where expected outputs come from.
 #[derive(Clone)]
 pub enum Reference {
-    /// The default config's output.
+    /// The default config's output when it satisfies the restrictions and runs; otherwise the
+    /// first valid config's (in enumeration order) that runs.
     DefaultConfig,
+    /// The output of the first valid config (in enumeration order) that runs.
+    FirstValid,
     /// A host (CPU) function, with a name for reports and hashes.
     Host(String, HostReference),
+    /// Expected outputs, by buffer name: files (Kernel Tuner's `answer` saved as `.npy`, raw
+    /// binaries as T1's `BinaryRaw` `ReferenceArguments`) or fills (T1's `Constant`,
+    /// `Generator`). Only these buffers are compared.
+    Expected(Vec<(String, Init)>),
     /// No verification.
     None,
 }
@@ -63,19 +70,124 @@ impl std::fmt::Debug for Reference {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Reference::DefaultConfig => f.write_str("DefaultConfig"),
+            Reference::FirstValid => f.write_str("FirstValid"),
             Reference::Host(n, _) => write!(f, "Host({n})"),
+            Reference::Expected(files) => write!(f, "Expected({files:?})"),
             Reference::None => f.write_str("None"),
         }
     }
 }
 
 impl Reference {
-    /// Short name for reports: `default config`, `cpu:NAME`, `none`.
+    /// Short name for reports: `default config`, `first valid config`, `cpu:NAME`, `expected
+    /// outputs (y: y.npy)`, `none`.
     pub fn describe(&self) -> String {
         match self {
             Reference::DefaultConfig => "default config".into(),
+            Reference::FirstValid => "first valid config".into(),
             Reference::Host(n, _) => format!("cpu:{n}"),
+            Reference::Expected(files) => {
+                format!("expected outputs ({})", files.iter().map(|(n, i)| format!("{n}: {}", i.describe())).collect::<Vec<_>>().join(", "))
+            }
             Reference::None => "none".into(),
+        }
+    }
+
+    /// Parses the words a spec or the command line gives: `default`, `first-valid`, `none`,
+    /// `cpu:NAME`, or expected-output files `NAME=FILE[,NAME=FILE...]` (relative paths are
+    /// resolved against `dir`). `Err` says what is accepted.
+    pub fn parse(text: &str, dir: &std::path::Path) -> Result<Reference, String> {
+        match text.trim() {
+            "default" => Ok(Reference::DefaultConfig),
+            "first-valid" | "first_valid" => Ok(Reference::FirstValid),
+            "none" => Ok(Reference::None),
+            r if r.starts_with("cpu:") => {
+                let name = &r[4..];
+                let f = crate::spec::reference::builtin(name).ok_or_else(|| {
+                    format!("unknown CPU reference `{}`; built-in: {}", crate::spec::error::quote(name), crate::spec::reference::BUILTINS.join(", "))
+                })?;
+                Ok(Reference::Host(name.to_string(), f))
+            }
+            r if r.contains('=') => {
+                let mut files = Vec::new();
+                for part in r.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+                    let (name, file) = part.split_once('=').ok_or_else(|| format!("`{}` is not NAME=FILE", crate::spec::error::quote(part)))?;
+                    if name.trim().is_empty() || file.trim().is_empty() {
+                        return Err(format!("`{}` is not NAME=FILE", crate::spec::error::quote(part)));
+                    }
+                    files.push((name.trim().to_string(), Init::File { path: dir.join(file.trim()) }));
+                }
+                Ok(Reference::Expected(files))
+            }
+            other => Err(format!(
+                "`{}` is not `default`, `first-valid`, `none`, `cpu:NAME` or expected-output files `NAME=FILE[,NAME=FILE]`",
+                crate::spec::error::quote(other)
+            )),
+        }
+    }
+
+    /// Whether outputs are checked at all.
+    pub fn verifies(&self) -> bool {
+        !matches!(self, Reference::None)
+    }
+}
+
+/// How many of the measured configs are verified against the reference. The winner and its
+/// tie band are always verified before they are stored, whatever the sample.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum VerifySample {
+    /// Every config (the default).
+    #[default]
+    All,
+    /// The first this many configs measured.
+    First(usize),
+    /// This share of the configs, picked by a hash of each config's key (so the same configs
+    /// are verified in every run and on every shard).
+    Fraction(f64),
+}
+
+impl VerifySample {
+    /// Parses `all`, a count (`20`) or a percentage (`10%`).
+    pub fn parse(text: &str) -> Result<VerifySample, String> {
+        let t = text.trim();
+        if t == "all" {
+            return Ok(VerifySample::All);
+        }
+        if let Some(p) = t.strip_suffix('%') {
+            let f: f64 = p.trim().parse().map_err(|_| format!("`{}` is not a percentage", crate::spec::error::quote(t)))?;
+            if !(f > 0.0 && f <= 100.0) {
+                return Err(format!("{f}% is not a share above 0 and at most 100%"));
+            }
+            return Ok(if f >= 100.0 { VerifySample::All } else { VerifySample::Fraction(f / 100.0) });
+        }
+        match t.parse::<usize>() {
+            Ok(0) => Err("a sample of 0 configs verifies nothing; use verify.reference = \"none\" to turn verification off".into()),
+            Ok(n) => Ok(VerifySample::First(n)),
+            Err(_) => Err(format!("`{}` is not `all`, a count of configs (20) or a percentage (10%)", crate::spec::error::quote(t))),
+        }
+    }
+
+    /// Whether the config with `key` is verified during the search, being the `nth` (from 0)
+    /// config measured.
+    pub fn picks(&self, key: &str, nth: usize) -> bool {
+        match *self {
+            VerifySample::All => true,
+            VerifySample::First(n) => nth < n,
+            VerifySample::Fraction(f) => {
+                // short_hash is 16 hex digits: a uniform u64.
+                let h = u64::from_str_radix(&crate::hash::short_hash(key.as_bytes()), 16).unwrap_or(0);
+                (h as f64) < f * 18_446_744_073_709_551_616.0
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for VerifySample {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            VerifySample::All => f.write_str("all"),
+            VerifySample::First(n) => write!(f, "the first {n}"),
+            VerifySample::Fraction(x) => write!(f, "{:.4}%", 100.0 * x),
         }
     }
 }
@@ -85,15 +197,19 @@ impl Reference {
 pub struct Verification {
     /// Buffers to compare; empty means every written (write or read-write) buffer.
     pub outputs: Vec<String>,
-    /// Tolerances.
+    /// Tolerances of every output without one of its own.
     pub tolerance: Tolerance,
+    /// Tolerances of single outputs, by buffer name.
+    pub per_output: Vec<(String, Tolerance)>,
     /// The reference.
     pub reference: Reference,
+    /// Which configs are verified during the search.
+    pub sample: VerifySample,
 }
 
 impl Default for Verification {
     fn default() -> Self {
-        Verification { outputs: vec![], tolerance: Tolerance::default(), reference: Reference::DefaultConfig }
+        Verification { outputs: vec![], tolerance: Tolerance::default(), per_output: vec![], reference: Reference::DefaultConfig, sample: VerifySample::All }
     }
 }
 
@@ -148,6 +264,9 @@ pub struct TuneJob {
     pub args: Vec<ArgSpec>,
     /// Grid in blocks (x, y, z), expressions.
     pub grid: [String; 3],
+    /// The index extent the launch covers, where the spec gives a problem size (Kernel Tuner's
+    /// geometry): fault reports compare buffers with it.
+    pub extent: Option<crate::spec::geometry::ProblemExtent>,
     /// Block in threads (x, y, z), expressions.
     pub block: [String; 3],
     /// Dynamic shared memory in bytes, expression.
@@ -200,6 +319,7 @@ impl TuneJob {
             size_defines: false,
             args: vec![],
             grid: ["1".into(), "1".into(), "1".into()],
+            extent: None,
             block: ["1".into(), "1".into(), "1".into()],
             shared_mem: None,
             verify: Verification::default(),
@@ -223,6 +343,16 @@ pub struct Tolerance {
     pub atol: f64,
     /// Relative tolerance.
     pub rtol: f64,
+}
+
+/// `Err` unless both tolerances are finite and not negative.
+pub fn check_tolerance(t: &Tolerance) -> Result<(), String> {
+    for (name, v) in [("atol", t.atol), ("rtol", t.rtol)] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(format!("{name} = {v} is not a tolerance (a number of at least 0)"));
+        }
+    }
+    Ok(())
 }
 
 impl Default for Tolerance {

@@ -101,6 +101,77 @@ impl Memory {
     }
 }
 
+/// A buffer's elements from a file: a NumPy `.npy` array (version 1–3, C order, little-endian)
+/// whose type and element count match, or raw little-endian elements of exactly that size.
+pub fn read_elements(path: &std::path::Path, dtype: DType, len: usize) -> Result<Vec<u8>, String> {
+    let shown = path.display();
+    let bytes = std::fs::read(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
+    let want = len * dtype.size();
+    let Some(rest) = bytes.strip_prefix(b"\x93NUMPY") else {
+        if bytes.len() != want {
+            return Err(format!(
+                "{shown}: {} bytes of raw data, but {len} elements of {} need {want}; give a file of exactly that size or a .npy array",
+                bytes.len(),
+                dtype.c_type()
+            ));
+        }
+        return Ok(bytes);
+    };
+    let bad = |m: &str| format!("{shown}: not a NumPy array this reads ({m})");
+    let (major, header_len, at) = match rest {
+        [1, _, a, b, ..] => (1, u16::from_le_bytes([*a, *b]) as usize, 6 + 4),
+        [2 | 3, _, a, b, c, d, ..] => (2, u32::from_le_bytes([*a, *b, *c, *d]) as usize, 6 + 6),
+        _ => return Err(bad("unknown version")),
+    };
+    let _ = major;
+    let header = bytes.get(at..at + header_len).ok_or_else(|| bad("the header is cut off"))?;
+    let header = std::str::from_utf8(header).map_err(|_| bad("the header is not text"))?;
+    let field = |name: &str| -> Option<&str> {
+        let i = header.find(&format!("'{name}'"))? + name.len() + 2;
+        Some(header[i..].trim_start().trim_start_matches(':').trim_start())
+    };
+    let descr = field("descr").and_then(|d| d.strip_prefix('\'')).and_then(|d| d.split('\'').next()).ok_or_else(|| bad("no descr"))?;
+    let expected = match dtype {
+        DType::F32 => "f4",
+        DType::F64 => "f8",
+        DType::I32 => "i4",
+        DType::U32 => "u4",
+        DType::I64 => "i8",
+    };
+    let (order, code) = descr.split_at(1.min(descr.len()));
+    if !matches!(order, "<" | "|" | "=") || code != expected {
+        return Err(format!(
+            "{shown}: the array holds `{descr}`, the buffer is {} (`<{expected}`); convert it, e.g. a.astype(np.{})",
+            dtype.c_type(),
+            np_name(dtype)
+        ));
+    }
+    if field("fortran_order").is_some_and(|f| f.starts_with("True")) {
+        return Err(format!("{shown}: the array is in Fortran order; save np.ascontiguousarray(a) instead"));
+    }
+    let shape = field("shape").and_then(|s| s.strip_prefix('(')).and_then(|s| s.split(')').next()).ok_or_else(|| bad("no shape"))?;
+    let count = shape.split(',').map(str::trim).filter(|d| !d.is_empty()).try_fold(1usize, |acc, d| d.parse::<usize>().ok().and_then(|d| acc.checked_mul(d)));
+    let count = count.ok_or_else(|| bad("the shape is not a list of sizes"))?;
+    if count != len {
+        return Err(format!("{shown}: the array has {count} elements (shape ({shape})), the buffer {len}"));
+    }
+    let data = bytes.get(at + header_len..).ok_or_else(|| bad("no data"))?;
+    if data.len() != want {
+        return Err(format!("{shown}: {} bytes of data after the header, {want} expected", data.len()));
+    }
+    Ok(data.to_vec())
+}
+
+fn np_name(d: DType) -> &'static str {
+    match d {
+        DType::F32 => "float32",
+        DType::F64 => "float64",
+        DType::I32 => "int32",
+        DType::U32 => "uint32",
+        DType::I64 => "int64",
+    }
+}
+
 /// How a buffer's initial contents are made.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase", tag = "kind")]
@@ -125,9 +196,27 @@ pub enum Init {
         /// The expression.
         expr: String,
     },
+    /// Read from a file: a NumPy `.npy` array of the buffer's element type and length, or raw
+    /// little-endian elements (T1's `BinaryRaw`).
+    File {
+        /// The file.
+        path: std::path::PathBuf,
+    },
 }
 
 impl Init {
+    /// A short description for reports: `zeros`, `file y.npy`, ...
+    pub fn describe(&self) -> String {
+        match self {
+            Init::Zeros => "zeros".into(),
+            Init::Random { seed } => format!("random (seed {seed})"),
+            Init::Sequence => "0, 1, 2, ...".into(),
+            Init::Constant { value } => format!("constant {value}"),
+            Init::Generator { expr } => format!("generator `{}`", crate::spec::error::quote(expr)),
+            Init::File { path } => format!("file {}", path.display()),
+        }
+    }
+
     /// Checks a generator expression on every index of a buffer of `len` elements; the error
     /// names the first index that fails.
     pub fn check_generator(expr: &str, len: usize) -> Result<(), String> {
@@ -177,6 +266,9 @@ impl HostBuffer {
                 crate::spec::error::quote(expr)
             ));
         }
+        if let Init::File { path } = init {
+            return Ok(HostBuffer { name: name.into(), dtype, data: read_elements(path, dtype, len)?, access, memory: Memory::Global });
+        }
         let mut data = Vec::new();
         data.try_reserve_exact(bytes).map_err(|_| format!("cannot allocate {} on the host", human_bytes(bytes as u64)))?;
         data.resize(bytes, 0u8);
@@ -204,6 +296,8 @@ impl HostBuffer {
             }
             Init::Sequence => (0..len).for_each(|i| write_f64(&mut data, dtype, i, i as f64)),
             Init::Constant { value } => (0..len).for_each(|i| write_f64(&mut data, dtype, i, *value)),
+            // Read before anything was allocated.
+            Init::File { .. } => {}
             Init::Generator { expr } => {
                 use rayon::prelude::*;
                 let e = crate::spec::expr::Expr::compile(expr, &["i"])

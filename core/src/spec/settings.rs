@@ -194,6 +194,12 @@ impl Budget {
     /// optimum), `10%space` (a tenth of the valid configs), or several of them: `400,5m,2%`.
     pub fn parse(text: &str) -> Result<Budget, String> {
         let mut b = Budget::default();
+        if text.split(',').all(|p| p.trim().is_empty()) {
+            return Err(format!(
+                "`{}` names no limit; give a count (200), a duration (30s, 5m), a percentage (2%) or a fraction of the space (10%space)",
+                crate::spec::error::quote(text)
+            ));
+        }
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let shown = crate::spec::error::quote(part);
             let number = |s: &str, what: &str| -> Result<f64, String> {
@@ -221,9 +227,13 @@ impl Budget {
             } else if let Some(m) = part.strip_suffix('m') {
                 b.max_seconds = Some(seconds(60.0 * number(m, "a number of minutes")?, &shown)?);
             } else {
-                b.max_evals = Some(part.parse::<usize>().map_err(|_| {
+                let n = part.parse::<usize>().map_err(|_| {
                     format!("`{shown}` is neither a count (200), a duration (30s, 5m), a percentage (2%) nor a fraction of the space (10%space)")
-                })?);
+                })?;
+                if n == 0 {
+                    return Err("a budget of 0 evaluations measures nothing; give at least 1".into());
+                }
+                b.max_evals = Some(n);
             }
         }
         Ok(b)
@@ -288,6 +298,71 @@ pub fn check_strategy(name: &str, budget: &Budget) -> Result<&'static StrategyNa
     Ok(s)
 }
 
+/// One part of a tune split over several processes or machines (`--shard K/N`, a Slurm array
+/// task, a Kubernetes indexed job): shard `index` of `count`, from 0.
+///
+/// Problems are dealt out first: with at least as many problems as shards, shard K tunes the
+/// problems K, K+N, K+2N, ... whole. With fewer, every problem gets a group of shards (shard K
+/// works on problem K mod P) and the group splits that problem's configs
+/// ([`Shard::assign`]); within a problem, exhaustive and random searches take a partition of
+/// the candidates (by enumeration order, so the parts are disjoint and cover the space), and
+/// adaptive strategies run as a portfolio with a seed each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    /// This shard, from 0.
+    pub index: usize,
+    /// How many shards there are.
+    pub count: usize,
+}
+
+impl Shard {
+    /// Parses `K/N` (0 ≤ K < N).
+    pub fn parse(text: &str) -> Result<Shard, String> {
+        let shown = crate::spec::error::quote(text);
+        let (k, n) = text.split_once('/').ok_or_else(|| format!("`{shown}` is not K/N (e.g. 0/4: the first of four shards)"))?;
+        let k: usize = k.trim().parse().map_err(|_| format!("`{shown}`: K is not a shard number"))?;
+        let n: usize = n.trim().parse().map_err(|_| format!("`{shown}`: N is not a number of shards"))?;
+        if n == 0 {
+            return Err(format!("`{shown}`: there must be at least one shard (N ≥ 1)"));
+        }
+        if k >= n {
+            return Err(format!("`{shown}`: shards are numbered from 0 to {} (K < N)", n - 1));
+        }
+        Ok(Shard { index: k, count: n })
+    }
+
+    /// What this shard does with `problems` problems: each problem it works on, with the part
+    /// of that problem's configs it takes (`None`: all of them).
+    pub fn assign(&self, problems: usize) -> Vec<(usize, Option<Shard>)> {
+        if problems == 0 {
+            return Vec::new();
+        }
+        if problems >= self.count {
+            return (self.index..problems).step_by(self.count).map(|p| (p, None)).collect();
+        }
+        let p = self.index % problems;
+        let parts = (self.count - p).div_ceil(problems);
+        let part = self.index / problems;
+        vec![(p, (parts > 1).then_some(Shard { index: part, count: parts }))]
+    }
+
+    /// Whether the candidate at enumeration position `order` belongs to this part.
+    pub fn takes(&self, order: usize) -> bool {
+        order % self.count == self.index
+    }
+
+    /// This part's share of an evaluation budget of `n` (the shares add up to `n`).
+    pub fn share(&self, n: usize) -> usize {
+        n / self.count + usize::from(self.index < n % self.count)
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -327,5 +402,37 @@ mod tests {
         assert!(strategy_named("quantum").unwrap_err().contains("choose one of: exhaustive, random"));
         assert!(check_strategy("genetic", &Budget::parse("2%").unwrap()).is_err());
         assert!(check_strategy("hybrid", &Budget::parse("2%").unwrap()).is_ok());
+    }
+
+    #[test]
+    fn shards_partition_problems_and_configs() {
+        let all = |n: usize, problems: usize| -> Vec<Vec<(usize, Option<Shard>)>> { (0..n).map(|k| Shard { index: k, count: n }.assign(problems)).collect() };
+        // 50 shapes on 50 tasks: one each.
+        assert!(all(50, 50).iter().enumerate().all(|(k, a)| *a == vec![(k, None)]));
+        // 5 problems on 2 shards: dealt out whole.
+        assert_eq!(all(2, 5), vec![vec![(0, None), (2, None), (4, None)], vec![(1, None), (3, None)]]);
+        // 1 problem on 4 shards: each takes a quarter of its configs, and the quarters cover it once.
+        let parts = all(4, 1);
+        for (k, a) in parts.iter().enumerate() {
+            assert_eq!(a, &vec![(0, Some(Shard { index: k, count: 4 }))]);
+        }
+        let taken: Vec<usize> = (0..103).map(|o| parts.iter().filter(|a| a[0].1.unwrap().takes(o)).count()).collect();
+        assert!(taken.iter().all(|&c| c == 1));
+        // 2 problems on 5 shards: problem 0 gets shards 0, 2, 4 (thirds), problem 1 shards 1, 3 (halves).
+        assert_eq!(all(5, 2)[4], vec![(0, Some(Shard { index: 2, count: 3 }))]);
+        assert_eq!(all(5, 2)[3], vec![(1, Some(Shard { index: 1, count: 2 }))]);
+        // Budget shares add up.
+        assert_eq!((0..3).map(|k| Shard { index: k, count: 3 }.share(100)).sum::<usize>(), 100);
+        for bad in ["5/4", "0/0", "4/4", "x/2", "1", "-1/2"] {
+            assert!(Shard::parse(bad).is_err(), "{bad}");
+        }
+        assert_eq!(Shard::parse(" 3/4 ").unwrap(), Shard { index: 3, count: 4 });
+    }
+
+    #[test]
+    fn budgets_that_name_nothing_are_refused() {
+        for bad in [",,,", "", " , ", "0"] {
+            assert!(Budget::parse(bad).is_err(), "{bad:?}");
+        }
     }
 }

@@ -99,7 +99,7 @@ pub fn load_with(path: &Path, opts: T1Options) -> Result<T1, SpecError> {
     let language = language(&cx, ks)?;
     let name = kernel_name(&cx, ks)?;
     let kernel_file = kernel_file(&cx, ks, path, opts)?;
-    let (grid, block) = launch(&mut cx, ks, &params)?;
+    let (grid, block, extent) = launch(&mut cx, ks, &params)?;
     let (args, outputs) = arguments(&cx, ks, &params)?;
     let mut source = KernelSource::new(&name, &language, "");
     source.options = string_list(&cx, ks.get("CompilerOptions"), "KernelSpecification.CompilerOptions")?;
@@ -107,6 +107,7 @@ pub fn load_with(path: &Path, opts: T1Options) -> Result<T1, SpecError> {
     job.restrictions = restrictions;
     job.grid = grid;
     job.block = block;
+    job.extent = extent;
     job.shared_mem = shared_memory(&cx, ks)?;
     job.args = args;
     job.verify = Verification { reference: Reference::DefaultConfig, outputs, ..Default::default() };
@@ -283,7 +284,9 @@ fn dims(cx: &Ctx<'_>, ks: &J, key: &str) -> Result<Option<[String; 3]>, SpecErro
 }
 
 /// Grid and block expressions.
-fn launch(cx: &mut Ctx<'_>, ks: &J, all: &[Param]) -> Result<([String; 3], [String; 3]), SpecError> {
+type Geometry = ([String; 3], [String; 3], Option<geometry::ProblemExtent>);
+
+fn launch(cx: &mut Ctx<'_>, ks: &J, all: &[Param]) -> Result<Geometry, SpecError> {
     let params: &[&str] = &all.iter().map(|p| p.name.as_str()).collect::<Vec<_>>();
     let local = dims(cx, ks, "LocalSize")?;
     if let Some(l) = &local {
@@ -326,8 +329,8 @@ fn launch(cx: &mut Ctx<'_>, ks: &J, all: &[Param]) -> Result<([String; 3], [Stri
                 Some(v) => Some(string_list(cx, Some(v), &format!("KernelSpecification.{key}"))?),
             };
         }
-        let grid = geometry::grid(&sizes, &divisors, params).map_err(|m| cx.err(field, m))?;
-        return Ok((grid, block));
+        let (grid, extent) = geometry::grid_and_extent(&sizes, &divisors, params).map_err(|m| cx.err(field, m))?;
+        return Ok((grid, block, Some(extent)));
     }
     let global = dims(cx, ks, "GlobalSize")?.ok_or_else(|| {
         cx.err("KernelSpecification.ProblemSize", "missing, and so is GlobalSize: give ProblemSize (with GridDivX/Y/Z) or GlobalSize for the launch")
@@ -337,7 +340,7 @@ fn launch(cx: &mut Ctx<'_>, ks: &J, all: &[Param]) -> Result<([String; 3], [Stri
         Some(t) if t.eq_ignore_ascii_case("opencl") => [0, 1, 2].map(|i| format!("div_ceil({}, {})", global[i], block[i])),
         _ => global,
     };
-    Ok((grid, block))
+    Ok((grid, block, None))
 }
 
 fn string_list(cx: &Ctx<'_>, v: Option<&J>, field: &str) -> Result<Vec<String>, SpecError> {

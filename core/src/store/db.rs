@@ -136,6 +136,30 @@ pub struct Measurement {
     pub usage: Option<ResourceUsage>,
     /// Seconds since the Unix epoch.
     pub at: u64,
+    /// Whether its outputs were checked (absent in older records: they always were).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified: Option<bool>,
+    /// Where it stands in the tune that measured it (for reports: the search trace, compile
+    /// times, devices). Absent in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<Trace>,
+}
+
+/// Where a measurement stands in the tune that made it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Trace {
+    /// When that tune started (seconds since the Unix epoch): measurements of one run share it.
+    pub run: u64,
+    /// Its place among that run's results, from 0.
+    pub seq: usize,
+    /// Seconds from the start of the run to this result.
+    pub elapsed_s: f64,
+    /// Seconds its compile took, where it was compiled in that run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compile_s: Option<f64>,
+    /// The device that measured it, when the run had several (position in its list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<usize>,
 }
 
 impl Measurement {

@@ -58,7 +58,7 @@ fn parse_policy(s: &str) -> Result<Policy, String> {
 fn main() {
     kerntune::hook();
     // Warnings, and the handle's own lines (which winner is used, fallbacks to the default).
-    let filter = tracing_subscriber::EnvFilter::try_from_env("KERNTUNE_LOG").unwrap_or_else(|_| "warn,kerntune_core::run::handle=info".into());
+    let filter = tracing_subscriber::EnvFilter::try_from_env("KERNTUNE_LOG").unwrap_or_else(|_| "warn,kerntune_core::app::handle=info".into());
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
     let cli: Cli = clap::Parser::parse();
     if let Err(e) = run(&cli) {

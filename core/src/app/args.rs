@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 ///
 /// ```
-/// use kerntune_core::run::args::ArgType;
+/// use kerntune_core::app::args::ArgType;
 /// use kerntune_core::DType;
 /// let t = ArgType::Buffer { dtype: Some(DType::F32), writable: true };
 /// assert_eq!(t.to_string(), "a writable buffer of float");
@@ -51,7 +51,7 @@ impl std::fmt::Display for ArgType {
 /// One argument a backend can pass to a kernel.
 ///
 /// ```
-/// use kerntune_core::run::args::{Arg, ArgType};
+/// use kerntune_core::app::args::{Arg, ArgType};
 /// use kerntune_core::DType;
 ///
 /// /// An application's own device-buffer type.
@@ -85,7 +85,7 @@ scalar_args!(f32 => F32, f64 => F64, i32 => I32, u32 => U32, i64 => I64);
 /// The most arguments a launch passes (the tuples the launch APIs take).
 ///
 /// ```
-/// use kerntune_core::run::args::{Args, MAX_ARGS};
+/// use kerntune_core::app::args::{Args, MAX_ARGS};
 /// assert_eq!(<(f32, u32) as Args>::TYPES.len(), 2);
 /// assert_eq!(MAX_ARGS, 16);
 /// ```
@@ -94,7 +94,7 @@ pub const MAX_ARGS: usize = 16;
 /// Each argument's length, as a launch checks it (no allocation).
 ///
 /// ```
-/// use kerntune_core::run::args::{Args, Lens, MAX_ARGS};
+/// use kerntune_core::app::args::{Args, Lens, MAX_ARGS};
 /// let mut lens: Lens = [None; MAX_ARGS];
 /// (1.0f32, 7u32).lens(&mut lens);
 /// assert_eq!(&lens[..2], &[None, None]);
@@ -107,7 +107,7 @@ pub type Lens = [Option<u64>; MAX_ARGS];
 ///
 /// ```
 /// use kerntune_core::fake::app::{In, Out};
-/// use kerntune_core::run::args::{ArgType, Args};
+/// use kerntune_core::app::args::{ArgType, Args};
 /// use kerntune_core::DType;
 /// type Triad<'a> = (In<'a>, Out<'a>, f32);
 /// assert_eq!(<Triad as Args>::TYPES[2], ArgType::Scalar(DType::F32));
@@ -223,7 +223,7 @@ pub enum LaunchError {
 /// # let (_, job) = kerntune_core::fake::example();
 /// # let prep = kerntune_core::Prepared::new(&job).unwrap();
 /// use kerntune_core::fake::app::{In, Out};
-/// use kerntune_core::run::Signature;
+/// use kerntune_core::app::Signature;
 /// let sig = Signature::new("k", &prep.layout, true, true);
 /// let (x, mut y, mut short) = (vec![0f32; 1024], vec![0f32; 1024], vec![0f32; 10]);
 /// assert!(sig.check(&(In(&x), Out(&mut y))).is_ok());
@@ -254,7 +254,7 @@ impl Signature {
     /// # let (_, job) = kerntune_core::fake::example();
     /// # let prep = kerntune_core::Prepared::new(&job).unwrap();
     /// // wgpu: untyped buffers (lengths in bytes), scalars compiled in.
-    /// let sig = kerntune_core::run::Signature::new("k", &prep.layout, false, false);
+    /// let sig = kerntune_core::app::Signature::new("k", &prep.layout, false, false);
     /// assert_eq!(sig.len(), 2);
     /// ```
     pub fn new(kernel: &str, layout: &[ArgLayout], typed_buffers: bool, scalars: bool) -> Signature {
@@ -277,7 +277,7 @@ impl Signature {
     /// ```
     /// # let (_, job) = kerntune_core::fake::example();
     /// # let prep = kerntune_core::Prepared::new(&job).unwrap();
-    /// assert_eq!(kerntune_core::run::Signature::new("k", &prep.layout, true, true).len(), 2);
+    /// assert_eq!(kerntune_core::app::Signature::new("k", &prep.layout, true, true).len(), 2);
     /// ```
     pub fn len(&self) -> usize {
         self.args.len()
@@ -288,7 +288,7 @@ impl Signature {
     /// ```
     /// # let (_, job) = kerntune_core::fake::example();
     /// # let prep = kerntune_core::Prepared::new(&job).unwrap();
-    /// assert!(!kerntune_core::run::Signature::new("k", &prep.layout, true, true).is_empty());
+    /// assert!(!kerntune_core::app::Signature::new("k", &prep.layout, true, true).is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
         self.args.is_empty()
@@ -302,8 +302,8 @@ impl Signature {
     /// # let (_, job) = kerntune_core::fake::example();
     /// # let prep = kerntune_core::Prepared::new(&job).unwrap();
     /// use kerntune_core::fake::app::{In, Out};
-    /// use kerntune_core::run::args::Args;
-    /// let sig = kerntune_core::run::Signature::new("k", &prep.layout, true, true);
+    /// use kerntune_core::app::args::Args;
+    /// let sig = kerntune_core::app::Signature::new("k", &prep.layout, true, true);
     /// assert!(sig.check_types(<(In, Out) as Args>::TYPES).is_ok());
     /// let e = sig.check_types(<(In, In) as Args>::TYPES).unwrap_err();
     /// assert!(e.to_string().contains("expected a writable buffer of float"));
@@ -341,7 +341,7 @@ impl Signature {
     /// ```
     /// # let (_, job) = kerntune_core::fake::example();
     /// # let prep = kerntune_core::Prepared::new(&job).unwrap();
-    /// let sig = kerntune_core::run::Signature::new("k", &prep.layout, true, true);
+    /// let sig = kerntune_core::app::Signature::new("k", &prep.layout, true, true);
     /// assert!(sig.check_lens(&[Some(1024), Some(4096)]).is_ok());
     /// let e = sig.check_lens(&[Some(1024), Some(1000)]).unwrap_err();
     /// assert_eq!(e.to_string(), "kernel `k`, argument 1 (`y`): the buffer holds 1000 elements, the problem needs 1024");
@@ -364,7 +364,7 @@ impl Signature {
     /// # let (_, job) = kerntune_core::fake::example();
     /// # let prep = kerntune_core::Prepared::new(&job).unwrap();
     /// use kerntune_core::fake::app::{In, Out};
-    /// let sig = kerntune_core::run::Signature::new("k", &prep.layout, true, true);
+    /// let sig = kerntune_core::app::Signature::new("k", &prep.layout, true, true);
     /// let (x, mut y) = (vec![0f32; 1024], vec![0f32; 1024]);
     /// sig.check(&(In(&x), Out(&mut y)))?;
     /// # Ok::<(), kerntune_core::LaunchError>(())
@@ -382,8 +382,8 @@ impl Signature {
     /// # let (_, job) = kerntune_core::fake::example();
     /// # let prep = kerntune_core::Prepared::new(&job).unwrap();
     /// use kerntune_core::fake::app::{In, Out};
-    /// use kerntune_core::run::args::{Args, Lens, MAX_ARGS};
-    /// let sig = kerntune_core::run::Signature::new("k", &prep.layout, true, true);
+    /// use kerntune_core::app::args::{Args, Lens, MAX_ARGS};
+    /// let sig = kerntune_core::app::Signature::new("k", &prep.layout, true, true);
     /// let mut lens: Lens = [None; MAX_ARGS];
     /// lens[0] = Some(1024);
     /// lens[1] = Some(1024);
@@ -400,7 +400,7 @@ impl Signature {
     /// ```
     /// # let (_, job) = kerntune_core::fake::example();
     /// # let prep = kerntune_core::Prepared::new(&job).unwrap();
-    /// assert_eq!(kerntune_core::run::Signature::new("k", &prep.layout, true, true).kernel(), "k");
+    /// assert_eq!(kerntune_core::app::Signature::new("k", &prep.layout, true, true).kernel(), "k");
     /// ```
     pub fn kernel(&self) -> &str {
         &self.kernel

@@ -20,7 +20,7 @@ use crate::backend::Backend;
 use crate::plan::prepare::{Launch, Prepared};
 use crate::run::error::Error;
 use crate::run::report::TuneReport;
-use crate::run::tuner::{TuneOptions, Tuner};
+use crate::run::{TuneOptions, Tuner};
 use crate::space::config::Config;
 use crate::spec::job::TuneJob;
 use crate::spec::key::Bucket;

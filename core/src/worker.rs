@@ -197,12 +197,39 @@ struct ArgMeta {
 #[derive(Serialize, Deserialize, Debug)]
 #[serde(tag = "op", rename_all = "snake_case")]
 enum Req {
-    Init { ordinal: usize, args: Vec<ArgMeta> },
-    Load { id: u64, name: String },
-    Unload { ids: Vec<u64> },
-    Reset { poison: bool },
-    Time { id: u64, launch: Launch, n: u32, flush: L2Flush, timeout: f64 },
-    Verify { id: u64, launch: Launch, timeout: f64, ref_id: u64, send_ref: bool, outputs: Vec<String>, atol: f64, rtol: f64 },
+    Init {
+        ordinal: usize,
+        args: Vec<ArgMeta>,
+    },
+    Load {
+        id: u64,
+        name: String,
+    },
+    Unload {
+        ids: Vec<u64>,
+    },
+    Reset {
+        poison: bool,
+    },
+    Time {
+        id: u64,
+        launch: Launch,
+        n: u32,
+        flush: L2Flush,
+        timeout: f64,
+    },
+    Verify {
+        id: u64,
+        launch: Launch,
+        timeout: f64,
+        ref_id: u64,
+        send_ref: bool,
+        outputs: Vec<String>,
+        atol: f64,
+        rtol: f64,
+        #[serde(default)]
+        per_output: Vec<(String, crate::spec::job::Tolerance)>,
+    },
     Read,
 }
 
@@ -221,10 +248,11 @@ fn to_wire(e: &BackendError) -> Rep {
         BackendError::TimedOut(_) => "timed_out",
         BackendError::WrongOutput(_) => "wrong_output",
         BackendError::DeviceLost(_) => "device_lost",
+        BackendError::WorkerDied(_) => "worker_died",
         BackendError::Other(_) => "other",
     };
     let message = match e {
-        BackendError::LaunchFailed(m) | BackendError::WrongOutput(m) | BackendError::DeviceLost(m) => m.clone(),
+        BackendError::LaunchFailed(m) | BackendError::WrongOutput(m) | BackendError::DeviceLost(m) | BackendError::WorkerDied(m) => m.clone(),
         other => other.to_string(),
     };
     Rep::Err { kind: kind.into(), message }
@@ -238,6 +266,7 @@ fn from_wire(kind: &str, message: String, timeout: Duration) -> BackendError {
         "timed_out" => BackendError::TimedOut(timeout),
         "wrong_output" => BackendError::WrongOutput(message),
         "device_lost" => BackendError::DeviceLost(message),
+        "worker_died" => BackendError::WorkerDied(message),
         _ => BackendError::other(message),
     }
 }
@@ -350,17 +379,17 @@ impl Worker {
     fn call(&mut self, req: &Req, blobs: &[&[u8]], deadline: Duration) -> Result<(Vec<f64>, Vec<Vec<u8>>), BackendError> {
         let label = self.label;
         if let Err(e) = write_msg(&mut self.stdin, req, blobs) {
-            return Err(BackendError::DeviceLost(format!("the {label} worker stopped ({e}){}", self.exit_note())));
+            return Err(BackendError::WorkerDied(format!("the {label} worker stopped ({e}){}", self.exit_note())));
         }
         match self.replies.recv_timeout(deadline) {
             Ok(Ok((Rep::Ok { times }, blobs))) => Ok((times, blobs)),
             Ok(Ok((Rep::Err { kind, message }, _))) => Err(from_wire(&kind, message, deadline)),
-            Ok(Err(e)) => Err(BackendError::DeviceLost(format!("the {label} worker died ({e}){}", self.exit_note()))),
+            Ok(Err(e)) => Err(BackendError::WorkerDied(format!("the {label} worker ended without a reply ({e}){}", self.exit_note()))),
             Err(RecvTimeoutError::Timeout) => {
                 self.kill();
                 Err(BackendError::TimedOut(deadline))
             }
-            Err(RecvTimeoutError::Disconnected) => Err(BackendError::DeviceLost(format!("the {label} worker died{}", self.exit_note()))),
+            Err(RecvTimeoutError::Disconnected) => Err(BackendError::WorkerDied(format!("the {label} worker ended without a reply{}", self.exit_note()))),
         }
     }
 
@@ -426,9 +455,10 @@ impl Worker {
             outputs: req.outputs.to_vec(),
             atol: req.tolerance.atol,
             rtol: req.tolerance.rtol,
+            per_output: req.per_output.to_vec(),
         };
         let out = self.call(&r, &blobs, req.timeout + Duration::from_secs(30));
-        if send_ref && !matches!(out, Err(BackendError::DeviceLost(_)) | Err(BackendError::TimedOut(_))) {
+        if send_ref && !out.as_ref().is_err_and(BackendError::needs_recovery) {
             self.ref_id = Some(req.reference_id);
         }
         match out {
@@ -457,14 +487,27 @@ pub struct WorkerSlot {
     ordinal: usize,
     command: Option<Box<dyn Fn() -> Command + Send + Sync>>,
     worker: Mutex<Option<Worker>>,
-    dropped: Mutex<Vec<u64>>,
+    /// How much of [`DROPPED`] this slot's workers have been told about.
+    dropped_seen: std::sync::atomic::AtomicUsize,
     starts: std::sync::atomic::AtomicUsize,
+}
+
+/// Every kernel id dropped in this process, in order. A kernel compiled once may be loaded into
+/// the workers of several devices (a tune over several GPUs), so a drop is announced to all of
+/// them: each slot reads on from where it stopped and its workers unload what they hold.
+static DROPPED: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+
+/// Notes that kernel `id` was dropped in the parent: the workers that loaded it unload it on
+/// their next call.
+pub fn kernel_dropped(id: u64) {
+    DROPPED.lock().unwrap_or_else(|p| p.into_inner()).push(id);
 }
 
 impl WorkerSlot {
     /// A slot for device `ordinal`.
     pub fn new(kind: &'static WorkerKind, ordinal: usize) -> WorkerSlot {
-        WorkerSlot { kind, ordinal, command: None, worker: Mutex::new(None), dropped: Mutex::new(Vec::new()), starts: Default::default() }
+        let seen = DROPPED.lock().unwrap_or_else(|p| p.into_inner()).len();
+        WorkerSlot { kind, ordinal, command: None, worker: Mutex::new(None), dropped_seen: seen.into(), starts: Default::default() }
     }
 
     /// Starts workers with `command` instead of this program (tests).
@@ -473,11 +516,14 @@ impl WorkerSlot {
         self
     }
 
-    /// Notes that kernel `id` was dropped; the worker unloads it on the next call.
-    pub fn forget_kernel(&self, id: u64) {
-        if let Ok(mut d) = self.dropped.lock() {
-            d.push(id);
-        }
+    /// The device ordinal its workers open.
+    pub fn ordinal(&self) -> usize {
+        self.ordinal
+    }
+
+    /// The process id of the worker running now, if one is.
+    pub fn pid(&self) -> Option<u32> {
+        self.worker.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(|w| w.child.id())
     }
 
     /// How many worker processes were started so far.
@@ -498,10 +544,14 @@ impl WorkerSlot {
             *guard = Some(w);
         }
         let w = guard.as_mut().expect("just started");
-        let dropped = std::mem::take(&mut *self.dropped.lock().unwrap_or_else(|p| p.into_inner()));
+        let dropped: Vec<u64> = {
+            let all = DROPPED.lock().unwrap_or_else(|p| p.into_inner());
+            let from = self.dropped_seen.swap(all.len(), Ordering::SeqCst).min(all.len());
+            all[from..].to_vec()
+        };
         w.forget(&dropped);
         let r = f(w);
-        if matches!(r, Err(BackendError::DeviceLost(_)) | Err(BackendError::TimedOut(_))) {
+        if r.as_ref().is_err_and(BackendError::needs_recovery) {
             if let Some(mut w) = guard.take() {
                 w.kill();
             }
@@ -566,7 +616,7 @@ fn handle(exec: &mut impl Executor, st: &mut Served, req: Req, blobs: Vec<Vec<u8
             }
             Ok((exec.time(id, &launch, &TimeRequest { launches: n, flush, timeout: Duration::from_secs_f64(timeout) })?, vec![]))
         }
-        Req::Verify { id, launch, timeout, ref_id, send_ref, outputs, atol, rtol } => {
+        Req::Verify { id, launch, timeout, ref_id, send_ref, outputs, atol, rtol, per_output } => {
             if send_ref {
                 st.reference = st.problem.buffers().zip(blobs).map(|(b, data)| HostBuffer { data, ..b.clone() }).collect();
             }
@@ -578,6 +628,7 @@ fn handle(exec: &mut impl Executor, st: &mut Served, req: Req, blobs: Vec<Vec<u8
                 reference_id: ref_id,
                 outputs: &outputs,
                 tolerance: crate::spec::job::Tolerance { atol, rtol },
+                per_output: &per_output,
                 timeout: Duration::from_secs_f64(timeout),
             };
             Ok((exec.verify(id, &launch, &req)?, vec![]))
@@ -606,7 +657,7 @@ pub fn serve(exec: &mut impl Executor) -> i32 {
                 }
             }
             Err(e) => {
-                let lost = matches!(e, BackendError::DeviceLost(_) | BackendError::TimedOut(_));
+                let lost = e.needs_recovery();
                 let _ = write_msg(&mut output, &to_wire(&e), &[]);
                 if lost {
                     return 3;

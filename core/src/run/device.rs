@@ -1,0 +1,204 @@
+//! One session per device: what a device owns in a tune (its workspace, the reference it
+//! verifies against, its recovery after a fault) and the thread that runs its jobs. The search
+//! loop sends each device a job at a time (run a reference candidate once, or verify and
+//! measure a config) and receives the outcome, with the kernel back, on the channel the
+//! compile threads also send to.
+
+use crate::backend::{Backend, Compiled};
+use crate::error::BackendError;
+use crate::measure::stats::{measure, Stats};
+use crate::measure::timing::TimeRequest;
+use crate::measure::verify::VerifyRequest;
+use crate::plan::prepare::Launch;
+use crate::run::{Context, RefOutputs, TuneOptions};
+use crate::spec::problem::HostBuffer;
+use crate::spec::settings::L2Flush;
+use std::sync::mpsc::{Receiver, Sender};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// A compiled config as the loop passes it around: shared, so one kernel can be measured on
+/// several devices (the cross-device calibration, the final round) without compiling again.
+pub(crate) type Kernel<K> = Arc<Compiled<K>>;
+
+/// Why a config is measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Purpose {
+    /// The search.
+    Search,
+    /// Timing a config already measured on another device, to learn this device's speed.
+    Calibrate,
+    /// The final round: the contenders again, on the judging device.
+    Final,
+}
+
+/// Work for a device.
+pub(crate) enum Job<K> {
+    /// Launch once on poisoned outputs and read every buffer back: a reference candidate.
+    Reference { cand: usize, kernel: Kernel<K>, launch: Launch },
+    /// Verify against `reference` (when given) and measure, racing against `best`.
+    Measure { cand: usize, kernel: Kernel<K>, launch: Launch, reference: Option<Arc<RefOutputs>>, best: Option<Stats>, purpose: Purpose },
+    /// Run once under the backend's memory checker (a config that faulted).
+    Diagnose { cand: usize, kernel: Kernel<K>, launch: Launch },
+}
+
+/// What a device did with a job.
+pub(crate) enum Done {
+    /// The outputs of a reference candidate, or why it did not run.
+    Reference(Result<Vec<HostBuffer>, BackendError>),
+    /// A measurement, or why it failed; `verified` when the outputs were checked.
+    Measured { result: Result<Stats, BackendError>, verified: bool, purpose: Purpose },
+    /// The memory checker's report, if there is one.
+    Diagnosed(Option<String>),
+}
+
+/// A device's answer to a job, with the kernel handed back.
+pub(crate) struct Answer<K> {
+    pub device: usize,
+    pub cand: usize,
+    pub kernel: Kernel<K>,
+    pub done: Done,
+    /// Seconds the job took.
+    pub seconds: f64,
+    /// When the job's error needed the device recovered: `Err` says why the device is
+    /// unusable now (its thread has stopped taking jobs).
+    pub recovery: Option<Result<(), String>>,
+}
+
+/// What the search loop's thread receives: compiled configs and devices' answers.
+pub(crate) enum Msg<K> {
+    /// Candidate `index` compiled (or failed to) in `seconds`.
+    Compiled { index: usize, result: Result<Compiled<K>, BackendError>, seconds: f64 },
+    /// A device finished a job.
+    Device(Answer<K>),
+}
+
+/// One device in one tune: the state its jobs share.
+pub(crate) struct Session<'a, B: Backend> {
+    index: usize,
+    backend: &'a B,
+    ctx: &'a Context,
+    opts: &'a TuneOptions,
+    ws: Option<B::Workspace>,
+}
+
+impl<'a, B: Backend> Session<'a, B> {
+    pub fn new(index: usize, backend: &'a B, ctx: &'a Context, opts: &'a TuneOptions) -> Session<'a, B> {
+        Session { index, backend, ctx, opts, ws: None }
+    }
+
+    fn workspace(&mut self) -> Result<&mut B::Workspace, BackendError> {
+        if self.ws.is_none() {
+            self.ws = Some(self.backend.workspace(&self.ctx.prep.data)?);
+        }
+        Ok(self.ws.as_mut().expect("just made"))
+    }
+
+    /// Runs a reference candidate once on poisoned outputs and returns every buffer.
+    fn reference(&mut self, kernel: &B::Kernel, launch: &Launch) -> Result<Vec<HostBuffer>, BackendError> {
+        let (backend, timeout) = (self.backend, self.opts.bench.timeout);
+        let ws = self.workspace()?;
+        backend.reset(ws, true)?;
+        backend.time(ws, kernel, launch, &TimeRequest { launches: 1, flush: L2Flush::Off, timeout })?;
+        let outs = backend.read_outputs(ws)?;
+        backend.reset(ws, false)?;
+        Ok(outs)
+    }
+
+    /// Verifies (against `reference`, when given) and measures one config.
+    fn measure(&mut self, kernel: &B::Kernel, launch: &Launch, reference: Option<&RefOutputs>, best: Option<&Stats>) -> Result<Stats, BackendError> {
+        let (backend, bench, verify) = (self.backend, &self.opts.bench, &self.ctx.job.verify);
+        let ws = self.workspace()?;
+        let mut prior = Vec::new();
+        if let Some(r) = reference {
+            let vr = VerifyRequest {
+                reference: &r.buffers,
+                reference_id: r.id,
+                outputs: &verify.outputs,
+                tolerance: verify.tolerance,
+                per_output: &verify.per_output,
+                timeout: bench.timeout,
+            };
+            prior = backend.verify(ws, kernel, launch, &vr)?;
+        }
+        let req = |n: u32| TimeRequest { launches: n, flush: bench.l2_flush(), timeout: bench.timeout };
+        // The verification launch (if any) warmed the kernel up, and its time can already decide
+        // a clear race.
+        let (stats, _cost) = measure(bench, best, &prior, |n| backend.time(ws, kernel, launch, &req(n)))?;
+        Ok(stats)
+    }
+
+    /// After an error that left the device unusable: a fresh context and, on next use, a fresh
+    /// workspace. `Err` when the backend cannot recover the device.
+    fn recover(&mut self, e: &BackendError) -> Result<(), String> {
+        tracing::warn!(device = self.index, error = %e, "recovering the device");
+        self.ws = None;
+        self.backend.recover().map_err(|re| re.to_string())
+    }
+
+    /// Serves jobs until the channel closes or the device cannot be recovered.
+    pub fn serve(mut self, jobs: Receiver<Job<B::Kernel>>, out: Sender<Msg<B::Kernel>>) {
+        for job in jobs {
+            let t = Instant::now();
+            let (cand, kernel, done) = match job {
+                Job::Reference { cand, kernel, launch } => {
+                    let r = self.reference(&kernel.kernel, &launch);
+                    (cand, kernel, Done::Reference(r))
+                }
+                Job::Measure { cand, kernel, launch, reference, best, purpose } => {
+                    let verified = reference.is_some();
+                    let r = self.measure(&kernel.kernel, &launch, reference.as_deref(), best.as_ref());
+                    (cand, kernel, Done::Measured { result: r, verified, purpose })
+                }
+                Job::Diagnose { cand, kernel, launch } => {
+                    let report = self.backend.diagnose_fault(&self.ctx.prep.data, &kernel.kernel, &launch);
+                    (cand, kernel, Done::Diagnosed(report))
+                }
+            };
+            let failed = match &done {
+                Done::Reference(Err(e)) | Done::Measured { result: Err(e), .. } if e.needs_recovery() => Some(e),
+                _ => None,
+            };
+            let recovery = failed.map(|e| self.recover(e));
+            let dead = matches!(recovery, Some(Err(_)));
+            let answer = Answer { device: self.index, cand, kernel, done, seconds: t.elapsed().as_secs_f64(), recovery };
+            if out.send(Msg::Device(answer)).is_err() || dead {
+                return;
+            }
+        }
+    }
+}
+
+/// The devices' job channels and the threads serving them.
+pub(crate) struct Pool<K> {
+    jobs: Vec<Option<Sender<Job<K>>>>,
+}
+
+impl<K: Send + Sync + 'static> Pool<K> {
+    /// Starts one thread per device, each serving a [`Session`].
+    pub fn start<'s, 'e: 's, B: Backend<Kernel = K>>(
+        s: &'s std::thread::Scope<'s, 'e>,
+        devices: &'e [B],
+        ctx: &'e Context,
+        opts: &'e TuneOptions,
+        out: &Sender<Msg<K>>,
+    ) -> Result<Pool<K>, crate::run::Error> {
+        let mut jobs = Vec::new();
+        for (i, b) in devices.iter().enumerate() {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let session = Session::new(i, b, ctx, opts);
+            let out = out.clone();
+            std::thread::Builder::new()
+                .name(format!("kerntune-device-{i}"))
+                .spawn_scoped(s, move || session.serve(rx, out))
+                .map_err(|e| BackendError::other(format!("starting the thread of device {i}: {e}")))?;
+            jobs.push(Some(tx));
+        }
+        Ok(Pool { jobs })
+    }
+
+    /// Sends a job to device `d`; `false` when that device no longer takes jobs.
+    pub fn send(&self, d: usize, job: Job<K>) -> bool {
+        self.jobs[d].as_ref().is_some_and(|tx| tx.send(job).is_ok())
+    }
+}

@@ -1,0 +1,402 @@
+//! Explaining failures: one diagnosis per cause, not one per config.
+//!
+//! - [`group`] sorts failed configs by cause: the failure's kind and its message with the
+//!   numbers that vary between configs masked out (element counts, indices, addresses).
+//! - For a memory fault (an illegal address), [`buffer_extents`] compares each buffer's size
+//!   with the index extent the launch implies (the problem size and what the grid covers,
+//!   where the spec gives a problem size; else the threads launched) and names the buffers a
+//!   kernel could read or write past; the tuner adds the backend's memory checker's first
+//!   report ([`crate::Backend::diagnose_fault`]) for one config of the cause.
+//! - [`disagreement`]: when more than half of the verified configs disagree with the
+//!   reference, the parameter whose values best split agreeing from disagreeing configs, and
+//!   the option that fits (expected outputs per value, looser tolerances, no reference).
+//! - [`nothing_passed`]: the one message of a tune where every config failed.
+
+use crate::error::FailureKind;
+use crate::measure::verify::Mismatch;
+use crate::plan::prepare::{Launch, Prepared};
+use crate::run::report::{ConfigResult, ResultOutcome};
+use crate::space::config::Config;
+use crate::spec::job::{Param, Verification};
+use crate::spec::problem::Access;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Failed configs that share a cause.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Cause {
+    /// The failure class.
+    pub kind: FailureKind,
+    /// The message with what varies between configs masked (`#`).
+    pub pattern: String,
+    /// How many configs failed so.
+    pub count: usize,
+    /// One of them.
+    pub example: Config,
+    /// Its message (at most three non-empty lines).
+    pub message: String,
+    /// What was found out about this cause (buffers a launch could read past, the memory
+    /// checker's report), one finding per line.
+    pub diagnosis: Vec<String>,
+}
+
+impl Cause {
+    /// Whether the cause is a memory fault (an illegal or misaligned address).
+    pub fn is_memory_fault(&self) -> bool {
+        is_memory_fault(&self.message)
+    }
+}
+
+/// Whether a failure message tells of a memory fault.
+pub fn is_memory_fault(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    ["illegal address", "illegal_address", "illegaladdress", "out of bounds", "out-of-bounds", "misaligned", "memory access fault", "invalid __global__"]
+        .iter()
+        .any(|p| m.contains(p))
+}
+
+/// A message's first lines with the numbers that vary between configs masked.
+fn pattern(message: &str) -> String {
+    let head: String = message.lines().map(str::trim).filter(|l| !l.is_empty()).take(2).collect::<Vec<_>>().join(" | ");
+    let mut out = String::with_capacity(head.len());
+    let mut prev_masked = false;
+    for token in head.split_inclusive(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-' || c == '+')) {
+        let (word, sep) = token.split_at(token.trim_end_matches(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-' || c == '+')).len());
+        let numeric =
+            !word.is_empty() && (word.parse::<f64>().is_ok() || word.starts_with("0x") || word.chars().all(|c| c.is_ascii_hexdigit()) && word.len() >= 8);
+        if numeric {
+            if !prev_masked {
+                out.push('#');
+            }
+            prev_masked = true;
+        } else {
+            out.push_str(word);
+            prev_masked = false;
+        }
+        out.push_str(sep);
+    }
+    out
+}
+
+fn first_lines(message: &str) -> String {
+    message.lines().map(str::trim).filter(|l| !l.is_empty()).take(3).collect::<Vec<_>>().join(" | ")
+}
+
+/// Failed configs grouped by cause, most frequent first (ties: kind, then pattern).
+pub fn group<'a>(results: impl IntoIterator<Item = &'a ConfigResult>) -> Vec<Cause> {
+    let mut by: BTreeMap<(FailureKind, String), Cause> = BTreeMap::new();
+    for r in results {
+        let ResultOutcome::Failed { kind, message } = &r.outcome else { continue };
+        // The message often repeats the kind ("wrong output: ..."); the cause says it once.
+        let message = message.strip_prefix(&format!("{kind}: ")).unwrap_or(message);
+        let p = pattern(message);
+        let e = by.entry((*kind, p.clone())).or_insert_with(|| Cause {
+            kind: *kind,
+            pattern: p,
+            count: 0,
+            example: r.config.clone(),
+            message: first_lines(message),
+            diagnosis: Vec::new(),
+        });
+        e.count += 1;
+        // A stable example: the lowest config key.
+        if r.config.key() < e.example.key() {
+            e.example = r.config.clone();
+            e.message = first_lines(message);
+        }
+    }
+    let mut v: Vec<Cause> = by.into_values().collect();
+    v.sort_by(|a, b| b.count.cmp(&a.count).then(a.kind.cmp(&b.kind)).then(a.pattern.cmp(&b.pattern)));
+    v
+}
+
+/// Which buffers a launch could read or write past (see the module docs), one finding per line.
+pub fn buffer_extents(prep: &Prepared, config: &Config, launch: &Launch) -> Vec<String> {
+    let mut out = Vec::new();
+    let buffers: Vec<(&str, u64, Access)> = prep.data.buffers().map(|b| (b.name.as_str(), b.len() as u64, b.access)).collect();
+    let dims = |v: [u64; 3]| v.iter().copied().filter(|&x| x > 1).map(|x| x.to_string()).collect::<Vec<_>>().join("×");
+    if let Some((size, covered)) = prep.extent(config, launch) {
+        let n: u64 = size.iter().product();
+        let c: u64 = covered.iter().product();
+        if c > n {
+            let short: Vec<String> = buffers.iter().filter(|b| b.1 < c).map(|b| format!("`{}` ({} elements)", b.0, b.1)).collect();
+            if !short.is_empty() {
+                out.push(format!(
+                    "the grid covers {} = {c} elements, {} more than the problem's {} = {n}: a kernel that does not check its bounds indexes past the end of {}",
+                    dims(covered),
+                    c - n,
+                    dims(size),
+                    short.join(", ")
+                ));
+            }
+        }
+        for (name, len, access) in &buffers {
+            if *len < n {
+                out.push(format!("`{name}` holds {len} elements, fewer than the problem's {} = {n}: it is read or written past its end unless the kernel indexes it some other way", dims(size)));
+            } else if *len == n && *access != Access::Write && size.iter().filter(|&&x| x > 1).count() >= 2 {
+                out.push(format!(
+                    "`{name}` holds exactly the problem's {} = {n} elements: a kernel that reads neighbours around each point (a stencil's halo) reads past its edges; size it for the halo",
+                    dims(size)
+                ));
+            }
+        }
+    } else {
+        let threads = launch.blocks() * launch.threads() as u64;
+        for (name, len, _) in &buffers {
+            if *len < threads {
+                out.push(format!(
+                    "the launch runs {threads} threads ({}×{}×{} blocks of {}×{}×{}) and `{name}` holds {len} elements: threads past {len} index out of it unless the kernel checks its bounds",
+                    launch.grid[0], launch.grid[1], launch.grid[2], launch.block[0], launch.block[1], launch.block[2]
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The memory checker's report with the allocation it names matched to a buffer by size.
+pub fn name_allocation(report: &str, prep: &Prepared) -> String {
+    let mut out = report.to_string();
+    if let Some(at) = report.find("allocation") {
+        let after = &report[at..];
+        if let Some(size_at) = after.find("of size ") {
+            let digits: String = after[size_at + 8..].chars().take_while(|c| c.is_ascii_digit() || *c == ',').filter(|c| c.is_ascii_digit()).collect();
+            if let Ok(bytes) = digits.parse::<u64>() {
+                let names: Vec<&str> = prep.data.buffers().filter(|b| b.data.len() as u64 == bytes).map(|b| b.name.as_str()).collect();
+                if names.len() == 1 {
+                    out.push_str(&format!(" (the allocation of {bytes} bytes is buffer `{}`)", names[0]));
+                } else if names.len() > 1 {
+                    out.push_str(&format!(
+                        " (allocations of {bytes} bytes: buffers {})",
+                        names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The one message of a tune where no config passed: the count per cause, the first causes
+/// with an example and their diagnosis.
+pub fn nothing_passed<'a>(results: impl IntoIterator<Item = &'a ConfigResult>, causes: &[Cause]) -> String {
+    let results: Vec<&ConfigResult> = results.into_iter().collect();
+    let failed: Vec<&ConfigResult> = results.iter().copied().filter(|r| matches!(r.outcome, ResultOutcome::Failed { .. })).collect();
+    let local;
+    let causes = if causes.is_empty() {
+        local = group(failed.iter().copied());
+        &local
+    } else {
+        causes
+    };
+    let n = results.len();
+    if let [only] = causes {
+        if only.count == n {
+            let verb = match only.kind {
+                FailureKind::CompileFailed => "failed to compile",
+                FailureKind::LaunchFailed => "failed to launch",
+                FailureKind::OutOfResources => "ran out of resources",
+                FailureKind::TimedOut => "timed out",
+                FailureKind::WrongOutput => "gave the wrong output",
+                FailureKind::DeviceLost => "faulted",
+                FailureKind::Other => "failed",
+            };
+            let diag = if only.diagnosis.is_empty() { String::new() } else { format!("; {}", only.diagnosis.join("; ")) };
+            return format!("all {n} configs {verb}: {} (e.g. {}){diag}", only.message, only.example);
+        }
+    }
+    let parts: Vec<String> = causes
+        .iter()
+        .take(3)
+        .map(|c| {
+            let diag = if c.diagnosis.is_empty() { String::new() } else { format!("; {}", c.diagnosis.join("; ")) };
+            format!("{} × {}: {} (e.g. {}){diag}", c.count, c.kind, c.message, c.example)
+        })
+        .collect();
+    let more = if causes.len() > 3 { format!("; and {} more cause(s)", causes.len() - 3) } else { String::new() };
+    format!("none of the {n} evaluated configs passed: {}{more}", parts.join("; "))
+}
+
+/// Most of the verified configs disagree with the reference: what tells them apart.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Disagreement {
+    /// Configs whose outputs were compared.
+    pub verified: usize,
+    /// Of those, the ones that disagreed.
+    pub disagreed: usize,
+    /// The parameter whose values best predict agreement, with the values whose configs
+    /// agreed and those whose configs did not (by majority), and how many configs that rule
+    /// classifies right.
+    pub parameter: Option<(String, Vec<String>, Vec<String>, usize)>,
+    /// The largest relative error among the disagreeing configs, where every one stated it.
+    pub largest_relative_error: Option<f64>,
+    /// What to do, in one sentence.
+    pub advice: String,
+}
+
+impl std::fmt::Display for Disagreement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} of the {} verified configs disagree with the reference", self.disagreed, self.verified)?;
+        if let Some((p, agree, differ, right)) = &self.parameter {
+            write!(f, "; `{p}` tells them apart ({right} of {} configs: {p} = {} agree, {p} = {} do not)", self.verified, agree.join(", "), differ.join(", "))?;
+        }
+        write!(f, ". {}", self.advice)
+    }
+}
+
+/// The disagreement analysis of the module docs; `None` when at most half disagree.
+pub fn disagreement(results: &[ConfigResult], params: &[Param], verify: &Verification) -> Option<Disagreement> {
+    let compared: Vec<(&ConfigResult, bool)> = results
+        .iter()
+        .filter(|r| !r.from_db)
+        .filter_map(|r| match &r.outcome {
+            ResultOutcome::Measured { .. } if r.verified => Some((r, true)),
+            ResultOutcome::Failed { kind: FailureKind::WrongOutput, .. } => Some((r, false)),
+            _ => None,
+        })
+        .collect();
+    let disagreed = compared.iter().filter(|c| !c.1).count();
+    if compared.len() < 2 || disagreed * 2 <= compared.len() {
+        return None;
+    }
+    // For each parameter: predict each config's verdict by the majority verdict of its value.
+    let mut best: Option<(String, Vec<String>, Vec<String>, usize)> = None;
+    for p in params.iter().filter(|p| p.values.len() > 1) {
+        let mut tally: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+        for (r, ok) in &compared {
+            let v = r.config.get(&p.name).map(|v| v.to_string()).unwrap_or_default();
+            let t = tally.entry(v).or_default();
+            if *ok {
+                t.0 += 1
+            } else {
+                t.1 += 1
+            }
+        }
+        if tally.len() < 2 {
+            continue;
+        }
+        let right: usize = tally.values().map(|(a, d)| (*a).max(*d)).sum();
+        let agree: Vec<String> = tally.iter().filter(|(_, (a, d))| a > d).map(|(v, _)| v.clone()).collect();
+        let differ: Vec<String> = tally.iter().filter(|(_, (a, d))| a <= d).map(|(v, _)| v.clone()).collect();
+        if agree.is_empty() {
+            continue;
+        }
+        if best.as_ref().is_none_or(|b| right > b.3) {
+            best = Some((p.name.clone(), agree, differ, right));
+        }
+    }
+    // A parameter is named only when it explains the verdicts better than "all disagree".
+    let parameter = best.filter(|b| b.3 > disagreed);
+    let rel: Vec<Option<f64>> = compared
+        .iter()
+        .filter(|c| !c.1)
+        .map(|c| match &c.0.outcome {
+            ResultOutcome::Failed { message, .. } if !Mismatch::unwritten_in(message) => Mismatch::largest_relative(message),
+            _ => None,
+        })
+        .collect();
+    let largest_relative_error = rel.iter().copied().collect::<Option<Vec<f64>>>().and_then(|v| v.into_iter().reduce(f64::max));
+    let advice = match (&parameter, largest_relative_error) {
+        (_, Some(e)) if e < 1e-2 && e > verify.tolerance.rtol => format!(
+            "every difference is below {:.1e} relative: if that is rounding (a different summation order), loosen the tolerance, e.g. verify.rtol = {:.0e} (--rtol {:.0e})",
+            e,
+            (e * 2.0).max(1e-6),
+            (e * 2.0).max(1e-6)
+        ),
+        (Some((p, _, _, _)), _) => format!(
+            "if `{p}` changes the output by design, verify against expected outputs (verify.expected, --reference NAME=FILE) or without a reference (verify.reference = \"none\", --reference none); else the configs with the values that disagree are wrong"
+        ),
+        (None, _) => "the reference itself may be wrong (it is the output of one config): give expected outputs (verify.expected, --reference NAME=FILE) or a CPU reference, or turn verification off with --reference none".into(),
+    };
+    Some(Disagreement { verified: compared.len(), disagreed, parameter, largest_relative_error, advice })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::stats::Stats;
+
+    fn r(key: &[(&str, i64)], outcome: ResultOutcome) -> ConfigResult {
+        ConfigResult {
+            config: Config::new(key.iter().map(|(k, v)| (k.to_string(), *v))),
+            outcome,
+            usage: None,
+            from_db: false,
+            flops: None,
+            bytes: None,
+            compile_seconds: None,
+            device: None,
+            seq: None,
+            elapsed_s: None,
+            verified: true,
+        }
+    }
+
+    fn failed(kind: FailureKind, m: &str) -> ResultOutcome {
+        ResultOutcome::Failed { kind, message: m.into() }
+    }
+
+    fn ok() -> ResultOutcome {
+        ResultOutcome::Measured { stats: Stats::from_samples(&[1e-3, 1e-3], false) }
+    }
+
+    #[test]
+    fn failures_group_by_cause_with_numbers_masked() {
+        let res = vec![
+            r(&[("a", 1)], failed(FailureKind::DeviceLost, "CUDA_ERROR_ILLEGAL_ADDRESS at 0x7f3a00001000 in launch 17")),
+            r(&[("a", 2)], failed(FailureKind::DeviceLost, "CUDA_ERROR_ILLEGAL_ADDRESS at 0x7f3a00002000 in launch 3")),
+            r(&[("a", 3)], failed(FailureKind::WrongOutput, "`y`: 12 of 100 elements differ (first at index 4: got 1, expected 2)")),
+            r(&[("a", 4)], ok()),
+        ];
+        let g = group(&res);
+        assert_eq!(g.len(), 2);
+        assert_eq!((g[0].kind, g[0].count, g[0].example.key()), (FailureKind::DeviceLost, 2, "a=1".to_string()));
+        assert!(g[0].is_memory_fault());
+        assert_eq!(g[1].pattern, "`y`: # of # elements differ (first at index #: got #, expected #)");
+        let m = nothing_passed(&res[..2], &[]);
+        assert!(m.starts_with("all 2 configs faulted: CUDA_ERROR_ILLEGAL_ADDRESS"), "{m}");
+        let m = nothing_passed(&res[..3], &[]);
+        assert!(m.starts_with("none of the 3 evaluated configs passed: 2 × device lost:"), "{m}");
+    }
+
+    #[test]
+    fn the_parameter_that_changes_the_output_is_named() {
+        let mut res = Vec::new();
+        for t in 1..=4 {
+            for b in [32, 64, 128] {
+                let outcome = if t == 1 {
+                    ok()
+                } else {
+                    failed(
+                        FailureKind::WrongOutput,
+                        "`out`: 900 of 1000 elements differ (first at index 0: got 3, expected 2); largest error 1.000e0 (relative 5.000e-1)",
+                    )
+                };
+                res.push(r(&[("time_steps", t), ("bx", b)], outcome));
+            }
+        }
+        let params = vec![Param::new("time_steps", [1, 2, 3, 4]), Param::new("bx", [32, 64, 128])];
+        let d = disagreement(&res, &params, &Verification::default()).expect("9 of 12 disagree");
+        assert_eq!((d.verified, d.disagreed), (12, 9));
+        let (p, agree, differ, right) = d.parameter.clone().unwrap();
+        assert_eq!((p.as_str(), agree, differ, right), ("time_steps", vec!["1".to_string()], vec!["2".into(), "3".into(), "4".into()], 12));
+        assert!(d.advice.contains("--reference none"), "{}", d.advice);
+        assert!(d.to_string().starts_with("9 of the 12 verified configs disagree with the reference; `time_steps` tells them apart"), "{d}");
+        // Small differences everywhere: a tolerance problem.
+        let small: Vec<ConfigResult> = (0..4)
+            .map(|b| {
+                r(
+                    &[("time_steps", 1), ("bx", b)],
+                    failed(
+                        FailureKind::WrongOutput,
+                        "`out`: 3 of 1000 elements differ (first at index 0: got 1.0001, expected 1); largest error 1.000e-4 (relative 1.000e-4)",
+                    ),
+                )
+            })
+            .collect();
+        let d = disagreement(&small, &params, &Verification::default()).unwrap();
+        assert!(d.advice.contains("loosen the tolerance") && d.advice.contains("--rtol 2e-4"), "{}", d.advice);
+        // Half or fewer: nothing to say.
+        assert!(disagreement(&res[..6], &params, &Verification::default()).is_none());
+    }
+}

@@ -1,0 +1,240 @@
+//! What a tune knows, in one place: the measurements it found in the database, every result of
+//! this run, the database writes not yet made, the best time so far, what the devices did, and
+//! the counters the report shows. Only the search loop's thread touches it; the device
+//! sessions send their outcomes there.
+
+use crate::backend::Backend;
+use crate::error::FailureKind;
+use crate::measure::stats::Stats;
+use crate::run::report::{ConfigResult, DeviceReport, Event, ResultOutcome};
+use crate::run::{Context, RefOutputs, TuneOptions};
+use crate::search::strategy::Outcome;
+use crate::store::db::{self, Entry, Environment, Measurement, Status, Trace};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The tune's records. See the module docs.
+pub(crate) struct Ledger<'a> {
+    pub ctx: &'a Context,
+    pub opts: &'a TuneOptions,
+    /// Measurements already in the database (empty with `remeasure`).
+    pub known: HashMap<String, Measurement>,
+    /// Every result so far, by config key.
+    pub results: HashMap<String, ConfigResult>,
+    /// Measurements not yet written to the database.
+    pub pending: Vec<(String, Measurement)>,
+    last_flush: Instant,
+    /// The fastest mean so far, on the judging device's scale (see `ratios`).
+    best: Option<Stats>,
+    /// Compilations performed, and of those served by a persistent compile cache.
+    pub compiled: usize,
+    pub cache_hits: usize,
+    /// Seconds spent compiling, summed over threads.
+    pub compile_seconds: f64,
+    /// Compile threads the search loop ran.
+    pub compile_threads: usize,
+    /// Configs pruned after compiling, by category.
+    pub pruned_after: BTreeMap<String, usize>,
+    /// What each device did.
+    pub devices: Vec<DeviceReport>,
+    /// Each device's times over the judging device's (1 until measured on a shared config).
+    pub ratios: Vec<f64>,
+    /// The expected outputs, once made.
+    pub reference: Option<Arc<RefOutputs>>,
+    /// Notes for the report.
+    pub notes: Vec<String>,
+    /// Failures grouped by cause, once diagnosed.
+    pub causes: Vec<crate::run::diagnose::Cause>,
+    /// Configs verified so far during the search (the sample counts them).
+    pub verified: usize,
+    /// The number the next result of this run gets.
+    next_seq: usize,
+    /// Environment facts for the database.
+    environment: Environment,
+    target_name: String,
+    target: crate::target::Target,
+    timing: crate::measure::timing::TimingMethod,
+    t0: Instant,
+    run: u64,
+}
+
+impl<'a> Ledger<'a> {
+    /// A ledger with nothing measured yet; `stored` is the database entry, if any.
+    pub fn new<B: Backend>(ctx: &'a Context, opts: &'a TuneOptions, stored: Option<Entry>, devices: &[B], t0: Instant) -> Ledger<'a> {
+        let known = match (stored, opts.remeasure) {
+            (Some(e), false) => e.measurements.into_iter().collect(),
+            _ => HashMap::new(),
+        };
+        let first = &devices[0];
+        let mut details: BTreeMap<String, String> = first.environment().into_iter().collect();
+        if devices.len() > 1 {
+            details.insert("devices".into(), devices.len().to_string());
+        }
+        let environment = Environment {
+            kerntune: env!("CARGO_PKG_VERSION").into(),
+            host: std::env::var("HOSTNAME").ok().or_else(|| std::fs::read_to_string("/etc/hostname").ok().map(|s| s.trim().to_string())).unwrap_or_default(),
+            timing: first.timing_method().to_string(),
+            details,
+        };
+        Ledger {
+            ctx,
+            opts,
+            known,
+            results: HashMap::new(),
+            pending: Vec::new(),
+            last_flush: Instant::now(),
+            best: None,
+            compiled: 0,
+            cache_hits: 0,
+            compile_seconds: 0.0,
+            compile_threads: 1,
+            pruned_after: BTreeMap::new(),
+            devices: devices.iter().enumerate().map(|(i, d)| DeviceReport { index: i, name: d.target().name.clone(), ..Default::default() }).collect(),
+            ratios: vec![1.0; devices.len()],
+            reference: ctx.expected.clone(),
+            notes: Vec::new(),
+            causes: Vec::new(),
+            verified: 0,
+            next_seq: 0,
+            environment,
+            target_name: first.target().name.clone(),
+            target: first.target().clone(),
+            timing: first.timing_method(),
+            t0,
+            run: db::now(),
+        }
+    }
+
+    /// The best time so far, on the scale of device `d` (for racing there).
+    pub fn best_on(&self, d: usize) -> Option<Stats> {
+        self.best.as_ref().map(|b| scaled(b, self.ratios[d]))
+    }
+
+    /// A result's stats on the judging device's scale.
+    pub fn normalized(&self, r: &ConfigResult) -> Option<Stats> {
+        let s = r.stats()?;
+        Some(match r.device {
+            Some(d) if self.ratios[d] != 1.0 => scaled(s, 1.0 / self.ratios[d]),
+            _ => s.clone(),
+        })
+    }
+
+    /// What the strategy is told about a config.
+    pub fn outcome_of(&self, key: &str) -> Outcome {
+        match self.results.get(key) {
+            Some(r @ ConfigResult { outcome: ResultOutcome::Measured { .. }, .. }) => Outcome::Time(self.normalized(r).map_or(f64::INFINITY, |s| s.mean)),
+            Some(ConfigResult { outcome: ResultOutcome::Failed { kind, .. }, .. }) => Outcome::Failed(*kind),
+            Some(ConfigResult { outcome: ResultOutcome::Pruned { .. }, .. }) => Outcome::Failed(FailureKind::OutOfResources),
+            None => Outcome::Failed(FailureKind::Other),
+        }
+    }
+
+    /// Records a result of this run, numbering it; with `persist`, also queues it for the
+    /// database (results taken from the database and configs pruned after compiling are not
+    /// written back).
+    pub fn record(&mut self, mut r: ConfigResult, persist: bool) {
+        if !r.from_db {
+            if r.seq.is_none() {
+                r.seq = Some(self.next_seq);
+                self.next_seq += 1;
+            }
+            r.elapsed_s = Some(self.t0.elapsed().as_secs_f64());
+        }
+        if let Some(s) = self.normalized(&r) {
+            if !s.raced && self.best.as_ref().is_none_or(|b| s.mean < b.mean) {
+                self.best = Some(s);
+            }
+        }
+        if let (Some(d), ResultOutcome::Measured { .. }) = (r.device, &r.outcome) {
+            self.devices[d].measured += 1;
+        }
+        if persist {
+            let status = match &r.outcome {
+                ResultOutcome::Measured { stats } => Some(Status::Ok { stats: stats.clone() }),
+                ResultOutcome::Failed { kind, message } => Some(Status::Failed { failure: *kind, message: message.clone() }),
+                ResultOutcome::Pruned { .. } => None,
+            };
+            if let Some(status) = status {
+                let trace = Trace {
+                    run: self.run,
+                    seq: r.seq.unwrap_or(0),
+                    elapsed_s: r.elapsed_s.unwrap_or(0.0),
+                    compile_s: r.compile_seconds,
+                    device: r.device.filter(|_| self.devices.len() > 1),
+                };
+                let verified = Some(r.verified || !matches!(r.outcome, ResultOutcome::Measured { .. }));
+                self.pending.push((
+                    r.config.key(),
+                    Measurement { config: r.config.clone(), status, usage: r.usage.clone(), at: db::now(), verified, trace: Some(trace) },
+                ));
+            }
+        }
+        tracing::info!(target: "kerntune::autotuning", config = %r.config, from_db = r.from_db, "{}", r.summary_line());
+        if let Some(o) = &self.opts.observer {
+            o(&Event::Result { result: &r, best: self.best.as_ref().map(|b| b.mean) });
+        }
+        self.results.insert(r.config.key(), r);
+    }
+
+    /// Replaces a config's result by a new measurement of it (the final round), keeping its
+    /// place in the order.
+    pub fn replace(&mut self, mut r: ConfigResult) {
+        if let Some(old) = self.results.get(&r.config.key()) {
+            r.seq = old.seq;
+            r.compile_seconds = r.compile_seconds.or(old.compile_seconds);
+        }
+        self.record(r, true);
+    }
+
+    /// Writes pending measurements to the database.
+    pub fn flush(&mut self) -> Result<(), crate::run::Error> {
+        if let Some(d) = &self.opts.db {
+            if !self.pending.is_empty() {
+                let pending = std::mem::take(&mut self.pending);
+                let (id, env, tname) = (self.ctx.id.clone(), self.environment.clone(), self.target_name.clone());
+                d.update_entry(&id, |e| {
+                    let e = e.get_or_insert_with(|| Entry::new(id.clone(), tname, env));
+                    for (k, m) in pending {
+                        e.record(k, m);
+                    }
+                })?;
+            }
+        }
+        self.last_flush = Instant::now();
+        Ok(())
+    }
+
+    /// Flushes when the last flush is older than the tune's `flush_every`.
+    pub fn maybe_flush(&mut self) -> Result<(), crate::run::Error> {
+        if self.last_flush.elapsed() >= self.opts.flush_every {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// The environment record and target name for the database.
+    pub fn environment(&self) -> (&Environment, &str) {
+        (&self.environment, &self.target_name)
+    }
+
+    /// The (first) device's target.
+    pub fn target(&self) -> &crate::target::Target {
+        &self.target
+    }
+
+    /// How the devices time launches.
+    pub fn timing(&self) -> crate::measure::timing::TimingMethod {
+        self.timing
+    }
+
+    /// Configs this run measured (or saw fail): what a stop keeps.
+    pub fn kept(&self) -> usize {
+        self.results.values().filter(|r| !r.from_db && !matches!(r.outcome, ResultOutcome::Pruned { .. })).count()
+    }
+}
+
+/// `s` with every time multiplied by `k`.
+pub(crate) fn scaled(s: &Stats, k: f64) -> Stats {
+    Stats { mean: s.mean * k, median: s.median * k, min: s.min * k, max: s.max * k, stddev: s.stddev * k, ci_half: s.ci_half * k, ..s.clone() }
+}
