@@ -8,7 +8,7 @@ export HIP_PATH ?= /usr
 # Mesa's Vulkan drivers want a runtime directory (containers and CI have none).
 export XDG_RUNTIME_DIR ?= $(CURDIR)/target/xdg-runtime
 
-.PHONY: setup build demo test lint doc
+.PHONY: setup build demo test test-slurm lint doc
 
 setup:
 	@bash scripts/setup.sh
@@ -39,4 +39,11 @@ test: setup lint doc
 	@mkdir -p -m 700 $(XDG_RUNTIME_DIR)
 	@rm -f target/skipped.txt
 	KERNTUNE_REQUIRE_DEVICE=wgpu KERNTUNE_SKIP_LOG=$(CURDIR)/target/skipped.txt $(CARGO) test --workspace --features cuda,hip
+	KERNTUNE_SKIP_LOG=$(CURDIR)/target/skipped.txt bash tests/slurm/run.sh target/debug/kerntune
 	@if [ -f target/skipped.txt ]; then echo "--- skipped (no such device here):"; sort -u target/skipped.txt; fi
+
+# A split tune on a real single-node Slurm cluster (installs slurm-wlm and munge when missing;
+# needs root): 4 array tasks on software Vulkan, a dependent merge-and-confirm job, checked.
+test-slurm: build
+	@mkdir -p -m 700 $(XDG_RUNTIME_DIR)
+	bash tests/slurm/run.sh target/debug/kerntune

@@ -119,6 +119,166 @@ fn not_compiled(backend: &str) -> OpenError {
     OpenError::NotCompiledIn { backend: backend.into() }
 }
 
+/// Which devices of a backend to tune on (`--devices`, the spec's `[tune] devices`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Devices {
+    /// Every device the backend finds.
+    All,
+    /// These device indices (as `kerntune devices` lists them), each once.
+    List(Vec<usize>),
+}
+
+impl std::str::FromStr for Devices {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s.trim() == "all" {
+            return Ok(Devices::All);
+        }
+        let mut list = Vec::new();
+        for part in s.split(',').map(str::trim) {
+            let shown = kerntune_core::spec::error::quote(part);
+            let i: usize =
+                part.parse().map_err(|_| format!("`{shown}` is not a device index; give `all` or indices such as 0,2,3 (see `kerntune devices`)"))?;
+            if list.contains(&i) {
+                return Err(format!("device {i} is listed twice"));
+            }
+            list.push(i);
+        }
+        Ok(Devices::List(list))
+    }
+}
+
+/// Backends of one kind, opened on one device each: what a tune over several devices takes.
+pub enum AnyBackends {
+    /// wgpu adapters.
+    #[cfg(feature = "wgpu")]
+    Wgpu(Vec<kerntune_wgpu::WgpuBackend>),
+    /// NVIDIA GPUs.
+    #[cfg(feature = "cuda")]
+    Cuda(Vec<kerntune_cuda::CudaBackend>),
+    /// AMD GPUs.
+    #[cfg(feature = "hip")]
+    Hip(Vec<kerntune_hip::HipBackend>),
+    /// A build without any backend (see [`AnyBackend::Nothing`]).
+    #[cfg(not(any(feature = "wgpu", feature = "cuda", feature = "hip")))]
+    Nothing(std::convert::Infallible),
+}
+
+/// Runs `$body` with `$v` bound to the `Vec` of concrete backends inside an [`AnyBackends`].
+#[macro_export]
+macro_rules! with_backends {
+    ($any:expr, $v:ident => $body:expr) => {
+        match $any {
+            #[cfg(feature = "wgpu")]
+            $crate::AnyBackends::Wgpu($v) => $body,
+            #[cfg(feature = "cuda")]
+            $crate::AnyBackends::Cuda($v) => $body,
+            #[cfg(feature = "hip")]
+            $crate::AnyBackends::Hip($v) => $body,
+            #[cfg(not(any(feature = "wgpu", feature = "cuda", feature = "hip")))]
+            $crate::AnyBackends::Nothing(never) => $crate::unreachable_backend(never),
+        }
+    };
+}
+
+impl AnyBackends {
+    /// The first device.
+    pub fn first_target(&self) -> &Target {
+        with_backends!(self, v => v[0].target())
+    }
+}
+
+/// Opens a backend on several devices: every device it has, or the listed ones. With `Auto`,
+/// the first backend (CUDA, HIP, wgpu) that opens its first device is used. An index the backend
+/// does not have is one error naming the devices there are.
+pub fn open_devices(choice: BackendChoice, devices: &Devices) -> Result<AnyBackends, OpenError> {
+    let first = match devices {
+        Devices::All => 0,
+        Devices::List(l) => *l.first().ok_or_else(|| OpenError::NoDevice { backend: "any".into(), message: "no device was listed".into() })?,
+    };
+    let one = open(choice, Some(first))?;
+    let count = device_count(&one);
+    let indices: Vec<usize> = match devices {
+        Devices::All => (0..count.max(1)).collect(),
+        Devices::List(l) => l.clone(),
+    };
+    if let Some(&bad) = indices.iter().find(|&&i| i >= count) {
+        let backend = one.target().backend.clone();
+        return Err(OpenError::NoDevice {
+            backend: backend.clone(),
+            message: format!("no {backend} device #{bad}; there are {count} (0 to {}); see `kerntune devices`", count.saturating_sub(1)),
+        });
+    }
+    with_backend!(one, b => {
+        let mut all = vec![b];
+        for &i in indices.iter().skip(1) {
+            all.push(reopen(&all[0], i)?);
+        }
+        Ok(into_many(all))
+    })
+}
+
+/// How many devices the backend of `b` has.
+fn device_count(b: &AnyBackend) -> usize {
+    match b {
+        #[cfg(feature = "wgpu")]
+        AnyBackend::Wgpu(_) => kerntune_wgpu::adapters().len(),
+        #[cfg(feature = "cuda")]
+        AnyBackend::Cuda(_) => kerntune_cuda::devices().map(|d| d.len()).unwrap_or(1),
+        #[cfg(feature = "hip")]
+        AnyBackend::Hip(_) => kerntune_hip::devices().map(|d| d.len()).unwrap_or(1),
+        #[cfg(not(any(feature = "wgpu", feature = "cuda", feature = "hip")))]
+        AnyBackend::Nothing(never) => match *never {},
+    }
+}
+
+/// A backend of the same kind as `like` on device `index`.
+#[cfg(any(feature = "wgpu", feature = "cuda", feature = "hip"))]
+trait Reopen: Sized {
+    fn reopen(&self, index: usize) -> Result<Self, OpenError>;
+    fn many(v: Vec<Self>) -> AnyBackends;
+}
+
+#[cfg(feature = "wgpu")]
+impl Reopen for kerntune_wgpu::WgpuBackend {
+    fn reopen(&self, index: usize) -> Result<Self, OpenError> {
+        kerntune_wgpu::WgpuBackend::open(Some(index))
+    }
+    fn many(v: Vec<Self>) -> AnyBackends {
+        AnyBackends::Wgpu(v)
+    }
+}
+
+#[cfg(feature = "cuda")]
+impl Reopen for kerntune_cuda::CudaBackend {
+    fn reopen(&self, index: usize) -> Result<Self, OpenError> {
+        kerntune_cuda::CudaBackend::open(Some(index))
+    }
+    fn many(v: Vec<Self>) -> AnyBackends {
+        AnyBackends::Cuda(v)
+    }
+}
+
+#[cfg(feature = "hip")]
+impl Reopen for kerntune_hip::HipBackend {
+    fn reopen(&self, index: usize) -> Result<Self, OpenError> {
+        kerntune_hip::HipBackend::open(Some(index))
+    }
+    fn many(v: Vec<Self>) -> AnyBackends {
+        AnyBackends::Hip(v)
+    }
+}
+
+#[cfg(any(feature = "wgpu", feature = "cuda", feature = "hip"))]
+fn reopen<B: Reopen>(like: &B, index: usize) -> Result<B, OpenError> {
+    like.reopen(index)
+}
+
+#[cfg(any(feature = "wgpu", feature = "cuda", feature = "hip"))]
+fn into_many<B: Reopen>(v: Vec<B>) -> AnyBackends {
+    B::many(v)
+}
+
 /// Opens a backend. `device` selects among several devices of that backend (see
 /// `kerntune devices`). With `Auto`, a backend that is not compiled in, has no driver library or
 /// no device is skipped; the last reason is returned when nothing opens.

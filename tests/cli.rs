@@ -473,3 +473,130 @@ fn simulate_reports_the_wall_time_a_compile_pipeline_would_take() {
     assert!(err.contains("gap.json") && err.contains("tile=8, block=256") && err.contains("compile_time"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
+
+/// A split tune by hand: two shards each measure their part, `db merge` combines them,
+/// `confirm` measures the best again and stores the winner; merging a shard of another space is
+/// refused with nothing written, and bad shard and device arguments are one line each.
+#[test]
+fn shards_merge_and_confirm() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    if !have_device(dir) {
+        return;
+    }
+    write(dir, "ok.wgsl", GOOD_WGSL);
+    let p = write(dir, "good.toml", &spec("ok.wgsl", "", "WG_SIZE").replace("WG_SIZE = [32, 64]", "WG_SIZE = [32, 64, 128, 256]"));
+    let p = p.to_str().unwrap();
+    let mut keys = Vec::new();
+    for k in 0..2 {
+        let db = dir.join(format!("shard-{k}.sqlite"));
+        let o = kerntune(dir, &["tune", p, "--shard", &format!("{k}/2"), "--db", db.to_str().unwrap(), "--json"]);
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v[0]["shard"], serde_json::json!({"index": k, "count": 2}));
+        keys.extend(v[0]["results"].as_array().unwrap().iter().map(|r| r["config"].to_string()));
+    }
+    keys.sort();
+    assert_eq!(keys.len(), 4, "{keys:?}");
+    keys.dedup();
+    assert_eq!(keys.len(), 4, "each config measured by one shard");
+    let merged = dir.join("merged.sqlite");
+    let (s0, s1) = (dir.join("shard-0.sqlite"), dir.join("shard-1.sqlite"));
+    let o = kerntune(dir, &["db", "merge", s0.to_str().unwrap(), s1.to_str().unwrap(), "--db", merged.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let o = kerntune(dir, &["confirm", p, "--db", merged.to_str().unwrap(), "--top", "3"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("is the winner among the shards' best 3 of 4 measured configs"), "{out}");
+    let v: serde_json::Value = serde_json::from_slice(&kerntune(dir, &["db", "show", "--json", "--db", merged.to_str().unwrap()]).stdout).unwrap();
+    let entry = v["entries"].as_object().unwrap().values().next().unwrap();
+    assert!(entry["winner"]["config"].is_string());
+    assert_eq!(entry["measurements"].as_object().unwrap().len(), 4);
+    // A shard of another space (one more value) is refused; the target is left as it was.
+    let other = write(dir, "other.toml", &spec("ok.wgsl", "", "WG_SIZE").replace("WG_SIZE = [32, 64]", "WG_SIZE = [32, 64, 128]"));
+    let s2 = dir.join("other-0.sqlite");
+    assert!(kerntune(dir, &["tune", other.to_str().unwrap(), "--shard", "0/2", "--db", s2.to_str().unwrap()]).status.success());
+    let before = std::fs::read(&merged).unwrap();
+    bad(
+        dir,
+        &["db", "merge", s2.to_str().unwrap(), "--db", merged.to_str().unwrap()],
+        &["not merging", "other-0.sqlite", "the search spaces differ", "one spec"],
+    );
+    assert_eq!(std::fs::read(&merged).unwrap(), before, "nothing written");
+    // A database of an older layout is one line, and nothing is lost.
+    let old = dir.join("old.sqlite");
+    std::fs::copy(&s0, &old).unwrap();
+    let c = std::process::Command::new("python3")
+        .args([
+            "-c",
+            &format!("import sqlite3; c = sqlite3.connect('{}'); c.execute(\"UPDATE meta SET value='1' WHERE name='layout'\"); c.commit()", old.display()),
+        ])
+        .status();
+    if c.is_ok_and(|s| s.success()) {
+        bad(dir, &["db", "merge", old.to_str().unwrap(), "--db", merged.to_str().unwrap()], &["old.sqlite", "format version 1", "reads version 2"]);
+        assert_eq!(std::fs::read(&merged).unwrap(), before);
+    }
+    for (args, want) in [
+        (vec!["--shard", "5/4"], vec!["--shard", "`5/4`", "0 to 3"]),
+        (vec!["--shard", "0/0"], vec!["--shard", "at least one shard"]),
+        (vec!["--devices", "0,0"], vec!["--devices", "device 0 is listed twice"]),
+        (vec!["--devices", "7", "--backend", "wgpu"], vec!["--devices", "#7", "there are"]),
+        (vec!["--devices", "x"], vec!["--devices", "`x` is not a device index"]),
+    ] {
+        let mut a = vec!["tune", p, "--no-db"];
+        a.extend(args);
+        bad(dir, &a, &want);
+    }
+}
+
+/// Verification is the user's to choose: expected outputs from a file, no reference, per-output
+/// tolerances, a sample; a CUDA spec whose source is HIP is one error naming the file beside it.
+#[test]
+fn verification_options_and_language_mismatch() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    if !have_device(dir) {
+        return;
+    }
+    write(dir, "ok.wgsl", GOOD_WGSL);
+    let p = write(dir, "good.toml", &spec("ok.wgsl", "", "WG_SIZE"));
+    let p = p.to_str().unwrap();
+    let json = |args: &[&str]| -> serde_json::Value {
+        let mut a = vec!["tune", p, "--no-db", "--json"];
+        a.extend_from_slice(args);
+        let o = kerntune(dir, &a);
+        assert!(o.status.success(), "{args:?}: {}", text(&o).1);
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()[0].clone()
+    };
+    // Expected outputs that are wrong on purpose (zeros): every config disagrees, and the
+    // summary says so first.
+    let zeros = dir.join("y.bin");
+    std::fs::write(&zeros, vec![0u8; 4000]).unwrap();
+    let o = kerntune(dir, &["tune", p, "--no-db", "--reference", &format!("y={}", zeros.display())]);
+    let (out, err) = text(&o);
+    assert!(!o.status.success(), "{out}");
+    assert!(err.contains("all 2 configs gave the wrong output: `y`: 1000 of 1000 elements differ"), "{err}");
+    // No reference: nothing is verified.
+    let r = json(&["--reference", "none"]);
+    assert_eq!(r["reference"], "none");
+    assert!(r["results"].as_array().unwrap().iter().all(|x| x["verified"] == false));
+    let r = json(&["--reference", "first-valid", "--atol", "y=1e-3", "--rtol", "1e-4", "--verify-sample", "1"]);
+    assert_eq!(r["reference"], "first valid config");
+    assert!(r["results"].as_array().unwrap().iter().all(|x| x["verified"] == true), "the sample, the reference and the finalists: {r}");
+    bad(dir, &["tune", p, "--reference", "bogus"], &["--reference", "`bogus`", "first-valid"]);
+    bad(dir, &["tune", p, "--atol=-1"], &["--atol", "not a tolerance"]);
+    bad(dir, &["tune", p, "--verify-sample", "0"], &["--verify-sample", "verifies nothing"]);
+    let short = dir.join("short.bin");
+    std::fs::write(&short, vec![0u8; 12]).unwrap();
+    bad(dir, &["tune", p, "--no-db", "--reference", &format!("y={}", short.display())], &["verify.expected.y", "12 bytes", "1000 elements"]);
+    // A CUDA spec pointing at a HIP source, with the CUDA file beside it.
+    write(dir, "conv.cu.hip", "#include <hip/hip_runtime.h>\nextern \"C\" __global__ void conv(float* x) {}\n");
+    write(dir, "conv.cu", "extern \"C\" __global__ void conv(float* x) {}\n");
+    let cu = write(dir, "conv.toml", &spec("ok.wgsl", "", "WG_SIZE").replace("source = { wgsl = \"ok.wgsl\" }", "source = { cuda = \"conv.cu.hip\" }"));
+    bad(
+        dir,
+        &["check", cu.to_str().unwrap()],
+        &["conv.toml", "kernel.source.cuda", "`hip/hip_runtime.h`, a HIP header", "conv.cu beside it looks like the CUDA version"],
+    );
+}

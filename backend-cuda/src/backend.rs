@@ -195,6 +195,26 @@ impl Backend for CudaBackend {
         }
     }
 
+    fn shares_kernels(&self) -> bool {
+        // Workers load kernels from the CUBIN the parent ships, on whichever device they own.
+        self.worker.is_some()
+    }
+
+    fn diagnose_fault(&self, problem: &ProblemData, kernel: &CudaKernel, launch: &Launch) -> Option<String> {
+        let sanitizer = sanitizer()?;
+        let exe = std::env::current_exe().ok()?;
+        let log = std::env::temp_dir().join(format!("kerntune-sanitizer-{}-{}.log", std::process::id(), kernel.image().id));
+        let mut cmd = std::process::Command::new(&sanitizer);
+        cmd.args(["--tool", "memcheck", "--print-limit", "1", "--show-backtrace", "no", "--log-file"]).arg(&log).arg(exe);
+        let timeout = std::time::Duration::from_secs(120);
+        let r = kerntune_core::worker::run_once(&KIND, (cmd, self.ordinal), problem, kernel.image(), launch, (timeout, std::time::Duration::from_secs(30)));
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let _ = std::fs::remove_file(&log);
+        let first = first_sanitizer_report(&text);
+        tracing::info!(launch = ?r.as_ref().err().map(|e| e.to_string()), report = ?first, "compute-sanitizer run");
+        first.map(|f| format!("compute-sanitizer (memcheck): {f}"))
+    }
+
     fn recover(&self) -> Result<(), BackendError> {
         match &self.worker {
             // The faulted worker was already killed; the next call starts a fresh one.
@@ -204,5 +224,44 @@ impl Backend for CudaBackend {
             }
             None => self.shared.recover(),
         }
+    }
+}
+
+/// NVIDIA's memory checker: `$KERNTUNE_SANITIZER` (a path, or `0` for none), else
+/// `compute-sanitizer` on the `PATH`, in `$CUDA_HOME/bin` or in `/usr/local/cuda/bin`.
+fn sanitizer() -> Option<std::path::PathBuf> {
+    if let Some(v) = std::env::var_os("KERNTUNE_SANITIZER") {
+        return (v != "0" && !v.is_empty()).then(|| v.into());
+    }
+    let mut dirs: Vec<std::path::PathBuf> = std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
+    if let Some(home) = std::env::var_os("CUDA_HOME") {
+        dirs.push(std::path::Path::new(&home).join("bin"));
+    }
+    dirs.push("/usr/local/cuda/bin".into());
+    dirs.into_iter().map(|d| d.join("compute-sanitizer")).find(|p| p.is_file())
+}
+
+/// The first error of a compute-sanitizer log, its lines joined: what was accessed, where, by
+/// which thread and block, and the address relative to the nearest allocation.
+pub(crate) fn first_sanitizer_report(log: &str) -> Option<String> {
+    let lines: Vec<&str> = log.lines().map(|l| l.trim_start_matches('=').trim()).collect();
+    let start = lines.iter().position(|l| l.starts_with("Invalid") || l.contains("out of bounds") || l.starts_with("Misaligned"))?;
+    let block: Vec<&str> = lines[start..].iter().copied().take_while(|l| !l.is_empty()).take(8).filter(|l| !l.starts_with("Saved host backtrace")).collect();
+    Some(block.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_sanitizer_report;
+
+    #[test]
+    fn the_first_sanitizer_error_is_quoted_whole() {
+        let log = "========= COMPUTE-SANITIZER\n========= Invalid __global__ read of size 4 bytes\n=========     at stencil+0x2d0\n=========     by thread (31,7,0) in block (127,0,0)\n=========     Address 0x7f3e1c400000 is out of bounds\n=========     and is 1 bytes after the nearest allocation at 0x7f3e18400000 of size 67108864 bytes\n=========\n========= Invalid __global__ read of size 4 bytes\n";
+        let r = first_sanitizer_report(log).unwrap();
+        assert_eq!(
+            r,
+            "Invalid __global__ read of size 4 bytes; at stencil+0x2d0; by thread (31,7,0) in block (127,0,0); Address 0x7f3e1c400000 is out of bounds; and is 1 bytes after the nearest allocation at 0x7f3e18400000 of size 67108864 bytes"
+        );
+        assert!(first_sanitizer_report("========= ERROR SUMMARY: 0 errors").is_none());
     }
 }

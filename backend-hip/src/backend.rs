@@ -176,6 +176,11 @@ impl Backend for HipBackend {
         }
     }
 
+    fn shares_kernels(&self) -> bool {
+        // Workers load kernels from the code object the parent ships, on whichever GPU they own.
+        self.worker.is_some()
+    }
+
     fn recover(&self) -> Result<(), BackendError> {
         match &self.worker {
             // The faulted worker was already killed; the next call starts a fresh one.

@@ -6,6 +6,12 @@
 //! Its "kernel" computes, for every written buffer `out`, `out[i] = (out[i] if read-write) +
 //! Σ inputs[i]` over the read-only buffers (indices wrap), and [`FakeBackend::reference`]
 //! computes the same on the host.
+//!
+//! Several fakes make a tune over several devices ([`FakeBackend::with_speed`] makes one
+//! slower, as GPUs of one model differ by a few percent). With [`FakeBackend::isolated`] the
+//! kernels run in a worker process of [`WORKER`], through the same protocol and fault policy as
+//! CUDA and HIP, so that a worker killed mid-tune, a hang and a crash are real on a CPU; the
+//! host program calls [`hook`] first thing in `main`.
 
 use crate::backend::{Backend, CompileRequest, Compiled};
 use crate::error::BackendError;
@@ -18,12 +24,12 @@ use crate::spec::problem::{Access, ArgData, HostBuffer, ProblemData};
 use crate::target::{Target, Vendor};
 use rand::{Rng, SeedableRng};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// How a fake config behaves.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Behavior {
     /// Compiles, runs, correct.
     Ok,
@@ -41,6 +47,18 @@ pub enum Behavior {
     DeviceLost,
     /// Compiles but needs more registers than the device has (reported in usage).
     TooManyRegisters,
+    /// Ends the process that runs it (a crash below the driver): in a worker the worker dies
+    /// without a word; in the tuner's process it reports [`BackendError::WorkerDied`].
+    Crash,
+}
+
+/// The fake's kind of worker process (see [`FakeBackend::isolated`]).
+pub static WORKER: crate::worker::WorkerKind = crate::worker::WorkerKind::new("FAKE", "KERNTUNE_FAKE_WORKER", "KERNTUNE_FAKE_ISOLATION");
+
+/// Call first thing in `main` of a program that tunes on isolated fakes: in a fake worker
+/// process this serves the parent and exits.
+pub fn hook() {
+    WORKER.hook(crate::worker::BackendExecutor::<FakeBackend>::default);
 }
 
 type TimeFn = Arc<dyn Fn(&Config) -> f64 + Send + Sync>;
@@ -66,17 +84,47 @@ pub struct FakeBackend {
     pub compiling: AtomicUsize,
     /// The most compiles that ran at once.
     pub max_compiling: AtomicUsize,
+    /// Times this device reports are the config's time times this.
+    speed: f64,
+    /// Each timed launch takes this long in wall time (in whichever process runs it).
+    launch_delay: Duration,
+    /// Set in isolated mode: kernels run in worker processes.
+    worker: Option<crate::worker::WorkerSlot>,
+    /// Set in a worker process: hangs hang for good and crashes end the process.
+    in_worker: bool,
 }
 
 /// A fake kernel: the config it was compiled for.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct FakeKernel {
     key: String,
     behavior: Behavior,
     base_time: f64,
+    delay_ms: f64,
+    /// Unique in the process, for worker processes.
+    #[serde(skip)]
+    id: u64,
+    /// Whether workers may have loaded it (they are told when it is dropped).
+    #[serde(skip)]
+    shipped: bool,
 }
 
-/// The fake's device memory: the problem's buffers on the host.
+impl FakeKernel {
+    fn binary(&self) -> Vec<u8> {
+        serde_json::to_vec(self).expect("a fake kernel serializes")
+    }
+}
+
+impl Drop for FakeKernel {
+    fn drop(&mut self) {
+        if self.shipped {
+            crate::worker::kernel_dropped(self.id);
+        }
+    }
+}
+
+/// The fake's device memory: the problem's buffers on the host, or, in isolated mode, in the
+/// worker (the parent keeps the problem to start a fresh worker after a fault).
 #[derive(Debug)]
 pub struct FakeWorkspace {
     initial: ProblemData,
@@ -100,7 +148,40 @@ impl FakeBackend {
             recoveries: AtomicUsize::new(0),
             compiling: AtomicUsize::new(0),
             max_compiling: AtomicUsize::new(0),
+            speed: 1.0,
+            launch_delay: Duration::ZERO,
+            worker: None,
+            in_worker: false,
         }
+    }
+
+    /// This device reports every time multiplied by `factor` (a slower or faster GPU of the
+    /// same model).
+    pub fn with_speed(mut self, factor: f64) -> Self {
+        self.speed = factor;
+        self
+    }
+
+    /// Every timed launch takes `d` of wall time (where it runs: here or in the worker).
+    pub fn with_launch_delay(mut self, d: Duration) -> Self {
+        self.launch_delay = d;
+        self
+    }
+
+    /// Kernels run in worker processes of [`WORKER`] on "device" `ordinal`: this program
+    /// started again (it must call [`hook`] first in `main`), or `command` when given.
+    pub fn isolated(mut self, ordinal: usize, command: Option<Box<dyn Fn() -> std::process::Command + Send + Sync>>) -> Self {
+        let slot = crate::worker::WorkerSlot::new(&WORKER, ordinal);
+        self.worker = Some(match command {
+            Some(c) => slot.with_command(c),
+            None => slot,
+        });
+        self
+    }
+
+    /// The process id of this device's worker, while one runs.
+    pub fn worker_pid(&self) -> Option<u32> {
+        self.worker.as_ref().and_then(|w| w.pid())
     }
 
     /// Sets per-config behaviour.
@@ -209,15 +290,36 @@ impl Backend for FakeBackend {
             max_threads_per_block: Some(self.limits.max_threads_per_block),
             active_blocks_per_sm: None,
         };
-        Ok(Compiled { kernel: FakeKernel { key: req.config.key(), behavior, base_time: (self.time)(req.config) }, usage, cached: false })
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let kernel = FakeKernel {
+            key: req.config.key(),
+            behavior,
+            base_time: (self.time)(req.config),
+            delay_ms: self.launch_delay.as_secs_f64() * 1e3,
+            id: NEXT.fetch_add(1, Ordering::Relaxed),
+            shipped: self.worker.is_some(),
+        };
+        Ok(Compiled { kernel, usage, cached: false })
+    }
+
+    fn shares_kernels(&self) -> bool {
+        // A fake kernel is data: any fake can run it, here or in its worker.
+        true
     }
 
     fn workspace(&self, problem: &ProblemData) -> Result<FakeWorkspace, BackendError> {
         self.check_alive()?;
+        if let Some(slot) = &self.worker {
+            // Start the worker now, so that a worker that cannot start fails before measuring.
+            slot.with(problem, |_| Ok(()))?;
+        }
         Ok(FakeWorkspace { initial: problem.clone(), current: problem.buffers().cloned().collect() })
     }
 
     fn reset(&self, ws: &mut FakeWorkspace, poison: bool) -> Result<(), BackendError> {
+        if let Some(slot) = &self.worker {
+            return slot.with(&ws.initial, |w| w.reset(poison));
+        }
         self.check_alive()?;
         ws.current = ws.initial.buffers().cloned().collect();
         if poison {
@@ -229,16 +331,74 @@ impl Backend for FakeBackend {
     }
 
     fn time(&self, ws: &mut FakeWorkspace, k: &FakeKernel, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError> {
+        let base = match &self.worker {
+            Some(slot) => {
+                let binary = k.binary();
+                slot.with(&ws.initial, |w| w.time(crate::worker::KernelImage { id: k.id, name: "fake", binary: &binary }, launch, req))?
+            }
+            None => self.run_here(ws, k, launch, req)?,
+        };
+        *self.launches.lock().unwrap().entry(k.key.clone()).or_default() += req.launches;
+        Ok(self.observed(base))
+    }
+
+    fn verify(
+        &self,
+        ws: &mut FakeWorkspace,
+        k: &FakeKernel,
+        launch: &Launch,
+        req: &crate::measure::verify::VerifyRequest<'_>,
+    ) -> Result<Vec<f64>, BackendError> {
+        let Some(slot) = &self.worker else {
+            self.reset(ws, true)?;
+            let t = self.time(ws, k, launch, &TimeRequest { launches: 1, flush: crate::spec::settings::L2Flush::Off, timeout: req.timeout })?;
+            req.check(&self.read_outputs(ws)?)?;
+            self.reset(ws, false)?;
+            return Ok(t);
+        };
+        let binary = k.binary();
+        let t = slot.with(&ws.initial, |w| w.verify(crate::worker::KernelImage { id: k.id, name: "fake", binary: &binary }, launch, req))?;
+        Ok(self.observed(t))
+    }
+
+    fn read_outputs(&self, ws: &mut FakeWorkspace) -> Result<Vec<HostBuffer>, BackendError> {
+        if let Some(slot) = &self.worker {
+            return slot.with(&ws.initial, |w| w.read_outputs(&ws.initial));
+        }
+        self.check_alive()?;
+        Ok(ws.current.clone())
+    }
+
+    fn recover(&self) -> Result<(), BackendError> {
+        self.recoveries.fetch_add(1, Ordering::SeqCst);
+        self.lost.store(false, Ordering::SeqCst);
+        if let Some(slot) = &self.worker {
+            slot.recover();
+        }
+        Ok(())
+    }
+}
+
+impl FakeBackend {
+    /// Launches `k` in this process (the tuner's, or a worker's), returning each launch's
+    /// recorded time.
+    fn run_here(&self, ws: &mut FakeWorkspace, k: &FakeKernel, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError> {
         self.check_alive()?;
         if let Err(v) = self.limits.check_block(launch.block) {
             return Err(BackendError::OutOfResources(v));
         }
         match &k.behavior {
             Behavior::LaunchError => return Err(BackendError::LaunchFailed("fake launch failure (invalid argument)".into())),
+            Behavior::Hang if self.in_worker => loop {
+                // A kernel that never ends: only killing the process stops it.
+                std::thread::sleep(Duration::from_secs(1));
+            },
             Behavior::Hang => {
                 std::thread::sleep(req.timeout);
                 return Err(BackendError::TimedOut(req.timeout));
             }
+            Behavior::Crash if self.in_worker => std::process::abort(),
+            Behavior::Crash => return Err(BackendError::WorkerDied("the fake kernel crashed its process".into())),
             Behavior::DeviceLost => {
                 self.lost.store(true, Ordering::SeqCst);
                 return Err(BackendError::DeviceLost("fake illegal address; context is unusable".into()));
@@ -253,27 +413,37 @@ impl Backend for FakeBackend {
             _ => {}
         }
         let mut times = Vec::with_capacity(req.launches as usize);
-        let mut rng = self.rng.lock().unwrap();
         for _ in 0..req.launches {
+            if k.delay_ms > 0.0 {
+                std::thread::sleep(Duration::from_secs_f64(k.delay_ms / 1e3));
+            }
             compute(&mut ws.current, Some(&k.behavior));
-            // Box-Muller normal noise, clamped so times stay positive.
-            let (u1, u2): (f64, f64) = (rng.random::<f64>().max(1e-12), rng.random::<f64>());
-            let z = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
-            times.push(k.base_time * (1.0 + self.noise * z).max(0.05));
+            times.push(k.base_time);
         }
-        *self.launches.lock().unwrap().entry(k.key.clone()).or_default() += req.launches;
         Ok(times)
     }
 
-    fn read_outputs(&self, ws: &mut FakeWorkspace) -> Result<Vec<HostBuffer>, BackendError> {
-        self.check_alive()?;
-        Ok(ws.current.clone())
+    /// Recorded times as this device reports them: its speed, and noise.
+    fn observed(&self, base: Vec<f64>) -> Vec<f64> {
+        let mut rng = self.rng.lock().unwrap();
+        base.into_iter()
+            .map(|t| {
+                // Box-Muller normal noise, clamped so times stay positive.
+                let (u1, u2): (f64, f64) = (rng.random::<f64>().max(1e-12), rng.random::<f64>());
+                let z = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
+                t * self.speed * (1.0 + self.noise * z).max(0.05)
+            })
+            .collect()
     }
+}
 
-    fn recover(&self) -> Result<(), BackendError> {
-        self.recoveries.fetch_add(1, Ordering::SeqCst);
-        self.lost.store(false, Ordering::SeqCst);
-        Ok(())
+impl crate::worker::WorkerBackend for FakeBackend {
+    fn open_for_worker(_ordinal: usize) -> Result<Self, BackendError> {
+        let limits = Limits::preset("h100").ok_or_else(|| BackendError::other("the h100 preset is missing"))?.1;
+        Ok(FakeBackend { in_worker: true, ..FakeBackend::new(limits, |_| 1e-3) })
+    }
+    fn load_binary(&self, _name: &str, binary: Vec<u8>) -> Result<FakeKernel, BackendError> {
+        serde_json::from_slice(&binary).map_err(|e| BackendError::other(format!("not a fake kernel: {e}")))
     }
 }
 

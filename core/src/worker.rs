@@ -321,7 +321,8 @@ fn read_msg<T: DeserializeOwned>(r: &mut impl Read) -> io::Result<(T, Vec<Vec<u8
 pub struct Worker {
     label: &'static str,
     child: Child,
-    stdin: BufWriter<ChildStdin>,
+    /// `None` once closed (the worker then ends its loop).
+    stdin: Option<BufWriter<ChildStdin>>,
     replies: Receiver<io::Result<(Rep, Vec<Vec<u8>>)>>,
     loaded: HashSet<u64>,
     ref_id: Option<u64>,
@@ -358,7 +359,7 @@ impl Worker {
                 }
             })
             .map_err(|e| BackendError::other(format!("starting a reader thread: {e}")))?;
-        let mut w = Worker { label, child, stdin, replies: rx, loaded: HashSet::new(), ref_id: None };
+        let mut w = Worker { label, child, stdin: Some(stdin), replies: rx, loaded: HashSet::new(), ref_id: None };
         let mut args = Vec::new();
         let mut blobs: Vec<&[u8]> = Vec::new();
         for a in &problem.args {
@@ -378,7 +379,11 @@ impl Worker {
 
     fn call(&mut self, req: &Req, blobs: &[&[u8]], deadline: Duration) -> Result<(Vec<f64>, Vec<Vec<u8>>), BackendError> {
         let label = self.label;
-        if let Err(e) = write_msg(&mut self.stdin, req, blobs) {
+        let written = match self.stdin.as_mut() {
+            Some(stdin) => write_msg(stdin, req, blobs),
+            None => Err(io::Error::other("its input was closed")),
+        };
+        if let Err(e) = written {
             return Err(BackendError::WorkerDied(format!("the {label} worker stopped ({e}){}", self.exit_note())));
         }
         match self.replies.recv_timeout(deadline) {
@@ -457,7 +462,10 @@ impl Worker {
             rtol: req.tolerance.rtol,
             per_output: req.per_output.to_vec(),
         };
-        let out = self.call(&r, &blobs, req.timeout + Duration::from_secs(30));
+        // The worker enforces the launch's timeout itself; the margin covers the process and
+        // shipping the reference (at a conservative 1 GB/s) the first time.
+        let shipped: usize = blobs.iter().map(|b| b.len()).sum();
+        let out = self.call(&r, &blobs, req.timeout + Duration::from_secs(5) + Duration::from_secs_f64(shipped as f64 / 1e9));
         if send_ref && !out.as_ref().is_err_and(BackendError::needs_recovery) {
             self.ref_id = Some(req.reference_id);
         }
@@ -478,6 +486,31 @@ impl Drop for Worker {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// Runs kernel `k` once in a worker started with `command` (e.g. the worker under a memory
+/// checker), then lets the worker end on its own (its stdin closed) within `wait`, so that a
+/// tool wrapping it can finish its report; kills it after that. Returns the launch's result.
+pub fn run_once(
+    kind: &WorkerKind,
+    (command, ordinal): (Command, usize),
+    problem: &ProblemData,
+    k: KernelImage<'_>,
+    launch: &Launch,
+    (timeout, wait): (Duration, Duration),
+) -> Result<(), BackendError> {
+    let mut w = Worker::spawn_command(kind, command, ordinal, problem)?;
+    let r = w.time(k, launch, &TimeRequest { launches: 1, flush: L2Flush::Off, timeout }).map(|_| ());
+    // Closing stdin ends the worker's loop (it has exited already after a fault).
+    drop(w.stdin.take());
+    let t0 = std::time::Instant::now();
+    while t0.elapsed() < wait {
+        if let Ok(Some(_)) = w.child.try_wait() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    r
 }
 
 /// The parent's side of a backend in isolated mode: one worker, started on first use, killed

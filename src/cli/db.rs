@@ -8,7 +8,7 @@ use std::path::PathBuf;
 pub struct Args {
     #[command(subcommand)]
     command: DbCommand,
-    /// Database file (default: $KERNTUNE_CACHE_DIR/db.json or the platform cache directory).
+    /// Database file (default: $KERNTUNE_CACHE_DIR/db.sqlite or the platform cache directory).
     #[arg(long, global = true)]
     db: Option<PathBuf>,
 }
@@ -38,7 +38,9 @@ enum DbCommand {
         #[arg(long)]
         kernel: Option<String>,
     },
-    /// Merge other database files into this one (every entry kept, conflicts resolved deterministically).
+    /// Merge other database files into this one (every entry kept, conflicts resolved
+    /// deterministically). Shard databases of a split tune (`tune --shard`) must come from one
+    /// spec: shards of another source, space or verification are refused, and nothing is written.
     Merge {
         /// Files to merge in.
         #[arg(required = true)]
@@ -104,14 +106,24 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             }
         }
         DbCommand::Merge { files } => {
-            let mut incoming: Vec<DbFile> = Vec::new();
+            let mut incoming: Vec<(PathBuf, DbFile)> = Vec::new();
+            let here = if db.path().exists() { db.load()? } else { DbFile::default() };
             for p in &files {
                 if !p.exists() {
                     anyhow::bail!("{}: no such file", p.display());
                 }
                 // SQLite databases and JSON exports alike.
-                incoming.push(Database::at(p).load()?);
+                let f = Database::at(p).load()?;
+                if let Some(why) = here.conflict(&f) {
+                    anyhow::bail!("not merging {} into {}: {why}", p.display(), db.path().display());
+                }
+                if let Some((q, _)) = incoming.iter().find(|(_, g)| g.conflict(&f).is_some()) {
+                    let why = incoming.iter().find_map(|(_, g)| g.conflict(&f)).unwrap_or_default();
+                    anyhow::bail!("not merging {} with {}: {why}; nothing was written", p.display(), q.display());
+                }
+                incoming.push((p.clone(), f));
             }
+            let incoming: Vec<DbFile> = incoming.into_iter().map(|(_, f)| f).collect();
             let (before, after) = db.update(|f| {
                 let before = f.entries.len();
                 for other in &incoming {

@@ -2,6 +2,7 @@
 //! where it comes from a spec) and exits non-zero; nothing panics on bad input.
 
 mod check;
+mod confirm;
 mod db;
 mod devices;
 mod generate;
@@ -30,6 +31,9 @@ enum Command {
     Check(check::Args),
     /// Tune the kernel a spec file describes and store the winner.
     Tune(tune::Args),
+    /// After a split tune (`tune --shard` and `db merge`): measure the shards' best configs
+    /// again on this device and store the winner.
+    Confirm(confirm::Args),
     /// Inspect or maintain the winner database.
     Db(db::Args),
     /// Print the config set a vendor's generator derives for a target, class and shape, the
@@ -39,7 +43,7 @@ enum Command {
     Simulate(simulate::Args),
 }
 
-/// Where the database lives: `--db`, else `$KERNTUNE_CACHE_DIR/db.json`, else the platform
+/// Where the database lives: `--db`, else `$KERNTUNE_CACHE_DIR/db.sqlite`, else the platform
 /// cache directory.
 pub(crate) fn db_path(arg: &Option<PathBuf>) -> PathBuf {
     arg.clone().unwrap_or_else(kerntune::store::db::Database::default_path)
@@ -74,6 +78,7 @@ pub fn main() -> i32 {
         Command::Devices(a) => devices::run(a),
         Command::Check(a) => check::run(a),
         Command::Tune(a) => tune::run(a),
+        Command::Confirm(a) => confirm::run(a),
         Command::Db(a) => db::run(a),
         Command::Simulate(a) => simulate::run(a),
         Command::Generate(a) => generate::run(a),

@@ -2,7 +2,7 @@
 
 use crate::cli::out::outln;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
-use kerntune::{ResultOutcome, TuneReport};
+use kerntune::TuneReport;
 use std::path::Path;
 
 fn rate(bytes_or_flops: Option<f64>, seconds: f64, scale: f64) -> String {
@@ -42,6 +42,10 @@ fn compile_line(r: &TuneReport) -> String {
 
 pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) -> Result<(), crate::cli::out::OutputError> {
     let problem = &r.entry.problem;
+    // What most needs reading comes first.
+    if let Some(d) = &r.disagreement {
+        outln!("warning: {d}");
+    }
     if r.db_hit {
         outln!("database hit for {} ({}) on {}: the stored winner is reused, nothing was benchmarked", r.entry.kernel, problem, r.target.name);
     }
@@ -66,6 +70,10 @@ pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) -> Result<(), crate:
         }
         if res.from_db {
             note.push("db");
+        }
+        let device = res.device.filter(|_| r.devices.len() > 1).map(|d| format!("device {d}"));
+        if let Some(d) = &device {
+            note.push(d);
         }
         t.add_row(vec![
             Cell::new(shown),
@@ -123,16 +131,30 @@ pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) -> Result<(), crate:
         if !r.pruned_after.is_empty() {
             outln!("pruned after compiling: {}", join(&r.pruned_after));
         }
-        if !r.failures.is_empty() {
-            outln!("failures: {}", join(&r.failures));
-            let mut seen = std::collections::BTreeSet::new();
-            for res in &r.results {
-                if let ResultOutcome::Failed { kind, message } = &res.outcome {
-                    if seen.insert(*kind) {
-                        outln!("    e.g. {kind}: {}: {}", res.config, message.lines().filter(|l| !l.trim().is_empty()).take(2).collect::<Vec<_>>().join(" | "));
-                    }
+        if !r.causes.is_empty() {
+            outln!("failures: {} ({} cause{})", join(&r.failures), r.causes.len(), if r.causes.len() == 1 { "" } else { "s" });
+            for c in r.causes.iter().take(8) {
+                outln!("    {} × {}: {} (e.g. {})", c.count, c.kind, c.message, c.example);
+                for d in &c.diagnosis {
+                    outln!("        {d}");
                 }
             }
+            if r.causes.len() > 8 {
+                outln!("    and {} more cause(s); --json lists them all", r.causes.len() - 8);
+            }
+        } else if !r.failures.is_empty() {
+            outln!("failures: {}", join(&r.failures));
+        }
+        if r.devices.len() > 1 {
+            for d in &r.devices {
+                let ratio =
+                    d.ratio.map(|(x, n)| format!(", times {x:.3}× the first device's (on {n} config{})", if n == 1 { "" } else { "s" })).unwrap_or_default();
+                let lost = d.lost.as_ref().map(|l| format!("; LOST: {l}")).unwrap_or_default();
+                outln!("device {} ({}): {} measured{ratio}{lost}", d.index, d.name, d.measured);
+            }
+        }
+        for n in &r.notes {
+            outln!("note: {n}");
         }
         outln!("timing: {}; verification: {}; strategy: {}; wall time {:.2} s", r.timing, r.reference, r.strategy, r.wall_seconds);
     }

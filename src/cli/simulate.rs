@@ -48,6 +48,15 @@ pub struct Args {
     json: bool,
 }
 
+/// The most evaluations a simulated run may have.
+const MAX_BUDGET: usize = 10_000_000;
+/// The most seeds a simulation may run.
+const MAX_REPEATS: usize = 100_000;
+/// The most scores (evaluations × seeds) kept at once (8 bytes each).
+const MAX_CELLS: usize = 200_000_000;
+/// The most proposals in flight.
+const MAX_PARALLEL: usize = 100_000;
+
 pub fn run(a: Args) -> anyhow::Result<i32> {
     let strategies: Vec<String> = if a.strategy == "all" {
         kerntune::spec::settings::STRATEGIES.iter().filter(|s| s.name != "exhaustive").map(|s| s.name.to_string()).collect()
@@ -59,6 +68,25 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     }
     if a.budget == 0 || a.repeats == 0 || a.parallel == 0 {
         anyhow::bail!("--budget, --repeats and --parallel must be at least 1");
+    }
+    // Each run keeps a score per evaluation, and the runs go one seed at a time: beyond these
+    // a simulation would exhaust memory or never end.
+    if a.budget > MAX_BUDGET {
+        anyhow::bail!("--budget {} is more than the {MAX_BUDGET} evaluations a simulated run may have", a.budget);
+    }
+    if a.repeats > MAX_REPEATS {
+        anyhow::bail!("--repeats {} is more than the {MAX_REPEATS} seeds a simulation may run", a.repeats);
+    }
+    if a.budget.saturating_mul(a.repeats) > MAX_CELLS {
+        anyhow::bail!(
+            "--budget {} × --repeats {} keeps {} scores in memory, more than {MAX_CELLS}; lower one of them",
+            a.budget,
+            a.repeats,
+            a.budget.saturating_mul(a.repeats)
+        );
+    }
+    if a.parallel > MAX_PARALLEL {
+        anyhow::bail!("--parallel {} is more than the {MAX_PARALLEL} proposals in flight a simulation may keep", a.parallel);
     }
     if let Some(threads) = a.compile_threads {
         return wall(&a, &strategies, threads);

@@ -4,8 +4,9 @@ use super::report;
 use crate::cli::out::outln;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
+use kerntune::spec::settings::Shard;
 use kerntune::store::db::Database;
-use kerntune::{with_backend, Backend, BackendChoice, Budget, Event, Spec, TuneOptions, TuneReport, Tuner, Value};
+use kerntune::{with_backends, Backend, BackendChoice, Budget, Devices, Event, Reference, Spec, TuneOptions, TuneReport, Tuner, Value, VerifySample};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -17,8 +18,33 @@ pub struct Args {
     #[arg(long, default_value = "auto")]
     backend: BackendChoice,
     /// Device index within the backend (see `kerntune devices`).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "devices")]
     device: Option<usize>,
+    /// Tune on several devices of one model at once: `all`, or indices such as 0,2,3. One
+    /// measuring session per device, one compile pool; overrides the spec's [tune] devices.
+    #[arg(long)]
+    devices: Option<Devices>,
+    /// This process's part of a tune split over N processes or machines: K/N (0 ≤ K < N).
+    /// Problems are dealt out; a problem's configs are partitioned (exhaustive, random) or
+    /// searched with a seed per shard (adaptive strategies). Give each shard its own --db,
+    /// then `kerntune db merge` and `kerntune confirm`.
+    #[arg(long)]
+    shard: Option<Shard>,
+    /// Where expected outputs come from: default (the default config, else the first valid
+    /// config that runs), first-valid, none, cpu:NAME, or files of expected outputs
+    /// NAME=FILE[,NAME=FILE] (.npy, or raw elements). Overrides the spec's verify.reference.
+    #[arg(long)]
+    reference: Option<String>,
+    /// Absolute tolerance of every output (1e-4), or of named ones (y=1e-4,z=1e-2).
+    #[arg(long)]
+    atol: Option<String>,
+    /// Relative tolerance of every output (1e-5), or of named ones (y=1e-5).
+    #[arg(long)]
+    rtol: Option<String>,
+    /// Verify only some configs during the search: a count (the first N measured) or a share
+    /// (10%); the winner and its tie band are always verified.
+    #[arg(long)]
+    verify_sample: Option<String>,
     /// Tune one problem instead of the spec's list: NAME=VALUE[,NAME=VALUE...] over the spec's problem sizes.
     #[arg(long)]
     key: Option<String>,
@@ -31,7 +57,7 @@ pub struct Args {
     /// Seed for random strategies.
     #[arg(long)]
     seed: Option<u64>,
-    /// Database file (default: $KERNTUNE_CACHE_DIR/db.json or the platform cache directory).
+    /// Database file (default: $KERNTUNE_CACHE_DIR/db.sqlite or the platform cache directory).
     #[arg(long)]
     db: Option<PathBuf>,
     /// Do not read or write any database.
@@ -58,7 +84,7 @@ pub struct Args {
     jobs: Option<u16>,
 }
 
-fn parse_key(text: &str, sizes: &[(String, Value)]) -> anyhow::Result<Vec<(String, Value)>> {
+pub(crate) fn parse_key(text: &str, sizes: &[(String, Value)]) -> anyhow::Result<Vec<(String, Value)>> {
     let mut out = sizes.to_vec();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (k, v) = part.split_once('=').with_context(|| format!("--key: `{part}` is not NAME=VALUE"))?;
@@ -79,6 +105,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         let first = spec.problems.first().cloned().unwrap_or_default();
         spec.problems = vec![parse_key(k, &first)?];
     }
+    verification(&mut spec, &a)?;
     let budget_text = a.budget.clone().or(spec.budget.clone());
     let budget = match &budget_text {
         Some(b) => Budget::parse(b).map_err(|m| anyhow::anyhow!("--budget: {m}"))?,
@@ -87,7 +114,13 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     let strategy = a.strategy.clone().or(spec.strategy.clone()).unwrap_or_else(|| "exhaustive".into());
     kerntune::spec::settings::strategy_named(&strategy).map_err(|m| anyhow::anyhow!("--strategy: {m}"))?;
     kerntune::spec::settings::check_strategy(&strategy, &budget).map_err(|m| anyhow::anyhow!("--budget: {m}"))?;
-    let backend = kerntune::open(a.backend, a.device)?;
+    let devices = match (&a.devices, a.device, &spec.devices) {
+        (Some(d), _, _) => d.clone(),
+        (None, Some(d), _) => Devices::List(vec![d]),
+        (None, None, Some(text)) => text.parse().map_err(|m| anyhow::anyhow!("{}: tune.devices: {m}", spec.path.display()))?,
+        (None, None, None) => Devices::List(vec![0]),
+    };
+    let backends = kerntune::open_devices(a.backend, &devices).map_err(|e| anyhow::anyhow!("{}{e}", if a.devices.is_some() { "--devices: " } else { "" }))?;
     let db = if a.no_db { None } else { Some(Database::at(super::db_path(&a.db))) };
     let opts = TuneOptions {
         bench: spec.bench.clone().unwrap_or_default(),
@@ -103,7 +136,79 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         compile_threads: a.jobs.map(usize::from),
         ..Default::default()
     };
-    with_backend!(backend, b => tune_all(b, &spec, &a, opts))
+    let work = match a.shard {
+        Some(shard) => shard.assign(spec.problems.len()),
+        None => (0..spec.problems.len()).map(|p| (p, None)).collect(),
+    };
+    if work.is_empty() {
+        outln!(
+            "shard {}: no problem falls to this shard (the spec has {}); nothing to do",
+            a.shard.map(|s| s.to_string()).unwrap_or_default(),
+            spec.problems.len()
+        );
+        return Ok(0);
+    }
+    let run = Run { spec: &spec, top: a.top, json: a.json, work, shown_shard: a.shard };
+    with_backends!(backends, v => tune_all(v, &run, opts))
+}
+
+/// The command line's verification options, applied to the spec.
+fn verification(spec: &mut Spec, a: &Args) -> anyhow::Result<()> {
+    let v = spec.verification_mut();
+    if let Some(r) = &a.reference {
+        v.reference = Reference::parse(r, std::path::Path::new(".")).map_err(|m| anyhow::anyhow!("--reference: {m}"))?;
+    }
+    for (flag, text, set) in [("--atol", &a.atol, 0usize), ("--rtol", &a.rtol, 1)] {
+        let Some(text) = text else { continue };
+        let parse = |x: &str| -> anyhow::Result<f64> {
+            let t: f64 = x.trim().parse().map_err(|_| anyhow::anyhow!("{flag}: `{}` is not a number", kerntune::spec::error::quote(x)))?;
+            if !(t.is_finite() && t >= 0.0) {
+                anyhow::bail!("{flag}: {t} is not a tolerance (a number of at least 0)");
+            }
+            Ok(t)
+        };
+        if !text.contains('=') {
+            let t = parse(text)?;
+            if set == 0 {
+                v.tolerance.atol = t
+            } else {
+                v.tolerance.rtol = t
+            }
+            v.per_output.iter_mut().for_each(|(_, tol)| if set == 0 { tol.atol = t } else { tol.rtol = t });
+            continue;
+        }
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (name, x) = part.split_once('=').ok_or_else(|| anyhow::anyhow!("{flag}: `{}` is not NAME=VALUE", kerntune::spec::error::quote(part)))?;
+            let t = parse(x)?;
+            let base = v.tolerance;
+            let slot = match v.per_output.iter_mut().position(|(n, _)| n == name.trim()) {
+                Some(i) => &mut v.per_output[i].1,
+                None => {
+                    v.per_output.push((name.trim().to_string(), base));
+                    &mut v.per_output.last_mut().expect("pushed").1
+                }
+            };
+            if set == 0 {
+                slot.atol = t
+            } else {
+                slot.rtol = t
+            }
+        }
+    }
+    if let Some(sample) = &a.verify_sample {
+        v.sample = VerifySample::parse(sample).map_err(|m| anyhow::anyhow!("--verify-sample: {m}"))?;
+    }
+    Ok(())
+}
+
+/// What a `tune` command runs: the spec, which problems (with this shard's part of each), and
+/// how to print.
+struct Run<'a> {
+    spec: &'a Spec,
+    top: usize,
+    json: bool,
+    work: Vec<(usize, Option<Shard>)>,
+    shown_shard: Option<Shard>,
 }
 
 /// SIGINT and SIGTERM: the first asks the tune to stop (the config in progress finishes,
@@ -156,21 +261,25 @@ fn interrupted(name: &str, sizes: &str, kept: usize, saved: &str, compiling: usi
     format!("interrupted by {name} while tuning {sizes}: {kept} config(s) measured in this run, {saved}{dropped}; run the same command to resume")
 }
 
-fn tune_all<B: Backend>(backend: B, spec: &Spec, a: &Args, mut opts: TuneOptions) -> anyhow::Result<i32> {
+fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -> anyhow::Result<i32> {
+    let spec = run.spec;
     let stop = Stop::install();
     opts.cancel = Some(stop.flag.clone());
-    let language = backend.language();
-    let target = backend.target().clone();
-    let timing = backend.timing_method();
-    let tuner = Tuner::new(backend);
-    if !a.json {
-        crate::cli::out::eprint_line(&format!("kerntune: {} on {} [{}], timing: {timing}", spec.kernel, target.name, target.backend));
+    let language = devices[0].language();
+    let target = devices[0].target().clone();
+    let timing = devices[0].timing_method();
+    let count = devices.len();
+    let tuner = Tuner::with_devices(devices).map_err(|e| anyhow::anyhow!("--devices: {e}"))?;
+    if !run.json {
+        let on = if count > 1 { format!("{count} × {}", target.name) } else { target.name.clone() };
+        let shard = run.shown_shard.map(|s| format!(", shard {s}")).unwrap_or_default();
+        crate::cli::out::eprint_line(&format!("kerntune: {} on {on} [{}], timing: {timing}{shard}", spec.kernel, target.backend));
     }
     let mut reports: Vec<TuneReport> = Vec::new();
     let mut failed = 0usize;
-    for i in 0..spec.problems.len() {
+    for &(i, part) in &run.work {
         let job = spec.job(language, i)?;
-        let pb = if a.json { ProgressBar::hidden() } else { ProgressBar::new(0) };
+        let pb = if run.json { ProgressBar::hidden() } else { ProgressBar::new(0) };
         pb.set_style(
             ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg} (eta {eta})").expect("valid template").progress_chars("=> "),
         );
@@ -178,7 +287,7 @@ fn tune_all<B: Backend>(backend: B, spec: &Spec, a: &Args, mut opts: TuneOptions
         pb.set_prefix(sizes.clone());
         let counters = Arc::new(Mutex::new((0usize, 0usize, 0usize, 0usize)));
         let pb2 = pb.clone();
-        let mut o = opts.clone();
+        let mut o = TuneOptions { shard: part, ..opts.clone() };
         let (which, saved, sizes2) = (stop.which(), saved_where(&opts), sizes.clone());
         let signal = stop.signal.clone();
         o.observer = Some(Arc::new(move |e: &Event<'_>| match e {
@@ -222,14 +331,14 @@ fn tune_all<B: Backend>(backend: B, spec: &Spec, a: &Args, mut opts: TuneOptions
         };
         if let Some(kept) = stopped {
             if let Ok(r) = r {
-                if !a.json {
-                    report::print(&r, a.top, opts.db.as_ref().map(|d| d.path()))?;
+                if !run.json {
+                    report::print(&r, run.top, opts.db.as_ref().map(|d| d.path()))?;
                 }
                 reports.push(r);
             }
             let (name, code) = stop.which();
             crate::cli::out::eprint_line(&interrupted(name, &sizes, kept, &saved_where(&opts), 0));
-            if a.json {
+            if run.json {
                 outln!("{}", serde_json::to_string_pretty(&reports)?);
             }
             return Ok(code);
@@ -237,23 +346,23 @@ fn tune_all<B: Backend>(backend: B, spec: &Spec, a: &Args, mut opts: TuneOptions
         // One problem failing does not stop the others; the command fails at the end.
         let r = match r.with_context(|| format!("{}: tuning {} ({sizes})", spec.path.display(), spec.kernel)) {
             Ok(r) => r,
-            Err(e) if spec.problems.len() > 1 => {
+            Err(e) if run.work.len() > 1 => {
                 crate::cli::out::eprint_line(&format!("error: {}", crate::cli::chain(&e)));
                 failed += 1;
                 continue;
             }
             Err(e) => return Err(e),
         };
-        if !a.json {
-            report::print(&r, a.top, opts.db.as_ref().map(|d| d.path()))?;
+        if !run.json {
+            report::print(&r, run.top, opts.db.as_ref().map(|d| d.path()))?;
         }
         reports.push(r);
     }
-    if a.json {
+    if run.json {
         outln!("{}", serde_json::to_string_pretty(&reports)?);
     }
     if failed > 0 {
-        anyhow::bail!("{failed} of {} problems failed to tune (see above); the others were tuned and stored", spec.problems.len());
+        anyhow::bail!("{failed} of {} problems failed to tune (see above); the others were tuned and stored", run.work.len());
     }
     Ok(0)
 }

@@ -48,7 +48,7 @@ pub struct Shape {
 impl Shape {
     /// Parses `4096x4096x4096`, `MxN` or `N`.
     pub fn parse(s: &str) -> Option<Shape> {
-        let v: Vec<u64> = s.split(['x', 'X', ',']).map(|p| p.trim().parse().ok()).collect::<Option<_>>()?;
+        let v: Vec<u64> = s.split(['x', 'X', ',']).map(|p| p.trim().parse().ok().filter(|&d: &u64| d > 0)).collect::<Option<_>>()?;
         Some(match v.as_slice() {
             [n] => Shape { m: 1, n: *n, k: 1 },
             [m, n] => Shape { m: *m, n: *n, k: 1 },

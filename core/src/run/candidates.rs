@@ -124,7 +124,13 @@ pub(crate) fn plan(ctx: &Context, limits: &Limits, opts: &TuneOptions) -> Result
         Some(shard) if !crate::search::strategy::by_name(&opts.strategy, 0).map(|s| s.adaptive()).unwrap_or(true) => {
             let before = plan.cands.len();
             plan.cands.retain(|c| shard.takes(c.order));
-            plan.notes.push(format!("shard {shard}: {} of the {before} candidates (every {}-th from {})", plan.cands.len(), shard.count, shard.index));
+            plan.notes.push(format!(
+                "shard {shard}: {} of the {before} candidates (positions {}, {}, {}, ... in enumeration order)",
+                plan.cands.len(),
+                shard.index,
+                shard.index + shard.count,
+                shard.index + 2 * shard.count
+            ));
             true
         }
         Some(shard) => {

@@ -38,21 +38,21 @@ impl<B: Backend> Coordinator<'_, B> {
         let mut samples: Vec<Vec<f64>> = vec![Vec::new(); devices];
         for _ in 0..ROUNDS {
             let sel = select(ledger, plan)?;
+            let Some(judge) = self.judge_device() else {
+                return Ok(sel);
+            };
             let todo: Vec<usize> = contenders(ledger, plan, &sel, several)
                 .into_iter()
                 .filter(|&i| !judged.contains(&i))
                 .filter(|&i| {
                     let r = &ledger.results[&plan.cands[i].config.key()];
-                    (several && r.device.is_some() && !r.from_db) || (!r.verified && ledger.reference.is_some() && !r.from_db)
+                    !r.from_db && ((several && r.device.is_some_and(|d| d != judge)) || (!r.verified && ledger.reference.is_some()))
                 })
                 .collect();
             if todo.is_empty() {
                 self.ratio_report(ledger, &samples);
                 return Ok(sel);
             }
-            let Some(judge) = self.judge_device() else {
-                return Ok(sel);
-            };
             for i in todo {
                 judged.insert(i);
                 let key = plan.cands[i].config.key();

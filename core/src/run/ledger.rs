@@ -192,9 +192,10 @@ impl<'a> Ledger<'a> {
         if let Some(d) = &self.opts.db {
             if !self.pending.is_empty() {
                 let pending = std::mem::take(&mut self.pending);
-                let (id, env, tname) = (self.ctx.id.clone(), self.environment.clone(), self.target_name.clone());
+                let (id, env, tname, origin) = (self.ctx.id.clone(), self.environment.clone(), self.target_name.clone(), self.origin());
                 d.update_entry(&id, |e| {
                     let e = e.get_or_insert_with(|| Entry::new(id.clone(), tname, env));
+                    e.origin = Some(origin);
                     for (k, m) in pending {
                         e.record(k, m);
                     }
@@ -211,6 +212,11 @@ impl<'a> Ledger<'a> {
             self.flush()?;
         }
         Ok(())
+    }
+
+    /// What this tune's measurements are for (the entry's origin).
+    pub fn origin(&self) -> db::Origin {
+        db::Origin { space: self.ctx.space_hash.clone(), verify: self.ctx.verify_hash.clone(), shard: self.opts.shard }
     }
 
     /// The environment record and target name for the database.

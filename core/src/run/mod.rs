@@ -220,6 +220,14 @@ impl<B: Backend> Tuner<B> {
         }
     }
 
+    /// The database entry a job maps to on this tuner's devices (a class-based job expanded
+    /// first), without building its data.
+    pub fn entry_of(&self, job: &TuneJob) -> Result<EntryId, Error> {
+        let Expanded { job, explicit, .. } = self.expand_generated(job)?;
+        let prep = Prepared::without_data(&job, explicit)?;
+        Ok(self.entry_id(&job, &prep))
+    }
+
     /// Compiles one config (the runtime handle uses this to load a stored winner).
     pub fn compile_config(&self, job: &TuneJob, prep: &Prepared, cfg: &Config) -> Result<(Compiled<B::Kernel>, Launch), Error> {
         let launch = prep.launch(cfg).map_err(Error::Eval)?;

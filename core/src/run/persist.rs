@@ -59,10 +59,11 @@ pub(crate) fn winner(ledger: &mut Ledger<'_>, sel: &Selected) -> Result<(), Erro
         at: db::now(),
     };
     let (env, tname) = ledger.environment();
-    let (env, tname) = (env.clone(), tname.to_string());
+    let (env, tname, origin) = (env.clone(), tname.to_string(), ledger.origin());
     let id = ledger.ctx.id.clone();
     d.update_entry(&id, |e| {
         let e = e.get_or_insert_with(|| Entry::new(id.clone(), tname, env));
+        e.origin = Some(origin);
         for (k, m) in pending {
             e.record(k, m);
         }

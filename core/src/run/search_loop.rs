@@ -156,8 +156,9 @@ pub(crate) struct Coordinator<'e, B: Backend> {
     reference_cand: Option<usize>,
     /// Compile seconds per candidate compiled in this run.
     compile_s: HashMap<usize, f64>,
-    /// Calibration: the candidate timed on every device, with the judge's mean.
-    calibration: Option<(usize, f64)>,
+    /// Calibration: the candidate timed on every device, and each device's mean of it.
+    calibration: Option<usize>,
+    calibrated: Vec<Option<f64>>,
     /// Jobs a device runs before any other once it is free (its calibration).
     extra: Vec<VecDeque<Job<B::Kernel>>>,
 }
@@ -192,6 +193,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             reference_cand: None,
             compile_s: HashMap::new(),
             calibration: None,
+            calibrated: vec![None; n],
             extra: (0..n).map(|_| VecDeque::new()).collect(),
         })
     }
@@ -686,30 +688,29 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 self.finish(l, refs, i, r);
                 self.calibrate(l, d, i, &kernel, stats.mean);
             }
-            Done::Measured { result, purpose: Purpose::Calibrate, .. } => match (result, self.calibration) {
-                (Ok(s), Some((_, judged))) if judged > 0.0 => {
-                    l.ledger.ratios[d] = s.mean / judged;
-                    l.ledger.devices[d].ratio = Some((s.mean / judged, 1));
+            Done::Measured { result, purpose: Purpose::Calibrate, .. } => match result {
+                Ok(s) => {
                     l.ledger.devices[d].measured += 1;
+                    self.calibrated(l.ledger, d, s.mean);
                 }
-                (Ok(_), _) => {}
-                (Err(e), _) => l.ledger.notes.push(format!("device {d} could not time the calibration config: {e}")),
+                Err(e) => l.ledger.notes.push(format!("device {d} could not time the calibration config: {e}")),
             },
             Done::Measured { purpose: Purpose::Final, .. } | Done::Diagnosed(_) => {}
         }
         Ok(())
     }
 
-    /// The first config measured is timed on every other device too (see the module docs).
+    /// The first config measured is timed on every other device too (see the module docs);
+    /// the judge is the first device (the lowest index).
     fn calibrate(&mut self, l: &mut Turn<'_, '_, '_>, d: usize, i: usize, kernel: &Kernel<B::Kernel>, mean: f64) {
+        if self.judge.is_none() {
+            self.judge = (0..self.live.len()).find(|&x| self.live[x]);
+        }
         if self.calibration.is_some() || self.devices.len() < 2 {
-            if self.judge.is_none() {
-                self.judge = Some(d);
-            }
             return;
         }
-        self.judge = Some(d);
-        self.calibration = Some((i, mean));
+        self.calibration = Some(i);
+        self.calibrated[d] = Some(mean);
         for o in (0..self.devices.len()).filter(|&o| o != d) {
             if !self.live[o] {
                 continue;
@@ -720,6 +721,19 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 self.send(l, o, job, false);
             } else {
                 self.extra[o].push_back(job);
+            }
+        }
+    }
+
+    /// A device's time of the calibration config: every ratio to the judge that is known now.
+    fn calibrated(&mut self, ledger: &mut Ledger<'_>, d: usize, mean: f64) {
+        self.calibrated[d] = Some(mean);
+        let Some(j) = self.judge else { return };
+        let Some(judged) = self.calibrated[j].filter(|&m| m > 0.0) else { return };
+        for (o, m) in self.calibrated.iter().enumerate() {
+            if let (Some(m), true) = (m, o != j) {
+                ledger.ratios[o] = m / judged;
+                ledger.devices[o].ratio = Some((m / judged, 1));
             }
         }
     }
@@ -768,9 +782,8 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                     return Some(a);
                 }
                 Ok(Msg::Device(a)) => {
-                    if let (Done::Measured { result: Ok(s), purpose: Purpose::Calibrate, .. }, Some((_, judged))) = (&a.done, self.calibration) {
-                        ledger.ratios[a.device] = s.mean / judged;
-                        ledger.devices[a.device].ratio = Some((s.mean / judged, 1));
+                    if let Done::Measured { result: Ok(s), purpose: Purpose::Calibrate, .. } = &a.done {
+                        self.calibrated(ledger, a.device, s.mean);
                     }
                 }
                 Ok(Msg::Compiled { .. }) => {}

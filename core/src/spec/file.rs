@@ -193,6 +193,9 @@ struct RawTune {
     model: Option<bool>,
     #[serde(default)]
     top_k: Option<usize>,
+    /// `"all"` or a list of device indices.
+    #[serde(default)]
+    devices: Option<toml::Value>,
 }
 
 /// A parsed spec file.
@@ -228,6 +231,8 @@ pub struct Spec {
     pub model: Option<bool>,
     /// `[tune] top_k`.
     pub top_k: Option<usize>,
+    /// Devices to tune on (`[tune] devices`): `all`, or indices joined by commas.
+    pub devices: Option<String>,
     /// The CPU reference name, if `verify.reference = "cpu:NAME"`.
     pub cpu_reference: Option<String>,
     /// What the file holds that was accepted but not used as written (T1 files: see
@@ -296,6 +301,31 @@ impl Spec {
 
     /// [`Spec::load`] with options.
     pub fn load_with(path: &Path, opts: LoadOptions) -> Result<Spec, SpecError> {
+        let spec = Spec::load_unchecked(path, opts)?;
+        spec.check_languages()?;
+        Ok(spec)
+    }
+
+    /// A CUDA or HIP source that includes the other language's headers is an error naming the
+    /// header and the file beside it in the right language (see
+    /// [`crate::spec::source::check_language`]). Unreadable sources are reported when tuning.
+    fn check_languages(&self) -> Result<(), SpecError> {
+        for (language, path) in &self.sources {
+            let Ok(code) = std::fs::read_to_string(path) else { continue };
+            crate::spec::source::check_language(language, path, &code).map_err(|message| SpecError {
+                file: self.path.display().to_string(),
+                field: if self.path.extension().is_some_and(|e| e == "json") {
+                    "KernelSpecification.KernelFile".into()
+                } else {
+                    format!("kernel.source.{language}")
+                },
+                message,
+            })?;
+        }
+        Ok(())
+    }
+
+    fn load_unchecked(path: &Path, opts: LoadOptions) -> Result<Spec, SpecError> {
         if path.extension().is_some_and(|e| e == "json") {
             return Spec::from_t1(path, opts);
         }
@@ -652,6 +682,14 @@ impl Spec {
             seed: raw.tune.seed,
             model: raw.tune.model,
             top_k: raw.tune.top_k,
+            devices: match &raw.tune.devices {
+                None => None,
+                Some(toml::Value::String(t)) if t == "all" => Some("all".into()),
+                Some(toml::Value::Array(a)) if !a.is_empty() && a.iter().all(|v| v.as_integer().is_some_and(|i| i >= 0)) => {
+                    Some(a.iter().map(|v| v.as_integer().unwrap_or(0).to_string()).collect::<Vec<_>>().join(","))
+                }
+                Some(other) => return Err(err("tune.devices", format!("{other} is not \"all\" or a list of device indices such as [0, 2, 3]"))),
+            },
             cpu_reference,
             warnings: Vec::new(),
         };
@@ -682,9 +720,15 @@ impl Spec {
             seed: None,
             model: None,
             top_k: None,
+            devices: None,
             cpu_reference: None,
             warnings,
         })
+    }
+
+    /// The verification every problem's job gets (the command line overrides it here).
+    pub fn verification_mut(&mut self) -> &mut crate::spec::job::Verification {
+        &mut self.template.verify
     }
 
     /// One job per problem, source text left empty and generated parameters given a placeholder

@@ -30,7 +30,7 @@ pub mod value;
 
 pub use error::SpecError;
 pub use file::{LoadOptions, Spec};
-pub use job::{ArgKind, ArgSpec, Class, Compat, GenerateSpec, Param, Reference, Resources, Tolerance, TuneJob, Verification};
+pub use job::{ArgKind, ArgSpec, Class, Compat, GenerateSpec, Param, Reference, Resources, Tolerance, TuneJob, Verification, VerifySample};
 pub use key::{Bucket, ProblemKey};
 pub use problem::{Access, ArgData, DType, HostBuffer, Init, Memory, ProblemData};
 pub use settings::{BenchOptions, Budget, L2Flush, PruneOptions};

@@ -72,7 +72,8 @@ impl KernelSource {
         let ident = |s: &str| s.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if !ident(base) {
             return Err(format!(
-                "`{name}` is not a kernel name: use the entry point's identifier, optionally with template arguments (`matmul<BM, BN, float>`)"
+                "`{}` is not a kernel name: use the entry point's identifier, optionally with template arguments (`matmul<BM, BN, float>`)",
+                crate::spec::error::quote(name)
             ));
         }
         if let Some(args) = args {
@@ -103,6 +104,59 @@ impl KernelSource {
         let arch = self.arch.clone().unwrap_or_default();
         crate::hash::hash_parts([self.name.as_bytes(), self.language.as_bytes(), self.code.as_bytes(), opts.as_bytes(), arch.as_bytes()])
     }
+}
+
+/// Headers that only one of CUDA and HIP has: a source that includes one of the other
+/// language's is in the wrong language (HIP's `hip/...`; CUDA's runtime, cooperative groups,
+/// fp16, CUB and WMMA headers).
+const HIP_ONLY: &[&str] = &["hip/"];
+const CUDA_ONLY: &[&str] =
+    &["cuda_runtime.h", "cuda_runtime_api.h", "cuda.h", "device_launch_parameters.h", "cooperative_groups.h", "cuda_fp16.h", "cuda_bf16.h", "cub/", "mma.h"];
+
+/// Whether a CUDA or HIP source includes the other language's headers: `Err` says which header,
+/// and names a file beside it whose name suggests the right language, if there is one.
+pub fn check_language(language: &str, path: &std::path::Path, code: &str) -> Result<(), String> {
+    let (other, foreign) = match language {
+        "cuda" => ("HIP", HIP_ONLY),
+        "hip" => ("CUDA", CUDA_ONLY),
+        _ => return Ok(()),
+    };
+    let include = code.lines().map(str::trim).filter(|l| l.starts_with("#include") || l.starts_with("# include")).find_map(|l| {
+        let name = l.trim_start_matches('#').trim_start().trim_start_matches("include").trim().trim_matches(|c| c == '<' || c == '>' || c == '"');
+        foreign.iter().any(|f| if f.ends_with('/') { name.starts_with(f) } else { name == *f || name.ends_with(&format!("/{f}")) }).then(|| name.to_string())
+    });
+    let Some(header) = include else { return Ok(()) };
+    let wanted = if language == "cuda" { "CUDA" } else { "HIP" };
+    let sibling = sibling_in(language, path).map(|s| format!("; {} beside it looks like the {wanted} version", s.display())).unwrap_or_default();
+    Err(format!(
+        "{} includes `{header}`, a {other} header, but the kernel is declared as {wanted}: point the spec at the {wanted} source, or declare the language as {other}{sibling}",
+        path.display()
+    ))
+}
+
+/// A file beside `path` with the same base name whose name suggests `language` (`conv.cu` for
+/// `conv.cu.hip` in CUDA; `conv.hip`, `conv.cu.hip`, `conv_hip.cpp` for `conv.cu` in HIP).
+fn sibling_in(language: &str, path: &std::path::Path) -> Option<std::path::PathBuf> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    let name = path.file_name()?.to_str()?;
+    let base = name.split('.').next()?.trim_end_matches("_hip").trim_end_matches("_cuda").to_string();
+    let mut found: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file() && p.file_name().and_then(|n| n.to_str()) != Some(name))
+        .filter(|p| {
+            let Some(n) = p.file_name().and_then(|n| n.to_str()) else { return false };
+            let stem = n.split('.').next().unwrap_or("");
+            let same = stem == base || stem == format!("{base}_hip") || stem == format!("{base}_cuda");
+            let hip = n.contains(".hip") || stem.ends_with("_hip");
+            same && match language {
+                "cuda" => !hip && (n.ends_with(".cu") || n.ends_with(".cuh") || stem.ends_with("_cuda")),
+                _ => hip,
+            }
+        })
+        .collect();
+    found.sort();
+    found.into_iter().next()
 }
 
 #[cfg(test)]

@@ -241,12 +241,28 @@ pub struct Entry {
     /// The winner, once a tune finished.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub winner: Option<Winner>,
+    /// What the measurements were made for: the search space and verification they belong to,
+    /// and the shard of a split tune. Merging shards of different spaces is refused by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Origin>,
+}
+
+/// What an entry's measurements were made for (see [`Entry::origin`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Origin {
+    /// Hash of the search space.
+    pub space: String,
+    /// Hash of the verification.
+    pub verify: String,
+    /// The shard that measured them, for a split tune.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::spec::settings::Shard>,
 }
 
 impl Entry {
     /// An empty entry.
     pub fn new(id: EntryId, target_name: String, env: Environment) -> Entry {
-        Entry { id, target_name, env, measurements: BTreeMap::new(), winner: None }
+        Entry { id, target_name, env, measurements: BTreeMap::new(), winner: None, origin: None }
     }
 
     /// Records a measurement, keeping the better-sampled record when the config was measured
@@ -279,6 +295,39 @@ impl Entry {
         if self.env.host.is_empty() || (other.env.host < self.env.host && !other.env.host.is_empty()) {
             self.env = other.env.clone();
         }
+        // Merged shards make a whole: the entry no longer stands for one shard.
+        self.origin = match (self.origin.take(), &other.origin) {
+            (Some(mut a), Some(b)) => {
+                if a.shard != b.shard {
+                    a.shard = None;
+                }
+                Some(a)
+            }
+            (a, b) => a.or_else(|| b.clone()),
+        };
+    }
+
+    /// Why shard `other` cannot be merged with `self`, when both are shards of one kernel,
+    /// target and problem but were tuned from different sources, spaces or verifications.
+    pub fn conflict(&self, other: &Entry) -> Option<String> {
+        let (Some(a), Some(b)) = (&self.origin, &other.origin) else { return None };
+        if a.shard.is_none() && b.shard.is_none() {
+            return None;
+        }
+        let same = self.id.kernel == other.id.kernel && self.id.target == other.id.target && self.id.problem == other.id.problem;
+        if !same {
+            return None;
+        }
+        let which = if self.id.kernel_hash != other.id.kernel_hash {
+            format!("the kernel source or its options differ (source hash {} and {})", self.id.kernel_hash, other.id.kernel_hash)
+        } else if a.space != b.space {
+            format!("the search spaces differ (space hash {} and {})", a.space, b.space)
+        } else if a.verify != b.verify {
+            format!("the verification differs (hash {} and {})", a.verify, b.verify)
+        } else {
+            return None;
+        };
+        Some(format!("kernel `{}`, {} on {}: {which}; shards must be tuned from one spec", self.id.kernel, self.id.problem, self.id.target))
     }
 }
 
@@ -300,6 +349,12 @@ impl Default for DbFile {
 }
 
 impl DbFile {
+    /// Why `other` cannot be merged into this file: the first entry that is a shard of the
+    /// same kernel, target and problem as one here but of another spec ([`Entry::conflict`]).
+    pub fn conflict(&self, other: &DbFile) -> Option<String> {
+        other.entries.values().find_map(|o| self.entries.values().find_map(|e| e.conflict(o)))
+    }
+
     /// Merges every entry of `other` into this file.
     pub fn merge(&mut self, other: &DbFile) {
         for (k, e) in &other.entries {

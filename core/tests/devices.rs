@@ -1,0 +1,187 @@
+//! One tune over several devices, proven on a CPU: fakes that differ in speed as GPUs of one
+//! model do, and fakes whose kernels run in real worker processes (this test program, started
+//! again) that are killed from outside, crash or hang.
+//!
+//! A custom `main` (harness = false) because a worker is this very program started again: the
+//! hook must run before anything else, as in a host program.
+
+use kerntune_core::fake::{self, Behavior, FakeBackend};
+use kerntune_core::spec::{ArgKind, ArgSpec, DType, Init, KernelSource, Memory, Param, TuneJob};
+use kerntune_core::{Access, Config, Error, FailureKind, Limits, ResultOutcome, Target, TuneOptions, TuneReport, Tuner, Value, Vendor};
+use std::time::{Duration, Instant};
+
+fn job() -> TuneJob {
+    let mut j = TuneJob::new(KernelSource::new("k", "fake", "// fake"), vec![Param::new("bx", [32, 64, 128, 256, 512, 1024]), Param::new("vec", [1, 2, 4])]);
+    j.sizes = vec![("n".into(), Value::Int(1024))];
+    j.args = vec![
+        ArgSpec {
+            name: "x".into(),
+            kind: ArgKind::Buffer { dtype: DType::F32, len: "n".into(), init: Init::Sequence, access: Access::Read, memory: Memory::Global },
+        },
+        ArgSpec {
+            name: "y".into(),
+            kind: ArgKind::Buffer { dtype: DType::F32, len: "n".into(), init: Init::Zeros, access: Access::Write, memory: Memory::Global },
+        },
+    ];
+    j.grid = ["div_ceil(n, bx*vec)".into(), "1".into(), "1".into()];
+    j.block = ["bx".into(), "1".into(), "1".into()];
+    j.default = Some(vec![("bx".into(), Value::Int(256)), ("vec".into(), Value::Int(1))]);
+    j
+}
+
+/// Fastest at bx=128, vec=4; the next best 2 % slower.
+fn time(c: &Config) -> f64 {
+    let (bx, vec) = (c.get_i64("bx").unwrap() as f64, c.get_i64("vec").unwrap() as f64);
+    1e-3 * (1.0 + 0.02 * (bx / 128.0).log2().abs()) * (1.0 + 0.02 * (4.0 / vec).log2())
+}
+
+fn limits() -> Limits {
+    Limits::preset("h100").unwrap().1
+}
+
+fn opts() -> TuneOptions {
+    TuneOptions { compile_threads: Some(2), ..Default::default() }
+}
+
+fn isolated(ordinal: usize, speed: f64, delay_ms: u64, behavior: fn(&Config) -> Behavior) -> FakeBackend {
+    FakeBackend::new(limits(), time).with_speed(speed).with_launch_delay(Duration::from_millis(delay_ms)).with_behavior(behavior).isolated(ordinal, None)
+}
+
+fn measured(r: &TuneReport) -> usize {
+    r.results.iter().filter(|x| x.stats().is_some()).count()
+}
+
+/// Two devices share the configs, the slower one's times are scaled by the ratio seen on a
+/// shared config, and the contenders are re-measured on one device before the pick: the
+/// winner is the one-device tune's.
+fn two_devices_share_the_work_and_agree_with_one() {
+    let one = Tuner::new(FakeBackend::new(limits(), time)).tune(&job(), &opts()).unwrap();
+    // Device 1 reports 4 % slower times: without the final round a config measured on
+    // device 0 could beat a better one measured on device 1.
+    let devices = vec![
+        FakeBackend::new(limits(), time).with_launch_delay(Duration::from_millis(1)),
+        FakeBackend::new(limits(), time).with_launch_delay(Duration::from_millis(1)).with_speed(1.04),
+    ];
+    let r = Tuner::with_devices(devices).unwrap().tune(&job(), &opts()).unwrap();
+    assert_eq!(r.winner.key(), one.winner.key(), "the same winner as on one device");
+    assert_eq!(measured(&r), 18);
+    assert_eq!(r.devices.len(), 2);
+    assert!(r.devices.iter().all(|d| d.measured > 0 && d.lost.is_none()), "{:?}", r.devices);
+    let (ratio, n) = r.devices[1].ratio.unwrap_or_else(|| panic!("device 1 timed a config device 0 timed: {:?} {:?}", r.devices, r.notes));
+    assert!((ratio - 1.04).abs() < 1e-6 && n >= 1, "{ratio} over {n}");
+    // The stored winner's time is the judging device's.
+    let judge = r.results.iter().find(|x| x.config == r.winner).unwrap();
+    assert_eq!(judge.device, Some(0));
+}
+
+/// `kill -9` of one device's worker in the middle of a tune: its config is measured on the
+/// other device, nothing is blamed on a config, and the report names the lost device.
+fn a_worker_killed_mid_tune_costs_a_rerun_not_a_failure() {
+    let tuner = Tuner::with_devices(vec![isolated(0, 1.0, 15, |_| Behavior::Ok), isolated(1, 1.0, 15, |_| Behavior::Ok)]).unwrap();
+    let killed = std::sync::atomic::AtomicBool::new(false);
+    let r = std::thread::scope(|s| {
+        s.spawn(|| {
+            let t0 = Instant::now();
+            // Wait until device 1's worker has measured a little, then kill it.
+            while t0.elapsed() < Duration::from_secs(60) {
+                if let Some(pid) = tuner.devices()[1].worker_pid() {
+                    std::thread::sleep(Duration::from_millis(400));
+                    let ok = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status().is_ok_and(|s| s.success());
+                    killed.store(ok, std::sync::atomic::Ordering::SeqCst);
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+        tuner.tune(&job(), &opts())
+    })
+    .unwrap();
+    assert!(killed.load(std::sync::atomic::Ordering::SeqCst), "the worker was killed");
+    assert_eq!(measured(&r), 18, "every config measured: {:?}", r.failures);
+    assert!(r.failures.is_empty(), "no config blamed: {:?}", r.failures);
+    let lost = r.devices[1].lost.as_deref().expect("device 1 reported lost");
+    assert!(lost.contains("worker died") && lost.contains("measured on another device"), "{lost}");
+    assert!(r.devices[0].lost.is_none());
+}
+
+/// A config that ends the worker of every device it runs on is blamed after two; the device
+/// taken out for the first death comes back.
+fn a_config_that_kills_every_worker_is_blamed_and_the_device_comes_back() {
+    let crash = |c: &Config| if c.get_i64("bx") == Some(64) && c.get_i64("vec") == Some(2) { Behavior::Crash } else { Behavior::Ok };
+    let tuner = Tuner::with_devices(vec![isolated(0, 1.0, 1, crash), isolated(1, 1.0, 1, crash)]).unwrap();
+    let r = tuner.tune(&job(), &opts()).unwrap();
+    let bad = r.results.iter().find(|x| x.config.key() == "bx=64,vec=2").unwrap();
+    let ResultOutcome::Failed { kind, message } = &bad.outcome else { panic!("{:?}", bad.outcome) };
+    assert_eq!(*kind, FailureKind::DeviceLost);
+    assert!(message.contains("died twice"), "{message}");
+    assert_eq!(measured(&r), 17);
+    assert!(r.devices.iter().all(|d| d.lost.is_none()), "{:?}", r.devices);
+    assert!(r.notes.iter().any(|n| n.contains("is back in the tune")), "{:?}", r.notes);
+}
+
+/// On one device a worker killed from outside is restarted and its config measured again.
+fn one_device_restarts_a_killed_worker() {
+    let tuner = Tuner::new(isolated(0, 1.0, 15, |_| Behavior::Ok));
+    let r = std::thread::scope(|s| {
+        s.spawn(|| {
+            let t0 = Instant::now();
+            while t0.elapsed() < Duration::from_secs(60) {
+                if let Some(pid) = tuner.backend().worker_pid() {
+                    std::thread::sleep(Duration::from_millis(400));
+                    let _ = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status();
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+        tuner.tune(&job(), &opts())
+    })
+    .unwrap();
+    assert_eq!(measured(&r), 18, "{:?}", r.failures);
+    assert!(r.notes.iter().any(|n| n.contains("it was restarted and the config measured again")), "{:?}", r.notes);
+}
+
+/// A kernel that never ends is killed with its worker at the deadline and blamed; the tune
+/// goes on in a fresh worker.
+fn a_hang_in_a_worker_is_blamed_and_the_tune_goes_on() {
+    let hang = |c: &Config| if c.get_i64("bx") == Some(512) && c.get_i64("vec") == Some(4) { Behavior::Hang } else { Behavior::Ok };
+    let tuner = Tuner::new(isolated(0, 1.0, 0, hang));
+    let mut o = opts();
+    o.bench.timeout = Duration::from_millis(300);
+    let r = tuner.tune(&job(), &o).unwrap();
+    assert_eq!(r.failures.get("timed out"), Some(&1), "{:?}", r.failures);
+    assert_eq!(measured(&r), 17);
+}
+
+/// Devices of two models are refused with one line.
+fn devices_of_two_models_are_refused() {
+    let a = FakeBackend::new(limits(), time).with_target(Target::new("fake", Vendor::Nvidia, "sm_90", "GPU A"));
+    let b = FakeBackend::new(limits(), time).with_target(Target::new("fake", Vendor::Nvidia, "sm_80", "GPU B"));
+    let Err(e) = Tuner::with_devices(vec![a, b]) else { panic!("accepted") };
+    let m = e.to_string();
+    assert!(matches!(e, Error::Devices(_)) && m.contains("GPU A is") && m.contains("GPU B is") && m.contains("different models") && !m.contains('\n'), "{m}");
+}
+
+fn main() {
+    fake::hook();
+    let tests: [(&str, fn()); 6] = [
+        ("two_devices_share_the_work_and_agree_with_one", two_devices_share_the_work_and_agree_with_one),
+        ("a_worker_killed_mid_tune_costs_a_rerun_not_a_failure", a_worker_killed_mid_tune_costs_a_rerun_not_a_failure),
+        ("a_config_that_kills_every_worker_is_blamed_and_the_device_comes_back", a_config_that_kills_every_worker_is_blamed_and_the_device_comes_back),
+        ("one_device_restarts_a_killed_worker", one_device_restarts_a_killed_worker),
+        ("a_hang_in_a_worker_is_blamed_and_the_tune_goes_on", a_hang_in_a_worker_is_blamed_and_the_tune_goes_on),
+        ("devices_of_two_models_are_refused", devices_of_two_models_are_refused),
+    ];
+    let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let mut ran = 0;
+    for (name, f) in tests {
+        if filter.as_deref().is_some_and(|x| !name.contains(x)) {
+            continue;
+        }
+        print!("test {name} ... ");
+        f();
+        println!("ok");
+        ran += 1;
+    }
+    println!("\ntest result: ok. {ran} passed; 0 failed");
+}

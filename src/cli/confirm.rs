@@ -1,0 +1,124 @@
+//! `kerntune confirm SPEC`: the last step of a split tune. After the shards' databases are
+//! merged (`kerntune db merge`), the best configs any shard measured for each problem are
+//! measured again on this machine's device, one after another with the same settings, and the
+//! winner among them is stored: shards on different machines are not compared by their own
+//! clocks.
+
+use super::report;
+use crate::cli::out::outln;
+use kerntune::store::db::Database;
+use kerntune::{with_backends, Backend, BackendChoice, Devices, TuneOptions, TuneReport, Tuner};
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The spec file the shards tuned.
+    spec: PathBuf,
+    /// Backend: auto, cuda, hip or wgpu.
+    #[arg(long, default_value = "auto")]
+    backend: BackendChoice,
+    /// Device index within the backend.
+    #[arg(long, conflicts_with = "devices")]
+    device: Option<usize>,
+    /// Several devices of one model (`all`, or 0,2,3): the candidates are still judged on one.
+    #[arg(long)]
+    devices: Option<Devices>,
+    /// Confirm one problem: NAME=VALUE[,NAME=VALUE...] over the spec's problem sizes.
+    #[arg(long)]
+    key: Option<String>,
+    /// The merged database (default: $KERNTUNE_CACHE_DIR/db.sqlite or the platform cache directory).
+    #[arg(long)]
+    db: Option<PathBuf>,
+    /// How many of the shards' best configs to measure again.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=1000))]
+    top: u16,
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
+    /// Allow kernel sources outside the spec's folder.
+    #[arg(long)]
+    allow_outside_sources: bool,
+}
+
+pub fn run(a: Args) -> anyhow::Result<i32> {
+    let mut spec = kerntune::plan::prepare::load_with(&a.spec, kerntune::LoadOptions { allow_outside_sources: a.allow_outside_sources })?;
+    if let Some(k) = &a.key {
+        let first = spec.problems.first().cloned().unwrap_or_default();
+        spec.problems = vec![super::tune::parse_key(k, &first)?];
+    }
+    let devices = match (&a.devices, a.device) {
+        (Some(d), _) => d.clone(),
+        (None, d) => Devices::List(vec![d.unwrap_or(0)]),
+    };
+    let backends = kerntune::open_devices(a.backend, &devices)?;
+    let db = Database::at(super::db_path(&a.db));
+    if !db.path().exists() {
+        anyhow::bail!(
+            "{}: no such database; merge the shards' databases into it first (kerntune db merge shard-*.sqlite --db {})",
+            db.path().display(),
+            db.path().display()
+        );
+    }
+    with_backends!(backends, v => confirm_all(v, &spec, &a, db))
+}
+
+fn confirm_all<B: Backend>(devices: Vec<B>, spec: &kerntune::Spec, a: &Args, db: Database) -> anyhow::Result<i32> {
+    let language = devices[0].language();
+    let tuner = Tuner::with_devices(devices)?;
+    let file = db.load()?;
+    let mut reports: Vec<TuneReport> = Vec::new();
+    for i in 0..spec.problems.len() {
+        let job = spec.job(language, i)?;
+        let id = tuner.entry_of(&job)?;
+        // Every entry of this kernel, source, target and problem (any toolchain: shards may
+        // have run on machines with other drivers), best measurement per config.
+        let mut best: std::collections::BTreeMap<String, f64> = Default::default();
+        let mut entries = 0;
+        for e in file
+            .entries
+            .values()
+            .filter(|e| e.id.kernel == id.kernel && e.id.kernel_hash == id.kernel_hash && e.id.target == id.target && e.id.problem == id.problem)
+        {
+            entries += 1;
+            for (k, m) in &e.measurements {
+                if let Some(s) = m.stats() {
+                    let slot = best.entry(k.clone()).or_insert(f64::INFINITY);
+                    *slot = slot.min(s.mean);
+                }
+            }
+        }
+        if best.is_empty() {
+            anyhow::bail!(
+                "{}: no shard measured `{}` ({}) on {} in {}; tune the shards first (kerntune tune --shard K/N --db shard-K.sqlite) and merge them",
+                spec.path.display(),
+                id.kernel,
+                id.problem,
+                id.target,
+                db.path().display()
+            );
+        }
+        let mut ranked: Vec<(String, f64)> = best.into_iter().collect();
+        ranked.sort_by(|x, y| x.1.total_cmp(&y.1).then(x.0.cmp(&y.0)));
+        let measured = ranked.len();
+        let keys: Vec<String> = ranked.into_iter().take(a.top as usize).map(|(k, _)| k).collect();
+        let opts =
+            TuneOptions { only: Some(keys.clone()), remeasure: true, force: true, strategy: "exhaustive".into(), db: Some(db.clone()), ..Default::default() };
+        let r = tuner.tune(&job, &opts)?;
+        if !a.json {
+            report::print(&r, a.top as usize, Some(db.path()))?;
+            outln!(
+                "confirmed: {} is the winner among the shards' best {} of {measured} measured configs ({} entr{}), measured again on {}",
+                r.winner,
+                keys.len(),
+                entries,
+                if entries == 1 { "y" } else { "ies" },
+                r.target.name
+            );
+        }
+        reports.push(r);
+    }
+    if a.json {
+        outln!("{}", serde_json::to_string_pretty(&reports)?);
+    }
+    Ok(0)
+}

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# A split tune on a real single-node Slurm cluster (Debian's slurm-wlm and munge, daemons
+# started here without systemd), on software Vulkan: deploy/slurm/submit.sh submits a 4-task
+# job array of scripts/fleet/shard.sh and a dependent merge-and-confirm job, exactly as on a GPU
+# cluster. Then it checks that every candidate was measured by exactly one shard, that the
+# merged database holds them all, and that confirm stored a winner.
+#
+#   bash tests/slurm/run.sh [KERNTUNE_BINARY]
+#
+# Needs root (the daemons) and the packages (installed when missing). The cluster uses its own
+# configuration and state under a temporary folder and is stopped at the end; /etc/slurm is not
+# touched. Set KERNTUNE_SLURM_KEEP=1 to keep the folder for a look.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+kt=$(realpath "${1:-target/debug/kerntune}")
+spec=examples/triad/triad.toml
+shards=4
+
+if [ "$(id -u)" != 0 ]; then
+  echo "slurm test: needs root to start munged, slurmctld and slurmd; skipped" >&2
+  [ -n "${KERNTUNE_SKIP_LOG:-}" ] && echo "slurm: tests/slurm/run.sh (not root)" >>"$KERNTUNE_SKIP_LOG"
+  exit 0
+fi
+if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
+  echo "slurm test: installing slurm-wlm and munge" >&2
+  apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurm-wlm munge >/dev/null
+fi
+[ -x "$kt" ] || { echo "slurm test: no kerntune binary at $kt (build first)" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/kerntune-slurm.XXXXXX)
+conf=$work/slurm.conf
+pids=()
+cleanup() {
+  set +e
+  for p in "$work"/slurmctld.pid "$work"/slurmd.pid; do
+    [ -f "$p" ] && kill "$(cat "$p")" 2>/dev/null
+  done
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+  if [ -n "${started_munge:-}" ] && [ -f /run/munge/munged.pid ]; then kill "$(cat /run/munge/munged.pid)" 2>/dev/null; fi
+  sleep 1
+  [ -z "${KERNTUNE_SLURM_KEEP:-}" ] && rm -rf "$work"
+}
+trap cleanup EXIT
+
+# munge: Slurm's authentication.
+mkdir -p /etc/munge /var/log/munge /run/munge /var/lib/munge
+[ -f /etc/munge/munge.key ] || dd if=/dev/urandom bs=1 count=1024 of=/etc/munge/munge.key 2>/dev/null
+chown -R munge:munge /etc/munge /var/log/munge /run/munge /var/lib/munge
+chmod 400 /etc/munge/munge.key
+chmod 0755 /run/munge
+if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
+  su -s /bin/sh munge -c /usr/sbin/munged
+  started_munge=1
+  for _ in $(seq 50); do munge -n 2>/dev/null | unmunge >/dev/null 2>&1 && break; sleep 0.1; done
+fi
+
+host=$(hostname -s)
+mkdir -p "$work/ctld" "$work/d" "$work/out"
+cat >"$conf" <<CONF
+ClusterName=kerntune-test
+SlurmctldHost=$host
+SlurmUser=root
+AuthType=auth/munge
+StateSaveLocation=$work/ctld
+SlurmdSpoolDir=$work/d
+SlurmctldPidFile=$work/slurmctld.pid
+SlurmdPidFile=$work/slurmd.pid
+SlurmctldPort=16817
+SlurmdPort=16818
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+ReturnToService=2
+MpiDefault=none
+SlurmctldLogFile=$work/slurmctld.log
+SlurmdLogFile=$work/slurmd.log
+NodeName=$host CPUs=$(nproc) State=UNKNOWN
+PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP
+CONF
+export SLURM_CONF=$conf
+slurmctld -f "$conf"
+slurmd -f "$conf"
+for _ in $(seq 100); do sinfo -h -o %t 2>/dev/null | grep -q idle && break; sleep 0.2; done
+sinfo -h -o "%P %a %t %D" >&2
+
+# The same commands as on a GPU cluster; the shards tune on software Vulkan.
+export KERNTUNE=$kt KERNTUNE_CACHE_DIR=$work/cache XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$work/xdg}
+mkdir -p -m 700 "$XDG_RUNTIME_DIR"
+cd "$root"
+read -r array confirm < <(SBATCH_ARGS="--chdir=$root --output=$work/%x-%A_%a.out" deploy/slurm/submit.sh "$shards" "$spec" "$work/out" --backend wgpu)
+echo "slurm test: array job $array, confirm job $confirm" >&2
+state() { scontrol show job "$confirm" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' | head -1; }
+for _ in $(seq 900); do
+  s=$(state)
+  case "$s" in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) break ;; esac
+  # A failed array task leaves the confirm job waiting for good.
+  if scontrol show job "$confirm" 2>/dev/null | grep -q DependencyNeverSatisfied; then
+    s="never started (a shard failed)"
+    break
+  fi
+  sleep 1
+done
+[ "$s" = COMPLETED ] || s=${s:-$(state)}
+if [ "$s" != COMPLETED ]; then
+  echo "slurm test: the confirm job ended $s" >&2
+  tail -n 20 "$work"/*.out "$work"/slurmctld.log >&2 || true
+  exit 1
+fi
+
+# Every candidate measured by exactly one shard; the merged database holds them all; a winner.
+for k in $(seq 0 $((shards - 1))); do
+  "$kt" db show --json --db "$work/out/shard-$k.sqlite" >"$work/shard-$k.json"
+done
+"$kt" db show --json --db "$work/out/merged.sqlite" >"$work/merged.json"
+python3 - "$work" "$shards" <<'PY'
+import json, sys, collections
+work, shards = sys.argv[1], int(sys.argv[2])
+seen = collections.Counter()
+for k in range(shards):
+    db = json.load(open(f"{work}/shard-{k}.json"))
+    entries = list(db["entries"].values())
+    assert len(entries) == 1, f"shard {k}: {len(entries)} entries"
+    keys = entries[0]["measurements"].keys()
+    assert keys, f"shard {k} measured nothing"
+    origin = entries[0].get("origin", {})
+    assert origin.get("shard") == {"index": k, "count": shards}, f"shard {k}: origin {origin}"
+    seen.update(keys)
+twice = [c for c, n in seen.items() if n > 1]
+assert not twice, f"measured by more than one shard: {twice}"
+merged = list(json.load(open(f"{work}/merged.json"))["entries"].values())
+assert len(merged) == 1, f"merged: {len(merged)} entries"
+m = merged[0]
+assert set(m["measurements"]) == set(seen), f"merged holds {len(m['measurements'])}, shards measured {len(seen)}"
+assert len(seen) == 23, f"the triad space has 23 valid configs; the shards measured {len(seen)}"
+w = m.get("winner")
+assert w and w["config"] in m["measurements"], f"no winner stored: {w}"
+print("test result: ok. 1 passed; 0 failed (slurm)")
+print(f"slurm test: {shards} shards measured {len(seen)} configs, each once; merged; confirm stored the winner {w['config']} ({w['stats']['mean']*1e3:.4f} ms)")
+PY
