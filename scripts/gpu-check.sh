@@ -3,7 +3,7 @@
 #
 # Built here: `cargo build --release --features cuda`, then copied with the benchmark's kernel
 # into .device/ (ignored by git): `bash scripts/gpu-check.sh --prepare`. On the GPU machine:
-# `bash scripts/gpu-check.sh [tests] [wgpu] [cuda] [sgemm] [hybrid] [generated] [l2flush] [t1] [kt] [launch] [conv]` (default: tests wgpu cuda sgemm generated). Results are
+# `bash scripts/gpu-check.sh [tests] [wgpu] [cuda] [faults] [devices] [sgemm] [hybrid] [generated] [l2flush] [t1] [kt] [launch] [conv]` (default: tests wgpu cuda sgemm generated). Results are
 # written to $OUT as files; their names say what they hold.
 set -u
 if [ "${1:-}" = "--prepare" ]; then
@@ -11,7 +11,7 @@ if [ "${1:-}" = "--prepare" ]; then
   cp target/release/kerntune .device/kerntune
   # The test binaries that need a GPU: cross-backend conformance (CUDA and wgpu) and opening CUDA.
   rm -f .device/tests/*
-  cargo test --release --features cuda --no-run --message-format=json -p kerntune --test conformance -p kerntune-cuda --test open --test launch 2>/dev/null |
+  cargo test --release --features cuda --no-run --message-format=json -p kerntune --test conformance --test gpu -p kerntune-cuda --test open --test launch 2>/dev/null |
     python3 -c 'import json,sys
 for l in sys.stdin:
     m = json.loads(l)
@@ -64,7 +64,7 @@ tests)
   {
     for t in .device/tests/*; do
       echo "--- $t"
-      KERNTUNE_REQUIRE_DEVICE=cuda,wgpu timed "$t" --test-threads=1 2>&1; echo "exit $?"
+      KERNTUNE_BIN=$BIN KERNTUNE_REQUIRE_DEVICE=cuda,wgpu timed "$t" --test-threads=1 2>&1; echo "exit $?"
     done
   } > "$OUT/tests.txt" 2>&1
   ;;
@@ -96,6 +96,40 @@ cuda)
     echo "--- triad again (database hit)"
     timed "$BIN" tune examples/triad/triad.toml --backend cuda --key N=268435456 --top 3; echo "exit $?"
   } > "$OUT/cuda-tune.txt" 2>&1
+  ;;
+faults)
+  # Published-kernel cases (examples/faults), as a user sees them: the report of each.
+  rm -rf "$KERNTUNE_CACHE_DIR"
+  {
+    for f in faults invalid_default reference_faults by_design read_past; do
+      echo "--- examples/faults/$f.toml"
+      timed "$BIN" tune examples/faults/$f.toml --backend cuda --no-db --top 6; echo "exit $?"
+    done
+    echo "--- by_design.toml, --reference none"
+    timed "$BIN" tune examples/faults/by_design.toml --backend cuda --no-db --top 3 --reference none; echo "exit $?"
+  } > "$OUT/faults.txt" 2>&1
+  ;;
+devices)
+  # Several GPUs (issue 24): a measurement-bound tune on one device and on all of them, the
+  # compile cache warm (filled by a first, cold run) and the database cleared before each.
+  cp .device/bench/sgemm.cu benches/sgemm/sgemm.cu
+  cold
+  {
+    nvidia-smi -L
+    echo "--- sgemm cold, one device (fills the compile cache)"
+    timed "$BIN" tune benches/sgemm/sgemm.toml --backend cuda --top 3 --json > "$OUT/devices-sgemm-cold.json"; echo "exit $?"
+    for i in 1 2; do
+      for d in "--device 0" "--devices all"; do
+        rm -rf "$KERNTUNE_CACHE_DIR"/db.sqlite*
+        echo "--- sgemm warm, $d, run $i"
+        timed "$BIN" tune benches/sgemm/sgemm.toml --backend cuda $d --top 5; echo "exit $?"
+      done
+    done
+    for d in "--device 0" "--devices all"; do
+      echo "--- triad 2^28 exhaustive, $d"
+      timed "$BIN" tune examples/triad/triad.toml --backend cuda --key N=268435456 --no-db $d --top 3; echo "exit $?"
+    done
+  } > "$OUT/devices.txt" 2>&1
   ;;
 sgemm)
   cp .device/bench/sgemm.cu benches/sgemm/sgemm.cu

@@ -221,7 +221,7 @@ fn bad_input_is_one_clear_error_naming_the_field() {
         (arg("1", "Size"), serde_json::Value::Null, "Arguments[1].Size", "a Vector argument needs Size"),
         (arg("1", "Type"), json!("float4"), "Arguments[1].Type", "vector type"),
         (arg("1", "Type"), json!("half"), "Arguments[1].Type", "not supported"),
-        (arg("1", "FillType"), json!("BinaryRaw"), "Arguments[1].FillType", "not supported"),
+        (arg("1", "FillType"), json!("BinaryHDF"), "Arguments[1].FillType", "not supported"),
         (arg("1", "AccessType"), json!("Sometimes"), "Arguments[1].AccessType", "ReadOnly, WriteOnly or ReadWrite"),
         (arg("2", "MemType"), json!("Texture"), "Arguments[2].MemType", "Global or Constant"),
         (arg("0", "Output"), json!(7), "Arguments[0].Output", "0, 1, true or false"),
@@ -254,4 +254,50 @@ fn t1_reads_constant_memory_and_wgpu_refuses_it() {
     let e = s.job("wgsl", 0).unwrap_err();
     assert!(e.field.contains("d_filter") && e.message.contains("not supported on wgpu"), "{e}");
     let _ = t1::MAX_T1_BYTES;
+}
+
+/// A T1 file's `ReferenceArguments` are the expected outputs: a constant, or raw data beside
+/// the file; wrong expectations fail every config, and a data file of the wrong size is one
+/// error naming the field.
+#[test]
+fn reference_arguments_are_the_expected_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.cu"), "extern \"C\" __global__ void k(const float* x, float* y) {}\n").unwrap();
+    let t1 = |reference: serde_json::Value| {
+        let v = serde_json::json!({
+            "ConfigurationSpace": {"TuningParameters": [{"Name": "block_size_x", "Type": "int", "Values": "[32, 64, 128]", "Default": 64}]},
+            "KernelSpecification": {
+                "Language": "CUDA", "KernelName": "k", "KernelFile": "k.cu", "ProblemSize": [64],
+                "Arguments": [
+                    {"Name": "x", "Type": "float", "Size": 64, "FillType": "Constant", "FillValue": 1.5, "AccessType": "ReadOnly", "MemoryType": "Vector"},
+                    {"Name": "y", "Type": "float", "Size": 64, "FillType": "Constant", "FillValue": 0, "AccessType": "WriteOnly", "MemoryType": "Vector", "Output": 1}
+                ],
+                "ReferenceArguments": reference
+            }
+        });
+        let p = dir.path().join("t1.json");
+        std::fs::write(&p, v.to_string()).unwrap();
+        Spec::load(&p)
+    };
+    let tune = |spec: Spec| {
+        let job = spec.job("cuda", 0).unwrap();
+        let fake = FakeBackend::new(Limits::preset("h100").unwrap().1, |_: &Config| 1e-3);
+        Tuner::new(fake).tune(&job, &TuneOptions { compile_threads: Some(2), ..Default::default() })
+    };
+    // The fake kernel writes y = x: 1.5 everywhere.
+    let r = tune(t1(serde_json::json!([{"Name": "y_ref", "TargetName": "y", "FillType": "Constant", "FillValue": 1.5}])).unwrap()).unwrap();
+    assert_eq!(r.reference, "expected outputs (y: constant 1.5)");
+    assert!(r.failures.is_empty() && r.results.iter().all(|x| x.verified), "{:?}", r.failures);
+    let e = tune(t1(serde_json::json!([{"Name": "y_ref", "TargetName": "y", "FillType": "Constant", "FillValue": 2.0}])).unwrap()).unwrap_err().to_string();
+    assert!(e.contains("all 3 configs gave the wrong output: `y`: 64 of 64 elements differ"), "{e}");
+    let raw: Vec<u8> = std::iter::repeat_n(1.5f32.to_le_bytes(), 64).flatten().collect();
+    std::fs::write(dir.path().join("y.bin"), &raw).unwrap();
+    let r = tune(t1(serde_json::json!([{"Name": "y_ref", "TargetName": "y", "FillType": "BinaryRaw", "DataSource": "y.bin"}])).unwrap()).unwrap();
+    assert!(r.failures.is_empty(), "{:?}", r.failures);
+    std::fs::write(dir.path().join("short.bin"), &raw[..12]).unwrap();
+    let e = t1(serde_json::json!([{"Name": "y_ref", "TargetName": "y", "FillType": "BinaryRaw", "DataSource": "short.bin"}])).unwrap_err();
+    assert_eq!(e.field, "KernelSpecification.ReferenceArguments[0].DataSource");
+    assert!(e.message.contains("has 12 bytes; 64 elements of float need 256"), "{}", e.message);
+    let e = t1(serde_json::json!([{"Name": "r", "TargetName": "z", "FillType": "Constant"}])).unwrap_err();
+    assert!(e.message.contains("`z` is not a Vector argument"), "{}", e.message);
 }

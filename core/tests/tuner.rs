@@ -607,3 +607,61 @@ fn every_strategy_keeps_every_compile_thread_busy() {
         assert_eq!(timed, 12, "{strategy}: every compile is timed per config, the default's (compiled first, for the reference) too");
     }
 }
+
+/// Every config faults: the tune ends with one message for the one cause, not one per config,
+/// and says which buffer the launch could read past (here `x` holds a quarter of the problem).
+#[test]
+fn when_every_config_faults_one_message_names_the_cause_and_the_buffer() {
+    let mut j = job();
+    if let ArgKind::Buffer { len, .. } = &mut j.args[0].kind {
+        *len = "n / 4".into();
+    }
+    let fake = FakeBackend::new(limits(), time).with_behavior(|_| Behavior::DeviceLost);
+    let e = Tuner::new(fake).tune(&j, &TuneOptions { strategy: "random".into(), budget: Budget::parse("5").unwrap(), ..opts() }).unwrap_err().to_string();
+    assert!(e.starts_with("no valid config left: all 5 configs faulted: fake illegal address"), "{e}");
+    assert!(e.contains("the launch runs") && e.contains("`x` holds 1024 elements"), "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+}
+
+/// Some configs fault, one cause: grouped once in the report, diagnosed once.
+#[test]
+fn failures_are_grouped_by_cause_in_the_report() {
+    let fake = FakeBackend::new(limits(), time).with_behavior(|c| match c.get_i64("vec") {
+        Some(2) => Behavior::DeviceLost,
+        Some(4) if c.get_i64("bx") == Some(32) => Behavior::CompileError("error: too many resources".into()),
+        _ => Behavior::Ok,
+    });
+    let r = Tuner::new(fake).tune(&job(), &opts()).unwrap();
+    assert_eq!(r.causes.len(), 2, "{:?}", r.causes);
+    assert_eq!((r.causes[0].kind, r.causes[0].count), (FailureKind::DeviceLost, 6));
+    assert!(r.causes[0].is_memory_fault(), "{:?}", r.causes[0]);
+    assert_eq!((r.causes[1].kind, r.causes[1].count), (FailureKind::CompileFailed, 1));
+}
+
+/// A parameter that changes the output by design: most configs disagree with the default's
+/// output; the report names the parameter and says what to do; the winner is a config that
+/// agrees.
+#[test]
+fn a_parameter_that_changes_the_output_is_named() {
+    let fake = FakeBackend::new(limits(), time).with_behavior(|c| if c.get_i64("vec") == Some(1) { Behavior::Ok } else { Behavior::WrongOutput });
+    let r = Tuner::new(fake).tune(&job(), &opts()).unwrap();
+    let d = r.disagreement.as_ref().expect("12 of 18 disagree");
+    assert_eq!((d.verified, d.disagreed), (18, 12));
+    assert_eq!(d.parameter.as_ref().map(|p| p.0.as_str()), Some("vec"));
+    assert!(d.advice.contains("--reference none"), "{}", d.advice);
+    assert_eq!(r.winner.get_i64("vec"), Some(1));
+}
+
+/// A verification sample verifies the first configs, and the winner and its band always.
+#[test]
+fn a_verification_sample_still_verifies_the_winner() {
+    let mut j = job();
+    j.verify.sample = VerifySample::First(3);
+    // The fastest config is wrong: the sample skips it, the final round catches it.
+    let fake = FakeBackend::new(limits(), time).with_behavior(|c| if is(c, 128, 4) { Behavior::WrongOutput } else { Behavior::Ok });
+    let r = Tuner::new(fake).tune(&j, &TuneOptions { strategy: "exhaustive".into(), ..opts() }).unwrap();
+    assert!(!is(&r.winner, 128, 4), "a wrong config never wins: {}", r.winner);
+    assert!(matches!(result_of(&r, 128, 4).outcome, ResultOutcome::Failed { kind: FailureKind::WrongOutput, .. }));
+    let verified = r.results.iter().filter(|x| x.verified).count();
+    assert!(verified < r.results.len() && result_of(&r, r.winner.get_i64("bx").unwrap(), r.winner.get_i64("vec").unwrap()).verified, "{verified}");
+}

@@ -80,7 +80,7 @@ impl<B: Backend> Coordinator<'_, B> {
                     }
                     Err(e) => ResultOutcome::Failed { kind: e.kind(), message: format!("in the final round: {e}") },
                 };
-                ledger.devices[judge].measured += usize::from(before.device != Some(judge));
+                ledger.devices[judge].measured += 1;
                 let device = before.device.map(|_| judge);
                 ledger.replace(ConfigResult { outcome, device, verified, usage: Some(kernel.usage.clone()), ..before });
             }

@@ -146,9 +146,6 @@ impl<'a> Ledger<'a> {
                 self.best = Some(s);
             }
         }
-        if let (Some(d), ResultOutcome::Measured { .. }) = (r.device, &r.outcome) {
-            self.devices[d].measured += 1;
-        }
         if persist {
             let status = match &r.outcome {
                 ResultOutcome::Measured { stats } => Some(Status::Ok { stats: stats.clone() }),

@@ -268,8 +268,8 @@ impl<B: Backend> Tuner<B> {
         let (strategy, selected) = std::thread::scope(|s| -> Result<_, Error> {
             let mut coord = search_loop::Coordinator::start(s, &self.devices, &ctx, opts, &plan)?;
             let strategy = coord.search(&mut ledger, t0)?;
-            let selected = coord.finals(&mut ledger)?;
             coord.diagnose(&mut ledger);
+            let selected = coord.finals(&mut ledger)?;
             Ok((strategy, selected))
         })
         .inspect_err(|_| {
@@ -282,7 +282,11 @@ impl<B: Backend> Tuner<B> {
     /// Stage 1: expand, compile the job's expressions, derive the entry id and the hashes.
     pub(crate) fn prepare(&self, job: &TuneJob) -> Result<Context, Error> {
         let t0 = Instant::now();
-        let Expanded { job, explicit, pruned } = self.expand_generated(job)?;
+        let Expanded { mut job, explicit, pruned } = self.expand_generated(job)?;
+        if let Reference::Expected(files) = &job.verify.reference {
+            // Only the buffers whose expected contents are given are compared.
+            job.verify.outputs = files.iter().map(|(n, _)| n.clone()).collect();
+        }
         // The sizes are checked against the device before anything is allocated.
         let mut prep = Prepared::without_data(&job, explicit)?;
         let spec_error = |field: &str, message: String| Error::Spec(crate::spec::error::SpecError { file: job.origin.clone(), field: field.into(), message });

@@ -681,6 +681,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             }
             Done::Measured { result: Ok(stats), verified, purpose: Purpose::Search } => {
                 l.progress.eval_s = (l.progress.eval_s.0 + seconds, l.progress.eval_s.1 + 1);
+                l.ledger.devices[d].measured += 1;
                 let verified = verified || self.reference_cand == Some(i);
                 let r = self.result(i, ResultOutcome::Measured { stats: stats.clone() }, Some(kernel.usage.clone()), Some(d), verified);
                 let norm = l.ledger.ratios[d];

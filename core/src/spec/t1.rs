@@ -17,15 +17,19 @@
 //! - `Arguments[]` in order: `Vector` buffers of `Size` elements (a number, or a Python
 //!   expression over `ProblemSize` and the parameters, each bound to its list of values as in
 //!   Kernel Tuner: `max(filter_width)`), filled `Constant`, `Random` or `Generator`
-//!   (`DataSource`, an expression of `i`); `MemType: Constant` also fills the module's
+//!   (`DataSource`, an expression of `i`) or `BinaryRaw` (`DataSource`, a file of raw elements or
+//!   a `.npy` array beside the T1 file); `MemType: Constant` also fills the module's
 //!   `__constant__` symbol of that name; `Output: 1` marks the buffers to verify; `Scalar`
 //!   arguments take their `FillValue`;
 //! - `Budget` (`ConfigurationCount`, `TuningDuration`, `ConfigurationFraction`; all of a list
 //!   apply) → the budget; `Search.Name` → the strategy (`hybrid` when only a budget is given).
 //!
 //! Kernels compile with Kernel Tuner's defines (`grid_size_x`, `block_size_x`, `kernel_tuner`,
-//! `loop_unroll_factor*`; see [`Compat::KernelTuner`]). Outputs are verified against the default
-//! config (a T1 file's `ReferenceData` is not read). Absent `Device`, `Search`, `Budget`,
+//! `loop_unroll_factor*`; see [`Compat::KernelTuner`]). Outputs are verified against
+//! `ReferenceArguments` where the file has them (the expected contents of the `TargetName`
+//! argument, filled like an argument: Constant, Random, Generator or BinaryRaw), else against
+//! the default config (or, when the default breaks the restrictions, the first valid config
+//! that runs). Absent `Device`, `Search`, `Budget`,
 //! `SharedMemory`, `Stream` and `CompilerOptions` are fine; `Device`, `General`,
 //! `BenchmarkConfig` and `Misc` are not used.
 
@@ -74,6 +78,9 @@ pub struct T1Options {
 struct Ctx<'a> {
     file: &'a str,
     warnings: Vec<String>,
+    /// The T1 file's folder: `BinaryRaw` data sources are read relative to it.
+    dir: PathBuf,
+    allow_outside_sources: bool,
 }
 
 impl Ctx<'_> {
@@ -90,7 +97,8 @@ pub fn load(path: &Path) -> Result<T1, SpecError> {
 /// Reads a T1 file.
 pub fn load_with(path: &Path, opts: T1Options) -> Result<T1, SpecError> {
     let file = path.display().to_string();
-    let mut cx = Ctx { file: &file, warnings: Vec::new() };
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf();
+    let mut cx = Ctx { file: &file, warnings: Vec::new(), dir, allow_outside_sources: opts.allow_outside_sources };
     let v = read_json(&cx, path)?;
     let space = v.get("ConfigurationSpace").filter(|s| s.is_object()).ok_or_else(|| cx.err("ConfigurationSpace", "missing; this is not a T1 file"))?;
     let ks = v.get("KernelSpecification").filter(|s| s.is_object()).ok_or_else(|| cx.err("KernelSpecification", "missing; this is not a T1 file"))?;
@@ -110,7 +118,11 @@ pub fn load_with(path: &Path, opts: T1Options) -> Result<T1, SpecError> {
     job.extent = extent;
     job.shared_mem = shared_memory(&cx, ks)?;
     job.args = args;
-    job.verify = Verification { reference: Reference::DefaultConfig, outputs, ..Default::default() };
+    let reference = match reference_arguments(&cx, ks, &job.args)? {
+        Some(expected) => Reference::Expected(expected),
+        None => Reference::DefaultConfig,
+    };
+    job.verify = Verification { reference, outputs, ..Default::default() };
     job.default = (!defaults.is_empty()).then_some(defaults);
     job.origin = file.clone();
     job.compat = Compat::KernelTuner;
@@ -472,29 +484,8 @@ fn buffer(cx: &Ctx<'_>, a: &J, field: &str, dtype: DType, index: usize, env: &[(
         cx.err(&size_field, format!("{elements} elements of {} bytes exceed the {} GiB a buffer may have", dtype.size(), MAX_BUFFER_BYTES >> 30))
     })?;
     let _ = bytes;
-    let fill = |key: &str| -> Result<f64, SpecError> {
-        match a.get(key) {
-            None | Some(J::Null) => Ok(0.0),
-            Some(J::Number(n)) => n.as_f64().filter(|x| x.is_finite()).ok_or_else(|| cx.err(&format!("{field}.{key}"), "must be a finite number")),
-            Some(other) => Err(cx.err(&format!("{field}.{key}"), format!("must be a number, not {}", shown(other)))),
-        }
-    };
-    let init = match a.get("FillType").and_then(J::as_str).unwrap_or("Constant") {
-        "Constant" => Init::Constant { value: fill("FillValue")? },
-        "Random" => Init::Random { seed: a.get("RandomSeed").and_then(J::as_u64).unwrap_or(index as u64 + 1) },
-        "Generator" => {
-            let expr = a
-                .get("DataSource")
-                .and_then(J::as_str)
-                .ok_or_else(|| cx.err(&format!("{field}.DataSource"), "a Generator fill needs DataSource, an expression of i"))?;
-            let n = usize::try_from(elements).map_err(|_| cx.err(&size_field, "too large for this machine"))?;
-            Init::check_generator(expr, n).map_err(|m| cx.err(&format!("{field}.DataSource"), m))?;
-            Init::Generator { expr: expr.to_string() }
-        }
-        other => {
-            return Err(cx.err(&format!("{field}.FillType"), format!("fill type `{}` is not supported; use Constant, Random or Generator", quote(other))));
-        }
-    };
+    let n = usize::try_from(elements).map_err(|_| cx.err(&size_field, "too large for this machine"))?;
+    let init = fill(cx, a, field, n, dtype, index)?;
     let access = match a.get("AccessType").and_then(J::as_str).unwrap_or("ReadWrite") {
         "ReadOnly" => Access::Read,
         "WriteOnly" => Access::Write,
@@ -508,6 +499,80 @@ fn buffer(cx: &Ctx<'_>, a: &J, field: &str, dtype: DType, index: usize, env: &[(
         Some(other) => return Err(cx.err(&format!("{field}.MemType"), format!("`{}` is not supported; use Global or Constant", quote(other)))),
     };
     Ok(ArgKind::Buffer { dtype, len: elements.to_string(), init, access, memory })
+}
+
+/// How a buffer of `n` elements is filled: `FillType` Constant (`FillValue`), Random
+/// (`RandomSeed`), Generator (`DataSource`, an expression of `i`) or BinaryRaw (`DataSource`, a
+/// file of raw elements, or a `.npy` array, beside the T1 file).
+fn fill(cx: &Ctx<'_>, a: &J, field: &str, n: usize, dtype: DType, index: usize) -> Result<Init, SpecError> {
+    let number = |key: &str| -> Result<f64, SpecError> {
+        match a.get(key) {
+            None | Some(J::Null) => Ok(0.0),
+            Some(J::Number(n)) => n.as_f64().filter(|x| x.is_finite()).ok_or_else(|| cx.err(&format!("{field}.{key}"), "must be a finite number")),
+            Some(other) => Err(cx.err(&format!("{field}.{key}"), format!("must be a number, not {}", shown(other)))),
+        }
+    };
+    let source = |what: &str| -> Result<&str, SpecError> {
+        a.get("DataSource").and_then(J::as_str).ok_or_else(|| cx.err(&format!("{field}.DataSource"), format!("a {what} fill needs DataSource")))
+    };
+    Ok(match a.get("FillType").and_then(J::as_str).unwrap_or("Constant") {
+        "Constant" => Init::Constant { value: number("FillValue")? },
+        "Random" => Init::Random { seed: a.get("RandomSeed").and_then(J::as_u64).unwrap_or(index as u64 + 1) },
+        "Generator" => {
+            let expr = source("Generator (an expression of i)")?;
+            Init::check_generator(expr, n).map_err(|m| cx.err(&format!("{field}.DataSource"), m))?;
+            Init::Generator { expr: expr.to_string() }
+        }
+        "BinaryRaw" => {
+            let path = cx.dir.join(source("BinaryRaw (a file of raw elements)")?);
+            let ds = format!("{field}.DataSource");
+            if !cx.allow_outside_sources {
+                let parent = cx.dir.parent().unwrap_or(&cx.dir).to_path_buf();
+                crate::spec::file::confine(&path, &[&cx.dir, &parent]).map_err(|m| cx.err(&ds, m))?;
+            }
+            // The size is checked now, so that a wrong file is reported before any device work.
+            let len = std::fs::metadata(&path).map_err(|e| cx.err(&ds, format!("cannot read {}: {e}", path.display())))?.len();
+            let raw = !path.extension().is_some_and(|e| e == "npy");
+            if raw && len != (n * dtype.size()) as u64 {
+                return Err(cx.err(&ds, format!("{} has {len} bytes; {n} elements of {} need {}", path.display(), dtype.c_type(), n * dtype.size())));
+            }
+            Init::File { path }
+        }
+        other => {
+            return Err(
+                cx.err(&format!("{field}.FillType"), format!("fill type `{}` is not supported; use Constant, Random, Generator or BinaryRaw", quote(other)))
+            )
+        }
+    })
+}
+
+/// `ReferenceArguments`: the expected contents of output arguments (`TargetName`), filled as an
+/// argument is. `None` when the file has none (the default config's outputs are the reference).
+fn reference_arguments(cx: &Ctx<'_>, ks: &J, args: &[ArgSpec]) -> Result<Option<Vec<(String, Init)>>, SpecError> {
+    let list = match ks.get("ReferenceArguments") {
+        None | Some(J::Null) => return Ok(None),
+        Some(J::Array(a)) if a.is_empty() => return Ok(None),
+        Some(J::Array(a)) => a,
+        Some(other) => return Err(cx.err("KernelSpecification.ReferenceArguments", format!("must be a list, not {}", shown(other)))),
+    };
+    let mut out = Vec::new();
+    for (i, r) in list.iter().enumerate() {
+        let field = format!("KernelSpecification.ReferenceArguments[{i}]");
+        let target = r
+            .get("TargetName")
+            .and_then(J::as_str)
+            .ok_or_else(|| cx.err(&format!("{field}.TargetName"), "missing: the argument whose expected contents this gives"))?;
+        let (dtype, len) = args
+            .iter()
+            .find_map(|a| match &a.kind {
+                ArgKind::Buffer { dtype, len, .. } if a.name == target => Some((*dtype, len.clone())),
+                _ => None,
+            })
+            .ok_or_else(|| cx.err(&format!("{field}.TargetName"), format!("`{}` is not a Vector argument of this kernel", quote(target))))?;
+        let n: usize = len.parse().map_err(|_| cx.err(&format!("{field}.TargetName"), "the target's size is not a number"))?;
+        out.push((target.to_string(), fill(cx, r, &field, n, dtype, i)?));
+    }
+    Ok(Some(out))
 }
 
 fn budget(cx: &Ctx<'_>, v: &J) -> Result<Option<String>, SpecError> {

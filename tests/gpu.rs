@@ -1,0 +1,195 @@
+//! The GPU suite for published kernels and several GPUs: the `kerntune` binary on real NVIDIA
+//! GPUs, run by `scripts/gpu-check.sh tests` on the GPU machine. Without a CUDA device each test
+//! says it skipped (and fails when `KERNTUNE_REQUIRE_DEVICE` names cuda).
+//!
+//! - the planted faults and the four published-kernel cases of `examples/faults` tune to
+//!   completion (or, where every config faults, end with one message) with the right diagnosis;
+//! - with two or more GPUs, `--devices all` measures on each and picks the one-device winner,
+//!   and `kill -9` of one device's worker mid-tune costs a re-run, not a failure.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+fn bin() -> PathBuf {
+    // Shipped to the GPU machine, the binary sits beside the repository's copy.
+    std::env::var_os("KERNTUNE_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_kerntune")))
+}
+
+fn cache() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+fn kerntune(cache: &Path, args: &[&str]) -> Output {
+    Command::new(bin()).args(args).env("KERNTUNE_CACHE_DIR", cache).env_remove("KERNTUNE_LOG").output().expect("kerntune runs")
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+/// The number of CUDA devices, or `None` (skipped) without one.
+fn cuda_devices(what: &str) -> Option<usize> {
+    let d = cache();
+    let o = kerntune(d.path(), &["devices", "--backend", "cuda", "--json"]);
+    let n = serde_json::from_slice::<serde_json::Value>(&o.stdout).ok().and_then(|v| v.as_array().map(|a| a.len())).unwrap_or(0);
+    if !o.status.success() || n == 0 {
+        let required = std::env::var("KERNTUNE_REQUIRE_DEVICE").is_ok_and(|v| v.split(',').any(|b| b == "cuda" || b == "1"));
+        assert!(!required, "CUDA is required but `kerntune devices` finds none: {}", text(&o));
+        kerntune::testing::skipped(&format!("{what}: no CUDA device"));
+        return None;
+    }
+    Some(n)
+}
+
+fn example(name: &str) -> String {
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/faults").join(name);
+    let p = if here.exists() { here } else { PathBuf::from("examples/faults").join(name) };
+    p.display().to_string()
+}
+
+#[test]
+fn planted_faults_are_survived_and_named() {
+    if cuda_devices("planted faults").is_none() {
+        return;
+    }
+    let d = cache();
+    let o = kerntune(d.path(), &["tune", &example("faults.toml"), "--backend", "cuda", "--top", "14", "--no-db"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("winner: FAULT=0"), "{t}");
+    for cause in ["compile failed", "device lost", "timed out", "wrong output"] {
+        assert!(t.contains(&format!(" × {cause}:")), "`{cause}` is a cause: {t}");
+    }
+}
+
+#[test]
+fn an_invalid_default_is_never_run() {
+    if cuda_devices("invalid default").is_none() {
+        return;
+    }
+    let d = cache();
+    let o = kerntune(d.path(), &["tune", &example("invalid_default.toml"), "--backend", "cuda", "--no-db", "--json"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = &v[0];
+    assert!(r["notes"][0].as_str().unwrap().contains("violates restriction 1 (`FAULT != 2`): it was not run"), "{}", r["notes"]);
+    assert!(r["results"].as_array().unwrap().iter().all(|x| x["config"]["params"][0][1] != 2), "FAULT=2 never ran");
+    assert_eq!(r["winner"]["params"][0][1], 0, "{}", r["winner"]);
+}
+
+#[test]
+fn a_reference_that_faults_is_replaced_by_the_next_candidate() {
+    if cuda_devices("reference that faults").is_none() {
+        return;
+    }
+    let d = cache();
+    let o = kerntune(d.path(), &["tune", &example("reference_faults.toml"), "--backend", "cuda", "--no-db"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("note: reference: the outputs of FAULT=0,WG_SIZE=128"), "{t}");
+    assert!(t.contains("after 2 config(s) before it failed"), "{t}");
+    assert!(t.contains("2 × device lost"), "the two faulting configs are one cause: {t}");
+    assert!(t.contains("winner: FAULT=0"), "{t}");
+}
+
+#[test]
+fn a_read_past_a_buffer_is_diagnosed_once() {
+    if cuda_devices("read past a buffer").is_none() {
+        return;
+    }
+    let d = cache();
+    let o = kerntune(d.path(), &["tune", &example("read_past.toml"), "--backend", "cuda", "--no-db", "--strategy", "random", "--budget", "6"]);
+    let t = text(&o);
+    println!("{t}");
+    // Every launch reads past `in`: where that is unmapped the reference faults, and so does
+    // every other config; one message names the cause and the buffer.
+    assert!(!o.status.success(), "{t}");
+    assert!(t.contains("all 6 configs faulted"), "{t}");
+    assert!(t.contains("`in` holds exactly the problem's 4096×4096 = 16777216 elements"), "{t}");
+    if Path::new("/usr/local/cuda/bin/compute-sanitizer").exists() {
+        assert!(t.contains("compute-sanitizer (memcheck): Invalid __global__ read"), "{t}");
+        assert!(t.contains("buffer `in`"), "the sanitizer's allocation is named: {t}");
+    }
+}
+
+#[test]
+fn a_parameter_that_changes_the_output_is_named_first() {
+    if cuda_devices("output by design").is_none() {
+        return;
+    }
+    let d = cache();
+    let o = kerntune(d.path(), &["tune", &example("by_design.toml"), "--backend", "cuda", "--no-db"]);
+    let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{out}{err}");
+    let first = out.lines().next().unwrap_or("");
+    assert!(first.starts_with("warning: 12 of the 16 verified configs disagree with the reference; `STEPS` tells them apart"), "{out}");
+    assert!(first.contains("--reference none"), "{first}");
+    assert!(out.contains("winner: block_size_x=") && out.contains(",STEPS=1 "), "{out}");
+    // With no reference the same file tunes every config.
+    let o = kerntune(d.path(), &["tune", &example("by_design.toml"), "--backend", "cuda", "--no-db", "--reference", "none"]);
+    let t = text(&o);
+    assert!(o.status.success() && !t.contains("failures:") && !t.contains("warning:"), "{t}");
+}
+
+/// The workers (this CLI's children) serving `pid`.
+fn workers(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+        let ppid = stat.rsplit(')').next().and_then(|s| s.split_whitespace().nth(1)).and_then(|s| s.parse::<u32>().ok());
+        if ppid == Some(pid) {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn several_gpus_share_a_tune_and_survive_a_killed_worker() {
+    let Some(n) = cuda_devices("several GPUs") else { return };
+    if n < 2 {
+        kerntune::testing::skipped("several GPUs: this machine has one");
+        return;
+    }
+    let d = cache();
+    let spec = example("../matmul/matmul.toml");
+    let args = ["tune", &spec, "--backend", "cuda", "--key", "M=2048,N=2048,K=2048", "--no-db", "--json"];
+    let one: serde_json::Value = serde_json::from_slice(&kerntune(d.path(), &args).stdout).unwrap();
+    let mut all_args = args.to_vec();
+    all_args.extend(["--devices", "all"]);
+    let o = kerntune(d.path(), &all_args);
+    assert!(o.status.success(), "{}", text(&o));
+    let all: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let devices = all[0]["devices"].as_array().unwrap();
+    assert_eq!(devices.len(), n);
+    assert!(devices.iter().all(|d| d["measured"].as_u64().unwrap() > 0 && d["lost"].is_null()), "{devices:?}");
+    let w1 = &one[0]["winner"];
+    let band: Vec<&serde_json::Value> = all[0]["tie_band"].as_array().unwrap().iter().chain(one[0]["tie_band"].as_array().unwrap()).collect();
+    assert!(all[0]["winner"] == *w1 || band.contains(&&all[0]["winner"]) || band.contains(&w1), "{} vs {}", all[0]["winner"], w1);
+    // kill -9 of one device's worker mid-tune.
+    let mut child = Command::new(bin()).args(&all_args).env("KERNTUNE_CACHE_DIR", d.path()).stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let t0 = Instant::now();
+    let mut killed = None;
+    while t0.elapsed() < Duration::from_secs(120) && killed.is_none() {
+        let w = workers(child.id());
+        if w.len() >= 2 {
+            std::thread::sleep(Duration::from_secs(2));
+            let victim = *w.last().unwrap();
+            let _ = Command::new("kill").args(["-9", &victim.to_string()]).status();
+            killed = Some(victim);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let o = child.wait_with_output().unwrap();
+    assert!(killed.is_some(), "two workers ran");
+    assert!(o.status.success(), "{}", text(&o));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let lost: Vec<&serde_json::Value> = r[0]["devices"].as_array().unwrap().iter().filter(|d| !d["lost"].is_null()).collect();
+    assert_eq!(lost.len(), 1, "one device reported lost: {}", r[0]["devices"]);
+    assert!(lost[0]["lost"].as_str().unwrap().contains("worker died"), "{}", lost[0]["lost"]);
+    assert!(r[0]["failures"].get("device lost").is_none(), "no config blamed: {}", r[0]["failures"]);
+}
