@@ -244,7 +244,8 @@ fn enumerate(ctx: &Context, limits: &Limits, opts: &TuneOptions) -> Result<Plan,
                 None => "the restrictions".into(),
             };
             let msg = format!("the default config ({}) violates {why}: it was not run", prep.default);
-            tracing::warn!("{msg}");
+            // The report's notes say it; the log only for those who ask.
+            tracing::info!("{msg}");
             plan.notes.push(msg);
         }
     }

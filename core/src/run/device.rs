@@ -131,7 +131,8 @@ impl<'a, B: Backend> Session<'a, B> {
     /// After an error that left the device unusable: a fresh context and, on next use, a fresh
     /// workspace. `Err` when the backend cannot recover the device.
     fn recover(&mut self, e: &BackendError) -> Result<(), String> {
-        tracing::warn!(device = self.index, error = %e, "recovering the device");
+        // The report groups failures by cause; a line per config would repeat it.
+        tracing::debug!(device = self.index, error = %e, "recovering the device");
         self.ws = None;
         self.backend.recover().map_err(|re| re.to_string())
     }

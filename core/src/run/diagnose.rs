@@ -162,14 +162,24 @@ pub fn name_allocation(report: &str, prep: &Prepared) -> String {
         if let Some(size_at) = after.find("of size ") {
             let digits: String = after[size_at + 8..].chars().take_while(|c| c.is_ascii_digit() || *c == ',').filter(|c| c.is_ascii_digit()).collect();
             if let Ok(bytes) = digits.parse::<u64>() {
-                let names: Vec<&str> = prep.data.buffers().filter(|b| b.data.len() as u64 == bytes).map(|b| b.name.as_str()).collect();
-                if names.len() == 1 {
-                    out.push_str(&format!(" (the allocation of {bytes} bytes is buffer `{}`)", names[0]));
-                } else if names.len() > 1 {
-                    out.push_str(&format!(
-                        " (allocations of {bytes} bytes: buffers {})",
-                        names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
-                    ));
+                let sized: Vec<&crate::spec::problem::HostBuffer> = prep.data.buffers().filter(|b| b.data.len() as u64 == bytes).collect();
+                // Several buffers of that size: a read past one the kernel only writes (or a
+                // write past one it only reads) is the less likely.
+                let lower = report.to_ascii_lowercase();
+                let (reads, writes) = (lower.contains(" read of "), lower.contains(" write of "));
+                let fitting: Vec<&crate::spec::problem::HostBuffer> =
+                    sized.iter().copied().filter(|b| !(reads && b.access == Access::Write) && !(writes && b.access == Access::Read)).collect();
+                let list = |v: &[&crate::spec::problem::HostBuffer]| v.iter().map(|b| format!("`{}`", b.name)).collect::<Vec<_>>().join(", ");
+                match (sized.len(), fitting.len()) {
+                    (1, _) => out.push_str(&format!(" (the allocation of {bytes} bytes is buffer `{}`)", sized[0].name)),
+                    (n, 1) if n > 1 => out.push_str(&format!(
+                        " (the allocation of {bytes} bytes is buffer `{}`: of the buffers that size ({}), the only one the kernel {})",
+                        fitting[0].name,
+                        list(&sized),
+                        if reads { "reads" } else { "writes" }
+                    )),
+                    (n, _) if n > 1 => out.push_str(&format!(" (allocations of {bytes} bytes: buffers {})", list(&sized))),
+                    _ => {}
                 }
             }
         }
@@ -315,6 +325,34 @@ pub fn disagreement(results: &[ConfigResult], params: &[Param], verify: &Verific
 mod tests {
     use super::*;
     use crate::measure::stats::Stats;
+
+    #[test]
+    fn the_checkers_allocation_is_named_by_size_and_access() {
+        let mut j = crate::spec::job::TuneJob::new(crate::spec::source::KernelSource::new("k", "fake", ""), vec![Param::new("b", [1])]);
+        j.sizes = vec![("n".into(), crate::spec::value::Value::Int(16))];
+        let buf = |name: &str, access| crate::spec::job::ArgSpec {
+            name: name.into(),
+            kind: crate::spec::job::ArgKind::Buffer {
+                dtype: crate::spec::problem::DType::F32,
+                len: "n".into(),
+                init: crate::spec::problem::Init::Zeros,
+                access,
+                memory: crate::spec::problem::Memory::Global,
+            },
+        };
+        j.args = vec![buf("out", Access::Write), buf("in", Access::Read)];
+        let prep = Prepared::new(&j).unwrap();
+        let read = "Invalid __global__ read of size 4 bytes; and is 4 bytes after the nearest allocation at 0x7f00 of size 64 bytes";
+        assert!(
+            name_allocation(read, &prep)
+                .ends_with("(the allocation of 64 bytes is buffer `in`: of the buffers that size (`out`, `in`), the only one the kernel reads)"),
+            "{}",
+            name_allocation(read, &prep)
+        );
+        let write = read.replace(" read of ", " write of ");
+        assert!(name_allocation(&write, &prep).contains("is buffer `out`"));
+        assert_eq!(name_allocation("no allocation named", &prep), "no allocation named");
+    }
 
     fn r(key: &[(&str, i64)], outcome: ResultOutcome) -> ConfigResult {
         ConfigResult {
