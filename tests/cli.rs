@@ -534,7 +534,7 @@ fn shards_merge_and_confirm() {
         ])
         .status();
     if c.is_ok_and(|s| s.success()) {
-        bad(dir, &["db", "merge", old.to_str().unwrap(), "--db", merged.to_str().unwrap()], &["old.sqlite", "format version 1", "reads version 2"]);
+        bad(dir, &["db", "merge", old.to_str().unwrap(), "--db", merged.to_str().unwrap()], &["old.sqlite", "format version 1", "reads version 3"]);
         assert_eq!(std::fs::read(&merged).unwrap(), before);
     }
     for (args, want) in [
@@ -599,4 +599,35 @@ fn verification_options_and_language_mismatch() {
         &["check", cu.to_str().unwrap()],
         &["conv.toml", "kernel.source.cuda", "`hip/hip_runtime.h`, a HIP header", "conv.cu beside it looks like the CUDA version"],
     );
+}
+
+/// `simulate --leave-one-out` on the six-GPU spaces: a record per space and prior kind, with
+/// the mean and the 5th percentile at each `--at`.
+#[test]
+fn simulate_leave_one_out_reports_each_held_out_gpu() {
+    let d = tempfile::tempdir().unwrap();
+    let gpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/spaces/gpus");
+    let files: Vec<String> = ["A100", "A4000", "W7800"].iter().map(|g| gpus.join(format!("convolution_{g}.json.gz")).display().to_string()).collect();
+    if !Path::new(&files[0]).exists() {
+        assert!(std::env::var("CI").is_err(), "CI has ../shared beside the clone");
+        eprintln!("SKIPPED: no ../shared/spaces/gpus");
+        return;
+    }
+    let mut args = vec!["simulate", "--leave-one-out", "--repeats", "4", "--at", "5,10", "--json"];
+    args.extend(files.iter().map(String::as_str));
+    let o = kerntune(d.path(), &args);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let rows = v.as_array().unwrap();
+    assert_eq!(rows.len(), 9, "3 held-out spaces × none, plain, adaptive");
+    for r in rows {
+        assert!(["none", "plain", "adaptive"].contains(&r["prior"].as_str().unwrap()), "{r}");
+        for n in ["5", "10"] {
+            let (m, p5) = (r["at"][n]["mean"].as_f64().unwrap(), r["at"][n]["p5"].as_f64().unwrap());
+            assert!(p5 <= m + 1e-12 && m <= 1.0 && p5 > 0.0, "{r}");
+        }
+    }
+    let o = kerntune(d.path(), &["simulate", "--leave-one-out", &files[0]]);
+    assert!(!o.status.success() && text(&o).1.contains("at least two spaces"));
 }

@@ -171,7 +171,7 @@ fn several_gpus_share_a_tune_and_survive_a_killed_worker() {
     let band: Vec<&serde_json::Value> = all[0]["tie_band"].as_array().unwrap().iter().chain(one[0]["tie_band"].as_array().unwrap()).collect();
     assert!(all[0]["winner"] == *w1 || band.contains(&&all[0]["winner"]) || band.contains(&w1), "{} vs {}", all[0]["winner"], w1);
     // kill -9 of one device's worker mid-tune.
-    let mut child = Command::new(bin()).args(&all_args).env("KERNTUNE_CACHE_DIR", d.path()).stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let child = Command::new(bin()).args(&all_args).env("KERNTUNE_CACHE_DIR", d.path()).stdout(std::process::Stdio::piped()).spawn().unwrap();
     let t0 = Instant::now();
     let mut killed = None;
     while t0.elapsed() < Duration::from_secs(120) && killed.is_none() {

@@ -64,7 +64,7 @@ pub use error::{BackendError, FailureKind, OpenError};
 pub use limits::{LimitViolation, Limits, PRESETS};
 pub use measure::{Stats, TimeRequest, TimingMethod, VerifyRequest};
 pub use plan::{Launch, Prepared, PruneReason, ResourceUsage};
-pub use run::{ConfigResult, Error, Event, ResultOutcome, TuneOptions, TuneReport, Tuner};
+pub use run::{ConfigResult, Error, Event, PriorSetting, ResultOutcome, TuneOptions, TuneReport, Tuner};
 pub use search::Strategy;
 pub use space::{Config, Knobs, SearchSpace};
 pub use spec::{

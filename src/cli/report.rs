@@ -46,6 +46,12 @@ pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) -> Result<(), crate:
     if let Some(d) = &r.disagreement {
         outln!("warning: {d}");
     }
+    if let Some(p) = &r.prior {
+        outln!("{}", p.line);
+        for x in p.refused.iter().chain(&p.notes) {
+            outln!("    {x}");
+        }
+    }
     if r.db_hit {
         outln!("database hit for {} ({}) on {}: the stored winner is reused, nothing was benchmarked", r.entry.kernel, problem, r.target.name);
     }

@@ -14,9 +14,9 @@ pub struct Args {
     /// Strategies, comma separated, or `all`.
     #[arg(long, default_value = "all")]
     strategy: String,
-    /// Evaluations per run.
-    #[arg(long, default_value_t = 400)]
-    budget: usize,
+    /// Evaluations per run (default 400; with --leave-one-out, the largest --at).
+    #[arg(long)]
+    budget: Option<usize>,
     /// Seeds per strategy (the mean and spread are over these).
     #[arg(long, default_value_t = 50)]
     repeats: usize,
@@ -37,9 +37,17 @@ pub struct Args {
     /// the tuner's compile order, first-in-first-out order, and the true times as the order.
     #[arg(long, value_name = "N")]
     compile_threads: Option<usize>,
-    /// Evaluation counts to report in the table.
-    #[arg(long, default_value = "50,100,200,400", value_delimiter = ',')]
+    /// Evaluation counts to report in the table (default 50,100,200,400; with --leave-one-out
+    /// 5,10,20).
+    #[arg(long, value_delimiter = ',')]
     at: Vec<usize>,
+    /// Few-shot transfer, offline: each space in turn is the device never seen and the others
+    /// are its priors (the same kernel measured on other GPUs; parameters are matched by name
+    /// and value). Reports, for each held-out space, the search without priors (--strategy,
+    /// default hybrid), plain transfer (each other GPU's best in turn) and the adaptive transfer
+    /// search: mean and 5th percentile over seeds.
+    #[arg(long)]
+    leave_one_out: bool,
     /// Write the curves (fraction of optimum against evaluations) as SVG.
     #[arg(long)]
     svg: Option<PathBuf>,
@@ -57,15 +65,99 @@ const MAX_CELLS: usize = 200_000_000;
 /// The most proposals in flight.
 const MAX_PARALLEL: usize = 100_000;
 
-pub fn run(a: Args) -> anyhow::Result<i32> {
-    let strategies: Vec<String> = if a.strategy == "all" {
-        kerntune::spec::settings::STRATEGIES.iter().filter(|s| s.name != "exhaustive").map(|s| s.name.to_string()).collect()
-    } else {
-        a.strategy.split(',').map(|s| s.trim().to_string()).collect()
-    };
-    for s in &strategies {
-        kerntune::search::strategy::by_name(s, 0).map_err(|m| anyhow::anyhow!("--strategy: {m}"))?;
+pub fn run(mut a: Args) -> anyhow::Result<i32> {
+    if a.at.is_empty() {
+        a.at = if a.leave_one_out { vec![5, 10, 20] } else { vec![50, 100, 200, 400] };
     }
+    let budget = a.budget.unwrap_or(if a.leave_one_out { a.at.iter().copied().max().unwrap_or(20) } else { 400 });
+    let a = Resolved { budget, a };
+    if a.a.leave_one_out {
+        return leave_one_out(&a);
+    }
+    run_resolved(&a)
+}
+
+/// The arguments with the budget settled.
+struct Resolved {
+    budget: usize,
+    a: Args,
+}
+
+impl std::ops::Deref for Resolved {
+    type Target = Args;
+    fn deref(&self) -> &Args {
+        &self.a
+    }
+}
+
+/// `--leave-one-out`: see the flag's help.
+fn leave_one_out(a: &Resolved) -> anyhow::Result<i32> {
+    use kerntune::sim::simulate::{leave_one_out, PriorKind};
+    check_sizes(a)?;
+    if a.spaces.len() < 2 {
+        anyhow::bail!("--leave-one-out needs at least two spaces (one held out, the others its priors)");
+    }
+    let base = if a.strategy == "all" { "hybrid".to_string() } else { a.strategy.clone() };
+    kerntune::search::strategy::by_name(&base, 0).map_err(|m| anyhow::anyhow!("--strategy: {m}"))?;
+    let spaces: Vec<RecordedSpace> = a.spaces.iter().map(|p| RecordedSpace::load(p).map_err(anyhow::Error::msg)).collect::<anyhow::Result<_>>()?;
+    for (s, p) in spaces.iter().zip(&a.spaces) {
+        if s.optimum().is_infinite() {
+            anyhow::bail!("{}: no config in this space succeeded; nothing to score against", p.display());
+        }
+    }
+    let rows = leave_one_out(&spaces, &base, a.budget, a.repeats, a.seed).map_err(anyhow::Error::msg)?;
+    let at: Vec<usize> = a.at.iter().copied().filter(|&n| n >= 1 && n <= a.budget).collect();
+    if a.json {
+        let brief: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|(kind, s)| {
+                let at: serde_json::Map<String, serde_json::Value> =
+                    at.iter().map(|&n| (n.to_string(), serde_json::json!({"mean": s.at(n).0, "p5": s.p5_at(n), "std": s.at(n).1}))).collect();
+                serde_json::json!({"space": s.space, "strategy": s.strategy, "prior": kind, "repeats": s.repeats, "at": at, "mean": s.mean, "std": s.std, "p5": s.p5})
+            })
+            .collect();
+        outln!("{}", serde_json::to_string_pretty(&brief)?);
+        return Ok(0);
+    }
+    outln!(
+        "leave one out: each space as the device never seen, the other {} as its priors; fraction of optimum, mean (5th percentile) over {} seeds",
+        spaces.len() - 1,
+        a.repeats
+    );
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    let mut header = vec!["held out".to_string(), "prior".to_string()];
+    header.extend(at.iter().map(|n| format!("@{n}")));
+    t.set_header(header);
+    for (kind, s) in &rows {
+        let label = match kind {
+            PriorKind::None => format!("none ({base})"),
+            PriorKind::Plain => "plain transfer".into(),
+            PriorKind::Adaptive => "adaptive".into(),
+        };
+        let mut row = vec![Cell::new(&s.space), Cell::new(label)];
+        for &n in &at {
+            row.push(Cell::new(format!("{:.3} ({:.3})", s.at(n).0, s.p5_at(n))).set_alignment(CellAlignment::Right));
+        }
+        t.add_row(row);
+    }
+    outln!("{t}");
+    if let Some(&last) = at.last() {
+        let adaptive: Vec<&Score> = rows.iter().filter(|r| r.0 == PriorKind::Adaptive).map(|r| &r.1).collect();
+        let none: Vec<&Score> = rows.iter().filter(|r| r.0 == PriorKind::None).map(|r| &r.1).collect();
+        let reach = adaptive.iter().filter(|s| s.at(last).0 >= 0.98).count();
+        let not_worse = adaptive.iter().zip(&none).filter(|(x, y)| x.at(last).0 >= y.at(last).0).count();
+        outln!(
+            "adaptive at {last}: ≥ 0.98 of the optimum in {reach} of {} spaces; at least as good as {base} without priors in {not_worse} of {}",
+            adaptive.len(),
+            adaptive.len()
+        );
+    }
+    Ok(0)
+}
+
+/// The bounds every simulation keeps (memory and time).
+fn check_sizes(a: &Resolved) -> anyhow::Result<()> {
     if a.budget == 0 || a.repeats == 0 || a.parallel == 0 {
         anyhow::bail!("--budget, --repeats and --parallel must be at least 1");
     }
@@ -88,8 +180,21 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     if a.parallel > MAX_PARALLEL {
         anyhow::bail!("--parallel {} is more than the {MAX_PARALLEL} proposals in flight a simulation may keep", a.parallel);
     }
+    Ok(())
+}
+
+fn run_resolved(a: &Resolved) -> anyhow::Result<i32> {
+    let strategies: Vec<String> = if a.strategy == "all" {
+        kerntune::spec::settings::STRATEGIES.iter().filter(|s| s.name != "exhaustive" && s.name != "transfer").map(|s| s.name.to_string()).collect()
+    } else {
+        a.strategy.split(',').map(|s| s.trim().to_string()).collect()
+    };
+    for s in &strategies {
+        kerntune::search::strategy::by_name(s, 0).map_err(|m| anyhow::anyhow!("--strategy: {m}"))?;
+    }
+    check_sizes(a)?;
     if let Some(threads) = a.compile_threads {
-        return wall(&a, &strategies, threads);
+        return wall(a, &strategies, threads);
     }
     let mut all: Vec<Score> = Vec::new();
     for path in &a.spaces {
@@ -157,7 +262,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
 }
 
 /// `--compile-threads`: simulated wall times, mean over the seeds, per space and strategy.
-fn wall(a: &Args, strategies: &[String], threads: usize) -> anyhow::Result<i32> {
+fn wall(a: &Resolved, strategies: &[String], threads: usize) -> anyhow::Result<i32> {
     use kerntune::sim::schedule::{compare, Comparison};
     if threads == 0 {
         anyhow::bail!("--compile-threads must be at least 1");

@@ -48,9 +48,19 @@ pub struct Args {
     /// Tune one problem instead of the spec's list: NAME=VALUE[,NAME=VALUE...] over the spec's problem sizes.
     #[arg(long)]
     key: Option<String>,
-    /// Search strategy: exhaustive, random, annealing, genetic, local, model or hybrid; overrides the spec's [tune] strategy.
+    /// Search strategy: exhaustive, random, annealing, genetic, local, model, hybrid or transfer;
+    /// overrides the spec's [tune] strategy. Without one: transfer when other GPUs' measurements
+    /// of this kernel exist (priors), else exhaustive.
     #[arg(long)]
     strategy: Option<String>,
+    /// Learn from these files of other GPUs' measurements instead of the database: Kernel Tuner
+    /// caches (.json, .json.gz), T4 files, kerntune databases (entries of another source hash
+    /// in a named database are used too).
+    #[arg(long, num_args = 1.., value_name = "FILE", conflicts_with = "no_prior")]
+    prior: Vec<PathBuf>,
+    /// Do not learn from other GPUs' measurements.
+    #[arg(long)]
+    no_prior: bool,
     /// Budget: evaluations (200), seconds (30s), minutes (5m), within a percentage of the model's predicted optimum (2%, model and hybrid only), or several (400,5m,2%).
     #[arg(long)]
     budget: Option<String>,
@@ -111,9 +121,24 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         Some(b) => Budget::parse(b).map_err(|m| anyhow::anyhow!("--budget: {m}"))?,
         None => Budget::default(),
     };
-    let strategy = a.strategy.clone().or(spec.strategy.clone()).unwrap_or_else(|| "exhaustive".into());
-    kerntune::spec::settings::strategy_named(&strategy).map_err(|m| anyhow::anyhow!("--strategy: {m}"))?;
-    kerntune::spec::settings::check_strategy(&strategy, &budget).map_err(|m| anyhow::anyhow!("--budget: {m}"))?;
+    let strategy = a.strategy.clone().or(spec.strategy.clone()).unwrap_or_else(|| "auto".into());
+    if strategy != "auto" {
+        kerntune::spec::settings::strategy_named(&strategy).map_err(|m| anyhow::anyhow!("--strategy: {m}"))?;
+        kerntune::spec::settings::check_strategy(&strategy, &budget).map_err(|m| anyhow::anyhow!("--budget: {m}"))?;
+    } else if budget.within.is_some() {
+        // A `%` budget needs a model: the hybrid, unless priors make it the transfer search.
+        kerntune::spec::settings::check_strategy("hybrid", &budget).map_err(|m| anyhow::anyhow!("--budget: {m}"))?;
+    }
+    for p in &a.prior {
+        if !p.exists() {
+            anyhow::bail!("--prior: {}: no such file", p.display());
+        }
+    }
+    let prior = match (a.no_prior, a.prior.is_empty()) {
+        (true, _) => kerntune::PriorSetting::Off,
+        (false, false) => kerntune::PriorSetting::Files(a.prior.clone()),
+        (false, true) => kerntune::PriorSetting::Database,
+    };
     let devices = match (&a.devices, a.device, &spec.devices) {
         (Some(d), _, _) => d.clone(),
         (None, Some(d), _) => Devices::List(vec![d]),
@@ -134,6 +159,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         force: a.force,
         remeasure: a.remeasure,
         compile_threads: a.jobs.map(usize::from),
+        prior,
         ..Default::default()
     };
     let work = match a.shard {

@@ -121,7 +121,8 @@ pub(crate) fn plan(ctx: &Context, limits: &Limits, opts: &TuneOptions) -> Result
         keep_only(&mut plan, keys);
     }
     let partitioned = match opts.shard {
-        Some(shard) if !crate::search::strategy::by_name(&opts.strategy, 0).map(|s| s.adaptive()).unwrap_or(true) => {
+        // `auto` partitions too: its search (transfer or exhaustive) then runs on the part.
+        Some(shard) if opts.strategy == "auto" || !crate::search::strategy::by_name(&opts.strategy, 0).map(|s| s.adaptive()).unwrap_or(true) => {
             let before = plan.cands.len();
             plan.cands.retain(|c| shard.takes(c.order));
             plan.notes.push(format!(

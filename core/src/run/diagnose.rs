@@ -168,7 +168,7 @@ pub fn name_allocation(report: &str, prep: &Prepared) -> String {
                 let lower = report.to_ascii_lowercase();
                 let (reads, writes) = (lower.contains(" read of "), lower.contains(" write of "));
                 let fitting: Vec<&crate::spec::problem::HostBuffer> =
-                    sized.iter().copied().filter(|b| !(reads && b.access == Access::Write) && !(writes && b.access == Access::Read)).collect();
+                    sized.iter().copied().filter(|b| !(reads && b.access == Access::Write || writes && b.access == Access::Read)).collect();
                 let list = |v: &[&crate::spec::problem::HostBuffer]| v.iter().map(|b| format!("`{}`", b.name)).collect::<Vec<_>>().join(", ");
                 match (sized.len(), fitting.len()) {
                     (1, _) => out.push_str(&format!(" (the allocation of {bytes} bytes is buffer `{}`)", sized[0].name)),

@@ -46,6 +46,8 @@ pub(crate) struct Ledger<'a> {
     pub notes: Vec<String>,
     /// Failures grouped by cause, once diagnosed.
     pub causes: Vec<crate::run::diagnose::Cause>,
+    /// What the priors held.
+    pub prior: Option<crate::run::report::PriorReport>,
     /// Configs verified so far during the search (the sample counts them).
     pub verified: usize,
     /// The number the next result of this run gets.
@@ -95,6 +97,7 @@ impl<'a> Ledger<'a> {
             reference: ctx.expected.clone(),
             notes: Vec::new(),
             causes: Vec::new(),
+            prior: None,
             verified: 0,
             next_seq: 0,
             environment,

@@ -60,6 +60,7 @@ pub(crate) fn stored_winner<B: Backend>(backend: &B, ctx: &Context, entry: Optio
         disagreement: None,
         notes: Vec::new(),
         shard: None,
+        prior: None,
     })
 }
 

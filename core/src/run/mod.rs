@@ -9,7 +9,7 @@
 //! 3. **candidates** — enumerate and prune before compiling, keeping each reason, optionally
 //!    order by the roofline model, and keep this shard's part (`candidates.rs`);
 //! 4. **search** — the strategy proposes within the budget; proposals compile on a pool of
-//!    threads while one session per device ([`device`]) verifies and benchmarks what is ready;
+//!    threads while one session per device (`device.rs`) verifies and benchmarks what is ready;
 //!    the reference is made from the first candidate that runs (`search_loop.rs`);
 //! 5. **finals** — the winner's contenders are verified if the sample skipped them, and
 //!    re-measured on one device when several measured them (`finals.rs`);
@@ -34,11 +34,13 @@ mod finals;
 mod ledger;
 pub(crate) mod lookup;
 mod persist;
+pub mod priors;
 pub mod report;
 mod search_loop;
 
 pub use error::Error;
-pub use report::{ConfigResult, DeviceReport, Event, Observer, ResultOutcome, TuneReport};
+pub use priors::PriorSetting;
+pub use report::{ConfigResult, DeviceReport, Event, Observer, PriorReport, ResultOutcome, TuneReport};
 
 use crate::backend::{Backend, CompileInputs, Compiled};
 use crate::plan::expand::{expand, Expanded};
@@ -60,7 +62,8 @@ pub struct TuneOptions {
     pub bench: BenchOptions,
     /// Pruning thresholds.
     pub prune: PruneOptions,
-    /// Strategy name (see [`crate::search::by_name`]).
+    /// Strategy name (see [`crate::search::by_name`]), or `auto`: the transfer search when
+    /// there are priors, else exhaustive.
     pub strategy: String,
     /// Seed for random strategies.
     pub seed: u64,
@@ -94,6 +97,9 @@ pub struct TuneOptions {
     /// Measure only these configs (by key), whatever the strategy: `kerntune confirm`
     /// re-measures the merged shards' best this way.
     pub only: Option<Vec<String>>,
+    /// Where priors come from (other devices' measurements of the same kernel). With priors
+    /// and the strategy `auto`, the tune runs the transfer search.
+    pub prior: PriorSetting,
 }
 
 impl TuneOptions {
@@ -127,6 +133,7 @@ impl Default for TuneOptions {
             cancel: None,
             shard: None,
             only: None,
+            prior: PriorSetting::Database,
         }
     }
 }

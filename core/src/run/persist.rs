@@ -117,6 +117,7 @@ pub(crate) fn report(ledger: &Ledger<'_>, plan: &Plan, sel: Selected, strategy: 
         disagreement,
         notes,
         shard: ledger.opts.shard,
+        prior: ledger.prior.clone(),
     }
 }
 

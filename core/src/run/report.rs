@@ -215,6 +215,30 @@ pub struct TuneReport {
     /// This tune's part of a sharded one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shard: Option<crate::spec::settings::Shard>,
+    /// What the tune learned from other devices' measurements, when it had any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prior: Option<PriorReport>,
+}
+
+/// What a tune's priors held (see [`crate::run::priors`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PriorReport {
+    /// One line: `prior: 5 targets, 21,780 measurements (db)`.
+    pub line: String,
+    /// Devices learned from.
+    pub targets: usize,
+    /// Their measurements used.
+    pub measurements: usize,
+    /// Where they came from: `db`, or the files.
+    pub from: String,
+    /// What was left out, by reason.
+    pub skipped: std::collections::BTreeMap<String, usize>,
+    /// Sources refused whole, with why.
+    pub refused: Vec<String>,
+    /// Notes (another source hash, values outside the space, a file that could not be read).
+    pub notes: Vec<String>,
+    /// Seconds spent loading and lining them up.
+    pub seconds: f64,
 }
 
 /// What one device did in a tune.

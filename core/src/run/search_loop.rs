@@ -206,11 +206,13 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     /// Runs the strategy until the budget or the candidates run out; returns the strategy's name.
     pub fn search(&mut self, ledger: &mut Ledger<'_>, t0: Instant) -> Result<String, Error> {
         let opts = self.opts;
-        let mut strat = strategy::for_budget(&opts.strategy, opts.strategy_seed(), &opts.budget)
-            .map_err(|m| Error::Spec(SpecError { file: self.ctx.job.origin.clone(), field: "strategy".into(), message: m }))?;
+        let plan = self.plan;
+        let params = self.ctx.prep.space.params().to_vec();
+        let coords: Vec<Vec<u32>> = plan.cands.iter().map(|c| c.coords.clone()).collect();
+        let view = Candidates { params: &params, coords: &coords };
+        let mut strat = self.strategy(ledger, &view)?;
         let threads = opts.compile_threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
         ledger.compile_threads = threads;
-        let plan = self.plan;
         let mut progress = Progress {
             evaluated: vec![false; plan.cands.len()],
             in_flight: vec![false; plan.cands.len()],
@@ -222,9 +224,6 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             compile_s: (0.0, 0),
             eval_s: (0.0, 0),
         };
-        let params = self.ctx.prep.space.params().to_vec();
-        let coords: Vec<Vec<u32>> = plan.cands.iter().map(|c| c.coords.clone()).collect();
-        let view = Candidates { params: &params, coords: &coords };
         let mut refs = self.reference_state(ledger);
         let flow = Flow::default();
         let mut times = CompileTimes::new(opts.seed);
@@ -310,6 +309,35 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             ledger.notes.push("no config ran to make the reference outputs".into());
         }
         Ok(strat.name())
+    }
+
+    /// The strategy: the one asked for, with priors where it learns from them. `auto` is the
+    /// transfer search when there are priors, else exhaustive.
+    fn strategy(&self, ledger: &mut Ledger<'_>, view: &Candidates<'_>) -> Result<Box<dyn Strategy>, Error> {
+        let opts = self.opts;
+        let wants = opts.strategy == "auto" || strategy::by_name(&opts.strategy, 0).is_ok_and(|s| s.name() == "transfer");
+        let prior = if wants { crate::run::priors::gather(self.ctx, opts, &self.devices[0].target().fingerprint, view) } else { None };
+        let usable = prior.as_ref().is_some_and(|(p, _)| !p.is_empty());
+        let name = match opts.strategy.as_str() {
+            "auto" if usable => "transfer",
+            "auto" => "exhaustive",
+            other => other,
+        };
+        let bad = |m: String| Error::Spec(SpecError { file: self.ctx.job.origin.clone(), field: "strategy".into(), message: m });
+        let strat: Box<dyn Strategy> = match (name, prior) {
+            ("transfer", Some((p, report))) => {
+                ledger.prior = Some(report);
+                if p.is_empty() {
+                    ledger.notes.push("no usable prior: the transfer search is its fallback, the hybrid search".into());
+                }
+                Box::new(crate::search::Transfer::new(p, strategy::for_budget("hybrid", opts.strategy_seed(), &opts.budget).map_err(bad)?))
+            }
+            (_, report) => {
+                ledger.prior = report.map(|r| r.1);
+                strategy::for_budget(name, opts.strategy_seed(), &opts.budget).map_err(bad)?
+            }
+        };
+        Ok(strat)
     }
 
     /// Why every device is out of the tune.

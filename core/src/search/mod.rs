@@ -18,8 +18,10 @@ pub(crate) mod local;
 mod model_guided;
 mod neighbourhood;
 pub mod pipeline;
+pub mod prior;
 mod ridge;
 pub mod strategy;
+mod transfer;
 
 pub use anneal::Annealing;
 pub use forest::Forest;
@@ -29,5 +31,7 @@ pub use local::LocalSearch;
 pub use model_guided::ModelGuided;
 pub use neighbourhood::Neighbourhood;
 pub(crate) use neighbourhood::{cost, random_fresh};
+pub use prior::{Prior, PriorBuilder, Source};
 pub use ridge::Ridge;
 pub use strategy::{by_name, for_budget, Candidates, Exhaustive, Outcome, RandomSampling, Strategy};
+pub use transfer::{PlainTransfer, Transfer};

@@ -143,7 +143,8 @@ pub fn for_budget(name: &str, seed: u64, budget: &Budget) -> Result<Box<dyn Stra
 /// Makes a strategy from its name (any spelling [`strategy_named`] accepts): `exhaustive`,
 /// `random`, `annealing`, `genetic`, `local` (greedy local search with restarts), `model`
 /// (random-forest surrogate with expected improvement), `hybrid` (model-guided and local
-/// search interleaved).
+/// search interleaved), `transfer` (learns from other devices' measurements; see
+/// [`crate::search::Transfer`] — made here without any, it is the hybrid).
 pub fn by_name(name: &str, seed: u64) -> Result<Box<dyn Strategy>, String> {
     use crate::search::*;
     Ok(match strategy_named(name)?.name {
@@ -154,6 +155,8 @@ pub fn by_name(name: &str, seed: u64) -> Result<Box<dyn Strategy>, String> {
         "local" => Box::new(LocalSearch::new(seed)),
         "model" => Box::new(ModelGuided::new(seed)),
         "hybrid" => Box::new(Hybrid::new(seed)),
+        // Without priors to learn from, the transfer search is its fallback: the hybrid.
+        "transfer" => Box::new(Transfer::new(Default::default(), Box::new(Hybrid::new(seed)))),
         other => return Err(format!("the strategy `{other}` is in the catalogue but not built here")),
     })
 }

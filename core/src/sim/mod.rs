@@ -6,6 +6,8 @@
 //! **May import:** `spec`, `space`, `search`, `measure`, `store` and the vocabulary; never
 //! `run`.
 
-pub mod recorded;
+/// Recorded spaces live in the store (priors read them too); re-exported here, where
+/// simulation uses them.
+pub use crate::store::recorded;
 pub mod schedule;
 pub mod simulate;

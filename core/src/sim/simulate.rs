@@ -10,7 +10,8 @@
 
 use crate::measure::select::{select, Entrant};
 use crate::measure::stats::{measure, Stats};
-use crate::search::strategy::{by_name, Candidates, Outcome};
+use crate::search::prior::{Prior, PriorBuilder, Record};
+use crate::search::strategy::{by_name, Candidates, Outcome, Strategy};
 use crate::sim::recorded::RecordedSpace;
 use crate::spec::settings::BenchOptions;
 use crate::FailureKind;
@@ -23,7 +24,12 @@ use serde::Serialize;
 /// are in flight (asked, not yet told), and outcomes come back oldest first; 1 is a strictly
 /// sequential search.
 pub fn trace(space: &RecordedSpace, strategy: &str, budget: usize, seed: u64, noise: bool, parallel: usize) -> Result<Vec<f64>, String> {
-    let mut strat = by_name(strategy, seed)?;
+    trace_with(space, by_name(strategy, seed)?, budget, seed, noise, parallel)
+}
+
+/// [`trace`] of a strategy already made (one with priors, say).
+pub fn trace_with(space: &RecordedSpace, mut strat: Box<dyn Strategy>, budget: usize, seed: u64, noise: bool, parallel: usize) -> Result<Vec<f64>, String> {
+    let strategy = strat.name();
     let cands = Candidates { params: &space.params, coords: &space.coords };
     let mut st = Oracle::new(space, seed, noise);
     let parallel = parallel.max(1);
@@ -154,6 +160,8 @@ pub struct Score {
     pub mean: Vec<f64>,
     /// Standard deviation over seeds, after each evaluation.
     pub std: Vec<f64>,
+    /// The 5th percentile over seeds (the unlucky seeds), after each evaluation.
+    pub p5: Vec<f64>,
     /// Seeds run.
     pub repeats: usize,
 }
@@ -164,14 +172,98 @@ impl Score {
         let i = n.clamp(1, self.mean.len()) - 1;
         (self.mean[i], self.std[i])
     }
+
+    /// The 5th percentile after `n` evaluations.
+    pub fn p5_at(&self, n: usize) -> f64 {
+        self.p5[n.clamp(1, self.p5.len()) - 1]
+    }
 }
 
 /// Runs `repeats` seeds (in parallel) and summarises.
 pub fn score(space: &RecordedSpace, strategy: &str, budget: usize, repeats: usize, seed: u64, noise: bool, parallel: usize) -> Result<Score, String> {
-    let traces: Vec<Vec<f64>> =
-        (0..repeats as u64).into_par_iter().map(|r| trace(space, strategy, budget, seed.wrapping_add(r * 7919), noise, parallel)).collect::<Result<_, _>>()?;
+    by_name(strategy, seed)?;
+    score_with(space, strategy, |s| by_name(strategy, s).expect("checked above"), budget, repeats, seed, noise, parallel)
+}
+
+/// [`score`] of strategies `make` builds for each seed, reported as `label`.
+#[allow(clippy::too_many_arguments)]
+pub fn score_with(
+    space: &RecordedSpace,
+    label: &str,
+    make: impl Fn(u64) -> Box<dyn Strategy> + Sync,
+    budget: usize,
+    repeats: usize,
+    seed: u64,
+    noise: bool,
+    parallel: usize,
+) -> Result<Score, String> {
+    let traces: Vec<Vec<f64>> = (0..repeats as u64)
+        .into_par_iter()
+        .map(|r| {
+            let s = seed.wrapping_add(r * 7919);
+            trace_with(space, make(s), budget, s, noise, parallel)
+        })
+        .collect::<Result<_, _>>()?;
     let n = traces.len().max(1) as f64;
     let mean: Vec<f64> = (0..budget).map(|k| traces.iter().map(|t| t[k]).sum::<f64>() / n).collect();
     let std: Vec<f64> = (0..budget).map(|k| (traces.iter().map(|t| (t[k] - mean[k]).powi(2)).sum::<f64>() / n).sqrt()).collect();
-    Ok(Score { strategy: strategy.into(), space: space.name.clone(), mean, std, repeats })
+    let p5: Vec<f64> = (0..budget)
+        .map(|k| {
+            let mut v: Vec<f64> = traces.iter().map(|t| t[k]).collect();
+            v.sort_by(f64::total_cmp);
+            // The nearest rank: the value below which about 5 % of the seeds fall.
+            v[((0.05 * v.len() as f64).ceil() as usize).saturating_sub(1).min(v.len() - 1)]
+        })
+        .collect();
+    Ok(Score { strategy: label.into(), space: space.name.clone(), mean, std, p5, repeats })
+}
+
+/// The prior a held-out space's tune would have: every other space's measurements, lined up
+/// with the held-out space's configs by parameter values.
+pub fn prior_for(held: &RecordedSpace, others: &[&RecordedSpace]) -> Prior {
+    let cands = Candidates { params: &held.params, coords: &held.coords };
+    let mut b = PriorBuilder::new(&cands);
+    for o in others {
+        let names: Vec<String> = o.params.iter().map(|p| p.name.clone()).collect();
+        let records = (0..o.len()).map(|i| -> Record {
+            let values = o.params.iter().zip(&o.coords[i]).map(|(p, &c)| (p.name.clone(), p.values[c as usize].clone())).collect();
+            (values, o.times[i].ok_or_else(|| o.failures[i].clone().unwrap_or_default()))
+        });
+        let name = if o.device.is_empty() { o.name.clone() } else { o.device.clone() };
+        b.add(&name, &names, records);
+    }
+    b.build()
+}
+
+/// How a held-out space is searched in [`leave_one_out`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PriorKind {
+    /// The search without priors.
+    None,
+    /// Plain transfer: each source's best in turn.
+    Plain,
+    /// The adaptive transfer search ([`crate::search::Transfer`]) over the search without priors.
+    Adaptive,
+}
+
+/// Each space in turn as the device never seen, with the others as its priors: the scores of
+/// the search without priors (`base`), of plain transfer and of the adaptive transfer search.
+pub fn leave_one_out(spaces: &[RecordedSpace], base: &str, budget: usize, repeats: usize, seed: u64) -> Result<Vec<(PriorKind, Score)>, String> {
+    by_name(base, seed)?;
+    let mut out = Vec::new();
+    for (h, held) in spaces.iter().enumerate() {
+        let others: Vec<&RecordedSpace> = spaces.iter().enumerate().filter(|(o, _)| *o != h).map(|(_, s)| s).collect();
+        let prior = std::sync::Arc::new(prior_for(held, &others));
+        out.push((PriorKind::None, score(held, base, budget, repeats, seed, false, 1)?));
+        let p = prior.clone();
+        out.push((
+            PriorKind::Plain,
+            score_with(held, "plain transfer", move |_| Box::new(crate::search::PlainTransfer::new(p.clone())), budget, repeats, seed, false, 1)?,
+        ));
+        let p = prior.clone();
+        let adaptive = move |s: u64| -> Box<dyn Strategy> { Box::new(crate::search::Transfer::new(p.clone(), by_name(base, s).expect("checked above"))) };
+        out.push((PriorKind::Adaptive, score_with(held, "transfer", adaptive, budget, repeats, seed, false, 1)?));
+    }
+    Ok(out)
 }

@@ -279,6 +279,7 @@ pub const STRATEGIES: &[StrategyName] = &[
     StrategyName { name: "local", aliases: &["localsearch", "greedy", "greedyils"], has_model: false },
     StrategyName { name: "model", aliases: &["modelguided", "bayes", "bayesian", "bayesianoptimization", "bayesopt"], has_model: true },
     StrategyName { name: "hybrid", aliases: &[], has_model: true },
+    StrategyName { name: "transfer", aliases: &["fewshot", "prior", "priors"], has_model: false },
 ];
 
 /// The strategy `name` means (any accepted spelling).

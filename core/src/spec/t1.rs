@@ -532,7 +532,7 @@ fn fill(cx: &Ctx<'_>, a: &J, field: &str, n: usize, dtype: DType, index: usize) 
             }
             // The size is checked now, so that a wrong file is reported before any device work.
             let len = std::fs::metadata(&path).map_err(|e| cx.err(&ds, format!("cannot read {}: {e}", path.display())))?.len();
-            let raw = !path.extension().is_some_and(|e| e == "npy");
+            let raw = path.extension().is_none_or(|e| e != "npy");
             if raw && len != (n * dtype.size()) as u64 {
                 return Err(cx.err(&ds, format!("{} has {len} bytes; {n} elements of {} need {}", path.display(), dtype.c_type(), n * dtype.size())));
             }

@@ -9,7 +9,9 @@
 //! concurrent writers and crashes safe without code of our own. Tables:
 //! `meta(name, value)` (`schema` = `kerntune-db`, `layout` = [`SQLITE_LAYOUT`]),
 //! `entries(key, header)` (the entry's JSON without its measurements) and
-//! `measurements(entry, config, record)` (one JSON record per measured config).
+//! `measurements(entry, config, record, time)` (one JSON record per measured config, and its
+//! mean time in seconds as a number, NULL for a failure: what priors read, without parsing a
+//! record). A layout-2 file (before `time`) is upgraded in place on first open.
 //!
 //! # Interchange format (schema version 1)
 //! `kerntune db export` and `db show --json` write, and `db merge` reads, the JSON form:
@@ -382,7 +384,7 @@ impl DbFile {
 }
 
 /// The SQLite layout version this build writes and reads.
-pub const SQLITE_LAYOUT: u32 = 2;
+pub const SQLITE_LAYOUT: u32 = 3;
 
 /// How long a write waits for another process's transaction before giving up.
 const BUSY: std::time::Duration = std::time::Duration::from_secs(120);
@@ -473,7 +475,7 @@ impl Database {
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;
              CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value TEXT NOT NULL);
              CREATE TABLE IF NOT EXISTS entries(key TEXT PRIMARY KEY, header TEXT NOT NULL);
-             CREATE TABLE IF NOT EXISTS measurements(entry TEXT NOT NULL, config TEXT NOT NULL, record TEXT NOT NULL, PRIMARY KEY(entry, config)) WITHOUT ROWID;",
+             CREATE TABLE IF NOT EXISTS measurements(entry TEXT NOT NULL, config TEXT NOT NULL, record TEXT NOT NULL, time REAL, PRIMARY KEY(entry, config)) WITHOUT ROWID;",
         )
         .map_err(self.sql("initialising"))?;
         c.execute("INSERT OR IGNORE INTO meta(name, value) VALUES ('schema', ?1), ('layout', ?2)", rusqlite::params![SCHEMA_NAME, SQLITE_LAYOUT.to_string()])
@@ -485,7 +487,20 @@ impl Database {
         if meta("schema")?.as_deref() != Some(SCHEMA_NAME) {
             return Err(DbError::Corrupt { path: self.path.clone(), detail: "an SQLite file, but not a kerntune database".into() });
         }
-        let layout = meta("layout")?.and_then(|v| v.parse::<u32>().ok()).unwrap_or(0);
+        let mut layout = meta("layout")?.and_then(|v| v.parse::<u32>().ok()).unwrap_or(0);
+        if layout == 2 {
+            // Layout 2 had no `time` column: add it, filled from the records, in one transaction.
+            c.execute_batch(
+                "BEGIN IMMEDIATE;
+                 ALTER TABLE measurements ADD COLUMN time REAL;
+                 UPDATE measurements SET time = json_extract(record, '$.stats.mean') WHERE json_extract(record, '$.status') = 'ok';
+                 UPDATE meta SET value = '3' WHERE name = 'layout';
+                 COMMIT;",
+            )
+            .map_err(self.sql("upgrading the layout"))?;
+            tracing::info!(path = %self.path.display(), "upgraded the database's layout from 2 to 3");
+            layout = 3;
+        }
         if layout != SQLITE_LAYOUT {
             return Err(DbError::Version { path: self.path.clone(), found: layout, expected: SQLITE_LAYOUT });
         }
@@ -591,6 +606,41 @@ impl Database {
         Ok(existed)
     }
 
+    /// The same kernel's measurements on other targets, for priors: every entry of kernel
+    /// `kernel` and problem `problem` whose target is not `target`, each with its id, target
+    /// name and every measured config's mean time (seconds; `None` for a failure). Reads the
+    /// `time` column, not the records, so that it stays fast with many entries and configs.
+    pub fn times_elsewhere(&self, kernel: &str, problem: &str, target: &str) -> Result<Vec<Elsewhere>, DbError> {
+        if let Kind::Json = self.kind()? {
+            let f = self.load()?;
+            return Ok(f
+                .entries
+                .into_values()
+                .filter(|e| e.id.kernel == kernel && e.id.problem == problem && e.id.target != target)
+                .map(|e| (e.id.clone(), e.target_name.clone(), e.measurements.iter().map(|(k, m)| (k.clone(), m.stats().map(|s| s.mean))).collect()))
+                .collect());
+        }
+        let Some(c) = self.open(false)? else { return Ok(Vec::new()) };
+        // Keys start with the kernel name and a `|`: a range of the primary key.
+        let (lo, hi) = (format!("{kernel}|"), format!("{kernel}}}"));
+        let mut st = c.prepare_cached("SELECT key, header FROM entries WHERE key >= ?1 AND key < ?2").map_err(self.sql("reading"))?;
+        let rows: Vec<(String, String)> =
+            st.query_map([&lo, &hi], |r| Ok((r.get(0)?, r.get(1)?))).map_err(self.sql("reading"))?.collect::<Result<_, _>>().map_err(self.sql("reading"))?;
+        let mut out = Vec::new();
+        let mut times = c.prepare_cached("SELECT config, time FROM measurements WHERE entry = ?1").map_err(self.sql("reading"))?;
+        for (key, header) in rows {
+            let e: Entry = serde_json::from_str(&header)
+                .map_err(|err| DbError::Corrupt { path: self.path.clone(), detail: format!("entry {}: {err}", crate::spec::error::quote(&key)) })?;
+            if e.id.kernel != kernel || e.id.problem != problem || e.id.target == target {
+                continue;
+            }
+            let t: Vec<(String, Option<f64>)> =
+                times.query_map([&key], |r| Ok((r.get(0)?, r.get(1)?))).map_err(self.sql("reading"))?.collect::<Result<_, _>>().map_err(self.sql("reading"))?;
+            out.push((e.id, e.target_name, t));
+        }
+        Ok(out)
+    }
+
     /// Takes the per-entry tuning lock (a lock file beside the database, released when the
     /// guard drops or the process dies): a second process tuning the same kernel and problem
     /// waits here, then finds the first one's winner. `None` when the lock file cannot be
@@ -611,6 +661,10 @@ impl Database {
         Some(EntryLock { _file: file })
     }
 }
+
+/// One entry's measurements for priors: its id, the target's name, and each config's mean
+/// time (`None`: it failed).
+pub type Elsewhere = (EntryId, String, Vec<(String, Option<f64>)>);
 
 /// Held while a process tunes one entry (see [`Database::lock_entry`]).
 #[derive(Debug)]
@@ -670,10 +724,10 @@ fn write_entry(c: &rusqlite::Connection, key: &str, before: Option<&Entry>, afte
     if before.map(header).as_ref() != Some(&new_header) {
         c.execute("INSERT OR REPLACE INTO entries(key, header) VALUES (?1, ?2)", rusqlite::params![key, new_header])?;
     }
-    let mut put = c.prepare_cached("INSERT OR REPLACE INTO measurements(entry, config, record) VALUES (?1, ?2, ?3)")?;
+    let mut put = c.prepare_cached("INSERT OR REPLACE INTO measurements(entry, config, record, time) VALUES (?1, ?2, ?3, ?4)")?;
     for (k, m) in &after.measurements {
         if before.and_then(|b| b.measurements.get(k)) != Some(m) {
-            put.execute(rusqlite::params![key, k, serde_json::to_string(m).expect("a measurement serializes")])?;
+            put.execute(rusqlite::params![key, k, serde_json::to_string(m).expect("a measurement serializes"), m.stats().map(|s| s.mean)])?;
         }
     }
     if let Some(b) = before {

@@ -2,12 +2,15 @@
 //!
 //! The winner database ([`db`]: every measurement with its reason, the winner per kernel ×
 //! target × toolchain × problem key, atomic locked writes, merge) and the compile cache of
-//! binaries the backends share ([`cache`]).
+//! binaries the backends share ([`cache`]), and other tools' result files read as recorded
+//! spaces ([`recorded`]: Kernel Tuner caches, T4 files), which simulation scores strategies on
+//! and tunes learn from as priors.
 //!
-//! **May import:** `spec`, `space`, `plan`, `measure` and the vocabulary.
+//! **May import:** `spec`, `space`, `plan`, `measure`, `search` and the vocabulary.
 
 pub mod cache;
 pub mod db;
 pub mod export;
+pub mod recorded;
 
 pub use db::{Database, DbError};

@@ -327,6 +327,90 @@ impl RecordedSpace {
     }
 }
 
+/// Another device's measurements in a Kernel Tuner cache (`.json`, `.json.gz`) or a T4 file,
+/// read as priors are: leniently. A config whose time is a failure string is a failure; `NaN`
+/// (Python writes it), `null`, a negative number or anything else is kept as a time that is not
+/// one, so that the prior counts what it skips instead of refusing the file.
+pub struct PriorFile {
+    /// The file's name.
+    pub name: String,
+    /// The device, where recorded.
+    pub device: String,
+    /// Parameter names, in the file's order.
+    pub params: Vec<String>,
+    /// Every config with its time in ms.
+    pub records: Vec<crate::search::prior::Record>,
+}
+
+impl PriorFile {
+    /// Reads a file; `Err` says why it is not one this reads.
+    pub fn load(path: &Path) -> Result<PriorFile, String> {
+        let text = read_text(path)?;
+        // Python's json writes NaN and Infinity, which JSON has not: read them as null.
+        let text = text.replace(": NaN", ": null").replace(": Infinity", ": null").replace(": -Infinity", ": null");
+        let v = parse_repairing(&text).map_err(|e| format!("{}: not a Kernel Tuner cache or T4 file: {e}", path.display()))?;
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("prior").trim_end_matches(".gz").trim_end_matches(".json").to_string();
+        let time = |t: &J| -> Result<f64, String> {
+            match t {
+                J::Number(n) => Ok(n.as_f64().unwrap_or(f64::NAN)),
+                J::String(s) => Err(s.clone()),
+                _ => Ok(f64::NAN),
+            }
+        };
+        let value = |x: &J| Value::from_json(x).unwrap_or_else(|| Value::Str(x.to_string()));
+        if let Some(cache) = v.get("cache").and_then(J::as_object) {
+            let keys: Vec<String> = v["tune_params_keys"]
+                .as_array()
+                .ok_or(format!("{}: missing `tune_params_keys`", path.display()))?
+                .iter()
+                .filter_map(|k| k.as_str().map(String::from))
+                .collect();
+            let records = cache
+                .values()
+                .map(|e| {
+                    let t = match &e["time"] {
+                        J::Number(n) if n.as_f64().is_some_and(|t| t >= 1e19) => Err("1e20 (failed)".to_string()),
+                        other => time(other),
+                    };
+                    (keys.iter().map(|k| (k.clone(), value(&e[k]))).collect(), t)
+                })
+                .collect();
+            return Ok(PriorFile { name, device: v["device_name"].as_str().unwrap_or("").to_string(), params: keys, records });
+        }
+        if let Some(results) = v.get("results").and_then(J::as_array) {
+            let mut params: Vec<String> = Vec::new();
+            let records = results
+                .iter()
+                .map(|r| {
+                    let conf: Vec<(String, Value)> =
+                        r["configuration"].as_object().map(|o| o.iter().map(|(k, x)| (k.clone(), value(x))).collect()).unwrap_or_default();
+                    for (k, _) in &conf {
+                        if !params.contains(k) {
+                            params.push(k.clone());
+                        }
+                    }
+                    let invalid = r["invalidity"].as_str().filter(|i| *i != "correct");
+                    let t = match (invalid, r["measurements"].as_array().and_then(|m| m.iter().find(|m| m["name"] == "time"))) {
+                        (Some(i), _) => Err(i.to_string()),
+                        (None, Some(m)) => time(&m["value"]).map(|x| {
+                            x * match m["unit"].as_str().unwrap_or("ms") {
+                                "s" => 1e3,
+                                "us" | "µs" => 1e-3,
+                                "ns" => 1e-6,
+                                _ => 1.0,
+                            }
+                        }),
+                        (None, None) => Ok(f64::NAN),
+                    };
+                    (conf, t)
+                })
+                .collect();
+            return Ok(PriorFile { name, device: v["metadata"]["hardware"]["name"].as_str().unwrap_or("").to_string(), params, records });
+        }
+        Err(format!("{}: neither a Kernel Tuner cache (no `cache`) nor a T4 file (no `results`)", path.display()))
+    }
+}
+
 /// Writes database measurements as a T4 results document.
 pub fn to_t4(entry: &crate::store::db::Entry) -> J {
     let results: Vec<J> = entry

@@ -1,0 +1,94 @@
+//! Loading and ranking priors at scale: a database holding one kernel's measurements on 10
+//! other GPUs, 20,000 configs each (200,000 measurements), then what a tune on an eleventh GPU
+//! does before its first evaluation: read those entries (`Database::times_elsewhere`, which reads
+//! the `time` column, not the records), line them up with its 20,000 candidates
+//! (`PriorBuilder`), and rank the candidates (the transfer search's first proposal).
+//! Goal: ≤ 100 ms.
+//!
+//! Run: `cargo bench -p kerntune-core --bench priors` (building the database takes a while).
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use kerntune_core::search::{Candidates, PriorBuilder, Strategy, Transfer};
+use kerntune_core::store::db::{Entry, EntryId, Environment, Measurement, Status};
+use kerntune_core::*;
+use std::hint::black_box;
+use std::time::Instant;
+
+const GPUS: usize = 10;
+/// 5 parameters: 8 × 5 × 5 × 4 × 25 = 20,000 configs.
+fn params() -> Vec<Param> {
+    vec![
+        Param::new("bx", [16, 32, 64, 128, 256, 512, 768, 1024]),
+        Param::new("by", [1, 2, 4, 8, 16]),
+        Param::new("tx", [1, 2, 3, 4, 5]),
+        Param::new("ty", [1, 2, 4, 8]),
+        Param::new("u", 0..25),
+    ]
+}
+
+fn coords() -> Vec<Vec<u32>> {
+    let mut out = Vec::new();
+    for a in 0..8 {
+        for b in 0..5 {
+            for c in 0..5 {
+                for d in 0..4 {
+                    for e in 0..25 {
+                        out.push(vec![a, b, c, d, e]);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+fn priors(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::at(dir.path().join("db.sqlite"));
+    let params = params();
+    let coords = coords();
+    let t = Instant::now();
+    db.update(|f| {
+        for g in 0..GPUS {
+            let id = EntryId { kernel: "conv".into(), kernel_hash: "h".into(), target: format!("gpu{g}"), toolchain: "t".into(), problem: "n=1".into() };
+            let mut e = Entry::new(id.clone(), format!("GPU {g}"), Environment::default());
+            for (i, cs) in coords.iter().enumerate() {
+                let cfg = Config::new(params.iter().zip(cs).map(|(p, &v)| (p.name.clone(), p.values[v as usize].clone())));
+                let time = 1e-3 * (1.0 + ((i * 7919 + g * 104729) % 1000) as f64 / 1000.0);
+                let m = Measurement {
+                    config: cfg,
+                    status: Status::Ok { stats: Stats::from_samples(&[time, time], false) },
+                    usage: None,
+                    at: 1,
+                    verified: None,
+                    trace: None,
+                };
+                e.measurements.insert(m.config.key(), m);
+            }
+            f.entries.insert(id.key(), e);
+        }
+    })
+    .unwrap();
+    eprintln!("built {GPUS} × {} measurements in {:.1} s", coords.len(), t.elapsed().as_secs_f64());
+    let names: Vec<String> = params.iter().map(|p| p.name.clone()).collect();
+    c.bench_function("priors: read 10 × 20,000 from the database, line up, first proposal", |b| {
+        b.iter(|| {
+            let cands = Candidates { params: &params, coords: &coords };
+            let mut pb = PriorBuilder::new(&cands);
+            for (id, name, times) in db.times_elsewhere("conv", "n=1", "gpu_new").unwrap() {
+                pb.add_keyed(&format!("{name} {}", id.target), &names, times.into_iter().map(|(k, t)| (k, t.ok_or_else(String::new))));
+            }
+            let prior = std::sync::Arc::new(pb.build());
+            assert_eq!(prior.sources.len(), GPUS);
+            let mut t = Transfer::new(prior, kerntune_core::search::by_name("hybrid", 1).unwrap());
+            black_box(t.ask(&cands, 1))
+        })
+    });
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(10);
+    targets = priors
+}
+criterion_main!(benches);

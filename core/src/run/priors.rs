@@ -1,0 +1,116 @@
+//! Priors for a tune: what other devices measured of the same kernel and problem, from the
+//! database (entries of other targets) or from files named on the command line (Kernel Tuner
+//! caches, T4 files, kerntune databases), lined up with this tune's candidates
+//! ([`crate::search::PriorBuilder`]). A prior that cannot be used is reported and left out; the
+//! tune goes on without it.
+
+use crate::run::report::PriorReport;
+use crate::run::{Context, TuneOptions};
+use crate::search::prior::{Prior, PriorBuilder};
+use crate::search::strategy::Candidates;
+use crate::store::db::Database;
+use crate::store::recorded::PriorFile;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Where a tune's priors come from.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum PriorSetting {
+    /// The tune's database: the same kernel (source hash) and problem on other targets.
+    #[default]
+    Database,
+    /// These files (and not the database): Kernel Tuner caches, T4 files, kerntune databases.
+    /// Entries of another source hash are used (they were named), with a note.
+    Files(Vec<PathBuf>),
+    /// None.
+    Off,
+}
+
+/// Gathers the priors of `setting` for the tune `ctx` on `target` (its fingerprint), lined up
+/// with the candidates; `None` when there are none to gather (or they are off).
+pub(crate) fn gather(ctx: &Context, opts: &TuneOptions, target: &str, cands: &Candidates<'_>) -> Option<(Arc<Prior>, PriorReport)> {
+    let t0 = std::time::Instant::now();
+    let mut b = PriorBuilder::new(cands);
+    let from = match &opts.prior {
+        PriorSetting::Off => return None,
+        PriorSetting::Database => {
+            let db = opts.db.as_ref()?;
+            from_database(&mut b, db, ctx, target, false);
+            "db".to_string()
+        }
+        PriorSetting::Files(files) => {
+            for f in files {
+                from_file(&mut b, f, ctx, target);
+            }
+            files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", ")
+        }
+    };
+    let prior = b.build();
+    if prior.is_empty() && prior.refused.is_empty() && prior.notes.is_empty() {
+        return None;
+    }
+    let report = PriorReport {
+        line: prior.summary(&from),
+        targets: prior.sources.len(),
+        measurements: prior.measurements(),
+        from,
+        skipped: prior.skipped.clone(),
+        refused: prior.refused.clone(),
+        notes: prior.notes.clone(),
+        seconds: t0.elapsed().as_secs_f64(),
+    };
+    tracing::info!(seconds = report.seconds, "{}", report.line);
+    Some((Arc::new(prior), report))
+}
+
+/// Every entry of this kernel and problem on another target in `db`. Entries of another source
+/// hash are used only when `named` (the user gave the file), with a note; otherwise counted.
+fn from_database(b: &mut PriorBuilder<'_>, db: &Database, ctx: &Context, target: &str, named: bool) {
+    let names: Vec<String> = ctx.prep.space.params().iter().map(|p| p.name.clone()).collect();
+    let entries = match db.times_elsewhere(&ctx.id.kernel, &ctx.id.problem, target) {
+        Ok(e) => e,
+        Err(e) => {
+            b.note(format!("{}: not read ({e}); tuning without it", db.path().display()));
+            return;
+        }
+    };
+    let mut other_hash = 0;
+    for (id, target_name, times) in entries {
+        if id.kernel_hash != ctx.id.kernel_hash {
+            if !named {
+                other_hash += 1;
+                continue;
+            }
+            b.note(format!(
+                "{target_name}: measured a kernel of another source hash ({} here {}); used because --prior names it",
+                id.kernel_hash, ctx.id.kernel_hash
+            ));
+        }
+        let records = times.into_iter().map(|(key, t)| (key, t.ok_or_else(|| "failed".to_string())));
+        b.add_keyed(&format!("{target_name} ({})", id.target), &names, records);
+    }
+    if other_hash > 0 {
+        b.note(format!(
+            "{other_hash} entr{} of kernel `{}` on other targets measured another source or options (another hash): not used; name the database with --prior to use them anyway",
+            if other_hash == 1 { "y" } else { "ies" },
+            ctx.id.kernel
+        ));
+    }
+}
+
+/// A file named with `--prior`: a kerntune database, or another tool's results.
+fn from_file(b: &mut PriorBuilder<'_>, f: &std::path::Path, ctx: &Context, target: &str) {
+    let head = std::fs::read(f).map(|d| d.into_iter().take(64).collect::<Vec<u8>>()).unwrap_or_default();
+    let is_db = head.starts_with(b"SQLite format 3\0") || String::from_utf8_lossy(&head).contains("kerntune-db");
+    if is_db {
+        from_database(b, &Database::at(f), ctx, target, true);
+        return;
+    }
+    match PriorFile::load(f) {
+        Ok(p) => {
+            let name = if p.device.is_empty() { p.name.clone() } else { format!("{} ({})", p.device, p.name) };
+            b.add(&name, &p.params, p.records);
+        }
+        Err(e) => b.note(format!("{e}; tuning without it")),
+    }
+}

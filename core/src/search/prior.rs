@@ -1,0 +1,307 @@
+//! What other devices measured of the same kernel, lined up with this tune's candidates: the
+//! prior a [`crate::search::Transfer`] search learns from.
+//!
+//! A source is one device's measurements (a database entry of another target, a Kernel Tuner
+//! cache, a T4 file). [`PriorBuilder`] maps each measured config onto the candidates by its
+//! parameter values, and counts what it cannot use: configs that are not candidates here
+//! (outside the space, or pruned by this device's limits), failures, times that are not times
+//! (NaN, negative, infinite). A source of another parameter space is refused with the names or
+//! values that differ.
+
+use crate::search::strategy::Candidates;
+use crate::spec::job::Param;
+use crate::spec::value::Value;
+use std::collections::{BTreeMap, HashMap};
+
+/// One source's measurements, aligned with the candidates.
+#[derive(Clone, Debug)]
+pub struct Source {
+    /// A name for reports (the device, or the file).
+    pub name: String,
+    /// Per candidate: the time (any unit; only ratios matter), NaN for one the source did not
+    /// measure (or saw fail).
+    pub times: Vec<f32>,
+}
+
+impl Source {
+    /// Each candidate's score: the log of its time over the source's best (0 for the best); an
+    /// unmeasured config scores the median.
+    pub fn scores(&self) -> Vec<f32> {
+        let ok: Vec<f32> = self.times.iter().copied().filter(|t| t.is_finite() && *t > 0.0).collect();
+        if ok.is_empty() {
+            return vec![0.0; self.times.len()];
+        }
+        let best = ok.iter().copied().fold(f32::INFINITY, f32::min);
+        let mut logs: Vec<f32> = ok.iter().map(|t| (t / best).ln()).collect();
+        logs.sort_by(f32::total_cmp);
+        let (median, worst) = (logs[logs.len() / 2], logs[logs.len() - 1]);
+        self.times
+            .iter()
+            .map(|&t| {
+                if t.is_nan() {
+                    median
+                } else if !t.is_finite() || t <= 0.0 {
+                    worst + 1.0
+                } else {
+                    (t / best).ln()
+                }
+            })
+            .collect()
+    }
+
+    /// Configs it measured successfully.
+    pub fn measured(&self) -> usize {
+        self.times.iter().filter(|t| t.is_finite()).count()
+    }
+}
+
+/// The sources, aligned with one tune's candidates.
+#[derive(Clone, Debug, Default)]
+pub struct Prior {
+    /// Every usable source.
+    pub sources: Vec<Source>,
+    /// What was left out, and why (counts by reason; refused sources by name).
+    pub skipped: BTreeMap<String, usize>,
+    /// Sources refused whole, with the reason.
+    pub refused: Vec<String>,
+    /// Notes for the report (a different kernel hash used because a file was named, ...).
+    pub notes: Vec<String>,
+}
+
+impl Prior {
+    /// Whether there is anything to learn from.
+    pub fn is_empty(&self) -> bool {
+        self.sources.is_empty()
+    }
+
+    /// Measurements used, over every source.
+    pub fn measurements(&self) -> usize {
+        self.sources.iter().map(Source::measured).sum()
+    }
+
+    /// One line: `prior: 5 targets, 21,780 measurements (db)`, with what was skipped.
+    pub fn summary(&self, from: &str) -> String {
+        let mut s = format!(
+            "prior: {} target{}, {} measurements ({from})",
+            self.sources.len(),
+            if self.sources.len() == 1 { "" } else { "s" },
+            thousands(self.measurements())
+        );
+        if !self.skipped.is_empty() {
+            s.push_str(&format!("; skipped {}", self.skipped.iter().map(|(k, v)| format!("{} {k}", thousands(*v))).collect::<Vec<_>>().join(", ")));
+        }
+        s
+    }
+}
+
+fn thousands(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// One measured config of a source: its parameter values by name, and its time (`Err`: why
+/// it has none — a failure string, NaN, a negative number).
+pub type Record = (Vec<(String, Value)>, Result<f64, String>);
+
+/// Lines sources up with a tune's candidates.
+pub struct PriorBuilder<'a> {
+    params: &'a [Param],
+    coords: &'a [Vec<u32>],
+    index: HashMap<&'a [u32], usize>,
+    /// Candidates by config key (`name=value,...`), made on first use.
+    keys: Option<HashMap<String, usize>>,
+    n: usize,
+    prior: Prior,
+}
+
+impl<'a> PriorBuilder<'a> {
+    /// For these candidates.
+    pub fn new(cands: &Candidates<'a>) -> PriorBuilder<'a> {
+        let index = cands.coords.iter().enumerate().map(|(i, c)| (c.as_slice(), i)).collect();
+        PriorBuilder { params: cands.params, coords: cands.coords, index, keys: None, n: cands.len(), prior: Prior::default() }
+    }
+
+    fn skip(&mut self, why: &str, n: usize) {
+        if n > 0 {
+            *self.prior.skipped.entry(why.to_string()).or_default() += n;
+        }
+    }
+
+    /// Whether a source with parameters `params` is of this space; refused (and noted) if not.
+    fn same_space(&mut self, name: &str, params: &[String]) -> bool {
+        let mine: Vec<&str> = self.params.iter().map(|p| p.name.as_str()).collect();
+        let missing: Vec<&str> = mine.iter().copied().filter(|m| !params.iter().any(|p| p == m)).collect();
+        let extra: Vec<&str> = params.iter().map(String::as_str).filter(|p| !mine.contains(p)).collect();
+        if missing.is_empty() && extra.is_empty() {
+            return true;
+        }
+        let mut why = format!("{name}: another parameter space:");
+        if !missing.is_empty() {
+            why.push_str(&format!(" it lacks {}", missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")));
+        }
+        if !extra.is_empty() {
+            why.push_str(&format!(
+                "{} it has {} this space does not",
+                if missing.is_empty() { "" } else { ";" },
+                extra.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        self.prior.refused.push(why);
+        false
+    }
+
+    /// The candidate a record's parameter values name, if any; a value outside the space is
+    /// remembered in `foreign`.
+    fn locate(&self, values: &[(String, Value)], foreign: &mut BTreeMap<String, Value>) -> Option<usize> {
+        let coords: Option<Vec<u32>> = self
+            .params
+            .iter()
+            .map(|p| {
+                let v = values.iter().find(|(n, _)| n == &p.name).map(|(_, v)| v)?;
+                let at = p.values.iter().position(|x| x == v || x.as_f64().zip(v.as_f64()).is_some_and(|(a, b)| a == b));
+                if at.is_none() {
+                    foreign.entry(p.name.clone()).or_insert_with(|| v.clone());
+                }
+                at.map(|i| i as u32)
+            })
+            .collect();
+        coords.as_deref().and_then(|c| self.index.get(c).copied())
+    }
+
+    /// Keeps a source of located records (`None`: not a candidate here), counting what it
+    /// cannot use.
+    fn keep(&mut self, name: &str, located: impl IntoIterator<Item = (Option<usize>, Result<f64, String>)>, foreign: BTreeMap<String, Value>) {
+        let mut times = vec![f32::NAN; self.n];
+        let (mut outside, mut failed, mut bad) = (0, 0, 0);
+        for (i, time) in located {
+            let Some(i) = i else {
+                outside += 1;
+                continue;
+            };
+            match time {
+                Ok(t) if t.is_finite() && t > 0.0 => times[i] = t as f32,
+                Ok(_) => bad += 1,
+                // A failure elsewhere says little about this device: left out, counted.
+                Err(_) => failed += 1,
+            }
+        }
+        self.skip("failed", failed);
+        self.skip("not candidates here (outside the space, or pruned on this device)", outside);
+        self.skip("not times (NaN, zero or negative)", bad);
+        if !foreign.is_empty() {
+            self.prior.notes.push(format!(
+                "{name}: values outside this space were skipped ({})",
+                foreign.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        let source = Source { name: name.to_string(), times };
+        if source.measured() == 0 {
+            self.prior.refused.push(format!("{name}: no successful measurement of a candidate here"));
+            return;
+        }
+        self.prior.sources.push(source);
+    }
+
+    /// Adds a source. Refused (and noted) when its parameters are not the space's; otherwise
+    /// every record that maps onto a candidate is used and the rest counted.
+    pub fn add(&mut self, name: &str, params: &[String], records: impl IntoIterator<Item = Record>) {
+        if !self.same_space(name, params) {
+            return;
+        }
+        let mut foreign = BTreeMap::new();
+        let located: Vec<(Option<usize>, Result<f64, String>)> = records.into_iter().map(|(values, t)| (self.locate(&values, &mut foreign), t)).collect();
+        self.keep(name, located, foreign);
+    }
+
+    /// Adds a source whose records are config keys (`name=value,...`, as the database keeps
+    /// them): a key written as this space writes it is found directly; any other is parsed and
+    /// matched by parameter values (another order of parameters, another spelling of a number).
+    pub fn add_keyed(&mut self, name: &str, params: &[String], records: impl IntoIterator<Item = (String, Result<f64, String>)>) {
+        if !self.same_space(name, params) {
+            return;
+        }
+        let (ps, coords) = (self.params, self.coords);
+        let keys = self.keys.get_or_insert_with(|| {
+            coords
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (ps.iter().zip(c).map(|(p, &v)| format!("{}={}", p.name, p.values[v as usize])).collect::<Vec<_>>().join(","), i))
+                .collect()
+        });
+        let mut direct: Vec<(String, Option<usize>, Result<f64, String>)> = records
+            .into_iter()
+            .map(|(k, t)| {
+                let i = keys.get(&k).copied();
+                (k, i, t)
+            })
+            .collect();
+        // Keys written another way (another parameter order, another spelling of a number).
+        let mut foreign = BTreeMap::new();
+        for (key, i, _) in direct.iter_mut().filter(|d| d.1.is_none()) {
+            if let Some(c) = crate::space::config::Config::parse(key) {
+                *i = self.locate(&c.params, &mut foreign);
+            }
+        }
+        self.keep(name, direct.into_iter().map(|(_, i, t)| (i, t)), foreign);
+    }
+
+    /// Adds a note (e.g. that a source of another kernel hash was used because it was named).
+    pub fn note(&mut self, note: String) {
+        self.prior.notes.push(note);
+    }
+
+    /// The aligned prior.
+    pub fn build(self) -> Prior {
+        self.prior
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_line_up_with_the_candidates_and_count_what_they_cannot_use() {
+        let params = vec![Param::new("a", [1, 2, 3]), Param::new("b", [10, 20])];
+        let coords: Vec<Vec<u32>> = vec![vec![0, 0], vec![1, 0], vec![2, 1]];
+        let cands = Candidates { params: &params, coords: &coords };
+        let mut b = PriorBuilder::new(&cands);
+        let rec = |a: i64, bb: i64, t: Result<f64, String>| (vec![("a".to_string(), Value::Int(a)), ("b".to_string(), Value::Int(bb))], t);
+        b.add(
+            "gpu1",
+            &["a".into(), "b".into()],
+            vec![
+                rec(1, 10, Ok(2.0)),
+                rec(2, 10, Ok(1.0)),
+                rec(3, 20, Err("RuntimeFailedConfig".into())),
+                rec(2, 20, Ok(5.0)),
+                rec(9, 10, Ok(1.0)),
+                rec(1, 10, Ok(f64::NAN)),
+            ],
+        );
+        b.add("other", &["a".into(), "c".into()], vec![]);
+        let p = b.build();
+        assert_eq!(p.sources.len(), 1);
+        let s = &p.sources[0];
+        assert_eq!((s.times[0], s.times[1]), (2.0, 1.0));
+        assert!(s.times[2].is_nan(), "a failure there is left out");
+        assert_eq!(p.skipped["not candidates here (outside the space, or pruned on this device)"], 2);
+        assert_eq!(p.skipped["failed"], 1);
+        assert_eq!(p.skipped["not times (NaN, zero or negative)"], 1);
+        assert!(p.refused[0].contains("another parameter space: it lacks `b`; it has `c` this space does not"), "{:?}", p.refused);
+        assert!(p.notes[0].contains("a = 9"), "{:?}", p.notes);
+        let sc = s.scores();
+        assert!((sc[1] - 0.0).abs() < 1e-6 && (sc[0] - 2f32.ln()).abs() < 1e-6 && sc[2] == sc[0], "unmeasured: the median");
+        assert_eq!(
+            p.summary("db"),
+            "prior: 1 target, 2 measurements (db); skipped 1 failed, 2 not candidates here (outside the space, or pruned on this device), 1 not times (NaN, zero or negative)"
+        );
+    }
+}

@@ -1,0 +1,461 @@
+//! Few-shot tuning on a device never seen, from what other devices measured of the same kernel.
+//!
+//! [`Transfer`] predicts each candidate's log time on this device as
+//!
+//! ```text
+//! predicted(c) = a + b · Σ_s w_s · score_s(c) + Σ_p g[p, value of p in c]
+//! ```
+//!
+//! - `score_s(c)` is source `s`'s log time of `c` over its best ([`Source::scores`]);
+//! - `w_s` weighs each source by how well its ranking agrees with what has been measured here
+//!   (Kendall's τ on the measured configs, softmax over sources): a source that ranks this
+//!   device's configs as it measures them leads, one that does not fades;
+//! - `a`, `b` calibrate the weighted ranking to this device's times (least squares, `b ≥ 0`);
+//! - `g` corrects it per parameter value (ridge regression of the residuals on one-hot
+//!   parameter values), so that a value this device likes more or less than the sources do
+//!   (a tile shape, a memory space) moves the ranking.
+//!
+//! It measures the best predicted candidate not yet measured. Beside it runs the search a tune
+//! without priors would run (the fallback, told every outcome): when no source agrees with this
+//! device at all (τ < 0.1) the fallback takes three turns of four, and when the model has gone
+//! [`STALL`] outcomes without a better config while the sources agree only weakly (τ < 0.4 on
+//! what was measured: what they point at is not where this device is fast), the fallback takes
+//! every turn until something improves. On the recorded six-GPU spaces this
+//! reaches 0.98 of the optimum in 20 evaluations in 11 of 12 leave-one-out cases
+//! (docs/benchmarks.md).
+//!
+//! [`PlainTransfer`] is the rule it improves on: each source's best, then each one's second
+//! best, and so on.
+
+use crate::search::prior::{Prior, Source};
+use crate::search::strategy::{Candidates, Outcome, Strategy};
+use std::sync::Arc;
+
+/// Evaluations made by the model alone before it may hand turns to the fallback.
+const FIRST: usize = 3;
+/// Softmax temperature of the source weights (on Kendall's τ).
+const TEMPERATURE: f64 = 0.15;
+/// Ridge penalty of the per-value corrections.
+const LAMBDA: f64 = 1.5;
+/// Outcomes in a row without a 0.5 % improvement that count as a stall.
+const STALL: usize = 8;
+/// Below this best agreement, a stalled model hands every turn to the fallback.
+const HAND_OVER: f64 = 0.4;
+/// Fallback proposals made to check the model when in doubt.
+const YARDSTICK: usize = 2;
+
+/// The adaptive transfer search of the module docs.
+pub struct Transfer {
+    prior: Arc<Prior>,
+    base: Box<dyn Strategy>,
+    scores: Vec<Vec<f32>>,
+    offsets: Vec<usize>,
+    features: usize,
+    /// Successful outcomes: candidate and log time.
+    obs: Vec<(usize, f64)>,
+    taken: Vec<bool>,
+    failed: Vec<bool>,
+    best: f64,
+    since_improvement: usize,
+    agreement: Option<f64>,
+    turn: u64,
+    pred: Vec<f64>,
+    dirty: bool,
+    /// Proposals made by the model and by the fallback.
+    pub proposals: (usize, usize),
+    /// Which candidates the fallback proposed.
+    from_base: std::collections::HashSet<usize>,
+    /// Outcomes (log time; infinity for a failure) of the model's and the fallback's proposals.
+    outcomes: (Vec<f64>, Vec<f64>),
+}
+
+impl Transfer {
+    /// Learns from `prior`, falling back to `base`.
+    pub fn new(prior: Arc<Prior>, base: Box<dyn Strategy>) -> Transfer {
+        Transfer {
+            prior,
+            base,
+            scores: Vec::new(),
+            offsets: Vec::new(),
+            features: 0,
+            obs: Vec::new(),
+            taken: Vec::new(),
+            failed: Vec::new(),
+            best: f64::INFINITY,
+            since_improvement: 0,
+            agreement: None,
+            turn: 0,
+            pred: Vec::new(),
+            dirty: true,
+            proposals: (0, 0),
+            from_base: Default::default(),
+            outcomes: (Vec::new(), Vec::new()),
+        }
+    }
+
+    fn init(&mut self, cands: &Candidates<'_>) {
+        if self.taken.len() == cands.len() {
+            return;
+        }
+        self.taken = vec![false; cands.len()];
+        self.failed = vec![false; cands.len()];
+        self.scores = self.prior.sources.iter().map(Source::scores).collect();
+        self.offsets.clear();
+        self.features = 0;
+        for p in cands.params {
+            self.offsets.push(self.features);
+            self.features += if p.values.len() > 1 { p.values.len() } else { 0 };
+        }
+        self.dirty = true;
+    }
+
+    /// The one-hot feature indices of candidate `i`.
+    fn features_of<'c>(&'c self, cands: &'c Candidates<'_>, i: usize) -> impl Iterator<Item = usize> + 'c {
+        cands.coords[i].iter().enumerate().filter(|(p, _)| cands.params[*p].values.len() > 1).map(|(p, &v)| self.offsets[p] + v as usize)
+    }
+
+    /// Refits the weights, the calibration and the corrections, and predicts every candidate.
+    fn refit(&mut self, cands: &Candidates<'_>) {
+        let n = cands.len();
+        let s = self.scores.len();
+        let m = self.obs.len();
+        let mut w = vec![1.0 / s.max(1) as f64; s];
+        // The sources are weighed on the model's own proposals: near the configs they favour,
+        // where the choice is made (the fallback's picks, spread over the space, would reward
+        // agreeing on the slow configs nobody wants).
+        let own: Vec<&(usize, f64)> = self.obs.iter().filter(|o| !self.from_base.contains(&o.0)).collect();
+        if own.len() >= 3 && s > 0 {
+            let y: Vec<f64> = own.iter().map(|o| o.1).collect();
+            let taus: Vec<f64> = self.scores.iter().map(|sc| kendall(&own.iter().map(|o| sc[o.0] as f64).collect::<Vec<_>>(), &y)).collect();
+            let top = taus.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            self.agreement = Some(top);
+            w = taus.iter().map(|t| ((t - top) / TEMPERATURE).exp()).collect();
+            let total: f64 = w.iter().sum();
+            w.iter_mut().for_each(|x| *x /= total);
+        }
+        let ensemble: Vec<f64> = (0..n).map(|i| self.scores.iter().zip(&w).map(|(sc, w)| w * sc[i] as f64).sum()).collect();
+        self.pred = ensemble.clone();
+        if m >= 3 {
+            let e: Vec<f64> = self.obs.iter().map(|o| ensemble[o.0]).collect();
+            let y: Vec<f64> = self.obs.iter().map(|o| o.1).collect();
+            let (a, b) = calibrate(&e, &y);
+            let residual: Vec<f64> = e.iter().zip(&y).map(|(e, y)| y - (a + b * e)).collect();
+            let rows: Vec<Vec<usize>> = self.obs.iter().map(|o| self.features_of(cands, o.0).collect()).collect();
+            let g = ridge_onehot(&rows, &residual, self.features, LAMBDA);
+            self.pred = (0..n).map(|i| a + b * ensemble[i] + self.features_of(cands, i).map(|f| g[f]).sum::<f64>()).collect();
+        }
+        self.dirty = false;
+    }
+
+    /// The model's next candidate: the best predicted one not taken.
+    fn model_pick(&mut self, cands: &Candidates<'_>) -> Option<usize> {
+        if self.dirty {
+            self.refit(cands);
+        }
+        (0..cands.len()).filter(|&i| !self.taken[i] && !self.failed[i]).min_by(|&a, &b| self.pred[a].total_cmp(&self.pred[b]).then(a.cmp(&b)))
+    }
+
+    /// Whether the model's proposals have found a better config than the fallback's (`None`
+    /// until the fallback has proposed some).
+    fn model_leads(&self) -> Option<bool> {
+        let best = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+        let (m, b) = (&self.outcomes.0, &self.outcomes.1);
+        (m.len() >= FIRST && !b.is_empty()).then(|| best(m) <= best(b))
+    }
+
+    /// Doubt: the sources' unanimous favourite (the model's first pick) is more than twice as
+    /// slow here as the best the model has found since: their favourites may not be this
+    /// device's.
+    fn doubt(&self) -> bool {
+        let m = &self.outcomes.0;
+        m.len() >= FIRST && m[0] - m.iter().copied().fold(f64::INFINITY, f64::min) > std::f64::consts::LN_2
+    }
+
+    /// Whether this turn goes to the fallback search.
+    fn fallback_turn(&self) -> bool {
+        if self.prior.is_empty() {
+            return true;
+        }
+        // In doubt, two fallback proposals are the yardstick the model is held to.
+        if self.doubt() && self.outcomes.1.len() < YARDSTICK {
+            return true;
+        }
+        match (self.model_leads(), self.agreement) {
+            // The fallback found better configs than the sources' favourites: they are not
+            // this device's. The fallback takes every turn.
+            (Some(false), _) => true,
+            // The model stopped finding better configs and the sources rank this device's
+            // configs poorly: the fallback takes every turn until something improves.
+            (_, Some(a)) if a < HAND_OVER && self.since_improvement >= STALL => true,
+            _ => false,
+        }
+    }
+}
+
+impl Strategy for Transfer {
+    fn name(&self) -> String {
+        "transfer".into()
+    }
+
+    fn ask(&mut self, cands: &Candidates<'_>, max: usize) -> Vec<usize> {
+        self.init(cands);
+        let mut out = Vec::new();
+        for _ in 0..max {
+            self.turn += 1;
+            let mut pick = None;
+            if self.fallback_turn() {
+                // The fallback may propose what the model already took: a few tries.
+                for _ in 0..4 {
+                    match self.base.ask(cands, 1).first().copied() {
+                        Some(i) if i < cands.len() && !self.taken[i] => {
+                            pick = Some(i);
+                            self.proposals.1 += 1;
+                            self.from_base.insert(i);
+                            break;
+                        }
+                        Some(_) => continue,
+                        None => break,
+                    }
+                }
+            }
+            if pick.is_none() {
+                pick = self.model_pick(cands);
+                if pick.is_some() {
+                    self.proposals.0 += 1;
+                }
+            }
+            let Some(i) = pick else { break };
+            self.taken[i] = true;
+            out.push(i);
+        }
+        out
+    }
+
+    fn tell(&mut self, index: usize, outcome: &Outcome) {
+        if index < self.taken.len() {
+            self.taken[index] = true;
+            let log = match outcome {
+                Outcome::Time(t) if t.is_finite() && *t > 0.0 => t.ln(),
+                _ => f64::INFINITY,
+            };
+            if self.from_base.contains(&index) {
+                self.outcomes.1.push(log);
+            } else {
+                self.outcomes.0.push(log);
+            }
+            match outcome {
+                Outcome::Time(t) if t.is_finite() && *t > 0.0 => {
+                    if *t < self.best * 0.995 {
+                        self.since_improvement = 0;
+                    } else {
+                        self.since_improvement += 1;
+                    }
+                    self.best = self.best.min(*t);
+                    self.obs.push((index, t.ln()));
+                }
+                _ => {
+                    self.failed[index] = true;
+                    self.since_improvement += 1;
+                }
+            }
+            self.dirty = true;
+        }
+        self.base.tell(index, outcome);
+    }
+}
+
+/// Kendall's τ-b of two samples (ties counted in neither).
+fn kendall(a: &[f64], b: &[f64]) -> f64 {
+    let (mut c, mut d) = (0.0f64, 0.0f64);
+    for i in 0..a.len() {
+        for j in i + 1..a.len() {
+            let s = (a[i] - a[j]) * (b[i] - b[j]);
+            if s > 0.0 {
+                c += 1.0;
+            } else if s < 0.0 {
+                d += 1.0;
+            }
+        }
+    }
+    if c + d == 0.0 {
+        0.0
+    } else {
+        (c - d) / (c + d)
+    }
+}
+
+/// `y ≈ a + b·e` by least squares, with `b ≥ 0` (a ranking is not turned upside down).
+fn calibrate(e: &[f64], y: &[f64]) -> (f64, f64) {
+    let n = e.len() as f64;
+    let (me, my) = (e.iter().sum::<f64>() / n, y.iter().sum::<f64>() / n);
+    let sxx: f64 = e.iter().map(|x| (x - me).powi(2)).sum();
+    let sxy: f64 = e.iter().zip(y).map(|(x, y)| (x - me) * (y - my)).sum();
+    let b = if sxx > 1e-12 { (sxy / sxx).max(0.0) } else { 0.0 };
+    (my - b * me, b)
+}
+
+/// Ridge regression of `r` on one-hot rows (each row the indices of its ones) with penalty
+/// `lambda`: the coefficients, `features` of them.
+fn ridge_onehot(rows: &[Vec<usize>], r: &[f64], features: usize, lambda: f64) -> Vec<f64> {
+    if features == 0 {
+        return Vec::new();
+    }
+    let mut a = vec![0.0; features * features];
+    let mut rhs = vec![0.0; features];
+    for (row, &y) in rows.iter().zip(r) {
+        for &i in row {
+            rhs[i] += y;
+            for &j in row {
+                a[i * features + j] += 1.0;
+            }
+        }
+    }
+    for i in 0..features {
+        a[i * features + i] += lambda;
+    }
+    let l = cholesky(&a, features);
+    solve_with(&l, &rhs, features)
+}
+
+/// The Cholesky factor `L` (lower, row-major) of a symmetric positive definite n × n matrix.
+fn cholesky(a: &[f64], n: usize) -> Vec<f64> {
+    let mut l = vec![0.0; n * n];
+    for j in 0..n {
+        let mut d = a[j * n + j];
+        for k in 0..j {
+            d -= l[j * n + k] * l[j * n + k];
+        }
+        let d = d.max(1e-12).sqrt();
+        l[j * n + j] = d;
+        for i in j + 1..n {
+            let mut s = a[i * n + j];
+            for k in 0..j {
+                s -= l[i * n + k] * l[j * n + k];
+            }
+            l[i * n + j] = s / d;
+        }
+    }
+    l
+}
+
+/// Solves `L Lᵀ x = b`.
+fn solve_with(l: &[f64], b: &[f64], n: usize) -> Vec<f64> {
+    let mut x = b.to_vec();
+    for i in 0..n {
+        let mut s = x[i];
+        for k in 0..i {
+            s -= l[i * n + k] * x[k];
+        }
+        x[i] = s / l[i * n + i];
+    }
+    for i in (0..n).rev() {
+        let mut s = x[i];
+        for k in i + 1..n {
+            s -= l[k * n + i] * x[k];
+        }
+        x[i] = s / l[i * n + i];
+    }
+    x
+}
+
+/// Each source's best, then each one's second best, and so on (sources in order); the
+/// candidates no source measured come last, in order.
+pub struct PlainTransfer {
+    prior: Arc<Prior>,
+    order: Option<Vec<usize>>,
+    next: usize,
+}
+
+impl PlainTransfer {
+    /// Over `prior`.
+    pub fn new(prior: Arc<Prior>) -> PlainTransfer {
+        PlainTransfer { prior, order: None, next: 0 }
+    }
+}
+
+impl Strategy for PlainTransfer {
+    fn name(&self) -> String {
+        "plain transfer".into()
+    }
+
+    fn ask(&mut self, cands: &Candidates<'_>, max: usize) -> Vec<usize> {
+        let prior = &self.prior;
+        let order = self.order.get_or_insert_with(|| {
+            let ranks: Vec<Vec<usize>> = prior
+                .sources
+                .iter()
+                .map(|s| {
+                    let mut r: Vec<usize> = (0..cands.len()).filter(|&i| s.times[i].is_finite()).collect();
+                    r.sort_by(|&a, &b| s.times[a].total_cmp(&s.times[b]).then(a.cmp(&b)));
+                    r
+                })
+                .collect();
+            let mut seen = vec![false; cands.len()];
+            let mut order = Vec::with_capacity(cands.len());
+            let longest = ranks.iter().map(Vec::len).max().unwrap_or(0);
+            for k in 0..longest {
+                for r in &ranks {
+                    if let Some(&i) = r.get(k) {
+                        if !seen[i] {
+                            seen[i] = true;
+                            order.push(i);
+                        }
+                    }
+                }
+            }
+            order.extend((0..cands.len()).filter(|&i| !seen[i]));
+            order
+        });
+        let end = (self.next + max).min(order.len());
+        let out = order[self.next..end].to_vec();
+        self.next = end;
+        out
+    }
+
+    fn tell(&mut self, _: usize, _: &Outcome) {}
+
+    fn adaptive(&self) -> bool {
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::job::Param;
+
+    #[test]
+    fn the_linear_algebra_is_right() {
+        assert!((kendall(&[1.0, 2.0, 3.0], &[10.0, 20.0, 30.0]) - 1.0).abs() < 1e-12);
+        assert!((kendall(&[1.0, 2.0, 3.0], &[30.0, 20.0, 10.0]) + 1.0).abs() < 1e-12);
+        let (a, b) = calibrate(&[0.0, 1.0, 2.0], &[1.0, 3.0, 5.0]);
+        assert!((a - 1.0).abs() < 1e-12 && (b - 2.0).abs() < 1e-12);
+        assert_eq!(calibrate(&[0.0, 1.0], &[5.0, 1.0]).1, 0.0, "never upside down");
+        // Two one-hot features, both seen: the ridge shrinks toward 0.
+        let g = ridge_onehot(&[vec![0], vec![1]], &[1.0, -1.0], 2, 1.0);
+        assert!((g[0] - 0.5).abs() < 1e-12 && (g[1] + 0.5).abs() < 1e-12, "{g:?}");
+    }
+
+    /// A source that ranks like this device leads; one ranking the other way fades.
+    #[test]
+    fn the_agreeing_source_leads() {
+        let params = vec![Param::new("a", 0..20)];
+        let coords: Vec<Vec<u32>> = (0..20).map(|i| vec![i]).collect();
+        let cands = Candidates { params: &params, coords: &coords };
+        // The device: fastest at 17. The good source agrees; the bad one says 0 is fastest.
+        let truth = |i: usize| 1.0 + ((i as f64) - 17.0).abs();
+        let good = Source { name: "good".into(), times: (0..20).map(|i| truth(i) as f32 * 3.0).collect() };
+        let bad = Source { name: "bad".into(), times: (0..20).map(|i| 1.0 + i as f32).collect() };
+        let prior = Arc::new(Prior { sources: vec![bad, good], ..Default::default() });
+        let mut t = Transfer::new(prior, crate::search::by_name("random", 1).unwrap());
+        let mut found = f64::INFINITY;
+        for _ in 0..6 {
+            let i = t.ask(&cands, 1)[0];
+            found = found.min(truth(i));
+            t.tell(i, &Outcome::Time(truth(i)));
+        }
+        assert_eq!(found, 1.0, "the optimum within six evaluations");
+        let mut p = PlainTransfer::new(t.prior.clone());
+        assert_eq!(p.ask(&cands, 2), vec![0, 17], "each source's best in turn");
+    }
+}

@@ -1,0 +1,156 @@
+//! Few-shot tuning from other devices' measurements, on the fake backend: priors from the
+//! database and from files, the line that says what was learned from, and every kind of bad
+//! prior reported and left out while the tune goes on.
+
+use kerntune_core::fake::FakeBackend;
+use kerntune_core::store::db::Database;
+use kerntune_core::*;
+
+fn job() -> TuneJob {
+    let mut j = TuneJob::new(KernelSource::new("k", "fake", "// fake"), vec![Param::new("bx", [32, 64, 128, 256, 512, 1024]), Param::new("vec", [1, 2, 4, 8])]);
+    j.sizes = vec![("n".into(), Value::Int(4096))];
+    j.args = vec![
+        ArgSpec {
+            name: "x".into(),
+            kind: ArgKind::Buffer { dtype: DType::F32, len: "n".into(), init: Init::Sequence, access: Access::Read, memory: Memory::Global },
+        },
+        ArgSpec {
+            name: "y".into(),
+            kind: ArgKind::Buffer { dtype: DType::F32, len: "n".into(), init: Init::Zeros, access: Access::Write, memory: Memory::Global },
+        },
+    ];
+    j.grid = ["div_ceil(n, bx*vec)".into(), "1".into(), "1".into()];
+    j.block = ["bx".into(), "1".into(), "1".into()];
+    j.default = Some(vec![("bx".into(), Value::Int(256)), ("vec".into(), Value::Int(1))]);
+    j
+}
+
+/// Device A is fastest at bx=128, vec=8; device B (a sibling) at bx=256, vec=8.
+fn time_on(best_bx: f64) -> impl Fn(&Config) -> f64 + Send + Sync + 'static {
+    move |c: &Config| {
+        let (bx, vec) = (c.get_i64("bx").unwrap() as f64, c.get_i64("vec").unwrap() as f64);
+        1e-3 * (1.0 + 0.3 * (bx / best_bx).log2().abs()) * (1.0 + 0.2 * (8.0 / vec).log2())
+    }
+}
+
+fn device(name: &str, best_bx: f64) -> FakeBackend {
+    FakeBackend::new(Limits::preset("h100").unwrap().1, time_on(best_bx)).with_target(Target::new("fake", Vendor::Nvidia, name, name))
+}
+
+fn opts(db: &Database) -> TuneOptions {
+    TuneOptions { db: Some(db.clone()), compile_threads: Some(2), strategy: "auto".into(), ..Default::default() }
+}
+
+#[test]
+fn a_new_device_learns_from_the_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::at(dir.path().join("db.sqlite"));
+    // Device A tuned whole (no priors yet: exhaustive).
+    let a = Tuner::new(device("gpu_a", 128.0)).tune(&job(), &opts(&db)).unwrap();
+    assert_eq!((a.strategy.as_str(), a.prior.is_none()), ("exhaustive", true));
+    // Device B, never seen, with 6 evaluations (the default config, the reference, is one of
+    // them): the transfer search, and the line says so.
+    let b = Tuner::new(device("gpu_b", 256.0)).tune(&job(), &TuneOptions { budget: Budget::parse("6").unwrap(), ..opts(&db) }).unwrap();
+    assert_eq!(b.strategy, "transfer");
+    let p = b.prior.as_ref().expect("priors from the database");
+    assert_eq!(p.line, "prior: 1 target, 24 measurements (db)");
+    assert!(p.seconds < 5.0);
+    assert_eq!((b.winner.get_i64("bx"), b.winner.get_i64("vec")), (Some(256), Some(8)), "found in 6 evaluations: {}", b.winner);
+    // --no-prior: the default strategy is exhaustive again.
+    let c = Tuner::new(device("gpu_c", 256.0)).tune(&job(), &TuneOptions { prior: PriorSetting::Off, ..opts(&db) }).unwrap();
+    assert_eq!((c.strategy.as_str(), c.prior.is_none()), ("exhaustive", true));
+}
+
+#[test]
+fn priors_from_files_and_every_kind_of_bad_prior() {
+    let dir = tempfile::tempdir().unwrap();
+    // A Kernel Tuner cache from another GPU: good entries, a failure string, NaN (as Python
+    // writes it), a negative time, and a config outside this space (bx=2048).
+    let kt = dir.path().join("other_gpu.json");
+    let mut cache = String::new();
+    for bx in [32, 64, 128, 256, 512, 1024, 2048] {
+        for vec in [1, 2, 4, 8] {
+            let t = 1.0 + ((bx as f64) / 256.0).log2().abs() * 0.3 + (8.0 / vec as f64).log2() * 0.2;
+            let time = match (bx, vec) {
+                (32, 1) => "\"RuntimeFailedConfig\"".to_string(),
+                (64, 1) => "NaN".to_string(),
+                (64, 2) => "-1.0".to_string(),
+                _ => format!("{t}"),
+            };
+            cache.push_str(&format!("\"{bx},{vec}\": {{\"bx\": {bx}, \"vec\": {vec}, \"time\": {time}}},"));
+        }
+    }
+    let text = format!("{{\"device_name\": \"Other GPU\", \"tune_params_keys\": [\"bx\", \"vec\"], \"tune_params\": {{\"bx\": [32, 64, 128, 256, 512, 1024, 2048], \"vec\": [1, 2, 4, 8]}}, \"cache\": {{{}}}}}", cache.trim_end_matches(','));
+    std::fs::write(&kt, text).unwrap();
+    // A cache of another parameter space.
+    let other = dir.path().join("other_space.json");
+    std::fs::write(
+        &other,
+        r#"{"tune_params_keys": ["block_size_x"], "tune_params": {"block_size_x": [32]}, "cache": {"32": {"block_size_x": 32, "time": 1.0}}}"#,
+    )
+    .unwrap();
+    // A file that is not a prior at all.
+    let junk = dir.path().join("junk.json");
+    std::fs::write(&junk, "[1, 2, 3]").unwrap();
+    let db = Database::at(dir.path().join("db.sqlite"));
+    let o = TuneOptions { prior: PriorSetting::Files(vec![kt, other, junk]), budget: Budget::parse("5").unwrap(), ..opts(&db) };
+    let r = Tuner::new(device("gpu_new", 256.0)).tune(&job(), &o).unwrap();
+    assert_eq!(r.strategy, "transfer");
+    let p = r.prior.as_ref().unwrap();
+    assert_eq!((p.targets, p.measurements), (1, 21));
+    assert_eq!(p.skipped["failed"], 1);
+    assert_eq!(p.skipped["not times (NaN, zero or negative)"], 2);
+    assert_eq!(p.skipped["not candidates here (outside the space, or pruned on this device)"], 4, "bx=2048 is not in this space");
+    assert!(
+        p.refused.iter().any(|x| x.contains("another parameter space: it lacks `bx`, `vec`; it has `block_size_x` this space does not")),
+        "{:?}",
+        p.refused
+    );
+    assert!(p.notes.iter().any(|x| x.contains("junk.json") && x.contains("tuning without it")), "{:?}", p.notes);
+    assert!(p.notes.iter().any(|x| x.contains("bx = 2048")), "{:?}", p.notes);
+    assert!(p.line.starts_with("prior: 1 target, 21 measurements"), "{}", p.line);
+    assert_eq!(r.evaluated, 5);
+}
+
+#[test]
+fn another_source_hash_is_used_only_when_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::at(dir.path().join("db.sqlite"));
+    let mut old = job();
+    old.source.code = "// an older version of the kernel".into();
+    Tuner::new(device("gpu_a", 256.0)).tune(&old, &opts(&db)).unwrap();
+    // From the database: not used, and the note says how to use it.
+    let r = Tuner::new(device("gpu_b", 256.0)).tune(&job(), &TuneOptions { budget: Budget::parse("4").unwrap(), ..opts(&db) }).unwrap();
+    let p = r.prior.as_ref().expect("a report even when nothing is usable");
+    assert_eq!(p.targets, 0);
+    assert!(p.notes[0].contains("1 entry of kernel `k` on other targets measured another source") && p.notes[0].contains("--prior"), "{:?}", p.notes);
+    assert_eq!(r.strategy, "exhaustive");
+    // Named with --prior: used, with a note.
+    let named = TuneOptions { prior: PriorSetting::Files(vec![db.path().to_path_buf()]), budget: Budget::parse("4").unwrap(), db: None, ..opts(&db) };
+    let r = Tuner::new(device("gpu_c", 256.0)).tune(&job(), &named).unwrap();
+    let p = r.prior.as_ref().unwrap();
+    assert_eq!(p.targets, 2, "gpu_a (the older source) and gpu_b");
+    assert!(p.notes.iter().any(|n| n.contains("another source hash") && n.contains("used because --prior names it")), "{:?}", p.notes);
+    assert_eq!(r.strategy, "transfer");
+}
+
+/// A database of the previous layout (no `time` column) is upgraded in place on first use,
+/// its measurements kept, and serves priors.
+#[test]
+fn a_layout_2_database_is_upgraded_and_serves_priors() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::at(dir.path().join("db.sqlite"));
+    let a = Tuner::new(device("gpu_a", 128.0)).tune(&job(), &opts(&db)).unwrap();
+    {
+        let c = rusqlite::Connection::open(db.path()).unwrap();
+        c.execute_batch("ALTER TABLE measurements DROP COLUMN time; UPDATE meta SET value = '2' WHERE name = 'layout';").unwrap();
+    }
+    let rows = db.times_elsewhere("k", &a.entry.problem, "gpu_b").unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].2.len(), 24);
+    assert!(rows[0].2.iter().all(|(_, t)| t.is_some_and(|t| t > 0.0)));
+    let c = rusqlite::Connection::open(db.path()).unwrap();
+    let layout: String = c.query_row("SELECT value FROM meta WHERE name = 'layout'", [], |r| r.get(0)).unwrap();
+    assert_eq!(layout, "3");
+    assert_eq!(db.entry(&a.entry).unwrap().unwrap().measurements.len(), 24, "nothing lost");
+}
