@@ -8,10 +8,14 @@ export HIP_PATH ?= /usr
 # Mesa's Vulkan drivers want a runtime directory (containers and CI have none).
 export XDG_RUNTIME_DIR ?= $(CURDIR)/target/xdg-runtime
 
-.PHONY: setup build demo test test-slurm lint doc
+.PHONY: setup setup-test build demo test test-slurm lint doc
 
 setup:
 	@bash scripts/setup.sh
+
+# What only the tests add: a headless Chromium for the HTML report's browser test.
+setup-test:
+	@bash scripts/setup.sh --test
 
 build: setup
 	$(CARGO) build
@@ -35,10 +39,10 @@ doc:
 
 # Every test, with all three backends compiled in. A software Vulkan device is required (the
 # CLI tests tune on it); tests that need a device that is absent (CUDA, AMD) are listed at the end.
-test: setup lint doc
+test: setup-test lint doc
 	@mkdir -p -m 700 $(XDG_RUNTIME_DIR)
 	@rm -f target/skipped.txt
-	KERNTUNE_REQUIRE_DEVICE=wgpu KERNTUNE_SKIP_LOG=$(CURDIR)/target/skipped.txt $(CARGO) test --workspace --features cuda,hip
+	KERNTUNE_REQUIRE_DEVICE=wgpu KERNTUNE_REQUIRE_BROWSER=1 KERNTUNE_SKIP_LOG=$(CURDIR)/target/skipped.txt $(CARGO) test --workspace --features cuda,hip
 	KERNTUNE_SKIP_LOG=$(CURDIR)/target/skipped.txt bash tests/slurm/run.sh target/debug/kerntune
 	@if [ -f target/skipped.txt ]; then echo "--- skipped (no such device here):"; sort -u target/skipped.txt; fi
 

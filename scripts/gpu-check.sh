@@ -3,7 +3,7 @@
 #
 # Built here: `cargo build --release --features cuda`, then copied with the benchmark's kernel
 # into .device/ (ignored by git): `bash scripts/gpu-check.sh --prepare`. On the GPU machine:
-# `bash scripts/gpu-check.sh [tests] [wgpu] [cuda] [faults] [devices] [sgemm] [hybrid] [generated] [l2flush] [t1] [kt] [launch] [conv]` (default: tests wgpu cuda sgemm generated). Results are
+# `bash scripts/gpu-check.sh [tests] [wgpu] [cuda] [faults] [devices] [sgemm] [hybrid] [generated] [l2flush] [t1] [kt] [launch] [conv] [report]` (TESTS="files" picks the test binaries) (default: tests wgpu cuda sgemm generated). Results are
 # written to $OUT as files; their names say what they hold.
 set -u
 if [ "${1:-}" = "--prepare" ]; then
@@ -62,7 +62,7 @@ tests)
   export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json}
   rm -rf "$KERNTUNE_CACHE_DIR"
   {
-    for t in .device/tests/*; do
+    for t in ${TESTS:-.device/tests/*}; do
       echo "--- $t"
       KERNTUNE_BIN=$BIN KERNTUNE_REQUIRE_DEVICE=cuda,wgpu timed "$t" --test-threads=1 2>&1; echo "exit $?"
     done
@@ -187,6 +187,17 @@ l2flush)
   sed 's/^\[bench\]/[bench]\nrotate_inputs = true/' benches/sgemm/sgemm.toml > benches/sgemm/sgemm-rotate.toml
   grep -q '^rotate_inputs' benches/sgemm/sgemm-rotate.toml || printf '\n[bench]\nrotate_inputs = true\n' >> benches/sgemm/sgemm-rotate.toml
   { timed "$BIN" tune benches/sgemm/sgemm-rotate.toml --backend cuda --top 5 --no-db; echo "exit $?"; } > "$OUT/l2flush-sgemm.txt" 2>&1
+  ;;
+report)
+  # Issue 23 on a real GPU: tune the triad and the matmul with CUDA (the summary states the
+  # winner's place on the roofline), then build the HTML report of each from the database.
+  rm -rf "$KERNTUNE_CACHE_DIR"
+  {
+    timed "$BIN" tune examples/triad/triad.toml --backend cuda --key N=268435456 --top 3; echo "exit $?"
+    timed "$BIN" tune examples/matmul/matmul.toml --backend cuda --key M=2048,N=2048,K=2048 --top 3; echo "exit $?"
+    timed "$BIN" report examples/triad/triad.toml --out "$OUT/report-triad.html"; echo "exit $?"
+    timed "$BIN" report examples/matmul/matmul.toml --out "$OUT/report-matmul.html"; echo "exit $?"
+  } > "$OUT/report.txt" 2>&1
   ;;
 t1)
   # The T1 examples (examples/t1), each with the budget and search its file asks for.

@@ -3,8 +3,12 @@
 # when no Vulkan driver is present, Mesa's software Vulkan (llvmpipe) so that the wgpu backend
 # has a device everywhere, the HIP headers and library the HIP backend builds against, and
 # ROCm's offline HIP compiler for the tests.
+# With --test, also what only the tests need: a headless Chromium for the HTML report's browser
+# test, and Slurm and munge for the split-tune test are installed by tests/slurm/run.sh itself.
 # Idempotent: does nothing when everything is there.
 set -euo pipefail
+for_tests=0
+[ "${1:-}" = "--test" ] && for_tests=1
 
 need=()
 command -v cargo >/dev/null || { echo "setup: cargo not found; install Rust from rustup.rs first" >&2; exit 1; }
@@ -18,6 +22,10 @@ fi
 # ROCm's offline HIP compiler: the tests compile the shipped examples as HIP with it, since
 # ROCm 5.2's hipRTC needs an AMD GPU to compile.
 [ -x "${HIP_PATH:-/usr}/bin/hipcc" ] || command -v hipcc >/dev/null || need+=(hipcc)
+# The report's browser test loads the page in a real headless Chromium.
+if [ "$for_tests" = 1 ]; then
+  command -v chromium >/dev/null || command -v chromium-browser >/dev/null || need+=(chromium)
+fi
 
 if [ ${#need[@]} -gt 0 ]; then
   if ! command -v apt-get >/dev/null; then
@@ -30,4 +38,8 @@ if [ ${#need[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
 fi
-echo "setup: ok (Vulkan loader and driver, HIP headers, library and compiler present)"
+if [ "$for_tests" = 1 ]; then
+  echo "setup: ok (Vulkan loader and driver, HIP headers, library and compiler, headless Chromium present)"
+else
+  echo "setup: ok (Vulkan loader and driver, HIP headers, library and compiler present)"
+fi

@@ -8,6 +8,8 @@
 //! dispatches to it with a hand-written `match` (enum_dispatch cannot span crates).
 
 pub use kerntune_core as core;
+
+pub mod html;
 pub use kerntune_core::spec::LoadOptions;
 pub use kerntune_core::*;
 

@@ -18,7 +18,16 @@ const ENTRIES: usize = 100_000;
 
 fn measurement(bx: i64, t: f64) -> Measurement {
     let stats = kerntune_core::Stats::from_samples(&[t, t * 1.01, t * 0.99, t, t * 1.02], false);
-    Measurement { config: Config::new([("bx", bx), ("vec", 4)]), status: Status::Ok { stats }, usage: None, at: 1_763_683_200, verified: None, trace: None }
+    Measurement {
+        config: Config::new([("bx", bx), ("vec", 4)]),
+        status: Status::Ok { stats },
+        usage: None,
+        at: 1_763_683_200,
+        verified: None,
+        trace: None,
+        flops: None,
+        bytes: None,
+    }
 }
 
 fn entry(i: usize) -> Entry {
@@ -46,6 +55,7 @@ fn entry(i: usize) -> Entry {
         verify: "v".into(),
         tie_band: vec![best.config.key()],
         at: 1,
+        default: None,
     });
     e
 }

@@ -62,6 +62,8 @@ fn priors(c: &mut Criterion) {
                     at: 1,
                     verified: None,
                     trace: None,
+                    flops: None,
+                    bytes: None,
                 };
                 e.measurements.insert(m.config.key(), m);
             }

@@ -51,6 +51,7 @@ pub mod backend;
 pub mod store;
 pub mod worker;
 
+pub mod analysis;
 pub mod run;
 pub mod sim;
 

@@ -13,3 +13,90 @@ pub fn skipped(what: &str) {
         }
     }
 }
+
+/// A made-up database entry for tests and benchmarks of what reads entries (reports, priors):
+/// `configs` configs of a five-parameter space (`a`..`e`, ten values each, up to 100,000), a
+/// memory-bound time model (the `a` and `b` parameters matter most) scaled by `slowness`, about
+/// 3 % failures of three kinds, compile times, FLOP and byte counts, and two runs' traces. The
+/// winner is the fastest config with the next one tied; the default is `a=0,b=0,c=0,d=0,e=0`
+/// when measured. Deterministic in `seed`, and configs are shared between seeds' entries.
+pub fn synthetic_entry(target_name: &str, target: &str, problem: &str, configs: usize, slowness: f64, seed: u64) -> crate::store::db::Entry {
+    use crate::error::FailureKind;
+    use crate::measure::stats::Stats;
+    use crate::space::config::Config;
+    use crate::store::db::{Entry, EntryId, Environment, Measurement, Status, Trace, Winner};
+    let mix = |x: u64| {
+        let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let unit = |x: u64| (mix(x) >> 11) as f64 / (1u64 << 53) as f64;
+    let id = EntryId { kernel: "triad".into(), kernel_hash: "synthetic".into(), target: target.into(), toolchain: "synthetic".into(), problem: problem.into() };
+    let mut e =
+        Entry::new(id, target_name.into(), Environment { kerntune: "test".into(), host: "test".into(), timing: "events".into(), details: Default::default() });
+    let n = configs.min(100_000);
+    let bytes = 24.0 * (1u64 << 24) as f64;
+    let runs = [1_763_900_000u64, 1_763_990_000];
+    let first_run = n * 3 / 5;
+    let mut best: Option<(f64, String)> = None;
+    let mut second: Option<(f64, String)> = None;
+    for i in 0..n {
+        // The same index visits the same config in every entry: a stride coprime to 100,000.
+        let code = (i as u64 * 7_919 + 13) % 100_000;
+        let digit = |k: u32| ((code / 10u64.pow(k)) % 10) as i64;
+        let config = Config::new([("a", digit(4)), ("b", digit(3)), ("c", digit(2)), ("d", digit(1)), ("e", digit(0))]);
+        let key = config.key();
+        let (a, b, c) = (digit(4) as f64, digit(3) as f64, digit(2) as f64);
+        let model = 1.0 + 0.35 * (a - 4.0).abs() + 0.2 * (b - 6.0).abs() + 0.03 * c + 0.05 * unit(code ^ seed);
+        let time = bytes / (0.85 * 3.35e12) * model * slowness;
+        let (run, seq) = if i < first_run { (runs[0], i) } else { (runs[1], i - first_run) };
+        let trace = Trace { run, seq, elapsed_s: 0.05 * seq as f64 + 0.2, compile_s: Some(0.2 + 1.5 * unit(code * 3 + 1)), device: None };
+        let f = unit(code * 7 + seed);
+        let status = if f < 0.01 {
+            Status::Failed {
+                failure: FailureKind::CompileFailed,
+                message: format!("ptxas error: Entry function uses too much shared data (0x{:x} bytes, 0xc000 max)", 0xc000 + code),
+            }
+        } else if f < 0.02 {
+            Status::Failed { failure: FailureKind::LaunchFailed, message: format!("CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access at 0x7f{code:08x}") }
+        } else if f < 0.03 {
+            Status::Failed {
+                failure: FailureKind::WrongOutput,
+                message: format!("output c: {} of 16777216 elements differ; largest error 1.5 at index {code}", code + 1),
+            }
+        } else {
+            let s = Stats::from_samples(&[time * 0.995, time, time * 1.005], false);
+            if best.as_ref().is_none_or(|(t, _)| time < *t) {
+                second = best.replace((time, key.clone()));
+            } else if second.as_ref().is_none_or(|(t, _)| time < *t) {
+                second = Some((time, key.clone()));
+            }
+            Status::Ok { stats: s }
+        };
+        let m = Measurement {
+            config,
+            status,
+            usage: None,
+            at: run,
+            verified: Some(true),
+            trace: Some(trace),
+            flops: Some(2.0 * (1u64 << 24) as f64),
+            bytes: Some(bytes),
+        };
+        e.measurements.insert(key, m);
+    }
+    if let Some((t, w)) = best {
+        let default = Config::new([("a", 0i64), ("b", 0), ("c", 0), ("d", 0), ("e", 0)]).key();
+        e.winner = Some(Winner {
+            config: w.clone(),
+            stats: Stats::from_samples(&[t * 0.995, t, t * 1.005], false),
+            space: "synthetic".into(),
+            verify: "synthetic".into(),
+            tie_band: std::iter::once(w).chain(second.map(|s| s.1)).collect(),
+            at: runs[1],
+            default: e.measurements.contains_key(&default).then_some(default),
+        });
+    }
+    e
+}

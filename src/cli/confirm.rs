@@ -4,7 +4,7 @@
 //! winner among them is stored: shards on different machines are not compared by their own
 //! clocks.
 
-use super::report;
+use super::summary;
 use crate::cli::out::outln;
 use kerntune::store::db::Database;
 use kerntune::{with_backends, Backend, BackendChoice, Devices, TuneOptions, TuneReport, Tuner};
@@ -105,7 +105,7 @@ fn confirm_all<B: Backend>(devices: Vec<B>, spec: &kerntune::Spec, a: &Args, db:
             TuneOptions { only: Some(keys.clone()), remeasure: true, force: true, strategy: "exhaustive".into(), db: Some(db.clone()), ..Default::default() };
         let r = tuner.tune(&job, &opts)?;
         if !a.json {
-            report::print(&r, a.top as usize, Some(db.path()))?;
+            summary::print(&r, a.top as usize, Some(db.path()))?;
             outln!(
                 "confirmed: {} is the winner among the shards' best {} of {measured} measured configs ({} entr{}), measured again on {}",
                 r.winner,

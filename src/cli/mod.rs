@@ -9,6 +9,7 @@ mod generate;
 pub(crate) mod out;
 mod report;
 mod simulate;
+mod summary;
 mod tune;
 
 use clap::{Parser, Subcommand};
@@ -39,6 +40,9 @@ enum Command {
     /// Print the config set a vendor's generator derives for a target, class and shape, the
     /// pruned configs with reasons, and the perf model's order.
     Generate(generate::Args),
+    /// Write one self-contained HTML page of a kernel's database entries: times, parameters,
+    /// search trace, compile times, failures, roofline, and several devices side by side.
+    Report(report::Args),
     /// Score search strategies offline on recorded spaces (Kernel Tuner caches, T4 files).
     Simulate(simulate::Args),
 }
@@ -81,6 +85,7 @@ pub fn main() -> i32 {
         Command::Confirm(a) => confirm::run(a),
         Command::Db(a) => db::run(a),
         Command::Simulate(a) => simulate::run(a),
+        Command::Report(a) => report::run(a),
         Command::Generate(a) => generate::run(a),
     };
     match r {

@@ -1,171 +1,147 @@
-//! The result table printed after a tune.
+//! `kerntune report`: one self-contained HTML page of the database entries of a kernel — no GPU
+//! needed.
 
 use crate::cli::out::outln;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
-use kerntune::TuneReport;
-use std::path::Path;
+use anyhow::Context;
+use kerntune::analysis::{EntryView, Hints};
+use kerntune::html::{page, Source};
+use kerntune::plan::prepare::Prepared;
+use kerntune::store::db::{Database, Entry};
+use kerntune::{LoadOptions, Spec};
+use std::path::PathBuf;
+use std::time::Instant;
 
-fn rate(bytes_or_flops: Option<f64>, seconds: f64, scale: f64) -> String {
-    match bytes_or_flops {
-        Some(x) if seconds > 0.0 => format!("{:.1}", x / seconds / scale),
-        _ => "-".into(),
-    }
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The spec whose entries to show (its kernel and problems); it also marks the default
+    /// config and supplies FLOP and byte formulas to records made without them.
+    spec: Option<PathBuf>,
+    /// The kernel whose entries to show (default: the spec's, or the only kernel in the database).
+    #[arg(long)]
+    kernel: Option<String>,
+    /// Only entries whose problem key has this value, e.g. `--key n=1048576`; repeat for several.
+    #[arg(long = "key", value_name = "NAME=VALUE")]
+    keys: Vec<String>,
+    /// Only entries whose device name or target contains this text (case-insensitive).
+    #[arg(long)]
+    target: Option<String>,
+    /// Database file (default: $KERNTUNE_CACHE_DIR/db.sqlite or the platform cache directory);
+    /// a JSON export (`kerntune db export`) works too.
+    #[arg(long)]
+    db: Option<PathBuf>,
+    /// The HTML file to write.
+    #[arg(long)]
+    out: PathBuf,
+    /// Allow kernel sources outside the spec's folder.
+    #[arg(long)]
+    allow_outside_sources: bool,
 }
 
-/// The 95 % half-interval, or why there is none: a raced config stopped after one launch has
-/// no spread to show.
-fn interval(s: &kerntune::Stats) -> String {
-    if s.ci_half.is_finite() {
-        format!("{:.4}", s.ci_half * 1e3)
-    } else if s.samples <= 1 {
-        "1 sample".into()
-    } else {
-        "-".into()
-    }
+/// What the spec says about one problem: its key text, default config and FLOP/byte formulas.
+struct SpecProblem {
+    key: String,
+    prep: Option<Prepared>,
 }
 
-/// How the compiles went: seconds summed over threads, threads, efficiency, slowest config.
-fn compile_line(r: &TuneReport) -> String {
-    let mut line = format!("compiled {} in {:.2} s summed over {} thread(s)", r.compiled, r.compile_seconds, r.compile_threads.max(1));
-    if let Some(e) = r.compile_efficiency {
-        line.push_str(&format!(", compile-parallel efficiency {:.0} % (÷ wall × threads)", e * 100.0));
+pub fn run(a: Args) -> anyhow::Result<i32> {
+    let t0 = Instant::now();
+    let path = super::db_path(&a.db);
+    if !path.exists() {
+        anyhow::bail!("--db: {} does not exist; tune something first (`kerntune tune SPEC`) or name the database with --db", path.display());
     }
-    let slowest = r.results.iter().filter_map(|x| x.compile_seconds.map(|s| (s, &x.config))).max_by(|a, b| a.0.total_cmp(&b.0));
-    if let Some((secs, cfg)) = slowest {
-        line.push_str(&format!("; slowest {secs:.2} s ({cfg})"));
-    }
-    if r.compile_cache_hits > 0 {
-        line.push_str(&format!("; {} from the compile cache", r.compile_cache_hits));
-    }
-    line
-}
-
-pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) -> Result<(), crate::cli::out::OutputError> {
-    let problem = &r.entry.problem;
-    // What most needs reading comes first.
-    if let Some(d) = &r.disagreement {
-        outln!("warning: {d}");
-    }
-    if let Some(p) = &r.prior {
-        outln!("{}", p.line);
-        for x in p.refused.iter().chain(&p.notes) {
-            outln!("    {x}");
+    for k in &a.keys {
+        if !k.contains('=') {
+            anyhow::bail!("--key: `{k}` is not NAME=VALUE (for example --key n=1048576)");
         }
     }
-    if r.db_hit {
-        outln!("database hit for {} ({}) on {}: the stored winner is reused, nothing was benchmarked", r.entry.kernel, problem, r.target.name);
+    if a.out.extension().is_some_and(|e| e != "html" && e != "htm") {
+        anyhow::bail!("--out: {} does not end in .html; the report is an HTML page", a.out.display());
     }
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_header(["#", "config", "time (ms)", "±95% (ms)", "runs", "GB/s", "GFLOP/s", ""]);
-    let mut shown = 0;
-    for res in &r.results {
-        let Some(s) = res.stats() else { continue };
-        if shown >= top {
-            break;
+    let file = Database::at(&path).load()?;
+    let mut spec_problems: Vec<SpecProblem> = Vec::new();
+    let mut notes = Vec::new();
+    let mut kernel = a.kernel.clone();
+    if let Some(s) = &a.spec {
+        let spec = Spec::load_with(s, LoadOptions { allow_outside_sources: a.allow_outside_sources })?;
+        kernel.get_or_insert_with(|| spec.kernel.clone());
+        let generated = spec.generated();
+        if generated {
+            notes.push(format!(
+                "{}: its configs come from a vendor generator, so the spec cannot mark the default or compute FLOPs and bytes; the records' own are used",
+                s.display()
+            ));
         }
-        shown += 1;
-        let mut note = Vec::new();
-        if res.config == r.winner {
-            note.push("winner");
-        } else if r.tie_band.contains(&res.config) {
-            note.push("tied");
+        for (suffix, job) in spec.validation_jobs() {
+            let prep = Prepared::without_data(&job, None).with_context(|| format!("{}{suffix}", s.display()))?;
+            spec_problems.push(SpecProblem { key: prep.key.text(), prep: (!generated).then_some(prep) });
         }
-        if s.raced {
-            note.push("raced");
-        }
-        if res.from_db {
-            note.push("db");
-        }
-        let device = res.device.filter(|_| r.devices.len() > 1).map(|d| format!("device {d}"));
-        if let Some(d) = &device {
-            note.push(d);
-        }
-        t.add_row(vec![
-            Cell::new(shown),
-            Cell::new(res.config.key()),
-            Cell::new(format!("{:.4}", s.mean * 1e3)).set_alignment(CellAlignment::Right),
-            Cell::new(interval(s)).set_alignment(CellAlignment::Right),
-            Cell::new(s.samples),
-            Cell::new(rate(res.bytes, s.mean, 1e9)).set_alignment(CellAlignment::Right),
-            Cell::new(rate(res.flops, s.mean, 1e9)).set_alignment(CellAlignment::Right),
-            Cell::new(note.join(", ")),
-        ]);
     }
-    outln!("{t}");
-    let w = &r.winner_stats;
-    let (flops, bytes) = r.winner_metrics;
-    let mut line = format!("winner: {}  {:.4} ms ± {:.4} ms", r.winner, w.mean * 1e3, if w.ci_half.is_finite() { w.ci_half * 1e3 } else { 0.0 });
-    if bytes.is_some() {
-        line.push_str(&format!(", {} GB/s", rate(bytes, w.mean, 1e9)));
-    }
-    if flops.is_some() {
-        line.push_str(&format!(", {} GFLOP/s", rate(flops, w.mean, 1e9)));
-    }
-    if r.tie_band.len() > 1 {
-        line.push_str(&format!(" ({} configs tied within noise; stable tie-break picked this one)", r.tie_band.len()));
-    }
-    outln!("{line}");
-    if !r.db_hit {
-        if r.sampled {
-            outln!(
-                "space: {} combinations, about {} valid (estimated); too large to enumerate, so a random sample of {} candidates was searched; evaluated {} ({} from the database)",
-                r.cartesian,
-                r.valid,
-                r.candidates,
-                r.evaluated,
-                r.from_db
+    let kernels: std::collections::BTreeSet<&str> = file.entries.values().map(|e| e.id.kernel.as_str()).collect();
+    let kernel = match kernel {
+        Some(k) => k,
+        None if kernels.len() == 1 => kernels.iter().next().expect("one").to_string(),
+        None if kernels.is_empty() => anyhow::bail!("{} holds no entries; tune something first (`kerntune tune SPEC`)", path.display()),
+        None => anyhow::bail!(
+            "{} holds entries of {} kernels ({}); name one with --kernel or pass its spec",
+            path.display(),
+            kernels.len(),
+            kernels.iter().copied().collect::<Vec<_>>().join(", ")
+        ),
+    };
+    let target = a.target.as_ref().map(|t| t.to_ascii_lowercase());
+    let selected: Vec<&Entry> = file
+        .entries
+        .values()
+        .filter(|e| e.id.kernel == kernel)
+        .filter(|e| spec_problems.is_empty() || spec_problems.iter().any(|p| p.key == e.id.problem))
+        .filter(|e| {
+            let fields: Vec<&str> = e.id.problem.split(',').collect();
+            a.keys.iter().all(|k| fields.contains(&k.as_str()))
+        })
+        .filter(|e| target.as_ref().is_none_or(|t| e.target_name.to_ascii_lowercase().contains(t) || e.id.target.to_ascii_lowercase().contains(t)))
+        .collect();
+    if selected.is_empty() {
+        let have: Vec<String> = file.entries.values().filter(|e| e.id.kernel == kernel).map(|e| format!("{} ({})", e.target_name, e.id.problem)).collect();
+        if have.is_empty() {
+            anyhow::bail!(
+                "{} has no entry for kernel `{kernel}`; it holds {}; tune it first or check --db",
+                path.display(),
+                kernels.iter().copied().collect::<Vec<_>>().join(", ")
             );
+        }
+        let problems = if spec_problems.is_empty() {
+            String::new()
         } else {
-            outln!(
-                "space: {} combinations, {} valid, {} candidates after pruning; evaluated {} ({} from the database)",
-                r.cartesian,
-                r.valid,
-                r.candidates,
-                r.evaluated,
-                r.from_db
-            );
-        }
-        outln!("{}", compile_line(r));
-        let join = |m: &std::collections::BTreeMap<String, usize>| m.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ");
-        if !r.pruned_before.is_empty() {
-            outln!("pruned before compiling: {}", join(&r.pruned_before));
-            for (k, ex) in &r.prune_examples {
-                outln!("    e.g. {k}: {ex}");
-            }
-        }
-        if !r.pruned_after.is_empty() {
-            outln!("pruned after compiling: {}", join(&r.pruned_after));
-        }
-        if !r.causes.is_empty() {
-            outln!("failures: {} ({} cause{})", join(&r.failures), r.causes.len(), if r.causes.len() == 1 { "" } else { "s" });
-            for c in r.causes.iter().take(8) {
-                outln!("    {} × {}: {} (e.g. {})", c.count, c.kind, c.message, c.example);
-                for d in &c.diagnosis {
-                    outln!("        {d}");
-                }
-            }
-            if r.causes.len() > 8 {
-                outln!("    and {} more cause(s); --json lists them all", r.causes.len() - 8);
-            }
-        } else if !r.failures.is_empty() {
-            outln!("failures: {}", join(&r.failures));
-        }
-        if r.devices.len() > 1 {
-            for d in &r.devices {
-                let ratio =
-                    d.ratio.map(|(x, n)| format!(", times {x:.3}× the first device's (on {n} config{})", if n == 1 { "" } else { "s" })).unwrap_or_default();
-                let lost = d.lost.as_ref().map(|l| format!("; LOST: {l}")).unwrap_or_default();
-                outln!("device {} ({}): {} measured{ratio}{lost}", d.index, d.name, d.measured);
-            }
-        }
-        for n in &r.notes {
-            outln!("note: {n}");
-        }
-        outln!("timing: {}; verification: {}; strategy: {}; wall time {:.2} s", r.timing, r.reference, r.strategy, r.wall_seconds);
+            format!(" and the spec's problems ({})", spec_problems.iter().map(|p| p.key.as_str()).collect::<Vec<_>>().join("; "))
+        };
+        anyhow::bail!("no entry of `{kernel}` matches --key/--target{problems}; the database has: {}", have.join(", "));
     }
-    if let Some(p) = db {
-        outln!("database: {} ({})", p.display(), if r.db_hit { "read" } else { "winner written" });
+    let mut views: Vec<EntryView> = Vec::with_capacity(selected.len());
+    for e in &selected {
+        let prep = spec_problems.iter().find(|p| p.key == e.id.problem).and_then(|p| p.prep.as_ref());
+        let metrics = |c: &kerntune::Config| prep.map_or((None, None), |p| p.metrics(c));
+        let hints =
+            Hints { default: prep.map(|p| p.default.key()), metrics: prep.map(|_| &metrics as &dyn Fn(&kerntune::Config) -> (Option<f64>, Option<f64>)) };
+        let mut v = EntryView::new(e, &hints);
+        v.notes.extend(notes.iter().cloned());
+        views.push(v);
     }
-    Ok(())
+    // Devices together, then problems, so the side-by-side reads in a stable order.
+    views.sort_by(|x, y| x.target_name.cmp(&y.target_name).then(x.problem.cmp(&y.problem)));
+    let selection = match &a.spec {
+        Some(s) => format!("kernel {kernel} of {}", s.display()),
+        None => format!("kernel {kernel}"),
+    };
+    let html = page(&views, &Source { database: path.display().to_string(), selection })?;
+    std::fs::write(&a.out, &html).map_err(|e| anyhow::anyhow!("--out: writing {}: {e}", a.out.display()))?;
+    let measured: usize = views.iter().map(|v| v.points.len()).sum();
+    outln!(
+        "wrote {} ({} entr{}, {measured} measured configs, {:.1} kB) in {:.2} s",
+        a.out.display(),
+        views.len(),
+        if views.len() == 1 { "y" } else { "ies" },
+        html.len() as f64 / 1e3,
+        t0.elapsed().as_secs_f64()
+    );
+    Ok(0)
 }

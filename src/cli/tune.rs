@@ -1,6 +1,6 @@
 //! `kerntune tune SPEC.toml`.
 
-use super::report;
+use super::summary;
 use crate::cli::out::outln;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -358,7 +358,7 @@ fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -
         if let Some(kept) = stopped {
             if let Ok(r) = r {
                 if !run.json {
-                    report::print(&r, run.top, opts.db.as_ref().map(|d| d.path()))?;
+                    summary::print(&r, run.top, opts.db.as_ref().map(|d| d.path()))?;
                 }
                 reports.push(r);
             }
@@ -380,7 +380,7 @@ fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -
             Err(e) => return Err(e),
         };
         if !run.json {
-            report::print(&r, run.top, opts.db.as_ref().map(|d| d.path()))?;
+            summary::print(&r, run.top, opts.db.as_ref().map(|d| d.path()))?;
         }
         reports.push(r);
     }

@@ -14,6 +14,7 @@ pub mod generate;
 pub mod model;
 pub mod prepare;
 pub mod prune;
+pub mod roofline;
 pub mod summary;
 
 pub use error::PlanError;

@@ -84,24 +84,33 @@ fn first_lines(message: &str) -> String {
 
 /// Failed configs grouped by cause, most frequent first (ties: kind, then pattern).
 pub fn group<'a>(results: impl IntoIterator<Item = &'a ConfigResult>) -> Vec<Cause> {
+    group_failures(results.into_iter().filter_map(|r| match &r.outcome {
+        ResultOutcome::Failed { kind, message } => Some((&r.config, *kind, message.as_str())),
+        _ => None,
+    }))
+}
+
+/// Failures — config, kind, message — grouped by cause, most frequent first (ties: kind, then
+/// pattern): what [`group`] does for a run's results, for any record of failures (a database
+/// entry's, in a report).
+pub fn group_failures<'a>(failures: impl IntoIterator<Item = (&'a Config, FailureKind, &'a str)>) -> Vec<Cause> {
     let mut by: BTreeMap<(FailureKind, String), Cause> = BTreeMap::new();
-    for r in results {
-        let ResultOutcome::Failed { kind, message } = &r.outcome else { continue };
+    for (config, kind, message) in failures {
         // The message often repeats the kind ("wrong output: ..."); the cause says it once.
         let message = message.strip_prefix(&format!("{kind}: ")).unwrap_or(message);
         let p = pattern(message);
-        let e = by.entry((*kind, p.clone())).or_insert_with(|| Cause {
-            kind: *kind,
+        let e = by.entry((kind, p.clone())).or_insert_with(|| Cause {
+            kind,
             pattern: p,
             count: 0,
-            example: r.config.clone(),
+            example: config.clone(),
             message: first_lines(message),
             diagnosis: Vec::new(),
         });
         e.count += 1;
         // A stable example: the lowest config key.
-        if r.config.key() < e.example.key() {
-            e.example = r.config.clone();
+        if config.key() < e.example.key() {
+            e.example = config.clone();
             e.message = first_lines(message);
         }
     }

@@ -6,6 +6,7 @@
 use crate::backend::Backend;
 use crate::error::FailureKind;
 use crate::measure::stats::Stats;
+use crate::plan::roofline::Peaks;
 use crate::run::report::{ConfigResult, DeviceReport, Event, ResultOutcome};
 use crate::run::{Context, RefOutputs, TuneOptions};
 use crate::search::strategy::Outcome;
@@ -54,6 +55,8 @@ pub(crate) struct Ledger<'a> {
     next_seq: usize,
     /// Environment facts for the database.
     environment: Environment,
+    /// The first device's peak rates, where known (for the winner's roofline position).
+    pub peaks: Option<Peaks>,
     target_name: String,
     target: crate::target::Target,
     timing: crate::measure::timing::TimingMethod,
@@ -70,6 +73,10 @@ impl<'a> Ledger<'a> {
         };
         let first = &devices[0];
         let mut details: BTreeMap<String, String> = first.environment().into_iter().collect();
+        let peaks = Peaks::of_device(first.limits(), &first.target().backend, &first.target().name);
+        if let Some(p) = &peaks {
+            p.write(&mut details);
+        }
         if devices.len() > 1 {
             details.insert("devices".into(), devices.len().to_string());
         }
@@ -101,6 +108,7 @@ impl<'a> Ledger<'a> {
             verified: 0,
             next_seq: 0,
             environment,
+            peaks,
             target_name: first.target().name.clone(),
             target: first.target().clone(),
             timing: first.timing_method(),
@@ -142,7 +150,9 @@ impl<'a> Ledger<'a> {
                 r.seq = Some(self.next_seq);
                 self.next_seq += 1;
             }
-            r.elapsed_s = Some(self.t0.elapsed().as_secs_f64());
+            if r.elapsed_s.is_none() {
+                r.elapsed_s = Some(self.t0.elapsed().as_secs_f64());
+            }
         }
         if let Some(s) = self.normalized(&r) {
             if !s.raced && self.best.as_ref().is_none_or(|b| s.mean < b.mean) {
@@ -166,7 +176,16 @@ impl<'a> Ledger<'a> {
                 let verified = Some(r.verified || !matches!(r.outcome, ResultOutcome::Measured { .. }));
                 self.pending.push((
                     r.config.key(),
-                    Measurement { config: r.config.clone(), status, usage: r.usage.clone(), at: db::now(), verified, trace: Some(trace) },
+                    Measurement {
+                        config: r.config.clone(),
+                        status,
+                        usage: r.usage.clone(),
+                        at: db::now(),
+                        verified,
+                        trace: Some(trace),
+                        flops: r.flops,
+                        bytes: r.bytes,
+                    },
                 ));
             }
         }
@@ -182,6 +201,8 @@ impl<'a> Ledger<'a> {
     pub fn replace(&mut self, mut r: ConfigResult) {
         if let Some(old) = self.results.get(&r.config.key()) {
             r.seq = old.seq;
+            // The search trace keeps when it was first measured.
+            r.elapsed_s = r.elapsed_s.or(old.elapsed_s);
             r.compile_seconds = r.compile_seconds.or(old.compile_seconds);
         }
         self.record(r, true);

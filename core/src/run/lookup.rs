@@ -3,6 +3,7 @@
 //! verification is the answer: nothing is compiled or benchmarked.
 
 use crate::backend::Backend;
+use crate::plan::roofline::{Peaks, Position};
 use crate::run::error::Error;
 use crate::run::report::{sorted, to_result, ConfigResult, TuneReport};
 use crate::run::Context;
@@ -25,6 +26,9 @@ pub(crate) fn stored_winner<B: Backend>(backend: &B, ctx: &Context, entry: Optio
     let m = entry.measurements.get(&w.config)?;
     let prep = &ctx.prep;
     let results: Vec<ConfigResult> = entry.measurements.values().map(|m| to_result(m, true, prep.metrics(&m.config))).collect();
+    let peaks = Peaks::of_device(backend.limits(), &backend.target().backend, &backend.target().name);
+    let (flops, bytes) = prep.metrics(&m.config);
+    let roofline = Some(Position::of(flops, bytes, w.stats.mean, peaks.as_ref()));
     let tie_band = w.tie_band.iter().filter_map(|k| entry.measurements.get(k).map(|m| m.config.clone())).collect();
     Some(TuneReport {
         target: backend.target().clone(),
@@ -61,6 +65,8 @@ pub(crate) fn stored_winner<B: Backend>(backend: &B, ctx: &Context, entry: Optio
         notes: Vec::new(),
         shard: None,
         prior: None,
+        peaks,
+        roofline,
     })
 }
 

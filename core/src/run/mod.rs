@@ -282,7 +282,7 @@ impl<B: Backend> Tuner<B> {
         .inspect_err(|_| {
             let _ = ledger.flush();
         })?;
-        persist::winner(&mut ledger, &selected)?;
+        persist::winner(&mut ledger, &plan, &selected)?;
         Ok(persist::report(&ledger, &plan, selected, strategy, t0))
     }
 

@@ -4,6 +4,7 @@
 
 use crate::measure::select::{select as select_rule, Entrant};
 use crate::measure::stats::Stats;
+use crate::plan::roofline::Position;
 use crate::run::candidates::Plan;
 use crate::run::error::Error;
 use crate::run::ledger::Ledger;
@@ -47,7 +48,7 @@ pub(crate) fn select(ledger: &mut Ledger<'_>, plan: &Plan) -> Result<Selected, E
 }
 
 /// Writes the pending measurements and the winner to the database (if the tune has one).
-pub(crate) fn winner(ledger: &mut Ledger<'_>, sel: &Selected) -> Result<(), Error> {
+pub(crate) fn winner(ledger: &mut Ledger<'_>, plan: &Plan, sel: &Selected) -> Result<(), Error> {
     let Some(d) = &ledger.opts.db else { return Ok(()) };
     let pending = std::mem::take(&mut ledger.pending);
     let w = db::Winner {
@@ -57,6 +58,7 @@ pub(crate) fn winner(ledger: &mut Ledger<'_>, sel: &Selected) -> Result<(), Erro
         verify: ledger.ctx.verify_hash.clone(),
         tie_band: sel.tie_band.iter().map(Config::key).collect(),
         at: db::now(),
+        default: plan.cands.iter().find(|c| c.is_default).map(|c| c.config.key()),
     };
     let (env, tname) = ledger.environment();
     let (env, tname, origin) = (env.clone(), tname.to_string(), ledger.origin());
@@ -83,6 +85,8 @@ pub(crate) fn report(ledger: &Ledger<'_>, plan: &Plan, sel: Selected, strategy: 
     let mut notes = plan.notes.clone();
     notes.extend(ledger.notes.iter().cloned());
     let disagreement = crate::run::diagnose::disagreement(&results, prep.space.params(), &ctx.job.verify);
+    let (flops, bytes) = prep.metrics(&sel.winner);
+    let roofline = Some(Position::of(flops, bytes, sel.stats.mean, ledger.peaks.as_ref()));
     TuneReport {
         target: ledger.target().clone(),
         entry: ctx.id.clone(),
@@ -118,6 +122,8 @@ pub(crate) fn report(ledger: &Ledger<'_>, plan: &Plan, sel: Selected, strategy: 
         notes,
         shard: ledger.opts.shard,
         prior: ledger.prior.clone(),
+        peaks: ledger.peaks.clone(),
+        roofline,
     }
 }
 
@@ -147,7 +153,7 @@ mod tests {
             assert!(is(&sel.winner, 128, 4), "{}", sel.winner);
             assert!((sel.stats.mean - 1e-3).abs() < 1e-12);
             assert!(!ledger.pending.is_empty(), "nothing flushed yet (flush_every is an hour)");
-            winner(ledger, &sel).unwrap();
+            winner(ledger, p, &sel).unwrap();
             assert!(ledger.pending.is_empty());
             let e = db.entry(&ledger.ctx.id).unwrap().unwrap();
             assert_eq!(e.winner.unwrap().config, sel.winner.key());
@@ -159,6 +165,30 @@ mod tests {
             assert_eq!((r.evaluated, r.candidates, r.valid), (18, 18, 21));
             assert!(r.results[0].stats().unwrap().mean <= r.results[1].stats().map_or(f64::INFINITY, |s| s.mean));
         });
+    }
+
+    #[test]
+    fn the_winner_is_placed_on_the_roofline_and_its_records_keep_what_a_report_needs() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::at(dir.path().join("db.sqlite"));
+        let mut j = job();
+        // 8 bytes per element (read x, write y), 1 FLOP; the fake times the best config at 1 ms.
+        j.bytes = Some("8 * n * 1e5".into());
+        j.flops = Some("n".into());
+        let r = tuner().tune(&j, &TuneOptions { db: Some(db.clone()), ..opts() }).unwrap();
+        let pos = r.roofline.as_ref().unwrap();
+        let expect = 8.0 * 4096.0 * 1e5 / r.winner_stats.mean / 3.35e12;
+        assert!((pos.fraction.unwrap() - expect).abs() < 1e-9, "{pos:?}");
+        assert_eq!(pos.words().unwrap(), format!("{:.0} % of peak bandwidth (memory-bound)", expect * 100.0));
+        assert!(!r.peaks.as_ref().unwrap().estimated, "the fake device's limits carry peaks");
+        let e = db.entry(&r.entry).unwrap().unwrap();
+        assert_eq!(e.winner.as_ref().unwrap().default.as_deref(), Some("bx=256,vec=1"));
+        let m = &e.measurements[&r.winner.key()];
+        assert_eq!((m.flops, m.bytes), (Some(4096.0), Some(8.0 * 4096.0 * 1e5)));
+        assert!(e.env.details.contains_key("peak_bandwidth"), "{:?}", e.env.details);
+        let view = crate::analysis::EntryView::new(&e, &Default::default());
+        assert_eq!(view.peaks.as_ref().unwrap().bandwidth, Some(3.35e12));
+        assert_eq!(view.winner_point().unwrap().position.words(), pos.words());
     }
 
     #[test]

@@ -218,6 +218,10 @@ pub struct TuneReport {
     /// What the tune learned from other devices' measurements, when it had any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prior: Option<PriorReport>,
+    /// The device's peak rates, where known.
+    pub peaks: Option<crate::plan::roofline::Peaks>,
+    /// The winner's place on the roofline (needs the spec's `flops`/`bytes` formulas).
+    pub roofline: Option<crate::plan::roofline::Position>,
 }
 
 /// What a tune's priors held (see [`crate::run::priors`]).

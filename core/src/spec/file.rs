@@ -726,6 +726,12 @@ impl Spec {
         })
     }
 
+    /// Whether a vendor generator makes the configs (`[roles]`): their values are known only on
+    /// a device.
+    pub fn generated(&self) -> bool {
+        self.template.generate.is_some()
+    }
+
     /// The verification every problem's job gets (the command line overrides it here).
     pub fn verification_mut(&mut self) -> &mut crate::spec::job::Verification {
         &mut self.template.verify

@@ -145,6 +145,12 @@ pub struct Measurement {
     /// times, devices). Absent in older records.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<Trace>,
+    /// FLOPs of one launch, by the spec's formula (absent without one, and in older records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flops: Option<f64>,
+    /// DRAM bytes of one launch, by the spec's formula (absent without one, and in older records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<f64>,
 }
 
 /// Where a measurement stands in the tune that made it.
@@ -212,6 +218,9 @@ pub struct Winner {
     pub tie_band: Vec<String>,
     /// Seconds since the Unix epoch.
     pub at: u64,
+    /// The spec's default config key, where it was a candidate (for reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<String>,
 }
 
 /// Facts about where the entry was measured.

@@ -1,0 +1,446 @@
+//! What a tune's records say, as numbers a report draws: the distribution of times, each
+//! parameter's effect, the search trace, compile times, failures by cause, every config's place
+//! on the roofline, and how one device's winner does on another.
+//!
+//! Everything here reads database entries only, so a report needs no GPU and works on entries
+//! merged from a fleet. The HTML page of `kerntune report` renders these views; nothing here
+//! draws.
+//!
+//! # Large entries
+//! An entry can hold 100,000 measurements. The summaries (histogram, per-value quartiles, the
+//! best-so-far curve, failure causes) use every measurement. Charts that draw one mark per
+//! config take [`sample`]: every config when there are few, else a fixed number evenly spaced
+//! by rank in time (so the spread of times is kept) plus the winner, its tie band and the
+//! default, which are always drawn.
+
+pub mod portability;
+/// Where a config stands on the roofline (in `plan`, since a tune's summary states it too).
+pub use crate::plan::roofline;
+
+use crate::error::FailureKind;
+use crate::run::diagnose::{group_failures, Cause};
+use crate::space::config::Config;
+use crate::store::db::{Entry, Status, Trace};
+use roofline::{Peaks, Position};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// FLOPs and bytes of one config's launch, from the spec's formulas (`None` where it has none).
+pub type Metrics<'a> = &'a dyn Fn(&Config) -> (Option<f64>, Option<f64>);
+
+/// What the spec adds to an entry when the report is given one: the default config and the
+/// FLOP and byte formulas (for records made before measurements stored them).
+#[derive(Default)]
+pub struct Hints<'a> {
+    /// The spec's default config key.
+    pub default: Option<String>,
+    /// FLOPs and bytes of a config's launch.
+    pub metrics: Option<Metrics<'a>>,
+}
+
+/// One measured config.
+#[derive(Clone, Debug, Serialize)]
+pub struct Point {
+    /// Its key.
+    pub key: String,
+    /// The config.
+    pub config: Config,
+    /// Mean time, seconds.
+    pub time: f64,
+    /// Half-width of the 95 % interval, seconds (infinite for one sample).
+    pub ci_half: f64,
+    /// Launches timed.
+    pub samples: u32,
+    /// Stopped early as clearly slower than the best.
+    pub raced: bool,
+    /// Its place on the roofline.
+    pub position: Position,
+    /// Seconds its compile took, where recorded.
+    pub compile_s: Option<f64>,
+    /// Where it stands in the tune that measured it, where recorded.
+    pub trace: Option<Trace>,
+}
+
+/// The times of the configs that share one value of a parameter.
+#[derive(Clone, Debug, Serialize)]
+pub struct ValueTimes {
+    /// The value as written in config keys.
+    pub value: String,
+    /// Configs measured with it.
+    pub count: usize,
+    /// Fastest, lower quartile, median, upper quartile, slowest (seconds).
+    pub quartiles: [f64; 5],
+}
+
+/// One parameter's effect on time.
+#[derive(Clone, Debug, Serialize)]
+pub struct Effect {
+    /// The parameter (`@threads` etc. for knobs).
+    pub name: String,
+    /// Times per value, values in their natural order.
+    pub values: Vec<ValueTimes>,
+    /// Share of the variance of log(time) this parameter explains on its own (η², from 0 to
+    /// 1): between-value sum of squares ÷ total.
+    pub explained: f64,
+}
+
+/// One tune (run) of the entry, in the order its results came in.
+#[derive(Clone, Debug, Serialize)]
+pub struct Run {
+    /// When it started (seconds since the Unix epoch).
+    pub started: u64,
+    /// Its results: evaluation number (from 0), seconds since the run started, time (seconds;
+    /// `None` for a failure).
+    pub evals: Vec<(usize, f64, Option<f64>)>,
+}
+
+impl Run {
+    /// The best time so far after each evaluation that improved it: (evaluation number,
+    /// seconds, best).
+    pub fn best_so_far(&self) -> Vec<(usize, f64, f64)> {
+        let mut best = f64::INFINITY;
+        let mut out = Vec::new();
+        for &(i, s, t) in &self.evals {
+            if let Some(t) = t.filter(|t| *t < best) {
+                best = t;
+                out.push((i, s, t));
+            }
+        }
+        out
+    }
+}
+
+/// What one database entry says.
+#[derive(Clone, Debug, Serialize)]
+pub struct EntryView {
+    /// Kernel name.
+    pub kernel: String,
+    /// Device name.
+    pub target_name: String,
+    /// Target fingerprint.
+    pub target: String,
+    /// Problem key text.
+    pub problem: String,
+    /// Measured configs, fastest first.
+    pub points: Vec<Point>,
+    /// Failed configs grouped by cause, most frequent first.
+    pub causes: Vec<Cause>,
+    /// Failed configs per kind.
+    pub failures: BTreeMap<String, usize>,
+    /// Each failed config's kind, by key.
+    #[serde(skip)]
+    pub failed: BTreeMap<String, String>,
+    /// The winner's key, once a tune finished.
+    pub winner: Option<String>,
+    /// Keys tied with the fastest.
+    pub tie_band: Vec<String>,
+    /// The default config's key, where known.
+    pub default: Option<String>,
+    /// Parameters' effects, most explaining first.
+    pub effects: Vec<Effect>,
+    /// The runs that measured the entry, oldest first.
+    pub runs: Vec<Run>,
+    /// Measurements without a trace (recorded by an older kerntune).
+    pub untraced: usize,
+    /// The device's peaks, where known.
+    pub peaks: Option<Peaks>,
+    /// Things the reader should know about these numbers.
+    pub notes: Vec<String>,
+}
+
+impl EntryView {
+    /// The view of an entry.
+    pub fn new(entry: &Entry, hints: &Hints<'_>) -> EntryView {
+        let peaks = Peaks::of_entry(&entry.env.details, &entry.target_name);
+        let mut points = Vec::new();
+        let mut failed: Vec<(&Config, FailureKind, &str)> = Vec::new();
+        let mut failures: BTreeMap<String, usize> = BTreeMap::new();
+        let mut failed_keys: BTreeMap<String, String> = BTreeMap::new();
+        let mut untraced = 0;
+        let mut by_run: BTreeMap<u64, Vec<(usize, f64, Option<f64>)>> = BTreeMap::new();
+        let mut from_spec = 0usize;
+        for (key, m) in &entry.measurements {
+            match &m.trace {
+                Some(t) => by_run.entry(t.run).or_default().push((t.seq, t.elapsed_s, m.stats().map(|s| s.mean))),
+                None => untraced += 1,
+            }
+            match &m.status {
+                Status::Ok { stats } => {
+                    let (mut flops, mut bytes) = (m.flops, m.bytes);
+                    if let (None, None, Some(f)) = (flops, bytes, hints.metrics) {
+                        (flops, bytes) = f(&m.config);
+                        from_spec += usize::from(flops.is_some() || bytes.is_some());
+                    }
+                    points.push(Point {
+                        key: key.clone(),
+                        config: m.config.clone(),
+                        time: stats.mean,
+                        ci_half: stats.ci_half,
+                        samples: stats.samples,
+                        raced: stats.raced,
+                        position: Position::of(flops, bytes, stats.mean, peaks.as_ref()),
+                        compile_s: m.trace.as_ref().and_then(|t| t.compile_s),
+                        trace: m.trace.clone(),
+                    });
+                }
+                Status::Failed { failure, message } => {
+                    *failures.entry(failure.to_string()).or_default() += 1;
+                    failed_keys.insert(key.clone(), failure.to_string());
+                    failed.push((&m.config, *failure, message));
+                }
+            }
+        }
+        points.sort_by(|a, b| a.time.total_cmp(&b.time).then_with(|| a.key.cmp(&b.key)));
+        let runs = by_run
+            .into_iter()
+            .map(|(started, mut evals)| {
+                evals.sort_by_key(|e| e.0);
+                Run { started, evals }
+            })
+            .collect();
+        let mut notes = Vec::new();
+        if from_spec > 0 {
+            notes.push(format!("FLOPs and bytes of {from_spec} config(s) were computed from the spec's formulas: their records predate storing them"));
+        }
+        let (winner, tie_band) = match &entry.winner {
+            Some(w) => (Some(w.config.clone()), w.tie_band.clone()),
+            None => {
+                notes.push("no winner yet: the tune that made these measurements did not finish (or this is one shard of a split tune)".into());
+                (None, Vec::new())
+            }
+        };
+        let default = hints.default.clone().or_else(|| entry.winner.as_ref().and_then(|w| w.default.clone()));
+        EntryView {
+            kernel: entry.id.kernel.clone(),
+            target_name: entry.target_name.clone(),
+            target: entry.id.target.clone(),
+            problem: entry.id.problem.clone(),
+            effects: effects(&points),
+            causes: group_failures(failed),
+            failures,
+            failed: failed_keys,
+            winner,
+            tie_band,
+            default,
+            runs,
+            untraced,
+            peaks,
+            notes,
+            points,
+        }
+    }
+
+    /// A short label: `triad on NVIDIA H200 (n=1024)`.
+    pub fn label(&self) -> String {
+        if self.problem.is_empty() {
+            format!("{} on {}", self.kernel, self.target_name)
+        } else {
+            format!("{} on {} ({})", self.kernel, self.target_name, self.problem)
+        }
+    }
+
+    /// The winner's point, where it was measured.
+    pub fn winner_point(&self) -> Option<&Point> {
+        self.winner.as_ref().and_then(|w| self.points.iter().find(|p| &p.key == w))
+    }
+
+    /// The default config's point, where it was measured.
+    pub fn default_point(&self) -> Option<&Point> {
+        self.default.as_ref().and_then(|d| self.points.iter().find(|p| &p.key == d))
+    }
+
+    /// Positions in `points` of the configs a chart must always draw: winner, tie band, default.
+    pub fn marked(&self) -> Vec<usize> {
+        let mut keys: Vec<&String> = self.tie_band.iter().collect();
+        keys.extend(self.winner.iter());
+        keys.extend(self.default.iter());
+        self.points.iter().enumerate().filter(|(_, p)| keys.contains(&&p.key)).map(|(i, _)| i).collect()
+    }
+}
+
+/// Which of `n` points (sorted by time) a chart of at most about `k` marks draws: all when
+/// `n ≤ k`, else `k` evenly spaced by rank — the fastest and slowest included — plus `keep`.
+/// Sorted, without repeats.
+pub fn sample(n: usize, k: usize, keep: &[usize]) -> Vec<usize> {
+    let mut v: Vec<usize> =
+        if n <= k || k < 2 { (0..n).collect() } else { (0..k).map(|i| ((i as f64) * (n - 1) as f64 / (k - 1) as f64).round() as usize).collect() };
+    v.extend(keep.iter().copied().filter(|&i| i < n));
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// The five-number summary of sorted times.
+fn quartiles(sorted: &[f64]) -> [f64; 5] {
+    let q = |p: f64| {
+        let x = p * (sorted.len() - 1) as f64;
+        let (lo, hi) = (x.floor() as usize, x.ceil() as usize);
+        sorted[lo] + (sorted[hi] - sorted[lo]) * (x - lo as f64)
+    };
+    [sorted[0], q(0.25), q(0.5), q(0.75), sorted[sorted.len() - 1]]
+}
+
+/// Every parameter's effect: times per value and the share of log-time variance it explains.
+pub fn effects(points: &[Point]) -> Vec<Effect> {
+    if points.is_empty() {
+        return Vec::new();
+    }
+    let logs: Vec<f64> = points.iter().map(|p| p.time.max(1e-300).ln()).collect();
+    let mean = logs.iter().sum::<f64>() / logs.len() as f64;
+    let total: f64 = logs.iter().map(|l| (l - mean).powi(2)).sum();
+    // Parameter names in declaration order, knobs after.
+    let mut names: Vec<String> = Vec::new();
+    for p in points {
+        for (k, _) in &p.config.params {
+            if !names.contains(k) {
+                names.push(k.clone());
+            }
+        }
+    }
+    let knob_names = ["threads", "num_warps", "num_stages", "occupancy", "num_ctas", "maxnreg"];
+    let knob = |c: &Config, n: &str| -> Option<u32> {
+        let k = &c.knobs;
+        match n {
+            "threads" => k.threads,
+            "num_warps" => k.num_warps,
+            "num_stages" => k.num_stages,
+            "occupancy" => k.occupancy,
+            "num_ctas" => k.num_ctas,
+            _ => k.maxnreg,
+        }
+    };
+    let mut out = Vec::new();
+    let params = names.iter().map(|n| (n.clone(), None)).chain(knob_names.iter().map(|k| (format!("@{k}"), Some(*k))));
+    for (name, knob_name) in params {
+        let mut groups: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        for (i, p) in points.iter().enumerate() {
+            let v = match knob_name {
+                None => p.config.get(&name).map(|v| v.to_string()),
+                Some(k) => knob(&p.config, k).map(|v| v.to_string()),
+            };
+            groups.entry(v.unwrap_or_else(|| "(unset)".into())).or_default().push(i);
+        }
+        if knob_name.is_some() && groups.keys().all(|k| k == "(unset)") {
+            continue;
+        }
+        let between: f64 = groups
+            .values()
+            .map(|ix| {
+                let m = ix.iter().map(|&i| logs[i]).sum::<f64>() / ix.len() as f64;
+                ix.len() as f64 * (m - mean).powi(2)
+            })
+            .sum();
+        let mut values: Vec<ValueTimes> = groups
+            .into_iter()
+            .map(|(value, ix)| {
+                let mut times: Vec<f64> = ix.iter().map(|&i| points[i].time).collect();
+                times.sort_by(f64::total_cmp);
+                ValueTimes { value, count: times.len(), quartiles: quartiles(&times) }
+            })
+            .collect();
+        values.sort_by(|a, b| match (a.value.parse::<f64>(), b.value.parse::<f64>()) {
+            (Ok(x), Ok(y)) => x.total_cmp(&y),
+            _ => a.value.cmp(&b.value),
+        });
+        let explained = if total > 0.0 { (between / total).clamp(0.0, 1.0) } else { 0.0 };
+        out.push(Effect { name, values, explained });
+    }
+    out.sort_by(|a, b| b.explained.total_cmp(&a.explained));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::stats::Stats;
+    use crate::store::db::{EntryId, Environment, Measurement, Winner};
+
+    fn stats(t: f64) -> Stats {
+        Stats::from_samples(&[t, t * 1.01, t * 0.99], false)
+    }
+
+    /// bx decides the time (×2 per step), vec barely matters; one config failed.
+    fn entry() -> Entry {
+        let id = EntryId { kernel: "k".into(), kernel_hash: "h".into(), target: "t".into(), toolchain: "tc".into(), problem: "n=1".into() };
+        let mut e = Entry::new(id, "NVIDIA H100 80GB HBM3".into(), Environment::default());
+        let mut seq = 0;
+        for bx in [32i64, 64, 128, 256] {
+            for vec in [1i64, 2] {
+                let c = Config::new([("bx", bx), ("vec", vec)]);
+                let t = 1e-3 * (256 / bx) as f64 * if vec == 2 { 1.01 } else { 1.0 };
+                let trace = Trace { run: 7, seq, elapsed_s: seq as f64, compile_s: Some(0.5), device: None };
+                seq += 1;
+                let status = if bx == 32 && vec == 2 {
+                    Status::Failed { failure: FailureKind::LaunchFailed, message: "launch failed: an illegal memory access at 0x7f00".into() }
+                } else {
+                    Status::Ok { stats: stats(t) }
+                };
+                e.record(
+                    c.key(),
+                    Measurement { config: c, status, usage: None, at: 1, verified: Some(true), trace: Some(trace), flops: Some(1e9), bytes: Some(3.35e9) },
+                );
+            }
+        }
+        e.winner = Some(Winner {
+            config: "bx=256,vec=1".into(),
+            stats: stats(1e-3),
+            space: "s".into(),
+            verify: "v".into(),
+            tie_band: vec!["bx=256,vec=1".into(), "bx=256,vec=2".into()],
+            at: 1,
+            default: Some("bx=64,vec=1".into()),
+        });
+        e
+    }
+
+    #[test]
+    fn an_entry_is_read_into_points_effects_runs_and_causes() {
+        let v = EntryView::new(&entry(), &Hints::default());
+        assert_eq!(v.points.len(), 7);
+        assert_eq!(v.points[0].key, "bx=256,vec=1", "fastest first");
+        assert_eq!(v.winner_point().unwrap().key, "bx=256,vec=1");
+        assert_eq!(v.default_point().unwrap().key, "bx=64,vec=1", "the default stored with the winner");
+        assert_eq!(v.effects[0].name, "bx");
+        assert!(v.effects[0].explained > 0.99, "{}", v.effects[0].explained);
+        // vec alone explains a little: the failed config leaves bx=32 (the slowest) only with
+        // vec=1, so the two are confounded — what η² of an uneven sample shows.
+        assert!(v.effects[1].explained < 0.1, "{}", v.effects[1].explained);
+        assert_eq!(v.effects[0].values.iter().map(|x| x.value.as_str()).collect::<Vec<_>>(), ["32", "64", "128", "256"], "numeric order");
+        assert_eq!(v.effects[0].values[0].count, 1);
+        assert_eq!(v.causes.len(), 1);
+        assert_eq!(v.failures["launch failed"], 1);
+        assert_eq!(v.runs.len(), 1);
+        let best = v.runs[0].best_so_far();
+        assert_eq!(best.first().unwrap().0, 0);
+        assert!((best.last().unwrap().2 - 1e-3).abs() < 1e-9);
+        // H100 by the preset (an estimate, the entry stored none): 3.35 GB in 1 ms is 100 %.
+        let w = v.winner_point().unwrap();
+        assert!(v.peaks.as_ref().unwrap().estimated);
+        assert_eq!(w.position.words().unwrap(), "100 % of peak bandwidth (memory-bound)");
+        assert_eq!(v.marked().len(), 3);
+    }
+
+    #[test]
+    fn the_spec_fills_what_older_records_lack() {
+        let mut e = entry();
+        for m in e.measurements.values_mut() {
+            (m.flops, m.bytes) = (None, None);
+        }
+        let none = EntryView::new(&e, &Hints::default());
+        assert_eq!(none.points[0].position.words(), None);
+        let f = |c: &Config| (None, Some(c.get_i64("bx").unwrap() as f64 * 1e6));
+        let v = EntryView::new(&e, &Hints { default: Some("bx=128,vec=1".into()), metrics: Some(&f) });
+        assert!(v.points[0].position.bytes_per_s.is_some());
+        assert_eq!(v.default.as_deref(), Some("bx=128,vec=1"), "the spec's default wins");
+        assert!(v.notes.iter().any(|n| n.contains("7 config(s)")), "{:?}", v.notes);
+    }
+
+    #[test]
+    fn a_sample_keeps_the_ends_the_marked_and_the_spread() {
+        assert_eq!(sample(5, 10, &[]), vec![0, 1, 2, 3, 4]);
+        let s = sample(100_000, 2000, &[12_345]);
+        assert_eq!(s.len(), 2001);
+        assert_eq!((s[0], *s.last().unwrap()), (0, 99_999));
+        assert!(s.contains(&12_345));
+    }
+}

@@ -1,0 +1,175 @@
+//! The result table printed after a tune.
+
+use crate::cli::out::outln;
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
+use kerntune::TuneReport;
+use std::path::Path;
+
+fn rate(bytes_or_flops: Option<f64>, seconds: f64, scale: f64) -> String {
+    match bytes_or_flops {
+        Some(x) if seconds > 0.0 => format!("{:.1}", x / seconds / scale),
+        _ => "-".into(),
+    }
+}
+
+/// The 95 % half-interval, or why there is none: a raced config stopped after one launch has
+/// no spread to show.
+fn interval(s: &kerntune::Stats) -> String {
+    if s.ci_half.is_finite() {
+        format!("{:.4}", s.ci_half * 1e3)
+    } else if s.samples <= 1 {
+        "1 sample".into()
+    } else {
+        "-".into()
+    }
+}
+
+/// How the compiles went: seconds summed over threads, threads, efficiency, slowest config.
+fn compile_line(r: &TuneReport) -> String {
+    let mut line = format!("compiled {} in {:.2} s summed over {} thread(s)", r.compiled, r.compile_seconds, r.compile_threads.max(1));
+    if let Some(e) = r.compile_efficiency {
+        line.push_str(&format!(", compile-parallel efficiency {:.0} % (÷ wall × threads)", e * 100.0));
+    }
+    let slowest = r.results.iter().filter_map(|x| x.compile_seconds.map(|s| (s, &x.config))).max_by(|a, b| a.0.total_cmp(&b.0));
+    if let Some((secs, cfg)) = slowest {
+        line.push_str(&format!("; slowest {secs:.2} s ({cfg})"));
+    }
+    if r.compile_cache_hits > 0 {
+        line.push_str(&format!("; {} from the compile cache", r.compile_cache_hits));
+    }
+    line
+}
+
+pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) -> Result<(), crate::cli::out::OutputError> {
+    let problem = &r.entry.problem;
+    // What most needs reading comes first.
+    if let Some(d) = &r.disagreement {
+        outln!("warning: {d}");
+    }
+    if let Some(p) = &r.prior {
+        outln!("{}", p.line);
+        for x in p.refused.iter().chain(&p.notes) {
+            outln!("    {x}");
+        }
+    }
+    if r.db_hit {
+        outln!("database hit for {} ({}) on {}: the stored winner is reused, nothing was benchmarked", r.entry.kernel, problem, r.target.name);
+    }
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(["#", "config", "time (ms)", "±95% (ms)", "runs", "GB/s", "GFLOP/s", ""]);
+    let mut shown = 0;
+    for res in &r.results {
+        let Some(s) = res.stats() else { continue };
+        if shown >= top {
+            break;
+        }
+        shown += 1;
+        let mut note = Vec::new();
+        if res.config == r.winner {
+            note.push("winner");
+        } else if r.tie_band.contains(&res.config) {
+            note.push("tied");
+        }
+        if s.raced {
+            note.push("raced");
+        }
+        if res.from_db {
+            note.push("db");
+        }
+        let device = res.device.filter(|_| r.devices.len() > 1).map(|d| format!("device {d}"));
+        if let Some(d) = &device {
+            note.push(d);
+        }
+        t.add_row(vec![
+            Cell::new(shown),
+            Cell::new(res.config.key()),
+            Cell::new(format!("{:.4}", s.mean * 1e3)).set_alignment(CellAlignment::Right),
+            Cell::new(interval(s)).set_alignment(CellAlignment::Right),
+            Cell::new(s.samples),
+            Cell::new(rate(res.bytes, s.mean, 1e9)).set_alignment(CellAlignment::Right),
+            Cell::new(rate(res.flops, s.mean, 1e9)).set_alignment(CellAlignment::Right),
+            Cell::new(note.join(", ")),
+        ]);
+    }
+    outln!("{t}");
+    let w = &r.winner_stats;
+    let (flops, bytes) = r.winner_metrics;
+    let mut line = format!("winner: {}  {:.4} ms ± {:.4} ms", r.winner, w.mean * 1e3, if w.ci_half.is_finite() { w.ci_half * 1e3 } else { 0.0 });
+    if bytes.is_some() {
+        line.push_str(&format!(", {} GB/s", rate(bytes, w.mean, 1e9)));
+    }
+    if flops.is_some() {
+        line.push_str(&format!(", {} GFLOP/s", rate(flops, w.mean, 1e9)));
+    }
+    if let Some(words) = r.roofline.as_ref().and_then(|p| p.words()) {
+        let estimate = if r.peaks.as_ref().is_some_and(|p| p.estimated) { ", peak estimated from the preset this device's name matches" } else { "" };
+        line.push_str(&format!(" — {words}{estimate}"));
+    }
+    if r.tie_band.len() > 1 {
+        line.push_str(&format!(" ({} configs tied within noise; stable tie-break picked this one)", r.tie_band.len()));
+    }
+    outln!("{line}");
+    if !r.db_hit {
+        if r.sampled {
+            outln!(
+                "space: {} combinations, about {} valid (estimated); too large to enumerate, so a random sample of {} candidates was searched; evaluated {} ({} from the database)",
+                r.cartesian,
+                r.valid,
+                r.candidates,
+                r.evaluated,
+                r.from_db
+            );
+        } else {
+            outln!(
+                "space: {} combinations, {} valid, {} candidates after pruning; evaluated {} ({} from the database)",
+                r.cartesian,
+                r.valid,
+                r.candidates,
+                r.evaluated,
+                r.from_db
+            );
+        }
+        outln!("{}", compile_line(r));
+        let join = |m: &std::collections::BTreeMap<String, usize>| m.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ");
+        if !r.pruned_before.is_empty() {
+            outln!("pruned before compiling: {}", join(&r.pruned_before));
+            for (k, ex) in &r.prune_examples {
+                outln!("    e.g. {k}: {ex}");
+            }
+        }
+        if !r.pruned_after.is_empty() {
+            outln!("pruned after compiling: {}", join(&r.pruned_after));
+        }
+        if !r.causes.is_empty() {
+            outln!("failures: {} ({} cause{})", join(&r.failures), r.causes.len(), if r.causes.len() == 1 { "" } else { "s" });
+            for c in r.causes.iter().take(8) {
+                outln!("    {} × {}: {} (e.g. {})", c.count, c.kind, c.message, c.example);
+                for d in &c.diagnosis {
+                    outln!("        {d}");
+                }
+            }
+            if r.causes.len() > 8 {
+                outln!("    and {} more cause(s); --json lists them all", r.causes.len() - 8);
+            }
+        } else if !r.failures.is_empty() {
+            outln!("failures: {}", join(&r.failures));
+        }
+        if r.devices.len() > 1 {
+            for d in &r.devices {
+                let ratio =
+                    d.ratio.map(|(x, n)| format!(", times {x:.3}× the first device's (on {n} config{})", if n == 1 { "" } else { "s" })).unwrap_or_default();
+                let lost = d.lost.as_ref().map(|l| format!("; LOST: {l}")).unwrap_or_default();
+                outln!("device {} ({}): {} measured{ratio}{lost}", d.index, d.name, d.measured);
+            }
+        }
+        for n in &r.notes {
+            outln!("note: {n}");
+        }
+        outln!("timing: {}; verification: {}; strategy: {}; wall time {:.2} s", r.timing, r.reference, r.strategy, r.wall_seconds);
+    }
+    if let Some(p) = db {
+        outln!("database: {} ({})", p.display(), if r.db_hit { "read" } else { "winner written" });
+    }
+    Ok(())
+}

@@ -1,0 +1,507 @@
+//! The report's charts, drawn by plotters into SVG strings that the page inlines.
+//!
+//! Each function returns `Ok(None)` when its data is absent (nothing measured, no compile
+//! times, no FLOP or byte formula), so the page can say why instead of drawing an empty frame.
+//! Charts of one mark per config draw [`kerntune_core::analysis::sample`] of the configs.
+
+use kerntune_core::analysis::portability::{Cell, Portability};
+use kerntune_core::analysis::{sample, Effect, EntryView, Point};
+use plotters::coord::combinators::WithKeyPoints;
+use plotters::coord::Shift;
+use plotters::element::DashedPathElement;
+use plotters::prelude::*;
+
+/// A chart could not be drawn.
+#[derive(Debug, thiserror::Error)]
+#[error("drawing the {chart} chart failed: {detail}")]
+pub struct ChartError {
+    chart: &'static str,
+    detail: String,
+}
+
+type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+type Drawn = Result<(), Box<dyn std::error::Error>>;
+
+/// Marks per scatter chart, at most (plus the winner, tie band and default).
+pub const MARKS: usize = 2000;
+
+const WINNER: RGBColor = RGBColor(0x1b, 0x9e, 0x77);
+const DEFAULT: RGBColor = RGBColor(0xd9, 0x5f, 0x02);
+const CONFIG: RGBColor = RGBColor(0x75, 0x70, 0xb3);
+const GREY: RGBColor = RGBColor(0xa0, 0xa0, 0xa0);
+const CEILING: RGBColor = RGBColor(0xc0, 0x39, 0x2b);
+const FONT: &str = "sans-serif";
+
+/// Draws into an SVG string of the given size.
+fn svg(chart: &'static str, size: (u32, u32), draw: impl FnOnce(&Area<'_>) -> Drawn) -> Result<String, ChartError> {
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
+        let r = root.fill(&WHITE).map_err(Into::into).and_then(|_| draw(&root)).and_then(|_| root.present().map_err(Into::into));
+        r.map_err(|e| ChartError { chart, detail: e.to_string() })?;
+    }
+    Ok(out)
+}
+
+/// `lo..hi` widened so that a log axis has room, and never empty.
+fn log_span(lo: f64, hi: f64) -> (f64, f64) {
+    let (lo, hi) = (lo.max(1e-30), hi.max(1e-30));
+    if hi / lo < 1.2 {
+        let m = (lo * hi).sqrt();
+        (m / 1.3, m * 1.3)
+    } else {
+        (lo / 1.15, hi * 1.15)
+    }
+}
+
+/// Tick values for a log axis over `lo..hi`: the 1-2-5 steps of each decade inside it, or
+/// every 1..9 step where that gives fewer than three (a range inside one decade).
+fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let steps = |ms: &[f64]| -> Vec<f64> {
+        let (a, b) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+        (a..=b).flat_map(|d| ms.iter().map(move |m| m * 10f64.powi(d))).filter(|v| *v >= lo && *v <= hi).collect()
+    };
+    let mut t = steps(&[1.0, 2.0, 5.0]);
+    if t.len() < 3 {
+        t = steps(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]);
+    }
+    if t.len() < 2 {
+        t = vec![lo, (lo * hi).sqrt(), hi];
+    }
+    t
+}
+
+/// A log axis over `lo..hi` with [`log_ticks`].
+fn log_axis(lo: f64, hi: f64) -> WithKeyPoints<LogCoord<f64>> {
+    (lo..hi).log_scale().with_key_points(log_ticks(lo, hi))
+}
+
+fn ms(p: &Point) -> f64 {
+    p.time * 1e3
+}
+
+/// A time axis label: `0.25`, `1.2`, `30`.
+fn tick(v: &f64) -> String {
+    let a = v.abs();
+    if a == 0.0 {
+        "0".into()
+    } else if a >= 100.0 {
+        format!("{v:.0}")
+    } else if a >= 1.0 {
+        format!("{v:.3}").trim_end_matches('0').trim_end_matches('.').into()
+    } else {
+        let digits = (-a.log10().floor()) as usize + 2;
+        format!("{v:.digits$}").trim_end_matches('0').trim_end_matches('.').into()
+    }
+}
+
+/// The distribution of measured times: a histogram on a log axis, with the winner, its tie band
+/// and the default marked.
+pub fn distribution(v: &EntryView) -> Result<Option<String>, ChartError> {
+    if v.points.is_empty() {
+        return Ok(None);
+    }
+    let (lo, hi) = log_span(ms(&v.points[0]), ms(v.points.last().expect("not empty")));
+    let bins = if v.points.len() >= 80 { 40 } else { (v.points.len() / 2).clamp(5, 40) };
+    let step = (hi / lo).ln() / bins as f64;
+    let mut counts = vec![0u32; bins];
+    for p in &v.points {
+        let b = (((ms(p) / lo).ln() / step).floor() as usize).min(bins - 1);
+        counts[b] += 1;
+    }
+    let top = *counts.iter().max().unwrap_or(&1) as f64 * 1.15 + 0.5;
+    let edge = |i: usize| lo * (step * i as f64).exp();
+    let tied: Vec<f64> = v.points.iter().filter(|p| v.tie_band.contains(&p.key)).map(ms).collect();
+    svg("distribution", (880, 340), |root| {
+        let mut c = ChartBuilder::on(root)
+            .caption(format!("Measured times of {} configs", v.points.len()), (FONT, 17))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(50)
+            .build_cartesian_2d(log_axis(lo, hi), 0.0..top)?;
+        c.configure_mesh()
+            .x_desc("time per launch (ms, log scale)")
+            .y_desc("configs")
+            .x_label_formatter(&tick)
+            .y_label_formatter(&|y| format!("{y:.0}"))
+            .draw()?;
+        if let (Some(a), Some(b)) = (tied.iter().copied().reduce(f64::min), tied.iter().copied().reduce(f64::max)) {
+            let (a, b) = if b / a < 1.01 { (a / 1.005, b * 1.005) } else { (a, b) };
+            c.draw_series(std::iter::once(Rectangle::new([(a, 0.0), (b, top)], WINNER.mix(0.18).filled())))?
+                .label(format!("tie band ({} configs within noise)", tied.len()))
+                .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 16, y + 5)], WINNER.mix(0.18).filled()));
+        }
+        c.draw_series(
+            counts
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| **n > 0)
+                .map(|(i, n)| Rectangle::new([(edge(i), 0.0), (edge(i + 1), *n as f64)], CONFIG.mix(0.75).filled())),
+        )?
+        .label("configs per bin")
+        .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 16, y + 5)], CONFIG.mix(0.75).filled()));
+        if let Some(w) = v.winner_point() {
+            c.draw_series(std::iter::once(PathElement::new(vec![(ms(w), 0.0), (ms(w), top)], WINNER.stroke_width(2))))?
+                .label(format!("winner {:.4} ms", ms(w)))
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], WINNER.stroke_width(2)));
+        }
+        if let Some(d) = v.default_point() {
+            c.draw_series(std::iter::once(DashedPathElement::new(vec![(ms(d), 0.0), (ms(d), top)], 6, 4, DEFAULT.stroke_width(2))))?
+                .label(format!("default {:.4} ms", ms(d)))
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], DEFAULT.stroke_width(2)));
+        }
+        c.configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font((FONT, 12))
+            .draw()?;
+        Ok(())
+    })
+    .map(Some)
+}
+
+/// One parameter's effect: the times of each of its values as a box (quartiles), a whisker
+/// (fastest to slowest) and a dot (median).
+pub fn effect(e: &Effect) -> Result<String, ChartError> {
+    let n = e.values.len();
+    let lo = e.values.iter().map(|v| v.quartiles[0]).fold(f64::INFINITY, f64::min) * 1e3;
+    let hi = e.values.iter().map(|v| v.quartiles[4]).fold(0.0, f64::max) * 1e3;
+    let (lo, hi) = log_span(lo, hi);
+    let names: Vec<String> = e.values.iter().map(|v| v.value.clone()).collect();
+    let width = (200 + 46 * n as u32).clamp(420, 880);
+    svg("parameter", (width, 300), |root| {
+        let mut c = ChartBuilder::on(root)
+            .caption(format!("{}: {:.0} % of the variance of log(time)", e.name, e.explained * 100.0), (FONT, 15))
+            .margin(10)
+            .x_label_area_size(36)
+            .y_label_area_size(50)
+            .build_cartesian_2d((0..n as i32).into_segmented(), log_axis(lo, hi))?;
+        let label = |x: &SegmentValue<i32>| match x {
+            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => names.get(*i as usize).cloned().unwrap_or_default(),
+            SegmentValue::Last => String::new(),
+        };
+        c.configure_mesh().x_labels(n.min(24)).x_label_formatter(&label).y_desc("time (ms)").y_label_formatter(&tick).x_desc(&e.name).draw()?;
+        let q = |i: usize, k: usize| e.values[i].quartiles[k] * 1e3;
+        c.draw_series(
+            (0..n).map(|i| {
+                PathElement::new(vec![(SegmentValue::CenterOf(i as i32), q(i, 0)), (SegmentValue::CenterOf(i as i32), q(i, 4))], GREY.stroke_width(1))
+            }),
+        )?;
+        c.draw_series((0..n).map(|i| {
+            let mut r = Rectangle::new([(SegmentValue::Exact(i as i32), q(i, 1)), (SegmentValue::Exact(i as i32 + 1), q(i, 3))], CONFIG.mix(0.55).filled());
+            r.set_margin(0, 0, 6, 6);
+            r
+        }))?;
+        c.draw_series((0..n).map(|i| Circle::new((SegmentValue::CenterOf(i as i32), q(i, 2)), 3, BLACK.filled())))?;
+        Ok(())
+    })
+}
+
+/// The best time so far, one line per run, against evaluations (left) and seconds (right), over
+/// every successful evaluation as a grey dot.
+pub fn trace(v: &EntryView) -> Result<Option<String>, ChartError> {
+    let runs: Vec<_> = v.runs.iter().filter(|r| r.evals.iter().any(|e| e.2.is_some())).take(8).collect();
+    if runs.is_empty() {
+        return Ok(None);
+    }
+    let times: Vec<f64> = runs.iter().flat_map(|r| r.evals.iter().filter_map(|e| e.2)).map(|t| t * 1e3).collect();
+    let (lo, hi) = log_span(times.iter().copied().fold(f64::INFINITY, f64::min), times.iter().copied().fold(0.0, f64::max));
+    let max_eval = runs.iter().flat_map(|r| r.evals.iter().map(|e| e.0)).max().unwrap_or(0) as f64 + 1.0;
+    let max_s = runs.iter().flat_map(|r| r.evals.iter().map(|e| e.1)).fold(0.0, f64::max).max(1e-3) * 1.05;
+    let several = runs.len() > 1;
+    svg("search trace", (880, 330), |root| {
+        let halves = root.split_evenly((1, 2));
+        for (h, by_seconds) in halves.iter().zip([false, true]) {
+            let xmax = if by_seconds { max_s } else { max_eval };
+            let mut c = ChartBuilder::on(h)
+                .caption(if by_seconds { "best so far against wall time" } else { "best so far against evaluations" }, (FONT, 15))
+                .margin(10)
+                .x_label_area_size(36)
+                .y_label_area_size(50)
+                .build_cartesian_2d(0.0..xmax, log_axis(lo, hi))?;
+            c.configure_mesh()
+                .x_desc(if by_seconds { "seconds since the run started" } else { "evaluation" })
+                .x_label_formatter(&|x| if by_seconds { tick(x) } else { format!("{x:.0}") })
+                .y_desc("time (ms)")
+                .y_label_formatter(&tick)
+                .draw()?;
+            let x = |e: &(usize, f64, Option<f64>)| if by_seconds { e.1 } else { e.0 as f64 };
+            for (k, r) in runs.iter().enumerate() {
+                let ok: Vec<&(usize, f64, Option<f64>)> = r.evals.iter().filter(|e| e.2.is_some()).collect();
+                let dots = sample(ok.len(), MARKS / runs.len(), &[]);
+                c.draw_series(dots.into_iter().map(|i| Circle::new((x(ok[i]), ok[i].2.unwrap_or(0.0) * 1e3), 2, GREY.mix(0.6).filled())))?;
+                let color = if several { Palette99::pick(k).to_rgba() } else { WINNER.to_rgba() };
+                let best = r.best_so_far();
+                let end = r.evals.last().map(&x).unwrap_or(0.0);
+                let mut line: Vec<(f64, f64)> = Vec::with_capacity(best.len() * 2 + 1);
+                for (j, b) in best.iter().enumerate() {
+                    let bx = if by_seconds { b.1 } else { b.0 as f64 };
+                    if j > 0 {
+                        line.push((bx, line.last().expect("a point").1));
+                    }
+                    line.push((bx, b.2 * 1e3));
+                }
+                if let Some(&(_, y)) = line.last() {
+                    line.push((end.max(line.last().expect("a point").0), y));
+                }
+                let s = c.draw_series(LineSeries::new(line, color.stroke_width(2)))?;
+                if several && !by_seconds {
+                    s.label(format!("run {} ({} evaluations)", k + 1, r.evals.len()))
+                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2)));
+                }
+            }
+            if several && !by_seconds {
+                c.configure_series_labels()
+                    .position(SeriesLabelPosition::UpperRight)
+                    .background_style(WHITE.mix(0.85))
+                    .border_style(BLACK)
+                    .label_font((FONT, 11))
+                    .draw()?;
+            }
+        }
+        Ok(())
+    })
+    .map(Some)
+}
+
+/// Compile seconds per config, in the order they were evaluated.
+pub fn compile(v: &EntryView) -> Result<Option<String>, ChartError> {
+    let mut pts: Vec<(f64, f64, bool)> =
+        v.points.iter().filter_map(|p| Some((p.trace.as_ref()?.seq as f64, p.compile_s?, v.winner.as_ref() == Some(&p.key)))).collect();
+    if pts.is_empty() {
+        return Ok(None);
+    }
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let keep: Vec<usize> = pts.iter().enumerate().filter(|(_, p)| p.2).map(|(i, _)| i).collect();
+    let shown = sample(pts.len(), MARKS, &keep);
+    let xmax = pts.iter().map(|p| p.0).fold(0.0, f64::max) + 1.0;
+    let ymax = pts.iter().map(|p| p.1).fold(0.0, f64::max).max(1e-3) * 1.1;
+    let total: f64 = pts.iter().map(|p| p.1).sum();
+    svg("compile", (880, 300), |root| {
+        let mut c = ChartBuilder::on(root)
+            .caption(format!("Compile seconds per config ({} configs, {total:.1} s summed)", pts.len()), (FONT, 15))
+            .margin(10)
+            .x_label_area_size(36)
+            .y_label_area_size(50)
+            .build_cartesian_2d(0.0..xmax, 0.0..ymax)?;
+        c.configure_mesh().x_desc("evaluation").x_label_formatter(&|x| format!("{x:.0}")).y_desc("compile (s)").draw()?;
+        c.draw_series(shown.iter().map(|&i| {
+            let (x, y, w) = pts[i];
+            Circle::new((x, y), if w { 5 } else { 2 }, if w { WINNER.filled() } else { CONFIG.mix(0.7).filled() })
+        }))?;
+        Ok(())
+    })
+    .map(Some)
+}
+
+/// Failed configs per kind.
+pub fn failures(v: &EntryView) -> Result<Option<String>, ChartError> {
+    if v.failures.is_empty() {
+        return Ok(None);
+    }
+    let kinds: Vec<(&String, usize)> = v.failures.iter().map(|(k, n)| (k, *n)).collect();
+    let n = kinds.len();
+    let top = kinds.iter().map(|k| k.1).max().unwrap_or(1) as f64 * 1.15;
+    svg("failures", (620, 280), |root| {
+        let mut c = ChartBuilder::on(root)
+            .caption("Failed configs by kind", (FONT, 15))
+            .margin(10)
+            .x_label_area_size(36)
+            .y_label_area_size(50)
+            .build_cartesian_2d((0..n as i32).into_segmented(), 0.0..top)?;
+        let label = |x: &SegmentValue<i32>| match x {
+            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => kinds.get(*i as usize).map(|k| k.0.clone()).unwrap_or_default(),
+            SegmentValue::Last => String::new(),
+        };
+        c.configure_mesh().x_labels(n).x_label_formatter(&label).y_desc("configs").y_label_formatter(&|y| format!("{y:.0}")).draw()?;
+        c.draw_series(kinds.iter().enumerate().map(|(i, (_, k))| {
+            let mut r = Rectangle::new([(SegmentValue::Exact(i as i32), 0.0), (SegmentValue::Exact(i as i32 + 1), *k as f64)], CEILING.mix(0.7).filled());
+            r.set_margin(0, 0, 14, 14);
+            r
+        }))?;
+        Ok(())
+    })
+    .map(Some)
+}
+
+/// The roofline: GFLOP/s against FLOP per byte under the bandwidth and compute ceilings when
+/// both formulas are known; otherwise the one known rate per config, fastest first, under its
+/// peak.
+pub fn roofline(v: &EntryView) -> Result<Option<String>, ChartError> {
+    let both: Vec<usize> = (0..v.points.len()).filter(|&i| v.points[i].position.intensity.is_some() && v.points[i].position.flops_per_s.is_some()).collect();
+    if both.len() == v.points.len() && !both.is_empty() {
+        return roofline_2d(v).map(Some);
+    }
+    let bytes = v.points.iter().all(|p| p.position.bytes_per_s.is_some());
+    let flops = v.points.iter().all(|p| p.position.flops_per_s.is_some());
+    if v.points.is_empty() || !(bytes || flops) {
+        return Ok(None);
+    }
+    let rate = |p: &Point| if bytes { p.position.bytes_per_s } else { p.position.flops_per_s }.unwrap_or(0.0) / 1e9;
+    let (peak, unit) = if bytes {
+        (v.peaks.as_ref().and_then(|p| p.bandwidth).map(|b| b / 1e9), "GB/s")
+    } else {
+        (v.peaks.as_ref().and_then(|p| p.compute_for(None)).map(|c| c.0 / 1e9), "GFLOP/s")
+    };
+    let shown = sample(v.points.len(), MARKS, &v.marked());
+    let top = v.points.iter().map(rate).fold(peak.unwrap_or(0.0), f64::max).max(1e-9) * 1.12;
+    let n = v.points.len() as f64;
+    svg("roofline", (880, 340), |root| {
+        let mut c = ChartBuilder::on(root)
+            .caption(format!("Achieved {unit} per config, fastest first"), (FONT, 16))
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(60)
+            .build_cartesian_2d(0.0..n, 0.0..top)?;
+        c.configure_mesh().x_desc("rank by time").x_label_formatter(&|x| format!("{x:.0}")).y_desc(unit).draw()?;
+        if let Some(pk) = peak {
+            c.draw_series(std::iter::once(PathElement::new(vec![(0.0, pk), (n, pk)], CEILING.stroke_width(2))))?
+                .label(format!("peak {pk:.0} {unit}"))
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], CEILING.stroke_width(2)));
+        }
+        draw_points(&mut c, v, &shown, |i, p| (i as f64, rate(p)))?;
+        c.configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font((FONT, 12))
+            .draw()?;
+        Ok(())
+    })
+    .map(Some)
+}
+
+/// Configs as dots, the winner and the default larger and coloured, with legend entries.
+fn draw_points<'a, X, Y>(
+    c: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+    v: &EntryView,
+    shown: &[usize],
+    at: impl Fn(usize, &Point) -> (X::ValueType, Y::ValueType),
+) -> Drawn
+where
+    X: Ranged,
+    Y: Ranged,
+    X::ValueType: Clone + 'static,
+    Y::ValueType: Clone + 'static,
+{
+    let plain: Vec<usize> =
+        shown.iter().copied().filter(|&i| Some(&v.points[i].key) != v.winner.as_ref() && Some(&v.points[i].key) != v.default.as_ref()).collect();
+    c.draw_series(plain.iter().map(|&i| Circle::new(at(i, &v.points[i]), 2, CONFIG.mix(0.6).filled())))?
+        .label(format!("configs ({} of {} drawn)", plain.len(), v.points.len()))
+        .legend(|(x, y)| Circle::new((x + 8, y), 3, CONFIG.filled()));
+    for (key, color, name) in [(&v.default, DEFAULT, "default"), (&v.winner, WINNER, "winner")] {
+        if let Some(i) = key.as_ref().and_then(|k| v.points.iter().position(|p| &p.key == k)) {
+            c.draw_series(std::iter::once(Circle::new(at(i, &v.points[i]), 6, color.filled())))?
+                .label(name)
+                .legend(move |(x, y)| Circle::new((x + 8, y), 5, color.filled()));
+        }
+    }
+    Ok(())
+}
+
+fn roofline_2d(v: &EntryView) -> Result<String, ChartError> {
+    let ai: Vec<f64> = v.points.iter().filter_map(|p| p.position.intensity).collect();
+    let gf: Vec<f64> = v.points.iter().filter_map(|p| p.position.flops_per_s).map(|f| f / 1e9).collect();
+    let bw = v.peaks.as_ref().and_then(|p| p.bandwidth).map(|b| b / 1e9);
+    let best = gf.iter().copied().fold(0.0, f64::max) * 1e9;
+    let compute = v.peaks.as_ref().and_then(|p| p.compute_for(Some(best))).map(|(c, w)| (c / 1e9, w));
+    let ridge = bw.zip(compute).map(|(b, (c, _))| c / b);
+    let (mut xlo, mut xhi) = (ai.iter().copied().fold(f64::INFINITY, f64::min), ai.iter().copied().fold(0.0, f64::max));
+    if let Some(r) = ridge {
+        (xlo, xhi) = (xlo.min(r), xhi.max(r));
+    }
+    let (xlo, xhi) = (xlo / 4.0, xhi * 4.0);
+    let ytop = gf.iter().copied().fold(compute.map_or(0.0, |c| c.0), f64::max) * 2.0;
+    let ylo = gf.iter().copied().fold(f64::INFINITY, f64::min) / 4.0;
+    let shown = sample(v.points.len(), MARKS, &v.marked());
+    svg("roofline", (880, 400), |root| {
+        let mut c = ChartBuilder::on(root)
+            .caption("Roofline: each config's GFLOP/s at its arithmetic intensity", (FONT, 16))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(64)
+            .build_cartesian_2d(log_axis(xlo, xhi), log_axis(ylo, ytop))?;
+        c.configure_mesh().x_desc("arithmetic intensity (FLOP/byte, log)").y_desc("GFLOP/s (log)").x_label_formatter(&tick).y_label_formatter(&tick).draw()?;
+        if let Some(b) = bw {
+            let end = ridge.unwrap_or(xhi);
+            c.draw_series(std::iter::once(PathElement::new(vec![(xlo, xlo * b), (end, end * b)], CEILING.stroke_width(2))))?
+                .label(format!("peak bandwidth {b:.0} GB/s"))
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], CEILING.stroke_width(2)));
+        }
+        if let Some((cp, w)) = compute {
+            let start = ridge.unwrap_or(xlo);
+            c.draw_series(std::iter::once(DashedPathElement::new(vec![(start, cp), (xhi, cp)], 8, 4, CEILING.stroke_width(2))))?
+                .label(format!("{w} peak {:.1} TFLOP/s", cp / 1e3))
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], CEILING.stroke_width(1)));
+        }
+        draw_points(&mut c, v, &shown, |_, p| (p.position.intensity.unwrap_or(1.0), p.position.flops_per_s.unwrap_or(1.0) / 1e9))?;
+        c.configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font((FONT, 12))
+            .draw()?;
+        Ok(())
+    })
+}
+
+/// Several entries: each entry's fastest time as a bar, and every other entry's winner measured
+/// there as a dot.
+pub fn comparison(views: &[EntryView], table: &Portability) -> Result<String, ChartError> {
+    let n = views.len();
+    let mut top: f64 = 0.0;
+    for r in &table.rows {
+        for c in &r.cells {
+            if let Cell::Measured { time, .. } = c {
+                top = top.max(time * 1e3);
+            }
+        }
+    }
+    for v in views {
+        top = top.max(v.points.first().map_or(0.0, ms));
+    }
+    let top = top.max(1e-9) * 1.15;
+    let labels: Vec<String> = (1..=n).map(|i| format!("#{i}")).collect();
+    svg("comparison", (880, 340), |root| {
+        let mut c = ChartBuilder::on(root)
+            .caption("Each entry's best time (bar) and the other entries' winners measured there (dots)", (FONT, 15))
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(60)
+            .build_cartesian_2d((0..n as i32).into_segmented(), 0.0..top)?;
+        let label = |x: &SegmentValue<i32>| match x {
+            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => labels.get(*i as usize).cloned().unwrap_or_default(),
+            SegmentValue::Last => String::new(),
+        };
+        c.configure_mesh().x_labels(n).x_label_formatter(&label).x_desc("entry (see the table)").y_desc("time (ms)").y_label_formatter(&tick).draw()?;
+        c.draw_series(views.iter().enumerate().filter_map(|(j, v)| {
+            let t = ms(v.points.first()?);
+            let mut r = Rectangle::new([(SegmentValue::Exact(j as i32), 0.0), (SegmentValue::Exact(j as i32 + 1), t)], WINNER.mix(0.45).filled());
+            r.set_margin(0, 0, 10, 10);
+            Some(r)
+        }))?
+        .label("fastest there")
+        .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 16, y + 5)], WINNER.mix(0.45).filled()));
+        let dots: Vec<(usize, f64)> = table
+            .rows
+            .iter()
+            .flat_map(|r| {
+                r.cells.iter().enumerate().filter(move |(j, _)| *j != r.from).filter_map(|(j, c)| match c {
+                    Cell::Measured { time, .. } => Some((j, time * 1e3)),
+                    _ => None,
+                })
+            })
+            .collect();
+        c.draw_series(dots.iter().map(|&(j, t)| Circle::new((SegmentValue::CenterOf(j as i32), t), 4, DEFAULT.filled())))?
+            .label("another entry's winner")
+            .legend(|(x, y)| Circle::new((x + 8, y), 4, DEFAULT.filled()));
+        c.configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font((FONT, 12))
+            .draw()?;
+        Ok(())
+    })
+}

@@ -1,0 +1,309 @@
+//! `kerntune report`'s page: one self-contained HTML file from database entries.
+//!
+//! The page is built with maud (escaped text, no hand-written tags soup) around the SVG charts
+//! of [`charts`], inlined. It holds no script, stylesheet, font or image from anywhere else, so
+//! it opens offline, from a CI artifact or a mail attachment alike.
+//!
+//! Per entry it shows the distribution of times (winner, tie band and default marked), the
+//! fastest configs, each parameter's effect and share of variance, the search trace, compile
+//! times, failures by cause and the roofline. Several entries (one kernel on several devices or
+//! problem sizes) get a side-by-side part first: the winner of each and the portability table
+//! (see [`kerntune_core::analysis::portability`]).
+
+pub mod charts;
+
+use kerntune_core::analysis::portability::{Cell, Portability};
+use kerntune_core::analysis::roofline::Bound;
+use kerntune_core::analysis::{EntryView, Point};
+use maud::{html, Markup, PreEscaped, DOCTYPE};
+
+pub use charts::ChartError;
+
+/// Facts about where the page's entries come from.
+pub struct Source {
+    /// The database (or file) read.
+    pub database: String,
+    /// What selected the entries (`kernel triad`, the spec's path).
+    pub selection: String,
+}
+
+/// Rows of the fastest-configs table per entry.
+const TOP: usize = 25;
+/// Parameter charts per entry (the table lists every parameter).
+const PARAM_CHARTS: usize = 8;
+/// Failure causes listed per entry.
+const CAUSES: usize = 20;
+
+const STYLE: &str = "
+body { font-family: sans-serif; margin: 24px auto; max-width: 1100px; color: #222; line-height: 1.4; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; } h2 { border-bottom: 2px solid #ddd; padding-bottom: 4px; margin-top: 2.2em; }
+h3 { margin-top: 1.6em; } .muted { color: #666; } .note { background: #fff8e1; border-left: 4px solid #f0b400; padding: 6px 10px; margin: 6px 0; }
+table { border-collapse: collapse; margin: 8px 0; font-size: 0.9em; } th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }
+th { background: #f4f4f4; } td.num { text-align: right; font-variant-numeric: tabular-nums; } code { font-size: 0.95em; }
+figure { margin: 10px 0; } figure svg { max-width: 100%; height: auto; } .grid { display: flex; flex-wrap: wrap; gap: 8px; }
+.winner { color: #1b9e77; font-weight: bold; } .default { color: #d95f02; } nav li { margin: 2px 0; }
+";
+
+fn time(s: f64) -> String {
+    if !s.is_finite() {
+        "-".into()
+    } else if s >= 1.0 {
+        format!("{s:.3} s")
+    } else if s >= 1e-3 {
+        format!("{:.4} ms", s * 1e3)
+    } else {
+        format!("{:.2} µs", s * 1e6)
+    }
+}
+
+/// A rate in `scale` units with three significant digits at least one decimal: `1340.2`,
+/// `0.0213`.
+fn rate(x: Option<f64>, scale: f64) -> String {
+    match x.map(|v| v / scale) {
+        Some(v) if v >= 100.0 || v == 0.0 => format!("{v:.1}"),
+        Some(v) => {
+            let digits = (2 - v.abs().log10().floor() as i32).max(1) as usize;
+            format!("{v:.digits$}")
+        }
+        None => "-".into(),
+    }
+}
+
+fn utc(secs: u64) -> String {
+    humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs)).to_string().replace('T', " ").replace('Z', " UTC")
+}
+
+fn figure(chart: &str, svg: Result<Option<String>, ChartError>, caption: &str, absent: &str) -> Result<Markup, ChartError> {
+    Ok(match svg? {
+        Some(s) => html! { figure data-chart=(chart) { (PreEscaped(s)) figcaption.muted { (caption) } } },
+        None => html! { p.muted { (absent) } },
+    })
+}
+
+/// The page for `views` (at least one).
+pub fn page(views: &[EntryView], source: &Source) -> Result<String, ChartError> {
+    let kernels: Vec<&str> = {
+        let mut k: Vec<&str> = views.iter().map(|v| v.kernel.as_str()).collect();
+        k.dedup();
+        k
+    };
+    let title = format!("kerntune report: {}", kernels.join(", "));
+    let measured: usize = views.iter().map(|v| v.points.len()).sum();
+    let failed: usize = views.iter().map(|v| v.failures.values().sum::<usize>()).sum();
+    let sections = views.iter().enumerate().map(|(i, v)| entry(i, v)).collect::<Result<Vec<_>, _>>()?;
+    let compare = match Portability::of(views) {
+        Some(t) => Some(side_by_side(views, &t)?),
+        None => None,
+    };
+    let made = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let markup = html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) }
+                style { (PreEscaped(STYLE)) }
+            }
+            body {
+                h1 { (title) }
+                p.muted {
+                    (views.len()) " entr" (if views.len() == 1 { "y" } else { "ies" }) " (" (source.selection) ") from " code { (source.database) }
+                    ": " (measured) " configs measured, " (failed) " failed. Made " (utc(made)) " by kerntune " (env!("CARGO_PKG_VERSION")) "."
+                }
+                @if views.len() > 1 {
+                    nav { ol { @for (i, v) in views.iter().enumerate() { li { a href=(format!("#entry-{}", i + 1)) { (v.label()) } } } } }
+                }
+                @if let Some(c) = compare { (c) }
+                @for s in sections { (s) }
+                h2 { "Reading this page" }
+                p.muted {
+                    "Times are the mean per launch of each config's timed launches. The tie band is the configs the winner could not be told apart from within the measurement noise; the stable tie-break picked the winner among them. "
+                    "A parameter's share of variance is η² of log(time): the between-values sum of squares over the total, taking the parameter alone — where a search measured an uneven sample of the space (anything but an exhaustive one), parameters that moved together share their effects. "
+                    "Charts with one mark per config draw at most " (charts::MARKS) " of them, evenly spaced by rank in time (fastest and slowest included), plus the winner, its tie band and the default; histograms, box plots, best-so-far lines and tables use every measurement. "
+                    "Roofline peaks are theoretical (clock × width); no kernel reaches 100 %."
+                }
+            }
+        }
+    };
+    Ok(markup.into_string())
+}
+
+fn position_words(p: &Point) -> String {
+    p.position.words().unwrap_or_else(|| "-".into())
+}
+
+fn side_by_side(views: &[EntryView], t: &Portability) -> Result<Markup, ChartError> {
+    let chart = charts::comparison(views, t)?;
+    let shade = |r: f64| format!("background: hsl({:.0}, 65%, 85%)", 120.0 * r.clamp(0.0, 1.0));
+    Ok(html! {
+        section id="compare" {
+            h2 { "Side by side" }
+            h3 { "Winner per entry" }
+            table {
+                tr { th { "#" } th { "kernel" } th { "device" } th { "problem" } th { "winner" } th { "time" } th { "roofline" } th { "measured" } th { "failed" } }
+                @for (i, v) in views.iter().enumerate() {
+                    tr {
+                        td { a href=(format!("#entry-{}", i + 1)) { "#" (i + 1) } }
+                        td { (v.kernel) } td { (v.target_name) } td { code { (v.problem) } }
+                        @match v.winner_point() {
+                            Some(w) => { td { code { (w.key) } } td.num { (time(w.time)) } td { (position_words(w)) } }
+                            None => { td colspan="3" { "no winner (unfinished tune or a shard)" } }
+                        }
+                        td.num { (v.points.len()) } td.num { (v.failures.values().sum::<usize>()) }
+                    }
+                }
+            }
+            h3 { "Portability" }
+            p.muted { "Each row is one entry's winner; each column an entry. A cell is that column's fastest time ÷ the row's winner's time there (100 % on the diagonal). Blank: the winner was never measured there — nothing is guessed." }
+            table {
+                tr { th { "winner of" } th { "config" } @for (j, _) in t.columns.iter().enumerate() { th { "on #" (j + 1) } } th { "geometric mean" } }
+                @for r in &t.rows {
+                    tr {
+                        td { "#" (r.from + 1) } td { code { (r.winner) } }
+                        @for c in &r.cells {
+                            @match c {
+                                Cell::Measured { time: s, relative } => { td.num style=(shade(*relative)) title=(time(*s)) { (format!("{:.0} %", relative * 100.0)) } }
+                                Cell::Failed { kind } => { td style="background: #f5c6c6" { (kind) } }
+                                Cell::Missing => { td.muted { "not measured" } }
+                            }
+                        }
+                        td.num { @match r.mean { Some((m, n)) => { (format!("{:.0} %", m * 100.0)) " over " (n) } None => { "-" } } }
+                    }
+                }
+            }
+            figure data-chart="comparison" { (PreEscaped(chart)) figcaption.muted { "Bars: each entry's fastest time. Dots: the other entries' winners measured on that entry; a dot far above its bar is a winner that does not carry over." } }
+        }
+    })
+}
+
+fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
+    let w = v.winner_point();
+    let d = v.default_point();
+    let peaks = v.peaks.as_ref();
+    let effects = v.effects.iter().take(PARAM_CHARTS).map(charts::effect).collect::<Result<Vec<_>, _>>()?;
+    let distribution = figure(
+        "distribution",
+        charts::distribution(v),
+        "Each bar counts the configs whose time falls in it (log-spaced bins).",
+        "Nothing was measured successfully.",
+    )?;
+    let trace = figure(
+        "trace",
+        charts::trace(v),
+        "The line steps down when a run finds a faster config; grey dots are every successful evaluation.",
+        "No measurement records its place in a run (recorded by an older kerntune).",
+    )?;
+    let compile = figure("compile", charts::compile(v), "Green: the winner.", "No compile times recorded (database records, or an older kerntune).")?;
+    let failures = figure("failures", charts::failures(v), "", "No config failed.")?;
+    let roofline = figure(
+        "roofline",
+        charts::roofline(v),
+        match peaks {
+            Some(p) if p.estimated => "Ceilings are estimates: this device reported no peaks, so the published figures of the matching preset are used.",
+            Some(_) => "Ceilings: the device's theoretical peaks.",
+            None => "This device reports no peak bandwidth or FLOP rate (a wgpu adapter or software device): no ceiling is drawn.",
+        },
+        "No roofline: the spec gives no `flops` or `bytes` formula ([metrics] in the spec) and the records hold none; add them to see each config against the peaks.",
+    )?;
+    let slowest_compiles: Vec<&Point> = {
+        let mut c: Vec<&Point> = v.points.iter().filter(|p| p.compile_s.is_some()).collect();
+        c.sort_by(|a, b| b.compile_s.unwrap_or(0.0).total_cmp(&a.compile_s.unwrap_or(0.0)));
+        c.truncate(5);
+        c
+    };
+    let bound = |p: &Point| match p.position.bound {
+        Some(Bound::Memory) => "memory",
+        Some(Bound::Compute) => "compute",
+        None => "-",
+    };
+    Ok(html! {
+        section id=(format!("entry-{}", i + 1)) {
+            h2 { "#" (i + 1) " " (v.label()) }
+            p.muted { "target " code { (v.target) } }
+            @match w {
+                Some(w) => p {
+                    "Winner " span.winner { code { (w.key) } } ": " (time(w.time))
+                    @if w.ci_half.is_finite() { " ± " (time(w.ci_half)) } " over " (w.samples) " launches"
+                    @if let Some(words) = w.position.words() { "; " (words) }
+                    "."
+                    @if v.tie_band.len() > 1 { " " (v.tie_band.len()) " configs are tied with it within noise." }
+                    @match (&v.default, d) {
+                        (Some(dk), Some(d)) if dk != &w.key => { " The default " span.default { code { (dk) } } " takes " (time(d.time)) ": " (format!("{:.2}×", d.time / w.time)) " the winner's time." }
+                        (Some(_), Some(_)) => { " The winner is the default config." }
+                        (Some(dk), None) => { " The default " code { (dk) } " has no successful measurement here." }
+                        (None, _) => { " The default config is not known for this entry (pass the spec to mark it)." }
+                    }
+                },
+                None => p { "No winner: " (v.notes.first().cloned().unwrap_or_default()) },
+            }
+            @if let Some(p) = peaks { p.muted { "Peaks: " (rate(p.bandwidth, 1e9)) " GB/s, FP32 " (rate(p.flops_f32, 1e12)) " TFLOP/s, FP16 " (rate(p.flops_f16, 1e12)) " TFLOP/s — " (p.source) @if p.estimated { " (an estimate for this device)" } "." } }
+            @for n in &v.notes { div.note { (n) } }
+            h3 { "Times" }
+            (distribution)
+            h3 { "Fastest configs" }
+            table {
+                tr { th { "#" } th { "config" } th { "time" } th { "±95 %" } th { "launches" } th { "GB/s" } th { "GFLOP/s" } th { "roofline" } th { "bound" } th { "" } }
+                @for (k, p) in v.points.iter().take(TOP).enumerate() {
+                    tr {
+                        td.num { (k + 1) } td { code { (p.key) } } td.num { (time(p.time)) }
+                        td.num { @if p.ci_half.is_finite() { (time(p.ci_half)) } @else { "-" } } td.num { (p.samples) }
+                        td.num { (rate(p.position.bytes_per_s, 1e9)) } td.num { (rate(p.position.flops_per_s, 1e9)) }
+                        td.num { (p.position.fraction.map(|f| format!("{:.0} %", f * 100.0)).unwrap_or_else(|| "-".into())) } td { (bound(p)) }
+                        td {
+                            @if Some(&p.key) == v.winner.as_ref() { span.winner { "winner " } } @else if v.tie_band.contains(&p.key) { "tied " }
+                            @if Some(&p.key) == v.default.as_ref() { span.default { "default " } }
+                            @if p.raced { "raced" }
+                        }
+                    }
+                }
+            }
+            @if v.points.len() > TOP { p.muted { (v.points.len() - TOP) " more measured configs are not listed; `kerntune db export` has them all." } }
+            h3 { "Parameters" }
+            @if v.effects.is_empty() { p.muted { "Nothing measured." } } @else {
+                table {
+                    tr { th { "parameter" } th { "share of log-time variance" } th { "fastest value (median)" } th { "values measured" } }
+                    @for e in &v.effects {
+                        @let fastest = e.values.iter().min_by(|a, b| a.quartiles[2].total_cmp(&b.quartiles[2]));
+                        tr {
+                            td { code { (e.name) } } td.num { (format!("{:.1} %", e.explained * 100.0)) }
+                            td { @if let Some(f) = fastest { code { (f.value) } " (" (time(f.quartiles[2])) ")" } }
+                            td.num { (e.values.len()) }
+                        }
+                    }
+                }
+                div.grid { @for s in effects { figure data-chart="parameter" { (PreEscaped(s)) } } }
+                @if v.effects.len() > PARAM_CHARTS { p.muted { "Charts for the " (PARAM_CHARTS) " parameters that explain most; the table lists all " (v.effects.len()) "." } }
+                p.muted { "Boxes: the middle half of the times of the configs with that value; whiskers: fastest to slowest; dot: median." }
+            }
+            h3 { "Search" }
+            (trace)
+            @if !v.runs.is_empty() {
+                ul { @for (k, r) in v.runs.iter().enumerate() {
+                    li { "run " (k + 1) ", started " (utc(r.started)) ": " (r.evals.len()) " evaluations over " (format!("{:.1}", r.evals.iter().map(|e| e.1).fold(0.0, f64::max))) " s" }
+                } }
+                @if v.runs.len() > 8 { p.muted { "The chart draws the first 8 runs." } }
+            }
+            @if v.untraced > 0 { p.muted { (v.untraced) " measurement(s) carry no trace (recorded by an older kerntune) and are not in the search chart." } }
+            h3 { "Compile times" }
+            (compile)
+            @if !slowest_compiles.is_empty() {
+                table { tr { th { "slowest compiles" } th { "seconds" } }
+                    @for p in slowest_compiles { tr { td { code { (p.key) } } td.num { (format!("{:.2}", p.compile_s.unwrap_or(0.0))) } } } }
+            }
+            h3 { "Failures" }
+            (failures)
+            @if !v.causes.is_empty() {
+                table {
+                    tr { th { "configs" } th { "kind" } th { "message" } th { "example" } }
+                    @for c in v.causes.iter().take(CAUSES) {
+                        tr { td.num { (c.count) } td { (c.kind.to_string()) } td { (c.message) } td { code { (c.example.key()) } } }
+                    }
+                }
+                @if v.causes.len() > CAUSES { p.muted { (v.causes.len() - CAUSES) " more causes; `kerntune db export` lists every failure." } }
+            }
+            h3 { "Roofline" }
+            (roofline)
+        }
+    })
+}

@@ -1,0 +1,171 @@
+//! `kerntune report` as a user runs it: a page from a fleet's merged database, checked as text
+//! (every part there, nothing fetched from elsewhere) and in a real headless Chromium (it loads
+//! with no console message and every chart has marks). The browser part needs Debian's
+//! `chromium` (`make test` installs it); without it the part is skipped, and fails when
+//! `KERNTUNE_REQUIRE_BROWSER` is set.
+
+use kerntune::analysis::roofline::Peaks;
+use kerntune::store::db::DbFile;
+use kerntune::testing::synthetic_entry;
+use kerntune::Limits;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn kerntune(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kerntune")).args(args).env_remove("KERNTUNE_LOG").output().expect("kerntune runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A merged fleet database: the triad on an H100 (peaks stored), on an H200 (none stored: the
+/// preset's, an estimate) and on the H100 at a small size, plus another kernel.
+fn fleet(dir: &Path) -> PathBuf {
+    let mut f = DbFile::default();
+    let mut h100 = synthetic_entry("NVIDIA H100 80GB HBM3", "cuda-sm_90-h100", "n=16777216", 400, 1.0, 1);
+    Peaks::from_limits(&Limits::preset("h100").unwrap().1, "cuda device limits: theoretical peaks from its clocks and widths")
+        .unwrap()
+        .write(&mut h100.env.details);
+    let h200 = synthetic_entry("NVIDIA H200", "cuda-sm_90-h200", "n=16777216", 300, 0.7, 2);
+    let small = synthetic_entry("NVIDIA H100 80GB HBM3", "cuda-sm_90-h100", "n=1024", 200, 0.01, 3);
+    let mut other = synthetic_entry("NVIDIA H100 80GB HBM3", "cuda-sm_90-h100", "n=1", 20, 1.0, 4);
+    other.id.kernel = "gemm".into();
+    for e in [h100, h200, small, other] {
+        f.entries.insert(e.id.key(), e);
+    }
+    let p = dir.join("fleet.json");
+    std::fs::write(&p, serde_json::to_string(&f).unwrap()).unwrap();
+    p
+}
+
+/// The `<figure data-chart=…>` blocks of a page: chart kind and its markup.
+fn figures(html: &str) -> Vec<(String, &str)> {
+    html.split("<figure data-chart=\"")
+        .skip(1)
+        .map(|s| {
+            let kind = s.split('"').next().unwrap_or_default().to_string();
+            (kind, &s[..s.find("</figure>").expect("closed figure")])
+        })
+        .collect()
+}
+
+/// Data marks in an SVG: dots, and bars or boxes (the white background excluded).
+fn marks(svg: &str) -> usize {
+    let rects = svg.split("<rect").skip(1).filter(|r| !r[..r.find('>').unwrap_or(r.len())].to_ascii_uppercase().contains("FILL=\"#FFFFFF\"")).count();
+    svg.matches("<circle").count() + rects
+}
+
+/// Fewest marks each kind of chart must have on the fleet page (legend marks included).
+fn least(kind: &str) -> usize {
+    match kind {
+        "distribution" => 8,
+        "parameter" => 6,
+        "failures" => 1,
+        "comparison" => 4,
+        _ => 20,
+    }
+}
+
+fn check_charts(html: &str) {
+    let f = figures(html);
+    let kinds: std::collections::BTreeSet<&str> = f.iter().map(|(k, _)| k.as_str()).collect();
+    for k in ["distribution", "parameter", "trace", "compile", "failures", "roofline", "comparison"] {
+        assert!(kinds.contains(k), "no {k} chart; charts: {kinds:?}");
+    }
+    for (kind, body) in &f {
+        assert!(body.contains("<svg"), "{kind} has no SVG");
+        let n = marks(body);
+        assert!(n >= least(kind), "the {kind} chart has {n} marks");
+    }
+}
+
+#[test]
+fn a_fleet_database_becomes_one_self_contained_page() {
+    let d = tempfile::tempdir().unwrap();
+    let db = fleet(d.path());
+    let out = d.path().join("triad.html");
+    let o = kerntune(&["report", "--kernel", "triad", "--db", db.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(said.contains("3 entries, 900 measured configs") || said.contains("3 entries"), "{said}");
+    let html = std::fs::read_to_string(&out).unwrap();
+    // Nothing is fetched: no script, stylesheet link, image or font, and the only URL is the
+    // SVG namespace (a name, never loaded).
+    for bad in ["<script", "<link", "<img", "<iframe", "@import", "url(", "src="] {
+        assert!(!html.contains(bad), "the page holds `{bad}`");
+    }
+    let urls = html.matches("http").count();
+    assert_eq!(urls, html.matches("http://www.w3.org/2000/svg").count(), "a URL other than the SVG namespace");
+    assert!(html.split("href=\"").skip(1).all(|h| h.starts_with('#')), "a link out of the page");
+    // Every part, for every entry.
+    for part in
+        ["Side by side", "Portability", "entry-1", "entry-2", "entry-3", "Fastest configs", "Parameters", "Search", "Compile times", "Failures", "Roofline"]
+    {
+        assert!(html.contains(part), "no `{part}`");
+    }
+    assert!(!html.contains("gemm"), "another kernel's entry is not shown");
+    // The portability table's diagonal, the roofline in words, the estimate named.
+    assert!(html.matches("100 %</td>").count() >= 3, "each winner is 100 % on its own entry");
+    assert!(html.contains("% of peak bandwidth (memory-bound)"));
+    assert!(html.contains("an estimate for this device"), "the H200's peaks come from the preset");
+    assert!(html.contains("default"), "the default is marked");
+    assert!(html.contains("illegal memory access"), "a failure cause with its message");
+    check_charts(&html);
+}
+
+#[test]
+fn the_page_loads_in_a_real_browser_without_a_console_message() {
+    let Some(chromium) =
+        ["chromium", "chromium-browser", "google-chrome"].into_iter().find(|b| Command::new(b).arg("--version").output().is_ok_and(|o| o.status.success()))
+    else {
+        assert!(std::env::var_os("KERNTUNE_REQUIRE_BROWSER").is_none(), "KERNTUNE_REQUIRE_BROWSER is set but no chromium here; run scripts/setup.sh --test");
+        kerntune::testing::skipped("the report's browser test: no chromium (apt-get install chromium)");
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let db = fleet(d.path());
+    let out = d.path().join("triad.html");
+    let o = kerntune(&["report", "--kernel", "triad", "--db", db.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let url = format!("file://{}", out.canonicalize().unwrap().display());
+    let b = Command::new(chromium)
+        .args(["--headless=new", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0", "--dump-dom", &url])
+        .env("HOME", d.path())
+        .output()
+        .expect("chromium runs");
+    let (dom, log) = (String::from_utf8_lossy(&b.stdout).into_owned(), stderr(&b));
+    assert!(b.status.success(), "chromium failed: {log}");
+    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(console.is_empty(), "console messages: {console:#?}");
+    assert!(dom.contains("</html>") && dom.contains("Side by side"), "the page did not render: {}", &dom[..dom.len().min(500)]);
+    // The browser parsed every chart, with its marks.
+    check_charts(&dom);
+}
+
+#[test]
+fn bad_report_requests_get_one_line_saying_what_to_do() {
+    let d = tempfile::tempdir().unwrap();
+    let db = fleet(d.path());
+    let (db, out) = (db.to_str().unwrap(), d.path().join("r.html"));
+    let out = out.to_str().unwrap();
+    let cases: [(&[&str], &str); 6] = [
+        (&["report", "--db", "/nonexistent/db.sqlite", "--out", out], "does not exist"),
+        (&["report", "--db", db, "--out", out], "2 kernels (gemm, triad); name one with --kernel"),
+        (&["report", "--db", db, "--kernel", "conv", "--out", out], "no entry for kernel `conv`"),
+        (&["report", "--db", db, "--kernel", "triad", "--key", "n", "--out", out], "--key: `n` is not NAME=VALUE"),
+        (&["report", "--db", db, "--kernel", "triad", "--key", "n=7", "--out", out], "no entry of `triad` matches"),
+        (&["report", "--db", db, "--kernel", "triad", "--out", "r.png"], "--out: r.png does not end in .html"),
+    ];
+    for (args, want) in cases {
+        let o = kerntune(args);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {e}");
+        assert!(e.starts_with("error: ") && e.contains(want) && e.lines().count() == 1, "{args:?}: {e}");
+    }
+    // A filter that leaves one entry gives a page without the side-by-side part.
+    let o = kerntune(&["report", "--db", db, "--kernel", "triad", "--key", "n=1024", "--target", "h100", "--out", out]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(out).unwrap();
+    assert!(html.contains("entry-1") && !html.contains("entry-2") && !html.contains("Side by side"));
+}
