@@ -122,8 +122,17 @@ devices)
       for d in "--device 0" "--devices all"; do
         rm -rf "$KERNTUNE_CACHE_DIR"/db.sqlite*
         echo "--- sgemm warm, $d, run $i"
-        timed "$BIN" tune benches/sgemm/sgemm.toml --backend cuda $d --top 5; echo "exit $?"
+        # Stage timings and every result, time-stamped, for the timeline (stderr to a file).
+        KERNTUNE_LOG=kerntune_core=debug,kerntune=debug,kerntune::autotuning=info timed "$BIN" tune benches/sgemm/sgemm.toml --backend cuda $d --top 5 \
+          2> >(tee "$OUT/devices-sgemm-$i-${d//[^a-z0-9]/}.log" | grep -E '^(wall|Command)' >&2); echo "exit $?"
       done
+    done
+    # A more measurement-bound tune: the same space at 8192³ (each launch 8× longer).
+    for d in "--device 0" "--devices all"; do
+      rm -rf "$KERNTUNE_CACHE_DIR"/db.sqlite*
+      echo "--- sgemm 8192 warm, $d"
+      KERNTUNE_LOG=kerntune_core=debug,kerntune=debug timed "$BIN" tune benches/sgemm/sgemm.toml --backend cuda --key M=8192,N=8192,K=8192 $d --top 3 \
+        2> >(tee "$OUT/devices-sgemm8192-${d//[^a-z0-9]/}.log" | grep -E '^(wall|Command)' >&2); echo "exit $?"
     done
     for d in "--device 0" "--devices all"; do
       echo "--- triad 2^28 exhaustive, $d"
@@ -187,6 +196,10 @@ l2flush)
   sed 's/^\[bench\]/[bench]\nrotate_inputs = true/' benches/sgemm/sgemm.toml > benches/sgemm/sgemm-rotate.toml
   grep -q '^rotate_inputs' benches/sgemm/sgemm-rotate.toml || printf '\n[bench]\nrotate_inputs = true\n' >> benches/sgemm/sgemm-rotate.toml
   { timed "$BIN" tune benches/sgemm/sgemm-rotate.toml --backend cuda --top 5 --no-db; echo "exit $?"; } > "$OUT/l2flush-sgemm.txt" 2>&1
+  ;;
+sanitizer)
+  # The memory checker's run on a read past a buffer, with its log (why a report is missing).
+  KERNTUNE_LOG=info "$BIN" tune examples/faults/read_past.toml --backend cuda --no-db --strategy random --budget 3 > "$OUT/sanitizer.txt" 2>&1
   ;;
 report)
   # Issue 23 on a real GPU: tune the triad and the matmul with CUDA (the summary states the

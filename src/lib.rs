@@ -212,9 +212,22 @@ pub fn open_devices(choice: BackendChoice, devices: &Devices) -> Result<AnyBacke
         });
     }
     with_backend!(one, b => {
+        // The other devices open at once (a context each: a few hundred milliseconds apiece).
+        let rest: Vec<Result<_, OpenError>> = std::thread::scope(|s| {
+            let first = &b;
+            let opening: Vec<_> = indices.iter().skip(1).map(|&i| (i, s.spawn(move || reopen(first, i)))).collect();
+            opening
+                .into_iter()
+                .map(|(i, h)| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(OpenError::NoDevice { backend: first.target().backend.clone(), message: format!("opening device #{i} panicked") })
+                    })
+                })
+                .collect()
+        });
         let mut all = vec![b];
-        for &i in indices.iter().skip(1) {
-            all.push(reopen(&all[0], i)?);
+        for r in rest {
+            all.push(r?);
         }
         Ok(into_many(all))
     })

@@ -205,13 +205,32 @@ impl Backend for CudaBackend {
         let exe = std::env::current_exe().ok()?;
         let log = std::env::temp_dir().join(format!("kerntune-sanitizer-{}-{}.log", std::process::id(), kernel.image().id));
         let mut cmd = std::process::Command::new(&sanitizer);
-        cmd.args(["--tool", "memcheck", "--print-limit", "1", "--show-backtrace", "no", "--log-file"]).arg(&log).arg(exe);
+        // Padding after every allocation: a read past one buffer's end would otherwise land in
+        // the next allocation, which memcheck cannot tell from a valid access (seen on an H200,
+        // where the same read past a stencil's input was reported on an H100).
+        cmd.args(["--tool", "memcheck", "--padding", PADDING, "--print-limit", "1", "--show-backtrace", "no", "--log-file"]).arg(&log).arg(exe);
         let timeout = std::time::Duration::from_secs(120);
         let r = kerntune_core::worker::run_once(&KIND, (cmd, self.ordinal), problem, kernel.image(), launch, (timeout, std::time::Duration::from_secs(30)));
         let text = std::fs::read_to_string(&log).unwrap_or_default();
         let _ = std::fs::remove_file(&log);
         let first = first_sanitizer_report(&text);
         tracing::info!(launch = ?r.as_ref().err().map(|e| e.to_string()), report = ?first, "compute-sanitizer run");
+        if first.is_none() && r.is_ok() && text.contains("ERROR SUMMARY: 0 errors") {
+            // It ran the launch cleanly and saw nothing: say so, since that is a finding too.
+            return Some(format!(
+                "compute-sanitizer (memcheck, {PADDING} bytes of padding after each allocation) saw no out-of-bounds access when it ran this config: the fault depends on what lies past the buffer (the access lands in memory it cannot tell from a valid allocation), so check the sizes named above"
+            ));
+        }
+        if first.is_none() {
+            // Say why there is nothing to quote: the checker's own words, or that it wrote none.
+            let said: String = text.lines().filter(|l| !l.trim_matches('=').trim().is_empty()).take(6).collect::<Vec<_>>().join(" | ");
+            tracing::warn!(
+                launch = ?r.as_ref().err().map(|e| e.to_string()),
+                "{} found no out-of-bounds access to quote{}",
+                sanitizer.display(),
+                if said.is_empty() { " and wrote no log".to_string() } else { format!("; its log: {said}") }
+            );
+        }
         first.map(|f| format!("compute-sanitizer (memcheck): {f}"))
     }
 
@@ -226,6 +245,10 @@ impl Backend for CudaBackend {
         }
     }
 }
+
+/// Bytes of padding the memory checker puts after every allocation (`--padding`), so that a
+/// read or write up to this far past a buffer's end is reported as out of bounds.
+const PADDING: &str = "4194304";
 
 /// NVIDIA's memory checker: `$KERNTUNE_SANITIZER` (a path, or `0` for none), else
 /// `compute-sanitizer` on the `PATH`, in `$CUDA_HOME/bin` or in `/usr/local/cuda/bin`.

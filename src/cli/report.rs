@@ -13,8 +13,9 @@ use std::time::Instant;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The spec whose entries to show (its kernel and problems); it also marks the default
-    /// config and supplies FLOP and byte formulas to records made without them.
+    /// The spec whose kernel to show (every device and problem size in the database, unless
+    /// --key or --target narrow it); it also marks the default config and supplies FLOP and
+    /// byte formulas to records made without them.
     spec: Option<PathBuf>,
     /// The kernel whose entries to show (default: the spec's, or the only kernel in the database).
     #[arg(long)]
@@ -37,10 +38,17 @@ pub struct Args {
     allow_outside_sources: bool,
 }
 
-/// What the spec says about one problem: its key text, default config and FLOP/byte formulas.
-struct SpecProblem {
-    key: String,
-    prep: Option<Prepared>,
+/// What the spec says about an entry's problem (its default config and FLOP/byte formulas),
+/// with the entry's sizes put in: `None` where the key is not made of the spec's sizes (an
+/// entry of an older spec).
+fn spec_problem(path: &std::path::Path, spec: &Spec, key: &str) -> anyhow::Result<Option<Prepared>> {
+    let mut spec = spec.clone();
+    let first = spec.problems.first().cloned().unwrap_or_default();
+    let Ok(sizes) = super::tune::parse_key(key, &first) else { return Ok(None) };
+    spec.problems = vec![sizes];
+    let Some((suffix, job)) = spec.validation_jobs().into_iter().next() else { return Ok(None) };
+    let prep = Prepared::without_data(&job, None).with_context(|| format!("{}{suffix}", path.display()))?;
+    Ok((prep.key.text() == key).then_some(prep))
 }
 
 pub fn run(a: Args) -> anyhow::Result<i32> {
@@ -58,24 +66,22 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         anyhow::bail!("--out: {} does not end in .html; the report is an HTML page", a.out.display());
     }
     let file = Database::at(&path).load()?;
-    let mut spec_problems: Vec<SpecProblem> = Vec::new();
     let mut notes = Vec::new();
     let mut kernel = a.kernel.clone();
-    if let Some(s) = &a.spec {
-        let spec = Spec::load_with(s, LoadOptions { allow_outside_sources: a.allow_outside_sources })?;
-        kernel.get_or_insert_with(|| spec.kernel.clone());
-        let generated = spec.generated();
-        if generated {
-            notes.push(format!(
-                "{}: its configs come from a vendor generator, so the spec cannot mark the default or compute FLOPs and bytes; the records' own are used",
-                s.display()
-            ));
+    let spec = match &a.spec {
+        Some(s) => {
+            let spec = Spec::load_with(s, LoadOptions { allow_outside_sources: a.allow_outside_sources })?;
+            kernel.get_or_insert_with(|| spec.kernel.clone());
+            if spec.generated() {
+                notes.push(format!(
+                    "{}: its configs come from a vendor generator, so the spec cannot mark the default or compute FLOPs and bytes; the records' own are used",
+                    s.display()
+                ));
+            }
+            Some((s, spec))
         }
-        for (suffix, job) in spec.validation_jobs() {
-            let prep = Prepared::without_data(&job, None).with_context(|| format!("{}{suffix}", s.display()))?;
-            spec_problems.push(SpecProblem { key: prep.key.text(), prep: (!generated).then_some(prep) });
-        }
-    }
+        None => None,
+    };
     let kernels: std::collections::BTreeSet<&str> = file.entries.values().map(|e| e.id.kernel.as_str()).collect();
     let kernel = match kernel {
         Some(k) => k,
@@ -93,7 +99,6 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         .entries
         .values()
         .filter(|e| e.id.kernel == kernel)
-        .filter(|e| spec_problems.is_empty() || spec_problems.iter().any(|p| p.key == e.id.problem))
         .filter(|e| {
             let fields: Vec<&str> = e.id.problem.split(',').collect();
             a.keys.iter().all(|k| fields.contains(&k.as_str()))
@@ -109,16 +114,15 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                 kernels.iter().copied().collect::<Vec<_>>().join(", ")
             );
         }
-        let problems = if spec_problems.is_empty() {
-            String::new()
-        } else {
-            format!(" and the spec's problems ({})", spec_problems.iter().map(|p| p.key.as_str()).collect::<Vec<_>>().join("; "))
-        };
-        anyhow::bail!("no entry of `{kernel}` matches --key/--target{problems}; the database has: {}", have.join(", "));
+        anyhow::bail!("no entry of `{kernel}` matches --key/--target; the database has: {}", have.join(", "));
     }
     let mut views: Vec<EntryView> = Vec::with_capacity(selected.len());
     for e in &selected {
-        let prep = spec_problems.iter().find(|p| p.key == e.id.problem).and_then(|p| p.prep.as_ref());
+        let prep = match &spec {
+            Some((path, spec)) if !spec.generated() => spec_problem(path, spec, &e.id.problem)?,
+            _ => None,
+        };
+        let prep = prep.as_ref();
         let metrics = |c: &kerntune::Config| prep.map_or((None, None), |p| p.metrics(c));
         let hints =
             Hints { default: prep.map(|p| p.default.key()), metrics: prep.map(|_| &metrics as &dyn Fn(&kerntune::Config) -> (Option<f64>, Option<f64>)) };

@@ -120,8 +120,7 @@ fn leave_one_out(a: &Resolved) -> anyhow::Result<i32> {
         return Ok(0);
     }
     outln!(
-        "leave one out: each space as the device never seen, the other {} as its priors; fraction of optimum, mean (5th percentile) over {} seeds",
-        spaces.len() - 1,
+        "leave one out: each space as the device never seen, the others of its parameter space as its priors; fraction of optimum, mean (5th percentile) over {} seeds",
         a.repeats
     );
     let mut t = Table::new();

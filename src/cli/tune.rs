@@ -146,6 +146,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         (None, None, None) => Devices::List(vec![0]),
     };
     let backends = kerntune::open_devices(a.backend, &devices).map_err(|e| anyhow::anyhow!("{}{e}", if a.devices.is_some() { "--devices: " } else { "" }))?;
+    tracing::debug!("devices opened");
     let db = if a.no_db { None } else { Some(Database::at(super::db_path(&a.db))) };
     let opts = TuneOptions {
         bench: spec.bench.clone().unwrap_or_default(),
@@ -175,7 +176,9 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         return Ok(0);
     }
     let run = Run { spec: &spec, top: a.top, json: a.json, work, shown_shard: a.shard };
-    with_backends!(backends, v => tune_all(v, &run, opts))
+    let code = with_backends!(backends, v => tune_all(v, &run, opts));
+    tracing::debug!("devices closed");
+    code
 }
 
 /// The command line's verification options, applied to the spec.

@@ -237,7 +237,7 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
                 },
                 None => p { "No winner: " (v.notes.first().cloned().unwrap_or_default()) },
             }
-            @if let Some(p) = peaks { p.muted { "Peaks: " (rate(p.bandwidth, 1e9)) " GB/s, FP32 " (rate(p.flops_f32, 1e12)) " TFLOP/s, FP16 " (rate(p.flops_f16, 1e12)) " TFLOP/s — " (p.source) @if p.estimated { " (an estimate for this device)" } "." } }
+            @if let Some(p) = peaks { p.muted { "Peaks: " (rate(p.bandwidth, 1e9)) " GB/s, FP32 " (rate(p.flops_f32, 1e12)) " TFLOP/s" @if p.flops_f16.is_some() { ", FP16 " (rate(p.flops_f16, 1e12)) " TFLOP/s" } " — " (p.source) @if p.estimated { " (an estimate for this device)" } "." } }
             @for n in &v.notes { div.note { (n) } }
             h3 { "Times" }
             (distribution)

@@ -139,6 +139,13 @@ impl<'a, B: Backend> Session<'a, B> {
 
     /// Serves jobs until the channel closes or the device cannot be recovered.
     pub fn serve(mut self, jobs: Receiver<Job<B::Kernel>>, out: Sender<Msg<B::Kernel>>) {
+        // The workspace (on CUDA and HIP a worker process, its context and the problem's
+        // buffers) is made now, while the first configs compile and a CPU reference is
+        // computed, not when the first job arrives. An error here is left for that job to meet
+        // again and report.
+        let t = Instant::now();
+        let made = self.workspace().map(|_| ()).map_err(|e| e.to_string());
+        tracing::debug!(device = self.index, seconds = t.elapsed().as_secs_f64(), ok = made.is_ok(), "device workspace made");
         for job in jobs {
             let t = Instant::now();
             let (cand, kernel, done) = match job {

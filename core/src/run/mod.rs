@@ -267,6 +267,7 @@ impl<B: Backend> Tuner<B> {
             }
         }
         let plan = candidates::plan(&ctx, self.backend().limits(), opts)?;
+        tracing::debug!(seconds = t0.elapsed().as_secs_f64(), candidates = plan.cands.len(), "planned");
         emit(
             opts.observer.as_ref(),
             Event::Planned { valid: plan.valid, pruned: plan.pruned(), candidates: plan.cands.len(), budget: plan.max_evals, seconds: opts.budget.max_seconds },
@@ -275,14 +276,17 @@ impl<B: Backend> Tuner<B> {
         let (strategy, selected) = std::thread::scope(|s| -> Result<_, Error> {
             let mut coord = search_loop::Coordinator::start(s, &self.devices, &ctx, opts, &plan)?;
             let strategy = coord.search(&mut ledger, t0)?;
+            tracing::debug!(seconds = t0.elapsed().as_secs_f64(), "search done");
             coord.diagnose(&mut ledger);
             let selected = coord.finals(&mut ledger)?;
+            tracing::debug!(seconds = t0.elapsed().as_secs_f64(), "finals done");
             Ok((strategy, selected))
         })
         .inspect_err(|_| {
             let _ = ledger.flush();
         })?;
         persist::winner(&mut ledger, &plan, &selected)?;
+        tracing::debug!(seconds = t0.elapsed().as_secs_f64(), "winner stored");
         Ok(persist::report(&ledger, &plan, selected, strategy, t0))
     }
 

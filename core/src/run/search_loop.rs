@@ -237,7 +237,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 self.next_reference(&mut l, &mut refs);
                 self.feed(&mut l);
                 if matches!(self.ctx.job.verify.reference, Reference::Host(..)) && matches!(refs, RefState::Ready) && l.ledger.reference.is_none() {
+                    let t = Instant::now();
                     failure = host_reference(self.ctx).map(|r| l.ledger.reference = Some(r)).err();
+                    tracing::debug!(seconds = t.elapsed().as_secs_f64(), since_start = t0.elapsed().as_secs_f64(), "CPU reference computed");
                 }
             }
             loop {

