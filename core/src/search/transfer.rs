@@ -16,9 +16,12 @@
 //!   (a tile shape, a memory space) moves the ranking.
 //!
 //! It measures the best predicted candidate not yet measured. Beside it runs the search a tune
-//! without priors would run (the fallback, told every outcome): when no source agrees with this
-//! device at all (τ < 0.1) the fallback takes three turns of four, and when the model has gone
-//! [`STALL`] outcomes without a better config while the sources agree only weakly (τ < 0.4 on
+//! without priors would run (the fallback, told every outcome). After the model's first
+//! three picks, when the sources' favourite is more than twice as slow here as the best
+//! found since (their favourites may not be this device's), two fallback proposals
+//! are made to hold the model to; whenever the fallback's proposals have found a better config
+//! than the model's, the fallback takes every turn; and when the model has gone [`STALL`]
+//! outcomes without a better config while the sources agree only weakly (τ < 0.4 on
 //! what was measured: what they point at is not where this device is fast), the fallback takes
 //! every turn until something improves. On the recorded six-GPU spaces this
 //! reaches 0.98 of the optimum in 20 evaluations in 11 of 12 leave-one-out cases
