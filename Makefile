@@ -21,10 +21,12 @@ build: setup
 	$(CARGO) build
 
 # Tunes the shipped triad on the best available backend (a GPU when there is one, else software
-# Vulkan) and prints the result table; a second `make demo` is a database hit.
+# Vulkan), prints the result table and writes the HTML report of it (target/demo-report.html);
+# a second `make demo` is a database hit.
 demo: build
 	./target/debug/kerntune devices
 	./target/debug/kerntune tune examples/triad/triad.toml
+	./target/debug/kerntune report examples/triad/triad.toml --out target/demo-report.html
 
 # fmt, then clippy for each feature set (default = wgpu; with CUDA; with HIP; no backend).
 lint:
