@@ -43,6 +43,12 @@ fn svg(chart: &'static str, size: (u32, u32), draw: impl FnOnce(&Area<'_>) -> Dr
     Ok(out)
 }
 
+/// The legend box every chart uses, at `at`, in `size`-point type.
+fn legend<'a, CT: CoordTranslate>(c: &mut ChartContext<'a, SVGBackend<'a>, CT>, at: SeriesLabelPosition, size: u32) -> Drawn {
+    c.configure_series_labels().position(at).background_style(WHITE.mix(0.85)).border_style(BLACK).label_font((FONT, size)).draw()?;
+    Ok(())
+}
+
 /// `lo..hi` widened so that a log axis has room, and never empty.
 fn log_span(lo: f64, hi: f64) -> (f64, f64) {
     let (lo, hi) = (lo.max(1e-30), hi.max(1e-30));
@@ -150,12 +156,7 @@ pub fn distribution(v: &EntryView) -> Result<Option<String>, ChartError> {
                 .label(format!("default {:.4} ms", ms(d)))
                 .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], DEFAULT.stroke_width(2)));
         }
-        c.configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font((FONT, 12))
-            .draw()?;
+        legend(&mut c, SeriesLabelPosition::UpperRight, 12)?;
         Ok(())
     })
     .map(Some)
@@ -252,12 +253,7 @@ pub fn trace(v: &EntryView) -> Result<Option<String>, ChartError> {
                 }
             }
             if several && !by_seconds {
-                c.configure_series_labels()
-                    .position(SeriesLabelPosition::UpperRight)
-                    .background_style(WHITE.mix(0.85))
-                    .border_style(BLACK)
-                    .label_font((FONT, 11))
-                    .draw()?;
+                legend(&mut c, SeriesLabelPosition::UpperRight, 11)?;
             }
         }
         Ok(())
@@ -361,12 +357,7 @@ pub fn roofline(v: &EntryView) -> Result<Option<String>, ChartError> {
                 .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], CEILING.stroke_width(2)));
         }
         draw_points(&mut c, v, &shown, |i, p| (i as f64, rate(p)))?;
-        c.configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font((FONT, 12))
-            .draw()?;
+        legend(&mut c, SeriesLabelPosition::UpperRight, 12)?;
         Ok(())
     })
     .map(Some)
@@ -436,12 +427,7 @@ fn roofline_2d(v: &EntryView) -> Result<String, ChartError> {
                 .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], CEILING.stroke_width(1)));
         }
         draw_points(&mut c, v, &shown, |_, p| (p.position.intensity.unwrap_or(1.0), p.position.flops_per_s.unwrap_or(1.0) / 1e9))?;
-        c.configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font((FONT, 12))
-            .draw()?;
+        legend(&mut c, SeriesLabelPosition::LowerRight, 12)?;
         Ok(())
     })
 }
@@ -496,12 +482,7 @@ pub fn comparison(views: &[EntryView], table: &Portability) -> Result<String, Ch
         c.draw_series(dots.iter().map(|&(j, t)| Circle::new((SegmentValue::CenterOf(j as i32), t), 4, DEFAULT.filled())))?
             .label("another entry's winner")
             .legend(|(x, y)| Circle::new((x + 8, y), 4, DEFAULT.filled()));
-        c.configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font((FONT, 12))
-            .draw()?;
+        legend(&mut c, SeriesLabelPosition::UpperRight, 12)?;
         Ok(())
     })
 }
