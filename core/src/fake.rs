@@ -459,6 +459,25 @@ pub fn sample_problem(n: usize) -> ProblemData {
     }
 }
 
+/// A job for fake-backend tests and examples: kernel `k` reading `x` (`0, 1, 2, …`) and writing
+/// `y` (zeros), both of `n` elements, over parameters `bx` and `vec` with the given values, one
+/// block of `bx` threads per `bx·vec` elements, default bx=256, vec=1.
+pub fn xy_job(bx: &[i64], vec: &[i64], n: i64) -> crate::spec::TuneJob {
+    use crate::spec::value::Value;
+    use crate::spec::{ArgKind, ArgSpec, DType, Init, KernelSource, Memory, Param, TuneJob};
+    let mut j = TuneJob::new(KernelSource::new("k", "fake", "// fake"), vec![Param::new("bx", bx.iter().copied()), Param::new("vec", vec.iter().copied())]);
+    j.sizes = vec![("n".into(), Value::Int(n))];
+    let buffer = |name: &str, init: Init, access: Access| ArgSpec {
+        name: name.into(),
+        kind: ArgKind::Buffer { dtype: DType::F32, len: "n".into(), init, access, memory: Memory::Global },
+    };
+    j.args = vec![buffer("x", Init::Sequence, Access::Read), buffer("y", Init::Zeros, Access::Write)];
+    j.grid = ["div_ceil(n, bx*vec)".into(), "1".into(), "1".into()];
+    j.block = ["bx".into(), "1".into(), "1".into()];
+    j.default = Some(vec![("bx".into(), Value::Int(256)), ("vec".into(), Value::Int(1))]);
+    j
+}
+
 /// The small tunable kernel the runtime-handle examples and tests use: `k` with `bx` in 32, 64,
 /// 128, 256 and `vec` in 1, 2, 4 (default bx=256, vec=1), reading `x` and writing `y`, both of
 /// `n` elements (n = 1024 in the template), on a fake H100 where bx=64, vec=4 is fastest.
@@ -470,23 +489,7 @@ pub fn sample_problem(n: usize) -> ProblemData {
 /// # Ok::<(), kerntune_core::Error>(())
 /// ```
 pub fn example() -> (Arc<crate::run::Tuner<FakeBackend>>, crate::spec::TuneJob) {
-    use crate::spec::value::Value;
-    use crate::spec::{ArgKind, ArgSpec, DType, Init, KernelSource, Memory, Param, TuneJob};
-    let mut j = TuneJob::new(KernelSource::new("k", "fake", "// fake"), vec![Param::new("bx", [32, 64, 128, 256]), Param::new("vec", [1, 2, 4])]);
-    j.sizes = vec![("n".into(), Value::Int(1024))];
-    j.args = vec![
-        ArgSpec {
-            name: "x".into(),
-            kind: ArgKind::Buffer { dtype: DType::F32, len: "n".into(), init: Init::Sequence, access: Access::Read, memory: Memory::Global },
-        },
-        ArgSpec {
-            name: "y".into(),
-            kind: ArgKind::Buffer { dtype: DType::F32, len: "n".into(), init: Init::Zeros, access: Access::Write, memory: Memory::Global },
-        },
-    ];
-    j.grid = ["div_ceil(n, bx*vec)".into(), "1".into(), "1".into()];
-    j.block = ["bx".into(), "1".into(), "1".into()];
-    j.default = Some(vec![("bx".into(), Value::Int(256)), ("vec".into(), Value::Int(1))]);
+    let j = xy_job(&[32, 64, 128, 256], &[1, 2, 4], 1024);
     let time = |c: &Config| {
         let (bx, vec) = (c.get_i64("bx").unwrap_or(1) as f64, c.get_i64("vec").unwrap_or(1) as f64);
         1e-3 * (1.0 + (bx / 64.0).log2().abs() / 10.0) * (1.0 + (4.0 / vec).log2() / 10.0)

@@ -14,6 +14,25 @@ pub fn skipped(what: &str) {
     }
 }
 
+/// Runs the tests of a test binary built without libtest (`harness = false`: its `main` must
+/// install a worker hook first, so a worker process started from it serves instead of testing),
+/// in order, printing libtest's lines. The first argument that is not a flag filters by name, as
+/// with libtest; a failing test panics, which fails the binary.
+pub fn run_tests(tests: &[(&str, fn())]) {
+    let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let mut ran = 0;
+    for (name, f) in tests {
+        if filter.as_deref().is_some_and(|x| !name.contains(x)) {
+            continue;
+        }
+        print!("test {name} ... ");
+        f();
+        println!("ok");
+        ran += 1;
+    }
+    println!("\ntest result: ok. {ran} passed; 0 failed");
+}
+
 /// A made-up database entry for tests and benchmarks of what reads entries (reports, priors):
 /// `configs` configs of a five-parameter space (`a`..`e`, ten values each, up to 100,000), a
 /// memory-bound time model (the `a` and `b` parameters matter most) scaled by `slowness`, about

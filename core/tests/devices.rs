@@ -6,27 +6,12 @@
 //! hook must run before anything else, as in a host program.
 
 use kerntune_core::fake::{self, Behavior, FakeBackend};
-use kerntune_core::spec::{ArgKind, ArgSpec, DType, Init, KernelSource, Memory, Param, TuneJob};
-use kerntune_core::{Access, Config, Error, FailureKind, Limits, ResultOutcome, Target, TuneOptions, TuneReport, Tuner, Value, Vendor};
+use kerntune_core::spec::TuneJob;
+use kerntune_core::{Config, Error, FailureKind, Limits, ResultOutcome, Target, TuneOptions, TuneReport, Tuner, Vendor};
 use std::time::{Duration, Instant};
 
 fn job() -> TuneJob {
-    let mut j = TuneJob::new(KernelSource::new("k", "fake", "// fake"), vec![Param::new("bx", [32, 64, 128, 256, 512, 1024]), Param::new("vec", [1, 2, 4])]);
-    j.sizes = vec![("n".into(), Value::Int(1024))];
-    j.args = vec![
-        ArgSpec {
-            name: "x".into(),
-            kind: ArgKind::Buffer { dtype: DType::F32, len: "n".into(), init: Init::Sequence, access: Access::Read, memory: Memory::Global },
-        },
-        ArgSpec {
-            name: "y".into(),
-            kind: ArgKind::Buffer { dtype: DType::F32, len: "n".into(), init: Init::Zeros, access: Access::Write, memory: Memory::Global },
-        },
-    ];
-    j.grid = ["div_ceil(n, bx*vec)".into(), "1".into(), "1".into()];
-    j.block = ["bx".into(), "1".into(), "1".into()];
-    j.default = Some(vec![("bx".into(), Value::Int(256)), ("vec".into(), Value::Int(1))]);
-    j
+    kerntune_core::fake::xy_job(&[32, 64, 128, 256, 512, 1024], &[1, 2, 4], 1024)
 }
 
 /// Fastest at bx=128, vec=4; the next best 2 % slower.
@@ -172,16 +157,5 @@ fn main() {
         ("a_hang_in_a_worker_is_blamed_and_the_tune_goes_on", a_hang_in_a_worker_is_blamed_and_the_tune_goes_on),
         ("devices_of_two_models_are_refused", devices_of_two_models_are_refused),
     ];
-    let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
-    let mut ran = 0;
-    for (name, f) in tests {
-        if filter.as_deref().is_some_and(|x| !name.contains(x)) {
-            continue;
-        }
-        print!("test {name} ... ");
-        f();
-        println!("ok");
-        ran += 1;
-    }
-    println!("\ntest result: ok. {ran} passed; 0 failed");
+    kerntune_core::testing::run_tests(&tests);
 }

@@ -7,22 +7,7 @@ use kerntune_core::store::db::Database;
 use kerntune_core::*;
 
 fn job() -> TuneJob {
-    let mut j = TuneJob::new(KernelSource::new("k", "fake", "// fake"), vec![Param::new("bx", [32, 64, 128, 256, 512, 1024]), Param::new("vec", [1, 2, 4, 8])]);
-    j.sizes = vec![("n".into(), Value::Int(4096))];
-    j.args = vec![
-        ArgSpec {
-            name: "x".into(),
-            kind: ArgKind::Buffer { dtype: DType::F32, len: "n".into(), init: Init::Sequence, access: Access::Read, memory: Memory::Global },
-        },
-        ArgSpec {
-            name: "y".into(),
-            kind: ArgKind::Buffer { dtype: DType::F32, len: "n".into(), init: Init::Zeros, access: Access::Write, memory: Memory::Global },
-        },
-    ];
-    j.grid = ["div_ceil(n, bx*vec)".into(), "1".into(), "1".into()];
-    j.block = ["bx".into(), "1".into(), "1".into()];
-    j.default = Some(vec![("bx".into(), Value::Int(256)), ("vec".into(), Value::Int(1))]);
-    j
+    kerntune_core::fake::xy_job(&[32, 64, 128, 256, 512, 1024], &[1, 2, 4, 8], 4096)
 }
 
 /// Device A is fastest at bx=128, vec=8; device B (a sibling) at bx=256, vec=8.

@@ -183,16 +183,5 @@ fn main() {
         ("a_hang_is_killed_at_the_deadline", a_hang_is_killed_at_the_deadline),
         ("a_launch_failure_keeps_the_worker", a_launch_failure_keeps_the_worker),
     ];
-    let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
-    let mut ran = 0;
-    for (name, f) in tests {
-        if filter.as_deref().is_some_and(|x| !name.contains(x)) {
-            continue;
-        }
-        print!("test {name} ... ");
-        f();
-        println!("ok");
-        ran += 1;
-    }
-    println!("\ntest result: ok. {ran} passed; 0 failed");
+    kerntune_core::testing::run_tests(&tests);
 }

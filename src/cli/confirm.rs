@@ -43,8 +43,7 @@ pub struct Args {
 pub fn run(a: Args) -> anyhow::Result<i32> {
     let mut spec = kerntune::plan::prepare::load_with(&a.spec, kerntune::LoadOptions { allow_outside_sources: a.allow_outside_sources })?;
     if let Some(k) = &a.key {
-        let first = spec.problems.first().cloned().unwrap_or_default();
-        spec.problems = vec![super::tune::parse_key(k, &first)?];
+        super::tune::only_problem(&mut spec.problems, k)?;
     }
     let devices = match (&a.devices, a.device) {
         (Some(d), _) => d.clone(),

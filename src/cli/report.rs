@@ -43,9 +43,9 @@ pub struct Args {
 /// entry of an older spec).
 fn spec_problem(path: &std::path::Path, spec: &Spec, key: &str) -> anyhow::Result<Option<Prepared>> {
     let mut spec = spec.clone();
-    let first = spec.problems.first().cloned().unwrap_or_default();
-    let Ok(sizes) = super::tune::parse_key(key, &first) else { return Ok(None) };
-    spec.problems = vec![sizes];
+    if super::tune::only_problem(&mut spec.problems, key).is_err() {
+        return Ok(None);
+    }
     let Some((suffix, job)) = spec.validation_jobs().into_iter().next() else { return Ok(None) };
     let prep = Prepared::without_data(&job, None).with_context(|| format!("{}{suffix}", path.display()))?;
     Ok((prep.key.text() == key).then_some(prep))

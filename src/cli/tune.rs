@@ -106,14 +106,21 @@ pub(crate) fn parse_key(text: &str, sizes: &[(String, Value)]) -> anyhow::Result
     Ok(out)
 }
 
+/// Narrows a spec's problems to the one `--key` names: the first problem's sizes with the key's
+/// values put in.
+pub(crate) fn only_problem(problems: &mut Vec<Vec<(String, Value)>>, key: &str) -> anyhow::Result<()> {
+    let first = problems.first().cloned().unwrap_or_default();
+    *problems = vec![parse_key(key, &first)?];
+    Ok(())
+}
+
 pub fn run(a: Args) -> anyhow::Result<i32> {
     let mut spec = kerntune::plan::prepare::load_with(&a.spec, kerntune::LoadOptions { allow_outside_sources: a.allow_outside_sources })?;
     for w in &spec.warnings {
         crate::cli::out::eprint_line(&format!("warning: {w}"));
     }
     if let Some(k) = &a.key {
-        let first = spec.problems.first().cloned().unwrap_or_default();
-        spec.problems = vec![parse_key(k, &first)?];
+        only_problem(&mut spec.problems, k)?;
     }
     verification(&mut spec, &a)?;
     let budget_text = a.budget.clone().or(spec.budget.clone());

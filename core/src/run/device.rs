@@ -144,8 +144,8 @@ impl<'a, B: Backend> Session<'a, B> {
         // computed, not when the first job arrives. An error here is left for that job to meet
         // again and report.
         let t = Instant::now();
-        let made = self.workspace().map(|_| ()).map_err(|e| e.to_string());
-        tracing::debug!(device = self.index, seconds = t.elapsed().as_secs_f64(), ok = made.is_ok(), "device workspace made");
+        let ok = self.workspace().is_ok();
+        tracing::debug!(device = self.index, seconds = t.elapsed().as_secs_f64(), ok, "device workspace made");
         for job in jobs {
             let t = Instant::now();
             let (cand, kernel, done) = match job {

@@ -144,17 +144,7 @@ impl RecordedSpace {
         let lists: Vec<Vec<J>> =
             keys.iter().map(|k| v["tune_params"][k].as_array().cloned().ok_or(format!("`tune_params` has no list `{k}`"))).collect::<Result<_, _>>()?;
         let params = params_of(&keys, &lists)?;
-        let mut s = RecordedSpace {
-            name,
-            device: v["device_name"].as_str().unwrap_or("").to_string(),
-            params,
-            coords: vec![],
-            times: vec![],
-            samples: vec![],
-            failures: vec![],
-            compile_s: vec![],
-            eval_s: vec![],
-        };
+        let mut s = RecordedSpace { device: v["device_name"].as_str().unwrap_or("").to_string(), ..RecordedSpace::from_times(&name, params, vec![], vec![]) };
         for (key, e) in v["cache"].as_object().ok_or("`cache` is not an object")? {
             let mut coords = Vec::with_capacity(keys.len());
             for (k, l) in keys.iter().zip(&lists) {
@@ -234,15 +224,8 @@ impl RecordedSpace {
         }
         let params = params_of(&keys, &lists)?;
         let mut s = RecordedSpace {
-            name,
             device: v["metadata"]["hardware"]["name"].as_str().unwrap_or("").to_string(),
-            params,
-            coords: vec![],
-            times: vec![],
-            samples: vec![],
-            failures: vec![],
-            compile_s: vec![],
-            eval_s: vec![],
+            ..RecordedSpace::from_times(&name, params, vec![], vec![])
         };
         for (n, r) in results.iter().enumerate() {
             let key = format!("results[{n}]");
