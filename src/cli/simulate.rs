@@ -208,7 +208,7 @@ fn run_resolved(a: &Resolved) -> anyhow::Result<i32> {
         if !a.json {
             let failed = space.times.iter().filter(|t| t.is_none()).count();
             outln!(
-                "{} ({}): {} configs, {failed} failed, optimum {:.4} ms; fraction of optimum, mean ± sd over {} seeds{}",
+                "{} ({}): {} configs, {failed} failed, optimum {:.4} ms; fraction of optimum, mean ± sd (5th percentile) over {} seeds{}",
                 space.name,
                 if space.device.is_empty() { "device not recorded" } else { &space.device },
                 space.len(),
@@ -229,7 +229,7 @@ fn run_resolved(a: &Resolved) -> anyhow::Result<i32> {
                 let mut row = vec![Cell::new(&sc.strategy)];
                 for &n in &at {
                     let (m, sd) = sc.at(n);
-                    row.push(Cell::new(format!("{m:.3} ± {sd:.3}")).set_alignment(CellAlignment::Right));
+                    row.push(Cell::new(format!("{m:.3} ± {sd:.3} ({:.3})", sc.p5_at(n))).set_alignment(CellAlignment::Right));
                 }
                 t.add_row(row);
             }
@@ -250,9 +250,9 @@ fn run_resolved(a: &Resolved) -> anyhow::Result<i32> {
                 let at: serde_json::Map<String, serde_json::Value> =
                     a.at.iter()
                         .filter(|&&n| n >= 1 && n <= a.budget)
-                        .map(|&n| (n.to_string(), serde_json::json!({"mean": s.at(n).0, "std": s.at(n).1})))
+                        .map(|&n| (n.to_string(), serde_json::json!({"mean": s.at(n).0, "std": s.at(n).1, "p5": s.p5_at(n)})))
                         .collect();
-                serde_json::json!({"space": s.space, "strategy": s.strategy, "repeats": s.repeats, "at": at, "mean": s.mean, "std": s.std})
+                serde_json::json!({"space": s.space, "strategy": s.strategy, "repeats": s.repeats, "at": at, "mean": s.mean, "std": s.std, "p5": s.p5})
             })
             .collect();
         outln!("{}", serde_json::to_string_pretty(&brief)?);
