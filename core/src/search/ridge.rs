@@ -18,7 +18,7 @@ pub struct Ridge {
 const LAMBDAS: [f64; 6] = [0.01, 0.1, 1.0, 10.0, 100.0, 1000.0];
 
 /// Cholesky factor `L` (lower, row-major `p × p`) of a symmetric positive-definite `a`.
-fn cholesky(a: &[f64], p: usize) -> Option<Vec<f64>> {
+pub(crate) fn cholesky(a: &[f64], p: usize) -> Option<Vec<f64>> {
     let mut l = vec![0.0; p * p];
     for i in 0..p {
         for j in 0..=i {
@@ -37,7 +37,7 @@ fn cholesky(a: &[f64], p: usize) -> Option<Vec<f64>> {
 }
 
 /// Solves `L Lᵀ x = b`.
-fn solve(l: &[f64], p: usize, b: &[f64]) -> Vec<f64> {
+pub(crate) fn solve(l: &[f64], p: usize, b: &[f64]) -> Vec<f64> {
     let mut y = vec![0.0; p];
     for i in 0..p {
         y[i] = (b[i] - (0..i).map(|k| l[i * p + k] * y[k]).sum::<f64>()) / l[i * p + i];

@@ -38,6 +38,7 @@
 //! best, and so on.
 
 use crate::search::prior::{Prior, Source};
+use crate::search::ridge;
 use crate::search::strategy::{Candidates, Outcome, Strategy};
 use std::sync::Arc;
 
@@ -333,49 +334,11 @@ fn ridge_onehot(rows: &[Vec<usize>], r: &[f64], features: usize, lambda: f64) ->
     for i in 0..features {
         a[i * features + i] += lambda;
     }
-    let l = cholesky(&a, features);
-    solve_with(&l, &rhs, features)
-}
-
-/// The Cholesky factor `L` (lower, row-major) of a symmetric positive definite n × n matrix.
-fn cholesky(a: &[f64], n: usize) -> Vec<f64> {
-    let mut l = vec![0.0; n * n];
-    for j in 0..n {
-        let mut d = a[j * n + j];
-        for k in 0..j {
-            d -= l[j * n + k] * l[j * n + k];
-        }
-        let d = d.max(1e-12).sqrt();
-        l[j * n + j] = d;
-        for i in j + 1..n {
-            let mut s = a[i * n + j];
-            for k in 0..j {
-                s -= l[i * n + k] * l[j * n + k];
-            }
-            l[i * n + j] = s / d;
-        }
+    // The penalty keeps the matrix positive definite; a NaN residual would not.
+    match ridge::cholesky(&a, features) {
+        Some(l) => ridge::solve(&l, features, &rhs),
+        None => vec![0.0; features],
     }
-    l
-}
-
-/// Solves `L Lᵀ x = b`.
-fn solve_with(l: &[f64], b: &[f64], n: usize) -> Vec<f64> {
-    let mut x = b.to_vec();
-    for i in 0..n {
-        let mut s = x[i];
-        for k in 0..i {
-            s -= l[i * n + k] * x[k];
-        }
-        x[i] = s / l[i * n + i];
-    }
-    for i in (0..n).rev() {
-        let mut s = x[i];
-        for k in i + 1..n {
-            s -= l[k * n + i] * x[k];
-        }
-        x[i] = s / l[i * n + i];
-    }
-    x
 }
 
 /// Each source's best, then each one's second best, and so on (sources in order); the
