@@ -15,6 +15,7 @@
 use kerntune_core::search::{by_name, Prior, Transfer};
 use kerntune_core::sim::recorded::RecordedSpace;
 use kerntune_core::sim::simulate::{prior_for, score, score_with};
+use kerntune_core::testing;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -39,10 +40,8 @@ fn main() -> Result<(), String> {
     for spaces in kernels.values().filter(|s| s.len() > 1) {
         for (h, held) in spaces.iter().enumerate() {
             let others: Vec<&RecordedSpace> = spaces.iter().enumerate().filter(|(o, _)| *o != h).map(|(_, s)| s).collect();
-            let inverted: Vec<RecordedSpace> =
-                others.iter().map(|s| RecordedSpace { times: s.times.iter().map(|t| t.map(|t| 1.0 / t)).collect(), ..(*s).clone() }).collect();
-            let shuffled: Vec<RecordedSpace> =
-                others.iter().enumerate().map(|(j, s)| RecordedSpace { times: shuffle(&s.times, (h * 97 + j) as u64), ..(*s).clone() }).collect();
+            let inverted: Vec<RecordedSpace> = others.iter().map(|s| testing::inverted(s)).collect();
+            let shuffled: Vec<RecordedSpace> = others.iter().enumerate().map(|(j, s)| testing::shuffled(s, (h * 97 + j) as u64)).collect();
             let vendor: Vec<&RecordedSpace> = others.iter().copied().filter(|s| nvidia(s) != nvidia(held)).collect();
             let none = score(held, BASE, BUDGET, seeds, 1, false, 1)?.at(BUDGET).0;
             let mut line = format!("{:<22} {none:>8.3}", held.name);
@@ -84,17 +83,4 @@ fn main() -> Result<(), String> {
         deltas.len()
     );
     Ok(())
-}
-
-/// `times` permuted over the configs (xorshift, seeded).
-fn shuffle(times: &[Option<f64>], seed: u64) -> Vec<Option<f64>> {
-    let mut t = times.to_vec();
-    let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ seed;
-    for i in (1..t.len()).rev() {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        t.swap(i, (x % (i as u64 + 1)) as usize);
-    }
-    t
 }

@@ -119,3 +119,36 @@ pub fn synthetic_entry(target_name: &str, target: &str, problem: &str, configs: 
     }
     e
 }
+
+/// A recorded space from the workspace's `../shared/spaces` (`name` relative to it); `None`,
+/// with a [`skipped`] line, where it is absent, except under CI, which has it beside the clone.
+pub fn shared_space(name: &str) -> Option<crate::store::recorded::RecordedSpace> {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/spaces").join(name);
+    match crate::store::recorded::RecordedSpace::load(&p) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            assert!(std::env::var("CI").is_err(), "CI has ../shared beside the clone: {e}");
+            skipped(&e);
+            None
+        }
+    }
+}
+
+/// `space` with every time inverted: sources that rank its configs exactly backwards.
+pub fn inverted(space: &crate::store::recorded::RecordedSpace) -> crate::store::recorded::RecordedSpace {
+    crate::store::recorded::RecordedSpace { times: space.times.iter().map(|t| t.map(|t| 1.0 / t)).collect(), ..space.clone() }
+}
+
+/// `space` with its times permuted over the configs (xorshift, seeded): sources that tell
+/// nothing.
+pub fn shuffled(space: &crate::store::recorded::RecordedSpace, seed: u64) -> crate::store::recorded::RecordedSpace {
+    let mut times = space.times.clone();
+    let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ seed;
+    for i in (1..times.len()).rev() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        times.swap(i, (x % (i as u64 + 1)) as usize);
+    }
+    crate::store::recorded::RecordedSpace { times, ..space.clone() }
+}

@@ -4,7 +4,6 @@
 //! them again with `KERNTUNE_RECORD_SCORES=1 cargo test -p kerntune-core --test recorded_scores`
 //! and says so in its commit.
 
-use kerntune_core::sim::recorded::RecordedSpace;
 use kerntune_core::sim::simulate::trace;
 use kerntune_core::spec::settings::STRATEGIES;
 use std::collections::BTreeMap;
@@ -21,18 +20,10 @@ const SEEDS: [u64; 2] = [1, 8];
 
 #[test]
 fn identical_seeds_give_the_recorded_scores() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/spaces");
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/recorded_scores.json");
     let mut now: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for &(name, budget, noise, parallel) in RUNS {
-        let space = match RecordedSpace::load(&dir.join(name)) {
-            Ok(s) => s,
-            Err(e) => {
-                assert!(std::env::var("CI").is_err(), "CI has ../shared beside the clone: {e}");
-                eprintln!("SKIPPED: {e}");
-                return;
-            }
-        };
+        let Some(space) = kerntune_core::testing::shared_space(name) else { return };
         for st in STRATEGIES.iter().map(|s| s.name).filter(|s| *s != "exhaustive") {
             for seed in SEEDS {
                 let t = trace(&space, st, budget, seed, noise, parallel).unwrap();

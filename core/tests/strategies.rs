@@ -7,7 +7,6 @@ use kerntune_core::sim::recorded::RecordedSpace;
 use kerntune_core::sim::simulate::{score, trace};
 use kerntune_core::spec::settings::STRATEGIES;
 use kerntune_core::*;
-use std::path::Path;
 
 const SEARCHERS: &[&str] = &["random", "annealing", "genetic", "local", "model"];
 
@@ -92,18 +91,7 @@ fn the_tuner_runs_every_strategy_within_its_budget() {
     }
 }
 
-/// A recorded space from ../shared/spaces; `None` (a skip) where it is absent, except in CI.
-fn load(name: &str) -> Option<RecordedSpace> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/spaces").join(name);
-    match RecordedSpace::load(&p) {
-        Ok(s) => Some(s),
-        Err(e) => {
-            assert!(std::env::var("CI").is_err(), "CI has ../shared beside the clone: {e}");
-            eprintln!("SKIPPED: {e}");
-            None
-        }
-    }
-}
+use kerntune_core::testing::shared_space as load;
 
 #[test]
 fn searchers_beat_random_sampling_on_the_recorded_sgemm_space() {
@@ -119,11 +107,7 @@ fn searchers_beat_random_sampling_on_the_recorded_sgemm_space() {
 
 #[test]
 fn noisy_simulation_exercises_racing_and_stays_deterministic() {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/spaces/h200_triad_15.json");
-    let Ok(space) = RecordedSpace::load(&p) else {
-        eprintln!("SKIPPED: no ../shared/spaces");
-        return;
-    };
+    let Some(space) = load("h200_triad_15.json") else { return };
     let a = trace(&space, "random", 15, 2, true, 1).unwrap();
     assert_eq!(a, trace(&space, "random", 15, 2, true, 1).unwrap());
     // After the whole space, the pick is within the tie band of the optimum.
@@ -247,12 +231,7 @@ fn misleading_priors_are_noticed() {
     use kerntune_core::sim::simulate::{prior_for, score, score_with};
     let Some(spaces) = six_gpus("convolution") else { return };
     let held = &spaces[1];
-    let inverted: Vec<RecordedSpace> = spaces
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| *i != 1)
-        .map(|(_, s)| RecordedSpace { times: s.times.iter().map(|t| t.map(|t| 1.0 / t)).collect(), ..s.clone() })
-        .collect();
+    let inverted: Vec<RecordedSpace> = spaces.iter().enumerate().filter(|(i, _)| *i != 1).map(|(_, s)| kerntune_core::testing::inverted(s)).collect();
     let prior: std::sync::Arc<Prior> = std::sync::Arc::new(prior_for(held, &inverted.iter().collect::<Vec<_>>()));
     let none = score(held, "hybrid", 20, 20, 1, false, 1).unwrap().at(20).0;
     let p = prior.clone();
