@@ -169,10 +169,8 @@ impl Transfer {
     }
 
     /// The model's next candidate: the best predicted one not taken.
-    fn model_pick(&mut self, cands: &Candidates<'_>) -> Option<usize> {
-        if self.dirty {
-            self.refit(cands);
-        }
+    /// (`ask` refits before every turn.)
+    fn model_pick(&self, cands: &Candidates<'_>) -> Option<usize> {
         (0..cands.len()).filter(|&i| !self.taken[i] && !self.failed[i]).min_by(|&a, &b| self.pred[a].total_cmp(&self.pred[b]).then(a.cmp(&b)))
     }
 
