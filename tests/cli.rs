@@ -157,6 +157,8 @@ fn bad_input_gets_one_clear_line() {
     bad(dir, &["tune", "/nonexistent/spec.toml"], &["/nonexistent/spec.toml", "cannot read"]);
     let p = write(dir, "bad_name.toml", &spec("ok.wgsl", "", "WG_SIZE").replace("name = \"triad\"", "name = \"triad<float, WG_SIZE\""));
     bad(dir, &["tune", p.to_str().unwrap()], &["bad_name.toml", "kernel.name", "not closed with `>`"]);
+    let p = write(dir, "bad_option.toml", &spec("ok.wgsl", "", "WG_SIZE").replace("source = {", "options = { wgsl = [\"-O3\"] }\nsource = {"));
+    bad(dir, &["tune", p.to_str().unwrap()], &["bad_option.toml", "kernel.options.wgsl", "`-O3` is not a WGSL option", "no-loop-bounding"]);
     let good = write(dir, "good.toml", &spec("ok.wgsl", "", "WG_SIZE"));
     bad(dir, &["tune", good.to_str().unwrap(), "--budget", "fast"], &["--budget", "`fast`"]);
     bad(dir, &["tune", good.to_str().unwrap(), "-j", "0"], &["--jobs", "0"]);

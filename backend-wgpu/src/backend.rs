@@ -23,6 +23,7 @@ pub struct WgpuBackend {
     timestamps: bool,
     period_ns: f64,
     layouts: Mutex<Layouts>,
+    clock: crate::clock::ClockGuard,
 }
 
 impl WgpuBackend {
@@ -62,6 +63,11 @@ impl WgpuBackend {
         .map_err(|e| OpenError::Other { backend: "wgpu".into(), message: format!("could not open {}: {e}", info.name) })?;
         device.on_uncaptured_error(Arc::new(|e: wgpu::Error| tracing::error!("wgpu: {e}")));
         let period_ns = queue.get_timestamp_period() as f64;
+        let clock = crate::clock::ClockGuard::new(match std::env::var("KERNTUNE_WGPU_CLOCK_GUARD").as_deref() {
+            Ok("off") => false,
+            Ok("on") => true,
+            _ => info.device_type != wgpu::DeviceType::Cpu,
+        });
         Ok(WgpuBackend {
             target: target_from_info(&info),
             limits: limits_from_wgpu(&alimits, &info),
@@ -71,6 +77,7 @@ impl WgpuBackend {
             timestamps,
             period_ns,
             layouts: Mutex::new(HashMap::new()),
+            clock,
         })
     }
 
@@ -153,6 +160,7 @@ impl Backend for WgpuBackend {
 
     fn time(&self, ws: &mut WgpuWorkspace, kernel: &WgpuKernel, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError> {
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        self.clock.before(&self.timer());
         let r = self.timer().time(ws, kernel, launch, req);
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(BackendError::LaunchFailed(e.to_string()));
@@ -162,6 +170,10 @@ impl Backend for WgpuBackend {
 
     fn read_outputs(&self, ws: &mut WgpuWorkspace) -> Result<Vec<HostBuffer>, BackendError> {
         self.timer().read_outputs(ws)
+    }
+
+    fn take_notes(&self) -> Vec<String> {
+        self.clock.take_notes()
     }
 }
 

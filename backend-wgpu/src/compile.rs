@@ -88,14 +88,43 @@ pub(crate) fn pipeline_layout(device: &wgpu::Device, access: &[kerntune_core::Ac
     device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor { label: Some("kerntune"), bind_group_layouts: &[Some(&bgl)], immediate_size: 0 })
 }
 
+/// The runtime checks a source's options leave on (see
+/// [`kerntune_core::spec::source::WGSL_OPTIONS`]): all of them unless turned off by name.
+pub(crate) fn runtime_checks(options: &[String]) -> Result<wgpu::ShaderRuntimeChecks, String> {
+    let mut checks = wgpu::ShaderRuntimeChecks::checked();
+    for o in options {
+        match o.as_str() {
+            "no-loop-bounding" => checks.force_loop_bounding = false,
+            "no-bounds-checks" => checks.bounds_checks = false,
+            "no-int-div-checks" => checks.int_div_checks = false,
+            "unchecked" => {
+                checks.force_loop_bounding = false;
+                checks.bounds_checks = false;
+                checks.int_div_checks = false;
+            }
+            _ => {
+                return Err(kerntune_core::spec::source::check_options("wgsl", std::slice::from_ref(o))
+                    .err()
+                    .unwrap_or_else(|| format!("`{o}` is not a WGSL option")))
+            }
+        }
+    }
+    Ok(checks)
+}
+
 /// Compiles one config into a pipeline on `device`.
 pub(crate) fn compile(device: &wgpu::Device, layout: &wgpu::PipelineLayout, req: &CompileRequest<'_>) -> Result<WgpuKernel, BackendError> {
     let (code, constants, shift) = inject_constants(req.code, req.defines, req.scalars);
     let options: Vec<String> = req.defines.iter().map(|(k, v)| format!("{k}={v}")).chain(req.scalars.iter().map(|(k, v)| format!("{k}={v}"))).collect();
     let file = req.source.path.clone().unwrap_or_else(|| "<wgsl>".into());
+    let checks = runtime_checks(&req.source.options).map_err(|log| BackendError::CompileFailed { log: format!("{file}: {log}"), options: options.clone() })?;
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-    let module =
-        device.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some(&req.source.name), source: wgpu::ShaderSource::Wgsl(code.as_str().into()) });
+    let desc = wgpu::ShaderModuleDescriptor { label: Some(&req.source.name), source: wgpu::ShaderSource::Wgsl(code.as_str().into()) };
+    // SAFETY: the checks are the ones the spec's author turned off (`[kernel] options`), each
+    // one a promise about their kernel (its loops end, its indices stay in bounds, it never
+    // divides by zero) that wgpu's documentation asks of a trusted module; with none turned off
+    // this is `create_shader_module`.
+    let module = unsafe { device.create_shader_module_trusted(desc, checks) };
     let info = pollster::block_on(module.get_compilation_info());
     let mut log = String::new();
     for m in &info.messages {
@@ -147,5 +176,17 @@ mod tests {
         assert_eq!(consts, vec![("WG".to_string(), 128.0), ("TILE".to_string(), 8.0)]);
         assert!(src.starts_with("const PER = 4;\nconst a = 2.0;\nconst n = 1024;\noverride WG"), "{src}");
         assert_eq!(shift, 3);
+    }
+
+    #[test]
+    fn options_turn_off_the_checks_they_name_and_nothing_else() {
+        let on = runtime_checks(&[]).unwrap();
+        assert!(on.force_loop_bounding && on.bounds_checks && on.int_div_checks);
+        let c = runtime_checks(&["no-loop-bounding".to_string()]).unwrap();
+        assert!(!c.force_loop_bounding && c.bounds_checks && c.int_div_checks);
+        let c = runtime_checks(&["unchecked".to_string()]).unwrap();
+        assert!(!c.force_loop_bounding && !c.bounds_checks && !c.int_div_checks);
+        let e = runtime_checks(&["-O3".to_string()]).unwrap_err();
+        assert!(e.contains("`-O3` is not a WGSL option") && e.contains("no-loop-bounding"), "{e}");
     }
 }

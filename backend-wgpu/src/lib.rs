@@ -15,16 +15,19 @@
 //! - Launches are timed with GPU timestamp queries when the adapter supports them, otherwise with
 //!   the host clock around submit and wait; reports say which.
 //! - wgpu reports no L2 size, so there is no L2 flush between timed launches on this backend.
+//! - Timing waits for a GPU that lowered its clock while idle to bring it back (`clock.rs`): a
+//!   tuner cannot pin clocks, and Vulkan drivers manage them as for graphics.
 //!
 //! Files, as in every backend crate (imports point down the list): `backend.rs` opens an
 //! adapter and implements [`kerntune_core::Backend`]; `compile.rs` turns a config into a
-//! pipeline; `bench.rs` owns buffers and timing; `device.rs` enumerates adapters; `limits.rs`
+//! pipeline; `bench.rs` owns buffers and timing; `clock.rs` keeps timing at a busy GPU's clock; `device.rs` enumerates adapters; `limits.rs`
 //! is the one conversion from wgpu limits to [`kerntune_core::Limits`]; `error.rs` maps wgpu's
 //! errors. There is no `worker.rs`: kernels run in the tuning process, so a shader that never
 //! ends is recorded as timed out but keeps the adapter busy (see ARCHITECTURE.md, known gaps).
 
 mod backend;
 mod bench;
+mod clock;
 mod compile;
 mod device;
 mod error;

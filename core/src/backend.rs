@@ -146,6 +146,13 @@ pub trait Backend: Send + Sync {
         None
     }
 
+    /// What the backend had to do to measure honestly since the last call (e.g. bringing a
+    /// GPU's clock back up after it idled), as lines for the tune's report; the tuner calls
+    /// it once at the end of every tune, so each tune reports only its own.
+    fn take_notes(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// After [`BackendError::DeviceLost`]: make the device usable again (a fresh context),
     /// so that a new workspace can be allocated and kernels launched. Kernels compiled before
     /// must stay usable (the backend reloads them as needed).

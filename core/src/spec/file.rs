@@ -370,6 +370,12 @@ impl Spec {
                 confine(src, &[dir]).map_err(|m| err(&format!("kernel.source.{lang}"), m))?;
             }
         }
+        for (lang, opts) in &raw.kernel.options {
+            if !["wgsl", "cuda", "hip"].contains(&lang.as_str()) {
+                return Err(err(&format!("kernel.options.{lang}"), "unknown language; use wgsl, cuda or hip".into()));
+            }
+            crate::spec::source::check_options(lang, opts).map_err(|m| err(&format!("kernel.options.{lang}"), m))?;
+        }
         let compat = match raw.kernel.compat.as_deref() {
             None | Some("kerntune") => Compat::Kerntune,
             Some("kernel_tuner") => Compat::KernelTuner,

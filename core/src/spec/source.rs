@@ -113,6 +113,34 @@ const HIP_ONLY: &[&str] = &["hip/"];
 const CUDA_ONLY: &[&str] =
     &["cuda_runtime.h", "cuda_runtime_api.h", "cuda.h", "device_launch_parameters.h", "cooperative_groups.h", "cuda_fp16.h", "cuda_bf16.h", "cub/", "mma.h"];
 
+/// The compiler options a WGSL source may carry (`[kernel] options = { wgsl = [...] }`), each
+/// turning off one of the runtime checks that wgpu's shader translator (naga) adds to every
+/// shader, and what it turns off. The wgpu backend maps them to `wgpu::ShaderRuntimeChecks`.
+pub const WGSL_OPTIONS: &[(&str, &str)] = &[
+    ("no-loop-bounding", "the guard naga adds to every loop against infinite loops (it keeps drivers from unrolling)"),
+    (
+        "no-bounds-checks",
+        "naga's clamps on array and buffer indices (buffer accesses stay checked by the driver where Vulkan's robust buffer access is on, which wgpu enables)",
+    ),
+    ("no-int-div-checks", "the guards around integer division and remainder by zero"),
+    ("unchecked", "all three"),
+];
+
+/// Checks a source's options for its language: WGSL takes only [`WGSL_OPTIONS`]; CUDA and HIP
+/// options go to their compilers, which judge them.
+pub fn check_options(language: &str, options: &[String]) -> Result<(), String> {
+    if language != "wgsl" {
+        return Ok(());
+    }
+    for o in options {
+        if !WGSL_OPTIONS.iter().any(|(name, _)| name == o) {
+            let names: Vec<&str> = WGSL_OPTIONS.iter().map(|(n, _)| *n).collect();
+            return Err(format!("`{o}` is not a WGSL option; use one of {}", names.join(", ")));
+        }
+    }
+    Ok(())
+}
+
 /// Whether a CUDA or HIP source includes the other language's headers: `Err` says which header,
 /// and names a file beside it whose name suggests the right language, if there is one.
 pub fn check_language(language: &str, path: &std::path::Path, code: &str) -> Result<(), String> {
