@@ -55,6 +55,28 @@ fn triad_tunes_for_real_and_the_second_run_is_a_database_hit() {
     let entry = v["entries"].as_object().unwrap().values().next().unwrap();
     assert!(entry["winner"]["config"].is_string());
     assert_eq!(entry["measurements"].as_object().unwrap().len(), 23);
+    // --recheck measures again although a winner is stored (it implies --remeasure), and says
+    // how many second measurements fell inside the first's interval.
+    let o = kerntune(d.path(), &["tune", spec.to_str().unwrap(), "--recheck", "4", "--json"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let r = &v[0];
+    assert_eq!(r["db_hit"], false, "{out}");
+    let rows = r["recheck"]["rows"].as_array().expect("a recheck section");
+    let band = r["tie_band"].as_array().unwrap().len();
+    assert!(rows.len() >= 4 && rows.len() <= 4 + band, "{} rows, tie band {band}", rows.len());
+    let inside = rows.iter().filter(|x| x["inside"] == true).count();
+    assert_eq!(r["recheck"]["inside"], inside);
+    for x in rows {
+        let (a, b) = (x["first"]["mean"].as_f64().unwrap(), x["second"]["mean"].as_f64().unwrap());
+        assert_eq!(x["inside"], (b - a).abs() <= x["first"]["ci_half"].as_f64().unwrap(), "{x}");
+        // The reported interval holds the 1 % run-to-run floor.
+        assert!(x["first"]["ci_half"].as_f64().unwrap() >= 0.01 * a * 0.999, "{x}");
+    }
+    let o = kerntune(d.path(), &["tune", spec.to_str().unwrap(), "--recheck", "2"]);
+    let (out, _) = text(&o);
+    assert!(out.contains("recheck: ") && out.contains("measured again at the end"), "{out}");
 }
 
 #[test]

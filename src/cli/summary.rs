@@ -163,6 +163,9 @@ pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) -> Result<(), crate:
                 outln!("device {} ({}): {} measured{ratio}{lost}", d.index, d.name, d.measured);
             }
         }
+        if let Some(c) = &r.recheck {
+            outln!("{}", c.line());
+        }
         for n in &r.notes {
             outln!("note: {n}");
         }

@@ -79,6 +79,11 @@ pub struct Args {
     /// Measure everything again, ignoring stored measurements.
     #[arg(long)]
     remeasure: bool,
+    /// After the final round, measure the winner's tie band and N other configs again and
+    /// report whether each second mean fell inside the first's reported 95 % interval (implies
+    /// --remeasure, so both measurements are this tune's).
+    #[arg(long, value_name = "N")]
+    recheck: Option<usize>,
     /// Rows in the result table.
     #[arg(long, default_value_t = 10)]
     top: usize,
@@ -165,7 +170,8 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         top_k: spec.top_k,
         db,
         force: a.force,
-        remeasure: a.remeasure,
+        remeasure: a.remeasure || a.recheck.is_some(),
+        recheck: a.recheck.unwrap_or(0),
         compile_threads: a.jobs.map(usize::from),
         prior,
         ..Default::default()

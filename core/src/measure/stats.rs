@@ -47,6 +47,14 @@ impl Stats {
         Stats { samples: n as u32, mean, median, min: sorted[0], max: sorted[n - 1], stddev, ci_half, raced }
     }
 
+    /// The same statistics with the interval widened by a run-to-run part `floor` (a
+    /// fraction of the mean, added in quadrature; see `BenchOptions::run_to_run`). A single
+    /// sample keeps its infinite interval.
+    pub fn widened(self, floor: f64) -> Stats {
+        let ci_half = if self.ci_half.is_finite() { self.ci_half.hypot(floor * self.mean) } else { self.ci_half };
+        Stats { ci_half, ..self }
+    }
+
     /// Upper end of the confidence interval.
     pub fn upper(&self) -> f64 {
         self.mean + finite_or(self.ci_half, self.mean)
@@ -102,7 +110,7 @@ pub fn measure(
     let mut warm_min = prior.iter().copied().fold(f64::INFINITY, f64::min);
     if let Some(b) = best.filter(|_| opts.racing && !prior.is_empty()) {
         if warm_min > b.upper() * 1.5 {
-            return Ok((Stats::from_samples(prior, true), cost));
+            return Ok((Stats::from_samples(prior, true).widened(opts.run_to_run), cost));
         }
     }
     let prior_launches = prior.len() as u32;
@@ -115,7 +123,7 @@ pub fn measure(
         if let Some(b) = best.filter(|_| opts.racing) {
             // Even its fastest warm-up launch is far slower than the best's mean: stop now.
             if i + 1 + prior_launches >= 2 && warm_min > b.upper() * 1.5 {
-                return Ok((Stats::from_samples(&warm, true), cost));
+                return Ok((Stats::from_samples(&warm, true).widened(opts.run_to_run), cost));
             }
         }
         if i + 1 >= opts.warmup_min {
@@ -138,16 +146,16 @@ pub fn measure(
         times.extend(got);
         let s = Stats::from_samples(&times, false);
         if s.ci_half <= opts.target_rel_ci * s.mean {
-            return Ok((s, cost));
+            return Ok((s.widened(opts.run_to_run), cost));
         }
         if let Some(b) = best.filter(|_| opts.racing) {
             if s.clearly_slower_than(b, opts.race_margin) {
-                return Ok((Stats { raced: true, ..s }, cost));
+                return Ok((Stats { raced: true, ..s }.widened(opts.run_to_run), cost));
             }
         }
         let spent: f64 = times.iter().sum();
         if times.len() as u32 >= opts.max_reps || spent >= opts.max_seconds {
-            return Ok((s, cost));
+            return Ok((s.widened(opts.run_to_run), cost));
         }
         // Grow the batch geometrically, bounded by the caps (by count and by time).
         let left_reps = opts.max_reps - times.len() as u32;
@@ -190,6 +198,20 @@ mod tests {
                 })
                 .collect())
         }
+    }
+
+    #[test]
+    fn the_reported_interval_holds_the_run_to_run_floor_but_stopping_does_not_wait_for_it() {
+        // Samples within 0.1 %: the samples' interval alone is far below 1 %, so measuring
+        // stops at min_reps; the reported interval is widened to the 1 % floor.
+        let (s, c) = measure(&BenchOptions::default(), None, &[], synthetic(1e-3, 0.001)).unwrap();
+        assert_eq!((s.samples, c.launches), (5, 5));
+        assert!(s.ci_half >= 0.01 * s.mean && s.ci_half < 0.0101 * s.mean, "{s:?}");
+        let (raw, _) = measure(&BenchOptions { run_to_run: 0.0, ..Default::default() }, None, &[], synthetic(1e-3, 0.001)).unwrap();
+        assert!(raw.ci_half < 0.002 * raw.mean, "{raw:?}");
+        assert!(Stats::from_samples(&[1e-3], true).widened(0.01).ci_half.is_infinite());
+        let bad = BenchOptions { run_to_run: -0.1, ..Default::default() };
+        assert_eq!(bad.check().unwrap_err().0, "run_to_run");
     }
 
     #[test]

@@ -35,11 +35,13 @@ mod ledger;
 pub(crate) mod lookup;
 mod persist;
 pub mod priors;
+pub mod recheck;
 pub mod report;
 mod search_loop;
 
 pub use error::Error;
 pub use priors::PriorSetting;
+pub use recheck::{Recheck, RecheckRow};
 pub use report::{ConfigResult, DeviceReport, Event, Observer, PriorReport, ResultOutcome, TuneReport};
 
 use crate::backend::{Backend, CompileInputs, Compiled};
@@ -79,7 +81,8 @@ pub struct TuneOptions {
     pub db: Option<Database>,
     /// Ignore a stored winner and select again (stored measurements are still reused).
     pub force: bool,
-    /// Ignore stored measurements too: measure everything again.
+    /// Ignore stored measurements too: measure everything again (a stored winner is ignored
+    /// as well, as with `force`).
     pub remeasure: bool,
     /// Progress callback.
     pub observer: Option<Observer>,
@@ -100,6 +103,10 @@ pub struct TuneOptions {
     /// Where priors come from (other devices' measurements of the same kernel). With priors
     /// and the strategy `auto`, the tune runs the transfer search.
     pub prior: PriorSetting,
+    /// After the final round, measure the winner's tie band and this many other configs
+    /// again and report whether each second mean fell inside the first's interval (see
+    /// [`recheck`]); 0 does not.
+    pub recheck: usize,
 }
 
 impl TuneOptions {
@@ -134,6 +141,7 @@ impl Default for TuneOptions {
             shard: None,
             only: None,
             prior: PriorSetting::Database,
+            recheck: 0,
         }
     }
 }
@@ -261,7 +269,7 @@ impl<B: Backend> Tuner<B> {
         // One process tunes an entry at a time; others wait here and then find its winner.
         let _tuning = opts.db.as_ref().and_then(|d| d.lock_entry(&ctx.id));
         let stored = lookup::stored_entry(opts.db.as_ref(), &ctx.id)?;
-        if !opts.force && opts.only.is_none() {
+        if !opts.force && !opts.remeasure && opts.only.is_none() {
             if let Some(hit) = lookup::stored_winner(self.backend(), &ctx, stored.as_ref(), t0) {
                 return Ok(hit);
             }
@@ -273,14 +281,15 @@ impl<B: Backend> Tuner<B> {
             Event::Planned { valid: plan.valid, pruned: plan.pruned(), candidates: plan.cands.len(), budget: plan.max_evals, seconds: opts.budget.max_seconds },
         );
         let mut ledger = ledger::Ledger::new(&ctx, opts, stored, &self.devices, t0);
-        let (strategy, selected) = std::thread::scope(|s| -> Result<_, Error> {
+        let (strategy, selected, recheck) = std::thread::scope(|s| -> Result<_, Error> {
             let mut coord = search_loop::Coordinator::start(s, &self.devices, &ctx, opts, &plan)?;
             let strategy = coord.search(&mut ledger, t0)?;
             tracing::debug!(seconds = t0.elapsed().as_secs_f64(), "search done");
             coord.diagnose(&mut ledger);
             let selected = coord.finals(&mut ledger)?;
             tracing::debug!(seconds = t0.elapsed().as_secs_f64(), "finals done");
-            Ok((strategy, selected))
+            let recheck = (opts.recheck > 0).then(|| coord.recheck(&mut ledger, &selected, opts.recheck, opts.seed)).flatten();
+            Ok((strategy, selected, recheck))
         })
         .inspect_err(|_| {
             let _ = ledger.flush();
@@ -291,7 +300,7 @@ impl<B: Backend> Tuner<B> {
         }
         persist::winner(&mut ledger, &plan, &selected)?;
         tracing::debug!(seconds = t0.elapsed().as_secs_f64(), "winner stored");
-        Ok(persist::report(&ledger, &plan, selected, strategy, t0))
+        Ok(persist::report(&ledger, &plan, selected, strategy, recheck, t0))
     }
 
     /// Stage 1: expand, compile the job's expressions, derive the entry id and the hashes.

@@ -75,7 +75,7 @@ pub(crate) fn winner(ledger: &mut Ledger<'_>, plan: &Plan, sel: &Selected) -> Re
 }
 
 /// The report of a tune that ran.
-pub(crate) fn report(ledger: &Ledger<'_>, plan: &Plan, sel: Selected, strategy: String, t0: Instant) -> TuneReport {
+pub(crate) fn report(ledger: &Ledger<'_>, plan: &Plan, sel: Selected, strategy: String, recheck: Option<crate::run::Recheck>, t0: Instant) -> TuneReport {
     let failures = failure_counts(ledger.results.values());
     let results: Vec<ConfigResult> = ledger.results.values().cloned().collect();
     let from_db = results.iter().filter(|r| r.from_db).count();
@@ -122,6 +122,7 @@ pub(crate) fn report(ledger: &Ledger<'_>, plan: &Plan, sel: Selected, strategy: 
         notes,
         shard: ledger.opts.shard,
         prior: ledger.prior.clone(),
+        recheck,
         peaks: ledger.peaks.clone(),
         roofline,
     }
@@ -161,7 +162,7 @@ mod tests {
             // Each record says where it stands in the run.
             let seqs: std::collections::BTreeSet<usize> = e.measurements.values().map(|m| m.trace.as_ref().unwrap().seq).collect();
             assert_eq!(seqs, (0..18).collect());
-            let r = report(ledger, p, sel, "exhaustive".into(), Instant::now());
+            let r = report(ledger, p, sel, "exhaustive".into(), None, Instant::now());
             assert_eq!((r.evaluated, r.candidates, r.valid), (18, 18, 21));
             assert!(r.results[0].stats().unwrap().mean <= r.results[1].stats().map_or(f64::INFINITY, |s| s.mean));
         });

@@ -218,6 +218,9 @@ pub struct TuneReport {
     /// What the tune learned from other devices' measurements, when it had any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prior: Option<PriorReport>,
+    /// Configs measured twice in this tune (`--recheck`), when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recheck: Option<crate::run::Recheck>,
     /// The device's peak rates, where known.
     pub peaks: Option<crate::plan::roofline::Peaks>,
     /// The winner's place on the roofline (needs the spec's `flops`/`bytes` formulas).

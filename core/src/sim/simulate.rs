@@ -96,7 +96,9 @@ impl<'s> Oracle<'s> {
             seen: vec![false; space.len()],
             measured: Vec::new(),
             best_obs: None,
-            opts: BenchOptions { max_reps: 32, max_seconds: f64::INFINITY, ..Default::default() },
+            // Samples are drawn from one recorded measurement's repetitions, which hold no
+            // run-to-run part: no floor on the intervals racing compares.
+            opts: BenchOptions { max_reps: 32, max_seconds: f64::INFINITY, run_to_run: 0.0, ..Default::default() },
             opt: space.optimum(),
             current: f64::INFINITY,
             out: Vec::new(),

@@ -28,6 +28,12 @@ pub struct BenchOptions {
     /// Empty L2 by rotating copies of the arguments instead of a 2×L2 memset (CUDA, HIP; see
     /// docs/benchmarks.md, "Flushing L2"). Only with `flush_l2`.
     pub rotate_inputs: bool,
+    /// The part of a config's time that changes from one measurement to the next beyond what
+    /// one measurement's samples show (clock and memory state, the kernels before it), as a
+    /// fraction of the mean. The reported 95 % interval is the samples' Student-t interval
+    /// widened by it (added in quadrature); the stopping rule (`target_rel_ci`) uses the
+    /// samples' interval alone, so it costs no launches.
+    pub run_to_run: f64,
     /// Stop measuring a config once it is clearly slower than the best so far.
     pub racing: bool,
     /// Racing margin: a config is clearly slower when its interval's lower end exceeds the
@@ -68,6 +74,7 @@ impl Default for BenchOptions {
             max_seconds: 1.0,
             flush_l2: true,
             rotate_inputs: false,
+            run_to_run: 0.01,
             racing: true,
             race_margin: 0.02,
             timeout: Duration::from_secs(5),
@@ -95,6 +102,7 @@ impl BenchOptions {
         fraction("target_rel_ci", self.target_rel_ci, 1.0)?;
         fraction("race_margin", self.race_margin, 10.0)?;
         fraction("tie_tolerance", self.tie_tolerance, 1.0)?;
+        fraction("run_to_run", self.run_to_run, 1.0)?;
         if !(self.max_seconds > 0.0 && self.max_seconds <= MAX_TIMEOUT_SECONDS) {
             return Err(("max_seconds", format!("{} is not a number of seconds above 0 and at most {MAX_TIMEOUT_SECONDS}", self.max_seconds)));
         }
