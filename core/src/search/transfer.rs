@@ -18,11 +18,11 @@
 //! It measures the best predicted candidate not yet measured. Beside it runs the search a tune
 //! without priors would run (the fallback, told every outcome), and the turns are shared by
 //! what has been measured:
-//! - the model makes the first [`FIRST`] picks (the sources' favourites), then the fallback two
-//!   ([`YARDSTICK`]: what the same search finds without priors, to hold the model to);
-//! - when the fallback's proposals have found a better config than the model's and the
-//!   sources do not rank what was measured here (τ < [`TRUST`] over every measured config),
-//!   the fallback takes every turn;
+//! - the model makes the first [`FIRST`] picks (the sources' favourites), then the fallback as
+//!   many ([`YARDSTICK`]: what the same search finds without priors, to hold the model to);
+//! - when the sources rank what was measured here worse than chance (τ < [`DISTRUST`] over
+//!   every measured config), or the fallback's proposals have found a better config than the
+//!   model's and the sources do not rank it well (τ < [`TRUST`]), the fallback takes every turn;
 //! - when even the model's own picks are ranked poorly by the best source (τ <
 //!   [`HAND_OVER`]), the two take turns, and the fallback takes them all once the model has
 //!   gone [`STALL`] outcomes without a better config;
@@ -31,7 +31,7 @@
 //! The calibration and corrections are fitted on the model's own picks only. On the recorded
 //! six-GPU spaces this reaches 0.98 of the optimum in 20 evaluations in 11 of 12 leave-one-out
 //! cases; with sources made to mislead (inverted or shuffled times, or only the other vendor's
-//! GPUs) it stays, on 32 of 36 cases, within 0.05 of the search without priors
+//! GPUs) it stays, on 35 of 36 cases, within 0.05 of the search without priors
 //! (docs/benchmarks.md, `cargo run --release -p kerntune-core --example misleading_priors`).
 //!
 //! [`PlainTransfer`] is the rule it improves on: each source's best, then each one's second
@@ -54,10 +54,12 @@ const STALL: usize = 8;
 /// with the fallback (and hands them all over when stalled).
 const HAND_OVER: f64 = 0.2;
 /// Fallback proposals made after the model's first picks: the yardstick it is held to.
-const YARDSTICK: usize = 2;
+const YARDSTICK: usize = 3;
 /// The sources' ranking of every config measured here (Kendall's τ) at or above which the
 /// model keeps its turns even when the fallback has found a better config.
 const TRUST: f64 = 0.3;
+/// Below this ranking of every config measured here, the fallback takes every turn whoever leads.
+const DISTRUST: f64 = 0.0;
 
 /// The adaptive transfer search of the module docs.
 pub struct Transfer {
@@ -190,11 +192,14 @@ impl Transfer {
         if self.outcomes.0.len() < FIRST {
             return false;
         }
-        // After the model's first picks, two fallback proposals: the yardstick it is held to.
+        // After the model's first picks, as many fallback proposals: the yardstick it is held to.
         if self.outcomes.1.len() < YARDSTICK {
             return true;
         }
         match (self.model_leads(), self.agreement) {
+            // The sources rank what was measured here worse than chance: whoever leads, they
+            // are not this device's.
+            _ if self.overall < DISTRUST => true,
             // The fallback found better configs than the sources' favourites, and the sources
             // do not rank what was measured here: they are not this device's. The fallback
             // takes every turn.
