@@ -159,8 +159,8 @@ impl Backend for WgpuBackend {
     }
 
     fn time(&self, ws: &mut WgpuWorkspace, kernel: &WgpuKernel, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError> {
-        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         self.clock.before(&self.timer());
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let r = self.timer().time(ws, kernel, launch, req);
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(BackendError::LaunchFailed(e.to_string()));

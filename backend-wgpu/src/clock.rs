@@ -106,6 +106,9 @@ impl ClockGuard {
         if s.broken.is_some() || s.last_check.is_some_and(|t| t.elapsed() < CHECK_EVERY) {
             return;
         }
+        // Its own error scope: a fault of the reference kernel turns the guard off, never
+        // counts against the config about to be timed.
+        let scope = timer.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let r = (|| {
             if s.probe.is_none() {
                 s.probe = Some(calibrate(timer)?);
@@ -114,7 +117,12 @@ impl ClockGuard {
             let (k, ws) = probe.as_ref().expect("calibrated");
             checker.check(|n| timer.time(ws, k, &one_launch(), &req(n)))
         })();
+        let r = match pollster::block_on(scope.pop()) {
+            Some(e) => Err(BackendError::LaunchFailed(e.to_string())),
+            None => r,
+        };
         if let Err(e) = r {
+            s.probe = None;
             tracing::warn!("clock guard off: {e}");
             s.broken = Some(e.to_string());
         }
