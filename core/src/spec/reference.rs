@@ -76,28 +76,48 @@ pub fn gemm(p: &ProblemData) -> Result<Vec<HostBuffer>, String> {
     if b[ai].len() < m * k || b[bi].len() < k * n || b[ci].len() < m * n {
         return Err(format!("buffers are smaller than M×K, K×N, M×N for M={m}, N={n}, K={k}"));
     }
-    let a: Vec<f32> = b[ai].to_f32();
-    let bm: Vec<f32> = b[bi].to_f32();
+    let a: Vec<f32> = f32s(&b[ai]);
+    let bm: Vec<f32> = f32s(&b[bi]);
     // Blocks of C's rows in parallel, each a product by matrixmultiply's packed, vectorised
     // kernels (through ndarray): about 4× the plain blocked loop on the same cores, which
-    // matters because a tune waits for this reference before it verifies anything.
-    const ROWS: usize = 64;
+    // matters because a tune waits for this reference before it verifies anything. Two blocks
+    // a thread (at least 64 rows): each block packs all of B again, so fewer, larger blocks
+    // (0.141 → 0.101 s for the product at 2048³ on 2 cores against 64-row blocks).
+    let rows_per_block = m.div_ceil(2 * rayon::current_num_threads()).max(64);
     let mut c = vec![0f32; m * n];
     if n > 0 && k > 0 {
         let av = ArrayView2::from_shape((m, k), &a[..m * k]).map_err(|e| e.to_string())?;
         let bv = ArrayView2::from_shape((k, n), &bm[..k * n]).map_err(|e| e.to_string())?;
-        c.par_chunks_mut(ROWS * n).enumerate().try_for_each(|(blk, cblock)| {
+        c.par_chunks_mut(rows_per_block * n).enumerate().try_for_each(|(blk, cblock)| {
             let rows = cblock.len() / n;
-            let ab = av.slice(s![blk * ROWS..blk * ROWS + rows, ..]);
+            let ab = av.slice(s![blk * rows_per_block..blk * rows_per_block + rows, ..]);
             let mut cv = ArrayViewMut2::from_shape((rows, n), cblock).map_err(|e| e.to_string())?;
             general_mat_mul(1.0, &ab, &bv, 0.0, &mut cv);
             Ok::<(), String>(())
         })?;
     }
-    for (i, v) in c.iter().enumerate() {
-        b[ci].set_f64(i, *v as f64);
+    let out = &mut b[ci];
+    if out.dtype == crate::spec::problem::DType::F32 {
+        out.data[..4 * m * n].par_chunks_mut(4 << 16).zip(c.par_chunks(1 << 16)).for_each(|(bytes, vals)| {
+            for (o, v) in bytes.chunks_exact_mut(4).zip(vals) {
+                o.copy_from_slice(&v.to_le_bytes());
+            }
+        });
+    } else {
+        for (i, v) in c.iter().enumerate() {
+            out.set_f64(i, *v as f64);
+        }
     }
     Ok(b)
+}
+
+/// A buffer's elements as `f32`: straight from the bytes, in parallel, for an `f32` buffer.
+fn f32s(b: &HostBuffer) -> Vec<f32> {
+    if b.dtype == crate::spec::problem::DType::F32 {
+        b.data.par_chunks_exact(4).map(|x| f32::from_le_bytes([x[0], x[1], x[2], x[3]])).collect()
+    } else {
+        b.to_f32()
+    }
 }
 
 #[cfg(test)]
