@@ -356,9 +356,31 @@ impl HostBuffer {
         write_f64(&mut self.data, self.dtype, i, v)
     }
 
-    /// The whole buffer as f32 (for f32 buffers; others convert).
+    /// The whole buffer as f32 (an f32 buffer straight from its bytes, in parallel, for the
+    /// gigabyte-sized inputs of CPU references; others convert).
     pub fn to_f32(&self) -> Vec<f32> {
+        use rayon::prelude::*;
+        if self.dtype == DType::F32 {
+            return self.data.par_chunks_exact(4).map(|x| f32::from_le_bytes([x[0], x[1], x[2], x[3]])).collect();
+        }
         (0..self.len()).map(|i| self.get_f64(i) as f32).collect()
+    }
+
+    /// Sets the first `values.len()` elements (an f32 buffer straight to its bytes, in
+    /// parallel; others convert).
+    pub fn set_f32s(&mut self, values: &[f32]) {
+        use rayon::prelude::*;
+        if self.dtype == DType::F32 {
+            self.data[..4 * values.len()].par_chunks_mut(4 << 16).zip(values.par_chunks(1 << 16)).for_each(|(bytes, vals)| {
+                for (o, v) in bytes.chunks_exact_mut(4).zip(vals) {
+                    o.copy_from_slice(&v.to_le_bytes());
+                }
+            });
+        } else {
+            for (i, v) in values.iter().enumerate() {
+                self.set_f64(i, *v as f64);
+            }
+        }
     }
 
     /// The poison pattern: all bits set (NaN for floats, -1 / MAX for integers).
@@ -454,6 +476,19 @@ impl ProblemData {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[test]
+    fn f32_reads_and_writes_agree_with_the_element_accessors() {
+        let values: Vec<f32> = (0..200_000).map(|i| i as f32 * 0.25 - 7.0).collect();
+        for dtype in [DType::F32, DType::F64, DType::I64] {
+            let mut b = HostBuffer::new("x", dtype, values.len() + 3, &Init::Zeros, Access::Write);
+            b.set_f32s(&values);
+            let want: Vec<f32> = values.iter().map(|v| if dtype == DType::I64 { *v as f64 as i64 as f32 } else { *v }).collect();
+            assert_eq!(&b.to_f32()[..values.len()], &want[..], "{dtype:?}");
+            assert_eq!(b.get_f64(values.len() - 1), want[values.len() - 1] as f64, "{dtype:?}");
+            assert_eq!(b.get_f64(values.len()), 0.0, "{dtype:?}: elements past the values are left alone");
+        }
+    }
+
     #[test]
     fn init_kinds() {
         let b = HostBuffer::new("x", DType::F32, 4, &Init::Sequence, Access::Read);

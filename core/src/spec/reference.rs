@@ -76,8 +76,8 @@ pub fn gemm(p: &ProblemData) -> Result<Vec<HostBuffer>, String> {
     if b[ai].len() < m * k || b[bi].len() < k * n || b[ci].len() < m * n {
         return Err(format!("buffers are smaller than M×K, K×N, M×N for M={m}, N={n}, K={k}"));
     }
-    let a: Vec<f32> = f32s(&b[ai]);
-    let bm: Vec<f32> = f32s(&b[bi]);
+    let a: Vec<f32> = b[ai].to_f32();
+    let bm: Vec<f32> = b[bi].to_f32();
     // Blocks of C's rows in parallel, each a product by matrixmultiply's packed, vectorised
     // kernels (through ndarray): about 4× the plain blocked loop on the same cores, which
     // matters because a tune waits for this reference before it verifies anything. Two blocks
@@ -96,28 +96,8 @@ pub fn gemm(p: &ProblemData) -> Result<Vec<HostBuffer>, String> {
             Ok::<(), String>(())
         })?;
     }
-    let out = &mut b[ci];
-    if out.dtype == crate::spec::problem::DType::F32 {
-        out.data[..4 * m * n].par_chunks_mut(4 << 16).zip(c.par_chunks(1 << 16)).for_each(|(bytes, vals)| {
-            for (o, v) in bytes.chunks_exact_mut(4).zip(vals) {
-                o.copy_from_slice(&v.to_le_bytes());
-            }
-        });
-    } else {
-        for (i, v) in c.iter().enumerate() {
-            out.set_f64(i, *v as f64);
-        }
-    }
+    b[ci].set_f32s(&c);
     Ok(b)
-}
-
-/// A buffer's elements as `f32`: straight from the bytes, in parallel, for an `f32` buffer.
-fn f32s(b: &HostBuffer) -> Vec<f32> {
-    if b.dtype == crate::spec::problem::DType::F32 {
-        b.data.par_chunks_exact(4).map(|x| f32::from_le_bytes([x[0], x[1], x[2], x[3]])).collect()
-    } else {
-        b.to_f32()
-    }
 }
 
 #[cfg(test)]
