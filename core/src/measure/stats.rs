@@ -96,8 +96,20 @@ pub struct MeasureCost {
 /// Measures one config. `run(n)` launches the kernel `n` times and returns each launch's time
 /// in seconds. `best` is the best config so far, for racing. `prior` holds the times of launches
 /// that already ran (the verification launch): a config whose fastest prior launch is far slower
-/// than the best is raced out at once, without launching it again.
+/// than the best is raced out at once, without launching it again. The interval returned is
+/// widened by `opts.run_to_run`; the stopping and racing rules use the samples' own.
 pub fn measure(
+    opts: &BenchOptions,
+    best: Option<&Stats>,
+    prior: &[f64],
+    run: impl FnMut(u32) -> Result<Vec<f64>, BackendError>,
+) -> Result<(Stats, MeasureCost), BackendError> {
+    let (stats, cost) = sample(opts, best, prior, run)?;
+    Ok((stats.widened(opts.run_to_run), cost))
+}
+
+/// [`measure`] before the run-to-run widening.
+fn sample(
     opts: &BenchOptions,
     best: Option<&Stats>,
     prior: &[f64],
@@ -110,7 +122,7 @@ pub fn measure(
     let mut warm_min = prior.iter().copied().fold(f64::INFINITY, f64::min);
     if let Some(b) = best.filter(|_| opts.racing && !prior.is_empty()) {
         if warm_min > b.upper() * 1.5 {
-            return Ok((Stats::from_samples(prior, true).widened(opts.run_to_run), cost));
+            return Ok((Stats::from_samples(prior, true), cost));
         }
     }
     let prior_launches = prior.len() as u32;
@@ -123,7 +135,7 @@ pub fn measure(
         if let Some(b) = best.filter(|_| opts.racing) {
             // Even its fastest warm-up launch is far slower than the best's mean: stop now.
             if i + 1 + prior_launches >= 2 && warm_min > b.upper() * 1.5 {
-                return Ok((Stats::from_samples(&warm, true).widened(opts.run_to_run), cost));
+                return Ok((Stats::from_samples(&warm, true), cost));
             }
         }
         if i + 1 >= opts.warmup_min {
@@ -146,16 +158,16 @@ pub fn measure(
         times.extend(got);
         let s = Stats::from_samples(&times, false);
         if s.ci_half <= opts.target_rel_ci * s.mean {
-            return Ok((s.widened(opts.run_to_run), cost));
+            return Ok((s, cost));
         }
         if let Some(b) = best.filter(|_| opts.racing) {
             if s.clearly_slower_than(b, opts.race_margin) {
-                return Ok((Stats { raced: true, ..s }.widened(opts.run_to_run), cost));
+                return Ok((Stats { raced: true, ..s }, cost));
             }
         }
         let spent: f64 = times.iter().sum();
         if times.len() as u32 >= opts.max_reps || spent >= opts.max_seconds {
-            return Ok((s.widened(opts.run_to_run), cost));
+            return Ok((s, cost));
         }
         // Grow the batch geometrically, bounded by the caps (by count and by time).
         let left_reps = opts.max_reps - times.len() as u32;
