@@ -362,18 +362,21 @@ impl Spec {
         KernelSource::check_name(&raw.kernel.name).map_err(|m| err("kernel.name", m))?;
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let sources: BTreeMap<String, PathBuf> = raw.kernel.source.iter().map(|(k, v)| (k.clone(), dir.join(v))).collect();
-        for (lang, src) in &sources {
-            if !["wgsl", "cuda", "hip"].contains(&lang.as_str()) {
-                return Err(err(&format!("kernel.source.{lang}"), "unknown language; use wgsl, cuda or hip".into()));
+        let known = |table: &str, lang: &str| {
+            if ["wgsl", "cuda", "hip"].contains(&lang) {
+                Ok(())
+            } else {
+                Err(err(&format!("kernel.{table}.{lang}"), "unknown language; use wgsl, cuda or hip".into()))
             }
+        };
+        for (lang, src) in &sources {
+            known("source", lang)?;
             if !opts.allow_outside_sources {
                 confine(src, &[dir]).map_err(|m| err(&format!("kernel.source.{lang}"), m))?;
             }
         }
         for (lang, opts) in &raw.kernel.options {
-            if !["wgsl", "cuda", "hip"].contains(&lang.as_str()) {
-                return Err(err(&format!("kernel.options.{lang}"), "unknown language; use wgsl, cuda or hip".into()));
-            }
+            known("options", lang)?;
             crate::spec::source::check_options(lang, opts).map_err(|m| err(&format!("kernel.options.{lang}"), m))?;
         }
         let compat = match raw.kernel.compat.as_deref() {
