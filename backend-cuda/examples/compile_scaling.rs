@@ -95,23 +95,19 @@ fn main() -> Result<(), String> {
     println!("{count} configs of {spec} (seed {seed}) for {arch}");
     let mut serial_total: Option<f64> = None;
     for mode in &args[5..] {
-        let (wall, summed, workers) = if mode == "serial" {
-            let (wall, summed) = pool(1, |_, next, sum| {
-                while let Some(i) = Some(next.fetch_add(1, Ordering::SeqCst)).filter(|&i| i < count) {
-                    let s = w.compile(i).expect("compiles");
-                    *sum.lock().expect("sum") += s;
-                }
-            });
-            serial_total = Some(summed);
-            (wall, summed, 1)
-        } else if let Some(t) = mode.strip_prefix('t') {
-            let t: usize = t.parse().map_err(|_| format!("{mode}: tN"))?;
+        // `serial` is a pool of one thread, and the baseline the others are compared with.
+        let threads =
+            if mode == "serial" { Some(1) } else { mode.strip_prefix('t').map(|t| t.parse::<usize>().map_err(|_| format!("{mode}: tN"))).transpose()? };
+        let (wall, summed, workers) = if let Some(t) = threads {
             let (wall, summed) = pool(t, |_, next, sum| {
                 while let Some(i) = Some(next.fetch_add(1, Ordering::SeqCst)).filter(|&i| i < count) {
                     let s = w.compile(i).expect("compiles");
                     *sum.lock().expect("sum") += s;
                 }
             });
+            if mode == "serial" {
+                serial_total = Some(summed);
+            }
             (wall, summed, t)
         } else if let Some(p) = mode.strip_prefix('p') {
             let p: usize = p.parse().map_err(|_| format!("{mode}: pN"))?;
