@@ -117,7 +117,7 @@ const CUDA_ONLY: &[&str] =
 /// turning off one of the runtime checks that wgpu's shader translator (naga) adds to every
 /// shader, and what it turns off. The wgpu backend maps them to `wgpu::ShaderRuntimeChecks`.
 pub const WGSL_OPTIONS: &[(&str, &str)] = &[
-    ("no-loop-bounding", "the guard naga adds to every loop against infinite loops (it keeps drivers from unrolling)"),
+    ("no-loop-bounding", "the guard naga adds to every loop against infinite loops (it can keep drivers from unrolling)"),
     (
         "no-bounds-checks",
         "naga's clamps on array and buffer indices (buffer accesses stay checked by the driver where Vulkan's robust buffer access is on, which wgpu enables)",
