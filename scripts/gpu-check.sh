@@ -245,16 +245,17 @@ conv)
   # nothing else runs meanwhile. KT_EVALS=N adds Kernel Tuner's own random_sample.
   lscpu | grep -E '^(Model name|CPU\(s\)|Thread|Core|Socket)' > "$OUT/conv-cpu.txt"
   {
+    # A run is strategy:budget, or strategy:budget:TAIL to pass --compile-tail TAIL (3, off).
     for run in ${CONV_RUNS-random:50 random:100 hybrid:100}; do
-      strat=${run%%:*}; n=${run##*:}
+      IFS=: read -r strat n tail <<< "$run"
       cold
-      echo "--- kerntune $strat $n"
+      echo "--- kerntune $strat $n ${tail:+compile-tail $tail}"
       # A repeated run keeps its own file; Kernel Tuner takes the first's (the same configs
       # for random sampling).
-      f="$OUT/conv-$strat-$n.json"; k=2
-      while [ -e "$f" ]; do f="$OUT/conv-$strat-$n-run$k.json"; k=$((k + 1)); done
-      timed "$BIN" tune examples/convolution/convolution.toml --backend cuda --strategy $strat --budget $n --seed 1 --top 1000 --no-db --json > "$f"; echo "exit $?"
-      python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r=r[0] if isinstance(r,list) else r; print({k: r.get(k) for k in ["evaluated","compiled","compile_seconds","compile_threads","compile_efficiency","wall_seconds","winner","strategy"]}, r["winner_stats"]["mean"]*1e3, "ms"); print("compile seconds per config, longest first:", sorted((round(x["compile_seconds"] or 0, 1) for x in r["results"]), reverse=True))' "$f"
+      f="$OUT/conv-$strat-$n${tail:+-tail$tail}.json"; k=2
+      while [ -e "$f" ]; do f="$OUT/conv-$strat-$n${tail:+-tail$tail}-run$k.json"; k=$((k + 1)); done
+      timed "$BIN" tune examples/convolution/convolution.toml --backend cuda --strategy $strat --budget $n --seed 1 --top 1000 --no-db --json ${tail:+--compile-tail $tail} > "$f"; echo "exit $?"
+      python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r=r[0] if isinstance(r,list) else r; print({k: r.get(k) for k in ["evaluated","compiled","compile_seconds","compile_threads","compile_efficiency","wall_seconds","winner","strategy","compile_tail"]}, r["winner_stats"]["mean"]*1e3, "ms"); print("compile seconds per config, longest first:", sorted((round(x["compile_seconds"] or 0, 1) for x in r["results"]), reverse=True))' "$f"
     done
   } > "$OUT/conv.txt" 2>&1
   if [ -d .whl ]; then

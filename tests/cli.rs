@@ -181,8 +181,11 @@ fn bad_input_gets_one_clear_line() {
     bad(dir, &["tune", p.to_str().unwrap()], &["bad_name.toml", "kernel.name", "not closed with `>`"]);
     let p = write(dir, "bad_option.toml", &spec("ok.wgsl", "", "WG_SIZE").replace("source = {", "options = { wgsl = [\"-O3\"] }\nsource = {"));
     bad(dir, &["tune", p.to_str().unwrap()], &["bad_option.toml", "kernel.options.wgsl", "`-O3` is not a WGSL option", "no-loop-bounding"]);
+    let p = write(dir, "bad_tail.toml", &format!("{}\n[tune]\ncompile_tail = 0.5\n", spec("ok.wgsl", "", "WG_SIZE")));
+    bad(dir, &["tune", p.to_str().unwrap()], &["bad_tail.toml", "tune.compile_tail", "`0.5` is not a factor over the median compile greater than 1", "`off`"]);
     let good = write(dir, "good.toml", &spec("ok.wgsl", "", "WG_SIZE"));
     bad(dir, &["tune", good.to_str().unwrap(), "--budget", "fast"], &["--budget", "`fast`"]);
+    bad(dir, &["tune", good.to_str().unwrap(), "--compile-tail", "never"], &["--compile-tail", "`never`", "`off`"]);
     bad(dir, &["tune", good.to_str().unwrap(), "-j", "0"], &["--jobs", "0"]);
     bad(dir, &["tune", good.to_str().unwrap(), "--strategy", "annealing", "--budget", "2%"], &["--budget", "`model` or `hybrid`", "`annealing` has none"]);
     if cfg!(feature = "hip") {

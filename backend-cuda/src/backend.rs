@@ -95,7 +95,9 @@ impl CudaBackend {
     pub fn binary(&self, req: &CompileRequest<'_>) -> Result<kerntune_core::store::cache::Binary, BackendError> {
         let opts = CompileOptions::for_request(req, &self.summary.target.arch);
         let instance = req.source.instance(req.defines);
-        self.cache.compile(req.source.entry(), instance.as_deref(), req.code, &opts)
+        let (cache, name, code) = (self.cache.clone(), req.source.entry().to_string(), req.code.to_string());
+        // NVRTC cannot be interrupted: the tuner may stop waiting (see `abandonable`).
+        kerntune_core::backend::abandonable(req.abandon, move || cache.compile(&name, instance.as_deref(), &code, &opts))
     }
 
     /// The device's CUDA ordinal.

@@ -71,6 +71,7 @@ pub fn nvrtc_version() -> Result<(i32, i32), String> {
 }
 
 /// The compile cache.
+#[derive(Clone)]
 pub struct CompileCache {
     dir: Option<PathBuf>,
     version: String,
@@ -217,7 +218,7 @@ mod tests {
         cfg.knobs.maxnreg = Some(128);
         let defines = vec![("BK".to_string(), "16".to_string()), ("block_size_x".to_string(), "32".to_string())];
         let launch = Launch::default();
-        let req = CompileRequest { source: &src, code: "", config: &cfg, defines: &defines, launch: &launch, scalars: &[], buffers: &[] };
+        let req = CompileRequest { source: &src, code: "", config: &cfg, defines: &defines, launch: &launch, scalars: &[], buffers: &[], abandon: None };
         let o = CompileOptions::for_request(&req, "sm_90");
         assert_eq!(o.to_args(), vec!["--gpu-architecture=sm_90", "--std=c++17", "--maxrregcount=128", "-DBK=16", "-Dblock_size_x=32", "-use_fast_math"]);
         let mut std11 = src.clone();

@@ -86,7 +86,9 @@ impl HipBackend {
     pub fn binary(&self, req: &CompileRequest<'_>) -> Result<kerntune_core::store::cache::Binary, BackendError> {
         let opts = CompileOptions::for_request(req, &self.summary.target.arch);
         let instance = req.source.instance(req.defines);
-        compile(req.source.entry(), instance.as_deref(), req.code, &opts, self.cache.as_ref(), &self.version())
+        let (cache, name, code, version) = (self.cache.clone(), req.source.entry().to_string(), req.code.to_string(), self.version());
+        // hipRTC cannot be interrupted: the tuner may stop waiting (see `abandonable`).
+        kerntune_core::backend::abandonable(req.abandon, move || compile(&name, instance.as_deref(), &code, &opts, cache.as_ref(), &version))
     }
 
     /// The device's HIP ordinal.

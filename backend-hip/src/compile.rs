@@ -78,7 +78,7 @@ mod tests {
         let cfg = Config::new([("BK", 16)]);
         let defines = vec![("BK".to_string(), "16".to_string())];
         let launch = Launch::default();
-        let req = CompileRequest { source: &src, code: "", config: &cfg, defines: &defines, launch: &launch, scalars: &[], buffers: &[] };
+        let req = CompileRequest { source: &src, code: "", config: &cfg, defines: &defines, launch: &launch, scalars: &[], buffers: &[], abandon: None };
         let o = CompileOptions::for_request(&req, "gfx942");
         assert_eq!(o.to_args(), vec!["--offload-arch=gfx942", "-O3", "-std=c++17", "-DBK=16", "-ffast-math"]);
         let mut s2 = src.clone();

@@ -149,6 +149,7 @@ fn shipped_examples_compile_as_hip() {
                         launch: &launch,
                         scalars: &[],
                         buffers: &[],
+                        abandon: None,
                     },
                     arch,
                 );

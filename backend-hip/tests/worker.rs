@@ -47,7 +47,8 @@ fn on_a_gpu_the_worker_times_and_verifies() {
     );
     let cfg = kerntune_core::Config::new([("B", 256)]);
     let launch = kerntune_core::Launch { grid: [16, 1, 1], block: [256, 1, 1], shared_mem_bytes: 0 };
-    let req = kerntune_core::CompileRequest { source: &src, code: &src.code, config: &cfg, defines: &[], launch: &launch, scalars: &[], buffers: &[] };
+    let req =
+        kerntune_core::CompileRequest { source: &src, code: &src.code, config: &cfg, defines: &[], launch: &launch, scalars: &[], buffers: &[], abandon: None };
     let k = b.compile(&req).expect("compiles").kernel;
     let p = problem();
     let mut ws = b.workspace(&p).expect("worker workspace");

@@ -18,6 +18,7 @@ use crate::spec::problem::{HostBuffer, ProblemData};
 use crate::spec::settings::L2Flush;
 use crate::spec::source::KernelSource;
 use crate::target::Target;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What the backend is asked to compile.
 #[derive(Clone, Debug)]
@@ -41,6 +42,42 @@ pub struct CompileRequest<'a> {
     pub scalars: &'a [(String, crate::spec::value::Value)],
     /// How each buffer argument is used, in argument order (binding layouts need it).
     pub buffers: &'a [crate::spec::problem::Access],
+    /// Set by the tuner when it stops waiting for this compile (it ran far longer than the
+    /// others, or the tune reached its time limit or was interrupted). A backend whose compile
+    /// can take long runs it through [`abandonable`], which returns as soon as this is set;
+    /// `None` (an application compiling for its own launch) waits for the compile.
+    pub abandon: Option<&'a AtomicBool>,
+}
+
+/// Runs `work` (a compile that owns what it needs) so that the caller can stop waiting for it:
+/// with `abandon`, on a thread of its own, checked every 20 ms; once `abandon` is set this
+/// returns [`BackendError::Abandoned`] and `work` finishes unobserved in the background (a
+/// compiler call cannot be interrupted safely, and what it writes to a compile cache is then
+/// there for the next tune). Without `abandon`, `work` runs on this thread.
+pub fn abandonable<T, F>(abandon: Option<&AtomicBool>, work: F) -> Result<T, BackendError>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T, BackendError> + Send + 'static,
+{
+    let Some(flag) = abandon else { return work() };
+    let t0 = std::time::Instant::now();
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    std::thread::Builder::new()
+        .name("kerntune-compile-job".into())
+        .spawn(move || {
+            let _ = tx.send(work());
+        })
+        .map_err(|e| BackendError::other(format!("starting a compile thread: {e}")))?;
+    loop {
+        if flag.load(Ordering::Relaxed) {
+            return Err(BackendError::Abandoned(t0.elapsed()));
+        }
+        match rx.recv_timeout(std::time::Duration::from_millis(20)) {
+            Ok(r) => return r,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Err(BackendError::other("the compile panicked")),
+        }
+    }
 }
 
 /// What a config's compile request borrows: its defines, its source text, and the problem's
@@ -62,7 +99,7 @@ impl<'a> CompileInputs<'a> {
 
     /// The compile request (borrowing these inputs).
     pub fn request<'r>(&'r self, source: &'r KernelSource, config: &'r Config, launch: &'r Launch) -> CompileRequest<'r> {
-        CompileRequest { source, code: &self.code, config, defines: &self.defines, launch, scalars: &self.scalars, buffers: &self.access }
+        CompileRequest { source, code: &self.code, config, defines: &self.defines, launch, scalars: &self.scalars, buffers: &self.access, abandon: None }
     }
 }
 

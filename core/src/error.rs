@@ -39,6 +39,10 @@ pub enum BackendError {
     /// config again (on another device when it has several) before blaming it.
     #[error("worker died: {0}")]
     WorkerDied(String),
+    /// The tuner stopped waiting for a compile (see [`crate::backend::abandonable`]): it ran
+    /// far longer than the others, or the tune reached its time limit or was interrupted.
+    #[error("compile abandoned after {:.1} s", .0.as_secs_f64())]
+    Abandoned(Duration),
     /// Anything else, with the backend's own error inside.
     #[error("{0}")]
     Other(Box<dyn std::error::Error + Send + Sync>),
@@ -51,7 +55,7 @@ impl BackendError {
             BackendError::CompileFailed { .. } => FailureKind::CompileFailed,
             BackendError::LaunchFailed(_) => FailureKind::LaunchFailed,
             BackendError::OutOfResources(_) => FailureKind::OutOfResources,
-            BackendError::TimedOut(_) => FailureKind::TimedOut,
+            BackendError::TimedOut(_) | BackendError::Abandoned(_) => FailureKind::TimedOut,
             BackendError::WrongOutput(_) => FailureKind::WrongOutput,
             BackendError::DeviceLost(_) | BackendError::WorkerDied(_) => FailureKind::DeviceLost,
             BackendError::Other(_) => FailureKind::Other,

@@ -72,7 +72,7 @@ pub struct FakeBackend {
     behavior: BehaviorFn,
     noise: f64,
     rng: Mutex<rand_chacha::ChaCha8Rng>,
-    compile_delay: Duration,
+    compile_delay: Arc<dyn Fn(&Config) -> Duration + Send + Sync>,
     lost: AtomicBool,
     /// Number of `compile` calls.
     pub compiles: AtomicUsize,
@@ -141,7 +141,7 @@ impl FakeBackend {
             behavior: Arc::new(|_| Behavior::Ok),
             noise: 0.0,
             rng: Mutex::new(rand_chacha::ChaCha8Rng::seed_from_u64(0)),
-            compile_delay: Duration::ZERO,
+            compile_delay: Arc::new(|_| Duration::ZERO),
             lost: AtomicBool::new(false),
             compiles: AtomicUsize::new(0),
             launches: Mutex::new(HashMap::new()),
@@ -197,9 +197,16 @@ impl FakeBackend {
         self
     }
 
-    /// Simulated compile time per config.
-    pub fn with_compile_delay(mut self, d: Duration) -> Self {
-        self.compile_delay = d;
+    /// Simulated compile time, the same for every config.
+    pub fn with_compile_delay(self, d: Duration) -> Self {
+        self.with_compile_times(move |_| d)
+    }
+
+    /// Simulated compile time per config. The compile sleeps through
+    /// [`abandonable`](crate::backend::abandonable), as a real compiler call runs, so that a
+    /// tune can stop waiting for it.
+    pub fn with_compile_times(mut self, f: impl Fn(&Config) -> Duration + Send + Sync + 'static) -> Self {
+        self.compile_delay = Arc::new(f);
         self
     }
 
@@ -274,10 +281,17 @@ impl Backend for FakeBackend {
         self.compiles.fetch_add(1, Ordering::SeqCst);
         let now = self.compiling.fetch_add(1, Ordering::SeqCst) + 1;
         self.max_compiling.fetch_max(now, Ordering::SeqCst);
-        if !self.compile_delay.is_zero() {
-            std::thread::sleep(self.compile_delay);
-        }
+        let delay = (self.compile_delay)(req.config);
+        let slept = if delay.is_zero() {
+            Ok(())
+        } else {
+            crate::backend::abandonable(req.abandon, move || {
+                std::thread::sleep(delay);
+                Ok(())
+            })
+        };
         self.compiling.fetch_sub(1, Ordering::SeqCst);
+        slept?;
         let behavior = (self.behavior)(req.config);
         if let Behavior::CompileError(log) = &behavior {
             let options = req.defines.iter().map(|(k, v)| format!("-D{k}={v}")).collect();

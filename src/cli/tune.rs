@@ -84,6 +84,13 @@ pub struct Args {
     /// --remeasure, so both measurements are this tune's).
     #[arg(long, value_name = "N")]
     recheck: Option<usize>,
+    /// At the end of a search, stop waiting for compiles running longer than K times the
+    /// median compile (default 3) when nothing else is left to do, the budget counts
+    /// evaluations and the strategy need not measure every config: their evaluations go to
+    /// other configs. `off` waits for every compile. Compiles still running at a time budget's
+    /// end are always abandoned. Overrides the spec's [tune] compile_tail.
+    #[arg(long, value_name = "K|off", value_parser = compile_tail)]
+    compile_tail: Option<TailFactor>,
     /// Rows in the result table.
     #[arg(long, default_value_t = 10)]
     top: usize,
@@ -97,6 +104,14 @@ pub struct Args {
     /// slower where compiling is the bottleneck.
     #[arg(short = 'j', long, value_parser = clap::value_parser!(u16).range(1..=4096))]
     jobs: Option<u16>,
+}
+
+/// `--compile-tail`: a factor, or `None` for `off`.
+#[derive(Clone, Copy, Debug)]
+struct TailFactor(Option<f64>);
+
+fn compile_tail(text: &str) -> Result<TailFactor, String> {
+    kerntune::spec::settings::parse_compile_tail(text).map(TailFactor)
 }
 
 pub(crate) fn parse_key(text: &str, sizes: &[(String, Value)]) -> anyhow::Result<Vec<(String, Value)>> {
@@ -174,6 +189,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         recheck: a.recheck.unwrap_or(0),
         compile_threads: a.jobs.map(usize::from),
         prior,
+        compile_tail: a.compile_tail.map(|t| t.0).or(spec.compile_tail).unwrap_or(Some(kerntune::run::tail::DEFAULT_FACTOR)),
         ..Default::default()
     };
     let work = match a.shard {

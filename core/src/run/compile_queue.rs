@@ -30,16 +30,16 @@ impl CompileQueue {
         self.ready.notify_one();
     }
 
-    /// The next candidate to compile (the longest predicted), waiting for one; `None` once the
-    /// queue is closed.
-    pub(crate) fn pop(&self) -> Option<usize> {
+    /// The next candidate to compile (the longest predicted), waiting for one, with how many
+    /// stay queued behind it; `None` once the queue is closed.
+    pub(crate) fn pop(&self) -> Option<(usize, usize)> {
         let mut s = self.lock();
         loop {
             if s.closed {
                 return None;
             }
             if let Some(i) = s.order.pop() {
-                return Some(i);
+                return Some((i, s.order.len()));
             }
             s = self.ready.wait(s).unwrap_or_else(|p| p.into_inner());
         }
@@ -60,7 +60,6 @@ impl CompileQueue {
     }
 
     /// Candidates queued and not started.
-    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.lock().order.len()
     }
@@ -76,11 +75,11 @@ mod tests {
         for (i, p) in [(0, 0.0), (1, 0.0), (2, 3.0), (3, 1.0)] {
             q.push(i, p);
         }
-        assert_eq!((q.pop(), q.pop(), q.pop(), q.pop()), (Some(2), Some(3), Some(0), Some(1)));
+        assert_eq!((q.pop(), q.pop(), q.pop(), q.pop()), (Some((2, 3)), Some((3, 2)), Some((0, 1)), Some((1, 0))));
         q.push(5, 0.0);
         q.push(6, 0.0);
         q.reprioritize(|i| i as f64);
-        assert_eq!(q.pop(), Some(6));
+        assert_eq!(q.pop(), Some((6, 1)));
         q.close();
         assert_eq!((q.pop(), q.len()), (None, 0));
     }
@@ -89,8 +88,8 @@ mod tests {
     fn waiting_threads_are_released_by_work_or_by_closing() {
         let q = CompileQueue::default();
         std::thread::scope(|s| {
-            let a = s.spawn(|| q.pop());
-            let b = s.spawn(|| q.pop());
+            let a = s.spawn(|| q.pop().map(|p| p.0));
+            let b = s.spawn(|| q.pop().map(|p| p.0));
             std::thread::sleep(std::time::Duration::from_millis(20));
             q.push(7, 0.0);
             std::thread::sleep(std::time::Duration::from_millis(20));

@@ -67,8 +67,9 @@ pub(crate) struct Answer<K> {
 
 /// What the search loop's thread receives: compiled configs and devices' answers.
 pub(crate) enum Msg<K> {
-    /// Candidate `index` compiled (or failed to) in `seconds`.
-    Compiled { index: usize, result: Result<Compiled<K>, BackendError>, seconds: f64 },
+    /// Candidate `index` compiled (or failed to) in `seconds`; `behind` others were queued
+    /// when it started.
+    Compiled { index: usize, result: Result<Compiled<K>, BackendError>, seconds: f64, behind: usize },
     /// A device finished a job.
     Device(Answer<K>),
 }

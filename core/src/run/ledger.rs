@@ -49,6 +49,8 @@ pub(crate) struct Ledger<'a> {
     pub causes: Vec<crate::run::diagnose::Cause>,
     /// What the priors held.
     pub prior: Option<crate::run::report::PriorReport>,
+    /// What the search did about its slowest compiles.
+    pub compile_tail: Option<crate::run::CompileTail>,
     /// Configs verified so far during the search (the sample counts them).
     pub verified: usize,
     /// The number the next result of this run gets.
@@ -105,6 +107,7 @@ impl<'a> Ledger<'a> {
             notes: Vec::new(),
             causes: Vec::new(),
             prior: None,
+            compile_tail: None,
             verified: 0,
             next_seq: 0,
             environment,

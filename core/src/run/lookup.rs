@@ -65,6 +65,7 @@ pub(crate) fn stored_winner<B: Backend>(backend: &B, ctx: &Context, entry: Optio
         notes: Vec::new(),
         shard: None,
         prior: None,
+        compile_tail: None,
         recheck: None,
         peaks,
         roofline,

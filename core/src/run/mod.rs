@@ -38,11 +38,13 @@ pub mod priors;
 pub mod recheck;
 pub mod report;
 mod search_loop;
+pub mod tail;
 
 pub use error::Error;
 pub use priors::PriorSetting;
 pub use recheck::{Recheck, RecheckRow};
 pub use report::{ConfigResult, DeviceReport, Event, Observer, PriorReport, ResultOutcome, TuneReport};
+pub use tail::{Abandoned, CompileTail};
 
 use crate::backend::{Backend, CompileInputs, Compiled};
 use crate::plan::expand::{expand, Expanded};
@@ -107,6 +109,12 @@ pub struct TuneOptions {
     /// again and report whether each second mean fell inside the first's interval (see
     /// [`recheck`]); 0 does not.
     pub recheck: usize,
+    /// At the end of the search, stop waiting for compiles that all ran longer than this many
+    /// times the median compile, when nothing else is left to do, the budget counts
+    /// evaluations and the strategy need not measure every config; their evaluations go to
+    /// other configs (see [`tail`]). `None` waits for every compile (except at the time
+    /// limit, where compiles still running are always abandoned).
+    pub compile_tail: Option<f64>,
 }
 
 impl TuneOptions {
@@ -142,6 +150,7 @@ impl Default for TuneOptions {
             only: None,
             prior: PriorSetting::Database,
             recheck: 0,
+            compile_tail: Some(tail::DEFAULT_FACTOR),
         }
     }
 }

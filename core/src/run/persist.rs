@@ -123,6 +123,7 @@ pub(crate) fn report(ledger: &Ledger<'_>, plan: &Plan, sel: Selected, strategy: 
         shard: ledger.opts.shard,
         prior: ledger.prior.clone(),
         recheck,
+        compile_tail: ledger.compile_tail.clone().filter(|t| t.median_s.is_some() || !t.abandoned.is_empty()),
         peaks: ledger.peaks.clone(),
         roofline,
     }

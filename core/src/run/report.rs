@@ -221,6 +221,10 @@ pub struct TuneReport {
     /// Configs measured twice in this tune (`--recheck`), when asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recheck: Option<crate::run::Recheck>,
+    /// What the search did about compiles far slower than the others (none when nothing was
+    /// compiled).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compile_tail: Option<crate::run::CompileTail>,
     /// The device's peak rates, where known.
     pub peaks: Option<crate::plan::roofline::Peaks>,
     /// The winner's place on the roofline (needs the spec's `flops`/`bytes` formulas).

@@ -27,6 +27,7 @@ use crate::run::device::{Answer, Done, Job, Kernel, Msg, Pool, Purpose};
 use crate::run::error::Error;
 use crate::run::ledger::Ledger;
 use crate::run::report::{to_result, ConfigResult, Event, ResultOutcome};
+use crate::run::tail::Tail;
 use crate::run::{emit, Context, RefOutputs, TuneOptions};
 use crate::search::pipeline::{self, CompileTimes};
 use crate::search::strategy::{self, Candidates, Strategy};
@@ -82,18 +83,26 @@ enum RefState {
 #[derive(Default)]
 struct Flow {
     queue: CompileQueue,
-    running: std::sync::Mutex<Vec<(usize, Instant)>>,
+    running: std::sync::Mutex<Vec<Running>>,
     waiting: AtomicUsize,
     cancel: AtomicBool,
 }
 
+/// A compile running on a compile thread: the candidate, since when, and the flag that tells
+/// the backend the tune no longer waits for it.
+struct Running {
+    cand: usize,
+    start: Instant,
+    abandon: Arc<AtomicBool>,
+}
+
 impl Flow {
-    fn running(&self) -> std::sync::MutexGuard<'_, Vec<(usize, Instant)>> {
+    fn running(&self) -> std::sync::MutexGuard<'_, Vec<Running>> {
         self.running.lock().unwrap_or_else(|p| p.into_inner())
     }
     /// The compiles running now, with their seconds so far.
     fn elapsed(&self) -> Vec<(usize, f64)> {
-        self.running().iter().map(|&(i, t)| (i, t.elapsed().as_secs_f64())).collect()
+        self.running().iter().map(|r| (r.cand, r.start.elapsed().as_secs_f64())).collect()
     }
     fn stop(&self) {
         self.cancel.store(true, Ordering::Relaxed);
@@ -156,6 +165,8 @@ pub(crate) struct Coordinator<'e, B: Backend> {
     reference_cand: Option<usize>,
     /// Compile seconds per candidate compiled in this run.
     compile_s: HashMap<usize, f64>,
+    /// The compiles far slower than the others (see [`Tail`]).
+    tail: Tail,
     /// Calibration: the candidate timed on every device, and each device's mean of it.
     calibration: Option<usize>,
     calibrated: Vec<Option<f64>>,
@@ -192,6 +203,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             retired_for: HashMap::new(),
             reference_cand: None,
             compile_s: HashMap::new(),
+            tail: Tail::new(opts.compile_tail),
             calibration: None,
             calibrated: vec![None; n],
             extra: (0..n).map(|_| VecDeque::new()).collect(),
@@ -257,6 +269,12 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 // Stopping: what is queued is dropped; the loop waits for the devices and the
                 // compiles already running.
                 let stopping = failure.is_some() || l.progress.cancelled || l.progress.out_of_time();
+                if stopping {
+                    let why = if l.progress.cancelled { Some("interrupted") } else { l.progress.out_of_time().then_some("time limit") };
+                    self.abandon_running(&mut l, why);
+                } else {
+                    self.watch_tail(&mut l, &refs);
+                }
                 if stopping && idle && flow.running().is_empty() {
                     break;
                 }
@@ -278,7 +296,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                     emit(opts.observer.as_ref(), Event::Interrupted { kept: l.ledger.kept(), compiling: l.progress.flying });
                 }
                 let r = match msg {
-                    Some(Msg::Compiled { index, result, seconds }) => self.compiled(&mut l, &mut refs, index, result, seconds, failure.is_some()),
+                    Some(Msg::Compiled { index, result, seconds, behind }) => {
+                        self.compiled(&mut l, &mut refs, index, result, seconds, behind, failure.is_some())
+                    }
                     Some(Msg::Device(a)) => self.answered(&mut l, &mut refs, a),
                     None => Ok(()),
                 };
@@ -300,6 +320,11 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             }
             flow.stop();
         });
+        let tail = std::mem::replace(&mut self.tail, Tail::new(None)).finish();
+        if let Some(line) = tail.line() {
+            ledger.notes.push(line);
+        }
+        ledger.compile_tail = Some(tail);
         if let Some(e) = failure {
             return Err(e);
         }
@@ -377,18 +402,20 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 while flow.waiting.load(Ordering::Relaxed) >= limit && !flow.cancel.load(Ordering::Relaxed) {
                     std::thread::sleep(Duration::from_millis(2));
                 }
-                let Some(i) = flow.queue.pop() else { return };
+                let Some((i, behind)) = flow.queue.pop() else { return };
                 if flow.cancel.load(Ordering::Relaxed) {
                     continue;
                 }
                 let c: &Cand = &plan.cands[i];
                 let t = Instant::now();
-                flow.running().push((i, t));
+                let abandon = Arc::new(AtomicBool::new(false));
+                flow.running().push(Running { cand: i, start: t, abandon: abandon.clone() });
                 let inputs = CompileInputs::new(prep, source, &c.config, &c.launch);
-                let result = backend.compile(&inputs.request(source, &c.config, &c.launch));
-                flow.running().retain(|r| r.0 != i);
+                let req = crate::backend::CompileRequest { abandon: Some(&abandon), ..inputs.request(source, &c.config, &c.launch) };
+                let result = backend.compile(&req);
+                flow.running().retain(|r| r.cand != i);
                 flow.waiting.fetch_add(1, Ordering::Relaxed);
-                if tx.send(Msg::Compiled { index: i, result, seconds: t.elapsed().as_secs_f64() }).is_err() {
+                if tx.send(Msg::Compiled { index: i, result, seconds: t.elapsed().as_secs_f64(), behind }).is_err() {
                     return;
                 }
             };
@@ -398,6 +425,64 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 .map_err(|e| Error::Backend(BackendError::other(format!("starting a compile thread: {e}"))))?;
         }
         Ok(())
+    }
+
+    /// Stops waiting for compiles in the tail: when every device is idle, nothing compiled or
+    /// queued waits, and every compile still running has run past the tail's limit, a search
+    /// whose budget counts evaluations and whose strategy allows it abandons them (their
+    /// evaluations go to other configs); otherwise the wait is timed for the report. A
+    /// reference candidate being tried is always waited for.
+    fn watch_tail(&mut self, l: &mut Turn<'_, '_, '_>, refs: &RefState) {
+        let hostage = self.ready.is_empty() && self.busy.iter().all(Option::is_none) && l.flow.queue.len() == 0;
+        let running = l.flow.elapsed();
+        let limit = if hostage && !running.is_empty() { self.tail.limit() } else { None };
+        let Some(limit) = limit.filter(|&x| running.iter().all(|r| r.1 > x)) else {
+            self.tail.waiting(false);
+            return;
+        };
+        let trying = match refs {
+            RefState::Trying { current, .. } => *current,
+            _ => None,
+        };
+        let replaceable = l.strat.replaceable() && self.plan.max_evals.is_some() && self.opts.only.is_none();
+        if !replaceable || running.iter().any(|r| Some(r.0) == trying) {
+            self.tail.waiting(true);
+            return;
+        }
+        for (i, secs) in running {
+            if self.tail.is_abandoned(i) {
+                continue;
+            }
+            if let Some(r) = l.flow.running().iter().find(|r| r.cand == i) {
+                r.abandon.store(true, Ordering::Relaxed);
+            }
+            let config = self.plan.cands[i].config.key();
+            tracing::info!(config, seconds = secs, limit, "stopped waiting for a compile in the tail");
+            let replaced = self.tail.abandon(i, config, secs, "tail", true);
+            l.progress.in_flight[i] = false;
+            l.progress.flying -= 1;
+            // Not proposed again in this tune, and not stored: a later tune tries it again.
+            l.progress.evaluated[i] = true;
+            l.progress.count += usize::from(!replaced);
+            l.strat.tell(i, &crate::search::Outcome::Failed(crate::error::FailureKind::TimedOut));
+        }
+    }
+
+    /// At the time limit or when interrupted, tells every compile still running that the tune
+    /// no longer waits for it (`why`: recorded in the report; `None`: a failure ends the tune).
+    fn abandon_running(&mut self, l: &mut Turn<'_, '_, '_>, why: Option<&str>) {
+        let mut newly = Vec::new();
+        for r in l.flow.running().iter() {
+            if !r.abandon.swap(true, Ordering::Relaxed) {
+                newly.push((r.cand, r.start.elapsed().as_secs_f64()));
+            }
+        }
+        if let Some(why) = why {
+            for (i, secs) in newly {
+                self.tail.abandon(i, self.plan.cands[i].config.key(), secs, why, false);
+                self.tail.forget(i);
+            }
+        }
     }
 
     /// Asks the strategy for work until enough candidates are in flight (or the budget is
@@ -550,9 +635,15 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         i: usize,
         result: Result<crate::backend::Compiled<B::Kernel>, BackendError>,
         secs: f64,
+        behind: usize,
         stopping: bool,
     ) -> Result<(), Error> {
         l.ledger.compile_seconds += secs;
+        if self.tail.is_abandoned(i) {
+            // Given up on: already out of flight and told to the strategy.
+            l.flow.waiting.fetch_sub(1, Ordering::Relaxed);
+            return Ok(());
+        }
         l.progress.compile_s = (l.progress.compile_s.0 + secs, l.progress.compile_s.1 + 1);
         self.compile_s.insert(i, secs);
         let c = &self.plan.cands[i];
@@ -573,6 +664,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         };
         l.ledger.compiled += 1;
         l.ledger.cache_hits += compiled.cached as usize;
+        self.tail.finished(secs, compiled.cached, behind);
         emit(self.opts.observer.as_ref(), Event::Compiled { config: &c.config, seconds: secs });
         if l.times.observe(i, secs, compiled.cached) && l.times.refit(l.view, &l.flow.elapsed()) {
             let (times, view) = (&*l.times, l.view);

@@ -67,6 +67,12 @@ pub trait Strategy: Send {
     fn adaptive(&self) -> bool {
         true
     }
+    /// Whether a proposal the tuner gave up on (a compile far slower than the others, at the
+    /// end of the search) may have its evaluation go to another config. Exhaustive search
+    /// needs every config, so it may not.
+    fn replaceable(&self) -> bool {
+        true
+    }
 }
 
 /// Every candidate, in order.
@@ -87,6 +93,9 @@ impl Strategy for Exhaustive {
     }
     fn tell(&mut self, _: usize, _: &Outcome) {}
     fn adaptive(&self) -> bool {
+        false
+    }
+    fn replaceable(&self) -> bool {
         false
     }
 }

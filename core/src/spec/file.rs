@@ -196,6 +196,9 @@ struct RawTune {
     /// `"all"` or a list of device indices.
     #[serde(default)]
     devices: Option<toml::Value>,
+    /// A factor over the median compile, or `"off"`.
+    #[serde(default)]
+    compile_tail: Option<toml::Value>,
 }
 
 /// A parsed spec file.
@@ -233,6 +236,9 @@ pub struct Spec {
     pub top_k: Option<usize>,
     /// Devices to tune on (`[tune] devices`): `all`, or indices joined by commas.
     pub devices: Option<String>,
+    /// `[tune] compile_tail`, when given: the factor over the median compile past which the
+    /// end of a search stops waiting for a compile, or `None` for `"off"`.
+    pub compile_tail: Option<Option<f64>>,
     /// The CPU reference name, if `verify.reference = "cpu:NAME"`.
     pub cpu_reference: Option<String>,
     /// What the file holds that was accepted but not used as written (T1 files: see
@@ -699,6 +705,13 @@ impl Spec {
                 }
                 Some(other) => return Err(err("tune.devices", format!("{other} is not \"all\" or a list of device indices such as [0, 2, 3]"))),
             },
+            compile_tail: match &raw.tune.compile_tail {
+                None => None,
+                Some(toml::Value::Integer(i)) => Some(crate::spec::settings::parse_compile_tail(&i.to_string()).map_err(|m| err("tune.compile_tail", m))?),
+                Some(toml::Value::Float(f)) => Some(crate::spec::settings::parse_compile_tail(&f.to_string()).map_err(|m| err("tune.compile_tail", m))?),
+                Some(toml::Value::String(t)) => Some(crate::spec::settings::parse_compile_tail(t).map_err(|m| err("tune.compile_tail", m))?),
+                Some(other) => return Err(err("tune.compile_tail", format!("{other} is not a factor over the median compile (such as 3) or \"off\""))),
+            },
             cpu_reference,
             warnings: Vec::new(),
         };
@@ -730,6 +743,7 @@ impl Spec {
             model: None,
             top_k: None,
             devices: None,
+            compile_tail: None,
             cpu_reference: None,
             warnings,
         })

@@ -298,6 +298,19 @@ pub fn strategy_named(name: &str) -> Result<&'static StrategyName, String> {
     })
 }
 
+/// Reads a compile-tail setting (`[tune] compile_tail`, `--compile-tail`): a factor over the
+/// median compile (greater than 1), or `off`. See [`crate::run::tail`].
+pub fn parse_compile_tail(text: &str) -> Result<Option<f64>, String> {
+    let t = text.trim();
+    if t.eq_ignore_ascii_case("off") {
+        return Ok(None);
+    }
+    match t.parse::<f64>() {
+        Ok(k) if k.is_finite() && k > 1.0 && k <= 1e6 => Ok(Some(k)),
+        _ => Err(format!("`{}` is not a factor over the median compile greater than 1 (such as 3) or `off`", crate::spec::error::quote(t))),
+    }
+}
+
 /// Checks a strategy name against a budget: a `%` budget needs a strategy with a model.
 pub fn check_strategy(name: &str, budget: &Budget) -> Result<&'static StrategyName, String> {
     let s = strategy_named(name)?;
