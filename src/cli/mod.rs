@@ -31,7 +31,7 @@ enum Command {
     /// size, the valid configs, the default config and its launch, and the arguments.
     Check(check::Args),
     /// Tune the kernel a spec file describes and store the winner.
-    Tune(tune::Args),
+    Tune(Box<tune::Args>),
     /// After a split tune (`tune --shard` and `db merge`): measure the shards' best configs
     /// again on this device and store the winner.
     Confirm(confirm::Args),
@@ -81,7 +81,7 @@ pub fn main() -> i32 {
     let r = match cli.command {
         Command::Devices(a) => devices::run(a),
         Command::Check(a) => check::run(a),
-        Command::Tune(a) => tune::run(a),
+        Command::Tune(a) => tune::run(*a),
         Command::Confirm(a) => confirm::run(a),
         Command::Db(a) => db::run(a),
         Command::Simulate(a) => simulate::run(a),

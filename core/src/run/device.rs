@@ -67,11 +67,19 @@ pub(crate) struct Answer<K> {
 
 /// What the search loop's thread receives: compiled configs and devices' answers.
 pub(crate) enum Msg<K> {
-    /// Candidate `index` compiled (or failed to) in `seconds`; `behind` others were queued
-    /// when it started.
-    Compiled { index: usize, result: Result<Compiled<K>, BackendError>, seconds: f64, behind: usize },
+    /// A compile ended.
+    Compiled(CompileDone<K>),
     /// A device finished a job.
     Device(Answer<K>),
+}
+
+/// Candidate `index` compiled (or failed to) in `seconds`; `behind` others were queued when it
+/// started.
+pub(crate) struct CompileDone<K> {
+    pub index: usize,
+    pub result: Result<Compiled<K>, BackendError>,
+    pub seconds: f64,
+    pub behind: usize,
 }
 
 /// One device in one tune: the state its jobs share.

@@ -23,7 +23,7 @@ use crate::error::BackendError;
 use crate::plan::prune::prune_after;
 use crate::run::candidates::{Cand, Plan};
 use crate::run::compile_queue::CompileQueue;
-use crate::run::device::{Answer, Done, Job, Kernel, Msg, Pool, Purpose};
+use crate::run::device::{Answer, CompileDone, Done, Job, Kernel, Msg, Pool, Purpose};
 use crate::run::error::Error;
 use crate::run::ledger::Ledger;
 use crate::run::report::{to_result, ConfigResult, Event, ResultOutcome};
@@ -296,9 +296,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                     emit(opts.observer.as_ref(), Event::Interrupted { kept: l.ledger.kept(), compiling: l.progress.flying });
                 }
                 let r = match msg {
-                    Some(Msg::Compiled { index, result, seconds, behind }) => {
-                        self.compiled(&mut l, &mut refs, index, result, seconds, behind, failure.is_some())
-                    }
+                    Some(Msg::Compiled(done)) => self.compiled(&mut l, &mut refs, done, failure.is_some()),
                     Some(Msg::Device(a)) => self.answered(&mut l, &mut refs, a),
                     None => Ok(()),
                 };
@@ -415,7 +413,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 let result = backend.compile(&req);
                 flow.running().retain(|r| r.cand != i);
                 flow.waiting.fetch_add(1, Ordering::Relaxed);
-                if tx.send(Msg::Compiled { index: i, result, seconds: t.elapsed().as_secs_f64(), behind }).is_err() {
+                if tx.send(Msg::Compiled(CompileDone { index: i, result, seconds: t.elapsed().as_secs_f64(), behind })).is_err() {
                     return;
                 }
             };
@@ -429,9 +427,10 @@ impl<'e, B: Backend> Coordinator<'e, B> {
 
     /// Stops waiting for compiles in the tail: when every device is idle, nothing compiled or
     /// queued waits, and every compile still running has run past the tail's limit, a search
-    /// whose budget counts evaluations and whose strategy allows it abandons them (their
-    /// evaluations go to other configs); otherwise the wait is timed for the report. A
-    /// reference candidate being tried is always waited for.
+    /// whose budget counts evaluations and whose strategy allows it abandons those expected to
+    /// need longer than a new compile ([`Tail::worth_abandoning`]); their evaluations go to
+    /// other configs. Otherwise the wait is timed for the report. A reference candidate being
+    /// tried is always waited for.
     fn watch_tail(&mut self, l: &mut Turn<'_, '_, '_>, refs: &RefState) {
         let hostage = self.ready.is_empty() && self.busy.iter().all(Option::is_none) && l.flow.queue.len() == 0;
         let running = l.flow.elapsed();
@@ -449,8 +448,13 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             self.tail.waiting(true);
             return;
         }
+        let mut waits = false;
         for (i, secs) in running {
             if self.tail.is_abandoned(i) {
+                continue;
+            }
+            if !self.tail.worth_abandoning(secs) {
+                waits = true;
                 continue;
             }
             if let Some(r) = l.flow.running().iter().find(|r| r.cand == i) {
@@ -466,6 +470,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             l.progress.count += usize::from(!replaced);
             l.strat.tell(i, &crate::search::Outcome::Failed(crate::error::FailureKind::TimedOut));
         }
+        self.tail.waiting(waits);
     }
 
     /// At the time limit or when interrupted, tells every compile still running that the tune
@@ -628,16 +633,8 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     }
 
     /// A compiled (or failed) candidate arrived from a compile thread.
-    fn compiled(
-        &mut self,
-        l: &mut Turn<'_, '_, '_>,
-        refs: &mut RefState,
-        i: usize,
-        result: Result<crate::backend::Compiled<B::Kernel>, BackendError>,
-        secs: f64,
-        behind: usize,
-        stopping: bool,
-    ) -> Result<(), Error> {
+    fn compiled(&mut self, l: &mut Turn<'_, '_, '_>, refs: &mut RefState, done: CompileDone<B::Kernel>, stopping: bool) -> Result<(), Error> {
+        let CompileDone { index: i, result, seconds: secs, behind } = done;
         l.ledger.compile_seconds += secs;
         if self.tail.is_abandoned(i) {
             // Given up on: already out of flight and told to the strategy.

@@ -5,9 +5,11 @@
 //! search is compile-bound ([`CompileQueue`](crate::run::compile_queue::CompileQueue)). When
 //! nothing else is left to do but wait for compiles that have all run past `factor` × the
 //! median compile of this tune, and the budget counts evaluations and the strategy does not
-//! need every config, the tune stops waiting for them: each is told to the strategy as timed
-//! out (not stored in the database: a later tune tries it again), and its evaluation goes to
-//! another config. An exhaustive search waits, and the report says how long. At the time
+//! need every config, the tune stops waiting for those expected to need longer than a new
+//! compile ([`Tail::worth_abandoning`]: the replacement starts from nothing, so a compile
+//! nearly done is kept): each is told to the strategy as timed out (not stored in the
+//! database: a later tune tries it again), and its evaluation goes to another config. An
+//! exhaustive search waits, and the report says how long. At the time
 //! limit, or when interrupted, the compiles still running are abandoned at once. A compile
 //! that is abandoned finishes in the background (a compiler call cannot be stopped safely;
 //! see [`crate::backend::abandonable`]) and fills the compile cache for the next tune.
@@ -40,8 +42,9 @@ pub struct CompileTail {
     pub slow_started_early: usize,
     /// Compiles the tune stopped waiting for.
     pub abandoned: Vec<Abandoned>,
-    /// Seconds the tune waited at its end for compiles past the limit that it could not
-    /// replace (an exhaustive search needs every config).
+    /// Seconds the tune waited at its end for compiles past the limit that it kept: the search
+    /// needs every config (exhaustive), or they were expected to finish sooner than a new
+    /// compile would.
     pub waited_s: f64,
 }
 
@@ -90,7 +93,7 @@ impl CompileTail {
             }
         }
         if self.waited_s > 0.0 {
-            parts.push(format!("waited {:.1} s at the end for compiles past the limit (every config is needed)", self.waited_s));
+            parts.push(format!("waited {:.1} s at the end for compiles past the limit (needed by the search, or expected to finish sooner than a new compile)", self.waited_s));
         }
         (!parts.is_empty()).then(|| format!("compile tail: {}", parts.join("; ")))
     }
@@ -146,6 +149,22 @@ impl Tail {
     pub fn limit(&mut self) -> Option<f64> {
         let factor = self.factor?;
         self.median().map(|m| (factor * m).max(FLOOR_S))
+    }
+
+    /// Whether to stop waiting for a compile in the tail that has run `elapsed` seconds: when
+    /// the time it is expected still to need exceeds what a new compile takes on average (the
+    /// mean of this tune's compiles: its replacement starts from nothing). Still to need: the
+    /// mean residual of the finished compiles that ran longer (at least three of them), less
+    /// `elapsed`; a compile that has outlasted (nearly) every finished one is expected to need
+    /// as long again as it has run.
+    pub fn worth_abandoning(&self, elapsed: f64) -> bool {
+        if self.fresh.is_empty() {
+            return false;
+        }
+        let mean = self.fresh.iter().map(|f| f.0).sum::<f64>() / self.fresh.len() as f64;
+        let longer: Vec<f64> = self.fresh.iter().map(|f| f.0).filter(|&t| t > elapsed).collect();
+        let remaining = if longer.len() >= 3 { longer.iter().sum::<f64>() / longer.len() as f64 - elapsed } else { elapsed };
+        remaining > mean
     }
 
     /// Whether candidate `i`'s compile was abandoned (its late answer is dropped).
@@ -237,6 +256,22 @@ mod tests {
             "{line}"
         );
         assert!(line.contains("1 compile still running at the time limit abandoned"), "{line}");
+    }
+
+    #[test]
+    fn a_compile_is_abandoned_only_when_it_is_expected_to_need_longer_than_a_new_one() {
+        let mut t = Tail::new(Some(3.0));
+        // Ten compiles of 1-4 s and four of 12-15 s: a new compile takes 5.5 s on average.
+        for s in [1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 1.0, 2.0, 3.0, 12.0, 13.0, 14.0, 15.0] {
+            t.finished(s, false, 0);
+        }
+        // At 11 s: the four longer finished at 13.5 s on average, 2.5 s more: wait.
+        assert!(!t.worth_abandoning(11.0));
+        // At 7.5 s: 6 s more expected, more than a new compile's 5.5 s.
+        assert!(t.worth_abandoning(7.5));
+        // Past all but two finished ones: as long again as it ran.
+        assert!(t.worth_abandoning(13.5));
+        assert!(!Tail::new(Some(3.0)).worth_abandoning(100.0), "nothing known yet");
     }
 
     #[test]
