@@ -427,10 +427,10 @@ impl<'e, B: Backend> Coordinator<'e, B> {
 
     /// Stops waiting for compiles in the tail: when every device is idle, nothing compiled or
     /// queued waits, and every compile still running has run past the tail's limit, a search
-    /// whose budget counts evaluations and whose strategy allows it abandons those expected to
-    /// need longer than a new compile ([`Tail::worth_abandoning`]); their evaluations go to
-    /// other configs. Otherwise the wait is timed for the report. A reference candidate being
-    /// tried is always waited for.
+    /// whose budget counts evaluations and whose strategy allows it waits as long as a new
+    /// compile takes on average ([`Tail::patience`]), then abandons them; their evaluations go
+    /// to other configs. The wait is timed for the report. A reference candidate being tried
+    /// is always waited for.
     fn watch_tail(&mut self, l: &mut Turn<'_, '_, '_>, refs: &RefState) {
         let hostage = self.ready.is_empty() && self.busy.iter().all(Option::is_none) && l.flow.queue.len() == 0;
         let running = l.flow.elapsed();
@@ -444,17 +444,12 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             _ => None,
         };
         let replaceable = l.strat.replaceable() && self.plan.max_evals.is_some() && self.opts.only.is_none();
-        if !replaceable || running.iter().any(|r| Some(r.0) == trying) {
-            self.tail.waiting(true);
+        self.tail.waiting(true);
+        if !replaceable || running.iter().any(|r| Some(r.0) == trying) || self.tail.waited() < self.tail.patience() {
             return;
         }
-        let mut waits = false;
         for (i, secs) in running {
             if self.tail.is_abandoned(i) {
-                continue;
-            }
-            if !self.tail.worth_abandoning(secs) {
-                waits = true;
                 continue;
             }
             if let Some(r) = l.flow.running().iter().find(|r| r.cand == i) {
@@ -470,7 +465,6 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             l.progress.count += usize::from(!replaced);
             l.strat.tell(i, &crate::search::Outcome::Failed(crate::error::FailureKind::TimedOut));
         }
-        self.tail.waiting(waits);
     }
 
     /// At the time limit or when interrupted, tells every compile still running that the tune

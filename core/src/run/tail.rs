@@ -5,11 +5,10 @@
 //! search is compile-bound ([`CompileQueue`](crate::run::compile_queue::CompileQueue)). When
 //! nothing else is left to do but wait for compiles that have all run past `factor` × the
 //! median compile of this tune, and the budget counts evaluations and the strategy does not
-//! need every config, the tune stops waiting for those expected to need longer than a new
-//! compile ([`Tail::worth_abandoning`]: the replacement starts from nothing, so a compile
-//! nearly done is kept): each is told to the strategy as timed out (not stored in the
-//! database: a later tune tries it again), and its evaluation goes to another config. An
-//! exhaustive search waits, and the report says how long. At the time
+//! need every config, the tune waits as long as a new compile takes on average
+//! ([`Tail::patience`]) and then stops waiting for them: each is told to the strategy as timed
+//! out (not stored in the database: a later tune tries it again), and its evaluation goes to
+//! another config. An exhaustive search waits, and the report says how long. At the time
 //! limit, or when interrupted, the compiles still running are abandoned at once. A compile
 //! that is abandoned finishes in the background (a compiler call cannot be stopped safely;
 //! see [`crate::backend::abandonable`]) and fills the compile cache for the next tune.
@@ -42,9 +41,9 @@ pub struct CompileTail {
     pub slow_started_early: usize,
     /// Compiles the tune stopped waiting for.
     pub abandoned: Vec<Abandoned>,
-    /// Seconds the tune waited at its end for compiles past the limit that it kept: the search
-    /// needs every config (exhaustive), or they were expected to finish sooner than a new
-    /// compile would.
+    /// Seconds the tune waited at its end with nothing else to do but compiles past the limit
+    /// (for good where the search needs every config; else at most as long as a new compile
+    /// takes on average before stopping waiting).
     pub waited_s: f64,
 }
 
@@ -93,7 +92,7 @@ impl CompileTail {
             }
         }
         if self.waited_s > 0.0 {
-            parts.push(format!("waited {:.1} s at the end for compiles past the limit (needed by the search, or expected to finish sooner than a new compile)", self.waited_s));
+            parts.push(format!("waited {:.1} s at the end for compiles past the limit", self.waited_s));
         }
         (!parts.is_empty()).then(|| format!("compile tail: {}", parts.join("; ")))
     }
@@ -151,20 +150,21 @@ impl Tail {
         self.median().map(|m| (factor * m).max(FLOOR_S))
     }
 
-    /// Whether to stop waiting for a compile in the tail that has run `elapsed` seconds: when
-    /// the time it is expected still to need exceeds what a new compile takes on average (the
-    /// mean of this tune's compiles: its replacement starts from nothing). Still to need: the
-    /// mean residual of the finished compiles that ran longer (at least three of them), less
-    /// `elapsed`; a compile that has outlasted (nearly) every finished one is expected to need
-    /// as long again as it has run.
-    pub fn worth_abandoning(&self, elapsed: f64) -> bool {
+    /// How long the tune waits, with nothing else left to do, for compiles in the tail before
+    /// it stops waiting: as long as a new compile takes on average (the mean of this tune's
+    /// compiles), the price of the replacement. Waiting that long and then replacing costs at
+    /// most twice what knowing the compile's end in advance would (the ski-rental bound), and
+    /// a compile nearly done when the wait begins is kept.
+    pub fn patience(&self) -> f64 {
         if self.fresh.is_empty() {
-            return false;
+            return f64::INFINITY;
         }
-        let mean = self.fresh.iter().map(|f| f.0).sum::<f64>() / self.fresh.len() as f64;
-        let longer: Vec<f64> = self.fresh.iter().map(|f| f.0).filter(|&t| t > elapsed).collect();
-        let remaining = if longer.len() >= 3 { longer.iter().sum::<f64>() / longer.len() as f64 - elapsed } else { elapsed };
-        remaining > mean
+        self.fresh.iter().map(|f| f.0).sum::<f64>() / self.fresh.len() as f64
+    }
+
+    /// Seconds the tune has been waiting for compiles in the tail, this time.
+    pub fn waited(&self) -> f64 {
+        self.waiting_since.map_or(0.0, |t| t.elapsed().as_secs_f64())
     }
 
     /// Whether candidate `i`'s compile was abandoned (its late answer is dropped).
@@ -259,19 +259,21 @@ mod tests {
     }
 
     #[test]
-    fn a_compile_is_abandoned_only_when_it_is_expected_to_need_longer_than_a_new_one() {
+    fn patience_is_the_mean_compile() {
         let mut t = Tail::new(Some(3.0));
-        // Ten compiles of 1-4 s and four of 12-15 s: a new compile takes 5.5 s on average.
-        for s in [1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 1.0, 2.0, 3.0, 12.0, 13.0, 14.0, 15.0] {
+        assert_eq!(t.patience(), f64::INFINITY, "nothing known yet");
+        for s in [1.0, 2.0, 3.0, 4.0, 15.0] {
             t.finished(s, false, 0);
         }
-        // At 11 s: the four longer finished at 13.5 s on average, 2.5 s more: wait.
-        assert!(!t.worth_abandoning(11.0));
-        // At 7.5 s: 6 s more expected, more than a new compile's 5.5 s.
-        assert!(t.worth_abandoning(7.5));
-        // Past all but two finished ones: as long again as it ran.
-        assert!(t.worth_abandoning(13.5));
-        assert!(!Tail::new(Some(3.0)).worth_abandoning(100.0), "nothing known yet");
+        t.finished(0.01, true, 0);
+        assert_eq!(t.patience(), 5.0);
+        assert_eq!(t.waited(), 0.0);
+        t.waiting(true);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(t.waited() >= 0.02);
+        t.waiting(false);
+        assert_eq!(t.waited(), 0.0);
+        assert!(t.finish().waited_s >= 0.02);
     }
 
     #[test]
