@@ -2,11 +2,11 @@
 //! tune ends.
 //!
 //! Three things are done about them. Compiles predicted to be slow start first, while the
-//! search is compile-bound ([`CompileQueue`](crate::run::compile_queue::CompileQueue)). When
+//! search is compile-bound (the compile queue, [`crate::search::pipeline`]). When
 //! nothing else is left to do but wait for compiles that have all run past `factor` × the
 //! median compile of this tune, and the budget counts evaluations and the strategy does not
 //! need every config, the tune waits as long as a new compile takes on average
-//! ([`Tail::patience`]) and then stops waiting for them: each is told to the strategy as timed
+//! (`Tail::patience`) and then stops waiting for them: each is told to the strategy as timed
 //! out (not stored in the database: a later tune tries it again), and its evaluation goes to
 //! another config. An exhaustive search waits, and the report says how long. At the time
 //! limit, or when interrupted, the compiles still running are abandoned at once. A compile
