@@ -370,6 +370,22 @@ mod tuned {
     }
 
     #[test]
+    fn an_interrupted_tune_does_not_wait_for_its_compiles() {
+        let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let fake = FakeBackend::new(Limits::preset("h100").unwrap().1, time).with_compile_times(|c| Duration::from_secs(if is(c, 256, 1) { 0 } else { 60 }));
+        let o = TuneOptions { cancel: Some(cancel.clone()), ..opts() };
+        let stop = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+        let t0 = Instant::now();
+        let r = Tuner::new(fake).tune(&job(), &o);
+        stop.join().unwrap();
+        assert!(matches!(r, Err(crate::run::Error::Interrupted { .. })), "{r:?}");
+        assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+    }
+
+    #[test]
     fn off_waits_for_every_compile() {
         let o = TuneOptions { strategy: "random".into(), budget: Budget { max_evals: Some(18), ..Default::default() }, compile_tail: None, ..opts() };
         let (r, wall, _) = tune(|c| is(c, 32, 1), 1.0, o);
