@@ -64,8 +64,19 @@ fn triad_tunes_for_real_and_the_second_run_is_a_database_hit() {
     let r = &v[0];
     assert_eq!(r["db_hit"], false, "{out}");
     let rows = r["recheck"]["rows"].as_array().expect("a recheck section");
-    let band = r["tie_band"].as_array().unwrap().len();
-    assert!(rows.len() >= 4 && rows.len() <= 4 + band, "{} rows, tie band {band}", rows.len());
+    // The tie band and 4 others, among the configs measured with an interval (not raced out):
+    // fewer where fewer have one, as on a loaded machine.
+    let band: Vec<String> = r["tie_band"].as_array().unwrap().iter().map(|c| c.to_string()).collect();
+    let with_interval: Vec<&serde_json::Value> = r["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["outcome"] == "measured" && x["from_db"] == false && x["stats"]["raced"] == false && x["stats"]["ci_half"].is_number())
+        .collect();
+    let in_band = with_interval.iter().filter(|x| band.contains(&x["config"].to_string())).count();
+    let expected = in_band + 4.min(with_interval.len() - in_band);
+    let failed = r["recheck"]["failed"].as_array().unwrap().len();
+    assert_eq!(rows.len() + failed, expected, "{} rows, {failed} failed, {in_band} in the tie band, {} with an interval", rows.len(), with_interval.len());
     let inside = rows.iter().filter(|x| x["inside"] == true).count();
     assert_eq!(r["recheck"]["inside"], inside);
     for x in rows {
