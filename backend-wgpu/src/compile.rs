@@ -118,43 +118,48 @@ pub(crate) fn compile(device: &wgpu::Device, layout: &wgpu::PipelineLayout, req:
     let options: Vec<String> = req.defines.iter().map(|(k, v)| format!("{k}={v}")).chain(req.scalars.iter().map(|(k, v)| format!("{k}={v}"))).collect();
     let file = req.source.path.clone().unwrap_or_else(|| "<wgsl>".into());
     let checks = runtime_checks(&req.source.options).map_err(|log| BackendError::CompileFailed { log: format!("{file}: {log}"), options: options.clone() })?;
-    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-    let desc = wgpu::ShaderModuleDescriptor { label: Some(&req.source.name), source: wgpu::ShaderSource::Wgsl(code.as_str().into()) };
-    // SAFETY: the checks are the ones the spec's author turned off (`[kernel] options`), each
-    // one a promise about their kernel (its loops end, its indices stay in bounds, it never
-    // divides by zero) that wgpu's documentation asks of a trusted module; with none turned off
-    // this is `create_shader_module`.
-    let module = unsafe { device.create_shader_module_trusted(desc, checks) };
-    let info = pollster::block_on(module.get_compilation_info());
-    let mut log = String::new();
-    for m in &info.messages {
-        if m.message_type == wgpu::CompilationMessageType::Error {
-            match &m.location {
-                Some(loc) if loc.line_number as usize > shift => {
-                    log.push_str(&format!("{file}:{}:{}: {}\n", loc.line_number as usize - shift, loc.line_position, m.message))
+    let (device, layout, name, entry) = (device.clone(), layout.clone(), req.source.name.clone(), req.source.entry().to_string());
+    // Shader and pipeline creation (naga, then the driver's compiler) may be stopped waiting
+    // for, like NVRTC: see `abandonable`. The error scope is pushed and popped on that thread.
+    kerntune_core::backend::abandonable(req.abandon, move || {
+        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let desc = wgpu::ShaderModuleDescriptor { label: Some(&name), source: wgpu::ShaderSource::Wgsl(code.as_str().into()) };
+        // SAFETY: the checks are the ones the spec's author turned off (`[kernel] options`),
+        // each one a promise about their kernel (its loops end, its indices stay in bounds, it
+        // never divides by zero) that wgpu's documentation asks of a trusted module; with none
+        // turned off this is `create_shader_module`.
+        let module = unsafe { device.create_shader_module_trusted(desc, checks) };
+        let info = pollster::block_on(module.get_compilation_info());
+        let mut log = String::new();
+        for m in &info.messages {
+            if m.message_type == wgpu::CompilationMessageType::Error {
+                match &m.location {
+                    Some(loc) if loc.line_number as usize > shift => {
+                        log.push_str(&format!("{file}:{}:{}: {}\n", loc.line_number as usize - shift, loc.line_position, m.message))
+                    }
+                    Some(_) => log.push_str(&format!("{file} (injected constants): {}\n", m.message)),
+                    None => log.push_str(&format!("{file}: {}\n", m.message)),
                 }
-                Some(_) => log.push_str(&format!("{file} (injected constants): {}\n", m.message)),
-                None => log.push_str(&format!("{file}: {}\n", m.message)),
             }
         }
-    }
-    if !log.is_empty() {
-        drop(pollster::block_on(scope.pop()));
-        return Err(BackendError::CompileFailed { log, options });
-    }
-    let const_refs: Vec<(&str, f64)> = constants.iter().map(|(k, v)| (k.as_str(), *v)).collect();
-    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some(&req.source.name),
-        layout: Some(layout),
-        module: &module,
-        entry_point: Some(req.source.entry()),
-        compilation_options: wgpu::PipelineCompilationOptions { constants: &const_refs, zero_initialize_workgroup_memory: false },
-        cache: None,
-    });
-    if let Some(e) = pollster::block_on(scope.pop()) {
-        return Err(BackendError::CompileFailed { log: format!("{file}: {e}"), options });
-    }
-    Ok(WgpuKernel { pipeline: Arc::new(pipeline) })
+        if !log.is_empty() {
+            drop(pollster::block_on(scope.pop()));
+            return Err(BackendError::CompileFailed { log, options });
+        }
+        let const_refs: Vec<(&str, f64)> = constants.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(&name),
+            layout: Some(&layout),
+            module: &module,
+            entry_point: Some(&entry),
+            compilation_options: wgpu::PipelineCompilationOptions { constants: &const_refs, zero_initialize_workgroup_memory: false },
+            cache: None,
+        });
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(BackendError::CompileFailed { log: format!("{file}: {e}"), options });
+        }
+        Ok(WgpuKernel { pipeline: Arc::new(pipeline) })
+    })
 }
 
 /// A compiled config: its pipeline and the bind-group layout it was built with.
