@@ -192,6 +192,11 @@ fn bad_input_gets_one_clear_line() {
     bad(dir, &["tune", p.to_str().unwrap()], &["bad_name.toml", "kernel.name", "not closed with `>`"]);
     let p = write(dir, "bad_option.toml", &spec("ok.wgsl", "", "WG_SIZE").replace("source = {", "options = { wgsl = [\"-O3\"] }\nsource = {"));
     bad(dir, &["tune", p.to_str().unwrap()], &["bad_option.toml", "kernel.options.wgsl", "`-O3` is not a WGSL option", "no-loop-bounding"]);
+    for good in ["2.5", "4", "\"off\""] {
+        let p = write(dir, "good_tail.toml", &format!("{}\n[tune]\ncompile_tail = {good}\n", spec("ok.wgsl", "", "WG_SIZE")));
+        let o = kerntune(dir, &["check", p.to_str().unwrap()]);
+        assert!(o.status.success(), "compile_tail = {good}: {}", text(&o).1);
+    }
     let p = write(dir, "bad_tail.toml", &format!("{}\n[tune]\ncompile_tail = 0.5\n", spec("ok.wgsl", "", "WG_SIZE")));
     bad(dir, &["tune", p.to_str().unwrap()], &["bad_tail.toml", "tune.compile_tail", "`0.5` is not a factor over the median compile greater than 1", "`off`"]);
     let good = write(dir, "good.toml", &spec("ok.wgsl", "", "WG_SIZE"));

@@ -397,6 +397,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn compile_tails_parse() {
+        assert_eq!(parse_compile_tail("3"), Ok(Some(3.0)));
+        assert_eq!(parse_compile_tail(" 2.5 "), Ok(Some(2.5)));
+        assert_eq!(parse_compile_tail("OFF"), Ok(None));
+        for bad in ["1", "0.5", "-3", "inf", "NaN", "", "three"] {
+            let e = parse_compile_tail(bad).unwrap_err();
+            assert!(e.contains("greater than 1") && e.contains("`off`"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
     fn budgets_parse() {
         assert_eq!(Budget::parse("200").unwrap(), Budget { max_evals: Some(200), ..Default::default() });
         assert_eq!(Budget::parse("30s").unwrap().max_seconds, Some(30.0));
