@@ -166,7 +166,7 @@ fn every_strategy_keeps_sixteen_compile_threads_busy() {
     for st in STRATEGIES.iter().map(|s| s.name) {
         let mut eff = Vec::new();
         for seed in 1..=5 {
-            let r = schedule(&s, st, 100, seed, 16, Order::Model).unwrap();
+            let r = schedule(&s, st, 100, seed, 16, Order::Model, None).unwrap();
             assert_eq!(r.evaluated, 100, "{st}");
             eff.push(r.efficiency);
         }

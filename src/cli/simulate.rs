@@ -34,7 +34,8 @@ pub struct Args {
     /// Simulate the wall time instead, with this many compile threads: the tuner's compile
     /// pipeline replayed on the recorded compile and benchmark times (Kernel Tuner's
     /// `compile_time`, `benchmark_time`, `verification_time`) for `--budget` evaluations, with
-    /// the tuner's compile order, first-in-first-out order, and the true times as the order.
+    /// the tuner's compile order (without and with the compile-tail watch at its default
+    /// factor), first-in-first-out order, and the true times as the order.
     #[arg(long, value_name = "N")]
     compile_threads: Option<usize>,
     /// Evaluation counts to report in the table (default 50,100,200,400; with --leave-one-out
@@ -284,7 +285,7 @@ fn wall(a: &Resolved, strategies: &[String], threads: usize) -> anyhow::Result<i
     );
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_header(["space", "strategy", "wall s", "efficiency", "first in, first out", "true times as order", "bound s"]);
+    t.set_header(["space", "strategy", "wall s", "efficiency", "with the tail watch (abandoned)", "first in, first out", "true times as order", "bound s"]);
     let right = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
     for r in &rows {
         t.add_row(vec![
@@ -292,6 +293,7 @@ fn wall(a: &Resolved, strategies: &[String], threads: usize) -> anyhow::Result<i
             Cell::new(&r.strategy),
             right(format!("{:.1}", r.model.wall_s)),
             right(format!("{:.0} %", 100.0 * r.model.efficiency)),
+            right(format!("{:.1} s ({:.1})", r.tail.wall_s, r.tail.abandoned)),
             right(format!("{:.1} s ({:.0} %)", r.fifo.wall_s, 100.0 * r.fifo.efficiency)),
             right(format!("{:.1} s", r.oracle.wall_s)),
             right(format!("{:.1}", r.model.bound_s)),

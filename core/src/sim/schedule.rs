@@ -43,6 +43,8 @@ pub struct Schedule {
     /// What no order of these compiles can beat: the larger of their sum over the threads and
     /// the longest one.
     pub bound_s: f64,
+    /// Compiles the tail watch stopped waiting for (their evaluations went to other configs).
+    pub abandoned: f64,
 }
 
 /// A compile running on a thread: candidate, start and end.
@@ -54,6 +56,11 @@ struct Running {
 
 struct Sim<'s> {
     space: &'s RecordedSpace,
+    /// The tuner's compile-tail watch ([`crate::run::tail`]), when on.
+    tail: Option<crate::run::tail::Tail>,
+    /// Since when (virtual seconds) nothing but compiles has been running, if so.
+    idle_since: Option<f64>,
+    abandoned: usize,
     cands: Candidates<'s>,
     strat: Box<dyn Strategy>,
     adaptive: bool,
@@ -145,6 +152,9 @@ impl Sim<'_> {
     fn arrive(&mut self, i: usize, now: f64) -> Result<f64, String> {
         let secs = self.compile_secs(i)?;
         self.compile = (self.compile.0 + secs, self.compile.1 + 1);
+        if let Some(t) = &mut self.tail {
+            t.finished(secs, false, 0);
+        }
         if self.order == Order::Model && self.times.observe(i, secs, false) {
             let running: Vec<(usize, f64)> = self.running.iter().map(|r| (r.index, now - r.start)).collect();
             if self.times.refit(&self.cands, &running) {
@@ -158,12 +168,19 @@ impl Sim<'_> {
 }
 
 /// Simulates one tune of `space` by `strategy` with `threads` compile threads, queued compiles
-/// in `order`, up to `budget` evaluations.
-pub fn schedule(space: &RecordedSpace, strategy: &str, budget: usize, seed: u64, threads: usize, order: Order) -> Result<Schedule, String> {
+/// in `order`, up to `budget` evaluations; with `tail`, the tuner's compile-tail watch at that
+/// factor (see [`crate::run::tail`]: with only compiles past the limit left, it waits a mean
+/// compile's time, then gives their evaluations to other configs; a strategy that needs every
+/// config waits).
+pub fn schedule(space: &RecordedSpace, strategy: &str, budget: usize, seed: u64, threads: usize, order: Order, tail: Option<f64>) -> Result<Schedule, String> {
     let strat = by_name(strategy, seed)?;
     let threads = threads.max(1);
+    let tail = tail.filter(|_| strat.replaceable()).map(|k| crate::run::tail::Tail::new(Some(k)));
     let mut s = Sim {
         space,
+        tail,
+        idle_since: None,
+        abandoned: 0,
         cands: Candidates { params: &space.params, coords: &space.coords },
         adaptive: strat.adaptive(),
         strat,
@@ -200,6 +217,43 @@ pub fn schedule(space: &RecordedSpace, strategy: &str, budget: usize, seed: u64,
             }
         }
         let next_compile = s.running.iter().map(|r| r.end).fold(f64::INFINITY, f64::min);
+        // The tail watch: only compiles left, all past the limit; after a mean compile's wait
+        // they are abandoned and their evaluations go to other configs.
+        let idle = measuring.is_none() && s.arrived.is_empty() && s.queue.is_empty() && !s.running.is_empty();
+        if !idle {
+            s.idle_since = None;
+        }
+        let give_up = match (&mut s.tail, idle) {
+            (Some(t), true) => {
+                let since = *s.idle_since.get_or_insert(now);
+                t.limit().map(|limit| {
+                    let past = s.running.iter().map(|r| r.start + limit).fold(since, f64::max);
+                    past + t.patience()
+                })
+            }
+            _ => None,
+        };
+        if let Some(at) = give_up.filter(|&at| at < next_compile) {
+            now = at;
+            for r in std::mem::take(&mut s.running) {
+                let t = s.tail.as_mut().expect("watching");
+                if t.abandon(r.index, String::new(), now - r.start, "tail", true) {
+                    s.abandoned += 1;
+                } else {
+                    s.count += 1;
+                }
+                s.in_flight[r.index] = false;
+                s.flying -= 1;
+                s.evaluated[r.index] = true;
+                s.strat.tell(r.index, &Outcome::Failed(FailureKind::TimedOut));
+            }
+            s.idle_since = None;
+            if s.count >= budget {
+                break;
+            }
+            s.feed()?;
+            continue;
+        }
         match measuring {
             Some((i, e, end)) if end <= next_compile => {
                 now = end;
@@ -229,7 +283,14 @@ pub fn schedule(space: &RecordedSpace, strategy: &str, budget: usize, seed: u64,
     let secs: Vec<f64> = s.done.iter().map(|&i| s.compile_secs(i)).collect::<Result<_, _>>()?;
     let sum: f64 = secs.iter().sum();
     let bound = (sum / threads as f64).max(secs.iter().copied().fold(0.0, f64::max));
-    Ok(Schedule { evaluated: s.count, wall_s: now, compile_s: sum, efficiency: if now > 0.0 { sum / (now * threads as f64) } else { 0.0 }, bound_s: bound })
+    Ok(Schedule {
+        evaluated: s.count,
+        wall_s: now,
+        compile_s: sum,
+        efficiency: if now > 0.0 { sum / (now * threads as f64) } else { 0.0 },
+        bound_s: bound,
+        abandoned: s.abandoned as f64,
+    })
 }
 
 /// The tuner's order against first-in-first-out and the oracle, mean over seeds.
@@ -241,8 +302,10 @@ pub struct Comparison {
     pub strategy: String,
     /// Seeds run.
     pub repeats: usize,
-    /// With the tuner's order ([`Order::Model`]).
+    /// With the tuner's order ([`Order::Model`]), the compile-tail watch off.
     pub model: Schedule,
+    /// The same with the tail watch at its default factor, as the tuner runs by default.
+    pub tail: Schedule,
     /// First in, first out.
     pub fifo: Schedule,
     /// The true compile times as the order.
@@ -252,12 +315,12 @@ pub struct Comparison {
 /// Runs `repeats` seeds (in parallel) in each order and averages.
 pub fn compare(space: &RecordedSpace, strategy: &str, budget: usize, repeats: usize, seed: u64, threads: usize) -> Result<Comparison, String> {
     use rayon::prelude::*;
-    let runs: Vec<[Schedule; 3]> = (0..repeats.max(1) as u64)
+    let runs: Vec<[Schedule; 4]> = (0..repeats.max(1) as u64)
         .into_par_iter()
         .map(|r| {
             let seed = seed.wrapping_add(r * 7919);
-            let one = |o| schedule(space, strategy, budget, seed, threads, o);
-            Ok([one(Order::Model)?, one(Order::Fifo)?, one(Order::Oracle)?])
+            let one = |o, tail| schedule(space, strategy, budget, seed, threads, o, tail);
+            Ok([one(Order::Model, None)?, one(Order::Fifo, None)?, one(Order::Oracle, None)?, one(Order::Model, Some(crate::run::tail::DEFAULT_FACTOR))?])
         })
         .collect::<Result<_, String>>()?;
     let n = runs.len() as f64;
@@ -269,9 +332,10 @@ pub fn compare(space: &RecordedSpace, strategy: &str, budget: usize, repeats: us
             compile_s: m(&|s| s.compile_s),
             efficiency: m(&|s| s.efficiency),
             bound_s: m(&|s| s.bound_s),
+            abandoned: m(&|s| s.abandoned),
         }
     };
-    Ok(Comparison { space: space.name.clone(), strategy: strategy.into(), repeats: runs.len(), model: mean(0), fifo: mean(1), oracle: mean(2) })
+    Ok(Comparison { space: space.name.clone(), strategy: strategy.into(), repeats: runs.len(), model: mean(0), fifo: mean(1), oracle: mean(2), tail: mean(3) })
 }
 
 #[cfg(test)]
@@ -293,7 +357,7 @@ mod tests {
     #[test]
     fn one_thread_takes_the_sum_and_the_bound_holds() {
         let sp = space();
-        let s = schedule(&sp, "random", 24, 1, 1, Order::Fifo).unwrap();
+        let s = schedule(&sp, "random", 24, 1, 1, Order::Fifo, None).unwrap();
         let sum: f64 = sp.compile_s.iter().flatten().sum();
         assert_eq!(s.evaluated, 24);
         assert!((s.compile_s - sum).abs() < 1e-9);
@@ -301,7 +365,7 @@ mod tests {
         assert!((s.wall_s - sum - 0.01).abs() < 1e-9, "{}", s.wall_s);
         for order in [Order::Model, Order::Fifo, Order::Oracle] {
             for strategy in ["random", "hybrid"] {
-                let s = schedule(&sp, strategy, 20, 3, 4, order).unwrap();
+                let s = schedule(&sp, strategy, 20, 3, 4, order, None).unwrap();
                 assert!(s.wall_s >= s.bound_s && s.efficiency <= 1.0, "{strategy} {order:?} {s:?}");
             }
         }
@@ -312,18 +376,51 @@ mod tests {
         // Exhaustive proposes tile 1, 2, 4, 8 per block: each block's 64 s compile is queued
         // last, so in arrival order the final ones start late.
         let sp = space();
-        let fifo = schedule(&sp, "exhaustive", 24, 1, 4, Order::Fifo).unwrap();
-        let oracle = schedule(&sp, "exhaustive", 24, 1, 4, Order::Oracle).unwrap();
-        let model = schedule(&sp, "exhaustive", 24, 1, 4, Order::Model).unwrap();
+        let fifo = schedule(&sp, "exhaustive", 24, 1, 4, Order::Fifo, None).unwrap();
+        let oracle = schedule(&sp, "exhaustive", 24, 1, 4, Order::Oracle, None).unwrap();
+        let model = schedule(&sp, "exhaustive", 24, 1, 4, Order::Model, None).unwrap();
         assert!(oracle.wall_s < fifo.wall_s, "{oracle:?} {fifo:?}");
         assert!(model.wall_s < fifo.wall_s, "the model learns tile from the first compiles: {model:?} {fifo:?}");
+    }
+
+    #[test]
+    fn the_tail_watch_replaces_a_pathological_compile_and_leaves_bounded_ones() {
+        // Three configs compile for 1,000 s, the others for 1 s; 12 of 24 on 4 threads.
+        let mut sp = space();
+        for (i, c) in sp.compile_s.iter_mut().enumerate() {
+            *c = Some(if i % 8 == 3 { 1000.0 } else { 1.0 });
+        }
+        let mut held = 0;
+        for seed in 0..5 {
+            let off = schedule(&sp, "random", 12, seed, 4, Order::Model, None).unwrap();
+            let on = schedule(&sp, "random", 12, seed, 4, Order::Model, Some(3.0)).unwrap();
+            assert_eq!(on.evaluated, 12, "{on:?}");
+            if off.wall_s > 1000.0 {
+                held += 1;
+                assert!(on.abandoned >= 1.0 && on.wall_s < 20.0, "seed {seed}: {on:?} against {off:?}");
+            } else {
+                assert_eq!((on.abandoned, on.wall_s), (0.0, off.wall_s), "seed {seed}");
+            }
+        }
+        assert!(held >= 2, "the seeds propose a slow config: {held} of 5");
+        // Exhaustive needs every config: it waits.
+        let ex = schedule(&sp, "exhaustive", 24, 0, 4, Order::Model, Some(3.0)).unwrap();
+        assert!(ex.abandoned == 0.0 && ex.wall_s >= 1000.0, "{ex:?}");
+        // Bounded compiles (1-64 s): waiting a mean compile, then replacing, costs no more
+        // than twice the time without the watch on these seeds.
+        let sp = space();
+        for seed in 0..5 {
+            let on = schedule(&sp, "random", 12, seed, 4, Order::Model, Some(3.0)).unwrap();
+            let off = schedule(&sp, "random", 12, seed, 4, Order::Model, None).unwrap();
+            assert!(on.wall_s <= off.wall_s * 2.0 + 1e-9, "ski rental: at most twice: {on:?} {off:?}");
+        }
     }
 
     #[test]
     fn a_space_without_compile_times_is_one_clear_error() {
         let mut sp = space();
         sp.compile_s[3] = None;
-        let e = schedule(&sp, "exhaustive", 24, 1, 4, Order::Model).unwrap_err();
+        let e = schedule(&sp, "exhaustive", 24, 1, 4, Order::Model, None).unwrap_err();
         assert!(e.contains("tile=8, block=32") && e.contains("compile_time"), "{e}");
     }
 }
