@@ -27,10 +27,10 @@ use crate::run::device::{Answer, CompileDone, Done, Job, Kernel, Msg, Pool, Purp
 use crate::run::error::Error;
 use crate::run::ledger::Ledger;
 use crate::run::report::{to_result, ConfigResult, Event, ResultOutcome};
-use crate::run::tail::Tail;
 use crate::run::{emit, Context, RefOutputs, TuneOptions};
 use crate::search::pipeline::{self, CompileTimes};
 use crate::search::strategy::{self, Candidates, Strategy};
+use crate::search::tail::Tail;
 use crate::spec::error::SpecError;
 use crate::spec::job::Reference;
 use std::collections::{HashMap, VecDeque};

@@ -21,6 +21,7 @@ pub mod pipeline;
 pub mod prior;
 mod ridge;
 pub mod strategy;
+pub mod tail;
 mod transfer;
 
 pub use anneal::Annealing;

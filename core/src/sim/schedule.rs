@@ -56,8 +56,8 @@ struct Running {
 
 struct Sim<'s> {
     space: &'s RecordedSpace,
-    /// The tuner's compile-tail watch ([`crate::run::tail`]), when on.
-    tail: Option<crate::run::tail::Tail>,
+    /// The tuner's compile-tail watch ([`crate::search::tail`]), when on.
+    tail: Option<crate::search::tail::Tail>,
     /// Since when (virtual seconds) nothing but compiles has been running, if so.
     idle_since: Option<f64>,
     abandoned: usize,
@@ -169,13 +169,13 @@ impl Sim<'_> {
 
 /// Simulates one tune of `space` by `strategy` with `threads` compile threads, queued compiles
 /// in `order`, up to `budget` evaluations; with `tail`, the tuner's compile-tail watch at that
-/// factor (see [`crate::run::tail`]: with only compiles past the limit left, it waits a mean
+/// factor (see [`crate::search::tail`]: with only compiles past the limit left, it waits a mean
 /// compile's time, then gives their evaluations to other configs; a strategy that needs every
 /// config waits).
 pub fn schedule(space: &RecordedSpace, strategy: &str, budget: usize, seed: u64, threads: usize, order: Order, tail: Option<f64>) -> Result<Schedule, String> {
     let strat = by_name(strategy, seed)?;
     let threads = threads.max(1);
-    let tail = tail.filter(|_| strat.replaceable()).map(|k| crate::run::tail::Tail::new(Some(k)));
+    let tail = tail.filter(|_| strat.replaceable()).map(|k| crate::search::tail::Tail::new(Some(k)));
     let mut s = Sim {
         space,
         tail,
@@ -320,7 +320,7 @@ pub fn compare(space: &RecordedSpace, strategy: &str, budget: usize, repeats: us
         .map(|r| {
             let seed = seed.wrapping_add(r * 7919);
             let one = |o, tail| schedule(space, strategy, budget, seed, threads, o, tail);
-            Ok([one(Order::Model, None)?, one(Order::Fifo, None)?, one(Order::Oracle, None)?, one(Order::Model, Some(crate::run::tail::DEFAULT_FACTOR))?])
+            Ok([one(Order::Model, None)?, one(Order::Fifo, None)?, one(Order::Oracle, None)?, one(Order::Model, Some(crate::search::tail::DEFAULT_FACTOR))?])
         })
         .collect::<Result<_, String>>()?;
     let n = runs.len() as f64;
