@@ -266,8 +266,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 if l.progress.flying == 0 && idle {
                     break;
                 }
-                // Stopping: what is queued is dropped; the loop waits for the devices and the
-                // compiles already running.
+                // Stopping: what is queued is dropped; the loop waits for the devices, and
+                // tells the compiles still running that it no longer waits for them (a backend
+                // compiling through `abandonable` returns within 20 ms).
                 let stopping = failure.is_some() || l.progress.cancelled || l.progress.out_of_time();
                 if stopping {
                     let why = if l.progress.cancelled { Some("interrupted") } else { l.progress.out_of_time().then_some("time limit") };
