@@ -75,7 +75,8 @@ mod tuned {
         assert!(tail.abandoned.is_empty(), "{tail:?}");
         assert!(tail.waited_s > 0.3 && tail.slow == 1, "{tail:?}");
         assert!(r.results.iter().any(|x| is(&x.config, 32, 1) && x.stats().is_some()), "the slow config is measured");
-        assert!(r.notes.iter().any(|n| n.starts_with("compile tail: 1 compile took over 3× the median") && n.contains("waited")), "{:?}", r.notes);
+        // The median compile is 20 ms: the limit is the 0.5 s floor.
+        assert!(r.notes.iter().any(|n| n.starts_with("compile tail: 1 compile took over 0.50 s (at least 0.5 s)") && n.contains("waited")), "{:?}", r.notes);
     }
 
     #[test]

@@ -36,6 +36,9 @@ pub struct CompileTail {
     pub factor: f64,
     /// The median of this tune's compiles (compile-cache hits left out), seconds.
     pub median_s: Option<f64>,
+    /// The limit past which a compile is in the tail: `factor` × the median, and at least
+    /// 0.5 s (shorter compiles never hold a tune).
+    pub limit_s: Option<f64>,
     /// Compiles that finished beyond `factor` × the median.
     pub slow: usize,
     /// Of those, how many started while other compiles still waited in the queue.
@@ -65,12 +68,12 @@ impl CompileTail {
     /// One line for the report, or none when nothing was slow.
     pub fn line(&self) -> Option<String> {
         let mut parts = Vec::new();
-        if let (Some(median), true) = (self.median_s, self.slow > 0) {
+        if let (Some(median), Some(limit), true) = (self.median_s, self.limit_s, self.slow > 0) {
+            let why = if limit > self.factor * median { format!("at least {FLOOR_S} s") } else { format!("{}× the median, {median:.2} s", self.factor) };
             parts.push(format!(
-                "{} compile{} took over {}× the median ({median:.2} s), {} of them started while others waited",
+                "{} compile{} took over {limit:.2} s ({why}), {} of them started while others waited",
                 self.slow,
                 if self.slow == 1 { "" } else { "s" },
-                self.factor,
                 self.slow_started_early
             ));
         }
@@ -207,6 +210,7 @@ impl Tail {
         self.report.median_s = self.median();
         if let Some(m) = self.report.median_s {
             let limit = (self.report.factor * m).max(FLOOR_S);
+            self.report.limit_s = Some(limit);
             let slow: Vec<&(f64, usize)> = self.fresh.iter().filter(|f| f.0 > limit).collect();
             self.report.slow = slow.len();
             self.report.slow_started_early = slow.iter().filter(|f| f.1 > 0).count();
@@ -249,7 +253,7 @@ mod tests {
         let r = t.finish();
         assert_eq!((r.slow, r.slow_started_early, r.median_s), (2, 1, Some(1.0)));
         let line = r.line().unwrap();
-        assert!(line.starts_with("compile tail: 2 compiles took over 3× the median (1.00 s), 1 of them started while others waited"), "{line}");
+        assert!(line.starts_with("compile tail: 2 compiles took over 3.00 s (3× the median, 1.00 s), 1 of them started while others waited"), "{line}");
         assert!(
             line.contains(
                 "stopped waiting for 10 still compiling past the limit at the end (longest x=9 after 16.0 s); 8 of their evaluations went to other configs"
