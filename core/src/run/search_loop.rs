@@ -458,7 +458,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             }
             let config = self.plan.cands[i].config.key();
             tracing::info!(config, seconds = secs, limit, "stopped waiting for a compile in the tail");
-            let replaced = self.tail.abandon(i, config, secs, "tail", true);
+            let replaced = self.tail.abandon(i, config, secs);
             l.progress.in_flight[i] = false;
             l.progress.flying -= 1;
             // Not proposed again in this tune, and not stored: a later tune tries it again.
@@ -478,9 +478,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             }
         }
         if let Some(why) = why {
+            // Not remembered as abandoned: while stopping, the loop drops every late answer.
             for (i, secs) in newly {
-                self.tail.abandon(i, self.plan.cands[i].config.key(), secs, why, false);
-                self.tail.forget(i);
+                self.tail.record(self.plan.cands[i].config.key(), secs, why, false);
             }
         }
     }

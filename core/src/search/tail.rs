@@ -29,6 +29,11 @@ const FLOOR_S: f64 = 0.5;
 /// a loop of replacements).
 const MAX_REPLACED: usize = 8;
 
+/// The tail's limit for `factor` and a median compile of `median` seconds.
+fn limit_of(factor: f64, median: f64) -> f64 {
+    (factor * median).max(FLOOR_S)
+}
+
 /// What the tune did about its slowest compiles (in the report as `compile_tail`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct CompileTail {
@@ -151,7 +156,7 @@ impl Tail {
     /// Seconds past which a running compile is in the tail, once enough compiles finished.
     pub fn limit(&mut self) -> Option<f64> {
         let factor = self.factor?;
-        self.median().map(|m| (factor * m).max(FLOOR_S))
+        self.median().map(|m| limit_of(factor, m))
     }
 
     /// How long the tune waits, with nothing else left to do, for compiles in the tail before
@@ -176,20 +181,25 @@ impl Tail {
         self.abandoned.contains(&i)
     }
 
-    /// Records that the compile of `i` (`config`), running for `seconds`, is abandoned;
+    /// Records that the compile of `config`, running for `seconds`, is abandoned (`why`);
     /// returns whether its evaluation may go to another config.
-    pub fn abandon(&mut self, i: usize, config: String, seconds: f64, why: &str, replaceable: bool) -> bool {
+    pub fn record(&mut self, config: String, seconds: f64, why: &str, replaceable: bool) -> bool {
         let replaced = replaceable && self.replaced < MAX_REPLACED;
         self.replaced += usize::from(replaced);
-        self.abandoned.insert(i);
         self.report.abandoned.push(Abandoned { config, seconds, why: why.into(), replaced });
         replaced
     }
 
-    /// Drops `i` from the abandoned set, so that its late answer is handled like any other
-    /// (at the time limit, where the loop drops every answer).
-    pub fn forget(&mut self, i: usize) {
-        self.abandoned.remove(&i);
+    /// [`Tail::record`]s candidate `i`'s compile as abandoned in the tail and remembers `i`, so
+    /// that its late answer is dropped ([`Tail::is_abandoned`]).
+    pub fn abandon(&mut self, i: usize, config: String, seconds: f64) -> bool {
+        self.abandoned.insert(i);
+        self.record(config, seconds, "tail", true)
+    }
+
+    /// Abandoned compiles whose evaluations went to other configs.
+    pub fn replaced(&self) -> usize {
+        self.replaced
     }
 
     /// The tune waits (or stops waiting) for compiles past the limit that it cannot replace.
@@ -209,7 +219,7 @@ impl Tail {
         self.waiting(false);
         self.report.median_s = self.median();
         if let Some(m) = self.report.median_s {
-            let limit = (self.report.factor * m).max(FLOOR_S);
+            let limit = limit_of(self.report.factor, m);
             self.report.limit_s = Some(limit);
             let slow: Vec<&(f64, usize)> = self.fresh.iter().filter(|f| f.0 > limit).collect();
             self.report.slow = slow.len();
@@ -246,10 +256,12 @@ mod tests {
         for (s, behind) in [(1.0, 9), (1.0, 9), (1.0, 9), (1.0, 9), (1.0, 9), (4.0, 3), (5.0, 0)] {
             t.finished(s, false, behind);
         }
-        let replaced: Vec<bool> = (0..10).map(|i| t.abandon(100 + i, format!("x={i}"), 7.0 + i as f64, "tail", true)).collect();
+        let replaced: Vec<bool> = (0..10).map(|i| t.abandon(100 + i, format!("x={i}"), 7.0 + i as f64)).collect();
         assert_eq!(replaced.iter().filter(|&&r| r).count(), MAX_REPLACED);
+        assert_eq!(t.replaced(), MAX_REPLACED);
         assert!(t.is_abandoned(100) && !t.is_abandoned(99));
-        assert!(!t.abandon(200, "y=1".into(), 2.0, "time limit", true), "no replacement beyond the bound");
+        assert!(!t.record("y=1".into(), 2.0, "time limit", true), "no replacement beyond the bound");
+        assert!(!t.is_abandoned(200), "a recorded compile's answer is not dropped by the tail");
         let r = t.finish();
         assert_eq!((r.slow, r.slow_started_early, r.median_s), (2, 1, Some(1.0)));
         let line = r.line().unwrap();

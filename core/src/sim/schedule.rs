@@ -60,7 +60,6 @@ struct Sim<'s> {
     tail: Option<crate::search::tail::Tail>,
     /// Since when (virtual seconds) nothing but compiles has been running, if so.
     idle_since: Option<f64>,
-    abandoned: usize,
     cands: Candidates<'s>,
     strat: Box<dyn Strategy>,
     adaptive: bool,
@@ -152,9 +151,6 @@ impl Sim<'_> {
     fn arrive(&mut self, i: usize, now: f64) -> Result<f64, String> {
         let secs = self.compile_secs(i)?;
         self.compile = (self.compile.0 + secs, self.compile.1 + 1);
-        if let Some(t) = &mut self.tail {
-            t.finished(secs, false, 0);
-        }
         if self.order == Order::Model && self.times.observe(i, secs, false) {
             let running: Vec<(usize, f64)> = self.running.iter().map(|r| (r.index, now - r.start)).collect();
             if self.times.refit(&self.cands, &running) {
@@ -180,7 +176,6 @@ pub fn schedule(space: &RecordedSpace, strategy: &str, budget: usize, seed: u64,
         space,
         tail,
         idle_since: None,
-        abandoned: 0,
         cands: Candidates { params: &space.params, coords: &space.coords },
         adaptive: strat.adaptive(),
         strat,
@@ -237,9 +232,7 @@ pub fn schedule(space: &RecordedSpace, strategy: &str, budget: usize, seed: u64,
             now = at;
             for r in std::mem::take(&mut s.running) {
                 let t = s.tail.as_mut().expect("watching");
-                if t.abandon(r.index, String::new(), now - r.start, "tail", true) {
-                    s.abandoned += 1;
-                } else {
+                if !t.record(String::new(), now - r.start, "tail", true) {
                     s.count += 1;
                 }
                 s.in_flight[r.index] = false;
@@ -275,7 +268,14 @@ pub fn schedule(space: &RecordedSpace, strategy: &str, budget: usize, seed: u64,
                 now = next_compile;
                 let (finished, still): (Vec<Running>, Vec<Running>) = s.running.drain(..).partition(|r| r.end <= now);
                 s.running = still;
-                s.arrived.extend(finished.into_iter().map(|r| r.index));
+                for r in finished {
+                    // The tail learns of a compile when it ends, as in the search loop.
+                    let secs = s.compile_secs(r.index)?;
+                    if let Some(t) = &mut s.tail {
+                        t.finished(secs, false, 0);
+                    }
+                    s.arrived.push_back(r.index);
+                }
             }
             _ => break,
         }
@@ -289,7 +289,7 @@ pub fn schedule(space: &RecordedSpace, strategy: &str, budget: usize, seed: u64,
         compile_s: sum,
         efficiency: if now > 0.0 { sum / (now * threads as f64) } else { 0.0 },
         bound_s: bound,
-        abandoned: s.abandoned as f64,
+        abandoned: s.tail.as_ref().map_or(0, |t| t.replaced()) as f64,
     })
 }
 

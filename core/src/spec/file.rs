@@ -707,10 +707,15 @@ impl Spec {
             },
             compile_tail: match &raw.tune.compile_tail {
                 None => None,
-                Some(toml::Value::Integer(i)) => Some(crate::spec::settings::parse_compile_tail(&i.to_string()).map_err(|m| err("tune.compile_tail", m))?),
-                Some(toml::Value::Float(f)) => Some(crate::spec::settings::parse_compile_tail(&f.to_string()).map_err(|m| err("tune.compile_tail", m))?),
-                Some(toml::Value::String(t)) => Some(crate::spec::settings::parse_compile_tail(t).map_err(|m| err("tune.compile_tail", m))?),
-                Some(other) => return Err(err("tune.compile_tail", format!("{other} is not a factor over the median compile (such as 3) or \"off\""))),
+                Some(v) => {
+                    let text = match v {
+                        toml::Value::Integer(i) => i.to_string(),
+                        toml::Value::Float(f) => f.to_string(),
+                        toml::Value::String(t) => t.clone(),
+                        other => return Err(err("tune.compile_tail", format!("{other} is not a factor over the median compile (such as 3) or \"off\""))),
+                    };
+                    Some(crate::spec::settings::parse_compile_tail(&text).map_err(|m| err("tune.compile_tail", m))?)
+                }
             },
             cpu_reference,
             warnings: Vec::new(),
