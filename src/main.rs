@@ -6,6 +6,9 @@
 mod cli;
 
 fn main() {
+    // Logging first, so that worker processes (this program again) log too, to the stderr
+    // they share with the tuner (`KERNTUNE_LOG=kerntune_core=debug` shows their start-up).
+    cli::init_logging();
     // In a CUDA or HIP worker process this serves the tuner and exits; otherwise it lets those
     // backends run kernels in such workers (so a faulting kernel cannot end a tune).
     kerntune::hook();

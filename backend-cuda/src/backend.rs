@@ -21,7 +21,7 @@ pub enum CudaWorkspace {
     Local(Box<LocalWorkspace>),
     /// Kernels run in the worker process (see [`crate::worker`]); the parent keeps the problem
     /// to start a fresh worker after a fault.
-    Remote(ProblemData),
+    Remote(Arc<ProblemData>),
 }
 
 /// An NVIDIA GPU opened for tuning.
@@ -160,7 +160,7 @@ impl Backend for CudaBackend {
         Ok(Compiled { kernel, usage, cached: cubin.cached })
     }
 
-    fn workspace(&self, problem: &ProblemData) -> Result<CudaWorkspace, BackendError> {
+    fn workspace(&self, problem: &Arc<ProblemData>) -> Result<CudaWorkspace, BackendError> {
         if self.worker.is_some() {
             // Start the worker now, so that a worker that cannot start fails before measuring.
             self.with_worker(problem, |_| Ok(()))?;

@@ -22,7 +22,7 @@ pub enum HipWorkspace {
     Local(Box<LocalWorkspace>),
     /// Kernels run in the worker process (see [`crate::worker`]); the parent keeps the problem
     /// to start a fresh worker after a fault.
-    Remote(ProblemData),
+    Remote(Arc<ProblemData>),
 }
 
 /// An AMD GPU opened for tuning. With isolation on (the host program called
@@ -141,7 +141,7 @@ impl Backend for HipBackend {
         Ok(Compiled { kernel, usage, cached })
     }
 
-    fn workspace(&self, problem: &ProblemData) -> Result<HipWorkspace, BackendError> {
+    fn workspace(&self, problem: &Arc<ProblemData>) -> Result<HipWorkspace, BackendError> {
         if self.worker.is_some() {
             // Start the worker now, so that a worker that cannot start fails before measuring.
             self.with_worker(problem, |_| Ok(()))?;

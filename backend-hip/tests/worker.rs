@@ -51,7 +51,7 @@ fn on_a_gpu_the_worker_times_and_verifies() {
         kerntune_core::CompileRequest { source: &src, code: &src.code, config: &cfg, defines: &[], launch: &launch, scalars: &[], buffers: &[], abandon: None };
     let k = b.compile(&req).expect("compiles").kernel;
     let p = problem();
-    let mut ws = b.workspace(&p).expect("worker workspace");
+    let mut ws = b.workspace(&std::sync::Arc::new(p.clone())).expect("worker workspace");
     let t = b
         .time(
             &mut ws,

@@ -139,7 +139,7 @@ impl Backend for WgpuBackend {
         Ok(Compiled { kernel, usage: ResourceUsage::default(), cached: false })
     }
 
-    fn workspace(&self, problem: &ProblemData) -> Result<WgpuWorkspace, BackendError> {
+    fn workspace(&self, problem: &std::sync::Arc<ProblemData>) -> Result<WgpuWorkspace, BackendError> {
         let max = self.limits_raw_max_binding();
         for b in problem.buffers() {
             if b.data.len() as u64 > max {

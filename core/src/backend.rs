@@ -140,7 +140,7 @@ pub trait Backend: Send + Sync {
     fn compile(&self, req: &CompileRequest<'_>) -> Result<Compiled<Self::Kernel>, BackendError>;
 
     /// Allocates device memory for a problem and uploads its initial data.
-    fn workspace(&self, problem: &ProblemData) -> Result<Self::Workspace, BackendError>;
+    fn workspace(&self, problem: &std::sync::Arc<ProblemData>) -> Result<Self::Workspace, BackendError>;
 
     /// Restores every input and read-write buffer to its initial data; with `poison`, fills
     /// write-only outputs with the poison pattern (all bits set).

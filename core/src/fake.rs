@@ -78,6 +78,8 @@ pub struct FakeBackend {
     pub compiles: AtomicUsize,
     /// Timed launches per config key.
     pub launches: Mutex<HashMap<String, u32>>,
+    /// Timed launches of every config, shared with whoever asked ([`FakeBackend::launch_counter`]).
+    timed: Arc<AtomicUsize>,
     /// Number of `recover` calls.
     pub recoveries: AtomicUsize,
     /// Compiles running now, and the most that ever ran at once.
@@ -127,7 +129,7 @@ impl Drop for FakeKernel {
 /// worker (the parent keeps the problem to start a fresh worker after a fault).
 #[derive(Debug)]
 pub struct FakeWorkspace {
-    initial: ProblemData,
+    initial: Arc<ProblemData>,
     current: Vec<HostBuffer>,
 }
 
@@ -145,6 +147,7 @@ impl FakeBackend {
             lost: AtomicBool::new(false),
             compiles: AtomicUsize::new(0),
             launches: Mutex::new(HashMap::new()),
+            timed: Arc::new(AtomicUsize::new(0)),
             recoveries: AtomicUsize::new(0),
             compiling: AtomicUsize::new(0),
             max_compiling: AtomicUsize::new(0),
@@ -214,6 +217,12 @@ impl FakeBackend {
     pub fn with_target(mut self, t: Target) -> Self {
         self.target = t;
         self
+    }
+
+    /// A counter of every timed launch, readable while the backend is in a tuner (by a CPU
+    /// reference, say).
+    pub fn launch_counter(&self) -> Arc<AtomicUsize> {
+        self.timed.clone()
     }
 
     /// Total timed launches of one config.
@@ -321,7 +330,7 @@ impl Backend for FakeBackend {
         true
     }
 
-    fn workspace(&self, problem: &ProblemData) -> Result<FakeWorkspace, BackendError> {
+    fn workspace(&self, problem: &Arc<ProblemData>) -> Result<FakeWorkspace, BackendError> {
         self.check_alive()?;
         if let Some(slot) = &self.worker {
             // Start the worker now, so that a worker that cannot start fails before measuring.
@@ -353,6 +362,7 @@ impl Backend for FakeBackend {
             None => self.run_here(ws, k, launch, req)?,
         };
         *self.launches.lock().unwrap().entry(k.key.clone()).or_default() += req.launches;
+        self.timed.fetch_add(req.launches as usize, Ordering::SeqCst);
         Ok(self.observed(base))
     }
 

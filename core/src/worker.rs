@@ -13,7 +13,10 @@
 //! (`KERNTUNE_CUDA_WORKER=1`, `KERNTUNE_HIP_WORKER=1`): a host program opts in by calling its
 //! backend's hook first thing in `main` (`kerntune::hook()` calls every compiled-in one; the
 //! CLI does). Messages are a JSON header and raw byte blobs, length-prefixed, over the worker's
-//! stdin/stdout. Verification happens in the worker against a reference it keeps, so outputs
+//! stdin/stdout; on Linux, blobs of a mebibyte or more (the problem's buffers, the reference's
+//! outputs) travel through a shared-memory file the worker inherits ([`shm`]), and only their
+//! place in it through the pipe, which through a pipe took seconds for a few hundred
+//! megabytes while the CPU reference kept every core busy. Verification happens in the worker against a reference it keeps, so outputs
 //! are not shipped back for every config.
 //!
 //! A backend implements [`WorkerBackend`] (open the device in-process, load a shipped binary),
@@ -41,7 +44,10 @@ use std::time::Duration;
 /// method runs in the worker process, on its one thread.
 pub trait Executor {
     /// Opens device `ordinal` and uploads the problem.
-    fn init(&mut self, ordinal: usize, problem: &ProblemData) -> Result<(), BackendError>;
+    fn init(&mut self, ordinal: usize, problem: &std::sync::Arc<ProblemData>) -> Result<(), BackendError>;
+    /// Called as the worker starts, before the problem arrives, with the device it will be
+    /// given: an executor may open it now, while the parent is still sending the problem.
+    fn prepare(&mut self, _ordinal: usize) {}
     /// Loads a compiled kernel (`binary` from [`KernelImage`]) under `id`.
     fn load(&mut self, id: u64, name: &str, binary: Vec<u8>) -> Result<(), BackendError>;
     /// Unloads a kernel the parent dropped.
@@ -71,11 +77,14 @@ pub struct BackendExecutor<B: WorkerBackend> {
     backend: Option<B>,
     ws: Option<B::Workspace>,
     kernels: HashMap<u64, B::Kernel>,
+    /// The device opened as the worker started (see [`Executor::prepare`]), or why not: an
+    /// error is met again, and reported, by `init`.
+    opened: Option<(usize, Result<B, BackendError>)>,
 }
 
 impl<B: WorkerBackend> Default for BackendExecutor<B> {
     fn default() -> Self {
-        BackendExecutor { backend: None, ws: None, kernels: HashMap::new() }
+        BackendExecutor { backend: None, ws: None, kernels: HashMap::new(), opened: None }
     }
 }
 
@@ -97,11 +106,22 @@ impl<B: WorkerBackend> BackendExecutor<B> {
 }
 
 impl<B: WorkerBackend> Executor for BackendExecutor<B> {
-    fn init(&mut self, ordinal: usize, problem: &ProblemData) -> Result<(), BackendError> {
-        let b = B::open_for_worker(ordinal)?;
+    fn init(&mut self, ordinal: usize, problem: &std::sync::Arc<ProblemData>) -> Result<(), BackendError> {
+        let b = match self.opened.take() {
+            Some((o, Ok(b))) if o == ordinal => b,
+            _ => B::open_for_worker(ordinal)?,
+        };
+        let t = std::time::Instant::now();
         self.ws = Some(b.workspace(problem)?);
+        tracing::debug!(seconds = t.elapsed().as_secs_f64(), "worker: workspace made");
         self.backend = Some(b);
         Ok(())
+    }
+    fn prepare(&mut self, ordinal: usize) {
+        let t = std::time::Instant::now();
+        let b = B::open_for_worker(ordinal);
+        tracing::debug!(seconds = t.elapsed().as_secs_f64(), ok = b.is_ok(), "worker: device opened");
+        self.opened = Some((ordinal, b));
     }
     fn load(&mut self, id: u64, name: &str, binary: Vec<u8>) -> Result<(), BackendError> {
         let b = self.backend.as_ref().ok_or_else(|| BackendError::other("worker: not initialised"))?;
@@ -271,14 +291,36 @@ fn from_wire(kind: &str, message: String, timeout: Duration) -> BackendError {
     }
 }
 
-fn write_msg(w: &mut impl Write, header: &impl Serialize, blobs: &[&[u8]]) -> io::Result<()> {
+/// The device a worker will be given, told at its start (see [`Executor::prepare`]).
+const ORDINAL_VAR: &str = "KERNTUNE_WORKER_ORDINAL";
+
+/// A blob's length with this bit set means the blob is in the shared-memory file, at the offset
+/// that follows.
+const IN_SHM: u64 = 1 << 63;
+/// Blobs this large or larger go through the shared-memory file when there is one.
+const SHM_MIN: usize = 1 << 20;
+
+fn write_msg(w: &mut impl Write, header: &impl Serialize, blobs: &[&[u8]], shm: Option<&std::fs::File>) -> io::Result<()> {
     let h = serde_json::to_vec(header).map_err(io::Error::other)?;
     w.write_all(&(h.len() as u64).to_le_bytes())?;
     w.write_all(&h)?;
     w.write_all(&(blobs.len() as u64).to_le_bytes())?;
+    let mut offset = 0u64;
     for b in blobs {
-        w.write_all(&(b.len() as u64).to_le_bytes())?;
-        w.write_all(b)?;
+        match shm.filter(|_| b.len() >= SHM_MIN) {
+            Some(file) => {
+                // The reader has emptied the file after the previous message: messages
+                // alternate, so each one starts at offset 0.
+                shm::write_at(file, b, offset)?;
+                w.write_all(&(b.len() as u64 | IN_SHM).to_le_bytes())?;
+                w.write_all(&offset.to_le_bytes())?;
+                offset += b.len() as u64;
+            }
+            None => {
+                w.write_all(&(b.len() as u64).to_le_bytes())?;
+                w.write_all(b)?;
+            }
+        }
     }
     w.flush()
 }
@@ -292,7 +334,7 @@ fn read_u64(r: &mut impl Read) -> io::Result<u64> {
 /// Largest header or blob accepted: a corrupted length fails cleanly instead of allocating.
 const MAX_PART: u64 = 1 << 40;
 
-fn read_msg<T: DeserializeOwned>(r: &mut impl Read) -> io::Result<(T, Vec<Vec<u8>>)> {
+fn read_msg<T: DeserializeOwned>(r: &mut impl Read, shm: Option<&std::fs::File>) -> io::Result<(T, Vec<Vec<u8>>)> {
     let n = read_u64(r)?;
     if n > MAX_PART {
         return Err(io::Error::other(format!("malformed message: header length {n}")));
@@ -305,14 +347,28 @@ fn read_msg<T: DeserializeOwned>(r: &mut impl Read) -> io::Result<(T, Vec<Vec<u8
         return Err(io::Error::other(format!("malformed message: {count} blobs")));
     }
     let mut blobs = Vec::with_capacity(count as usize);
+    let mut shared = false;
     for _ in 0..count {
         let len = read_u64(r)?;
+        let in_shm = len & IN_SHM != 0;
+        let len = len & !IN_SHM;
         if len > MAX_PART {
             return Err(io::Error::other(format!("malformed message: blob length {len}")));
         }
         let mut b = vec![0u8; len as usize];
-        r.read_exact(&mut b)?;
+        if in_shm {
+            let offset = read_u64(r)?;
+            let file = shm.ok_or_else(|| io::Error::other("malformed message: a blob in shared memory, and no shared memory"))?;
+            shm::read_at(file, &mut b, offset)?;
+            shared = true;
+        } else {
+            r.read_exact(&mut b)?;
+        }
         blobs.push(b);
+    }
+    if let (true, Some(file)) = (shared, shm) {
+        // Read: the memory goes back, and the next message starts at offset 0.
+        file.set_len(0)?;
     }
     Ok((header, blobs))
 }
@@ -326,6 +382,8 @@ pub struct Worker {
     replies: Receiver<io::Result<(Rep, Vec<Vec<u8>>)>>,
     loaded: HashSet<u64>,
     ref_id: Option<u64>,
+    /// The shared-memory file large blobs travel through, when the platform has one.
+    shm: Option<std::fs::File>,
 }
 
 impl Worker {
@@ -339,8 +397,11 @@ impl Worker {
     /// kind's worker variable is set).
     pub fn spawn_command(kind: &WorkerKind, mut cmd: Command, ordinal: usize, problem: &ProblemData) -> Result<Worker, BackendError> {
         let label = kind.label;
+        let t = std::time::Instant::now();
+        let shm = shm::share_with(&mut cmd);
         let mut child = cmd
             .env(kind.worker_env, "1")
+            .env(ORDINAL_VAR, ordinal.to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -349,17 +410,18 @@ impl Worker {
         let stdin = BufWriter::with_capacity(1 << 20, child.stdin.take().expect("piped"));
         let mut stdout = BufReader::with_capacity(1 << 20, child.stdout.take().expect("piped"));
         let (tx, rx) = std::sync::mpsc::channel();
+        let reader_shm = shm.as_ref().and_then(|f| f.try_clone().ok());
         std::thread::Builder::new()
             .name(format!("kerntune-{}-worker-reader", label.to_lowercase()))
             .spawn(move || loop {
-                let m = read_msg::<Rep>(&mut stdout);
+                let m = read_msg::<Rep>(&mut stdout, reader_shm.as_ref());
                 let end = m.is_err();
                 if tx.send(m).is_err() || end {
                     break;
                 }
             })
             .map_err(|e| BackendError::other(format!("starting a reader thread: {e}")))?;
-        let mut w = Worker { label, child, stdin: Some(stdin), replies: rx, loaded: HashSet::new(), ref_id: None };
+        let mut w = Worker { label, child, stdin: Some(stdin), replies: rx, loaded: HashSet::new(), ref_id: None, shm };
         let mut args = Vec::new();
         let mut blobs: Vec<&[u8]> = Vec::new();
         for a in &problem.args {
@@ -373,14 +435,16 @@ impl Worker {
                 }
             }
         }
+        tracing::debug!(seconds = t.elapsed().as_secs_f64(), pid = w.child.id(), "{label} worker started; sending the problem");
         w.call(&Req::Init { ordinal, args }, &blobs, Duration::from_secs(120))?;
+        tracing::debug!(seconds = t.elapsed().as_secs_f64(), "{label} worker initialised");
         Ok(w)
     }
 
     fn call(&mut self, req: &Req, blobs: &[&[u8]], deadline: Duration) -> Result<(Vec<f64>, Vec<Vec<u8>>), BackendError> {
         let label = self.label;
         let written = match self.stdin.as_mut() {
-            Some(stdin) => write_msg(stdin, req, blobs),
+            Some(stdin) => write_msg(stdin, req, blobs, self.shm.as_ref()),
             None => Err(io::Error::other("its input was closed")),
         };
         if let Err(e) = written {
@@ -602,7 +666,7 @@ impl WorkerSlot {
 }
 
 struct Served {
-    problem: ProblemData,
+    problem: std::sync::Arc<ProblemData>,
     reference: Vec<HostBuffer>,
     loaded: HashMap<u64, ()>,
 }
@@ -610,6 +674,7 @@ struct Served {
 fn handle(exec: &mut impl Executor, st: &mut Served, req: Req, blobs: Vec<Vec<u8>>) -> Result<(Vec<f64>, Vec<Vec<u8>>), BackendError> {
     match req {
         Req::Init { ordinal, args } => {
+            tracing::debug!(bytes = blobs.iter().map(Vec::len).sum::<usize>(), "worker: problem received");
             let mut data = blobs.into_iter();
             let mut problem = ProblemData::default();
             for a in args {
@@ -625,6 +690,7 @@ fn handle(exec: &mut impl Executor, st: &mut Served, req: Req, blobs: Vec<Vec<u8
                     (None, None) => return Err(BackendError::other("malformed init message")),
                 }
             }
+            let problem = std::sync::Arc::new(problem);
             exec.init(ordinal, &problem)?;
             st.problem = problem;
             Ok((vec![], vec![]))
@@ -676,27 +742,121 @@ fn handle(exec: &mut impl Executor, st: &mut Served, req: Req, blobs: Vec<Vec<u8
 pub fn serve(exec: &mut impl Executor) -> i32 {
     let mut input = BufReader::with_capacity(1 << 20, io::stdin().lock());
     let mut output = BufWriter::with_capacity(1 << 20, io::stdout().lock());
-    let mut st = Served { problem: ProblemData::default(), reference: Vec::new(), loaded: HashMap::new() };
+    let shm = shm::inherited();
+    let shm = shm.as_ref();
+    tracing::debug!(shared_memory = shm.is_some(), "worker: serving");
+    if let Some(ordinal) = std::env::var(ORDINAL_VAR).ok().and_then(|v| v.parse().ok()) {
+        exec.prepare(ordinal);
+    }
+    let mut st = Served { problem: Default::default(), reference: Vec::new(), loaded: HashMap::new() };
     loop {
-        let (req, blobs) = match read_msg::<Req>(&mut input) {
+        let (req, blobs) = match read_msg::<Req>(&mut input, shm) {
             Ok(m) => m,
             Err(_) => return 0,
         };
         match handle(exec, &mut st, req, blobs) {
             Ok((times, out)) => {
                 let refs: Vec<&[u8]> = out.iter().map(|b| b.as_slice()).collect();
-                if write_msg(&mut output, &Rep::Ok { times }, &refs).is_err() {
+                if write_msg(&mut output, &Rep::Ok { times }, &refs, shm).is_err() {
                     return 0;
                 }
             }
             Err(e) => {
                 let lost = e.needs_recovery();
-                let _ = write_msg(&mut output, &to_wire(&e), &[]);
+                let _ = write_msg(&mut output, &to_wire(&e), &[], shm);
                 if lost {
                     return 3;
                 }
             }
         }
+    }
+}
+
+/// The shared-memory file a worker inherits (Linux: a memfd, mapped to a fixed descriptor in
+/// the worker); elsewhere there is none and every blob goes through the pipe.
+pub mod shm {
+    use std::fs::File;
+    use std::io;
+
+    /// The parent's switch: `KERNTUNE_WORKER_SHARED_MEMORY=0` sends every blob through the pipe.
+    pub const SWITCH: &str = "KERNTUNE_WORKER_SHARED_MEMORY";
+    /// The variable that tells the worker which descriptor is the file.
+    const FD_VAR: &str = "KERNTUNE_WORKER_SHM_FD";
+    /// The descriptor the file has in the worker.
+    #[cfg(target_os = "linux")]
+    const CHILD_FD: i32 = 3;
+
+    /// Makes a shared-memory file and arranges for `cmd`'s process to inherit it; `None` (and
+    /// the pipe for everything) when it cannot, or when switched off.
+    #[cfg(target_os = "linux")]
+    pub fn share_with(cmd: &mut std::process::Command) -> Option<File> {
+        use command_fds::{CommandFdExt, FdMapping};
+        if std::env::var(SWITCH).is_ok_and(|v| v == "0") {
+            return None;
+        }
+        let fd = rustix::fs::memfd_create("kerntune-worker", rustix::fs::MemfdFlags::CLOEXEC).ok()?;
+        let file = File::from(fd);
+        let theirs = file.try_clone().ok()?;
+        cmd.fd_mappings(vec![FdMapping { parent_fd: theirs.into(), child_fd: CHILD_FD }]).ok()?;
+        cmd.env(FD_VAR, CHILD_FD.to_string());
+        Some(file)
+    }
+
+    /// See the Linux version: no shared memory here.
+    #[cfg(not(target_os = "linux"))]
+    pub fn share_with(_cmd: &mut std::process::Command) -> Option<File> {
+        None
+    }
+
+    /// In the worker: the file the parent shared, if any (opened again through `/proc`, so that
+    /// no descriptor is taken on trust).
+    pub fn inherited() -> Option<File> {
+        let fd: i32 = std::env::var(FD_VAR).ok()?.parse().ok()?;
+        std::fs::OpenOptions::new().read(true).write(true).open(format!("/proc/self/fd/{fd}")).ok()
+    }
+
+    /// Threads that copy into or out of shared memory: such a copy is bound by page faults and
+    /// page allocation, which several threads do at once. Plain threads, not rayon's pool,
+    /// which a CPU reference may be keeping busy at that very moment.
+    #[cfg(unix)]
+    const THREADS: usize = 8;
+    /// Below this, one thread copies.
+    #[cfg(unix)]
+    const PIECE: usize = 16 << 20;
+
+    /// Writes `data` at `offset`.
+    #[cfg(unix)]
+    pub fn write_at(file: &File, data: &[u8], offset: u64) -> io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        let size = data.len().div_ceil(THREADS).max(PIECE);
+        std::thread::scope(|s| {
+            let parts: Vec<_> = data.chunks(size).enumerate().map(|(k, piece)| s.spawn(move || file.write_all_at(piece, offset + (k * size) as u64))).collect();
+            parts.into_iter().try_for_each(|h| h.join().unwrap_or_else(|_| Err(io::Error::other("a copying thread panicked"))))
+        })
+    }
+
+    /// Reads `buf.len()` bytes at `offset`.
+    #[cfg(unix)]
+    pub fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        let size = buf.len().div_ceil(THREADS).max(PIECE);
+        std::thread::scope(|s| {
+            let parts: Vec<_> =
+                buf.chunks_mut(size).enumerate().map(|(k, piece)| s.spawn(move || file.read_exact_at(piece, offset + (k * size) as u64))).collect();
+            parts.into_iter().try_for_each(|h| h.join().unwrap_or_else(|_| Err(io::Error::other("a copying thread panicked"))))
+        })
+    }
+
+    /// See the Unix version: never called without a file.
+    #[cfg(not(unix))]
+    pub fn write_at(_file: &File, _data: &[u8], _offset: u64) -> io::Result<()> {
+        Err(io::Error::other("no shared memory on this platform"))
+    }
+
+    /// See the Unix version: never called without a file.
+    #[cfg(not(unix))]
+    pub fn read_at(_file: &File, _buf: &mut [u8], _offset: u64) -> io::Result<()> {
+        Err(io::Error::other("no shared memory on this platform"))
     }
 }
 
@@ -708,8 +868,8 @@ mod tests {
     fn messages_round_trip_with_blobs() {
         let mut buf = Vec::new();
         let req = Req::Time { id: 7, launch: Launch { grid: [2, 1, 1], block: [64, 1, 1], shared_mem_bytes: 0 }, n: 5, flush: L2Flush::Rotate, timeout: 1.5 };
-        write_msg(&mut buf, &req, &[b"abc", b""]).unwrap();
-        let (back, blobs): (Req, _) = read_msg(&mut buf.as_slice()).unwrap();
+        write_msg(&mut buf, &req, &[b"abc", b""], None).unwrap();
+        let (back, blobs): (Req, _) = read_msg(&mut buf.as_slice(), None).unwrap();
         assert!(matches!(back, Req::Time { id: 7, n: 5, flush: L2Flush::Rotate, .. }));
         assert_eq!(blobs, vec![b"abc".to_vec(), vec![]]);
     }
@@ -731,7 +891,7 @@ mod tests {
     fn a_corrupt_length_is_an_error_not_an_allocation() {
         let mut buf = Vec::new();
         buf.extend_from_slice(&u64::MAX.to_le_bytes());
-        assert!(read_msg::<Req>(&mut buf.as_slice()).is_err());
-        assert!(read_msg::<Req>(&mut [1u8, 2].as_slice()).is_err());
+        assert!(read_msg::<Req>(&mut buf.as_slice(), None).is_err());
+        assert!(read_msg::<Req>(&mut [1u8, 2].as_slice(), None).is_err());
     }
 }

@@ -475,6 +475,65 @@ fn a_cpu_reference_checks_every_config() {
     assert_eq!(r.reference, "cpu:fake");
 }
 
+/// A slow CPU reference does not hold the devices: configs are measured while it is computed
+/// and verified once it is made, a wrong one included.
+#[test]
+fn configs_are_measured_while_the_cpu_reference_is_computed() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let fake = FakeBackend::new(limits(), time).with_behavior(|c| if is(c, 64, 2) { Behavior::WrongOutput } else { Behavior::Ok });
+    let launched = fake.launch_counter();
+    let waited_for_launches = Arc::new(AtomicBool::new(false));
+    let flag = waited_for_launches.clone();
+    let mut j = job();
+    // The reference is made only once the device has timed launches of several configs (or
+    // after 20 s, when the devices wait for it, and the test fails).
+    j.verify.reference = Reference::Host(
+        "slow".into(),
+        Arc::new(move |p| {
+            let t = std::time::Instant::now();
+            while launched.load(Ordering::SeqCst) < 10 && t.elapsed() < std::time::Duration::from_secs(20) {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            flag.store(launched.load(Ordering::SeqCst) >= 10, Ordering::SeqCst);
+            Ok(FakeBackend::reference(p))
+        }),
+    );
+    let r = Tuner::new(fake).tune(&j, &opts()).unwrap();
+    assert!(waited_for_launches.load(Ordering::SeqCst), "configs were measured before the reference was made");
+    assert!(matches!(result_of(&r, 64, 2).outcome, ResultOutcome::Failed { kind: FailureKind::WrongOutput, .. }), "{:?}", result_of(&r, 64, 2));
+    let measured: Vec<_> = r.results.iter().filter(|x| matches!(x.outcome, ResultOutcome::Measured { .. })).collect();
+    assert_eq!(measured.len() + 1, r.evaluated, "every other config measured");
+    assert!(measured.iter().all(|x| x.verified), "each verified once the reference was made");
+    assert!(!is(&r.winner, 64, 2));
+}
+
+/// A time limit that ends the search before the CPU reference is made: what was measured is
+/// kept, unverified, and the winner is verified in the final round all the same.
+#[test]
+fn a_time_limit_before_the_cpu_reference_keeps_what_was_measured() {
+    use std::sync::atomic::Ordering;
+    let fake = FakeBackend::new(limits(), time).with_launch_delay(Duration::from_millis(2));
+    let launched = fake.launch_counter();
+    let mut j = job();
+    j.verify.reference = Reference::Host(
+        "slow".into(),
+        Arc::new(move |p| {
+            while launched.load(Ordering::SeqCst) < 10 {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            std::thread::sleep(Duration::from_millis(600));
+            Ok(FakeBackend::reference(p))
+        }),
+    );
+    let mut o = opts();
+    o.budget = Budget { max_seconds: Some(0.3), ..Default::default() };
+    let r = Tuner::new(fake).tune(&j, &o).unwrap();
+    let measured: Vec<_> = r.results.iter().filter(|x| matches!(x.outcome, ResultOutcome::Measured { .. })).collect();
+    assert!(measured.len() >= 3, "{} measured", measured.len());
+    assert!(measured.iter().any(|x| !x.verified), "measured before the reference and not verified after");
+    assert!(result_of(&r, r.winner.get("bx").unwrap().as_i64().unwrap(), r.winner.get("vec").unwrap().as_i64().unwrap()).verified, "the winner is verified");
+}
+
 #[test]
 fn no_valid_config_says_why() {
     let mut j = job();

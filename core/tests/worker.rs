@@ -46,7 +46,7 @@ impl HostExec {
 }
 
 impl Executor for HostExec {
-    fn init(&mut self, _: usize, problem: &ProblemData) -> Result<(), BackendError> {
+    fn init(&mut self, _: usize, problem: &std::sync::Arc<ProblemData>) -> Result<(), BackendError> {
         self.init = problem.buffers().cloned().collect();
         self.bufs = self.init.clone();
         Ok(())
@@ -131,6 +131,39 @@ fn runs_and_verifies_in_the_worker() {
     assert_eq!(s.starts(), 1, "one worker served all of that");
 }
 
+/// Buffers of several mebibytes (the problem's, the reference's and the outputs read back)
+/// arrive whole, through the shared-memory file on Linux and through the pipe when it is
+/// switched off.
+fn large_buffers_arrive_whole() {
+    let n = 3 << 20;
+    let p = ProblemData {
+        args: vec![
+            ArgData::Buffer(HostBuffer::new("x", DType::F32, n, &Init::Sequence, Access::Read)),
+            ArgData::Buffer(HostBuffer::new("y", DType::F32, n, &Init::Zeros, Access::Write)),
+        ],
+    };
+    let r = reference(&p);
+    for shared in [true, false] {
+        if !shared {
+            std::env::set_var(kerntune_core::worker::shm::SWITCH, "0");
+        }
+        let s = slot();
+        let req =
+            VerifyRequest { reference: &r, reference_id: 7, outputs: &[], tolerance: Tolerance::default(), per_output: &[], timeout: Duration::from_secs(30) };
+        s.with(&p, |w| w.verify(image(1, "double"), &LAUNCH, &req)).unwrap();
+        let e = s.with(&p, |w| w.verify(image(2, "wrong"), &LAUNCH, &req)).unwrap_err();
+        assert!(matches!(&e, BackendError::WrongOutput(m) if m.contains("elements differ")), "{e}");
+        s.with(&p, |w| w.time(image(1, "double"), &LAUNCH, &timing(Duration::from_secs(30)))).unwrap();
+        let y = s.with(&p, |w| w.read_outputs(&p)).unwrap()[1].to_f32();
+        assert!((0..n).step_by(4099).all(|i| y[i] == r[1].to_f32()[i]), "outputs read back whole");
+        if cfg!(target_os = "linux") {
+            let fd3 = std::fs::read_link(format!("/proc/{}/fd/3", s.pid().expect("a worker"))).map(|l| l.display().to_string()).unwrap_or_default();
+            assert_eq!(fd3.starts_with("/memfd:kerntune-worker"), shared, "{fd3}");
+        }
+        std::env::remove_var(kerntune_core::worker::shm::SWITCH);
+    }
+}
+
 /// A kernel that kills its process is a lost device for that config only: the parent
 /// survives, and the next call runs on a fresh worker with the problem and kernels re-sent.
 fn a_crash_costs_one_worker_not_the_tune() {
@@ -177,8 +210,9 @@ fn a_launch_failure_keeps_the_worker() {
 fn main() {
     KIND.hook(HostExec::default);
     assert!(KIND.enabled(), "the hook enables isolation unless told otherwise");
-    let tests: [(&str, fn()); 4] = [
+    let tests: [(&str, fn()); 5] = [
         ("runs_and_verifies_in_the_worker", runs_and_verifies_in_the_worker),
+        ("large_buffers_arrive_whole", large_buffers_arrive_whole),
         ("a_crash_costs_one_worker_not_the_tune", a_crash_costs_one_worker_not_the_tune),
         ("a_hang_is_killed_at_the_deadline", a_hang_is_killed_at_the_deadline),
         ("a_launch_failure_keeps_the_worker", a_launch_failure_keeps_the_worker),

@@ -53,7 +53,9 @@ pub(crate) fn db_path(arg: &Option<PathBuf>) -> PathBuf {
     arg.clone().unwrap_or_else(kerntune::store::db::Database::default_path)
 }
 
-fn init_logging() {
+/// Logs to stderr, filtered by `KERNTUNE_LOG` (default: warnings; `KERNTUNE_PRINT_AUTOTUNING=1`
+/// adds each config's result); a second call does nothing.
+pub(crate) fn init_logging() {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_env("KERNTUNE_LOG").unwrap_or_else(|_| {
         if std::env::var("KERNTUNE_PRINT_AUTOTUNING").is_ok_and(|v| v == "1") {
@@ -78,6 +80,7 @@ pub fn main() -> i32 {
         }
     };
     init_logging();
+    tracing::debug!("started");
     let r = match cli.command {
         Command::Devices(a) => devices::run(a),
         Command::Check(a) => check::run(a),

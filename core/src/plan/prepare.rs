@@ -57,8 +57,9 @@ pub struct Prepared {
     compat: Compat,
     /// The problem's key.
     pub key: ProblemKey,
-    /// Host data of the arguments (empty from [`Prepared::without_data`]).
-    pub data: ProblemData,
+    /// Host data of the arguments (empty from [`Prepared::without_data`]), shared: a worker
+    /// process's workspace keeps it to start a fresh worker, without a copy.
+    pub data: std::sync::Arc<ProblemData>,
     /// Each argument's size or value.
     pub layout: Vec<ArgLayout>,
     /// The default config.
@@ -92,7 +93,7 @@ impl Prepared {
     /// Makes the problem's host data of a [`Prepared::without_data`] (for instance once its
     /// sizes were checked against the device).
     pub fn make_data(&mut self, job: &TuneJob) -> Result<(), SpecError> {
-        self.data = problem_data(job, &self.layout)?;
+        self.data = std::sync::Arc::new(problem_data(job, &self.layout)?);
         Ok(())
     }
 
@@ -117,7 +118,7 @@ impl Prepared {
             t.as_ref().map(|t| Ok([ce(&format!("{field}[0]"), &t[0])?, ce(&format!("{field}[1]"), &t[1])?])).transpose()
         };
         let layout = layout(job)?;
-        let data = if with_data { problem_data(job, &layout)? } else { ProblemData::default() };
+        let data = std::sync::Arc::new(if with_data { problem_data(job, &layout)? } else { ProblemData::default() });
         let key = problem_key(job)?;
         let (default, default_valid) = default_config(job, &space, explicit.as_deref())?;
         Ok(Prepared {

@@ -40,6 +40,17 @@ pub(crate) enum Job<K> {
     Measure { cand: usize, kernel: Kernel<K>, launch: Launch, reference: Option<Arc<RefOutputs>>, best: Option<Stats>, purpose: Purpose },
     /// Run once under the backend's memory checker (a config that faulted).
     Diagnose { cand: usize, kernel: Kernel<K>, launch: Launch },
+    /// Verify a config measured before the reference was ready (no timing).
+    Verify { cand: usize, kernel: Kernel<K>, launch: Launch, reference: Arc<RefOutputs> },
+}
+
+impl<K> Job<K> {
+    /// The candidate the job is about.
+    pub fn cand(&self) -> usize {
+        match self {
+            Job::Reference { cand, .. } | Job::Measure { cand, .. } | Job::Diagnose { cand, .. } | Job::Verify { cand, .. } => *cand,
+        }
+    }
 }
 
 /// What a device did with a job.
@@ -50,6 +61,8 @@ pub(crate) enum Done {
     Measured { result: Result<Stats, BackendError>, verified: bool, purpose: Purpose },
     /// The memory checker's report, if there is one.
     Diagnosed(Option<String>),
+    /// A deferred verification: passed, or why not.
+    Verified(Result<(), BackendError>),
 }
 
 /// A device's answer to a job, with the kernel handed back.
@@ -71,6 +84,8 @@ pub(crate) enum Msg<K> {
     Compiled(CompileDone<K>),
     /// A device finished a job.
     Device(Answer<K>),
+    /// The CPU reference is computed (its outputs, or why not, wait in the loop's slot).
+    HostReference,
 }
 
 /// Candidate `index` compiled (or failed to) in `seconds`; `behind` others were queued when it
@@ -137,6 +152,21 @@ impl<'a, B: Backend> Session<'a, B> {
         Ok(stats)
     }
 
+    /// Verifies one config against `reference`, without timing it.
+    fn verify(&mut self, kernel: &B::Kernel, launch: &Launch, reference: &RefOutputs) -> Result<(), BackendError> {
+        let (backend, bench, verify) = (self.backend, &self.opts.bench, &self.ctx.job.verify);
+        let ws = self.workspace()?;
+        let vr = VerifyRequest {
+            reference: &reference.buffers,
+            reference_id: reference.id,
+            outputs: &verify.outputs,
+            tolerance: verify.tolerance,
+            per_output: &verify.per_output,
+            timeout: bench.timeout,
+        };
+        backend.verify(ws, kernel, launch, &vr).map(|_| ())
+    }
+
     /// After an error that left the device unusable: a fresh context and, on next use, a fresh
     /// workspace. `Err` when the backend cannot recover the device.
     fn recover(&mut self, e: &BackendError) -> Result<(), String> {
@@ -171,9 +201,13 @@ impl<'a, B: Backend> Session<'a, B> {
                     let report = self.backend.diagnose_fault(&self.ctx.prep.data, &kernel.kernel, &launch);
                     (cand, kernel, Done::Diagnosed(report))
                 }
+                Job::Verify { cand, kernel, launch, reference } => {
+                    let r = self.verify(&kernel.kernel, &launch, &reference);
+                    (cand, kernel, Done::Verified(r))
+                }
             };
             let failed = match &done {
-                Done::Reference(Err(e)) | Done::Measured { result: Err(e), .. } if e.needs_recovery() => Some(e),
+                Done::Reference(Err(e)) | Done::Measured { result: Err(e), .. } | Done::Verified(Err(e)) if e.needs_recovery() => Some(e),
                 _ => None,
             };
             let recovery = failed.map(|e| self.recover(e));

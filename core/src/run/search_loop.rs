@@ -8,10 +8,12 @@
 //! measuring. Adaptive strategies get as many proposals in flight as keep the slower stage busy
 //! ([`pipeline::capacity`]); exhaustive and random sampling have their whole budget queued.
 //!
-//! **The reference** comes first: the CPU reference is computed here while the first configs
-//! compile; a config reference (the default, else the first valid config) is tried candidate
-//! by candidate until one runs, each failure recorded like any other; expected outputs given
-//! as data are ready at once. Configs compiled meanwhile wait.
+//! **The reference**: a CPU reference is computed on a thread of its own while the first
+//! configs compile and measure; configs measured before it is ready are held (neither recorded
+//! nor told to the strategy) and verified once it is, with one more launch each, so that the
+//! devices do not wait for the CPU. A config reference (the default, else the first valid
+//! config) is tried candidate by candidate until one runs, each failure recorded like any
+//! other, and configs compiled meanwhile wait; expected outputs given as data are ready at once.
 //!
 //! **Devices** are calibrated once: the first config measured is timed on every other device
 //! too, so that racing compares like with like. A device whose worker process dies without
@@ -73,6 +75,8 @@ enum RefState {
     Unneeded,
     /// Made (CPU reference, expected outputs, or a config that ran).
     Ready,
+    /// The CPU reference is being computed: configs are measured, and verified once it is made.
+    Computing,
     /// Trying reference candidates in `order`; `current` is the one being tried.
     Trying { order: Vec<usize>, pos: usize, current: Option<usize>, sent: bool },
 }
@@ -116,6 +120,13 @@ impl Drop for StopOnDrop<'_> {
     fn drop(&mut self) {
         self.0.stop();
     }
+}
+
+/// A config measured before the reference was ready, waiting for its verification.
+struct Held<K> {
+    kernel: Kernel<K>,
+    stats: crate::measure::stats::Stats,
+    device: usize,
 }
 
 /// The kernels of the fastest configs so far, kept for the final round (at most [`KEEP`]).
@@ -172,6 +183,12 @@ pub(crate) struct Coordinator<'e, B: Backend> {
     calibrated: Vec<Option<f64>>,
     /// Jobs a device runs before any other once it is free (its calibration).
     extra: Vec<VecDeque<Job<B::Kernel>>>,
+    /// Candidates sent to be measured before the reference was ready, whose verification the
+    /// sample asks for; once measured they are held until verified.
+    deferred: std::collections::HashSet<usize>,
+    held: HashMap<usize, Held<B::Kernel>>,
+    /// Held candidates waiting for a device to verify them.
+    to_verify: VecDeque<usize>,
 }
 
 impl<'e, B: Backend> Coordinator<'e, B> {
@@ -207,6 +224,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             calibration: None,
             calibrated: vec![None; n],
             extra: (0..n).map(|_| VecDeque::new()).collect(),
+            deferred: Default::default(),
+            held: HashMap::new(),
+            to_verify: VecDeque::new(),
         })
     }
 
@@ -241,18 +261,28 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         let mut times = CompileTimes::new(opts.seed);
         let adaptive = strat.adaptive();
         let mut failure: Option<Error> = None;
+        // The CPU reference's outputs, from its thread.
+        let host_ref: std::sync::Mutex<Option<Result<Arc<RefOutputs>, Error>>> = Default::default();
         std::thread::scope(|s| {
             failure = self.spawn_compilers(s, threads, &flow).err();
+            if failure.is_none() && matches!(refs, RefState::Computing) {
+                let (ctx, tx, slot) = (self.ctx, self.tx.clone(), &host_ref);
+                let spawned = std::thread::Builder::new().name("kerntune-reference".into()).spawn_scoped(s, move || {
+                    let t = Instant::now();
+                    let r = host_reference(ctx);
+                    tracing::debug!(seconds = t.elapsed().as_secs_f64(), since_start = t0.elapsed().as_secs_f64(), "CPU reference computed");
+                    *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
+                    let _ = tx.send(Msg::HostReference);
+                });
+                if let Err(e) = spawned {
+                    failure = Some(Error::Reference(format!("starting the CPU reference's thread: {e}")));
+                }
+            }
             let _stop = StopOnDrop(&flow);
             let mut l = Turn { plan, ledger, strat: strat.as_mut(), progress: &mut progress, view: &view, flow: &flow, times: &mut times, threads, adaptive };
             if failure.is_none() {
                 self.next_reference(&mut l, &mut refs);
                 self.feed(&mut l);
-                if matches!(self.ctx.job.verify.reference, Reference::Host(..)) && matches!(refs, RefState::Ready) && l.ledger.reference.is_none() {
-                    let t = Instant::now();
-                    failure = host_reference(self.ctx).map(|r| l.ledger.reference = Some(r)).err();
-                    tracing::debug!(seconds = t.elapsed().as_secs_f64(), since_start = t0.elapsed().as_secs_f64(), "CPU reference computed");
-                }
             }
             loop {
                 if failure.is_some() {
@@ -299,6 +329,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 let r = match msg {
                     Some(Msg::Compiled(done)) => self.compiled(&mut l, &mut refs, done, failure.is_some()),
                     Some(Msg::Device(a)) => self.answered(&mut l, &mut refs, a),
+                    Some(Msg::HostReference) => self.host_reference_ready(l.ledger, &mut refs, &host_ref),
                     None => Ok(()),
                 };
                 if let Err(e) = r {
@@ -319,6 +350,21 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             }
             flow.stop();
         });
+        // Stopped before every held config was verified (time limit, interrupt): they are
+        // recorded unverified, as a sample would leave them, and the final round verifies the
+        // contenders among them. (The reference's thread has ended with the scope.)
+        if failure.is_none() && !self.held.is_empty() {
+            failure = self.host_reference_ready(ledger, &mut refs, &host_ref).err();
+        }
+        if failure.is_none() && !self.held.is_empty() {
+            let mut held: Vec<(usize, Held<B::Kernel>)> = self.held.drain().collect();
+            held.sort_by_key(|h| h.0);
+            for (i, h) in held {
+                let r = self.result(i, ResultOutcome::Measured { stats: h.stats.clone() }, Some(h.kernel.usage.clone()), Some(h.device), false);
+                self.keep.offer(h.stats.mean / ledger.ratios[h.device], i, h.kernel);
+                ledger.record(r, true);
+            }
+        }
         let tail = std::mem::replace(&mut self.tail, Tail::new(None)).finish();
         if let Some(line) = tail.line() {
             ledger.notes.push(line);
@@ -366,6 +412,26 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         Ok(strat)
     }
 
+    /// The CPU reference's thread has put its outputs (or why there are none) in `slot`: from
+    /// now on configs are verified as they are measured, and the held ones are queued to be.
+    fn host_reference_ready(
+        &mut self,
+        ledger: &mut Ledger<'_>,
+        refs: &mut RefState,
+        slot: &std::sync::Mutex<Option<Result<Arc<RefOutputs>, Error>>>,
+    ) -> Result<(), Error> {
+        let Some(made) = slot.lock().unwrap_or_else(|p| p.into_inner()).take() else { return Ok(()) };
+        let reference = made?;
+        ledger.reference = Some(reference);
+        if matches!(refs, RefState::Computing) {
+            *refs = RefState::Ready;
+        }
+        let mut held: Vec<usize> = self.held.keys().copied().collect();
+        held.sort_unstable();
+        self.to_verify.extend(held);
+        Ok(())
+    }
+
     /// Why every device is out of the tune.
     fn lost_devices(&self, ledger: &Ledger<'_>) -> String {
         let reasons: Vec<String> = ledger.devices.iter().filter_map(|d| d.lost.as_ref().map(|l| format!("device {} ({}): {l}", d.index, d.name))).collect();
@@ -380,7 +446,8 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         }
         match &self.ctx.job.verify.reference {
             Reference::None => RefState::Unneeded,
-            Reference::Host(..) | Reference::Expected(_) => RefState::Ready,
+            Reference::Host(..) => RefState::Computing,
+            Reference::Expected(_) => RefState::Ready,
             Reference::DefaultConfig => RefState::Trying { order: plan.reference_order(true), pos: 0, current: None, sent: false },
             Reference::FirstValid => RefState::Trying { order: plan.reference_order(false), pos: 0, current: None, sent: false },
         }
@@ -568,6 +635,13 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 }
             }
         }
+        // Held configs are verified before anything new is measured.
+        while let Some(reference) = l.ledger.reference.clone().filter(|_| !self.to_verify.is_empty()) {
+            let Some(d) = (0..self.live.len()).find(|&d| self.live[d] && self.busy[d].is_none()) else { break };
+            let Some(cand) = self.to_verify.pop_front() else { break };
+            let Some(kernel) = self.held.get(&cand).map(|h| h.kernel.clone()) else { continue };
+            self.send(l, d, Job::Verify { cand, kernel, launch: self.plan.cands[cand].launch, reference }, true);
+        }
         loop {
             let Some(d) = (0..self.live.len()).find(|&d| self.live[d] && self.busy[d].is_none()) else { return };
             if let RefState::Trying { current: Some(j), sent, .. } = refs {
@@ -586,12 +660,14 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             }
             let Some((cand, kernel, _)) = self.ready.pop_front() else { return };
             l.flow.waiting.fetch_sub(1, Ordering::Relaxed);
-            let verify = l
-                .ledger
-                .reference
-                .clone()
-                .filter(|_| Some(cand) != self.reference_cand && self.ctx.job.verify.sample.picks(&self.plan.cands[cand].config.key(), l.ledger.verified));
-            l.ledger.verified += usize::from(verify.is_some());
+            let picked = Some(cand) != self.reference_cand && self.ctx.job.verify.sample.picks(&self.plan.cands[cand].config.key(), l.ledger.verified);
+            let computing = matches!(refs, RefState::Computing);
+            let verify = l.ledger.reference.clone().filter(|_| picked && !computing);
+            if picked && computing {
+                // Measured now, verified once the CPU reference is made.
+                self.deferred.insert(cand);
+            }
+            l.ledger.verified += usize::from(verify.is_some() || (picked && computing));
             let best = l.ledger.best_on(d);
             self.send(l, d, Job::Measure { cand, kernel, launch: self.plan.cands[cand].launch, reference: verify, best, purpose: Purpose::Search }, true);
         }
@@ -600,18 +676,19 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     /// Sends a job to a device; a device that no longer takes jobs is marked lost and, with
     /// `requeue`, the job's config goes back to the front of the line.
     fn send(&mut self, l: &mut Turn<'_, '_, '_>, d: usize, job: Job<B::Kernel>, requeue: bool) {
-        let cand = match &job {
-            Job::Reference { cand, .. } | Job::Measure { cand, .. } | Job::Diagnose { cand, .. } => *cand,
-        };
+        let cand = job.cand();
         let back = match &job {
             Job::Reference { kernel, .. } | Job::Measure { kernel, .. } => Some(kernel.clone()),
-            Job::Diagnose { .. } => None,
+            Job::Diagnose { .. } | Job::Verify { .. } => None,
         };
+        let verify = matches!(job, Job::Verify { .. });
         if self.pool.send(d, job) {
             self.busy[d] = Some(cand);
         } else {
             self.lose(l.ledger, d, "its session ended".into());
-            if let (Some(k), true) = (back, requeue) {
+            if verify && requeue {
+                self.to_verify.push_front(cand);
+            } else if let (Some(k), true) = (back, requeue) {
                 self.ready.push_front((cand, k, None));
                 l.flow.waiting.fetch_add(1, Ordering::Relaxed);
             }
@@ -772,6 +849,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 }
             }
             Done::Reference(Err(e)) | Done::Measured { result: Err(e), purpose: Purpose::Search, .. } => {
+                self.deferred.remove(&i);
                 if let BackendError::WorkerDied(why) = &e {
                     let deaths = self.deaths.entry(i).or_default();
                     *deaths += 1;
@@ -791,6 +869,46 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 };
                 let usage = Some(kernel.usage.clone());
                 let r = self.result(i, ResultOutcome::Failed { kind: e.kind(), message }, usage, Some(d), false);
+                self.finish(l, refs, i, r);
+            }
+            Done::Measured { result: Ok(stats), purpose: Purpose::Search, .. } if self.deferred.remove(&i) => {
+                // Measured before the reference was ready: held until verified.
+                l.progress.eval_s = (l.progress.eval_s.0 + seconds, l.progress.eval_s.1 + 1);
+                l.ledger.devices[d].measured += 1;
+                let mean = stats.mean;
+                self.held.insert(i, Held { kernel: kernel.clone(), stats, device: d });
+                if l.ledger.reference.is_some() {
+                    self.to_verify.push_back(i);
+                }
+                self.calibrate(l, d, i, &kernel, mean);
+            }
+            Done::Verified(result) => {
+                let Some(h) = self.held.remove(&i) else { return Ok(()) };
+                let outcome = match result {
+                    Ok(()) => ResultOutcome::Measured { stats: h.stats.clone() },
+                    Err(BackendError::WorkerDied(why)) if *self.deaths.entry(i).and_modify(|n| *n += 1).or_insert(1) == 1 => {
+                        // As for a measurement: the device leaves the tune when others remain
+                        // (or was restarted), and the verification runs again.
+                        let others = (0..self.live.len()).any(|o| o != d && self.live[o]);
+                        let config = &self.plan.cands[i].config;
+                        if others {
+                            self.lose(l.ledger, d, format!("its worker died ({why}) while verifying {config}; that config was verified on another device"));
+                        } else {
+                            l.ledger.notes.push(format!(
+                                "the worker of device {d} died ({why}) while verifying {config}; it was restarted and the config verified again"
+                            ));
+                        }
+                        self.held.insert(i, h);
+                        self.to_verify.push_front(i);
+                        return Ok(());
+                    }
+                    Err(e) => ResultOutcome::Failed { kind: e.kind(), message: e.to_string() },
+                };
+                let ok = matches!(outcome, ResultOutcome::Measured { .. });
+                let r = self.result(i, outcome, Some(kernel.usage.clone()), Some(h.device), ok);
+                if ok {
+                    self.keep.offer(h.stats.mean / l.ledger.ratios[h.device], i, kernel);
+                }
                 self.finish(l, refs, i, r);
             }
             Done::Measured { result: Ok(stats), verified, purpose: Purpose::Search } => {
@@ -881,9 +999,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     /// Sends one job and waits for its answer (the final round and diagnosis run one job at a
     /// time); answers to earlier jobs (calibration) are handled on the way.
     pub(crate) fn run_one(&mut self, ledger: &mut Ledger<'_>, d: usize, job: Job<B::Kernel>) -> Option<Answer<B::Kernel>> {
-        let cand = match &job {
-            Job::Reference { cand, .. } | Job::Measure { cand, .. } | Job::Diagnose { cand, .. } => *cand,
-        };
+        let cand = job.cand();
         if !self.pool.send(d, job) {
             self.lose(ledger, d, "its session ended".into());
             return None;
@@ -901,7 +1017,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                         self.calibrated(ledger, a.device, s.mean);
                     }
                 }
-                Ok(Msg::Compiled { .. }) => {}
+                Ok(Msg::Compiled { .. } | Msg::HostReference) => {}
                 Err(_) => return None,
             }
         }
