@@ -140,6 +140,45 @@ devices)
     done
   } > "$OUT/devices.txt" 2>&1
   ;;
+startup)
+  # Where the first second of a warm tune goes (issue 24's fixed part): SGEMM with the compile
+  # cache warm, 40 random configs (the same ones each run), at 4096³ and 8192³, with the worker
+  # process (default) and in process; stage times from the debug log.
+  cp .device/bench/sgemm.cu benches/sgemm/sgemm.cu
+  cold
+  {
+    "$BIN" tune benches/sgemm/sgemm.toml --backend cuda --top 1 --no-db > /dev/null 2>&1; echo "cold fill: exit $?"
+    # Modes: the worker process with its buffers through shared memory (the default), the
+    # worker with every buffer through its pipe, and in process.
+    for key in M=4096,N=4096,K=4096 M=8192,N=8192,K=8192; do
+      for mode in shm pipe inproc; do
+        iso=1; shm=1
+        [ $mode = pipe ] && shm=0
+        [ $mode = inproc ] && iso=0
+        for run in 1 2; do
+          echo "--- $key $mode run $run"
+          KERNTUNE_CUDA_ISOLATION=$iso KERNTUNE_WORKER_SHARED_MEMORY=$shm KERNTUNE_LOG=kerntune_core=debug,kerntune=debug timed "$BIN" tune benches/sgemm/sgemm.toml --backend cuda --key $key \
+            --strategy random --budget 40 --seed 1 --no-db --top 1 2> >(tee "$OUT/startup-$(echo ${key%%,*} | tr -d =M)-$mode-$run.log" | grep -E '^(wall|Command)' >&2); echo "exit $?"
+        done
+      done
+    done
+  } > "$OUT/startup.txt" 2>&1
+  ;;
+startup-why)
+  # What the worker's start waits for at 8192³ (10 configs): as is, with the CPU reference on
+  # fewer threads, and without a CPU reference.
+  cp .device/bench/sgemm.cu benches/sgemm/sgemm.cu
+  {
+    for v in default rayon8 noref; do
+      extra=""; env=""
+      [ $v = rayon8 ] && env="RAYON_NUM_THREADS=8"
+      [ $v = noref ] && extra="--reference none"
+      echo "--- 8192 worker $v"
+      env $env KERNTUNE_LOG=kerntune_core=debug /usr/bin/time -f "wall %e s" "$BIN" tune benches/sgemm/sgemm.toml --backend cuda --key M=8192,N=8192,K=8192 \
+        --strategy random --budget 10 --seed 1 --no-db --top 1 $extra 2>&1 | sed 's/\x1b\[[0-9;]*m//g' | grep -E "worker|problem data|planned|workspace made|CPU reference|search done|^wall" | sed -E "s/^[0-9-]+T//"
+    done
+  } > "$OUT/startup-why.txt" 2>&1
+  ;;
 sgemm)
   cp .device/bench/sgemm.cu benches/sgemm/sgemm.cu
   cold
