@@ -107,6 +107,8 @@ struct DevBuf {
     ptr: sys::CUdeviceptr,
     pristine: sys::CUdeviceptr,
     bytes: usize,
+    /// The buffer's description; its data only for constant memory, which is filled from it
+    /// (a device copy of every buffer is kept in `pristine`, not a host copy).
     init: HostBuffer,
 }
 
@@ -254,7 +256,7 @@ impl LocalWorkspace {
                     let ptr = malloc(bytes)?;
                     let pristine = malloc(bytes)?;
                     // Push before copying so that Drop frees them if a copy fails.
-                    ws.bufs.push(DevBuf { ptr, pristine, bytes, init: b.clone() });
+                    ws.bufs.push(DevBuf { ptr, pristine, bytes, init: b.described() });
                     if bytes > 0 {
                         // SAFETY: both allocations hold `bytes` bytes; the host slice too.
                         unsafe {

@@ -76,6 +76,8 @@ struct DevBuf {
     ptr: *mut c_void,
     pristine: *mut c_void,
     bytes: usize,
+    /// The buffer's description; its data only for constant memory, which is filled from it
+    /// (a device copy of every buffer is kept in `pristine`, not a host copy).
     init: HostBuffer,
 }
 
@@ -212,7 +214,7 @@ impl LocalWorkspace {
             match a {
                 ArgData::Buffer(b) => {
                     let (ptr, pristine) = (malloc(b.data.len())?, malloc(b.data.len())?);
-                    ws.bufs.push(DevBuf { ptr, pristine, bytes: b.data.len(), init: b.clone() });
+                    ws.bufs.push(DevBuf { ptr, pristine, bytes: b.data.len(), init: b.described() });
                     if !b.data.is_empty() {
                         // SAFETY: both allocations hold the buffer's bytes.
                         unsafe {

@@ -250,6 +250,13 @@ pub struct HostBuffer {
 }
 
 impl HostBuffer {
+    /// The buffer without its data, except in constant memory (whose contents a backend fills
+    /// from its host copy): what a device workspace keeps of it beside the device copy.
+    pub fn described(&self) -> HostBuffer {
+        let data = if self.memory.is_constant() { self.data.clone() } else { Vec::new() };
+        HostBuffer { name: self.name.clone(), dtype: self.dtype, data, access: self.access, memory: self.memory }
+    }
+
     /// Makes a buffer of `len` elements; panics where [`HostBuffer::try_new`] fails (for tests
     /// and small buffers made in code).
     pub fn new(name: &str, dtype: DType, len: usize, init: &Init, access: Access) -> HostBuffer {
