@@ -104,7 +104,11 @@ impl Drop for CudaKernel {
 }
 
 struct DevBuf {
+    /// What kernels see: mapped between two unmapped guard ranges when the device allows (see
+    /// [`Guarded`]), so that a read or write past either end faults instead of landing in a
+    /// neighbouring buffer.
     ptr: sys::CUdeviceptr,
+    guarded: Option<Guarded>,
     pristine: sys::CUdeviceptr,
     bytes: usize,
     /// The buffer's description; its data only for constant memory, which is filled from it
@@ -218,6 +222,90 @@ impl verify::DeviceCompare for LocalWorkspace {
 // SAFETY: the workspace's handles are only used on the tuner's thread with its context bound.
 unsafe impl Send for LocalWorkspace {}
 
+/// A device buffer mapped (CUDA's virtual memory management) in the middle of an address range
+/// reserved for it, with unmapped guards before and after: an access past either end of the
+/// buffer faults (an illegal address, which the tune diagnoses) instead of silently reading or
+/// writing whatever allocation `cuMemAlloc` placed next to it. Guards are a quarter of the
+/// buffer, at least the allocation granularity (2 MiB) and at most 1 GiB of address space;
+/// they take no memory.
+pub(crate) struct Guarded {
+    /// The buffer's start.
+    pub ptr: sys::CUdeviceptr,
+    /// The mapped size (the buffer's, rounded up to the granularity).
+    size: usize,
+    /// The reserved range.
+    base: sys::CUdeviceptr,
+    reserved: usize,
+}
+
+impl Guarded {
+    /// `None` where the device or driver does not offer virtual memory management (the caller
+    /// falls back to `cuMemAlloc`); needs the context of `device` current.
+    pub(crate) fn new(bytes: usize, device: sys::CUdevice) -> Option<Guarded> {
+        let location = sys::CUmemLocation { type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, id: device };
+        let prop = sys::CUmemAllocationProp {
+            type_: sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED,
+            requestedHandleTypes: sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_NONE,
+            location,
+            win32HandleMetaData: std::ptr::null_mut(),
+            allocFlags: sys::CUmemAllocationProp_st__bindgen_ty_1 { compressionType: 0, gpuDirectRDMACapable: 0, usage: 0, reserved: [0; 4] },
+        };
+        let ok = |r: CUresult| r == CUresult::CUDA_SUCCESS;
+        let mut gran = 0usize;
+        // SAFETY: `prop` and `gran` are valid for the call.
+        if !ok(unsafe { sys::cuMemGetAllocationGranularity(&mut gran, &prop, sys::CUmemAllocationGranularity_flags::CU_MEM_ALLOC_GRANULARITY_MINIMUM) })
+            || gran == 0
+        {
+            return None;
+        }
+        let size = bytes.max(1).div_ceil(gran) * gran;
+        let guard = (size / 4).clamp(gran, 1 << 30).div_ceil(gran) * gran;
+        let reserved = size + 2 * guard;
+        let mut base: sys::CUdeviceptr = 0;
+        // SAFETY: reserving address space only; released by `free` or below.
+        if !ok(unsafe { sys::cuMemAddressReserve(&mut base, reserved, 0, 0, 0) }) {
+            return None;
+        }
+        let ptr = base + guard as u64;
+        let mut handle: sys::CUmemGenericAllocationHandle = 0;
+        // SAFETY: creating physical memory with valid properties; mapping it into the range
+        // reserved above; the handle is released once mapped (the mapping keeps the memory).
+        let mapped = unsafe {
+            if !ok(sys::cuMemCreate(&mut handle, size, &prop, 0)) {
+                let _ = sys::cuMemAddressFree(base, reserved);
+                return None;
+            }
+            let mapped = ok(sys::cuMemMap(ptr, size, 0, handle, 0));
+            let _ = sys::cuMemRelease(handle);
+            mapped
+        };
+        let g = Guarded { ptr, size, base, reserved };
+        let access = sys::CUmemAccessDesc { location, flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE };
+        // SAFETY: the mapped range with a valid descriptor.
+        if !mapped || !ok(unsafe { sys::cuMemSetAccess(ptr, size, &access, 1) }) {
+            if mapped {
+                g.free();
+            } else {
+                // SAFETY: the range reserved above, nothing mapped in it.
+                unsafe {
+                    let _ = sys::cuMemAddressFree(base, reserved);
+                }
+            }
+            return None;
+        }
+        Some(g)
+    }
+
+    /// Unmaps the buffer (its memory goes back) and releases the range; once.
+    pub(crate) fn free(&self) {
+        // SAFETY: the mapping and reservation made by `new`, in the current context.
+        unsafe {
+            let _ = sys::cuMemUnmap(self.ptr, self.size);
+            let _ = sys::cuMemAddressFree(self.base, self.reserved);
+        }
+    }
+}
+
 fn malloc(bytes: usize) -> Result<sys::CUdeviceptr, BackendError> {
     // SAFETY: plain allocation in the current context.
     unsafe { result::malloc_sync(bytes.max(4)) }.map_err(|e| match e.0 {
@@ -253,10 +341,26 @@ impl LocalWorkspace {
             match a {
                 ArgData::Buffer(b) => {
                     let bytes = b.data.len();
-                    let ptr = malloc(bytes)?;
-                    let pristine = malloc(bytes)?;
+                    let guarded = Guarded::new(bytes, shared.device());
+                    let ptr = match &guarded {
+                        Some(g) => g.ptr,
+                        None => malloc(bytes)?,
+                    };
+                    let pristine = match malloc(bytes) {
+                        Ok(p) => p,
+                        Err(e) => {
+                            match &guarded {
+                                Some(g) => g.free(),
+                                // SAFETY: allocated just above, freed once.
+                                None => unsafe {
+                                    let _ = result::free_sync(ptr);
+                                },
+                            }
+                            return Err(e);
+                        }
+                    };
                     // Push before copying so that Drop frees them if a copy fails.
-                    ws.bufs.push(DevBuf { ptr, pristine, bytes, init: b.described() });
+                    ws.bufs.push(DevBuf { ptr, guarded, pristine, bytes, init: b.described() });
                     if bytes > 0 {
                         // SAFETY: both allocations hold `bytes` bytes; the host slice too.
                         unsafe {
@@ -510,7 +614,12 @@ impl Drop for LocalWorkspace {
         unsafe {
             let _ = result::stream::synchronize(self.stream);
             for b in &self.bufs {
-                let _ = result::free_sync(b.ptr);
+                match &b.guarded {
+                    Some(g) => g.free(),
+                    None => {
+                        let _ = result::free_sync(b.ptr);
+                    }
+                }
                 let _ = result::free_sync(b.pristine);
             }
             for p in self.rotation.allocations() {

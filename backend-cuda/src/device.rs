@@ -124,6 +124,11 @@ pub(crate) struct Bound {
 }
 
 impl Shared {
+    /// The device the context is on.
+    pub(crate) fn device(&self) -> sys::CUdevice {
+        self.device
+    }
+
     /// Creates a context on device `ordinal` (of architecture `arch`).
     pub(crate) fn open(ordinal: usize, arch: String) -> Result<Shared, OpenError> {
         let device = result::device::get(ordinal as i32).map_err(|e| OpenError::Other { backend: "cuda".into(), message: describe(&e) })?;
