@@ -350,10 +350,11 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             }
             flow.stop();
         });
-        // Stopped before every held config was verified (time limit, interrupt): they are
-        // recorded unverified, as a sample would leave them, and the final round verifies the
-        // contenders among them. (The reference's thread has ended with the scope.)
-        if failure.is_none() && !self.held.is_empty() {
+        // The reference's thread has ended with the scope: a reference made after the loop
+        // stopped is kept for the final round. Configs held unverified then (time limit,
+        // interrupt) are recorded so, as a sample would leave them, and the final round
+        // verifies the contenders among them.
+        if failure.is_none() {
             failure = self.host_reference_ready(ledger, &mut refs, &host_ref).err();
         }
         if failure.is_none() && !self.held.is_empty() {
