@@ -514,7 +514,8 @@ impl Worker {
     pub fn verify(&mut self, k: KernelImage<'_>, launch: &Launch, req: &VerifyRequest<'_>) -> Result<Vec<f64>, BackendError> {
         self.ensure_loaded(k)?;
         let send_ref = self.ref_id != Some(req.reference_id);
-        let blobs: Vec<&[u8]> = if send_ref { req.reference.iter().map(|b| b.data.as_slice()).collect() } else { vec![] };
+        // Only the buffers compared travel (the inputs of a GEMM's reference are two thirds of it).
+        let blobs: Vec<&[u8]> = if send_ref { req.reference.iter().map(|b| if req.selects(b) { b.data.as_slice() } else { &[] }).collect() } else { vec![] };
         let r = Req::Verify {
             id: k.id,
             launch: *launch,
@@ -542,7 +543,7 @@ impl Worker {
     /// [`Backend::read_outputs`] from the worker.
     pub fn read_outputs(&mut self, problem: &ProblemData) -> Result<Vec<HostBuffer>, BackendError> {
         let (_, blobs) = self.call(&Req::Read, &[], Duration::from_secs(120))?;
-        Ok(problem.buffers().zip(blobs).map(|(b, data)| HostBuffer { data, ..b.clone() }).collect())
+        Ok(problem.buffers().zip(blobs).map(|(b, data)| HostBuffer { data, ..b.described() }).collect())
     }
 }
 
@@ -717,7 +718,7 @@ fn handle(exec: &mut impl Executor, st: &mut Served, req: Req, blobs: Vec<Vec<u8
         }
         Req::Verify { id, launch, timeout, ref_id, send_ref, outputs, atol, rtol, per_output } => {
             if send_ref {
-                st.reference = st.problem.buffers().zip(blobs).map(|(b, data)| HostBuffer { data, ..b.clone() }).collect();
+                st.reference = st.problem.buffers().zip(blobs).map(|(b, data)| HostBuffer { data, ..b.described() }).collect();
             }
             if !st.loaded.contains_key(&id) {
                 return Err(BackendError::other("kernel not loaded"));
