@@ -131,20 +131,12 @@ impl<'a, B: Backend> Session<'a, B> {
 
     /// Verifies (against `reference`, when given) and measures one config.
     fn measure(&mut self, kernel: &B::Kernel, launch: &Launch, reference: Option<&RefOutputs>, best: Option<&Stats>) -> Result<Stats, BackendError> {
-        let (backend, bench, verify) = (self.backend, &self.opts.bench, &self.ctx.job.verify);
+        let prior = match reference {
+            Some(r) => self.verify(kernel, launch, r)?,
+            None => Vec::new(),
+        };
+        let (backend, bench) = (self.backend, &self.opts.bench);
         let ws = self.workspace()?;
-        let mut prior = Vec::new();
-        if let Some(r) = reference {
-            let vr = VerifyRequest {
-                reference: &r.buffers,
-                reference_id: r.id,
-                outputs: &verify.outputs,
-                tolerance: verify.tolerance,
-                per_output: &verify.per_output,
-                timeout: bench.timeout,
-            };
-            prior = backend.verify(ws, kernel, launch, &vr)?;
-        }
         let req = |n: u32| TimeRequest { launches: n, flush: bench.l2_flush(), timeout: bench.timeout };
         // The verification launch (if any) warmed the kernel up, and its time can already decide
         // a clear race.
@@ -152,8 +144,8 @@ impl<'a, B: Backend> Session<'a, B> {
         Ok(stats)
     }
 
-    /// Verifies one config against `reference`, without timing it.
-    fn verify(&mut self, kernel: &B::Kernel, launch: &Launch, reference: &RefOutputs) -> Result<(), BackendError> {
+    /// Verifies one config against `reference`; the verification launch's time.
+    fn verify(&mut self, kernel: &B::Kernel, launch: &Launch, reference: &RefOutputs) -> Result<Vec<f64>, BackendError> {
         let (backend, bench, verify) = (self.backend, &self.opts.bench, &self.ctx.job.verify);
         let ws = self.workspace()?;
         let vr = VerifyRequest {
@@ -164,7 +156,7 @@ impl<'a, B: Backend> Session<'a, B> {
             per_output: &verify.per_output,
             timeout: bench.timeout,
         };
-        backend.verify(ws, kernel, launch, &vr).map(|_| ())
+        backend.verify(ws, kernel, launch, &vr)
     }
 
     /// After an error that left the device unusable: a fresh context and, on next use, a fresh
@@ -202,7 +194,7 @@ impl<'a, B: Backend> Session<'a, B> {
                     (cand, kernel, Done::Diagnosed(report))
                 }
                 Job::Verify { cand, kernel, launch, reference } => {
-                    let r = self.verify(&kernel.kernel, &launch, &reference);
+                    let r = self.verify(&kernel.kernel, &launch, &reference).map(|_| ());
                     (cand, kernel, Done::Verified(r))
                 }
             };

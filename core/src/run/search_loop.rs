@@ -361,8 +361,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             let mut held: Vec<(usize, Held<B::Kernel>)> = self.held.drain().collect();
             held.sort_by_key(|h| h.0);
             for (i, h) in held {
-                let r = self.result(i, ResultOutcome::Measured { stats: h.stats.clone() }, Some(h.kernel.usage.clone()), Some(h.device), false);
-                self.keep.offer(h.stats.mean / ledger.ratios[h.device], i, h.kernel);
+                let r = self.held_result(ledger, i, h, false);
                 ledger.record(r, true);
             }
         }
@@ -638,13 +637,13 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         }
         // Held configs are verified before anything new is measured.
         while let Some(reference) = l.ledger.reference.clone().filter(|_| !self.to_verify.is_empty()) {
-            let Some(d) = (0..self.live.len()).find(|&d| self.live[d] && self.busy[d].is_none()) else { break };
+            let Some(d) = self.free_device() else { break };
             let Some(cand) = self.to_verify.pop_front() else { break };
             let Some(kernel) = self.held.get(&cand).map(|h| h.kernel.clone()) else { continue };
             self.send(l, d, Job::Verify { cand, kernel, launch: self.plan.cands[cand].launch, reference }, true);
         }
         loop {
-            let Some(d) = (0..self.live.len()).find(|&d| self.live[d] && self.busy[d].is_none()) else { return };
+            let Some(d) = self.free_device() else { return };
             if let RefState::Trying { current: Some(j), sent, .. } = refs {
                 if *sent {
                     return;
@@ -672,6 +671,11 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             let best = l.ledger.best_on(d);
             self.send(l, d, Job::Measure { cand, kernel, launch: self.plan.cands[cand].launch, reference: verify, best, purpose: Purpose::Search }, true);
         }
+    }
+
+    /// The first device that takes jobs and has none.
+    fn free_device(&self) -> Option<usize> {
+        (0..self.live.len()).find(|&d| self.live[d] && self.busy[d].is_none())
     }
 
     /// Sends a job to a device; a device that no longer takes jobs is marked lost and, with
@@ -885,31 +889,20 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             }
             Done::Verified(result) => {
                 let Some(h) = self.held.remove(&i) else { return Ok(()) };
-                let outcome = match result {
-                    Ok(()) => ResultOutcome::Measured { stats: h.stats.clone() },
+                let r = match result {
+                    Ok(()) => self.held_result(l.ledger, i, h, true),
                     Err(BackendError::WorkerDied(why)) if *self.deaths.entry(i).and_modify(|n| *n += 1).or_insert(1) == 1 => {
-                        // As for a measurement: the device leaves the tune when others remain
-                        // (or was restarted), and the verification runs again.
-                        let others = (0..self.live.len()).any(|o| o != d && self.live[o]);
-                        let config = &self.plan.cands[i].config;
-                        if others {
-                            self.lose(l.ledger, d, format!("its worker died ({why}) while verifying {config}; that config was verified on another device"));
-                        } else {
-                            l.ledger.notes.push(format!(
-                                "the worker of device {d} died ({why}) while verifying {config}; it was restarted and the config verified again"
-                            ));
+                        // As for a measurement: the verification runs again.
+                        if self.after_worker_death(l.ledger, d, i, &why, ("verifying", "verified")) {
+                            self.held.insert(i, h);
+                            self.to_verify.push_front(i);
                         }
-                        self.held.insert(i, h);
-                        self.to_verify.push_front(i);
                         return Ok(());
                     }
-                    Err(e) => ResultOutcome::Failed { kind: e.kind(), message: e.to_string() },
+                    Err(e) => {
+                        self.result(i, ResultOutcome::Failed { kind: e.kind(), message: e.to_string() }, Some(kernel.usage.clone()), Some(h.device), false)
+                    }
                 };
-                let ok = matches!(outcome, ResultOutcome::Measured { .. });
-                let r = self.result(i, outcome, Some(kernel.usage.clone()), Some(h.device), ok);
-                if ok {
-                    self.keep.offer(h.stats.mean / l.ledger.ratios[h.device], i, kernel);
-                }
                 self.finish(l, refs, i, r);
             }
             Done::Measured { result: Ok(stats), verified, purpose: Purpose::Search } => {
@@ -976,25 +969,40 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     /// devices, `d` leaves the tune and `i` runs elsewhere; alone, `d` was recovered and `i`
     /// runs there again.
     fn rerun_after_death(&mut self, l: &mut Turn<'_, '_, '_>, d: usize, i: usize, kernel: Kernel<B::Kernel>, why: String) -> Result<(), Error> {
-        let others = (0..self.live.len()).any(|o| o != d && self.live[o]);
-        if others {
-            self.lose(
-                l.ledger,
-                d,
-                format!("its worker died ({why}) while measuring {}; that config was measured on another device", self.plan.cands[i].config),
-            );
-            self.retired_for.insert(i, d);
-        } else if !self.live[d] {
+        if !self.after_worker_death(l.ledger, d, i, &why, ("measuring", "measured")) {
             return Ok(());
-        } else {
-            l.ledger.notes.push(format!(
-                "the worker of device {d} died ({why}) while measuring {}; it was restarted and the config measured again",
-                self.plan.cands[i].config
-            ));
+        }
+        if !self.live[d] {
+            self.retired_for.insert(i, d);
         }
         self.ready.push_front((i, kernel, None));
         l.flow.waiting.fetch_add(1, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// A worker died without a word while `doing.0` candidate `i` on device `d`: with other
+    /// devices, `d` leaves the tune (and the job is `doing.1` on another); alone, `d` was
+    /// restarted, and the note says so. Whether to run the job again (not when `d` is alone and
+    /// already out of the tune).
+    fn after_worker_death(&mut self, ledger: &mut Ledger<'_>, d: usize, i: usize, why: &str, doing: (&str, &str)) -> bool {
+        let config = &self.plan.cands[i].config;
+        let (ing, ed) = doing;
+        if (0..self.live.len()).any(|o| o != d && self.live[o]) {
+            self.lose(ledger, d, format!("its worker died ({why}) while {ing} {config}; that config was {ed} on another device"));
+        } else if !self.live[d] {
+            return false;
+        } else {
+            ledger.notes.push(format!("the worker of device {d} died ({why}) while {ing} {config}; it was restarted and the config {ed} again"));
+        }
+        true
+    }
+
+    /// The result of held candidate `i` as measured (`verified` once its verification passed);
+    /// its kernel is offered for the final round.
+    fn held_result(&mut self, ledger: &Ledger<'_>, i: usize, h: Held<B::Kernel>, verified: bool) -> ConfigResult {
+        let r = self.result(i, ResultOutcome::Measured { stats: h.stats.clone() }, Some(h.kernel.usage.clone()), Some(h.device), verified);
+        self.keep.offer(h.stats.mean / ledger.ratios[h.device], i, h.kernel);
+        r
     }
 
     /// Sends one job and waits for its answer (the final round and diagnosis run one job at a
