@@ -109,6 +109,7 @@ struct DevBuf {
     /// neighbouring buffer.
     ptr: sys::CUdeviceptr,
     guarded: Option<Guarded>,
+    /// The buffer's initial contents, which resets restore (0 until allocated).
     pristine: sys::CUdeviceptr,
     bytes: usize,
     /// The buffer's description; its data only for constant memory, which is filled from it
@@ -346,21 +347,11 @@ impl LocalWorkspace {
                         Some(g) => g.ptr,
                         None => malloc(bytes)?,
                     };
-                    let pristine = match malloc(bytes) {
-                        Ok(p) => p,
-                        Err(e) => {
-                            match &guarded {
-                                Some(g) => g.free(),
-                                // SAFETY: allocated just above, freed once.
-                                None => unsafe {
-                                    let _ = result::free_sync(ptr);
-                                },
-                            }
-                            return Err(e);
-                        }
-                    };
-                    // Push before copying so that Drop frees them if a copy fails.
-                    ws.bufs.push(DevBuf { ptr, guarded, pristine, bytes, init: b.described() });
+                    // Pushed at once (its pristine copy not yet made) so that Drop frees what was
+                    // allocated if anything below fails.
+                    ws.bufs.push(DevBuf { ptr, guarded, pristine: 0, bytes, init: b.described() });
+                    let pristine = malloc(bytes)?;
+                    ws.bufs.last_mut().expect("just pushed").pristine = pristine;
                     if bytes > 0 {
                         // SAFETY: both allocations hold `bytes` bytes; the host slice too.
                         unsafe {
@@ -620,7 +611,9 @@ impl Drop for LocalWorkspace {
                         let _ = result::free_sync(b.ptr);
                     }
                 }
-                let _ = result::free_sync(b.pristine);
+                if b.pristine != 0 {
+                    let _ = result::free_sync(b.pristine);
+                }
             }
             for p in self.rotation.allocations() {
                 let _ = result::free_sync(p);
