@@ -203,21 +203,100 @@ impl Forest {
         if self.trees.is_empty() {
             return (0.0, 1.0);
         }
-        let mut buf = [0.0f64; 64];
-        let mut heap = Vec::new();
-        let p: &mut [f64] = if self.trees.len() <= buf.len() {
-            &mut buf[..self.trees.len()]
-        } else {
-            heap.resize(self.trees.len(), 0.0);
-            &mut heap
-        };
-        for (p, t) in p.iter_mut().zip(&self.trees) {
-            *p = predict_tree(t, x);
-        }
-        let m = p.iter().sum::<f64>() / p.len() as f64;
-        let v = p.iter().map(|y| (y - m).powi(2)).sum::<f64>() / p.len() as f64;
-        (m, v.sqrt())
+        with_buffer(self.trees.len(), |p| {
+            for (p, t) in p.iter_mut().zip(&self.trees) {
+                *p = predict_tree(t, x);
+            }
+            spread(p)
+        })
     }
+
+    /// [`Forest::predict`] of each of `rows`, bit for bit, but faster: each tree walks
+    /// [`LANES`] rows at once (independent chains of loads the processor overlaps, where one
+    /// row at a time waits on each node in turn) while its nodes stay in the cache.
+    pub fn predict_many(&self, rows: &[&[f64]]) -> Vec<(f64, f64)> {
+        if self.trees.is_empty() {
+            return vec![(0.0, 1.0); rows.len()];
+        }
+        let t = self.trees.len();
+        // `by_tree[c * t + k]`: tree k's prediction for row c.
+        let mut by_tree = vec![0.0; rows.len() * t];
+        let mut walks = vec![];
+        let mut depths = vec![];
+        for nodes in &self.trees {
+            let mut walk = vec![];
+            depths.push(walkable(nodes, &mut walk));
+            walks.push(walk);
+        }
+        // Blocks of rows small enough to stay in the cache while every tree walks them.
+        let mut copy: Vec<f64> = vec![];
+        let mut ends: Vec<usize> = vec![];
+        for (b, block) in rows.chunks(BLOCK).enumerate() {
+            // The block's rows side by side (they are scattered over the heap).
+            copy.clear();
+            ends.clear();
+            for r in block {
+                copy.extend_from_slice(r);
+                ends.push(copy.len());
+            }
+            let block: Vec<&[f64]> = ends.iter().scan(0, |start, &end| Some(&copy[std::mem::replace(start, end)..end])).collect();
+            for (k, (walk, &depth)) in walks.iter().zip(&depths).enumerate() {
+                for (c0, chunk) in block.chunks(LANES).enumerate() {
+                    let mut at = [0usize; LANES];
+                    // Every row takes `depth` steps; one at a leaf stays there.
+                    for _ in 0..depth {
+                        for (a, x) in at.iter_mut().zip(chunk) {
+                            let n = walk[*a];
+                            *a = n.left as usize + usize::from(x[n.feature as usize] > n.threshold);
+                        }
+                    }
+                    for (l, a) in at.iter().take(chunk.len()).enumerate() {
+                        by_tree[(b * BLOCK + c0 * LANES + l) * t + k] = self.trees[k][*a].threshold;
+                    }
+                }
+            }
+        }
+        by_tree.chunks(t).map(spread).collect()
+    }
+}
+
+/// Writes `nodes` into `walk` with every leaf turned into a step to itself (feature 0, a
+/// threshold no value exceeds), so that a walk needs no test for leaves; returns the depth.
+fn walkable(nodes: &[Node], walk: &mut Vec<Node>) -> usize {
+    walk.clear();
+    walk.extend(nodes.iter().enumerate().map(|(i, n)| if n.feature == LEAF { Node { threshold: f64::INFINITY, feature: 0, left: i as u32 } } else { *n }));
+    // Children come after their parent: one pass gives every node's depth.
+    let mut depth = vec![0usize; nodes.len()];
+    for (i, n) in nodes.iter().enumerate() {
+        if n.feature != LEAF {
+            depth[n.left as usize] = depth[i] + 1;
+            depth[n.left as usize + 1] = depth[i] + 1;
+        }
+    }
+    depth.into_iter().max().unwrap_or(0)
+}
+
+/// Rows walked through a tree together by [`Forest::predict_many`].
+const LANES: usize = 16;
+/// Rows every tree walks before the next rows (their features stay in the cache).
+const BLOCK: usize = 128;
+
+/// Runs `f` on a scratch slice of `n` values, on the stack when it is small.
+fn with_buffer<R>(n: usize, f: impl FnOnce(&mut [f64]) -> R) -> R {
+    let mut buf = [0.0f64; 64];
+    if n <= buf.len() {
+        f(&mut buf[..n])
+    } else {
+        f(&mut vec![0.0; n])
+    }
+}
+
+/// Mean and standard deviation of the trees' predictions (one function for both ways of
+/// predicting, so that they agree to the bit).
+fn spread(p: &[f64]) -> (f64, f64) {
+    let m = p.iter().sum::<f64>() / p.len() as f64;
+    let v = p.iter().map(|y| (y - m).powi(2)).sum::<f64>() / p.len() as f64;
+    (m, v.sqrt())
 }
 
 #[cfg(test)]
@@ -237,5 +316,25 @@ mod tests {
         let (_, sd_edge) = f.predict(&[19.5, 1.0]);
         let (_, sd_far) = f.predict(&[2.0, 1.0]);
         assert!(sd_edge >= sd_far, "{sd_edge} {sd_far}");
+    }
+
+    #[test]
+    fn predicting_many_rows_at_once_gives_each_row_s_prediction_to_the_bit() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let xs: Vec<Vec<f64>> = (0..300).map(|_| (0..6).map(|_| f64::from(rng.random_range(0..9u8))).collect()).collect();
+        let ys: Vec<f64> = xs.iter().map(|x| (x[0] * x[1] + x[2]).ln_1p() + 0.1 * x[3]).collect();
+        let f = Forest::fit(&xs, &ys, 24, &mut rng);
+        // 300 rows: whole chunks of lanes and a partial one; every row reaches its own leaf.
+        let rows: Vec<&[f64]> = xs.iter().map(|x| x.as_slice()).collect();
+        let many = f.predict_many(&rows);
+        assert_eq!(many.len(), rows.len());
+        let mut spread_seen = false;
+        for (x, got) in rows.iter().zip(&many) {
+            let one = f.predict(x);
+            assert_eq!((got.0.to_bits(), got.1.to_bits()), (one.0.to_bits(), one.1.to_bits()), "{x:?}");
+            spread_seen |= one.1 > 0.0;
+        }
+        assert!(spread_seen, "the trees never disagree: the test would not see a lane mix-up in the spread");
+        assert_eq!(Forest::default().predict_many(&rows[..3]), vec![(0.0, 1.0); 3]);
     }
 }

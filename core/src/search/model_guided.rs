@@ -119,10 +119,12 @@ impl ModelGuided {
         let best = finite.iter().copied().fold(f64::INFINITY, f64::min).ln();
         let pool = self.pool(cands);
         let unit = Normal::new(0.0, 1.0).ok()?;
+        let rows: Vec<&[f64]> = pool.iter().map(|&i| self.features[i].as_slice()).collect();
+        let predicted = forest.predict_many(&rows);
         Some(
             pool.iter()
-                .map(|&i| {
-                    let (m, s) = forest.predict(&self.features[i]);
+                .zip(predicted)
+                .map(|(&i, (m, s))| {
                     let ei = if s > 1e-12 {
                         let z = (best - m) / s;
                         (best - m) * unit.cdf(z) + s * unit.pdf(z)
