@@ -12,6 +12,14 @@ for_tests=0
 
 need=()
 command -v cargo >/dev/null || { echo "setup: cargo not found; install Rust from rustup.rs first" >&2; exit 1; }
+# A full `make test` build takes about 3 GB (`make demo` about 1 GB). A full disk shows up later
+# as a compiler error far from its cause, so say it here (a warning: the build may still fit).
+target_dir="${CARGO_TARGET_DIR:-target}"
+[ -d "$target_dir" ] || target_dir=.
+free_kb=$(df -Pk "$target_dir" 2>/dev/null | awk 'NR == 2 {print $4}')
+if [ -n "${free_kb:-}" ] && [ "$free_kb" -lt $((3 * 1024 * 1024)) ]; then
+  echo "setup: warning: only $((free_kb / 1024)) MB free where cargo builds ($target_dir); building and testing kerntune needs about 3 GB (free some space, or set CARGO_TARGET_DIR to a larger disk)" >&2
+fi
 ldconfig -p 2>/dev/null | grep -q 'libvulkan.so.1' || need+=(libvulkan1)
 icds=$(ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json 2>/dev/null | wc -l || true)
 [ "${icds:-0}" -gt 0 ] || need+=(mesa-vulkan-drivers)
