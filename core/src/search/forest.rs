@@ -212,7 +212,7 @@ impl Forest {
     }
 
     /// [`Forest::predict`] of each of `rows`, bit for bit, but faster: each tree walks
-    /// [`LANES`] rows at once (independent chains of loads the processor overlaps, where one
+    /// sixteen rows at once (independent chains of loads the processor overlaps, where one
     /// row at a time waits on each node in turn) while its nodes stay in the cache.
     pub fn predict_many(&self, rows: &[&[f64]]) -> Vec<(f64, f64)> {
         if self.trees.is_empty() {
