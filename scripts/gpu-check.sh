@@ -3,7 +3,7 @@
 #
 # Built here: `cargo build --release --features cuda`, then copied with the benchmark's kernel
 # into .device/ (ignored by git): `bash scripts/gpu-check.sh --prepare`. On the GPU machine:
-# `bash scripts/gpu-check.sh [tests] [wgpu] [cuda] [faults] [devices] [sgemm] [hybrid] [generated] [l2flush] [t1] [kt] [launch] [conv] [report]` (TESTS="files" picks the test binaries) (default: tests wgpu cuda sgemm generated). Results are
+# `bash scripts/gpu-check.sh [tests] [wgpu] [cuda] [faults] [devices] [sgemm] [hybrid] [generated] [l2flush] [t1] [kt] [launch] [conv] [report] [worker-start]` (TESTS="files" picks the test binaries) (default: tests wgpu cuda sgemm generated). Results are
 # written to $OUT as files; their names say what they hold.
 set -u
 if [ "${1:-}" = "--prepare" ]; then
@@ -25,6 +25,7 @@ for l in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["bench"]:
         print(m["executable"])' | while read -r t; do cp "$t" .device/launch-bench; done
   cargo build --release -p kerntune-example-app --features cuda && cp target/release/kerntune-app .device/kerntune-app
+  cargo build --release -p kerntune-core --example worker_start && cp target/release/examples/worker_start .device/worker_start
   cp ../shared/bench/sgemm.cu ../shared/bench/kernel_tuner_side.py ../shared/bench/triad.cu .device/bench/
   ls -la .device .device/bench
   exit 0
@@ -188,6 +189,14 @@ triad-start)
         sed 's/\x1b\[[0-9;]*m//g' | grep -E "worker init|problem data|workspace made|CPU reference|search done|^wall|^winner"; echo "exit $?"
     done
   } > "$OUT/triad-start.txt" 2>&1
+  ;;
+worker-start)
+  # One worker per device started at once, with a 3 GiB problem (the triad's at 2^28): the
+  # processes' start and the problem's journey to them (core/examples/worker_start.rs; no GPU).
+  {
+    echo "--- shared memory (default)"; .device/worker_start 3 1,2,4,8
+    echo "--- through the pipe"; KERNTUNE_WORKER_SHARED_MEMORY=0 .device/worker_start 3 1,2,4,8
+  } > "$OUT/worker-start.txt" 2>&1
   ;;
 sgemm)
   cp .device/bench/sgemm.cu benches/sgemm/sgemm.cu

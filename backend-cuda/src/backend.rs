@@ -86,7 +86,11 @@ impl CudaBackend {
     }
 
     /// Runs `f` on the worker for `problem` (see [`WorkerSlot::with`]).
-    fn with_worker<T>(&self, problem: &ProblemData, f: impl FnOnce(&mut kerntune_core::worker::Worker) -> Result<T, BackendError>) -> Result<T, BackendError> {
+    fn with_worker<T>(
+        &self,
+        problem: &Arc<ProblemData>,
+        f: impl FnOnce(&mut kerntune_core::worker::Worker) -> Result<T, BackendError>,
+    ) -> Result<T, BackendError> {
         self.worker.as_ref().expect("isolated mode").with(problem, f)
     }
 

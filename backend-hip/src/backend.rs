@@ -55,7 +55,7 @@ impl HipBackend {
         self.worker.is_some()
     }
 
-    fn with_worker<T>(&self, problem: &ProblemData, f: impl FnOnce(&mut Worker) -> Result<T, BackendError>) -> Result<T, BackendError> {
+    fn with_worker<T>(&self, problem: &Arc<ProblemData>, f: impl FnOnce(&mut Worker) -> Result<T, BackendError>) -> Result<T, BackendError> {
         self.worker.as_ref().expect("isolated mode").with(problem, f)
     }
 

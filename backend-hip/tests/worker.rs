@@ -22,7 +22,7 @@ fn problem() -> ProblemData {
 
 fn without_a_gpu_the_worker_reports_it_cleanly() -> bool {
     let slot = WorkerSlot::new(&kerntune_hip::worker::KIND, 0);
-    match slot.with(&problem(), |_| Ok(())) {
+    match slot.with(&std::sync::Arc::new(problem()), |_| Ok(())) {
         Ok(()) => return false,
         Err(BackendError::DeviceLost(m)) => assert!(m.contains("no AMD GPU found"), "{m}"),
         Err(e) => panic!("unexpected: {e}"),

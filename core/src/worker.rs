@@ -16,7 +16,9 @@
 //! stdin/stdout; on Linux, blobs of a mebibyte or more (the problem's buffers, the reference's
 //! outputs) travel through a shared-memory file the worker inherits ([`shm`]), and only their
 //! place in it through the pipe, which through a pipe took seconds for a few hundred
-//! megabytes while the CPU reference kept every core busy. Verification happens in the worker against a reference it keeps, so outputs
+//! megabytes while the CPU reference kept every core busy. The problem's large buffers go
+//! into one more file, shared by every worker started for the problem at the same time (a
+//! tune over N devices writes them once, not N times). Verification happens in the worker against a reference it keeps, so outputs
 //! are not shipped back for every config.
 //!
 //! A backend implements [`WorkerBackend`] (open the device in-process, load a shipped binary),
@@ -37,7 +39,7 @@ use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The worker side of a backend: what a worker process does with the parent's requests. Every
@@ -297,29 +299,50 @@ const ORDINAL_VAR: &str = "KERNTUNE_WORKER_ORDINAL";
 /// A blob's length with this bit set means the blob is in the shared-memory file, at the offset
 /// that follows.
 const IN_SHM: u64 = 1 << 63;
+/// A blob's length with this bit set means the blob is in the problem's file (see
+/// [`ProblemFile`]), at the offset that follows.
+const IN_PROBLEM: u64 = 1 << 62;
 /// Blobs this large or larger go through the shared-memory file when there is one.
 const SHM_MIN: usize = 1 << 20;
 
+/// A blob of a message: bytes, or a place in the problem's file that the receiver reads itself.
+#[derive(Clone, Copy)]
+enum Blob<'a> {
+    Bytes(&'a [u8]),
+    InProblem { offset: u64, len: u64 },
+}
+
 fn write_msg(w: &mut impl Write, header: &impl Serialize, blobs: &[&[u8]], shm: Option<&std::fs::File>) -> io::Result<()> {
+    let blobs: Vec<Blob> = blobs.iter().map(|b| Blob::Bytes(b)).collect();
+    write_blobs(w, header, &blobs, shm)
+}
+
+fn write_blobs(w: &mut impl Write, header: &impl Serialize, blobs: &[Blob<'_>], shm: Option<&std::fs::File>) -> io::Result<()> {
     let h = serde_json::to_vec(header).map_err(io::Error::other)?;
     w.write_all(&(h.len() as u64).to_le_bytes())?;
     w.write_all(&h)?;
     w.write_all(&(blobs.len() as u64).to_le_bytes())?;
     let mut offset = 0u64;
     for b in blobs {
-        match shm.filter(|_| b.len() >= SHM_MIN) {
-            Some(file) => {
-                // The reader has emptied the file after the previous message: messages
-                // alternate, so each one starts at offset 0.
-                shm::write_at(file, b, offset)?;
-                w.write_all(&(b.len() as u64 | IN_SHM).to_le_bytes())?;
+        match *b {
+            Blob::InProblem { offset, len } => {
+                w.write_all(&(len | IN_PROBLEM).to_le_bytes())?;
                 w.write_all(&offset.to_le_bytes())?;
-                offset += b.len() as u64;
             }
-            None => {
-                w.write_all(&(b.len() as u64).to_le_bytes())?;
-                w.write_all(b)?;
-            }
+            Blob::Bytes(b) => match shm.filter(|_| b.len() >= SHM_MIN) {
+                Some(file) => {
+                    // The reader has emptied the file after the previous message: messages
+                    // alternate, so each one starts at offset 0.
+                    shm::write_at(file, b, offset)?;
+                    w.write_all(&(b.len() as u64 | IN_SHM).to_le_bytes())?;
+                    w.write_all(&offset.to_le_bytes())?;
+                    offset += b.len() as u64;
+                }
+                None => {
+                    w.write_all(&(b.len() as u64).to_le_bytes())?;
+                    w.write_all(b)?;
+                }
+            },
         }
     }
     w.flush()
@@ -334,7 +357,8 @@ fn read_u64(r: &mut impl Read) -> io::Result<u64> {
 /// Largest header or blob accepted: a corrupted length fails cleanly instead of allocating.
 const MAX_PART: u64 = 1 << 40;
 
-fn read_msg<T: DeserializeOwned>(r: &mut impl Read, shm: Option<&std::fs::File>) -> io::Result<(T, Vec<Vec<u8>>)> {
+/// Reads a message; `problem` is the problem's file, when the worker inherited one.
+fn read_msg<T: DeserializeOwned>(r: &mut impl Read, shm: Option<&std::fs::File>, problem: Option<&std::fs::File>) -> io::Result<(T, Vec<Vec<u8>>)> {
     let n = read_u64(r)?;
     if n > MAX_PART {
         return Err(io::Error::other(format!("malformed message: header length {n}")));
@@ -350,13 +374,18 @@ fn read_msg<T: DeserializeOwned>(r: &mut impl Read, shm: Option<&std::fs::File>)
     let mut shared = false;
     for _ in 0..count {
         let len = read_u64(r)?;
-        let in_shm = len & IN_SHM != 0;
-        let len = len & !IN_SHM;
+        let (in_shm, in_problem) = (len & IN_SHM != 0, len & IN_PROBLEM != 0);
+        let len = len & !(IN_SHM | IN_PROBLEM);
         if len > MAX_PART {
             return Err(io::Error::other(format!("malformed message: blob length {len}")));
         }
         let mut b = vec![0u8; len as usize];
-        if in_shm {
+        if in_problem {
+            // The problem's file is shared by every worker of the problem: read, never emptied here.
+            let offset = read_u64(r)?;
+            let file = problem.ok_or_else(|| io::Error::other("malformed message: a blob in the problem's file, and no such file"))?;
+            shm::read_at(file, &mut b, offset)?;
+        } else if in_shm {
             let offset = read_u64(r)?;
             let file = shm.ok_or_else(|| io::Error::other("malformed message: a blob in shared memory, and no shared memory"))?;
             shm::read_at(file, &mut b, offset)?;
@@ -371,6 +400,100 @@ fn read_msg<T: DeserializeOwned>(r: &mut impl Read, shm: Option<&std::fs::File>)
         file.set_len(0)?;
     }
     Ok((header, blobs))
+}
+
+/// A problem's large buffers in one shared-memory file that every worker started for the
+/// problem inherits (Linux), so that a tune over N devices writes them once, not once per
+/// worker. Written by the first worker to start and emptied when the last of those starting
+/// with it has read it; a worker started later (after a fault) fills it again.
+struct ProblemFile {
+    file: std::fs::File,
+    /// Each argument's place in the file: `Some(offset)` for a buffer of [`SHM_MIN`] or more.
+    offsets: Vec<Option<u64>>,
+    filled: bool,
+    /// Workers reading it now.
+    readers: usize,
+}
+
+/// Every problem with a file, by the problem's identity (its `Arc`), pruned as problems end.
+type ProblemFiles = Vec<(std::sync::Weak<ProblemData>, Arc<Mutex<ProblemFile>>)>;
+static PROBLEM_FILES: Mutex<ProblemFiles> = Mutex::new(Vec::new());
+
+/// A worker's hold on its problem's file while it starts (see [`ProblemFile::starting`]).
+struct Placed {
+    entry: Arc<Mutex<ProblemFile>>,
+    file: std::fs::File,
+    offsets: Vec<Option<u64>>,
+}
+
+impl ProblemFile {
+    /// The problem's file, filled, with this worker counted as reading it; `None` (every buffer
+    /// through the worker's own channel) when there is no shared memory or nothing large.
+    fn starting(problem: &Arc<ProblemData>) -> Option<Placed> {
+        if !shm::enabled() {
+            return None;
+        }
+        let entry = {
+            let mut files = PROBLEM_FILES.lock().unwrap_or_else(|p| p.into_inner());
+            files.retain(|(p, _)| p.strong_count() > 0);
+            match files.iter().find(|(p, _)| std::ptr::eq(p.as_ptr(), Arc::as_ptr(problem))) {
+                Some((_, e)) => e.clone(),
+                None => {
+                    let mut offsets = Vec::with_capacity(problem.args.len());
+                    let mut end = 0u64;
+                    for a in &problem.args {
+                        offsets.push(match a {
+                            ArgData::Buffer(b) if b.data.len() >= SHM_MIN => {
+                                end += b.data.len() as u64;
+                                Some(end - b.data.len() as u64)
+                            }
+                            _ => None,
+                        });
+                    }
+                    if end == 0 {
+                        return None;
+                    }
+                    let file = shm::memfd("kerntune-problem")?;
+                    let e = Arc::new(Mutex::new(ProblemFile { file, offsets, filled: false, readers: 0 }));
+                    files.push((Arc::downgrade(problem), e.clone()));
+                    e
+                }
+            }
+        };
+        // Workers starting at the same time wait here while the first writes.
+        let mut pf = entry.lock().unwrap_or_else(|p| p.into_inner());
+        if !pf.filled {
+            let t = std::time::Instant::now();
+            let written = problem.args.iter().zip(&pf.offsets).try_for_each(|(a, o)| match (a, o) {
+                (ArgData::Buffer(b), Some(offset)) => shm::write_at(&pf.file, &b.data, *offset),
+                _ => Ok(()),
+            });
+            if let Err(e) = written {
+                tracing::debug!("the problem's shared file could not be written ({e}); sending it to each worker");
+                let _ = pf.file.set_len(0);
+                return None;
+            }
+            pf.filled = true;
+            tracing::debug!(seconds = t.elapsed().as_secs_f64(), "problem written to its shared file");
+        }
+        let file = pf.file.try_clone().ok()?;
+        pf.readers += 1;
+        let offsets = pf.offsets.clone();
+        drop(pf);
+        Some(Placed { entry, file, offsets })
+    }
+}
+
+impl Drop for Placed {
+    fn drop(&mut self) {
+        let mut pf = self.entry.lock().unwrap_or_else(|p| p.into_inner());
+        pf.readers -= 1;
+        if pf.readers == 0 {
+            // Every worker that started from it has read it (or failed): give the memory back.
+            let _ = pf.file.set_len(0);
+            pf.filled = false;
+        }
+    }
 }
 
 /// A running worker process (the parent's handle).
@@ -388,17 +511,23 @@ pub struct Worker {
 
 impl Worker {
     /// Starts this program again as a worker of `kind` and initialises it with the problem.
-    pub fn spawn(kind: &WorkerKind, ordinal: usize, problem: &ProblemData) -> Result<Worker, BackendError> {
+    pub fn spawn(kind: &WorkerKind, ordinal: usize, problem: &Arc<ProblemData>) -> Result<Worker, BackendError> {
         let exe = std::env::current_exe().map_err(|e| BackendError::other(format!("locating this program to start a {} worker: {e}", kind.label)))?;
         Self::spawn_command(kind, Command::new(exe), ordinal, problem)
     }
 
     /// Like [`Worker::spawn`], with the program to start given (it must serve requests when the
     /// kind's worker variable is set).
-    pub fn spawn_command(kind: &WorkerKind, mut cmd: Command, ordinal: usize, problem: &ProblemData) -> Result<Worker, BackendError> {
+    pub fn spawn_command(kind: &WorkerKind, cmd: Command, ordinal: usize, problem: &Arc<ProblemData>) -> Result<Worker, BackendError> {
+        // The problem's large buffers, written once for every worker started for it at this time.
+        Self::start(kind, cmd, ordinal, problem, ProblemFile::starting(problem))
+    }
+
+    /// Starts a worker and sends it `problem`, its large buffers through `placed` when given.
+    fn start(kind: &WorkerKind, mut cmd: Command, ordinal: usize, problem: &ProblemData, placed: Option<Placed>) -> Result<Worker, BackendError> {
         let label = kind.label;
         let t = std::time::Instant::now();
-        let shm = shm::share_with(&mut cmd);
+        let shm = shm::share_with(&mut cmd, placed.as_ref().map(|p| &p.file));
         let mut child = cmd
             .env(kind.worker_env, "1")
             .env(ORDINAL_VAR, ordinal.to_string())
@@ -414,7 +543,7 @@ impl Worker {
         std::thread::Builder::new()
             .name(format!("kerntune-{}-worker-reader", label.to_lowercase()))
             .spawn(move || loop {
-                let m = read_msg::<Rep>(&mut stdout, reader_shm.as_ref());
+                let m = read_msg::<Rep>(&mut stdout, reader_shm.as_ref(), None);
                 let end = m.is_err();
                 if tx.send(m).is_err() || end {
                     break;
@@ -423,12 +552,15 @@ impl Worker {
             .map_err(|e| BackendError::other(format!("starting a reader thread: {e}")))?;
         let mut w = Worker { label, child, stdin: Some(stdin), replies: rx, loaded: HashSet::new(), ref_id: None, shm };
         let mut args = Vec::new();
-        let mut blobs: Vec<&[u8]> = Vec::new();
-        for a in &problem.args {
+        let mut blobs: Vec<Blob> = Vec::new();
+        for (i, a) in problem.args.iter().enumerate() {
             match a {
                 ArgData::Buffer(b) => {
                     args.push(ArgMeta { name: b.name.clone(), dtype: b.dtype, access: Some(b.access), memory: b.memory, scalar: None });
-                    blobs.push(&b.data);
+                    blobs.push(match placed.as_ref().and_then(|p| p.offsets.get(i).copied().flatten()) {
+                        Some(offset) => Blob::InProblem { offset, len: b.data.len() as u64 },
+                        None => Blob::Bytes(&b.data),
+                    });
                 }
                 ArgData::Scalar { name, dtype, value } => {
                     args.push(ArgMeta { name: name.clone(), dtype: *dtype, access: None, memory: Memory::Global, scalar: Some(value.clone()) })
@@ -436,15 +568,21 @@ impl Worker {
             }
         }
         tracing::debug!(seconds = t.elapsed().as_secs_f64(), pid = w.child.id(), "{label} worker started; sending the problem");
-        w.call(&Req::Init { ordinal, args }, &blobs, Duration::from_secs(120))?;
+        w.call_blobs(&Req::Init { ordinal, args }, &blobs, Duration::from_secs(120))?;
+        drop(placed); // read: the last worker starting from the file empties it
         tracing::debug!(seconds = t.elapsed().as_secs_f64(), "{label} worker initialised");
         Ok(w)
     }
 
     fn call(&mut self, req: &Req, blobs: &[&[u8]], deadline: Duration) -> Result<(Vec<f64>, Vec<Vec<u8>>), BackendError> {
+        let blobs: Vec<Blob> = blobs.iter().map(|b| Blob::Bytes(b)).collect();
+        self.call_blobs(req, &blobs, deadline)
+    }
+
+    fn call_blobs(&mut self, req: &Req, blobs: &[Blob<'_>], deadline: Duration) -> Result<(Vec<f64>, Vec<Vec<u8>>), BackendError> {
         let label = self.label;
         let written = match self.stdin.as_mut() {
-            Some(stdin) => write_msg(stdin, req, blobs, self.shm.as_ref()),
+            Some(stdin) => write_blobs(stdin, req, blobs, self.shm.as_ref()),
             None => Err(io::Error::other("its input was closed")),
         };
         if let Err(e) = written {
@@ -564,7 +702,7 @@ pub fn run_once(
     launch: &Launch,
     (timeout, wait): (Duration, Duration),
 ) -> Result<(), BackendError> {
-    let mut w = Worker::spawn_command(kind, command, ordinal, problem)?;
+    let mut w = Worker::start(kind, command, ordinal, problem, None)?;
     let r = w.time(k, launch, &TimeRequest { launches: 1, flush: L2Flush::Off, timeout }).map(|_| ());
     // Closing stdin ends the worker's loop (it has exited already after a fault).
     drop(w.stdin.take());
@@ -631,7 +769,7 @@ impl WorkerSlot {
 
     /// Runs `f` on the worker for `problem`, starting it if needed. A worker that timed out,
     /// died or lost its device is killed; the next call starts a fresh one.
-    pub fn with<T>(&self, problem: &ProblemData, f: impl FnOnce(&mut Worker) -> Result<T, BackendError>) -> Result<T, BackendError> {
+    pub fn with<T>(&self, problem: &Arc<ProblemData>, f: impl FnOnce(&mut Worker) -> Result<T, BackendError>) -> Result<T, BackendError> {
         let mut guard = self.worker.lock().unwrap_or_else(|p| p.into_inner());
         if guard.is_none() {
             let w = match &self.command {
@@ -745,13 +883,14 @@ pub fn serve(exec: &mut impl Executor) -> i32 {
     let mut output = BufWriter::with_capacity(1 << 20, io::stdout().lock());
     let shm = shm::inherited();
     let shm = shm.as_ref();
-    tracing::debug!(shared_memory = shm.is_some(), "worker: serving");
+    let problem_file = shm::inherited_problem();
+    tracing::debug!(shared_memory = shm.is_some(), problem_file = problem_file.is_some(), "worker: serving");
     if let Some(ordinal) = std::env::var(ORDINAL_VAR).ok().and_then(|v| v.parse().ok()) {
         exec.prepare(ordinal);
     }
     let mut st = Served { problem: Default::default(), reference: Vec::new(), loaded: HashMap::new() };
     loop {
-        let (req, blobs) = match read_msg::<Req>(&mut input, shm) {
+        let (req, blobs) = match read_msg::<Req>(&mut input, shm, problem_file.as_ref()) {
             Ok(m) => m,
             Err(_) => return 0,
         };
@@ -786,26 +925,58 @@ pub mod shm {
     /// The descriptor the file has in the worker.
     #[cfg(target_os = "linux")]
     const CHILD_FD: i32 = 3;
-
-    /// Makes a shared-memory file and arranges for `cmd`'s process to inherit it; `None` (and
-    /// the pipe for everything) when it cannot, or when switched off.
+    /// The variable that tells the worker which descriptor is the problem's file.
+    const PROBLEM_FD_VAR: &str = "KERNTUNE_WORKER_PROBLEM_FD";
+    /// The descriptor the problem's file has in the worker.
     #[cfg(target_os = "linux")]
-    pub fn share_with(cmd: &mut std::process::Command) -> Option<File> {
-        use command_fds::{CommandFdExt, FdMapping};
-        if std::env::var(SWITCH).is_ok_and(|v| v == "0") {
+    const CHILD_PROBLEM_FD: i32 = 4;
+
+    /// Whether shared memory is switched on (it is unless [`SWITCH`] is `0`).
+    pub(super) fn enabled() -> bool {
+        !std::env::var(SWITCH).is_ok_and(|v| v == "0")
+    }
+
+    /// A new shared-memory file, unless switched off or unsupported.
+    #[cfg(target_os = "linux")]
+    pub(super) fn memfd(name: &str) -> Option<File> {
+        if !enabled() {
             return None;
         }
-        let fd = rustix::fs::memfd_create("kerntune-worker", rustix::fs::MemfdFlags::CLOEXEC).ok()?;
-        let file = File::from(fd);
-        let theirs = file.try_clone().ok()?;
-        cmd.fd_mappings(vec![FdMapping { parent_fd: theirs.into(), child_fd: CHILD_FD }]).ok()?;
-        cmd.env(FD_VAR, CHILD_FD.to_string());
-        Some(file)
+        rustix::fs::memfd_create(name, rustix::fs::MemfdFlags::CLOEXEC).ok().map(File::from)
     }
 
     /// See the Linux version: no shared memory here.
     #[cfg(not(target_os = "linux"))]
-    pub fn share_with(_cmd: &mut std::process::Command) -> Option<File> {
+    pub(super) fn memfd(_name: &str) -> Option<File> {
+        None
+    }
+
+    /// Makes a shared-memory file and arranges for `cmd`'s process to inherit it, and the
+    /// problem's file when there is one; `None` (and the pipe for everything but the problem's
+    /// file) when it cannot, or when switched off.
+    #[cfg(target_os = "linux")]
+    pub fn share_with(cmd: &mut std::process::Command, problem: Option<&File>) -> Option<File> {
+        use command_fds::{CommandFdExt, FdMapping};
+        let mut mappings = vec![];
+        if let Some(theirs) = problem.and_then(|f| f.try_clone().ok()) {
+            mappings.push(FdMapping { parent_fd: theirs.into(), child_fd: CHILD_PROBLEM_FD });
+            cmd.env(PROBLEM_FD_VAR, CHILD_PROBLEM_FD.to_string());
+        }
+        let file = memfd("kerntune-worker");
+        if let Some(theirs) = file.as_ref().and_then(|f| f.try_clone().ok()) {
+            mappings.push(FdMapping { parent_fd: theirs.into(), child_fd: CHILD_FD });
+            cmd.env(FD_VAR, CHILD_FD.to_string());
+        }
+        if cmd.fd_mappings(mappings).is_err() {
+            cmd.env_remove(FD_VAR).env_remove(PROBLEM_FD_VAR);
+            return None;
+        }
+        file
+    }
+
+    /// See the Linux version: no shared memory here.
+    #[cfg(not(target_os = "linux"))]
+    pub fn share_with(_cmd: &mut std::process::Command, _problem: Option<&File>) -> Option<File> {
         None
     }
 
@@ -814,6 +985,12 @@ pub mod shm {
     pub fn inherited() -> Option<File> {
         let fd: i32 = std::env::var(FD_VAR).ok()?.parse().ok()?;
         std::fs::OpenOptions::new().read(true).write(true).open(format!("/proc/self/fd/{fd}")).ok()
+    }
+
+    /// In the worker: the problem's file the parent shared, if any (read only).
+    pub fn inherited_problem() -> Option<File> {
+        let fd: i32 = std::env::var(PROBLEM_FD_VAR).ok()?.parse().ok()?;
+        File::open(format!("/proc/self/fd/{fd}")).ok()
     }
 
     /// Threads that copy into or out of shared memory: such a copy is bound by page faults and
@@ -870,7 +1047,7 @@ mod tests {
         let mut buf = Vec::new();
         let req = Req::Time { id: 7, launch: Launch { grid: [2, 1, 1], block: [64, 1, 1], shared_mem_bytes: 0 }, n: 5, flush: L2Flush::Rotate, timeout: 1.5 };
         write_msg(&mut buf, &req, &[b"abc", b""], None).unwrap();
-        let (back, blobs): (Req, _) = read_msg(&mut buf.as_slice(), None).unwrap();
+        let (back, blobs): (Req, _) = read_msg(&mut buf.as_slice(), None, None).unwrap();
         assert!(matches!(back, Req::Time { id: 7, n: 5, flush: L2Flush::Rotate, .. }));
         assert_eq!(blobs, vec![b"abc".to_vec(), vec![]]);
     }
@@ -892,7 +1069,7 @@ mod tests {
     fn a_corrupt_length_is_an_error_not_an_allocation() {
         let mut buf = Vec::new();
         buf.extend_from_slice(&u64::MAX.to_le_bytes());
-        assert!(read_msg::<Req>(&mut buf.as_slice(), None).is_err());
-        assert!(read_msg::<Req>(&mut [1u8, 2].as_slice(), None).is_err());
+        assert!(read_msg::<Req>(&mut buf.as_slice(), None, None).is_err());
+        assert!(read_msg::<Req>(&mut [1u8, 2].as_slice(), None, None).is_err());
     }
 }

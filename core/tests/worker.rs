@@ -11,6 +11,7 @@ use kerntune_core::worker::{Executor, KernelImage, WorkerKind, WorkerSlot};
 use kerntune_core::{BackendError, Launch, TimeRequest, VerifyRequest};
 use std::collections::HashMap;
 use std::process::Command;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 static KIND: WorkerKind = WorkerKind::new("TEST", "KERNTUNE_TEST_WORKER", "KERNTUNE_TEST_ISOLATION");
@@ -79,13 +80,13 @@ impl Executor for HostExec {
     }
 }
 
-fn problem() -> ProblemData {
-    ProblemData {
+fn problem() -> Arc<ProblemData> {
+    Arc::new(ProblemData {
         args: vec![
             ArgData::Buffer(HostBuffer::new("x", DType::F32, 1000, &Init::Sequence, Access::Read)),
             ArgData::Buffer(HostBuffer::new("y", DType::F32, 1000, &Init::Zeros, Access::Write)),
         ],
-    }
+    })
 }
 
 fn reference(p: &ProblemData) -> Vec<HostBuffer> {
@@ -136,12 +137,12 @@ fn runs_and_verifies_in_the_worker() {
 /// switched off.
 fn large_buffers_arrive_whole() {
     let n = 3 << 20;
-    let p = ProblemData {
+    let p = Arc::new(ProblemData {
         args: vec![
             ArgData::Buffer(HostBuffer::new("x", DType::F32, n, &Init::Sequence, Access::Read)),
             ArgData::Buffer(HostBuffer::new("y", DType::F32, n, &Init::Zeros, Access::Write)),
         ],
-    };
+    });
     let r = reference(&p);
     for shared in [true, false] {
         if !shared {
@@ -159,9 +160,63 @@ fn large_buffers_arrive_whole() {
         if cfg!(target_os = "linux") {
             let fd3 = std::fs::read_link(format!("/proc/{}/fd/3", s.pid().expect("a worker"))).map(|l| l.display().to_string()).unwrap_or_default();
             assert_eq!(fd3.starts_with("/memfd:kerntune-worker"), shared, "{fd3}");
+            let fd4 = std::fs::read_link(format!("/proc/{}/fd/4", s.pid().expect("a worker"))).map(|l| l.display().to_string()).unwrap_or_default();
+            assert_eq!(fd4.starts_with("/memfd:kerntune-problem"), shared, "{fd4}");
         }
         std::env::remove_var(kerntune_core::worker::shm::SWITCH);
     }
+}
+
+/// What a tune over several devices starts: one worker per device for one problem. Its large
+/// buffers are written once, into one shared-memory file every worker reads (Linux), which is
+/// emptied once they all have; a worker restarted after a crash gets the problem again.
+fn several_workers_share_one_copy_of_the_problem() {
+    let n = 3 << 20;
+    let p = Arc::new(ProblemData {
+        args: vec![
+            ArgData::Buffer(HostBuffer::new("x", DType::F32, n, &Init::Sequence, Access::Read)),
+            ArgData::Buffer(HostBuffer::new("y", DType::F32, n, &Init::Zeros, Access::Write)),
+        ],
+    });
+    let r = reference(&p);
+    let req =
+        VerifyRequest { reference: &r, reference_id: 3, outputs: &[], tolerance: Tolerance::default(), per_output: &[], timeout: Duration::from_secs(30) };
+    let exe = std::env::current_exe().expect("this test program");
+    let slots: Vec<WorkerSlot> = (0..3)
+        .map(|d| {
+            let exe = exe.clone();
+            WorkerSlot::new(&KIND, d).with_command(move || Command::new(&exe))
+        })
+        .collect();
+    // All at once, as a tune's device threads start them.
+    std::thread::scope(|sc| {
+        for s in &slots {
+            let (p, req) = (&p, &req);
+            sc.spawn(move || s.with(p, |w| w.verify(image(1, "double"), &LAUNCH, req)).expect("each worker has the whole problem"));
+        }
+    });
+    if cfg!(target_os = "linux") {
+        let files: Vec<(String, std::fs::Metadata)> = slots
+            .iter()
+            .map(|s| {
+                let fd4 = format!("/proc/{}/fd/4", s.pid().expect("a worker"));
+                let name = std::fs::read_link(&fd4).map(|l| l.display().to_string()).unwrap_or_default();
+                (name, std::fs::metadata(&fd4).expect("the problem's file"))
+            })
+            .collect();
+        use std::os::unix::fs::MetadataExt;
+        assert!(files.iter().all(|(name, _)| name.starts_with("/memfd:kerntune-problem")), "{:?}", files.iter().map(|f| &f.0).collect::<Vec<_>>());
+        assert!(files.iter().all(|(_, m)| m.ino() == files[0].1.ino()), "one file for every worker");
+        assert!(files.iter().all(|(_, m)| m.len() == 0), "emptied once every worker has read it");
+    }
+    // A worker that dies is started again from the same problem, whose file is filled again.
+    let e = slots[1].with(&p, |w| w.time(image(2, "crash"), &LAUNCH, &timing(Duration::from_secs(5)))).unwrap_err();
+    assert!(matches!(&e, BackendError::WorkerDied(_)), "{e}");
+    slots[1].recover();
+    slots[1].with(&p, |w| w.verify(image(1, "double"), &LAUNCH, &req)).expect("the fresh worker has the whole problem");
+    assert_eq!(slots[1].starts(), 2);
+    let e = slots[2].with(&p, |w| w.verify(image(3, "wrong"), &LAUNCH, &req)).unwrap_err();
+    assert!(matches!(&e, BackendError::WrongOutput(_)), "the workers still compare: {e}");
 }
 
 /// A kernel that kills its process is a lost device for that config only: the parent
@@ -210,9 +265,10 @@ fn a_launch_failure_keeps_the_worker() {
 fn main() {
     KIND.hook(HostExec::default);
     assert!(KIND.enabled(), "the hook enables isolation unless told otherwise");
-    let tests: [(&str, fn()); 5] = [
+    let tests: [(&str, fn()); 6] = [
         ("runs_and_verifies_in_the_worker", runs_and_verifies_in_the_worker),
         ("large_buffers_arrive_whole", large_buffers_arrive_whole),
+        ("several_workers_share_one_copy_of_the_problem", several_workers_share_one_copy_of_the_problem),
         ("a_crash_costs_one_worker_not_the_tune", a_crash_costs_one_worker_not_the_tune),
         ("a_hang_is_killed_at_the_deadline", a_hang_is_killed_at_the_deadline),
         ("a_launch_failure_keeps_the_worker", a_launch_failure_keeps_the_worker),
