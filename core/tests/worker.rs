@@ -89,6 +89,17 @@ fn problem() -> Arc<ProblemData> {
     })
 }
 
+/// The small problem's shape with 12 MiB buffers: above the size that goes through shared memory.
+fn large_problem() -> Arc<ProblemData> {
+    let n = 3 << 20;
+    Arc::new(ProblemData {
+        args: vec![
+            ArgData::Buffer(HostBuffer::new("x", DType::F32, n, &Init::Sequence, Access::Read)),
+            ArgData::Buffer(HostBuffer::new("y", DType::F32, n, &Init::Zeros, Access::Write)),
+        ],
+    })
+}
+
 fn reference(p: &ProblemData) -> Vec<HostBuffer> {
     let mut r: Vec<HostBuffer> = p.buffers().cloned().collect();
     for i in 0..r[0].len() {
@@ -136,13 +147,7 @@ fn runs_and_verifies_in_the_worker() {
 /// arrive whole, through the shared-memory file on Linux and through the pipe when it is
 /// switched off.
 fn large_buffers_arrive_whole() {
-    let n = 3 << 20;
-    let p = Arc::new(ProblemData {
-        args: vec![
-            ArgData::Buffer(HostBuffer::new("x", DType::F32, n, &Init::Sequence, Access::Read)),
-            ArgData::Buffer(HostBuffer::new("y", DType::F32, n, &Init::Zeros, Access::Write)),
-        ],
-    });
+    let (n, p) = (3 << 20, large_problem());
     let r = reference(&p);
     for shared in [true, false] {
         if !shared {
@@ -171,13 +176,7 @@ fn large_buffers_arrive_whole() {
 /// buffers are written once, into one shared-memory file every worker reads (Linux), which is
 /// emptied once they all have; a worker restarted after a crash gets the problem again.
 fn several_workers_share_one_copy_of_the_problem() {
-    let n = 3 << 20;
-    let p = Arc::new(ProblemData {
-        args: vec![
-            ArgData::Buffer(HostBuffer::new("x", DType::F32, n, &Init::Sequence, Access::Read)),
-            ArgData::Buffer(HostBuffer::new("y", DType::F32, n, &Init::Zeros, Access::Write)),
-        ],
-    });
+    let p = large_problem();
     let r = reference(&p);
     let req =
         VerifyRequest { reference: &r, reference_id: 3, outputs: &[], tolerance: Tolerance::default(), per_output: &[], timeout: Duration::from_secs(30) };
