@@ -46,7 +46,7 @@ use std::time::Duration;
 /// method runs in the worker process, on its one thread.
 pub trait Executor {
     /// Opens device `ordinal` and uploads the problem.
-    fn init(&mut self, ordinal: usize, problem: &std::sync::Arc<ProblemData>) -> Result<(), BackendError>;
+    fn init(&mut self, ordinal: usize, problem: &Arc<ProblemData>) -> Result<(), BackendError>;
     /// Called as the worker starts, before the problem arrives, with the device it will be
     /// given: an executor may open it now, while the parent is still sending the problem.
     fn prepare(&mut self, _ordinal: usize) {}
@@ -108,7 +108,7 @@ impl<B: WorkerBackend> BackendExecutor<B> {
 }
 
 impl<B: WorkerBackend> Executor for BackendExecutor<B> {
-    fn init(&mut self, ordinal: usize, problem: &std::sync::Arc<ProblemData>) -> Result<(), BackendError> {
+    fn init(&mut self, ordinal: usize, problem: &Arc<ProblemData>) -> Result<(), BackendError> {
         let b = match self.opened.take() {
             Some((o, Ok(b))) if o == ordinal => b,
             _ => B::open_for_worker(ordinal)?,
@@ -188,7 +188,7 @@ impl WorkerKind {
             // do (finish the config in progress, save, exit), so the worker ignores it and
             // ends when the parent closes its input.
             #[cfg(unix)]
-            let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, std::sync::Arc::new(AtomicBool::new(false)));
+            let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::new(AtomicBool::new(false)));
             std::process::exit(serve(&mut make()));
         }
         self.enabled.store(std::env::var(self.isolation_env).map_or(true, |v| v != "0"), Ordering::SeqCst);
@@ -380,16 +380,17 @@ fn read_msg<T: DeserializeOwned>(r: &mut impl Read, shm: Option<&std::fs::File>,
             return Err(io::Error::other(format!("malformed message: blob length {len}")));
         }
         let mut b = vec![0u8; len as usize];
-        if in_problem {
-            // The problem's file is shared by every worker of the problem: read, never emptied here.
+        if in_problem || in_shm {
+            // The problem's file is shared by every worker of the problem: read, never emptied
+            // here; the worker's own file is emptied once the message is read.
+            let (file, missing) = if in_problem {
+                (problem, "malformed message: a blob in the problem's file, and no such file")
+            } else {
+                (shm, "malformed message: a blob in shared memory, and no shared memory")
+            };
             let offset = read_u64(r)?;
-            let file = problem.ok_or_else(|| io::Error::other("malformed message: a blob in the problem's file, and no such file"))?;
-            shm::read_at(file, &mut b, offset)?;
-        } else if in_shm {
-            let offset = read_u64(r)?;
-            let file = shm.ok_or_else(|| io::Error::other("malformed message: a blob in shared memory, and no shared memory"))?;
-            shm::read_at(file, &mut b, offset)?;
-            shared = true;
+            shm::read_at(file.ok_or_else(|| io::Error::other(missing))?, &mut b, offset)?;
+            shared |= !in_problem;
         } else {
             r.read_exact(&mut b)?;
         }
@@ -410,8 +411,7 @@ struct ProblemFile {
     file: std::fs::File,
     /// Each argument's place in the file: `Some(offset)` for a buffer of [`SHM_MIN`] or more.
     offsets: Vec<Option<u64>>,
-    filled: bool,
-    /// Workers reading it now.
+    /// Workers reading it now: the file holds the problem exactly while there are some.
     readers: usize,
 }
 
@@ -454,7 +454,7 @@ impl ProblemFile {
                         return None;
                     }
                     let file = shm::memfd("kerntune-problem")?;
-                    let e = Arc::new(Mutex::new(ProblemFile { file, offsets, filled: false, readers: 0 }));
+                    let e = Arc::new(Mutex::new(ProblemFile { file, offsets, readers: 0 }));
                     files.push((Arc::downgrade(problem), e.clone()));
                     e
                 }
@@ -462,7 +462,7 @@ impl ProblemFile {
         };
         // Workers starting at the same time wait here while the first writes.
         let mut pf = entry.lock().unwrap_or_else(|p| p.into_inner());
-        if !pf.filled {
+        if pf.readers == 0 {
             let t = std::time::Instant::now();
             let written = problem.args.iter().zip(&pf.offsets).try_for_each(|(a, o)| match (a, o) {
                 (ArgData::Buffer(b), Some(offset)) => shm::write_at(&pf.file, &b.data, *offset),
@@ -473,7 +473,6 @@ impl ProblemFile {
                 let _ = pf.file.set_len(0);
                 return None;
             }
-            pf.filled = true;
             tracing::debug!(seconds = t.elapsed().as_secs_f64(), "problem written to its shared file");
         }
         let file = pf.file.try_clone().ok()?;
@@ -491,7 +490,6 @@ impl Drop for Placed {
         if pf.readers == 0 {
             // Every worker that started from it has read it (or failed): give the memory back.
             let _ = pf.file.set_len(0);
-            pf.filled = false;
         }
     }
 }
@@ -805,7 +803,7 @@ impl WorkerSlot {
 }
 
 struct Served {
-    problem: std::sync::Arc<ProblemData>,
+    problem: Arc<ProblemData>,
     reference: Vec<HostBuffer>,
     loaded: HashMap<u64, ()>,
 }
@@ -829,7 +827,7 @@ fn handle(exec: &mut impl Executor, st: &mut Served, req: Req, blobs: Vec<Vec<u8
                     (None, None) => return Err(BackendError::other("malformed init message")),
                 }
             }
-            let problem = std::sync::Arc::new(problem);
+            let problem = Arc::new(problem);
             exec.init(ordinal, &problem)?;
             st.problem = problem;
             Ok((vec![], vec![]))
@@ -983,14 +981,18 @@ pub mod shm {
     /// In the worker: the file the parent shared, if any (opened again through `/proc`, so that
     /// no descriptor is taken on trust).
     pub fn inherited() -> Option<File> {
-        let fd: i32 = std::env::var(FD_VAR).ok()?.parse().ok()?;
-        std::fs::OpenOptions::new().read(true).write(true).open(format!("/proc/self/fd/{fd}")).ok()
+        reopen(FD_VAR, true)
     }
 
     /// In the worker: the problem's file the parent shared, if any (read only).
     pub fn inherited_problem() -> Option<File> {
-        let fd: i32 = std::env::var(PROBLEM_FD_VAR).ok()?.parse().ok()?;
-        File::open(format!("/proc/self/fd/{fd}")).ok()
+        reopen(PROBLEM_FD_VAR, false)
+    }
+
+    /// The descriptor named by variable `var`, opened again through `/proc`.
+    fn reopen(var: &str, write: bool) -> Option<File> {
+        let fd: i32 = std::env::var(var).ok()?.parse().ok()?;
+        std::fs::OpenOptions::new().read(true).write(write).open(format!("/proc/self/fd/{fd}")).ok()
     }
 
     /// Threads that copy into or out of shared memory: such a copy is bound by page faults and
