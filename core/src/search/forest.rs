@@ -221,30 +221,20 @@ impl Forest {
         let t = self.trees.len();
         // `by_tree[c * t + k]`: tree k's prediction for row c.
         let mut by_tree = vec![0.0; rows.len() * t];
-        let mut walks = vec![];
-        let mut depths = vec![];
-        for nodes in &self.trees {
-            let mut walk = vec![];
-            depths.push(walkable(nodes, &mut walk));
-            walks.push(walk);
-        }
+        let walks: Vec<(Vec<Node>, usize)> = self.trees.iter().map(|nodes| walkable(nodes)).collect();
         // Blocks of rows small enough to stay in the cache while every tree walks them.
         let mut copy: Vec<f64> = vec![];
-        let mut ends: Vec<usize> = vec![];
         for (b, block) in rows.chunks(BLOCK).enumerate() {
             // The block's rows side by side (they are scattered over the heap).
             copy.clear();
-            ends.clear();
-            for r in block {
-                copy.extend_from_slice(r);
-                ends.push(copy.len());
-            }
-            let block: Vec<&[f64]> = ends.iter().scan(0, |start, &end| Some(&copy[std::mem::replace(start, end)..end])).collect();
-            for (k, (walk, &depth)) in walks.iter().zip(&depths).enumerate() {
+            block.iter().for_each(|r| copy.extend_from_slice(r));
+            let mut rest = copy.as_slice();
+            let block: Vec<&[f64]> = block.iter().map(|r| rest.split_off(..r.len()).unwrap_or_default()).collect();
+            for (k, (walk, depth)) in walks.iter().enumerate() {
                 for (c0, chunk) in block.chunks(LANES).enumerate() {
                     let mut at = [0usize; LANES];
                     // Every row takes `depth` steps; one at a leaf stays there.
-                    for _ in 0..depth {
+                    for _ in 0..*depth {
                         for (a, x) in at.iter_mut().zip(chunk) {
                             let n = walk[*a];
                             *a = n.left as usize + usize::from(x[n.feature as usize] > n.threshold);
@@ -260,11 +250,11 @@ impl Forest {
     }
 }
 
-/// Writes `nodes` into `walk` with every leaf turned into a step to itself (feature 0, a
-/// threshold no value exceeds), so that a walk needs no test for leaves; returns the depth.
-fn walkable(nodes: &[Node], walk: &mut Vec<Node>) -> usize {
-    walk.clear();
-    walk.extend(nodes.iter().enumerate().map(|(i, n)| if n.feature == LEAF { Node { threshold: f64::INFINITY, feature: 0, left: i as u32 } } else { *n }));
+/// `nodes` with every leaf turned into a step to itself (feature 0, a threshold no value
+/// exceeds), so that a walk needs no test for leaves, and the tree's depth.
+fn walkable(nodes: &[Node]) -> (Vec<Node>, usize) {
+    let walk =
+        nodes.iter().enumerate().map(|(i, n)| if n.feature == LEAF { Node { threshold: f64::INFINITY, feature: 0, left: i as u32 } } else { *n }).collect();
     // Children come after their parent: one pass gives every node's depth.
     let mut depth = vec![0usize; nodes.len()];
     for (i, n) in nodes.iter().enumerate() {
@@ -273,7 +263,7 @@ fn walkable(nodes: &[Node], walk: &mut Vec<Node>) -> usize {
             depth[n.left as usize + 1] = depth[i] + 1;
         }
     }
-    depth.into_iter().max().unwrap_or(0)
+    (walk, depth.into_iter().max().unwrap_or(0))
 }
 
 /// Rows walked through a tree together by [`Forest::predict_many`].
