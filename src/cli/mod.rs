@@ -54,7 +54,7 @@ pub(crate) fn db_path(arg: &Option<PathBuf>) -> PathBuf {
 }
 
 /// Logs to stderr, filtered by `KERNTUNE_LOG` (default: warnings; `KERNTUNE_PRINT_AUTOTUNING=1`
-/// adds each config's result); a second call does nothing.
+/// adds each config's result). Called first thing in `main`, so that worker processes log too.
 pub(crate) fn init_logging() {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_env("KERNTUNE_LOG").unwrap_or_else(|_| {
@@ -79,7 +79,7 @@ pub fn main() -> i32 {
             };
         }
     };
-    init_logging();
+    // Logging was started by `main` before the worker hook.
     tracing::debug!("started");
     let r = match cli.command {
         Command::Devices(a) => devices::run(a),
