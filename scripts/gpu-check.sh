@@ -336,6 +336,9 @@ conv)
   fi
   ;;
 kt)
+  # Cold, like kerntune's cold run: CuPy's cache from an earlier step or call would make
+  # Kernel Tuner's compiles hits.
+  cold
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
   (cd .device/bench && OUT=$OUT PYTHONUNBUFFERED=1 timed python3 kernel_tuner_side.py) > "$OUT/kernel-tuner.txt" 2>&1
   rm -f "$OUT"/kt_*.json.lock

@@ -96,8 +96,13 @@ pub struct MeasureCost {
 /// Measures one config. `run(n)` launches the kernel `n` times and returns each launch's time
 /// in seconds. `best` is the best config so far, for racing. `prior` holds the times of launches
 /// that already ran (the verification launch): a config whose fastest prior launch is far slower
-/// than the best is raced out at once, without launching it again. The interval returned is
-/// widened by `opts.run_to_run`; the stopping and racing rules use the samples' own.
+/// than the best is raced out at once, without launching it again, and one whose warm-up then
+/// settles (two successive launches within `warmup_stable`) with every launch slower than the
+/// best's upper end by more than `race_margin` and `warmup_stable` together is raced out
+/// before its timed launches. Without prior launches (a tune with no reference, and the
+/// simulator, whose recorded scores were made so) only the far race applies during warm-up.
+/// The interval returned is widened by `opts.run_to_run`; the stopping and racing rules use
+/// the samples' own.
 pub fn measure(
     opts: &BenchOptions,
     best: Option<&Stats>,
@@ -141,6 +146,14 @@ fn sample(
         if i + 1 >= opts.warmup_min {
             if let Some(p) = prev {
                 if (t - p).abs() <= opts.warmup_stable * p.max(t) {
+                    // Settled after a verification launch: the kernel's time is known within
+                    // `warmup_stable`, so a config slower than the best by more than that and
+                    // the racing margin is raced without timed launches.
+                    if let Some(b) = best.filter(|_| opts.racing && prior_launches > 0) {
+                        if warm_min > settled_race_bound(b, opts) {
+                            return Ok((Stats::from_samples(&warm, true), cost));
+                        }
+                    }
                     break;
                 }
             }
@@ -174,6 +187,12 @@ fn sample(
         let left_time = ((opts.max_seconds - spent) / s.mean.max(1e-9)).ceil().max(1.0) as u32;
         batch = (times.len() as u32).max(opts.min_reps).min(left_reps).min(left_time).max(1);
     }
+}
+
+/// The time above which a settled warm-up races a config out: the best's upper end, widened by
+/// the racing margin and by how far two launches of a settled warm-up may still differ.
+fn settled_race_bound(best: &Stats, opts: &BenchOptions) -> f64 {
+    best.upper() * (1.0 + opts.race_margin) * (1.0 + opts.warmup_stable)
 }
 
 fn one(v: Vec<f64>) -> Result<f64, BackendError> {
@@ -258,6 +277,23 @@ mod tests {
         // A close one is measured normally.
         let (s, _) = measure(&BenchOptions::default(), Some(&best), &[1.05e-3], synthetic(1.0e-3, 0.001)).unwrap();
         assert!(!s.raced);
+        let (s, c) = measure(&BenchOptions::default(), Some(&best), &[1.05e-3], synthetic(1.05e-3, 0.001)).unwrap();
+        assert!(!s.raced && c.launches == 5, "within the settled bound (1.02 × 1.05 of the best's upper end): {s:?} {c:?}");
+        // 1.2× the best: once the verification launch and one warm launch agree, raced with no
+        // timed launch; without a verification launch it gets its timed launches first.
+        let (s, c) = measure(&BenchOptions::default(), Some(&best), &[1.21e-3], synthetic(1.2e-3, 0.001)).unwrap();
+        assert!(s.raced && c.warmup_launches == 1 && c.launches == 0, "{s:?} {c:?}");
+        assert_eq!(s.samples, 1);
+        let (s, c) = measure(&BenchOptions::default(), Some(&best), &[], synthetic(1.2e-3, 0.001)).unwrap();
+        assert!(c.launches > 0 && (s.mean - 1.2e-3).abs() < 1e-5, "{s:?} {c:?}");
+        // A cold verification launch that the warm launch does not confirm: warm-up goes on,
+        // and the settled pair decides (here: close to the best, so measured).
+        let (s, c) = measure(&BenchOptions::default(), Some(&best), &[1.4e-3], synthetic(1.0e-3, 0.001)).unwrap();
+        assert!(!s.raced && c.warmup_launches == 2 && c.launches == 5, "{s:?} {c:?}");
+        // Racing off: every config gets its timed launches.
+        let off = BenchOptions { racing: false, ..Default::default() };
+        let (s, c) = measure(&off, Some(&best), &[1.21e-3], synthetic(1.2e-3, 0.001)).unwrap();
+        assert!(!s.raced && c.launches == 5, "{c:?}");
         let (s, _) = measure(&BenchOptions::default(), Some(&best), &[], synthetic(0.9e-3, 0.001)).unwrap();
         assert!(!s.raced);
     }

@@ -34,7 +34,8 @@ pub struct BenchOptions {
     /// widened by it (added in quadrature); the stopping rule (`target_rel_ci`) uses the
     /// samples' interval alone, so it costs no launches.
     pub run_to_run: f64,
-    /// Stop measuring a config once it is clearly slower than the best so far.
+    /// Stop measuring a config once it is clearly slower than the best so far (see
+    /// `measure::stats::measure` for the three points where a race is decided).
     pub racing: bool,
     /// Racing margin: a config is clearly slower when its interval's lower end exceeds the
     /// best's upper end by this fraction.
