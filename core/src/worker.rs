@@ -255,6 +255,21 @@ enum Req {
     Read,
 }
 
+impl Req {
+    /// The request's name, for trace logs.
+    fn kind(&self) -> &'static str {
+        match self {
+            Req::Init { .. } => "init",
+            Req::Load { .. } => "load",
+            Req::Unload { .. } => "unload",
+            Req::Reset { .. } => "reset",
+            Req::Time { .. } => "time",
+            Req::Verify { .. } => "verify",
+            Req::Read => "read",
+        }
+    }
+}
+
 #[derive(Serialize, Deserialize, Debug)]
 #[serde(tag = "status", rename_all = "snake_case")]
 enum Rep {
@@ -888,11 +903,16 @@ pub fn serve(exec: &mut impl Executor) -> i32 {
     }
     let mut st = Served { problem: Default::default(), reference: Vec::new(), loaded: HashMap::new() };
     loop {
+        let waited = std::time::Instant::now();
         let (req, blobs) = match read_msg::<Req>(&mut input, shm, problem_file.as_ref()) {
             Ok(m) => m,
             Err(_) => return 0,
         };
-        match handle(exec, &mut st, req, blobs) {
+        let t = std::time::Instant::now();
+        let kind = req.kind();
+        let handled = handle(exec, &mut st, req, blobs);
+        tracing::trace!(request = kind, waited = (t - waited).as_secs_f64(), seconds = t.elapsed().as_secs_f64(), "worker: request served");
+        match handled {
             Ok((times, out)) => {
                 let refs: Vec<&[u8]> = out.iter().map(|b| b.as_slice()).collect();
                 if write_msg(&mut output, &Rep::Ok { times }, &refs, shm).is_err() {

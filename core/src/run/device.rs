@@ -177,8 +177,10 @@ impl<'a, B: Backend> Session<'a, B> {
         let t = Instant::now();
         let ok = self.workspace().is_ok();
         tracing::debug!(device = self.index, seconds = t.elapsed().as_secs_f64(), ok, "device workspace made");
+        let mut idle = Instant::now();
         for job in jobs {
             let t = Instant::now();
+            tracing::trace!(device = self.index, waited = (t - idle).as_secs_f64(), "device: job received");
             let (cand, kernel, done) = match job {
                 Job::Reference { cand, kernel, launch } => {
                     let r = self.reference(&kernel.kernel, &launch);
@@ -205,9 +207,11 @@ impl<'a, B: Backend> Session<'a, B> {
             let recovery = failed.map(|e| self.recover(e));
             let dead = matches!(recovery, Some(Err(_)));
             let answer = Answer { device: self.index, cand, kernel, done, seconds: t.elapsed().as_secs_f64(), recovery };
+            tracing::trace!(device = self.index, seconds = answer.seconds, "device: job done");
             if out.send(Msg::Device(answer)).is_err() || dead {
                 return;
             }
+            idle = Instant::now();
         }
     }
 }
