@@ -276,9 +276,8 @@ impl HostBuffer {
         if let Init::File { path } = init {
             return Ok(HostBuffer { name: name.into(), dtype, data: read_elements(path, dtype, len)?, access, memory: Memory::Global });
         }
-        let mut data = Vec::new();
-        data.try_reserve_exact(bytes).map_err(|_| format!("cannot allocate {} on the host", human_bytes(bytes as u64)))?;
-        data.resize(bytes, 0u8);
+        let mut data = zeroed(bytes).ok_or_else(|| format!("cannot allocate {} on the host", human_bytes(bytes as u64)))?;
+        let size = dtype.size();
         match init {
             Init::Zeros => {}
             Init::Random { seed } => {
@@ -286,7 +285,6 @@ impl HostBuffer {
                 // parallel: the same seed gives the same data whatever the thread count.
                 use rayon::prelude::*;
                 const CHUNK: usize = 1 << 16;
-                let size = dtype.size();
                 data.par_chunks_mut(CHUNK * size).enumerate().for_each(|(ci, chunk)| {
                     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(*seed);
                     rng.set_stream(ci as u64);
@@ -301,15 +299,20 @@ impl HostBuffer {
                     }
                 });
             }
-            Init::Sequence => (0..len).for_each(|i| write_f64(&mut data, dtype, i, i as f64)),
-            Init::Constant { value } => (0..len).for_each(|i| write_f64(&mut data, dtype, i, *value)),
+            Init::Sequence => {
+                use rayon::prelude::*;
+                data.par_chunks_mut(size).enumerate().for_each(|(i, element)| write_f64(element, dtype, 0, i as f64));
+            }
+            Init::Constant { value } => {
+                use rayon::prelude::*;
+                data.par_chunks_mut(size).for_each(|element| write_f64(element, dtype, 0, *value));
+            }
             // Read before anything was allocated.
             Init::File { .. } => {}
             Init::Generator { expr } => {
                 use rayon::prelude::*;
                 let e = crate::spec::expr::Expr::compile(expr, &["i"])
                     .map_err(|e| format!("the generator `{}` is not an expression of i: {e}", crate::spec::error::quote(expr)))?;
-                let size = dtype.size();
                 // The first element that fails, if any (an error, never a silent NaN).
                 let failed = std::sync::Mutex::new(None::<(usize, String)>);
                 data.par_chunks_mut(size).enumerate().for_each(|(i, element)| match e.eval_f64(&[Value::Int(i as i64)]) {
@@ -398,6 +401,25 @@ impl HostBuffer {
 
 pub use crate::limits::human_bytes;
 
+/// `bytes` zero bytes, or `None` when the host cannot hold them. Large blocks come from the
+/// allocator already zeroed (fresh pages from the system), so nothing writes them here: a
+/// buffer of zeros costs nothing until used, and a filled one is touched once, by the threads
+/// that fill it, not first by one thread zeroing it.
+fn zeroed(bytes: usize) -> Option<Vec<u8>> {
+    if bytes == 0 {
+        return Some(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u8>(bytes).ok()?;
+    // SAFETY: `layout` has a non-zero size.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+    if ptr.is_null() {
+        return None;
+    }
+    // SAFETY: `ptr` was allocated by the global allocator with the layout of `bytes` u8s (the
+    // layout a `Vec<u8>` of capacity `bytes` has), and all `bytes` of it are initialised (zero).
+    Some(unsafe { Vec::from_raw_parts(ptr, bytes, bytes) })
+}
+
 fn put(data: &mut [u8], i: usize, bytes: &[u8]) {
     data[i * bytes.len()..(i + 1) * bytes.len()].copy_from_slice(bytes);
 }
@@ -483,6 +505,7 @@ impl ProblemData {
 #[cfg(test)]
 mod tests {
     use super::*;
+    const PINNED_SEED_7: [f32; 3] = [-0.71999335, -0.68440795, -0.63589];
     #[test]
     fn f32_reads_and_writes_agree_with_the_element_accessors() {
         let values: Vec<f32> = (0..200_000).map(|i| i as f32 * 0.25 - 7.0).collect();
@@ -507,6 +530,26 @@ mod tests {
         let c = HostBuffer::new("x", DType::I32, 3, &Init::Constant { value: 5.0 }, Access::Read);
         assert_eq!(c.get_f64(2), 5.0);
         assert!(f32::from_le_bytes(b.poisoned()[..4].try_into().unwrap()).is_nan());
+    }
+
+    #[test]
+    fn large_buffers_are_filled_whole_from_zeroed_memory() {
+        // Past several 64 Ki-element chunks, with a ragged end.
+        let n = (1 << 18) + 3;
+        let z = HostBuffer::new("z", DType::F64, n, &Init::Zeros, Access::Write);
+        assert_eq!(z.data.len(), n * 8);
+        assert!(z.data.iter().all(|&b| b == 0));
+        let q = HostBuffer::new("q", DType::I32, n, &Init::Sequence, Access::Read);
+        assert!((0..n).all(|i| q.get_f64(i) == i as f64));
+        let c = HostBuffer::new("c", DType::F32, n, &Init::Constant { value: -2.5 }, Access::Read);
+        assert!(c.to_f32().iter().all(|&v| v == -2.5));
+        let r = HostBuffer::new("r", DType::F32, n, &Init::Random { seed: 7 }, Access::Read);
+        assert_eq!(r, HostBuffer::new("r", DType::F32, n, &Init::Random { seed: 7 }, Access::Read));
+        assert!(r.to_f32().iter().all(|v| (-1.0..1.0).contains(v)) && r.get_f64(n - 1) != 0.0);
+        // The same data as before the buffers came zeroed from the allocator.
+        let head: Vec<f32> = r.to_f32()[..3].to_vec();
+        assert_eq!(head, PINNED_SEED_7, "{head:?}");
+        assert!(HostBuffer::new("e", DType::F32, 0, &Init::Random { seed: 1 }, Access::Read).data.is_empty());
     }
 
     #[test]
