@@ -332,6 +332,15 @@ impl HostBuffer {
         Ok(HostBuffer { name: name.into(), dtype, data, access, memory: Memory::Global })
     }
 
+    /// A copy made by several threads (a plain `clone` copies, and first touches every page, on
+    /// one); `None` when the host cannot hold it.
+    pub fn par_clone(&self) -> Option<HostBuffer> {
+        use rayon::prelude::*;
+        let mut data = zeroed(self.data.len())?;
+        data.par_chunks_mut(1 << 20).zip(self.data.par_chunks(1 << 20)).for_each(|(to, from)| to.copy_from_slice(from));
+        Some(HostBuffer { data, name: self.name.clone(), ..*self })
+    }
+
     /// The same buffer in `memory`.
     pub fn in_memory(mut self, memory: Memory) -> HostBuffer {
         self.memory = memory;

@@ -22,8 +22,9 @@ pub fn builtin(name: &str) -> Option<HostReference> {
     }
 }
 
-fn buffers(p: &ProblemData) -> Vec<HostBuffer> {
-    p.buffers().cloned().collect()
+/// A copy of every buffer of the problem (copied in parallel: references run on gigabytes).
+fn buffers(p: &ProblemData) -> Result<Vec<HostBuffer>, String> {
+    p.buffers().map(|b| b.par_clone().ok_or_else(|| format!("cannot copy buffer `{}` on the host", b.name))).collect()
 }
 
 fn find(bufs: &[HostBuffer], name: &str) -> Result<usize, String> {
@@ -42,13 +43,14 @@ fn scalar(p: &ProblemData, name: &str) -> Result<f64, String> {
 
 /// `y = a*x + y` with buffers `x`, `y` and scalar `a`.
 pub fn triad(p: &ProblemData) -> Result<Vec<HostBuffer>, String> {
-    let mut b = buffers(p);
+    let mut b = buffers(p)?;
     let (xi, yi) = (find(&b, "x")?, find(&b, "y")?);
     let a = scalar(p, "a")?;
     if b[xi].len() != b[yi].len() {
         return Err("x and y differ in length".into());
     }
-    let x = b[xi].clone();
+    // x is read from the problem itself (nothing writes it), y updated in the copy.
+    let x = p.buffers().nth(xi).expect("the copies are the problem's buffers, in order");
     let y = &mut b[yi];
     if x.dtype == crate::spec::problem::DType::F32 && y.dtype == crate::spec::problem::DType::F32 {
         // f32 fast path, in parallel chunks (this reference runs on gigabyte-sized inputs).
@@ -70,7 +72,7 @@ pub fn triad(p: &ProblemData) -> Result<Vec<HostBuffer>, String> {
 
 /// `C = A·B`, row-major, with buffers `A` (M×K), `B` (K×N), `C` (M×N) and scalars `M`, `N`, `K`.
 pub fn gemm(p: &ProblemData) -> Result<Vec<HostBuffer>, String> {
-    let mut b = buffers(p);
+    let mut b = buffers(p)?;
     let (ai, bi, ci) = (find(&b, "A")?, find(&b, "B")?, find(&b, "C")?);
     let (m, n, k) = (scalar(p, "M")? as usize, scalar(p, "N")? as usize, scalar(p, "K")? as usize);
     if b[ai].len() < m * k || b[bi].len() < k * n || b[ci].len() < m * n {
@@ -117,6 +119,28 @@ mod tests {
                 scalar("N", n),
                 scalar("K", k),
             ],
+        }
+    }
+
+    #[test]
+    fn triad_is_a_times_x_plus_y_past_chunk_ends_in_f32_and_f64() {
+        for dtype in [DType::F32, DType::F64] {
+            // Two parallel chunks of 64 Ki f32 elements and a ragged end.
+            let len = (2 << 16) + 5;
+            let p = ProblemData {
+                args: vec![
+                    ArgData::Buffer(HostBuffer::new("x", dtype, len, &Init::Random { seed: 1 }, Access::Read)),
+                    ArgData::Buffer(HostBuffer::new("y", dtype, len, &Init::Random { seed: 2 }, Access::ReadWrite)),
+                    ArgData::Scalar { name: "a".into(), dtype, value: Value::Float(2.5) },
+                ],
+            };
+            let r = triad(&p).unwrap();
+            let (x, y) = (p.buffers().next().unwrap(), p.buffers().nth(1).unwrap());
+            assert_eq!(&r[0], x, "{dtype:?}: x comes back as it was");
+            for i in [0, 1, (1 << 16) - 1, 1 << 16, len - 1] {
+                let want = if dtype == DType::F32 { (2.5f32 * x.get_f64(i) as f32 + y.get_f64(i) as f32) as f64 } else { 2.5 * x.get_f64(i) + y.get_f64(i) };
+                assert_eq!(r[1].get_f64(i), want, "{dtype:?} element {i}");
+            }
         }
     }
 
