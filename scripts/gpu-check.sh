@@ -186,7 +186,7 @@ triad-start)
     for run in 1 2; do
       echo "--- triad 2^28 exhaustive, run $run"
       KERNTUNE_LOG=kerntune_core=debug timed "$BIN" tune examples/triad/triad.toml --backend cuda --key N=268435456 --no-db --top 1 2>&1 |
-        sed 's/\x1b\[[0-9;]*m//g' | grep -E "worker init|problem data|workspace made|CPU reference|search done|^wall|^winner"; echo "exit $?"
+        sed 's/\x1b\[[0-9;]*m//g' | grep -E "worker init|problem data|shared file|problem received|workspace made|CPU reference|search done|^wall|^winner"; echo "exit $?"
     done
   } > "$OUT/triad-start.txt" 2>&1
   ;;
