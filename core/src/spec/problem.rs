@@ -514,7 +514,6 @@ impl ProblemData {
 #[cfg(test)]
 mod tests {
     use super::*;
-    const PINNED_SEED_7: [f32; 3] = [-0.71999335, -0.68440795, -0.63589];
     #[test]
     fn f32_reads_and_writes_agree_with_the_element_accessors() {
         let values: Vec<f32> = (0..200_000).map(|i| i as f32 * 0.25 - 7.0).collect();
@@ -555,9 +554,9 @@ mod tests {
         let r = HostBuffer::new("r", DType::F32, n, &Init::Random { seed: 7 }, Access::Read);
         assert_eq!(r, HostBuffer::new("r", DType::F32, n, &Init::Random { seed: 7 }, Access::Read));
         assert!(r.to_f32().iter().all(|v| (-1.0..1.0).contains(v)) && r.get_f64(n - 1) != 0.0);
-        // The same data as before the buffers came zeroed from the allocator.
-        let head: Vec<f32> = r.to_f32()[..3].to_vec();
-        assert_eq!(head, PINNED_SEED_7, "{head:?}");
+        // The same data as before the buffers came zeroed from the allocator (these values were
+        // also what the previous build made).
+        assert_eq!(r.to_f32()[..3], [-0.71999335, -0.68440795, -0.63589]);
         assert!(HostBuffer::new("e", DType::F32, 0, &Init::Random { seed: 1 }, Access::Read).data.is_empty());
     }
 
