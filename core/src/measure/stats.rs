@@ -143,20 +143,15 @@ fn sample(
                 return Ok((Stats::from_samples(&warm, true), cost));
             }
         }
-        if i + 1 >= opts.warmup_min {
-            if let Some(p) = prev {
-                if (t - p).abs() <= opts.warmup_stable * p.max(t) {
-                    // Settled after a verification launch: the kernel's time is known within
-                    // `warmup_stable`, so a config slower than the best by more than that and
-                    // the racing margin is raced without timed launches.
-                    if let Some(b) = best.filter(|_| opts.racing && prior_launches > 0) {
-                        if warm_min > settled_race_bound(b, opts) {
-                            return Ok((Stats::from_samples(&warm, true), cost));
-                        }
-                    }
-                    break;
-                }
+        let settled = i + 1 >= opts.warmup_min && prev.is_some_and(|p| (t - p).abs() <= opts.warmup_stable * p.max(t));
+        if settled {
+            // Settled after a verification launch: the kernel's time is known within
+            // `warmup_stable`, so a config slower than the best by more than that and the
+            // racing margin is raced without timed launches.
+            if best.is_some_and(|b| opts.racing && prior_launches > 0 && warm_min > settled_race_bound(b, opts)) {
+                return Ok((Stats::from_samples(&warm, true), cost));
             }
+            break;
         }
         prev = Some(t);
     }
