@@ -911,7 +911,8 @@ pub fn serve(exec: &mut impl Executor) -> i32 {
         let t = std::time::Instant::now();
         let kind = req.kind();
         let handled = handle(exec, &mut st, req, blobs);
-        tracing::trace!(request = kind, waited = (t - waited).as_secs_f64(), seconds = t.elapsed().as_secs_f64(), "worker: request served");
+        let times: &[f64] = handled.as_ref().map_or(&[], |(t, _)| t);
+        tracing::trace!(request = kind, waited = (t - waited).as_secs_f64(), seconds = t.elapsed().as_secs_f64(), ?times, "worker: request served");
         match handled {
             Ok((times, out)) => {
                 let refs: Vec<&[u8]> = out.iter().map(|b| b.as_slice()).collect();
