@@ -93,20 +93,71 @@ pub struct MeasureCost {
     pub launches: u32,
 }
 
+/// Launches of a config that ran before it is measured (its verification launch), and what the
+/// tune has learned of such launches on this device.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PriorLaunches<'a> {
+    /// Each prior launch's time, in seconds.
+    pub launches: &'a [f64],
+    /// How much slower than the same config's later launches a verification launch may be on
+    /// this device: [`VerifyExcess::factor`], once known.
+    pub excess: Option<f64>,
+}
+
+impl<'a> PriorLaunches<'a> {
+    /// Prior launches, with nothing learned about them.
+    pub fn of(launches: &'a [f64]) -> PriorLaunches<'a> {
+        PriorLaunches { launches, excess: None }
+    }
+}
+
+/// What a device's verification launches say about the time of the launches after them: each
+/// config measured after its verification launch adds the ratio of that launch to the fastest
+/// later one. A verification launch runs right after the buffers are restored, with the
+/// kernel's code not yet run, so it may be slower (or, with L2 still holding the restored
+/// buffers, faster) than a warm, flushed launch; how much is a property of the kernel and the
+/// device, which the configs measured near the best keep showing.
+#[derive(Clone, Debug, Default)]
+pub struct VerifyExcess {
+    seen: u32,
+    max: f64,
+}
+
+impl VerifyExcess {
+    /// Observations needed before [`factor`](Self::factor) answers.
+    pub const MIN_SEEN: u32 = 10;
+
+    /// Adds a config whose verification launch took `verify` and whose later launches took at
+    /// least `later` seconds.
+    pub fn observe(&mut self, verify: f64, later: f64) {
+        if verify.is_finite() && later.is_finite() && verify > 0.0 && later > 0.0 {
+            self.seen += 1;
+            self.max = self.max.max(verify / later);
+        }
+    }
+
+    /// The largest ratio seen (at least 1), once [`MIN_SEEN`](Self::MIN_SEEN) configs were.
+    pub fn factor(&self) -> Option<f64> {
+        (self.seen >= Self::MIN_SEEN).then_some(self.max.max(1.0))
+    }
+}
+
 /// Measures one config. `run(n)` launches the kernel `n` times and returns each launch's time
 /// in seconds. `best` is the best config so far, for racing. `prior` holds the times of launches
-/// that already ran (the verification launch): a config whose fastest prior launch is far slower
-/// than the best is raced out at once, without launching it again, and one whose warm-up then
-/// settles (two successive launches within `warmup_stable`) with every launch slower than the
-/// best's upper end by more than `race_margin` and `warmup_stable` together is raced out
-/// before its timed launches. Without prior launches (a tune with no reference, and the
-/// simulator, whose recorded scores were made so) only the far race applies during warm-up.
-/// The interval returned is widened by `opts.run_to_run`; the stopping and racing rules use
-/// the samples' own.
+/// that already ran (the verification launch): a config whose fastest prior launch is far
+/// slower than the best (1.5×) is raced out at once, without launching it again, and so is one
+/// whose verification launch is slower than the settled bound below by more than the device's
+/// verification launches were ever seen to exceed the launches after them (`prior.excess`, at
+/// least `warmup_stable`). One whose warm-up then settles (two successive launches within
+/// `warmup_stable`) with every launch slower than the best's upper end by more than
+/// `race_margin` and `warmup_stable` together is raced out before its timed launches. Without
+/// prior launches (a tune with no reference, and the simulator, whose recorded scores were
+/// made so) only the far race applies during warm-up. The interval returned is widened by
+/// `opts.run_to_run`; the stopping and racing rules use the samples' own.
 pub fn measure(
     opts: &BenchOptions,
     best: Option<&Stats>,
-    prior: &[f64],
+    prior: PriorLaunches<'_>,
     run: impl FnMut(u32) -> Result<Vec<f64>, BackendError>,
 ) -> Result<(Stats, MeasureCost), BackendError> {
     let (stats, cost) = sample(opts, best, prior, run)?;
@@ -117,16 +168,18 @@ pub fn measure(
 fn sample(
     opts: &BenchOptions,
     best: Option<&Stats>,
-    prior: &[f64],
+    prior: PriorLaunches<'_>,
     mut run: impl FnMut(u32) -> Result<Vec<f64>, BackendError>,
 ) -> Result<(Stats, MeasureCost), BackendError> {
     let mut cost = MeasureCost::default();
+    let PriorLaunches { launches: prior, excess } = prior;
     // Warm-up: single launches until two successive ones agree, or the cap.
     // The last prior launch (the verification run) counts as the previous warm-up sample.
     let mut prev: Option<f64> = prior.last().copied();
     let mut warm_min = prior.iter().copied().fold(f64::INFINITY, f64::min);
     if let Some(b) = best.filter(|_| opts.racing && !prior.is_empty()) {
-        if warm_min > b.upper() * 1.5 {
+        let learned = excess.map(|x| settled_race_bound(b, opts) * x.max(1.0 + opts.warmup_stable));
+        if warm_min > b.upper() * 1.5 || learned.is_some_and(|bound| warm_min > bound) {
             return Ok((Stats::from_samples(prior, true), cost));
         }
     }
@@ -230,10 +283,10 @@ mod tests {
     fn the_reported_interval_holds_the_run_to_run_floor_but_stopping_does_not_wait_for_it() {
         // Samples within 0.1 %: the samples' interval alone is far below 1 %, so measuring
         // stops at min_reps; the reported interval is widened to the 1 % floor.
-        let (s, c) = measure(&BenchOptions::default(), None, &[], synthetic(1e-3, 0.001)).unwrap();
+        let (s, c) = measure(&BenchOptions::default(), None, PriorLaunches::default(), synthetic(1e-3, 0.001)).unwrap();
         assert_eq!((s.samples, c.launches), (5, 5));
         assert!(s.ci_half >= 0.01 * s.mean && s.ci_half < 0.0101 * s.mean, "{s:?}");
-        let (raw, _) = measure(&BenchOptions { run_to_run: 0.0, ..Default::default() }, None, &[], synthetic(1e-3, 0.001)).unwrap();
+        let (raw, _) = measure(&BenchOptions { run_to_run: 0.0, ..Default::default() }, None, PriorLaunches::default(), synthetic(1e-3, 0.001)).unwrap();
         assert!(raw.ci_half < 0.002 * raw.mean, "{raw:?}");
         assert!(Stats::from_samples(&[1e-3], true).widened(0.01).ci_half.is_infinite());
         let bad = BenchOptions { run_to_run: -0.1, ..Default::default() };
@@ -242,7 +295,7 @@ mod tests {
 
     #[test]
     fn quiet_kernel_stops_at_min_reps() {
-        let (s, c) = measure(&BenchOptions::default(), None, &[], synthetic(1e-3, 0.001)).unwrap();
+        let (s, c) = measure(&BenchOptions::default(), None, PriorLaunches::default(), synthetic(1e-3, 0.001)).unwrap();
         assert_eq!(s.samples, 5);
         assert!(c.warmup_launches <= 2, "{c:?}");
         assert!((s.mean - 1e-3).abs() < 1e-5);
@@ -252,45 +305,88 @@ mod tests {
     #[test]
     fn noisy_kernel_gets_more_reps_up_to_the_cap() {
         let opts = BenchOptions { max_reps: 40, ..Default::default() };
-        let (s, _) = measure(&opts, None, &[], synthetic(1e-3, 0.2)).unwrap();
+        let (s, _) = measure(&opts, None, PriorLaunches::default(), synthetic(1e-3, 0.2)).unwrap();
         assert!(s.samples > 5 && s.samples <= 40, "{}", s.samples);
     }
 
     #[test]
     fn slow_config_is_raced_out() {
         let best = Stats::from_samples(&[1e-3, 1.001e-3, 0.999e-3, 1e-3, 1e-3], false);
-        let (s, c) = measure(&BenchOptions::default(), Some(&best), &[], synthetic(3e-3, 0.001)).unwrap();
+        let (s, c) = measure(&BenchOptions::default(), Some(&best), PriorLaunches::default(), synthetic(3e-3, 0.001)).unwrap();
         assert!(s.raced);
         assert!(c.launches == 0, "raced during warm-up: {c:?}");
-        let (s, _) = measure(&BenchOptions::default(), Some(&best), &[], synthetic(1.1e-3, 0.05)).unwrap();
+        let (s, _) = measure(&BenchOptions::default(), Some(&best), PriorLaunches::default(), synthetic(1.1e-3, 0.05)).unwrap();
         assert!(s.raced, "{s:?}");
         assert!(s.samples < 100);
         // A verification launch far slower than the best decides the race with no launch at all.
-        let (s, c) = measure(&BenchOptions::default(), Some(&best), &[3e-3], synthetic(3e-3, 0.001)).unwrap();
+        let (s, c) = measure(&BenchOptions::default(), Some(&best), PriorLaunches::of(&[3e-3]), synthetic(3e-3, 0.001)).unwrap();
         assert!(s.raced && c.warmup_launches == 0 && c.launches == 0, "{c:?}");
         assert_eq!(s.samples, 1);
         // A close one is measured normally.
-        let (s, _) = measure(&BenchOptions::default(), Some(&best), &[1.05e-3], synthetic(1.0e-3, 0.001)).unwrap();
+        let (s, _) = measure(&BenchOptions::default(), Some(&best), PriorLaunches::of(&[1.05e-3]), synthetic(1.0e-3, 0.001)).unwrap();
         assert!(!s.raced);
-        let (s, c) = measure(&BenchOptions::default(), Some(&best), &[1.05e-3], synthetic(1.05e-3, 0.001)).unwrap();
+        let (s, c) = measure(&BenchOptions::default(), Some(&best), PriorLaunches::of(&[1.05e-3]), synthetic(1.05e-3, 0.001)).unwrap();
         assert!(!s.raced && c.launches == 5, "within the settled bound (1.02 × 1.05 of the best's upper end): {s:?} {c:?}");
         // 1.2× the best: once the verification launch and one warm launch agree, raced with no
         // timed launch; without a verification launch it gets its timed launches first.
-        let (s, c) = measure(&BenchOptions::default(), Some(&best), &[1.21e-3], synthetic(1.2e-3, 0.001)).unwrap();
+        let (s, c) = measure(&BenchOptions::default(), Some(&best), PriorLaunches::of(&[1.21e-3]), synthetic(1.2e-3, 0.001)).unwrap();
         assert!(s.raced && c.warmup_launches == 1 && c.launches == 0, "{s:?} {c:?}");
         assert_eq!(s.samples, 1);
-        let (s, c) = measure(&BenchOptions::default(), Some(&best), &[], synthetic(1.2e-3, 0.001)).unwrap();
+        let (s, c) = measure(&BenchOptions::default(), Some(&best), PriorLaunches::default(), synthetic(1.2e-3, 0.001)).unwrap();
         assert!(c.launches > 0 && (s.mean - 1.2e-3).abs() < 1e-5, "{s:?} {c:?}");
         // A cold verification launch that the warm launch does not confirm: warm-up goes on,
         // and the settled pair decides (here: close to the best, so measured).
-        let (s, c) = measure(&BenchOptions::default(), Some(&best), &[1.4e-3], synthetic(1.0e-3, 0.001)).unwrap();
+        let (s, c) = measure(&BenchOptions::default(), Some(&best), PriorLaunches::of(&[1.4e-3]), synthetic(1.0e-3, 0.001)).unwrap();
         assert!(!s.raced && c.warmup_launches == 2 && c.launches == 5, "{s:?} {c:?}");
         // Racing off: every config gets its timed launches.
         let off = BenchOptions { racing: false, ..Default::default() };
-        let (s, c) = measure(&off, Some(&best), &[1.21e-3], synthetic(1.2e-3, 0.001)).unwrap();
+        let (s, c) = measure(&off, Some(&best), PriorLaunches::of(&[1.21e-3]), synthetic(1.2e-3, 0.001)).unwrap();
         assert!(!s.raced && c.launches == 5, "{c:?}");
-        let (s, _) = measure(&BenchOptions::default(), Some(&best), &[], synthetic(0.9e-3, 0.001)).unwrap();
+        let (s, _) = measure(&BenchOptions::default(), Some(&best), PriorLaunches::default(), synthetic(0.9e-3, 0.001)).unwrap();
         assert!(!s.raced);
+    }
+
+    #[test]
+    fn a_verification_launch_alone_races_once_the_device_showed_its_excess() {
+        let best = Stats::from_samples(&[1e-3, 1.001e-3, 0.999e-3, 1e-3, 1e-3], false);
+        let opts = BenchOptions::default();
+        let learned = |x: f64, launches: &'static [f64]| PriorLaunches { launches, excess: Some(x) };
+        // Nothing learned: 1.21× the best gets one warm launch before its race.
+        let (s, c) = measure(&opts, Some(&best), PriorLaunches::of(&[1.21e-3]), synthetic(1.2e-3, 0.001)).unwrap();
+        assert!(s.raced && c.warmup_launches == 1, "{c:?}");
+        // Verification launches seen no slower than later ones: the bound is the settled one,
+        // widened by `warmup_stable` (≈ 1.125× here), and 1.21× is raced with no launch.
+        let (s, c) = measure(&opts, Some(&best), learned(1.0, &[1.21e-3]), synthetic(1.2e-3, 0.001)).unwrap();
+        assert!(s.raced && c.warmup_launches == 0 && c.launches == 0 && s.samples == 1, "{s:?} {c:?}");
+        // Just above the settled bound but within the widening: a warm launch still decides.
+        let (s, c) = measure(&opts, Some(&best), learned(1.0, &[1.1e-3]), synthetic(1.1e-3, 0.001)).unwrap();
+        assert!(s.raced && c.warmup_launches == 1, "{s:?} {c:?}");
+        // A device whose verification launches ran up to 30 % slow: 1.21× is not enough alone…
+        let (s, c) = measure(&opts, Some(&best), learned(1.3, &[1.21e-3]), synthetic(1.0e-3, 0.001)).unwrap();
+        assert!(!s.raced && c.launches == 5, "a config as fast as the best behind a slow verification launch is measured: {s:?} {c:?}");
+        // …1.5× and more still is, and racing off turns both off.
+        let (s, c) = measure(&opts, Some(&best), learned(1.3, &[1.55e-3]), synthetic(1.5e-3, 0.001)).unwrap();
+        assert!(s.raced && c.warmup_launches == 0, "{c:?}");
+        let off = BenchOptions { racing: false, ..Default::default() };
+        let (s, c) = measure(&off, Some(&best), learned(1.0, &[1.21e-3]), synthetic(1.2e-3, 0.001)).unwrap();
+        assert!(!s.raced && c.launches == 5, "{c:?}");
+    }
+
+    #[test]
+    fn the_verification_excess_is_the_largest_ratio_seen_once_enough_were() {
+        let mut x = VerifyExcess::default();
+        for i in 0..VerifyExcess::MIN_SEEN - 1 {
+            x.observe(1.0e-3 + i as f64 * 1e-6, 1.0e-3);
+            assert_eq!(x.factor(), None);
+        }
+        x.observe(f64::NAN, 1.0);
+        x.observe(1.0, 0.0);
+        assert_eq!(x.factor(), None, "unusable pairs are not observations");
+        x.observe(1.1e-3, 1.0e-3);
+        assert!((x.factor().unwrap() - 1.1).abs() < 1e-12);
+        let mut faster = VerifyExcess::default();
+        (0..VerifyExcess::MIN_SEEN).for_each(|_| faster.observe(0.9, 1.0));
+        assert_eq!(faster.factor(), Some(1.0), "a verification launch faster than later ones counts as no excess");
     }
 
     #[test]

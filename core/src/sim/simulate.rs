@@ -9,7 +9,7 @@
 //! current pick (1.0 = the best config of the space found).
 
 use crate::measure::select::{select, Entrant};
-use crate::measure::stats::{measure, Stats};
+use crate::measure::stats::{measure, PriorLaunches, Stats};
 use crate::search::prior::{Prior, PriorBuilder, Record};
 use crate::search::strategy::{by_name, Candidates, Outcome, Strategy};
 use crate::sim::recorded::RecordedSpace;
@@ -122,8 +122,10 @@ impl<'s> Oracle<'s> {
             Some(_) => {
                 let samples = &space.samples[i];
                 let rng = &mut self.rng;
-                let (s, _) = measure(&self.opts, self.best_obs.as_ref(), &[], |n| Ok((0..n).map(|_| samples[rng.random_range(0..samples.len())]).collect()))
-                    .map_err(|e| e.to_string())?;
+                let (s, _) = measure(&self.opts, self.best_obs.as_ref(), PriorLaunches::default(), |n| {
+                    Ok((0..n).map(|_| samples[rng.random_range(0..samples.len())]).collect())
+                })
+                .map_err(|e| e.to_string())?;
                 if !s.raced && self.best_obs.as_ref().is_none_or(|b| s.mean < b.mean) {
                     self.best_obs = Some(s.clone());
                 }
