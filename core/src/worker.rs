@@ -426,8 +426,10 @@ struct ProblemFile {
     file: std::fs::File,
     /// Each argument's place in the file: `Some(offset)` for a buffer of [`SHM_MIN`] or more.
     offsets: Vec<Option<u64>>,
-    /// Workers reading it now: the file holds the problem exactly while there are some.
+    /// Workers starting from it now: the file holds the problem while there are some.
     readers: usize,
+    /// Whether the problem is written in it.
+    filled: bool,
 }
 
 /// Every problem with a file, by the problem's identity (its `Arc`), pruned as problems end.
@@ -442,8 +444,10 @@ struct Placed {
 }
 
 impl ProblemFile {
-    /// The problem's file, filled, with this worker counted as reading it; `None` (every buffer
-    /// through the worker's own channel) when there is no shared memory or nothing large.
+    /// The problem's file, with this worker counted as starting from it; `None` (every buffer
+    /// through the worker's own channel) when there is no shared memory or nothing large. The
+    /// file may still be empty: the worker process inherits it, and [`Placed::fill`] writes
+    /// the problem while that process opens its device.
     fn starting(problem: &Arc<ProblemData>) -> Option<Placed> {
         if !shm::enabled() {
             return None;
@@ -469,15 +473,28 @@ impl ProblemFile {
                         return None;
                     }
                     let file = shm::memfd("kerntune-problem")?;
-                    let e = Arc::new(Mutex::new(ProblemFile { file, offsets, readers: 0 }));
+                    let e = Arc::new(Mutex::new(ProblemFile { file, offsets, readers: 0, filled: false }));
                     files.push((Arc::downgrade(problem), e.clone()));
                     e
                 }
             }
         };
-        // Workers starting at the same time wait here while the first writes.
         let mut pf = entry.lock().unwrap_or_else(|p| p.into_inner());
-        if pf.readers == 0 {
+        let file = pf.file.try_clone().ok()?;
+        pf.readers += 1;
+        let offsets = pf.offsets.clone();
+        drop(pf);
+        Some(Placed { entry, file, offsets })
+    }
+}
+
+impl Placed {
+    /// Writes the problem into the file unless a worker starting with this one did; `false`
+    /// when it cannot be written (the buffers then go through the worker's own channel).
+    fn fill(&self, problem: &ProblemData) -> bool {
+        // Workers starting at the same time wait here while the first writes.
+        let mut pf = self.entry.lock().unwrap_or_else(|p| p.into_inner());
+        if !pf.filled {
             let t = std::time::Instant::now();
             let written = problem.args.iter().zip(&pf.offsets).try_for_each(|(a, o)| match (a, o) {
                 (ArgData::Buffer(b), Some(offset)) => shm::write_at(&pf.file, &b.data, *offset),
@@ -486,15 +503,12 @@ impl ProblemFile {
             if let Err(e) = written {
                 tracing::debug!("the problem's shared file could not be written ({e}); sending it to each worker");
                 let _ = pf.file.set_len(0);
-                return None;
+                return false;
             }
+            pf.filled = true;
             tracing::debug!(seconds = t.elapsed().as_secs_f64(), "problem written to its shared file");
         }
-        let file = pf.file.try_clone().ok()?;
-        pf.readers += 1;
-        let offsets = pf.offsets.clone();
-        drop(pf);
-        Some(Placed { entry, file, offsets })
+        true
     }
 }
 
@@ -505,6 +519,7 @@ impl Drop for Placed {
         if pf.readers == 0 {
             // Every worker that started from it has read it (or failed): give the memory back.
             let _ = pf.file.set_len(0);
+            pf.filled = false;
         }
     }
 }
@@ -512,7 +527,8 @@ impl Drop for Placed {
 /// A running worker process (the parent's handle).
 pub struct Worker {
     label: &'static str,
-    child: Child,
+    /// The process; taken when the handle is dropped (see [`Drop`] below).
+    child: Option<Child>,
     /// `None` once closed (the worker then ends its loop).
     stdin: Option<BufWriter<ChildStdin>>,
     replies: Receiver<io::Result<(Rep, Vec<Vec<u8>>)>>,
@@ -520,6 +536,17 @@ pub struct Worker {
     ref_id: Option<u64>,
     /// The shared-memory file large blobs travel through, when the platform has one.
     shm: Option<std::fs::File>,
+    /// Requests sent whose replies are read before the next call's (see [`Worker::post`]).
+    unanswered: Vec<Posted>,
+}
+
+/// A request sent without waiting for its reply: unloads and loads go out with the request that
+/// follows them, so the worker reads them back to back instead of waiting a round trip each.
+enum Posted {
+    /// An unload: its reply carries nothing.
+    Unload,
+    /// A load of kernel `id`: an error in its reply is the next call's error.
+    Load(u64),
 }
 
 impl Worker {
@@ -539,6 +566,7 @@ impl Worker {
     /// Starts a worker and sends it `problem`, its large buffers through `placed` when given.
     fn start(kind: &WorkerKind, mut cmd: Command, ordinal: usize, problem: &ProblemData, placed: Option<Placed>) -> Result<Worker, BackendError> {
         let label = kind.label;
+        await_exiting();
         let t = std::time::Instant::now();
         let shm = shm::share_with(&mut cmd, placed.as_ref().map(|p| &p.file));
         let mut child = cmd
@@ -563,7 +591,9 @@ impl Worker {
                 }
             })
             .map_err(|e| BackendError::other(format!("starting a reader thread: {e}")))?;
-        let mut w = Worker { label, child, stdin: Some(stdin), replies: rx, loaded: HashSet::new(), ref_id: None, shm };
+        let mut w = Worker { label, child: Some(child), stdin: Some(stdin), replies: rx, loaded: HashSet::new(), ref_id: None, shm, unanswered: Vec::new() };
+        // The process opens its device (see `Executor::prepare`) while the problem is written.
+        let placed = placed.filter(|p| p.fill(problem));
         let mut args = Vec::new();
         let mut blobs: Vec<Blob> = Vec::new();
         for (i, a) in problem.args.iter().enumerate() {
@@ -580,7 +610,7 @@ impl Worker {
                 }
             }
         }
-        tracing::debug!(seconds = t.elapsed().as_secs_f64(), pid = w.child.id(), "{label} worker started; sending the problem");
+        tracing::debug!(seconds = t.elapsed().as_secs_f64(), pid = w.pid(), "{label} worker started; sending the problem");
         w.call_blobs(&Req::Init { ordinal, args }, &blobs, Duration::from_secs(120))?;
         drop(placed); // read: the last worker starting from the file empties it
         tracing::debug!(seconds = t.elapsed().as_secs_f64(), "{label} worker initialised");
@@ -593,6 +623,44 @@ impl Worker {
     }
 
     fn call_blobs(&mut self, req: &Req, blobs: &[Blob<'_>], deadline: Duration) -> Result<(Vec<f64>, Vec<Vec<u8>>), BackendError> {
+        self.send(req, blobs)?;
+        // The replies of requests posted before this one come first, in order.
+        let mut failed_load = None;
+        for posted in std::mem::take(&mut self.unanswered) {
+            match (self.reply(deadline), posted) {
+                // The worker is killed after such an error: its replies no longer matter.
+                (Err(e), _) if e.needs_recovery() => return Err(e),
+                (Err(e), Posted::Load(id)) => {
+                    self.loaded.remove(&id);
+                    failed_load.get_or_insert(e);
+                }
+                _ => {}
+            }
+        }
+        let r = self.reply(deadline);
+        match failed_load {
+            // The request met a kernel that did not load: the load's error is the one to report.
+            Some(e) if !r.as_ref().is_err_and(BackendError::needs_recovery) => Err(e),
+            _ => r,
+        }
+    }
+
+    /// Sends a request without reading its reply; the next call reads it first. Only for
+    /// requests whose blobs go through the pipe: the shared-memory file holds one message's
+    /// blobs at a time.
+    fn post(&mut self, req: &Req, blobs: &[&[u8]], posted: Posted) -> Result<(), BackendError> {
+        let blobs: Vec<Blob> = blobs.iter().map(|b| Blob::Bytes(b)).collect();
+        self.send(req, &blobs)?;
+        self.unanswered.push(posted);
+        Ok(())
+    }
+
+    /// Whether `blobs` would travel through the pipe (not the shared-memory file).
+    fn through_pipe(&self, blobs: &[&[u8]]) -> bool {
+        self.shm.is_none() || blobs.iter().all(|b| b.len() < SHM_MIN)
+    }
+
+    fn send(&mut self, req: &Req, blobs: &[Blob<'_>]) -> Result<(), BackendError> {
         let label = self.label;
         let written = match self.stdin.as_mut() {
             Some(stdin) => write_blobs(stdin, req, blobs, self.shm.as_ref()),
@@ -601,6 +669,12 @@ impl Worker {
         if let Err(e) = written {
             return Err(BackendError::WorkerDied(format!("the {label} worker stopped ({e}){}", self.exit_note())));
         }
+        Ok(())
+    }
+
+    /// The next reply, within `deadline` (the worker is killed when it does not come).
+    fn reply(&mut self, deadline: Duration) -> Result<(Vec<f64>, Vec<Vec<u8>>), BackendError> {
+        let label = self.label;
         match self.replies.recv_timeout(deadline) {
             Ok(Ok((Rep::Ok { times }, blobs))) => Ok((times, blobs)),
             Ok(Ok((Rep::Err { kind, message }, _))) => Err(from_wire(&kind, message, deadline)),
@@ -615,29 +689,44 @@ impl Worker {
 
     fn exit_note(&mut self) -> String {
         std::thread::sleep(Duration::from_millis(20));
-        match self.child.try_wait() {
-            Ok(Some(s)) => format!("; it exited with {s}"),
+        match self.child.as_mut().map(Child::try_wait) {
+            Some(Ok(Some(s))) => format!("; it exited with {s}"),
             _ => String::new(),
         }
     }
 
     /// Kills the process (a hung kernel goes with it).
     pub fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-
-    /// Tells the worker to unload kernels the parent dropped.
-    pub fn forget(&mut self, ids: &[u64]) {
-        let ids: Vec<u64> = ids.iter().copied().filter(|id| self.loaded.remove(id)).collect();
-        if !ids.is_empty() {
-            let _ = self.call(&Req::Unload { ids }, &[], Duration::from_secs(30));
+        if let Some(c) = self.child.as_mut() {
+            let _ = c.kill();
+            let _ = c.wait();
         }
     }
 
+    /// The worker's process id.
+    fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// Tells the worker to unload kernels the parent dropped (with the next request; a worker
+    /// that stopped meanwhile is reported by that request).
+    pub fn forget(&mut self, ids: &[u64]) {
+        let ids: Vec<u64> = ids.iter().copied().filter(|id| self.loaded.remove(id)).collect();
+        if !ids.is_empty() {
+            let _ = self.post(&Req::Unload { ids }, &[], Posted::Unload);
+        }
+    }
+
+    /// Loads `k` unless loaded: posted with the request that uses it when its binary goes
+    /// through the pipe (the usual case: a few hundred kilobytes at most), a call otherwise.
     fn ensure_loaded(&mut self, k: KernelImage<'_>) -> Result<(), BackendError> {
         if !self.loaded.contains(&k.id) {
-            self.call(&Req::Load { id: k.id, name: k.name.to_string() }, &[k.binary], Duration::from_secs(60))?;
+            let req = Req::Load { id: k.id, name: k.name.to_string() };
+            if self.through_pipe(&[k.binary]) {
+                self.post(&req, &[k.binary], Posted::Load(k.id))?;
+            } else {
+                self.call(&req, &[k.binary], Duration::from_secs(60))?;
+            }
             self.loaded.insert(k.id);
         }
         Ok(())
@@ -698,9 +787,32 @@ impl Worker {
     }
 }
 
+/// Workers being reaped after their handles were dropped (see [`Drop`] for [`Worker`]).
+static EXITING: Mutex<Vec<std::thread::JoinHandle<()>>> = Mutex::new(Vec::new());
+
+/// Waits until every worker whose handle was dropped has exited (its device memory is free).
+fn await_exiting() {
+    let exiting = std::mem::take(&mut *EXITING.lock().unwrap_or_else(|p| p.into_inner()));
+    for h in exiting {
+        let _ = h.join();
+    }
+}
+
 impl Drop for Worker {
+    /// Kills the process without waiting for its exit, which takes tens of milliseconds (the
+    /// driver tears down its context): a thread reaps it, and the next worker to start waits
+    /// for it first, so that two never hold a device's memory at once. A program that ends
+    /// after a tune does not wait.
     fn drop(&mut self) {
-        self.kill();
+        let Some(mut child) = self.child.take() else { return };
+        let _ = child.kill();
+        let reaper = std::thread::Builder::new().name("kerntune-worker-reaper".into()).spawn(move || {
+            let _ = child.wait();
+        });
+        // Without a thread the child, killed, is reaped when this process ends.
+        if let Ok(h) = reaper {
+            EXITING.lock().unwrap_or_else(|p| p.into_inner()).push(h);
+        }
     }
 }
 
@@ -721,7 +833,7 @@ pub fn run_once(
     drop(w.stdin.take());
     let t0 = std::time::Instant::now();
     while t0.elapsed() < wait {
-        if let Ok(Some(_)) = w.child.try_wait() {
+        if let Some(Ok(Some(_))) = w.child.as_mut().map(Child::try_wait) {
             break;
         }
         std::thread::sleep(Duration::from_millis(50));
@@ -772,7 +884,7 @@ impl WorkerSlot {
 
     /// The process id of the worker running now, if one is.
     pub fn pid(&self) -> Option<u32> {
-        self.worker.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(|w| w.child.id())
+        self.worker.lock().unwrap_or_else(|p| p.into_inner()).as_ref().and_then(Worker::pid)
     }
 
     /// How many worker processes were started so far.

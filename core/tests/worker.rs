@@ -27,6 +27,8 @@ struct HostExec {
 impl HostExec {
     fn run(&mut self, id: u64) -> Result<(), BackendError> {
         let what = self.kernels.get(&id).ok_or_else(|| BackendError::other("kernel not loaded"))?.clone();
+        // A large image is a name followed by zeros.
+        let what: Vec<u8> = what.split(|&b| b == 0).next().unwrap_or_default().to_vec();
         let x = self.bufs[0].clone();
         let y = &mut self.bufs[1];
         match what.as_slice() {
@@ -53,6 +55,9 @@ impl Executor for HostExec {
         Ok(())
     }
     fn load(&mut self, id: u64, _: &str, binary: Vec<u8>) -> Result<(), BackendError> {
+        if binary.as_slice() == b"unloadable" {
+            return Err(BackendError::LaunchFailed("the module does not load (a test image)".into()));
+        }
         self.kernels.insert(id, binary);
         Ok(())
     }
@@ -261,10 +266,47 @@ fn a_launch_failure_keeps_the_worker() {
     assert_eq!(s.starts(), 1);
 }
 
+/// Loads and unloads go out with the request that follows them, unanswered until then: a load
+/// that fails is that request's error (the worker stays), and the requests after it, and a
+/// binary too large for the pipe (sent through shared memory, answered at once), still work.
+fn loads_travel_with_the_next_request_and_their_errors_come_back() {
+    let (s, p) = (slot(), problem());
+    for _ in 0..2 {
+        let e = s.with(&p, |w| w.time(image(7, "unloadable"), &LAUNCH, &timing(Duration::from_secs(5)))).unwrap_err();
+        assert!(matches!(&e, BackendError::LaunchFailed(m) if m.contains("does not load")), "{e}");
+    }
+    let mut big = b"double".to_vec();
+    big.resize(3 << 20, 0);
+    let big: &'static [u8] = Box::leak(big.into_boxed_slice());
+    for round in 0..3u64 {
+        for id in [8, 9] {
+            s.with(&p, |w| w.time(image(id, "double"), &LAUNCH, &timing(Duration::from_secs(5)))).unwrap();
+            kerntune_core::worker::kernel_dropped(id);
+        }
+        let t = s.with(&p, |w| w.time(KernelImage { id: 10 + round, name: "k", binary: big }, &LAUNCH, &timing(Duration::from_secs(5)))).unwrap();
+        assert_eq!(t.len(), 3);
+        kerntune_core::worker::kernel_dropped(10 + round);
+    }
+    let reference = reference(&p);
+    let req = VerifyRequest {
+        reference: &reference,
+        reference_id: 1,
+        outputs: &[],
+        tolerance: Tolerance::default(),
+        per_output: &[],
+        timeout: Duration::from_secs(5),
+    };
+    s.with(&p, |w| w.verify(image(11, "double"), &LAUNCH, &req)).unwrap();
+    let e = s.with(&p, |w| w.verify(image(12, "unloadable"), &LAUNCH, &req)).unwrap_err();
+    assert!(matches!(&e, BackendError::LaunchFailed(m) if m.contains("does not load")), "{e}");
+    assert_eq!(s.starts(), 1);
+}
+
 fn main() {
     KIND.hook(HostExec::default);
     assert!(KIND.enabled(), "the hook enables isolation unless told otherwise");
-    let tests: [(&str, fn()); 6] = [
+    let tests: [(&str, fn()); 7] = [
+        ("loads_travel_with_the_next_request_and_their_errors_come_back", loads_travel_with_the_next_request_and_their_errors_come_back),
         ("runs_and_verifies_in_the_worker", runs_and_verifies_in_the_worker),
         ("large_buffers_arrive_whole", large_buffers_arrive_whole),
         ("several_workers_share_one_copy_of_the_problem", several_workers_share_one_copy_of_the_problem),
