@@ -90,6 +90,10 @@ pub struct FakeBackend {
     speed: f64,
     /// Each timed launch takes this long in wall time (in whichever process runs it).
     launch_delay: Duration,
+    /// Wall time making a workspace takes (a worker process starting, say).
+    workspace_delay: Duration,
+    /// Timed launches before the first verification (`usize::MAX` until one happens).
+    first_verify: Arc<AtomicUsize>,
     /// Set in isolated mode: kernels run in worker processes.
     worker: Option<crate::worker::WorkerSlot>,
     /// Set in a worker process: hangs hang for good and crashes end the process.
@@ -153,6 +157,8 @@ impl FakeBackend {
             max_compiling: AtomicUsize::new(0),
             speed: 1.0,
             launch_delay: Duration::ZERO,
+            workspace_delay: Duration::ZERO,
+            first_verify: Arc::new(AtomicUsize::new(usize::MAX)),
             worker: None,
             in_worker: false,
         }
@@ -169,6 +175,18 @@ impl FakeBackend {
     pub fn with_launch_delay(mut self, d: Duration) -> Self {
         self.launch_delay = d;
         self
+    }
+
+    /// Making a workspace takes `d` of wall time.
+    pub fn with_workspace_delay(mut self, d: Duration) -> Self {
+        self.workspace_delay = d;
+        self
+    }
+
+    /// How many timed launches ran before the first verification began (`usize::MAX` while
+    /// none has), readable after the backend went into a tuner.
+    pub fn first_verification(&self) -> Arc<AtomicUsize> {
+        self.first_verify.clone()
     }
 
     /// Kernels run in worker processes of [`WORKER`] on "device" `ordinal`: this program
@@ -332,6 +350,7 @@ impl Backend for FakeBackend {
 
     fn workspace(&self, problem: &Arc<ProblemData>) -> Result<FakeWorkspace, BackendError> {
         self.check_alive()?;
+        std::thread::sleep(self.workspace_delay);
         if let Some(slot) = &self.worker {
             // Start the worker now, so that a worker that cannot start fails before measuring.
             slot.with(problem, |_| Ok(()))?;
@@ -373,6 +392,7 @@ impl Backend for FakeBackend {
         launch: &Launch,
         req: &crate::measure::verify::VerifyRequest<'_>,
     ) -> Result<Vec<f64>, BackendError> {
+        let _ = self.first_verify.compare_exchange(usize::MAX, self.timed.load(Ordering::SeqCst), Ordering::SeqCst, Ordering::SeqCst);
         let Some(slot) = &self.worker else {
             self.reset(ws, true)?;
             let t = self.time(ws, k, launch, &TimeRequest { launches: 1, flush: crate::spec::settings::L2Flush::Off, timeout: req.timeout })?;

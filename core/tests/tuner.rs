@@ -507,6 +507,28 @@ fn configs_are_measured_while_the_cpu_reference_is_computed() {
     assert!(!is(&r.winner, 64, 2));
 }
 
+/// A job sent while the CPU reference is computed, taken by its device once it is made (here
+/// the device is still making its workspace, as a worker process starts), is verified with its
+/// measurement: its verification launch comes first and warms it up, as for any later config.
+#[test]
+fn a_job_sent_while_the_cpu_reference_is_computed_is_verified_if_it_is_made_by_then() {
+    let fake = FakeBackend::new(limits(), time).with_workspace_delay(Duration::from_millis(400));
+    let first = fake.first_verification();
+    let launched = fake.launch_counter();
+    let mut j = job();
+    j.verify.reference = Reference::Host(
+        "after the first job".into(),
+        Arc::new(move |p| {
+            std::thread::sleep(Duration::from_millis(50));
+            Ok(FakeBackend::reference(p))
+        }),
+    );
+    let r = Tuner::new(fake).tune(&j, &opts()).unwrap();
+    assert_eq!(first.load(std::sync::atomic::Ordering::SeqCst), 0, "the first verification came before any timed launch");
+    assert!(launched.load(std::sync::atomic::Ordering::SeqCst) > 0);
+    assert!(r.results.iter().all(|x| x.verified), "{:?}", r.results.iter().filter(|x| !x.verified).collect::<Vec<_>>());
+}
+
 /// A time limit that ends the search before the CPU reference is made: what was measured is
 /// kept, unverified, and the winner is verified in the final round all the same.
 #[test]

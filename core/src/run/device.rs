@@ -6,7 +6,7 @@
 
 use crate::backend::{Backend, Compiled};
 use crate::error::BackendError;
-use crate::measure::stats::{measure, Stats};
+use crate::measure::stats::{measure, PriorLaunches, Stats, VerifyExcess};
 use crate::measure::timing::TimeRequest;
 use crate::measure::verify::VerifyRequest;
 use crate::plan::prepare::Launch;
@@ -36,8 +36,9 @@ pub(crate) enum Purpose {
 pub(crate) enum Job<K> {
     /// Launch once on poisoned outputs and read every buffer back: a reference candidate.
     Reference { cand: usize, kernel: Kernel<K>, launch: Launch },
-    /// Verify against `reference` (when given) and measure, racing against `best`.
-    Measure { cand: usize, kernel: Kernel<K>, launch: Launch, reference: Option<Arc<RefOutputs>>, best: Option<Stats>, purpose: Purpose },
+    /// Verify against `reference` (when given, or when `late` holds one by the time the device
+    /// takes the job) and measure, racing against `best`.
+    Measure { cand: usize, kernel: Kernel<K>, launch: Launch, reference: Option<Arc<RefOutputs>>, late: Option<LateRef>, best: Option<Stats>, purpose: Purpose },
     /// Run once under the backend's memory checker (a config that faulted).
     Diagnose { cand: usize, kernel: Kernel<K>, launch: Launch },
     /// Verify a config measured before the reference was ready (no timing).
@@ -52,6 +53,10 @@ impl<K> Job<K> {
         }
     }
 }
+
+/// Where the CPU reference's outputs appear once made: a job sent while it was being computed
+/// is verified after all when it is there by the time a device takes the job.
+pub(crate) type LateRef = Arc<std::sync::OnceLock<Arc<RefOutputs>>>;
 
 /// What a device did with a job.
 pub(crate) enum Done {
@@ -104,11 +109,13 @@ pub(crate) struct Session<'a, B: Backend> {
     ctx: &'a Context,
     opts: &'a TuneOptions,
     ws: Option<B::Workspace>,
+    /// How much slower this device's verification launches ran than the launches after them.
+    excess: VerifyExcess,
 }
 
 impl<'a, B: Backend> Session<'a, B> {
     pub fn new(index: usize, backend: &'a B, ctx: &'a Context, opts: &'a TuneOptions) -> Session<'a, B> {
-        Session { index, backend, ctx, opts, ws: None }
+        Session { index, backend, ctx, opts, ws: None, excess: VerifyExcess::default() }
     }
 
     fn workspace(&mut self) -> Result<&mut B::Workspace, BackendError> {
@@ -135,12 +142,20 @@ impl<'a, B: Backend> Session<'a, B> {
             Some(r) => self.verify(kernel, launch, r)?,
             None => Vec::new(),
         };
-        let (backend, bench) = (self.backend, &self.opts.bench);
+        let (backend, bench, excess) = (self.backend, &self.opts.bench, self.excess.factor());
         let ws = self.workspace()?;
         let req = |n: u32| TimeRequest { launches: n, flush: bench.l2_flush(), timeout: bench.timeout };
         // The verification launch (if any) warmed the kernel up, and its time can already decide
         // a clear race.
-        let (stats, _cost) = measure(bench, best, &prior, |n| backend.time(ws, kernel, launch, &req(n)))?;
+        let mut later = f64::INFINITY;
+        let (stats, _cost) = measure(bench, best, PriorLaunches { launches: &prior, excess }, |n| {
+            let times = backend.time(ws, kernel, launch, &req(n))?;
+            later = times.iter().copied().fold(later, f64::min);
+            Ok(times)
+        })?;
+        if let Some(&v) = prior.last() {
+            self.excess.observe(v, later);
+        }
         Ok(stats)
     }
 
@@ -186,7 +201,8 @@ impl<'a, B: Backend> Session<'a, B> {
                     let r = self.reference(&kernel.kernel, &launch);
                     (cand, kernel, Done::Reference(r))
                 }
-                Job::Measure { cand, kernel, launch, reference, best, purpose } => {
+                Job::Measure { cand, kernel, launch, reference, late, best, purpose } => {
+                    let reference = reference.or_else(|| late.and_then(|l| l.get().cloned()));
                     let verified = reference.is_some();
                     let r = self.measure(&kernel.kernel, &launch, reference.as_deref(), best.as_ref());
                     (cand, kernel, Done::Measured { result: r, verified, purpose })

@@ -66,7 +66,8 @@ impl<B: Backend> Coordinator<'_, B> {
                 };
                 let reference = ledger.reference.clone();
                 let verified = reference.is_some();
-                let job = Job::Measure { cand: i, kernel: kernel.clone(), launch: plan.cands[i].launch, reference, best: None, purpose: Purpose::Final };
+                let job =
+                    Job::Measure { cand: i, kernel: kernel.clone(), launch: plan.cands[i].launch, reference, late: None, best: None, purpose: Purpose::Final };
                 let Some(answer) = self.run_one(ledger, judge, job) else { break };
                 let Done::Measured { result, .. } = answer.done else { continue };
                 let outcome = match result {

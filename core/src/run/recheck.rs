@@ -102,7 +102,7 @@ impl<B: Backend> Coordinator<'_, B> {
                     continue;
                 }
             };
-            let job = Job::Measure { cand: i, kernel, launch: plan.cands[i].launch, reference: None, best: None, purpose: Purpose::Final };
+            let job = Job::Measure { cand: i, kernel, launch: plan.cands[i].launch, reference: None, late: None, best: None, purpose: Purpose::Final };
             let answer = self.run_one(ledger, judge, job)?;
             ledger.devices[judge].measured += 1;
             match answer.done {

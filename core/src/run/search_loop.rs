@@ -25,7 +25,7 @@ use crate::error::BackendError;
 use crate::plan::prune::prune_after;
 use crate::run::candidates::{Cand, Plan};
 use crate::run::compile_queue::CompileQueue;
-use crate::run::device::{Answer, CompileDone, Done, Job, Kernel, Msg, Pool, Purpose};
+use crate::run::device::{Answer, CompileDone, Done, Job, Kernel, LateRef, Msg, Pool, Purpose};
 use crate::run::error::Error;
 use crate::run::ledger::Ledger;
 use crate::run::report::{to_result, ConfigResult, Event, ResultOutcome};
@@ -189,6 +189,8 @@ pub(crate) struct Coordinator<'e, B: Backend> {
     held: HashMap<usize, Held<B::Kernel>>,
     /// Held candidates waiting for a device to verify them.
     to_verify: VecDeque<usize>,
+    /// The CPU reference's outputs, for devices taking jobs sent before it was made.
+    late: LateRef,
 }
 
 impl<'e, B: Backend> Coordinator<'e, B> {
@@ -227,6 +229,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             deferred: Default::default(),
             held: HashMap::new(),
             to_verify: VecDeque::new(),
+            late: LateRef::default(),
         })
     }
 
@@ -266,11 +269,14 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         std::thread::scope(|s| {
             failure = self.spawn_compilers(s, threads, &flow).err();
             if failure.is_none() && matches!(refs, RefState::Computing) {
-                let (ctx, tx, slot) = (self.ctx, self.tx.clone(), &host_ref);
+                let (ctx, tx, slot, late) = (self.ctx, self.tx.clone(), &host_ref, self.late.clone());
                 let spawned = std::thread::Builder::new().name("kerntune-reference".into()).spawn_scoped(s, move || {
                     let t = Instant::now();
                     let r = host_reference(ctx);
                     tracing::debug!(seconds = t.elapsed().as_secs_f64(), since_start = t0.elapsed().as_secs_f64(), "CPU reference computed");
+                    if let Ok(made) = &r {
+                        let _ = late.set(made.clone());
+                    }
                     *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
                     let _ = tx.send(Msg::HostReference);
                 });
@@ -663,13 +669,15 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             let picked = Some(cand) != self.reference_cand && self.ctx.job.verify.sample.picks(&self.plan.cands[cand].config.key(), l.ledger.verified);
             let computing = matches!(refs, RefState::Computing);
             let verify = l.ledger.reference.clone().filter(|_| picked && !computing);
-            if picked && computing {
-                // Measured now, verified once the CPU reference is made.
+            let late = (picked && computing).then(|| self.late.clone());
+            if late.is_some() {
+                // Verified with its measurement if the CPU reference is made by the time the
+                // device takes the job; otherwise measured now and verified once it is made.
                 self.deferred.insert(cand);
             }
-            l.ledger.verified += usize::from(verify.is_some() || (picked && computing));
+            l.ledger.verified += usize::from(verify.is_some() || late.is_some());
             let best = l.ledger.best_on(d);
-            self.send(l, d, Job::Measure { cand, kernel, launch: self.plan.cands[cand].launch, reference: verify, best, purpose: Purpose::Search }, true);
+            self.send(l, d, Job::Measure { cand, kernel, launch: self.plan.cands[cand].launch, reference: verify, late, best, purpose: Purpose::Search }, true);
         }
     }
 
@@ -876,7 +884,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 let r = self.result(i, ResultOutcome::Failed { kind: e.kind(), message }, usage, Some(d), false);
                 self.finish(l, refs, i, r);
             }
-            Done::Measured { result: Ok(stats), purpose: Purpose::Search, .. } if self.deferred.remove(&i) => {
+            Done::Measured { result: Ok(stats), verified: false, purpose: Purpose::Search } if self.deferred.remove(&i) => {
                 // Measured before the reference was ready: held until verified.
                 l.progress.eval_s = (l.progress.eval_s.0 + seconds, l.progress.eval_s.1 + 1);
                 l.ledger.devices[d].measured += 1;
@@ -906,6 +914,8 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 self.finish(l, refs, i, r);
             }
             Done::Measured { result: Ok(stats), verified, purpose: Purpose::Search } => {
+                // Sent while the CPU reference was computed, verified with it all the same.
+                self.deferred.remove(&i);
                 l.progress.eval_s = (l.progress.eval_s.0 + seconds, l.progress.eval_s.1 + 1);
                 l.ledger.devices[d].measured += 1;
                 let verified = verified || self.reference_cand == Some(i);
@@ -942,8 +952,15 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             if !self.live[o] {
                 continue;
             }
-            let job =
-                Job::Measure { cand: i, kernel: kernel.clone(), launch: self.plan.cands[i].launch, reference: None, best: None, purpose: Purpose::Calibrate };
+            let job = Job::Measure {
+                cand: i,
+                kernel: kernel.clone(),
+                launch: self.plan.cands[i].launch,
+                reference: None,
+                late: None,
+                best: None,
+                purpose: Purpose::Calibrate,
+            };
             if self.busy[o].is_none() {
                 self.send(l, o, job, false);
             } else {
