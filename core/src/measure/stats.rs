@@ -142,13 +142,22 @@ impl VerifyExcess {
     }
 }
 
+/// How much slower than the launches after it a single verification launch may run by chance,
+/// beyond what a device shows as a rule: on the H100, in six warm SGEMM tunes (~400 configs with
+/// both a verification launch and later launches), the usual excess was under 2 %, but 5 launches
+/// at random configs ran 5–17 % slow (docs/benchmarks.md, "Racing on the verification launch").
+/// A verification launch alone races a config only when it exceeds the settled bound by more
+/// than this (or than the device's largest observed excess, when larger), so that such a
+/// hiccup cannot race out a config as fast as the best.
+pub const VERIFY_HICCUP: f64 = 0.25;
+
 /// Measures one config. `run(n)` launches the kernel `n` times and returns each launch's time
 /// in seconds. `best` is the best config so far, for racing. `prior` holds the times of launches
 /// that already ran (the verification launch): a config whose fastest prior launch is far
 /// slower than the best (1.5×) is raced out at once, without launching it again, and so is one
 /// whose verification launch is slower than the settled bound below by more than the device's
-/// verification launches were ever seen to exceed the launches after them (`prior.excess`, at
-/// least `warmup_stable`). One whose warm-up then settles (two successive launches within
+/// verification launches were ever seen to exceed the launches after them (`prior.excess`), and
+/// by at least [`VERIFY_HICCUP`]. One whose warm-up then settles (two successive launches within
 /// `warmup_stable`) with every launch slower than the best's upper end by more than
 /// `race_margin` and `warmup_stable` together is raced out before its timed launches. Without
 /// prior launches (a tune with no reference, and the simulator, whose recorded scores were
@@ -178,7 +187,7 @@ fn sample(
     let mut prev: Option<f64> = prior.last().copied();
     let mut warm_min = prior.iter().copied().fold(f64::INFINITY, f64::min);
     if let Some(b) = best.filter(|_| opts.racing && !prior.is_empty()) {
-        let learned = excess.map(|x| settled_race_bound(b, opts) * x.max(1.0 + opts.warmup_stable));
+        let learned = excess.map(|x| settled_race_bound(b, opts) * x.max(1.0 + VERIFY_HICCUP));
         if warm_min > b.upper() * 1.5 || learned.is_some_and(|bound| warm_min > bound) {
             return Ok((Stats::from_samples(prior, true), cost));
         }
@@ -351,24 +360,27 @@ mod tests {
         let best = Stats::from_samples(&[1e-3, 1.001e-3, 0.999e-3, 1e-3, 1e-3], false);
         let opts = BenchOptions::default();
         let learned = |x: f64, launches: &'static [f64]| PriorLaunches { launches, excess: Some(x) };
-        // Nothing learned: 1.21× the best gets one warm launch before its race.
-        let (s, c) = measure(&opts, Some(&best), PriorLaunches::of(&[1.21e-3]), synthetic(1.2e-3, 0.001)).unwrap();
+        // Nothing learned: 1.4× the best gets one warm launch before its race.
+        let (s, c) = measure(&opts, Some(&best), PriorLaunches::of(&[1.4e-3]), synthetic(1.4e-3, 0.001)).unwrap();
         assert!(s.raced && c.warmup_launches == 1, "{c:?}");
-        // Verification launches seen no slower than later ones: the bound is the settled one,
-        // widened by `warmup_stable` (≈ 1.125× here), and 1.21× is raced with no launch.
-        let (s, c) = measure(&opts, Some(&best), learned(1.0, &[1.21e-3]), synthetic(1.2e-3, 0.001)).unwrap();
+        // Verification launches seen no slower than later ones: the bound is the settled one
+        // times 1 + VERIFY_HICCUP (≈ 1.34× here), and 1.4× is raced with no launch.
+        let (s, c) = measure(&opts, Some(&best), learned(1.0, &[1.4e-3]), synthetic(1.4e-3, 0.001)).unwrap();
         assert!(s.raced && c.warmup_launches == 0 && c.launches == 0 && s.samples == 1, "{s:?} {c:?}");
-        // Just above the settled bound but within the widening: a warm launch still decides.
-        let (s, c) = measure(&opts, Some(&best), learned(1.0, &[1.1e-3]), synthetic(1.1e-3, 0.001)).unwrap();
+        // Within the allowance a warm launch still decides: 1.21× is raced once it confirms…
+        let (s, c) = measure(&opts, Some(&best), learned(1.0, &[1.21e-3]), synthetic(1.2e-3, 0.001)).unwrap();
         assert!(s.raced && c.warmup_launches == 1, "{s:?} {c:?}");
-        // A device whose verification launches ran up to 30 % slow: 1.21× is not enough alone…
-        let (s, c) = measure(&opts, Some(&best), learned(1.3, &[1.21e-3]), synthetic(1.0e-3, 0.001)).unwrap();
+        // …and a 21 % hiccup on a config as fast as the best does not race it.
+        let (s, c) = measure(&opts, Some(&best), learned(1.0, &[1.21e-3]), synthetic(1.0e-3, 0.001)).unwrap();
+        assert!(!s.raced && c.launches == 5, "{s:?} {c:?}");
+        // A device whose verification launches ran up to 40 % slow: 1.4× is not enough alone…
+        let (s, c) = measure(&opts, Some(&best), learned(1.4, &[1.4e-3]), synthetic(1.0e-3, 0.001)).unwrap();
         assert!(!s.raced && c.launches == 5, "a config as fast as the best behind a slow verification launch is measured: {s:?} {c:?}");
         // …1.5× and more still is, and racing off turns both off.
-        let (s, c) = measure(&opts, Some(&best), learned(1.3, &[1.55e-3]), synthetic(1.5e-3, 0.001)).unwrap();
+        let (s, c) = measure(&opts, Some(&best), learned(1.4, &[1.55e-3]), synthetic(1.5e-3, 0.001)).unwrap();
         assert!(s.raced && c.warmup_launches == 0, "{c:?}");
         let off = BenchOptions { racing: false, ..Default::default() };
-        let (s, c) = measure(&off, Some(&best), learned(1.0, &[1.21e-3]), synthetic(1.2e-3, 0.001)).unwrap();
+        let (s, c) = measure(&off, Some(&best), learned(1.0, &[1.4e-3]), synthetic(1.4e-3, 0.001)).unwrap();
         assert!(!s.raced && c.launches == 5, "{c:?}");
     }
 
