@@ -137,10 +137,6 @@ pub struct LocalWorkspace {
     flush: Option<sys::CUdeviceptr>,
     events: Vec<sys::CUevent>,
     flush_round: u8,
-    /// A verification launch ran since the last restore: the buffers are restored before the
-    /// next timed launch or read-back, not at once (most configs are raced on that launch and
-    /// the next verification restores them anyway).
-    dirty: bool,
     /// Device copies of the reference outputs (f32 buffers), for on-device verification.
     refs: verify::DeviceReference<sys::CUdeviceptr>,
     compare: Option<CudaKernel>,
@@ -338,7 +334,6 @@ impl LocalWorkspace {
             flush: None,
             events: Vec::new(),
             flush_round: 0,
-            dirty: false,
             refs: Default::default(),
             compare: None,
             counters: None,
@@ -393,21 +388,10 @@ impl LocalWorkspace {
             }
         }
         // SAFETY: valid stream.
-        unsafe { result::stream::synchronize(self.stream) }.map_err(|e| other("synchronizing", e))?;
-        self.dirty = false;
-        Ok(())
-    }
-
-    /// Restores the buffers if a verification launch left them as it wrote them.
-    fn restore_if_dirty(&mut self) -> Result<(), BackendError> {
-        if self.dirty {
-            self.reset(false)?;
-        }
-        Ok(())
+        unsafe { result::stream::synchronize(self.stream) }.map_err(|e| other("synchronizing", e))
     }
 
     pub(crate) fn read_outputs(&mut self) -> Result<Vec<HostBuffer>, BackendError> {
-        self.restore_if_dirty()?;
         let all = vec![true; self.bufs.len()];
         self.read_masked(&all)
     }
@@ -436,14 +420,13 @@ impl LocalWorkspace {
     /// verification launch's time.
     pub(crate) fn verify_on_device(&mut self, k: &CudaKernel, launch: &Launch, req: &VerifyRequest<'_>) -> Result<Vec<f64>, BackendError> {
         self.reset(true)?;
-        let t = self.time(k, launch, &TimeRequest { launches: 1, flush: L2Flush::Off, timeout: req.timeout });
-        self.dirty = true;
-        let t = t?;
+        let t = self.time(k, launch, &TimeRequest { launches: 1, flush: L2Flush::Off, timeout: req.timeout })?;
         let _g = self.shared.bind_gen(self.gen)?;
         let mut refs = std::mem::take(&mut self.refs);
         let checked = refs.check(self, req);
         self.refs = refs;
         checked?;
+        self.reset(false)?;
         Ok(t)
     }
 
@@ -522,7 +505,6 @@ impl LocalWorkspace {
     /// Launches `req.launches` times, each bracketed by events (and preceded by emptying L2 as
     /// `req.flush` asks), waits with a deadline, and returns each launch's time in seconds.
     pub(crate) fn time(&mut self, k: &crate::bench::CudaKernel, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError> {
-        self.restore_if_dirty()?;
         let _bound = self.shared.bind_gen(self.gen)?;
         let func = k.function(self.gen)?;
         k.allow_dynamic_smem(launch.shared_mem_bytes)?;
