@@ -791,9 +791,10 @@ impl Worker {
 static EXITING: Mutex<Vec<std::thread::JoinHandle<()>>> = Mutex::new(Vec::new());
 
 /// Waits until every worker whose handle was dropped has exited (its device memory is free).
+/// The list stays locked while it waits, so that workers starting at the same time all wait.
 fn await_exiting() {
-    let exiting = std::mem::take(&mut *EXITING.lock().unwrap_or_else(|p| p.into_inner()));
-    for h in exiting {
+    let mut exiting = EXITING.lock().unwrap_or_else(|p| p.into_inner());
+    for h in exiting.drain(..) {
         let _ = h.join();
     }
 }
