@@ -50,7 +50,9 @@ impl CudaBackend {
 
     /// Opens the device with kernels running in this process (what the worker itself uses).
     pub fn open_in_process(ordinal: Option<usize>) -> Result<CudaBackend, OpenError> {
+        let t = std::time::Instant::now();
         let n = init()?;
+        let init_s = t.elapsed().as_secs_f64();
         let ordinal = ordinal.unwrap_or(0);
         if ordinal >= n as usize {
             return Err(OpenError::NoDevice { backend: "cuda".into(), message: format!("no CUDA device #{ordinal}; there are {n}") });
@@ -73,6 +75,7 @@ impl CudaBackend {
         }
         let cache_dir = if std::env::var_os("KERNTUNE_NO_COMPILE_CACHE").is_some() { None } else { Some(kerntune_core::store::db::cache_dir().join("cuda")) };
         let cache = CompileCache::new(cache_dir, format!("nvrtc {}.{}", nvrtc.0, nvrtc.1));
+        tracing::debug!(ordinal, init_s, seconds = t.elapsed().as_secs_f64(), "CUDA device opened (its context is being created)");
         Ok(CudaBackend { shared, summary, nvrtc, driver, cache, ordinal, worker: None })
     }
 
