@@ -746,3 +746,71 @@ fn a_verification_sample_still_verifies_the_winner() {
     let verified = r.results.iter().filter(|x| x.verified).count();
     assert!(verified < r.results.len() && result_of(&r, r.winner.get_i64("bx").unwrap(), r.winner.get_i64("vec").unwrap()).verified, "{verified}");
 }
+
+/// One parameter `p` in 1..=40, each config 10 % faster than the one declared before it (the
+/// last, p=40, takes 1 ms): in the enumeration's order every config beats all before it.
+fn ever_faster_job() -> TuneJob {
+    let mut j = job();
+    j.params = vec![Param::new("p", 1..=40i64)];
+    j.grid = ["1".into(), "1".into(), "1".into()];
+    j.block = ["32".into(), "1".into(), "1".into()];
+    j.default = None;
+    j.verify.reference = Reference::Host("fake".into(), Arc::new(|p| Ok(FakeBackend::reference(p))));
+    j
+}
+
+fn ever_faster(c: &Config) -> f64 {
+    1e-3 * (1.0 + 0.1 * (40 - c.get_i64("p").unwrap()) as f64)
+}
+
+/// Exhaustive search meets the configs slowest first, so racing against the best so far would
+/// measure each in full as the best so far. Verified and near the fastest verification launch,
+/// each waits on the shortlist instead, which is measured fastest first: the fastest in full,
+/// the others raced against it on their verification launch or after one more launch.
+#[test]
+fn configs_near_the_best_on_their_verification_launch_are_measured_last_fastest_first() {
+    // Launches slower than the (instant) compiles, as on a GPU with warm caches: the shortlist
+    // fills while the device is busy. With nothing compiled and waiting, the device would take
+    // from the shortlist rather than idle, before the fastest config has been met.
+    let fake = FakeBackend::new(limits(), ever_faster).with_launch_delay(Duration::from_millis(5));
+    let tuner = Tuner::new(fake);
+    let o = TuneOptions { strategy: "exhaustive".into(), compile_threads: Some(1), ..Default::default() };
+    let r = tuner.tune(&ever_faster_job(), &o).unwrap();
+    assert_eq!(r.winner.get_i64("p"), Some(40));
+    assert!(r.results.iter().all(|x| x.verified && x.stats().is_some()));
+    // Every config but the fastest raced. The device takes from the shortlist rather than idle
+    // when nothing compiled waits (as before the second config is compiled, or when the compile
+    // thread is held up on a loaded machine): allow two such configs, measured in full.
+    let full: Vec<i64> = r.results.iter().filter(|x| x.stats().is_some_and(|s| !s.raced)).filter_map(|x| x.config.get_i64("p")).collect();
+    assert!(full.contains(&40) && full.len() <= 3, "measured in full: {full:?}");
+    // One verification launch each (40), the winner's warm-up and timed launches, at most one
+    // more launch for each of the few within 1.5× of it (p = 36..39), and the two allowed above.
+    // Measured as they came, every config would have had a warm-up and five timed launches or
+    // more (over 280 in all).
+    let launches: u32 = (1..=40).map(|p| tuner.backend().launches_of(&format!("p={p}"))).sum();
+    assert!(launches <= 40 + 4 + 12 + 12, "{launches} launches");
+    // The winner was measured before any other config of the shortlist, though enumerated last.
+    let first = r.results.iter().filter(|x| x.seq.is_some() && x.config.get_i64("p").is_some_and(|p| !full.contains(&p) || p == 40));
+    let first = first.min_by_key(|x| x.seq).unwrap();
+    assert_eq!(first.config.get_i64("p"), Some(40), "first recorded: {}", first.config);
+}
+
+/// A time limit that ends the search while configs wait on the shortlist: each is recorded with
+/// its verification launch (one sample, verified), and a winner is stored.
+#[test]
+fn a_time_limit_records_the_shortlist_with_its_verification_launches() {
+    let fake = FakeBackend::new(limits(), ever_faster).with_launch_delay(Duration::from_millis(20));
+    let o = TuneOptions {
+        strategy: "exhaustive".into(),
+        compile_threads: Some(1),
+        budget: Budget { max_seconds: Some(0.4), ..Default::default() },
+        ..Default::default()
+    };
+    let r = Tuner::new(fake).tune(&ever_faster_job(), &o).unwrap();
+    let measured: Vec<_> = r.results.iter().filter_map(|x| x.stats().map(|s| (x, s))).collect();
+    assert!(measured.len() >= 5 && measured.len() < 40, "{} measured", measured.len());
+    assert!(measured.iter().all(|(x, _)| x.verified));
+    let one = measured.iter().filter(|(_, s)| s.samples == 1 && !s.raced).count();
+    assert!(one >= 4, "{one} recorded with their verification launch alone");
+    assert!(measured.iter().any(|(x, _)| x.config == r.winner));
+}

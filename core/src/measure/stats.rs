@@ -181,17 +181,14 @@ fn sample(
     mut run: impl FnMut(u32) -> Result<Vec<f64>, BackendError>,
 ) -> Result<(Stats, MeasureCost), BackendError> {
     let mut cost = MeasureCost::default();
-    let PriorLaunches { launches: prior, excess } = prior;
+    if races_on_prior(opts, best, prior) {
+        return Ok((Stats::from_samples(prior.launches, true), cost));
+    }
+    let PriorLaunches { launches: prior, .. } = prior;
     // Warm-up: single launches until two successive ones agree, or the cap.
     // The last prior launch (the verification run) counts as the previous warm-up sample.
     let mut prev: Option<f64> = prior.last().copied();
     let mut warm_min = prior.iter().copied().fold(f64::INFINITY, f64::min);
-    if let Some(b) = best.filter(|_| opts.racing && !prior.is_empty()) {
-        let learned = excess.map(|x| settled_race_bound(b, opts) * x.max(1.0 + VERIFY_HICCUP));
-        if warm_min > b.upper() * 1.5 || learned.is_some_and(|bound| warm_min > bound) {
-            return Ok((Stats::from_samples(prior, true), cost));
-        }
-    }
     let prior_launches = prior.len() as u32;
     let mut warm = Vec::new();
     for i in 0..opts.warmup_max.max(1) {
@@ -244,6 +241,28 @@ fn sample(
         let left_time = ((opts.max_seconds - spent) / s.mean.max(1e-9)).ceil().max(1.0) as u32;
         batch = (times.len() as u32).max(opts.min_reps).min(left_reps).min(left_time).max(1);
     }
+}
+
+/// Whether a config's prior launches alone (its verification launch) race it out against
+/// `best`: the fastest is slower than the best's upper end by half, or slower than the settled
+/// bound by more than this device's verification launches were seen to exceed the launches
+/// after them, and by at least [`VERIFY_HICCUP`] (see [`measure`]).
+pub fn races_on_prior(opts: &BenchOptions, best: Option<&Stats>, prior: PriorLaunches<'_>) -> bool {
+    let Some(b) = best.filter(|_| opts.racing && !prior.launches.is_empty()) else { return false };
+    let fastest = prior.launches.iter().copied().fold(f64::INFINITY, f64::min);
+    let learned = prior.excess.map(|x| settled_race_bound(b, opts) * x.max(1.0 + VERIFY_HICCUP));
+    fastest > b.upper() * 1.5 || learned.is_some_and(|bound| fastest > bound)
+}
+
+/// Whether a verification launch of `verify` seconds races its config out against the fastest
+/// verification launch seen on the same device, `fastest` seconds (a config verified and
+/// measured in the same tune): slower by more than the racing margin, the settled warm-up's
+/// spread and [`VERIFY_HICCUP`] together. Both are verification launches, so how much such
+/// launches exceed warm ones on a device cancels out; what is left is the chance hiccup of one
+/// launch. (`fastest` is itself a single launch; on the H100 verification launches were never
+/// more than 1 % faster than their config's later launches, which the bound allows for twice.)
+pub fn races_on_fastest_verification(opts: &BenchOptions, verify: f64, fastest: f64) -> bool {
+    opts.racing && verify > fastest * 1.02 * (1.0 + opts.race_margin) * (1.0 + opts.warmup_stable) * (1.0 + VERIFY_HICCUP)
 }
 
 /// The time above which a settled warm-up races a config out: the best's upper end, widened by

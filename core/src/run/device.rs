@@ -6,7 +6,7 @@
 
 use crate::backend::{Backend, Compiled};
 use crate::error::BackendError;
-use crate::measure::stats::{measure, PriorLaunches, Stats, VerifyExcess};
+use crate::measure::stats::{measure, races_on_fastest_verification, races_on_prior, PriorLaunches, Stats, VerifyExcess};
 use crate::measure::timing::TimeRequest;
 use crate::measure::verify::VerifyRequest;
 use crate::plan::prepare::Launch;
@@ -38,7 +38,16 @@ pub(crate) enum Job<K> {
     Reference { cand: usize, kernel: Kernel<K>, launch: Launch },
     /// Verify against `reference` (when given, or when `late` holds one by the time the device
     /// takes the job) and measure, racing against `best`.
-    Measure { cand: usize, kernel: Kernel<K>, launch: Launch, reference: Option<Arc<RefOutputs>>, late: Option<LateRef>, best: Option<Stats>, purpose: Purpose },
+    Measure {
+        cand: usize,
+        kernel: Kernel<K>,
+        launch: Launch,
+        reference: Option<Arc<RefOutputs>>,
+        late: Option<LateRef>,
+        best: Option<Stats>,
+        purpose: Purpose,
+        short: Short,
+    },
     /// Run once under the backend's memory checker (a config that faulted).
     Diagnose { cand: usize, kernel: Kernel<K>, launch: Launch },
     /// Verify a config measured before the reference was ready (no timing).
@@ -54,6 +63,22 @@ impl<K> Job<K> {
     }
 }
 
+/// Whether a config waits on the shortlist after its verification launch (see the search
+/// loop's docs): racing the configs an exhaustive order meets before the best against the best
+/// so far would measure each of them in full.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Short {
+    /// Measured in full now.
+    No,
+    /// Verified, then raced on its verification launch against the best (and against
+    /// `fastest`, the fastest verification launch of a config shortlisted on this device), or
+    /// else shortlisted unmeasured.
+    May { fastest: Option<f64> },
+    /// Taken from the shortlist: verified already, its verification launch took `prior`
+    /// seconds on this device (empty when it ran on another).
+    Resumed { prior: Vec<f64> },
+}
+
 /// Where the CPU reference's outputs appear once made: a job sent while it was being computed
 /// is verified after all when it is there by the time a device takes the job.
 pub(crate) type LateRef = Arc<std::sync::OnceLock<Arc<RefOutputs>>>;
@@ -64,6 +89,9 @@ pub(crate) enum Done {
     Reference(Result<Vec<HostBuffer>, BackendError>),
     /// A measurement, or why it failed; `verified` when the outputs were checked.
     Measured { result: Result<Stats, BackendError>, verified: bool, purpose: Purpose },
+    /// Verified, and near enough the best on its verification launch (`prior`) to wait on the
+    /// shortlist.
+    Shortlisted { prior: Vec<f64> },
     /// The memory checker's report, if there is one.
     Diagnosed(Option<String>),
     /// A deferred verification: passed, or why not.
@@ -113,6 +141,13 @@ pub(crate) struct Session<'a, B: Backend> {
     excess: VerifyExcess,
 }
 
+/// What [`Session::measure`] made of a config.
+enum Measured {
+    Stats(Stats),
+    /// Shortlisted after its verification launch, which took these seconds.
+    Shortlisted(Vec<f64>),
+}
+
 impl<'a, B: Backend> Session<'a, B> {
     pub fn new(index: usize, backend: &'a B, ctx: &'a Context, opts: &'a TuneOptions) -> Session<'a, B> {
         Session { index, backend, ctx, opts, ws: None, excess: VerifyExcess::default() }
@@ -136,13 +171,29 @@ impl<'a, B: Backend> Session<'a, B> {
         Ok(outs)
     }
 
-    /// Verifies (against `reference`, when given) and measures one config.
-    fn measure(&mut self, kernel: &B::Kernel, launch: &Launch, reference: Option<&RefOutputs>, best: Option<&Stats>) -> Result<Stats, BackendError> {
-        let prior = match reference {
-            Some(r) => self.verify(kernel, launch, r)?,
-            None => Vec::new(),
+    /// Verifies (against `reference`, when given) and measures one config, or shortlists it
+    /// (see [`Short`]).
+    fn measure(
+        &mut self,
+        kernel: &B::Kernel,
+        launch: &Launch,
+        reference: Option<&RefOutputs>,
+        best: Option<&Stats>,
+        short: Short,
+    ) -> Result<Measured, BackendError> {
+        let (prior, may) = match (short, reference) {
+            (Short::Resumed { prior }, _) => (prior, None),
+            (short, Some(r)) => (self.verify(kernel, launch, r)?, Some(short).filter(|s| *s != Short::No)),
+            (_, None) => (Vec::new(), None),
         };
         let (backend, bench, excess) = (self.backend, &self.opts.bench, self.excess.factor());
+        if let (Some(Short::May { fastest }), Some(&v)) = (may, prior.last()) {
+            let prior_launches = PriorLaunches { launches: &prior, excess };
+            if races_on_prior(bench, best, prior_launches) || fastest.is_some_and(|f| races_on_fastest_verification(bench, v, f)) {
+                return Ok(Measured::Stats(Stats::from_samples(&prior, true).widened(bench.run_to_run)));
+            }
+            return Ok(Measured::Shortlisted(prior));
+        }
         let ws = self.workspace()?;
         let req = |n: u32| TimeRequest { launches: n, flush: bench.l2_flush(), timeout: bench.timeout };
         // The verification launch (if any) warmed the kernel up, and its time can already decide
@@ -156,7 +207,7 @@ impl<'a, B: Backend> Session<'a, B> {
         if let Some(&v) = prior.last() {
             self.excess.observe(v, later);
         }
-        Ok(stats)
+        Ok(Measured::Stats(stats))
     }
 
     /// Verifies one config against `reference`; the verification launch's time.
@@ -201,11 +252,15 @@ impl<'a, B: Backend> Session<'a, B> {
                     let r = self.reference(&kernel.kernel, &launch);
                     (cand, kernel, Done::Reference(r))
                 }
-                Job::Measure { cand, kernel, launch, reference, late, best, purpose } => {
+                Job::Measure { cand, kernel, launch, reference, late, best, purpose, short } => {
                     let reference = reference.or_else(|| late.and_then(|l| l.get().cloned()));
-                    let verified = reference.is_some();
-                    let r = self.measure(&kernel.kernel, &launch, reference.as_deref(), best.as_ref());
-                    (cand, kernel, Done::Measured { result: r, verified, purpose })
+                    let verified = reference.is_some() || matches!(short, Short::Resumed { .. });
+                    let done = match self.measure(&kernel.kernel, &launch, reference.as_deref(), best.as_ref(), short) {
+                        Ok(Measured::Shortlisted(prior)) => Done::Shortlisted { prior },
+                        Ok(Measured::Stats(stats)) => Done::Measured { result: Ok(stats), verified, purpose },
+                        Err(e) => Done::Measured { result: Err(e), verified, purpose },
+                    };
+                    (cand, kernel, done)
                 }
                 Job::Diagnose { cand, kernel, launch } => {
                     let report = self.backend.diagnose_fault(&self.ctx.prep.data, &kernel.kernel, &launch);

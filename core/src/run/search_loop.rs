@@ -15,6 +15,15 @@
 //! config) is tried candidate by candidate until one runs, each failure recorded like any
 //! other, and configs compiled meanwhile wait; expected outputs given as data are ready at once.
 //!
+//! **The shortlist** (exhaustive and random search, one device, racing on): racing compares a
+//! config with the best so far, so in an enumeration's order every config better than all
+//! before it is measured in full, though most of them lose to a config met later. A config
+//! verified and not raced on its verification launch (against the best, or against the fastest
+//! verification launch on the shortlist: like compared with like) waits unmeasured, in flight
+//! and untold; once no compiled config waits for the device, the shortlist is measured in full,
+//! fastest verification launch first, so that the rest race against the best at once. A tune
+//! stopped early records what is still on it with its verification launch alone.
+//!
 //! **Devices** are calibrated once: the first config measured is timed on every other device
 //! too, so that racing compares like with like. A device whose worker process dies without
 //! a word is taken out of the tune and its config measured elsewhere; a config that ends the
@@ -25,7 +34,7 @@ use crate::error::BackendError;
 use crate::plan::prune::prune_after;
 use crate::run::candidates::{Cand, Plan};
 use crate::run::compile_queue::CompileQueue;
-use crate::run::device::{Answer, CompileDone, Done, Job, Kernel, LateRef, Msg, Pool, Purpose};
+use crate::run::device::{Answer, CompileDone, Done, Job, Kernel, LateRef, Msg, Pool, Purpose, Short};
 use crate::run::error::Error;
 use crate::run::ledger::Ledger;
 use crate::run::report::{to_result, ConfigResult, Event, ResultOutcome};
@@ -191,6 +200,25 @@ pub(crate) struct Coordinator<'e, B: Backend> {
     to_verify: VecDeque<usize>,
     /// The CPU reference's outputs, for devices taking jobs sent before it was made.
     late: LateRef,
+    /// Configs verified and near the fastest on their verification launch, measured in full
+    /// once nothing else waits for a device, the fastest first (see the module docs).
+    shortlist: Vec<Listed<B::Kernel>>,
+    /// The fastest verification launch on the shortlist so far.
+    fastest_listed: Option<f64>,
+}
+
+/// A config on the shortlist: verified on `device`, whose verification launch took `prior`.
+struct Listed<K> {
+    cand: usize,
+    kernel: Kernel<K>,
+    prior: Vec<f64>,
+    device: usize,
+}
+
+impl<K> Listed<K> {
+    fn fastest(&self) -> f64 {
+        self.prior.iter().copied().fold(f64::INFINITY, f64::min)
+    }
 }
 
 impl<'e, B: Backend> Coordinator<'e, B> {
@@ -230,6 +258,8 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             held: HashMap::new(),
             to_verify: VecDeque::new(),
             late: LateRef::default(),
+            shortlist: Vec::new(),
+            fastest_listed: None,
         })
     }
 
@@ -354,6 +384,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                         l.progress.flying -= 1;
                         flow.waiting.fetch_sub(1, Ordering::Relaxed);
                     }
+                    self.settle_shortlist(&mut l, &mut refs);
                 }
             }
             flow.stop();
@@ -666,7 +697,24 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             if matches!(refs, RefState::Trying { .. }) {
                 return;
             }
-            let Some((cand, kernel, _)) = self.ready.pop_front() else { return };
+            let Some((cand, kernel, _)) = self.ready.pop_front() else {
+                // Nothing else waits: the shortlist, the fastest verification launch first.
+                let Some(x) = self.take_listed() else { return };
+                let prior = if x.device == d { x.prior } else { Vec::new() };
+                let best = l.ledger.best_on(d);
+                let job = Job::Measure {
+                    cand: x.cand,
+                    kernel: x.kernel,
+                    launch: self.plan.cands[x.cand].launch,
+                    reference: None,
+                    late: None,
+                    best,
+                    purpose: Purpose::Search,
+                    short: Short::Resumed { prior },
+                };
+                self.send(l, d, job, true);
+                continue;
+            };
             l.flow.waiting.fetch_sub(1, Ordering::Relaxed);
             let picked = Some(cand) != self.reference_cand && self.ctx.job.verify.sample.picks(&self.plan.cands[cand].config.key(), l.ledger.verified);
             let computing = matches!(refs, RefState::Computing);
@@ -679,7 +727,32 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             }
             l.ledger.verified += usize::from(verify.is_some() || late.is_some());
             let best = l.ledger.best_on(d);
-            self.send(l, d, Job::Measure { cand, kernel, launch: self.plan.cands[cand].launch, reference: verify, late, best, purpose: Purpose::Search }, true);
+            let short = if self.shortlisting(l) && (verify.is_some() || late.is_some()) { Short::May { fastest: self.fastest_listed } } else { Short::No };
+            let job = Job::Measure { cand, kernel, launch: self.plan.cands[cand].launch, reference: verify, late, best, purpose: Purpose::Search, short };
+            self.send(l, d, job, true);
+        }
+    }
+
+    /// Whether configs may wait on the shortlist: with racing, one device, and a strategy whose
+    /// proposals do not depend on outcomes (exhaustive, random), which every config on it then
+    /// waits for; an adaptive strategy is told each outcome as soon as it is measured.
+    fn shortlisting(&self, l: &Turn<'_, '_, '_>) -> bool {
+        self.opts.bench.racing && !l.adaptive && self.devices.len() == 1
+    }
+
+    /// The config on the shortlist with the fastest verification launch, taken off it.
+    fn take_listed(&mut self) -> Option<Listed<B::Kernel>> {
+        let at = (0..self.shortlist.len()).min_by(|&a, &b| self.shortlist[a].fastest().total_cmp(&self.shortlist[b].fastest()))?;
+        Some(self.shortlist.swap_remove(at))
+    }
+
+    /// The tune stops with configs on the shortlist: each is recorded with its verification
+    /// launch, the one time it was measured.
+    fn settle_shortlist(&mut self, l: &mut Turn<'_, '_, '_>, refs: &mut RefState) {
+        for x in std::mem::take(&mut self.shortlist) {
+            let stats = crate::measure::stats::Stats::from_samples(&x.prior, false).widened(self.opts.bench.run_to_run);
+            let r = self.result(x.cand, ResultOutcome::Measured { stats }, Some(x.kernel.usage.clone()), Some(x.device), true);
+            self.finish(l, refs, x.cand, r);
         }
     }
 
@@ -897,6 +970,16 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 }
                 self.calibrate(l, d, i, &kernel, mean);
             }
+            Done::Shortlisted { prior } => {
+                // Verified (with the CPU reference, when sent while it was computed); it stays in
+                // flight, untold, until measured in full.
+                self.deferred.remove(&i);
+                l.progress.eval_s = (l.progress.eval_s.0 + seconds, l.progress.eval_s.1 + 1);
+                let x = Listed { cand: i, kernel, prior, device: d };
+                let v = x.fastest();
+                self.fastest_listed = Some(self.fastest_listed.map_or(v, |f| f.min(v)));
+                self.shortlist.push(x);
+            }
             Done::Verified(result) => {
                 let Some(h) = self.held.remove(&i) else { return Ok(()) };
                 let r = match result {
@@ -962,6 +1045,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 late: None,
                 best: None,
                 purpose: Purpose::Calibrate,
+                short: Short::No,
             };
             if self.busy[o].is_none() {
                 self.send(l, o, job, false);
