@@ -3,7 +3,7 @@
 #
 # Built here: `cargo build --release --features cuda`, then copied with the benchmark's kernel
 # into .device/ (ignored by git): `bash scripts/gpu-check.sh --prepare`. On the GPU machine:
-# `bash scripts/gpu-check.sh [tests] [wgpu] [cuda] [faults] [devices] [sgemm] [hybrid] [generated] [l2flush] [t1] [kt] [launch] [conv] [report] [worker-start]` (TESTS="files" picks the test binaries) (default: tests wgpu cuda sgemm generated). Results are
+# `bash scripts/gpu-check.sh [tests] [wgpu] [cuda] [faults] [usage] [devices] [sgemm] [hybrid] [generated] [l2flush] [t1] [kt] [launch] [conv] [report] [worker-start]` (TESTS="files" picks the test binaries) (default: tests wgpu cuda sgemm generated). Results are
 # written to $OUT as files; their names say what they hold.
 set -u
 if [ "${1:-}" = "--prepare" ]; then
@@ -109,6 +109,42 @@ faults)
     echo "--- by_design.toml, --reference none"
     timed "$BIN" tune examples/faults/by_design.toml --backend cuda --no-db --top 3 --reference none; echo "exit $?"
   } > "$OUT/faults.txt" 2>&1
+  ;;
+usage)
+  # Compiled kernels' resources read from the CUBIN (the default) against the driver's
+  # attributes (KERNTUNE_CUDA_USAGE=driver): every config of SGEMM 410, 60 random convolution
+  # configs, the matmul and the triad; and SGEMM cold with --recheck 20 both ways.
+  cp .device/bench/sgemm.cu benches/sgemm/sgemm.cu
+  {
+    for t in "benches/sgemm/sgemm.toml" "examples/convolution/convolution.toml --strategy random --budget 60 --seed 1" \
+             "examples/matmul/matmul.toml --key M=2048,N=2048,K=2048" "examples/triad/triad.toml" "examples/templated/triad_t.toml"; do
+      name=$(basename ${t%% *} .toml)
+      for how in cubin driver; do
+        [ $how = driver ] && export KERNTUNE_CUDA_USAGE=driver || unset KERNTUNE_CUDA_USAGE
+        echo "--- $t, usage from the $how"
+        timed "$BIN" tune $t --backend cuda --no-db --json > "$OUT/usage-$name-$how.json"; echo "exit $?"
+      done
+      python3 - "$OUT/usage-$name-cubin.json" "$OUT/usage-$name-driver.json" <<'P'
+import json, sys
+def load(f):
+    d = json.load(open(f)); d = d[0] if isinstance(d, list) else d
+    return {json.dumps(r["config"], sort_keys=True): r.get("usage") for r in d["results"] if r.get("usage")}
+a, b = load(sys.argv[1]), load(sys.argv[2])
+both = sorted(set(a) & set(b))
+diff = [(k, a[k], b[k]) for k in both if a[k] != b[k]]
+print(f"usage: {len(both)} configs in both, {len(diff)} differ")
+for k, x, y in diff[:10]:
+    print("  ", k, "cubin", x, "driver", y)
+P
+    done
+    for how in cubin driver cubin driver; do
+      [ $how = driver ] && export KERNTUNE_CUDA_USAGE=driver || unset KERNTUNE_CUDA_USAGE
+      cold
+      echo "--- sgemm cold --recheck 20, usage from the $how"
+      timed "$BIN" tune benches/sgemm/sgemm.toml --backend cuda --no-db --recheck 20 | grep -E '^(recheck|winner|wall)'
+    done
+    unset KERNTUNE_CUDA_USAGE
+  } > "$OUT/usage.txt" 2>&1
   ;;
 devices)
   # Several GPUs (issue 24): a measurement-bound tune on one device and on all of them, the

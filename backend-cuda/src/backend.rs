@@ -117,6 +117,11 @@ impl CudaBackend {
         &self.summary.attributes
     }
 
+    /// The compute capability's major number (`sm_90` → 9).
+    fn major(&self) -> u32 {
+        self.summary.target.arch.trim_start_matches("sm_").parse::<u32>().map_or(0, |n| n / 10)
+    }
+
     fn usage(&self, func: sys::CUfunction, launch: &Launch) -> ResourceUsage {
         use sys::CUfunction_attribute as F;
         // SAFETY: a valid function in the current context.
@@ -131,6 +136,13 @@ impl CudaBackend {
             active_blocks_per_sm: occ.map(|v| v.max(0) as u32),
         }
     }
+}
+
+/// `KERNTUNE_CUDA_USAGE=driver`: read compiled kernels' resources from the driver (loading each
+/// into this process's context) instead of from the CUBIN.
+fn driver_usage() -> bool {
+    static DRIVER: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *DRIVER.get_or_init(|| std::env::var("KERNTUNE_CUDA_USAGE").is_ok_and(|v| v == "driver"))
 }
 
 impl Backend for CudaBackend {
@@ -158,12 +170,22 @@ impl Backend for CudaBackend {
 
     fn compile(&self, req: &CompileRequest<'_>) -> Result<Compiled<CudaKernel>, BackendError> {
         let cubin = self.binary(req)?;
+        let read = if driver_usage() { Err("KERNTUNE_CUDA_USAGE=driver".to_string()) } else { crate::cubin::usage(&cubin.bytes, &cubin.entry) };
         let name =
             std::ffi::CString::new(cubin.entry).map_err(|_| BackendError::CompileFailed { log: "kernel name contains a NUL byte".into(), options: vec![] })?;
+        // The usage from the CUBIN: loading it here to ask the driver would put work on a second
+        // context of the GPU a worker may be timing (see `cubin`). The driver is asked only when
+        // the CUBIN cannot be read, or when `KERNTUNE_CUDA_USAGE=driver` says so.
         let kernel = CudaKernel::new(self.shared.clone(), name, cubin.bytes);
-        let bound = self.shared.bind()?;
-        let func = kernel.function(bound.gen)?;
-        let usage = self.usage(func, req.launch);
+        let usage = match read {
+            Ok(u) => crate::cubin::resource_usage(&u, req.launch.threads(), req.launch.shared_mem_bytes as u64, self.major(), &self.summary.limits),
+            Err(why) => {
+                tracing::debug!(why, "resource usage from the driver");
+                let bound = self.shared.bind()?;
+                let func = kernel.function(bound.gen)?;
+                self.usage(func, req.launch)
+            }
+        };
         Ok(Compiled { kernel, usage, cached: cubin.cached })
     }
 

@@ -32,6 +32,7 @@
 mod backend;
 mod bench;
 mod compile;
+pub mod cubin;
 mod device;
 mod error;
 pub mod launch;
