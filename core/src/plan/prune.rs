@@ -195,7 +195,8 @@ pub struct ResourceUsage {
     /// Most threads per block this binary can be launched with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_threads_per_block: Option<u32>,
-    /// Resident blocks per SM for the config's block size (occupancy API).
+    /// Resident blocks per SM for the config's block size (the occupancy API, or the CUDA
+    /// backend's reading of the CUBIN by the same rules).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active_blocks_per_sm: Option<u32>,
 }
