@@ -59,6 +59,14 @@ fn dynamic_shared_memory_and_the_reserve_count_against_occupancy() {
 }
 
 #[test]
+fn c_plus_plus_kernels_are_found_by_their_mangled_names() {
+    let u = usage(&fixture("triad_t_float_256_4.sm_90.cubin"), "_Z7triad_tIfLi256ELi4EEvPKT_PS0_S0_j").unwrap();
+    assert_eq!(u, CubinUsage { registers: 22, local_bytes: 0, static_shared_bytes: 0, launch_bound: Some(256) });
+    let u = usage(&fixture("convolution_48_2_2_3.sm_90.cubin"), "_Z18convolution_kernelPfPKfS1_").unwrap();
+    assert_eq!(u, CubinUsage { registers: 54, local_bytes: 0, static_shared_bytes: 8880, launch_bound: Some(96) });
+}
+
+#[test]
 fn a_kernel_not_in_the_cubin_is_an_error_naming_it() {
     let e = usage(&fixture("local_array.sm_90.cubin"), "sgemm").unwrap_err();
     assert!(e.contains("no symbol `sgemm`"), "{e}");
