@@ -665,12 +665,13 @@ fn merge_combines_databases_from_two_backends() {
 
 /// Every strategy keeps every compile thread busy: adaptive ones are asked again while earlier
 /// proposals compile (the model with lies for those in flight), and measuring overlaps the
-/// next compiles. Each compile takes 30 ms on the fake, so four threads overlap for sure when
-/// four compiles are queued.
+/// next compiles. Each compile takes 120 ms on the fake, so four threads overlap for sure when
+/// four compiles are queued (with 30 ms, a loaded 2-core machine sometimes fed the fourth only
+/// after the first had finished: 1 run in 8 with two busy loops beside the tests).
 #[test]
 fn every_strategy_keeps_every_compile_thread_busy() {
     for strategy in ["exhaustive", "random", "annealing", "genetic", "local", "model", "hybrid"] {
-        let fake = FakeBackend::new(limits(), time).with_compile_delay(Duration::from_millis(30));
+        let fake = FakeBackend::new(limits(), time).with_compile_delay(Duration::from_millis(120));
         let t = Tuner::new(fake);
         let o = TuneOptions {
             compile_threads: Some(4),
