@@ -76,16 +76,10 @@ fn u32_at(b: &[u8], i: usize) -> Option<u32> {
 pub fn usage(cubin: &[u8], kernel: &str) -> Result<CubinUsage, String> {
     let file = object::File::parse(cubin).map_err(|e| format!("not an ELF CUBIN: {e}"))?;
     let symbol = file.symbols().find(|s| s.name() == Ok(kernel)).ok_or_else(|| format!("no symbol `{kernel}` in the CUBIN"))?.index().0 as u32;
-    let section = |name: &str| file.section_by_name(name);
-    let data = |name: &str| -> Result<Vec<u8>, String> {
-        match section(name) {
-            Some(s) => s.data().map(<[u8]>::to_vec).map_err(|e| format!("reading {name}: {e}")),
-            None => Ok(Vec::new()),
-        }
-    };
-    let info = data(".nv.info")?;
+    // A section's bytes, borrowed from `cubin`; none when the section is absent.
+    let data = |name: &str| file.section_by_name(name).map_or(Ok(&[][..]), |s| s.data().map_err(|e| format!("reading {name}: {e}")));
     let (mut registers, mut frame) = (None, None);
-    for (attr, p) in entries(&info)? {
+    for (attr, p) in entries(data(".nv.info")?)? {
         if u32_at(p, 0) != Some(symbol) {
             continue;
         }
@@ -96,13 +90,12 @@ pub fn usage(cubin: &[u8], kernel: &str) -> Result<CubinUsage, String> {
         }
     }
     let registers = registers.ok_or_else(|| format!("no register count for `{kernel}` in .nv.info"))?;
-    let own = data(&format!(".nv.info.{kernel}"))?;
-    let launch_bound = entries(&own)?
+    let launch_bound = entries(data(&format!(".nv.info.{kernel}"))?)?
         .into_iter()
         .filter(|(a, _)| matches!(*a, EIATTR_MAX_THREADS | EIATTR_REQNTID))
         .filter_map(|(_, p)| Some(u32_at(p, 0)?.saturating_mul(u32_at(p, 1)?).saturating_mul(u32_at(p, 2)?)))
         .min();
-    let mut shared = section(&format!(".nv.shared.{kernel}")).map_or(0, |s| s.size());
+    let mut shared = file.section_by_name(&format!(".nv.shared.{kernel}")).map_or(0, |s| s.size());
     if file.sections().any(|s| s.name().is_ok_and(|n| n.starts_with(".nv.shared.reserved."))) {
         shared = shared.saturating_sub(RESERVED_SHARED);
     }
