@@ -59,6 +59,37 @@ fn two_devices_share_the_work_and_agree_with_one() {
     assert_eq!(judge.device, Some(0));
 }
 
+/// Exhaustive search on two devices meets the configs slowest first: each config verified and
+/// near the fastest verification launch waits on the shortlist, which either device measures,
+/// fastest first, so that the rest race against the best instead of each being measured in
+/// full as the best so far. Device 1 is 4 % slower: launches are compared on device 0's scale.
+fn the_shortlist_spans_devices() {
+    let mut j = kerntune_core::fake::xy_job(&(1..=40).collect::<Vec<_>>(), &[1], 1024);
+    j.default = None;
+    j.verify.reference = kerntune_core::spec::Reference::Host("fake".into(), std::sync::Arc::new(|p| Ok(FakeBackend::reference(p))));
+    let ever_faster = |c: &Config| 1e-3 * (1.0 + 0.1 * (40 - c.get_i64("bx").unwrap()) as f64);
+    let devices = vec![
+        FakeBackend::new(limits(), ever_faster).with_launch_delay(Duration::from_millis(5)),
+        FakeBackend::new(limits(), ever_faster).with_launch_delay(Duration::from_millis(5)).with_speed(1.04),
+    ];
+    let o = TuneOptions { strategy: "exhaustive".into(), compile_threads: Some(1), ..Default::default() };
+    let r = Tuner::with_devices(devices).unwrap().tune(&j, &o).unwrap();
+    assert_eq!(r.winner.get_i64("bx"), Some(40));
+    assert!(
+        r.results.iter().all(|x| x.verified && x.stats().is_some()),
+        "{:?}",
+        r.results.iter().filter(|x| !x.verified).map(|x| &x.config).collect::<Vec<_>>()
+    );
+    assert!(r.devices.iter().all(|d| d.measured > 0 && d.lost.is_none()), "{:?}", r.devices);
+    // Measured as they came, each of the slow configs met first would be measured in full as
+    // the best so far (five to seven of bx < 30 in runs with the shortlist off). Allowed: the
+    // fastest and those near it (deterministic times settle in three launches, unraced), and one
+    // slow config per device taken from the shortlist before anything better was met (as when
+    // the next compile is late on a loaded machine).
+    let full: Vec<i64> = r.results.iter().filter(|x| x.stats().is_some_and(|s| !s.raced)).filter_map(|x| x.config.get_i64("bx")).collect();
+    assert!(full.contains(&40) && full.iter().filter(|&&b| b < 30).count() <= 2, "measured in full: {full:?}");
+}
+
 /// `kill -9` of one device's worker in the middle of a tune: its config is measured on the
 /// other device, nothing is blamed on a config, and the report names the lost device.
 fn a_worker_killed_mid_tune_costs_a_rerun_not_a_failure() {
@@ -149,8 +180,9 @@ fn devices_of_two_models_are_refused() {
 
 fn main() {
     fake::hook();
-    let tests: [(&str, fn()); 6] = [
+    let tests: [(&str, fn()); 7] = [
         ("two_devices_share_the_work_and_agree_with_one", two_devices_share_the_work_and_agree_with_one),
+        ("the_shortlist_spans_devices", the_shortlist_spans_devices),
         ("a_worker_killed_mid_tune_costs_a_rerun_not_a_failure", a_worker_killed_mid_tune_costs_a_rerun_not_a_failure),
         ("a_config_that_kills_every_worker_is_blamed_and_the_device_comes_back", a_config_that_kills_every_worker_is_blamed_and_the_device_comes_back),
         ("one_device_restarts_a_killed_worker", one_device_restarts_a_killed_worker),

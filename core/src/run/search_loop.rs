@@ -15,14 +15,19 @@
 //! config) is tried candidate by candidate until one runs, each failure recorded like any
 //! other, and configs compiled meanwhile wait; expected outputs given as data are ready at once.
 //!
-//! **The shortlist** (exhaustive and random search, one device, racing on): racing compares a
+//! **The shortlist** (exhaustive and random search, racing on): racing compares a
 //! config with the best so far, so in an enumeration's order every config better than all
 //! before it is measured in full, though most of them lose to a config met later. A config
 //! verified and not raced on its verification launch (against the best, or against the fastest
 //! verification launch on the shortlist: like compared with like) waits unmeasured, in flight
 //! and untold; once no compiled config waits for the device, the shortlist is measured in full,
 //! fastest verification launch first, so that the rest race against the best at once. A tune
-//! stopped early records what is still on it with its verification launch alone.
+//! stopped early records what is still on it with its verification launch alone. With several
+//! devices, launches are compared on the judging device's scale (the calibration below), and
+//! each device takes the configs it verified first (a verification launch is a sample only on
+//! the device that made it), then the others'. The shortlist also evens out the devices' ends:
+//! what is left when the enumeration is done is many short jobs, so a slow config met late no
+//! longer keeps one device busy while the others wait.
 //!
 //! **Devices** are calibrated once: the first config measured is timed on every other device
 //! too, so that racing compares like with like. A device whose worker process dies without
@@ -203,7 +208,8 @@ pub(crate) struct Coordinator<'e, B: Backend> {
     /// Configs verified and near the fastest on their verification launch, measured in full
     /// once nothing else waits for a device, the fastest first (see the module docs).
     shortlist: Vec<Listed<B::Kernel>>,
-    /// The fastest verification launch on the shortlist so far.
+    /// The fastest verification launch on the shortlist so far, on the judging device's scale
+    /// (see [`Ledger::ratios`]).
     fastest_listed: Option<f64>,
 }
 
@@ -699,7 +705,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             }
             let Some((cand, kernel, _)) = self.ready.pop_front() else {
                 // Nothing else waits: the shortlist, the fastest verification launch first.
-                let Some(x) = self.take_listed() else { return };
+                let Some(x) = self.take_listed(l.ledger, d) else { return };
                 let prior = if x.device == d { x.prior } else { Vec::new() };
                 let best = l.ledger.best_on(d);
                 let job = Job::Measure {
@@ -727,22 +733,31 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             }
             l.ledger.verified += usize::from(verify.is_some() || late.is_some());
             let best = l.ledger.best_on(d);
-            let short = if self.shortlisting(l) && (verify.is_some() || late.is_some()) { Short::May { fastest: self.fastest_listed } } else { Short::No };
+            // The fastest listed verification launch, on this device's scale.
+            let fastest = self.fastest_listed.map(|f| f * l.ledger.ratios[d]);
+            let short = if self.shortlisting(l) && (verify.is_some() || late.is_some()) { Short::May { fastest } } else { Short::No };
             let job = Job::Measure { cand, kernel, launch: self.plan.cands[cand].launch, reference: verify, late, best, purpose: Purpose::Search, short };
             self.send(l, d, job, true);
         }
     }
 
-    /// Whether configs may wait on the shortlist: with racing, one device, and a strategy whose
-    /// proposals do not depend on outcomes (exhaustive, random), which every config on it then
-    /// waits for; an adaptive strategy is told each outcome as soon as it is measured.
+    /// Whether configs may wait on the shortlist: with racing and a strategy whose proposals do
+    /// not depend on outcomes (exhaustive, random), which every config on it then waits for; an
+    /// adaptive strategy is told each outcome as soon as it is measured.
     fn shortlisting(&self, l: &Turn<'_, '_, '_>) -> bool {
-        self.opts.bench.racing && !l.adaptive && self.devices.len() == 1
+        self.opts.bench.racing && !l.adaptive
     }
 
-    /// The config on the shortlist with the fastest verification launch, taken off it.
-    fn take_listed(&mut self) -> Option<Listed<B::Kernel>> {
-        let at = (0..self.shortlist.len()).min_by(|&a, &b| self.shortlist[a].fastest().total_cmp(&self.shortlist[b].fastest()))?;
+    /// For device `d`, the config on the shortlist with the fastest verification launch, taken
+    /// off it: of those verified on `d` while there are any (their verification launch is a
+    /// sample there, so a clear loser races out on it), else of all, on the judging device's
+    /// scale.
+    fn take_listed(&mut self, ledger: &Ledger<'_>, d: usize) -> Option<Listed<B::Kernel>> {
+        let judged = |x: &Listed<B::Kernel>| x.fastest() / ledger.ratios[x.device];
+        let own = self.shortlist.iter().any(|x| x.device == d);
+        let at = (0..self.shortlist.len())
+            .filter(|&i| !own || self.shortlist[i].device == d)
+            .min_by(|&a, &b| judged(&self.shortlist[a]).total_cmp(&judged(&self.shortlist[b])))?;
         Some(self.shortlist.swap_remove(at))
     }
 
@@ -976,7 +991,8 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 self.deferred.remove(&i);
                 l.progress.eval_s = (l.progress.eval_s.0 + seconds, l.progress.eval_s.1 + 1);
                 let x = Listed { cand: i, kernel, prior, device: d };
-                let v = x.fastest();
+                // Kept on the judging device's scale; each device compares on its own.
+                let v = x.fastest() / l.ledger.ratios[d];
                 self.fastest_listed = Some(self.fastest_listed.map_or(v, |f| f.min(v)));
                 self.shortlist.push(x);
             }
