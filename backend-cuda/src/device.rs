@@ -97,6 +97,9 @@ pub fn devices() -> Result<Vec<DeviceSummary>, OpenError> {
 }
 
 struct CtxState {
+    /// Null until first bound: a tuner whose kernels run in worker processes reads resources
+    /// from the CUBIN and never needs a context of its own (creating one took about 0.1 s per
+    /// device at start, competed with the workers' own, and was torn down at exit).
     ctx: sys::CUcontext,
     gen: u64,
     dead: bool,
@@ -129,11 +132,10 @@ impl Shared {
         self.device
     }
 
-    /// Creates a context on device `ordinal` (of architecture `arch`).
+    /// Device `ordinal` (of architecture `arch`); its context is created when first bound.
     pub(crate) fn open(ordinal: usize, arch: String) -> Result<Shared, OpenError> {
         let device = result::device::get(ordinal as i32).map_err(|e| OpenError::Other { backend: "cuda".into(), message: describe(&e) })?;
-        let ctx = Shared::create_context(device).map_err(|e| OpenError::Other { backend: "cuda".into(), message: e.to_string() })?;
-        Ok(Shared { device, arch, state: Mutex::new(CtxState { ctx, gen: 0, dead: false }) })
+        Ok(Shared { device, arch, state: Mutex::new(CtxState { ctx: std::ptr::null_mut(), gen: 0, dead: false }) })
     }
 
     fn create_context(device: sys::CUdevice) -> Result<sys::CUcontext, BackendError> {
@@ -148,11 +150,14 @@ impl Shared {
         unsafe { result::ctx::set_current(ctx) }.map_err(|e| BackendError::DeviceLost(describe(&e)))
     }
 
-    /// Binds the current context to this thread.
+    /// Binds the current context to this thread, creating it on first use.
     pub(crate) fn bind(&self) -> Result<Bound, BackendError> {
-        let s = self.state.lock().expect("context lock");
+        let mut s = self.state.lock().expect("context lock");
         if s.dead {
             return Err(BackendError::DeviceLost("the CUDA context was lost and not recovered yet".into()));
+        }
+        if s.ctx.is_null() {
+            s.ctx = Self::create_context(self.device)?;
         }
         Self::set_current(s.ctx)?;
         Ok(Bound { gen: s.gen })
@@ -171,7 +176,7 @@ impl Shared {
     /// with it).
     pub(crate) fn bind_if(&self, gen: u64) -> Option<Bound> {
         let s = self.state.lock().ok()?;
-        if s.dead || s.gen != gen {
+        if s.dead || s.gen != gen || s.ctx.is_null() {
             return None;
         }
         Self::set_current(s.ctx).ok()?;
@@ -190,6 +195,11 @@ impl Shared {
     /// finish within ten seconds (a kernel that never ends), it is abandoned.
     pub(crate) fn recover(&self) -> Result<(), BackendError> {
         let mut s = self.state.lock().expect("context lock");
+        if s.ctx.is_null() {
+            s.ctx = Self::create_context(self.device)?;
+            s.dead = false;
+            return Ok(());
+        }
         let old = s.ctx as usize;
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {

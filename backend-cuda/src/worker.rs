@@ -31,7 +31,10 @@ impl CudaKernel {
 
 impl WorkerBackend for CudaBackend {
     fn open_for_worker(ordinal: usize) -> Result<CudaBackend, BackendError> {
-        CudaBackend::open_in_process(Some(ordinal)).map_err(|e| BackendError::DeviceLost(e.to_string()))
+        let b = CudaBackend::open_in_process(Some(ordinal)).map_err(|e| BackendError::DeviceLost(e.to_string()))?;
+        // The context now, while the parent writes the problem (it is otherwise made at first use).
+        b.shared().bind()?;
+        Ok(b)
     }
 
     fn load_binary(&self, name: &str, binary: Vec<u8>) -> Result<CudaKernel, BackendError> {
