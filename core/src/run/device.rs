@@ -55,6 +55,12 @@ pub(crate) enum Job<K> {
 }
 
 impl<K> Job<K> {
+    /// A config measured in full for `purpose` (calibration, the final round), nothing to race
+    /// against and no shortlist: verified against `reference` when given.
+    pub fn in_full(cand: usize, kernel: Kernel<K>, launch: Launch, reference: Option<Arc<RefOutputs>>, purpose: Purpose) -> Job<K> {
+        Job::Measure { cand, kernel, launch, reference, late: None, best: None, purpose, short: Short::No }
+    }
+
     /// The candidate the job is about.
     pub fn cand(&self) -> usize {
         match self {
@@ -71,8 +77,8 @@ pub(crate) enum Short {
     /// Measured in full now.
     No,
     /// Verified, then raced on its verification launch against the best (and against
-    /// `fastest`, the fastest verification launch of a config shortlisted on this device), or
-    /// else shortlisted unmeasured.
+    /// `fastest`, the fastest verification launch of a config shortlisted on any device, on
+    /// this device's scale), or else shortlisted unmeasured.
     May { fastest: Option<f64> },
     /// Taken from the shortlist: verified already, its verification launch took `prior`
     /// seconds on this device (empty when it ran on another).

@@ -13,7 +13,7 @@
 //! on; the round repeats until the winner and its band are settled (at most [`ROUNDS`] times).
 
 use crate::backend::Backend;
-use crate::run::device::{Done, Job, Purpose, Short};
+use crate::run::device::{Done, Job, Purpose};
 use crate::run::error::Error;
 use crate::run::ledger::Ledger;
 use crate::run::persist::{select, Selected};
@@ -66,16 +66,7 @@ impl<B: Backend> Coordinator<'_, B> {
                 };
                 let reference = ledger.reference.clone();
                 let verified = reference.is_some();
-                let job = Job::Measure {
-                    cand: i,
-                    kernel: kernel.clone(),
-                    launch: plan.cands[i].launch,
-                    reference,
-                    late: None,
-                    best: None,
-                    purpose: Purpose::Final,
-                    short: Short::No,
-                };
+                let job = Job::in_full(i, kernel.clone(), plan.cands[i].launch, reference, Purpose::Final);
                 let Some(answer) = self.run_one(ledger, judge, job) else { break };
                 let Done::Measured { result, .. } = answer.done else { continue };
                 let outcome = match result {

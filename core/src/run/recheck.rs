@@ -9,7 +9,7 @@
 
 use crate::backend::Backend;
 use crate::measure::Stats;
-use crate::run::device::{Done, Job, Purpose, Short};
+use crate::run::device::{Done, Job, Purpose};
 use crate::run::ledger::Ledger;
 use crate::run::persist::Selected;
 use crate::run::search_loop::Coordinator;
@@ -102,16 +102,7 @@ impl<B: Backend> Coordinator<'_, B> {
                     continue;
                 }
             };
-            let job = Job::Measure {
-                cand: i,
-                kernel,
-                launch: plan.cands[i].launch,
-                reference: None,
-                late: None,
-                best: None,
-                purpose: Purpose::Final,
-                short: Short::No,
-            };
+            let job = Job::in_full(i, kernel, plan.cands[i].launch, None, Purpose::Final);
             let answer = self.run_one(ledger, judge, job)?;
             ledger.devices[judge].measured += 1;
             match answer.done {

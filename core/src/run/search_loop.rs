@@ -1053,16 +1053,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             if !self.live[o] {
                 continue;
             }
-            let job = Job::Measure {
-                cand: i,
-                kernel: kernel.clone(),
-                launch: self.plan.cands[i].launch,
-                reference: None,
-                late: None,
-                best: None,
-                purpose: Purpose::Calibrate,
-                short: Short::No,
-            };
+            let job = Job::in_full(i, kernel.clone(), self.plan.cands[i].launch, None, Purpose::Calibrate);
             if self.busy[o].is_none() {
                 self.send(l, o, job, false);
             } else {
