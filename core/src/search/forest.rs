@@ -79,11 +79,23 @@ impl Columns {
             distinct[f] = if rows == 0 { 0 } else { k as usize + 1 };
         }
         let most = distinct.iter().copied().max().unwrap_or(0);
-        Columns { rows, values, ranks, distinct, counts: vec![0; most + 1], sorted: Vec::with_capacity(rows) }
+        Columns { rows, values, ranks, distinct, counts: vec![0; most + 1], sorted: Vec::new() }
     }
 
     fn value(&self, f: usize, r: usize) -> f64 {
         self.values[f * self.rows + r]
+    }
+
+    /// Whether `idx` is already in order by feature `f`, and whether `f` is the same over it.
+    fn order(&self, idx: &[usize], f: usize) -> Order {
+        let ranks = &self.ranks[f * self.rows..(f + 1) * self.rows];
+        if idx.windows(2).any(|w| ranks[w[0]] > ranks[w[1]]) {
+            Order::Unsorted
+        } else if ranks[idx[0]] == ranks[idx[idx.len() - 1]] {
+            Order::Constant
+        } else {
+            Order::Sorted
+        }
     }
 
     /// Sorts `idx` by feature `f`, stably.
@@ -110,15 +122,26 @@ impl Columns {
         for k in 1..counts.len() {
             counts[k] += counts[k - 1];
         }
-        self.sorted.clear();
-        self.sorted.resize(idx.len(), 0);
+        if self.sorted.len() < idx.len() {
+            self.sorted.resize(idx.len(), 0);
+        }
+        let sorted = &mut self.sorted[..idx.len()];
         for &i in idx.iter() {
             let slot = &mut counts[ranks[i] as usize];
-            self.sorted[*slot] = i;
+            sorted[*slot] = i;
             *slot += 1;
         }
-        idx.copy_from_slice(&self.sorted);
+        idx.copy_from_slice(sorted);
     }
+}
+
+/// How a node's rows stand against a feature.
+enum Order {
+    /// Every row has the same value.
+    Constant,
+    /// In order, not all the same.
+    Sorted,
+    Unsorted,
 }
 
 /// Grows the subtree over rows `idx` into `nodes`, its root at `nodes[at]`.
@@ -136,7 +159,14 @@ fn build(cols: &mut Columns, nf: usize, ys: &[f64], idx: &mut [usize], depth: us
     let n = idx.len() as f64;
     let mut best: Option<(f64, usize, f64)> = None;
     for &f in features.iter().take(try_f) {
-        cols.sort(idx, f);
+        // Most features tried deep in a tree are constant over the node's rows, or already in
+        // order: a stable sort would leave the rows as they are, so it is skipped (and with a
+        // constant feature, the scan that would find no split).
+        match cols.order(idx, f) {
+            Order::Constant => continue,
+            Order::Sorted => {}
+            Order::Unsorted => cols.sort(idx, f),
+        }
         let mut left_sum = 0.0;
         for k in 0..idx.len() - 1 {
             left_sum += ys[idx[k]];
