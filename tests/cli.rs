@@ -674,3 +674,75 @@ fn simulate_leave_one_out_reports_each_held_out_gpu() {
     let o = kerntune(d.path(), &["simulate", "--leave-one-out", &files[0]]);
     assert!(!o.status.success() && text(&o).1.contains("at least two spaces"));
 }
+
+/// `--prior` as a user runs it, on the machine's adapter: another GPU's Kernel Tuner cache of
+/// the triad's space makes the search `transfer`, one line says what was learned from (and
+/// `--json` the same), its failed entry is counted out, a cache of another space is refused in
+/// a line that names the file and the difference while the tune goes on, and `--no-prior`
+/// turns priors off.
+#[test]
+fn a_tune_learns_from_another_gpus_results() {
+    let d = tempfile::tempdir().unwrap();
+    if !have_device(d.path()) {
+        return;
+    }
+    let spec = examples().join("triad/triad.toml");
+    let spec = spec.to_str().unwrap();
+    // The triad's 23 configs as "another GPU" measured them (fastest at WG_SIZE=256,
+    // PER_THREAD=4), one of them failed there.
+    let mut cache = serde_json::Map::new();
+    for wg in [32, 64, 128, 256, 512, 1024] {
+        for pt in [1, 2, 4, 8] {
+            if wg * pt > 4096 {
+                continue;
+            }
+            let time: serde_json::Value = if (wg, pt) == (32, 1) {
+                "RuntimeFailedConfig".into()
+            } else {
+                (1.0 + (f64::from(wg) / 256.0).log2().abs() * 0.2 + (f64::from(pt) / 4.0).log2().abs() * 0.1).into()
+            };
+            cache.insert(format!("{wg},{pt}"), serde_json::json!({"WG_SIZE": wg, "PER_THREAD": pt, "time": time}));
+        }
+    }
+    let other = d.path().join("other_gpu.json");
+    let v = serde_json::json!({"device_name": "Other GPU", "tune_params_keys": ["WG_SIZE", "PER_THREAD"],
+        "tune_params": {"WG_SIZE": [32, 64, 128, 256, 512, 1024], "PER_THREAD": [1, 2, 4, 8]}, "cache": cache});
+    std::fs::write(&other, v.to_string()).unwrap();
+    let o = kerntune(d.path(), &["tune", spec, "--prior", other.to_str().unwrap(), "--budget", "5", "--json"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let r = &v[0];
+    assert_eq!(r["strategy"], "transfer", "{out}");
+    assert_eq!(r["evaluated"], 5, "{out}");
+    let p = &r["prior"];
+    assert_eq!((p["targets"].as_u64(), p["measurements"].as_u64()), (Some(1), Some(22)), "{p}");
+    assert_eq!(p["skipped"]["failed"], 1, "{p}");
+    assert!(p["line"].as_str().unwrap().starts_with("prior: 1 target, 22 measurements"), "{p}");
+    // The sources' favourite is measured first after the default config.
+    let favourite = serde_json::json!({"params": [["WG_SIZE", 256], ["PER_THREAD", 4]]});
+    assert!(r["results"].as_array().unwrap().iter().any(|x| x["config"] == favourite), "{out}");
+    // A cache of another space beside it: refused in a line naming the file and what differs;
+    // the tune goes on with the good one. Text output carries the same line.
+    let wrong = d.path().join("sgemm_h200.json");
+    std::fs::write(
+        &wrong,
+        r#"{"tune_params_keys": ["block_size_x"], "tune_params": {"block_size_x": [32]}, "cache": {"32": {"block_size_x": 32, "time": 1.0}}}"#,
+    )
+    .unwrap();
+    let o = kerntune(d.path(), &["tune", spec, "--prior", other.to_str().unwrap(), wrong.to_str().unwrap(), "--budget", "4", "--remeasure"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(out.contains("prior: 1 target, 22 measurements"), "{out}");
+    let refusal = out.lines().find(|l| l.contains("sgemm_h200.json")).unwrap_or_else(|| panic!("no line names the refused file:\n{out}"));
+    assert!(refusal.contains("another parameter space") && refusal.contains("block_size_x"), "{refusal}");
+    assert!(out.contains("winner: "), "{out}");
+    // --no-prior: the search a tune without priors runs (the whole space, it is small).
+    let o = kerntune(d.path(), &["tune", spec, "--no-prior", "--remeasure", "--json"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((v[0]["strategy"].as_str(), v[0]["prior"].is_null()), (Some("exhaustive"), true), "{out}");
+    // --prior with a file that does not exist: one line, nothing tuned.
+    bad(d.path(), &["tune", spec, "--prior", "nowhere.json"], &["--prior", "nowhere.json", "no such file"]);
+}

@@ -39,10 +39,20 @@ pub(crate) fn gather(ctx: &Context, opts: &TuneOptions, target: &str, cands: &Ca
             "db".to_string()
         }
         PriorSetting::Files(files) => {
+            // The line names the files learned from; the others are named in their notes.
+            let mut used = Vec::new();
             for f in files {
+                let before = b.sources();
                 from_file(&mut b, f, ctx, target);
+                if b.sources() > before {
+                    used.push(f.display().to_string());
+                }
             }
-            files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", ")
+            if used.is_empty() {
+                "no usable file".to_string()
+            } else {
+                used.join(", ")
+            }
         }
     };
     let prior = b.build();
@@ -108,7 +118,8 @@ fn from_file(b: &mut PriorBuilder<'_>, f: &std::path::Path, ctx: &Context, targe
     }
     match PriorFile::load(f) {
         Ok(p) => {
-            let name = if p.device.is_empty() { p.name.clone() } else { format!("{} ({})", p.device, p.name) };
+            // Named by the file as given, so that a refusal or a note says which file it is.
+            let name = if p.device.is_empty() { f.display().to_string() } else { format!("{} ({})", p.device, f.display()) };
             b.add(&name, &p.params, p.records);
         }
         Err(e) => b.note(format!("{e}; tuning without it")),

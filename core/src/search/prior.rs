@@ -128,6 +128,11 @@ impl<'a> PriorBuilder<'a> {
         PriorBuilder { params: cands.params, coords: cands.coords, index, keys: None, n: cands.len(), prior: Prior::default() }
     }
 
+    /// Sources kept so far.
+    pub fn sources(&self) -> usize {
+        self.prior.sources.len()
+    }
+
     fn skip(&mut self, why: &str, n: usize) {
         if n > 0 {
             *self.prior.skipped.entry(why.to_string()).or_default() += n;
