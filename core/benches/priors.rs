@@ -3,6 +3,8 @@
 //! does before its first evaluation: read those entries (`Database::times_elsewhere`, which reads
 //! the `time` column, not the records), line them up with its 20,000 candidates
 //! (`PriorBuilder`), and rank the candidates (the transfer search's first proposal).
+//! The database also holds 100,000 entries of the same kernel for other problems (a library that
+//! ships tuned kernels for many shapes), which the lookup must not read.
 //! Goal: ≤ 100 ms.
 //!
 //! Run: `cargo bench -p kerntune-core --bench priors` (building the database takes a while).
@@ -15,6 +17,8 @@ use std::hint::black_box;
 use std::time::Instant;
 
 const GPUS: usize = 10;
+/// Entries of the same kernel for other problems beside them.
+const OTHER_ENTRIES: usize = 100_000;
 /// 5 parameters: 8 × 5 × 5 × 4 × 25 = 20,000 configs.
 fn params() -> Vec<Param> {
     vec![
@@ -72,6 +76,36 @@ fn priors(c: &mut Criterion) {
     })
     .unwrap();
     eprintln!("built {GPUS} × {} measurements in {:.1} s", coords.len(), t.elapsed().as_secs_f64());
+    // The same kernel tuned for many other problems on the same GPUs (a library's database):
+    // 100,000 more entries of 6 measurements each, none of them this problem's.
+    let t = Instant::now();
+    db.update(|f| {
+        for k in 0..OTHER_ENTRIES {
+            let (g, n) = (k % GPUS, 2 + k / GPUS);
+            let id = EntryId { kernel: "conv".into(), kernel_hash: "h".into(), target: format!("gpu{g}"), toolchain: "t".into(), problem: format!("n={n}") };
+            let mut e = Entry::new(id.clone(), format!("GPU {g}"), Environment::default());
+            for cs in coords.iter().skip(k % 1000).take(6) {
+                let cfg = Config::new(params.iter().zip(cs).map(|(p, &v)| (p.name.clone(), p.values[v as usize].clone())));
+                let m = Measurement {
+                    config: cfg,
+                    status: Status::Ok { stats: Stats::from_samples(&[1e-3, 1e-3], false) },
+                    usage: None,
+                    at: 1,
+                    verified: None,
+                    trace: None,
+                    flops: None,
+                    bytes: None,
+                };
+                e.measurements.insert(m.config.key(), m);
+            }
+            f.entries.insert(id.key(), e);
+        }
+    })
+    .unwrap();
+    eprintln!("built {OTHER_ENTRIES} entries of other problems in {:.1} s", t.elapsed().as_secs_f64());
+    c.bench_function("priors: read 10 × 20,000 from the database (times_elsewhere alone)", |b| {
+        b.iter(|| black_box(db.times_elsewhere("conv", "n=1", "gpu_new").unwrap().len()))
+    });
     let names: Vec<String> = params.iter().map(|p| p.name.clone()).collect();
     c.bench_function("priors: read 10 × 20,000 from the database, line up, first proposal", |b| {
         b.iter(|| {

@@ -139,3 +139,53 @@ fn a_layout_2_database_is_upgraded_and_serves_priors() {
     assert_eq!(layout, "3");
     assert_eq!(db.entry(&a.entry).unwrap().unwrap().measurements.len(), 24, "nothing lost");
 }
+
+/// The database lookup reads the entries of this kernel and problem on other targets only: not
+/// the kernel's other problems (however their keys end), nor this target's own entry, and a
+/// problem written with non-ASCII characters is matched whole.
+#[test]
+fn only_this_problem_on_other_targets_is_read() {
+    use kerntune_core::store::db::{Entry, EntryId, Environment, Measurement};
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::at(dir.path().join("db.sqlite"));
+    let put = |target: &str, problem: &str, t: f64| {
+        db.update(|f| {
+            let id = EntryId { kernel: "k".into(), kernel_hash: "h".into(), target: target.into(), toolchain: "t".into(), problem: problem.into() };
+            let mut e = Entry::new(id.clone(), target.to_uppercase(), Environment::default());
+            let config = Config::new([("bx".to_string(), Value::Int(64))]);
+            let m = Measurement {
+                config,
+                status: store::db::Status::Ok { stats: Stats::from_samples(&[t, t], false) },
+                usage: None,
+                at: 1,
+                verified: None,
+                trace: None,
+                flops: None,
+                bytes: None,
+            };
+            e.measurements.insert(m.config.key(), m);
+            f.entries.insert(id.key(), e);
+        })
+        .unwrap();
+    };
+    for (target, problem, t) in [
+        ("gpu_a", "n=1", 1.0),
+        ("gpu_b", "n=1", 2.0),
+        ("gpu_new", "n=1", 3.0),
+        ("gpu_a", "n=11", 4.0),
+        ("gpu_a", "m=2,n=1", 5.0),
+        ("gpu_b", "größe=1", 6.0),
+        ("gpu_a", "xgröße=1", 7.0),
+    ] {
+        put(target, problem, t);
+    }
+    let found = |problem: &str| {
+        let mut v: Vec<(String, f64)> =
+            db.times_elsewhere("k", problem, "gpu_new").unwrap().into_iter().map(|(id, _, t)| (id.target, t[0].1.unwrap())).collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    };
+    assert_eq!(found("n=1"), vec![("gpu_a".to_string(), 1.0), ("gpu_b".to_string(), 2.0)]);
+    assert_eq!(found("größe=1"), vec![("gpu_b".to_string(), 6.0)]);
+    assert_eq!(found("n=2"), vec![]);
+}

@@ -630,11 +630,17 @@ impl Database {
                 .collect());
         }
         let Some(c) = self.open(false)? else { return Ok(Vec::new()) };
-        // Keys start with the kernel name and a `|`: a range of the primary key.
+        // Keys start with the kernel name and a `|` (a range of the primary key) and end with a
+        // `|` and the problem: only those entries' headers are read, not those of the kernel's
+        // other problems (a library's database may hold thousands). The header decides.
         let (lo, hi) = (format!("{kernel}|"), format!("{kernel}}}"));
-        let mut st = c.prepare_cached("SELECT key, header FROM entries WHERE key >= ?1 AND key < ?2").map_err(self.sql("reading"))?;
-        let rows: Vec<(String, String)> =
-            st.query_map([&lo, &hi], |r| Ok((r.get(0)?, r.get(1)?))).map_err(self.sql("reading"))?.collect::<Result<_, _>>().map_err(self.sql("reading"))?;
+        let tail = format!("|{problem}");
+        let mut st = c.prepare_cached("SELECT key, header FROM entries WHERE key >= ?1 AND key < ?2 AND substr(key, -?3) = ?4").map_err(self.sql("reading"))?;
+        let rows: Vec<(String, String)> = st
+            .query_map(rusqlite::params![lo, hi, tail.chars().count() as i64, tail], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(self.sql("reading"))?
+            .collect::<Result<_, _>>()
+            .map_err(self.sql("reading"))?;
         let mut out = Vec::new();
         let mut times = c.prepare_cached("SELECT config, time FROM measurements WHERE entry = ?1").map_err(self.sql("reading"))?;
         for (key, header) in rows {
