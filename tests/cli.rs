@@ -746,3 +746,63 @@ fn a_tune_learns_from_another_gpus_results() {
     // --prior with a file that does not exist: one line, nothing tuned.
     bad(d.path(), &["tune", spec, "--prior", "nowhere.json"], &["--prior", "nowhere.json", "no such file"]);
 }
+
+/// A database this process may not write (a shipped or shared file): `db show` and a tune's
+/// database hit read it; a tune that would have to write says so in one line before measuring.
+/// Run as another user when the tests run as root (root writes read-only files).
+#[test]
+fn a_read_only_database_is_read() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    if !have_device(d.path()) {
+        return;
+    }
+    let spec = examples().join("triad/triad.toml");
+    let spec = spec.to_str().unwrap();
+    let ro = d.path().join("shipped");
+    std::fs::create_dir(&ro).unwrap();
+    let db = ro.join("db.sqlite");
+    let o = kerntune(d.path(), &["tune", spec, "--db", db.to_str().unwrap(), "--strategy", "random", "--budget", "3"]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let _ = std::fs::remove_dir_all(ro.join("db.sqlite.locks"));
+    for p in [d.path(), ro.as_path()] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o555)).unwrap();
+    }
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(home.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    // Whether this process writes read-only files anyway (root): then the reads run as nobody.
+    let root = std::fs::OpenOptions::new().append(true).open(&db).is_ok();
+    let run = |args: &[&str]| -> Output {
+        let mut c = if root {
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", env!("CARGO_BIN_EXE_kerntune")]);
+            c
+        } else {
+            Command::new(env!("CARGO_BIN_EXE_kerntune"))
+        };
+        c.args(args)
+            .env("KERNTUNE_CACHE_DIR", home.path().join("cache"))
+            .env("XDG_RUNTIME_DIR", home.path())
+            .env("HOME", home.path())
+            .env_remove("KERNTUNE_LOG");
+        c.output().expect("kerntune runs")
+    };
+    let o = run(&["db", "show", "--db", db.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(out.contains("(1 entries)") && out.contains("triad"), "{out}");
+    let o = run(&["tune", spec, "--db", db.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(out.contains("database hit"), "{out}");
+    let o = run(&["tune", spec, "--db", db.to_str().unwrap(), "--key", "N=4096"]);
+    let (out, err) = text(&o);
+    assert!(!o.status.success(), "{out}");
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(lines[0].contains("db.sqlite") && lines[0].contains("read-only") && lines[0].contains("--db"), "{}", lines[0]);
+    for p in [d.path(), ro.as_path()] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}

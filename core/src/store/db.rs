@@ -480,15 +480,57 @@ impl Database {
         }
         let c = rusqlite::Connection::open(&self.path).map_err(self.sql("opening"))?;
         c.busy_timeout(BUSY).map_err(self.sql("configuring"))?;
-        c.execute_batch(
-            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;
+        let init = c
+            .execute_batch(
+                "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;
              CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value TEXT NOT NULL);
              CREATE TABLE IF NOT EXISTS entries(key TEXT PRIMARY KEY, header TEXT NOT NULL);
              CREATE TABLE IF NOT EXISTS measurements(entry TEXT NOT NULL, config TEXT NOT NULL, record TEXT NOT NULL, time REAL, PRIMARY KEY(entry, config)) WITHOUT ROWID;",
-        )
-        .map_err(self.sql("initialising"))?;
-        c.execute("INSERT OR IGNORE INTO meta(name, value) VALUES ('schema', ?1), ('layout', ?2)", rusqlite::params![SCHEMA_NAME, SQLITE_LAYOUT.to_string()])
-            .map_err(self.sql("initialising"))?;
+            )
+            .and_then(|()| c.execute("INSERT OR IGNORE INTO meta(name, value) VALUES ('schema', ?1), ('layout', ?2)", rusqlite::params![SCHEMA_NAME, SQLITE_LAYOUT.to_string()]));
+        match init {
+            Ok(_) => {}
+            // A database this process may not write (a shipped or shared file, a read-only
+            // mount) is still read: `db show`, lookups and priors need no write.
+            Err(e) if !create && is_read_only(&e) => {
+                drop(c);
+                return self.open_read_only().map(Some);
+            }
+            Err(e) if is_read_only(&e) => {
+                return Err(DbError::Io {
+                    path: self.path.clone(),
+                    action: "writing",
+                    source: std::io::Error::other(
+                        "the file or its folder is read-only to this process; name a writable database with --db (or KERNTUNE_CACHE_DIR), or tune with --no-db",
+                    ),
+                })
+            }
+            Err(e) => return Err(self.sql("initialising")(e)),
+        }
+        self.check_layout(&c, true)?;
+        Ok(Some(c))
+    }
+
+    /// Opens the database for reading only: through SQLite's read-only mode, or, where that
+    /// cannot work either (a WAL database in a folder where its `-shm` file cannot be made),
+    /// as an immutable file.
+    fn open_read_only(&self) -> Result<rusqlite::Connection, DbError> {
+        use rusqlite::OpenFlags;
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let readable = |c: rusqlite::Connection| c.query_row("SELECT count(*) FROM meta", [], |_| Ok(())).map(|()| c);
+        let c = rusqlite::Connection::open_with_flags(&self.path, flags).and_then(readable).or_else(|_| {
+            // URI syntax: `%`, `?` and `#` in the path escaped.
+            let path = self.path.display().to_string().replace('%', "%25").replace('?', "%3f").replace('#', "%23");
+            rusqlite::Connection::open_with_flags(format!("file:{path}?immutable=1"), flags).and_then(readable)
+        });
+        let c = c.map_err(self.sql("opening read-only"))?;
+        tracing::debug!(path = %self.path.display(), "database opened read-only");
+        self.check_layout(&c, false)?;
+        Ok(c)
+    }
+
+    /// Checks that `c` is a kerntune database of this layout, upgrading layout 2 when `writable`.
+    fn check_layout(&self, c: &rusqlite::Connection, writable: bool) -> Result<(), DbError> {
         let meta = |name: &str| -> Result<Option<String>, DbError> {
             use rusqlite::OptionalExtension;
             c.query_row("SELECT value FROM meta WHERE name = ?1", [name], |r| r.get(0)).optional().map_err(self.sql("reading"))
@@ -497,7 +539,7 @@ impl Database {
             return Err(DbError::Corrupt { path: self.path.clone(), detail: "an SQLite file, but not a kerntune database".into() });
         }
         let mut layout = meta("layout")?.and_then(|v| v.parse::<u32>().ok()).unwrap_or(0);
-        if layout == 2 {
+        if layout == 2 && writable {
             // Layout 2 had no `time` column: add it, filled from the records, in one transaction.
             c.execute_batch(
                 "BEGIN IMMEDIATE;
@@ -510,10 +552,17 @@ impl Database {
             tracing::info!(path = %self.path.display(), "upgraded the database's layout from 2 to 3");
             layout = 3;
         }
+        if layout == 2 {
+            return Err(DbError::Io {
+                path: self.path.clone(),
+                action: "reading",
+                source: std::io::Error::other("it has an older layout (2) and cannot be written to upgrade it; open it once where it can be written (`kerntune db show --db FILE` on a copy)"),
+            });
+        }
         if layout != SQLITE_LAYOUT {
             return Err(DbError::Version { path: self.path.clone(), found: layout, expected: SQLITE_LAYOUT });
         }
-        Ok(Some(c))
+        Ok(())
     }
 
     /// Replaces a JSON database by the same contents in SQLite (under the file's lock, through
@@ -752,6 +801,11 @@ fn write_entry(c: &rusqlite::Connection, key: &str, before: Option<&Entry>, afte
         }
     }
     Ok(())
+}
+
+/// Whether an SQLite error says the file (or its folder) cannot be written.
+fn is_read_only(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _) if matches!(f.code, rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen))
 }
 
 fn with_suffix(p: &Path, suffix: &str) -> PathBuf {
