@@ -743,6 +743,14 @@ fn a_tune_learns_from_another_gpus_results() {
     assert!(o.status.success(), "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!((v[0]["strategy"].as_str(), v[0]["prior"].is_null()), (Some("exhaustive"), true), "{out}");
+    // --prior with a database holding only this device's entries: the line says nothing was
+    // learned, and why, rather than nothing.
+    let own = d.path().join("db.sqlite");
+    let o = kerntune(d.path(), &["tune", spec, "--prior", own.to_str().unwrap(), "--budget", "3", "--no-db"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(out.contains("prior: 0 targets, 0 measurements (no usable file)"), "{out}");
+    assert!(out.contains("no entry of kernel `triad` for problem `N=1048576` on another target"), "{out}");
     // --prior with a file that does not exist: one line, nothing tuned.
     bad(d.path(), &["tune", spec, "--prior", "nowhere.json"], &["--prior", "nowhere.json", "no such file"]);
 }

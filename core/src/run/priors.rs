@@ -56,7 +56,9 @@ pub(crate) fn gather(ctx: &Context, opts: &TuneOptions, target: &str, cands: &Ca
         }
     };
     let prior = b.build();
-    if prior.is_empty() && prior.refused.is_empty() && prior.notes.is_empty() {
+    // Files named on the command line always get their line, even when nothing in them is usable.
+    let named = matches!(opts.prior, PriorSetting::Files(_));
+    if !named && prior.is_empty() && prior.refused.is_empty() && prior.notes.is_empty() {
         return None;
     }
     let report = PriorReport {
@@ -85,6 +87,7 @@ fn from_database(b: &mut PriorBuilder<'_>, db: &Database, ctx: &Context, target:
         }
     };
     let mut other_hash = 0;
+    let found = entries.len();
     for (id, target_name, times) in entries {
         if id.kernel_hash != ctx.id.kernel_hash {
             if !named {
@@ -98,6 +101,14 @@ fn from_database(b: &mut PriorBuilder<'_>, db: &Database, ctx: &Context, target:
         }
         let records = times.into_iter().map(|(key, t)| (key, t.ok_or_else(|| "failed".to_string())));
         b.add_keyed(&format!("{target_name} ({})", id.target), &names, records);
+    }
+    if named && found == 0 {
+        b.note(format!(
+            "{}: no entry of kernel `{}` for problem `{}` on another target; tuning without it",
+            db.path().display(),
+            ctx.id.kernel,
+            ctx.id.problem
+        ));
     }
     if other_hash > 0 {
         b.note(format!(
