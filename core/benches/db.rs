@@ -9,7 +9,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use kerntune_core::fake::example;
-use kerntune_core::store::db::{Entry, EntryId, Environment, Measurement, Status, Winner};
+use kerntune_core::store::db::{Entry, EntryId, Environment, Measurement, Winner};
 use kerntune_core::*;
 use std::hint::black_box;
 use std::time::Instant;
@@ -18,16 +18,7 @@ const ENTRIES: usize = 100_000;
 
 fn measurement(bx: i64, t: f64) -> Measurement {
     let stats = kerntune_core::Stats::from_samples(&[t, t * 1.01, t * 0.99, t, t * 1.02], false);
-    Measurement {
-        config: Config::new([("bx", bx), ("vec", 4)]),
-        status: Status::Ok { stats },
-        usage: None,
-        at: 1_763_683_200,
-        verified: None,
-        trace: None,
-        flops: None,
-        bytes: None,
-    }
+    Measurement::timed(Config::new([("bx", bx), ("vec", 4)]), stats, 1_763_683_200)
 }
 
 fn entry(i: usize) -> Entry {

@@ -11,7 +11,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use kerntune_core::search::{Candidates, PriorBuilder, Strategy, Transfer};
-use kerntune_core::store::db::{Entry, EntryId, Environment, Measurement, Status};
+use kerntune_core::store::db::{Entry, EntryId, Environment, Measurement};
 use kerntune_core::*;
 use std::hint::black_box;
 use std::time::Instant;
@@ -59,16 +59,7 @@ fn priors(c: &mut Criterion) {
             for (i, cs) in coords.iter().enumerate() {
                 let cfg = Config::new(params.iter().zip(cs).map(|(p, &v)| (p.name.clone(), p.values[v as usize].clone())));
                 let time = 1e-3 * (1.0 + ((i * 7919 + g * 104729) % 1000) as f64 / 1000.0);
-                let m = Measurement {
-                    config: cfg,
-                    status: Status::Ok { stats: Stats::from_samples(&[time, time], false) },
-                    usage: None,
-                    at: 1,
-                    verified: None,
-                    trace: None,
-                    flops: None,
-                    bytes: None,
-                };
+                let m = Measurement::timed(cfg, Stats::from_samples(&[time, time], false), 1);
                 e.measurements.insert(m.config.key(), m);
             }
             f.entries.insert(id.key(), e);
@@ -86,16 +77,7 @@ fn priors(c: &mut Criterion) {
             let mut e = Entry::new(id.clone(), format!("GPU {g}"), Environment::default());
             for cs in coords.iter().skip(k % 1000).take(6) {
                 let cfg = Config::new(params.iter().zip(cs).map(|(p, &v)| (p.name.clone(), p.values[v as usize].clone())));
-                let m = Measurement {
-                    config: cfg,
-                    status: Status::Ok { stats: Stats::from_samples(&[1e-3, 1e-3], false) },
-                    usage: None,
-                    at: 1,
-                    verified: None,
-                    trace: None,
-                    flops: None,
-                    bytes: None,
-                };
+                let m = Measurement::timed(cfg, Stats::from_samples(&[1e-3, 1e-3], false), 1);
                 e.measurements.insert(m.config.key(), m);
             }
             f.entries.insert(id.key(), e);

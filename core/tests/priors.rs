@@ -152,17 +152,7 @@ fn only_this_problem_on_other_targets_is_read() {
         db.update(|f| {
             let id = EntryId { kernel: "k".into(), kernel_hash: "h".into(), target: target.into(), toolchain: "t".into(), problem: problem.into() };
             let mut e = Entry::new(id.clone(), target.to_uppercase(), Environment::default());
-            let config = Config::new([("bx".to_string(), Value::Int(64))]);
-            let m = Measurement {
-                config,
-                status: store::db::Status::Ok { stats: Stats::from_samples(&[t, t], false) },
-                usage: None,
-                at: 1,
-                verified: None,
-                trace: None,
-                flops: None,
-                bytes: None,
-            };
+            let m = Measurement::timed(Config::new([("bx".to_string(), Value::Int(64))]), Stats::from_samples(&[t, t], false), 1);
             e.measurements.insert(m.config.key(), m);
             f.entries.insert(id.key(), e);
         })

@@ -171,6 +171,13 @@ pub struct Trace {
 }
 
 impl Measurement {
+    /// A success measured at `at` (seconds since the Unix epoch), with nothing else recorded
+    /// (no resource usage, trace or work formulas): what benches and tests that fill a database
+    /// need.
+    pub fn timed(config: Config, stats: Stats, at: u64) -> Measurement {
+        Measurement { config, status: Status::Ok { stats }, usage: None, at, verified: None, trace: None, flops: None, bytes: None }
+    }
+
     /// The stats, when it succeeded.
     pub fn stats(&self) -> Option<&Stats> {
         match &self.status {
