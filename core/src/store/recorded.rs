@@ -315,8 +315,6 @@ impl RecordedSpace {
 /// (Python writes it), `null`, a negative number or anything else is kept as a time that is not
 /// one, so that the prior counts what it skips instead of refusing the file.
 pub struct PriorFile {
-    /// The file's name.
-    pub name: String,
     /// The device, where recorded.
     pub device: String,
     /// Parameter names, in the file's order.
@@ -332,7 +330,6 @@ impl PriorFile {
         // Python's json writes NaN and Infinity, which JSON has not: read them as null.
         let text = text.replace(": NaN", ": null").replace(": Infinity", ": null").replace(": -Infinity", ": null");
         let v = parse_repairing(&text).map_err(|e| format!("{}: not a Kernel Tuner cache or T4 file: {e}", path.display()))?;
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("prior").trim_end_matches(".gz").trim_end_matches(".json").to_string();
         let time = |t: &J| -> Result<f64, String> {
             match t {
                 J::Number(n) => Ok(n.as_f64().unwrap_or(f64::NAN)),
@@ -358,7 +355,7 @@ impl PriorFile {
                     (keys.iter().map(|k| (k.clone(), value(&e[k]))).collect(), t)
                 })
                 .collect();
-            return Ok(PriorFile { name, device: v["device_name"].as_str().unwrap_or("").to_string(), params: keys, records });
+            return Ok(PriorFile { device: v["device_name"].as_str().unwrap_or("").to_string(), params: keys, records });
         }
         if let Some(results) = v.get("results").and_then(J::as_array) {
             let mut params: Vec<String> = Vec::new();
@@ -388,7 +385,7 @@ impl PriorFile {
                     (conf, t)
                 })
                 .collect();
-            return Ok(PriorFile { name, device: v["metadata"]["hardware"]["name"].as_str().unwrap_or("").to_string(), params, records });
+            return Ok(PriorFile { device: v["metadata"]["hardware"]["name"].as_str().unwrap_or("").to_string(), params, records });
         }
         Err(format!("{}: neither a Kernel Tuner cache (no `cache`) nor a T4 file (no `results`)", path.display()))
     }
