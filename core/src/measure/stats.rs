@@ -259,8 +259,9 @@ pub fn races_on_prior(opts: &BenchOptions, best: Option<&Stats>, prior: PriorLau
 /// made on another device is scaled by the devices' calibration ratio): slower by more than the
 /// racing margin, the settled warm-up's spread and [`VERIFY_HICCUP`] together. Both are
 /// verification launches, so how much such launches exceed warm ones on a device cancels out;
-/// what is left is the chance hiccup of one launch. (`fastest` is itself a single launch; on the H100 verification launches were never
-/// more than 1 % faster than their config's later launches, which the bound allows for twice.)
+/// what is left is the chance hiccup of one launch. (`fastest` is itself a single launch; on the
+/// H100 verification launches were never more than 1 % faster than their config's later
+/// launches, which the bound allows for twice.)
 pub fn races_on_fastest_verification(opts: &BenchOptions, verify: f64, fastest: f64) -> bool {
     opts.racing && verify > fastest * 1.02 * (1.0 + opts.race_margin) * (1.0 + opts.warmup_stable) * (1.0 + VERIFY_HICCUP)
 }

@@ -225,6 +225,11 @@ impl<K> Listed<K> {
     fn fastest(&self) -> f64 {
         self.prior.iter().copied().fold(f64::INFINITY, f64::min)
     }
+
+    /// Its fastest verification launch on the judging device's scale (see [`Ledger::ratios`]).
+    fn judged(&self, ratios: &[f64]) -> f64 {
+        self.fastest() / ratios[self.device]
+    }
 }
 
 impl<'e, B: Backend> Coordinator<'e, B> {
@@ -753,11 +758,10 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     /// sample there, so a clear loser races out on it), else of all, on the judging device's
     /// scale.
     fn take_listed(&mut self, ledger: &Ledger<'_>, d: usize) -> Option<Listed<B::Kernel>> {
-        let judged = |x: &Listed<B::Kernel>| x.fastest() / ledger.ratios[x.device];
         let own = self.shortlist.iter().any(|x| x.device == d);
         let at = (0..self.shortlist.len())
             .filter(|&i| !own || self.shortlist[i].device == d)
-            .min_by(|&a, &b| judged(&self.shortlist[a]).total_cmp(&judged(&self.shortlist[b])))?;
+            .min_by(|&a, &b| self.shortlist[a].judged(&ledger.ratios).total_cmp(&self.shortlist[b].judged(&ledger.ratios)))?;
         Some(self.shortlist.swap_remove(at))
     }
 
@@ -992,7 +996,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 l.progress.eval_s = (l.progress.eval_s.0 + seconds, l.progress.eval_s.1 + 1);
                 let x = Listed { cand: i, kernel, prior, device: d };
                 // Kept on the judging device's scale; each device compares on its own.
-                let v = x.fastest() / l.ledger.ratios[d];
+                let v = x.judged(&l.ledger.ratios);
                 self.fastest_listed = Some(self.fastest_listed.map_or(v, |f| f.min(v)));
                 self.shortlist.push(x);
             }
