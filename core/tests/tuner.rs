@@ -416,6 +416,35 @@ fn a_corrupt_database_is_reported_and_left_untouched() {
     assert_eq!(std::fs::read(db.path()).unwrap(), b"\x00\x01garbage");
 }
 
+/// Reading the database takes no write lock: while another process holds a write transaction
+/// on it (a tune storing its results, a `db merge` of a large file), a database hit, `db show`
+/// and the priors read answer at once instead of queueing behind it for up to two minutes.
+#[test]
+fn a_lookup_does_not_wait_for_a_writer() {
+    let (_d, db) = temp_db();
+    let mut o = opts();
+    o.db = Some(db.clone());
+    Tuner::new(FakeBackend::new(limits(), time)).tune(&job(), &o).unwrap();
+    let writer = rusqlite::Connection::open(db.path()).unwrap();
+    writer.execute_batch("BEGIN IMMEDIATE; INSERT INTO meta(name, value) VALUES ('held', 'by a writer');").unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let t = Tuner::new(FakeBackend::new(limits(), time));
+        let hit = t.tune(&job(), &o).map(|r| r.db_hit).map_err(|e| e.to_string());
+        let entries = o.db.as_ref().unwrap().load().map(|f| f.entries.len()).map_err(|e| e.to_string());
+        let elsewhere = o.db.as_ref().unwrap().times_elsewhere("k", "n=1", "t").map(|v| v.len()).map_err(|e| e.to_string());
+        tx.send((hit, entries, elsewhere, t.backend().compiles.load(Ordering::SeqCst))).unwrap();
+    });
+    let got = rx.recv_timeout(Duration::from_secs(30));
+    writer.execute_batch("ROLLBACK").unwrap();
+    let (hit, entries, elsewhere, compiles) = got.expect("the lookup waited for the writer's transaction");
+    reader.join().unwrap();
+    assert_eq!(hit, Ok(true), "a database hit");
+    assert_eq!(compiles, 0);
+    assert_eq!(entries, Ok(1));
+    assert_eq!(elsewhere, Ok(0));
+}
+
 /// A database an earlier version wrote as JSON is read as it is, and converted to SQLite
 /// (keeping every entry) on the first write.
 #[test]

@@ -480,6 +480,11 @@ impl Database {
             Kind::Missing if !create => return Ok(None),
             Kind::Json if create => self.convert()?,
             Kind::Json => return Err(DbError::Corrupt { path: self.path.clone(), detail: "a JSON database cannot be opened as SQLite".into() }),
+            Kind::Sqlite if !create => {
+                if let Some(c) = self.open_for_reading() {
+                    return Ok(Some(c));
+                }
+            }
             _ => {}
         }
         if let Some(dir) = self.path.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -516,6 +521,25 @@ impl Database {
         }
         self.check_layout(&c, true)?;
         Ok(Some(c))
+    }
+
+    /// An existing database of this layout, opened for reading without a write: a lookup, `db
+    /// show` or the priors read take no write lock, so they neither wait for another process's
+    /// write transaction (a tune storing its results, a `db merge`) nor make one wait. `None`
+    /// where anything is unusual (no kerntune tables, another layout, a file this process cannot
+    /// write): [`Database::open`] then takes its full path, which creates, upgrades or falls
+    /// back to read-only mode as before.
+    fn open_for_reading(&self) -> Option<rusqlite::Connection> {
+        use rusqlite::OptionalExtension;
+        let c = rusqlite::Connection::open(&self.path).ok()?;
+        c.busy_timeout(BUSY).ok()?;
+        // A write would fail later with a less clear message: such files take the read-only path.
+        if c.is_readonly(rusqlite::MAIN_DB).unwrap_or(true) {
+            return None;
+        }
+        let meta = |name: &str| c.query_row("SELECT value FROM meta WHERE name = ?1", [name], |r| r.get::<_, String>(0)).optional().ok().flatten();
+        let ours = meta("schema").as_deref() == Some(SCHEMA_NAME) && meta("layout").and_then(|v| v.parse::<u32>().ok()) == Some(SQLITE_LAYOUT);
+        ours.then_some(c)
     }
 
     /// Opens the database for reading only: through SQLite's read-only mode, or, where that
