@@ -30,24 +30,12 @@ for l in sys.stdin:
   ls -la .device .device/bench
   exit 0
 fi
-OUT=${OUT:-/tmp/kerntune-gpu}
-mkdir -p "$OUT"
-BIN=${KERNTUNE_BIN:-$PWD/.device/kerntune}
+# The packed binaries, the Vulkan loader, libnvrtc.so, KERNTUNE_CACHE_DIR and OUT.
+. "$(dirname "$0")/device-env.sh"
 export KERNTUNE_CACHE_DIR=/tmp/kerntune-cache
+BIN=${KERNTUNE_BIN:-$PWD/.device/kerntune}
 steps=${*:-tests wgpu cuda sgemm generated}
 
-# Vulkan loader (wgpu) and an unversioned libnvrtc.so name (cudarc looks for libnvrtc.so[.12]).
-if ! ldconfig -p | grep -q libvulkan.so.1 && ls .gl/*.deb >/dev/null 2>&1; then
-  for f in .gl/*.deb; do dpkg -x "$f" /; done
-  ldconfig
-fi
-if ! ldconfig -p | grep -q 'libnvrtc.so '; then
-  lib=$(ls /usr/local/cuda/targets/x86_64-linux/lib/libnvrtc.so.* /usr/local/cuda/lib64/libnvrtc.so.* 2>/dev/null | grep -v alt | head -1)
-  if [ -n "$lib" ]; then
-    mkdir -p /tmp/kt-lib && ln -sf "$lib" /tmp/kt-lib/libnvrtc.so
-    export LD_LIBRARY_PATH=/tmp/kt-lib:$(dirname "$lib"):${LD_LIBRARY_PATH:-}
-  fi
-fi
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader > "$OUT/gpu.txt" 2>&1
 
 timed() { /usr/bin/time -f "wall %e s" "$@"; }
