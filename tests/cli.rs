@@ -689,7 +689,8 @@ fn a_tune_learns_from_another_gpus_results() {
     let spec = examples().join("triad/triad.toml");
     let spec = spec.to_str().unwrap();
     // The triad's 23 configs as "another GPU" measured them (fastest at WG_SIZE=256,
-    // PER_THREAD=4), one of them failed there.
+    // PER_THREAD=4), one of them failed there; its script made the problem size `N` a
+    // single-value parameter, and Kernel Tuner recorded each config's compile time.
     let mut cache = serde_json::Map::new();
     for wg in [32, 64, 128, 256, 512, 1024] {
         for pt in [1, 2, 4, 8] {
@@ -701,12 +702,16 @@ fn a_tune_learns_from_another_gpus_results() {
             } else {
                 (1.0 + (f64::from(wg) / 256.0).log2().abs() * 0.2 + (f64::from(pt) / 4.0).log2().abs() * 0.1).into()
             };
-            cache.insert(format!("{wg},{pt}"), serde_json::json!({"WG_SIZE": wg, "PER_THREAD": pt, "time": time}));
+            let compile_ms = 100.0 * f64::from(pt);
+            cache.insert(
+                format!("{wg},{pt},1048576"),
+                serde_json::json!({"WG_SIZE": wg, "PER_THREAD": pt, "N": 1048576, "time": time, "compile_time": compile_ms}),
+            );
         }
     }
     let other = d.path().join("other_gpu.json");
-    let v = serde_json::json!({"device_name": "Other GPU", "tune_params_keys": ["WG_SIZE", "PER_THREAD"],
-        "tune_params": {"WG_SIZE": [32, 64, 128, 256, 512, 1024], "PER_THREAD": [1, 2, 4, 8]}, "cache": cache});
+    let v = serde_json::json!({"device_name": "Other GPU", "tune_params_keys": ["WG_SIZE", "PER_THREAD", "N"],
+        "tune_params": {"WG_SIZE": [32, 64, 128, 256, 512, 1024], "PER_THREAD": [1, 2, 4, 8], "N": [1048576]}, "cache": cache});
     std::fs::write(&other, v.to_string()).unwrap();
     let o = kerntune(d.path(), &["tune", spec, "--prior", other.to_str().unwrap(), "--budget", "5", "--json"]);
     let (out, err) = text(&o);
@@ -737,6 +742,18 @@ fn a_tune_learns_from_another_gpus_results() {
     let refusal = out.lines().find(|l| l.contains("sgemm_h200.json")).unwrap_or_else(|| panic!("no line names the refused file:\n{out}"));
     assert!(refusal.contains("another parameter space") && refusal.contains("block_size_x"), "{refusal}");
     assert!(out.contains("winner: "), "{out}");
+    // A strategy that queues its budget ahead (exhaustive): the cache's compile times order
+    // the compiles, and the report says so.
+    let o = kerntune(d.path(), &["tune", spec, "--prior", other.to_str().unwrap(), "--strategy", "exhaustive", "--remeasure", "--json"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v[0]["strategy"], "exhaustive", "{out}");
+    let notes = v[0]["notes"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|n| n.as_str().unwrap().starts_with("compile order: longest first by the compile times the prior's devices recorded (23 of 23")),
+        "{notes:?}"
+    );
     // --no-prior: the search a tune without priors runs (the whole space, it is small).
     let o = kerntune(d.path(), &["tune", spec, "--no-prior", "--remeasure", "--json"]);
     let (out, err) = text(&o);

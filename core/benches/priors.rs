@@ -1,7 +1,7 @@
 //! Loading and ranking priors at scale: a database holding one kernel's measurements on 10
 //! other GPUs, 20,000 configs each (200,000 measurements), then what a tune on an eleventh GPU
 //! does before its first evaluation: read those entries (`Database::times_elsewhere`, which reads
-//! the `time` column, not the records), line them up with its 20,000 candidates
+//! the `time` column and each record's compile seconds), line them up with its 20,000 candidates
 //! (`PriorBuilder`), and rank the candidates (the transfer search's first proposal).
 //! The database also holds 100,000 entries of the same kernel for other problems (a library that
 //! ships tuned kernels for many shapes), which the lookup must not read.
@@ -11,7 +11,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use kerntune_core::search::{Candidates, PriorBuilder, Strategy, Transfer};
-use kerntune_core::store::db::{Entry, EntryId, Environment, Measurement};
+use kerntune_core::store::db::{Entry, EntryId, Environment, Measurement, Trace};
 use kerntune_core::*;
 use std::hint::black_box;
 use std::time::Instant;
@@ -59,7 +59,10 @@ fn priors(c: &mut Criterion) {
             for (i, cs) in coords.iter().enumerate() {
                 let cfg = Config::new(params.iter().zip(cs).map(|(p, &v)| (p.name.clone(), p.values[v as usize].clone())));
                 let time = 1e-3 * (1.0 + ((i * 7919 + g * 104729) % 1000) as f64 / 1000.0);
-                let m = Measurement::timed(cfg, Stats::from_samples(&[time, time], false), 1);
+                let mut m = Measurement::timed(cfg, Stats::from_samples(&[time, time], false), 1);
+                // Where the tune stood, as a real tune records it (with the config's compile
+                // seconds, which the lookup reads too).
+                m.trace = Some(Trace { run: 1, seq: i, elapsed_s: i as f64 * 0.01, compile_s: Some(0.5 + (i % 100) as f64 / 50.0), device: None });
                 e.measurements.insert(m.config.key(), m);
             }
             f.entries.insert(id.key(), e);
@@ -86,15 +89,15 @@ fn priors(c: &mut Criterion) {
     .unwrap();
     eprintln!("built {OTHER_ENTRIES} entries of other problems in {:.1} s", t.elapsed().as_secs_f64());
     c.bench_function("priors: read 10 × 20,000 from the database (times_elsewhere alone)", |b| {
-        b.iter(|| black_box(db.times_elsewhere("conv", "n=1", "gpu_new").unwrap().len()))
+        b.iter(|| black_box(db.times_elsewhere("conv", "n=1", "gpu_new", false).unwrap().len()))
     });
     let names: Vec<String> = params.iter().map(|p| p.name.clone()).collect();
     c.bench_function("priors: read 10 × 20,000 from the database, line up, first proposal", |b| {
         b.iter(|| {
             let cands = Candidates { params: &params, coords: &coords };
             let mut pb = PriorBuilder::new(&cands);
-            for (id, name, times) in db.times_elsewhere("conv", "n=1", "gpu_new").unwrap() {
-                pb.add_keyed(&format!("{name} {}", id.target), &names, times.into_iter().map(|(k, t)| (k, t.ok_or_else(String::new))));
+            for (id, name, times) in db.times_elsewhere("conv", "n=1", "gpu_new", false).unwrap() {
+                pb.add_keyed(&format!("{name} {}", id.target), &names, times.into_iter().map(|(k, t, _)| (k, t.ok_or_else(String::new))));
             }
             let prior = std::sync::Arc::new(pb.build());
             assert_eq!(prior.sources.len(), GPUS);

@@ -130,10 +130,10 @@ fn a_layout_2_database_is_upgraded_and_serves_priors() {
         let c = rusqlite::Connection::open(db.path()).unwrap();
         c.execute_batch("ALTER TABLE measurements DROP COLUMN time; UPDATE meta SET value = '2' WHERE name = 'layout';").unwrap();
     }
-    let rows = db.times_elsewhere("k", &a.entry.problem, "gpu_b").unwrap();
+    let rows = db.times_elsewhere("k", &a.entry.problem, "gpu_b", false).unwrap();
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].2.len(), 24);
-    assert!(rows[0].2.iter().all(|(_, t)| t.is_some_and(|t| t > 0.0)));
+    assert!(rows[0].2.iter().all(|(_, t, _)| t.is_some_and(|t| t > 0.0)));
     let c = rusqlite::Connection::open(db.path()).unwrap();
     let layout: String = c.query_row("SELECT value FROM meta WHERE name = 'layout'", [], |r| r.get(0)).unwrap();
     assert_eq!(layout, "3");
@@ -171,11 +171,59 @@ fn only_this_problem_on_other_targets_is_read() {
     }
     let found = |problem: &str| {
         let mut v: Vec<(String, f64)> =
-            db.times_elsewhere("k", problem, "gpu_new").unwrap().into_iter().map(|(id, _, t)| (id.target, t[0].1.unwrap())).collect();
+            db.times_elsewhere("k", problem, "gpu_new", false).unwrap().into_iter().map(|(id, _, t)| (id.target, t[0].1.unwrap())).collect();
         v.sort_by(|a, b| a.0.cmp(&b.0));
         v
     };
     assert_eq!(found("n=1"), vec![("gpu_a".to_string(), 1.0), ("gpu_b".to_string(), 2.0)]);
     assert_eq!(found("größe=1"), vec![("gpu_b".to_string(), 6.0)]);
     assert_eq!(found("n=2"), vec![]);
+}
+
+/// Compile times follow the code, not the device: the compile seconds another device's tune
+/// recorded order this tune's compiles longest first from the very first one, when the
+/// strategy queues its budget ahead (exhaustive here). Without the prior the first compiles go
+/// in proposal order, and the report says which order was used.
+#[test]
+fn another_devices_compile_times_order_the_first_compiles() {
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::at(dir.path().join("db.sqlite"));
+    // Compiles take longer with a wider vector: 1, 4, 16, 64 ms for vec 1, 2, 4, 8.
+    let delay = |c: &Config| Duration::from_millis((c.get_i64("vec").unwrap() as u64).pow(2));
+    let recorded = |name: &str, order: Arc<Mutex<Vec<i64>>>| {
+        device(name, 128.0).with_compile_times(move |c| {
+            order.lock().unwrap().push(c.get_i64("vec").unwrap());
+            delay(c)
+        })
+    };
+    let a_order = Arc::new(Mutex::new(Vec::new()));
+    let single = TuneOptions { compile_threads: Some(1), strategy: "exhaustive".into(), ..opts(&db) };
+    Tuner::new(recorded("gpu_a", a_order.clone())).tune(&job(), &single).unwrap();
+    let times = db.times_elsewhere("k", &job_problem(), "gpu_b", true).unwrap();
+    assert!(times[0].2.iter().all(|(_, _, c)| c.is_some_and(|c| c > 0.0)), "the database keeps each config's compile seconds");
+    // Proposal order: the first compiles (after the default config, the reference) are not the
+    // slow ones.
+    let first = |o: &Arc<Mutex<Vec<i64>>>| o.lock().unwrap()[1..7].to_vec();
+    assert_ne!(first(&a_order), vec![8; 6]);
+    // With gpu_a's database named as a prior: every vec=8 config first.
+    let b_order = Arc::new(Mutex::new(Vec::new()));
+    let named = TuneOptions { prior: PriorSetting::Files(vec![db.path().to_path_buf()]), db: None, ..single.clone() };
+    let b = Tuner::new(recorded("gpu_b", b_order.clone())).tune(&job(), &named).unwrap();
+    assert_eq!(first(&b_order), vec![8; 6], "{:?}", b_order.lock().unwrap());
+    assert_eq!(b.strategy, "exhaustive");
+    assert!(
+        b.notes.iter().any(|n| n.starts_with("compile order: longest first by the compile times the prior's devices recorded (24 of 24 candidates)")),
+        "{:?}",
+        b.notes
+    );
+    assert_eq!(b.prior.as_ref().unwrap().targets, 1);
+}
+
+fn job_problem() -> String {
+    let r = Tuner::new(device("gpu_x", 128.0))
+        .tune(&job(), &TuneOptions { budget: Budget::parse("1").unwrap(), db: None, prior: PriorSetting::Off, ..Default::default() })
+        .unwrap();
+    r.entry.problem
 }

@@ -432,7 +432,7 @@ fn a_lookup_does_not_wait_for_a_writer() {
         let t = Tuner::new(FakeBackend::new(limits(), time));
         let hit = t.tune(&job(), &o).map(|r| r.db_hit).map_err(|e| e.to_string());
         let entries = o.db.as_ref().unwrap().load().map(|f| f.entries.len()).map_err(|e| e.to_string());
-        let elsewhere = o.db.as_ref().unwrap().times_elsewhere("k", "n=1", "t").map(|v| v.len()).map_err(|e| e.to_string());
+        let elsewhere = o.db.as_ref().unwrap().times_elsewhere("k", "n=1", "t", false).map(|v| v.len()).map_err(|e| e.to_string());
         tx.send((hit, entries, elsewhere, t.backend().compiles.load(Ordering::SeqCst))).unwrap();
     });
     let got = rx.recv_timeout(Duration::from_secs(30));

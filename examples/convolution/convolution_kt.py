@@ -10,6 +10,8 @@ usage: convolution_kt.py [MAX_FEVALS]          random_sample of MAX_FEVALS confi
        convolution_kt.py --configs RUN.json --part K/N
                                                every Nth of those (sorted), from the Kth: a long
                                                set split over several runs whose walls add up
+       ... --cache FILE.json                   also keep Kernel Tuner's cache of the run there
+                                               (a prior for `kerntune tune --prior FILE.json`)
 """
 import builtins
 import json
@@ -61,6 +63,12 @@ restrictions = [
 grid_div_x = ["block_size_x", "tile_size_x"]
 grid_div_y = ["block_size_y", "tile_size_y"]
 
+cache = None
+if "--cache" in sys.argv:
+    at = sys.argv.index("--cache")
+    cache = sys.argv[at + 1]
+    del sys.argv[at:at + 2]
+
 strategy, options = "brute_force", {}
 label = strategy
 if len(sys.argv) > 2 and sys.argv[1] == "--configs":
@@ -88,7 +96,7 @@ t0 = time.time()
 results, env = kt.tune_kernel("convolution_kernel", os.path.join(here, "convolution.cu"), problem_size, args, tune_params,
                               grid_div_x=grid_div_x, grid_div_y=grid_div_y, restrictions=restrictions, cmem_args=cmem_args,
                               compiler_options=["-std=c++11"], lang="cupy", strategy=strategy, strategy_options=options,
-                              iterations=7, verbose=False, quiet=True)
+                              iterations=7, verbose=False, quiet=True, cache=cache)
 wall = time.time() - t0
 ok = [r for r in results if isinstance(r.get("time"), float)]
 best = min(ok, key=lambda r: r["time"])

@@ -268,10 +268,16 @@ fn wall(a: &Resolved, strategies: &[String], threads: usize) -> anyhow::Result<i
         anyhow::bail!("--compile-threads must be at least 1");
     }
     let mut rows: Vec<Comparison> = Vec::new();
-    for path in &a.spaces {
-        let space = RecordedSpace::load(path).map_err(anyhow::Error::msg)?;
+    let spaces: Vec<RecordedSpace> = a.spaces.iter().map(|p| RecordedSpace::load(p).map_err(anyhow::Error::msg)).collect::<Result<_, _>>()?;
+    for (h, (space, path)) in spaces.iter().zip(&a.spaces).enumerate() {
+        // The other spaces of the same parameters (the same kernel on other devices): their
+        // recorded compile times as the prior a tune of this one would have.
+        let names = |s: &RecordedSpace| s.params.iter().map(|p| p.name.clone()).collect::<Vec<_>>();
+        let others: Vec<&RecordedSpace> = spaces.iter().enumerate().filter(|(o, s)| *o != h && names(s) == names(space)).map(|(_, s)| s).collect();
+        let prior = kerntune::sim::simulate::prior_for(space, &others).compile_s;
+        let prior = (prior.iter().any(|t| t.is_finite())).then_some(prior.as_slice());
         for st in strategies {
-            rows.push(compare(&space, st, a.budget, a.repeats, a.seed, threads).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?);
+            rows.push(compare(space, st, a.budget, a.repeats, a.seed, threads, prior).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?);
         }
     }
     if a.json {
@@ -285,10 +291,18 @@ fn wall(a: &Resolved, strategies: &[String], threads: usize) -> anyhow::Result<i
     );
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_header(["space", "strategy", "wall s", "efficiency", "with the tail watch (abandoned)", "first in, first out", "true times as order", "bound s"]);
+    // With several spaces of one kernel, each is also run with the others' compile times as
+    // its prior, as a tune with priors from those devices would order its compiles.
+    let fleet = rows.iter().any(|r| r.fleet.is_some());
+    let mut header = vec!["space", "strategy", "wall s", "efficiency", "with the tail watch (abandoned)", "first in, first out", "true times as order"];
+    if fleet {
+        header.push("other spaces' compile times as prior");
+    }
+    header.push("bound s");
+    t.set_header(header);
     let right = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
     for r in &rows {
-        t.add_row(vec![
+        let mut row = vec![
             Cell::new(&r.space),
             Cell::new(&r.strategy),
             right(format!("{:.1}", r.model.wall_s)),
@@ -296,8 +310,12 @@ fn wall(a: &Resolved, strategies: &[String], threads: usize) -> anyhow::Result<i
             right(format!("{:.1} s ({:.1})", r.tail.wall_s, r.tail.abandoned)),
             right(format!("{:.1} s ({:.0} %)", r.fifo.wall_s, 100.0 * r.fifo.efficiency)),
             right(format!("{:.1} s", r.oracle.wall_s)),
-            right(format!("{:.1}", r.model.bound_s)),
-        ]);
+        ];
+        if fleet {
+            row.push(right(r.fleet.as_ref().map_or("–".into(), |f| format!("{:.1} s ({:.0} %)", f.wall_s, 100.0 * f.efficiency))));
+        }
+        row.push(right(format!("{:.1}", r.model.bound_s)));
+        t.add_row(row);
     }
     outln!("{t}");
     Ok(0)

@@ -27,15 +27,16 @@ pub enum PriorSetting {
 }
 
 /// Gathers the priors of `setting` for the tune `ctx` on `target` (its fingerprint), lined up
-/// with the candidates; `None` when there are none to gather (or they are off).
-pub(crate) fn gather(ctx: &Context, opts: &TuneOptions, target: &str, cands: &Candidates<'_>) -> Option<(Arc<Prior>, PriorReport)> {
+/// with the candidates; `None` when there are none to gather (or they are off). With
+/// `compile`, databases' recorded compile seconds are read too (files' always are).
+pub(crate) fn gather(ctx: &Context, opts: &TuneOptions, target: &str, cands: &Candidates<'_>, compile: bool) -> Option<(Arc<Prior>, PriorReport)> {
     let t0 = std::time::Instant::now();
-    let mut b = PriorBuilder::new(cands);
+    let mut b = PriorBuilder::new(cands).with_sizes(&ctx.job.sizes);
     let from = match &opts.prior {
         PriorSetting::Off => return None,
         PriorSetting::Database => {
             let db = opts.db.as_ref()?;
-            from_database(&mut b, db, ctx, target, false);
+            from_database(&mut b, db, ctx, target, false, compile);
             "db".to_string()
         }
         PriorSetting::Files(files) => {
@@ -43,7 +44,7 @@ pub(crate) fn gather(ctx: &Context, opts: &TuneOptions, target: &str, cands: &Ca
             let mut used = Vec::new();
             for f in files {
                 let before = b.sources();
-                from_file(&mut b, f, ctx, target);
+                from_file(&mut b, f, ctx, target, compile);
                 if b.sources() > before {
                     used.push(f.display().to_string());
                 }
@@ -77,9 +78,9 @@ pub(crate) fn gather(ctx: &Context, opts: &TuneOptions, target: &str, cands: &Ca
 
 /// Every entry of this kernel and problem on another target in `db`. Entries of another source
 /// hash are used only when `named` (the user gave the file), with a note; otherwise counted.
-fn from_database(b: &mut PriorBuilder<'_>, db: &Database, ctx: &Context, target: &str, named: bool) {
+fn from_database(b: &mut PriorBuilder<'_>, db: &Database, ctx: &Context, target: &str, named: bool, compile: bool) {
     let names: Vec<String> = ctx.prep.space.params().iter().map(|p| p.name.clone()).collect();
-    let entries = match db.times_elsewhere(&ctx.id.kernel, &ctx.id.problem, target) {
+    let entries = match db.times_elsewhere(&ctx.id.kernel, &ctx.id.problem, target, compile) {
         Ok(e) => e,
         Err(e) => {
             b.note(format!("{}: not read ({e}); tuning without it", db.path().display()));
@@ -99,8 +100,11 @@ fn from_database(b: &mut PriorBuilder<'_>, db: &Database, ctx: &Context, target:
                 id.kernel_hash, ctx.id.kernel_hash
             ));
         }
-        let records = times.into_iter().map(|(key, t)| (key, t.ok_or_else(|| "failed".to_string())));
-        b.add_keyed(&format!("{target_name} ({})", id.target), &names, records);
+        let compile: Vec<(String, f64)> = times.iter().filter_map(|(key, _, c)| c.map(|c| (key.clone(), c))).collect();
+        let records = times.into_iter().map(|(key, t, _)| (key, t.ok_or_else(|| "failed".to_string())));
+        if b.add_keyed(&format!("{target_name} ({})", id.target), &names, records) {
+            b.add_compile_keyed(compile);
+        }
     }
     if named && found == 0 {
         b.note(format!(
@@ -120,18 +124,21 @@ fn from_database(b: &mut PriorBuilder<'_>, db: &Database, ctx: &Context, target:
 }
 
 /// A file named with `--prior`: a kerntune database, or another tool's results.
-fn from_file(b: &mut PriorBuilder<'_>, f: &std::path::Path, ctx: &Context, target: &str) {
+fn from_file(b: &mut PriorBuilder<'_>, f: &std::path::Path, ctx: &Context, target: &str, compile: bool) {
     let head = std::fs::read(f).map(|d| d.into_iter().take(64).collect::<Vec<u8>>()).unwrap_or_default();
     let is_db = head.starts_with(b"SQLite format 3\0") || String::from_utf8_lossy(&head).contains("kerntune-db");
     if is_db {
-        from_database(b, &Database::at(f), ctx, target, true);
+        from_database(b, &Database::at(f), ctx, target, true, compile);
         return;
     }
     match PriorFile::load(f) {
         Ok(p) => {
             // Named by the file as given, so that a refusal or a note says which file it is.
             let name = if p.device.is_empty() { f.display().to_string() } else { format!("{} ({})", p.device, f.display()) };
-            b.add(&name, &p.params, p.records);
+            let compile: Vec<_> = p.compile_records().collect();
+            if b.add(&name, &p.params, p.records) {
+                b.add_compile(compile);
+            }
         }
         Err(e) => b.note(format!("{e}; tuning without it")),
     }

@@ -286,7 +286,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         let params = self.ctx.prep.space.params().to_vec();
         let coords: Vec<Vec<u32>> = plan.cands.iter().map(|c| c.coords.clone()).collect();
         let view = Candidates { params: &params, coords: &coords };
-        let mut strat = self.strategy(ledger, &view)?;
+        let (mut strat, compile_prior) = self.strategy(ledger, &view)?;
         let threads = opts.compile_threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
         ledger.compile_threads = threads;
         let mut progress = Progress {
@@ -302,8 +302,20 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         };
         let mut refs = self.reference_state(ledger);
         let flow = Flow::default();
-        let mut times = CompileTimes::new(opts.seed);
         let adaptive = strat.adaptive();
+        let mut times = CompileTimes::new(opts.seed);
+        // Other devices' recorded compile times order a queued-ahead budget longest first from
+        // the first compile (an adaptive strategy keeps too few proposals queued to reorder).
+        if !adaptive {
+            times = times.with_prior(&compile_prior);
+            if times.has_prior() {
+                ledger.notes.push(format!(
+                    "compile order: longest first by the compile times the prior's devices recorded ({} of {} candidates), rescaled to this machine's as its compiles finish",
+                    compile_prior.iter().filter(|t| t.is_finite()).count(),
+                    view.len()
+                ));
+            }
+        }
         let mut failure: Option<Error> = None;
         // The CPU reference's outputs, from its thread.
         let host_ref: std::sync::Mutex<Option<Result<Arc<RefOutputs>, Error>>> = Default::default();
@@ -434,11 +446,19 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     }
 
     /// The strategy: the one asked for, with priors where it learns from them. `auto` is the
-    /// transfer search when there are priors, else exhaustive.
-    fn strategy(&self, ledger: &mut Ledger<'_>, view: &Candidates<'_>) -> Result<Box<dyn Strategy>, Error> {
+    /// transfer search when there are priors, else exhaustive. With it, the compile seconds
+    /// the priors recorded per candidate (empty without). Files named with `--prior` are read
+    /// whatever the strategy (their compile times order the compiles); the database's priors
+    /// only for the transfer search.
+    fn strategy(&self, ledger: &mut Ledger<'_>, view: &Candidates<'_>) -> Result<(Box<dyn Strategy>, Vec<f32>), Error> {
         let opts = self.opts;
-        let wants = opts.strategy == "auto" || strategy::by_name(&opts.strategy, 0).is_ok_and(|s| s.name() == "transfer");
-        let prior = if wants { crate::run::priors::gather(self.ctx, opts, &self.devices[0].target().fingerprint, view) } else { None };
+        let wants = opts.strategy == "auto"
+            || strategy::by_name(&opts.strategy, 0).is_ok_and(|s| s.name() == "transfer")
+            || matches!(opts.prior, crate::run::priors::PriorSetting::Files(_));
+        // Compile times are read from databases only for a strategy that queues its budget ahead
+        // (the only kind they order); reading them costs more than the times.
+        let compile = strategy::by_name(&opts.strategy, 0).is_ok_and(|s| !s.adaptive());
+        let prior = if wants { crate::run::priors::gather(self.ctx, opts, &self.devices[0].target().fingerprint, view, compile) } else { None };
         let usable = prior.as_ref().is_some_and(|(p, _)| !p.is_empty());
         let name = match opts.strategy.as_str() {
             "auto" if usable => "transfer",
@@ -446,6 +466,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             other => other,
         };
         let bad = |m: String| Error::Spec(SpecError { file: self.ctx.job.origin.clone(), field: "strategy".into(), message: m });
+        let compile = prior.as_ref().map(|(p, _)| p.compile_s.clone()).unwrap_or_default();
         let strat: Box<dyn Strategy> = match (name, prior) {
             ("transfer", Some((p, report))) => {
                 ledger.prior = Some(report);
@@ -459,7 +480,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 strategy::for_budget(name, opts.strategy_seed(), &opts.budget).map_err(bad)?
             }
         };
-        Ok(strat)
+        Ok((strat, compile))
     }
 
     /// The CPU reference's thread has put its outputs (or why there are none) in `slot`: from

@@ -121,6 +121,13 @@ pub struct CompileTimes {
     ridge: Option<crate::search::Ridge>,
     next_fit: usize,
     rng: rand_chacha::ChaCha8Rng,
+    /// Per candidate: log of the compile seconds other devices' tunes recorded (NaN where none
+    /// did); empty without such a prior.
+    prior: Vec<f64>,
+    /// The prior's median, for candidates it lacks before the first fit.
+    prior_median: f64,
+    /// `log seconds here ≈ a + b · prior`, fitted on this tune's compiles.
+    calibration: (f64, f64),
 }
 
 /// Finished compiles before the first fit.
@@ -133,7 +140,42 @@ const TREES: usize = 16;
 impl CompileTimes {
     /// An empty model; `seed` makes its fits reproducible.
     pub fn new(seed: u64) -> CompileTimes {
-        CompileTimes { obs: Vec::new(), forest: None, ridge: None, next_fit: FIRST_FIT, rng: rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0xc0de) }
+        CompileTimes {
+            obs: Vec::new(),
+            forest: None,
+            ridge: None,
+            next_fit: FIRST_FIT,
+            rng: rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0xc0de),
+            prior: Vec::new(),
+            prior_median: 0.0,
+            calibration: (0.0, 1.0),
+        }
+    }
+
+    /// With the compile seconds other devices' tunes recorded per candidate (NaN where none
+    /// did; see [`crate::search::Prior::compile_s`]). Compile times follow the code and the
+    /// compiler, not the device, so the prior orders the first compiles longest first, before
+    /// any has finished; once some have, it is rescaled to this machine (a least-squares line
+    /// on the logs) and predicts every candidate it covers, the model the others.
+    pub fn with_prior(mut self, secs: &[f32]) -> CompileTimes {
+        let logs: Vec<f64> = secs.iter().map(|&s| if s.is_finite() && s > 0.0 { f64::from(s).ln() } else { f64::NAN }).collect();
+        let mut known: Vec<f64> = logs.iter().copied().filter(|l| l.is_finite()).collect();
+        if known.is_empty() {
+            return self;
+        }
+        known.sort_by(f64::total_cmp);
+        self.prior_median = known[known.len() / 2];
+        self.prior = logs;
+        self
+    }
+
+    /// Whether a prior of compile times is in use.
+    pub fn has_prior(&self) -> bool {
+        !self.prior.is_empty()
+    }
+
+    fn prior_of(&self, index: usize) -> Option<f64> {
+        self.prior.get(index).copied().filter(|p| p.is_finite())
     }
 
     /// Records a compile of candidate `index` that took `seconds`; true when a refit is due
@@ -161,11 +203,29 @@ impl CompileTimes {
         let ys: Vec<f64> = points.iter().map(|p| p.1.ln()).collect();
         self.forest = Some(Forest::fit(&xs, &ys, TREES, &mut self.rng));
         self.ridge = crate::search::Ridge::fit(&xs, &ys);
+        if self.has_prior() {
+            let pairs: Vec<(f64, f64)> = points.iter().zip(&ys).filter_map(|(p, &y)| self.prior_of(p.0).map(|x| (x, y))).collect();
+            self.calibration = calibrate(&pairs);
+        }
         true
     }
 
-    /// Predicted compile seconds of candidate `index` (0 before the first fit).
+    /// Predicted compile seconds of candidate `index` (0 before the first fit, without a prior).
     pub fn predict(&self, cands: &Candidates<'_>, index: usize) -> f64 {
+        if self.has_prior() {
+            let fitted = self.forest.is_some();
+            return match (self.prior_of(index), fitted) {
+                (Some(p), false) => p.exp(),
+                (Some(p), true) => (self.calibration.0 + self.calibration.1 * p).clamp(-30.0, 30.0).exp(),
+                (None, false) => self.prior_median.exp(),
+                (None, true) => self.model(cands, index),
+            };
+        }
+        self.model(cands, index)
+    }
+
+    /// The model's prediction (0 before the first fit).
+    fn model(&self, cands: &Candidates<'_>, index: usize) -> f64 {
         match (&self.forest, cands.coords.get(index)) {
             (Some(f), Some(c)) => {
                 let x = encode(cands.params, c);
@@ -177,6 +237,21 @@ impl CompileTimes {
             _ => 0.0,
         }
     }
+}
+
+/// `y ≈ a + b·x` by least squares over `(x, y)` pairs, with `b` kept in [0.25, 4] (another
+/// machine's compiles may run faster or slower, but longer code compiles longer); with fewer
+/// than three pairs, or no spread in `x`, the slope is 1 and only the offset is fitted.
+fn calibrate(pairs: &[(f64, f64)]) -> (f64, f64) {
+    let n = pairs.len() as f64;
+    if pairs.is_empty() {
+        return (0.0, 1.0);
+    }
+    let (mx, my) = (pairs.iter().map(|p| p.0).sum::<f64>() / n, pairs.iter().map(|p| p.1).sum::<f64>() / n);
+    let sxx: f64 = pairs.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let sxy: f64 = pairs.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let b = if pairs.len() >= 3 && sxx > 1e-9 { (sxy / sxx).clamp(0.25, 4.0) } else { 1.0 };
+    (my - b * mx, b)
 }
 
 #[cfg(test)]
@@ -238,5 +313,31 @@ mod tests {
         t.refit(&cands, &[(4, 6.0), (5, 6.0)]);
         let seen = t.predict(&cands, 7) / t.predict(&cands, 0);
         assert!(blind < 1.2 && seen > 1.5, "{blind} {seen}");
+    }
+
+    /// Another device's compile times order the candidates before anything has compiled here,
+    /// and are rescaled to this machine once compiles finish; candidates they lack get their
+    /// median until the first fit, then the model's prediction.
+    #[test]
+    fn a_prior_orders_before_the_first_compile_and_is_rescaled() {
+        let params = [Param::new("tile", [1, 2, 4, 8])];
+        let coords: Vec<Vec<u32>> = (0..4).map(|t| vec![t]).collect();
+        let cands = Candidates { params: &params, coords: &coords };
+        let mut t = CompileTimes::new(1).with_prior(&[1.0, 2.0, 4.0, f32::NAN]);
+        assert!(t.has_prior());
+        assert_eq!(t.predict(&cands, 2), 4.0);
+        assert_eq!(t.predict(&cands, 0), 1.0);
+        assert_eq!(t.predict(&cands, 3), 2.0, "the prior's median where it has nothing");
+        // This machine compiles 3× slower than the prior's.
+        for (i, secs) in [(0, 3.0), (1, 6.0), (2, 12.0)] {
+            t.observe(i, secs, false);
+        }
+        t.observe(3, 20.0, false);
+        assert!(t.refit(&cands, &[]));
+        let rescaled = t.predict(&cands, 2);
+        assert!((rescaled - 12.0).abs() < 1e-6, "{rescaled}");
+        assert!(t.predict(&cands, 3) > 0.0, "the model where the prior has nothing");
+        assert!(!CompileTimes::new(1).with_prior(&[f32::NAN, 0.0]).has_prior(), "nothing usable: no prior");
+        assert_eq!(calibrate(&[(0.0, 1.0)]), (1.0, 1.0), "one point: the offset only");
     }
 }

@@ -66,12 +66,21 @@ pub struct Prior {
     pub refused: Vec<String>,
     /// Notes for the report (a different kernel hash used because a file was named, ...).
     pub notes: Vec<String>,
+    /// Per candidate: the sources' recorded compile seconds (their geometric mean; NaN where
+    /// none recorded one), for ordering this tune's compiles longest first from the start.
+    /// Empty when no source recorded compile times.
+    pub compile_s: Vec<f32>,
 }
 
 impl Prior {
     /// Whether there is anything to learn from.
     pub fn is_empty(&self) -> bool {
         self.sources.is_empty()
+    }
+
+    /// Candidates with a recorded compile time.
+    pub fn compile_times(&self) -> usize {
+        self.compile_s.iter().filter(|t| t.is_finite()).count()
     }
 
     /// Measurements used, over every source.
@@ -119,13 +128,42 @@ pub struct PriorBuilder<'a> {
     keys: Option<HashMap<String, usize>>,
     n: usize,
     prior: Prior,
+    /// Per candidate: the sum of the logs of the recorded compile seconds, and their count.
+    compile: Vec<(f64, u32)>,
+    /// This tune's problem sizes ([`PriorBuilder::with_sizes`]).
+    sizes: Vec<(String, Value)>,
+    /// Those of the last source's parameters that are problem sizes here, with this tune's values.
+    sized: Vec<(String, Value)>,
+}
+
+/// Whether two parameter values are the same (`64` and `64.0` are).
+fn same_value(a: &Value, b: &Value) -> bool {
+    a == b || a.as_f64().zip(b.as_f64()).is_some_and(|(x, y)| x == y)
 }
 
 impl<'a> PriorBuilder<'a> {
     /// For these candidates.
     pub fn new(cands: &Candidates<'a>) -> PriorBuilder<'a> {
         let index = cands.coords.iter().enumerate().map(|(i, c)| (c.as_slice(), i)).collect();
-        PriorBuilder { params: cands.params, coords: cands.coords, index, keys: None, n: cands.len(), prior: Prior::default() }
+        PriorBuilder {
+            params: cands.params,
+            coords: cands.coords,
+            index,
+            keys: None,
+            n: cands.len(),
+            prior: Prior::default(),
+            compile: Vec::new(),
+            sizes: Vec::new(),
+            sized: Vec::new(),
+        }
+    }
+
+    /// With this tune's problem sizes: a source parameter of the same name (a Kernel Tuner
+    /// script's single-value `filter_width`, say) is not another parameter space; its records
+    /// are used where their value is this tune's, and counted out where it is not.
+    pub fn with_sizes(mut self, sizes: &[(String, Value)]) -> PriorBuilder<'a> {
+        self.sizes = sizes.to_vec();
+        self
     }
 
     /// Sources kept so far.
@@ -143,7 +181,11 @@ impl<'a> PriorBuilder<'a> {
     fn same_space(&mut self, name: &str, params: &[String]) -> bool {
         let mine: Vec<&str> = self.params.iter().map(|p| p.name.as_str()).collect();
         let missing: Vec<&str> = mine.iter().copied().filter(|m| !params.iter().any(|p| p == m)).collect();
-        let extra: Vec<&str> = params.iter().map(String::as_str).filter(|p| !mine.contains(p)).collect();
+        // A parameter this space has as a problem size (Kernel Tuner scripts often make the
+        // problem's constants single-value parameters, so that they reach the kernel as
+        // defines): each record is checked against this tune's value instead.
+        self.sized = params.iter().filter(|p| !mine.contains(&p.as_str())).filter_map(|p| self.sizes.iter().find(|(n, _)| n == p).cloned()).collect();
+        let extra: Vec<&str> = params.iter().map(String::as_str).filter(|p| !mine.contains(p) && !self.sized.iter().any(|(n, _)| n == p)).collect();
         if missing.is_empty() && extra.is_empty() {
             return true;
         }
@@ -162,6 +204,12 @@ impl<'a> PriorBuilder<'a> {
         false
     }
 
+    /// Whether a record's values of the source's parameters that are this tune's problem sizes
+    /// match them (true without such parameters).
+    fn this_problem(&self, values: &[(String, Value)]) -> bool {
+        self.sized.iter().all(|(n, want)| values.iter().find(|(k, _)| k == n).is_some_and(|(_, v)| same_value(v, want)))
+    }
+
     /// The candidate a record's parameter values name, if any; a value outside the space is
     /// remembered in `foreign`.
     fn locate(&self, values: &[(String, Value)], foreign: &mut BTreeMap<String, Value>) -> Option<usize> {
@@ -170,7 +218,7 @@ impl<'a> PriorBuilder<'a> {
             .iter()
             .map(|p| {
                 let v = values.iter().find(|(n, _)| n == &p.name).map(|(_, v)| v)?;
-                let at = p.values.iter().position(|x| x == v || x.as_f64().zip(v.as_f64()).is_some_and(|(a, b)| a == b));
+                let at = p.values.iter().position(|x| same_value(x, v));
                 if at.is_none() {
                     foreign.entry(p.name.clone()).or_insert_with(|| v.clone());
                 }
@@ -215,35 +263,43 @@ impl<'a> PriorBuilder<'a> {
     }
 
     /// Adds a source. Refused (and noted) when its parameters are not the space's; otherwise
-    /// every record that maps onto a candidate is used and the rest counted.
-    pub fn add(&mut self, name: &str, params: &[String], records: impl IntoIterator<Item = Record>) {
+    /// every record that maps onto a candidate is used and the rest counted. True when kept.
+    pub fn add(&mut self, name: &str, params: &[String], records: impl IntoIterator<Item = Record>) -> bool {
         if !self.same_space(name, params) {
-            return;
+            return false;
         }
+        let before = self.prior.sources.len();
         let mut foreign = BTreeMap::new();
-        let located: Vec<(Option<usize>, Result<f64, String>)> = records.into_iter().map(|(values, t)| (self.locate(&values, &mut foreign), t)).collect();
+        let mut other_problem = 0;
+        let located: Vec<(Option<usize>, Result<f64, String>)> = records
+            .into_iter()
+            .filter(|(values, _)| {
+                let ours = self.this_problem(values);
+                other_problem += usize::from(!ours);
+                ours
+            })
+            .map(|(values, t)| (self.locate(&values, &mut foreign), t))
+            .collect();
+        if other_problem > 0 {
+            let sizes = self.sized.iter().map(|(n, v)| format!("{n} = {v}")).collect::<Vec<_>>().join(", ");
+            self.skip(&format!("of another problem (this tune's {sizes})"), other_problem);
+        }
         self.keep(name, located, foreign);
+        self.prior.sources.len() > before
     }
 
     /// Adds a source whose records are config keys (`name=value,...`, as the database keeps
     /// them): a key written as this space writes it is found directly; any other is parsed and
     /// matched by parameter values (another order of parameters, another spelling of a number).
-    pub fn add_keyed(&mut self, name: &str, params: &[String], records: impl IntoIterator<Item = (String, Result<f64, String>)>) {
+    pub fn add_keyed(&mut self, name: &str, params: &[String], records: impl IntoIterator<Item = (String, Result<f64, String>)>) -> bool {
         if !self.same_space(name, params) {
-            return;
+            return false;
         }
-        let (ps, coords) = (self.params, self.coords);
-        let keys = self.keys.get_or_insert_with(|| {
-            coords
-                .iter()
-                .enumerate()
-                .map(|(i, c)| (ps.iter().zip(c).map(|(p, &v)| format!("{}={}", p.name, p.values[v as usize])).collect::<Vec<_>>().join(","), i))
-                .collect()
-        });
+        let before = self.prior.sources.len();
         let mut direct: Vec<(String, Option<usize>, Result<f64, String>)> = records
             .into_iter()
             .map(|(k, t)| {
-                let i = keys.get(&k).copied();
+                let i = self.key_index(&k);
                 (k, i, t)
             })
             .collect();
@@ -255,6 +311,59 @@ impl<'a> PriorBuilder<'a> {
             }
         }
         self.keep(name, direct.into_iter().map(|(_, i, t)| (i, t)), foreign);
+        self.prior.sources.len() > before
+    }
+
+    /// Adds a source's recorded compile seconds (parameter values and seconds), after
+    /// [`PriorBuilder::add`] kept it: configs that are not candidates here, and times that are
+    /// not positive and finite, are left out. Compile times depend on the code and the compiler
+    /// far more than on the device, so another device's say which of this tune's compiles are
+    /// the long ones before any has finished.
+    pub fn add_compile(&mut self, records: impl IntoIterator<Item = (Vec<(String, Value)>, f64)>) {
+        let mut foreign = BTreeMap::new();
+        let located: Vec<(Option<usize>, f64)> =
+            records.into_iter().filter(|(v, _)| self.this_problem(v)).map(|(v, s)| (self.locate(&v, &mut foreign), s)).collect();
+        self.keep_compile(located);
+    }
+
+    /// [`PriorBuilder::add_compile`] for records keyed as the database keys them.
+    pub fn add_compile_keyed(&mut self, records: impl IntoIterator<Item = (String, f64)>) {
+        let records: Vec<(String, f64)> = records.into_iter().collect();
+        let mut foreign = BTreeMap::new();
+        let located: Vec<(Option<usize>, f64)> = records
+            .into_iter()
+            .map(|(k, s)| {
+                let i = self.key_index(&k).or_else(|| crate::space::config::Config::parse(&k).and_then(|c| self.locate(&c.params, &mut foreign)));
+                (i, s)
+            })
+            .collect();
+        self.keep_compile(located);
+    }
+
+    fn keep_compile(&mut self, located: Vec<(Option<usize>, f64)>) {
+        for (i, secs) in located {
+            let Some(i) = i.filter(|_| secs.is_finite() && secs > 0.0) else { continue };
+            if self.compile.is_empty() {
+                self.compile = vec![(0.0, 0); self.n];
+            }
+            self.compile[i].0 += secs.ln();
+            self.compile[i].1 += 1;
+        }
+    }
+
+    /// The candidate a config key written as this space writes it names.
+    fn key_index(&mut self, key: &str) -> Option<usize> {
+        let (ps, coords) = (self.params, self.coords);
+        self.keys
+            .get_or_insert_with(|| {
+                coords
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| (ps.iter().zip(c).map(|(p, &v)| format!("{}={}", p.name, p.values[v as usize])).collect::<Vec<_>>().join(","), i))
+                    .collect()
+            })
+            .get(key)
+            .copied()
     }
 
     /// Adds a note (e.g. that a source of another kernel hash was used because it was named).
@@ -263,7 +372,8 @@ impl<'a> PriorBuilder<'a> {
     }
 
     /// The aligned prior.
-    pub fn build(self) -> Prior {
+    pub fn build(mut self) -> Prior {
+        self.prior.compile_s = self.compile.iter().map(|&(sum, n)| if n > 0 { (sum / f64::from(n)).exp() as f32 } else { f32::NAN }).collect();
         self.prior
     }
 }
@@ -308,5 +418,26 @@ mod tests {
             p.summary("db"),
             "prior: 1 target, 2 measurements (db); skipped 1 failed, 2 not candidates here (outside the space, or pruned on this device), 1 not times (NaN, zero or negative)"
         );
+    }
+
+    /// A Kernel Tuner cache whose script made a problem constant a single-value parameter
+    /// (`fw`, a problem size here): its records of this problem are used, those of another
+    /// are counted out, and their compile times follow the same rule.
+    #[test]
+    fn a_parameter_that_is_a_problem_size_here_is_matched_against_it() {
+        let params = vec![Param::new("a", [1, 2])];
+        let coords: Vec<Vec<u32>> = vec![vec![0], vec![1]];
+        let cands = Candidates { params: &params, coords: &coords };
+        let mut b = PriorBuilder::new(&cands).with_sizes(&[("fw".to_string(), Value::Int(15))]);
+        let rec = |a: i64, fw: i64| vec![("a".to_string(), Value::Int(a)), ("fw".to_string(), Value::Int(fw))];
+        assert!(b.add("kt", &["a".into(), "fw".into()], vec![(rec(1, 15), Ok(2.0)), (rec(2, 15), Ok(1.0)), (rec(2, 7), Ok(9.0))]));
+        b.add_compile(vec![(rec(1, 15), 3.0), (rec(2, 7), 100.0)]);
+        assert!(!b.add("other", &["a".into(), "c".into()], vec![]), "a parameter that is neither: another space");
+        let p = b.build();
+        assert_eq!(p.sources[0].times, vec![2.0, 1.0]);
+        assert_eq!(p.skipped["of another problem (this tune's fw = 15)"], 1);
+        assert_eq!(p.compile_s[0], 3.0);
+        assert!(p.compile_s[1].is_nan(), "another problem's compile time is not this one's");
+        assert!(p.refused[0].contains("it has `c` this space does not"), "{:?}", p.refused);
     }
 }

@@ -169,7 +169,26 @@ impl Sim<'_> {
 /// compile's time, then gives their evaluations to other configs; a strategy that needs every
 /// config waits).
 pub fn schedule(space: &RecordedSpace, strategy: &str, budget: usize, seed: u64, threads: usize, order: Order, tail: Option<f64>) -> Result<Schedule, String> {
+    schedule_with_prior(space, strategy, budget, seed, threads, order, tail, None)
+}
+
+/// [`schedule`], the compile-time model starting from other devices' recorded compile seconds
+/// per config ([`crate::search::Prior::compile_s`]), as a tune with priors does.
+#[allow(clippy::too_many_arguments)]
+pub fn schedule_with_prior(
+    space: &RecordedSpace,
+    strategy: &str,
+    budget: usize,
+    seed: u64,
+    threads: usize,
+    order: Order,
+    tail: Option<f64>,
+    prior: Option<&[f32]>,
+) -> Result<Schedule, String> {
     let strat = by_name(strategy, seed)?;
+    // As in the search loop: only a strategy that queues its proposals ahead is ordered by the
+    // prior (an adaptive one keeps about one proposal per thread in flight).
+    let prior = prior.filter(|_| !strat.adaptive());
     let threads = threads.max(1);
     let tail = tail.filter(|_| strat.replaceable()).map(|k| crate::search::tail::Tail::new(Some(k)));
     let mut s = Sim {
@@ -182,7 +201,10 @@ pub fn schedule(space: &RecordedSpace, strategy: &str, budget: usize, seed: u64,
         order,
         threads,
         budget,
-        times: CompileTimes::new(seed),
+        times: match prior {
+            Some(p) => CompileTimes::new(seed).with_prior(p),
+            None => CompileTimes::new(seed),
+        },
         queue: CompileOrder::default(),
         running: Vec::new(),
         arrived: VecDeque::new(),
@@ -310,17 +332,40 @@ pub struct Comparison {
     pub fifo: Schedule,
     /// The true compile times as the order.
     pub oracle: Schedule,
+    /// The tuner's order starting from the other spaces' recorded compile times (leave one
+    /// out), where they were given and the strategy queues its proposals ahead (not adaptive).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<Schedule>,
 }
 
 /// Runs `repeats` seeds (in parallel) in each order and averages.
-pub fn compare(space: &RecordedSpace, strategy: &str, budget: usize, repeats: usize, seed: u64, threads: usize) -> Result<Comparison, String> {
+pub fn compare(
+    space: &RecordedSpace,
+    strategy: &str,
+    budget: usize,
+    repeats: usize,
+    seed: u64,
+    threads: usize,
+    prior: Option<&[f32]>,
+) -> Result<Comparison, String> {
     use rayon::prelude::*;
-    let runs: Vec<[Schedule; 4]> = (0..repeats.max(1) as u64)
+    let prior = prior.filter(|_| by_name(strategy, seed).is_ok_and(|s| !s.adaptive()));
+    let runs: Vec<[Schedule; 5]> = (0..repeats.max(1) as u64)
         .into_par_iter()
         .map(|r| {
             let seed = seed.wrapping_add(r * 7919);
             let one = |o, tail| schedule(space, strategy, budget, seed, threads, o, tail);
-            Ok([one(Order::Model, None)?, one(Order::Fifo, None)?, one(Order::Oracle, None)?, one(Order::Model, Some(crate::search::tail::DEFAULT_FACTOR))?])
+            let fleet = match prior {
+                Some(p) => schedule_with_prior(space, strategy, budget, seed, threads, Order::Model, None, Some(p))?,
+                None => one(Order::Model, None)?,
+            };
+            Ok([
+                one(Order::Model, None)?,
+                one(Order::Fifo, None)?,
+                one(Order::Oracle, None)?,
+                one(Order::Model, Some(crate::search::tail::DEFAULT_FACTOR))?,
+                fleet,
+            ])
         })
         .collect::<Result<_, String>>()?;
     let n = runs.len() as f64;
@@ -335,7 +380,16 @@ pub fn compare(space: &RecordedSpace, strategy: &str, budget: usize, repeats: us
             abandoned: m(&|s| s.abandoned),
         }
     };
-    Ok(Comparison { space: space.name.clone(), strategy: strategy.into(), repeats: runs.len(), model: mean(0), fifo: mean(1), oracle: mean(2), tail: mean(3) })
+    Ok(Comparison {
+        space: space.name.clone(),
+        strategy: strategy.into(),
+        repeats: runs.len(),
+        model: mean(0),
+        fifo: mean(1),
+        oracle: mean(2),
+        tail: mean(3),
+        fleet: prior.map(|_| mean(4)),
+    })
 }
 
 #[cfg(test)]
@@ -381,6 +435,14 @@ mod tests {
         let model = schedule(&sp, "exhaustive", 24, 1, 4, Order::Model, None).unwrap();
         assert!(oracle.wall_s < fifo.wall_s, "{oracle:?} {fifo:?}");
         assert!(model.wall_s < fifo.wall_s, "the model learns tile from the first compiles: {model:?} {fifo:?}");
+        // Another machine's compile times, twice as long, order like the oracle from the start.
+        let prior: Vec<f32> = sp.compile_s.iter().map(|c| 2.0 * c.unwrap() as f32).collect();
+        let fleet = schedule_with_prior(&sp, "exhaustive", 24, 1, 4, Order::Model, None, Some(&prior)).unwrap();
+        assert_eq!(fleet.wall_s, oracle.wall_s, "{fleet:?} {oracle:?}");
+        assert!(fleet.wall_s < model.wall_s, "{fleet:?} {model:?}");
+        // An adaptive strategy keeps too few proposals queued: the prior is not used.
+        let hybrid = |p| schedule_with_prior(&sp, "hybrid", 20, 1, 4, Order::Model, None, p).unwrap().wall_s;
+        assert_eq!(hybrid(Some(&prior)), hybrid(None));
     }
 
     #[test]

@@ -234,7 +234,10 @@ pub fn prior_for(held: &RecordedSpace, others: &[&RecordedSpace]) -> Prior {
             (values, o.times[i].ok_or_else(|| o.failures[i].clone().unwrap_or_default()))
         });
         let name = if o.device.is_empty() { o.name.clone() } else { o.device.clone() };
-        b.add(&name, &names, records);
+        if b.add(&name, &names, records) {
+            let values = |i: usize| o.params.iter().zip(&o.coords[i]).map(|(p, &c)| (p.name.clone(), p.values[c as usize].clone())).collect();
+            b.add_compile((0..o.len()).filter_map(|i| o.compile_s[i].map(|c| (values(i), c))));
+        }
     }
     b.build()
 }

@@ -697,16 +697,26 @@ impl Database {
 
     /// The same kernel's measurements on other targets, for priors: every entry of kernel
     /// `kernel` and problem `problem` whose target is not `target`, each with its id, target
-    /// name and every measured config's mean time (seconds; `None` for a failure). Reads the
-    /// `time` column, not the records, so that it stays fast with many entries and configs.
-    pub fn times_elsewhere(&self, kernel: &str, problem: &str, target: &str) -> Result<Vec<Elsewhere>, DbError> {
+    /// name and every measured config's mean time (seconds; `None` for a failure) and, when
+    /// `compile` is asked for, compile seconds (where the tune that measured it compiled it).
+    /// Reads the `time` column, not the records, so that it stays fast with many entries and
+    /// configs; the compile seconds are read from each record (JSON), which costs several times
+    /// more (about 0.4 s for 200,000 records against 0.1 s), so only a tune that uses them asks.
+    pub fn times_elsewhere(&self, kernel: &str, problem: &str, target: &str, compile: bool) -> Result<Vec<Elsewhere>, DbError> {
         if let Kind::Json = self.kind()? {
             let f = self.load()?;
             return Ok(f
                 .entries
                 .into_values()
                 .filter(|e| e.id.kernel == kernel && e.id.problem == problem && e.id.target != target)
-                .map(|e| (e.id.clone(), e.target_name.clone(), e.measurements.iter().map(|(k, m)| (k.clone(), m.stats().map(|s| s.mean))).collect()))
+                .map(|e| {
+                    let t = e
+                        .measurements
+                        .iter()
+                        .map(|(k, m)| (k.clone(), m.stats().map(|s| s.mean), m.trace.as_ref().and_then(|t| t.compile_s).filter(|_| compile)))
+                        .collect();
+                    (e.id.clone(), e.target_name.clone(), t)
+                })
                 .collect());
         }
         let Some(c) = self.open(false)? else { return Ok(Vec::new()) };
@@ -722,15 +732,25 @@ impl Database {
             .collect::<Result<_, _>>()
             .map_err(self.sql("reading"))?;
         let mut out = Vec::new();
-        let mut times = c.prepare_cached("SELECT config, time FROM measurements WHERE entry = ?1").map_err(self.sql("reading"))?;
+        // The compile seconds a tune recorded in the trace: they order another device's
+        // compiles longest first before any has finished.
+        let sql = if compile {
+            "SELECT config, time, json_extract(record, '$.trace.compile_s') FROM measurements WHERE entry = ?1"
+        } else {
+            "SELECT config, time, NULL FROM measurements WHERE entry = ?1"
+        };
+        let mut times = c.prepare_cached(sql).map_err(self.sql("reading"))?;
         for (key, header) in rows {
             let e: Entry = serde_json::from_str(&header)
                 .map_err(|err| DbError::Corrupt { path: self.path.clone(), detail: format!("entry {}: {err}", crate::spec::error::quote(&key)) })?;
             if e.id.kernel != kernel || e.id.problem != problem || e.id.target == target {
                 continue;
             }
-            let t: Vec<(String, Option<f64>)> =
-                times.query_map([&key], |r| Ok((r.get(0)?, r.get(1)?))).map_err(self.sql("reading"))?.collect::<Result<_, _>>().map_err(self.sql("reading"))?;
+            let t: Vec<(String, Option<f64>, Option<f64>)> = times
+                .query_map([&key], |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, Option<f64>>(2).ok().flatten())))
+                .map_err(self.sql("reading"))?
+                .collect::<Result<_, _>>()
+                .map_err(self.sql("reading"))?;
             out.push((e.id, e.target_name, t));
         }
         Ok(out)
@@ -757,9 +777,9 @@ impl Database {
     }
 }
 
-/// One entry's measurements for priors: its id, the target's name, and each config's mean
-/// time (`None`: it failed).
-pub type Elsewhere = (EntryId, String, Vec<(String, Option<f64>)>);
+/// One entry's measurements for priors: its id, the target's name, and each config's key, mean
+/// time (`None`: it failed) and compile seconds (`None`: not compiled in the run that measured it).
+pub type Elsewhere = (EntryId, String, Vec<(String, Option<f64>, Option<f64>)>);
 
 /// Held while a process tunes one entry (see [`Database::lock_entry`]).
 #[derive(Debug)]

@@ -321,9 +321,17 @@ pub struct PriorFile {
     pub params: Vec<String>,
     /// Every config with its time in ms.
     pub records: Vec<crate::search::prior::Record>,
+    /// Each record's compile seconds, where recorded (Kernel Tuner's `compile_time`, T4's
+    /// `times.compilation`, both in ms).
+    pub compile_s: Vec<Option<f64>>,
 }
 
 impl PriorFile {
+    /// The records with a compile time: parameter values and seconds.
+    pub fn compile_records(&self) -> impl Iterator<Item = (Vec<(String, Value)>, f64)> + '_ {
+        self.records.iter().zip(&self.compile_s).filter_map(|((v, _), c)| c.map(|c| (v.clone(), c)))
+    }
+
     /// Reads a file; `Err` says why it is not one this reads.
     pub fn load(path: &Path) -> Result<PriorFile, String> {
         let text = read_text(path)?;
@@ -355,7 +363,8 @@ impl PriorFile {
                     (keys.iter().map(|k| (k.clone(), value(&e[k]))).collect(), t)
                 })
                 .collect();
-            return Ok(PriorFile { device: v["device_name"].as_str().unwrap_or("").to_string(), params: keys, records });
+            let compile_s = cache.values().map(|e| e["compile_time"].as_f64().map(|ms| ms / 1e3)).collect();
+            return Ok(PriorFile { device: v["device_name"].as_str().unwrap_or("").to_string(), params: keys, records, compile_s });
         }
         if let Some(results) = v.get("results").and_then(J::as_array) {
             let mut params: Vec<String> = Vec::new();
@@ -385,7 +394,8 @@ impl PriorFile {
                     (conf, t)
                 })
                 .collect();
-            return Ok(PriorFile { device: v["metadata"]["hardware"]["name"].as_str().unwrap_or("").to_string(), params, records });
+            let compile_s = results.iter().map(|r| r["times"]["compilation"].as_f64().map(|ms| ms / 1e3)).collect();
+            return Ok(PriorFile { device: v["metadata"]["hardware"]["name"].as_str().unwrap_or("").to_string(), params, records, compile_s });
         }
         Err(format!("{}: neither a Kernel Tuner cache (no `cache`) nor a T4 file (no `results`)", path.display()))
     }
@@ -519,5 +529,30 @@ mod tests {
         assert_eq!(s.times, vec![Some(2.0), None, Some(1.0)]);
         assert_eq!(chrono_like(0), "1970-01-01T00:00:00Z");
         assert_eq!(chrono_like(1763683200), "2025-11-21T00:00:00Z");
+    }
+
+    /// A prior file's compile times: Kernel Tuner's `compile_time` and T4's `times.compilation`
+    /// (both milliseconds) are read as seconds, each beside its record; a record without one
+    /// has none.
+    #[test]
+    fn prior_files_carry_their_compile_times() {
+        let dir = tempfile::tempdir().unwrap();
+        let kt = dir.path().join("kt.json");
+        std::fs::write(
+            &kt,
+            r#"{"device_name": "GPU", "tune_params_keys": ["a"], "tune_params": {"a": [1, 2]}, "cache": {"1": {"a": 1, "time": 1.0, "compile_time": 1500.0}, "2": {"a": 2, "time": "CompilationFailedConfig"}}}"#,
+        )
+        .unwrap();
+        let f = PriorFile::load(&kt).unwrap();
+        assert_eq!(f.compile_s, vec![Some(1.5), None]);
+        let c: Vec<_> = f.compile_records().collect();
+        assert_eq!(c, vec![(vec![("a".to_string(), Value::Int(1))], 1.5)]);
+        let t4 = dir.path().join("t4.json");
+        std::fs::write(
+            &t4,
+            r#"{"results": [{"configuration": {"a": 2}, "times": {"compilation": 250.0}, "invalidity": "correct", "measurements": [{"name": "time", "value": 3.0, "unit": "ms"}]}]}"#,
+        )
+        .unwrap();
+        assert_eq!(PriorFile::load(&t4).unwrap().compile_s, vec![Some(0.25)]);
     }
 }
