@@ -78,11 +78,6 @@ impl Prior {
         self.sources.is_empty()
     }
 
-    /// Candidates with a recorded compile time.
-    pub fn compile_times(&self) -> usize {
-        self.compile_s.iter().filter(|t| t.is_finite()).count()
-    }
-
     /// Measurements used, over every source.
     pub fn measurements(&self) -> usize {
         self.sources.iter().map(Source::measured).sum()
@@ -328,7 +323,6 @@ impl<'a> PriorBuilder<'a> {
 
     /// [`PriorBuilder::add_compile`] for records keyed as the database keys them.
     pub fn add_compile_keyed(&mut self, records: impl IntoIterator<Item = (String, f64)>) {
-        let records: Vec<(String, f64)> = records.into_iter().collect();
         let mut foreign = BTreeMap::new();
         let located: Vec<(Option<usize>, f64)> = records
             .into_iter()
