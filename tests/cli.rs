@@ -754,6 +754,11 @@ fn a_tune_learns_from_another_gpus_results() {
         notes.iter().any(|n| n.as_str().unwrap().starts_with("compile order: longest first by the compile times the prior's devices recorded (23 of 23")),
         "{notes:?}"
     );
+    assert!(
+        notes.iter().any(|n| n.as_str().unwrap().starts_with("--strategy exhaustive does not learn from the prior's times")
+            && n.as_str().unwrap().ends_with("its compile times order the compiles")),
+        "{notes:?}"
+    );
     // --no-prior: the search a tune without priors runs (the whole space, it is small).
     let o = kerntune(d.path(), &["tune", spec, "--no-prior", "--remeasure", "--json"]);
     let (out, err) = text(&o);

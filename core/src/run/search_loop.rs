@@ -457,8 +457,8 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             || matches!(opts.prior, crate::run::priors::PriorSetting::Files(_));
         // Compile times are read from databases only for a strategy that queues its budget ahead
         // (the only kind they order); reading them costs more than the times.
-        let compile = strategy::by_name(&opts.strategy, 0).is_ok_and(|s| !s.adaptive());
-        let prior = if wants { crate::run::priors::gather(self.ctx, opts, &self.devices[0].target().fingerprint, view, compile) } else { None };
+        let read_compile = strategy::by_name(&opts.strategy, 0).is_ok_and(|s| !s.adaptive());
+        let prior = if wants { crate::run::priors::gather(self.ctx, opts, &self.devices[0].target().fingerprint, view, read_compile) } else { None };
         let usable = prior.as_ref().is_some_and(|(p, _)| !p.is_empty());
         let name = match opts.strategy.as_str() {
             "auto" if usable => "transfer",
@@ -476,6 +476,14 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 Box::new(crate::search::Transfer::new(p, strategy::for_budget("hybrid", opts.strategy_seed(), &opts.budget).map_err(bad)?))
             }
             (_, report) => {
+                // Files named with another strategy: say what they are used for.
+                if report.as_ref().is_some_and(|(p, _)| !p.is_empty()) {
+                    let ordered = !compile.is_empty() && strategy::by_name(name, 0).is_ok_and(|s| !s.adaptive());
+                    ledger.notes.push(format!(
+                        "--strategy {name} does not learn from the prior's times (the transfer search does: --strategy transfer, or no --strategy); {}",
+                        if ordered { "its compile times order the compiles" } else { "it is not used" }
+                    ));
+                }
                 ledger.prior = report.map(|r| r.1);
                 strategy::for_budget(name, opts.strategy_seed(), &opts.budget).map_err(bad)?
             }
