@@ -530,16 +530,15 @@ impl Database {
     /// write): [`Database::open`] then takes its full path, which creates, upgrades or falls
     /// back to read-only mode as before.
     fn open_for_reading(&self) -> Option<rusqlite::Connection> {
-        use rusqlite::OptionalExtension;
         let c = rusqlite::Connection::open(&self.path).ok()?;
         c.busy_timeout(BUSY).ok()?;
         // A write would fail later with a less clear message: such files take the read-only path.
         if c.is_readonly(rusqlite::MAIN_DB).unwrap_or(true) {
             return None;
         }
-        let meta = |name: &str| c.query_row("SELECT value FROM meta WHERE name = ?1", [name], |r| r.get::<_, String>(0)).optional().ok().flatten();
-        let ours = meta("schema").as_deref() == Some(SCHEMA_NAME) && meta("layout").and_then(|v| v.parse::<u32>().ok()) == Some(SQLITE_LAYOUT);
-        ours.then_some(c)
+        // Not writable for the check: it only reads, and refuses layout 2 (which the full path
+        // upgrades) as it refuses anything else not of this layout.
+        self.check_layout(&c, false).is_ok().then_some(c)
     }
 
     /// Opens the database for reading only: through SQLite's read-only mode, or, where that
