@@ -291,22 +291,17 @@ impl<'a> PriorBuilder<'a> {
             return false;
         }
         let before = self.prior.sources.len();
-        let mut direct: Vec<(String, Option<usize>, Result<f64, String>)> = records
-            .into_iter()
-            .map(|(k, t)| {
-                let i = self.key_index(&k);
-                (k, i, t)
-            })
-            .collect();
-        // Keys written another way (another parameter order, another spelling of a number).
         let mut foreign = BTreeMap::new();
-        for (key, i, _) in direct.iter_mut().filter(|d| d.1.is_none()) {
-            if let Some(c) = crate::space::config::Config::parse(key) {
-                *i = self.locate(&c.params, &mut foreign);
-            }
-        }
-        self.keep(name, direct.into_iter().map(|(_, i, t)| (i, t)), foreign);
+        let located: Vec<(Option<usize>, Result<f64, String>)> = records.into_iter().map(|(k, t)| (self.locate_key(&k, &mut foreign), t)).collect();
+        self.keep(name, located, foreign);
         self.prior.sources.len() > before
+    }
+
+    /// The candidate a config key names: directly when written as this space writes it, else
+    /// parsed and matched by parameter values (another order of parameters, another spelling of
+    /// a number), a value outside the space remembered in `foreign`.
+    fn locate_key(&mut self, key: &str, foreign: &mut BTreeMap<String, Value>) -> Option<usize> {
+        self.key_index(key).or_else(|| crate::space::config::Config::parse(key).and_then(|c| self.locate(&c.params, foreign)))
     }
 
     /// Adds a source's recorded compile seconds (parameter values and seconds), after
@@ -324,13 +319,7 @@ impl<'a> PriorBuilder<'a> {
     /// [`PriorBuilder::add_compile`] for records keyed as the database keys them.
     pub fn add_compile_keyed(&mut self, records: impl IntoIterator<Item = (String, f64)>) {
         let mut foreign = BTreeMap::new();
-        let located: Vec<(Option<usize>, f64)> = records
-            .into_iter()
-            .map(|(k, s)| {
-                let i = self.key_index(&k).or_else(|| crate::space::config::Config::parse(&k).and_then(|c| self.locate(&c.params, &mut foreign)));
-                (i, s)
-            })
-            .collect();
+        let located: Vec<(Option<usize>, f64)> = records.into_iter().map(|(k, s)| (self.locate_key(&k, &mut foreign), s)).collect();
         self.keep_compile(located);
     }
 
