@@ -303,18 +303,16 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         let mut refs = self.reference_state(ledger);
         let flow = Flow::default();
         let adaptive = strat.adaptive();
-        let mut times = CompileTimes::new(opts.seed);
         // Other devices' recorded compile times order a queued-ahead budget longest first from
-        // the first compile (an adaptive strategy keeps too few proposals queued to reorder).
-        if !adaptive {
-            times = times.with_prior(&compile_prior);
-            if times.has_prior() {
-                ledger.notes.push(format!(
-                    "compile order: longest first by the compile times the prior's devices recorded ({} of {} candidates), rescaled to this machine's as its compiles finish",
-                    compile_prior.iter().filter(|t| t.is_finite()).count(),
-                    view.len()
-                ));
-            }
+        // the first compile (`strategy` gives them only to such a strategy: an adaptive one
+        // keeps too few proposals queued to reorder).
+        let mut times = CompileTimes::new(opts.seed).with_prior(&compile_prior);
+        if times.has_prior() {
+            ledger.notes.push(format!(
+                "compile order: longest first by the compile times the prior's devices recorded ({} of {} candidates), rescaled to this machine's as its compiles finish",
+                compile_prior.iter().filter(|t| t.is_finite()).count(),
+                view.len()
+            ));
         }
         let mut failure: Option<Error> = None;
         // The CPU reference's outputs, from its thread.
@@ -447,16 +445,18 @@ impl<'e, B: Backend> Coordinator<'e, B> {
 
     /// The strategy: the one asked for, with priors where it learns from them. `auto` is the
     /// transfer search when there are priors, else exhaustive. With it, the compile seconds
-    /// the priors recorded per candidate (empty without). Files named with `--prior` are read
-    /// whatever the strategy (their compile times order the compiles); the database's priors
-    /// only for the transfer search.
+    /// the priors recorded per candidate, for a strategy that queues its budget ahead (empty
+    /// otherwise, or without them). Files named with `--prior` are read whatever the strategy
+    /// (their compile times order the compiles); the database's priors only for the transfer
+    /// search.
     fn strategy(&self, ledger: &mut Ledger<'_>, view: &Candidates<'_>) -> Result<(Box<dyn Strategy>, Vec<f32>), Error> {
         let opts = self.opts;
         let wants = opts.strategy == "auto"
             || strategy::by_name(&opts.strategy, 0).is_ok_and(|s| s.name() == "transfer")
             || matches!(opts.prior, crate::run::priors::PriorSetting::Files(_));
-        // Compile times are read from databases only for a strategy that queues its budget ahead
-        // (the only kind they order); reading them costs more than the times.
+        // Compile times are used, and read from databases, only for a strategy named that
+        // queues its budget ahead (the only kind they order; `auto` with priors is the transfer
+        // search); reading them costs more than the times.
         let read_compile = strategy::by_name(&opts.strategy, 0).is_ok_and(|s| !s.adaptive());
         let prior = if wants { crate::run::priors::gather(self.ctx, opts, &self.devices[0].target().fingerprint, view, read_compile) } else { None };
         let usable = prior.as_ref().is_some_and(|(p, _)| !p.is_empty());
@@ -466,7 +466,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             other => other,
         };
         let bad = |m: String| Error::Spec(SpecError { file: self.ctx.job.origin.clone(), field: "strategy".into(), message: m });
-        let compile = prior.as_ref().map(|(p, _)| p.compile_s.clone()).unwrap_or_default();
+        let compile = prior.as_ref().filter(|_| read_compile).map(|(p, _)| p.compile_s.clone()).unwrap_or_default();
         let strat: Box<dyn Strategy> = match (name, prior) {
             ("transfer", Some((p, report))) => {
                 ledger.prior = Some(report);
@@ -478,7 +478,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             (_, report) => {
                 // Files named with another strategy: say what they are used for.
                 if report.as_ref().is_some_and(|(p, _)| !p.is_empty()) {
-                    let ordered = !compile.is_empty() && strategy::by_name(name, 0).is_ok_and(|s| !s.adaptive());
+                    let ordered = !compile.is_empty();
                     ledger.notes.push(format!(
                         "--strategy {name} does not learn from the prior's times (the transfer search does: --strategy transfer, or no --strategy); {}",
                         if ordered { "its compile times order the compiles" } else { "it is not used" }
