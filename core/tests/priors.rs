@@ -128,7 +128,9 @@ fn a_layout_2_database_is_upgraded_and_serves_priors() {
     let a = Tuner::new(device("gpu_a", 128.0)).tune(&job(), &opts(&db)).unwrap();
     {
         let c = rusqlite::Connection::open(db.path()).unwrap();
-        c.execute_batch("ALTER TABLE measurements DROP COLUMN time; UPDATE meta SET value = '2' WHERE name = 'layout';").unwrap();
+        // Layout 2 had no `time` column, nor the index on it.
+        c.execute_batch("DROP INDEX measurements_times; ALTER TABLE measurements DROP COLUMN time; UPDATE meta SET value = '2' WHERE name = 'layout';")
+            .unwrap();
     }
     let rows = db.times_elsewhere("k", &a.entry.problem, "gpu_b", false).unwrap();
     assert_eq!(rows.len(), 1);
@@ -137,6 +139,8 @@ fn a_layout_2_database_is_upgraded_and_serves_priors() {
     let c = rusqlite::Connection::open(db.path()).unwrap();
     let layout: String = c.query_row("SELECT value FROM meta WHERE name = 'layout'", [], |r| r.get(0)).unwrap();
     assert_eq!(layout, "3");
+    let index: i64 = c.query_row("SELECT count(*) FROM sqlite_master WHERE name = 'measurements_times'", [], |r| r.get(0)).unwrap();
+    assert_eq!(index, 1, "the upgrade indexes the new column");
     assert_eq!(db.entry(&a.entry).unwrap().unwrap().measurements.len(), 24, "nothing lost");
 }
 
@@ -170,14 +174,34 @@ fn only_this_problem_on_other_targets_is_read() {
         put(target, problem, t);
     }
     let found = |problem: &str| {
-        let mut v: Vec<(String, f64)> =
-            db.times_elsewhere("k", problem, "gpu_new", false).unwrap().into_iter().map(|(id, _, t)| (id.target, t[0].1.unwrap())).collect();
+        let mut v: Vec<(String, f64)> = db
+            .times_elsewhere("k", problem, "gpu_new", false)
+            .unwrap()
+            .into_iter()
+            .map(|(id, _, t)| (id.target, t.iter().next().unwrap().1.unwrap()))
+            .collect();
         v.sort_by(|a, b| a.0.cmp(&b.0));
         v
     };
-    assert_eq!(found("n=1"), vec![("gpu_a".to_string(), 1.0), ("gpu_b".to_string(), 2.0)]);
-    assert_eq!(found("größe=1"), vec![("gpu_b".to_string(), 6.0)]);
-    assert_eq!(found("n=2"), vec![]);
+    let check = || {
+        assert_eq!(found("n=1"), vec![("gpu_a".to_string(), 1.0), ("gpu_b".to_string(), 2.0)]);
+        assert_eq!(found("größe=1"), vec![("gpu_b".to_string(), 6.0)]);
+        assert_eq!(found("n=2"), vec![]);
+    };
+    let indexes = || -> Vec<String> {
+        let c = rusqlite::Connection::open(db.path()).unwrap();
+        let mut st = c.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%' ORDER BY name").unwrap();
+        st.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+    };
+    assert_eq!(indexes(), ["entries_problem", "measurements_times"], "the indexes the priors read uses");
+    check();
+    // A database made before those indexes existed is read the same (reads add none).
+    rusqlite::Connection::open(db.path()).unwrap().execute_batch("DROP INDEX entries_problem; DROP INDEX measurements_times;").unwrap();
+    check();
+    assert!(indexes().is_empty(), "a read writes nothing");
+    put("gpu_c", "n=3", 8.0);
+    assert_eq!(indexes(), ["entries_problem", "measurements_times"], "the first write adds them");
+    check();
 }
 
 /// Compile times follow the code, not the device: the compile seconds another device's tune

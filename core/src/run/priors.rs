@@ -100,10 +100,9 @@ fn from_database(b: &mut PriorBuilder<'_>, db: &Database, ctx: &Context, target:
                 id.kernel_hash, ctx.id.kernel_hash
             ));
         }
-        let compile: Vec<(String, f64)> = times.iter().filter_map(|(key, _, c)| c.map(|c| (key.clone(), c))).collect();
-        let records = times.into_iter().map(|(key, t, _)| (key, t.ok_or_else(|| "failed".to_string())));
+        let records = times.iter().map(|(key, t, _)| (key, t.ok_or_else(|| "failed".to_string())));
         if b.add_keyed(&format!("{target_name} ({})", id.target), &names, records) {
-            b.add_compile_keyed(compile);
+            b.add_compile_keyed(times.iter().filter_map(|(key, _, c)| c.map(|c| (key, c))));
         }
     }
     if named && found == 0 {

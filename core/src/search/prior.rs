@@ -11,7 +11,8 @@
 use crate::search::strategy::Candidates;
 use crate::spec::job::Param;
 use crate::spec::value::Value;
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
 
 /// One source's measurements, aligned with the candidates.
 #[derive(Clone, Debug)]
@@ -118,9 +119,9 @@ pub type Record = (Vec<(String, Value)>, Result<f64, String>);
 pub struct PriorBuilder<'a> {
     params: &'a [Param],
     coords: &'a [Vec<u32>],
-    index: HashMap<&'a [u32], usize>,
+    index: FxHashMap<&'a [u32], usize>,
     /// Candidates by config key (`name=value,...`), made on first use.
-    keys: Option<HashMap<String, usize>>,
+    keys: Option<FxHashMap<String, usize>>,
     n: usize,
     prior: Prior,
     /// Per candidate: the sum of the logs of the recorded compile seconds, and their count.
@@ -286,13 +287,13 @@ impl<'a> PriorBuilder<'a> {
     /// Adds a source whose records are config keys (`name=value,...`, as the database keeps
     /// them): a key written as this space writes it is found directly; any other is parsed and
     /// matched by parameter values (another order of parameters, another spelling of a number).
-    pub fn add_keyed(&mut self, name: &str, params: &[String], records: impl IntoIterator<Item = (String, Result<f64, String>)>) -> bool {
+    pub fn add_keyed<K: AsRef<str>>(&mut self, name: &str, params: &[String], records: impl IntoIterator<Item = (K, Result<f64, String>)>) -> bool {
         if !self.same_space(name, params) {
             return false;
         }
         let before = self.prior.sources.len();
         let mut foreign = BTreeMap::new();
-        let located: Vec<(Option<usize>, Result<f64, String>)> = records.into_iter().map(|(k, t)| (self.locate_key(&k, &mut foreign), t)).collect();
+        let located: Vec<(Option<usize>, Result<f64, String>)> = records.into_iter().map(|(k, t)| (self.locate_key(k.as_ref(), &mut foreign), t)).collect();
         self.keep(name, located, foreign);
         self.prior.sources.len() > before
     }
@@ -317,9 +318,9 @@ impl<'a> PriorBuilder<'a> {
     }
 
     /// [`PriorBuilder::add_compile`] for records keyed as the database keys them.
-    pub fn add_compile_keyed(&mut self, records: impl IntoIterator<Item = (String, f64)>) {
+    pub fn add_compile_keyed<K: AsRef<str>>(&mut self, records: impl IntoIterator<Item = (K, f64)>) {
         let mut foreign = BTreeMap::new();
-        let located: Vec<(Option<usize>, f64)> = records.into_iter().map(|(k, s)| (self.locate_key(&k, &mut foreign), s)).collect();
+        let located: Vec<(Option<usize>, f64)> = records.into_iter().map(|(k, s)| (self.locate_key(k.as_ref(), &mut foreign), s)).collect();
         self.keep_compile(located);
     }
 
@@ -339,11 +340,18 @@ impl<'a> PriorBuilder<'a> {
         let (ps, coords) = (self.params, self.coords);
         self.keys
             .get_or_insert_with(|| {
-                coords
-                    .iter()
-                    .enumerate()
-                    .map(|(i, c)| (ps.iter().zip(c).map(|(p, &v)| format!("{}={}", p.name, p.values[v as usize])).collect::<Vec<_>>().join(","), i))
-                    .collect()
+                // Each parameter's `name=value` texts made once; a key is their concatenation.
+                let parts: Vec<Vec<String>> =
+                    ps.iter().enumerate().map(|(j, p)| p.values.iter().map(|v| format!("{}{}={v}", if j == 0 { "" } else { "," }, p.name)).collect()).collect();
+                let mut keys = FxHashMap::with_capacity_and_hasher(coords.len(), Default::default());
+                for (i, c) in coords.iter().enumerate() {
+                    let mut key = String::with_capacity(c.iter().zip(&parts).map(|(&v, p)| p[v as usize].len()).sum());
+                    for (&v, p) in c.iter().zip(&parts) {
+                        key.push_str(&p[v as usize]);
+                    }
+                    keys.insert(key, i);
+                }
+                keys
             })
             .get(key)
             .copied()
@@ -401,6 +409,28 @@ mod tests {
             p.summary("db"),
             "prior: 1 target, 2 measurements (db); skipped 1 failed, 2 not candidates here (outside the space, or pruned on this device), 1 not times (NaN, zero or negative)"
         );
+    }
+
+    /// Keys as the database writes them (`Config::key`) are found in the key table directly,
+    /// whatever the values' kinds, so a database's 20,000 records do not each take the slow
+    /// path (parsing the key and matching its values); a key written otherwise still is found.
+    #[test]
+    fn database_keys_are_found_directly() {
+        let params = vec![
+            Param::new("b", [Value::Int(-4), Value::Int(64)]),
+            Param::new("a", [Value::Float(0.5), Value::Float(2.0)]),
+            Param::new("on", [Value::Bool(true), Value::Bool(false)]),
+            Param::new("s", [Value::Str("x y".into()), Value::Str("z".into())]),
+        ];
+        let coords: Vec<Vec<u32>> = (0..16u32).map(|i| vec![i & 1, (i >> 1) & 1, (i >> 2) & 1, i >> 3]).collect();
+        let cands = Candidates { params: &params, coords: &coords };
+        let mut b = PriorBuilder::new(&cands);
+        for (i, c) in coords.iter().enumerate() {
+            let key = crate::space::config::Config::new(params.iter().zip(c).map(|(p, &v)| (p.name.clone(), p.values[v as usize].clone()))).key();
+            assert_eq!(b.key_index(&key), Some(i), "{key}");
+        }
+        let mut foreign = BTreeMap::new();
+        assert_eq!(b.locate_key("a=2.0,b=64,on=false,s=z", &mut foreign), Some(15), "another order: parsed and matched");
     }
 
     /// A Kernel Tuner cache whose script made a problem constant a single-value parameter
