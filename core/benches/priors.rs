@@ -91,6 +91,10 @@ fn priors(c: &mut Criterion) {
     c.bench_function("priors: read 10 × 20,000 from the database (times_elsewhere alone)", |b| {
         b.iter(|| black_box(db.times_elsewhere("conv", "n=1", "gpu_new", false).unwrap().len()))
     });
+    // With each config's compile seconds too (what an exhaustive or random tune reads).
+    c.bench_function("priors: read 10 × 20,000 with compile seconds (times_elsewhere alone)", |b| {
+        b.iter(|| black_box(db.times_elsewhere("conv", "n=1", "gpu_new", true).unwrap().len()))
+    });
     let names: Vec<String> = params.iter().map(|p| p.name.clone()).collect();
     let read = db.times_elsewhere("conv", "n=1", "gpu_new", false).unwrap();
     c.bench_function("priors: line up 10 × 20,000 (PriorBuilder alone)", |b| {

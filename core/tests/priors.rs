@@ -129,7 +129,7 @@ fn a_layout_2_database_is_upgraded_and_serves_priors() {
     {
         let c = rusqlite::Connection::open(db.path()).unwrap();
         // Layout 2 had no `time` column, nor the index on it.
-        c.execute_batch("DROP INDEX measurements_times; ALTER TABLE measurements DROP COLUMN time; UPDATE meta SET value = '2' WHERE name = 'layout';")
+        c.execute_batch("DROP INDEX measurements_priors; ALTER TABLE measurements DROP COLUMN time; UPDATE meta SET value = '2' WHERE name = 'layout';")
             .unwrap();
     }
     let rows = db.times_elsewhere("k", &a.entry.problem, "gpu_b", false).unwrap();
@@ -139,7 +139,7 @@ fn a_layout_2_database_is_upgraded_and_serves_priors() {
     let c = rusqlite::Connection::open(db.path()).unwrap();
     let layout: String = c.query_row("SELECT value FROM meta WHERE name = 'layout'", [], |r| r.get(0)).unwrap();
     assert_eq!(layout, "3");
-    let index: i64 = c.query_row("SELECT count(*) FROM sqlite_master WHERE name = 'measurements_times'", [], |r| r.get(0)).unwrap();
+    let index: i64 = c.query_row("SELECT count(*) FROM sqlite_master WHERE name = 'measurements_priors'", [], |r| r.get(0)).unwrap();
     assert_eq!(index, 1, "the upgrade indexes the new column");
     assert_eq!(db.entry(&a.entry).unwrap().unwrap().measurements.len(), 24, "nothing lost");
 }
@@ -193,14 +193,14 @@ fn only_this_problem_on_other_targets_is_read() {
         let mut st = c.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%' ORDER BY name").unwrap();
         st.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
     };
-    assert_eq!(indexes(), ["entries_problem", "measurements_times"], "the indexes the priors read uses");
+    assert_eq!(indexes(), ["entries_problem", "measurements_priors"], "the indexes the priors read uses");
     check();
     // A database made before those indexes existed is read the same (reads add none).
-    rusqlite::Connection::open(db.path()).unwrap().execute_batch("DROP INDEX entries_problem; DROP INDEX measurements_times;").unwrap();
+    rusqlite::Connection::open(db.path()).unwrap().execute_batch("DROP INDEX entries_problem; DROP INDEX measurements_priors;").unwrap();
     check();
     assert!(indexes().is_empty(), "a read writes nothing");
     put("gpu_c", "n=3", 8.0);
-    assert_eq!(indexes(), ["entries_problem", "measurements_times"], "the first write adds them");
+    assert_eq!(indexes(), ["entries_problem", "measurements_priors"], "the first write adds them");
     check();
 }
 
