@@ -243,15 +243,10 @@ impl CompileTimes {
 /// machine's compiles may run faster or slower, but longer code compiles longer); with fewer
 /// than three pairs, or no spread in `x`, the slope is 1 and only the offset is fitted.
 fn calibrate(pairs: &[(f64, f64)]) -> (f64, f64) {
-    let n = pairs.len() as f64;
     if pairs.is_empty() {
         return (0.0, 1.0);
     }
-    let (mx, my) = (pairs.iter().map(|p| p.0).sum::<f64>() / n, pairs.iter().map(|p| p.1).sum::<f64>() / n);
-    let sxx: f64 = pairs.iter().map(|p| (p.0 - mx).powi(2)).sum();
-    let sxy: f64 = pairs.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
-    let b = if pairs.len() >= 3 && sxx > 1e-9 { (sxy / sxx).clamp(0.25, 4.0) } else { 1.0 };
-    (my - b * mx, b)
+    crate::search::ridge::line_fit(pairs.iter().copied(), |sxy, sxx| if pairs.len() >= 3 && sxx > 1e-9 { (sxy / sxx).clamp(0.25, 4.0) } else { 1.0 })
 }
 
 #[cfg(test)]

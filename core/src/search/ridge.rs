@@ -17,6 +17,22 @@ pub struct Ridge {
 /// Penalties tried; the one with the least leave-one-out error is kept.
 const LAMBDAS: [f64; 6] = [0.01, 0.1, 1.0, 10.0, 100.0, 1000.0];
 
+/// The least-squares line `y ≈ a + b·x` through `(x, y)` pairs, its slope chosen by the caller:
+/// `slope` gets `Σ(x − x̄)(y − ȳ)` and `Σ(x − x̄)²` (the unconstrained slope is their ratio)
+/// and returns the slope to use; the offset then puts the line through the means. `(0, 0)`
+/// for no pairs.
+pub(crate) fn line_fit(pairs: impl Iterator<Item = (f64, f64)> + Clone, slope: impl FnOnce(f64, f64) -> f64) -> (f64, f64) {
+    let n = pairs.clone().count() as f64;
+    if n == 0.0 {
+        return (0.0, 0.0);
+    }
+    let (mx, my) = (pairs.clone().map(|p| p.0).sum::<f64>() / n, pairs.clone().map(|p| p.1).sum::<f64>() / n);
+    let sxx: f64 = pairs.clone().map(|p| (p.0 - mx).powi(2)).sum();
+    let sxy: f64 = pairs.map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let b = slope(sxy, sxx);
+    (my - b * mx, b)
+}
+
 /// Cholesky factor `L` (lower, row-major `p × p`) of a symmetric positive-definite `a`.
 pub(crate) fn cholesky(a: &[f64], p: usize) -> Option<Vec<f64>> {
     let mut l = vec![0.0; p * p];

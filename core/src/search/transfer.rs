@@ -308,14 +308,10 @@ fn kendall(a: &[f64], b: &[f64]) -> f64 {
     }
 }
 
-/// `y ≈ a + b·e` by least squares, with `b ≥ 0` (a ranking is not turned upside down).
+/// `y ≈ a + b·e` by least squares, with `b ≥ 0` (a ranking is not turned upside down), and
+/// flat (`b = 0`) where `e` has no spread.
 fn calibrate(e: &[f64], y: &[f64]) -> (f64, f64) {
-    let n = e.len() as f64;
-    let (me, my) = (e.iter().sum::<f64>() / n, y.iter().sum::<f64>() / n);
-    let sxx: f64 = e.iter().map(|x| (x - me).powi(2)).sum();
-    let sxy: f64 = e.iter().zip(y).map(|(x, y)| (x - me) * (y - my)).sum();
-    let b = if sxx > 1e-12 { (sxy / sxx).max(0.0) } else { 0.0 };
-    (my - b * me, b)
+    ridge::line_fit(e.iter().copied().zip(y.iter().copied()), |sxy, sxx| if sxx > 1e-12 { (sxy / sxx).max(0.0) } else { 0.0 })
 }
 
 /// Ridge regression of `r` on one-hot rows (each row the indices of its ones) with penalty
