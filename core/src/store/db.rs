@@ -526,11 +526,22 @@ impl Database {
         // was tried, and SQLite still read the records.)
         // Made once, at the first writable open (of a database of this layout: the `time`
         // column must exist); the database works without them, only slower to read priors from.
-        if let Err(e) = c.execute_batch(
-            "CREATE INDEX IF NOT EXISTS measurements_priors ON measurements(entry, config, time);
-             CREATE INDEX IF NOT EXISTS entries_problem ON entries(json_extract(header, '$.problem'), key);",
-        ) {
-            tracing::warn!(path = %self.path.display(), "could not index the database for reading priors ({e}); it works without, reading priors more slowly");
+        let indexed = c
+            .query_row("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN ('measurements_priors', 'entries_problem')", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .is_ok_and(|n| n == 2);
+        if !indexed {
+            let t = std::time::Instant::now();
+            match c.execute_batch(
+                "CREATE INDEX IF NOT EXISTS measurements_priors ON measurements(entry, config, time);
+                 CREATE INDEX IF NOT EXISTS entries_problem ON entries(json_extract(header, '$.problem'), key);",
+            ) {
+                Ok(()) => tracing::debug!(path = %self.path.display(), seconds = t.elapsed().as_secs_f64(), "indexed the database for reading priors (once)"),
+                Err(e) => {
+                    tracing::warn!(path = %self.path.display(), "could not index the database for reading priors ({e}); it works without, reading priors more slowly")
+                }
+            }
         }
         Ok(Some(c))
     }
