@@ -771,7 +771,7 @@ impl Database {
         let sql = if compile {
             "SELECT config, time, json_extract(record, '$.trace.compile_s') FROM measurements WHERE entry = ?1"
         } else {
-            "SELECT config, time, NULL FROM measurements WHERE entry = ?1"
+            "SELECT config, time FROM measurements WHERE entry = ?1"
         };
         // Rows borrowed from SQLite into one packed list per entry: 20,000 configs make one
         // string, not 20,000. Entries are read in parallel, each reader on its own connection
@@ -782,7 +782,8 @@ impl Database {
             let mut rows = times.query([key]).map_err(self.sql("reading"))?;
             while let Some(r) = rows.next().map_err(self.sql("reading"))? {
                 let config = r.get_ref(0).and_then(|v| v.as_str().map_err(Into::into)).map_err(self.sql("reading"))?;
-                t.push(config, r.get(1).map_err(self.sql("reading"))?, r.get::<_, Option<f64>>(2).ok().flatten());
+                let compile_s = if compile { r.get::<_, Option<f64>>(2).ok().flatten() } else { None };
+                t.push(config, r.get(1).map_err(self.sql("reading"))?, compile_s);
             }
             Ok(t)
         };
