@@ -201,10 +201,7 @@ pub fn schedule_with_prior(
         order,
         threads,
         budget,
-        times: match prior {
-            Some(p) => CompileTimes::new(seed).with_prior(p),
-            None => CompileTimes::new(seed),
-        },
+        times: CompileTimes::new(seed).with_prior(prior.unwrap_or_default()),
         queue: CompileOrder::default(),
         running: Vec::new(),
         arrived: VecDeque::new(),
@@ -355,17 +352,13 @@ pub fn compare(
         .map(|r| {
             let seed = seed.wrapping_add(r * 7919);
             let one = |o, tail| schedule(space, strategy, budget, seed, threads, o, tail);
+            let model = one(Order::Model, None)?;
+            // Without a prior the slot holds the model's run again (not reported), not a rerun.
             let fleet = match prior {
                 Some(p) => schedule_with_prior(space, strategy, budget, seed, threads, Order::Model, None, Some(p))?,
-                None => one(Order::Model, None)?,
+                None => model.clone(),
             };
-            Ok([
-                one(Order::Model, None)?,
-                one(Order::Fifo, None)?,
-                one(Order::Oracle, None)?,
-                one(Order::Model, Some(crate::search::tail::DEFAULT_FACTOR))?,
-                fleet,
-            ])
+            Ok([model, one(Order::Fifo, None)?, one(Order::Oracle, None)?, one(Order::Model, Some(crate::search::tail::DEFAULT_FACTOR))?, fleet])
         })
         .collect::<Result<_, String>>()?;
     let n = runs.len() as f64;
