@@ -451,13 +451,14 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     /// search.
     fn strategy(&self, ledger: &mut Ledger<'_>, view: &Candidates<'_>) -> Result<(Box<dyn Strategy>, Vec<f32>), Error> {
         let opts = self.opts;
+        let named = strategy::by_name(&opts.strategy, 0).ok();
         let wants = opts.strategy == "auto"
-            || strategy::by_name(&opts.strategy, 0).is_ok_and(|s| s.name() == "transfer")
+            || named.as_ref().is_some_and(|s| s.name() == "transfer")
             || matches!(opts.prior, crate::run::priors::PriorSetting::Files(_));
         // Compile times are used, and read from databases, only for a strategy named that
         // queues its budget ahead (the only kind they order; `auto` with priors is the transfer
         // search); reading them costs more than the times.
-        let read_compile = strategy::by_name(&opts.strategy, 0).is_ok_and(|s| !s.adaptive());
+        let read_compile = named.is_some_and(|s| !s.adaptive());
         let prior = if wants { crate::run::priors::gather(self.ctx, opts, &self.devices[0].target().fingerprint, view, read_compile) } else { None };
         let usable = prior.as_ref().is_some_and(|(p, _)| !p.is_empty());
         let name = match opts.strategy.as_str() {
