@@ -723,7 +723,8 @@ impl Database {
     /// `compile` is asked for, compile seconds (where the tune that measured it compiled it).
     /// Reads the `time` column, not the records, so that it stays fast with many entries and
     /// configs; the compile seconds are read from each record (JSON), which costs several times
-    /// more (about 0.4 s for 200,000 records against 0.1 s), so only a tune that uses them asks.
+    /// more (the priors bench: 176–239 ms for 200,000 records against 10–38 ms), so only a tune
+    /// that uses them asks.
     pub fn times_elsewhere(&self, kernel: &str, problem: &str, target: &str, compile: bool) -> Result<Vec<Elsewhere>, DbError> {
         if let Kind::Json = self.kind()? {
             let f = self.load()?;
