@@ -1,0 +1,95 @@
+//! How the adaptive transfer search fares with a small fleet: each recorded GPU space of a
+//! kernel is held out in turn and tuned for 20 evaluations from every set of `K` of the other
+//! GPUs (one source: every other GPU alone; two: every pair), against the same search without
+//! priors. A library that ships tuned kernels may hold only one or two other GPUs' results when
+//! a new one arrives. The numbers are in docs/benchmarks.md.
+//!
+//! ```text
+//! cargo run --release -p kerntune-core --example few_sources [SPACES_DIR] [K] [SEEDS]
+//! ```
+//!
+//! `SPACES_DIR` (default `../shared/spaces/gpus`) holds `KERNEL_GPU.json.gz` files.
+
+use kerntune_core::search::{by_name, Prior, Transfer};
+use kerntune_core::sim::recorded::RecordedSpace;
+use kerntune_core::sim::simulate::{prior_for, score, score_with};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+const BUDGET: usize = 20;
+const BASE: &str = "hybrid";
+
+/// Every subset of `k` of `items`, in order.
+fn subsets(items: &[usize], k: usize) -> Vec<Vec<usize>> {
+    if k == 0 {
+        return vec![Vec::new()];
+    }
+    let mut out = Vec::new();
+    for (i, &first) in items.iter().enumerate() {
+        for mut rest in subsets(&items[i + 1..], k - 1) {
+            rest.insert(0, first);
+            out.push(rest);
+        }
+    }
+    out
+}
+
+fn main() -> Result<(), String> {
+    let mut args = std::env::args().skip(1);
+    let dir = args.next().unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/spaces/gpus").into());
+    let k: usize = args.next().map(|s| s.parse().map_err(|e| format!("K: {e}"))).transpose()?.unwrap_or(1);
+    let seeds: usize = args.next().map(|s| s.parse().map_err(|e| format!("SEEDS: {e}"))).transpose()?.unwrap_or(50);
+    let mut kernels: BTreeMap<String, Vec<RecordedSpace>> = BTreeMap::new();
+    let mut files: Vec<_> = std::fs::read_dir(&dir).map_err(|e| format!("{dir}: {e}"))?.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    files.sort();
+    for f in files.iter().filter(|f| f.to_string_lossy().ends_with(".json.gz") || f.extension().is_some_and(|e| e == "json")) {
+        let kernel = f.file_name().unwrap_or_default().to_string_lossy().split('_').next().unwrap_or_default().to_string();
+        kernels.entry(kernel).or_default().push(RecordedSpace::load(f).map_err(|e| format!("{}: {e}", f.display()))?);
+    }
+    // A GPU's short name: what follows the kernel in the file name (`convolution_A100` → `A100`).
+    let short = |s: &RecordedSpace| s.name.split_once('_').map_or(s.name.clone(), |(_, g)| g.to_string());
+    println!("fraction of the optimum after {BUDGET} evaluations, mean over {seeds} seeds, from every set of {k} other GPU(s)");
+    let (mut cases, mut reached, mut within) = (0, 0, 0);
+    let mut deltas = Vec::new();
+    let mut worst = (f64::INFINITY, String::new());
+    for spaces in kernels.values().filter(|s| s.len() > k) {
+        for (h, held) in spaces.iter().enumerate() {
+            let none = score(held, BASE, BUDGET, seeds, 1, false, 1)?.at(BUDGET).0;
+            let others: Vec<usize> = (0..spaces.len()).filter(|&o| o != h).collect();
+            let mut line = format!("{:<22} no prior {none:.3} |", held.name);
+            for set in subsets(&others, k) {
+                let sources: Vec<&RecordedSpace> = set.iter().map(|&i| &spaces[i]).collect();
+                let prior: Arc<Prior> = Arc::new(prior_for(held, &sources));
+                let adaptive = score_with(
+                    held,
+                    "transfer",
+                    |s| Box::new(Transfer::new(prior.clone(), by_name(BASE, s).expect("a known strategy"))),
+                    BUDGET,
+                    seeds,
+                    1,
+                    false,
+                    1,
+                )?
+                .at(BUDGET)
+                .0;
+                let names: Vec<String> = sources.iter().map(|s| short(s)).collect();
+                line += &format!(" {} {adaptive:.3}", names.join("+"));
+                let delta = adaptive - none;
+                cases += 1;
+                reached += usize::from(adaptive >= 0.98);
+                within += usize::from(delta >= -0.05);
+                deltas.push(delta);
+                if delta < worst.0 {
+                    worst = (delta, format!("{} from {}", held.name, names.join("+")));
+                }
+            }
+            println!("{line}");
+        }
+    }
+    let mean = deltas.iter().sum::<f64>() / deltas.len().max(1) as f64;
+    println!(
+        "{cases} cases: ≥ 0.98 in {reached}; within 0.05 of no priors or better in {within}; Δ (adaptive − no prior) mean {mean:+.3}, worst {:+.3} ({})",
+        worst.0, worst.1
+    );
+    Ok(())
+}
