@@ -128,9 +128,12 @@ fn a_layout_2_database_is_upgraded_and_serves_priors() {
     let a = Tuner::new(device("gpu_a", 128.0)).tune(&job(), &opts(&db)).unwrap();
     {
         let c = rusqlite::Connection::open(db.path()).unwrap();
-        // Layout 2 had no `time` column, nor the index on it.
-        c.execute_batch("DROP INDEX measurements_priors; ALTER TABLE measurements DROP COLUMN time; UPDATE meta SET value = '2' WHERE name = 'layout';")
-            .unwrap();
+        // Layout 2 had no `time` column, nor the `compile_s` one, nor their index.
+        c.execute_batch(
+            "DROP INDEX measurements_prior_times; ALTER TABLE measurements DROP COLUMN compile_s;
+             ALTER TABLE measurements DROP COLUMN time; UPDATE meta SET value = '2' WHERE name = 'layout';",
+        )
+        .unwrap();
     }
     let rows = db.times_elsewhere("k", &a.entry.problem, "gpu_b", false).unwrap();
     assert_eq!(rows.len(), 1);
@@ -139,8 +142,8 @@ fn a_layout_2_database_is_upgraded_and_serves_priors() {
     let c = rusqlite::Connection::open(db.path()).unwrap();
     let layout: String = c.query_row("SELECT value FROM meta WHERE name = 'layout'", [], |r| r.get(0)).unwrap();
     assert_eq!(layout, "3");
-    let index: i64 = c.query_row("SELECT count(*) FROM sqlite_master WHERE name = 'measurements_priors'", [], |r| r.get(0)).unwrap();
-    assert_eq!(index, 1, "the upgrade indexes the new column");
+    let index: i64 = c.query_row("SELECT count(*) FROM sqlite_master WHERE name = 'measurements_prior_times'", [], |r| r.get(0)).unwrap();
+    assert_eq!(index, 1, "the upgrade indexes the new columns");
     assert_eq!(db.entry(&a.entry).unwrap().unwrap().measurements.len(), 24, "nothing lost");
 }
 
@@ -193,14 +196,14 @@ fn only_this_problem_on_other_targets_is_read() {
         let mut st = c.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%' ORDER BY name").unwrap();
         st.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
     };
-    assert_eq!(indexes(), ["entries_problem", "measurements_priors"], "the indexes the priors read uses");
+    assert_eq!(indexes(), ["entries_problem", "measurements_prior_times"], "the indexes the priors read uses");
     check();
     // A database made before those indexes existed is read the same (reads add none).
-    rusqlite::Connection::open(db.path()).unwrap().execute_batch("DROP INDEX entries_problem; DROP INDEX measurements_priors;").unwrap();
+    rusqlite::Connection::open(db.path()).unwrap().execute_batch("DROP INDEX entries_problem; DROP INDEX measurements_prior_times;").unwrap();
     check();
     assert!(indexes().is_empty(), "a read writes nothing");
     put("gpu_c", "n=3", 8.0);
-    assert_eq!(indexes(), ["entries_problem", "measurements_priors"], "the first write adds them");
+    assert_eq!(indexes(), ["entries_problem", "measurements_prior_times"], "the first write adds them");
     check();
 }
 
@@ -243,6 +246,73 @@ fn another_devices_compile_times_order_the_first_compiles() {
         b.notes
     );
     assert_eq!(b.prior.as_ref().unwrap().targets, 1);
+}
+
+/// The compile seconds are read from their own column, not from each measurement's record
+/// (which the priors read would otherwise parse, several times slower): a writable open adds
+/// the column to a database an older kerntune made and fills it from the records; a row a
+/// writer that does not know the column inserts (an older kerntune) is read from its record;
+/// and a database not yet upgraded (a read writes nothing) gives the same compile seconds.
+#[test]
+fn compile_seconds_come_from_their_column_whoever_wrote_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::at(dir.path().join("db.sqlite"));
+    let slow = device("gpu_a", 128.0).with_compile_times(|c| std::time::Duration::from_millis(c.get_i64("vec").unwrap() as u64));
+    let a = Tuner::new(slow).tune(&job(), &TuneOptions { strategy: "exhaustive".into(), ..opts(&db) }).unwrap();
+    let problem = a.entry.problem.clone();
+    let read = || -> Vec<(String, Option<f64>)> {
+        let mut v: Vec<(String, Option<f64>)> =
+            db.times_elsewhere("k", &problem, "gpu_b", true).unwrap()[0].2.iter().map(|(k, _, c)| (k.to_string(), c)).collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    };
+    let sql = || rusqlite::Connection::open(db.path()).unwrap();
+    // Every row's column holds its record's compile seconds (-1: none).
+    let mismatched = || -> i64 {
+        sql()
+            .query_row("SELECT count(*) FROM measurements WHERE compile_s IS NOT coalesce(json_extract(record, '$.trace.compile_s'), -1)", [], |r| r.get(0))
+            .unwrap()
+    };
+    let recorded = read();
+    assert_eq!(recorded.len(), 24);
+    assert!(recorded.iter().all(|(_, c)| c.is_some_and(|c| c > 0.0)), "{recorded:?}");
+    assert_eq!(mismatched(), 0);
+    // The read takes the column: a value set there (not in the record) is what it returns.
+    let key = recorded[0].0.clone();
+    sql().execute("UPDATE measurements SET compile_s = 123.0 WHERE config = ?1", [&key]).unwrap();
+    assert_eq!(read()[0].1, Some(123.0));
+    sql().execute("UPDATE measurements SET compile_s = json_extract(record, '$.trace.compile_s') WHERE config = ?1", [&key]).unwrap();
+    // A measurement whose record has no compile seconds (-1 in the column) has none.
+    let last = recorded[23].0.clone();
+    sql().execute("UPDATE measurements SET record = json_remove(record, '$.trace.compile_s'), compile_s = -1 WHERE config = ?1", [&last]).unwrap();
+    assert_eq!(read()[23].1, None);
+    let mut recorded = recorded;
+    recorded[23].1 = None;
+    assert_eq!(mismatched(), 0);
+    // A database as an older kerntune left it: no column, nor its index. A read (which writes
+    // nothing) gives the same seconds, from the records.
+    sql().execute_batch("DROP INDEX measurements_prior_times; ALTER TABLE measurements DROP COLUMN compile_s;").unwrap();
+    assert_eq!(read(), recorded);
+    let columns = || -> i64 { sql().query_row("SELECT count(*) FROM pragma_table_info('measurements') WHERE name = 'compile_s'", [], |r| r.get(0)).unwrap() };
+    assert_eq!(columns(), 0, "a read writes nothing");
+    // The first writable open adds and fills the column.
+    db.update(|_| {}).unwrap();
+    assert_eq!(columns(), 1);
+    assert_eq!(mismatched(), 0);
+    assert_eq!(read(), recorded);
+    // A writer that does not know the column (an older kerntune: these four columns) leaves it
+    // empty; the read takes that row from its record, and the others as before.
+    let entry: String = sql().query_row("SELECT entry FROM measurements LIMIT 1", [], |r| r.get(0)).unwrap();
+    sql()
+        .execute(
+            "INSERT OR REPLACE INTO measurements(entry, config, record, time) SELECT entry, config, json_set(record, '$.trace.compile_s', 7.5), time FROM measurements WHERE entry = ?1 AND config = ?2",
+            [&entry, &key],
+        )
+        .unwrap();
+    assert_eq!(mismatched(), 1, "the older writer's row has no compile_s in its column");
+    let mut expected = recorded.clone();
+    expected[0].1 = Some(7.5);
+    assert_eq!(read(), expected);
 }
 
 fn job_problem() -> String {

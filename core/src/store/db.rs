@@ -399,6 +399,10 @@ impl DbFile {
     }
 }
 
+/// The `compile_s` column's value for a measurement whose record has no compile seconds (NULL
+/// there means not filled: a row a writer that does not know the column inserted).
+const NO_COMPILE_S: f64 = -1.0;
+
 /// The SQLite layout version this build writes and reads.
 pub const SQLITE_LAYOUT: u32 = 3;
 
@@ -520,30 +524,66 @@ impl Database {
             Err(e) => return Err(self.sql("initialising")(e)),
         }
         self.check_layout(&c, true)?;
-        // What makes the priors read fast (`times_elsewhere`): the measured configs' times
-        // without their records, and the entries of one problem without the kernel's others.
-        // (The compile seconds are still read from the records: an index on that expression
-        // was tried, and SQLite still read the records.)
-        // Made once, at the first writable open (of a database of this layout: the `time`
-        // column must exist); the database works without them, only slower to read priors from.
+        self.prepare_for_priors(&c);
+        Ok(Some(c))
+    }
+
+    /// Makes what keeps the priors read fast (`times_elsewhere`), once, at a writable open:
+    /// - a `compile_s` column beside `time`: each measurement's compile seconds as its record's
+    ///   trace has them, [`NO_COMPILE_S`] where it has none, NULL where a writer that does not
+    ///   know the column (an older kerntune of this layout) inserted the row; filled from the
+    ///   records when added;
+    /// - an index `measurements_prior_times (entry, config, time, compile_s)`, which holds all
+    ///   the read needs, so that the records (each measurement's whole JSON) are not read;
+    /// - an index on the header's problem, which finds one problem's entries without walking
+    ///   the kernel's others.
+    ///
+    /// In one transaction; a failure is a warning (the database works without them, only the
+    /// priors read is slower). The index an earlier version made on the first three columns is
+    /// dropped.
+    fn prepare_for_priors(&self, c: &rusqlite::Connection) {
+        let column = has_compile_column(c);
         let indexed = c
-            .query_row("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN ('measurements_priors', 'entries_problem')", [], |r| {
+            .query_row("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN ('measurements_prior_times', 'entries_problem')", [], |r| {
                 r.get::<_, i64>(0)
             })
             .is_ok_and(|n| n == 2);
-        if !indexed {
-            let t = std::time::Instant::now();
-            match c.execute_batch(
-                "CREATE INDEX IF NOT EXISTS measurements_priors ON measurements(entry, config, time);
-                 CREATE INDEX IF NOT EXISTS entries_problem ON entries(json_extract(header, '$.problem'), key);",
-            ) {
-                Ok(()) => tracing::debug!(path = %self.path.display(), seconds = t.elapsed().as_secs_f64(), "indexed the database for reading priors (once)"),
-                Err(e) => {
-                    tracing::warn!(path = %self.path.display(), "could not index the database for reading priors ({e}); it works without, reading priors more slowly")
-                }
+        if column && indexed {
+            return;
+        }
+        let t = std::time::Instant::now();
+        let add = if column {
+            String::new()
+        } else {
+            format!(
+                "ALTER TABLE measurements ADD COLUMN compile_s REAL;
+                 UPDATE measurements SET compile_s = coalesce(json_extract(record, '$.trace.compile_s'), {NO_COMPILE_S});"
+            )
+        };
+        let made = c
+            .execute_batch(&format!(
+                "BEGIN IMMEDIATE;
+                 {add}
+                 DROP INDEX IF EXISTS measurements_priors;
+                 DROP INDEX IF EXISTS measurements_times;
+                 CREATE INDEX IF NOT EXISTS measurements_prior_times ON measurements(entry, config, time, compile_s);
+                 CREATE INDEX IF NOT EXISTS entries_problem ON entries(json_extract(header, '$.problem'), key);
+                 COMMIT;"
+            ))
+            .inspect_err(|_| {
+                let _ = c.execute_batch("ROLLBACK;");
+            });
+        match made {
+            // Seconds on a large database made by an older version (every row gets its
+            // compile seconds): said where it is noticed.
+            Ok(()) if t.elapsed().as_secs_f64() > 1.0 => {
+                tracing::info!(path = %self.path.display(), seconds = t.elapsed().as_secs_f64(), "prepared the database for reading priors (once)")
+            }
+            Ok(()) => tracing::debug!(path = %self.path.display(), seconds = t.elapsed().as_secs_f64(), "prepared the database for reading priors (once)"),
+            Err(e) => {
+                tracing::warn!(path = %self.path.display(), "could not index the database for reading priors ({e}); it works without, reading priors more slowly")
             }
         }
-        Ok(Some(c))
     }
 
     /// An existing database of this layout, opened for reading without a write: a lookup, `db
@@ -678,7 +718,7 @@ impl Database {
         let before = read_entry(&tx, &key).map_err(self.sql("reading"))?.map_err(corrupt)?;
         let mut after = before.clone();
         let out = change(&mut after);
-        write_entry(&tx, &key, before.as_ref(), after.as_ref()).map_err(self.sql("writing"))?;
+        write_entry(&tx, has_compile_column(&tx), &key, before.as_ref(), after.as_ref()).map_err(self.sql("writing"))?;
         tx.commit().map_err(self.sql("committing"))?;
         Ok(out)
     }
@@ -692,12 +732,13 @@ impl Database {
         let before = read_all(&tx).map_err(self.sql("reading"))?.map_err(corrupt)?;
         let mut after = before.clone();
         let out = change(&mut after);
+        let column = has_compile_column(&tx);
         for (key, e) in &after.entries {
-            write_entry(&tx, key, before.entries.get(key), Some(e)).map_err(self.sql("writing"))?;
+            write_entry(&tx, column, key, before.entries.get(key), Some(e)).map_err(self.sql("writing"))?;
         }
         for (key, e) in &before.entries {
             if !after.entries.contains_key(key) {
-                write_entry(&tx, key, Some(e), None).map_err(self.sql("writing"))?;
+                write_entry(&tx, column, key, Some(e), None).map_err(self.sql("writing"))?;
             }
         }
         tx.commit().map_err(self.sql("committing"))?;
@@ -721,10 +762,11 @@ impl Database {
     /// `kernel` and problem `problem` whose target is not `target`, each with its id, target
     /// name and every measured config's mean time (seconds; `None` for a failure) and, when
     /// `compile` is asked for, compile seconds (where the tune that measured it compiled it).
-    /// Reads the `time` column, not the records, so that it stays fast with many entries and
-    /// configs; the compile seconds are read from each record (JSON), which costs several times
-    /// more (the priors bench: 176–239 ms for 200,000 records against 10–38 ms), so only a tune
-    /// that uses them asks.
+    /// Reads the `time` and `compile_s` columns (through an index that holds both), not the
+    /// records, so that it stays fast with many entries and configs; in a database no writable
+    /// open of this version has prepared yet, the compile seconds are parsed from each record
+    /// (the priors bench: 246–264 ms for 200,000 records, against 43–52 ms from the column), so
+    /// only a tune that uses them asks.
     pub fn times_elsewhere(&self, kernel: &str, problem: &str, target: &str, compile: bool) -> Result<Vec<Elsewhere>, DbError> {
         if let Kind::Json = self.kind()? {
             let f = self.load()?;
@@ -767,26 +809,44 @@ impl Database {
             }
         }
         drop(st);
-        // The compile seconds a tune recorded in the trace: they order another device's
-        // compiles longest first before any has finished.
-        let sql = if compile {
-            "SELECT config, time, json_extract(record, '$.trace.compile_s') FROM measurements WHERE entry = ?1"
-        } else {
-            "SELECT config, time FROM measurements WHERE entry = ?1"
+        // The compile seconds a tune recorded in the trace (they order another device's compiles
+        // longest first before any has finished) come from their column where it exists (see
+        // `prepare_for_priors`), else from each record; an entry in which a writer that does not
+        // know the column left it empty is read again, those rows from their records.
+        let column = compile && has_compile_column(&c);
+        let sql = match (compile, column) {
+            (false, _) => "SELECT config, time FROM measurements WHERE entry = ?1",
+            (true, true) => "SELECT config, time, compile_s FROM measurements WHERE entry = ?1",
+            (true, false) => "SELECT config, time, json_extract(record, '$.trace.compile_s') FROM measurements WHERE entry = ?1",
         };
+        const PATCHED: &str =
+            "SELECT config, time, CASE WHEN compile_s IS NULL THEN json_extract(record, '$.trace.compile_s') ELSE compile_s END FROM measurements WHERE entry = ?1";
         // Rows borrowed from SQLite into one packed list per entry: 20,000 configs make one
         // string, not 20,000. Entries are read in parallel, each reader on its own connection
         // (the first one's is reused): SQLite's per-row work is most of the cost.
-        let read = |c: &rusqlite::Connection, key: &str| -> Result<MeasuredTimes, DbError> {
+        let read_with = |c: &rusqlite::Connection, sql: &str, key: &str| -> Result<(MeasuredTimes, bool), DbError> {
             let mut times = c.prepare_cached(sql).map_err(self.sql("reading"))?;
             let mut t = MeasuredTimes::default();
+            let mut unfilled = false;
             let mut rows = times.query([key]).map_err(self.sql("reading"))?;
             while let Some(r) = rows.next().map_err(self.sql("reading"))? {
                 let config = r.get_ref(0).and_then(|v| v.as_str().map_err(Into::into)).map_err(self.sql("reading"))?;
-                let compile_s = if compile { r.get::<_, Option<f64>>(2).ok().flatten() } else { None };
+                let compile_s = if compile {
+                    let v = r.get::<_, Option<f64>>(2).ok().flatten();
+                    unfilled |= v.is_none();
+                    v.filter(|s| *s >= 0.0)
+                } else {
+                    None
+                };
                 t.push(config, r.get(1).map_err(self.sql("reading"))?, compile_s);
             }
-            Ok(t)
+            Ok((t, unfilled))
+        };
+        let read = |c: &rusqlite::Connection, key: &str| -> Result<MeasuredTimes, DbError> {
+            match read_with(c, sql, key)? {
+                (_, true) if column => Ok(read_with(c, PATCHED, key)?.0),
+                (t, _) => Ok(t),
+            }
         };
         let first = std::sync::Mutex::new(Some(c));
         let connection = || -> Result<rusqlite::Connection, DbError> {
@@ -924,8 +984,11 @@ fn read_all(c: &rusqlite::Connection) -> Rows<DbFile> {
     Ok(Ok(file))
 }
 
-/// Writes what changed between `before` and `after` (`None`: absent) for entry `key`.
-fn write_entry(c: &rusqlite::Connection, key: &str, before: Option<&Entry>, after: Option<&Entry>) -> rusqlite::Result<()> {
+/// Writes what changed between `before` and `after` (`None`: absent) for entry `key`; with
+/// `compile_column`, each measurement's compile seconds into their column too
+/// ([`NO_COMPILE_S`] where it has none; without the column, a database not prepared for priors,
+/// they are only in the record).
+fn write_entry(c: &rusqlite::Connection, compile_column: bool, key: &str, before: Option<&Entry>, after: Option<&Entry>) -> rusqlite::Result<()> {
     let Some(after) = after else {
         c.execute("DELETE FROM measurements WHERE entry = ?1", [key])?;
         c.execute("DELETE FROM entries WHERE key = ?1", [key])?;
@@ -936,10 +999,20 @@ fn write_entry(c: &rusqlite::Connection, key: &str, before: Option<&Entry>, afte
     if before.map(header).as_ref() != Some(&new_header) {
         c.execute("INSERT OR REPLACE INTO entries(key, header) VALUES (?1, ?2)", rusqlite::params![key, new_header])?;
     }
-    let mut put = c.prepare_cached("INSERT OR REPLACE INTO measurements(entry, config, record, time) VALUES (?1, ?2, ?3, ?4)")?;
+    let mut put = c.prepare_cached(if compile_column {
+        "INSERT OR REPLACE INTO measurements(entry, config, record, time, compile_s) VALUES (?1, ?2, ?3, ?4, ?5)"
+    } else {
+        "INSERT OR REPLACE INTO measurements(entry, config, record, time) VALUES (?1, ?2, ?3, ?4)"
+    })?;
     for (k, m) in &after.measurements {
         if before.and_then(|b| b.measurements.get(k)) != Some(m) {
-            put.execute(rusqlite::params![key, k, serde_json::to_string(m).expect("a measurement serializes"), m.stats().map(|s| s.mean)])?;
+            let record = serde_json::to_string(m).expect("a measurement serializes");
+            let time = m.stats().map(|s| s.mean);
+            if compile_column {
+                put.execute(rusqlite::params![key, k, record, time, m.trace.as_ref().and_then(|t| t.compile_s).unwrap_or(NO_COMPILE_S)])?;
+            } else {
+                put.execute(rusqlite::params![key, k, record, time])?;
+            }
         }
     }
     if let Some(b) = before {
@@ -949,6 +1022,11 @@ fn write_entry(c: &rusqlite::Connection, key: &str, before: Option<&Entry>, afte
         }
     }
     Ok(())
+}
+
+/// Whether the measurements table has the `compile_s` column.
+fn has_compile_column(c: &rusqlite::Connection) -> bool {
+    c.query_row("SELECT count(*) FROM pragma_table_info('measurements') WHERE name = 'compile_s'", [], |r| r.get::<_, i64>(0)).is_ok_and(|n| n == 1)
 }
 
 /// Whether an SQLite error says the file (or its folder) cannot be written.
