@@ -313,6 +313,17 @@ fn compile_seconds_come_from_their_column_whoever_wrote_them() {
     let mut expected = recorded.clone();
     expected[0].1 = Some(7.5);
     assert_eq!(read(), expected);
+    // An older kerntune opening the file for writing makes its own index again; the next
+    // writable open of this version drops it (one index to keep up, not two).
+    let index_names = || -> Vec<String> {
+        let c = sql();
+        let mut st = c.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%' ORDER BY name").unwrap();
+        st.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+    };
+    sql().execute_batch("CREATE INDEX measurements_priors ON measurements(entry, config, time);").unwrap();
+    db.update(|_| {}).unwrap();
+    assert_eq!(index_names(), ["entries_problem", "measurements_prior_times"]);
+    assert_eq!(read(), expected);
 }
 
 fn job_problem() -> String {

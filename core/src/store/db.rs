@@ -543,11 +543,16 @@ impl Database {
     /// dropped.
     fn prepare_for_priors(&self, c: &rusqlite::Connection) {
         let column = has_compile_column(c);
+        // The two indexes, and not the one an older version makes (which it makes again when it
+        // opens the file for writing: two indexes to keep up on every write).
         let indexed = c
-            .query_row("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN ('measurements_prior_times', 'entries_problem')", [], |r| {
-                r.get::<_, i64>(0)
-            })
-            .is_ok_and(|n| n == 2);
+            .query_row(
+                "SELECT count(*) = 2 AND sum(name IN ('measurements_priors', 'measurements_times')) = 0 FROM sqlite_master
+                 WHERE type = 'index' AND name IN ('measurements_prior_times', 'entries_problem', 'measurements_priors', 'measurements_times')",
+                [],
+                |r| r.get::<_, bool>(0),
+            )
+            .unwrap_or(false);
         if column && indexed {
             return;
         }
