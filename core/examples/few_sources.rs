@@ -10,10 +10,9 @@
 //!
 //! `SPACES_DIR` (default `../shared/spaces/gpus`) holds `KERNEL_GPU.json.gz` files.
 
-use kerntune_core::search::{by_name, Prior, Transfer};
+use kerntune_core::search::Prior;
 use kerntune_core::sim::recorded::RecordedSpace;
-use kerntune_core::sim::simulate::{prior_for, score, score_with};
-use std::collections::BTreeMap;
+use kerntune_core::sim::simulate::{prior_for, score, score_transfer, spaces_by_kernel};
 use std::sync::Arc;
 
 const BUDGET: usize = 20;
@@ -39,13 +38,7 @@ fn main() -> Result<(), String> {
     let dir = args.next().unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/spaces/gpus").into());
     let k: usize = args.next().map(|s| s.parse().map_err(|e| format!("K: {e}"))).transpose()?.unwrap_or(1);
     let seeds: usize = args.next().map(|s| s.parse().map_err(|e| format!("SEEDS: {e}"))).transpose()?.unwrap_or(50);
-    let mut kernels: BTreeMap<String, Vec<RecordedSpace>> = BTreeMap::new();
-    let mut files: Vec<_> = std::fs::read_dir(&dir).map_err(|e| format!("{dir}: {e}"))?.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    files.sort();
-    for f in files.iter().filter(|f| f.to_string_lossy().ends_with(".json.gz") || f.extension().is_some_and(|e| e == "json")) {
-        let kernel = f.file_name().unwrap_or_default().to_string_lossy().split('_').next().unwrap_or_default().to_string();
-        kernels.entry(kernel).or_default().push(RecordedSpace::load(f).map_err(|e| format!("{}: {e}", f.display()))?);
-    }
+    let kernels = spaces_by_kernel(std::path::Path::new(&dir))?;
     // A GPU's short name: what follows the kernel in the file name (`convolution_A100` → `A100`).
     let short = |s: &RecordedSpace| s.name.split_once('_').map_or(s.name.clone(), |(_, g)| g.to_string());
     println!("fraction of the optimum after {BUDGET} evaluations, mean over {seeds} seeds, from every set of {k} other GPU(s)");
@@ -60,18 +53,7 @@ fn main() -> Result<(), String> {
             for set in subsets(&others, k) {
                 let sources: Vec<&RecordedSpace> = set.iter().map(|&i| &spaces[i]).collect();
                 let prior: Arc<Prior> = Arc::new(prior_for(held, &sources));
-                let adaptive = score_with(
-                    held,
-                    "transfer",
-                    |s| Box::new(Transfer::new(prior.clone(), by_name(BASE, s).expect("a known strategy"))),
-                    BUDGET,
-                    seeds,
-                    1,
-                    false,
-                    1,
-                )?
-                .at(BUDGET)
-                .0;
+                let adaptive = score_transfer(held, &prior, BASE, BUDGET, seeds, 1)?.at(BUDGET).0;
                 let names: Vec<String> = sources.iter().map(|s| short(s)).collect();
                 line += &format!(" {} {adaptive:.3}", names.join("+"));
                 let delta = adaptive - none;

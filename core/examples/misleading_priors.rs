@@ -12,11 +12,10 @@
 //! `SPACES_DIR` (default `../shared/spaces/gpus`) holds `KERNEL_GPU.json.gz` files; devices
 //! whose name starts with "NVIDIA" are one vendor, every other device the other.
 
-use kerntune_core::search::{by_name, Prior, Transfer};
+use kerntune_core::search::Prior;
 use kerntune_core::sim::recorded::RecordedSpace;
-use kerntune_core::sim::simulate::{prior_for, score, score_with};
+use kerntune_core::sim::simulate::{prior_for, score, score_transfer, spaces_by_kernel};
 use kerntune_core::testing;
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 const BUDGET: usize = 20;
@@ -26,13 +25,7 @@ fn main() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
     let dir = args.next().unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/spaces/gpus").into());
     let seeds: usize = args.next().map(|s| s.parse().map_err(|e| format!("SEEDS: {e}"))).transpose()?.unwrap_or(50);
-    let mut kernels: BTreeMap<String, Vec<RecordedSpace>> = BTreeMap::new();
-    let mut files: Vec<_> = std::fs::read_dir(&dir).map_err(|e| format!("{dir}: {e}"))?.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    files.sort();
-    for f in files.iter().filter(|f| f.to_string_lossy().ends_with(".json.gz") || f.extension().is_some_and(|e| e == "json")) {
-        let kernel = f.file_name().unwrap_or_default().to_string_lossy().split('_').next().unwrap_or_default().to_string();
-        kernels.entry(kernel).or_default().push(RecordedSpace::load(f).map_err(|e| format!("{}: {e}", f.display()))?);
-    }
+    let kernels = spaces_by_kernel(std::path::Path::new(&dir))?;
     let nvidia = |s: &RecordedSpace| s.device.starts_with("NVIDIA");
     println!("fraction of the optimum after {BUDGET} evaluations, mean over {seeds} seeds; Δ = adaptive − without priors");
     println!("{:<22} {:>8} | {:>15} | {:>15} | {:>15} | {:>15}", "held out", "no prior", "other GPUs", "other vendor", "inverted", "shuffled");
@@ -52,18 +45,7 @@ fn main() -> Result<(), String> {
                     continue;
                 }
                 let prior: Arc<Prior> = Arc::new(prior_for(held, sources));
-                let adaptive = score_with(
-                    held,
-                    "transfer",
-                    |s| Box::new(Transfer::new(prior.clone(), by_name(BASE, s).expect("a known strategy"))),
-                    BUDGET,
-                    seeds,
-                    1,
-                    false,
-                    1,
-                )?
-                .at(BUDGET)
-                .0;
+                let adaptive = score_transfer(held, &prior, BASE, BUDGET, seeds, 1)?.at(BUDGET).0;
                 line += &format!(" | {adaptive:.3} (Δ {:+.3})", adaptive - none);
                 if k == 0 {
                     reached += usize::from(adaptive >= 0.98);

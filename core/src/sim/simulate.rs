@@ -242,6 +242,28 @@ pub fn prior_for(held: &RecordedSpace, others: &[&RecordedSpace]) -> Prior {
     b.build()
 }
 
+/// [`score`] of the adaptive transfer search ([`crate::search::Transfer`]) learning from
+/// `prior`, falling back to the search `base` (reported as `transfer`).
+pub fn score_transfer(held: &RecordedSpace, prior: &std::sync::Arc<Prior>, base: &str, budget: usize, repeats: usize, seed: u64) -> Result<Score, String> {
+    by_name(base, seed)?;
+    let adaptive = |s: u64| -> Box<dyn Strategy> { Box::new(crate::search::Transfer::new(prior.clone(), by_name(base, s).expect("checked above"))) };
+    score_with(held, "transfer", adaptive, budget, repeats, seed, false, 1)
+}
+
+/// The recorded spaces in `dir` (`.json`, `.json.gz`), grouped by kernel: the part of the file
+/// name before its first `_` (`convolution_A100.json.gz` is the convolution on an A100), in
+/// file name order.
+pub fn spaces_by_kernel(dir: &std::path::Path) -> Result<std::collections::BTreeMap<String, Vec<RecordedSpace>>, String> {
+    let mut files: Vec<_> = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    files.sort();
+    let mut kernels: std::collections::BTreeMap<String, Vec<RecordedSpace>> = Default::default();
+    for f in files.iter().filter(|f| f.to_string_lossy().ends_with(".json.gz") || f.extension().is_some_and(|e| e == "json")) {
+        let kernel = f.file_name().unwrap_or_default().to_string_lossy().split('_').next().unwrap_or_default().to_string();
+        kernels.entry(kernel).or_default().push(RecordedSpace::load(f).map_err(|e| format!("{}: {e}", f.display()))?);
+    }
+    Ok(kernels)
+}
+
 /// How a held-out space is searched in [`leave_one_out`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -268,9 +290,7 @@ pub fn leave_one_out(spaces: &[RecordedSpace], base: &str, budget: usize, repeat
             PriorKind::Plain,
             score_with(held, "plain transfer", move |_| Box::new(crate::search::PlainTransfer::new(p.clone())), budget, repeats, seed, false, 1)?,
         ));
-        let p = prior.clone();
-        let adaptive = move |s: u64| -> Box<dyn Strategy> { Box::new(crate::search::Transfer::new(p.clone(), by_name(base, s).expect("checked above"))) };
-        out.push((PriorKind::Adaptive, score_with(held, "transfer", adaptive, budget, repeats, seed, false, 1)?));
+        out.push((PriorKind::Adaptive, score_transfer(held, &prior, base, budget, repeats, seed)?));
     }
     Ok(out)
 }
