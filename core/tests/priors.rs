@@ -191,11 +191,7 @@ fn only_this_problem_on_other_targets_is_read() {
         assert_eq!(found("größe=1"), vec![("gpu_b".to_string(), 6.0)]);
         assert_eq!(found("n=2"), vec![]);
     };
-    let indexes = || -> Vec<String> {
-        let c = rusqlite::Connection::open(db.path()).unwrap();
-        let mut st = c.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%' ORDER BY name").unwrap();
-        st.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
-    };
+    let indexes = || index_names(&db);
     assert_eq!(indexes(), ["entries_problem", "measurements_prior_times"], "the indexes the priors read uses");
     check();
     // A database made before those indexes existed is read the same (reads add none).
@@ -315,15 +311,17 @@ fn compile_seconds_come_from_their_column_whoever_wrote_them() {
     assert_eq!(read(), expected);
     // An older kerntune opening the file for writing makes its own index again; the next
     // writable open of this version drops it (one index to keep up, not two).
-    let index_names = || -> Vec<String> {
-        let c = sql();
-        let mut st = c.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%' ORDER BY name").unwrap();
-        st.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
-    };
     sql().execute_batch("CREATE INDEX measurements_priors ON measurements(entry, config, time);").unwrap();
     db.update(|_| {}).unwrap();
-    assert_eq!(index_names(), ["entries_problem", "measurements_prior_times"]);
+    assert_eq!(index_names(&db), ["entries_problem", "measurements_prior_times"]);
     assert_eq!(read(), expected);
+}
+
+/// The database's own indexes, by name.
+fn index_names(db: &Database) -> Vec<String> {
+    let c = rusqlite::Connection::open(db.path()).unwrap();
+    let mut st = c.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%' ORDER BY name").unwrap();
+    st.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
 }
 
 fn job_problem() -> String {
