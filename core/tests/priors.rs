@@ -44,6 +44,19 @@ fn a_new_device_learns_from_the_database() {
     // --no-prior: the default strategy is exhaustive again.
     let c = Tuner::new(device("gpu_c", 256.0)).tune(&job(), &TuneOptions { prior: PriorSetting::Off, ..opts(&db) }).unwrap();
     assert_eq!((c.strategy.as_str(), c.prior.is_none()), ("exhaustive", true));
+    // The transfer search asked for without priors says what runs instead.
+    let transfer = |prior, with_db: bool| TuneOptions {
+        strategy: "transfer".into(),
+        prior,
+        db: with_db.then(|| db.clone()),
+        budget: Budget::parse("4").unwrap(),
+        ..opts(&db)
+    };
+    for (o, why) in [(transfer(PriorSetting::Off, true), "--no-prior"), (transfer(PriorSetting::Database, false), "no database to learn from (--no-db)")] {
+        let r = Tuner::new(device("gpu_d", 256.0)).tune(&job(), &o).unwrap();
+        let note = format!("{why}: the transfer search is its fallback, the hybrid search");
+        assert!(r.notes.contains(&note), "{:?}", r.notes);
+    }
 }
 
 #[test]
@@ -77,8 +90,11 @@ fn priors_from_files_and_every_kind_of_bad_prior() {
     // A file that is not a prior at all.
     let junk = dir.path().join("junk.json");
     std::fs::write(&junk, "[1, 2, 3]").unwrap();
+    // Text named like a database (a copy that went wrong): named as none of the three kinds read.
+    let text_db = dir.path().join("fleet.sqlite");
+    std::fs::write(&text_db, "version https://git-lfs.github.com/spec/v1").unwrap();
     let db = Database::at(dir.path().join("db.sqlite"));
-    let o = TuneOptions { prior: PriorSetting::Files(vec![kt, other, junk]), budget: Budget::parse("5").unwrap(), ..opts(&db) };
+    let o = TuneOptions { prior: PriorSetting::Files(vec![kt, other, junk, text_db]), budget: Budget::parse("5").unwrap(), ..opts(&db) };
     let r = Tuner::new(device("gpu_new", 256.0)).tune(&job(), &o).unwrap();
     assert_eq!(r.strategy, "transfer");
     let p = r.prior.as_ref().unwrap();
@@ -91,7 +107,14 @@ fn priors_from_files_and_every_kind_of_bad_prior() {
         "{:?}",
         p.refused
     );
-    assert!(p.notes.iter().any(|x| x.contains("junk.json") && x.contains("tuning without it")), "{:?}", p.notes);
+    assert!(p.notes.iter().any(|x| x.contains("junk.json") && x.contains("nor a kerntune database") && x.contains("tuning without it")), "{:?}", p.notes);
+    assert!(
+        p.notes
+            .iter()
+            .any(|x| x.contains("fleet.sqlite: not a Kernel Tuner cache, T4 file or kerntune database (no SQLite header)") && x.contains("tuning without it")),
+        "{:?}",
+        p.notes
+    );
     assert!(p.notes.iter().any(|x| x.contains("bx = 2048")), "{:?}", p.notes);
     assert!(p.line.starts_with("prior: 1 target, 21 measurements"), "{}", p.line);
     assert_eq!(r.evaluated, 5);

@@ -477,6 +477,10 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 Box::new(crate::search::Transfer::new(p, strategy::for_budget("hybrid", opts.strategy_seed(), &opts.budget).map_err(bad)?))
             }
             (_, report) => {
+                if name == "transfer" && report.is_none() {
+                    let why = if matches!(opts.prior, crate::run::priors::PriorSetting::Off) { "--no-prior" } else { "no database to learn from (--no-db)" };
+                    ledger.notes.push(format!("{why}: the transfer search is its fallback, the hybrid search"));
+                }
                 // Files named with another strategy: say what they are used for.
                 if report.as_ref().is_some_and(|(p, _)| !p.is_empty()) {
                     let ordered = !compile.is_empty();

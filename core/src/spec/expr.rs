@@ -131,6 +131,19 @@ enum V<'a> {
     Seq(&'a [Node]),
 }
 
+impl V<'_> {
+    /// The value as a message shows it: a string quoted as written, not Rust's debug form.
+    fn shown(&self) -> String {
+        match self {
+            V::Int(i) => i.to_string(),
+            V::Float(f) => f.to_string(),
+            V::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+            V::Str(s) => format!("the string '{}'", quote(s)),
+            V::Seq(_) => "a sequence".to_string(),
+        }
+    }
+}
+
 /// A compiled expression over a fixed list of variable names.
 #[derive(Clone, Debug)]
 pub struct Expr {
@@ -198,7 +211,7 @@ impl Expr {
             V::Bool(b) => Ok(b as i64),
             V::Float(f) if f.fract() == 0.0 => float_to_int(f).map_err(|e| EvalError(format!("`{}`: {e}", quote(&self.text)))),
             V::Float(f) => Err(EvalError(format!("`{}` gave {f}, not a whole number; wrap it in ceil() or int()", quote(&self.text)))),
-            other => Err(EvalError(format!("`{}` gave {other:?}, not a number", quote(&self.text)))),
+            other => Err(EvalError(format!("`{}` gave {}, not a number", quote(&self.text), other.shown()))),
         }
     }
 }
@@ -410,7 +423,7 @@ fn num_f(v: V<'_>) -> Result<f64, EvalError> {
         V::Int(i) => Ok(i as f64),
         V::Float(f) => Ok(f),
         V::Bool(b) => Ok(b as i64 as f64),
-        _ => err(format!("{v:?} is not a number")),
+        _ => err(format!("{} is not a number", v.shown())),
     }
 }
 
@@ -509,7 +522,7 @@ fn binop<'a>(op: BinOp, a: V<'a>, b: V<'a>) -> Result<V<'a>, EvalError> {
         V::Int(i) => Ok(Num::Int(i)),
         V::Bool(b) => Ok(Num::Int(b as i64)),
         V::Float(f) => Ok(Num::Float(f)),
-        other => err(format!("{other:?} is not a number")),
+        other => err(format!("{} is not a number", other.shown())),
     };
     Ok(match arith(op, num(a)?, num(b)?)? {
         Num::Int(i) => V::Int(i),
@@ -813,6 +826,11 @@ mod tests {
         assert_eq!(ev("t == 'float'", &n, &v), Value::Bool(true));
         assert_eq!(ev("t != 'half' and t == \"float\"", &n, &v), Value::Bool(true));
         assert_eq!(ev("t == 1", &n, &v), Value::Bool(false));
+        // Where a number is needed, the message shows the string as written (no Rust debug form).
+        let len = Expr::compile("t", &n).unwrap().eval_i64(&v).unwrap_err().to_string();
+        assert_eq!(len, "`t` gave the string 'float', not a number");
+        let sum = Expr::compile("t + 1", &n).unwrap().eval_f64(&v).unwrap_err().to_string();
+        assert_eq!(sum, "the string 'float' is not a number");
     }
 
     #[test]

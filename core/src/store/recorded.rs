@@ -337,7 +337,8 @@ impl PriorFile {
         let text = read_text(path)?;
         // Python's json writes NaN and Infinity, which JSON has not: read them as null.
         let text = text.replace(": NaN", ": null").replace(": Infinity", ": null").replace(": -Infinity", ": null");
-        let v = parse_repairing(&text).map_err(|e| format!("{}: not a Kernel Tuner cache or T4 file: {e}", path.display()))?;
+        let v = parse_repairing(&text)
+            .map_err(|e| format!("{}: not a Kernel Tuner cache, T4 file or kerntune database (no SQLite header): {e}", path.display()))?;
         let time = |t: &J| -> Result<f64, String> {
             match t {
                 J::Number(n) => Ok(n.as_f64().unwrap_or(f64::NAN)),
@@ -397,7 +398,7 @@ impl PriorFile {
             let compile_s = results.iter().map(|r| r["times"]["compilation"].as_f64().map(|ms| ms / 1e3)).collect();
             return Ok(PriorFile { device: v["metadata"]["hardware"]["name"].as_str().unwrap_or("").to_string(), params, records, compile_s });
         }
-        Err(format!("{}: neither a Kernel Tuner cache (no `cache`) nor a T4 file (no `results`)", path.display()))
+        Err(format!("{}: neither a Kernel Tuner cache (no `cache`), a T4 file (no `results`) nor a kerntune database (no SQLite header)", path.display()))
     }
 }
 
