@@ -515,6 +515,20 @@ fn simulate_reports_the_wall_time_a_compile_pipeline_would_take() {
     assert!(!o.status.success(), "{err}");
     assert!(err.contains("gap.json") && err.contains("tile=8, block=256") && err.contains("compile_time"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
+    // Counts to report that no run reaches: an error naming the flag, not an empty column.
+    let space = space.to_str().unwrap();
+    for (at, says) in [("0", "--at: 0 evaluations have no score"), ("8,50", "--at 50 is beyond --budget 16")] {
+        let o = kerntune(d.path(), &["simulate", space, "--budget", "16", "--at", at, "--repeats", "2"]);
+        let (_, err) = text(&o);
+        assert!(!o.status.success() && err.contains(says), "{at}: {err}");
+    }
+    // Without --budget, the run goes to the largest --at.
+    let o = kerntune(d.path(), &["simulate", space, "--at", "8,500", "--strategy", "random", "--repeats", "2", "--json"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v[0]["mean"].as_array().unwrap().len(), 500, "{v}");
+    assert!(v[0]["at"]["500"]["mean"].as_f64().is_some(), "{v}");
 }
 
 /// A split tune by hand: two shards each measure their part, `db merge` combines them,
@@ -673,6 +687,19 @@ fn simulate_leave_one_out_reports_each_held_out_gpu() {
     }
     let o = kerntune(d.path(), &["simulate", "--leave-one-out", &files[0]]);
     assert!(!o.status.success() && text(&o).1.contains("at least two spaces"));
+    // A space of another kernel among them is not held out (it has no prior), and says so.
+    let other = kt_cache(d.path(), false);
+    let other = other.to_str().unwrap();
+    args.push(other);
+    let o = kerntune(d.path(), &args);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&out).unwrap().as_array().unwrap().len(), 9, "the same 9 records");
+    assert!(err.contains("note: space is not held out: no other space given can be its prior") && err.contains("another parameter space"), "{err}");
+    // With no two of one kernel, nothing can be held out: an error, not an empty table.
+    let o = kerntune(d.path(), &["simulate", "--leave-one-out", &files[0], other]);
+    let (_, err) = text(&o);
+    assert!(!o.status.success() && err.contains("no two of the spaces given share a parameter space"), "{err}");
 }
 
 /// `--prior` as a user runs it, on the machine's adapter: another GPU's Kernel Tuner cache of

@@ -207,7 +207,8 @@ fn transfer_learns_a_new_gpu_from_the_others() {
     let (Some(conv), Some(dedisp)) = (six_gpus("convolution"), six_gpus("dedispersion")) else { return };
     let mut reached = 0;
     for spaces in [conv, dedisp] {
-        let rows = leave_one_out(&spaces, "hybrid", 20, 10, 1).unwrap();
+        let (rows, alone) = leave_one_out(&spaces, "hybrid", 20, 10, 1).unwrap();
+        assert!(alone.is_empty(), "{alone:?}");
         for held in rows.chunks(3) {
             let get = |k: PriorKind| held.iter().find(|r| r.0 == k).unwrap().1.at(20).0;
             let (none, plain, adaptive) = (get(PriorKind::None), get(PriorKind::Plain), get(PriorKind::Adaptive));

@@ -14,7 +14,8 @@ pub struct Args {
     /// Strategies, comma separated, or `all`.
     #[arg(long, default_value = "all")]
     strategy: String,
-    /// Evaluations per run (default 400; with --leave-one-out, the largest --at).
+    /// Evaluations per run (default 400, or the largest --at beyond it; with --leave-one-out,
+    /// the largest --at).
     #[arg(long)]
     budget: Option<usize>,
     /// Seeds per strategy (the mean and spread are over these).
@@ -67,10 +68,20 @@ const MAX_CELLS: usize = 200_000_000;
 const MAX_PARALLEL: usize = 100_000;
 
 pub fn run(mut a: Args) -> anyhow::Result<i32> {
-    if a.at.is_empty() {
+    let given = !a.at.is_empty();
+    if a.at.contains(&0) {
+        anyhow::bail!("--at: 0 evaluations have no score; give counts from 1 (such as 5,10,20)");
+    }
+    if let (true, Some(b), Some(&most)) = (given, a.budget, a.at.iter().max()) {
+        if most > b {
+            anyhow::bail!("--at {most} is beyond --budget {b}: raise --budget, or leave it out to run to the largest --at");
+        }
+    }
+    let most_at = a.at.iter().copied().max();
+    if !given {
         a.at = if a.leave_one_out { vec![5, 10, 20] } else { vec![50, 100, 200, 400] };
     }
-    let budget = a.budget.unwrap_or(if a.leave_one_out { a.at.iter().copied().max().unwrap_or(20) } else { 400 });
+    let budget = a.budget.unwrap_or(if a.leave_one_out { most_at.unwrap_or(20) } else { most_at.map_or(400, |m| m.max(400)) });
     let a = Resolved { budget, a };
     if a.a.leave_one_out {
         return leave_one_out(&a);
@@ -106,7 +117,13 @@ fn leave_one_out(a: &Resolved) -> anyhow::Result<i32> {
             anyhow::bail!("{}: no config in this space succeeded; nothing to score against", p.display());
         }
     }
-    let rows = leave_one_out(&spaces, &base, a.budget, a.repeats, a.seed).map_err(anyhow::Error::msg)?;
+    let (rows, alone) = leave_one_out(&spaces, &base, a.budget, a.repeats, a.seed).map_err(anyhow::Error::msg)?;
+    for (space, why) in &alone {
+        crate::cli::out::eprint_line(&format!("note: {space} is not held out: no other space given can be its prior ({why})"));
+    }
+    if rows.is_empty() {
+        anyhow::bail!("--leave-one-out: no two of the spaces given share a parameter space (the same kernel measured on other GPUs); nothing to hold out");
+    }
     let at: Vec<usize> = a.at.iter().copied().filter(|&n| n >= 1 && n <= a.budget).collect();
     if a.json {
         let brief: Vec<serde_json::Value> = rows

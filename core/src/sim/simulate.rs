@@ -278,12 +278,26 @@ pub enum PriorKind {
 
 /// Each space in turn as the device never seen, with the others as its priors: the scores of
 /// the search without priors (`base`), of plain transfer and of the adaptive transfer search.
-pub fn leave_one_out(spaces: &[RecordedSpace], base: &str, budget: usize, repeats: usize, seed: u64) -> Result<Vec<(PriorKind, Score)>, String> {
+/// A space no other one can be a prior of (another parameter space) is not held out: it is
+/// returned second, with the reason its would-be sources were refused.
+#[allow(clippy::type_complexity)]
+pub fn leave_one_out(
+    spaces: &[RecordedSpace],
+    base: &str,
+    budget: usize,
+    repeats: usize,
+    seed: u64,
+) -> Result<(Vec<(PriorKind, Score)>, Vec<(String, String)>), String> {
     by_name(base, seed)?;
     let mut out = Vec::new();
+    let mut alone = Vec::new();
     for (h, held) in spaces.iter().enumerate() {
         let others: Vec<&RecordedSpace> = spaces.iter().enumerate().filter(|(o, _)| *o != h).map(|(_, s)| s).collect();
         let prior = std::sync::Arc::new(prior_for(held, &others));
+        if prior.is_empty() {
+            alone.push((held.name.clone(), prior.refused.first().cloned().unwrap_or_else(|| "no other space".into())));
+            continue;
+        }
         out.push((PriorKind::None, score(held, base, budget, repeats, seed, false, 1)?));
         let p = prior.clone();
         out.push((
@@ -292,5 +306,5 @@ pub fn leave_one_out(spaces: &[RecordedSpace], base: &str, budget: usize, repeat
         ));
         out.push((PriorKind::Adaptive, score_transfer(held, &prior, base, budget, repeats, seed)?));
     }
-    Ok(out)
+    Ok((out, alone))
 }
