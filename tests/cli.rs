@@ -325,6 +325,27 @@ fn check_counts_the_reference_spaces_exactly() {
     assert!(o.status.success(), "{}", text(&o).1);
 }
 
+/// `db show` and `db export` of a database that is not there: a path named with --db is most
+/// likely mistyped (an error naming it); the default one just does not exist before the first
+/// tune (shown as such; nothing to export).
+#[test]
+fn db_commands_say_when_the_database_is_not_there() {
+    let d = tempfile::tempdir().unwrap();
+    let typo = d.path().join("fleet.sqlte");
+    let typo = typo.to_str().unwrap();
+    for cmd in ["show", "export"] {
+        let o = kerntune(d.path(), &["db", cmd, "--db", typo]);
+        let (_, err) = text(&o);
+        assert!(!o.status.success() && err.contains("--db:") && err.contains("fleet.sqlte does not exist"), "{cmd}: {err}");
+    }
+    let o = kerntune(d.path(), &["db", "show"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success() && out.contains("no database yet"), "{out}\n{err}");
+    let o = kerntune(d.path(), &["db", "export"]);
+    assert!(!o.status.success() && text(&o).1.contains("nothing to export"), "{}", text(&o).1);
+    assert!(!Path::new(typo).exists() && std::fs::read_dir(d.path()).unwrap().count() == 0, "nothing was created");
+}
+
 /// Closed pipes and full disks on standard output: no panic, whatever the subcommand.
 #[test]
 fn output_errors_end_quietly() {
@@ -848,7 +869,7 @@ fn a_read_only_database_is_read() {
     let o = run(&["db", "show", "--db", db.to_str().unwrap()]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{out}\n{err}");
-    assert!(out.contains("(1 entries)") && out.contains("triad"), "{out}");
+    assert!(out.contains("(1 entry)") && out.contains("triad"), "{out}");
     let o = run(&["tune", spec, "--db", db.to_str().unwrap()]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{out}\n{err}");

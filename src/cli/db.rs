@@ -52,6 +52,12 @@ enum DbCommand {
 
 pub fn run(a: Args) -> anyhow::Result<i32> {
     let db = Database::at(super::db_path(&a.db));
+    // A database named that is not there is most likely a mistyped path: say so rather than
+    // show or export nothing. The default one simply does not exist before the first tune.
+    let missing = !db.path().exists() && matches!(a.command, DbCommand::Show { .. } | DbCommand::Export { .. });
+    if missing && a.db.is_some() {
+        anyhow::bail!("--db: {} does not exist; check the path, or tune something first (`kerntune tune SPEC --db FILE`)", db.path().display());
+    }
     match a.command {
         DbCommand::Show { json } => {
             let f = db.load()?;
@@ -59,7 +65,12 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                 outln!("{}", serde_json::to_string_pretty(&f)?);
                 return Ok(0);
             }
-            outln!("{} ({} entries)", db.path().display(), f.entries.len());
+            if missing {
+                outln!("{} (no database yet: `kerntune tune SPEC` makes it, or name one with --db)", db.path().display());
+                return Ok(0);
+            }
+            let n = f.entries.len();
+            outln!("{} ({n} entr{})", db.path().display(), if n == 1 { "y" } else { "ies" });
             for e in f.entries.values() {
                 let failed = e.measurements.values().filter(|m| m.stats().is_none()).count();
                 let winner = match &e.winner {
@@ -79,6 +90,12 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             }
         }
         DbCommand::Export { out, format, kernel, rust } => {
+            if missing {
+                anyhow::bail!(
+                    "{} does not exist: nothing to export; tune something first (`kerntune tune SPEC`) or name the database with --db",
+                    db.path().display()
+                );
+            }
             let mut f = db.load()?;
             if let Some(k) = &kernel {
                 f.entries.retain(|_, e| &e.id.kernel == k);
