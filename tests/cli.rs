@@ -199,6 +199,23 @@ fn bad_input_gets_one_clear_line() {
     }
     let p = write(dir, "bad_tail.toml", &format!("{}\n[tune]\ncompile_tail = 0.5\n", spec("ok.wgsl", "", "WG_SIZE")));
     bad(dir, &["tune", p.to_str().unwrap()], &["bad_tail.toml", "tune.compile_tail", "`0.5` is not a factor over the median compile greater than 1", "`off`"]);
+    // `check` reads every language's source, not only the one it shows: a missing one is a
+    // warning naming the field, the file and the backend that would stop there.
+    std::fs::copy(examples().join("triad/triad.cu"), dir.join("ok.cu")).unwrap();
+    let p = write(
+        dir,
+        "half.toml",
+        &spec("ok.wgsl", "", "WG_SIZE").replace("source = { wgsl = \"ok.wgsl\" }", "source = { cuda = \"ok.cu\", wgsl = \"gone.wgsl\" }"),
+    );
+    let o = kerntune(dir, &["check", p.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let warning = out.lines().find(|l| l.starts_with("warning:")).unwrap_or_default();
+    for m in ["half.toml", "kernel.source.wgsl", "gone.wgsl", "--backend wgpu would stop there"] {
+        assert!(warning.contains(m), "`{m}` missing from: {out}");
+    }
+    let p = write(dir, "twice.toml", &spec("ok.wgsl", "", "WG_SIZE").replace("WG_SIZE = [32, 64]", "WG_SIZE = [32, 32, 64]"));
+    bad(dir, &["check", p.to_str().unwrap()], &["twice.toml", "params.WG_SIZE", "32 is listed twice; list each value once"]);
     let good = write(dir, "good.toml", &spec("ok.wgsl", "", "WG_SIZE"));
     bad(dir, &["tune", good.to_str().unwrap(), "--budget", "fast"], &["--budget", "`fast`"]);
     bad(dir, &["tune", good.to_str().unwrap(), "--compile-tail", "never"], &["--compile-tail", "`never`", "`off`"]);

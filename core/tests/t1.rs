@@ -246,6 +246,16 @@ fn a_default_outside_the_values_is_reported_not_used() {
     assert_eq!(p.default.get_i64("block_size_x"), Some(16), "the first value");
 }
 
+/// A published file that lists a value twice is read as it is: the value is tuned once, and a
+/// warning says so.
+#[test]
+fn a_value_listed_twice_is_tuned_once() {
+    let (_dir, s) = load_in(&["ConfigurationSpace", "TuningParameters", "0", "Values"], serde_json::json!([16, 32, 16, 48, 32])).unwrap();
+    assert!(s.warnings.iter().any(|w| w.contains("TuningParameters[0].Values: 2 value(s) listed more than once; each is tuned once")), "{:?}", s.warnings);
+    let job = s.job("cuda", 0).unwrap();
+    assert_eq!(job.params[0].values, vec![Value::Int(16), Value::Int(32), Value::Int(48)]);
+}
+
 #[test]
 fn t1_reads_constant_memory_and_wgpu_refuses_it() {
     let (spec, _, _) = prepared("convolution.json");

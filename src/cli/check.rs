@@ -53,6 +53,15 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         })?),
         None => None,
     };
+    // The other languages' sources are read too: a missing or unreadable one (for a backend
+    // this machine may not have) would otherwise surface only when tuning there.
+    let mut warnings = spec.warnings.clone();
+    for other in spec.sources.keys().filter(|l| **l != language) {
+        if let Err(e) = spec.job(other, 0) {
+            let backend = if other == "wgsl" { "wgpu" } else { other.as_str() };
+            warnings.push(format!("{e} (a tune with --backend {backend} would stop there)"));
+        }
+    }
     let mut problems = Vec::new();
     for i in 0..spec.problems.len() {
         let job = spec.job(&language, i)?;
@@ -71,7 +80,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             "sources": spec.sources,
             "strategy": spec.strategy,
             "budget": spec.budget,
-            "warnings": spec.warnings,
+            "warnings": warnings,
             "problems": problems,
         });
         crate::cli::out::println(&serde_json::to_string_pretty(&out)?)?;
@@ -89,7 +98,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     for p in &problems {
         text.push_str(&describe(p));
     }
-    for w in &spec.warnings {
+    for w in &warnings {
         text.push_str(&format!("warning: {w}\n"));
     }
     crate::cli::out::print(&text)?;

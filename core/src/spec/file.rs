@@ -419,6 +419,11 @@ impl Spec {
             if values.is_empty() {
                 return Err(err(&field, "no values; give at least one".into()));
             }
+            // A value listed twice is most likely a typo for another (`[1, 1, 4, 8]`), and
+            // would make every config with it twice.
+            if let Some(v) = values.iter().enumerate().find_map(|(i, v)| values[..i].contains(v).then_some(v)) {
+                return Err(err(&field, format!("{v} is listed twice; list each value once")));
+            }
             if let Some(d) = def {
                 let d = Value::from_toml(&d).ok_or_else(|| err(&format!("{field}.default"), "not a scalar".into()))?;
                 declared_defaults.push((name.clone(), d));

@@ -177,6 +177,19 @@ fn parameters(cx: &mut Ctx<'_>, space: &J) -> Result<Parameters, SpecError> {
         if values.is_empty() {
             return Err(cx.err(&format!("{field}.Values"), "gives no values; give at least one"));
         }
+        // Published files are read as they are: a value listed twice is kept once, and said.
+        let mut values = values;
+        let before = values.len();
+        let mut seen: Vec<Value> = Vec::with_capacity(before);
+        values.retain(|v| {
+            !seen.contains(v) && {
+                seen.push(v.clone());
+                true
+            }
+        });
+        if values.len() < before {
+            cx.warnings.push(format!("{field}.Values: {} value(s) listed more than once; each is tuned once", before - values.len()));
+        }
         if let Some(d) = default_value(cx, p.get("Default"), &field)? {
             if values.iter().any(|v| v == &d || v.as_f64().zip(d.as_f64()).is_some_and(|(a, b)| a == b)) {
                 defaults.push((name.to_string(), d));
