@@ -134,7 +134,13 @@ pub struct PriorBuilder<'a> {
 
 /// Whether two parameter values are the same (`64` and `64.0` are).
 fn same_value(a: &Value, b: &Value) -> bool {
-    a == b || a.as_f64().zip(b.as_f64()).is_some_and(|(x, y)| x == y)
+    // A number written as a string by another tool (`"64"` in a T4 file or a cache whose script
+    // kept values as strings) is that number.
+    let number = |v: &Value| match v {
+        Value::Str(s) => s.trim().parse::<f64>().ok(),
+        other => other.as_f64(),
+    };
+    a == b || number(a).zip(number(b)).is_some_and(|(x, y)| x == y)
 }
 
 impl<'a> PriorBuilder<'a> {
@@ -247,7 +253,7 @@ impl<'a> PriorBuilder<'a> {
         if !foreign.is_empty() {
             self.prior.notes.push(format!(
                 "{name}: values outside this space were skipped ({})",
-                foreign.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join(", ")
+                foreign.iter().map(|(k, v)| if let Value::Str(s) = v { format!("{k} = \"{s}\"") } else { format!("{k} = {v}") }).collect::<Vec<_>>().join(", ")
             ));
         }
         let source = Source { name: name.to_string(), times };
@@ -409,6 +415,21 @@ mod tests {
             p.summary("db"),
             "prior: 1 target, 2 measurements (db); skipped 1 failed, 2 not candidates here (outside the space, or pruned on this device), 1 not times (NaN, zero or negative)"
         );
+    }
+
+    /// Numbers another tool wrote as strings (`"64"`) are those numbers; a string that is not
+    /// one of the space's values is named quoted, so that its kind shows.
+    #[test]
+    fn numbers_written_as_strings_are_numbers() {
+        let params = vec![Param::new("a", [32, 64])];
+        let coords: Vec<Vec<u32>> = vec![vec![0], vec![1]];
+        let cands = Candidates { params: &params, coords: &coords };
+        let mut b = PriorBuilder::new(&cands);
+        let rec = |a: &str, t: f64| (vec![("a".to_string(), Value::Str(a.into()))], Ok(t));
+        assert!(b.add("strings", &["a".into()], vec![rec("32", 2.0), rec(" 64", 1.0), rec("wide", 1.0)]));
+        let p = b.build();
+        assert_eq!((p.sources[0].times[0], p.sources[0].times[1]), (2.0, 1.0));
+        assert!(p.notes.iter().any(|n| n.contains("a = \"wide\"")), "{:?}", p.notes);
     }
 
     /// Keys as the database writes them (`Config::key`) are found in the key table directly,
