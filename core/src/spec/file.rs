@@ -421,7 +421,8 @@ impl Spec {
             }
             // A value listed twice is most likely a typo for another (`[1, 1, 4, 8]`), and
             // would make every config with it twice.
-            if let Some(v) = values.iter().enumerate().find_map(|(i, v)| values[..i].contains(v).then_some(v)) {
+            let mut seen = std::collections::HashSet::with_capacity(values.len());
+            if let Some(v) = values.iter().find(|v| !seen.insert(*v)) {
                 return Err(err(&field, format!("{v} is listed twice; list each value once")));
             }
             if let Some(d) = def {

@@ -180,13 +180,8 @@ fn parameters(cx: &mut Ctx<'_>, space: &J) -> Result<Parameters, SpecError> {
         // Published files are read as they are: a value listed twice is kept once, and said.
         let mut values = values;
         let before = values.len();
-        let mut seen: Vec<Value> = Vec::with_capacity(before);
-        values.retain(|v| {
-            !seen.contains(v) && {
-                seen.push(v.clone());
-                true
-            }
-        });
+        let mut seen = std::collections::HashSet::with_capacity(before);
+        values.retain(|v| seen.insert(v.clone()));
         if values.len() < before {
             cx.warnings.push(format!("{field}.Values: {} value(s) listed more than once; each is tuned once", before - values.len()));
         }
