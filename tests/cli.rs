@@ -214,10 +214,14 @@ fn bad_input_gets_one_clear_line() {
     for m in ["half.toml", "kernel.source.wgsl", "gone.wgsl", "--backend wgpu would stop there"] {
         assert!(warning.contains(m), "`{m}` missing from: {out}");
     }
+    // A tolerance for an output the spec does not have, from the spec or the command line.
+    let p = write(dir, "tol.toml", &format!("{}\n[verify.tolerances]\nz = {{ atol = 1e-3, rtol = 1e-3 }}\n", spec("ok.wgsl", "", "WG_SIZE")));
+    bad(dir, &["check", p.to_str().unwrap()], &["tol.toml", "verify.tolerances", "`z` is not a buffer argument (buffers: x, y)"]);
     let p = write(dir, "twice.toml", &spec("ok.wgsl", "", "WG_SIZE").replace("WG_SIZE = [32, 64]", "WG_SIZE = [32, 32, 64]"));
     bad(dir, &["check", p.to_str().unwrap()], &["twice.toml", "params.WG_SIZE", "32 is listed twice; list each value once"]);
     let good = write(dir, "good.toml", &spec("ok.wgsl", "", "WG_SIZE"));
     bad(dir, &["tune", good.to_str().unwrap(), "--budget", "fast"], &["--budget", "`fast`"]);
+    bad(dir, &["tune", good.to_str().unwrap(), "--key", "N=1,N=2"], &["--key", "`N` is given more than once"]);
     bad(dir, &["tune", good.to_str().unwrap(), "--compile-tail", "never"], &["--compile-tail", "`never`", "`off`"]);
     bad(dir, &["tune", good.to_str().unwrap(), "-j", "0"], &["--jobs", "0"]);
     bad(dir, &["tune", good.to_str().unwrap(), "--strategy", "annealing", "--budget", "2%"], &["--budget", "`model` or `hybrid`", "`annealing` has none"]);

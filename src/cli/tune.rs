@@ -118,6 +118,10 @@ pub(crate) fn parse_key(text: &str, sizes: &[(String, Value)]) -> anyhow::Result
     let mut out = sizes.to_vec();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (k, v) = part.split_once('=').with_context(|| format!("--key: `{part}` is not NAME=VALUE"))?;
+        let k = k.trim();
+        if text.split(',').filter_map(|p| p.split_once('=')).filter(|(n, _)| n.trim() == k).count() > 1 {
+            anyhow::bail!("--key: `{k}` is given more than once; give each problem size once");
+        }
         let slot = out.iter_mut().find(|(n, _)| n == k).with_context(|| {
             format!("--key: `{k}` is not a problem size of this spec (sizes: {})", sizes.iter().map(|s| s.0.as_str()).collect::<Vec<_>>().join(", "))
         })?;

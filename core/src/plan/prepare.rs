@@ -407,6 +407,17 @@ pub fn layout(job: &TuneJob) -> Result<Vec<ArgLayout>, SpecError> {
             return Err(err("verify.outputs", format!("`{o}` is not a buffer argument")));
         }
     }
+    // A tolerance for a name that is no buffer would be silently unused (a typo, or an output
+    // renamed since).
+    for (o, _) in &job.verify.per_output {
+        if !job.args.iter().any(|a| &a.name == o && matches!(a.kind, ArgKind::Buffer { .. })) {
+            let buffers: Vec<&str> = job.args.iter().filter(|a| matches!(a.kind, ArgKind::Buffer { .. })).map(|a| a.name.as_str()).collect();
+            return Err(err(
+                "verify.tolerances",
+                format!("`{o}` is not a buffer argument (buffers: {}); name an output there or in --atol/--rtol NAME=VALUE", buffers.join(", ")),
+            ));
+        }
+    }
     Ok(out)
 }
 
