@@ -31,8 +31,12 @@ pub struct Args {
 
 pub fn run(a: Args) -> anyhow::Result<i32> {
     let class = Class::parse(&a.class).ok_or_else(|| anyhow::anyhow!("--class: `{}` is not elementwise, reduction, matmul or attention", a.class))?;
-    let shape = Shape::parse(&a.shape)
-        .ok_or_else(|| anyhow::anyhow!("--shape: `{}` is not N, MxN or MxNxK with every size at least 1", kerntune::spec::error::quote(&a.shape)))?;
+    let shape = Shape::parse(&a.shape).ok_or_else(|| {
+        anyhow::anyhow!(
+            "--shape: `{}` is not a shape: give one to three sizes of at least 1, joined by x (1048576, 4096x4096, 4096x4096x4096)",
+            kerntune::spec::error::quote(&a.shape)
+        )
+    })?;
     let elem_bytes = match a.dtype.as_str() {
         "f32" | "float" => 4,
         "f16" | "bf16" | "half" => 2,
