@@ -37,6 +37,11 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             kerntune::spec::error::quote(&a.shape)
         )
     })?;
+    let sizes = a.shape.split(['x', 'X', ',']).count();
+    if matches!(class, Class::Matmul | Class::Attention) && sizes != 3 {
+        let want = if matches!(class, Class::Matmul) { "MxNxK" } else { "MxNxD (queries, keys, head dimension)" };
+        anyhow::bail!("--shape: {} needs three sizes, {want}, such as 4096x4096x64; `{}` has {sizes}", a.class, kerntune::spec::error::quote(&a.shape));
+    }
     let elem_bytes = match a.dtype.as_str() {
         "f32" | "float" => 4,
         "f16" | "bf16" | "half" => 2,
