@@ -160,6 +160,18 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         // A `%` budget needs a model: the hybrid, unless priors make it the transfer search.
         kerntune::spec::settings::check_strategy("hybrid", &budget).map_err(|m| anyhow::anyhow!("--budget: {m}"))?;
     }
+    if let Some(shard) = a.shard {
+        // A shard's winner is the best of its part of the space: in the shared default database
+        // a later tune would take it for the whole space's; with no database it is lost.
+        if a.no_db {
+            anyhow::bail!("--shard {shard} with --no-db keeps nothing to merge: give this shard its own --db FILE");
+        }
+        if a.db.is_none() {
+            anyhow::bail!(
+                "--shard {shard}: give this shard its own --db FILE (then `kerntune db merge` and `kerntune confirm`); its winner is the best of its part only, which the default database would keep as the space's"
+            );
+        }
+    }
     for p in &a.prior {
         if !p.exists() {
             anyhow::bail!("--prior: {}: no such file", p.display());

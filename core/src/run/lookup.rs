@@ -20,8 +20,19 @@ pub(crate) fn stored_entry(db: Option<&Database>, id: &EntryId) -> Result<Option
 }
 
 /// The report of a database hit, when `entry` holds a winner that is still valid for `ctx`.
-pub(crate) fn stored_winner<B: Backend>(backend: &B, ctx: &Context, entry: Option<&Entry>, t0: Instant) -> Option<TuneReport> {
+/// A shard's winner (the best of its part of the space) answers only that shard's tune.
+pub(crate) fn stored_winner<B: Backend>(
+    backend: &B,
+    ctx: &Context,
+    entry: Option<&Entry>,
+    shard: Option<crate::spec::settings::Shard>,
+    t0: Instant,
+) -> Option<TuneReport> {
     let entry = entry?;
+    let stored_shard = entry.origin.as_ref().and_then(|o| o.shard);
+    if stored_shard.is_some() && stored_shard != shard {
+        return None;
+    }
     let w = entry.winner.as_ref().filter(|w| w.space == ctx.space_hash && w.verify == ctx.verify_hash)?;
     let m = entry.measurements.get(&w.config)?;
     let prep = &ctx.prep;
@@ -87,18 +98,36 @@ mod tests {
         let first = t.tune(&job(), &o).unwrap();
         let ctx = t.prepare(&job()).unwrap();
         let entry = stored_entry(Some(&db), &ctx.id).unwrap();
-        let hit = stored_winner(t.backend(), &ctx, entry.as_ref(), Instant::now()).expect("hit");
+        let hit = stored_winner(t.backend(), &ctx, entry.as_ref(), None, Instant::now()).expect("hit");
         assert!(hit.db_hit && hit.compiled == 0);
         assert_eq!((hit.winner, hit.evaluated), (first.winner, first.evaluated));
         // Another space (one more value) or another tolerance: no hit.
         let mut wider = job();
         wider.params[1].values.push(crate::spec::value::Value::Int(8));
         let ctx = t.prepare(&wider).unwrap();
-        assert!(stored_winner(t.backend(), &ctx, entry.as_ref(), Instant::now()).is_none());
+        assert!(stored_winner(t.backend(), &ctx, entry.as_ref(), None, Instant::now()).is_none());
         let mut stricter = job();
         stricter.verify.tolerance.atol /= 10.0;
         let ctx = t.prepare(&stricter).unwrap();
-        assert!(stored_winner(t.backend(), &ctx, entry.as_ref(), Instant::now()).is_none());
+        assert!(stored_winner(t.backend(), &ctx, entry.as_ref(), None, Instant::now()).is_none());
         assert!(stored_entry(None, &ctx.id).unwrap().is_none());
+    }
+
+    /// A shard's winner is the best of its part of the space: it answers that shard's tune
+    /// again, not a tune of the whole space, which selects again (reusing what is measured).
+    #[test]
+    fn a_shards_winner_is_not_the_spaces() {
+        use crate::spec::settings::Shard;
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::at(dir.path().join("db.sqlite"));
+        let t = tuner();
+        let half = Some(Shard { index: 0, count: 2 });
+        let part = t.tune(&job(), &TuneOptions { db: Some(db.clone()), shard: half, ..opts() }).unwrap();
+        assert!(!part.db_hit);
+        let again = t.tune(&job(), &TuneOptions { db: Some(db.clone()), shard: half, ..opts() }).unwrap();
+        assert!(again.db_hit, "the same shard again: its own winner");
+        let whole = t.tune(&job(), &TuneOptions { db: Some(db.clone()), ..opts() }).unwrap();
+        assert!(!whole.db_hit, "a shard's winner is not the space's");
+        assert!(whole.evaluated > part.evaluated && whole.from_db == part.evaluated, "{} {} {}", whole.evaluated, whole.from_db, part.evaluated);
     }
 }

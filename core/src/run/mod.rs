@@ -279,7 +279,7 @@ impl<B: Backend> Tuner<B> {
         let _tuning = opts.db.as_ref().and_then(|d| d.lock_entry(&ctx.id));
         let stored = lookup::stored_entry(opts.db.as_ref(), &ctx.id)?;
         if !opts.force && !opts.remeasure && opts.only.is_none() {
-            if let Some(hit) = lookup::stored_winner(self.backend(), &ctx, stored.as_ref(), t0) {
+            if let Some(hit) = lookup::stored_winner(self.backend(), &ctx, stored.as_ref(), opts.shard, t0) {
                 return Ok(hit);
             }
         }
