@@ -614,6 +614,19 @@ fn shards_merge_and_confirm() {
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     assert!(out.contains("is the winner among the shards' best 3 of 4 measured configs"), "{out}");
+    assert!(!err.contains("warning:"), "every shard merged: {err}");
+    // With one shard merged, confirm says which are missing; a plain tune of the shard's own
+    // database does not take the shard's winner (its half's best) for the space's.
+    let half = dir.join("half.sqlite");
+    assert!(kerntune(dir, &["db", "merge", s0.to_str().unwrap(), "--db", half.to_str().unwrap()]).status.success());
+    let o = kerntune(dir, &["confirm", p, "--db", half.to_str().unwrap()]);
+    let (_, err) = text(&o);
+    assert!(o.status.success() && err.contains("only shard 0/2 measured it; shard 1/2 not merged"), "{err}");
+    let o = kerntune(dir, &["tune", p, "--db", s1.to_str().unwrap(), "--json"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((v[0]["db_hit"].as_bool(), v[0]["evaluated"].as_u64(), v[0]["from_db"].as_u64()), (Some(false), Some(4), Some(2)), "{}", v[0]);
     let v: serde_json::Value = serde_json::from_slice(&kerntune(dir, &["db", "show", "--json", "--db", merged.to_str().unwrap()]).stdout).unwrap();
     let entry = v["entries"].as_object().unwrap().values().next().unwrap();
     assert!(entry["winner"]["config"].is_string());

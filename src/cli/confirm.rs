@@ -73,12 +73,15 @@ fn confirm_all<B: Backend>(devices: Vec<B>, spec: &kerntune::Spec, a: &Args, db:
         // have run on machines with other drivers), best measurement per config.
         let mut best: std::collections::BTreeMap<String, f64> = Default::default();
         let mut entries = 0;
+        // The shards the entries stand for: a merged entry of several stands for none (`None`).
+        let mut shards: Vec<Option<kerntune::spec::settings::Shard>> = Vec::new();
         for e in file
             .entries
             .values()
             .filter(|e| e.id.kernel == id.kernel && e.id.kernel_hash == id.kernel_hash && e.id.target == id.target && e.id.problem == id.problem)
         {
             entries += 1;
+            shards.push(e.origin.as_ref().and_then(|o| o.shard));
             for (k, m) in &e.measurements {
                 if let Some(s) = m.stats() {
                     let slot = best.entry(k.clone()).or_insert(f64::INFINITY);
@@ -95,6 +98,25 @@ fn confirm_all<B: Backend>(devices: Vec<B>, spec: &kerntune::Spec, a: &Args, db:
                 id.target,
                 db.path().display()
             );
+        }
+        // Every entry is one shard's alone: say which shards are missing (their configs would
+        // not be compared).
+        if let Some(Some(first)) = shards.first() {
+            if shards.iter().all(Option::is_some) {
+                let have: std::collections::BTreeSet<usize> = shards.iter().flatten().map(|s| s.index).collect();
+                let missing: Vec<String> = (0..first.count).filter(|k| !have.contains(k)).map(|k| format!("{k}/{}", first.count)).collect();
+                if !missing.is_empty() {
+                    crate::cli::out::eprint_line(&format!(
+                        "warning: {} ({}) in {}: only shard {} measured it; shard {} not merged, so their configs are not compared (kerntune db merge shard-*.sqlite --db {})",
+                        id.kernel,
+                        id.problem,
+                        db.path().display(),
+                        have.iter().map(|k| format!("{k}/{}", first.count)).collect::<Vec<_>>().join(", "),
+                        missing.join(", "),
+                        db.path().display()
+                    ));
+                }
+            }
         }
         let mut ranked: Vec<(String, f64)> = best.into_iter().collect();
         ranked.sort_by(|x, y| x.1.total_cmp(&y.1).then(x.0.cmp(&y.0)));
