@@ -570,6 +570,10 @@ fn simulate_reports_the_wall_time_a_compile_pipeline_would_take() {
         let (_, err) = text(&o);
         assert!(!o.status.success() && err.contains(says), "{at}: {err}");
     }
+    // Without --at, the table ends at the budget, whatever it is.
+    let o = kerntune(d.path(), &["simulate", space, "--budget", "12", "--strategy", "random", "--repeats", "2", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&text(&o).0).unwrap();
+    assert_eq!(v[0]["at"].as_object().unwrap().keys().collect::<Vec<_>>(), ["12"], "{v}");
     // Without --budget, the run goes to the largest --at.
     let o = kerntune(d.path(), &["simulate", space, "--at", "8,500", "--strategy", "random", "--repeats", "2", "--json"]);
     let (out, err) = text(&o);

@@ -39,8 +39,8 @@ pub struct Args {
     /// factor), first-in-first-out order, and the true times as the order.
     #[arg(long, value_name = "N")]
     compile_threads: Option<usize>,
-    /// Evaluation counts to report in the table (default 50,100,200,400; with --leave-one-out
-    /// 5,10,20).
+    /// Evaluation counts to report in the table (default those of 50,100,200,400 the budget
+    /// reaches, and the budget; with --leave-one-out 5,10,20).
     #[arg(long, value_delimiter = ',')]
     at: Vec<usize>,
     /// Few-shot transfer, offline: each space in turn is the device never seen and the others
@@ -78,10 +78,15 @@ pub fn run(mut a: Args) -> anyhow::Result<i32> {
         }
     }
     let most_at = a.at.iter().copied().max();
-    if !given {
-        a.at = if a.leave_one_out { vec![5, 10, 20] } else { vec![50, 100, 200, 400] };
-    }
     let budget = a.budget.unwrap_or(if a.leave_one_out { most_at.unwrap_or(20) } else { most_at.map_or(400, |m| m.max(400)) });
+    if !given {
+        // The usual counts the run reaches, and always its last evaluation.
+        let usual: &[usize] = if a.leave_one_out { &[5, 10, 20] } else { &[50, 100, 200, 400] };
+        a.at = usual.iter().copied().filter(|&n| n <= budget).collect();
+        if a.at.last() != Some(&budget) {
+            a.at.push(budget);
+        }
+    }
     let a = Resolved { budget, a };
     if a.a.leave_one_out {
         return leave_one_out(&a);

@@ -270,8 +270,18 @@ impl RecordedSpace {
                 s.failures.push(Some(r["invalidity"].as_str().unwrap_or("no time").to_string()));
             }
             s.samples.push(samples);
-            s.compile_s.push(None);
-            s.eval_s.push(None);
+            // T4 `times` in ms, as Kernel Tuner writes them: absent or not a number, not recorded.
+            let secs = |field: &str| -> Result<Option<f64>, String> {
+                match &r["times"][field] {
+                    J::Number(n) => non_negative(n.as_f64().unwrap_or(f64::NAN), &key, &format!("times.{field}")).map(|ms| Some(ms / 1e3)),
+                    _ => Ok(None),
+                }
+            };
+            s.compile_s.push(secs("compilation")?);
+            s.eval_s.push(match (secs("benchmark")?, secs("validation")?) {
+                (None, None) => None,
+                (b, v) => Some(b.unwrap_or(0.0) + v.unwrap_or(0.0)),
+            });
         }
         Ok(s)
     }
@@ -402,6 +412,12 @@ impl PriorFile {
     }
 }
 
+/// T4 `times` with the mean runtime (ms) added.
+fn with_runtime(mut times: serde_json::Map<String, J>, ms: f64) -> serde_json::Map<String, J> {
+    times.insert("runtimes".into(), json!([ms]));
+    times
+}
+
 /// Writes database measurements as a T4 results document.
 pub fn to_t4(entry: &crate::store::db::Entry) -> J {
     let results: Vec<J> = entry
@@ -411,12 +427,19 @@ pub fn to_t4(entry: &crate::store::db::Entry) -> J {
             let configuration: serde_json::Map<String, J> =
                 m.config.params.iter().map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap_or(J::Null))).collect();
             let ts = chrono_like(m.at);
+            // Compile seconds where the tune recorded them (ms, as T4 readers and this one's
+            // `PriorFile::load` take them), so that the file orders compiles as a prior and
+            // simulates a wall time.
+            let mut times = serde_json::Map::new();
+            if let Some(c) = m.trace.as_ref().and_then(|t| t.compile_s).filter(|c| c.is_finite() && *c >= 0.0) {
+                times.insert("compilation".into(), json!(c * 1e3));
+            }
             match &m.status {
                 crate::store::db::Status::Ok { stats } => json!({
                     "timestamp": ts,
                     "configuration": configuration,
                     "objectives": ["time"],
-                    "times": { "runtimes": [stats.mean * 1e3] },
+                    "times": with_runtime(times, stats.mean * 1e3),
                     "invalidity": "correct",
                     "correctness": 1,
                     "measurements": [
@@ -429,7 +452,7 @@ pub fn to_t4(entry: &crate::store::db::Entry) -> J {
                     "timestamp": ts,
                     "configuration": configuration,
                     "objectives": ["time"],
-                    "times": {},
+                    "times": times,
                     "invalidity": match failure {
                         crate::FailureKind::CompileFailed => "compile",
                         crate::FailureKind::TimedOut => "timeout",
@@ -555,5 +578,32 @@ mod tests {
         )
         .unwrap();
         assert_eq!(PriorFile::load(&t4).unwrap().compile_s, vec![Some(0.25)]);
+    }
+
+    /// A T4 file's compile, benchmark and validation times (ms) are a recorded space's compile
+    /// and evaluation seconds (what `simulate --compile-threads` replays), and a database's
+    /// export writes each measurement's compile seconds there.
+    #[test]
+    fn t4_times_carry_compile_seconds_both_ways() {
+        let t4 = json!({"results": [
+            {"configuration": {"a": 1}, "times": {"compilation": 250.0, "benchmark": 10.0, "validation": 5.0, "runtimes": [2.0]}, "invalidity": "correct"},
+            {"configuration": {"a": 2}, "times": {"runtimes": [1.0]}, "invalidity": "correct"}
+        ]});
+        let s = RecordedSpace::from_t4(&t4, "t".into()).unwrap();
+        assert_eq!(s.compile_s, vec![Some(0.25), None]);
+        assert_eq!(s.eval_s, vec![Some(0.015), None]);
+        use crate::store::db::{Entry, EntryId, Environment, Measurement, Trace};
+        let id = EntryId { kernel: "k".into(), kernel_hash: "h".into(), target: "t".into(), toolchain: "c".into(), problem: "n=1".into() };
+        let mut e = Entry::new(id, "GPU".into(), Environment::default());
+        let mut m = Measurement::timed(
+            crate::space::config::Config::new([("a".to_string(), Value::Int(1))]),
+            crate::measure::stats::Stats::from_samples(&[0.002, 0.002], false),
+            1,
+        );
+        m.trace = Some(Trace { run: 1, seq: 0, elapsed_s: 3.0, compile_s: Some(1.5), device: None });
+        e.measurements.insert(m.config.key(), m);
+        let back = RecordedSpace::from_t4(&to_t4(&e), "t".into()).unwrap();
+        assert_eq!(back.compile_s, vec![Some(1.5)]);
+        assert_eq!(back.times, vec![Some(2.0)]);
     }
 }
