@@ -212,7 +212,11 @@ impl Budget {
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let shown = crate::spec::error::quote(part);
             let number = |s: &str, what: &str| -> Result<f64, String> {
-                let x = s.trim().parse::<f64>().map_err(|_| format!("`{shown}` is not {what}"))?;
+                let x = s.trim().parse::<f64>().map_err(|_| {
+                    // `5m30s`, `1h`: one unit only.
+                    let hint = if what.ends_with("seconds") || what.ends_with("minutes") { "; give a duration in one unit, such as 330s or 5.5m" } else { "" };
+                    format!("`{shown}` is not {what}{hint}")
+                })?;
                 if x.is_finite() && x > 0.0 {
                     Ok(x)
                 } else {
@@ -475,5 +479,8 @@ mod tests {
         for bad in [",,,", "", " , ", "0"] {
             assert!(Budget::parse(bad).is_err(), "{bad:?}");
         }
+        // Two units in one duration: the message shows how to write it.
+        let e = Budget::parse("5m30s").unwrap_err();
+        assert_eq!(e, "`5m30s` is not a number of seconds; give a duration in one unit, such as 330s or 5.5m");
     }
 }
