@@ -222,6 +222,7 @@ fn bad_input_gets_one_clear_line() {
     let good = write(dir, "good.toml", &spec("ok.wgsl", "", "WG_SIZE"));
     bad(dir, &["tune", good.to_str().unwrap(), "--budget", "fast"], &["--budget", "`fast`"]);
     bad(dir, &["tune", good.to_str().unwrap(), "--key", "N=1,N=2"], &["--key", "`N` is given more than once"]);
+    bad(dir, &["tune", good.to_str().unwrap(), "--recheck", "0"], &["--recheck", "0 configs checks nothing"]);
     // A shard's winner is its part's best: never into the shared default database, nor lost.
     bad(dir, &["tune", good.to_str().unwrap(), "--shard", "0/2"], &["--shard 0/2", "its own --db FILE", "best of its part only"]);
     bad(dir, &["tune", good.to_str().unwrap(), "--shard", "1/2", "--no-db"], &["--shard 1/2 with --no-db", "its own --db FILE"]);

@@ -160,6 +160,10 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         // A `%` budget needs a model: the hybrid, unless priors make it the transfer search.
         kerntune::spec::settings::check_strategy("hybrid", &budget).map_err(|m| anyhow::anyhow!("--budget: {m}"))?;
     }
+    if a.recheck == Some(0) {
+        // It would still measure everything again (--recheck implies --remeasure) and check nothing.
+        anyhow::bail!("--recheck: 0 configs checks nothing; give how many other configs to measure again (such as 20), or leave it out");
+    }
     if let Some(shard) = a.shard {
         // A shard's winner is the best of its part of the space: in the shared default database
         // a later tune would take it for the whole space's; with no database it is lost.
