@@ -93,8 +93,11 @@ fn priors_from_files_and_every_kind_of_bad_prior() {
     // Text named like a database (a copy that went wrong): named as none of the three kinds read.
     let text_db = dir.path().join("fleet.sqlite");
     std::fs::write(&text_db, "version https://git-lfs.github.com/spec/v1").unwrap();
+    // A T4 file whose `results` is not a list.
+    let not_list = dir.path().join("not_list.json");
+    std::fs::write(&not_list, r#"{"results": "none yet"}"#).unwrap();
     let db = Database::at(dir.path().join("db.sqlite"));
-    let o = TuneOptions { prior: PriorSetting::Files(vec![kt, other, junk, text_db]), budget: Budget::parse("5").unwrap(), ..opts(&db) };
+    let o = TuneOptions { prior: PriorSetting::Files(vec![kt, other, junk, text_db, not_list]), budget: Budget::parse("5").unwrap(), ..opts(&db) };
     let r = Tuner::new(device("gpu_new", 256.0)).tune(&job(), &o).unwrap();
     assert_eq!(r.strategy, "transfer");
     let p = r.prior.as_ref().unwrap();
@@ -115,6 +118,7 @@ fn priors_from_files_and_every_kind_of_bad_prior() {
         "{:?}",
         p.notes
     );
+    assert!(p.notes.iter().any(|x| x.contains("not_list.json: `results` is") && x.contains("not a list of results (a T4 file)")), "{:?}", p.notes);
     assert!(p.notes.iter().any(|x| x.contains("bx = 2048")), "{:?}", p.notes);
     assert!(p.line.starts_with("prior: 1 target, 21 measurements"), "{}", p.line);
     assert_eq!(r.evaluated, 5);

@@ -408,7 +408,14 @@ impl PriorFile {
             let compile_s = results.iter().map(|r| r["times"]["compilation"].as_f64().map(|ms| ms / 1e3)).collect();
             return Ok(PriorFile { device: v["metadata"]["hardware"]["name"].as_str().unwrap_or("").to_string(), params, records, compile_s });
         }
-        Err(format!("{}: neither a Kernel Tuner cache (no `cache`), a T4 file (no `results`) nor a kerntune database (no SQLite header)", path.display()))
+        match (v.get("cache"), v.get("results")) {
+            (Some(c), _) => Err(format!("{}: `cache` is {}, not an object of configs (a Kernel Tuner cache)", path.display(), quote_json(c))),
+            (_, Some(r)) => Err(format!("{}: `results` is {}, not a list of results (a T4 file)", path.display(), quote_json(r))),
+            _ => Err(format!(
+                "{}: neither a Kernel Tuner cache (no `cache`), a T4 file (no `results`) nor a kerntune database (no SQLite header)",
+                path.display()
+            )),
+        }
     }
 }
 
