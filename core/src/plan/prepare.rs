@@ -402,16 +402,16 @@ pub fn layout(job: &TuneJob) -> Result<Vec<ArgLayout>, SpecError> {
             }
         }
     }
+    let buffers: Vec<&str> = job.args.iter().filter(|a| matches!(a.kind, ArgKind::Buffer { .. })).map(|a| a.name.as_str()).collect();
     for o in &job.verify.outputs {
-        if !job.args.iter().any(|a| &a.name == o && matches!(a.kind, ArgKind::Buffer { .. })) {
+        if !buffers.contains(&o.as_str()) {
             return Err(err("verify.outputs", format!("`{o}` is not a buffer argument")));
         }
     }
     // A tolerance for a name that is no buffer would be silently unused (a typo, or an output
     // renamed since).
     for (o, _) in &job.verify.per_output {
-        if !job.args.iter().any(|a| &a.name == o && matches!(a.kind, ArgKind::Buffer { .. })) {
-            let buffers: Vec<&str> = job.args.iter().filter(|a| matches!(a.kind, ArgKind::Buffer { .. })).map(|a| a.name.as_str()).collect();
+        if !buffers.contains(&o.as_str()) {
             return Err(err(
                 "verify.tolerances",
                 format!("`{o}` is not a buffer argument (buffers: {}); name an output there or in --atol/--rtol NAME=VALUE", buffers.join(", ")),
