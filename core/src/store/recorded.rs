@@ -94,6 +94,23 @@ fn non_negative(t: f64, entry: &str, field: &str) -> Result<f64, String> {
     }
 }
 
+/// A duration a tool recorded in ms, as seconds: `None` where absent, `null` or a string (not
+/// recorded); an error where negative or not finite.
+fn recorded_secs(v: &J, entry: &str, field: &str) -> Result<Option<f64>, String> {
+    match v {
+        J::Number(n) => non_negative(n.as_f64().unwrap_or(f64::NAN), entry, field).map(|ms| Some(ms / 1e3)),
+        _ => Ok(None),
+    }
+}
+
+/// Seconds of benchmarking plus verifying, where either was recorded.
+fn eval_secs(benchmark: Option<f64>, verification: Option<f64>) -> Option<f64> {
+    match (benchmark, verification) {
+        (None, None) => None,
+        (b, v) => Some(b.unwrap_or(0.0) + v.unwrap_or(0.0)),
+    }
+}
+
 /// Parameters from value lists; every value must be a number, a string or a boolean.
 fn params_of(keys: &[String], lists: &[Vec<J>]) -> Result<Vec<Param>, String> {
     keys.iter()
@@ -175,18 +192,9 @@ impl RecordedSpace {
                     .collect::<Result<_, _>>()?,
                 other => return Err(format!("entry `{key}`: `times` is {}, not a list of ms", quote_json(other))),
             };
-            // Kernel Tuner records these in ms; absent, `null` or a string: not recorded.
-            let secs = |field: &str| -> Result<Option<f64>, String> {
-                match &e[field] {
-                    J::Number(n) => non_negative(n.as_f64().unwrap_or(f64::NAN), key, field).map(|ms| Some(ms / 1e3)),
-                    _ => Ok(None),
-                }
-            };
+            let secs = |field: &str| recorded_secs(&e[field], key, field);
             let compile = secs("compile_time")?;
-            let eval = match (secs("benchmark_time")?, secs("verification_time")?) {
-                (None, None) => None,
-                (b, v) => Some(b.unwrap_or(0.0) + v.unwrap_or(0.0)),
-            };
+            let eval = eval_secs(secs("benchmark_time")?, secs("verification_time")?);
             s.coords.push(coords);
             s.times.push(time);
             s.samples.push(samples);
@@ -270,18 +278,10 @@ impl RecordedSpace {
                 s.failures.push(Some(r["invalidity"].as_str().unwrap_or("no time").to_string()));
             }
             s.samples.push(samples);
-            // T4 `times` in ms, as Kernel Tuner writes them: absent or not a number, not recorded.
-            let secs = |field: &str| -> Result<Option<f64>, String> {
-                match &r["times"][field] {
-                    J::Number(n) => non_negative(n.as_f64().unwrap_or(f64::NAN), &key, &format!("times.{field}")).map(|ms| Some(ms / 1e3)),
-                    _ => Ok(None),
-                }
-            };
+            // T4 `times`, as Kernel Tuner writes them.
+            let secs = |field: &str| recorded_secs(&r["times"][field], &key, &format!("times.{field}"));
             s.compile_s.push(secs("compilation")?);
-            s.eval_s.push(match (secs("benchmark")?, secs("validation")?) {
-                (None, None) => None,
-                (b, v) => Some(b.unwrap_or(0.0) + v.unwrap_or(0.0)),
-            });
+            s.eval_s.push(eval_secs(secs("benchmark")?, secs("validation")?));
         }
         Ok(s)
     }
