@@ -116,10 +116,11 @@ fn compile_tail(text: &str) -> Result<TailFactor, String> {
 
 pub(crate) fn parse_key(text: &str, sizes: &[(String, Value)]) -> anyhow::Result<Vec<(String, Value)>> {
     let mut out = sizes.to_vec();
+    let mut given = std::collections::HashSet::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (k, v) = part.split_once('=').with_context(|| format!("--key: `{part}` is not NAME=VALUE"))?;
         let k = k.trim();
-        if text.split(',').filter_map(|p| p.split_once('=')).filter(|(n, _)| n.trim() == k).count() > 1 {
+        if !given.insert(k) {
             anyhow::bail!("--key: `{k}` is given more than once; give each problem size once");
         }
         let slot = out.iter_mut().find(|(n, _)| n == k).with_context(|| {
