@@ -31,13 +31,14 @@ pub struct Args {
 
 pub fn run(a: Args) -> anyhow::Result<i32> {
     let class = Class::parse(&a.class).ok_or_else(|| anyhow::anyhow!("--class: `{}` is not elementwise, reduction, matmul or attention", a.class))?;
-    let shape = Shape::parse(&a.shape).ok_or_else(|| {
+    let sizes = Shape::sizes(&a.shape).unwrap_or_default();
+    let shape = Shape::from_sizes(&sizes).ok_or_else(|| {
         anyhow::anyhow!(
             "--shape: `{}` is not a shape: give one to three sizes of at least 1, joined by x (1048576, 4096x4096, 4096x4096x4096)",
             kerntune::spec::error::quote(&a.shape)
         )
     })?;
-    let sizes = a.shape.split(['x', 'X', ',']).count();
+    let sizes = sizes.len();
     if matches!(class, Class::Matmul | Class::Attention) && sizes != 3 {
         let want = if matches!(class, Class::Matmul) { "MxNxK" } else { "MxNxD (queries, keys, head dimension)" };
         anyhow::bail!("--shape: {} needs three sizes, {want}, such as 4096x4096x64; `{}` has {sizes}", a.class, kerntune::spec::error::quote(&a.shape));

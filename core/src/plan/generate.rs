@@ -48,8 +48,17 @@ pub struct Shape {
 impl Shape {
     /// Parses `4096x4096x4096`, `MxN` or `N`.
     pub fn parse(s: &str) -> Option<Shape> {
-        let v: Vec<u64> = s.split(['x', 'X', ',']).map(|p| p.trim().parse().ok().filter(|&d: &u64| d > 0)).collect::<Option<_>>()?;
-        Some(match v.as_slice() {
+        Shape::from_sizes(&Shape::sizes(s)?)
+    }
+
+    /// The sizes `s` gives (`4096x4096` → 4096, 4096), each at least 1.
+    pub fn sizes(s: &str) -> Option<Vec<u64>> {
+        s.split(['x', 'X', ',']).map(|p| p.trim().parse().ok().filter(|&d: &u64| d > 0)).collect()
+    }
+
+    /// The shape of one to three sizes (N, MxN, MxNxK).
+    pub fn from_sizes(v: &[u64]) -> Option<Shape> {
+        Some(match v {
             [n] => Shape { m: 1, n: *n, k: 1 },
             [m, n] => Shape { m: *m, n: *n, k: 1 },
             [m, n, k] => Shape { m: *m, n: *n, k: *k },
