@@ -627,6 +627,10 @@ fn shards_merge_and_confirm() {
     let o = kerntune(dir, &["confirm", p, "--db", half.to_str().unwrap()]);
     let (_, err) = text(&o);
     assert!(o.status.success() && err.contains("only shard 0/2 measured it; shard 1/2 not merged"), "{err}");
+    // The confirmed winner stays shard 0/2's: a plain tune of that database selects again.
+    let o = kerntune(dir, &["tune", p, "--db", half.to_str().unwrap(), "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&text(&o).0).unwrap();
+    assert_eq!((v[0]["db_hit"].as_bool(), v[0]["evaluated"].as_u64(), v[0]["from_db"].as_u64()), (Some(false), Some(4), Some(2)), "{}", v[0]);
     let o = kerntune(dir, &["tune", p, "--db", s1.to_str().unwrap(), "--json"]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");

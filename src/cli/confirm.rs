@@ -73,15 +73,15 @@ fn confirm_all<B: Backend>(devices: Vec<B>, spec: &kerntune::Spec, a: &Args, db:
         // have run on machines with other drivers), best measurement per config.
         let mut best: std::collections::BTreeMap<String, f64> = Default::default();
         let mut entries = 0;
-        // The shards the entries stand for: a merged entry of several stands for none (`None`).
-        let mut shards: Vec<Option<kerntune::spec::settings::Shard>> = Vec::new();
+        // The shards each entry stands for (`None`: a whole tune, or every shard merged).
+        let mut shards: Vec<Option<(std::collections::BTreeSet<usize>, usize)>> = Vec::new();
         for e in file
             .entries
             .values()
             .filter(|e| e.id.kernel == id.kernel && e.id.kernel_hash == id.kernel_hash && e.id.target == id.target && e.id.problem == id.problem)
         {
             entries += 1;
-            shards.push(e.origin.as_ref().and_then(|o| o.shard));
+            shards.push(e.origin.as_ref().and_then(|o| o.shards()));
             for (k, m) in &e.measurements {
                 if let Some(s) = m.stats() {
                     let slot = best.entry(k.clone()).or_insert(f64::INFINITY);
@@ -99,22 +99,24 @@ fn confirm_all<B: Backend>(devices: Vec<B>, spec: &kerntune::Spec, a: &Args, db:
                 db.path().display()
             );
         }
-        // Every entry is one shard's alone: say which shards are missing (their configs would
-        // not be compared).
-        if let Some(Some(first)) = shards.first() {
-            if shards.iter().all(Option::is_some) {
-                let have: std::collections::BTreeSet<usize> = shards.iter().flatten().map(|s| s.index).collect();
-                let missing: Vec<String> = (0..first.count).filter(|k| !have.contains(k)).map(|k| format!("{k}/{}", first.count)).collect();
+        // Every entry holds shards of one split: say which shards are missing (their configs
+        // are not compared), and keep the confirmed winner as theirs, not the space's.
+        let mut part: Option<(std::collections::BTreeSet<usize>, usize)> = None;
+        if let Some(Some((_, count))) = shards.first() {
+            if shards.iter().all(|s| s.as_ref().is_some_and(|s| s.1 == *count)) {
+                let have: std::collections::BTreeSet<usize> = shards.iter().flatten().flat_map(|s| s.0.iter().copied()).collect();
+                let missing: Vec<String> = (0..*count).filter(|k| !have.contains(k)).map(|k| format!("{k}/{count}")).collect();
                 if !missing.is_empty() {
                     crate::cli::out::eprint_line(&format!(
-                        "warning: {} ({}) in {}: only shard {} measured it; shard {} not merged, so their configs are not compared (kerntune db merge shard-*.sqlite --db {})",
+                        "warning: {} ({}) in {}: only shard {} measured it; shard {} not merged, so their configs are not compared and the winner is kept as these shards' only (kerntune db merge shard-*.sqlite --db {})",
                         id.kernel,
                         id.problem,
                         db.path().display(),
-                        have.iter().map(|k| format!("{k}/{}", first.count)).collect::<Vec<_>>().join(", "),
+                        have.iter().map(|k| format!("{k}/{count}")).collect::<Vec<_>>().join(", "),
                         missing.join(", "),
                         db.path().display()
                     ));
+                    part = Some((have, *count));
                 }
             }
         }
@@ -125,6 +127,13 @@ fn confirm_all<B: Backend>(devices: Vec<B>, spec: &kerntune::Spec, a: &Args, db:
         let opts =
             TuneOptions { only: Some(keys.clone()), remeasure: true, force: true, strategy: "exhaustive".into(), db: Some(db.clone()), ..Default::default() };
         let r = tuner.tune(&job, &opts)?;
+        if let Some((have, count)) = &part {
+            db.update_entry(&r.entry, |e| {
+                if let Some(o) = e.as_mut().and_then(|e| e.origin.as_mut()) {
+                    o.set_shards(have, *count);
+                }
+            })?;
+        }
         if !a.json {
             summary::print(&r, a.top as usize, Some(db.path()))?;
             outln!(

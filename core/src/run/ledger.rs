@@ -240,7 +240,7 @@ impl<'a> Ledger<'a> {
 
     /// What this tune's measurements are for (the entry's origin).
     pub fn origin(&self) -> db::Origin {
-        db::Origin { space: self.ctx.space_hash.clone(), verify: self.ctx.verify_hash.clone(), shard: self.opts.shard }
+        db::Origin { space: self.ctx.space_hash.clone(), verify: self.ctx.verify_hash.clone(), shard: self.opts.shard, merged: Vec::new() }
     }
 
     /// The environment record and target name for the database.

@@ -29,8 +29,8 @@ pub(crate) fn stored_winner<B: Backend>(
     t0: Instant,
 ) -> Option<TuneReport> {
     let entry = entry?;
-    let stored_shard = entry.origin.as_ref().and_then(|o| o.shard);
-    if stored_shard.is_some() && stored_shard != shard {
+    // An entry of shards (one, or some merged) answers only the tune of exactly that shard.
+    if entry.origin.as_ref().is_some_and(|o| o.shard.is_some() && !o.is_of(shard)) {
         return None;
     }
     let w = entry.winner.as_ref().filter(|w| w.space == ctx.space_hash && w.verify == ctx.verify_hash)?;
@@ -129,5 +129,42 @@ mod tests {
         let whole = t.tune(&job(), &TuneOptions { db: Some(db.clone()), ..opts() }).unwrap();
         assert!(!whole.db_hit, "a shard's winner is not the space's");
         assert!(whole.evaluated > part.evaluated && whole.from_db == part.evaluated, "{} {} {}", whole.evaluated, whole.from_db, part.evaluated);
+    }
+
+    /// Some shards of a split merged stand for their part of the space, not for the whole:
+    /// their winner answers no tune; every shard merged is the whole space.
+    #[test]
+    fn some_shards_merged_are_not_the_space() {
+        use crate::spec::settings::Shard;
+        let dir = tempfile::tempdir().unwrap();
+        let t = tuner();
+        let shards: Vec<Database> = (0..3)
+            .map(|k| {
+                let db = Database::at(dir.path().join(format!("shard-{k}.sqlite")));
+                t.tune(&job(), &TuneOptions { db: Some(db.clone()), shard: Some(Shard { index: k, count: 3 }), ..opts() }).unwrap();
+                db
+            })
+            .collect();
+        let merged = Database::at(dir.path().join("merged.sqlite"));
+        let merge = |k: usize| {
+            let f = shards[k].load().unwrap();
+            merged.update(|m| m.merge(&f)).unwrap();
+        };
+        let ctx = t.prepare(&job()).unwrap();
+        let entry = || stored_entry(Some(&merged), &ctx.id).unwrap().unwrap();
+        merge(2);
+        merge(0);
+        let two = entry().origin.unwrap();
+        assert_eq!(two.shards(), Some(([0, 2].into(), 3)), "{two:?}");
+        for asked in [None, Some(Shard { index: 0, count: 3 }), Some(Shard { index: 2, count: 3 })] {
+            assert!(stored_winner(t.backend(), &ctx, Some(&entry()), asked, Instant::now()).is_none(), "{asked:?}");
+        }
+        merge(2);
+        assert_eq!(entry().origin.unwrap().shards(), Some(([0, 2].into(), 3)), "a shard merged twice counts once");
+        merge(1);
+        assert_eq!(entry().origin.unwrap().shards(), None, "every shard: the whole space");
+        let hit = stored_winner(t.backend(), &ctx, Some(&entry()), None, Instant::now()).expect("the space's winner");
+        let whole = t.tune(&job(), &TuneOptions { db: None, ..opts() }).unwrap();
+        assert_eq!(hit.winner, whole.winner);
     }
 }

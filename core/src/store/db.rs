@@ -272,9 +272,50 @@ pub struct Origin {
     pub space: String,
     /// Hash of the verification.
     pub verify: String,
-    /// The shard that measured them, for a split tune.
+    /// The shard that measured them, for a split tune; for an entry merged from some but not
+    /// all shards of one, the first of them (the others in `merged`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<crate::spec::settings::Shard>,
+    /// The other shards of the same split merged into this entry (their indices), when it holds
+    /// some but not all of them. Merging every shard makes the entry whole (`shard` empty).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged: Vec<usize>,
+}
+
+impl Origin {
+    /// The shards of a split tune this entry's measurements come from (their indices, and how
+    /// many shards the split has), or `None` when they come from a whole tune.
+    pub fn shards(&self) -> Option<(std::collections::BTreeSet<usize>, usize)> {
+        let first = self.shard?;
+        Some((std::iter::once(first.index).chain(self.merged.iter().copied()).collect(), first.count))
+    }
+
+    /// Whether these measurements are exactly those of `shard`'s tune (`None`: a whole tune).
+    pub fn is_of(&self, shard: Option<crate::spec::settings::Shard>) -> bool {
+        self.shard == shard && self.merged.is_empty()
+    }
+
+    /// Marks these measurements as those of shards `have` of a split into `count` (whole when
+    /// `have` holds every shard).
+    pub fn set_shards(&mut self, have: &std::collections::BTreeSet<usize>, count: usize) {
+        let mut all = have.iter().copied().filter(|&k| k < count);
+        let whole = (0..count).all(|k| have.contains(&k));
+        self.shard = all.next().filter(|_| !whole).map(|index| crate::spec::settings::Shard { index, count });
+        self.merged = if self.shard.is_some() { all.collect() } else { Vec::new() };
+    }
+
+    /// Adds `other`'s shards to these: the union of two parts of one split, whole once every
+    /// shard is in (or when either is whole, or they are parts of splits into different counts,
+    /// which do not add up to parts of one).
+    fn join(&mut self, other: &Origin) {
+        match (self.shards(), other.shards()) {
+            (Some((mut mine, n)), Some((theirs, m))) if n == m => {
+                mine.extend(theirs);
+                self.set_shards(&mine, n);
+            }
+            _ => self.set_shards(&Default::default(), 0),
+        }
+    }
 }
 
 impl Entry {
@@ -313,12 +354,10 @@ impl Entry {
         if self.env.host.is_empty() || (other.env.host < self.env.host && !other.env.host.is_empty()) {
             self.env = other.env.clone();
         }
-        // Merged shards make a whole: the entry no longer stands for one shard.
+        // Merged shards stand for the union of their parts, and every shard makes a whole.
         self.origin = match (self.origin.take(), &other.origin) {
             (Some(mut a), Some(b)) => {
-                if a.shard != b.shard {
-                    a.shard = None;
-                }
+                a.join(b);
                 Some(a)
             }
             (a, b) => a.or_else(|| b.clone()),
