@@ -627,6 +627,8 @@ fn shards_merge_and_confirm() {
     let o = kerntune(dir, &["confirm", p, "--db", half.to_str().unwrap()]);
     let (_, err) = text(&o);
     assert!(o.status.success() && err.contains("only shard 0/2 measured it; shard 1/2 not merged"), "{err}");
+    let o = kerntune(dir, &["db", "show", "--db", half.to_str().unwrap()]);
+    assert!(text(&o).0.contains("(of shard 0/2 only; 1/2 not merged)"), "{}", text(&o).0);
     // The confirmed winner stays shard 0/2's: a plain tune of that database selects again.
     let o = kerntune(dir, &["tune", p, "--db", half.to_str().unwrap(), "--json"]);
     let v: serde_json::Value = serde_json::from_str(&text(&o).0).unwrap();

@@ -73,10 +73,16 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             outln!("{} ({n} entr{})", db.path().display(), if n == 1 { "y" } else { "ies" });
             for e in f.entries.values() {
                 let failed = e.measurements.values().filter(|m| m.stats().is_none()).count();
-                let winner = match &e.winner {
+                let mut winner = match &e.winner {
                     Some(w) => format!("winner {} at {:.4} ms", w.config, w.stats.mean * 1e3),
                     None => "no winner yet (unfinished tune)".into(),
                 };
+                // A split tune's entry that does not hold every shard: its winner is their part's.
+                if let Some((have, count)) = e.origin.as_ref().and_then(|o| o.shards()) {
+                    let name = |k: &usize| format!("{k}/{count}");
+                    let missing: Vec<String> = (0..count).filter(|k| !have.contains(k)).map(|k| name(&k)).collect();
+                    winner += &format!(" (of shard {} only; {} not merged)", have.iter().map(name).collect::<Vec<_>>().join(", "), missing.join(", "));
+                }
                 outln!(
                     "{} on {} [{}] {}: {} measured ({} failed); {}",
                     e.id.kernel,
