@@ -78,10 +78,8 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                     None => "no winner yet (unfinished tune)".into(),
                 };
                 // A split tune's entry that does not hold every shard: its winner is their part's.
-                if let Some((have, count)) = e.origin.as_ref().and_then(|o| o.shards()) {
-                    let name = |k: &usize| format!("{k}/{count}");
-                    let missing: Vec<String> = (0..count).filter(|k| !have.contains(k)).map(|k| name(&k)).collect();
-                    winner += &format!(" (of shard {} only; {} not merged)", have.iter().map(name).collect::<Vec<_>>().join(", "), missing.join(", "));
+                if let Some(part) = e.origin.as_ref().and_then(|o| o.part()) {
+                    winner += &format!(" (of {part})");
                 }
                 outln!(
                     "{} on {} [{}] {}: {} measured ({} failed); {}",

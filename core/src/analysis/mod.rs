@@ -202,6 +202,9 @@ impl EntryView {
         if from_spec > 0 {
             notes.push(format!("FLOPs and bytes of {from_spec} config(s) were computed from the spec's formulas: their records predate storing them"));
         }
+        if let Some(part) = entry.origin.as_ref().and_then(|o| o.part()) {
+            notes.push(format!("a split tune's {part}: the winner is the best of their part of the space"));
+        }
         let (winner, tie_band) = match &entry.winner {
             Some(w) => (Some(w.config.clone()), w.tie_band.clone()),
             None => {
@@ -433,6 +436,17 @@ mod tests {
         assert!(v.points[0].position.bytes_per_s.is_some());
         assert_eq!(v.default.as_deref(), Some("bx=128,vec=1"), "the spec's default wins");
         assert!(v.notes.iter().any(|n| n.contains("7 config(s)")), "{:?}", v.notes);
+    }
+
+    #[test]
+    fn some_shards_of_a_split_are_said() {
+        let mut e = entry();
+        assert!(EntryView::new(&e, &Hints::default()).notes.is_empty());
+        let mut o = crate::store::db::Origin { space: "s".into(), verify: "v".into(), shard: None, merged: Vec::new() };
+        o.set_shards(&[0, 2].into(), 4);
+        e.origin = Some(o);
+        let v = EntryView::new(&e, &Hints::default());
+        assert_eq!(v.notes, ["a split tune's shard 0/4, 2/4 only; 1/4, 3/4 not merged: the winner is the best of their part of the space"]);
     }
 
     #[test]

@@ -290,6 +290,15 @@ impl Origin {
         Some((std::iter::once(first.index).chain(self.merged.iter().copied()).collect(), first.count))
     }
 
+    /// Which shards these measurements come from and which are missing, when they are part of
+    /// a split tune: `shard 0/3 only; 1/3, 2/3 not merged`.
+    pub fn part(&self) -> Option<String> {
+        let (have, count) = self.shards()?;
+        let name = |k: usize| format!("{k}/{count}");
+        let missing: Vec<String> = (0..count).filter(|k| !have.contains(k)).map(name).collect();
+        Some(format!("shard {} only; {} not merged", have.iter().map(|&k| name(k)).collect::<Vec<_>>().join(", "), missing.join(", ")))
+    }
+
     /// Whether these measurements are exactly those of `shard`'s tune (`None`: a whole tune).
     pub fn is_of(&self, shard: Option<crate::spec::settings::Shard>) -> bool {
         self.shard == shard && self.merged.is_empty()
