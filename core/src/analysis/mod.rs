@@ -208,7 +208,7 @@ impl EntryView {
         let (winner, tie_band) = match &entry.winner {
             Some(w) => (Some(w.config.clone()), w.tie_band.clone()),
             None => {
-                notes.push("no winner yet: the tune that made these measurements did not finish (or this is one shard of a split tune)".into());
+                notes.push("no winner yet: the tune that made these measurements did not finish".into());
                 (None, Vec::new())
             }
         };
