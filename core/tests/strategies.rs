@@ -273,3 +273,32 @@ fn misleading_priors_are_noticed() {
     eprintln!("shuffled priors on {}: without {none:.3}, adaptive {adaptive:.3}", held.name);
     assert!(adaptive >= none - 0.06, "adaptive {adaptive:.3} vs {none:.3} without priors, from shuffled sources");
 }
+
+/// A single source whose favourites are poor here but whose least favourite is not (the
+/// convolution's W6600 tuned from the A100 alone: the A100's fastest config is 0.075 of the
+/// W6600's optimum, its slowest 0.347): the yardstick's contrast pick notices, and the search
+/// is not left climbing the source's favourites (0.371 against 0.698 without priors before).
+#[test]
+fn a_single_source_upside_down_is_noticed() {
+    use kerntune_core::search::{Prior, Transfer};
+    use kerntune_core::sim::simulate::{prior_for, score, score_with};
+    let Some(spaces) = six_gpus("convolution") else { return };
+    let (held, source) = (&spaces[4], &spaces[0]);
+    let prior: std::sync::Arc<Prior> = std::sync::Arc::new(prior_for(held, &[source]));
+    let none = score(held, "hybrid", 20, 20, 1, false, 1).unwrap().at(20).0;
+    let adaptive = score_with(
+        held,
+        "transfer",
+        move |s| Box::new(Transfer::new(prior.clone(), kerntune_core::search::by_name("hybrid", s).unwrap())),
+        20,
+        20,
+        1,
+        false,
+        1,
+    )
+    .unwrap()
+    .at(20)
+    .0;
+    eprintln!("{} from {} alone: without {none:.3}, adaptive {adaptive:.3}", held.name, source.name);
+    assert!(adaptive >= none - 0.06, "adaptive {adaptive:.3} vs {none:.3} without priors");
+}

@@ -19,10 +19,15 @@
 //! without priors would run (the fallback, told every outcome), and the turns are shared by
 //! what has been measured:
 //! - the model makes the first [`FIRST`] picks (the sources' favourites), then the fallback as
-//!   many ([`YARDSTICK`]: what the same search finds without priors, to hold the model to);
+//!   many ([`YARDSTICK`]: what the same search finds without priors, to hold the model to), the
+//!   last of them the config the sources rank last (the contrast: a ranking that holds at its
+//!   top should hold at its bottom; on recorded convolution spaces one GPU's slowest config is
+//!   often faster on another than its fastest);
 //! - when the sources rank what was measured here worse than chance (τ < [`DISTRUST`] over
 //!   every measured config), or the fallback's proposals have found a better config than the
 //!   model's and the sources do not rank it well (τ < [`TRUST`]), the fallback takes every turn;
+//! - when the contrast beats every config the model has found, the sources' ranking runs the
+//!   wrong way where it matters: the two take turns until the model's picks beat it;
 //! - when even the model's own picks are ranked poorly by the best source (τ <
 //!   [`HAND_OVER`]), the two take turns, and the fallback takes them all once the model has
 //!   gone [`STALL`] outcomes without a better config;
@@ -31,8 +36,9 @@
 //! The calibration and corrections are fitted on the model's own picks only. On the recorded
 //! six-GPU spaces this reaches 0.98 of the optimum in 20 evaluations in 11 of 12 leave-one-out
 //! cases; with sources made to mislead (inverted or shuffled times, or only the other vendor's
-//! GPUs) it stays, on 35 of 36 cases, within 0.05 of the search without priors
-//! (docs/benchmarks.md, `cargo run --release -p kerntune-core --example misleading_priors`).
+//! GPUs) it stays, on 35 of 36 cases, within 0.05 of the search without priors, and 0.053 below
+//! it in the last; from a single source GPU, within 0.05 in 59 of 60 pairs (docs/benchmarks.md,
+//! `cargo run --release -p kerntune-core --example misleading_priors`, `… --example few_sources`).
 //!
 //! [`PlainTransfer`] is the rule it improves on: each source's best, then each one's second
 //! best, and so on.
@@ -84,8 +90,12 @@ pub struct Transfer {
     pub proposals: (usize, usize),
     /// Which candidates the fallback proposed.
     from_base: std::collections::HashSet<usize>,
-    /// Outcomes (log time; infinity for a failure) of the model's and the fallback's proposals.
+    /// Outcomes (log time; infinity for a failure) of the model's and the fallback's proposals
+    /// (the contrast left out).
     outcomes: (Vec<f64>, Vec<f64>),
+    /// The contrast (the config the sources rank last) once proposed, and its outcome (log
+    /// time) once told.
+    contrast: Option<(usize, Option<f64>)>,
 }
 
 impl Transfer {
@@ -110,6 +120,7 @@ impl Transfer {
             proposals: (0, 0),
             from_base: Default::default(),
             outcomes: (Vec::new(), Vec::new()),
+            contrast: None,
         }
     }
 
@@ -184,6 +195,30 @@ impl Transfer {
         (m.len() >= FIRST && !b.is_empty()).then(|| best(m) <= best(b))
     }
 
+    /// The config the sources rank last (by their mean score over the sources that measured
+    /// it), not taken yet.
+    fn least_favourite(&self, cands: &Candidates<'_>) -> Option<usize> {
+        (0..cands.len())
+            .filter(|&i| !self.taken[i])
+            .filter_map(|i| {
+                let (sum, n) = self.scores.iter().map(|sc| f64::from(sc[i])).filter(|x| x.is_finite()).fold((0.0, 0), |(s, n), x| (s + x, n + 1));
+                (n > 0).then(|| (sum / f64::from(n), i))
+            })
+            .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)))
+            .map(|(_, i)| i)
+    }
+
+    /// Whether this turn's fallback pick is the contrast: the yardstick's last.
+    fn contrast_turn(&self) -> bool {
+        self.contrast.is_none() && !self.prior.is_empty() && self.outcomes.0.len() >= FIRST && self.proposals.1 + 1 == YARDSTICK
+    }
+
+    /// Whether the contrast has beaten every config the model's picks found.
+    fn contrast_leads(&self) -> bool {
+        let model = self.outcomes.0.iter().copied().fold(f64::INFINITY, f64::min);
+        matches!(self.contrast, Some((_, Some(c))) if c < model)
+    }
+
     /// Whether this turn goes to the fallback search.
     fn fallback_turn(&self) -> bool {
         if self.prior.is_empty() {
@@ -193,7 +228,8 @@ impl Transfer {
             return false;
         }
         // After the model's first picks, as many fallback proposals: the yardstick it is held to.
-        if self.outcomes.1.len() < YARDSTICK {
+        let contrast_told = matches!(self.contrast, Some((_, Some(_))));
+        if self.outcomes.1.len() + usize::from(contrast_told) < YARDSTICK {
             return true;
         }
         match (self.model_leads(), self.agreement) {
@@ -204,6 +240,9 @@ impl Transfer {
             // do not rank what was measured here: they are not this device's. The fallback
             // takes every turn.
             (Some(false), _) if self.overall < TRUST => true,
+            // The sources' least favourite beats their favourites here: their ranking runs the
+            // wrong way somewhere that matters. The two take turns until the model's picks beat it.
+            _ if self.contrast_leads() => self.turn.is_multiple_of(2),
             // The sources rank even the model's own picks poorly: the model stopped finding
             // better configs, and the fallback takes every turn until something improves; or
             // it has not, and the two take turns.
@@ -227,7 +266,15 @@ impl Strategy for Transfer {
                 self.refit(cands);
             }
             let mut pick = None;
-            if self.fallback_turn() {
+            if self.fallback_turn() && self.contrast_turn() {
+                if let Some(i) = self.least_favourite(cands) {
+                    pick = Some(i);
+                    self.proposals.1 += 1;
+                    self.from_base.insert(i);
+                    self.contrast = Some((i, None));
+                }
+            }
+            if pick.is_none() && self.fallback_turn() {
                 // The fallback may propose what the model already took: a few tries.
                 for _ in 0..4 {
                     match self.base.ask(cands, 1).first().copied() {
@@ -262,7 +309,14 @@ impl Strategy for Transfer {
                 Outcome::Time(t) if t.is_finite() && *t > 0.0 => t.ln(),
                 _ => f64::INFINITY,
             };
-            if self.from_base.contains(&index) {
+            if let Some((i, told @ None)) = &mut self.contrast {
+                if *i == index {
+                    *told = Some(log);
+                }
+            }
+            if self.contrast.is_some_and(|(i, _)| i == index) {
+                // Held apart: the yardstick compares the model with the fallback's own picks.
+            } else if self.from_base.contains(&index) {
                 self.outcomes.1.push(log);
             } else {
                 self.outcomes.0.push(log);
