@@ -210,7 +210,7 @@ impl Transfer {
 
     /// Whether this turn's fallback pick is the contrast: the yardstick's last.
     fn contrast_turn(&self) -> bool {
-        self.contrast.is_none() && !self.prior.is_empty() && self.outcomes.0.len() >= FIRST && self.proposals.1 + 1 == YARDSTICK
+        self.contrast.is_none() && !self.prior.is_empty() && self.proposals.0 >= FIRST && self.proposals.1 + 1 == YARDSTICK
     }
 
     /// Whether the contrast has beaten every config the model's picks found.
@@ -224,12 +224,14 @@ impl Transfer {
         if self.prior.is_empty() {
             return true;
         }
-        if self.outcomes.0.len() < FIRST {
+        // The first picks and the yardstick are counted in proposals, not outcomes: a tuner that
+        // keeps many configs in flight asks for them before any outcome is in, and would
+        // otherwise fill its first batch with the model's picks alone.
+        if self.proposals.0 < FIRST {
             return false;
         }
         // After the model's first picks, as many fallback proposals: the yardstick it is held to.
-        let contrast_told = matches!(self.contrast, Some((_, Some(_))));
-        if self.outcomes.1.len() + usize::from(contrast_told) < YARDSTICK {
+        if self.proposals.1 < YARDSTICK {
             return true;
         }
         match (self.model_leads(), self.agreement) {
@@ -470,6 +472,24 @@ mod tests {
         // Two one-hot features, both seen: the ridge shrinks toward 0.
         let g = ridge_onehot(&[vec![0], vec![1]], &[1.0, -1.0], 2, 1.0);
         assert!((g[0] - 0.5).abs() < 1e-12 && (g[1] + 0.5).abs() < 1e-12, "{g:?}");
+    }
+
+    /// A tuner that asks for a batch before any outcome gets the same order as one that asks
+    /// one at a time: the sources' first favourites, then the yardstick (ending with the
+    /// sources' least favourite), then the model again.
+    #[test]
+    fn a_batch_asked_at_once_holds_the_yardstick() {
+        let params = vec![Param::new("a", 0..20)];
+        let coords: Vec<Vec<u32>> = (0..20).map(|i| vec![i]).collect();
+        let cands = Candidates { params: &params, coords: &coords };
+        let source = Source { name: "s".into(), times: (0..20).map(|i| 1.0 + i as f32).collect() };
+        let prior = Arc::new(Prior { sources: vec![source], ..Default::default() });
+        let mut t = Transfer::new(prior, crate::search::by_name("random", 1).unwrap());
+        let batch = t.ask(&cands, 8);
+        assert_eq!(batch.len(), 8);
+        assert_eq!(&batch[..FIRST], &[0, 1, 2], "the source's favourites first");
+        assert_eq!(batch[FIRST + YARDSTICK - 1], 19, "the yardstick ends with the source's least favourite: {batch:?}");
+        assert_eq!(t.proposals, (8 - YARDSTICK, YARDSTICK));
     }
 
     /// A source that ranks like this device leads; one ranking the other way fades.
