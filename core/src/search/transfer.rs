@@ -311,13 +311,9 @@ impl Strategy for Transfer {
                 Outcome::Time(t) if t.is_finite() && *t > 0.0 => t.ln(),
                 _ => f64::INFINITY,
             };
-            if let Some((i, told @ None)) = &mut self.contrast {
-                if *i == index {
-                    *told = Some(log);
-                }
-            }
-            if self.contrast.is_some_and(|(i, _)| i == index) {
+            if let Some((_, told)) = self.contrast.as_mut().filter(|(i, _)| *i == index) {
                 // Held apart: the yardstick compares the model with the fallback's own picks.
+                told.get_or_insert(log);
             } else if self.from_base.contains(&index) {
                 self.outcomes.1.push(log);
             } else {
