@@ -198,6 +198,25 @@ fn six_gpus(kernel: &str) -> Option<Vec<RecordedSpace>> {
     ["A100", "A4000", "A6000", "MI250X", "W6600", "W7800"].iter().map(|g| load(&format!("gpus/{kernel}_{g}.json.gz"))).collect()
 }
 
+/// The adaptive transfer search (over hybrid) on `held` from `prior`: the fraction of the
+/// optimum at 20 evaluations, mean over 20 seeds.
+fn transfer_at_20(held: &RecordedSpace, prior: std::sync::Arc<kerntune_core::search::Prior>) -> f64 {
+    use kerntune_core::search::Transfer;
+    kerntune_core::sim::simulate::score_with(
+        held,
+        "transfer",
+        move |s| Box::new(Transfer::new(prior.clone(), kerntune_core::search::by_name("hybrid", s).unwrap())),
+        20,
+        20,
+        1,
+        false,
+        1,
+    )
+    .unwrap()
+    .at(20)
+    .0
+}
+
 /// Few-shot transfer, leave one out: the adaptive search reaches 0.98 of the optimum in 20
 /// evaluations on at least 11 of the 12 held-out GPUs, and is never worse than the search
 /// without priors (within the noise of 10 seeds; docs/benchmarks.md has 50).
@@ -228,19 +247,14 @@ fn transfer_learns_a_new_gpu_from_the_others() {
 /// the sources' favourites) is what it costs (docs/benchmarks.md).
 #[test]
 fn misleading_priors_are_noticed() {
-    use kerntune_core::search::{Prior, Transfer};
+    use kerntune_core::search::Prior;
     use kerntune_core::sim::simulate::{prior_for, score, score_with};
     let Some(spaces) = six_gpus("convolution") else { return };
     let held = &spaces[1];
     let inverted: Vec<RecordedSpace> = spaces.iter().enumerate().filter(|(i, _)| *i != 1).map(|(_, s)| kerntune_core::testing::inverted(s)).collect();
     let prior: std::sync::Arc<Prior> = std::sync::Arc::new(prior_for(held, &inverted.iter().collect::<Vec<_>>()));
     let none = score(held, "hybrid", 20, 20, 1, false, 1).unwrap().at(20).0;
-    let p = prior.clone();
-    let adaptive =
-        score_with(held, "transfer", move |s| Box::new(Transfer::new(p.clone(), kerntune_core::search::by_name("hybrid", s).unwrap())), 20, 20, 1, false, 1)
-            .unwrap()
-            .at(20)
-            .0;
+    let adaptive = transfer_at_20(held, prior.clone());
     let p = prior.clone();
     let plain = score_with(held, "plain", move |_| Box::new(kerntune_core::search::PlainTransfer::new(p.clone())), 20, 1, 1, false, 1).unwrap().at(20).0;
     eprintln!("inverted priors on {}: without {none:.3}, plain transfer {plain:.3}, adaptive {adaptive:.3}", held.name);
@@ -257,19 +271,7 @@ fn misleading_priors_are_noticed() {
         })
         .collect();
     let prior: std::sync::Arc<Prior> = std::sync::Arc::new(prior_for(held, &shuffled.iter().collect::<Vec<_>>()));
-    let adaptive = score_with(
-        held,
-        "transfer",
-        move |s| Box::new(Transfer::new(prior.clone(), kerntune_core::search::by_name("hybrid", s).unwrap())),
-        20,
-        20,
-        1,
-        false,
-        1,
-    )
-    .unwrap()
-    .at(20)
-    .0;
+    let adaptive = transfer_at_20(held, prior);
     eprintln!("shuffled priors on {}: without {none:.3}, adaptive {adaptive:.3}", held.name);
     assert!(adaptive >= none - 0.06, "adaptive {adaptive:.3} vs {none:.3} without priors, from shuffled sources");
 }
@@ -280,25 +282,13 @@ fn misleading_priors_are_noticed() {
 /// is not left climbing the source's favourites (0.371 against 0.698 without priors before).
 #[test]
 fn a_single_source_upside_down_is_noticed() {
-    use kerntune_core::search::{Prior, Transfer};
-    use kerntune_core::sim::simulate::{prior_for, score, score_with};
+    use kerntune_core::search::Prior;
+    use kerntune_core::sim::simulate::{prior_for, score};
     let Some(spaces) = six_gpus("convolution") else { return };
     let (held, source) = (&spaces[4], &spaces[0]);
     let prior: std::sync::Arc<Prior> = std::sync::Arc::new(prior_for(held, &[source]));
     let none = score(held, "hybrid", 20, 20, 1, false, 1).unwrap().at(20).0;
-    let adaptive = score_with(
-        held,
-        "transfer",
-        move |s| Box::new(Transfer::new(prior.clone(), kerntune_core::search::by_name("hybrid", s).unwrap())),
-        20,
-        20,
-        1,
-        false,
-        1,
-    )
-    .unwrap()
-    .at(20)
-    .0;
+    let adaptive = transfer_at_20(held, prior);
     eprintln!("{} from {} alone: without {none:.3}, adaptive {adaptive:.3}", held.name, source.name);
     assert!(adaptive >= none - 0.06, "adaptive {adaptive:.3} vs {none:.3} without priors");
 }
