@@ -105,9 +105,7 @@ fn confirm_all<B: Backend>(devices: Vec<B>, spec: &kerntune::Spec, a: &Args, db:
         if let Some(Some((_, count))) = shards.first() {
             if shards.iter().all(|s| s.as_ref().is_some_and(|s| s.1 == *count)) {
                 let have: std::collections::BTreeSet<usize> = shards.iter().flatten().flat_map(|s| s.0.iter().copied()).collect();
-                let mut origin = kerntune::store::db::Origin { space: String::new(), verify: String::new(), shard: None, merged: Vec::new() };
-                origin.set_shards(&have, *count);
-                if let Some(said) = origin.part() {
+                if let Some(said) = kerntune::store::db::shards_part(&have, *count) {
                     crate::cli::out::eprint_line(&format!(
                         "warning: {} ({}) in {}: {said}, so their configs are not compared and the winner is kept as these shards' only (kerntune db merge shard-*.sqlite --db {})",
                         id.kernel,

@@ -190,9 +190,8 @@ impl Transfer {
     /// Whether the model's proposals have found a better config than the fallback's (`None`
     /// until the fallback has proposed some).
     fn model_leads(&self) -> Option<bool> {
-        let best = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
         let (m, b) = (&self.outcomes.0, &self.outcomes.1);
-        (m.len() >= FIRST && !b.is_empty()).then(|| best(m) <= best(b))
+        (m.len() >= FIRST && !b.is_empty()).then(|| best_of(m) <= best_of(b))
     }
 
     /// The config the sources rank last (by their mean score over the sources that measured
@@ -215,8 +214,7 @@ impl Transfer {
 
     /// Whether the contrast has beaten every config the model's picks found.
     fn contrast_leads(&self) -> bool {
-        let model = self.outcomes.0.iter().copied().fold(f64::INFINITY, f64::min);
-        matches!(self.contrast, Some((_, Some(c))) if c < model)
+        matches!(self.contrast, Some((_, Some(c))) if c < best_of(&self.outcomes.0))
     }
 
     /// Whether this turn goes to the fallback search.
@@ -268,7 +266,8 @@ impl Strategy for Transfer {
                 self.refit(cands);
             }
             let mut pick = None;
-            if self.fallback_turn() && self.contrast_turn() {
+            let fallback = self.fallback_turn();
+            if fallback && self.contrast_turn() {
                 if let Some(i) = self.least_favourite(cands) {
                     pick = Some(i);
                     self.proposals.1 += 1;
@@ -276,7 +275,7 @@ impl Strategy for Transfer {
                     self.contrast = Some((i, None));
                 }
             }
-            if pick.is_none() && self.fallback_turn() {
+            if pick.is_none() && fallback {
                 // The fallback may propose what the model already took: a few tries.
                 for _ in 0..4 {
                     match self.base.ask(cands, 1).first().copied() {
@@ -338,6 +337,11 @@ impl Strategy for Transfer {
         }
         self.base.tell(index, outcome);
     }
+}
+
+/// The best (lowest) of some outcomes; infinity for none.
+fn best_of(outcomes: &[f64]) -> f64 {
+    outcomes.iter().copied().fold(f64::INFINITY, f64::min)
 }
 
 /// Kendall's τ-b of two samples (ties counted in neither).

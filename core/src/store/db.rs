@@ -282,6 +282,14 @@ pub struct Origin {
     pub merged: Vec<usize>,
 }
 
+/// Which of a split's `count` shards `have` holds and which are missing (`shard 0/3 only; 1/3,
+/// 2/3 not merged`), or `None` when it holds every one.
+pub fn shards_part(have: &std::collections::BTreeSet<usize>, count: usize) -> Option<String> {
+    let name = |k: usize| format!("{k}/{count}");
+    let missing: Vec<String> = (0..count).filter(|k| !have.contains(k)).map(name).collect();
+    (!missing.is_empty()).then(|| format!("shard {} only; {} not merged", have.iter().map(|&k| name(k)).collect::<Vec<_>>().join(", "), missing.join(", ")))
+}
+
 impl Origin {
     /// The shards of a split tune this entry's measurements come from (their indices, and how
     /// many shards the split has), or `None` when they come from a whole tune.
@@ -294,9 +302,7 @@ impl Origin {
     /// a split tune: `shard 0/3 only; 1/3, 2/3 not merged`.
     pub fn part(&self) -> Option<String> {
         let (have, count) = self.shards()?;
-        let name = |k: usize| format!("{k}/{count}");
-        let missing: Vec<String> = (0..count).filter(|k| !have.contains(k)).map(name).collect();
-        Some(format!("shard {} only; {} not merged", have.iter().map(|&k| name(k)).collect::<Vec<_>>().join(", "), missing.join(", ")))
+        shards_part(&have, count)
     }
 
     /// Whether these measurements are exactly those of `shard`'s tune (`None`: a whole tune).
