@@ -333,6 +333,72 @@ fn eight_processes_tuning_one_entry_agree_on_its_winner() {
     assert_eq!(e.measurements.len(), 18);
 }
 
+/// Child half of `the_shards_of_a_split_tune_one_database_at_once`: tunes shard `KT_TEST_N`
+/// of four and, at its first result, waits until every shard has measured something (so that
+/// shards that wait for each other's locks fail here instead of passing one after another).
+#[test]
+#[ignore = "spawned by the_shards_of_a_split_tune_one_database_at_once"]
+fn child_shard() {
+    let Ok(path) = std::env::var("KT_TEST_DB") else { return };
+    let k: usize = std::env::var("KT_TEST_N").unwrap().parse().unwrap();
+    let dir = std::path::Path::new(&path).parent().unwrap().to_path_buf();
+    let mut o = opts();
+    o.db = Some(Database::at(&path));
+    o.flush_every = Duration::ZERO;
+    o.shard = Some(kerntune_core::spec::settings::Shard { index: k, count: 4 });
+    let met = Arc::new(std::sync::Once::new());
+    o.observer = Some(Arc::new(move |e: &Event<'_>| {
+        if matches!(e, Event::Result { .. }) {
+            met.call_once(|| {
+                std::fs::write(dir.join(format!("started-{k}")), "").unwrap();
+                let (t0, limit) = (std::time::Instant::now(), Duration::from_secs(120));
+                while (0..4).any(|j| !dir.join(format!("started-{j}")).exists()) {
+                    assert!(t0.elapsed() < limit, "shard {k}/4 measured alone for {limit:?}: the other shards waited for it");
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            });
+        }
+    }));
+    let t = Tuner::new(FakeBackend::new(limits(), time).with_compile_delay(Duration::from_millis(20)));
+    let r = t.tune(&job(), &o).unwrap();
+    println!("WINNER {} HIT {}", r.winner.key(), r.db_hit);
+}
+
+/// The shards of a split (say one per GPU of a node) tune into one database at once: none
+/// waits for another's lock, and the entry they leave is the whole space's, as merging their
+/// own files would make it.
+#[test]
+fn the_shards_of_a_split_tune_one_database_at_once() {
+    let (_d, db) = temp_db();
+    let exe = std::env::current_exe().unwrap();
+    let children: Vec<_> = (0..4)
+        .map(|n| {
+            std::process::Command::new(&exe)
+                .args(["--exact", "child_shard", "--ignored", "--test-threads=1", "--nocapture"])
+                .env("KT_TEST_DB", db.path())
+                .env("KT_TEST_N", n.to_string())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success() && text.contains("WINNER"), "child failed:\n{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let f = db.load().unwrap();
+    let e = f.entries.values().next().unwrap();
+    assert_eq!(e.measurements.len(), 18, "every candidate, each measured by one shard");
+    assert_eq!(e.origin.as_ref().unwrap().shards(), None, "every shard in: the whole space");
+    let mut o = opts();
+    o.db = Some(db.clone());
+    let whole = Tuner::new(FakeBackend::new(limits(), time)).tune(&job(), &o).unwrap();
+    assert!(whole.db_hit, "the shards' entry answers a tune of the whole space");
+    assert!(is(&whole.winner, 128, 4), "{}", whole.winner);
+}
+
 /// Measurements of one config from two writers merge: the better-sampled record stays,
 /// whichever is written last.
 #[test]

@@ -218,11 +218,7 @@ impl<'a> Ledger<'a> {
                 let pending = std::mem::take(&mut self.pending);
                 let (id, env, tname, origin) = (self.ctx.id.clone(), self.environment.clone(), self.target_name.clone(), self.origin());
                 d.update_entry(&id, |e| {
-                    let e = e.get_or_insert_with(|| Entry::new(id.clone(), tname, env));
-                    e.origin = Some(origin);
-                    for (k, m) in pending {
-                        e.record(k, m);
-                    }
+                    e.get_or_insert_with(|| Entry::new(id.clone(), tname, env)).record_all(origin, pending);
                 })?;
             }
         }

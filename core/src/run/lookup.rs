@@ -131,6 +131,40 @@ mod tests {
         assert!(whole.evaluated > part.evaluated && whole.from_db == part.evaluated, "{} {} {}", whole.evaluated, whole.from_db, part.evaluated);
     }
 
+    /// The shards of a split tuned into one database (one that a node's GPUs share) add up as
+    /// merging their own files would: some shards stand for their part, every shard for the
+    /// space; a shard still measuring leaves the shards before it as they are.
+    #[test]
+    fn shards_into_one_database_add_up() {
+        use crate::spec::settings::Shard;
+        let dir = tempfile::tempdir().unwrap();
+        let t = tuner();
+        let db = Database::at(dir.path().join("shared.sqlite"));
+        let shard = |k: usize| Some(Shard { index: k, count: 3 });
+        let ctx = t.prepare(&job()).unwrap();
+        let entry = || stored_entry(Some(&db), &ctx.id).unwrap().unwrap();
+        let tune = |k: usize| t.tune(&job(), &TuneOptions { db: Some(db.clone()), shard: shard(k), ..opts() }).unwrap();
+        let two = tune(2);
+        // Shard 0 flushing what it has measured so far: shard 2's winner keeps its origin.
+        let mut measuring = entry().origin.unwrap();
+        measuring.shard = shard(0);
+        db.update_entry(&ctx.id, |e| e.as_mut().unwrap().record_all(measuring, [])).unwrap();
+        assert_eq!(entry().origin.unwrap().shards(), Some(([2].into(), 3)));
+        let zero = tune(0);
+        assert_eq!(entry().origin.unwrap().shards(), Some(([0, 2].into(), 3)), "both shards, not the last one's alone");
+        let faster = if zero.winner_stats.mean <= two.winner_stats.mean { &zero } else { &two };
+        assert_eq!(entry().winner.unwrap().config, faster.winner.key(), "the better of the two shards' winners");
+        for asked in [None, shard(0), shard(2)] {
+            assert!(stored_winner(t.backend(), &ctx, Some(&entry()), asked, Instant::now()).is_none(), "{asked:?}");
+        }
+        tune(1);
+        assert_eq!(entry().origin.unwrap().shards(), None, "every shard: the whole space");
+        let hit = t.tune(&job(), &TuneOptions { db: Some(db.clone()), ..opts() }).unwrap();
+        let whole = t.tune(&job(), &TuneOptions { db: None, ..opts() }).unwrap();
+        assert!(hit.db_hit);
+        assert_eq!(hit.winner, whole.winner);
+    }
+
     /// Some shards of a split merged stand for their part of the space, not for the whole:
     /// their winner answers no tune; every shard merged is the whole space.
     #[test]

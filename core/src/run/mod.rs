@@ -275,8 +275,9 @@ impl<B: Backend> Tuner<B> {
         opts.bench.check().map_err(|e| settings(e, "bench"))?;
         opts.prune.check().map_err(|e| settings(e, "prune"))?;
         let ctx = self.prepare(job)?;
-        // One process tunes an entry at a time; others wait here and then find its winner.
-        let _tuning = opts.db.as_ref().and_then(|d| d.lock_entry(&ctx.id));
+        // One process tunes an entry (or a shard's part of it) at a time; others wait here and
+        // then find its winner.
+        let _tuning = opts.db.as_ref().and_then(|d| d.lock_entry(&ctx.id, opts.shard));
         let stored = lookup::stored_entry(opts.db.as_ref(), &ctx.id)?;
         if !opts.force && !opts.remeasure && opts.only.is_none() {
             if let Some(hit) = lookup::stored_winner(self.backend(), &ctx, stored.as_ref(), opts.shard, t0) {

@@ -65,11 +65,8 @@ pub(crate) fn winner(ledger: &mut Ledger<'_>, plan: &Plan, sel: &Selected) -> Re
     let id = ledger.ctx.id.clone();
     d.update_entry(&id, |e| {
         let e = e.get_or_insert_with(|| Entry::new(id.clone(), tname, env));
-        e.origin = Some(origin);
-        for (k, m) in pending {
-            e.record(k, m);
-        }
-        e.winner = Some(w);
+        e.record_all(origin.clone(), pending);
+        e.set_winner(origin, w);
     })?;
     Ok(())
 }

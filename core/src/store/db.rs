@@ -36,7 +36,9 @@
 //! ([`Measurement`]'s preference), so concurrent processes never lose or degrade each other's
 //! measurements. Processes tuning the same entry take a per-entry lock first
 //! ([`Database::lock_entry`]): the second waits for the first and then finds its winner, so
-//! they agree. A file that is neither SQLite nor a database in JSON is reported and left
+//! they agree. The shards of a split tune measure different parts of the space and each takes
+//! its own lock, so that one database can serve them all at once; their winners add up
+//! ([`Entry::set_winner`]). A file that is neither SQLite nor a database in JSON is reported and left
 //! untouched.
 
 use crate::error::FailureKind;
@@ -230,6 +232,19 @@ pub struct Winner {
     pub default: Option<String>,
 }
 
+impl Winner {
+    /// The faster of two winners (by mean; ties by config, then by time of choosing): the same
+    /// whichever is `a`.
+    pub fn better(a: Winner, b: Winner) -> Winner {
+        let a_first = a.stats.mean.total_cmp(&b.stats.mean).then(a.config.cmp(&b.config)).then(a.at.cmp(&b.at)).is_le();
+        if a_first {
+            a
+        } else {
+            b
+        }
+    }
+}
+
 /// Facts about where the entry was measured.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Environment {
@@ -319,6 +334,13 @@ impl Origin {
         self.merged = if self.shard.is_some() { all.collect() } else { Vec::new() };
     }
 
+    /// Whether `other` is a part of the same split tune as these measurements (same space,
+    /// verification and number of shards).
+    fn same_split(&self, other: &Origin) -> bool {
+        let count = |o: &Origin| o.shard.map(|s| s.count);
+        self.space == other.space && self.verify == other.verify && count(self).is_some() && count(self) == count(other)
+    }
+
     /// Adds `other`'s shards to these: the union of two parts of one split, whole once every
     /// shard is in (or when either is whole, or they are parts of splits into different counts,
     /// which do not add up to parts of one).
@@ -360,10 +382,7 @@ impl Entry {
             self.measurements.insert(k.clone(), keep);
         }
         self.winner = match (self.winner.take(), other.winner.clone()) {
-            (Some(a), Some(b)) => {
-                let a_first = a.stats.mean.total_cmp(&b.stats.mean).then(a.config.cmp(&b.config)).then(a.at.cmp(&b.at)).is_le();
-                Some(if a_first { a } else { b })
-            }
+            (Some(a), Some(b)) => Some(Winner::better(a, b)),
             (a, b) => a.or(b),
         };
         if self.env.host.is_empty() || (other.env.host < self.env.host && !other.env.host.is_empty()) {
@@ -377,6 +396,37 @@ impl Entry {
             }
             (a, b) => a.or_else(|| b.clone()),
         };
+    }
+
+    /// Stores the winner of a tune of `origin`, and `origin` with it. A shard's tune into an
+    /// entry whose winner another shard of the same split chose (one database shared by a
+    /// split's shards) adds its part, as `kerntune db merge` of the two shards' files would:
+    /// the entry holds both shards (whole once it holds every one) and its winner is the
+    /// better of the two. Any other tune's winner replaces the entry's.
+    pub fn set_winner(&mut self, origin: Origin, winner: Winner) {
+        let joined = match (&self.origin, self.winner.take()) {
+            (Some(old), Some(w)) if old.same_split(&origin) && !old.is_of(origin.shard) && w.space == winner.space && w.verify == winner.verify => {
+                let mut o = old.clone();
+                o.join(&origin);
+                Some((o, Winner::better(w, winner.clone())))
+            }
+            _ => None,
+        };
+        let (origin, winner) = joined.unwrap_or((origin, winner));
+        self.origin = Some(origin);
+        self.winner = Some(winner);
+    }
+
+    /// Records what a tune of `origin` has measured so far (a flush before its winner): the
+    /// entry's origin becomes the tune's, unless the entry holds a winner, whose origin stays
+    /// with it until the tune stores its own ([`Entry::set_winner`]).
+    pub fn record_all(&mut self, origin: Origin, measurements: impl IntoIterator<Item = (String, Measurement)>) {
+        if self.winner.is_none() {
+            self.origin = Some(origin);
+        }
+        for (k, m) in measurements {
+            self.record(k, m);
+        }
     }
 
     /// Why shard `other` cannot be merged with `self`, when both are shards of one kernel,
@@ -938,11 +988,16 @@ impl Database {
     /// Takes the per-entry tuning lock (a lock file beside the database, released when the
     /// guard drops or the process dies): a second process tuning the same kernel and problem
     /// waits here, then finds the first one's winner. `None` when the lock file cannot be
-    /// made (a read-only cache): tuning goes on unlocked.
-    pub fn lock_entry(&self, id: &EntryId) -> Option<EntryLock> {
+    /// made (a read-only cache): tuning goes on unlocked. A shard of a split tune locks its
+    /// own part of the entry: the other shards measure other configs and need not wait.
+    pub fn lock_entry(&self, id: &EntryId, shard: Option<crate::spec::settings::Shard>) -> Option<EntryLock> {
         let dir = with_suffix(&self.path, ".locks");
         fs::create_dir_all(&dir).ok()?;
-        let path = dir.join(format!("{}.lock", crate::hash::short_hash(id.key().as_bytes())));
+        let key = match shard {
+            Some(s) => format!("{} shard {}/{}", id.key(), s.index, s.count),
+            None => id.key(),
+        };
+        let path = dir.join(format!("{}.lock", crate::hash::short_hash(key.as_bytes())));
         let file = OpenOptions::new().create(true).truncate(false).write(true).open(&path).ok()?;
         match file.try_lock() {
             Ok(()) => {}
