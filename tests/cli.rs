@@ -826,6 +826,15 @@ fn a_tune_learns_from_another_gpus_results() {
     // The sources' favourite is measured first after the default config.
     let favourite = serde_json::json!({"params": [["WG_SIZE", 256], ["PER_THREAD", 4]]});
     assert!(r["results"].as_array().unwrap().iter().any(|x| x["config"] == favourite), "{out}");
+    // A note says how many proposals the sources made.
+    assert!(
+        r["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().starts_with("transfer: ") && n.as_str().unwrap().contains("proposals from the sources' ranking")),
+        "{out}"
+    );
     // A cache of another space beside it: refused in a line naming the file and what differs;
     // the tune goes on with the good one. Text output carries the same line.
     let wrong = d.path().join("sgemm_h200.json");

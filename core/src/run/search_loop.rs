@@ -440,6 +440,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         if let RefState::Trying { .. } = refs {
             ledger.notes.push("no config ran to make the reference outputs".into());
         }
+        if let Some(line) = strat.summary() {
+            ledger.notes.push(line);
+        }
         Ok(strat.name())
     }
 

@@ -73,6 +73,12 @@ pub trait Strategy: Send {
     fn replaceable(&self) -> bool {
         true
     }
+    /// One line for the report on how the search went, where it has more to say than its
+    /// name (the transfer search: how many proposals came from the priors, and why the rest
+    /// did not).
+    fn summary(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Every candidate, in order.

@@ -96,6 +96,41 @@ pub struct Transfer {
     /// The contrast (the config the sources rank last) once proposed, and its outcome (log
     /// time) once told.
     contrast: Option<(usize, Option<f64>)>,
+    /// The source that agrees best with the model's picks here, and its τ.
+    lead: Option<(usize, f64)>,
+    /// The fallback's proposals, by why the turn was its.
+    handed: std::collections::BTreeMap<Handed, usize>,
+}
+
+/// Why a turn went to the fallback search.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Handed {
+    /// No prior to learn from.
+    NoPrior,
+    /// The yardstick after the model's first picks.
+    Yardstick,
+    /// The sources rank what was measured here worse than chance.
+    Distrust,
+    /// The fallback found better configs than the model, and the sources rank poorly.
+    Beaten,
+    /// The sources' least favourite beat their favourites: turns shared.
+    Contrast,
+    /// The best source ranks the model's own picks poorly: turns shared, or all once stalled.
+    HandOver,
+}
+
+impl Handed {
+    /// Why, for the report.
+    fn said(self) -> &'static str {
+        match self {
+            Handed::NoPrior => "with no prior to learn from",
+            Handed::Yardstick => "as the yardstick, the last of them the sources' least favourite",
+            Handed::Distrust => "with the sources ranking the configs measured here worse than chance",
+            Handed::Beaten => "with it ahead of the sources' favourites and the sources ranking poorly",
+            Handed::Contrast => "in turns shared after the sources' least favourite beat their favourites",
+            Handed::HandOver => "with even the best source ranking the sources' own picks poorly",
+        }
+    }
 }
 
 impl Transfer {
@@ -121,6 +156,8 @@ impl Transfer {
             from_base: Default::default(),
             outcomes: (Vec::new(), Vec::new()),
             contrast: None,
+            lead: None,
+            handed: Default::default(),
         }
     }
 
@@ -159,8 +196,9 @@ impl Transfer {
         if own.len() >= 3 && s > 0 {
             let y: Vec<f64> = own.iter().map(|o| o.1).collect();
             let taus: Vec<f64> = self.scores.iter().map(|sc| kendall(&own.iter().map(|o| sc[o.0] as f64).collect::<Vec<_>>(), &y)).collect();
-            let top = taus.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let (lead, top) = taus.iter().copied().enumerate().fold((0, f64::NEG_INFINITY), |b, (i, t)| if t > b.1 { (i, t) } else { b });
             self.agreement = Some(top);
+            self.lead = Some((lead, top));
             w = taus.iter().map(|t| ((t - top) / TEMPERATURE).exp()).collect();
             let total: f64 = w.iter().sum();
             w.iter_mut().for_each(|x| *x /= total);
@@ -217,37 +255,37 @@ impl Transfer {
         matches!(self.contrast, Some((_, Some(c))) if c < best_of(&self.outcomes.0))
     }
 
-    /// Whether this turn goes to the fallback search.
-    fn fallback_turn(&self) -> bool {
+    /// Whether this turn goes to the fallback search, and why.
+    fn fallback_turn(&self) -> Option<Handed> {
         if self.prior.is_empty() {
-            return true;
+            return Some(Handed::NoPrior);
         }
         // The first picks and the yardstick are counted in proposals, not outcomes: a tuner that
         // keeps many configs in flight asks for them before any outcome is in, and would
         // otherwise fill its first batch with the model's picks alone.
         if self.proposals.0 < FIRST {
-            return false;
+            return None;
         }
         // After the model's first picks, as many fallback proposals: the yardstick it is held to.
         if self.proposals.1 < YARDSTICK {
-            return true;
+            return Some(Handed::Yardstick);
         }
         match (self.model_leads(), self.agreement) {
             // The sources rank what was measured here worse than chance: whoever leads, they
             // are not this device's.
-            _ if self.overall < DISTRUST => true,
+            _ if self.overall < DISTRUST => Some(Handed::Distrust),
             // The fallback found better configs than the sources' favourites, and the sources
             // do not rank what was measured here: they are not this device's. The fallback
             // takes every turn.
-            (Some(false), _) if self.overall < TRUST => true,
+            (Some(false), _) if self.overall < TRUST => Some(Handed::Beaten),
             // The sources' least favourite beats their favourites here: their ranking runs the
             // wrong way somewhere that matters. The two take turns until the model's picks beat it.
-            _ if self.contrast_leads() => self.turn.is_multiple_of(2),
+            _ if self.contrast_leads() => self.turn.is_multiple_of(2).then_some(Handed::Contrast),
             // The sources rank even the model's own picks poorly: the model stopped finding
             // better configs, and the fallback takes every turn until something improves; or
             // it has not, and the two take turns.
-            (_, Some(a)) if a < HAND_OVER => self.since_improvement >= STALL || self.turn.is_multiple_of(2),
-            _ => false,
+            (_, Some(a)) if a < HAND_OVER => (self.since_improvement >= STALL || self.turn.is_multiple_of(2)).then_some(Handed::HandOver),
+            _ => None,
         }
     }
 }
@@ -266,7 +304,8 @@ impl Strategy for Transfer {
                 self.refit(cands);
             }
             let mut pick = None;
-            let fallback = self.fallback_turn();
+            let why = self.fallback_turn();
+            let fallback = why.is_some();
             if fallback && self.contrast_turn() {
                 if let Some(i) = self.least_favourite(cands) {
                     pick = Some(i);
@@ -297,10 +336,30 @@ impl Strategy for Transfer {
                 }
             }
             let Some(i) = pick else { break };
+            if let Some(why) = why.filter(|_| self.from_base.contains(&i)) {
+                *self.handed.entry(why).or_default() += 1;
+            }
             self.taken[i] = true;
             out.push(i);
         }
         out
+    }
+
+    fn summary(&self) -> Option<String> {
+        let (model, fallback) = self.proposals;
+        let mut line = format!("transfer: {model} of {} proposals from the sources' ranking", model + fallback);
+        if let Some((s, tau)) = self.lead.filter(|_| self.prior.sources.len() > 1) {
+            line += &format!(" ({} agreed best with it, τ {tau:.2})", self.prior.sources[s].name);
+        }
+        line += &format!(", {fallback} from the {} search", self.base.name());
+        let whys: Vec<String> = self.handed.iter().map(|(why, n)| format!("{n} {}", why.said())).collect();
+        if !whys.is_empty() {
+            line += &format!(" ({})", whys.join("; "));
+        }
+        if self.obs.len() >= 3 && !self.prior.is_empty() {
+            line += &format!("; at the end the sources rank every config measured here at τ {:.2}", self.overall);
+        }
+        Some(line)
     }
 
     fn tell(&mut self, index: usize, outcome: &Outcome) {
@@ -513,5 +572,31 @@ mod tests {
         assert_eq!(found, 1.0, "the optimum within six evaluations");
         let mut p = PlainTransfer::new(t.prior.clone());
         assert_eq!(p.ask(&cands, 2), vec![0, 17], "each source's best in turn");
+        let said = t.summary().unwrap();
+        assert!(said.contains("good agreed best with it") && said.contains("3 as the yardstick"), "{said}");
+    }
+
+    /// The report says how many proposals came from the sources and why the others did not:
+    /// from a source that ranks this device backwards, that it ranks worse than chance.
+    #[test]
+    fn the_summary_says_why_the_sources_were_left() {
+        let params = vec![Param::new("a", 0..40)];
+        let coords: Vec<Vec<u32>> = (0..40).map(|i| vec![i]).collect();
+        let cands = Candidates { params: &params, coords: &coords };
+        let truth = |i: usize| 40.0 - i as f64;
+        let backwards = Source { name: "backwards".into(), times: (0..40).map(|i| 1.0 + i as f32).collect() };
+        let prior = Arc::new(Prior { sources: vec![backwards], ..Default::default() });
+        let mut t = Transfer::new(prior, crate::search::by_name("random", 1).unwrap());
+        for _ in 0..20 {
+            let i = t.ask(&cands, 1)[0];
+            t.tell(i, &Outcome::Time(truth(i)));
+        }
+        let (model, fallback) = t.proposals;
+        let said = t.summary().unwrap();
+        assert!(
+            fallback > model && said.starts_with(&format!("transfer: {model} of 20 proposals from the sources' ranking, {fallback} from the random search (")),
+            "{said}"
+        );
+        assert!(said.contains("worse than chance") && said.contains("τ -"), "{said}");
     }
 }
