@@ -26,8 +26,9 @@ pub struct Args {
     devices: Option<Devices>,
     /// This process's part of a tune split over N processes or machines: K/N (0 ≤ K < N).
     /// Problems are dealt out; a problem's configs are partitioned (exhaustive, random) or
-    /// searched with a seed per shard (adaptive strategies). Give each shard its own --db,
-    /// then `kerntune db merge` and `kerntune confirm`.
+    /// searched with a seed per shard (adaptive strategies). Give each shard its own --db
+    /// and then `kerntune db merge`, or every shard one --db (the shards run at once and add
+    /// up); then `kerntune confirm`.
     #[arg(long)]
     shard: Option<Shard>,
     /// Where expected outputs come from: default (the default config, else the first valid
@@ -166,14 +167,14 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         anyhow::bail!("--recheck: 0 configs checks nothing; give how many other configs to measure again (such as 20), or leave it out");
     }
     if let Some(shard) = a.shard {
-        // A shard's winner is the best of its part of the space: in the shared default database
-        // a later tune would take it for the whole space's; with no database it is lost.
+        // A shard's winner is the best of its part of the space: it belongs in a file named for
+        // the split (merged, confirmed), not in the default database; with none it is lost.
         if a.no_db {
-            anyhow::bail!("--shard {shard} with --no-db keeps nothing to merge: give this shard its own --db FILE");
+            anyhow::bail!("--shard {shard} with --no-db keeps nothing to merge: give this shard its own --db FILE, or one every shard of the split shares");
         }
         if a.db.is_none() {
             anyhow::bail!(
-                "--shard {shard}: give this shard its own --db FILE (then `kerntune db merge` and `kerntune confirm`); its winner is the best of its part only, which the default database would keep as the space's"
+                "--shard {shard}: give this shard its own --db FILE (then `kerntune db merge`), or one every shard of the split shares, and then `kerntune confirm`; its winner is the best of its part only, not one for the default database"
             );
         }
     }
