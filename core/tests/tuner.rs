@@ -163,6 +163,33 @@ fn temp_db() -> (tempfile::TempDir, Database) {
     (d, db)
 }
 
+/// Runs `n` copies of the ignored test `child` at once (each with `KT_TEST_DB` and its index in
+/// `KT_TEST_N`), asserts that each succeeded, and returns their standard outputs in order.
+fn children(child: &str, db: &Database, n: usize) -> Vec<String> {
+    let exe = std::env::current_exe().unwrap();
+    let running: Vec<_> = (0..n)
+        .map(|k| {
+            std::process::Command::new(&exe)
+                .args(["--exact", child, "--ignored", "--test-threads=1", "--nocapture"])
+                .env("KT_TEST_DB", db.path())
+                .env("KT_TEST_N", k.to_string())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    running
+        .into_iter()
+        .map(|c| {
+            let out = c.wait_with_output().unwrap();
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            assert!(out.status.success(), "{child} failed:\n{text}\n{}", String::from_utf8_lossy(&out.stderr));
+            text
+        })
+        .collect()
+}
+
 #[test]
 fn database_round_trip_and_hit() {
     let (_d, db) = temp_db();
@@ -301,24 +328,8 @@ fn child_same_entry() {
 #[test]
 fn eight_processes_tuning_one_entry_agree_on_its_winner() {
     let (_d, db) = temp_db();
-    let exe = std::env::current_exe().unwrap();
-    let children: Vec<_> = (0..8)
-        .map(|n| {
-            std::process::Command::new(&exe)
-                .args(["--exact", "child_same_entry", "--ignored", "--test-threads=1", "--nocapture"])
-                .env("KT_TEST_DB", db.path())
-                .env("KT_TEST_N", n.to_string())
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
     let mut lines = Vec::new();
-    for c in children {
-        let out = c.wait_with_output().unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(out.status.success(), "child failed:\n{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    for text in children("child_same_entry", &db, 8) {
         let at = text.find("WINNER").unwrap_or_else(|| panic!("no WINNER line in:\n{text}"));
         lines.push(text[at..].lines().next().unwrap().to_string());
     }
@@ -370,23 +381,8 @@ fn child_shard() {
 #[test]
 fn the_shards_of_a_split_tune_one_database_at_once() {
     let (_d, db) = temp_db();
-    let exe = std::env::current_exe().unwrap();
-    let children: Vec<_> = (0..4)
-        .map(|n| {
-            std::process::Command::new(&exe)
-                .args(["--exact", "child_shard", "--ignored", "--test-threads=1", "--nocapture"])
-                .env("KT_TEST_DB", db.path())
-                .env("KT_TEST_N", n.to_string())
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for c in children {
-        let out = c.wait_with_output().unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(out.status.success() && text.contains("WINNER"), "child failed:\n{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    for text in children("child_shard", &db, 4) {
+        assert!(text.contains("WINNER"), "{text}");
     }
     let f = db.load().unwrap();
     let e = f.entries.values().next().unwrap();
@@ -422,23 +418,7 @@ fn a_measurement_is_never_replaced_by_a_worse_sampled_one() {
 #[test]
 fn concurrent_processes_lose_no_entry() {
     let (_d, db) = temp_db();
-    let exe = std::env::current_exe().unwrap();
-    let children: Vec<_> = (0..4)
-        .map(|n| {
-            std::process::Command::new(&exe)
-                .args(["--exact", "child_writer", "--ignored", "--test-threads=1"])
-                .env("KT_TEST_DB", db.path())
-                .env("KT_TEST_N", n.to_string())
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for c in children {
-        let out = c.wait_with_output().unwrap();
-        assert!(out.status.success(), "child failed:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    }
+    children("child_writer", &db, 4);
     let f = db.load().unwrap();
     assert_eq!(f.entries.len(), 12, "4 processes x 3 problems");
 }
