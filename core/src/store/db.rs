@@ -38,8 +38,8 @@
 //! ([`Database::lock_entry`]): the second waits for the first and then finds its winner, so
 //! they agree. The shards of a split tune measure different parts of the space and each takes
 //! its own lock, so that one database can serve them all at once; their winners add up
-//! ([`Entry::set_winner`]). A file that is neither SQLite nor a database in JSON is reported and left
-//! untouched.
+//! ([`Entry::set_winner`]). A file that is neither SQLite nor a database in JSON is reported
+//! and left untouched.
 
 use crate::error::FailureKind;
 use crate::measure::stats::Stats;
