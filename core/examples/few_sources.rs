@@ -5,8 +5,11 @@
 //! a new one arrives. The numbers are in docs/benchmarks.md.
 //!
 //! ```text
-//! cargo run --release -p kerntune-core --example few_sources [SPACES_DIR] [K] [SEEDS]
+//! cargo run --release -p kerntune-core --example few_sources [SPACES_DIR] [K] [SEEDS] [IN_FLIGHT]
 //! ```
+//!
+//! `IN_FLIGHT` (default 1) proposals are kept in flight, as a tune with that many compile
+//! threads does.
 //!
 //! `SPACES_DIR` (default `../shared/spaces/gpus`) holds `KERNEL_GPU.json.gz` files.
 
@@ -38,22 +41,23 @@ fn main() -> Result<(), String> {
     let dir = args.next().unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/spaces/gpus").into());
     let k: usize = args.next().map(|s| s.parse().map_err(|e| format!("K: {e}"))).transpose()?.unwrap_or(1);
     let seeds: usize = args.next().map(|s| s.parse().map_err(|e| format!("SEEDS: {e}"))).transpose()?.unwrap_or(50);
+    let parallel: usize = args.next().map(|s| s.parse().map_err(|e| format!("IN_FLIGHT: {e}"))).transpose()?.unwrap_or(1).max(1);
     let kernels = spaces_by_kernel(std::path::Path::new(&dir))?;
     // A GPU's short name: what follows the kernel in the file name (`convolution_A100` → `A100`).
     let short = |s: &RecordedSpace| s.name.split_once('_').map_or(s.name.clone(), |(_, g)| g.to_string());
-    println!("fraction of the optimum after {BUDGET} evaluations, mean over {seeds} seeds, from every set of {k} other GPU(s)");
+    println!("fraction of the optimum after {BUDGET} evaluations, mean over {seeds} seeds, from every set of {k} other GPU(s), {parallel} in flight");
     let (mut cases, mut reached, mut within) = (0, 0, 0);
     let mut deltas = Vec::new();
     let mut worst = (f64::INFINITY, String::new());
     for spaces in kernels.values().filter(|s| s.len() > k) {
         for (h, held) in spaces.iter().enumerate() {
-            let none = score(held, BASE, BUDGET, seeds, 1, false, 1)?.at(BUDGET).0;
+            let none = score(held, BASE, BUDGET, seeds, 1, false, parallel)?.at(BUDGET).0;
             let others: Vec<usize> = (0..spaces.len()).filter(|&o| o != h).collect();
             let mut line = format!("{:<22} no prior {none:.3} |", held.name);
             for set in subsets(&others, k) {
                 let sources: Vec<&RecordedSpace> = set.iter().map(|&i| &spaces[i]).collect();
                 let prior: Arc<Prior> = Arc::new(prior_for(held, &sources));
-                let adaptive = score_transfer(held, &prior, BASE, BUDGET, seeds, 1)?.at(BUDGET).0;
+                let adaptive = score_transfer(held, &prior, BASE, BUDGET, seeds, 1, parallel)?.at(BUDGET).0;
                 let names: Vec<String> = sources.iter().map(|s| short(s)).collect();
                 line += &format!(" {} {adaptive:.3}", names.join("+"));
                 let delta = adaptive - none;

@@ -6,8 +6,11 @@
 //! priors. The numbers are in docs/benchmarks.md.
 //!
 //! ```text
-//! cargo run --release -p kerntune-core --example misleading_priors [SPACES_DIR] [SEEDS]
+//! cargo run --release -p kerntune-core --example misleading_priors [SPACES_DIR] [SEEDS] [IN_FLIGHT]
 //! ```
+//!
+//! `IN_FLIGHT` (default 1) proposals are kept in flight, as a tune with that many compile
+//! threads does: a batch is asked before the outcomes of the last are in.
 //!
 //! `SPACES_DIR` (default `../shared/spaces/gpus`) holds `KERNEL_GPU.json.gz` files; devices
 //! whose name starts with "NVIDIA" are one vendor, every other device the other.
@@ -25,9 +28,10 @@ fn main() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
     let dir = args.next().unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/spaces/gpus").into());
     let seeds: usize = args.next().map(|s| s.parse().map_err(|e| format!("SEEDS: {e}"))).transpose()?.unwrap_or(50);
+    let parallel: usize = args.next().map(|s| s.parse().map_err(|e| format!("IN_FLIGHT: {e}"))).transpose()?.unwrap_or(1).max(1);
     let kernels = spaces_by_kernel(std::path::Path::new(&dir))?;
     let nvidia = |s: &RecordedSpace| s.device.starts_with("NVIDIA");
-    println!("fraction of the optimum after {BUDGET} evaluations, mean over {seeds} seeds; Δ = adaptive − without priors");
+    println!("fraction of the optimum after {BUDGET} evaluations, mean over {seeds} seeds, {parallel} in flight; Δ = adaptive − without priors");
     println!("{:<22} {:>8} | {:>15} | {:>15} | {:>15} | {:>15}", "held out", "no prior", "other GPUs", "other vendor", "inverted", "shuffled");
     let (mut deltas, mut reached, mut cases) = (Vec::new(), 0, 0);
     for spaces in kernels.values().filter(|s| s.len() > 1) {
@@ -36,7 +40,7 @@ fn main() -> Result<(), String> {
             let inverted: Vec<RecordedSpace> = others.iter().map(|s| testing::inverted(s)).collect();
             let shuffled: Vec<RecordedSpace> = others.iter().enumerate().map(|(j, s)| testing::shuffled(s, (h * 97 + j) as u64)).collect();
             let vendor: Vec<&RecordedSpace> = others.iter().copied().filter(|s| nvidia(s) != nvidia(held)).collect();
-            let none = score(held, BASE, BUDGET, seeds, 1, false, 1)?.at(BUDGET).0;
+            let none = score(held, BASE, BUDGET, seeds, 1, false, parallel)?.at(BUDGET).0;
             let mut line = format!("{:<22} {none:>8.3}", held.name);
             let scenarios: [Vec<&RecordedSpace>; 4] = [others.clone(), vendor, inverted.iter().collect(), shuffled.iter().collect()];
             for (k, sources) in scenarios.iter().enumerate() {
@@ -45,7 +49,7 @@ fn main() -> Result<(), String> {
                     continue;
                 }
                 let prior: Arc<Prior> = Arc::new(prior_for(held, sources));
-                let adaptive = score_transfer(held, &prior, BASE, BUDGET, seeds, 1)?.at(BUDGET).0;
+                let adaptive = score_transfer(held, &prior, BASE, BUDGET, seeds, 1, parallel)?.at(BUDGET).0;
                 line += &format!(" | {adaptive:.3} (Δ {:+.3})", adaptive - none);
                 if k == 0 {
                     reached += usize::from(adaptive >= 0.98);

@@ -122,7 +122,7 @@ fn leave_one_out(a: &Resolved) -> anyhow::Result<i32> {
             anyhow::bail!("{}: no config in this space succeeded; nothing to score against", p.display());
         }
     }
-    let (rows, alone) = leave_one_out(&spaces, &base, a.budget, a.repeats, a.seed).map_err(anyhow::Error::msg)?;
+    let (rows, alone) = leave_one_out(&spaces, &base, a.budget, a.repeats, a.seed, a.parallel).map_err(anyhow::Error::msg)?;
     for (space, why) in &alone {
         crate::cli::out::eprint_line(&format!("note: {space} is not held out: no other space given can be its prior ({why})"));
     }
@@ -146,6 +146,9 @@ fn leave_one_out(a: &Resolved) -> anyhow::Result<i32> {
         "leave one out: each space as the device never seen, the others of its parameter space as its priors; fraction of optimum, mean (5th percentile) over {} seeds",
         a.repeats
     );
+    if a.parallel > 1 {
+        outln!("{} proposals in flight (outcomes arrive oldest first)", a.parallel);
+    }
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
     let mut header = vec!["held out".to_string(), "prior".to_string()];

@@ -243,11 +243,20 @@ pub fn prior_for(held: &RecordedSpace, others: &[&RecordedSpace]) -> Prior {
 }
 
 /// [`score`] of the adaptive transfer search ([`crate::search::Transfer`]) learning from
-/// `prior`, falling back to the search `base` (reported as `transfer`).
-pub fn score_transfer(held: &RecordedSpace, prior: &std::sync::Arc<Prior>, base: &str, budget: usize, repeats: usize, seed: u64) -> Result<Score, String> {
+/// `prior`, falling back to the search `base` (reported as `transfer`), with `parallel`
+/// proposals in flight (see [`trace`]).
+pub fn score_transfer(
+    held: &RecordedSpace,
+    prior: &std::sync::Arc<Prior>,
+    base: &str,
+    budget: usize,
+    repeats: usize,
+    seed: u64,
+    parallel: usize,
+) -> Result<Score, String> {
     by_name(base, seed)?;
     let adaptive = |s: u64| -> Box<dyn Strategy> { Box::new(crate::search::Transfer::new(prior.clone(), by_name(base, s).expect("checked above"))) };
-    score_with(held, "transfer", adaptive, budget, repeats, seed, false, 1)
+    score_with(held, "transfer", adaptive, budget, repeats, seed, false, parallel)
 }
 
 /// The recorded spaces in `dir` (`.json`, `.json.gz`), grouped by kernel: the part of the file
@@ -279,7 +288,8 @@ pub enum PriorKind {
 /// Each space in turn as the device never seen, with the others as its priors: the scores of
 /// the search without priors (`base`), of plain transfer and of the adaptive transfer search.
 /// A space no other one can be a prior of (another parameter space) is not held out: it is
-/// returned second, with the reason its would-be sources were refused.
+/// returned second, with the reason its would-be sources were refused. `parallel` proposals
+/// are kept in flight (see [`trace`]), as a tune with that many compile threads does.
 #[allow(clippy::type_complexity)]
 pub fn leave_one_out(
     spaces: &[RecordedSpace],
@@ -287,6 +297,7 @@ pub fn leave_one_out(
     budget: usize,
     repeats: usize,
     seed: u64,
+    parallel: usize,
 ) -> Result<(Vec<(PriorKind, Score)>, Vec<(String, String)>), String> {
     by_name(base, seed)?;
     let mut out = Vec::new();
@@ -298,13 +309,13 @@ pub fn leave_one_out(
             alone.push((held.name.clone(), prior.refused.first().cloned().unwrap_or_else(|| "no other space".into())));
             continue;
         }
-        out.push((PriorKind::None, score(held, base, budget, repeats, seed, false, 1)?));
+        out.push((PriorKind::None, score(held, base, budget, repeats, seed, false, parallel)?));
         let p = prior.clone();
         out.push((
             PriorKind::Plain,
-            score_with(held, "plain transfer", move |_| Box::new(crate::search::PlainTransfer::new(p.clone())), budget, repeats, seed, false, 1)?,
+            score_with(held, "plain transfer", move |_| Box::new(crate::search::PlainTransfer::new(p.clone())), budget, repeats, seed, false, parallel)?,
         ));
-        out.push((PriorKind::Adaptive, score_transfer(held, &prior, base, budget, repeats, seed)?));
+        out.push((PriorKind::Adaptive, score_transfer(held, &prior, base, budget, repeats, seed, parallel)?));
     }
     Ok((out, alone))
 }
