@@ -163,6 +163,15 @@ mod tests {
         let whole = t.tune(&job(), &TuneOptions { db: None, ..opts() }).unwrap();
         assert!(hit.db_hit);
         assert_eq!(hit.winner, whole.winner);
+        // A shard that ran beside a tune of the whole space and finishes after it: still whole.
+        let mut late = entry().origin.unwrap();
+        late.shard = shard(1);
+        let mut w = entry().winner.unwrap();
+        w.config = entry().measurements.keys().find(|k| **k != w.config).unwrap().clone();
+        w.stats.mean *= 2.0;
+        db.update_entry(&ctx.id, |e| e.as_mut().unwrap().set_winner(late, w)).unwrap();
+        assert_eq!(entry().origin.unwrap().shards(), None, "a late shard leaves the space whole");
+        assert_eq!(entry().winner.unwrap().config, whole.winner.key());
     }
 
     /// Some shards of a split merged stand for their part of the space, not for the whole:

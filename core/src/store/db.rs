@@ -402,13 +402,20 @@ impl Entry {
     /// entry whose winner another shard of the same split chose (one database shared by a
     /// split's shards) adds its part, as `kerntune db merge` of the two shards' files would:
     /// the entry holds both shards (whole once it holds every one) and its winner is the
-    /// better of the two. Any other tune's winner replaces the entry's.
+    /// better of the two. A shard finishing after a tune of the whole space (which ran beside
+    /// it) leaves the entry whole, its winner the better of the two. Any other tune's winner
+    /// replaces the entry's.
     pub fn set_winner(&mut self, origin: Origin, winner: Winner) {
         let joined = match (&self.origin, self.winner.take()) {
-            (Some(old), Some(w)) if old.same_split(&origin) && !old.is_of(origin.shard) && w.space == winner.space && w.verify == winner.verify => {
-                let mut o = old.clone();
-                o.join(&origin);
-                Some((o, Winner::better(w, winner.clone())))
+            (Some(old), Some(w)) if w.space == winner.space && w.verify == winner.verify => {
+                let whole = old.shards().is_none() && origin.shards().is_some() && old.space == origin.space && old.verify == origin.verify;
+                (whole || (old.same_split(&origin) && !old.is_of(origin.shard))).then(|| {
+                    let mut o = old.clone();
+                    if !whole {
+                        o.join(&origin);
+                    }
+                    (o, Winner::better(w, winner.clone()))
+                })
             }
             _ => None,
         };
