@@ -349,7 +349,7 @@ impl Strategy for Transfer {
         let (model, fallback) = self.proposals;
         let mut line = format!("transfer: {model} of {} proposals from the sources' ranking", model + fallback);
         if let Some((s, tau)) = self.lead.filter(|_| self.prior.sources.len() > 1) {
-            line += &format!(" ({} agreed best with it, τ {tau:.2})", self.prior.sources[s].name);
+            line += &format!(" ({} agreed best with this device, τ {tau:.2})", self.prior.sources[s].name);
         }
         line += &format!(", {fallback} from the {} search", self.base.name());
         let whys: Vec<String> = self.handed.iter().map(|(why, n)| format!("{n} {}", why.said())).collect();
@@ -573,7 +573,7 @@ mod tests {
         let mut p = PlainTransfer::new(t.prior.clone());
         assert_eq!(p.ask(&cands, 2), vec![0, 17], "each source's best in turn");
         let said = t.summary().unwrap();
-        assert!(said.contains("good agreed best with it") && said.contains("3 as the yardstick"), "{said}");
+        assert!(said.contains("good agreed best with this device") && said.contains("3 as the yardstick"), "{said}");
     }
 
     /// The report says how many proposals came from the sources and why the others did not:
