@@ -23,6 +23,8 @@
 //!   last of them the config the sources rank last (the contrast: a ranking that holds at its
 //!   top should hold at its bottom; on recorded convolution spaces one GPU's slowest config is
 //!   often faster on another than its fastest);
+//! - with a single source, a batch asked before its first picks are told (a tune with many
+//!   configs in flight) shares its turns with the fallback: nothing can check one source yet;
 //! - when the sources rank what was measured here worse than chance (τ < [`DISTRUST`] over
 //!   every measured config), or the fallback's proposals have found a better config than the
 //!   model's and the sources do not rank it well (τ < [`TRUST`]), the fallback takes every turn;
@@ -109,6 +111,8 @@ enum Handed {
     NoPrior,
     /// The yardstick after the model's first picks.
     Yardstick,
+    /// One source, its first picks not told yet (a batch asked at once): turns shared.
+    Unverified,
     /// The sources rank what was measured here worse than chance.
     Distrust,
     /// The fallback found better configs than the model, and the sources rank poorly.
@@ -125,6 +129,7 @@ impl Handed {
         match self {
             Handed::NoPrior => "with no prior to learn from",
             Handed::Yardstick => "as the yardstick, the last of them the sources' least favourite",
+            Handed::Unverified => "in turns shared while the only source's first picks had no outcomes",
             Handed::Distrust => "with the sources ranking the configs measured here worse than chance",
             Handed::Beaten => "with it ahead of the sources' favourites and the sources ranking poorly",
             Handed::Contrast => "in turns shared after the sources' least favourite beat their favourites",
@@ -269,6 +274,12 @@ impl Transfer {
         // After the model's first picks, as many fallback proposals: the yardstick it is held to.
         if self.proposals.1 < YARDSTICK {
             return Some(Handed::Yardstick);
+        }
+        // A batch asked before the first picks are told, from one source: nothing can check it
+        // yet (several sources at least check each other through their weights), so the
+        // turns are shared until they are told.
+        if self.prior.sources.len() == 1 && self.outcomes.0.len() < FIRST {
+            return self.turn.is_multiple_of(2).then_some(Handed::Unverified);
         }
         match (self.model_leads(), self.agreement) {
             // The sources rank what was measured here worse than chance: whoever leads, they
@@ -548,7 +559,14 @@ mod tests {
         assert_eq!(batch.len(), 8);
         assert_eq!(&batch[..FIRST], &[0, 1, 2], "the source's favourites first");
         assert_eq!(batch[FIRST + YARDSTICK - 1], 19, "the yardstick ends with the source's least favourite: {batch:?}");
-        assert_eq!(t.proposals, (8 - YARDSTICK, YARDSTICK));
+        // One source and nothing told: the rest of the batch is shared.
+        assert_eq!(t.proposals, (4, 4));
+        // Two sources check each other: the rest of the batch is the model's.
+        let other = Source { name: "t".into(), times: (0..20).map(|i| 2.0 + i as f32).collect() };
+        let prior = Arc::new(Prior { sources: vec![t.prior.sources[0].clone(), other], ..Default::default() });
+        let mut two = Transfer::new(prior, crate::search::by_name("random", 1).unwrap());
+        two.ask(&cands, 8);
+        assert_eq!(two.proposals, (8 - YARDSTICK, YARDSTICK));
     }
 
     /// A source that ranks like this device leads; one ranking the other way fades.
