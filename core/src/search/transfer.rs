@@ -546,7 +546,8 @@ mod tests {
 
     /// A tuner that asks for a batch before any outcome gets the same order as one that asks
     /// one at a time: the sources' first favourites, then the yardstick (ending with the
-    /// sources' least favourite), then the model again.
+    /// sources' least favourite), then the model again; from a single source, which nothing
+    /// checks until its first picks are told, the model shares the rest of the batch.
     #[test]
     fn a_batch_asked_at_once_holds_the_yardstick() {
         let params = vec![Param::new("a", 0..20)];
