@@ -82,7 +82,6 @@ pub struct Transfer {
     failed: Vec<bool>,
     best: f64,
     since_improvement: usize,
-    agreement: Option<f64>,
     /// Kendall's τ of the weighted sources against every config measured here.
     overall: f64,
     turn: u64,
@@ -98,7 +97,8 @@ pub struct Transfer {
     /// The contrast (the config the sources rank last) once proposed, and its outcome (log
     /// time) once told.
     contrast: Option<(usize, Option<f64>)>,
-    /// The source that agrees best with the model's picks here, and its τ.
+    /// The source that agrees best with the model's picks here, and its τ (the agreement
+    /// [`HAND_OVER`] is compared with); `None` until the model has three outcomes.
     lead: Option<(usize, f64)>,
     /// The fallback's proposals, by why the turn was its.
     handed: std::collections::BTreeMap<Handed, usize>,
@@ -152,7 +152,6 @@ impl Transfer {
             failed: Vec::new(),
             best: f64::INFINITY,
             since_improvement: 0,
-            agreement: None,
             overall: 0.0,
             turn: 0,
             pred: Vec::new(),
@@ -202,7 +201,6 @@ impl Transfer {
             let y: Vec<f64> = own.iter().map(|o| o.1).collect();
             let taus: Vec<f64> = self.scores.iter().map(|sc| kendall(&own.iter().map(|o| sc[o.0] as f64).collect::<Vec<_>>(), &y)).collect();
             let (lead, top) = taus.iter().copied().enumerate().fold((0, f64::NEG_INFINITY), |b, (i, t)| if t > b.1 { (i, t) } else { b });
-            self.agreement = Some(top);
             self.lead = Some((lead, top));
             w = taus.iter().map(|t| ((t - top) / TEMPERATURE).exp()).collect();
             let total: f64 = w.iter().sum();
@@ -222,6 +220,19 @@ impl Transfer {
             self.pred = (0..n).map(|i| a + b * ensemble[i] + self.features_of(cands, i).map(|f| g[f]).sum::<f64>()).collect();
         }
         self.dirty = false;
+    }
+
+    /// The fallback's next candidate not taken yet (it may propose what the model took: a few
+    /// tries), `None` when it has none.
+    fn base_pick(&mut self, cands: &Candidates<'_>) -> Option<usize> {
+        for _ in 0..4 {
+            match self.base.ask(cands, 1).first().copied() {
+                Some(i) if i < cands.len() && !self.taken[i] => return Some(i),
+                Some(_) => continue,
+                None => break,
+            }
+        }
+        None
     }
 
     /// The model's next candidate: the best predicted one not taken.
@@ -281,7 +292,7 @@ impl Transfer {
         if self.prior.sources.len() == 1 && self.outcomes.0.len() < FIRST {
             return self.turn.is_multiple_of(2).then_some(Handed::Unverified);
         }
-        match (self.model_leads(), self.agreement) {
+        match (self.model_leads(), self.lead.map(|(_, tau)| tau)) {
             // The sources rank what was measured here worse than chance: whoever leads, they
             // are not this device's.
             _ if self.overall < DISTRUST => Some(Handed::Distrust),
@@ -315,29 +326,16 @@ impl Strategy for Transfer {
                 self.refit(cands);
             }
             let mut pick = None;
-            let why = self.fallback_turn();
-            let fallback = why.is_some();
-            if fallback && self.contrast_turn() {
-                if let Some(i) = self.least_favourite(cands) {
-                    pick = Some(i);
-                    self.proposals.1 += 1;
-                    self.from_base.insert(i);
+            if let Some(why) = self.fallback_turn() {
+                let contrast = if self.contrast_turn() { self.least_favourite(cands) } else { None };
+                if let Some(i) = contrast {
                     self.contrast = Some((i, None));
                 }
-            }
-            if pick.is_none() && fallback {
-                // The fallback may propose what the model already took: a few tries.
-                for _ in 0..4 {
-                    match self.base.ask(cands, 1).first().copied() {
-                        Some(i) if i < cands.len() && !self.taken[i] => {
-                            pick = Some(i);
-                            self.proposals.1 += 1;
-                            self.from_base.insert(i);
-                            break;
-                        }
-                        Some(_) => continue,
-                        None => break,
-                    }
+                pick = contrast.or_else(|| self.base_pick(cands));
+                if let Some(i) = pick {
+                    self.proposals.1 += 1;
+                    self.from_base.insert(i);
+                    *self.handed.entry(why).or_default() += 1;
                 }
             }
             if pick.is_none() {
@@ -347,9 +345,6 @@ impl Strategy for Transfer {
                 }
             }
             let Some(i) = pick else { break };
-            if let Some(why) = why.filter(|_| self.from_base.contains(&i)) {
-                *self.handed.entry(why).or_default() += 1;
-            }
             self.taken[i] = true;
             out.push(i);
         }
