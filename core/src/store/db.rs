@@ -334,11 +334,17 @@ impl Origin {
         self.merged = if self.shard.is_some() { all.collect() } else { Vec::new() };
     }
 
-    /// Whether `other` is a part of the same split tune as these measurements (same space,
-    /// verification and number of shards).
-    fn same_split(&self, other: &Origin) -> bool {
-        let count = |o: &Origin| o.shard.map(|s| s.count);
-        self.space == other.space && self.verify == other.verify && count(self).is_some() && count(self) == count(other)
+    /// Whether the tune of shard `other` adds to these measurements rather than replacing
+    /// them: both from one spec (space and verification), and these the whole space's or
+    /// other shards of the same split (not exactly `other`'s own).
+    fn takes_in(&self, other: &Origin) -> bool {
+        let Some((_, count)) = other.shards() else { return false };
+        self.space == other.space
+            && self.verify == other.verify
+            && match self.shards() {
+                None => true,
+                Some((_, n)) => n == count && !self.is_of(other.shard),
+            }
     }
 
     /// Adds `other`'s shards to these: the union of two parts of one split, whole once every
@@ -405,21 +411,16 @@ impl Entry {
     /// better of the two. A shard finishing after a tune of the whole space (which ran beside
     /// it) leaves the entry whole, its winner the better of the two. Any other tune's winner
     /// replaces the entry's.
-    pub fn set_winner(&mut self, origin: Origin, winner: Winner) {
-        let joined = match (&self.origin, self.winner.take()) {
-            (Some(old), Some(w)) if w.space == winner.space && w.verify == winner.verify => {
-                let whole = old.shards().is_none() && origin.shards().is_some() && old.space == origin.space && old.verify == origin.verify;
-                (whole || (old.same_split(&origin) && !old.is_of(origin.shard))).then(|| {
-                    let mut o = old.clone();
-                    if !whole {
-                        o.join(&origin);
-                    }
-                    (o, Winner::better(w, winner.clone()))
-                })
+    pub fn set_winner(&mut self, mut origin: Origin, mut winner: Winner) {
+        if let (Some(old), Some(w)) = (&self.origin, self.winner.take()) {
+            if w.space == winner.space && w.verify == winner.verify && old.takes_in(&origin) {
+                // The union of the parts; a whole space joined with a part stays whole.
+                let mut joined = old.clone();
+                joined.join(&origin);
+                origin = joined;
+                winner = Winner::better(w, winner);
             }
-            _ => None,
-        };
-        let (origin, winner) = joined.unwrap_or((origin, winner));
+        }
         self.origin = Some(origin);
         self.winner = Some(winner);
     }
