@@ -1,15 +1,15 @@
 //! How the adaptive transfer search fares with a small fleet: each recorded GPU space of a
-//! kernel is held out in turn and tuned for 20 evaluations from every set of `K` of the other
+//! kernel is held out in turn and tuned for 20 evaluations (or `BUDGET`) from every set of `K` of the other
 //! GPUs (one source: every other GPU alone; two: every pair), against the same search without
 //! priors. A library that ships tuned kernels may hold only one or two other GPUs' results when
 //! a new one arrives. The numbers are in docs/benchmarks.md.
 //!
 //! ```text
-//! cargo run --release -p kerntune-core --example few_sources [SPACES_DIR] [K] [SEEDS] [IN_FLIGHT]
+//! cargo run --release -p kerntune-core --example few_sources [SPACES_DIR] [K] [SEEDS] [IN_FLIGHT] [BUDGET]
 //! ```
 //!
 //! `IN_FLIGHT` (default 1) proposals are kept in flight, as a tune with that many compile
-//! threads does.
+//! threads does. `BUDGET` (default 20) evaluations per search.
 //!
 //! `SPACES_DIR` (default `../shared/spaces/gpus`) holds `KERNEL_GPU.json.gz` files.
 
@@ -18,6 +18,7 @@ use kerntune_core::sim::recorded::RecordedSpace;
 use kerntune_core::sim::simulate::{prior_for, score, score_transfer, spaces_by_kernel};
 use std::sync::Arc;
 
+/// Evaluations per search unless the command line says otherwise.
 const BUDGET: usize = 20;
 const BASE: &str = "hybrid";
 
@@ -42,22 +43,23 @@ fn main() -> Result<(), String> {
     let k: usize = args.next().map(|s| s.parse().map_err(|e| format!("K: {e}"))).transpose()?.unwrap_or(1);
     let seeds: usize = args.next().map(|s| s.parse().map_err(|e| format!("SEEDS: {e}"))).transpose()?.unwrap_or(50);
     let parallel: usize = args.next().map(|s| s.parse().map_err(|e| format!("IN_FLIGHT: {e}"))).transpose()?.unwrap_or(1).max(1);
+    let budget: usize = args.next().map(|s| s.parse().map_err(|e| format!("BUDGET: {e}"))).transpose()?.unwrap_or(BUDGET).max(1);
     let kernels = spaces_by_kernel(std::path::Path::new(&dir))?;
     // A GPU's short name: what follows the kernel in the file name (`convolution_A100` → `A100`).
     let short = |s: &RecordedSpace| s.name.split_once('_').map_or(s.name.clone(), |(_, g)| g.to_string());
-    println!("fraction of the optimum after {BUDGET} evaluations, mean over {seeds} seeds, from every set of {k} other GPU(s), {parallel} in flight");
+    println!("fraction of the optimum after {budget} evaluations, mean over {seeds} seeds, from every set of {k} other GPU(s), {parallel} in flight");
     let (mut cases, mut reached, mut within) = (0, 0, 0);
     let mut deltas = Vec::new();
     let mut worst = (f64::INFINITY, String::new());
     for spaces in kernels.values().filter(|s| s.len() > k) {
         for (h, held) in spaces.iter().enumerate() {
-            let none = score(held, BASE, BUDGET, seeds, 1, false, parallel)?.at(BUDGET).0;
+            let none = score(held, BASE, budget, seeds, 1, false, parallel)?.at(budget).0;
             let others: Vec<usize> = (0..spaces.len()).filter(|&o| o != h).collect();
             let mut line = format!("{:<22} no prior {none:.3} |", held.name);
             for set in subsets(&others, k) {
                 let sources: Vec<&RecordedSpace> = set.iter().map(|&i| &spaces[i]).collect();
                 let prior: Arc<Prior> = Arc::new(prior_for(held, &sources));
-                let adaptive = score_transfer(held, &prior, BASE, BUDGET, seeds, 1, parallel)?.at(BUDGET).0;
+                let adaptive = score_transfer(held, &prior, BASE, budget, seeds, 1, parallel)?.at(budget).0;
                 let names: Vec<String> = sources.iter().map(|s| short(s)).collect();
                 line += &format!(" {} {adaptive:.3}", names.join("+"));
                 let delta = adaptive - none;

@@ -1,16 +1,17 @@
 //! How the adaptive transfer search fares when its sources mislead: each recorded GPU space of
-//! a kernel is held out in turn and tuned for 20 evaluations from four kinds of priors — the
+//! a kernel is held out in turn and tuned for 20 evaluations (or `BUDGET`) from four kinds of priors — the
 //! other GPUs (leave one out), only the other vendor's GPUs, the other GPUs with their times
 //! inverted (their fastest config is this one's slowest), and the other GPUs with their times
 //! shuffled over the configs (no information at all) — against the same search without
 //! priors. The numbers are in docs/benchmarks.md.
 //!
 //! ```text
-//! cargo run --release -p kerntune-core --example misleading_priors [SPACES_DIR] [SEEDS] [IN_FLIGHT]
+//! cargo run --release -p kerntune-core --example misleading_priors [SPACES_DIR] [SEEDS] [IN_FLIGHT] [BUDGET]
 //! ```
 //!
 //! `IN_FLIGHT` (default 1) proposals are kept in flight, as a tune with that many compile
-//! threads does: a batch is asked before the outcomes of the last are in.
+//! threads does: a batch is asked before the outcomes of the last are in. `BUDGET` (default
+//! 20) evaluations per search.
 //!
 //! `SPACES_DIR` (default `../shared/spaces/gpus`) holds `KERNEL_GPU.json.gz` files; devices
 //! whose name starts with "NVIDIA" are one vendor, every other device the other.
@@ -21,6 +22,7 @@ use kerntune_core::sim::simulate::{prior_for, score, score_transfer, spaces_by_k
 use kerntune_core::testing;
 use std::sync::Arc;
 
+/// Evaluations per search unless the command line says otherwise.
 const BUDGET: usize = 20;
 const BASE: &str = "hybrid";
 
@@ -29,9 +31,10 @@ fn main() -> Result<(), String> {
     let dir = args.next().unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/spaces/gpus").into());
     let seeds: usize = args.next().map(|s| s.parse().map_err(|e| format!("SEEDS: {e}"))).transpose()?.unwrap_or(50);
     let parallel: usize = args.next().map(|s| s.parse().map_err(|e| format!("IN_FLIGHT: {e}"))).transpose()?.unwrap_or(1).max(1);
+    let budget: usize = args.next().map(|s| s.parse().map_err(|e| format!("BUDGET: {e}"))).transpose()?.unwrap_or(BUDGET).max(1);
     let kernels = spaces_by_kernel(std::path::Path::new(&dir))?;
     let nvidia = |s: &RecordedSpace| s.device.starts_with("NVIDIA");
-    println!("fraction of the optimum after {BUDGET} evaluations, mean over {seeds} seeds, {parallel} in flight; Δ = adaptive − without priors");
+    println!("fraction of the optimum after {budget} evaluations, mean over {seeds} seeds, {parallel} in flight; Δ = adaptive − without priors");
     println!("{:<22} {:>8} | {:>15} | {:>15} | {:>15} | {:>15}", "held out", "no prior", "other GPUs", "other vendor", "inverted", "shuffled");
     let (mut deltas, mut reached, mut cases) = (Vec::new(), 0, 0);
     for spaces in kernels.values().filter(|s| s.len() > 1) {
@@ -40,7 +43,7 @@ fn main() -> Result<(), String> {
             let inverted: Vec<RecordedSpace> = others.iter().map(|s| testing::inverted(s)).collect();
             let shuffled: Vec<RecordedSpace> = others.iter().enumerate().map(|(j, s)| testing::shuffled(s, (h * 97 + j) as u64)).collect();
             let vendor: Vec<&RecordedSpace> = others.iter().copied().filter(|s| nvidia(s) != nvidia(held)).collect();
-            let none = score(held, BASE, BUDGET, seeds, 1, false, parallel)?.at(BUDGET).0;
+            let none = score(held, BASE, budget, seeds, 1, false, parallel)?.at(budget).0;
             let mut line = format!("{:<22} {none:>8.3}", held.name);
             let scenarios: [Vec<&RecordedSpace>; 4] = [others.clone(), vendor, inverted.iter().collect(), shuffled.iter().collect()];
             for (k, sources) in scenarios.iter().enumerate() {
@@ -49,7 +52,7 @@ fn main() -> Result<(), String> {
                     continue;
                 }
                 let prior: Arc<Prior> = Arc::new(prior_for(held, sources));
-                let adaptive = score_transfer(held, &prior, BASE, BUDGET, seeds, 1, parallel)?.at(BUDGET).0;
+                let adaptive = score_transfer(held, &prior, BASE, budget, seeds, 1, parallel)?.at(budget).0;
                 line += &format!(" | {adaptive:.3} (Δ {:+.3})", adaptive - none);
                 if k == 0 {
                     reached += usize::from(adaptive >= 0.98);

@@ -1,6 +1,6 @@
 //! How the adaptive transfer search fares on devices made unlike its sources by changing the
 //! held-out space itself, not the sources: each recorded GPU space of a kernel is held out in
-//! turn with the other GPUs as priors (as in leave one out), and tuned for 20 evaluations in
+//! turn with the other GPUs as priors (as in leave one out), and tuned for 20 evaluations (or `BUDGET`) in
 //! four variants of it, against the same search without priors on the same variant:
 //! - as recorded (leave one out);
 //! - without the sources' favourites: every config some source ranks among its best 2 % is
@@ -12,8 +12,11 @@
 //!
 //! Scores are fractions of each variant's own optimum. The numbers are in docs/benchmarks.md.
 //!
+//! `IN_FLIGHT` (default 1) proposals are kept in flight; `BUDGET` (default 20) evaluations per
+//! search.
+//!
 //! ```text
-//! cargo run --release -p kerntune-core --example unseen_variants [SPACES_DIR] [SEEDS] [IN_FLIGHT]
+//! cargo run --release -p kerntune-core --example unseen_variants [SPACES_DIR] [SEEDS] [IN_FLIGHT] [BUDGET]
 //! ```
 
 use kerntune_core::search::Prior;
@@ -21,6 +24,7 @@ use kerntune_core::sim::recorded::RecordedSpace;
 use kerntune_core::sim::simulate::{prior_for, score, score_transfer, spaces_by_kernel};
 use std::sync::Arc;
 
+/// Evaluations per search unless the command line says otherwise.
 const BUDGET: usize = 20;
 const BASE: &str = "hybrid";
 /// The share of each source's ranking counted as its favourites.
@@ -105,8 +109,9 @@ fn main() -> Result<(), String> {
     let dir = args.next().unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/spaces/gpus").into());
     let seeds: usize = args.next().map(|s| s.parse().map_err(|e| format!("SEEDS: {e}"))).transpose()?.unwrap_or(50);
     let parallel: usize = args.next().map(|s| s.parse().map_err(|e| format!("IN_FLIGHT: {e}"))).transpose()?.unwrap_or(1).max(1);
+    let budget: usize = args.next().map(|s| s.parse().map_err(|e| format!("BUDGET: {e}"))).transpose()?.unwrap_or(BUDGET).max(1);
     let kernels = spaces_by_kernel(std::path::Path::new(&dir))?;
-    println!("fraction of each variant's optimum after {BUDGET} evaluations, mean over {seeds} seeds, {parallel} in flight: without priors → adaptive (Δ)");
+    println!("fraction of each variant's optimum after {budget} evaluations, mean over {seeds} seeds, {parallel} in flight: without priors → adaptive (Δ)");
     let (mut deltas, mut reached, mut cases) = (Vec::new(), 0, 0);
     for spaces in kernels.values().filter(|s| s.len() > 1) {
         for (h, held) in spaces.iter().enumerate() {
@@ -121,9 +126,9 @@ fn main() -> Result<(), String> {
                 half(held, 2),
             ];
             for v in &variants {
-                let none = score(v, BASE, BUDGET, seeds, 1, false, parallel)?.at(BUDGET).0;
+                let none = score(v, BASE, budget, seeds, 1, false, parallel)?.at(budget).0;
                 let prior: Arc<Prior> = Arc::new(prior_for(v, &others));
-                let adaptive = score_transfer(v, &prior, BASE, BUDGET, seeds, 1, parallel)?.at(BUDGET).0;
+                let adaptive = score_transfer(v, &prior, BASE, budget, seeds, 1, parallel)?.at(budget).0;
                 println!("{:<58} {:>5} configs  {none:.3} → {adaptive:.3} ({:+.3})", v.name, v.len(), adaptive - none);
                 deltas.push(adaptive - none);
                 reached += usize::from(adaptive >= 0.98);

@@ -205,7 +205,10 @@ fn transfer_at_20(held: &RecordedSpace, prior: std::sync::Arc<kerntune_core::sea
     kerntune_core::sim::simulate::score_with(
         held,
         "transfer",
-        move |s| Box::new(Transfer::new(prior.clone(), kerntune_core::search::by_name("hybrid", s).unwrap())),
+        move |s| {
+            let base = || kerntune_core::search::by_name("hybrid", s).unwrap();
+            Box::new(Transfer::new(prior.clone(), base()).with_fresh_base(base()))
+        },
         20,
         20,
         1,

@@ -477,7 +477,8 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 if p.is_empty() {
                     ledger.notes.push("no usable prior: the transfer search is its fallback, the hybrid search".into());
                 }
-                Box::new(crate::search::Transfer::new(p, strategy::for_budget("hybrid", opts.strategy_seed(), &opts.budget).map_err(bad)?))
+                let base = || strategy::for_budget("hybrid", opts.strategy_seed(), &opts.budget).map_err(bad);
+                Box::new(crate::search::Transfer::new(p, base()?).with_fresh_base(base()?))
             }
             (_, report) => {
                 if name == "transfer" && report.is_none() {
