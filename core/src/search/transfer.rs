@@ -428,46 +428,36 @@ impl Strategy for Transfer {
                 Outcome::Time(t) if t.is_finite() && *t > 0.0 => t.ln(),
                 _ => f64::INFINITY,
             };
+            // A config 0.5 % faster than the best so far.
+            let improved = matches!(outcome, Outcome::Time(t) if t.is_finite() && *t > 0.0 && *t < self.best * 0.995);
+            self.since_improvement = if improved { 0 } else { self.since_improvement + 1 };
             let own = !self.from_base.contains(&index);
             if own {
-                match outcome {
-                    Outcome::Time(t) if t.is_finite() && *t > 0.0 && *t < self.best * 0.995 => self.model_since = 0,
-                    _ => self.model_since += 1,
-                }
+                self.model_since = if improved { 0 } else { self.model_since + 1 };
             }
             if let Some((_, told)) = self.contrast.as_mut().filter(|(i, _)| *i == index) {
                 // Held apart: the yardstick compares the model with the fallback's own picks.
                 told.get_or_insert(log);
-            } else if self.from_base.contains(&index) {
-                self.outcomes.1.push(log);
-            } else {
+            } else if own {
                 self.outcomes.0.push(log);
+            } else {
+                self.outcomes.1.push(log);
             }
             match outcome {
                 Outcome::Time(t) if t.is_finite() && *t > 0.0 => {
-                    if *t < self.best * 0.995 {
-                        self.since_improvement = 0;
-                    } else {
-                        self.since_improvement += 1;
-                    }
                     self.best = self.best.min(*t);
                     self.obs.push((index, t.ln()));
                 }
-                _ => {
-                    self.failed[index] = true;
-                    self.since_improvement += 1;
-                }
+                _ => self.failed[index] = true,
             }
             self.dirty = true;
         }
-        if self.independent {
-            if self.base_asked.contains(&index) {
-                self.base.tell(index, outcome);
-            }
-        } else {
+        // The fresh copy, once it took over, hears only what it asked for.
+        if !self.independent || self.base_asked.contains(&index) {
             self.base.tell(index, outcome);
         }
-        if !self.prior.is_empty() {
+        // Kept only while a fresh copy may need answers from it.
+        if self.fresh.is_some() || self.independent {
             self.told.insert(index, outcome.clone());
         }
     }
