@@ -16,6 +16,7 @@
 use kerntune_core::search::Prior;
 use kerntune_core::sim::recorded::RecordedSpace;
 use kerntune_core::sim::simulate::{prior_for, score, score_transfer, spaces_by_kernel};
+use kerntune_core::testing;
 use std::sync::Arc;
 
 /// Evaluations per search unless the command line says otherwise.
@@ -39,11 +40,11 @@ fn subsets(items: &[usize], k: usize) -> Vec<Vec<usize>> {
 
 fn main() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
-    let dir = args.next().unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/spaces/gpus").into());
-    let k: usize = args.next().map(|s| s.parse().map_err(|e| format!("K: {e}"))).transpose()?.unwrap_or(1);
-    let seeds: usize = args.next().map(|s| s.parse().map_err(|e| format!("SEEDS: {e}"))).transpose()?.unwrap_or(50);
-    let parallel: usize = args.next().map(|s| s.parse().map_err(|e| format!("IN_FLIGHT: {e}"))).transpose()?.unwrap_or(1).max(1);
-    let budget: usize = args.next().map(|s| s.parse().map_err(|e| format!("BUDGET: {e}"))).transpose()?.unwrap_or(BUDGET).max(1);
+    let dir: String = testing::arg(&mut args, "SPACES_DIR", testing::SHARED_GPU_SPACES.into())?;
+    let k: usize = testing::arg(&mut args, "K", 1)?;
+    let seeds: usize = testing::arg(&mut args, "SEEDS", 50)?;
+    let parallel: usize = testing::arg(&mut args, "IN_FLIGHT", 1)?.max(1);
+    let budget: usize = testing::arg(&mut args, "BUDGET", BUDGET)?.max(1);
     let kernels = spaces_by_kernel(std::path::Path::new(&dir))?;
     // A GPU's short name: what follows the kernel in the file name (`convolution_A100` → `A100`).
     let short = |s: &RecordedSpace| s.name.split_once('_').map_or(s.name.clone(), |(_, g)| g.to_string());

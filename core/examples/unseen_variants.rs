@@ -22,6 +22,7 @@
 use kerntune_core::search::Prior;
 use kerntune_core::sim::recorded::RecordedSpace;
 use kerntune_core::sim::simulate::{prior_for, score, score_transfer, spaces_by_kernel};
+use kerntune_core::testing;
 use std::sync::Arc;
 
 /// Evaluations per search unless the command line says otherwise.
@@ -106,10 +107,10 @@ fn half(space: &RecordedSpace, seed: u64) -> RecordedSpace {
 
 fn main() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
-    let dir = args.next().unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/spaces/gpus").into());
-    let seeds: usize = args.next().map(|s| s.parse().map_err(|e| format!("SEEDS: {e}"))).transpose()?.unwrap_or(50);
-    let parallel: usize = args.next().map(|s| s.parse().map_err(|e| format!("IN_FLIGHT: {e}"))).transpose()?.unwrap_or(1).max(1);
-    let budget: usize = args.next().map(|s| s.parse().map_err(|e| format!("BUDGET: {e}"))).transpose()?.unwrap_or(BUDGET).max(1);
+    let dir: String = testing::arg(&mut args, "SPACES_DIR", testing::SHARED_GPU_SPACES.into())?;
+    let seeds: usize = testing::arg(&mut args, "SEEDS", 50)?;
+    let parallel: usize = testing::arg(&mut args, "IN_FLIGHT", 1)?.max(1);
+    let budget: usize = testing::arg(&mut args, "BUDGET", BUDGET)?.max(1);
     let kernels = spaces_by_kernel(std::path::Path::new(&dir))?;
     println!("fraction of each variant's optimum after {budget} evaluations, mean over {seeds} seeds, {parallel} in flight: without priors → adaptive (Δ)");
     let (mut deltas, mut reached, mut cases) = (Vec::new(), 0, 0);

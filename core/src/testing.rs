@@ -14,6 +14,19 @@ pub fn skipped(what: &str) {
     }
 }
 
+/// The recorded spaces of two kernels on six GPUs (`../shared/spaces/gpus`): the transfer
+/// examples' default `SPACES_DIR`.
+pub const SHARED_GPU_SPACES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/spaces/gpus");
+
+/// The next positional argument of a command-line example: `default` when there is none, a
+/// message naming it (`name`) when it does not parse.
+pub fn arg<T: std::str::FromStr>(args: &mut impl Iterator<Item = String>, name: &str, default: T) -> Result<T, String>
+where
+    T::Err: std::fmt::Display,
+{
+    Ok(args.next().map(|s| s.parse().map_err(|e| format!("{name}: {e}"))).transpose()?.unwrap_or(default))
+}
+
 /// Runs the tests of a test binary built without libtest (`harness = false`: its `main` must
 /// install a worker hook first, so a worker process started from it serves instead of testing),
 /// in order, printing libtest's lines. The first argument that is not a flag filters by name, as
