@@ -57,7 +57,7 @@ fn pick<T: Clone>(v: &[T], idx: &[usize]) -> Vec<T> {
 
 /// The configs' keys (parameter values joined by commas), to find one space's configs in another.
 fn keys(space: &RecordedSpace) -> Vec<String> {
-    space.coords.iter().map(|c| space.params.iter().zip(c).map(|(p, &v)| format!("{:?}", p.values[v as usize])).collect::<Vec<_>>().join(",")).collect()
+    space.coords.iter().map(|c| space.params.iter().zip(c).map(|(p, &v)| p.values[v as usize].to_string()).collect::<Vec<_>>().join(",")).collect()
 }
 
 /// The configs some source ranks among its best [`FAVOURITES`].
@@ -88,7 +88,7 @@ fn without_decisive(space: &RecordedSpace) -> RecordedSpace {
         .max_by(|a, b| a.1.total_cmp(&b.1))
         .expect("a parameter with two values");
     let v = space.coords[opt][p];
-    subset(space, &format!("w/o {}={:?}", space.params[p].name, space.params[p].values[v as usize]), |i| space.coords[i][p] != v)
+    subset(space, &format!("w/o {}={}", space.params[p].name, space.params[p].values[v as usize]), |i| space.coords[i][p] != v)
 }
 
 /// A random half (xorshift, seeded).

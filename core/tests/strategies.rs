@@ -207,7 +207,7 @@ fn transfer_at_20(held: &RecordedSpace, prior: std::sync::Arc<kerntune_core::sea
         "transfer",
         move |s| {
             let base = || kerntune_core::search::by_name("hybrid", s).unwrap();
-            Box::new(Transfer::new(prior.clone(), base()).with_fresh_base(base()))
+            Box::new(Transfer::new(prior.clone(), base()).with_fresh_base(base()).with_budget(Some(20)))
         },
         20,
         20,

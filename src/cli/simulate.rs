@@ -40,7 +40,10 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     compile_threads: Option<usize>,
     /// Evaluation counts to report in the table (default those of 50,100,200,400 the budget
-    /// reaches, and the budget; with --leave-one-out 5,10,20).
+    /// reaches, and the budget; with --leave-one-out 5,10,20). All are read from one run of
+    /// --budget evaluations: the transfer search knows its budget (near its end a stalled model
+    /// keeps its turns), so its score at 20 of a 200-evaluation run may differ from a
+    /// 20-evaluation run's.
     #[arg(long, value_delimiter = ',')]
     at: Vec<usize>,
     /// Few-shot transfer, offline: each space in turn is the device never seen and the others

@@ -40,13 +40,16 @@
 //!   the fallback ([`Transfer::with_fresh_base`]), that copy takes over then, told only the
 //!   outcomes of what it asks for (a config measured already is answered at no cost): the
 //!   fallback told every outcome climbs in the basin the model dug, and a search without
-//!   priors started afresh is what keeps a long tune from ending worse than one without priors;
+//!   priors started afresh is what keeps a long tune from ending worse than one without priors.
+//!   Only with [`RUNWAY`] evaluations of the budget left ([`Transfer::with_budget`]): a fresh
+//!   search needs room to get going, and near the end the model's next favourites are the
+//!   better bet;
 //! - otherwise the model keeps its turns.
 //!
 //! The calibration and corrections are fitted on the model's own picks only. On the recorded
 //! six-GPU spaces this reaches 0.98 of the optimum in 20 evaluations in 11 of 12 leave-one-out
 //! cases; with sources made to mislead (inverted or shuffled times, or only the other vendor's
-//! GPUs) it stays, on 34 of 36 cases, within 0.05 of the search without priors (0.064 below it
+//! GPUs) it stays, on 35 of 36 cases, within 0.05 of the search without priors (0.053 below it
 //! at worst); from a single source GPU, within 0.05 in 59 of 60 pairs; and at 100 evaluations
 //! the convolution A100, which the sources' ranking leads astray, reaches 0.808 (0.831 without
 //! priors) where it stayed at 0.680 before the stall rule (docs/benchmarks.md,
@@ -80,6 +83,10 @@ const TRUST: f64 = 0.3;
 const DISTRUST: f64 = 0.0;
 /// Once the model's picks stall, it keeps one turn in this many.
 const STALLED_MODEL_TURN: u64 = 4;
+/// The fewest evaluations a budget must have left for a stall to hand the turns over: a
+/// search without priors started with fewer would spend them on its first, random picks (its
+/// model's initial design alone is 12), and the model's next favourites are the better bet.
+const RUNWAY: usize = 2 * STALL;
 
 /// The adaptive transfer search of the module docs.
 pub struct Transfer {
@@ -124,6 +131,10 @@ pub struct Transfer {
     base_asked: std::collections::HashSet<usize>,
     /// Every outcome told, to answer the fresh copy's asks for configs measured already.
     told: std::collections::HashMap<usize, Outcome>,
+    /// Most evaluations the tune makes, when it counts them ([`Transfer::with_budget`]).
+    budget: Option<usize>,
+    /// Configs proposed or told so far: what the budget has spent.
+    spent: usize,
 }
 
 /// Why a turn went to the fallback search.
@@ -192,7 +203,17 @@ impl Transfer {
             independent: false,
             base_asked: Default::default(),
             told: Default::default(),
+            budget: None,
+            spent: 0,
         }
+    }
+
+    /// With the most evaluations the tune makes (`None` when it does not count them): with
+    /// fewer than [`RUNWAY`] left, a stalled model keeps its turns, as a fresh search would
+    /// have no room to get going.
+    pub fn with_budget(mut self, evaluations: Option<usize>) -> Transfer {
+        self.budget = evaluations;
+        self
     }
 
     /// With `fresh`, a copy of the fallback that has been told nothing (the search a tune
@@ -223,30 +244,48 @@ impl Transfer {
         cands.coords[i].iter().enumerate().filter(|(p, _)| cands.params[*p].values.len() > 1).map(|(p, &v)| self.offsets[p] + v as usize)
     }
 
-    /// Refits the weights, the calibration and the corrections, and predicts every candidate.
-    fn refit(&mut self, cands: &Candidates<'_>) {
-        let n = cands.len();
+    /// The sources' weights, fitted on the model's own outcomes (uniform before three): the
+    /// source that agrees best with them and its τ, and the weighted sources' score of each of
+    /// the `n` candidates.
+    fn weigh(&self, n: usize) -> (Option<(usize, f64)>, Vec<f64>) {
         let s = self.scores.len();
         let mut w = vec![1.0 / s.max(1) as f64; s];
-        // The sources are weighed, and the model calibrated, on the model's own proposals: near
-        // the configs they favour, where the choice is made (the fallback's picks, spread over
-        // the space, would reward agreeing on the slow configs nobody wants, and pull the
-        // calibration toward them).
+        let mut lead = None;
+        // The sources are weighed on the model's own proposals: near the configs they favour,
+        // where the choice is made (the fallback's picks, spread over the space, would reward
+        // agreeing on the slow configs nobody wants).
         let own: Vec<(usize, f64)> = self.obs.iter().filter(|o| !self.from_base.contains(&o.0)).copied().collect();
-        let m = own.len();
         if own.len() >= 3 && s > 0 {
             let y: Vec<f64> = own.iter().map(|o| o.1).collect();
             let taus: Vec<f64> = self.scores.iter().map(|sc| kendall(&own.iter().map(|o| sc[o.0] as f64).collect::<Vec<_>>(), &y)).collect();
-            let (lead, top) = taus.iter().copied().enumerate().fold((0, f64::NEG_INFINITY), |b, (i, t)| if t > b.1 { (i, t) } else { b });
-            self.lead = Some((lead, top));
+            let (best, top) = taus.iter().copied().enumerate().fold((0, f64::NEG_INFINITY), |b, (i, t)| if t > b.1 { (i, t) } else { b });
+            lead = Some((best, top));
             w = taus.iter().map(|t| ((t - top) / TEMPERATURE).exp()).collect();
             let total: f64 = w.iter().sum();
             w.iter_mut().for_each(|x| *x /= total);
         }
-        let ensemble: Vec<f64> = (0..n).map(|i| self.scores.iter().zip(&w).map(|(sc, w)| w * sc[i] as f64).sum()).collect();
+        (lead, (0..n).map(|i| self.scores.iter().zip(&w).map(|(sc, w)| w * sc[i] as f64).sum()).collect())
+    }
+
+    /// Kendall's τ of the weighted sources' scores against every config measured here.
+    fn agreement(&self, ensemble: &[f64]) -> f64 {
+        kendall(&self.obs.iter().map(|o| ensemble[o.0]).collect::<Vec<_>>(), &self.obs.iter().map(|o| o.1).collect::<Vec<_>>())
+    }
+
+    /// Refits the weights, the calibration and the corrections, and predicts every candidate.
+    fn refit(&mut self, cands: &Candidates<'_>) {
+        let n = cands.len();
+        // The model is calibrated on its own proposals too (the fallback's picks would pull the
+        // calibration toward the slow configs).
+        let own: Vec<(usize, f64)> = self.obs.iter().filter(|o| !self.from_base.contains(&o.0)).copied().collect();
+        let m = own.len();
+        let (lead, ensemble) = self.weigh(n);
+        if lead.is_some() {
+            self.lead = lead;
+        }
         self.pred = ensemble.clone();
         // Whether the sources rank what has been measured here, everywhere it was measured.
-        self.overall = kendall(&self.obs.iter().map(|o| ensemble[o.0]).collect::<Vec<_>>(), &self.obs.iter().map(|o| o.1).collect::<Vec<_>>());
+        self.overall = self.agreement(&ensemble);
         if m >= 3 {
             let e: Vec<f64> = own.iter().map(|o| ensemble[o.0]).collect();
             let y: Vec<f64> = own.iter().map(|o| o.1).collect();
@@ -314,6 +353,11 @@ impl Transfer {
         matches!(self.contrast, Some((_, Some(c))) if c < best_of(&self.outcomes.0))
     }
 
+    /// Evaluations the budget has left (as many as can be counted without one).
+    fn left(&self) -> usize {
+        self.budget.map_or(usize::MAX, |b| b.saturating_sub(self.spent))
+    }
+
     /// Whether this turn goes to the fallback search, and why.
     fn fallback_turn(&self) -> Option<Handed> {
         if self.prior.is_empty() {
@@ -350,8 +394,11 @@ impl Transfer {
             // better configs, and the fallback takes every turn until something improves; or
             // it has not, and the two take turns.
             (_, Some(a)) if a < HAND_OVER => (self.since_improvement >= STALL || self.turn.is_multiple_of(2)).then_some(Handed::HandOver),
-            // The model's last picks found nothing better: its ranking stopped paying here.
-            _ if self.model_since >= STALL => (!self.turn.is_multiple_of(STALLED_MODEL_TURN)).then_some(Handed::Stalled),
+            // The model's last picks found nothing better: its ranking stopped paying here. Once
+            // the fresh search took over it keeps its turns; before, it needs room to get going.
+            _ if self.model_since >= STALL && (self.independent || self.left() >= RUNWAY) => {
+                (!self.turn.is_multiple_of(STALLED_MODEL_TURN)).then_some(Handed::Stalled)
+            }
             _ => None,
         }
     }
@@ -399,6 +446,7 @@ impl Strategy for Transfer {
             }
             let Some(i) = pick else { break };
             self.taken[i] = true;
+            self.spent += 1;
             out.push(i);
         }
         out
@@ -407,7 +455,10 @@ impl Strategy for Transfer {
     fn summary(&self) -> Option<String> {
         let (model, fallback) = self.proposals;
         let mut line = format!("transfer: {model} of {} proposals from the sources' ranking", model + fallback);
-        if let Some((s, tau)) = self.lead.filter(|_| self.prior.sources.len() > 1) {
+        // As of every outcome told: the last refit came before the last proposal, and a tune
+        // with many configs in flight tells most outcomes after it.
+        let (lead, ensemble) = self.weigh(self.taken.len());
+        if let Some((s, tau)) = lead.filter(|_| self.prior.sources.len() > 1) {
             line += &format!(" ({} agreed best with this device, τ {tau:.2})", self.prior.sources[s].name);
         }
         line += &format!(", {fallback} from the {} search", self.base.name());
@@ -416,13 +467,15 @@ impl Strategy for Transfer {
             line += &format!(" ({})", whys.join("; "));
         }
         if self.obs.len() >= 3 && !self.prior.is_empty() {
-            line += &format!("; at the end the sources rank every config measured here at τ {:.2}", self.overall);
+            line += &format!("; at the end the sources rank every config measured here at τ {:.2}", self.agreement(&ensemble));
         }
         Some(line)
     }
 
     fn tell(&mut self, index: usize, outcome: &Outcome) {
         if index < self.taken.len() {
+            // A config the tune knew beforehand spends the budget too.
+            self.spent += usize::from(!self.taken[index]);
             self.taken[index] = true;
             let log = match outcome {
                 Outcome::Time(t) if t.is_finite() && *t > 0.0 => t.ln(),
@@ -620,8 +673,15 @@ mod tests {
         let other = Source { name: "t".into(), times: (0..20).map(|i| 2.0 + i as f32).collect() };
         let prior = Arc::new(Prior { sources: vec![t.prior.sources[0].clone(), other], ..Default::default() });
         let mut two = Transfer::new(prior, crate::search::by_name("random", 1).unwrap());
-        two.ask(&cands, 8);
+        let batch = two.ask(&cands, 8);
         assert_eq!(two.proposals, (8 - YARDSTICK, YARDSTICK));
+        // Told after the batch was asked (no refit since), on a device that ranks the other way:
+        // the summary speaks of the outcomes, not of the last refit's.
+        for &i in &batch {
+            two.tell(i, &Outcome::Time(100.0 - i as f64));
+        }
+        let said = two.summary().unwrap();
+        assert!(said.ends_with("at τ -1.00") && said.contains("agreed best with this device, τ -1.00"), "{said}");
     }
 
     /// A source that ranks like this device leads; one ranking the other way fades.
@@ -693,12 +753,26 @@ mod tests {
         assert!(!asked.is_empty(), "the fresh copy took over");
         assert!(told.iter().all(|i| asked.contains(i)), "the fresh copy is told only what it asked for: asked {asked:?}, told {told:?}");
         // Without a fresh copy the fallback is the one told every outcome, and still takes the turns.
-        let mut plain = Transfer::new(prior, crate::search::by_name("random", 1).unwrap());
+        let mut plain = Transfer::new(prior.clone(), crate::search::by_name("random", 1).unwrap());
         for _ in 0..40 {
             let i = plain.ask(&cands, 1)[0];
             plain.tell(i, &Outcome::Time(truth(i)));
         }
         assert!(plain.proposals.1 > plain.proposals.0, "{:?}", plain.proposals);
+        // The stall comes within 20 evaluations; with a budget of 20 the fresh search would have
+        // no room, and the model keeps its turns (with 40, the fresh copy takes over as above).
+        for (budget, takes_over) in [(Some(20), false), (None, true), (Some(40), true)] {
+            let seen = Arc::new(Mutex::new((Vec::new(), Vec::new())));
+            let fresh = Recorded(crate::search::by_name("random", 2).unwrap(), seen.clone());
+            let mut t = Transfer::new(prior.clone(), crate::search::by_name("random", 1).unwrap()).with_fresh_base(Box::new(fresh)).with_budget(budget);
+            for _ in 0..20 {
+                let i = t.ask(&cands, 1)[0];
+                t.tell(i, &Outcome::Time(truth(i)));
+            }
+            let said = t.summary().unwrap();
+            assert_eq!(!seen.lock().unwrap().0.is_empty(), takes_over, "budget {budget:?}: {said}");
+            assert_eq!(said.contains("finding nothing better"), takes_over, "budget {budget:?}: {said}");
+        }
     }
 
     /// The report says how many proposals came from the sources and why the others did not:

@@ -257,7 +257,7 @@ pub fn score_transfer(
     by_name(base, seed)?;
     let adaptive = |s: u64| -> Box<dyn Strategy> {
         let make = || by_name(base, s).expect("checked above");
-        Box::new(crate::search::Transfer::new(prior.clone(), make()).with_fresh_base(make()))
+        Box::new(crate::search::Transfer::new(prior.clone(), make()).with_fresh_base(make()).with_budget(Some(budget)))
     };
     score_with(held, "transfer", adaptive, budget, repeats, seed, false, parallel)
 }
