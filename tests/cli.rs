@@ -322,6 +322,8 @@ fn check_counts_the_reference_spaces_exactly() {
         (examples().join("t1/stencil.json"), 888, 312),
         // The same convolution space as a kerntune spec moved from a Kernel Tuner script.
         (examples().join("convolution/convolution.toml"), 2_560, 1_650),
+        // benchmark_hub's convolution space (the six GPUs' recorded spaces), as a kerntune spec.
+        (examples().join("convolution/convolution_hub.toml"), 10_240, 4_362),
     ] {
         let o = kerntune(d.path(), &["check", file.to_str().unwrap(), "--json"]);
         let (out, err) = text(&o);
