@@ -209,7 +209,7 @@ impl Transfer {
     }
 
     /// With the most evaluations the tune makes (`None` when it does not count them): with
-    /// fewer than [`RUNWAY`] left, a stalled model keeps its turns, as a fresh search would
+    /// fewer than 16 left, a stalled model keeps its turns, as a fresh search would
     /// have no room to get going.
     pub fn with_budget(mut self, evaluations: Option<usize>) -> Transfer {
         self.budget = evaluations;
