@@ -814,12 +814,21 @@ fn a_tune_learns_from_another_gpus_results() {
     let v = serde_json::json!({"device_name": "Other GPU", "tune_params_keys": ["WG_SIZE", "PER_THREAD", "N"],
         "tune_params": {"WG_SIZE": [32, 64, 128, 256, 512, 1024], "PER_THREAD": [1, 2, 4, 8], "N": [1048576]}, "cache": cache});
     std::fs::write(&other, v.to_string()).unwrap();
-    let o = kerntune(d.path(), &["tune", spec, "--prior", other.to_str().unwrap(), "--budget", "5", "--json"]);
+    let o = kerntune(d.path(), &["tune", spec, "--prior", other.to_str().unwrap(), "--budget", "5", "--json", "-j", "4"]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{out}\n{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let r = &v[0];
     assert_eq!(r["strategy"], "transfer", "{out}");
+    // 4 compile threads and a budget of 5: most of it chosen before anything is measured, said.
+    assert!(
+        r["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().starts_with("transfer: 4 compile threads ask for about 4 of the budget's 5 configs before any is measured")),
+        "{out}"
+    );
     assert_eq!(r["evaluated"], 5, "{out}");
     let p = &r["prior"];
     assert_eq!((p["targets"].as_u64(), p["measurements"].as_u64()), (Some(1), Some(22)), "{p}");

@@ -289,6 +289,18 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         let (mut strat, compile_prior) = self.strategy(ledger, &view)?;
         let threads = opts.compile_threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
         ledger.compile_threads = threads;
+        // The transfer search checks its sources on what it measures; with about one proposal in
+        // flight per compile thread, a budget under twice that is mostly chosen before anything
+        // is measured (docs/benchmarks.md, "A GPU outside the fleet").
+        let learning = strat.name() == "transfer" && ledger.prior.as_ref().is_some_and(|p| p.targets > 0);
+        if let Some(b) = plan.max_evals.filter(|&b| learning && threads > 1 && b < 2 * threads) {
+            let first = if threads >= b { "all".to_string() } else { format!("about {threads}") };
+            ledger.notes.push(format!(
+                "transfer: {threads} compile threads ask for {first} of the budget's {b} configs before any is measured, so the sources' picks \
+                 are checked against this device only in the rest; for a device that may be unlike the sources, -j {} leaves more to check",
+                (b / 5).max(1)
+            ));
+        }
         let mut progress = Progress {
             evaluated: vec![false; plan.cands.len()],
             in_flight: vec![false; plan.cands.len()],
