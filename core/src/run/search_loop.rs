@@ -286,21 +286,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         let params = self.ctx.prep.space.params().to_vec();
         let coords: Vec<Vec<u32>> = plan.cands.iter().map(|c| c.coords.clone()).collect();
         let view = Candidates { params: &params, coords: &coords };
-        let (mut strat, compile_prior) = self.strategy(ledger, &view)?;
         let threads = opts.compile_threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
         ledger.compile_threads = threads;
-        // The transfer search checks its sources on what it measures; with about one proposal in
-        // flight per compile thread, a budget under twice that is mostly chosen before anything
-        // is measured (docs/benchmarks.md, "A GPU outside the fleet").
-        let learning = strat.name() == "transfer" && ledger.prior.as_ref().is_some_and(|p| p.targets > 0);
-        if let Some(b) = plan.max_evals.filter(|&b| learning && threads > 1 && b < 2 * threads) {
-            let first = if threads >= b { "all".to_string() } else { format!("about {threads}") };
-            ledger.notes.push(format!(
-                "transfer: {threads} compile threads ask for {first} of the budget's {b} configs before any is measured, so the sources' picks \
-                 are checked against this device only in the rest; for a device that may be unlike the sources, -j {} leaves more to check",
-                (b / 5).max(1)
-            ));
-        }
+        let (mut strat, compile_prior) = self.strategy(ledger, &view, threads)?;
         let mut progress = Progress {
             evaluated: vec![false; plan.cands.len()],
             in_flight: vec![false; plan.cands.len()],
@@ -464,7 +452,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     /// otherwise, or without them). Files named with `--prior` are read whatever the strategy
     /// (their compile times order the compiles); the database's priors only for the transfer
     /// search.
-    fn strategy(&self, ledger: &mut Ledger<'_>, view: &Candidates<'_>) -> Result<(Box<dyn Strategy>, Vec<f32>), Error> {
+    fn strategy(&self, ledger: &mut Ledger<'_>, view: &Candidates<'_>, threads: usize) -> Result<(Box<dyn Strategy>, Vec<f32>), Error> {
         let opts = self.opts;
         let named = strategy::by_name(&opts.strategy, 0).ok();
         let wants = opts.strategy == "auto"
@@ -488,6 +476,17 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 ledger.prior = Some(report);
                 if p.is_empty() {
                     ledger.notes.push("no usable prior: the transfer search is its fallback, the hybrid search".into());
+                }
+                // The sources are checked on what is measured; with about one proposal in flight
+                // per compile thread, a budget under twice that is mostly chosen before anything
+                // is measured (docs/benchmarks.md, "A GPU outside the fleet").
+                if let Some(b) = self.plan.max_evals.filter(|&b| !p.is_empty() && threads > 1 && b < 2 * threads) {
+                    let first = if threads >= b { "all".to_string() } else { format!("about {threads}") };
+                    ledger.notes.push(format!(
+                        "transfer: {threads} compile threads ask for {first} of the budget's {b} configs before any is measured, so the sources' \
+                         picks are checked against this device only in the rest; for a device that may be unlike the sources, -j {} leaves more to check",
+                        (b / 5).max(1)
+                    ));
                 }
                 let base = || strategy::for_budget("hybrid", opts.strategy_seed(), &opts.budget).map_err(bad);
                 Box::new(crate::search::Transfer::new(p, base()?).with_fresh_base(base()?).with_budget(self.plan.max_evals))

@@ -133,8 +133,6 @@ pub struct Transfer {
     told: std::collections::HashMap<usize, Outcome>,
     /// Most evaluations the tune makes, when it counts them ([`Transfer::with_budget`]).
     budget: Option<usize>,
-    /// Configs proposed or told so far: what the budget has spent.
-    spent: usize,
 }
 
 /// Why a turn went to the fallback search.
@@ -204,7 +202,6 @@ impl Transfer {
             base_asked: Default::default(),
             told: Default::default(),
             budget: None,
-            spent: 0,
         }
     }
 
@@ -244,17 +241,21 @@ impl Transfer {
         cands.coords[i].iter().enumerate().filter(|(p, _)| cands.params[*p].values.len() > 1).map(|(p, &v)| self.offsets[p] + v as usize)
     }
 
-    /// The sources' weights, fitted on the model's own outcomes (uniform before three): the
-    /// source that agrees best with them and its τ, and the weighted sources' score of each of
-    /// the `n` candidates.
-    fn weigh(&self, n: usize) -> (Option<(usize, f64)>, Vec<f64>) {
+    /// The successful outcomes of the model's own proposals: candidate and log time.
+    fn own(&self) -> Vec<(usize, f64)> {
+        self.obs.iter().filter(|o| !self.from_base.contains(&o.0)).copied().collect()
+    }
+
+    /// The sources' weights, fitted on the model's own outcomes `own` (uniform before three):
+    /// the source that agrees best with them and its τ, and the weighted sources' score of each
+    /// of the `n` candidates.
+    fn weigh(&self, own: &[(usize, f64)], n: usize) -> (Option<(usize, f64)>, Vec<f64>) {
         let s = self.scores.len();
         let mut w = vec![1.0 / s.max(1) as f64; s];
         let mut lead = None;
         // The sources are weighed on the model's own proposals: near the configs they favour,
         // where the choice is made (the fallback's picks, spread over the space, would reward
         // agreeing on the slow configs nobody wants).
-        let own: Vec<(usize, f64)> = self.obs.iter().filter(|o| !self.from_base.contains(&o.0)).copied().collect();
         if own.len() >= 3 && s > 0 {
             let y: Vec<f64> = own.iter().map(|o| o.1).collect();
             let taus: Vec<f64> = self.scores.iter().map(|sc| kendall(&own.iter().map(|o| sc[o.0] as f64).collect::<Vec<_>>(), &y)).collect();
@@ -277,9 +278,9 @@ impl Transfer {
         let n = cands.len();
         // The model is calibrated on its own proposals too (the fallback's picks would pull the
         // calibration toward the slow configs).
-        let own: Vec<(usize, f64)> = self.obs.iter().filter(|o| !self.from_base.contains(&o.0)).copied().collect();
+        let own = self.own();
         let m = own.len();
-        let (lead, ensemble) = self.weigh(n);
+        let (lead, ensemble) = self.weigh(&own, n);
         if lead.is_some() {
             self.lead = lead;
         }
@@ -353,9 +354,10 @@ impl Transfer {
         matches!(self.contrast, Some((_, Some(c))) if c < best_of(&self.outcomes.0))
     }
 
-    /// Evaluations the budget has left (as many as can be counted without one).
+    /// Evaluations the budget has left (as many as can be counted without one): every config
+    /// proposed or told spends one.
     fn left(&self) -> usize {
-        self.budget.map_or(usize::MAX, |b| b.saturating_sub(self.spent))
+        self.budget.map_or(usize::MAX, |b| b.saturating_sub(self.taken.iter().filter(|&&t| t).count()))
     }
 
     /// Whether this turn goes to the fallback search, and why.
@@ -446,7 +448,6 @@ impl Strategy for Transfer {
             }
             let Some(i) = pick else { break };
             self.taken[i] = true;
-            self.spent += 1;
             out.push(i);
         }
         out
@@ -457,7 +458,7 @@ impl Strategy for Transfer {
         let mut line = format!("transfer: {model} of {} proposals from the sources' ranking", model + fallback);
         // As of every outcome told: the last refit came before the last proposal, and a tune
         // with many configs in flight tells most outcomes after it.
-        let (lead, ensemble) = self.weigh(self.taken.len());
+        let (lead, ensemble) = self.weigh(&self.own(), self.taken.len());
         if let Some((s, tau)) = lead.filter(|_| self.prior.sources.len() > 1) {
             line += &format!(" ({} agreed best with this device, τ {tau:.2})", self.prior.sources[s].name);
         }
@@ -474,8 +475,6 @@ impl Strategy for Transfer {
 
     fn tell(&mut self, index: usize, outcome: &Outcome) {
         if index < self.taken.len() {
-            // A config the tune knew beforehand spends the budget too.
-            self.spent += usize::from(!self.taken[index]);
             self.taken[index] = true;
             let log = match outcome {
                 Outcome::Time(t) if t.is_finite() && *t > 0.0 => t.ln(),
