@@ -357,3 +357,32 @@ fn job_problem() -> String {
         .unwrap();
     r.entry.problem
 }
+
+/// A source that ranks this device backwards, and a batch asked at once (8 compile threads
+/// ask for 12 configs before any outcome is in): once the first picks and the yardstick are
+/// told, the source's picks still in flight are withdrawn unmeasured, the budget still counts
+/// the configs measured, and the report says how many were withdrawn.
+#[test]
+fn picks_in_flight_that_the_outcomes_rank_lower_are_withdrawn() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::at(dir.path().join("db.sqlite"));
+    let here = time_on(1024.0);
+    let backwards = FakeBackend::new(Limits::preset("h100").unwrap().1, move |c: &Config| 1e-6 / here(c)).with_target(Target::new(
+        "fake",
+        Vendor::Nvidia,
+        "gpu_a",
+        "gpu_a",
+    ));
+    Tuner::new(backwards).tune(&job(), &opts(&db)).unwrap();
+    let o = TuneOptions { budget: Budget::parse("12").unwrap(), compile_threads: Some(8), ..opts(&db) };
+    let r = Tuner::new(device("gpu_b", 1024.0)).tune(&job(), &o).unwrap();
+    assert_eq!(r.strategy, "transfer");
+    assert_eq!((r.evaluated, r.results.len()), (12, 12), "withdrawn configs are not counted");
+    let note = r.notes.iter().find(|n| n.starts_with("transfer:") && n.contains(" proposals from ")).expect("the transfer search's note");
+    let withdrawn: usize = note
+        .split("; ")
+        .find_map(|part| part.strip_suffix(" of the sources' picks compiled and withdrawn before being measured, the outcomes told since ranking them lower"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no withdrawal in {note}"));
+    assert!(withdrawn > 0 && r.compiled >= 12 + withdrawn, "{withdrawn} withdrawn, {} compiled: {note}", r.compiled);
+}

@@ -139,7 +139,12 @@ fn leave_one_out(a: &Resolved) -> anyhow::Result<i32> {
             .map(|(kind, s)| {
                 let at: serde_json::Map<String, serde_json::Value> =
                     at.iter().map(|&n| (n.to_string(), serde_json::json!({"mean": s.at(n).0, "p5": s.p5_at(n), "std": s.at(n).1}))).collect();
-                serde_json::json!({"space": s.space, "strategy": s.strategy, "prior": kind, "repeats": s.repeats, "at": at, "mean": s.mean, "std": s.std, "p5": s.p5})
+                let mut record = serde_json::json!({"space": s.space, "strategy": s.strategy, "prior": kind, "repeats": s.repeats, "at": at, "mean": s.mean, "std": s.std, "p5": s.p5});
+                // Only with proposals in flight: picks withdrawn before they were measured.
+                if s.withdrawn > 0.0 {
+                    record["withdrawn"] = serde_json::json!(s.withdrawn);
+                }
+                record
             })
             .collect();
         outln!("{}", serde_json::to_string_pretty(&brief)?);
@@ -180,6 +185,14 @@ fn leave_one_out(a: &Resolved) -> anyhow::Result<i32> {
             adaptive.len(),
             adaptive.len()
         );
+        let withdrawn: Vec<f64> = adaptive.iter().map(|s| s.withdrawn).collect();
+        if withdrawn.iter().any(|&w| w > 0.0) {
+            let (low, high) = withdrawn.iter().fold((f64::INFINITY, 0.0f64), |(l, h), &w| (l.min(w), h.max(w)));
+            outln!(
+                "adaptive: {:.1} of its picks in flight withdrawn per run before being measured, on the mean ({low:.1} to {high:.1} by space); in a tune each is a compile not measured",
+                withdrawn.iter().sum::<f64>() / withdrawn.len() as f64
+            );
+        }
     }
     Ok(0)
 }

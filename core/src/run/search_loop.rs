@@ -7,6 +7,9 @@
 //! strategy, and asks it for more, so that every core keeps compiling while every device keeps
 //! measuring. Adaptive strategies get as many proposals in flight as keep the slower stage busy
 //! ([`pipeline::capacity`]); exhaustive and random sampling have their whole budget queued.
+//! Before a compiled config is measured the strategy is asked whether it still wants it
+//! ([`Strategy::still_wanted`]): one it withdraws, having learnt from the outcomes told since
+//! it asked, leaves the flight unmeasured and uncounted, and the strategy is asked for another.
 //!
 //! **The reference**: a CPU reference is computed on a thread of its own while the first
 //! configs compile and measure; configs measured before it is ready are held (neither recorded
@@ -727,6 +730,15 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     /// Sends waiting configs to free devices: the reference candidate alone while a reference
     /// is being made, then everything in order.
     fn dispatch(&mut self, l: &mut Turn<'_, '_, '_>, refs: &mut RefState) {
+        let mut withdrew = false;
+        self.send_waiting(l, refs, &mut withdrew);
+        if withdrew {
+            self.feed(l);
+        }
+    }
+
+    /// [`Self::dispatch`]'s work; `withdrew` is set when the strategy withdrew a proposal.
+    fn send_waiting(&mut self, l: &mut Turn<'_, '_, '_>, refs: &mut RefState, withdrew: &mut bool) {
         for d in 0..self.live.len() {
             if self.live[d] && self.busy[d].is_none() {
                 if let Some(job) = self.extra[d].pop_front() {
@@ -776,6 +788,14 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 continue;
             };
             l.flow.waiting.fetch_sub(1, Ordering::Relaxed);
+            // Outcomes told since it was asked may have changed the strategy's mind: one it no
+            // longer wants is not measured, and feeding asks for another in its place.
+            if !l.progress.evaluated[cand] && Some(cand) != self.reference_cand && !l.strat.still_wanted(l.view, cand) {
+                l.progress.in_flight[cand] = false;
+                l.progress.flying -= 1;
+                *withdrew = true;
+                continue;
+            }
             let picked = Some(cand) != self.reference_cand && self.ctx.job.verify.sample.picks(&self.plan.cands[cand].config.key(), l.ledger.verified);
             let computing = matches!(refs, RefState::Computing);
             let verify = l.ledger.reference.clone().filter(|_| picked && !computing);

@@ -54,6 +54,16 @@ pub trait Strategy: Send {
     fn ask(&mut self, cands: &Candidates<'_>, max: usize) -> Vec<usize>;
     /// The outcome of a candidate this strategy asked for (or that was known beforehand).
     fn tell(&mut self, index: usize, outcome: &Outcome);
+    /// Asked just before a proposal that was asked and not told yet is measured (compiled, and
+    /// with the outcomes told since it was asked): whether it is still wanted. One declined is
+    /// not measured and does not count against the budget (its compile was the only cost); the
+    /// strategy may propose it again, and the tuner asks for another in its place. A strategy
+    /// that keeps many proposals in flight so gets the feedback of a sequential search for the
+    /// evaluations it spends. Bounding how many it declines is the strategy's own business.
+    fn still_wanted(&mut self, cands: &Candidates<'_>, index: usize) -> bool {
+        let _ = (cands, index);
+        true
+    }
     /// Asks the strategy to end the search once its model predicts that no unevaluated config
     /// beats the best so far by more than `fraction` (0.02 = 2 %). Returns false when the
     /// strategy has no model to predict with (only `model` and `hybrid` have one).

@@ -28,7 +28,20 @@ pub fn trace(space: &RecordedSpace, strategy: &str, budget: usize, seed: u64, no
 }
 
 /// [`trace`] of a strategy already made (one with priors, say).
-pub fn trace_with(space: &RecordedSpace, mut strat: Box<dyn Strategy>, budget: usize, seed: u64, noise: bool, parallel: usize) -> Result<Vec<f64>, String> {
+pub fn trace_with(space: &RecordedSpace, strat: Box<dyn Strategy>, budget: usize, seed: u64, noise: bool, parallel: usize) -> Result<Vec<f64>, String> {
+    trace_counted(space, strat, budget, seed, noise, parallel).map(|t| t.0)
+}
+
+/// [`trace_with`], with how many proposals the strategy withdrew before they were measured
+/// ([`Strategy::still_wanted`]: in a tune, each a compile that was not measured).
+pub fn trace_counted(
+    space: &RecordedSpace,
+    mut strat: Box<dyn Strategy>,
+    budget: usize,
+    seed: u64,
+    noise: bool,
+    parallel: usize,
+) -> Result<(Vec<f64>, usize), String> {
     let strategy = strat.name();
     let cands = Candidates { params: &space.params, coords: &space.coords };
     let mut st = Oracle::new(space, seed, noise);
@@ -61,16 +74,22 @@ pub fn trace_with(space: &RecordedSpace, mut strat: Box<dyn Strategy>, budget: u
             idle = if fresh == 0 { idle + 1 } else { 0 };
         }
         let Some(i) = in_flight.pop_front() else { break };
+        // About to be measured: a strategy that has learnt since may withdraw it.
+        if !st.seen[i] && !strat.still_wanted(&cands, i) {
+            queued[i] = false;
+            st.withdrawn += 1;
+            continue;
+        }
         let o = st.outcome(i)?;
         st.seen[i] = true;
         st.out.push(f64::NAN);
         strat.tell(i, &o);
         st.score_pick();
     }
-    let current = st.current;
+    let (current, withdrawn) = (st.current, st.withdrawn);
     let mut out = st.out;
     out.resize(budget, current);
-    Ok(out)
+    Ok((out, withdrawn))
 }
 
 /// The recorded space answering a simulated search, and the score of its current pick.
@@ -85,6 +104,8 @@ struct Oracle<'s> {
     opt: f64,
     current: f64,
     out: Vec<f64>,
+    /// Proposals withdrawn before they were measured.
+    withdrawn: usize,
 }
 
 impl<'s> Oracle<'s> {
@@ -102,6 +123,7 @@ impl<'s> Oracle<'s> {
             opt: space.optimum(),
             current: f64::INFINITY,
             out: Vec::new(),
+            withdrawn: 0,
         }
     }
 
@@ -168,6 +190,14 @@ pub struct Score {
     pub p5: Vec<f64>,
     /// Seeds run.
     pub repeats: usize,
+    /// Proposals withdrawn before they were measured, on the mean over seeds (only with
+    /// proposals in flight; in a tune, each is a compile that was not measured).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub withdrawn: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 impl Score {
@@ -201,14 +231,16 @@ pub fn score_with(
     noise: bool,
     parallel: usize,
 ) -> Result<Score, String> {
-    let traces: Vec<Vec<f64>> = (0..repeats as u64)
+    let counted: Vec<(Vec<f64>, usize)> = (0..repeats as u64)
         .into_par_iter()
         .map(|r| {
             let s = seed.wrapping_add(r * 7919);
-            trace_with(space, make(s), budget, s, noise, parallel)
+            trace_counted(space, make(s), budget, s, noise, parallel)
         })
         .collect::<Result<_, _>>()?;
-    let n = traces.len().max(1) as f64;
+    let n = counted.len().max(1) as f64;
+    let withdrawn = counted.iter().map(|t| t.1 as f64).sum::<f64>() / n;
+    let traces: Vec<Vec<f64>> = counted.into_iter().map(|t| t.0).collect();
     let mean: Vec<f64> = (0..budget).map(|k| traces.iter().map(|t| t[k]).sum::<f64>() / n).collect();
     let std: Vec<f64> = (0..budget).map(|k| (traces.iter().map(|t| (t[k] - mean[k]).powi(2)).sum::<f64>() / n).sqrt()).collect();
     let p5: Vec<f64> = (0..budget)
@@ -219,7 +251,7 @@ pub fn score_with(
             v[((0.05 * v.len() as f64).ceil() as usize).saturating_sub(1).min(v.len() - 1)]
         })
         .collect();
-    Ok(Score { strategy: label.into(), space: space.name.clone(), mean, std, p5, repeats })
+    Ok(Score { strategy: label.into(), space: space.name.clone(), mean, std, p5, repeats, withdrawn })
 }
 
 /// The prior a held-out space's tune would have: every other space's measurements, lined up
