@@ -7,7 +7,9 @@
 # withdrawal switched off (KT_WD=off, a switch in the device build only, not committed: the
 # transfer search of the previous commit), and the hybrid search without priors. Then the
 # yardstick (300 evaluations without priors) and the GPU test suites.
-# Run on the GPU machine from the repository root with .pack/ and .gl/ carried.
+# JOBS=4 runs every tune with -j 4 (the files' names end in -j4); SEEDS, YARDSTICK=0 and
+# TESTS=0 pick the rest. Run on the GPU machine from the repository root with .pack/ and .gl/
+# carried.
 set -u
 . scripts/device-env.sh
 BIN=$PWD/.device/kerntune
@@ -20,9 +22,9 @@ pack() { tar czf "$OUT/runs.tgz" -C $W .; }
 cold() { rm -rf "$KERNTUNE_CACHE_DIR"; CUDA_CACHE_PATH=$(mktemp -d); export CUDA_CACHE_PATH; }
 T="/usr/bin/time -f wall_%e_s"
 for s in ${SEEDS:-1 2 3 4 5 6 7 8}; do
-  cold; $T "$BIN" tune $SPEC --backend cuda --budget 20 --seed $s --prior .pack/hub/*.json.gz --no-db --json > "$W/withdraw-$s.json" 2> "$W/withdraw-$s.err"
-  cold; KT_WD=off $T "$BIN" tune $SPEC --backend cuda --budget 20 --seed $s --prior .pack/hub/*.json.gz --no-db --json > "$W/kept-$s.json" 2> "$W/kept-$s.err"
-  cold; $T "$BIN" tune $SPEC --backend cuda --budget 20 --seed $s --strategy hybrid --no-prior --no-db --json > "$W/hybrid-$s.json" 2> "$W/hybrid-$s.err"
+  cold; $T "$BIN" tune $SPEC --backend cuda --budget 20 --seed $s --prior .pack/hub/*.json.gz --no-db --json ${JOBS:+-j $JOBS} > "$W/withdraw-$s${JOBS:+-j$JOBS}.json" 2> "$W/withdraw-$s${JOBS:+-j$JOBS}.err"
+  cold; KT_WD=off $T "$BIN" tune $SPEC --backend cuda --budget 20 --seed $s --prior .pack/hub/*.json.gz --no-db --json ${JOBS:+-j $JOBS} > "$W/kept-$s${JOBS:+-j$JOBS}.json" 2> "$W/kept-$s${JOBS:+-j$JOBS}.err"
+  cold; $T "$BIN" tune $SPEC --backend cuda --budget 20 --seed $s --strategy hybrid --no-prior --no-db --json ${JOBS:+-j $JOBS} > "$W/hybrid-$s${JOBS:+-j$JOBS}.json" 2> "$W/hybrid-$s${JOBS:+-j$JOBS}.err"
   pack
 done
 if [ "${YARDSTICK:-1}" = 1 ]; then
