@@ -758,6 +758,19 @@ fn simulate_leave_one_out_reports_each_held_out_gpu() {
             let (m, p5) = (r["at"][n]["mean"].as_f64().unwrap(), r["at"][n]["p5"].as_f64().unwrap());
             assert!(p5 <= m + 1e-12 && m <= 1.0 && p5 > 0.0, "{r}");
         }
+        assert!(r.get("withdrawn").is_none(), "one at a time nothing is withdrawn: {r}");
+    }
+    // With 16 in flight the adaptive search withdraws picks the outcomes rank lower, and says
+    // how many; the searches without priors and plain transfer never do.
+    let mut par = vec!["simulate", "--leave-one-out", "--repeats", "4", "--budget", "20", "--at", "20", "--parallel", "16", "--json"];
+    par.extend(files.iter().map(String::as_str));
+    let o = kerntune(d.path(), &par);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    for r in v.as_array().unwrap() {
+        let w = r.get("withdrawn").and_then(serde_json::Value::as_f64);
+        assert_eq!(w.is_some_and(|w| w > 0.0), r["prior"] == "adaptive", "{r}");
     }
     let o = kerntune(d.path(), &["simulate", "--leave-one-out", &files[0]]);
     assert!(!o.status.success() && text(&o).1.contains("at least two spaces"));
