@@ -49,6 +49,7 @@ pub fn trace_counted(
     let mut in_flight: std::collections::VecDeque<usize> = Default::default();
     let mut queued = vec![false; space.len()];
     let mut idle = 0;
+    let mut withdrawn = 0;
     while st.out.len() < budget {
         // Keep `parallel` proposals in flight, within the budget.
         while in_flight.len() < parallel && st.out.len() + in_flight.len() < budget && idle < 1000 {
@@ -77,7 +78,7 @@ pub fn trace_counted(
         // About to be measured: a strategy that has learnt since may withdraw it.
         if !st.seen[i] && !strat.still_wanted(&cands, i) {
             queued[i] = false;
-            st.withdrawn += 1;
+            withdrawn += 1;
             continue;
         }
         let o = st.outcome(i)?;
@@ -86,7 +87,7 @@ pub fn trace_counted(
         strat.tell(i, &o);
         st.score_pick();
     }
-    let (current, withdrawn) = (st.current, st.withdrawn);
+    let current = st.current;
     let mut out = st.out;
     out.resize(budget, current);
     Ok((out, withdrawn))
@@ -104,8 +105,6 @@ struct Oracle<'s> {
     opt: f64,
     current: f64,
     out: Vec<f64>,
-    /// Proposals withdrawn before they were measured.
-    withdrawn: usize,
 }
 
 impl<'s> Oracle<'s> {
@@ -123,7 +122,6 @@ impl<'s> Oracle<'s> {
             opt: space.optimum(),
             current: f64::INFINITY,
             out: Vec::new(),
-            withdrawn: 0,
         }
     }
 
