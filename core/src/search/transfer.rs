@@ -537,8 +537,11 @@ impl Strategy for Transfer {
         }
         let why = self.fallback_turn();
         let elsewhere = matches!(why, Some(Handed::Distrust | Handed::Beaten)) || (why == Some(Handed::HandOver) && self.since_improvement >= STALL);
-        // While a surprise shares the turns, the model keeps half the picks in flight.
-        let wanted = !elsewhere && self.among_next_picks(index, why == Some(Handed::Surprise));
+        // While a surprise shares the turns, the model keeps half the picks in flight. (On the
+        // model's turns of the shared ones the rule answers none, and the surprise is asked
+        // again: which turn it is must not decide what is withdrawn.)
+        let shared = why == Some(Handed::Surprise) || (why.is_none() && self.surprised());
+        let wanted = !elsewhere && self.among_next_picks(index, shared);
         if !wanted {
             self.pending[index] = false;
             self.taken[index] = false;
@@ -855,16 +858,18 @@ mod tests {
         // A batch in flight: once the yardstick is told, the model keeps half of its picks still
         // in flight (the ones it ranks first) while the surprise shares the turns, and all of them
         // where there is no surprise.
-        let wanted = |truth: &dyn Fn(usize) -> f64| {
+        let wanted = |truth: &dyn Fn(usize) -> f64, asked: usize| {
             let mut t = Transfer::new(prior.clone(), crate::search::by_name("random", 1).unwrap()).with_budget(Some(20));
-            let batch = t.ask(&cands, 16);
+            let batch = t.ask(&cands, asked);
             for &i in &batch[..FIRST + YARDSTICK] {
                 t.tell(i, &Outcome::Time(truth(i)));
             }
             batch[FIRST + YARDSTICK..].iter().map(|&i| t.still_wanted(&cands, i)).collect::<Vec<_>>()
         };
-        assert_eq!(wanted(&near), [vec![true; 5], vec![false; 5]].concat());
-        assert_eq!(wanted(&far), vec![true; 10]);
+        assert_eq!(wanted(&near, 16), [vec![true; 5], vec![false; 5]].concat());
+        assert_eq!(wanted(&far, 16), vec![true; 10]);
+        // Whichever turn the shared ones are at (an odd number asked).
+        assert_eq!(wanted(&near, 15), [vec![true; 5], vec![false; 4]].concat());
     }
 
     /// A source that ranks like this device leads; one ranking the other way fades.

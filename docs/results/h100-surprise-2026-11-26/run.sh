@@ -12,6 +12,10 @@
 set -u
 . scripts/device-env.sh
 BIN=$PWD/.device/kerntune
+# The search with the rule off: .device/kerntune-prev when there is one (the fourth call: a
+# build of b4681c5, the commit before the rule), else this binary with KT_SP=off (the first
+# three calls: a switch only their device build had).
+if [ -x .device/kerntune-prev ]; then OFFBIN=$PWD/.device/kerntune-prev OFF=; else OFFBIN=$BIN OFF=KT_SP=off; fi
 SPEC=examples/convolution/convolution_hub.toml
 W=/tmp/kt-runs
 mkdir -p $W
@@ -23,7 +27,7 @@ T="/usr/bin/time -f wall_%e_s"
 X=${JOBS:+-j$JOBS}
 for s in ${SEEDS:-1 2 3 4 5 6 7 8}; do
   cold; $T "$BIN" tune $SPEC --backend cuda --budget 20 --seed $s --prior .pack/hub/*.json.gz --no-db --json ${JOBS:+-j $JOBS} > "$W/surprise-$s$X.json" 2> "$W/surprise-$s$X.err"
-  cold; KT_SP=off $T "$BIN" tune $SPEC --backend cuda --budget 20 --seed $s --prior .pack/hub/*.json.gz --no-db --json ${JOBS:+-j $JOBS} > "$W/off-$s$X.json" 2> "$W/off-$s$X.err"
+  cold; env $OFF $T "$OFFBIN" tune $SPEC --backend cuda --budget 20 --seed $s --prior .pack/hub/*.json.gz --no-db --json ${JOBS:+-j $JOBS} > "$W/off-$s$X.json" 2> "$W/off-$s$X.err"
   cold; $T "$BIN" tune $SPEC --backend cuda --budget 20 --seed $s --strategy hybrid --no-prior --no-db --json ${JOBS:+-j $JOBS} > "$W/hybrid-$s$X.json" 2> "$W/hybrid-$s$X.err"
   pack
 done
