@@ -730,15 +730,14 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     /// Sends waiting configs to free devices: the reference candidate alone while a reference
     /// is being made, then everything in order.
     fn dispatch(&mut self, l: &mut Turn<'_, '_, '_>, refs: &mut RefState) {
-        let mut withdrew = false;
-        self.send_waiting(l, refs, &mut withdrew);
-        if withdrew {
+        if self.send_waiting(l, refs) {
             self.feed(l);
         }
     }
 
-    /// [`Self::dispatch`]'s work; `withdrew` is set when the strategy withdrew a proposal.
-    fn send_waiting(&mut self, l: &mut Turn<'_, '_, '_>, refs: &mut RefState, withdrew: &mut bool) {
+    /// [`Self::dispatch`]'s work: whether the strategy withdrew a proposal.
+    fn send_waiting(&mut self, l: &mut Turn<'_, '_, '_>, refs: &mut RefState) -> bool {
+        let mut withdrew = false;
         for d in 0..self.live.len() {
             if self.live[d] && self.busy[d].is_none() {
                 if let Some(job) = self.extra[d].pop_front() {
@@ -753,13 +752,12 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             let Some(kernel) = self.held.get(&cand).map(|h| h.kernel.clone()) else { continue };
             self.send(l, d, Job::Verify { cand, kernel, launch: self.plan.cands[cand].launch, reference }, true);
         }
-        loop {
-            let Some(d) = self.free_device() else { return };
+        while let Some(d) = self.free_device() {
             if let RefState::Trying { current: Some(j), sent, .. } = refs {
                 if *sent {
-                    return;
+                    break;
                 }
-                let Some(at) = self.ready.iter().position(|r| r.0 == *j) else { return };
+                let Some(at) = self.ready.iter().position(|r| r.0 == *j) else { break };
                 let (cand, kernel, _) = self.ready.remove(at).expect("found");
                 l.flow.waiting.fetch_sub(1, Ordering::Relaxed);
                 *sent = true;
@@ -767,11 +765,11 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 continue;
             }
             if matches!(refs, RefState::Trying { .. }) {
-                return;
+                break;
             }
             let Some((cand, kernel, _)) = self.ready.pop_front() else {
                 // Nothing else waits: the shortlist, the fastest verification launch first.
-                let Some(x) = self.take_listed(l.ledger, d) else { return };
+                let Some(x) = self.take_listed(l.ledger, d) else { break };
                 let prior = if x.device == d { x.prior } else { Vec::new() };
                 let best = l.ledger.best_on(d);
                 let job = Job::Measure {
@@ -793,7 +791,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             if !l.progress.evaluated[cand] && Some(cand) != self.reference_cand && !l.strat.still_wanted(l.view, cand) {
                 l.progress.in_flight[cand] = false;
                 l.progress.flying -= 1;
-                *withdrew = true;
+                withdrew = true;
                 continue;
             }
             let picked = Some(cand) != self.reference_cand && self.ctx.job.verify.sample.picks(&self.plan.cands[cand].config.key(), l.ledger.verified);
@@ -813,6 +811,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             let job = Job::Measure { cand, kernel, launch: self.plan.cands[cand].launch, reference: verify, late, best, purpose: Purpose::Search, short };
             self.send(l, d, job, true);
         }
+        withdrew
     }
 
     /// Whether configs may wait on the shortlist: with racing and a strategy whose proposals do

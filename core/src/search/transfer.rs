@@ -324,7 +324,6 @@ impl Transfer {
             self.lead = lead;
         }
         self.pred = ensemble.clone();
-        self.ensemble = ensemble.clone();
         // Whether the sources rank what has been measured here, everywhere it was measured.
         self.overall = self.agreement(&ensemble);
         if m >= 3 {
@@ -336,6 +335,7 @@ impl Transfer {
             let g = ridge_onehot(&rows, &residual, self.features, LAMBDA);
             self.pred = (0..n).map(|i| a + b * ensemble[i] + self.features_of(cands, i).map(|f| g[f]).sum::<f64>()).collect();
         }
+        self.ensemble = ensemble;
         self.dirty = false;
     }
 
