@@ -409,7 +409,7 @@ impl Transfer {
     /// Whether one of the fallback's configs that the sources rank far below the model's best
     /// ([`SURPRISE_GAP`]) came within [`SURPRISE_NEAR`] of it here (or beat it): the sources see
     /// one basin where this device has another. On the recorded convolution spaces, with the
-    /// other five GPUs as the sources (their mean), 0.2–1.5 % of the configs ranked so far
+    /// other five GPUs as the sources (their mean), 0–1.5 % of the configs ranked so far
     /// below come so close, and 3.4 % on the A100, which they lead astray; on an H100 outside
     /// the fleet about half of those measured there did.
     fn surprised(&self) -> bool {
