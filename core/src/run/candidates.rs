@@ -124,13 +124,17 @@ pub(crate) fn plan(ctx: &Context, limits: &Limits, opts: &TuneOptions) -> Result
         // `auto` partitions too: its search (transfer or exhaustive) then runs on the part.
         Some(shard) if opts.strategy == "auto" || !crate::search::strategy::by_name(&opts.strategy, 0).map(|s| s.adaptive()).unwrap_or(true) => {
             let before = plan.cands.len();
-            plan.cands.retain(|c| shard.takes(c.order));
+            // The default config stays in every part: it is each shard's reference, so that every
+            // shard verifies against the same outputs (it is measured in each, once per shard).
+            let default_elsewhere = plan.cands.iter().any(|c| c.is_default && !shard.takes(c.order));
+            plan.cands.retain(|c| shard.takes(c.order) || c.is_default);
             plan.notes.push(format!(
-                "shard {shard}: {} of the {before} candidates (positions {}, {}, {}, ... in enumeration order)",
+                "shard {shard}: {} of the {before} candidates (positions {}, {}, {}, ... in enumeration order{})",
                 plan.cands.len(),
                 shard.index,
                 shard.index + shard.count,
-                shard.index + 2 * shard.count
+                shard.index + 2 * shard.count,
+                if default_elsewhere { ", and the default config, the reference of every shard" } else { "" }
             ));
             true
         }
@@ -148,6 +152,7 @@ pub(crate) fn plan(ctx: &Context, limits: &Limits, opts: &TuneOptions) -> Result
         Some(s) if partitioned || opts.budget.max_evals.is_some() => s.share(n).max(1),
         _ => n,
     });
+    plan.default_included = plan.cands.iter().any(|c| c.is_default);
     if plan.cands.is_empty() && opts.shard.is_some() && plan.valid > 0 {
         return Err(Error::NoValidConfig(format!("this shard's part of the {} valid configs is empty; use fewer shards", plan.valid)));
     }
@@ -385,8 +390,10 @@ mod tests {
                 *seen.entry(c.config.key()).or_insert(0) += 1;
             }
         }
+        // Every config in one part, but the default, every shard's reference, in all three.
         assert_eq!(seen.len(), 18);
-        assert!(seen.values().all(|&n| n == 1));
+        let default = ctx.prep.default.key();
+        assert!(seen.iter().all(|(k, &n)| n == if *k == default { 3 } else { 1 }), "{seen:?}");
         // An adaptive strategy keeps the whole space.
         let o = TuneOptions { strategy: "hybrid".into(), shard: Some(Shard { index: 1, count: 3 }), ..opts() };
         assert_eq!(plan(&ctx, t.backend().limits(), &o).unwrap().cands.len(), 18);
