@@ -316,3 +316,24 @@ fn a_single_source_upside_down_is_noticed() {
     eprintln!("{} from {} alone: without {none:.3}, adaptive {adaptive:.3}", held.name, source.name);
     assert!(adaptive >= none - 0.06, "adaptive {adaptive:.3} vs {none:.3} without priors");
 }
+
+/// A GPU and a build outside the fleet: the hub convolution's whole space brute forced on an
+/// H100 with this repository's kernel (tests/data/convolution_H100.json.gz; its `use_shmem=0`
+/// path is not benchmark_hub's, and the six GPUs' favourites run at 0.52 of this H100's
+/// optimum). Tuned from the six recorded GPUs, the adaptive search is at least as good as the
+/// search without priors one at a time and with 16 in flight, at 20 evaluations and at 100
+/// (docs/benchmarks.md, "A GPU and build outside the fleet, recorded whole").
+#[test]
+fn a_gpu_and_build_outside_the_fleet() {
+    use kerntune_core::sim::simulate::{prior_for, score, score_transfer};
+    let Some(six) = six_gpus("convolution") else { return };
+    let h100 = RecordedSpace::load(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/convolution_H100.json.gz"))).unwrap();
+    assert_eq!((h100.len(), h100.times.iter().flatten().count()), (4362, 4084));
+    let prior = std::sync::Arc::new(prior_for(&h100, &six.iter().collect::<Vec<_>>()));
+    for (budget, parallel) in [(20, 1), (20, 16), (100, 1)] {
+        let none = score(&h100, "hybrid", budget, 20, 1, false, parallel).unwrap().at(budget).0;
+        let adaptive = score_transfer(&h100, &prior, "hybrid", budget, 20, 1, parallel).unwrap().at(budget).0;
+        eprintln!("H100 from the six, {budget} evaluations, {parallel} in flight: without {none:.3}, adaptive {adaptive:.3}");
+        assert!(adaptive >= none - 0.02, "{budget} evaluations, {parallel} in flight: adaptive {adaptive:.3} vs {none:.3} without priors");
+    }
+}
