@@ -39,8 +39,10 @@
 //!   H100 from the six recorded GPUs: their favourites all read the input from global memory,
 //!   while configs they rank 2–10× slower run as fast here): the two take turns (checked after
 //!   the stall rule below, which hands over more);
-//! - when the model's own last [`STALL`] picks found nothing better than the best so far, the
-//!   sources' ranking has stopped paying here, however well it ranks what was measured: the
+//! - when the model's own last [`STALL`] picks found nothing better than the best so far (by
+//!   [`MODEL_GAIN`], 2 %: a plateau of the sources' favourites keeps finding configs a fraction
+//!   of a percent faster), the sources' ranking has stopped paying here, however well it ranks
+//!   what was measured: the
 //!   fallback takes all turns but one in [`STALLED_MODEL_TURN`] (the model keeps looking, and
 //!   takes its turns back when one of its picks improves). If the caller gave a fresh copy of
 //!   the fallback ([`Transfer::with_fresh_base`]), that copy takes over then, told only the
@@ -90,6 +92,10 @@ const TEMPERATURE: f64 = 0.15;
 const LAMBDA: f64 = 1.5;
 /// Outcomes in a row without a 0.5 % improvement that count as a stall.
 const STALL: usize = 8;
+/// How much faster than the best so far (2 %) one of the model's own outcomes must be to reset
+/// its stall count: the sources' favourites on a plateau here (within a few percent of each
+/// other) find configs a fraction of a percent faster, and are stalled all the same.
+const MODEL_GAIN: f64 = 0.02;
 /// Below this agreement of the best source on the model's picks, the model shares its turns
 /// with the fallback (and hands them all over when stalled).
 const HAND_OVER: f64 = 0.2;
@@ -125,7 +131,7 @@ pub struct Transfer {
     failed: Vec<bool>,
     best: f64,
     since_improvement: usize,
-    /// The model's own outcomes since one of its picks last found a better config.
+    /// The model's own outcomes since one of its picks last found a config [`MODEL_GAIN`] better.
     model_since: usize,
     /// Kendall's τ of the weighted sources against every config measured here.
     overall: f64,
@@ -464,7 +470,7 @@ impl Transfer {
             // better configs, and the fallback takes every turn until something improves; or
             // it has not, and the two take turns.
             (_, Some(a)) if a < HAND_OVER => (self.since_improvement >= STALL || self.turn.is_multiple_of(2)).then_some(Handed::HandOver),
-            // The model's last picks found nothing better: its ranking stopped paying here. Once
+            // The model's last picks found nothing 2 % better: its ranking stopped paying here. Once
             // the fresh search took over it keeps its turns; before, it needs room to get going.
             _ if self.model_since >= STALL && (self.independent || self.left() >= RUNWAY) => {
                 (!self.turn.is_multiple_of(STALLED_MODEL_TURN)).then_some(Handed::Stalled)
@@ -589,7 +595,8 @@ impl Strategy for Transfer {
             self.since_improvement = if improved { 0 } else { self.since_improvement + 1 };
             let own = !self.from_base.contains(&index);
             if own {
-                self.model_since = if improved { 0 } else { self.model_since + 1 };
+                let gained = matches!(outcome, Outcome::Time(t) if t.is_finite() && *t > 0.0 && *t < self.best * (1.0 - MODEL_GAIN));
+                self.model_since = if gained { 0 } else { self.model_since + 1 };
             }
             if let Some((_, told)) = self.contrast.as_mut().filter(|(i, _)| *i == index) {
                 // Held apart: the yardstick compares the model with the fallback's own picks.
@@ -961,6 +968,41 @@ mod tests {
             assert_eq!(!seen.lock().unwrap().0.is_empty(), takes_over, "budget {budget:?}: {said}");
             assert_eq!(said.contains("finding nothing better"), takes_over, "budget {budget:?}: {said}");
         }
+    }
+
+    /// The sources' favourites on a plateau here, ranked about right (τ ≈ 0.5 on the model's
+    /// picks): every fourth of the model's picks is 1 % faster than the best so far, the others a
+    /// few percent slower. Those gains are too small to count (2 %): the model stalls, and the
+    /// fresh search takes most turns.
+    #[test]
+    fn a_plateau_of_the_sources_favourites_stalls_the_model() {
+        let params = vec![Param::new("a", 0..60)];
+        let coords: Vec<Vec<u32>> = (0..60).map(|i| vec![i]).collect();
+        let cands = Candidates { params: &params, coords: &coords };
+        let truth = |i: usize| match i {
+            i if i < 30 && i % 4 == 0 => 10.0 * 0.99f64.powi((i / 4) as i32),
+            i if i < 30 => 10.0 * (1.0 + 0.01 * i as f64),
+            i => 20.0 + i as f64,
+        };
+        let source = Source { name: "s".into(), times: (0..60).map(|i| 1.0 + i as f32).collect() };
+        let other = Source { name: "t".into(), times: (0..60).map(|i| 1.0 + i as f32 + if i % 2 == 0 { 0.5 } else { 0.0 }).collect() };
+        let prior = Arc::new(Prior { sources: vec![source, other], ..Default::default() });
+        let fresh = crate::search::by_name("random", 2).unwrap();
+        let mut t = Transfer::new(prior, crate::search::by_name("random", 1).unwrap()).with_fresh_base(fresh).with_budget(Some(60));
+        let mut model = Vec::new();
+        for _ in 0..40 {
+            let before = t.proposals.0;
+            let i = t.ask(&cands, 1)[0];
+            if t.proposals.0 > before {
+                model.push(i);
+            }
+            t.tell(i, &Outcome::Time(truth(i)));
+        }
+        let said = t.summary().unwrap();
+        let gains = model.iter().filter(|&&i| i > 0 && i < 30 && i % 4 == 0).count();
+        assert!(gains >= 4, "the model's picks keep finding 1 % gains: {model:?}; {said}");
+        assert!(said.contains("with the sources' last picks finding nothing better"), "{said}");
+        assert!(t.proposals.1 >= 15, "{said}");
     }
 
     /// The report says how many proposals came from the sources and why the others did not:
