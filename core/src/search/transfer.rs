@@ -72,7 +72,7 @@
 //! mislead (inverted or shuffled times, or only the other vendor's GPUs) it stays, on all 36
 //! cases, within 0.05 of the search without priors (0.045 below it at worst); from a single
 //! source GPU, within 0.05 in 59 of 60 pairs; and at 100 evaluations
-//! the convolution A100, which the sources' ranking leads astray, reaches 0.808 (0.831 without
+//! the convolution A100, which the sources' ranking leads astray, reaches 0.813 (0.831 without
 //! priors) where it stayed at 0.680 before the stall rule (docs/benchmarks.md,
 //! `cargo run --release -p kerntune-core --example misleading_priors`, `… --example few_sources`).
 //!
