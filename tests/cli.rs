@@ -608,10 +608,6 @@ fn shards_merge_and_confirm() {
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert_eq!(v[0]["shard"], serde_json::json!({"index": k, "count": 2}));
         keys.extend(v[0]["results"].as_array().unwrap().iter().map(|r| r["config"].to_string()));
-        // Both shards verify against the default config's outputs, the one that holds it in
-        // its part and the one that does not.
-        let notes = v[0]["notes"].to_string();
-        assert!(!notes.contains("first valid config"), "{notes}");
     }
     keys.sort();
     assert_eq!(keys.len(), 5, "{keys:?}");

@@ -322,7 +322,7 @@ fn a_single_source_upside_down_is_noticed() {
 /// path is not benchmark_hub's, and the six GPUs' favourites run at 0.52 of this H100's
 /// optimum). Tuned from the six recorded GPUs, the adaptive search is at least as good as the
 /// search without priors one at a time and with 16 in flight, at 20 evaluations and at 100
-/// (docs/benchmarks.md, "A GPU and build outside the fleet, recorded whole").
+/// (docs/benchmarks.md, "A GPU and a build outside the fleet, recorded whole").
 #[test]
 fn a_gpu_and_build_outside_the_fleet() {
     use kerntune_core::sim::simulate::{prior_for, score, score_transfer};

@@ -120,13 +120,14 @@ pub(crate) fn plan(ctx: &Context, limits: &Limits, opts: &TuneOptions) -> Result
     if let Some(keys) = &opts.only {
         keep_only(&mut plan, keys);
     }
+    let mut default_elsewhere = false;
     let partitioned = match opts.shard {
         // `auto` partitions too: its search (transfer or exhaustive) then runs on the part.
         Some(shard) if opts.strategy == "auto" || !crate::search::strategy::by_name(&opts.strategy, 0).map(|s| s.adaptive()).unwrap_or(true) => {
             let before = plan.cands.len();
             // The default config stays in every part: it is each shard's reference, so that every
             // shard verifies against the same outputs (it is measured in each, once per shard).
-            let default_elsewhere = plan.cands.iter().any(|c| c.is_default && !shard.takes(c.order));
+            default_elsewhere = plan.cands.iter().any(|c| c.is_default && !shard.takes(c.order));
             plan.cands.retain(|c| shard.takes(c.order) || c.is_default);
             plan.notes.push(format!(
                 "shard {shard}: {} of the {before} candidates (positions {}, {}, {}, ... in enumeration order{})",
@@ -149,7 +150,8 @@ pub(crate) fn plan(ctx: &Context, limits: &Limits, opts: &TuneOptions) -> Result
         None => false,
     };
     plan.max_evals = opts.budget.max_evals_for(plan.valid).map(|n| match opts.shard {
-        Some(s) if partitioned || opts.budget.max_evals.is_some() => s.share(n).max(1),
+        // A part given the default config as its reference measures it on top of its share.
+        Some(s) if partitioned || opts.budget.max_evals.is_some() => s.share(n).max(1) + usize::from(default_elsewhere),
         _ => n,
     });
     plan.default_included = plan.cands.iter().any(|c| c.is_default);
@@ -385,7 +387,10 @@ mod tests {
                 ..opts()
             };
             let p = plan(&ctx, t.backend().limits(), &o).unwrap();
-            assert_eq!(p.max_evals, Some([4, 3, 3][k]));
+            // Its share of the budget, and one more where the default joins the part as its
+            // reference: the default does not take an evaluation from the part's own configs.
+            let joined = p.cands.iter().any(|c| c.is_default && c.order % 3 != k);
+            assert_eq!(p.max_evals, Some([4, 3, 3][k] + usize::from(joined)));
             for c in &p.cands {
                 *seen.entry(c.config.key()).or_insert(0) += 1;
             }

@@ -332,7 +332,8 @@ pub fn check_strategy(name: &str, budget: &Budget) -> Result<&'static StrategyNa
 /// problems K, K+N, K+2N, ... whole. With fewer, every problem gets a group of shards (shard K
 /// works on problem K mod P) and the group splits that problem's configs
 /// ([`Shard::assign`]); within a problem, exhaustive and random searches take a partition of
-/// the candidates (by enumeration order, so the parts are disjoint and cover the space), and
+/// the candidates (by enumeration order, so the parts are disjoint and cover the space; the
+/// default config joins every part as its reference, on top of its share of a budget), and
 /// adaptive strategies run as a portfolio with a seed each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Shard {
