@@ -261,11 +261,11 @@ fn enumerate(ctx: &Context, limits: &Limits, opts: &TuneOptions) -> Result<Plan,
     Ok(plan)
 }
 
-/// Keeps the candidates listed in `keys` (`kerntune confirm`), noting the listed ones that are
-/// not candidates here.
+/// Keeps the candidates listed in `keys` (`kerntune confirm`), and the default config, the
+/// reference the shards verified against; notes the listed ones that are not candidates here.
 fn keep_only(plan: &mut Plan, keys: &[String]) {
     let wanted: std::collections::HashSet<&str> = keys.iter().map(String::as_str).collect();
-    plan.cands.retain(|c| wanted.contains(c.config.key().as_str()));
+    plan.cands.retain(|c| c.is_default || wanted.contains(c.config.key().as_str()));
     let found: std::collections::HashSet<String> = plan.cands.iter().map(|c| c.config.key()).collect();
     let missing: Vec<&String> = keys.iter().filter(|k| !found.contains(*k)).collect();
     if !missing.is_empty() {
@@ -410,7 +410,9 @@ mod tests {
         let ctx = t.prepare(&job()).unwrap();
         let o = TuneOptions { only: Some(vec!["bx=64,vec=2".into(), "bx=2048,vec=1".into()]), ..opts() };
         let p = plan(&ctx, t.backend().limits(), &o).unwrap();
-        assert_eq!(p.cands.iter().map(|c| c.config.key()).collect::<Vec<_>>(), vec!["bx=64,vec=2"]);
+        // The listed config, and the default (bx=256,vec=1), the reference the shards verified against.
+        assert_eq!(p.cands.iter().map(|c| c.config.key()).collect::<Vec<_>>(), vec!["bx=64,vec=2", "bx=256,vec=1"]);
+        assert!(p.cands[1].is_default);
         assert!(p.notes[0].starts_with("1 of the 2 configs to confirm are not candidates"), "{:?}", p.notes);
     }
 

@@ -299,10 +299,18 @@ pub struct Origin {
 
 /// Which of a split's `count` shards `have` holds and which are missing (`shard 0/3 only; 1/3,
 /// 2/3 not merged`), or `None` when it holds every one.
+/// With many shards each list is cut short: its first six, `…`, its last, and how many in all
+/// (`0/400, 3/400, 4/400, 5/400, 6/400, 7/400, …, 399/400 (398 in all)`).
 pub fn shards_part(have: &std::collections::BTreeSet<usize>, count: usize) -> Option<String> {
-    let name = |k: usize| format!("{k}/{count}");
-    let missing: Vec<String> = (0..count).filter(|k| !have.contains(k)).map(name).collect();
-    (!missing.is_empty()).then(|| format!("shard {} only; {} not merged", have.iter().map(|&k| name(k)).collect::<Vec<_>>().join(", "), missing.join(", ")))
+    let listed = |ks: Vec<usize>| -> String {
+        let name = |k: &usize| format!("{k}/{count}");
+        match ks.len() {
+            n if n <= 8 => ks.iter().map(name).collect::<Vec<_>>().join(", "),
+            n => format!("{}, …, {} ({n} in all)", ks[..6].iter().map(name).collect::<Vec<_>>().join(", "), name(&ks[n - 1])),
+        }
+    };
+    let missing: Vec<usize> = (0..count).filter(|k| !have.contains(k)).collect();
+    (!missing.is_empty()).then(|| format!("shard {} only; {} not merged", listed(have.iter().copied().collect()), listed(missing)))
 }
 
 impl Origin {
@@ -1178,4 +1186,21 @@ pub fn cache_dir() -> PathBuf {
 /// Seconds since the Unix epoch.
 pub fn now() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shards_part;
+
+    /// A few shards are named one by one; hundreds are cut short, each list with its count.
+    #[test]
+    fn the_shards_of_a_part_are_listed_short() {
+        let have = |ks: &[usize]| ks.iter().copied().collect::<std::collections::BTreeSet<usize>>();
+        assert_eq!(shards_part(&have(&[0]), 3).as_deref(), Some("shard 0/3 only; 1/3, 2/3 not merged"));
+        assert_eq!(shards_part(&have(&[0, 1, 2]), 3), None);
+        assert_eq!(
+            shards_part(&have(&[1, 2]), 400).as_deref(),
+            Some("shard 1/400, 2/400 only; 0/400, 3/400, 4/400, 5/400, 6/400, 7/400, …, 399/400 (398 in all) not merged")
+        );
+    }
 }
