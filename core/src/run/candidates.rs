@@ -154,6 +154,8 @@ pub(crate) fn plan(ctx: &Context, limits: &Limits, opts: &TuneOptions) -> Result
         Some(s) if partitioned || opts.budget.max_evals.is_some() => s.share(n).max(1) + usize::from(default_elsewhere),
         _ => n,
     });
+    // Once every step that keeps or drops candidates is done (the model's top k, `confirm`'s
+    // list, a shard's part).
     plan.default_included = plan.cands.iter().any(|c| c.is_default);
     if plan.cands.is_empty() && opts.shard.is_some() && plan.valid > 0 {
         return Err(Error::NoValidConfig(format!("this shard's part of the {} valid configs is empty; use fewer shards", plan.valid)));
@@ -257,7 +259,6 @@ fn enumerate(ctx: &Context, limits: &Limits, opts: &TuneOptions) -> Result<Plan,
             plan.notes.push(msg);
         }
     }
-    plan.default_included = plan.cands.iter().any(|c| c.is_default);
     Ok(plan)
 }
 

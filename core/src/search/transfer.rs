@@ -590,13 +590,13 @@ impl Strategy for Transfer {
                 Outcome::Time(t) if t.is_finite() && *t > 0.0 => t.ln(),
                 _ => f64::INFINITY,
             };
+            // Whether the outcome is faster than the best so far times `factor`.
+            let below = |factor: f64| matches!(outcome, Outcome::Time(t) if t.is_finite() && *t > 0.0 && *t < self.best * factor);
             // A config 0.5 % faster than the best so far.
-            let improved = matches!(outcome, Outcome::Time(t) if t.is_finite() && *t > 0.0 && *t < self.best * 0.995);
-            self.since_improvement = if improved { 0 } else { self.since_improvement + 1 };
+            self.since_improvement = if below(0.995) { 0 } else { self.since_improvement + 1 };
             let own = !self.from_base.contains(&index);
             if own {
-                let gained = matches!(outcome, Outcome::Time(t) if t.is_finite() && *t > 0.0 && *t < self.best * (1.0 - MODEL_GAIN));
-                self.model_since = if gained { 0 } else { self.model_since + 1 };
+                self.model_since = if below(1.0 - MODEL_GAIN) { 0 } else { self.model_since + 1 };
             }
             if let Some((_, told)) = self.contrast.as_mut().filter(|(i, _)| *i == index) {
                 // Held apart: the yardstick compares the model with the fallback's own picks.
