@@ -205,10 +205,7 @@ fn transfer_at_20(held: &RecordedSpace, prior: std::sync::Arc<kerntune_core::sea
     kerntune_core::sim::simulate::score_with(
         held,
         "transfer",
-        move |s| {
-            let base = || kerntune_core::search::by_name("hybrid", s).unwrap();
-            Box::new(Transfer::new(prior.clone(), base()).with_fresh_base(base()).with_budget(Some(20)))
-        },
+        move |s| Box::new(Transfer::adaptive(prior.clone(), || kerntune_core::search::by_name("hybrid", s), Some(20)).unwrap()),
         20,
         20,
         1,

@@ -492,7 +492,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                     ));
                 }
                 let base = || strategy::for_budget("hybrid", opts.strategy_seed(), &opts.budget).map_err(bad);
-                Box::new(crate::search::Transfer::new(p, base()?).with_fresh_base(base()?).with_budget(self.plan.max_evals))
+                Box::new(crate::search::Transfer::adaptive(p, base, self.plan.max_evals)?)
             }
             (_, report) => {
                 if name == "transfer" && report.is_none() {

@@ -285,10 +285,8 @@ pub fn score_transfer(
     parallel: usize,
 ) -> Result<Score, String> {
     by_name(base, seed)?;
-    let adaptive = |s: u64| -> Box<dyn Strategy> {
-        let make = || by_name(base, s).expect("checked above");
-        Box::new(crate::search::Transfer::new(prior.clone(), make()).with_fresh_base(make()).with_budget(Some(budget)))
-    };
+    let adaptive =
+        |s: u64| -> Box<dyn Strategy> { Box::new(crate::search::Transfer::adaptive(prior.clone(), || by_name(base, s), Some(budget)).expect("checked above")) };
     score_with(held, "transfer", adaptive, budget, repeats, seed, false, parallel)
 }
 
