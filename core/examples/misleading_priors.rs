@@ -59,8 +59,15 @@ fn main() -> Result<(), String> {
                 let prior: Arc<Prior> = Arc::new(prior_for(held, sources));
                 Ok(score_transfer(held, &prior, BASE, budget, seeds, 1, parallel)?.at(budget).0)
             };
-            for (k, sources) in scenarios.iter().enumerate().chain([(3, &Vec::new())]) {
-                let adaptive = if k == 3 {
+            // The four columns: the three kinds of sources above, then the shuffled ones.
+            for k in 0..4 {
+                let adaptive = if let Some(sources) = scenarios.get(k) {
+                    if sources.is_empty() {
+                        line += &format!(" | {:>15}", "—");
+                        continue;
+                    }
+                    adapt(sources)?
+                } else {
                     // Several permutations: one draw says little of what shuffled sources do.
                     let mut sum = 0.0;
                     for d in 0..draws {
@@ -72,11 +79,6 @@ fn main() -> Result<(), String> {
                         sum += a;
                     }
                     sum / draws as f64
-                } else if sources.is_empty() {
-                    line += &format!(" | {:>15}", "—");
-                    continue;
-                } else {
-                    adapt(sources)?
                 };
                 line += &format!(" | {adaptive:.3} (Δ {:+.3})", adaptive - none);
                 if k == 0 {
