@@ -71,7 +71,7 @@ fn main() -> Result<(), String> {
                     // Several permutations: one draw says little of what shuffled sources do.
                     let mut sum = 0.0;
                     for d in 0..draws {
-                        let shuffled: Vec<RecordedSpace> = others.iter().map(|s| testing::shuffled(s, testing::seed_of(&[&held.name, &s.name], d))).collect();
+                        let shuffled = testing::shuffled_for(held, &others, d);
                         let a = adapt(&shuffled.iter().collect::<Vec<_>>())?;
                         if a - none < worst_draw.0 {
                             worst_draw = (a - none, format!("{}, permutation {d}", held.name));

@@ -176,6 +176,16 @@ pub fn shuffled(space: &crate::store::recorded::RecordedSpace, seed: u64) -> cra
     crate::store::recorded::RecordedSpace { times, ..space.clone() }
 }
 
+/// `sources` with their times shuffled, as sources that tell nothing about `held`: permutation
+/// `draw` of each, seeded by the names of `held` and of the source ([`seed_of`]).
+pub fn shuffled_for(
+    held: &crate::store::recorded::RecordedSpace,
+    sources: &[&crate::store::recorded::RecordedSpace],
+    draw: u64,
+) -> Vec<crate::store::recorded::RecordedSpace> {
+    sources.iter().map(|s| shuffled(s, seed_of(&[&held.name, &s.name], draw))).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::seed_of;

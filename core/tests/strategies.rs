@@ -314,12 +314,9 @@ fn sources_that_tell_nothing_cost_a_few_evaluations() {
     assert!(held.name.contains("MI250X"), "{}", held.name);
     let none = score(held, "hybrid", 20, 20, 1, false, 1).unwrap().at(20).0;
     let mut sum = 0.0;
+    let others: Vec<&RecordedSpace> = spaces.iter().filter(|s| s.name != held.name).collect();
     for draw in 0..5 {
-        let shuffled: Vec<RecordedSpace> = spaces
-            .iter()
-            .filter(|s| s.name != held.name)
-            .map(|s| kerntune_core::testing::shuffled(s, kerntune_core::testing::seed_of(&[&held.name, &s.name], draw)))
-            .collect();
+        let shuffled = kerntune_core::testing::shuffled_for(held, &others, draw);
         let prior: std::sync::Arc<Prior> = std::sync::Arc::new(prior_for(held, &shuffled.iter().collect::<Vec<_>>()));
         sum += transfer_at_20(held, prior);
     }
