@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# A regression check on a GPU of the build at the end of the 2026-11-27 sessions (the transfer
+# search now built through `Transfer::adaptive` in the tuner): the GPU test suites, then the
+# hub convolution tuned for 20 evaluations from the six GPUs' recorded spaces (copied to
+# .pack/hub/), cold, seeds 1-3, against the hybrid search without priors. Run on the GPU
+# machine from the repository root with .pack/ and .gl/ carried (binaries: `bash
+# scripts/gpu-check.sh --prepare`, packed into .pack/device.tar.xz).
+set -u
+. scripts/device-env.sh
+BIN=$PWD/.device/kerntune
+SPEC=examples/convolution/convolution_hub.toml
+W=/tmp/kt-runs
+mkdir -p $W
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$W/gpu.txt" 2>&1
+nproc >> "$W/gpu.txt"
+pack() { tar czf "$OUT/runs.tgz" -C $W .; }
+cold() { rm -rf "$KERNTUNE_CACHE_DIR"; CUDA_CACHE_PATH=$(mktemp -d); export CUDA_CACHE_PATH; }
+T="/usr/bin/time -f wall_%e_s"
+for s in ${SEEDS:-1 2 3}; do
+  cold; $T "$BIN" tune $SPEC --backend cuda --budget 20 --seed $s --prior .pack/hub/*.json.gz --no-db --json > "$W/prior-$s.json" 2> "$W/prior-$s.err"
+  cold; $T "$BIN" tune $SPEC --backend cuda --budget 20 --seed $s --strategy hybrid --no-prior --no-db --json > "$W/hybrid-$s.json" 2> "$W/hybrid-$s.err"
+  pack
+done
+[ "${TESTS:-1}" = 1 ] && bash scripts/gpu-check.sh tests
+pack
