@@ -301,10 +301,10 @@ fn misleading_priors_are_noticed() {
 /// on the space where they cost most, the convolution MI250X: the search without priors climbs
 /// steeply in its last evaluations there (0.414 at 16, 0.475 at 20 over 50 seeds), so the probe
 /// picks, and a source agreeing with the first outcomes by chance, cost it about 0.1 (0.095
-/// over five permutations at 50 seeds; docs/benchmarks.md, "Shuffled sources, five
-/// permutations"). Held to that, averaged over five permutations as there (20 seeds: 0.332
-/// against 0.383; with the distrust, beaten and hand-over rules switched off, 0.237, and the
-/// test fails).
+/// over five permutations at 50 seeds, 0.062 over twenty; docs/benchmarks.md, "Shuffled
+/// sources, five permutations" and the section after it). Held to that, averaged over five
+/// permutations to keep the test short (20 seeds: 0.332 against 0.383; with the distrust,
+/// beaten and hand-over rules switched off, 0.237, and the test fails).
 #[test]
 fn sources_that_tell_nothing_cost_a_few_evaluations() {
     use kerntune_core::search::Prior;

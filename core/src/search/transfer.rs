@@ -71,7 +71,7 @@
 //! cases, and in all 12 at least as good as the search without priors; with sources made to
 //! mislead (inverted or shuffled times, or only the other vendor's GPUs) it stays, on 35 of 36
 //! cases, within 0.05 of the search without priors; the exception is sources that tell
-//! nothing (shuffled times, five permutations): on the convolution MI250X 0.095 below, the
+//! nothing (shuffled times, twenty permutations): on the convolution MI250X 0.062 below, the
 //! probe picks and the picks of a source that agrees with the first outcomes by chance; from a
 //! single source GPU, within 0.05 in 59 of 60 pairs; and at 100 evaluations
 //! the convolution A100, which the sources' ranking leads astray, reaches 0.813 (0.831 without
