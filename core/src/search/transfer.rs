@@ -25,10 +25,9 @@
 //!   outvoted: an H200 from six GPUs and an H100 was at 0.54 of its optimum after 5
 //!   evaluations and 0.98 after 20, and is at 1.00 after 5 now; never withdrawn); then
 //!   [`YARDSTICK`] picks of the fallback (what the same search finds without priors, to hold
-//!   the model to), the
-//!   last of them the config the sources rank last (the contrast: a ranking that holds at its
-//!   top should hold at its bottom; on recorded convolution spaces one GPU's slowest config is
-//!   often faster on another than its fastest);
+//!   the model to), the last of them the config the sources rank last (the contrast: a
+//!   ranking that holds at its top should hold at its bottom; on recorded convolution spaces
+//!   one GPU's slowest config is often faster on another than its fastest);
 //! - with a single source, a batch asked before its first picks are told (a tune with many
 //!   configs in flight) shares its turns with the fallback: nothing can check one source yet;
 //! - when the sources rank what was measured here worse than chance (τ < [`DISTRUST`] over
