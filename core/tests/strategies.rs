@@ -198,6 +198,11 @@ fn six_gpus(kernel: &str) -> Option<Vec<RecordedSpace>> {
     ["A100", "A4000", "A6000", "MI250X", "W6600", "W7800"].iter().map(|g| load(&format!("gpus/{kernel}_{g}.json.gz"))).collect()
 }
 
+/// The hub convolution's whole space recorded on `gpu` (tests/data/convolution_GPU.json.gz).
+fn hub_convolution(gpu: &str) -> RecordedSpace {
+    RecordedSpace::load(std::path::Path::new(&format!("{}/tests/data/convolution_{gpu}.json.gz", env!("CARGO_MANIFEST_DIR")))).unwrap()
+}
+
 /// The adaptive transfer search (over hybrid) on `held` from `prior`: the fraction of the
 /// optimum at 20 evaluations, mean over 20 seeds.
 fn transfer_at_20(held: &RecordedSpace, prior: std::sync::Arc<kerntune_core::search::Prior>) -> f64 {
@@ -348,7 +353,7 @@ fn a_single_source_upside_down_is_noticed() {
 fn a_gpu_and_build_outside_the_fleet() {
     use kerntune_core::sim::simulate::{prior_for, score, score_transfer};
     let Some(six) = six_gpus("convolution") else { return };
-    let h100 = RecordedSpace::load(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/convolution_H100.json.gz"))).unwrap();
+    let h100 = hub_convolution("H100");
     assert_eq!((h100.len(), h100.times.iter().flatten().count()), (4362, 4084));
     let prior = std::sync::Arc::new(prior_for(&h100, &six.iter().collect::<Vec<_>>()));
     for (budget, parallel) in [(20, 1), (20, 16), (100, 1)] {
@@ -373,8 +378,7 @@ fn a_gpu_and_build_outside_the_fleet() {
 fn a_gpu_like_one_source_in_the_fleet() {
     use kerntune_core::sim::simulate::{prior_for, score, score_transfer};
     let Some(six) = six_gpus("convolution") else { return };
-    let data = |gpu: &str| RecordedSpace::load(std::path::Path::new(&format!("{}/tests/data/convolution_{gpu}.json.gz", env!("CARGO_MANIFEST_DIR")))).unwrap();
-    let (h100, h200) = (data("H100"), data("H200"));
+    let (h100, h200) = (hub_convolution("H100"), hub_convolution("H200"));
     assert_eq!((h200.len(), h200.times.iter().flatten().count()), (4362, 4084));
     let mut sources: Vec<&RecordedSpace> = six.iter().collect();
     sources.push(&h100);

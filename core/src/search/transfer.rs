@@ -553,18 +553,10 @@ impl Strategy for Transfer {
             }
             let mut pick = None;
             // After the first picks, before the yardstick: the favourite of a source they serve
-            // poorly, if any (once).
-            if self.proposals.0 >= FIRST && self.proposals.1 == 0 && self.for_a_source.is_none() {
-                if let Some((i, source)) = self.pick_for_a_source(cands) {
-                    self.for_a_source = Some((i, source));
-                    self.proposals.0 += 1;
-                    self.pending[i] = true;
-                    self.taken[i] = true;
-                    out.push(i);
-                    continue;
-                }
-            }
-            let why = self.fallback_turn();
+            // poorly, if any (once); a model's turn.
+            let for_a_source =
+                if self.proposals.0 >= FIRST && self.proposals.1 == 0 && self.for_a_source.is_none() { self.pick_for_a_source(cands) } else { None };
+            let why = if for_a_source.is_some() { None } else { self.fallback_turn() };
             if why == Some(Handed::Stalled) {
                 if let Some(fresh) = self.fresh.take() {
                     // The search without priors, started afresh: told only what it asks for.
@@ -585,7 +577,10 @@ impl Strategy for Transfer {
                 }
             }
             if pick.is_none() {
-                pick = self.model_pick(cands);
+                if for_a_source.is_some() {
+                    self.for_a_source = for_a_source;
+                }
+                pick = for_a_source.map(|(i, _)| i).or_else(|| self.model_pick(cands));
                 if let Some(i) = pick {
                     self.proposals.0 += 1;
                     self.pending[i] = true;
