@@ -1,6 +1,7 @@
 # Sourced (`. scripts/device-env.sh`) at the top of a script run on the GPU machine through the
 # device tool (see ../shared/device/README.md): unpacks what was built here, and sets up what
-# the machine lacks. gpu-check.sh sources it; so should new run scripts under docs/results.
+# the machine lacks. gpu-check.sh sources it; so do the run scripts under docs/results (those
+# that tune the hub convolution through scripts/device-runs.sh).
 #
 # - .pack/device.tar.xz (binaries built here: `bash scripts/gpu-check.sh --prepare`, then
 #   `tar cJf .pack/device.tar.xz .device/...`), unpacked when .device/kerntune is missing;

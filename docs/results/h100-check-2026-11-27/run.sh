@@ -6,16 +6,7 @@
 # machine from the repository root with .pack/ and .gl/ carried (binaries: `bash
 # scripts/gpu-check.sh --prepare`, packed into .pack/device.tar.xz).
 set -u
-. scripts/device-env.sh
-BIN=$PWD/.device/kerntune
-SPEC=examples/convolution/convolution_hub.toml
-W=/tmp/kt-runs
-mkdir -p $W
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$W/gpu.txt" 2>&1
-nproc >> "$W/gpu.txt"
-pack() { tar czf "$OUT/runs.tgz" -C $W .; }
-cold() { rm -rf "$KERNTUNE_CACHE_DIR"; CUDA_CACHE_PATH=$(mktemp -d); export CUDA_CACHE_PATH; }
-T="/usr/bin/time -f wall_%e_s"
+. scripts/device-runs.sh
 for s in ${SEEDS:-1 2 3}; do
   cold; $T "$BIN" tune $SPEC --backend cuda --budget 20 --seed $s --prior .pack/hub/*.json.gz --no-db --json > "$W/prior-$s.json" 2> "$W/prior-$s.err"
   cold; $T "$BIN" tune $SPEC --backend cuda --budget 20 --seed $s --strategy hybrid --no-prior --no-db --json > "$W/hybrid-$s.json" 2> "$W/hybrid-$s.err"

@@ -10,20 +10,12 @@
 # YARDSTICK=0 and TESTS=0 pick the rest. Run on the GPU machine from the repository root
 # with .pack/ and .gl/ carried.
 set -u
-. scripts/device-env.sh
-BIN=$PWD/.device/kerntune
+PACK_NAME="runs${JOBS:+-j$JOBS}"
+. scripts/device-runs.sh
 # The search with the rule off: .device/kerntune-prev when there is one (the fourth call: a
 # build of b4681c5, the commit before the rule), else this binary with KT_SP=off (the first
 # three calls: a switch only their device build had).
 if [ -x .device/kerntune-prev ]; then OFFBIN=$PWD/.device/kerntune-prev OFF=; else OFFBIN=$BIN OFF=KT_SP=off; fi
-SPEC=examples/convolution/convolution_hub.toml
-W=/tmp/kt-runs
-mkdir -p $W
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$W/gpu.txt" 2>&1
-nproc >> "$W/gpu.txt"
-pack() { tar czf "$OUT/runs${JOBS:+-j$JOBS}.tgz" -C $W .; }
-cold() { rm -rf "$KERNTUNE_CACHE_DIR"; CUDA_CACHE_PATH=$(mktemp -d); export CUDA_CACHE_PATH; }
-T="/usr/bin/time -f wall_%e_s"
 X=${JOBS:+-j$JOBS}
 for s in ${SEEDS:-1 2 3 4 5 6 7 8}; do
   cold; $T "$BIN" tune $SPEC --backend cuda --budget 20 --seed $s --prior .pack/hub/*.json.gz --no-db --json ${JOBS:+-j $JOBS} > "$W/surprise-$s$X.json" 2> "$W/surprise-$s$X.err"

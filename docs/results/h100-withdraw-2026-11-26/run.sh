@@ -11,16 +11,7 @@
 # TESTS=0 pick the rest. Run on the GPU machine from the repository root with .pack/ and .gl/
 # carried.
 set -u
-. scripts/device-env.sh
-BIN=$PWD/.device/kerntune
-SPEC=examples/convolution/convolution_hub.toml
-W=/tmp/kt-runs
-mkdir -p $W
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$W/gpu.txt" 2>&1
-nproc >> "$W/gpu.txt"
-pack() { tar czf "$OUT/runs.tgz" -C $W .; }
-cold() { rm -rf "$KERNTUNE_CACHE_DIR"; CUDA_CACHE_PATH=$(mktemp -d); export CUDA_CACHE_PATH; }
-T="/usr/bin/time -f wall_%e_s"
+. scripts/device-runs.sh
 for s in ${SEEDS:-1 2 3 4 5 6 7 8}; do
   cold; $T "$BIN" tune $SPEC --backend cuda --budget 20 --seed $s --prior .pack/hub/*.json.gz --no-db --json ${JOBS:+-j $JOBS} > "$W/withdraw-$s${JOBS:+-j$JOBS}.json" 2> "$W/withdraw-$s${JOBS:+-j$JOBS}.err"
   cold; KT_WD=off $T "$BIN" tune $SPEC --backend cuda --budget 20 --seed $s --prior .pack/hub/*.json.gz --no-db --json ${JOBS:+-j $JOBS} > "$W/kept-$s${JOBS:+-j$JOBS}.json" 2> "$W/kept-$s${JOBS:+-j$JOBS}.err"

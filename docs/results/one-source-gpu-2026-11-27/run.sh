@@ -8,18 +8,8 @@
 # carried (binaries: `cargo build --release --features cuda -p kerntune && bash
 # scripts/gpu-check.sh --prepare`, packed into .pack/device.tar.xz).
 set -u
-. scripts/device-env.sh
-BIN=$PWD/.device/kerntune
-SPEC=examples/convolution/convolution_hub.toml
-W=/tmp/kt-runs
-mkdir -p $W
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$W/gpu.txt" 2>&1
-nproc >> "$W/gpu.txt"
-if grep -q H200 "$W/gpu.txt"; then LIKE=core/tests/data/convolution_H100.json.gz; else LIKE=core/tests/data/convolution_H200.json.gz; fi
+. scripts/device-runs.sh
 echo "like: $LIKE" >> "$W/gpu.txt"
-pack() { tar czf "$OUT/runs.tgz" -C $W .; }
-cold() { rm -rf "$KERNTUNE_CACHE_DIR"; CUDA_CACHE_PATH=$(mktemp -d); export CUDA_CACHE_PATH; }
-T="/usr/bin/time -f wall_%e_s"
 for s in ${SEEDS:-1 2 3}; do
   cold; $T "$BIN" tune $SPEC --backend cuda --budget 20 --seed $s --prior .pack/hub/convolution_A4000.json.gz --no-db --json > "$W/a4000-$s.json" 2> "$W/a4000-$s.err"
   cold; $T "$BIN" tune $SPEC --backend cuda --budget 20 --seed $s --prior $LIKE --no-db --json > "$W/like-$s.json" 2> "$W/like-$s.err"
