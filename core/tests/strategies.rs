@@ -349,20 +349,25 @@ fn a_single_source_upside_down_is_noticed() {
 /// 0.04, above the median, so they beat the yardstick's three random picks in most seeds, and
 /// the model kept every turn after them, climbing configs 24× slower than the best (0.483
 /// against 0.698 without priors over 50 seeds). With one source, which no other source checks,
-/// the fallback now keeps every other turn.
+/// the fallback now keeps every other turn; and so with the H100 and the H200 as the only
+/// sources, which rank alike (Spearman's ρ 0.998: one GPU measured twice), on the W7800 (0.587
+/// against 0.687 before, 50 seeds). Here, 20 seeds: 0.664 against 0.673 and 0.584 against 0.618;
+/// with the rules off 0.391 and 0.548, and the test fails.
 #[test]
 fn a_single_source_far_from_the_best_shares_its_turns() {
     use kerntune_core::search::Prior;
     use kerntune_core::sim::simulate::{prior_for, score};
     let Some(spaces) = six_gpus("convolution") else { return };
-    let held = &spaces[4];
-    assert!(held.name.contains("W6600"), "{}", held.name);
-    let h100 = hub_convolution("H100");
-    let prior: std::sync::Arc<Prior> = std::sync::Arc::new(prior_for(held, &[&h100]));
-    let none = score(held, "hybrid", 20, 20, 1, false, 1).unwrap().at(20).0;
-    let adaptive = transfer_at_20(held, prior);
-    eprintln!("{} from the H100 alone: without {none:.3}, adaptive {adaptive:.3}", held.name);
-    assert!(adaptive >= none - 0.05, "adaptive {adaptive:.3} vs {none:.3} without priors");
+    let (w6600, w7800) = (&spaces[4], &spaces[5]);
+    assert!(w6600.name.contains("W6600") && w7800.name.contains("W7800"), "{} {}", w6600.name, w7800.name);
+    let (h100, h200) = (hub_convolution("H100"), hub_convolution("H200"));
+    for (held, sources) in [(w6600, vec![&h100]), (w7800, vec![&h100, &h200])] {
+        let prior: std::sync::Arc<Prior> = std::sync::Arc::new(prior_for(held, &sources));
+        let none = score(held, "hybrid", 20, 20, 1, false, 1).unwrap().at(20).0;
+        let adaptive = transfer_at_20(held, prior);
+        eprintln!("{} from {} hub space(s): without {none:.3}, adaptive {adaptive:.3}", held.name, sources.len());
+        assert!(adaptive >= none - 0.05, "{}: adaptive {adaptive:.3} vs {none:.3} without priors", held.name);
+    }
 }
 
 /// A GPU and a build outside the fleet: the hub convolution's whole space brute forced on an

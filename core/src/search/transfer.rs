@@ -28,13 +28,14 @@
 //!   the model to), the last of them the config the sources rank last (the contrast: a
 //!   ranking that holds at its top should hold at its bottom; on recorded convolution spaces
 //!   one GPU's slowest config is often faster on another than its fastest);
-//! - with a single source, which no other source checks, the model shares its turns with the
-//!   fallback wherever no rule below gives the fallback more: from a batch asked before its
-//!   first picks are told (a tune with many configs in flight), and after the yardstick (three
-//!   random picks are too few to hold one source to where most configs are slow and a few
-//!   fast: the convolution W6600 from the H100 alone, whose favourites beat most of its configs
-//!   at 0.04 of its optimum, was at 0.483 after 20 evaluations against 0.698 without priors,
-//!   and is at 0.661);
+//! - with a single source, which no other source checks (or sources that rank alike, one GPU
+//!   measured twice: Spearman's ρ ≥ [`ALIKE`] over the configs both measured), the model
+//!   shares its turns with the fallback wherever no rule below gives the fallback more: from a
+//!   batch asked before its first picks are told (a tune with many configs in flight), and
+//!   after the yardstick (three random picks are too few to hold one source to where most
+//!   configs are slow and a few fast: the convolution W6600 from the H100 alone, whose
+//!   favourites beat most of its configs at 0.04 of its optimum, was at 0.483 after 20
+//!   evaluations against 0.698 without priors, and is at 0.661);
 //! - when the sources rank what was measured here worse than chance (τ < [`DISTRUST`] over
 //!   every measured config), or the fallback's proposals have found a better config than the
 //!   model's and the sources do not rank it well (τ < [`TRUST`]), the fallback takes every turn;
@@ -131,6 +132,10 @@ const RUNWAY: usize = 2 * STALL;
 const SURPRISE_GAP: f64 = 0.5;
 /// How close (log time, about 10 %) to the model's best config a surprise comes.
 const SURPRISE_NEAR: f64 = 0.1;
+/// Spearman's ρ over the configs two sources both measured at or above which they count as one
+/// source measured twice (our H100 and H200 rank the hub convolution's configs at 0.998; the
+/// next closest pair of the recorded GPUs, the A4000 and A6000 on dedispersion, at 0.970).
+const ALIKE: f64 = 0.99;
 
 /// The adaptive transfer search of the module docs.
 pub struct Transfer {
@@ -186,6 +191,8 @@ pub struct Transfer {
     withdrawn: usize,
     /// The pick made for the source the first picks served worst, and that source.
     for_a_source: Option<(usize, usize)>,
+    /// Whether the sources are one (a single source, or sources that rank alike, [`ALIKE`]).
+    one_voice: bool,
 }
 
 /// Why a turn went to the fallback search.
@@ -195,7 +202,8 @@ enum Handed {
     NoPrior,
     /// The yardstick after the model's first picks.
     Yardstick,
-    /// One source, which no other source checks: turns shared.
+    /// One source (or sources ranking alike, [`ALIKE`]), which no other source checks: turns
+    /// shared.
     OneSource,
     /// The sources rank what was measured here worse than chance.
     Distrust,
@@ -217,7 +225,7 @@ impl Handed {
         match self {
             Handed::NoPrior => "with no prior to learn from",
             Handed::Yardstick => "as the yardstick, the last of them the sources' least favourite",
-            Handed::OneSource => "in turns shared with the only source, which no other source checks",
+            Handed::OneSource => "in turns shared with one source (or sources ranking alike), which no other source checks",
             Handed::Distrust => "with the sources ranking the configs measured here worse than chance",
             Handed::Beaten => "with it ahead of the sources' favourites and the sources ranking poorly",
             Handed::Contrast => "in turns shared after the sources' least favourite beat their favourites",
@@ -263,6 +271,7 @@ impl Transfer {
             heard: 0,
             withdrawn: 0,
             for_a_source: None,
+            one_voice: false,
         }
     }
 
@@ -297,6 +306,7 @@ impl Transfer {
         self.failed = vec![false; cands.len()];
         self.pending = vec![false; cands.len()];
         self.scores = self.prior.sources.iter().map(Source::scores).collect();
+        self.one_voice = one_voice(&self.prior.sources);
         self.offsets.clear();
         self.features = 0;
         for p in cands.params {
@@ -512,7 +522,7 @@ impl Transfer {
         // A batch asked before the first picks are told, from one source: nothing can check it
         // yet (several sources at least check each other through their weights), so the
         // turns are shared (and, after the yardstick, kept shared: the last rule below).
-        if self.prior.sources.len() == 1 && self.outcomes.0.len() < FIRST {
+        if self.one_voice && self.outcomes.0.len() < FIRST {
             return self.turn.is_multiple_of(2).then_some(Handed::OneSource);
         }
         match (self.model_leads(), self.lead.map(|(_, tau)| tau)) {
@@ -539,11 +549,11 @@ impl Transfer {
             // close to the best of them: the sources see one basin where this device has
             // another. The two take turns.
             _ if self.surprised() => self.turn.is_multiple_of(2).then_some(Handed::Surprise),
-            // One source: nothing but the fallback's picks checks its ranking, and the
-            // yardstick's three are too few where most configs are slow and a few fast (its
-            // favourites can beat three random configs here and still be 25× slower than the
-            // best). The two take turns.
-            _ if self.prior.sources.len() == 1 => self.turn.is_multiple_of(2).then_some(Handed::OneSource),
+            // One source (or sources ranking alike): nothing but the fallback's picks checks its
+            // ranking, and the yardstick's three are too few where most configs are slow and a
+            // few fast (its favourites can beat three random configs here and still be 25×
+            // slower than the best). The two take turns.
+            _ if self.one_voice => self.turn.is_multiple_of(2).then_some(Handed::OneSource),
             _ => None,
         }
     }
@@ -623,7 +633,7 @@ impl Strategy for Transfer {
         // While a surprise or a single source shares the turns, the model keeps half the picks
         // in flight. (On the model's turns of the shared ones the rule answers none, and the
         // reason is asked again: which turn it is must not decide what is withdrawn.)
-        let shared = matches!(why, Some(Handed::Surprise | Handed::OneSource)) || (why.is_none() && (self.surprised() || self.prior.sources.len() == 1));
+        let shared = matches!(why, Some(Handed::Surprise | Handed::OneSource)) || (why.is_none() && (self.surprised() || self.one_voice));
         let wanted = !elsewhere && self.among_next_picks(index, shared);
         if !wanted {
             self.pending[index] = false;
@@ -709,6 +719,42 @@ impl Strategy for Transfer {
 /// The best (lowest) of some outcomes; infinity for none.
 fn best_of(outcomes: &[f64]) -> f64 {
     outcomes.iter().copied().fold(f64::INFINITY, f64::min)
+}
+
+/// Whether `sources` speak with one voice: there is one, or every other ranks the configs it
+/// and the first both measured alike (Spearman's ρ ≥ [`ALIKE`]): one GPU measured twice (or the
+/// same kind of GPU in two machines) is not a second opinion. Compares with the first source
+/// only, and stops at the first that differs.
+fn one_voice(sources: &[Source]) -> bool {
+    let Some((first, rest)) = sources.split_first() else { return false };
+    rest.iter().all(|other| {
+        let both: Vec<(f64, f64)> = first
+            .times
+            .iter()
+            .zip(&other.times)
+            .filter(|(a, b)| a.is_finite() && **a > 0.0 && b.is_finite() && **b > 0.0)
+            .map(|(&a, &b)| (f64::from(a), f64::from(b)))
+            .collect();
+        both.len() >= 3 && spearman(&both) >= ALIKE
+    })
+}
+
+/// Spearman's ρ of pairs (ties ranked in order).
+fn spearman(pairs: &[(f64, f64)]) -> f64 {
+    let ranks = |key: &dyn Fn(&(f64, f64)) -> f64| {
+        let mut order: Vec<usize> = (0..pairs.len()).collect();
+        order.sort_by(|&i, &j| key(&pairs[i]).total_cmp(&key(&pairs[j])));
+        let mut rank = vec![0.0; pairs.len()];
+        for (r, &i) in order.iter().enumerate() {
+            rank[i] = r as f64;
+        }
+        rank
+    };
+    let (a, b) = (ranks(&|p| p.0), ranks(&|p| p.1));
+    // Both rank vectors are a permutation of 0..n: the same mean and spread.
+    let n = pairs.len() as f64;
+    let d2: f64 = a.iter().zip(&b).map(|(x, y)| (x - y) * (x - y)).sum();
+    1.0 - 6.0 * d2 / (n * (n * n - 1.0))
 }
 
 /// Kendall's τ-b of two samples (ties counted in neither).
@@ -829,6 +875,22 @@ mod tests {
     use super::*;
     use crate::spec::job::Param;
 
+    /// `times` with its middle third ranked the other way round: a second source that favours
+    /// what the first favours and ranks its least favourites alike, and is a second opinion
+    /// rather than the first measured twice ([`ALIKE`]).
+    fn second_opinion(mut times: Vec<f32>) -> Vec<f32> {
+        let n = times.len();
+        let middle: Vec<f32> = times[n / 3..2 * n / 3].to_vec();
+        let mut sorted = middle.clone();
+        sorted.sort_by(f32::total_cmp);
+        for (t, m) in times[n / 3..2 * n / 3].iter_mut().zip(&middle) {
+            // Each takes the place of its mirror in the middle's order.
+            let rank = sorted.iter().position(|x| x == m).unwrap();
+            *t = sorted[sorted.len() - 1 - rank];
+        }
+        times
+    }
+
     #[test]
     fn the_linear_algebra_is_right() {
         assert!((kendall(&[1.0, 2.0, 3.0], &[10.0, 20.0, 30.0]) - 1.0).abs() < 1e-12);
@@ -836,6 +898,10 @@ mod tests {
         let (a, b) = calibrate(&[0.0, 1.0, 2.0], &[1.0, 3.0, 5.0]);
         assert!((a - 1.0).abs() < 1e-12 && (b - 2.0).abs() < 1e-12);
         assert_eq!(calibrate(&[0.0, 1.0], &[5.0, 1.0]).1, 0.0, "never upside down");
+        assert_eq!(spearman(&[(1.0, 10.0), (2.0, 20.0), (3.0, 30.0), (4.0, 40.0)]), 1.0);
+        assert_eq!(spearman(&[(1.0, 40.0), (2.0, 30.0), (3.0, 20.0), (4.0, 10.0)]), -1.0);
+        // One pair of neighbours swapped among four: 1 − 6·2 / (4·15).
+        assert!((spearman(&[(1.0, 1.0), (2.0, 3.0), (3.0, 2.0), (4.0, 4.0)]) - 0.8).abs() < 1e-12);
         // Two one-hot features, both seen: the ridge shrinks toward 0.
         let g = ridge_onehot(&[vec![0], vec![1]], &[1.0, -1.0], 2, 1.0);
         assert!((g[0] - 0.5).abs() < 1e-12 && (g[1] + 0.5).abs() < 1e-12, "{g:?}");
@@ -860,7 +926,7 @@ mod tests {
         // One source and nothing told: the rest of the batch is shared.
         assert_eq!(t.proposals, (4, 4));
         // Two sources check each other: the rest of the batch is the model's.
-        let other = Source { name: "t".into(), times: (0..20).map(|i| 2.0 + i as f32).collect() };
+        let other = Source { name: "t".into(), times: second_opinion((0..20).map(|i| 2.0 + i as f32).collect()) };
         let prior = Arc::new(Prior { sources: vec![t.prior.sources[0].clone(), other], ..Default::default() });
         let mut two = Transfer::new(prior, crate::search::by_name("random", 1).unwrap());
         let batch = two.ask(&cands, 8);
@@ -875,8 +941,9 @@ mod tests {
     }
 
     /// With one source, which no other source checks, the fallback keeps every other turn after
-    /// the yardstick, even where the source ranks this device right; two sources that agree with
-    /// each other and with this device keep the model's turns.
+    /// the yardstick, even where the source ranks this device right, and so with two sources
+    /// that rank alike (one GPU measured twice); two sources that rank differently keep the
+    /// model's turns.
     #[test]
     fn a_single_source_shares_its_turns() {
         let params = vec![Param::new("a", 0..40)];
@@ -895,8 +962,11 @@ mod tests {
         };
         let (proposals, said) = run(vec![source(1.0)]);
         assert_eq!(proposals, (10, 10), "{said}");
-        assert!(said.contains("7 in turns shared with the only source"), "{said}");
-        let (proposals, said) = run(vec![source(1.0), source(2.0)]);
+        assert!(said.contains("7 in turns shared with one source"), "{said}");
+        assert_eq!(run(vec![source(1.0), source(2.0)]).0, (10, 10), "alike: one source measured twice");
+        let other = Source { name: "t".into(), times: second_opinion(source(1.0).times) };
+        assert!(!one_voice(&[source(1.0), other.clone()]) && one_voice(&[source(1.0), source(3.0)]));
+        let (proposals, said) = run(vec![source(1.0), other]);
         assert_eq!(proposals, (20 - YARDSTICK, YARDSTICK), "{said}");
     }
 
@@ -910,7 +980,8 @@ mod tests {
         let cands = Candidates { params: &params, coords: &coords };
         let truth = |i: usize| 40.0 - i as f64;
         let backwards = |k: f32| Source { name: format!("s{k}"), times: (0..40).map(|i| k + i as f32).collect() };
-        let prior = Arc::new(Prior { sources: vec![backwards(1.0), backwards(2.0)], ..Default::default() });
+        let opinion = Source { times: second_opinion(backwards(2.0).times), ..backwards(2.0) };
+        let prior = Arc::new(Prior { sources: vec![backwards(1.0), opinion], ..Default::default() });
         let mut t = Transfer::new(prior.clone(), crate::search::by_name("random", 1).unwrap());
         let batch = t.ask(&cands, 12);
         // The model's first picks and the yardstick, told in the order asked.
@@ -947,7 +1018,7 @@ mod tests {
         // The sources: configs 0..10 their favourites, the rest at least e-fold slower.
         let times = |k: f32| (0..60).map(|i| if i < 10 { k * (1.0 + 0.01 * i as f32) } else { k * (5.0 + 0.01 * i as f32) }).collect();
         let prior = Arc::new(Prior {
-            sources: vec![Source { name: "s".into(), times: times(1.0) }, Source { name: "t".into(), times: times(2.0) }],
+            sources: vec![Source { name: "s".into(), times: times(1.0) }, Source { name: "t".into(), times: second_opinion(times(2.0)) }],
             ..Default::default()
         });
         // Both devices rank every config as the sources do; on the first the rest of the space
@@ -1037,7 +1108,7 @@ mod tests {
         let cands = Candidates { params: &params, coords: &coords };
         let truth = |i: usize| if i == 45 { 0.5 } else { 1.0 + i as f64 };
         let source = Source { name: "s".into(), times: (0..60).map(|i| 1.0 + i as f32).collect() };
-        let other = Source { name: "t".into(), times: (0..60).map(|i| 2.0 + i as f32).collect() };
+        let other = Source { name: "t".into(), times: second_opinion((0..60).map(|i| 2.0 + i as f32).collect()) };
         let prior = Arc::new(Prior { sources: vec![source, other], ..Default::default() });
         let seen = Arc::new(Mutex::new((Vec::new(), Vec::new())));
         let fresh = Recorded(crate::search::by_name("random", 2).unwrap(), seen.clone());
