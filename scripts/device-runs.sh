@@ -8,7 +8,10 @@
 # - pack: packs W into OUT/PACK_NAME.tgz (PACK_NAME defaults to runs; call it after each seed,
 #   so that a call cut short still returns what it did);
 # - cold: empties kerntune's compile cache and gives the CUDA driver a fresh one (a cold tune);
-# - T: a `time` prefix that writes the wall seconds (`wall_S_s`) to the run's stderr.
+# - T: a `time` prefix that writes the wall seconds (`wall_S_s`) to the run's stderr;
+# - cold_tune NAME BINARY ARGS…: a cold tune of SPEC by BINARY for 20 evaluations on CUDA with
+#   ARGS (the seed, the priors or the strategy), no database, its JSON report in W/NAME.json and
+#   its stderr (with the wall) in W/NAME.err.
 . scripts/device-env.sh
 BIN=$PWD/.device/kerntune
 SPEC=examples/convolution/convolution_hub.toml
@@ -20,3 +23,8 @@ if grep -q H200 "$W/gpu.txt"; then LIKE=core/tests/data/convolution_H100.json.gz
 pack() { tar czf "$OUT/${PACK_NAME:-runs}.tgz" -C "$W" .; }
 cold() { rm -rf "$KERNTUNE_CACHE_DIR"; CUDA_CACHE_PATH=$(mktemp -d); export CUDA_CACHE_PATH; }
 T="/usr/bin/time -f wall_%e_s"
+cold_tune() {
+  local name=$1 bin=$2
+  shift 2
+  cold; $T "$bin" tune $SPEC --backend cuda --budget 20 "$@" --no-db --json > "$W/$name.json" 2> "$W/$name.err"
+}

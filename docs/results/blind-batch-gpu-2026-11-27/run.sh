@@ -13,9 +13,9 @@ set -u
 BEFORE=$PWD/.device/kerntune-before
 P=".pack/hub/convolution_A4000.json.gz .pack/hub/convolution_A6000.json.gz"
 for s in ${SEEDS:-1 2 3 4 5 6}; do
-  cold; $T "$BIN" tune $SPEC --backend cuda --budget 20 --seed $s --prior $P --no-db --json > "$W/after-$s.json" 2> "$W/after-$s.err"
-  cold; $T "$BEFORE" tune $SPEC --backend cuda --budget 20 --seed $s --prior $P --no-db --json > "$W/before-$s.json" 2> "$W/before-$s.err"
-  cold; $T "$BIN" tune $SPEC --backend cuda --budget 20 --seed $s --strategy hybrid --no-prior --no-db --json > "$W/hybrid-$s.json" 2> "$W/hybrid-$s.err"
+  cold_tune after-$s "$BIN" --seed $s --prior $P
+  cold_tune before-$s "$BEFORE" --seed $s --prior $P
+  cold_tune hybrid-$s "$BIN" --seed $s --strategy hybrid --no-prior
   pack
 done
 [ "${TESTS:-1}" = 1 ] && bash scripts/gpu-check.sh tests 2>&1 | tee "$W/tests.txt" | tail -30

@@ -10,8 +10,8 @@ set -u
 . scripts/device-runs.sh
 echo "like: $LIKE" >> "$W/gpu.txt"
 for s in ${SEEDS:-1 2 3}; do
-  cold; $T "$BIN" tune $SPEC --backend cuda --budget 20 --seed $s --prior .pack/hub/*.json.gz $LIKE --no-db --json > "$W/prior-$s.json" 2> "$W/prior-$s.err"
-  cold; $T "$BIN" tune $SPEC --backend cuda --budget 20 --seed $s --strategy hybrid --no-prior --no-db --json > "$W/hybrid-$s.json" 2> "$W/hybrid-$s.err"
+  cold_tune prior-$s "$BIN" --seed $s --prior .pack/hub/*.json.gz $LIKE
+  cold_tune hybrid-$s "$BIN" --seed $s --strategy hybrid --no-prior
   pack
 done
 [ "${TESTS:-1}" = 1 ] && bash scripts/gpu-check.sh tests

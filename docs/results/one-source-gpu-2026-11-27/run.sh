@@ -11,9 +11,9 @@ set -u
 . scripts/device-runs.sh
 echo "like: $LIKE" >> "$W/gpu.txt"
 for s in ${SEEDS:-1 2 3}; do
-  cold; $T "$BIN" tune $SPEC --backend cuda --budget 20 --seed $s --prior .pack/hub/convolution_A4000.json.gz --no-db --json > "$W/a4000-$s.json" 2> "$W/a4000-$s.err"
-  cold; $T "$BIN" tune $SPEC --backend cuda --budget 20 --seed $s --prior $LIKE --no-db --json > "$W/like-$s.json" 2> "$W/like-$s.err"
-  cold; $T "$BIN" tune $SPEC --backend cuda --budget 20 --seed $s --strategy hybrid --no-prior --no-db --json > "$W/hybrid-$s.json" 2> "$W/hybrid-$s.err"
+  cold_tune a4000-$s "$BIN" --seed $s --prior .pack/hub/convolution_A4000.json.gz
+  cold_tune like-$s "$BIN" --seed $s --prior $LIKE
+  cold_tune hybrid-$s "$BIN" --seed $s --strategy hybrid --no-prior
   pack
 done
 [ "${TESTS:-1}" = 1 ] && bash scripts/gpu-check.sh tests 2>&1 | tee "$W/tests.txt" | tail -30
