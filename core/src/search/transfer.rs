@@ -897,6 +897,12 @@ mod tests {
         times
     }
 
+    /// The model's own picks among `picks` (a batch asked blind shares its turns with the
+    /// fallback's).
+    fn models_picks(t: &Transfer, picks: &[usize]) -> Vec<usize> {
+        picks.iter().copied().filter(|i| !t.from_base.contains(i)).collect()
+    }
+
     #[test]
     fn the_linear_algebra_is_right() {
         assert!((kendall(&[1.0, 2.0, 3.0], &[10.0, 20.0, 30.0]) - 1.0).abs() < 1e-12);
@@ -998,7 +1004,7 @@ mod tests {
         }
         // The rest of the batch was shared (asked before anything checked the sources): the
         // model's half of it.
-        let mine: Vec<usize> = batch[FIRST + YARDSTICK..].iter().copied().filter(|i| !t.from_base.contains(i)).collect();
+        let mine = models_picks(&t, &batch[FIRST + YARDSTICK..]);
         assert_eq!(mine.len(), 6, "{batch:?}");
         let rest: Vec<bool> = mine.iter().map(|&i| t.still_wanted(&cands, i)).collect();
         assert!(rest.iter().all(|&w| !w), "the sources' picks in flight are withdrawn: {rest:?}");
@@ -1060,7 +1066,7 @@ mod tests {
                 t.tell(i, &Outcome::Time(truth(i)));
             }
             // The model's picks in the rest of the batch (shared with the fallback's).
-            let mine: Vec<usize> = batch[FIRST + YARDSTICK..].iter().copied().filter(|i| !t.from_base.contains(i)).collect();
+            let mine = models_picks(&t, &batch[FIRST + YARDSTICK..]);
             mine.iter().map(|&i| t.still_wanted(&cands, i)).collect::<Vec<_>>()
         };
         assert_eq!(wanted(&near, 16), [vec![true; 3], vec![false; 2]].concat());
