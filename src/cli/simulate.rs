@@ -28,8 +28,10 @@ pub struct Args {
     /// tie band are exercised; the pick is scored by its true mean).
     #[arg(long)]
     noise: bool,
-    /// Proposals in flight, as when the tuner compiles on that many threads (outcomes come
-    /// back oldest first); 1 is a strictly sequential search.
+    /// Proposals in flight (outcomes come back oldest first); 1 is a strictly sequential
+    /// search. A tune of an adaptive strategy keeps one and a half per compile thread while
+    /// compiling bounds it (24 with `-j 16`, 6 with `-j 4`, 3 with `-j 2`) and never fewer than 2
+    /// (one compiling while one is measured).
     #[arg(long, default_value_t = 1)]
     parallel: usize,
     /// Simulate the wall time instead, with this many compile threads: the tuner's compile

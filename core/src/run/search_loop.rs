@@ -480,15 +480,25 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 if p.is_empty() {
                     ledger.notes.push("no usable prior: the transfer search is its fallback, the hybrid search".into());
                 }
-                // The sources are checked on what is measured; with about one proposal in flight
-                // per compile thread, a budget under twice that is mostly chosen before anything
-                // is measured (docs/benchmarks.md, "A GPU outside the fleet").
-                if let Some(b) = self.plan.max_evals.filter(|&b| !p.is_empty() && threads > 1 && b < 2 * threads) {
-                    let first = if threads >= b { "all".to_string() } else { format!("about {threads}") };
+                // The sources are checked on what is measured; before any compile or measurement
+                // has been timed, a tune keeps one and a half proposals per compile thread in
+                // flight, so a budget under twice that is mostly chosen before anything is
+                // measured. Fewer compile threads are not the cure: simulated, a GPU unlike the
+                // fleet fares no better with 6 in flight (`-j 4`) than with 24 (`-j 16`), and
+                // better with a budget of twice the flight (docs/benchmarks.md, "How many configs
+                // a tune keeps in flight").
+                let early = pipeline::capacity((0.0, 0), (0.0, 0), threads, true);
+                if let Some(b) = self.plan.max_evals.filter(|&b| !p.is_empty() && threads > 1 && b < 2 * early) {
+                    let (first, checked) = if early >= b {
+                        ("all".to_string(), "only by the picks in flight withdrawn, and replaced, as outcomes rank them lower")
+                    } else {
+                        (format!("about {early}"), "only in the rest")
+                    };
                     ledger.notes.push(format!(
                         "transfer: {threads} compile threads ask for {first} of the budget's {b} configs before any is measured, so the sources' \
-                         picks are checked against this device only in the rest; for a device that may be unlike the sources, -j {} leaves more to check",
-                        (b / 5).max(1)
+                         picks are checked against this device {checked}; for a device that may be unlike the sources, a budget of {} or more \
+                         leaves most of it to be chosen after outcomes are in, and --no-prior tunes without them",
+                        2 * early
                     ));
                 }
                 let base = || strategy::for_budget("hybrid", opts.strategy_seed(), &opts.budget).map_err(bad);
@@ -668,13 +678,16 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             if asked.is_empty() {
                 return;
             }
+            let n = asked.len();
             let fresh = self.triage(l, asked);
             idle = if fresh.is_empty() { idle + 1 } else { 0 };
+            let queued = fresh.len();
             for i in fresh {
                 l.progress.in_flight[i] = true;
                 l.progress.flying += 1;
                 l.flow.queue.push(i, if longest_first { l.times.predict(l.view, i) } else { 0.0 });
             }
+            tracing::debug!(asked = n, queued, in_flight = l.progress.flying, capacity, evaluated = l.progress.count, "proposals asked of the strategy");
         }
     }
 

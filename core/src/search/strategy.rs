@@ -73,7 +73,9 @@ pub trait Strategy: Send {
     }
     /// Whether proposals depend on outcomes. A strategy that does not (exhaustive, random)
     /// may have its whole budget queued at once, so that the tuner can order compiles
-    /// longest-first; an adaptive one is asked for about one proposal per compile thread.
+    /// longest-first; an adaptive one is asked for as many as keep the compile threads and
+    /// devices busy (one and a half per compile thread while compiling bounds the tune, at
+    /// least two: [`crate::search::pipeline::capacity`]).
     fn adaptive(&self) -> bool {
         true
     }

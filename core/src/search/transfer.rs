@@ -71,8 +71,9 @@
 //!   better bet;
 //! - otherwise the model keeps its turns.
 //!
-//! **Picks in flight.** A tune keeps about one proposal per compile thread in flight, so most of
-//! a short budget is asked before any outcome is in. Just before one of the model's picks is
+//! **Picks in flight.** A tune keeps one and a half proposals per compile thread in flight while
+//! compiling bounds it (24 with 16 threads, and never fewer than two), so most of a short budget
+//! is asked before any outcome is in. Just before one of the model's picks is
 //! measured, the tuner asks whether it is still wanted ([`Strategy::still_wanted`]): once the
 //! model's first picks are told, a pick is withdrawn unmeasured (not counted against the budget,
 //! free to be proposed again) when the fallback now takes every turn (the sources distrusted or
@@ -86,7 +87,8 @@
 //! The calibration and corrections are fitted on the model's own picks only, and not on the
 //! pick made for one source (it is there to weigh the sources). On the recorded
 //! six-GPU spaces this reaches 0.98 of the optimum in 20 evaluations in 11 of 12 leave-one-out
-//! cases, and in all 12 at least as good as the search without priors; with sources made to
+//! cases one at a time (10 with the two to eight in flight of a tune on one to four compile
+//! threads, 9 with 24), and in all 12 at least as good as the search without priors; with sources made to
 //! mislead (inverted or shuffled times, or only the other vendor's GPUs) it stays, on 35 of 36
 //! cases, within 0.05 of the search without priors; the exception is sources that tell
 //! nothing (shuffled times, twenty permutations): on the convolution MI250X 0.053 below, the

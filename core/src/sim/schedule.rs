@@ -187,7 +187,7 @@ pub fn schedule_with_prior(
 ) -> Result<Schedule, String> {
     let strat = by_name(strategy, seed)?;
     // As in the search loop: only a strategy that queues its proposals ahead is ordered by the
-    // prior (an adaptive one keeps about one proposal per thread in flight).
+    // prior (an adaptive one keeps only as many in flight as keep the threads busy).
     let prior = prior.filter(|_| !strat.adaptive());
     let threads = threads.max(1);
     let tail = tail.filter(|_| strat.replaceable()).map(|k| crate::search::tail::Tail::new(Some(k)));
