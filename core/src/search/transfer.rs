@@ -93,8 +93,8 @@
 //! vendor's GPUs) it stays, on 35 of 36 cases, within 0.05 of the search without priors; the
 //! exception is sources that tell nothing (shuffled times, twenty permutations): on the
 //! convolution MI250X 0.053 below, the probe picks and the picks of a source that agrees with
-//! the first outcomes by chance; from a single source GPU (each of the fourteen recorded spaces from each other of its kernel),
-//! within 0.05 in 80 of 86 pairs, worst 0.073 below; and at 100 evaluations
+//! the first outcomes by chance; from a single source GPU (each of the fourteen recorded
+//! spaces from each other of its kernel), within 0.05 in 80 of 86 pairs, worst 0.073 below; and at 100 evaluations
 //! the convolution A100, which the sources' ranking leads astray, reaches 0.813 (0.831 without
 //! priors) where it stayed at 0.680 before the stall rule (docs/benchmarks.md,
 //! `cargo run --release -p kerntune-core --example misleading_priors`, `… --example few_sources`).
