@@ -9,9 +9,10 @@
 #   so that a call cut short still returns what it did);
 # - cold: empties kerntune's compile cache and gives the CUDA driver a fresh one (a cold tune);
 # - T: a `time` prefix that writes the wall seconds (`wall_S_s`) to the run's stderr;
-# - cold_tune NAME BINARY ARGS…: a cold tune of SPEC by BINARY for 20 evaluations on CUDA with
-#   ARGS (the seed, the priors or the strategy), no database, its JSON report in W/NAME.json and
-#   its stderr (with the wall) in W/NAME.err.
+# - cold_tune NAME BINARY ARGS…: a cold tune of SPEC by BINARY for BUDGET evaluations (default
+#   20) on CUDA with ARGS (the seed, the priors or the strategy), no database, its JSON report in
+#   W/NAME.json and its stderr (with the wall) in W/NAME.err; variables set before it on its line
+#   (`BUDGET=48 cold_tune …`, `KERNTUNE_LOG=… cold_tune …`) reach the tune.
 . scripts/device-env.sh
 BIN=$PWD/.device/kerntune
 SPEC=examples/convolution/convolution_hub.toml
@@ -26,5 +27,5 @@ T="/usr/bin/time -f wall_%e_s"
 cold_tune() {
   local name=$1 bin=$2
   shift 2
-  cold; $T "$bin" tune $SPEC --backend cuda --budget 20 "$@" --no-db --json > "$W/$name.json" 2> "$W/$name.err"
+  cold; $T "$bin" tune $SPEC --backend cuda --budget "${BUDGET:-20}" "$@" --no-db --json > "$W/$name.json" 2> "$W/$name.err"
 }

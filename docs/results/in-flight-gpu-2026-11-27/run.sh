@@ -14,12 +14,12 @@ set -u
 . scripts/device-runs.sh
 P=$(ls .pack/hub/*.json.gz)
 for j in 16 4; do
-  cold; KERNTUNE_LOG=kerntune_core=debug NO_COLOR=1 $T "$BIN" tune $SPEC --backend cuda --budget 20 --seed 1 --prior $P -j $j --no-db --json > "$W/flight-j$j.json" 2> "$W/flight-j$j.err"
+  KERNTUNE_LOG=kerntune_core=debug NO_COLOR=1 cold_tune flight-j$j "$BIN" --seed 1 --prior $P -j $j
 done
 pack
 for s in ${SEEDS:-1 2 3}; do
-  cold; $T "$BIN" tune $SPEC --backend cuda --budget 48 --seed $s --prior $P --no-db --json > "$W/prior48-$s.json" 2> "$W/prior48-$s.err"
-  cold; $T "$BIN" tune $SPEC --backend cuda --budget 48 --seed $s --strategy hybrid --no-prior --no-db --json > "$W/hybrid48-$s.json" 2> "$W/hybrid48-$s.err"
+  BUDGET=48 cold_tune prior48-$s "$BIN" --seed $s --prior $P
+  BUDGET=48 cold_tune hybrid48-$s "$BIN" --seed $s --strategy hybrid --no-prior
   pack
 done
 [ "${TESTS:-1}" = 1 ] && bash scripts/gpu-check.sh tests 2>&1 | tee "$W/tests.txt" | tail -30
