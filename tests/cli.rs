@@ -970,3 +970,105 @@ fn a_read_only_database_is_read() {
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
 }
+
+/// Runs `kerntune check` on a changed copy of a shipped spec: it passes, or it fails with one
+/// `error:` line that names the file; never a panic. Returns whether it was refused.
+fn check_changed(dir: &Path, file: &str, body: &str, change: &str) -> bool {
+    let p = dir.join(file);
+    std::fs::write(&p, body).unwrap();
+    let o = kerntune(dir, &["check", p.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert!(!err.contains("panicked") && o.status.code().is_some_and(|c| c <= 1), "{file}, {change}: {err}");
+    if o.status.success() {
+        return false;
+    }
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert!(lines.len() == 1 && lines[0].contains(file), "{file}, {change}: one error line naming the file expected:\n{out}{err}");
+    true
+}
+
+/// Every one-line change to a shipped TOML spec (each line dropped, each value replaced by a
+/// wrong one) and every one-field change to a shipped T1 file (each field dropped, each value
+/// replaced) gets one clear error line or passes: the spec loader has no input that panics it or
+/// makes it print several errors.
+#[test]
+fn every_small_change_to_a_shipped_spec_gets_one_error_line_or_passes() {
+    const WRONG: [&str; 5] = ["\"abc\"", "-1", "[]", "\"N * (\"", "1e300"];
+    let mut refused = 0;
+    let mut tried = 0;
+    for spec in ["triad/triad.toml", "convolution/convolution.toml"] {
+        let d = tempfile::tempdir().unwrap();
+        let src = examples().join(spec);
+        for f in std::fs::read_dir(src.parent().unwrap()).unwrap() {
+            let f = f.unwrap().path();
+            if f.is_file() {
+                std::fs::copy(&f, d.path().join(f.file_name().unwrap())).unwrap();
+            }
+        }
+        let text = std::fs::read_to_string(&src).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            let t = line.trim();
+            if t.is_empty() || t.starts_with('#') {
+                continue;
+            }
+            let mut changes = vec![(format!("line {} dropped", i + 1), String::new())];
+            if let Some((key, _)) = line.split_once('=') {
+                changes.extend(WRONG.iter().map(|w| (format!("line {} set to {w}", i + 1), format!("{key}= {w}"))));
+            }
+            for (change, new) in changes {
+                let mut body = lines.clone();
+                body[i] = &new;
+                tried += 1;
+                refused += check_changed(d.path(), "changed.toml", &body.join("\n"), &change) as usize;
+            }
+        }
+    }
+    // T1 (JSON): each field dropped, each value replaced by a wrong type.
+    let d = tempfile::tempdir().unwrap();
+    std::fs::copy(examples().join("t1/gemm.cu"), d.path().join("gemm.cu")).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(examples().join("t1/gemm.json")).unwrap()).unwrap();
+    fn paths(v: &serde_json::Value, at: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+        let children: Vec<(String, &serde_json::Value)> = match v {
+            serde_json::Value::Object(m) => m.iter().map(|(k, x)| (k.clone(), x)).collect(),
+            serde_json::Value::Array(a) => a.iter().enumerate().map(|(i, x)| (i.to_string(), x)).collect(),
+            _ => vec![],
+        };
+        for (k, x) in children {
+            at.push(k);
+            out.push(at.clone());
+            paths(x, at, out);
+            at.pop();
+        }
+    }
+    let mut all = Vec::new();
+    paths(&doc, &mut Vec::new(), &mut all);
+    for path in all {
+        let wrong = [serde_json::json!(null), serde_json::json!("abc"), serde_json::json!(-1), serde_json::json!([1, "a"])];
+        for w in [None].into_iter().chain(wrong.into_iter().map(Some)) {
+            let mut v = doc.clone();
+            let (last, parent) = path.split_last().unwrap();
+            let mut node = &mut v;
+            for k in parent {
+                node = match node {
+                    serde_json::Value::Object(m) => m.get_mut(k).unwrap(),
+                    serde_json::Value::Array(a) => &mut a[k.parse::<usize>().unwrap()],
+                    _ => unreachable!(),
+                };
+            }
+            match (node, &w) {
+                (serde_json::Value::Object(m), None) => drop(m.remove(last)),
+                (serde_json::Value::Array(a), None) => drop(a.remove(last.parse::<usize>().unwrap())),
+                (serde_json::Value::Object(m), Some(w)) => drop(m.insert(last.clone(), w.clone())),
+                (serde_json::Value::Array(a), Some(w)) => a[last.parse::<usize>().unwrap()] = w.clone(),
+                _ => unreachable!(),
+            }
+            tried += 1;
+            let change = format!("{} {}", path.join("."), w.map_or("dropped".to_string(), |w| format!("set to {w}")));
+            refused += check_changed(d.path(), "changed.json", &v.to_string(), &change) as usize;
+        }
+    }
+    eprintln!("{tried} changed specs checked, {refused} refused");
+    // The changes must reach the loader: most of them break the spec.
+    assert!(refused * 2 > tried, "only {refused} of {tried} changes were refused");
+}
