@@ -773,6 +773,25 @@ fn simulate_leave_one_out_reports_each_held_out_gpu() {
         let w = r.get("withdrawn").and_then(serde_json::Value::as_f64);
         assert_eq!(w.is_some_and(|w| w > 0.0), r["prior"] == "adaptive", "{r}");
     }
+    // `--jobs N` keeps in flight what `tune -j N` keeps: with one compile thread that is 2
+    // throughout, so the same records as `--parallel 2`; the table says what it keeps.
+    let with = |flight: &[&str]| {
+        let mut a = vec!["simulate", "--leave-one-out", "--repeats", "4", "--budget", "20", "--at", "20", "--json"];
+        a.extend(flight);
+        a.extend(files.iter().map(String::as_str));
+        let o = kerntune(d.path(), &a);
+        assert!(o.status.success(), "{}", text(&o).1);
+        text(&o).0
+    };
+    assert_eq!(with(&["--jobs", "1"]), with(&["--parallel", "2"]));
+    let mut table = vec!["simulate", "--leave-one-out", "--repeats", "2", "--at", "5", "--jobs", "16"];
+    table.extend(files.iter().map(String::as_str));
+    let (out, err) = text(&kerntune(d.path(), &table));
+    assert!(out.contains("proposals in flight as a tune with -j 16 keeps them: 24 until outcomes are in"), "{out}{err}");
+    let o = kerntune(d.path(), &["simulate", "--leave-one-out", "--jobs", "0", &files[0], &files[1]]);
+    assert!(!o.status.success() && text(&o).1.contains("--jobs must be at least 1"), "{}", text(&o).1);
+    let o = kerntune(d.path(), &["simulate", "--leave-one-out", "--jobs", "4", "--parallel", "3", &files[0], &files[1]]);
+    assert!(!o.status.success() && text(&o).1.contains("cannot be used with"), "{}", text(&o).1);
     let o = kerntune(d.path(), &["simulate", "--leave-one-out", &files[0]]);
     assert!(!o.status.success() && text(&o).1.contains("at least two spaces"));
     // A space of another kernel among them is not held out (it has no prior), and says so.

@@ -3,7 +3,7 @@
 use crate::cli::out::outln;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
 use kerntune::sim::recorded::RecordedSpace;
-use kerntune::sim::simulate::{score, Score};
+use kerntune::sim::simulate::{score, Flight, Score};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -31,9 +31,16 @@ pub struct Args {
     /// Proposals in flight (outcomes come back oldest first); 1 is a strictly sequential
     /// search. A tune of an adaptive strategy keeps one and a half per compile thread while
     /// compiling bounds it (24 with `-j 16`, 6 with `-j 4`, 3 with `-j 2`) and never fewer than 2
-    /// (one compiling while one is measured).
+    /// (one compiling while one is measured); `--jobs` follows a tune's count as it changes.
     #[arg(long, default_value_t = 1)]
     parallel: usize,
+    /// Instead of --parallel: keep in flight what a tune with N compile threads (`tune -j N`)
+    /// keeps: one and a half per thread until outcomes are in, then as many as keep the slower
+    /// of compiling and measuring busy, by the space's recorded compile and evaluation seconds
+    /// (Kernel Tuner's `compile_time`, `benchmark_time` and `verification_time`) of the configs
+    /// told so far, never fewer than 2.
+    #[arg(long, value_name = "N", conflicts_with_all = ["parallel", "compile_threads"])]
+    jobs: Option<usize>,
     /// Simulate the wall time instead, with this many compile threads: the tuner's compile
     /// pipeline replayed on the recorded compile and benchmark times (Kernel Tuner's
     /// `compile_time`, `benchmark_time`, `verification_time`) for `--budget` evaluations, with
@@ -99,6 +106,25 @@ pub fn run(mut a: Args) -> anyhow::Result<i32> {
     run_resolved(&a)
 }
 
+impl Args {
+    /// What a simulated run keeps in flight.
+    fn flight(&self) -> Flight {
+        self.jobs.map_or(Flight::Fixed(self.parallel), Flight::Jobs)
+    }
+
+    /// The line saying so, unless one at a time.
+    fn flight_line(&self) -> Option<String> {
+        match self.flight() {
+            Flight::Jobs(n) => Some(format!(
+                "proposals in flight as a tune with -j {n} keeps them: {} until outcomes are in, then by the recorded compile and evaluation seconds (outcomes arrive oldest first)",
+                (n + n.div_ceil(2)).max(2)
+            )),
+            Flight::Fixed(n) if n > 1 => Some(format!("{n} proposals in flight (outcomes arrive oldest first)")),
+            Flight::Fixed(_) => None,
+        }
+    }
+}
+
 /// The arguments with the budget settled.
 struct Resolved {
     budget: usize,
@@ -127,7 +153,7 @@ fn leave_one_out(a: &Resolved) -> anyhow::Result<i32> {
             anyhow::bail!("{}: no config in this space succeeded; nothing to score against", p.display());
         }
     }
-    let (rows, alone) = leave_one_out(&spaces, &base, a.budget, a.repeats, a.seed, a.parallel).map_err(anyhow::Error::msg)?;
+    let (rows, alone) = leave_one_out(&spaces, &base, a.budget, a.repeats, a.seed, a.flight()).map_err(anyhow::Error::msg)?;
     for (space, why) in &alone {
         crate::cli::out::eprint_line(&format!("note: {space} is not held out: no other space given can be its prior ({why})"));
     }
@@ -156,8 +182,8 @@ fn leave_one_out(a: &Resolved) -> anyhow::Result<i32> {
         "leave one out: each space as the device never seen, the others of its parameter space as its priors; fraction of optimum, mean (5th percentile) over {} seeds",
         a.repeats
     );
-    if a.parallel > 1 {
-        outln!("{} proposals in flight (outcomes arrive oldest first)", a.parallel);
+    if let Some(line) = a.flight_line() {
+        outln!("{line}");
     }
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
@@ -201,8 +227,8 @@ fn leave_one_out(a: &Resolved) -> anyhow::Result<i32> {
 
 /// The bounds every simulation keeps (memory and time).
 fn check_sizes(a: &Resolved) -> anyhow::Result<()> {
-    if a.budget == 0 || a.repeats == 0 || a.parallel == 0 {
-        anyhow::bail!("--budget, --repeats and --parallel must be at least 1");
+    if a.budget == 0 || a.repeats == 0 || a.parallel == 0 || a.jobs == Some(0) {
+        anyhow::bail!("--budget, --repeats, --parallel and --jobs must be at least 1");
     }
     // Each run keeps a score per evaluation, and the runs go one seed at a time: beyond these
     // a simulation would exhaust memory or never end.
@@ -222,6 +248,9 @@ fn check_sizes(a: &Resolved) -> anyhow::Result<()> {
     }
     if a.parallel > MAX_PARALLEL {
         anyhow::bail!("--parallel {} is more than the {MAX_PARALLEL} proposals in flight a simulation may keep", a.parallel);
+    }
+    if a.jobs.is_some_and(|n| n > MAX_PARALLEL / 2) {
+        anyhow::bail!("--jobs {} keeps more than the {MAX_PARALLEL} proposals in flight a simulation may keep", a.jobs.unwrap_or_default());
     }
     Ok(())
 }
@@ -247,7 +276,7 @@ fn run_resolved(a: &Resolved) -> anyhow::Result<i32> {
         }
         let mut scores = Vec::new();
         for s in &strategies {
-            scores.push(score(&space, s, a.budget, a.repeats, a.seed, a.noise, a.parallel).map_err(anyhow::Error::msg)?);
+            scores.push(score(&space, s, a.budget, a.repeats, a.seed, a.noise, a.flight()).map_err(anyhow::Error::msg)?);
         }
         if !a.json {
             let failed = space.times.iter().filter(|t| t.is_none()).count();
@@ -260,8 +289,8 @@ fn run_resolved(a: &Resolved) -> anyhow::Result<i32> {
                 a.repeats,
                 if a.noise { ", noisy answers" } else { "" }
             );
-            if a.parallel > 1 {
-                outln!("{} proposals in flight (outcomes arrive oldest first)", a.parallel);
+            if let Some(line) = a.flight_line() {
+                outln!("{line}");
             }
             let mut t = Table::new();
             t.load_preset(UTF8_FULL_CONDENSED);

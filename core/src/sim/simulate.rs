@@ -10,6 +10,7 @@
 
 use crate::measure::select::{select, Entrant};
 use crate::measure::stats::{measure, PriorLaunches, Stats};
+use crate::search::pipeline::{capacity, Spent};
 use crate::search::prior::{Prior, PriorBuilder, Record};
 use crate::search::strategy::{by_name, Candidates, Outcome, Strategy};
 use crate::sim::recorded::RecordedSpace;
@@ -19,16 +20,54 @@ use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 use serde::Serialize;
 
+/// How many proposals a simulated search keeps in flight (asked, not yet told).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flight {
+    /// This many; 1 is a strictly sequential search. (A `usize` converts to this.)
+    Fixed(usize),
+    /// As many as a tune with this many compile threads keeps
+    /// ([`crate::search::pipeline::capacity`]): one and a half per thread until an outcome is
+    /// in, then as many as keep the slower of compiling and measuring busy, by the recorded
+    /// compile and evaluation seconds (Kernel Tuner's `compile_time`, and `benchmark_time`
+    /// plus `verification_time`) of the configs told so far; never fewer than 2. A space without
+    /// recorded seconds keeps one and a half per thread throughout.
+    Jobs(usize),
+}
+
+impl From<usize> for Flight {
+    fn from(n: usize) -> Flight {
+        Flight::Fixed(n)
+    }
+}
+
+impl Flight {
+    /// How many to keep in flight, given the seconds spent on the configs told so far and
+    /// whether the strategy adapts to outcomes (a tune queues all of a non-adaptive one's).
+    fn now(self, compile: Spent, eval: Spent, adaptive: bool) -> usize {
+        match self {
+            Flight::Fixed(n) => n.max(1),
+            Flight::Jobs(threads) => capacity(compile, eval, threads.max(1), adaptive).max(2),
+        }
+    }
+}
+
 /// Fraction of optimum after each of `budget` evaluations (padded with the last value when the
 /// strategy stops early). `parallel` emulates the tuner's pipeline: up to that many proposals
 /// are in flight (asked, not yet told), and outcomes come back oldest first; 1 is a strictly
 /// sequential search.
-pub fn trace(space: &RecordedSpace, strategy: &str, budget: usize, seed: u64, noise: bool, parallel: usize) -> Result<Vec<f64>, String> {
+pub fn trace(space: &RecordedSpace, strategy: &str, budget: usize, seed: u64, noise: bool, parallel: impl Into<Flight>) -> Result<Vec<f64>, String> {
     trace_with(space, by_name(strategy, seed)?, budget, seed, noise, parallel)
 }
 
 /// [`trace`] of a strategy already made (one with priors, say).
-pub fn trace_with(space: &RecordedSpace, strat: Box<dyn Strategy>, budget: usize, seed: u64, noise: bool, parallel: usize) -> Result<Vec<f64>, String> {
+pub fn trace_with(
+    space: &RecordedSpace,
+    strat: Box<dyn Strategy>,
+    budget: usize,
+    seed: u64,
+    noise: bool,
+    parallel: impl Into<Flight>,
+) -> Result<Vec<f64>, String> {
     trace_counted(space, strat, budget, seed, noise, parallel).map(|t| t.0)
 }
 
@@ -40,18 +79,21 @@ pub fn trace_counted(
     budget: usize,
     seed: u64,
     noise: bool,
-    parallel: usize,
+    parallel: impl Into<Flight>,
 ) -> Result<(Vec<f64>, usize), String> {
     let strategy = strat.name();
     let cands = Candidates { params: &space.params, coords: &space.coords };
     let mut st = Oracle::new(space, seed, noise);
-    let parallel = parallel.max(1);
+    let flight: Flight = parallel.into();
+    // The recorded compile and evaluation seconds of the configs told so far (for `Flight::Jobs`).
+    let (mut compile, mut eval): (Spent, Spent) = ((0.0, 0), (0.0, 0));
     let mut in_flight: std::collections::VecDeque<usize> = Default::default();
     let mut queued = vec![false; space.len()];
     let mut idle = 0;
     let mut withdrawn = 0;
     while st.out.len() < budget {
         // Keep `parallel` proposals in flight, within the budget.
+        let parallel = flight.now(compile, eval, strat.adaptive());
         while in_flight.len() < parallel && st.out.len() + in_flight.len() < budget && idle < 1000 {
             let free = (parallel - in_flight.len()).min(budget - st.out.len() - in_flight.len());
             let asked = strat.ask(&cands, free);
@@ -84,6 +126,12 @@ pub fn trace_counted(
         let o = st.outcome(i)?;
         st.seen[i] = true;
         st.out.push(f64::NAN);
+        if let Some(c) = space.compile_s[i] {
+            compile = (compile.0 + c, compile.1 + 1);
+        }
+        if let (Some(e), Some(_)) = (space.eval_s[i], space.times[i]) {
+            eval = (eval.0 + e, eval.1 + 1);
+        }
         strat.tell(i, &o);
         st.score_pick();
     }
@@ -212,7 +260,15 @@ impl Score {
 }
 
 /// Runs `repeats` seeds (in parallel) and summarises.
-pub fn score(space: &RecordedSpace, strategy: &str, budget: usize, repeats: usize, seed: u64, noise: bool, parallel: usize) -> Result<Score, String> {
+pub fn score(
+    space: &RecordedSpace,
+    strategy: &str,
+    budget: usize,
+    repeats: usize,
+    seed: u64,
+    noise: bool,
+    parallel: impl Into<Flight>,
+) -> Result<Score, String> {
     by_name(strategy, seed)?;
     score_with(space, strategy, |s| by_name(strategy, s).expect("checked above"), budget, repeats, seed, noise, parallel)
 }
@@ -227,8 +283,9 @@ pub fn score_with(
     repeats: usize,
     seed: u64,
     noise: bool,
-    parallel: usize,
+    parallel: impl Into<Flight>,
 ) -> Result<Score, String> {
+    let parallel: Flight = parallel.into();
     let counted: Vec<(Vec<f64>, usize)> = (0..repeats as u64)
         .into_par_iter()
         .map(|r| {
@@ -282,7 +339,7 @@ pub fn score_transfer(
     budget: usize,
     repeats: usize,
     seed: u64,
-    parallel: usize,
+    parallel: impl Into<Flight>,
 ) -> Result<Score, String> {
     by_name(base, seed)?;
     let adaptive =
@@ -328,9 +385,10 @@ pub fn leave_one_out(
     budget: usize,
     repeats: usize,
     seed: u64,
-    parallel: usize,
+    parallel: impl Into<Flight>,
 ) -> Result<(Vec<(PriorKind, Score)>, Vec<(String, String)>), String> {
     by_name(base, seed)?;
+    let parallel: Flight = parallel.into();
     let mut out = Vec::new();
     let mut alone = Vec::new();
     for (h, held) in spaces.iter().enumerate() {
@@ -349,4 +407,29 @@ pub fn leave_one_out(
         out.push((PriorKind::Adaptive, score_transfer(held, &prior, base, budget, repeats, seed, parallel)?));
     }
     Ok((out, alone))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Flight;
+
+    #[test]
+    fn a_flight_of_jobs_follows_the_tunes_count() {
+        let none = (0.0, 0);
+        assert_eq!(Flight::from(3).now(none, none, true), 3);
+        assert_eq!(Flight::Fixed(0).now(none, none, true), 1);
+        // One and a half per compile thread before anything is timed, never fewer than 2.
+        assert_eq!(Flight::Jobs(16).now(none, none, true), 24);
+        assert_eq!(Flight::Jobs(4).now(none, none, true), 6);
+        assert_eq!(Flight::Jobs(1).now(none, none, true), 2);
+        // Compiling bounds a tune (2.3 s a compile, 0.06 s an evaluation): all of them.
+        assert_eq!(Flight::Jobs(16).now((2.3, 1), (0.06, 1), true), 24);
+        // Measuring bounds it (0.3 s against 6 s): one compiling ahead of one measured, and one
+        // spare.
+        assert_eq!(Flight::Jobs(16).now((0.3, 1), (6.0, 1), true), 3);
+        // Between the two: compile ÷ evaluation, rounded up, plus 2 (1.06 s ÷ 0.21 s).
+        assert_eq!(Flight::Jobs(16).now((1.06, 1), (0.21, 1), true), 8);
+        // A strategy that does not adapt has its whole budget queued.
+        assert_eq!(Flight::Jobs(4).now(none, none, false), usize::MAX);
+    }
 }
