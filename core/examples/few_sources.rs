@@ -8,14 +8,14 @@
 //! cargo run --release -p kerntune-core --example few_sources [SPACES_DIR] [K] [SEEDS] [IN_FLIGHT] [BUDGET]
 //! ```
 //!
-//! `IN_FLIGHT` (default 1) proposals are kept in flight, as a tune with that many compile
-//! threads does. `BUDGET` (default 20) evaluations per search.
+//! `IN_FLIGHT` (default 1) proposals are kept in flight; `jN` keeps what a tune with N compile
+//! threads keeps as it goes ([`Flight::Jobs`]). `BUDGET` (default 20) evaluations per search.
 //!
 //! `SPACES_DIR` (default `../shared/spaces/gpus`) holds `KERNEL_GPU.json.gz` files.
 
 use kerntune_core::search::Prior;
 use kerntune_core::sim::recorded::RecordedSpace;
-use kerntune_core::sim::simulate::{prior_for, score, score_transfer, spaces_by_kernel};
+use kerntune_core::sim::simulate::{prior_for, score, score_transfer, spaces_by_kernel, Flight};
 use kerntune_core::testing;
 use std::sync::Arc;
 
@@ -43,12 +43,12 @@ fn main() -> Result<(), String> {
     let dir: String = testing::arg(&mut args, "SPACES_DIR", testing::SHARED_GPU_SPACES.into())?;
     let k: usize = testing::arg(&mut args, "K", 1)?;
     let seeds: usize = testing::arg(&mut args, "SEEDS", 50)?;
-    let parallel: usize = testing::arg(&mut args, "IN_FLIGHT", 1)?.max(1);
+    let parallel: Flight = testing::arg(&mut args, "IN_FLIGHT", Flight::Fixed(1))?;
     let budget: usize = testing::arg(&mut args, "BUDGET", BUDGET)?.max(1);
     let kernels = spaces_by_kernel(std::path::Path::new(&dir))?;
     // A GPU's short name: what follows the kernel in the file name (`convolution_A100` → `A100`).
     let short = |s: &RecordedSpace| s.name.split_once('_').map_or(s.name.clone(), |(_, g)| g.to_string());
-    println!("fraction of the optimum after {budget} evaluations, mean over {seeds} seeds, from every set of {k} other GPU(s), {parallel} in flight");
+    println!("fraction of the optimum after {budget} evaluations, mean over {seeds} seeds, from every set of {k} other GPU(s), {parallel}");
     let (mut cases, mut reached, mut within) = (0, 0, 0);
     let mut deltas = Vec::new();
     let mut worst = (f64::INFINITY, String::new());

@@ -16,8 +16,9 @@
 //! draw on the convolution MI250X, so the mean needs many: over 5 that case read −0.095 one at
 //! a time and −0.196 with 16 in flight, over 20 −0.062 and −0.118.
 //!
-//! `IN_FLIGHT` (default 1) proposals are kept in flight, as a tune with that many compile
-//! threads does: a batch is asked before the outcomes of the last are in. `BUDGET` (default
+//! `IN_FLIGHT` (default 1) proposals are kept in flight: a batch is asked before the outcomes of
+//! the last are in; `jN` keeps what a tune with N compile threads keeps as it goes
+//! ([`Flight::Jobs`]). `BUDGET` (default
 //! 20) evaluations per search.
 //!
 //! `SPACES_DIR` (default `../shared/spaces/gpus`) holds `KERNEL_GPU.json.gz` files; devices
@@ -25,7 +26,7 @@
 
 use kerntune_core::search::Prior;
 use kerntune_core::sim::recorded::RecordedSpace;
-use kerntune_core::sim::simulate::{prior_for, score, score_transfer, spaces_by_kernel};
+use kerntune_core::sim::simulate::{prior_for, score, score_transfer, spaces_by_kernel, Flight};
 use kerntune_core::testing;
 use std::sync::Arc;
 
@@ -37,13 +38,13 @@ fn main() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
     let dir: String = testing::arg(&mut args, "SPACES_DIR", testing::SHARED_GPU_SPACES.into())?;
     let seeds: usize = testing::arg(&mut args, "SEEDS", 50)?;
-    let parallel: usize = testing::arg(&mut args, "IN_FLIGHT", 1)?.max(1);
+    let parallel: Flight = testing::arg(&mut args, "IN_FLIGHT", Flight::Fixed(1))?;
     let budget: usize = testing::arg(&mut args, "BUDGET", BUDGET)?.max(1);
     let draws: u64 = testing::arg(&mut args, "SHUFFLES", 20)?.max(1);
     let kernels = spaces_by_kernel(std::path::Path::new(&dir))?;
     let nvidia = |s: &RecordedSpace| s.device.starts_with("NVIDIA");
     println!(
-        "fraction of the optimum after {budget} evaluations, mean over {seeds} seeds, {parallel} in flight; shuffled: mean over {draws} permutations; Δ = adaptive − without priors"
+        "fraction of the optimum after {budget} evaluations, mean over {seeds} seeds, {parallel}; shuffled: mean over {draws} permutations; Δ = adaptive − without priors"
     );
     println!("{:<22} {:>8} | {:>15} | {:>15} | {:>15} | {:>15}", "held out", "no prior", "other GPUs", "other vendor", "inverted", "shuffled");
     let (mut deltas, mut reached, mut cases) = (Vec::new(), 0, 0);

@@ -40,6 +40,27 @@ impl From<usize> for Flight {
     }
 }
 
+impl std::str::FromStr for Flight {
+    type Err = String;
+    /// `N` for [`Flight::Fixed`], `jN` for [`Flight::Jobs`] (the examples' `IN_FLIGHT` argument).
+    fn from_str(s: &str) -> Result<Flight, String> {
+        let bad = || format!("`{s}` is neither a count of proposals in flight (`6`) nor compile threads (`j4`)");
+        match s.strip_prefix('j') {
+            Some(n) => n.parse().map(Flight::Jobs).map_err(|_| bad()),
+            None => s.parse().map(Flight::Fixed).map_err(|_| bad()),
+        }
+    }
+}
+
+impl std::fmt::Display for Flight {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Flight::Fixed(n) => write!(f, "{n} in flight"),
+            Flight::Jobs(n) => write!(f, "in flight as a tune with -j {n} keeps them"),
+        }
+    }
+}
+
 impl Flight {
     /// How many to keep in flight, given the seconds spent on the configs told so far and
     /// whether the strategy adapts to outcomes (a tune queues all of a non-adaptive one's).
@@ -431,5 +452,8 @@ mod tests {
         assert_eq!(Flight::Jobs(16).now((1.06, 1), (0.21, 1), true), 8);
         // A strategy that does not adapt has its whole budget queued.
         assert_eq!(Flight::Jobs(4).now(none, none, false), usize::MAX);
+        assert_eq!("j16".parse::<Flight>(), Ok(Flight::Jobs(16)));
+        assert_eq!("3".parse::<Flight>(), Ok(Flight::Fixed(3)));
+        assert!("x".parse::<Flight>().unwrap_err().contains("`x` is neither"));
     }
 }
