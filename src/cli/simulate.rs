@@ -114,10 +114,11 @@ impl Args {
 
     /// The line saying so, unless one at a time.
     fn flight_line(&self) -> Option<String> {
-        match self.flight() {
+        let flight = self.flight();
+        match flight {
             Flight::Jobs(n) => Some(format!(
                 "proposals in flight as a tune with -j {n} keeps them: {} until outcomes are in, then by the recorded compile and evaluation seconds (outcomes arrive oldest first)",
-                (n + n.div_ceil(2)).max(2)
+                flight.first()
             )),
             Flight::Fixed(n) if n > 1 => Some(format!("{n} proposals in flight (outcomes arrive oldest first)")),
             Flight::Fixed(_) => None,
@@ -250,7 +251,7 @@ fn check_sizes(a: &Resolved) -> anyhow::Result<()> {
         anyhow::bail!("--parallel {} is more than the {MAX_PARALLEL} proposals in flight a simulation may keep", a.parallel);
     }
     if a.jobs.is_some_and(|n| n > MAX_PARALLEL / 2) {
-        anyhow::bail!("--jobs {} keeps more than the {MAX_PARALLEL} proposals in flight a simulation may keep", a.jobs.unwrap_or_default());
+        anyhow::bail!("--jobs {} is more than the {} compile threads a simulation may follow", a.jobs.unwrap_or_default(), MAX_PARALLEL / 2);
     }
     Ok(())
 }

@@ -62,6 +62,11 @@ impl std::fmt::Display for Flight {
 }
 
 impl Flight {
+    /// How many an adaptive search keeps in flight before any outcome is in.
+    pub fn first(self) -> usize {
+        self.now((0.0, 0), (0.0, 0), true)
+    }
+
     /// How many to keep in flight, given the seconds spent on the configs told so far and
     /// whether the strategy adapts to outcomes (a tune queues all of a non-adaptive one's).
     fn now(self, compile: Spent, eval: Spent, adaptive: bool) -> usize {
@@ -443,6 +448,7 @@ mod tests {
         assert_eq!(Flight::Jobs(16).now(none, none, true), 24);
         assert_eq!(Flight::Jobs(4).now(none, none, true), 6);
         assert_eq!(Flight::Jobs(1).now(none, none, true), 2);
+        assert_eq!(Flight::Jobs(16).first(), 24);
         // Compiling bounds a tune (2.3 s a compile, 0.06 s an evaluation): all of them.
         assert_eq!(Flight::Jobs(16).now((2.3, 1), (0.06, 1), true), 24);
         // Measuring bounds it (0.3 s against 6 s): one compiling ahead of one measured, and one
