@@ -62,7 +62,14 @@ fn priors(c: &mut Criterion) {
                 let mut m = Measurement::timed(cfg, Stats::from_samples(&[time, time], false), 1);
                 // Where the tune stood, as a real tune records it (with the config's compile
                 // seconds, which the lookup reads too).
-                m.trace = Some(Trace { run: 1, seq: i, elapsed_s: i as f64 * 0.01, compile_s: Some(0.5 + (i % 100) as f64 / 50.0), device: None });
+                m.trace = Some(Trace {
+                    run: 1,
+                    seq: i,
+                    elapsed_s: i as f64 * 0.01,
+                    compile_s: Some(0.5 + (i % 100) as f64 / 50.0),
+                    eval_s: Some(0.05 + (i % 10) as f64 / 100.0),
+                    device: None,
+                });
                 e.measurements.insert(m.config.key(), m);
             }
             f.entries.insert(id.key(), e);

@@ -90,6 +90,8 @@ pub struct FakeBackend {
     speed: f64,
     /// Each timed launch takes this long in wall time (in whichever process runs it).
     launch_delay: Duration,
+    /// Compiles are reported as compile-cache hits.
+    cached: bool,
     /// Wall time making a workspace takes (a worker process starting, say).
     workspace_delay: Duration,
     /// Timed launches before the first verification (`usize::MAX` until one happens).
@@ -157,6 +159,7 @@ impl FakeBackend {
             max_compiling: AtomicUsize::new(0),
             speed: 1.0,
             launch_delay: Duration::ZERO,
+            cached: false,
             workspace_delay: Duration::ZERO,
             first_verify: Arc::new(AtomicUsize::new(usize::MAX)),
             worker: None,
@@ -174,6 +177,13 @@ impl FakeBackend {
     /// Every timed launch takes `d` of wall time (where it runs: here or in the worker).
     pub fn with_launch_delay(mut self, d: Duration) -> Self {
         self.launch_delay = d;
+        self
+    }
+
+    /// Every compile is reported as read from a compile cache (as a real backend's second
+    /// compile of the same code is).
+    pub fn with_cached_compiles(mut self) -> Self {
+        self.cached = true;
         self
     }
 
@@ -340,7 +350,7 @@ impl Backend for FakeBackend {
             id: NEXT.fetch_add(1, Ordering::Relaxed),
             shipped: self.worker.is_some(),
         };
-        Ok(Compiled { kernel, usage, cached: false })
+        Ok(Compiled { kernel, usage, cached: self.cached })
     }
 
     fn shares_kernels(&self) -> bool {

@@ -83,7 +83,14 @@ pub fn synthetic_entry(target_name: &str, target: &str, problem: &str, configs: 
         let model = 1.0 + 0.35 * (a - 4.0).abs() + 0.2 * (b - 6.0).abs() + 0.03 * c + 0.05 * unit(code ^ seed);
         let time = bytes / (0.85 * 3.35e12) * model * slowness;
         let (run, seq) = if i < first_run { (runs[0], i) } else { (runs[1], i - first_run) };
-        let trace = Trace { run, seq, elapsed_s: 0.05 * seq as f64 + 0.2, compile_s: Some(0.2 + 1.5 * unit(code * 3 + 1)), device: None };
+        let trace = Trace {
+            run,
+            seq,
+            elapsed_s: 0.05 * seq as f64 + 0.2,
+            compile_s: Some(0.2 + 1.5 * unit(code * 3 + 1)),
+            eval_s: Some(0.02 + 0.05 * unit(code * 5 + 2)),
+            device: None,
+        };
         let f = unit(code * 7 + seed);
         let status = if f < 0.01 {
             Status::Failed {

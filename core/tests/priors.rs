@@ -386,3 +386,96 @@ fn picks_in_flight_that_the_outcomes_rank_lower_are_withdrawn() {
         .unwrap_or_else(|| panic!("no withdrawal in {note}"));
     assert!(withdrawn > 0 && r.compiled >= 12 + withdrawn, "{withdrawn} withdrawn, {} compiled: {note}", r.compiled);
 }
+
+/// A Kernel Tuner cache of this space from another GPU, each config recorded with `extra`
+/// fields (its compile and benchmark milliseconds, say).
+fn kt_cache(path: &std::path::Path, extra: &str) {
+    let mut cache = String::new();
+    for bx in [32, 64, 128, 256, 512, 1024] {
+        for vec in [1, 2, 4, 8] {
+            let t = 1.0 + ((bx as f64) / 256.0).log2().abs() * 0.3 + (8.0 / vec as f64).log2() * 0.2;
+            cache.push_str(&format!("\"{bx},{vec}\": {{\"bx\": {bx}, \"vec\": {vec}, \"time\": {t}{extra}}},"));
+        }
+    }
+    let text = format!(
+        "{{\"device_name\": \"Other GPU\", \"tune_params_keys\": [\"bx\", \"vec\"], \"tune_params\": {{\"bx\": [32, 64, 128, 256, 512, 1024], \"vec\": [1, 2, 4, 8]}}, \"cache\": {{{}}}}}",
+        cache.trim_end_matches(',')
+    );
+    std::fs::write(path, text).unwrap();
+}
+
+/// Sources whose recorded seconds say measuring bounds the tune (10 ms to compile a config,
+/// 5 s to benchmark it): until this device has timed an evaluation, the tune keeps 3 proposals
+/// in flight, not one and a half per compile thread, so fewer are chosen blind; the note says
+/// so. The same sources without their seconds: every compile thread starts at once, as before.
+#[test]
+fn sources_that_say_measuring_bounds_the_tune_keep_the_first_flight_small() {
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let (timed, bare) = (dir.path().join("timed.json"), dir.path().join("bare.json"));
+    kt_cache(&timed, ", \"compile_time\": 10.0, \"benchmark_time\": 4990.0, \"verification_time\": 10.0");
+    kt_cache(&bare, "");
+    let compile = Duration::from_millis(300);
+    // How many compiles started before the first one could have finished.
+    let first_round = |prior: &std::path::Path| -> (usize, TuneReport) {
+        let starts = Arc::new(Mutex::new(Vec::<Instant>::new()));
+        let s = starts.clone();
+        let dev = device("gpu_new", 256.0).with_compile_times(move |_| {
+            s.lock().unwrap().push(Instant::now());
+            compile
+        });
+        let o = TuneOptions {
+            prior: PriorSetting::Files(vec![prior.to_path_buf()]),
+            compile_threads: Some(4),
+            budget: Budget::parse("8").unwrap(),
+            db: None,
+            strategy: "auto".into(),
+            ..Default::default()
+        };
+        let r = Tuner::new(dev).tune(&job(), &o).unwrap();
+        let starts = starts.lock().unwrap();
+        (starts.iter().filter(|&&t| t < starts[0] + compile).count(), r)
+    };
+    let (early, r) = first_round(&timed);
+    assert_eq!(r.strategy, "transfer");
+    assert!(early <= 3, "{early} compiles started in the first round: {:?}", r.notes);
+    let note = "transfer: the sources spent 0.010 s compiling and 5.000 s evaluating a config, so 3 proposals are kept in flight until this device \
+                has timed an evaluation (not 6): fewer are chosen before any outcome is in";
+    assert!(r.notes.iter().any(|n| n == note), "{:?}", r.notes);
+    assert_eq!(r.evaluated, 8);
+    let (early, r) = first_round(&bare);
+    assert_eq!(early, 4, "without the sources' seconds, every compile thread starts at once");
+    assert!(!r.notes.iter().any(|n| n.contains("kept in flight until")), "{:?}", r.notes);
+}
+
+/// A tune records the seconds it spent evaluating each config beside its compile seconds; the
+/// priors read from a database take a sample of both per entry, and a compile read from the
+/// compile cache is not recorded as a compile's seconds.
+#[test]
+fn a_database_keeps_what_each_config_cost_and_priors_read_a_sample_of_it() {
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::at(dir.path().join("db.sqlite"));
+    // Measuring bounds this device's tune: 1 ms a compile, 5 ms a timed launch.
+    let dev = device("gpu_a", 128.0).with_compile_delay(Duration::from_millis(1)).with_launch_delay(Duration::from_millis(5));
+    let few = TuneOptions { compile_threads: Some(1), strategy: "random".into(), budget: Budget::parse("6").unwrap(), ..opts(&db) };
+    let r = Tuner::new(dev).tune(&job(), &few).unwrap();
+    let measured: Vec<&ConfigResult> = r.results.iter().filter(|x| matches!(x.outcome, ResultOutcome::Measured { .. })).collect();
+    assert_eq!(measured.len(), 6);
+    assert!(measured.iter().all(|x| x.eval_seconds.is_some_and(|s| s >= 0.005)), "every measured config's evaluation is timed");
+    let times = db.times_elsewhere("k", &job_problem(), "gpu_b", false).unwrap();
+    let seconds = &times[0].2.seconds;
+    assert_eq!(seconds.len(), 6, "all 6 configs: fewer than the sample's 64");
+    assert!(seconds.iter().all(|(c, e)| c.is_some_and(|c| c >= 0.001) && e.is_some_and(|e| e >= 0.005)), "{seconds:?}");
+    // As a prior: the tune on another device knows that measuring bounds it.
+    let o = TuneOptions { budget: Budget::parse("4").unwrap(), compile_threads: Some(4), ..opts(&db) };
+    let b = Tuner::new(device("gpu_b", 256.0)).tune(&job(), &o).unwrap();
+    assert_eq!(b.strategy, "transfer");
+    assert!(b.notes.iter().any(|n| n.starts_with("transfer: the sources spent ") && n.contains(" proposals are kept in flight until")), "{:?}", b.notes);
+    // A compile read from the compile cache is not a compile's seconds.
+    let cached = TuneOptions { db: None, prior: PriorSetting::Off, ..few.clone() };
+    let again = Tuner::new(device("gpu_c", 128.0).with_cached_compiles()).tune(&job(), &cached).unwrap();
+    assert_eq!(again.compile_cache_hits, 6);
+    assert!(again.results.iter().all(|x| x.compile_seconds.is_none() && x.eval_seconds.is_some()), "compile-cache hits have no compile seconds");
+}

@@ -35,7 +35,8 @@ pub struct Args {
     #[arg(long, default_value_t = 1)]
     parallel: usize,
     /// Instead of --parallel: keep in flight what a tune with N compile threads (`tune -j N`)
-    /// keeps: one and a half per thread until outcomes are in, then as many as keep the slower
+    /// keeps: until outcomes are in, one and a half per thread (the adaptive search with priors:
+    /// as many as its sources' mean recorded seconds say), then as many as keep the slower
     /// of compiling and measuring busy, by the space's recorded compile and evaluation seconds
     /// (Kernel Tuner's `compile_time`, `benchmark_time` and `verification_time`) of the configs
     /// told so far, never fewer than 2.
@@ -117,7 +118,7 @@ impl Args {
         let flight = self.flight();
         match flight {
             Flight::Jobs(n) => Some(format!(
-                "proposals in flight as a tune with -j {n} keeps them: {} until outcomes are in, then by the recorded compile and evaluation seconds (outcomes arrive oldest first)",
+                "proposals in flight as a tune with -j {n} keeps them: {} until outcomes are in (with priors, as many as the sources' recorded compile and evaluation seconds say), then by the recorded seconds of those told (outcomes arrive oldest first)",
                 flight.first()
             )),
             Flight::Fixed(n) if n > 1 => Some(format!("{n} proposals in flight (outcomes arrive oldest first)")),

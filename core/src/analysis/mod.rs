@@ -371,7 +371,7 @@ mod tests {
             for vec in [1i64, 2] {
                 let c = Config::new([("bx", bx), ("vec", vec)]);
                 let t = 1e-3 * (256 / bx) as f64 * if vec == 2 { 1.01 } else { 1.0 };
-                let trace = Trace { run: 7, seq, elapsed_s: seq as f64, compile_s: Some(0.5), device: None };
+                let trace = Trace { run: 7, seq, elapsed_s: seq as f64, compile_s: Some(0.5), eval_s: None, device: None };
                 seq += 1;
                 let status = if bx == 32 && vec == 2 {
                     Status::Failed { failure: FailureKind::LaunchFailed, message: "launch failed: an illegal memory access at 0x7f00".into() }

@@ -372,6 +372,7 @@ mod tests {
             flops: None,
             bytes: None,
             compile_seconds: None,
+            eval_seconds: None,
             device: None,
             seq: None,
             elapsed_s: None,

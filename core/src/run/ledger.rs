@@ -174,6 +174,7 @@ impl<'a> Ledger<'a> {
                     seq: r.seq.unwrap_or(0),
                     elapsed_s: r.elapsed_s.unwrap_or(0.0),
                     compile_s: r.compile_seconds,
+                    eval_s: r.eval_seconds,
                     device: r.device.filter(|_| self.devices.len() > 1),
                 };
                 let verified = Some(r.verified || !matches!(r.outcome, ResultOutcome::Measured { .. }));
@@ -207,6 +208,7 @@ impl<'a> Ledger<'a> {
             // The search trace keeps when it was first measured.
             r.elapsed_s = r.elapsed_s.or(old.elapsed_s);
             r.compile_seconds = r.compile_seconds.or(old.compile_seconds);
+            r.eval_seconds = r.eval_seconds.or(old.eval_seconds);
         }
         self.record(r, true);
     }

@@ -103,6 +103,7 @@ fn from_database(b: &mut PriorBuilder<'_>, db: &Database, ctx: &Context, target:
         let records = times.iter().map(|(key, t, _)| (key, t.ok_or_else(|| "failed".to_string())));
         if b.add_keyed(&format!("{target_name} ({})", id.target), &names, records) {
             b.add_compile_keyed(times.iter().filter_map(|(key, _, c)| c.map(|c| (key, c))));
+            b.add_seconds(times.seconds.iter().copied());
         }
     }
     if named && found == 0 {
@@ -135,8 +136,10 @@ fn from_file(b: &mut PriorBuilder<'_>, f: &std::path::Path, ctx: &Context, targe
             // Named by the file as given, so that a refusal or a note says which file it is.
             let name = if p.device.is_empty() { f.display().to_string() } else { format!("{} ({})", p.device, f.display()) };
             let compile: Vec<_> = p.compile_records().collect();
+            let seconds: Vec<_> = p.seconds().collect();
             if b.add(&name, &p.params, p.records) {
                 b.add_compile(compile);
+                b.add_seconds(seconds);
             }
         }
         Err(e) => b.note(format!("{e}; tuning without it")),

@@ -95,8 +95,13 @@ pub struct ConfigResult {
     pub flops: Option<f64>,
     /// Bytes of one launch (from the job's formula).
     pub bytes: Option<f64>,
-    /// Seconds its compile took on its compile thread (`None` for database records).
+    /// Seconds its compile took on its compile thread (`None` for database records and
+    /// compile-cache hits).
     pub compile_seconds: Option<f64>,
+    /// Seconds a device spent evaluating it (verifying and measuring) for the search (`None` for
+    /// database records and configs not measured).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eval_seconds: Option<f64>,
     /// The device (position in the tuner's list) that measured it, for a tune over several.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device: Option<usize>,
@@ -300,6 +305,7 @@ pub(crate) fn to_result(m: &Measurement, from_db: bool, metrics: (Option<f64>, O
         flops: metrics.0,
         bytes: metrics.1,
         compile_seconds: None,
+        eval_seconds: None,
         device: None,
         seq: None,
         elapsed_s: None,

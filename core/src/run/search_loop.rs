@@ -191,8 +191,10 @@ pub(crate) struct Coordinator<'e, B: Backend> {
     retired_for: HashMap<usize, usize>,
     /// The config whose outputs became the reference, and how many candidates failed first.
     reference_cand: Option<usize>,
-    /// Compile seconds per candidate compiled in this run.
+    /// Compile seconds per candidate compiled in this run (not compile-cache hits).
     compile_s: HashMap<usize, f64>,
+    /// Seconds a device spent evaluating each candidate for the search in this run.
+    eval_s: HashMap<usize, f64>,
     /// The compiles far slower than the others (see [`Tail`]).
     tail: Tail,
     /// Calibration: the candidate timed on every device, and each device's mean of it.
@@ -264,6 +266,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             retired_for: HashMap::new(),
             reference_cand: None,
             compile_s: HashMap::new(),
+            eval_s: HashMap::new(),
             tail: Tail::new(opts.compile_tail),
             calibration: None,
             calibrated: vec![None; n],
@@ -481,13 +484,23 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                     ledger.notes.push("no usable prior: the transfer search is its fallback, the hybrid search".into());
                 }
                 // The sources are checked on what is measured; before any compile or measurement
-                // has been timed, a tune keeps one and a half proposals per compile thread in
-                // flight, so a budget under twice that is mostly chosen before anything is
-                // measured. Fewer compile threads are not the cure: simulated, a GPU unlike the
-                // fleet fares no better with 6 in flight (`-j 4`) than with 24 (`-j 16`), and
-                // better with a budget of twice the flight (docs/benchmarks.md, "How many configs
-                // a tune keeps in flight").
-                let early = pipeline::capacity((0.0, 0), (0.0, 0), threads, true);
+                // has been timed, a tune keeps as many proposals in flight as the sources' seconds
+                // say keep the slower stage busy (one and a half per compile thread where
+                // compiling bounds it, or without their seconds), so a budget under twice that is
+                // mostly chosen before anything is measured. Fewer compile threads are not the
+                // cure: simulated, a GPU unlike the fleet fares no better with 6 in flight (`-j 4`)
+                // than with 24 (`-j 16`), and better with a budget of twice the flight
+                // (docs/benchmarks.md, "How many configs a tune keeps in flight").
+                let (c, e) = pipeline::spent_or_expected((0.0, 0), (0.0, 0), p.seconds);
+                let devices = self.devices.len().max(1);
+                let early = pipeline::capacity(c, (e.0 / devices as f64, e.1), threads, true).max(devices + 1);
+                let most = pipeline::capacity((0.0, 0), (0.0, 0), threads, true);
+                if let Some((c, e)) = p.seconds.filter(|_| early < most) {
+                    ledger.notes.push(format!(
+                        "transfer: the sources spent {c:.3} s compiling and {e:.3} s evaluating a config, so {early} proposals are kept in \
+                         flight until this device has timed an evaluation (not {most}): fewer are chosen before any outcome is in"
+                    ));
+                }
                 if let Some(b) = self.plan.max_evals.filter(|&b| !p.is_empty() && threads > 1 && b < 2 * early) {
                     let (first, checked) = if early >= b {
                         ("all".to_string(), "only by the picks in flight withdrawn, and replaced, as outcomes rank them lower")
@@ -668,10 +681,12 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     /// spoken for) and queues the fresh ones by predicted compile time.
     fn feed(&self, l: &mut Turn<'_, '_, '_>) {
         let devices = self.live.iter().filter(|&&x| x).count().max(1);
+        // Until an evaluation is timed here, what the priors' sources spent on a config.
+        let (compile, eval) = pipeline::spent_or_expected(l.progress.compile_s, l.progress.eval_s, l.strat.expected_seconds());
         // Measuring on several devices divides the time a config waits to be measured.
-        let eval = (l.progress.eval_s.0 / devices as f64, l.progress.eval_s.1);
-        let capacity = pipeline::capacity(l.progress.compile_s, eval, l.threads, l.adaptive).max(if l.adaptive { devices + 1 } else { 0 });
-        let longest_first = pipeline::compile_bound(l.progress.compile_s, eval, l.threads);
+        let eval = (eval.0 / devices as f64, eval.1);
+        let capacity = pipeline::capacity(compile, eval, l.threads, l.adaptive).max(if l.adaptive { devices + 1 } else { 0 });
+        let longest_first = pipeline::compile_bound(compile, eval, l.threads);
         let mut idle = 0;
         while l.progress.flying < capacity && l.progress.room() > 0 && !l.progress.done() && idle < 1000 {
             let asked = l.strat.ask(l.view, (capacity - l.progress.flying).min(l.progress.room()));
@@ -921,11 +936,17 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         };
         l.ledger.compiled += 1;
         l.ledger.cache_hits += compiled.cached as usize;
+        if compiled.cached {
+            // Read from the compile cache: not a compile's seconds (a prior read from this
+            // database elsewhere would take them for one).
+            self.compile_s.remove(&i);
+        }
         self.tail.finished(secs, compiled.cached, behind);
         emit(self.opts.observer.as_ref(), Event::Compiled { config: &c.config, seconds: secs });
         if l.times.observe(i, secs, compiled.cached) && l.times.refit(l.view, &l.flow.elapsed()) {
             let (times, view) = (&*l.times, l.view);
-            let longest_first = pipeline::compile_bound(l.progress.compile_s, l.progress.eval_s, l.threads);
+            let (compile, eval) = pipeline::spent_or_expected(l.progress.compile_s, l.progress.eval_s, l.strat.expected_seconds());
+            let longest_first = pipeline::compile_bound(compile, eval, l.threads);
             l.flow.queue.reprioritize(|j| if longest_first { times.predict(view, j) } else { 0.0 });
         }
         if let Err(reason) = prune_after(self.devices[0].limits(), &c.estimate, &compiled.usage, &self.opts.prune) {
@@ -941,6 +962,12 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         }
         self.ready.push_back((i, Arc::new(compiled), Some(secs)));
         Ok(())
+    }
+
+    /// A device spent `seconds` evaluating candidate `i` for the search.
+    fn timed(&mut self, l: &mut Turn<'_, '_, '_>, i: usize, seconds: f64) {
+        l.progress.eval_s = (l.progress.eval_s.0 + seconds, l.progress.eval_s.1 + 1);
+        *self.eval_s.entry(i).or_default() += seconds;
     }
 
     /// A result for candidate `i` as this run saw it.
@@ -962,6 +989,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             flops: metrics.0,
             bytes: metrics.1,
             compile_seconds: self.compile_s.get(&i).copied(),
+            eval_seconds: self.eval_s.get(&i).copied(),
             device: device.filter(|_| self.devices.len() > 1),
             seq: None,
             elapsed_s: None,
@@ -1061,7 +1089,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             }
             Done::Measured { result: Ok(stats), verified: false, purpose: Purpose::Search } if self.deferred.remove(&i) => {
                 // Measured before the reference was ready: held until verified.
-                l.progress.eval_s = (l.progress.eval_s.0 + seconds, l.progress.eval_s.1 + 1);
+                self.timed(l, i, seconds);
                 l.ledger.devices[d].measured += 1;
                 let mean = stats.mean;
                 self.held.insert(i, Held { kernel: kernel.clone(), stats, device: d });
@@ -1074,7 +1102,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 // Verified (with the CPU reference, when sent while it was computed); it stays in
                 // flight, untold, until measured in full.
                 self.deferred.remove(&i);
-                l.progress.eval_s = (l.progress.eval_s.0 + seconds, l.progress.eval_s.1 + 1);
+                self.timed(l, i, seconds);
                 let x = Listed { cand: i, kernel, prior, device: d };
                 // Kept on the judging device's scale; each device compares on its own.
                 let v = x.judged(&l.ledger.ratios);
@@ -1102,7 +1130,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             Done::Measured { result: Ok(stats), verified, purpose: Purpose::Search } => {
                 // Sent while the CPU reference was computed, verified with it all the same.
                 self.deferred.remove(&i);
-                l.progress.eval_s = (l.progress.eval_s.0 + seconds, l.progress.eval_s.1 + 1);
+                self.timed(l, i, seconds);
                 l.ledger.devices[d].measured += 1;
                 let verified = verified || self.reference_cand == Some(i);
                 let r = self.result(i, ResultOutcome::Measured { stats: stats.clone() }, Some(kernel.usage.clone()), Some(d), verified);

@@ -32,6 +32,18 @@ pub fn capacity(compile: Spent, eval: Spent, threads: usize, adaptive: bool) -> 
     }
 }
 
+/// The seconds to size the pipeline by: what this tune has spent, or, until it has timed an
+/// evaluation, what it expects a config to cost (`expected`: compile and evaluation seconds of
+/// one config, from the sources of a prior: [`crate::search::Strategy::expected_seconds`]) as
+/// one config each. Without an expectation, what it has spent (so [`capacity`] keeps one and a
+/// half per thread until both stages are timed).
+pub fn spent_or_expected(compile: Spent, eval: Spent, expected: Option<(f64, f64)>) -> (Spent, Spent) {
+    match expected {
+        Some((c, e)) if eval.1 == 0 => ((c, 1), (e, 1)),
+        _ => (compile, eval),
+    }
+}
+
 /// Whether compiling is the bottleneck: a config's compile, spread over the threads, takes
 /// longer than measuring one (true until both have been seen).
 pub fn compile_bound(compile: Spent, eval: Spent, threads: usize) -> bool {
@@ -268,6 +280,15 @@ mod tests {
         assert_eq!(capacity((2.0, 10), (1.0, 10), 16, false), usize::MAX);
         assert_eq!(capacity((2.0, 10), (100.0, 10), 1, true), 2);
         assert!(compile_bound((0.0, 0), (0.0, 0), 16), "compile-bound until both were seen");
+        // Sources that say measuring bounds the tune (0.3 s a compile against 6 s an
+        // evaluation) size it before anything is timed here, and until an evaluation is.
+        let (c, e) = spent_or_expected((0.0, 0), (0.0, 0), Some((0.3, 6.0)));
+        assert_eq!(capacity(c, e, 16, true), 3);
+        assert!(!compile_bound(c, e, 16));
+        assert_eq!(spent_or_expected((0.5, 2), (0.0, 0), Some((0.3, 6.0))), ((0.3, 1), (6.0, 1)));
+        // This tune's own seconds, once it has timed an evaluation.
+        assert_eq!(spent_or_expected((30.0, 10), (0.1, 1), Some((0.3, 6.0))), ((30.0, 10), (0.1, 1)));
+        assert_eq!(spent_or_expected((0.0, 0), (0.0, 0), None), ((0.0, 0), (0.0, 0)));
     }
 
     #[test]

@@ -71,6 +71,12 @@ pub struct Prior {
     /// none recorded one), for ordering this tune's compiles longest first from the start.
     /// Empty when no source recorded compile times.
     pub compile_s: Vec<f32>,
+    /// The seconds a config took to compile and to evaluate (verify and measure) on the
+    /// sources, each source's mean over its successful configs that recorded both, averaged over
+    /// the sources that did; `None` when none did. Before this tune has timed an evaluation of
+    /// its own, they say whether compiling or measuring will bound it, and so how many
+    /// proposals to ask for before any outcome is in ([`crate::search::pipeline::capacity`]).
+    pub seconds: Option<(f64, f64)>,
 }
 
 impl Prior {
@@ -126,6 +132,8 @@ pub struct PriorBuilder<'a> {
     prior: Prior,
     /// Per candidate: the sum of the logs of the recorded compile seconds, and their count.
     compile: Vec<(f64, u32)>,
+    /// Per source that recorded them: its mean compile and evaluation seconds.
+    seconds: Vec<(f64, f64)>,
     /// This tune's problem sizes ([`PriorBuilder::with_sizes`]).
     sizes: Vec<(String, Value)>,
     /// Those of the last source's parameters that are problem sizes here, with this tune's values.
@@ -155,6 +163,7 @@ impl<'a> PriorBuilder<'a> {
             n: cands.len(),
             prior: Prior::default(),
             compile: Vec::new(),
+            seconds: Vec::new(),
             sizes: Vec::new(),
             sized: Vec::new(),
         }
@@ -341,6 +350,23 @@ impl<'a> PriorBuilder<'a> {
         }
     }
 
+    /// Adds a source's compile and evaluation seconds per config (each pair one successful
+    /// config's, in any order), after [`PriorBuilder::add`] kept it: a pair of which either is
+    /// missing, not finite or not positive is left out; a source with none left adds nothing.
+    /// The pairs may be a sample of the source's configs: only their means are kept.
+    pub fn add_seconds(&mut self, pairs: impl IntoIterator<Item = (Option<f64>, Option<f64>)>) {
+        let ok = |s: Option<f64>| s.filter(|s| s.is_finite() && *s > 0.0);
+        let (mut c, mut e, mut n) = (0.0, 0.0, 0usize);
+        for (compile, eval) in pairs {
+            if let (Some(compile), Some(eval)) = (ok(compile), ok(eval)) {
+                (c, e, n) = (c + compile, e + eval, n + 1);
+            }
+        }
+        if n > 0 {
+            self.seconds.push((c / n as f64, e / n as f64));
+        }
+    }
+
     /// The candidate a config key written as this space writes it names.
     fn key_index(&mut self, key: &str) -> Option<usize> {
         let (ps, coords) = (self.params, self.coords);
@@ -371,6 +397,8 @@ impl<'a> PriorBuilder<'a> {
     /// The aligned prior.
     pub fn build(mut self) -> Prior {
         self.prior.compile_s = self.compile.iter().map(|&(sum, n)| if n > 0 { (sum / f64::from(n)).exp() as f32 } else { f32::NAN }).collect();
+        let n = self.seconds.len() as f64;
+        self.prior.seconds = (n > 0.0).then(|| (self.seconds.iter().map(|s| s.0).sum::<f64>() / n, self.seconds.iter().map(|s| s.1).sum::<f64>() / n));
         self.prior
     }
 }
@@ -452,6 +480,23 @@ mod tests {
         }
         let mut foreign = BTreeMap::new();
         assert_eq!(b.locate_key("a=2.0,b=64,on=false,s=z", &mut foreign), Some(15), "another order: parsed and matched");
+    }
+
+    /// The sources' seconds a config costs: each source's mean over its pairs with both seconds
+    /// positive and finite, averaged over the sources (a sample of one source counts as much as
+    /// all of another's); none without a usable pair.
+    #[test]
+    fn the_sources_seconds_are_averaged_source_by_source() {
+        let params = vec![Param::new("a", [1, 2])];
+        let coords: Vec<Vec<u32>> = vec![vec![0], vec![1]];
+        let cands = Candidates { params: &params, coords: &coords };
+        assert!(PriorBuilder::new(&cands).build().seconds.is_none());
+        let mut b = PriorBuilder::new(&cands);
+        b.add_seconds(vec![(Some(1.0), Some(0.1)), (Some(3.0), Some(0.3)), (None, Some(9.0)), (Some(f64::NAN), Some(1.0)), (Some(1.0), Some(-1.0))]);
+        b.add_seconds(vec![(Some(4.0), Some(1.0))]);
+        b.add_seconds(vec![(Some(0.0), Some(1.0))]);
+        let (c, e) = b.build().seconds.unwrap();
+        assert!((c - 3.0).abs() < 1e-12 && (e - 0.6).abs() < 1e-12, "{c} {e}");
     }
 
     /// A Kernel Tuner cache whose script made a problem constant a single-value parameter

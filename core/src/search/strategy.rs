@@ -79,6 +79,15 @@ pub trait Strategy: Send {
     fn adaptive(&self) -> bool {
         true
     }
+    /// The seconds a config is expected to take to compile and to evaluate before the tune has
+    /// timed any of its own: a strategy that learns from other devices' results knows them from
+    /// its sources ([`crate::search::Prior::seconds`]). The tuner sizes its first flight by
+    /// them ([`crate::search::pipeline::spent_or_expected`]): sources that say measuring bounds
+    /// the tune keep it from asking one and a half proposals per compile thread before any
+    /// outcome is in.
+    fn expected_seconds(&self) -> Option<(f64, f64)> {
+        None
+    }
     /// Whether a proposal the tuner gave up on (a compile far slower than the others, at the
     /// end of the search) may have its evaluation go to another config. Exhaustive search
     /// needs every config, so it may not.

@@ -657,6 +657,10 @@ impl Strategy for Transfer {
         wanted
     }
 
+    fn expected_seconds(&self) -> Option<(f64, f64)> {
+        self.prior.seconds
+    }
+
     fn summary(&self) -> Option<String> {
         let (model, fallback) = self.proposals;
         let mut line = format!("transfer: {model} of {} proposals from the sources' ranking", model + fallback);

@@ -106,7 +106,8 @@ impl Sim<'_> {
 
     /// The loop's key: the predicted compile seconds while compiling is the bottleneck.
     fn predicted(&self, i: usize) -> f64 {
-        if pipeline::compile_bound(self.compile, self.eval, self.threads) {
+        let (compile, eval) = pipeline::spent_or_expected(self.compile, self.eval, self.strat.expected_seconds());
+        if pipeline::compile_bound(compile, eval, self.threads) {
             self.times.predict(&self.cands, i)
         } else {
             0.0
@@ -115,7 +116,8 @@ impl Sim<'_> {
 
     /// The loop's `feed`: asks for work until enough is in flight, queues the fresh.
     fn feed(&mut self) -> Result<(), String> {
-        let capacity = pipeline::capacity(self.compile, self.eval, self.threads, self.adaptive);
+        let (compile, eval) = pipeline::spent_or_expected(self.compile, self.eval, self.strat.expected_seconds());
+        let capacity = pipeline::capacity(compile, eval, self.threads, self.adaptive);
         let mut idle = 0;
         while self.flying < capacity && self.count + self.flying < self.budget && idle < 1000 {
             let room = self.budget - self.count - self.flying;

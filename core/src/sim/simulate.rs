@@ -10,7 +10,7 @@
 
 use crate::measure::select::{select, Entrant};
 use crate::measure::stats::{measure, PriorLaunches, Stats};
-use crate::search::pipeline::{capacity, Spent};
+use crate::search::pipeline::{capacity, spent_or_expected, Spent};
 use crate::search::prior::{Prior, PriorBuilder, Record};
 use crate::search::strategy::{by_name, Candidates, Outcome, Strategy};
 use crate::sim::recorded::RecordedSpace;
@@ -26,11 +26,13 @@ pub enum Flight {
     /// This many; 1 is a strictly sequential search. (A `usize` converts to this.)
     Fixed(usize),
     /// As many as a tune with this many compile threads keeps
-    /// ([`crate::search::pipeline::capacity`]): one and a half per thread until an outcome is
-    /// in, then as many as keep the slower of compiling and measuring busy, by the recorded
-    /// compile and evaluation seconds (Kernel Tuner's `compile_time`, and `benchmark_time`
-    /// plus `verification_time`) of the configs told so far; never fewer than 2. A space without
-    /// recorded seconds keeps one and a half per thread throughout.
+    /// ([`crate::search::pipeline::capacity`]): as many as keep the slower of compiling and
+    /// measuring busy, by the recorded compile and evaluation seconds (Kernel Tuner's
+    /// `compile_time`, and `benchmark_time` plus `verification_time`) of the configs told so
+    /// far; before an outcome is in, by the seconds the strategy expects from its priors
+    /// ([`Strategy::expected_seconds`]), else one and a half per thread; never fewer than 2. A
+    /// space without recorded seconds keeps one and a half per thread after the first outcome
+    /// (and before it, where the strategy expects no seconds).
     Jobs(usize),
 }
 
@@ -62,17 +64,22 @@ impl std::fmt::Display for Flight {
 }
 
 impl Flight {
-    /// How many an adaptive search keeps in flight before any outcome is in.
+    /// How many an adaptive search without priors' seconds keeps in flight before any outcome
+    /// is in.
     pub fn first(self) -> usize {
-        self.now((0.0, 0), (0.0, 0), true)
+        self.now((0.0, 0), (0.0, 0), None, true)
     }
 
-    /// How many to keep in flight, given the seconds spent on the configs told so far and
-    /// whether the strategy adapts to outcomes (a tune queues all of a non-adaptive one's).
-    fn now(self, compile: Spent, eval: Spent, adaptive: bool) -> usize {
+    /// How many to keep in flight, given the seconds spent on the configs told so far, those
+    /// the strategy expects before any are ([`Strategy::expected_seconds`]) and whether it
+    /// adapts to outcomes (a tune queues all of a non-adaptive one's).
+    fn now(self, compile: Spent, eval: Spent, expected: Option<(f64, f64)>, adaptive: bool) -> usize {
         match self {
             Flight::Fixed(n) => n.max(1),
-            Flight::Jobs(threads) => capacity(compile, eval, threads.max(1), adaptive).max(2),
+            Flight::Jobs(threads) => {
+                let (compile, eval) = spent_or_expected(compile, eval, expected);
+                capacity(compile, eval, threads.max(1), adaptive).max(2)
+            }
         }
     }
 }
@@ -113,13 +120,18 @@ pub fn trace_counted(
     let flight: Flight = parallel.into();
     // The recorded compile and evaluation seconds of the configs told so far (for `Flight::Jobs`).
     let (mut compile, mut eval): (Spent, Spent) = ((0.0, 0), (0.0, 0));
+    let timed = space.eval_s.iter().any(Option::is_some);
     let mut in_flight: std::collections::VecDeque<usize> = Default::default();
     let mut queued = vec![false; space.len()];
     let mut idle = 0;
     let mut withdrawn = 0;
     while st.out.len() < budget {
         // Keep `parallel` proposals in flight, within the budget.
-        let parallel = flight.now(compile, eval, strat.adaptive());
+        // The strategy's expected seconds stand in for a tune's own until it has timed an
+        // evaluation; a space that recorded none never does, so there they stand in only until
+        // the first outcome (a tune would time its own then).
+        let expected = strat.expected_seconds().filter(|_| timed || st.out.is_empty());
+        let parallel = flight.now(compile, eval, expected, strat.adaptive());
         while in_flight.len() < parallel && st.out.len() + in_flight.len() < budget && idle < 1000 {
             let free = (parallel - in_flight.len()).min(budget - st.out.len() - in_flight.len());
             let asked = strat.ask(&cands, free);
@@ -350,6 +362,7 @@ pub fn prior_for(held: &RecordedSpace, others: &[&RecordedSpace]) -> Prior {
         if b.add(&name, &names, records) {
             let values = |i: usize| o.params.iter().zip(&o.coords[i]).map(|(p, &c)| (p.name.clone(), p.values[c as usize].clone())).collect();
             b.add_compile((0..o.len()).filter_map(|i| o.compile_s[i].map(|c| (values(i), c))));
+            b.add_seconds((0..o.len()).filter(|&i| o.times[i].is_some()).map(|i| (o.compile_s[i], o.eval_s[i])));
         }
     }
     b.build()
@@ -442,22 +455,27 @@ mod tests {
     #[test]
     fn a_flight_of_jobs_follows_the_tunes_count() {
         let none = (0.0, 0);
-        assert_eq!(Flight::from(3).now(none, none, true), 3);
-        assert_eq!(Flight::Fixed(0).now(none, none, true), 1);
+        assert_eq!(Flight::from(3).now(none, none, None, true), 3);
+        assert_eq!(Flight::Fixed(0).now(none, none, None, true), 1);
         // One and a half per compile thread before anything is timed, never fewer than 2.
-        assert_eq!(Flight::Jobs(16).now(none, none, true), 24);
-        assert_eq!(Flight::Jobs(4).now(none, none, true), 6);
-        assert_eq!(Flight::Jobs(1).now(none, none, true), 2);
+        assert_eq!(Flight::Jobs(16).now(none, none, None, true), 24);
+        assert_eq!(Flight::Jobs(4).now(none, none, None, true), 6);
+        assert_eq!(Flight::Jobs(1).now(none, none, None, true), 2);
         assert_eq!(Flight::Jobs(16).first(), 24);
         // Compiling bounds a tune (2.3 s a compile, 0.06 s an evaluation): all of them.
-        assert_eq!(Flight::Jobs(16).now((2.3, 1), (0.06, 1), true), 24);
+        assert_eq!(Flight::Jobs(16).now((2.3, 1), (0.06, 1), None, true), 24);
         // Measuring bounds it (0.3 s against 6 s): one compiling ahead of one measured, and one
         // spare.
-        assert_eq!(Flight::Jobs(16).now((0.3, 1), (6.0, 1), true), 3);
+        assert_eq!(Flight::Jobs(16).now((0.3, 1), (6.0, 1), None, true), 3);
         // Between the two: compile ÷ evaluation, rounded up, plus 2 (1.06 s ÷ 0.21 s).
-        assert_eq!(Flight::Jobs(16).now((1.06, 1), (0.21, 1), true), 8);
+        assert_eq!(Flight::Jobs(16).now((1.06, 1), (0.21, 1), None, true), 8);
         // A strategy that does not adapt has its whole budget queued.
-        assert_eq!(Flight::Jobs(4).now(none, none, false), usize::MAX);
+        assert_eq!(Flight::Jobs(4).now(none, none, None, false), usize::MAX);
+        // A strategy whose priors say measuring bounds the tune (0.3 s against 6 s): 3 before
+        // any outcome, then by what was told; a fixed count ignores them.
+        assert_eq!(Flight::Jobs(16).now(none, none, Some((0.3, 6.0)), true), 3);
+        assert_eq!(Flight::Jobs(16).now((2.3, 1), (0.06, 1), Some((0.3, 6.0)), true), 24);
+        assert_eq!(Flight::Fixed(24).now(none, none, Some((0.3, 6.0)), true), 24);
         assert_eq!("j16".parse::<Flight>(), Ok(Flight::Jobs(16)));
         assert_eq!("3".parse::<Flight>(), Ok(Flight::Fixed(3)));
         assert!("x".parse::<Flight>().unwrap_err().contains("`x` is neither"));

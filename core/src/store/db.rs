@@ -164,9 +164,14 @@ pub struct Trace {
     pub seq: usize,
     /// Seconds from the start of the run to this result.
     pub elapsed_s: f64,
-    /// Seconds its compile took, where it was compiled in that run.
+    /// Seconds its compile took, where it was compiled in that run (not read from the compile
+    /// cache).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compile_s: Option<f64>,
+    /// Seconds a device spent evaluating it (verifying and measuring) in that run. Absent in
+    /// older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eval_s: Option<f64>,
     /// The device that measured it, when the run had several (position in its list).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<usize>,
@@ -903,6 +908,9 @@ impl Database {
                     let mut t = MeasuredTimes::default();
                     for (k, m) in &e.measurements {
                         t.push(k, m.stats().map(|s| s.mean), m.trace.as_ref().and_then(|t| t.compile_s).filter(|_| compile));
+                        if let (Some(_), Some(tr)) = (m.stats(), &m.trace) {
+                            t.seconds.push((tr.compile_s, tr.eval_s));
+                        }
                     }
                     (e.id.clone(), e.target_name.clone(), t)
                 })
@@ -968,10 +976,27 @@ impl Database {
             Ok((t, unfilled))
         };
         let read = |c: &rusqlite::Connection, key: &str| -> Result<MeasuredTimes, DbError> {
-            match read_with(c, sql, key)? {
-                (_, true) if column => Ok(read_with(c, PATCHED, key)?.0),
-                (t, _) => Ok(t),
+            let mut t = match read_with(c, sql, key)? {
+                (_, true) if column => read_with(c, PATCHED, key)?.0,
+                (t, _) => t,
+            };
+            // What a config cost that tune (compile and evaluation seconds) is read from the
+            // records of a sample spread over the successful configs: only its mean is used,
+            // and reading every record would cost more than the times.
+            let ok: Vec<&str> = t.iter().filter(|r| r.1.is_some()).map(|r| r.0).collect();
+            let step = ok.len().div_ceil(SECONDS_SAMPLE).max(1);
+            let mut cost = c
+                .prepare_cached("SELECT json_extract(record, '$.trace.compile_s'), json_extract(record, '$.trace.eval_s') FROM measurements WHERE entry = ?1 AND config = ?2")
+                .map_err(self.sql("reading"))?;
+            let mut seconds = Vec::with_capacity(SECONDS_SAMPLE);
+            for config in ok.iter().step_by(step) {
+                // A row that cannot be read is left out of the sample: the times were read.
+                if let Ok(pair) = cost.query_row([key, config], |r| Ok((r.get::<_, Option<f64>>(0)?, r.get::<_, Option<f64>>(1)?))) {
+                    seconds.push(pair);
+                }
             }
+            t.seconds = seconds;
+            Ok(t)
         };
         let first = std::sync::Mutex::new(Some(c));
         let connection = || -> Result<rusqlite::Connection, DbError> {
@@ -1039,7 +1064,15 @@ pub struct MeasuredTimes {
     keys: String,
     /// Per config: where its key ends in `keys`, its time and its compile seconds.
     rows: Vec<(usize, Option<f64>, Option<f64>)>,
+    /// Compile and evaluation seconds of successful configs as the tune that measured them
+    /// recorded them (`None` where it did not: older records, compile-cache hits), for a sample
+    /// of the configs (up to [`SECONDS_SAMPLE`], spread over them in key order) or all of them.
+    pub seconds: Vec<(Option<f64>, Option<f64>)>,
 }
+
+/// How many of an entry's configs [`Database::times_elsewhere`] reads the compile and evaluation
+/// seconds of (from their records).
+pub const SECONDS_SAMPLE: usize = 64;
 
 impl MeasuredTimes {
     /// Appends a config.

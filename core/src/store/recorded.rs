@@ -334,9 +334,19 @@ pub struct PriorFile {
     /// Each record's compile seconds, where recorded (Kernel Tuner's `compile_time`, T4's
     /// `times.compilation`, both in ms).
     pub compile_s: Vec<Option<f64>>,
+    /// Each record's seconds of benchmarking and verifying, where recorded (Kernel Tuner's
+    /// `benchmark_time` plus `verification_time`, T4's `times.benchmark` plus
+    /// `times.validation`, all in ms).
+    pub eval_s: Vec<Option<f64>>,
 }
 
 impl PriorFile {
+    /// Compile and evaluation seconds of the records with a time (successful configs), for
+    /// [`crate::search::PriorBuilder::add_seconds`].
+    pub fn seconds(&self) -> impl Iterator<Item = (Option<f64>, Option<f64>)> + '_ {
+        self.records.iter().zip(self.compile_s.iter().zip(&self.eval_s)).filter(|((_, t), _)| t.is_ok()).map(|(_, (&c, &e))| (c, e))
+    }
+
     /// The records with a compile time: parameter values and seconds.
     pub fn compile_records(&self) -> impl Iterator<Item = (Vec<(String, Value)>, f64)> + '_ {
         self.records.iter().zip(&self.compile_s).filter_map(|((v, _), c)| c.map(|c| (v.clone(), c)))
@@ -375,7 +385,8 @@ impl PriorFile {
                 })
                 .collect();
             let compile_s = cache.values().map(|e| e["compile_time"].as_f64().map(|ms| ms / 1e3)).collect();
-            return Ok(PriorFile { device: v["device_name"].as_str().unwrap_or("").to_string(), params: keys, records, compile_s });
+            let eval_s = cache.values().map(|e| eval_secs(e["benchmark_time"].as_f64(), e["verification_time"].as_f64()).map(|ms| ms / 1e3)).collect();
+            return Ok(PriorFile { device: v["device_name"].as_str().unwrap_or("").to_string(), params: keys, records, compile_s, eval_s });
         }
         if let Some(results) = v.get("results").and_then(J::as_array) {
             let mut params: Vec<String> = Vec::new();
@@ -406,7 +417,8 @@ impl PriorFile {
                 })
                 .collect();
             let compile_s = results.iter().map(|r| r["times"]["compilation"].as_f64().map(|ms| ms / 1e3)).collect();
-            return Ok(PriorFile { device: v["metadata"]["hardware"]["name"].as_str().unwrap_or("").to_string(), params, records, compile_s });
+            let eval_s = results.iter().map(|r| eval_secs(r["times"]["benchmark"].as_f64(), r["times"]["validation"].as_f64()).map(|ms| ms / 1e3)).collect();
+            return Ok(PriorFile { device: v["metadata"]["hardware"]["name"].as_str().unwrap_or("").to_string(), params, records, compile_s, eval_s });
         }
         match (v.get("cache"), v.get("results")) {
             (Some(c), _) => Err(format!("{}: `cache` is {}, not an object of configs (a Kernel Tuner cache)", path.display(), quote_json(c))),
@@ -440,6 +452,10 @@ pub fn to_t4(entry: &crate::store::db::Entry) -> J {
             let mut times = serde_json::Map::new();
             if let Some(c) = m.trace.as_ref().and_then(|t| t.compile_s).filter(|c| c.is_finite() && *c >= 0.0) {
                 times.insert("compilation".into(), json!(c * 1e3));
+            }
+            // The seconds the device spent on it (verifying and measuring), as T4's `benchmark`.
+            if let Some(e) = m.trace.as_ref().and_then(|t| t.eval_s).filter(|e| e.is_finite() && *e >= 0.0) {
+                times.insert("benchmark".into(), json!(e * 1e3));
             }
             match &m.status {
                 crate::store::db::Status::Ok { stats } => json!({
@@ -587,6 +603,33 @@ mod tests {
         assert_eq!(PriorFile::load(&t4).unwrap().compile_s, vec![Some(0.25)]);
     }
 
+    /// A prior file's evaluation seconds: Kernel Tuner's `benchmark_time` plus
+    /// `verification_time`, T4's `times.benchmark` plus `times.validation` (ms), paired with the
+    /// compile seconds for the successful records only.
+    #[test]
+    fn prior_files_carry_their_evaluation_times() {
+        let dir = tempfile::tempdir().unwrap();
+        let kt = dir.path().join("kt.json");
+        std::fs::write(
+            &kt,
+            r#"{"tune_params_keys": ["a"], "tune_params": {"a": [1, 2, 3]}, "cache": {
+                "1": {"a": 1, "time": 1.0, "compile_time": 1500.0, "benchmark_time": 200.0, "verification_time": 50.0},
+                "2": {"a": 2, "time": 2.0, "benchmark_time": 100.0},
+                "3": {"a": 3, "time": "RuntimeFailedConfig", "compile_time": 900.0, "benchmark_time": 10.0}}}"#,
+        )
+        .unwrap();
+        let f = PriorFile::load(&kt).unwrap();
+        assert_eq!(f.eval_s, vec![Some(0.25), Some(0.1), Some(0.01)]);
+        assert_eq!(f.seconds().collect::<Vec<_>>(), vec![(Some(1.5), Some(0.25)), (None, Some(0.1))], "the failed config left out");
+        let t4 = dir.path().join("t4.json");
+        std::fs::write(
+            &t4,
+            r#"{"results": [{"configuration": {"a": 2}, "times": {"compilation": 250.0, "benchmark": 30.0, "validation": 10.0}, "invalidity": "correct", "measurements": [{"name": "time", "value": 3.0, "unit": "ms"}]}]}"#,
+        )
+        .unwrap();
+        assert_eq!(PriorFile::load(&t4).unwrap().seconds().collect::<Vec<_>>(), vec![(Some(0.25), Some(0.04))]);
+    }
+
     /// A T4 file's compile, benchmark and validation times (ms) are a recorded space's compile
     /// and evaluation seconds (what `simulate --compile-threads` replays), and a database's
     /// export writes each measurement's compile seconds there.
@@ -607,10 +650,11 @@ mod tests {
             crate::measure::stats::Stats::from_samples(&[0.002, 0.002], false),
             1,
         );
-        m.trace = Some(Trace { run: 1, seq: 0, elapsed_s: 3.0, compile_s: Some(1.5), device: None });
+        m.trace = Some(Trace { run: 1, seq: 0, elapsed_s: 3.0, compile_s: Some(1.5), eval_s: Some(0.25), device: None });
         e.measurements.insert(m.config.key(), m);
         let back = RecordedSpace::from_t4(&to_t4(&e), "t".into()).unwrap();
         assert_eq!(back.compile_s, vec![Some(1.5)]);
+        assert_eq!(back.eval_s, vec![Some(0.25)]);
         assert_eq!(back.times, vec![Some(2.0)]);
     }
 }
