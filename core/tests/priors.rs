@@ -404,18 +404,37 @@ fn kt_cache(path: &std::path::Path, extra: &str) {
     std::fs::write(path, text).unwrap();
 }
 
+/// A T4 file of this space from another GPU, written by `tuner`, each config 10 ms to compile
+/// and 5 s to evaluate.
+fn t4_file(path: &std::path::Path, tuner: &str) {
+    let mut results = Vec::new();
+    for bx in [32, 64, 128, 256, 512, 1024] {
+        for vec in [1, 2, 4, 8] {
+            let t = 1.0 + ((bx as f64) / 256.0).log2().abs() * 0.3 + (8.0 / vec as f64).log2() * 0.2;
+            results.push(format!(
+                r#"{{"configuration": {{"bx": {bx}, "vec": {vec}}}, "times": {{"compilation": 10.0, "benchmark": 4980.0, "validation": 20.0}}, "invalidity": "correct", "measurements": [{{"name": "time", "value": {t}, "unit": "ms"}}]}}"#
+            ));
+        }
+    }
+    let text = format!(r#"{{"metadata": {{"tuner": "{tuner}", "hardware": {{"name": "Other GPU"}}}}, "results": [{}]}}"#, results.join(","));
+    std::fs::write(path, text).unwrap();
+}
+
 /// Sources whose recorded seconds say measuring bounds the tune (10 ms to compile a config,
-/// 5 s to benchmark it): until this device has timed an evaluation, the tune keeps 3 proposals
-/// in flight, not one and a half per compile thread, so fewer are chosen blind; the note says
-/// so. The same sources without their seconds: every compile thread starts at once, as before.
+/// 5 s to evaluate it, in a T4 file kerntune wrote): until this device has timed an evaluation,
+/// the tune keeps 3 proposals in flight, not one and a half per compile thread, so fewer are
+/// chosen blind; the note says so. The same seconds in a Kernel Tuner cache (whose evaluation
+/// seconds are not on kerntune's scale), or in a T4 file another tool wrote, are not used:
+/// every compile thread starts at once, as before.
 #[test]
 fn sources_that_say_measuring_bounds_the_tune_keep_the_first_flight_small() {
     use std::sync::{Arc, Mutex};
     use std::time::{Duration, Instant};
     let dir = tempfile::tempdir().unwrap();
-    let (timed, bare) = (dir.path().join("timed.json"), dir.path().join("bare.json"));
-    kt_cache(&timed, ", \"compile_time\": 10.0, \"benchmark_time\": 4990.0, \"verification_time\": 10.0");
-    kt_cache(&bare, "");
+    let (timed, kt, other) = (dir.path().join("timed.json"), dir.path().join("kt.json"), dir.path().join("other.json"));
+    t4_file(&timed, "kerntune 0.1.0");
+    kt_cache(&kt, ", \"compile_time\": 10.0, \"benchmark_time\": 4990.0, \"verification_time\": 10.0");
+    t4_file(&other, "kernel_tuner 1.5.0");
     let compile = Duration::from_millis(300);
     // How many compiles started before the first one could have finished.
     let first_round = |prior: &std::path::Path| -> (usize, TuneReport) {
@@ -444,9 +463,12 @@ fn sources_that_say_measuring_bounds_the_tune_keep_the_first_flight_small() {
                 has timed an evaluation (not 6): fewer are chosen before any outcome is in";
     assert!(r.notes.iter().any(|n| n == note), "{:?}", r.notes);
     assert_eq!(r.evaluated, 8);
-    let (early, r) = first_round(&bare);
-    assert_eq!(early, 4, "without the sources' seconds, every compile thread starts at once");
-    assert!(!r.notes.iter().any(|n| n.contains("kept in flight until")), "{:?}", r.notes);
+    for file in [kt, other] {
+        let (early, r) = first_round(&file);
+        assert_eq!(r.strategy, "transfer");
+        assert_eq!(early, 4, "without the sources' seconds, every compile thread starts at once");
+        assert!(!r.notes.iter().any(|n| n.contains("kept in flight until")), "{:?}", r.notes);
+    }
 }
 
 /// A tune records the seconds it spent evaluating each config beside its compile seconds; the

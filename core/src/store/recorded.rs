@@ -334,9 +334,13 @@ pub struct PriorFile {
     /// Each record's compile seconds, where recorded (Kernel Tuner's `compile_time`, T4's
     /// `times.compilation`, both in ms).
     pub compile_s: Vec<Option<f64>>,
-    /// Each record's seconds of benchmarking and verifying, where recorded (Kernel Tuner's
-    /// `benchmark_time` plus `verification_time`, T4's `times.benchmark` plus
-    /// `times.validation`, all in ms).
+    /// Each record's seconds of benchmarking and verifying, where recorded on kerntune's scale:
+    /// a T4 file kerntune wrote (`metadata.tuner` names it; `times.benchmark` plus
+    /// `times.validation`, in ms). Another tool's are left out: on an H100, Kernel Tuner's
+    /// `benchmark_time` plus `verification_time` of SGEMM 4096³ configs were 14–32× what kerntune
+    /// spent evaluating the same configs (median 22×, most of it verification), so they would
+    /// size a tune's first flight as if measuring bounded it where compiling does
+    /// (docs/benchmarks.md, "The first flight from the sources' seconds").
     pub eval_s: Vec<Option<f64>>,
 }
 
@@ -385,7 +389,7 @@ impl PriorFile {
                 })
                 .collect();
             let compile_s = cache.values().map(|e| e["compile_time"].as_f64().map(|ms| ms / 1e3)).collect();
-            let eval_s = cache.values().map(|e| eval_secs(e["benchmark_time"].as_f64(), e["verification_time"].as_f64()).map(|ms| ms / 1e3)).collect();
+            let eval_s = vec![None; cache.len()];
             return Ok(PriorFile { device: v["device_name"].as_str().unwrap_or("").to_string(), params: keys, records, compile_s, eval_s });
         }
         if let Some(results) = v.get("results").and_then(J::as_array) {
@@ -417,7 +421,11 @@ impl PriorFile {
                 })
                 .collect();
             let compile_s = results.iter().map(|r| r["times"]["compilation"].as_f64().map(|ms| ms / 1e3)).collect();
-            let eval_s = results.iter().map(|r| eval_secs(r["times"]["benchmark"].as_f64(), r["times"]["validation"].as_f64()).map(|ms| ms / 1e3)).collect();
+            let ours = v["metadata"]["tuner"].as_str().is_some_and(|t| t.starts_with("kerntune"));
+            let eval_s = results
+                .iter()
+                .map(|r| eval_secs(r["times"]["benchmark"].as_f64(), r["times"]["validation"].as_f64()).map(|ms| ms / 1e3).filter(|_| ours))
+                .collect();
             return Ok(PriorFile { device: v["metadata"]["hardware"]["name"].as_str().unwrap_or("").to_string(), params, records, compile_s, eval_s });
         }
         match (v.get("cache"), v.get("results")) {
@@ -603,9 +611,10 @@ mod tests {
         assert_eq!(PriorFile::load(&t4).unwrap().compile_s, vec![Some(0.25)]);
     }
 
-    /// A prior file's evaluation seconds: Kernel Tuner's `benchmark_time` plus
-    /// `verification_time`, T4's `times.benchmark` plus `times.validation` (ms), paired with the
-    /// compile seconds for the successful records only.
+    /// A prior file's evaluation seconds: a T4 file kerntune wrote gives its `times.benchmark`
+    /// plus `times.validation` (ms), paired with the compile seconds for the successful records
+    /// only; Kernel Tuner's caches and other tools' T4 files give none (their seconds are not on
+    /// kerntune's scale).
     #[test]
     fn prior_files_carry_their_evaluation_times() {
         let dir = tempfile::tempdir().unwrap();
@@ -619,15 +628,17 @@ mod tests {
         )
         .unwrap();
         let f = PriorFile::load(&kt).unwrap();
-        assert_eq!(f.eval_s, vec![Some(0.25), Some(0.1), Some(0.01)]);
-        assert_eq!(f.seconds().collect::<Vec<_>>(), vec![(Some(1.5), Some(0.25)), (None, Some(0.1))], "the failed config left out");
-        let t4 = dir.path().join("t4.json");
-        std::fs::write(
-            &t4,
-            r#"{"results": [{"configuration": {"a": 2}, "times": {"compilation": 250.0, "benchmark": 30.0, "validation": 10.0}, "invalidity": "correct", "measurements": [{"name": "time", "value": 3.0, "unit": "ms"}]}]}"#,
-        )
-        .unwrap();
-        assert_eq!(PriorFile::load(&t4).unwrap().seconds().collect::<Vec<_>>(), vec![(Some(0.25), Some(0.04))]);
+        assert_eq!(f.compile_s, vec![Some(1.5), None, Some(0.9)]);
+        assert_eq!(f.eval_s, vec![None, None, None], "Kernel Tuner's evaluation seconds are not kerntune's");
+        let t4 = |tuner: &str| {
+            let path = dir.path().join("t4.json");
+            let results = r#"[{"configuration": {"a": 2}, "times": {"compilation": 250.0, "benchmark": 30.0, "validation": 10.0}, "invalidity": "correct", "measurements": [{"name": "time", "value": 3.0, "unit": "ms"}]},
+                {"configuration": {"a": 3}, "times": {"compilation": 90.0, "benchmark": 5.0}, "invalidity": "compile", "measurements": []}]"#;
+            std::fs::write(&path, format!(r#"{{"metadata": {{"tuner": "{tuner}"}}, "results": {results}}}"#)).unwrap();
+            PriorFile::load(&path).unwrap().seconds().collect::<Vec<_>>()
+        };
+        assert_eq!(t4("kerntune 0.1.0"), vec![(Some(0.25), Some(0.04))], "the failed config left out");
+        assert_eq!(t4("kernel_tuner 1.5.0"), vec![(Some(0.25), None)]);
     }
 
     /// A T4 file's compile, benchmark and validation times (ms) are a recorded space's compile
