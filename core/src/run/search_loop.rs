@@ -47,7 +47,7 @@ use crate::run::error::Error;
 use crate::run::ledger::Ledger;
 use crate::run::report::{to_result, ConfigResult, Event, ResultOutcome};
 use crate::run::{emit, Context, RefOutputs, TuneOptions};
-use crate::search::pipeline::{self, CompileTimes};
+use crate::search::pipeline::{self, CompileTimes, Spent};
 use crate::search::strategy::{self, Candidates, Strategy};
 use crate::search::tail::Tail;
 use crate::spec::error::SpecError;
@@ -235,6 +235,20 @@ impl<K> Listed<K> {
     fn judged(&self, ratios: &[f64]) -> f64 {
         self.fastest() / ratios[self.device]
     }
+}
+
+/// What a tune sizes its pipeline by: its own compile and evaluation seconds, or until it has
+/// timed an evaluation those its strategy expects ([`pipeline::spent_or_expected`]: the priors'
+/// sources'), the evaluation seconds divided over the `devices` measuring at once; and the
+/// proposals that keep it busy ([`pipeline::capacity`]; for an adaptive strategy at least one per
+/// device and one more).
+fn sizing(compile: Spent, eval: Spent, expected: Option<(f64, f64)>, devices: usize, threads: usize, adaptive: bool) -> ((Spent, Spent), usize) {
+    let devices = devices.max(1);
+    let (compile, eval) = pipeline::spent_or_expected(compile, eval, expected);
+    // Measuring on several devices divides the time a config waits to be measured.
+    let eval = (eval.0 / devices as f64, eval.1);
+    let capacity = pipeline::capacity(compile, eval, threads, adaptive).max(if adaptive { devices + 1 } else { 0 });
+    ((compile, eval), capacity)
 }
 
 impl<'e, B: Backend> Coordinator<'e, B> {
@@ -491,9 +505,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 // cure: simulated, a GPU unlike the fleet fares no better with 6 in flight (`-j 4`)
                 // than with 24 (`-j 16`), and better with a budget of twice the flight
                 // (docs/benchmarks.md, "How many configs a tune keeps in flight").
-                let (c, e) = pipeline::spent_or_expected((0.0, 0), (0.0, 0), p.seconds);
-                let devices = self.devices.len().max(1);
-                let early = pipeline::capacity(c, (e.0 / devices as f64, e.1), threads, true).max(devices + 1);
+                let (_, early) = sizing((0.0, 0), (0.0, 0), p.seconds, self.devices.len(), threads, true);
                 let most = pipeline::capacity((0.0, 0), (0.0, 0), threads, true);
                 if let Some((c, e)) = p.seconds.filter(|_| early < most) {
                     ledger.notes.push(format!(
@@ -680,12 +692,8 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     /// Asks the strategy for work until enough candidates are in flight (or the budget is
     /// spoken for) and queues the fresh ones by predicted compile time.
     fn feed(&self, l: &mut Turn<'_, '_, '_>) {
-        let devices = self.live.iter().filter(|&&x| x).count().max(1);
-        // Until an evaluation is timed here, what the priors' sources spent on a config.
-        let (compile, eval) = pipeline::spent_or_expected(l.progress.compile_s, l.progress.eval_s, l.strat.expected_seconds());
-        // Measuring on several devices divides the time a config waits to be measured.
-        let eval = (eval.0 / devices as f64, eval.1);
-        let capacity = pipeline::capacity(compile, eval, l.threads, l.adaptive).max(if l.adaptive { devices + 1 } else { 0 });
+        let devices = self.live.iter().filter(|&&x| x).count();
+        let ((compile, eval), capacity) = sizing(l.progress.compile_s, l.progress.eval_s, l.strat.expected_seconds(), devices, l.threads, l.adaptive);
         let longest_first = pipeline::compile_bound(compile, eval, l.threads);
         let mut idle = 0;
         while l.progress.flying < capacity && l.progress.room() > 0 && !l.progress.done() && idle < 1000 {
