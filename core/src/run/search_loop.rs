@@ -506,7 +506,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 // than with 24 (`-j 16`), and better with a budget of twice the flight
                 // (docs/benchmarks.md, "How many configs a tune keeps in flight").
                 let (_, early) = sizing((0.0, 0), (0.0, 0), p.seconds, self.devices.len(), threads, true);
-                let most = pipeline::capacity((0.0, 0), (0.0, 0), threads, true);
+                let (_, most) = sizing((0.0, 0), (0.0, 0), None, self.devices.len(), threads, true);
                 if let Some((c, e)) = p.seconds.filter(|_| early < most) {
                     ledger.notes.push(format!(
                         "transfer: the sources spent {c:.3} s compiling and {e:.3} s evaluating a config, so {early} proposals are kept in \
@@ -953,7 +953,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         emit(self.opts.observer.as_ref(), Event::Compiled { config: &c.config, seconds: secs });
         if l.times.observe(i, secs, compiled.cached) && l.times.refit(l.view, &l.flow.elapsed()) {
             let (times, view) = (&*l.times, l.view);
-            let (compile, eval) = pipeline::spent_or_expected(l.progress.compile_s, l.progress.eval_s, l.strat.expected_seconds());
+            // The seconds `feed` decides by (evaluation divided over the live devices).
+            let devices = self.live.iter().filter(|&&x| x).count();
+            let ((compile, eval), _) = sizing(l.progress.compile_s, l.progress.eval_s, l.strat.expected_seconds(), devices, l.threads, l.adaptive);
             let longest_first = pipeline::compile_bound(compile, eval, l.threads);
             l.flow.queue.reprioritize(|j| if longest_first { times.predict(view, j) } else { 0.0 });
         }
