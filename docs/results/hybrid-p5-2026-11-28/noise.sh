@@ -1,0 +1,6 @@
+cd /work/main
+S="../shared/spaces/convolution_A100.json.gz ../shared/spaces/convolution_MI250X.json.gz ../shared/spaces/dedispersion_MI250X.json.gz ../shared/spaces/h200_sgemm_410.json ../shared/spaces/gpus/convolution_A4000.json.gz ../shared/spaces/gpus/convolution_W6600.json.gz ../shared/spaces/gpus/dedispersion_A100.json.gz ../shared/spaces/gpus/dedispersion_W7800.json.gz ../shared/spaces/gpus/convolution_W7800.json.gz ../shared/spaces/gpus/convolution_A6000.json.gz"
+for seed in 1 51 101 151; do
+  /usr/bin/time -f "%e s wall %U s user" /tmp/p5/kt-base simulate $S --strategy hybrid --budget 200 --repeats 50 --seed $seed --at 50,100,200 > /tmp/p5/base-$seed.txt 2>&1
+done
+echo done > /tmp/p5/noise.done
