@@ -689,12 +689,18 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         }
     }
 
+    /// The proposals to keep in flight now ([`sizing`] over the live devices) and whether queued
+    /// compiles start longest first (compiling bounds the tune).
+    fn pipeline_now(&self, l: &Turn<'_, '_, '_>) -> (usize, bool) {
+        let devices = self.live.iter().filter(|&&x| x).count();
+        let ((compile, eval), capacity) = sizing(l.progress.compile_s, l.progress.eval_s, l.strat.expected_seconds(), devices, l.threads, l.adaptive);
+        (capacity, pipeline::compile_bound(compile, eval, l.threads))
+    }
+
     /// Asks the strategy for work until enough candidates are in flight (or the budget is
     /// spoken for) and queues the fresh ones by predicted compile time.
     fn feed(&self, l: &mut Turn<'_, '_, '_>) {
-        let devices = self.live.iter().filter(|&&x| x).count();
-        let ((compile, eval), capacity) = sizing(l.progress.compile_s, l.progress.eval_s, l.strat.expected_seconds(), devices, l.threads, l.adaptive);
-        let longest_first = pipeline::compile_bound(compile, eval, l.threads);
+        let (capacity, longest_first) = self.pipeline_now(l);
         let mut idle = 0;
         while l.progress.flying < capacity && l.progress.room() > 0 && !l.progress.done() && idle < 1000 {
             let asked = l.strat.ask(l.view, (capacity - l.progress.flying).min(l.progress.room()));
@@ -952,11 +958,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         self.tail.finished(secs, compiled.cached, behind);
         emit(self.opts.observer.as_ref(), Event::Compiled { config: &c.config, seconds: secs });
         if l.times.observe(i, secs, compiled.cached) && l.times.refit(l.view, &l.flow.elapsed()) {
+            // The order `feed` queues by (evaluation divided over the live devices).
+            let (_, longest_first) = self.pipeline_now(l);
             let (times, view) = (&*l.times, l.view);
-            // The seconds `feed` decides by (evaluation divided over the live devices).
-            let devices = self.live.iter().filter(|&&x| x).count();
-            let ((compile, eval), _) = sizing(l.progress.compile_s, l.progress.eval_s, l.strat.expected_seconds(), devices, l.threads, l.adaptive);
-            let longest_first = pipeline::compile_bound(compile, eval, l.threads);
             l.flow.queue.reprioritize(|j| if longest_first { times.predict(view, j) } else { 0.0 });
         }
         if let Err(reason) = prune_after(self.devices[0].limits(), &c.estimate, &compiled.usage, &self.opts.prune) {
