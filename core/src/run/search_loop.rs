@@ -1354,6 +1354,29 @@ mod tests {
     }
 
     #[test]
+    fn sizing_divides_the_evaluation_over_the_live_devices() {
+        use crate::search::pipeline::compile_bound;
+        // 8 s to compile a config and 1 s to measure it, 16 compile threads: the threads finish
+        // a config every 0.5 s. One device measures one a second and two one every 0.5 s, so
+        // measuring bounds the tune and queued compiles keep their order; four measure one
+        // every 0.25 s, so compiling bounds it and the slowest compiles go first.
+        let spent = ((80.0, 10), (10.0, 10));
+        for (devices, bound) in [(0, false), (1, false), (2, false), (4, true), (8, true)] {
+            let ((compile, eval), _) = super::sizing(spent.0, spent.1, None, devices, 16, true);
+            assert_eq!(compile_bound(compile, eval, 16), bound, "{devices} live device(s)");
+        }
+        // Before any evaluation is timed, the sources' seconds stand in, divided the same way.
+        let ((_, eval), _) = super::sizing((0.0, 0), (0.0, 0), Some((8.0, 1.0)), 4, 16, true);
+        assert_eq!(eval, (0.25, 1));
+        // A measuring-bound adaptive search keeps one per live device and one more in flight;
+        // a non-adaptive one queues everything whatever the devices.
+        let cheap = ((1.0, 10), (100.0, 10));
+        assert_eq!(super::sizing(cheap.0, cheap.1, None, 1, 16, true).1, 3);
+        assert_eq!(super::sizing(cheap.0, cheap.1, None, 8, 16, true).1, 9);
+        assert_eq!(super::sizing(cheap.0, cheap.1, None, 8, 16, false).1, usize::MAX);
+    }
+
+    #[test]
     fn respects_the_evaluation_budget() {
         let o = TuneOptions { strategy: "random".into(), budget: Budget { max_evals: Some(5), ..Default::default() }, ..opts() };
         let (results, compiled, name) = loop_once(&tuner(), &o, None);
