@@ -978,9 +978,13 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         Ok(())
     }
 
-    /// A device spent `seconds` evaluating candidate `i` for the search.
+    /// A device spent `seconds` evaluating candidate `i` for the search (measuring or verifying
+    /// it). A config timed in parts (shortlisted after its verification launch and measured
+    /// later, or measured before the reference and verified later) counts once among the
+    /// configs the mean evaluation is taken over, with every part's seconds.
     fn timed(&mut self, l: &mut Turn<'_, '_, '_>, i: usize, seconds: f64) {
-        l.progress.eval_s = (l.progress.eval_s.0 + seconds, l.progress.eval_s.1 + 1);
+        let first = !self.eval_s.contains_key(&i);
+        l.progress.eval_s = (l.progress.eval_s.0 + seconds, l.progress.eval_s.1 + usize::from(first));
         *self.eval_s.entry(i).or_default() += seconds;
     }
 
@@ -1125,6 +1129,8 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             }
             Done::Verified(result) => {
                 let Some(h) = self.held.remove(&i) else { return Ok(()) };
+                // The late verification launch: part of what evaluating it cost.
+                self.timed(l, i, seconds);
                 let r = match result {
                     Ok(()) => self.held_result(l.ledger, i, h, true),
                     Err(BackendError::WorkerDied(why)) if *self.deaths.entry(i).and_modify(|n| *n += 1).or_insert(1) == 1 => {
