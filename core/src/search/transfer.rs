@@ -89,16 +89,16 @@
 //! reaches 0.98 of the optimum in 20 evaluations in 11 of 12 leave-one-out cases one at a time (10
 //! with the 2 or 3 in flight of a tune on one or two compile threads, 9 with the 6 of four and the
 //! 24 of sixteen), and in all 12 at least as good as the search without priors; with sources made
-//! to mislead (inverted or shuffled times, or only the other vendor's GPUs) it stays, on 36 of 36
-//! cases one at a time and 35 of 36 with the flight of four compile threads (200 seeds), within
-//! 0.05 of the search without priors; the exception is sources that tell nothing (shuffled times,
-//! twenty permutations): on the convolution MI250X 0.029 below one at a time and 0.077 with that
-//! flight, the probe picks and the picks of a source that agrees with the first outcomes by
+//! to mislead (inverted or shuffled times, or only the other vendor's GPUs) it stays within 0.05
+//! of the search without priors on 36 of 36 cases one at a time and 35 of 36 with the flight of
+//! four compile threads (200 seeds); the exception is sources that tell nothing (shuffled times,
+//! twenty permutations): on the convolution MI250X 0.077 below with that flight (0.029 one at a
+//! time), the probe picks and the picks of a source that agrees with the first outcomes by
 //! chance; from a single source GPU (each of the fourteen recorded spaces from each other of its
-//! kernel), within 0.05 in 80 of 86 pairs, worst 0.094 below; and at 100 evaluations the convolution A100, which the sources'
-//! ranking leads astray, reaches 0.813 (0.831 without priors) where it stayed at 0.680 before the
-//! stall rule (docs/benchmarks.md, `cargo run --release -p kerntune-core --example
-//! misleading_priors`, `… --example few_sources`).
+//! kernel), within 0.05 in 80 of 86 pairs, worst 0.094 below; and at 100 evaluations the
+//! convolution A100, which the sources' ranking leads astray, reaches 0.813 (0.831 without
+//! priors) where it stayed at 0.680 before the stall rule (docs/benchmarks.md, `cargo run
+//! --release -p kerntune-core --example misleading_priors`, `… --example few_sources`).
 //!
 //! [`PlainTransfer`] is the rule it improves on: each source's best, then each one's second
 //! best, and so on.
