@@ -251,6 +251,14 @@ fn sizing(compile: Spent, eval: Spent, expected: Option<(f64, f64)>, devices: us
     ((compile, eval), capacity)
 }
 
+/// Adds `seconds` spent on candidate `i` to its own total in `each` and to `all` (seconds summed,
+/// and how many candidates they cover: one timed in parts counts once).
+fn add_seconds(all: &mut Spent, each: &mut HashMap<usize, f64>, i: usize, seconds: f64) {
+    let first = !each.contains_key(&i);
+    *all = (all.0 + seconds, all.1 + usize::from(first));
+    *each.entry(i).or_default() += seconds;
+}
+
 impl<'e, B: Backend> Coordinator<'e, B> {
     /// Starts a session thread per device.
     pub fn start<'s>(
@@ -983,9 +991,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     /// later, or measured before the reference and verified later) counts once among the
     /// configs the mean evaluation is taken over, with every part's seconds.
     fn timed(&mut self, l: &mut Turn<'_, '_, '_>, i: usize, seconds: f64) {
-        let first = !self.eval_s.contains_key(&i);
-        l.progress.eval_s = (l.progress.eval_s.0 + seconds, l.progress.eval_s.1 + usize::from(first));
-        *self.eval_s.entry(i).or_default() += seconds;
+        add_seconds(&mut l.progress.eval_s, &mut self.eval_s, i, seconds);
     }
 
     /// A result for candidate `i` as this run saw it.
@@ -1380,6 +1386,18 @@ mod tests {
         assert_eq!(super::sizing(cheap.0, cheap.1, None, 1, 16, true).1, 3);
         assert_eq!(super::sizing(cheap.0, cheap.1, None, 8, 16, true).1, 9);
         assert_eq!(super::sizing(cheap.0, cheap.1, None, 8, 16, false).1, usize::MAX);
+    }
+
+    #[test]
+    fn a_config_timed_in_parts_counts_once_with_all_its_seconds() {
+        let (mut all, mut each) = ((0.0, 0), std::collections::HashMap::new());
+        // Shortlisted after a 0.1 s verification launch, measured later in 0.3 s; another config
+        // measured in one go in 0.2 s.
+        super::add_seconds(&mut all, &mut each, 7, 0.1);
+        super::add_seconds(&mut all, &mut each, 3, 0.2);
+        super::add_seconds(&mut all, &mut each, 7, 0.3);
+        assert_eq!(all.1, 2, "two configs");
+        assert!((all.0 - 0.6).abs() < 1e-12 && (each[&7] - 0.4).abs() < 1e-12 && (each[&3] - 0.2).abs() < 1e-12, "{all:?} {each:?}");
     }
 
     #[test]
