@@ -252,11 +252,10 @@ fn sizing(compile: Spent, eval: Spent, expected: Option<(f64, f64)>, devices: us
 }
 
 /// Adds `seconds` spent on candidate `i` to its own total in `each` and to `all` (seconds summed,
-/// and how many candidates they cover: one timed in parts counts once).
+/// and how many candidates they cover: those in `each`, so one timed in parts counts once).
 fn add_seconds(all: &mut Spent, each: &mut HashMap<usize, f64>, i: usize, seconds: f64) {
-    let first = !each.contains_key(&i);
-    *all = (all.0 + seconds, all.1 + usize::from(first));
     *each.entry(i).or_default() += seconds;
+    *all = (all.0 + seconds, each.len());
 }
 
 impl<'e, B: Backend> Coordinator<'e, B> {
