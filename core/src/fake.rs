@@ -94,6 +94,8 @@ pub struct FakeBackend {
     cached: bool,
     /// Wall time making a workspace takes (a worker process starting, say).
     workspace_delay: Duration,
+    /// Wall time each verification launch takes besides its timed launch.
+    verify_delay: Duration,
     /// Timed launches before the first verification (`usize::MAX` until one happens).
     first_verify: Arc<AtomicUsize>,
     /// Set in isolated mode: kernels run in worker processes.
@@ -161,6 +163,7 @@ impl FakeBackend {
             launch_delay: Duration::ZERO,
             cached: false,
             workspace_delay: Duration::ZERO,
+            verify_delay: Duration::ZERO,
             first_verify: Arc::new(AtomicUsize::new(usize::MAX)),
             worker: None,
             in_worker: false,
@@ -190,6 +193,13 @@ impl FakeBackend {
     /// Making a workspace takes `d` of wall time.
     pub fn with_workspace_delay(mut self, d: Duration) -> Self {
         self.workspace_delay = d;
+        self
+    }
+
+    /// Every verification takes `d` of wall time besides its launch (reading and comparing a
+    /// large output, say), on the device's thread.
+    pub fn with_verify_delay(mut self, d: Duration) -> Self {
+        self.verify_delay = d;
         self
     }
 
@@ -403,6 +413,7 @@ impl Backend for FakeBackend {
         req: &crate::measure::verify::VerifyRequest<'_>,
     ) -> Result<Vec<f64>, BackendError> {
         let _ = self.first_verify.compare_exchange(usize::MAX, self.timed.load(Ordering::SeqCst), Ordering::SeqCst, Ordering::SeqCst);
+        std::thread::sleep(self.verify_delay);
         let Some(slot) = &self.worker else {
             self.reset(ws, true)?;
             let t = self.time(ws, k, launch, &TimeRequest { launches: 1, flush: crate::spec::settings::L2Flush::Off, timeout: req.timeout })?;

@@ -582,6 +582,43 @@ fn configs_are_measured_while_the_cpu_reference_is_computed() {
     assert!(!is(&r.winner, 64, 2));
 }
 
+/// A config measured before the CPU reference was made is verified later by a launch of its
+/// own; that launch is part of what evaluating it cost, so its `eval_seconds` (which a tune
+/// sizes its flight by, and a database passes on as priors) holds it, as a config verified with
+/// its measurement does.
+#[test]
+fn a_late_verification_counts_in_the_configs_evaluation_seconds() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let verify = Duration::from_millis(60);
+    let fake = FakeBackend::new(limits(), time).with_verify_delay(verify);
+    let launched = fake.launch_counter();
+    let first = fake.first_verification();
+    let held = Arc::new(AtomicBool::new(false));
+    let flag = held.clone();
+    let mut j = job();
+    j.verify.reference = Reference::Host(
+        "slow".into(),
+        Arc::new(move |p| {
+            let t = std::time::Instant::now();
+            while launched.load(Ordering::SeqCst) < 10 && t.elapsed() < Duration::from_secs(20) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            flag.store(launched.load(Ordering::SeqCst) >= 10, Ordering::SeqCst);
+            Ok(FakeBackend::reference(p))
+        }),
+    );
+    let r = Tuner::new(fake).tune(&j, &opts()).unwrap();
+    assert!(held.load(Ordering::SeqCst), "configs were measured before the reference was made");
+    assert!(first.load(Ordering::SeqCst) >= 10, "and verified after it: {} timed launches first", first.load(Ordering::SeqCst));
+    let measured: Vec<_> = r.results.iter().filter(|x| matches!(x.outcome, ResultOutcome::Measured { .. })).collect();
+    assert_eq!(measured.len(), r.evaluated);
+    for x in &measured {
+        assert!(x.verified, "{}", x.config);
+        let s = x.eval_seconds.unwrap_or(0.0);
+        assert!(s >= verify.as_secs_f64(), "{}: {s} s evaluating, its verification took {} s", x.config, verify.as_secs_f64());
+    }
+}
+
 /// A job sent while the CPU reference is computed, taken by its device once it is made (here
 /// the device is still making its workspace, as a worker process starts), is verified with its
 /// measurement: its verification launch comes first and warms it up, as for any later config.
