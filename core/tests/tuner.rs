@@ -550,29 +550,34 @@ fn a_cpu_reference_checks_every_config() {
     assert_eq!(r.reference, "cpu:fake");
 }
 
-/// A slow CPU reference does not hold the devices: configs are measured while it is computed
-/// and verified once it is made, a wrong one included.
-#[test]
-fn configs_are_measured_while_the_cpu_reference_is_computed() {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    let fake = FakeBackend::new(limits(), time).with_behavior(|c| if is(c, 64, 2) { Behavior::WrongOutput } else { Behavior::Ok });
+/// A CPU reference made only once `fake` has timed 10 launches (or after 20 s, when the devices
+/// wait for it and the test fails), and whether it waited for them.
+fn reference_after_launches(fake: &FakeBackend) -> (Reference, Arc<std::sync::atomic::AtomicBool>) {
     let launched = fake.launch_counter();
-    let waited_for_launches = Arc::new(AtomicBool::new(false));
-    let flag = waited_for_launches.clone();
-    let mut j = job();
-    // The reference is made only once the device has timed launches of several configs (or
-    // after 20 s, when the devices wait for it, and the test fails).
-    j.verify.reference = Reference::Host(
+    let waited = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = waited.clone();
+    let reference = Reference::Host(
         "slow".into(),
         Arc::new(move |p| {
             let t = std::time::Instant::now();
-            while launched.load(Ordering::SeqCst) < 10 && t.elapsed() < std::time::Duration::from_secs(20) {
-                std::thread::sleep(std::time::Duration::from_millis(5));
+            while launched.load(Ordering::SeqCst) < 10 && t.elapsed() < Duration::from_secs(20) {
+                std::thread::sleep(Duration::from_millis(5));
             }
             flag.store(launched.load(Ordering::SeqCst) >= 10, Ordering::SeqCst);
             Ok(FakeBackend::reference(p))
         }),
     );
+    (reference, waited)
+}
+
+/// A slow CPU reference does not hold the devices: configs are measured while it is computed
+/// and verified once it is made, a wrong one included.
+#[test]
+fn configs_are_measured_while_the_cpu_reference_is_computed() {
+    let fake = FakeBackend::new(limits(), time).with_behavior(|c| if is(c, 64, 2) { Behavior::WrongOutput } else { Behavior::Ok });
+    let mut j = job();
+    let waited_for_launches;
+    (j.verify.reference, waited_for_launches) = reference_after_launches(&fake);
     let r = Tuner::new(fake).tune(&j, &opts()).unwrap();
     assert!(waited_for_launches.load(Ordering::SeqCst), "configs were measured before the reference was made");
     assert!(matches!(result_of(&r, 64, 2).outcome, ResultOutcome::Failed { kind: FailureKind::WrongOutput, .. }), "{:?}", result_of(&r, 64, 2));
@@ -588,25 +593,12 @@ fn configs_are_measured_while_the_cpu_reference_is_computed() {
 /// its measurement does.
 #[test]
 fn a_late_verification_counts_in_the_configs_evaluation_seconds() {
-    use std::sync::atomic::{AtomicBool, Ordering};
     let verify = Duration::from_millis(60);
     let fake = FakeBackend::new(limits(), time).with_verify_delay(verify);
-    let launched = fake.launch_counter();
     let first = fake.first_verification();
-    let held = Arc::new(AtomicBool::new(false));
-    let flag = held.clone();
     let mut j = job();
-    j.verify.reference = Reference::Host(
-        "slow".into(),
-        Arc::new(move |p| {
-            let t = std::time::Instant::now();
-            while launched.load(Ordering::SeqCst) < 10 && t.elapsed() < Duration::from_secs(20) {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            flag.store(launched.load(Ordering::SeqCst) >= 10, Ordering::SeqCst);
-            Ok(FakeBackend::reference(p))
-        }),
-    );
+    let held;
+    (j.verify.reference, held) = reference_after_launches(&fake);
     let r = Tuner::new(fake).tune(&j, &opts()).unwrap();
     assert!(held.load(Ordering::SeqCst), "configs were measured before the reference was made");
     assert!(first.load(Ordering::SeqCst) >= 10, "and verified after it: {} timed launches first", first.load(Ordering::SeqCst));
