@@ -96,8 +96,8 @@
 //! time), the probe picks and the picks of a source that agrees with the first outcomes by
 //! chance; from a single source GPU (each of the fourteen recorded spaces from each other of its
 //! kernel), within 0.05 in 80 of 86 pairs, worst 0.094 below; and at 100 evaluations the
-//! convolution A100, which the sources' ranking leads astray, reaches 0.813 (0.831 without
-//! priors) where it stayed at 0.680 before the stall rule (docs/benchmarks.md, `cargo run
+//! convolution A100, which the sources' ranking leads astray, reaches 0.798 (0.839 without
+//! priors, 200 seeds) where it stayed at 0.680 before the stall rule (docs/benchmarks.md, `cargo run
 //! --release -p kerntune-core --example misleading_priors`, `… --example few_sources`).
 //!
 //! [`PlainTransfer`] is the rule it improves on: each source's best, then each one's second
