@@ -870,7 +870,27 @@ fn a_tune_learns_from_another_gpus_results() {
     assert!(p["line"].as_str().unwrap().starts_with("prior: 1 target, 22 measurements"), "{p}");
     // The sources' favourite is measured first after the default config.
     let favourite = serde_json::json!({"params": [["WG_SIZE", 256], ["PER_THREAD", 4]]});
-    assert!(r["results"].as_array().unwrap().iter().any(|x| x["config"] == favourite), "{out}");
+    let fav = r["results"].as_array().unwrap().iter().find(|x| x["config"] == favourite).unwrap_or_else(|| panic!("{out}"));
+    // Each result says who proposed it: the favourite, the sources' ranking.
+    assert_eq!(fav["proposed_by"], "sources", "{fav}");
+    // The database keeps it, with what the tune learned from: `db show` says so, and the
+    // report's page shows the line, who proposed each evaluation and what each found.
+    let o = kerntune(d.path(), &["db", "show"]);
+    let (shown, err) = text(&o);
+    assert!(o.status.success() && shown.contains("the last tune learned from 1 target, 22 measurements"), "{shown}\n{err}");
+    let page = d.path().join("triad.html");
+    let o = kerntune(d.path(), &["report", spec, "--out", page.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let html = std::fs::read_to_string(&page).unwrap();
+    for part in [
+        "strategy <code>transfer</code>",
+        "learned from 1 target, 22 measurements",
+        "Who proposed run 1",
+        "the sources' ranking",
+        "proposed by the sources&apos; ranking",
+    ] {
+        assert!(html.contains(part), "the page has no `{part}`");
+    }
     // A note says how many proposals the sources made.
     assert!(
         r["notes"]

@@ -69,6 +69,7 @@ fn priors(c: &mut Criterion) {
                     compile_s: Some(0.5 + (i % 100) as f64 / 50.0),
                     eval_s: Some(0.05 + (i % 10) as f64 / 100.0),
                     device: None,
+                    by: None,
                 });
                 e.measurements.insert(m.config.key(), m);
             }

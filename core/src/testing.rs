@@ -90,6 +90,7 @@ pub fn synthetic_entry(target_name: &str, target: &str, problem: &str, configs: 
             compile_s: Some(0.2 + 1.5 * unit(code * 3 + 1)),
             eval_s: Some(0.02 + 0.05 * unit(code * 5 + 2)),
             device: None,
+            by: None,
         };
         let f = unit(code * 7 + seed);
         let status = if f < 0.01 {

@@ -41,6 +41,31 @@ fn a_new_device_learns_from_the_database() {
     assert_eq!(p.line, "prior: 1 target, 24 measurements (db)");
     assert!(p.seconds < 5.0);
     assert_eq!((b.winner.get_i64("bx"), b.winner.get_i64("vec")), (Some(256), Some(8)), "found in 6 evaluations: {}", b.winner);
+    // Each result says who proposed it, and the database keeps that with what the run learned
+    // from, for the report.
+    let tags: Vec<Option<&str>> = b.results.iter().map(|r| r.proposed_by.as_deref()).collect();
+    assert_eq!(tags.iter().filter(|t| t.is_some()).count(), 5, "all but the reference config: {tags:?}");
+    assert!(tags.iter().flatten().filter(|t| **t == "sources").count() >= 3, "the first picks are the sources': {tags:?}");
+    let entry = db.entry(&b.entry).unwrap().expect("stored");
+    for r in &b.results {
+        let stored = entry.measurements[&r.config.key()].trace.as_ref().expect("a trace");
+        assert_eq!(stored.by, r.proposed_by, "{}", r.config);
+    }
+    let note = &entry.runs[..];
+    assert_eq!(note.len(), 1, "{note:?}");
+    assert_eq!((note[0].strategy.as_str(), note[0].prior.as_deref()), ("transfer", Some(p.line.as_str())));
+    let search = note[0].search.as_deref().unwrap_or_default();
+    assert!(search.starts_with("transfer: ") && b.notes.iter().any(|n| n == search), "{search}");
+    let view = kerntune_core::analysis::EntryView::new(&entry, &Default::default());
+    let run = &view.runs[0];
+    assert_eq!(run.note.as_ref(), Some(&note[0]));
+    let (first, last) = (&run.proposed[0], run.proposed.last().unwrap());
+    assert!(first.from_priors && first.by.as_deref() == Some("sources"), "{:?}", run.proposed);
+    assert_eq!((last.by.as_ref(), last.evaluations), (None, 1), "the reference config, proposed by no search: {:?}", run.proposed);
+    assert_eq!(run.proposed.iter().map(|p| p.evaluations).sum::<usize>(), 6);
+    let b_winner = b.winner.key();
+    let found = |p: &&kerntune_core::analysis::Proposed| p.best.as_ref().is_some_and(|b| b.2 == b_winner);
+    assert_eq!(run.proposed.iter().filter(found).count(), 1, "one proposer found the winner: {:?}", run.proposed);
     // --no-prior: the default strategy is exhaustive again.
     let c = Tuner::new(device("gpu_c", 256.0)).tune(&job(), &TuneOptions { prior: PriorSetting::Off, ..opts(&db) }).unwrap();
     assert_eq!((c.strategy.as_str(), c.prior.is_none()), ("exhaustive", true));

@@ -81,6 +81,10 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                 if let Some(part) = e.origin.as_ref().and_then(|o| o.part()) {
                     winner += &format!(" (of {part})");
                 }
+                // What the last tune learned from, where it learned from other devices.
+                if let Some(line) = e.runs.last().and_then(|r| r.prior.as_deref()) {
+                    winner += &format!("; the last tune learned from {}", line.trim_start_matches("prior: "));
+                }
                 outln!(
                     "{} on {} [{}] {}: {} measured ({} failed); {}",
                     e.id.kernel,

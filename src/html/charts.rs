@@ -6,6 +6,7 @@
 
 use kerntune_core::analysis::portability::{Cell, Portability};
 use kerntune_core::analysis::{sample, Effect, EntryView, Point};
+use kerntune_core::search::proposer;
 use plotters::coord::combinators::WithKeyPoints;
 use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
@@ -29,6 +30,10 @@ const WINNER: RGBColor = RGBColor(0x1b, 0x9e, 0x77);
 const DEFAULT: RGBColor = RGBColor(0xd9, 0x5f, 0x02);
 const CONFIG: RGBColor = RGBColor(0x75, 0x70, 0xb3);
 const GREY: RGBColor = RGBColor(0xa0, 0xa0, 0xa0);
+/// A run's evaluation: number, seconds since the run started, time.
+type Eval = (usize, f64, Option<f64>);
+/// Evaluations the sources' ranking proposed.
+const PRIOR: RGBColor = RGBColor(0x1f, 0x78, 0xb4);
 const CEILING: RGBColor = RGBColor(0xc0, 0x39, 0x2b);
 const FONT: &str = "sans-serif";
 
@@ -208,9 +213,12 @@ pub fn trace(v: &EntryView) -> Result<Option<String>, ChartError> {
     }
     let times: Vec<f64> = runs.iter().flat_map(|r| r.evals.iter().filter_map(|e| e.2)).map(|t| t * 1e3).collect();
     let (lo, hi) = log_span(times.iter().copied().fold(f64::INFINITY, f64::min), times.iter().copied().fold(0.0, f64::max));
-    let max_eval = runs.iter().flat_map(|r| r.evals.iter().map(|e| e.0)).max().unwrap_or(0) as f64 + 1.0;
+    // Evaluations are numbered from 1, as the page's tables number them.
+    let max_eval = runs.iter().flat_map(|r| r.evals.iter().map(|e| e.0)).max().unwrap_or(0) as f64 + 2.0;
     let max_s = runs.iter().flat_map(|r| r.evals.iter().map(|e| e.1)).fold(0.0, f64::max).max(1e-3) * 1.05;
     let several = runs.len() > 1;
+    // Whether a run's search learned from priors: its dots say who proposed them.
+    let tagged = runs.iter().any(|r| r.by.iter().any(Option::is_some));
     svg("search trace", (880, 330), |root| {
         let halves = root.split_evenly((1, 2));
         for (h, by_seconds) in halves.iter().zip([false, true]) {
@@ -227,17 +235,28 @@ pub fn trace(v: &EntryView) -> Result<Option<String>, ChartError> {
                 .y_desc("time (ms)")
                 .y_label_formatter(&tick)
                 .draw()?;
-            let x = |e: &(usize, f64, Option<f64>)| if by_seconds { e.1 } else { e.0 as f64 };
+            let x = |e: &Eval| if by_seconds { e.1 } else { e.0 as f64 + 1.0 };
             for (k, r) in runs.iter().enumerate() {
-                let ok: Vec<&(usize, f64, Option<f64>)> = r.evals.iter().filter(|e| e.2.is_some()).collect();
+                // Each successful evaluation, and whether the sources' ranking proposed it.
+                let ok: Vec<(&Eval, bool)> =
+                    r.evals.iter().zip(&r.by).filter(|(e, _)| e.2.is_some()).map(|(e, by)| (e, by.as_deref().is_some_and(proposer::from_priors))).collect();
                 let dots = sample(ok.len(), MARKS / runs.len(), &[]);
-                c.draw_series(dots.into_iter().map(|i| Circle::new((x(ok[i]), ok[i].2.unwrap_or(0.0) * 1e3), 2, GREY.mix(0.6).filled())))?;
+                let dot = |i: &usize| (x(ok[*i].0), ok[*i].0 .2.unwrap_or(0.0) * 1e3);
+                let (mine, others): (Vec<usize>, Vec<usize>) = dots.into_iter().partition(|&i| ok[i].1);
+                let s = c.draw_series(others.iter().map(|i| Circle::new(dot(i), 2, GREY.mix(0.6).filled())))?;
+                if tagged && !by_seconds && k == 0 {
+                    s.label("proposed by the search (or the tuner)").legend(|(x, y)| Circle::new((x + 8, y), 3, GREY.mix(0.6).filled()));
+                }
+                let s = c.draw_series(mine.iter().map(|i| Circle::new(dot(i), 3, PRIOR.mix(0.8).filled())))?;
+                if tagged && !by_seconds && k == 0 {
+                    s.label("proposed by the sources' ranking").legend(|(x, y)| Circle::new((x + 8, y), 3, PRIOR.mix(0.8).filled()));
+                }
                 let color = if several { Palette99::pick(k).to_rgba() } else { WINNER.to_rgba() };
                 let best = r.best_so_far();
                 let end = r.evals.last().map(&x).unwrap_or(0.0);
                 let mut line: Vec<(f64, f64)> = Vec::with_capacity(best.len() * 2 + 1);
                 for (j, b) in best.iter().enumerate() {
-                    let bx = if by_seconds { b.1 } else { b.0 as f64 };
+                    let bx = if by_seconds { b.1 } else { b.0 as f64 + 1.0 };
                     if j > 0 {
                         line.push((bx, line.last().expect("a point").1));
                     }
@@ -252,7 +271,7 @@ pub fn trace(v: &EntryView) -> Result<Option<String>, ChartError> {
                         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2)));
                 }
             }
-            if several && !by_seconds {
+            if (several || tagged) && !by_seconds {
                 legend(&mut c, SeriesLabelPosition::UpperRight, 11)?;
             }
         }
@@ -264,7 +283,7 @@ pub fn trace(v: &EntryView) -> Result<Option<String>, ChartError> {
 /// Compile seconds per config, in the order they were evaluated.
 pub fn compile(v: &EntryView) -> Result<Option<String>, ChartError> {
     let mut pts: Vec<(f64, f64, bool)> =
-        v.points.iter().filter_map(|p| Some((p.trace.as_ref()?.seq as f64, p.compile_s?, v.winner.as_ref() == Some(&p.key)))).collect();
+        v.points.iter().filter_map(|p| Some((p.trace.as_ref()?.seq as f64 + 1.0, p.compile_s?, v.winner.as_ref() == Some(&p.key)))).collect();
     if pts.is_empty() {
         return Ok(None);
     }

@@ -14,7 +14,7 @@ pub mod charts;
 
 use kerntune_core::analysis::portability::{Cell, Portability};
 use kerntune_core::analysis::roofline::Bound;
-use kerntune_core::analysis::{EntryView, Point};
+use kerntune_core::analysis::{EntryView, Point, Run};
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
 pub use charts::ChartError;
@@ -31,6 +31,8 @@ pub struct Source {
 const TOP: usize = 25;
 /// Parameter charts per entry (the table lists every parameter).
 const PARAM_CHARTS: usize = 8;
+/// Runs per entry whose proposals are tabled (the newest).
+const PROPOSAL_TABLES: usize = 4;
 /// Failure causes listed per entry.
 const CAUSES: usize = 20;
 
@@ -129,6 +131,31 @@ pub fn page(views: &[EntryView], source: &Source) -> Result<String, ChartError> 
     Ok(markup.into_string())
 }
 
+/// Who proposed run `k`'s evaluations (a search that learned from priors), and what each found.
+fn proposals(v: &EntryView, k: usize, r: &Run) -> Markup {
+    let best = r.evals.iter().filter_map(|e| e.2).fold(f64::INFINITY, f64::min);
+    let from_priors: usize = r.proposed.iter().filter(|p| p.from_priors).map(|p| p.evaluations).sum();
+    html! {
+        h4 { "Who proposed run " (k + 1) "'s evaluations" }
+        p.muted { (from_priors) " of " (r.evals.len()) " came from the sources' ranking (the other devices' results); the rest from the search without priors, or the tuner itself." }
+        table {
+            tr { th { "proposed by" } th { "evaluations" } th { "failed" } th { "fastest found" } th { "at evaluation" } th { "× the run's best" } th { "" } }
+            @for p in &r.proposed {
+                tr {
+                    td { (p.words) } td.num { (p.evaluations) } td.num { (p.failed) }
+                    @match &p.best {
+                        Some((seq, t, key)) => {
+                            td { code { (key) } " " (time(*t)) } td.num { (seq + 1) } td.num { (format!("{:.2}", t / best)) }
+                            td { @if Some(key) == v.winner.as_ref() { span.winner { "winner" } } }
+                        },
+                        None => { td { "-" } td { } td { } td { } },
+                    }
+                }
+            }
+        }
+    }
+}
+
 fn position_words(p: &Point) -> String {
     p.position.words().unwrap_or_else(|| "-".into())
 }
@@ -191,7 +218,7 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
     let trace = figure(
         "trace",
         charts::trace(v),
-        "The line steps down when a run finds a faster config; grey dots are every successful evaluation.",
+        "The line steps down when a run finds a faster config; dots are every successful evaluation, blue where the sources' ranking (other devices' results) proposed it.",
         "No measurement records its place in a run (recorded by an older kerntune).",
     )?;
     let compile = figure("compile", charts::compile(v), "Green: the winner.", "No compile times recorded (database records, or an older kerntune).")?;
@@ -280,9 +307,19 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
             (trace)
             @if !v.runs.is_empty() {
                 ul { @for (k, r) in v.runs.iter().enumerate() {
-                    li { "run " (k + 1) ", started " (utc(r.started)) ": " (r.evals.len()) " evaluations over " (format!("{:.1}", r.evals.iter().map(|e| e.1).fold(0.0, f64::max))) " s" }
+                    li {
+                        "run " (k + 1) ", started " (utc(r.started)) ": " (r.evals.len()) " evaluations over " (format!("{:.1}", r.evals.iter().map(|e| e.1).fold(0.0, f64::max))) " s"
+                        @if let Some(n) = &r.note { ", strategy " code { (n.strategy) } }
+                        @if let Some(line) = r.note.as_ref().and_then(|n| n.prior.as_ref()) { br; "learned from " (line.trim_start_matches("prior: ")) }
+                        @if let Some(line) = r.note.as_ref().and_then(|n| n.search.as_ref()) { br; span.muted { (line) } }
+                    }
                 } }
                 @if v.runs.len() > 8 { p.muted { "The chart draws the first 8 runs." } }
+                @let tagged: Vec<(usize, &Run)> = v.runs.iter().enumerate().filter(|(_, r)| !r.proposed.is_empty()).collect();
+                @for (k, r) in &tagged[tagged.len().saturating_sub(PROPOSAL_TABLES)..] {
+                    (proposals(v, *k, r))
+                }
+                @if tagged.len() > PROPOSAL_TABLES { p.muted { "Who proposed what is shown for the newest " (PROPOSAL_TABLES) " of the " (tagged.len()) " runs that learned from priors." } }
             }
             @if v.untraced > 0 { p.muted { (v.untraced) " measurement(s) carry no trace (recorded by an older kerntune) and are not in the search chart." } }
             h3 { "Compile times" }

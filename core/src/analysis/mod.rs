@@ -19,8 +19,9 @@ pub use crate::plan::roofline;
 
 use crate::error::FailureKind;
 use crate::run::diagnose::{group_failures, Cause};
+use crate::search::proposer;
 use crate::space::config::Config;
-use crate::store::db::{Entry, Status, Trace};
+use crate::store::db::{Entry, RunNote, Status, Trace};
 use roofline::{Peaks, Position};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -92,6 +93,71 @@ pub struct Run {
     /// Its results: evaluation number (from 0), seconds since the run started, time (seconds;
     /// `None` for a failure).
     pub evals: Vec<(usize, f64, Option<f64>)>,
+    /// Who proposed each of `evals` (a tag of [`proposer`]), where the run's search learned
+    /// from priors; `None` for the others.
+    pub by: Vec<Option<String>>,
+    /// What the run said of its search (strategy, priors, proposals), where it was recorded.
+    pub note: Option<RunNote>,
+    /// Its evaluations by who proposed them, the sources' ranking first (empty unless some
+    /// were tagged).
+    pub proposed: Vec<Proposed>,
+}
+
+/// The evaluations one proposer made in a run (see [`proposer`]) and the best it found.
+#[derive(Clone, Debug, Serialize)]
+pub struct Proposed {
+    /// The tag (`sources`, `favourite:A100`, `search:yardstick`); `None`: configs no search
+    /// proposed (the reference config, one measured again).
+    pub by: Option<String>,
+    /// Who, in words.
+    pub words: String,
+    /// Whether the sources' ranking chose them ([`proposer::from_priors`]).
+    pub from_priors: bool,
+    /// Evaluations it made.
+    pub evaluations: usize,
+    /// Of those, the ones that failed.
+    pub failed: usize,
+    /// The fastest it found: evaluation number, time (seconds) and config key.
+    pub best: Option<(usize, f64, String)>,
+}
+
+impl Proposed {
+    /// `results` (evaluation number, time, key, tag) grouped by tag: the sources' ranking's
+    /// first, then the contrast, the search's and the untagged, each by most evaluations; empty
+    /// when none is tagged.
+    fn group(results: &[(usize, Option<f64>, &str, Option<&str>)]) -> Vec<Proposed> {
+        if results.iter().all(|r| r.3.is_none()) {
+            return Vec::new();
+        }
+        let mut by: BTreeMap<Option<&str>, Proposed> = BTreeMap::new();
+        for &(seq, time, key, tag) in results {
+            let p = by.entry(tag).or_insert_with(|| Proposed {
+                by: tag.map(str::to_string),
+                words: tag.map_or_else(|| "the tuner itself (the reference config, or a config measured again)".into(), proposer::words),
+                from_priors: tag.is_some_and(proposer::from_priors),
+                evaluations: 0,
+                failed: 0,
+                best: None,
+            });
+            p.evaluations += 1;
+            match time {
+                Some(t) if p.best.as_ref().is_none_or(|b| t < b.1) => p.best = Some((seq, t, key.to_string())),
+                Some(_) => {}
+                None => p.failed += 1,
+            }
+        }
+        let mut out: Vec<Proposed> = by.into_values().collect();
+        out.sort_by(|a, b| {
+            let rank = |p: &Proposed| match &p.by {
+                _ if p.from_priors => 0,
+                Some(tag) if tag == proposer::CONTRAST => 1,
+                Some(_) => 2,
+                None => 3,
+            };
+            rank(a).cmp(&rank(b)).then(b.evaluations.cmp(&a.evaluations)).then(a.words.cmp(&b.words))
+        });
+        out
+    }
 }
 
 impl Run {
@@ -157,11 +223,13 @@ impl EntryView {
         let mut failures: BTreeMap<String, usize> = BTreeMap::new();
         let mut failed_keys: BTreeMap<String, String> = BTreeMap::new();
         let mut untraced = 0;
-        let mut by_run: BTreeMap<u64, Vec<(usize, f64, Option<f64>)>> = BTreeMap::new();
+        // Per run: evaluation number, seconds, time, key and who proposed it.
+        type Eval<'e> = (usize, f64, Option<f64>, &'e str, Option<&'e str>);
+        let mut by_run: BTreeMap<u64, Vec<Eval<'_>>> = BTreeMap::new();
         let mut from_spec = 0usize;
         for (key, m) in &entry.measurements {
             match &m.trace {
-                Some(t) => by_run.entry(t.run).or_default().push((t.seq, t.elapsed_s, m.stats().map(|s| s.mean))),
+                Some(t) => by_run.entry(t.run).or_default().push((t.seq, t.elapsed_s, m.stats().map(|s| s.mean), key, t.by.as_deref())),
                 None => untraced += 1,
             }
             match &m.status {
@@ -195,7 +263,14 @@ impl EntryView {
             .into_iter()
             .map(|(started, mut evals)| {
                 evals.sort_by_key(|e| e.0);
-                Run { started, evals }
+                let proposed = Proposed::group(&evals.iter().map(|e| (e.0, e.2, e.3, e.4)).collect::<Vec<_>>());
+                Run {
+                    started,
+                    by: evals.iter().map(|e| e.4.map(str::to_string)).collect(),
+                    evals: evals.iter().map(|e| (e.0, e.1, e.2)).collect(),
+                    note: entry.runs.iter().rev().find(|n| n.run == started).cloned(),
+                    proposed,
+                }
             })
             .collect();
         let mut notes = Vec::new();
@@ -371,7 +446,7 @@ mod tests {
             for vec in [1i64, 2] {
                 let c = Config::new([("bx", bx), ("vec", vec)]);
                 let t = 1e-3 * (256 / bx) as f64 * if vec == 2 { 1.01 } else { 1.0 };
-                let trace = Trace { run: 7, seq, elapsed_s: seq as f64, compile_s: Some(0.5), eval_s: None, device: None };
+                let trace = Trace { run: 7, seq, elapsed_s: seq as f64, compile_s: Some(0.5), eval_s: None, device: None, by: None };
                 seq += 1;
                 let status = if bx == 32 && vec == 2 {
                     Status::Failed { failure: FailureKind::LaunchFailed, message: "launch failed: an illegal memory access at 0x7f00".into() }

@@ -377,6 +377,7 @@ mod tests {
             seq: None,
             elapsed_s: None,
             verified: true,
+            proposed_by: None,
         }
     }
 

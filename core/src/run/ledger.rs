@@ -49,6 +49,11 @@ pub(crate) struct Ledger<'a> {
     pub causes: Vec<crate::run::diagnose::Cause>,
     /// What the priors held.
     pub prior: Option<crate::run::report::PriorReport>,
+    /// Who proposed each config sent to be measured, by key, where the strategy says
+    /// ([`crate::search::Strategy::proposed_by`]).
+    pub proposed: HashMap<String, String>,
+    /// The search's own line on how it went ([`crate::search::Strategy::summary`]).
+    pub search_line: Option<String>,
     /// What the search did about its slowest compiles.
     pub compile_tail: Option<crate::run::CompileTail>,
     /// Configs verified so far during the search (the sample counts them).
@@ -107,6 +112,8 @@ impl<'a> Ledger<'a> {
             notes: Vec::new(),
             causes: Vec::new(),
             prior: None,
+            proposed: HashMap::new(),
+            search_line: None,
             compile_tail: None,
             verified: 0,
             next_seq: 0,
@@ -156,6 +163,9 @@ impl<'a> Ledger<'a> {
             if r.elapsed_s.is_none() {
                 r.elapsed_s = Some(self.t0.elapsed().as_secs_f64());
             }
+            if r.proposed_by.is_none() {
+                r.proposed_by = self.proposed.get(&r.config.key()).cloned();
+            }
         }
         if let Some(s) = self.normalized(&r) {
             if !s.raced && self.best.as_ref().is_none_or(|b| s.mean < b.mean) {
@@ -176,6 +186,7 @@ impl<'a> Ledger<'a> {
                     compile_s: r.compile_seconds,
                     eval_s: r.eval_seconds,
                     device: r.device.filter(|_| self.devices.len() > 1),
+                    by: r.proposed_by.clone(),
                 };
                 let verified = Some(r.verified || !matches!(r.outcome, ResultOutcome::Measured { .. }));
                 self.pending.push((
@@ -239,6 +250,11 @@ impl<'a> Ledger<'a> {
     /// What this tune's measurements are for (the entry's origin).
     pub fn origin(&self) -> db::Origin {
         db::Origin { space: self.ctx.space_hash.clone(), verify: self.ctx.verify_hash.clone(), shard: self.opts.shard, merged: Vec::new() }
+    }
+
+    /// What this run says of its search, for the database (`strategy`: the one it ran).
+    pub fn run_note(&self, strategy: &str) -> db::RunNote {
+        db::RunNote { run: self.run, strategy: strategy.into(), prior: self.prior.as_ref().map(|p| p.line.clone()), search: self.search_line.clone() }
     }
 
     /// The environment record and target name for the database.

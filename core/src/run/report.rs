@@ -114,6 +114,10 @@ pub struct ConfigResult {
     /// Whether its outputs were checked against the reference (`false`: the sample skipped it,
     /// or nothing is verified).
     pub verified: bool,
+    /// Who proposed it, in a search that learns from priors: a tag of
+    /// [`crate::search::proposer`] (`sources`, `favourite:A100`, `search:yardstick`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proposed_by: Option<String>,
 }
 
 impl ConfigResult {
@@ -310,5 +314,6 @@ pub(crate) fn to_result(m: &Measurement, from_db: bool, metrics: (Option<f64>, O
         seq: None,
         elapsed_s: None,
         verified: m.verified.unwrap_or(true),
+        proposed_by: None,
     }
 }

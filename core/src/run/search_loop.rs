@@ -468,7 +468,8 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             ledger.notes.push("no config ran to make the reference outputs".into());
         }
         if let Some(line) = strat.summary() {
-            ledger.notes.push(line);
+            ledger.notes.push(line.clone());
+            ledger.search_line = Some(line);
         }
         Ok(strat.name())
     }
@@ -719,6 +720,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             idle = if fresh.is_empty() { idle + 1 } else { 0 };
             let queued = fresh.len();
             for i in fresh {
+                if let Some(by) = l.strat.proposed_by(i) {
+                    l.ledger.proposed.insert(self.plan.cands[i].config.key(), by);
+                }
                 l.progress.in_flight[i] = true;
                 l.progress.flying += 1;
                 l.flow.queue.push(i, if longest_first { l.times.predict(l.view, i) } else { 0.0 });
@@ -1017,6 +1021,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             seq: None,
             elapsed_s: None,
             verified,
+            proposed_by: None,
         }
     }
 

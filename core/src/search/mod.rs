@@ -19,6 +19,7 @@ mod model_guided;
 mod neighbourhood;
 pub mod pipeline;
 pub mod prior;
+pub mod proposer;
 mod ridge;
 pub mod strategy;
 pub mod tail;

@@ -94,6 +94,13 @@ pub trait Strategy: Send {
     fn replaceable(&self) -> bool {
         true
     }
+    /// Who proposed candidate `index` (as it was last asked for), for the report and the
+    /// database's trace: a tag of [`crate::search::proposer`]. Only a strategy that learns from
+    /// priors tells (the transfer searches); others answer `None`, their name says it all.
+    fn proposed_by(&self, index: usize) -> Option<String> {
+        let _ = index;
+        None
+    }
     /// One line for the report on how the search went, where it has more to say than its
     /// name (the transfer search: how many proposals came from the priors, and why the rest
     /// did not).

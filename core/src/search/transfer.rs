@@ -104,6 +104,7 @@
 //! best, and so on.
 
 use crate::search::prior::{Prior, Source};
+use crate::search::proposer;
 use crate::search::ridge;
 use crate::search::strategy::{Candidates, Outcome, Strategy};
 use std::sync::Arc;
@@ -202,6 +203,8 @@ pub struct Transfer {
     for_a_source: Option<(usize, usize)>,
     /// Whether the sources are one (a single source, or sources that rank alike, [`ALIKE`]).
     one_voice: bool,
+    /// Who proposed each candidate asked for, as last asked ([`proposer`]).
+    proposed: std::collections::HashMap<usize, String>,
 }
 
 /// Why a turn went to the fallback search.
@@ -232,6 +235,22 @@ enum Handed {
 }
 
 impl Handed {
+    /// Its word in a proposal's tag ([`proposer::REASONS`]).
+    fn tag(self) -> &'static str {
+        match self {
+            Handed::NoPrior => "no-prior",
+            Handed::Yardstick => "yardstick",
+            Handed::Blind => "blind",
+            Handed::OneSource => "one-source",
+            Handed::Distrust => "distrust",
+            Handed::Beaten => "beaten",
+            Handed::Contrast => "contrast",
+            Handed::Surprise => "surprise",
+            Handed::HandOver => "hand-over",
+            Handed::Stalled => "stalled",
+        }
+    }
+
     /// Why, for the report.
     fn said(self) -> &'static str {
         match self {
@@ -285,6 +304,7 @@ impl Transfer {
             withdrawn: 0,
             for_a_source: None,
             one_voice: false,
+            proposed: Default::default(),
         }
     }
 
@@ -609,6 +629,8 @@ impl Strategy for Transfer {
                     self.proposals.1 += 1;
                     self.from_base.insert(i);
                     *self.handed.entry(why).or_default() += 1;
+                    let by = if contrast.is_some() { proposer::CONTRAST.into() } else { proposer::search(why.tag()) };
+                    self.proposed.insert(i, by);
                 }
             }
             if pick.is_none() {
@@ -619,6 +641,11 @@ impl Strategy for Transfer {
                 if let Some(i) = pick {
                     self.proposals.0 += 1;
                     self.pending[i] = true;
+                    let by = match for_a_source {
+                        Some((_, s)) => proposer::favourite(&self.prior.sources[s].name),
+                        None => proposer::SOURCES.into(),
+                    };
+                    self.proposed.insert(i, by);
                 }
             }
             let Some(i) = pick else { break };
@@ -660,6 +687,10 @@ impl Strategy for Transfer {
 
     fn expected_seconds(&self) -> Option<(f64, f64)> {
         self.prior.seconds
+    }
+
+    fn proposed_by(&self, index: usize) -> Option<String> {
+        self.proposed.get(&index).cloned()
     }
 
     fn summary(&self) -> Option<String> {
@@ -833,12 +864,14 @@ pub struct PlainTransfer {
     prior: Arc<Prior>,
     order: Option<Vec<usize>>,
     next: usize,
+    /// Whether some source measured each candidate (those are the sources' proposals).
+    ranked: Vec<bool>,
 }
 
 impl PlainTransfer {
     /// Over `prior`.
     pub fn new(prior: Arc<Prior>) -> PlainTransfer {
-        PlainTransfer { prior, order: None, next: 0 }
+        PlainTransfer { prior, order: None, next: 0, ranked: Vec::new() }
     }
 }
 
@@ -873,6 +906,7 @@ impl Strategy for PlainTransfer {
                 }
             }
             order.extend((0..cands.len()).filter(|&i| !seen[i]));
+            self.ranked = seen;
             order
         });
         let end = (self.next + max).min(order.len());
@@ -885,6 +919,10 @@ impl Strategy for PlainTransfer {
 
     fn adaptive(&self) -> bool {
         false
+    }
+
+    fn proposed_by(&self, index: usize) -> Option<String> {
+        self.ranked.get(index).copied().unwrap_or(false).then(|| proposer::SOURCES.into())
     }
 }
 
@@ -924,6 +962,31 @@ mod tests {
         // Two one-hot features, both seen: the ridge shrinks toward 0.
         let g = ridge_onehot(&[vec![0], vec![1]], &[1.0, -1.0], 2, 1.0);
         assert!((g[0] - 0.5).abs() < 1e-12 && (g[1] + 0.5).abs() < 1e-12, "{g:?}");
+    }
+
+    /// Each proposal says who made it ([`proposer`]): the sources' ranking for the first picks,
+    /// the fallback for the yardstick (the contrast, its last, the sources' least favourite)
+    /// and a blind batch's shared turns; plain transfer tags what a source measured.
+    #[test]
+    fn every_proposal_says_who_made_it() {
+        let params = vec![Param::new("a", 0..20)];
+        let coords: Vec<Vec<u32>> = (0..20).map(|i| vec![i]).collect();
+        let cands = Candidates { params: &params, coords: &coords };
+        let source = Source { name: "s".into(), times: (0..20).map(|i| if i < 15 { 1.0 + i as f32 } else { f32::NAN }).collect() };
+        let prior = Arc::new(Prior { sources: vec![source.clone()], ..Default::default() });
+        let mut t = Transfer::new(prior.clone(), crate::search::by_name("random", 1).unwrap());
+        let batch = t.ask(&cands, 8);
+        let by: Vec<String> = batch.iter().map(|&i| t.proposed_by(i).expect("every proposal is tagged")).collect();
+        assert_eq!(&by[..FIRST + YARDSTICK], ["sources", "sources", "sources", "search:yardstick", "search:yardstick", "contrast"], "{batch:?}");
+        let mut rest = by[FIRST + YARDSTICK..].to_vec();
+        rest.sort();
+        assert_eq!(rest, ["search:blind", "sources"]);
+        assert_eq!(t.proposed_by(batch.iter().map(|&i| i + 1).find(|i| !batch.contains(i) && *i < 20).unwrap()), None, "not asked for");
+        // Plain transfer: the source's ranking, then what no source measured (untagged).
+        let mut plain = PlainTransfer::new(prior);
+        let all = plain.ask(&cands, 20);
+        assert_eq!(all.iter().filter(|&&i| plain.proposed_by(i).as_deref() == Some(proposer::SOURCES)).count(), 15);
+        assert!(all[15..].iter().all(|&i| plain.proposed_by(i).is_none()), "{all:?}");
     }
 
     /// A tuner that asks for a batch before any outcome gets the same order as one that asks

@@ -175,6 +175,10 @@ pub struct Trace {
     /// The device that measured it, when the run had several (position in its list).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<usize>,
+    /// Who proposed it, where the run's search learned from priors (a tag of
+    /// [`crate::search::proposer`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
 }
 
 impl Measurement {
@@ -283,6 +287,30 @@ pub struct Entry {
     /// and the shard of a split tune. Merging shards of different spaces is refused by it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub origin: Option<Origin>,
+    /// What the tunes that measured the entry said about their search, oldest first (the
+    /// newest [`RUN_NOTES`]). Absent in older records.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<RunNote>,
+}
+
+/// Run notes an entry keeps (the newest).
+pub const RUN_NOTES: usize = 64;
+
+/// What one tune of an entry said about its search, for reports: the strategy, what it learned
+/// from and how its proposals went. Its measurements' traces carry the same `run`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct RunNote {
+    /// When the tune started (seconds since the Unix epoch; [`Trace::run`]).
+    pub run: u64,
+    /// The strategy it ran.
+    pub strategy: String,
+    /// What it learned from (`prior: 5 targets, 21,780 measurements (db)`), when it had priors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prior: Option<String>,
+    /// The search's own line on how it went (the transfer search: its proposals, by who made
+    /// them and why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<String>,
 }
 
 /// What an entry's measurements were made for (see [`Entry::origin`]).
@@ -377,7 +405,17 @@ impl Origin {
 impl Entry {
     /// An empty entry.
     pub fn new(id: EntryId, target_name: String, env: Environment) -> Entry {
-        Entry { id, target_name, env, measurements: BTreeMap::new(), winner: None, origin: None }
+        Entry { id, target_name, env, measurements: BTreeMap::new(), winner: None, origin: None, runs: Vec::new() }
+    }
+
+    /// Adds the notes of `runs` to the entry's, without repeats, oldest first, keeping the
+    /// newest [`RUN_NOTES`].
+    pub fn note_runs<'n>(&mut self, runs: impl IntoIterator<Item = &'n RunNote>) {
+        self.runs.extend(runs.into_iter().cloned());
+        self.runs.sort();
+        self.runs.dedup();
+        let extra = self.runs.len().saturating_sub(RUN_NOTES);
+        self.runs.drain(..extra);
     }
 
     /// Records a measurement, keeping the better-sampled record when the config was measured
@@ -415,6 +453,7 @@ impl Entry {
             }
             (a, b) => a.or_else(|| b.clone()),
         };
+        self.note_runs(&other.runs);
     }
 
     /// Stores the winner of a tune of `origin`, and `origin` with it. A shard's tune into an
@@ -1223,7 +1262,29 @@ pub fn now() -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::shards_part;
+    use super::*;
+
+    /// Run notes merge as the measurements do: the union, the same whichever side is merged
+    /// into the other, the newest kept; a header written before they existed reads without them.
+    #[test]
+    fn run_notes_merge_both_ways_alike() {
+        let id = EntryId { kernel: "k".into(), kernel_hash: "h".into(), target: "t".into(), toolchain: "c".into(), problem: "n=1".into() };
+        let note = |run: u64, prior: Option<&str>| RunNote { run, strategy: "transfer".into(), prior: prior.map(Into::into), search: None };
+        let mut a = Entry::new(id.clone(), "A".into(), Environment::default());
+        let mut b = a.clone();
+        a.note_runs(&[note(3, Some("prior: 1 target, 9 measurements (db)")), note(1, None)]);
+        b.note_runs(&[note(2, None), note(1, None)]);
+        let (mut ab, mut ba) = (a.clone(), b.clone());
+        ab.merge(&b);
+        ba.merge(&a);
+        assert_eq!(ab, ba);
+        assert_eq!(ab.runs.iter().map(|r| r.run).collect::<Vec<_>>(), [1, 2, 3]);
+        let many: Vec<RunNote> = (0..100).map(|r| note(r, None)).collect();
+        ab.note_runs(&many);
+        assert_eq!((ab.runs.len(), ab.runs[0].run, ab.runs.last().map(|r| r.run)), (RUN_NOTES, 100 - RUN_NOTES as u64, Some(99)));
+        let old = r#"{"kernel":"k","kernel_hash":"h","target":"t","toolchain":"c","problem":"n=1","target_name":"A","env":{"kerntune":"0.1","host":"","timing":"events"},"measurements":{}}"#;
+        assert!(serde_json::from_str::<Entry>(old).unwrap().runs.is_empty());
+    }
 
     /// A few shards are named one by one; hundreds are cut short, each list with its count.
     #[test]
