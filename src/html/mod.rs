@@ -41,7 +41,7 @@ body { font-family: sans-serif; margin: 24px auto; max-width: 1100px; color: #22
 h1 { font-size: 1.6em; margin-bottom: 0.2em; } h2 { border-bottom: 2px solid #ddd; padding-bottom: 4px; margin-top: 2.2em; }
 h3 { margin-top: 1.6em; } .muted { color: #666; } .note { background: #fff8e1; border-left: 4px solid #f0b400; padding: 6px 10px; margin: 6px 0; }
 table { border-collapse: collapse; margin: 8px 0; font-size: 0.9em; } th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }
-th { background: #f4f4f4; } td.num { text-align: right; font-variant-numeric: tabular-nums; } code { font-size: 0.95em; }
+th { background: #f4f4f4; } td.num { text-align: right; font-variant-numeric: tabular-nums; } code { font-size: 0.95em; } td code { overflow-wrap: anywhere; }
 figure { margin: 10px 0; } figure svg { max-width: 100%; height: auto; } .grid { display: flex; flex-wrap: wrap; gap: 8px; }
 .winner { color: #1b9e77; font-weight: bold; } .default { color: #d95f02; } nav li { margin: 2px 0; }
 ";
@@ -131,6 +131,11 @@ pub fn page(views: &[EntryView], source: &Source) -> Result<String, ChartError> 
     Ok(markup.into_string())
 }
 
+/// A config key in a table cell: a line may break after each comma.
+fn config_key(key: &str) -> Markup {
+    html! { code { @for (i, part) in key.split(',').enumerate() { @if i > 0 { "," wbr; } (part) } } }
+}
+
 /// Who proposed run `k`'s evaluations (a search that learned from priors), and what each found.
 fn proposals(v: &EntryView, k: usize, r: &Run) -> Markup {
     let best = r.evals.iter().filter_map(|e| e.2).fold(f64::INFINITY, f64::min);
@@ -139,16 +144,16 @@ fn proposals(v: &EntryView, k: usize, r: &Run) -> Markup {
         h4 { "Who proposed run " (k + 1) "'s evaluations" }
         p.muted { (from_priors) " of " (r.evals.len()) " came from the sources' ranking (the other devices' results); the rest from the search without priors, or the tuner itself." }
         table {
-            tr { th { "proposed by" } th { "evaluations" } th { "failed" } th { "fastest found" } th { "at evaluation" } th { "× the run's best" } th { "" } }
+            tr { th { "proposed by" } th { "evaluations" } th { "failed" } th { "fastest found" } th { "time" } th { "at evaluation" } th { "× the run's best" } th { "" } }
             @for p in &r.proposed {
                 tr {
                     td { (p.words) } td.num { (p.evaluations) } td.num { (p.failed) }
                     @match &p.best {
                         Some((seq, t, key)) => {
-                            td { code { (key) } " " (time(*t)) } td.num { (seq + 1) } td.num { (format!("{:.2}", t / best)) }
+                            td { (config_key(key)) } td.num { (time(*t)) } td.num { (seq + 1) } td.num { (format!("{:.2}", t / best)) }
                             td { @if Some(key) == v.winner.as_ref() { span.winner { "winner" } } }
                         },
-                        None => { td { "-" } td { } td { } td { } },
+                        None => { td { "-" } td { } td { } td { } td { } },
                     }
                 }
             }
@@ -174,7 +179,7 @@ fn side_by_side(views: &[EntryView], t: &Portability) -> Result<Markup, ChartErr
                         td { a href=(format!("#entry-{}", i + 1)) { "#" (i + 1) } }
                         td { (v.kernel) } td { (v.target_name) } td { code { (v.problem) } }
                         @match v.winner_point() {
-                            Some(w) => { td { code { (w.key) } } td.num { (time(w.time)) } td { (position_words(w)) } }
+                            Some(w) => { td { (config_key(&w.key)) } td.num { (time(w.time)) } td { (position_words(w)) } }
                             None => { td colspan="3" { "no winner (unfinished tune or a shard)" } }
                         }
                         td.num { (v.points.len()) } td.num { (v.failures.values().sum::<usize>()) }
@@ -273,7 +278,7 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
                 tr { th { "#" } th { "config" } th { "time" } th { "±95 %" } th { "launches" } th { "GB/s" } th { "GFLOP/s" } th { "roofline" } th { "bound" } th { "" } }
                 @for (k, p) in v.points.iter().take(TOP).enumerate() {
                     tr {
-                        td.num { (k + 1) } td { code { (p.key) } } td.num { (time(p.time)) }
+                        td.num { (k + 1) } td { (config_key(&p.key)) } td.num { (time(p.time)) }
                         td.num { @if p.ci_half.is_finite() { (time(p.ci_half)) } @else { "-" } } td.num { (p.samples) }
                         td.num { (rate(p.position.bytes_per_s, 1e9)) } td.num { (rate(p.position.flops_per_s, 1e9)) }
                         td.num { (p.position.fraction.map(|f| format!("{:.0} %", f * 100.0)).unwrap_or_else(|| "-".into())) } td { (bound(p)) }
@@ -326,7 +331,7 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
             (compile)
             @if !slowest_compiles.is_empty() {
                 table { tr { th { "slowest compiles" } th { "seconds" } }
-                    @for p in slowest_compiles { tr { td { code { (p.key) } } td.num { (format!("{:.2}", p.compile_s.unwrap_or(0.0))) } } } }
+                    @for p in slowest_compiles { tr { td { (config_key(&p.key)) } td.num { (format!("{:.2}", p.compile_s.unwrap_or(0.0))) } } } }
             }
             h3 { "Failures" }
             (failures)
@@ -334,7 +339,7 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
                 table {
                     tr { th { "configs" } th { "kind" } th { "message" } th { "example" } }
                     @for c in v.causes.iter().take(CAUSES) {
-                        tr { td.num { (c.count) } td { (c.kind.to_string()) } td { (c.message) } td { code { (c.example.key()) } } }
+                        tr { td.num { (c.count) } td { (c.kind.to_string()) } td { (c.message) } td { (config_key(&c.example.key())) } }
                     }
                 }
                 @if v.causes.len() > CAUSES { p.muted { (v.causes.len() - CAUSES) " more causes; `kerntune db export` lists every failure." } }
