@@ -584,6 +584,13 @@ fn simulate_reports_the_wall_time_a_compile_pipeline_would_take() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v[0]["mean"].as_array().unwrap().len(), 500, "{v}");
     assert!(v[0]["at"]["500"]["mean"].as_f64().is_some(), "{v}");
+    // --svg: the curves, one per strategy, in a panel for the space.
+    let svg = d.path().join("curves.svg");
+    let o = kerntune(d.path(), &["simulate", space, "--budget", "12", "--strategy", "random,hybrid", "--repeats", "2", "--svg", svg.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert!(o.status.success() && out.contains("curves written to"), "{out}{err}");
+    let drawn = std::fs::read_to_string(&svg).unwrap();
+    assert!(drawn.contains("fraction of optimum") && drawn.contains("\nrandom\n") && drawn.contains("\nhybrid\n"), "{drawn}");
 }
 
 /// A split tune by hand: two shards each measure their part, `db merge` combines them,
@@ -788,6 +795,20 @@ fn simulate_leave_one_out_reports_each_held_out_gpu() {
     table.extend(files.iter().map(String::as_str));
     let (out, err) = text(&kerntune(d.path(), &table));
     assert!(out.contains("proposals in flight as a tune with -j 16 keeps them: 24 until outcomes are in"), "{out}{err}");
+    // --svg: a panel per held-out space, each with its three curves.
+    let svg = d.path().join("loo.svg");
+    let mut plot = vec!["simulate", "--leave-one-out", "--repeats", "2", "--at", "5", "--svg", svg.to_str().unwrap()];
+    plot.extend(files.iter().map(String::as_str));
+    let (out, err) = text(&kerntune(d.path(), &plot));
+    assert!(out.trim_end().ends_with(&format!("curves written to {}", svg.display())), "{out}{err}");
+    let drawn = std::fs::read_to_string(&svg).unwrap();
+    for g in ["A100", "A4000", "W7800"] {
+        assert!(drawn.contains(&format!("convolution_{g}: fraction of optimum")), "no panel for {g}");
+    }
+    // (plotters writes a label's text on a line of its own)
+    for curve in ["\nnone (hybrid)\n", "\nplain transfer\n", "\nadaptive\n"] {
+        assert_eq!(drawn.matches(curve).count(), 3, "{curve} in each panel's legend");
+    }
     let o = kerntune(d.path(), &["simulate", "--leave-one-out", "--jobs", "0", &files[0], &files[1]]);
     assert!(!o.status.success() && text(&o).1.contains("--jobs must be at least 1"), "{}", text(&o).1);
     let o = kerntune(d.path(), &["simulate", "--leave-one-out", "--jobs", "4", "--parallel", "3", &files[0], &files[1]]);

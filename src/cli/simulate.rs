@@ -63,7 +63,9 @@ pub struct Args {
     /// search: mean and 5th percentile over seeds.
     #[arg(long)]
     leave_one_out: bool,
-    /// Write the curves (fraction of optimum against evaluations) as SVG.
+    /// Write the curves (fraction of optimum against evaluations, mean and 5th percentile over
+    /// the seeds) as SVG: a panel per space, or with --leave-one-out per held-out space, its
+    /// three curves the search without priors, plain transfer and the adaptive search.
     #[arg(long)]
     svg: Option<PathBuf>,
     /// Machine-readable output.
@@ -163,6 +165,15 @@ fn leave_one_out(a: &Resolved) -> anyhow::Result<i32> {
         anyhow::bail!("--leave-one-out: no two of the spaces given share a parameter space (the same kernel measured on other GPUs); nothing to hold out");
     }
     let at: Vec<usize> = a.at.iter().copied().filter(|&n| n >= 1 && n <= a.budget).collect();
+    let label = |kind: &PriorKind| match kind {
+        PriorKind::None => format!("none ({base})"),
+        PriorKind::Plain => "plain transfer".into(),
+        PriorKind::Adaptive => "adaptive".into(),
+    };
+    if let Some(svg) = &a.svg {
+        let labelled: Vec<(String, &Score)> = rows.iter().map(|(kind, s)| (label(kind), s)).collect();
+        plot(svg, &labelled, a.budget).map_err(|e| anyhow::anyhow!("writing {}: {e}", svg.display()))?;
+    }
     if a.json {
         let brief: Vec<serde_json::Value> = rows
             .iter()
@@ -193,12 +204,7 @@ fn leave_one_out(a: &Resolved) -> anyhow::Result<i32> {
     header.extend(at.iter().map(|n| format!("@{n}")));
     t.set_header(header);
     for (kind, s) in &rows {
-        let label = match kind {
-            PriorKind::None => format!("none ({base})"),
-            PriorKind::Plain => "plain transfer".into(),
-            PriorKind::Adaptive => "adaptive".into(),
-        };
-        let mut row = vec![Cell::new(&s.space), Cell::new(label)];
+        let mut row = vec![Cell::new(&s.space), Cell::new(label(kind))];
         for &n in &at {
             row.push(Cell::new(format!("{:.3} ({:.3})", s.at(n).0, s.p5_at(n))).set_alignment(CellAlignment::Right));
         }
@@ -223,6 +229,9 @@ fn leave_one_out(a: &Resolved) -> anyhow::Result<i32> {
                 withdrawn.iter().sum::<f64>() / withdrawn.len() as f64
             );
         }
+    }
+    if let Some(svg) = &a.svg {
+        outln!("curves written to {}", svg.display());
     }
     Ok(0)
 }
@@ -313,7 +322,8 @@ fn run_resolved(a: &Resolved) -> anyhow::Result<i32> {
         all.extend(scores);
     }
     if let Some(svg) = &a.svg {
-        plot(svg, &all, a.budget).map_err(|e| anyhow::anyhow!("writing {}: {e}", svg.display()))?;
+        let labelled: Vec<(String, &Score)> = all.iter().map(|s| (s.strategy.clone(), s)).collect();
+        plot(svg, &labelled, a.budget).map_err(|e| anyhow::anyhow!("writing {}: {e}", svg.display()))?;
         if !a.json {
             outln!("curves written to {}", svg.display());
         }
@@ -395,32 +405,53 @@ fn wall(a: &Resolved, strategies: &[String], threads: usize) -> anyhow::Result<i
     Ok(0)
 }
 
-fn plot(path: &std::path::Path, scores: &[Score], budget: usize) -> Result<(), Box<dyn std::error::Error>> {
+/// Curve colours, told apart on white (and by most colour-blind readers).
+const CURVES: [plotters::style::RGBColor; 6] = [
+    plotters::style::RGBColor(0xd6, 0x27, 0x28),
+    plotters::style::RGBColor(0x2c, 0xa0, 0x2c),
+    plotters::style::RGBColor(0x1f, 0x77, 0xb4),
+    plotters::style::RGBColor(0xff, 0x7f, 0x0e),
+    plotters::style::RGBColor(0x94, 0x67, 0xbd),
+    plotters::style::RGBColor(0x8c, 0x56, 0x4b),
+];
+
+/// Writes the curves of `scores` (each with its legend label) as SVG: a panel per space, two
+/// side by side when there are more than two, each curve the mean fraction of optimum over the
+/// seeds (solid) and its 5th percentile (dashed, the same colour).
+fn plot(path: &std::path::Path, scores: &[(String, &Score)], budget: usize) -> Result<(), Box<dyn std::error::Error>> {
     use plotters::prelude::*;
-    let spaces: Vec<String> = {
-        let mut v: Vec<String> = scores.iter().map(|s| s.space.clone()).collect();
-        v.dedup();
+    let spaces: Vec<&str> = {
+        let mut v: Vec<&str> = Vec::new();
+        for (_, s) in scores {
+            if !v.contains(&s.space.as_str()) {
+                v.push(&s.space);
+            }
+        }
         v
     };
-    let height = 360 * spaces.len() as u32;
-    let root = SVGBackend::new(path, (900, height.max(360))).into_drawing_area();
+    let columns = if spaces.len() > 2 { 2 } else { 1 };
+    let rows = spaces.len().div_ceil(columns).max(1);
+    let (w, h) = (if columns == 1 { 900 } else { 620 }, 360);
+    let root = SVGBackend::new(path, ((w * columns) as u32, (h * rows) as u32)).into_drawing_area();
     root.fill(&WHITE)?;
-    let panels = root.split_evenly((spaces.len().max(1), 1));
+    let panels = root.split_evenly((rows, columns));
     for (panel, space) in panels.iter().zip(&spaces) {
-        let ymin = scores.iter().filter(|s| &s.space == space).flat_map(|s| s.mean.iter().copied()).fold(1.0f64, f64::min).max(0.0);
+        let mine: Vec<&(String, &Score)> = scores.iter().filter(|(_, s)| s.space == *space).collect();
+        let ymin = mine.iter().flat_map(|(_, s)| s.mean.iter().chain(&s.p5).copied()).fold(1.0f64, f64::min).max(0.0);
         let mut chart = ChartBuilder::on(panel)
             .caption(format!("{space}: fraction of optimum"), ("sans-serif", 18))
             .margin(12)
             .x_label_area_size(32)
             .y_label_area_size(48)
-            .build_cartesian_2d(1usize..budget, (ymin - 0.02).max(0.0)..1.005f64)?;
-        chart.configure_mesh().x_desc("evaluations").y_desc("best found / optimum").draw()?;
-        for (k, s) in scores.iter().filter(|s| &s.space == space).enumerate() {
-            let color = Palette99::pick(k).to_rgba();
+            .build_cartesian_2d(1usize..budget.max(2), (ymin - 0.02).max(0.0)..1.005f64)?;
+        chart.configure_mesh().x_desc("evaluations").y_desc("best found / optimum (dashed: 5th pct.)").draw()?;
+        for (k, (label, s)) in mine.iter().enumerate() {
+            let color = CURVES[k % CURVES.len()].to_rgba();
             chart
                 .draw_series(LineSeries::new(s.mean.iter().enumerate().map(|(i, m)| (i + 1, *m)), color.stroke_width(2)))?
-                .label(s.strategy.clone())
+                .label(label.clone())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+            chart.draw_series(DashedLineSeries::new(s.p5.iter().enumerate().map(|(i, m)| (i + 1, *m)), 4, 3, color.stroke_width(1)))?;
         }
         chart.configure_series_labels().position(SeriesLabelPosition::LowerRight).background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
     }
