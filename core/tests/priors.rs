@@ -84,6 +84,35 @@ fn a_new_device_learns_from_the_database() {
     }
 }
 
+/// A tune stopped part-way keeps, with what it measured, what it learned from and who proposed
+/// each config: the report of an interrupted tune says as much as a finished one's.
+#[test]
+fn a_stopped_tune_keeps_what_it_learned_from() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::at(dir.path().join("db.sqlite"));
+    Tuner::new(device("gpu_a", 128.0)).tune(&job(), &opts(&db)).unwrap();
+    let cancel = Arc::new(AtomicBool::new(false));
+    let (c, seen) = (cancel.clone(), Arc::new(AtomicUsize::new(0)));
+    let observer: kerntune_core::run::Observer = Arc::new(move |e: &Event<'_>| {
+        if matches!(e, Event::Result { .. }) && seen.fetch_add(1, Ordering::SeqCst) + 1 == 4 {
+            c.store(true, Ordering::SeqCst);
+        }
+    });
+    let o = TuneOptions { budget: Budget::parse("12").unwrap(), cancel: Some(cancel), observer: Some(observer), ..opts(&db) };
+    let b = device("gpu_b", 256.0);
+    let e = Tuner::new(b).tune(&job(), &o).unwrap_err();
+    assert!(matches!(e, Error::Interrupted { saved: true, .. }), "{e}");
+    let entry = db.load().unwrap().entries.into_values().find(|e| e.target_name == "gpu_b").expect("what it measured is kept");
+    assert!(entry.winner.is_none());
+    let note = entry.runs.first().unwrap_or_else(|| panic!("no run note: {entry:?}"));
+    assert_eq!((note.strategy.as_str(), note.prior.as_deref()), ("transfer", Some("prior: 1 target, 24 measurements (db)")));
+    assert!(note.search.as_deref().is_some_and(|s| s.starts_with("transfer: ")), "{note:?}");
+    let tagged = entry.measurements.values().filter(|m| m.trace.as_ref().is_some_and(|t| t.by.as_deref() == Some("sources"))).count();
+    assert!(tagged >= 1, "{entry:?}");
+}
+
 #[test]
 fn priors_from_files_and_every_kind_of_bad_prior() {
     let dir = tempfile::tempdir().unwrap();

@@ -52,8 +52,9 @@ pub(crate) struct Ledger<'a> {
     /// Who proposed each config sent to be measured, by key, where the strategy says
     /// ([`crate::search::Strategy::proposed_by`]).
     pub proposed: HashMap<String, String>,
-    /// The search's own line on how it went ([`crate::search::Strategy::summary`]).
-    pub search_line: Option<String>,
+    /// What this run says of its search, once the search ended: written with its
+    /// measurements, whether the tune then finishes, fails or is stopped.
+    pub note: Option<db::RunNote>,
     /// What the search did about its slowest compiles.
     pub compile_tail: Option<crate::run::CompileTail>,
     /// Configs verified so far during the search (the sample counts them).
@@ -113,7 +114,7 @@ impl<'a> Ledger<'a> {
             causes: Vec::new(),
             prior: None,
             proposed: HashMap::new(),
-            search_line: None,
+            note: None,
             compile_tail: None,
             verified: 0,
             next_seq: 0,
@@ -230,8 +231,11 @@ impl<'a> Ledger<'a> {
             if !self.pending.is_empty() {
                 let pending = std::mem::take(&mut self.pending);
                 let (id, env, tname, origin) = (self.ctx.id.clone(), self.environment.clone(), self.target_name.clone(), self.origin());
+                let note = self.note.clone();
                 d.update_entry(&id, |e| {
-                    e.get_or_insert_with(|| Entry::new(id.clone(), tname, env)).record_all(origin, pending);
+                    let e = e.get_or_insert_with(|| Entry::new(id.clone(), tname, env));
+                    e.record_all(origin, pending);
+                    e.note_runs(note.as_ref());
                 })?;
             }
         }
@@ -252,9 +256,10 @@ impl<'a> Ledger<'a> {
         db::Origin { space: self.ctx.space_hash.clone(), verify: self.ctx.verify_hash.clone(), shard: self.opts.shard, merged: Vec::new() }
     }
 
-    /// What this run says of its search, for the database (`strategy`: the one it ran).
-    pub fn run_note(&self, strategy: &str) -> db::RunNote {
-        db::RunNote { run: self.run, strategy: strategy.into(), prior: self.prior.as_ref().map(|p| p.line.clone()), search: self.search_line.clone() }
+    /// Notes what this run says of its search: the `strategy` it ran, what it learned from
+    /// and the search's own line (`search`, [`crate::search::Strategy::summary`]).
+    pub fn note_search(&mut self, strategy: String, search: Option<String>) {
+        self.note = Some(db::RunNote { run: self.run, strategy, prior: self.prior.as_ref().map(|p| p.line.clone()), search });
     }
 
     /// The environment record and target name for the database.

@@ -47,9 +47,9 @@ pub(crate) fn select(ledger: &mut Ledger<'_>, plan: &Plan) -> Result<Selected, E
     Err(Error::NoValidConfig(crate::run::diagnose::nothing_passed(ledger.results.values(), &ledger.causes)))
 }
 
-/// Writes the pending measurements, the winner and what the run says of its search
-/// (`strategy`: the one it ran) to the database (if the tune has one).
-pub(crate) fn winner(ledger: &mut Ledger<'_>, plan: &Plan, sel: &Selected, strategy: &str) -> Result<(), Error> {
+/// Writes the pending measurements, the winner and what the run says of its search to the
+/// database (if the tune has one).
+pub(crate) fn winner(ledger: &mut Ledger<'_>, plan: &Plan, sel: &Selected) -> Result<(), Error> {
     let Some(d) = &ledger.opts.db else { return Ok(()) };
     let pending = std::mem::take(&mut ledger.pending);
     let w = db::Winner {
@@ -64,12 +64,12 @@ pub(crate) fn winner(ledger: &mut Ledger<'_>, plan: &Plan, sel: &Selected, strat
     let (env, tname) = ledger.environment();
     let (env, tname, origin) = (env.clone(), tname.to_string(), ledger.origin());
     let id = ledger.ctx.id.clone();
-    let note = ledger.run_note(strategy);
+    let note = ledger.note.clone();
     d.update_entry(&id, |e| {
         let e = e.get_or_insert_with(|| Entry::new(id.clone(), tname, env));
         e.record_all(origin.clone(), pending);
         e.set_winner(origin, w);
-        e.note_runs([&note]);
+        e.note_runs(note.as_ref());
     })?;
     Ok(())
 }
@@ -155,7 +155,7 @@ mod tests {
             assert!(is(&sel.winner, 128, 4), "{}", sel.winner);
             assert!((sel.stats.mean - 1e-3).abs() < 1e-12);
             assert!(!ledger.pending.is_empty(), "nothing flushed yet (flush_every is an hour)");
-            winner(ledger, p, &sel, "exhaustive").unwrap();
+            winner(ledger, p, &sel).unwrap();
             assert!(ledger.pending.is_empty());
             let e = db.entry(&ledger.ctx.id).unwrap().unwrap();
             assert_eq!(e.winner.unwrap().config, sel.winner.key());

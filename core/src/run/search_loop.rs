@@ -457,6 +457,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             ledger.notes.push(line);
         }
         ledger.compile_tail = Some(tail);
+        // Kept with the measurements whatever comes next (a failure or a stop flushes them).
+        let summary = strat.summary();
+        ledger.note_search(strat.name(), summary.clone());
         if let Some(e) = failure {
             return Err(e);
         }
@@ -467,9 +470,8 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         if let RefState::Trying { .. } = refs {
             ledger.notes.push("no config ran to make the reference outputs".into());
         }
-        if let Some(line) = strat.summary() {
-            ledger.notes.push(line.clone());
-            ledger.search_line = Some(line);
+        if let Some(line) = summary {
+            ledger.notes.push(line);
         }
         Ok(strat.name())
     }
