@@ -936,6 +936,13 @@ fn a_tune_learns_from_another_gpus_results() {
     let refusal = out.lines().find(|l| l.contains("sgemm_h200.json")).unwrap_or_else(|| panic!("no line names the refused file:\n{out}"));
     assert!(refusal.contains("another parameter space") && refusal.contains("block_size_x"), "{refusal}");
     assert!(out.contains("winner: "), "{out}");
+    // The table marks the configs the sources' ranking proposed, and the winner's line says who
+    // proposed it when a search did.
+    let rows: Vec<&str> = out.lines().filter(|l| l.starts_with('│')).collect();
+    assert!(rows.iter().any(|l| l.trim_end_matches(['│', ' ']).ends_with("sources")), "{out}");
+    let winner_row = rows.iter().find(|l| l.contains("winner")).unwrap_or_else(|| panic!("{out}"));
+    let winner_line = out.lines().find(|l| l.starts_with("winner: ")).unwrap();
+    assert_eq!(winner_row.contains("sources"), winner_line.ends_with("proposed by the sources' ranking"), "{out}");
     // A strategy that queues its budget ahead (exhaustive): the cache's compile times order
     // the compiles, and the report says so.
     let o = kerntune(d.path(), &["tune", spec, "--prior", other.to_str().unwrap(), "--strategy", "exhaustive", "--remeasure", "--json"]);

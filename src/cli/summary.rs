@@ -2,6 +2,7 @@
 
 use crate::cli::out::outln;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
+use kerntune::search::proposer;
 use kerntune::TuneReport;
 use std::path::Path;
 
@@ -77,6 +78,12 @@ pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) -> Result<(), crate:
         if res.from_db {
             note.push("db");
         }
+        // In a search that learned from priors: what the other devices' results proposed.
+        match res.proposed_by.as_deref() {
+            Some(tag) if proposer::from_priors(tag) => note.push("sources"),
+            Some(proposer::CONTRAST) => note.push("contrast"),
+            _ => {}
+        }
         let device = res.device.filter(|_| r.devices.len() > 1).map(|d| format!("device {d}"));
         if let Some(d) = &device {
             note.push(d);
@@ -108,6 +115,9 @@ pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) -> Result<(), crate:
     }
     if r.tie_band.len() > 1 {
         line.push_str(&format!(" ({} configs tied within noise; stable tie-break picked this one)", r.tie_band.len()));
+    }
+    if let Some(tag) = r.results.iter().find(|x| x.config == r.winner).and_then(|x| x.proposed_by.as_deref()) {
+        line.push_str(&format!("; proposed by {}", proposer::words(tag)));
     }
     outln!("{line}");
     if !r.db_hit {
