@@ -767,6 +767,16 @@ fn simulate_leave_one_out_reports_each_held_out_gpu() {
             assert!(p5 <= m + 1e-12 && m <= 1.0 && p5 > 0.0, "{r}");
         }
         assert!(r.get("withdrawn").is_none(), "one at a time nothing is withdrawn: {r}");
+        // With priors, how many evaluations the sources' ranking proposed and how often it
+        // proposed the final pick; plain transfer's every one.
+        match r["prior"].as_str().unwrap() {
+            "none" => assert!(r.get("from_sources").is_none() && r.get("pick_from_sources").is_none(), "{r}"),
+            kind => {
+                let (n, pick) = (r["from_sources"].as_f64().unwrap(), r["pick_from_sources"].as_f64().unwrap());
+                assert!((0.0..=10.0).contains(&n) && (0.0..=1.0).contains(&pick), "{r}");
+                assert!(kind != "plain" || (n, pick) == (10.0, 1.0), "{r}");
+            }
+        }
     }
     // With 16 in flight the adaptive search withdraws picks the outcomes rank lower, and says
     // how many; the searches without priors and plain transfer never do.
@@ -795,6 +805,7 @@ fn simulate_leave_one_out_reports_each_held_out_gpu() {
     table.extend(files.iter().map(String::as_str));
     let (out, err) = text(&kerntune(d.path(), &table));
     assert!(out.contains("proposals in flight as a tune with -j 16 keeps them: 24 until outcomes are in"), "{out}{err}");
+    assert!(out.contains("sources' picks (final pick)") && out.contains(" of 5 ("), "{out}");
     // --svg: a panel per held-out space, each with its three curves.
     let svg = d.path().join("loo.svg");
     let mut plot = vec!["simulate", "--leave-one-out", "--repeats", "2", "--at", "5", "--svg", svg.to_str().unwrap()];

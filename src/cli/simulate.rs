@@ -185,6 +185,12 @@ fn leave_one_out(a: &Resolved) -> anyhow::Result<i32> {
                 if s.withdrawn > 0.0 {
                     record["withdrawn"] = serde_json::json!(s.withdrawn);
                 }
+                // With priors: the evaluations their ranking proposed, and how often it proposed
+                // the final pick.
+                if *kind != PriorKind::None {
+                    record["from_sources"] = serde_json::json!(s.from_sources);
+                    record["pick_from_sources"] = serde_json::json!(s.pick_from_sources);
+                }
                 record
             })
             .collect();
@@ -202,15 +208,23 @@ fn leave_one_out(a: &Resolved) -> anyhow::Result<i32> {
     t.load_preset(UTF8_FULL_CONDENSED);
     let mut header = vec!["held out".to_string(), "prior".to_string()];
     header.extend(at.iter().map(|n| format!("@{n}")));
+    header.push("sources' picks (final pick)".into());
     t.set_header(header);
     for (kind, s) in &rows {
         let mut row = vec![Cell::new(&s.space), Cell::new(label(kind))];
         for &n in &at {
             row.push(Cell::new(format!("{:.3} ({:.3})", s.at(n).0, s.p5_at(n))).set_alignment(CellAlignment::Right));
         }
+        let picks =
+            if *kind == PriorKind::None { "-".to_string() } else { format!("{:.1} of {} ({:.0} %)", s.from_sources, a.budget, s.pick_from_sources * 100.0) };
+        row.push(Cell::new(picks).set_alignment(CellAlignment::Right));
         t.add_row(row);
     }
     outln!("{t}");
+    outln!(
+        "sources' picks: the evaluations the sources' ranking proposed, on the mean over the seeds, and the share of seeds whose final pick (after {}) it proposed",
+        a.budget
+    );
     if let Some(&last) = at.last() {
         let adaptive: Vec<&Score> = rows.iter().filter(|r| r.0 == PriorKind::Adaptive).map(|r| &r.1).collect();
         let none: Vec<&Score> = rows.iter().filter(|r| r.0 == PriorKind::None).map(|r| &r.1).collect();

@@ -101,11 +101,25 @@ pub fn trace_with(
     noise: bool,
     parallel: impl Into<Flight>,
 ) -> Result<Vec<f64>, String> {
-    trace_counted(space, strat, budget, seed, noise, parallel).map(|t| t.0)
+    trace_counted(space, strat, budget, seed, noise, parallel).map(|t| t.trace)
 }
 
-/// [`trace_with`], with how many proposals the strategy withdrew before they were measured
-/// ([`Strategy::still_wanted`]: in a tune, each a compile that was not measured).
+/// One simulated run, counted: its trace and what its proposals were.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Counted {
+    /// The fraction of optimum after each evaluation ([`trace_with`]).
+    pub trace: Vec<f64>,
+    /// Proposals the strategy withdrew before they were measured ([`Strategy::still_wanted`]:
+    /// in a tune, each a compile that was not measured).
+    pub withdrawn: usize,
+    /// Evaluations the sources' ranking proposed ([`Strategy::proposed_by`],
+    /// [`crate::search::proposer::from_priors`]; 0 for a strategy without priors).
+    pub from_sources: usize,
+    /// Whether the sources' ranking proposed the run's final pick.
+    pub pick_from_sources: bool,
+}
+
+/// [`trace_with`], counted ([`Counted`]).
 pub fn trace_counted(
     space: &RecordedSpace,
     mut strat: Box<dyn Strategy>,
@@ -113,7 +127,7 @@ pub fn trace_counted(
     seed: u64,
     noise: bool,
     parallel: impl Into<Flight>,
-) -> Result<(Vec<f64>, usize), String> {
+) -> Result<Counted, String> {
     let strategy = strat.name();
     let cands = Candidates { params: &space.params, coords: &space.coords };
     let mut st = Oracle::new(space, seed, noise);
@@ -125,6 +139,8 @@ pub fn trace_counted(
     let mut queued = vec![false; space.len()];
     let mut idle = 0;
     let mut withdrawn = 0;
+    // The evaluations the sources' ranking proposed.
+    let mut by_sources = vec![false; space.len()];
     while st.out.len() < budget {
         // Keep `parallel` proposals in flight, within the budget.
         // The strategy's expected seconds stand in for a tune's own until it has timed an
@@ -163,6 +179,7 @@ pub fn trace_counted(
         }
         let o = st.outcome(i)?;
         st.seen[i] = true;
+        by_sources[i] = strat.proposed_by(i).is_some_and(|tag| crate::search::proposer::from_priors(&tag));
         st.out.push(f64::NAN);
         if let Some(c) = space.compile_s[i] {
             compile = (compile.0 + c, compile.1 + 1);
@@ -174,9 +191,10 @@ pub fn trace_counted(
         st.score_pick();
     }
     let current = st.current;
+    let pick_from_sources = st.pick.is_some_and(|p| by_sources[p]);
     let mut out = st.out;
     out.resize(budget, current);
-    Ok((out, withdrawn))
+    Ok(Counted { trace: out, withdrawn, from_sources: by_sources.iter().filter(|&&b| b).count(), pick_from_sources })
 }
 
 /// The recorded space answering a simulated search, and the score of its current pick.
@@ -190,6 +208,8 @@ struct Oracle<'s> {
     opts: BenchOptions,
     opt: f64,
     current: f64,
+    /// The current pick (a candidate), once one was measured.
+    pick: Option<usize>,
     out: Vec<f64>,
 }
 
@@ -207,6 +227,7 @@ impl<'s> Oracle<'s> {
             opts: BenchOptions { max_reps: 32, max_seconds: f64::INFINITY, run_to_run: 0.0, ..Default::default() },
             opt: space.optimum(),
             current: f64::INFINITY,
+            pick: None,
             out: Vec::new(),
         }
     }
@@ -252,6 +273,7 @@ impl<'s> Oracle<'s> {
         } else {
             self.measured.iter().min_by(|a, b| a.1.mean.total_cmp(&b.1.mean)).map(|m| m.0)
         };
+        self.pick = pick;
         self.current = pick.and_then(|p| self.space.times[p]).map_or(0.0, |t| self.opt / t);
         if let Some(last) = self.out.last_mut() {
             *last = self.current;
@@ -278,6 +300,13 @@ pub struct Score {
     /// proposals in flight; in a tune, each is a compile that was not measured).
     #[serde(skip_serializing_if = "is_zero")]
     pub withdrawn: f64,
+    /// Evaluations the sources' ranking proposed, on the mean over seeds (a search that learns
+    /// from priors; 0 otherwise).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub from_sources: f64,
+    /// The share of seeds whose final pick the sources' ranking proposed.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub pick_from_sources: f64,
 }
 
 fn is_zero(x: &f64) -> bool {
@@ -324,7 +353,7 @@ pub fn score_with(
     parallel: impl Into<Flight>,
 ) -> Result<Score, String> {
     let parallel: Flight = parallel.into();
-    let counted: Vec<(Vec<f64>, usize)> = (0..repeats as u64)
+    let counted: Vec<Counted> = (0..repeats as u64)
         .into_par_iter()
         .map(|r| {
             let s = seed.wrapping_add(r * 7919);
@@ -332,8 +361,10 @@ pub fn score_with(
         })
         .collect::<Result<_, _>>()?;
     let n = counted.len().max(1) as f64;
-    let withdrawn = counted.iter().map(|t| t.1 as f64).sum::<f64>() / n;
-    let traces: Vec<Vec<f64>> = counted.into_iter().map(|t| t.0).collect();
+    let withdrawn = counted.iter().map(|t| t.withdrawn as f64).sum::<f64>() / n;
+    let from_sources = counted.iter().map(|t| t.from_sources as f64).sum::<f64>() / n;
+    let pick_from_sources = counted.iter().filter(|t| t.pick_from_sources).count() as f64 / n;
+    let traces: Vec<Vec<f64>> = counted.into_iter().map(|t| t.trace).collect();
     let mean: Vec<f64> = (0..budget).map(|k| traces.iter().map(|t| t[k]).sum::<f64>() / n).collect();
     let std: Vec<f64> = (0..budget).map(|k| (traces.iter().map(|t| (t[k] - mean[k]).powi(2)).sum::<f64>() / n).sqrt()).collect();
     let p5: Vec<f64> = (0..budget)
@@ -344,7 +375,7 @@ pub fn score_with(
             v[((0.05 * v.len() as f64).ceil() as usize).saturating_sub(1).min(v.len() - 1)]
         })
         .collect();
-    Ok(Score { strategy: label.into(), space: space.name.clone(), mean, std, p5, repeats, withdrawn })
+    Ok(Score { strategy: label.into(), space: space.name.clone(), mean, std, p5, repeats, withdrawn, from_sources, pick_from_sources })
 }
 
 /// The prior a held-out space's tune would have: every other space's measurements, lined up
