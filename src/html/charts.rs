@@ -30,12 +30,13 @@ const WINNER: RGBColor = RGBColor(0x1b, 0x9e, 0x77);
 const DEFAULT: RGBColor = RGBColor(0xd9, 0x5f, 0x02);
 const CONFIG: RGBColor = RGBColor(0x75, 0x70, 0xb3);
 const GREY: RGBColor = RGBColor(0xa0, 0xa0, 0xa0);
-/// A run's evaluation: number, seconds since the run started, time.
-type Eval = (usize, f64, Option<f64>);
 /// Evaluations the sources' ranking proposed.
 const PRIOR: RGBColor = RGBColor(0x1f, 0x78, 0xb4);
 const CEILING: RGBColor = RGBColor(0xc0, 0x39, 0x2b);
 const FONT: &str = "sans-serif";
+
+/// A run's evaluation: number, seconds since the run started, time.
+type Eval = (usize, f64, Option<f64>);
 
 /// Draws into an SVG string of the given size.
 fn svg(chart: &'static str, size: (u32, u32), draw: impl FnOnce(&Area<'_>) -> Drawn) -> Result<String, ChartError> {
