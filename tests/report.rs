@@ -27,7 +27,11 @@ fn fleet(dir: &Path) -> PathBuf {
     Peaks::from_limits(&Limits::preset("h100").unwrap().1, "cuda device limits: theoretical peaks from its clocks and widths")
         .unwrap()
         .write(&mut h100.env.details);
-    let h200 = synthetic_entry("NVIDIA H200", "cuda-sm_90-h200", "n=16777216", 300, 0.7, 2);
+    let mut h200 = synthetic_entry("NVIDIA H200", "cuda-sm_90-h200", "n=16777216", 300, 0.7, 2);
+    // Tuned on two devices: each measurement names the one that measured it.
+    for (i, m) in h200.measurements.values_mut().enumerate() {
+        m.trace.as_mut().expect("synthetic entries are traced").device = Some(i % 2);
+    }
     let small = synthetic_entry("NVIDIA H100 80GB HBM3", "cuda-sm_90-h100", "n=1024", 200, 0.01, 3);
     let mut other = synthetic_entry("NVIDIA H100 80GB HBM3", "cuda-sm_90-h100", "n=1", 20, 1.0, 4);
     other.id.kernel = "gemm".into();
@@ -111,6 +115,7 @@ fn a_fleet_database_becomes_one_self_contained_page() {
     assert!(html.contains("an estimate for this device"), "the H200's peaks come from the preset");
     assert!(html.contains("default"), "the default is marked");
     assert!(html.contains("illegal memory access"), "a failure cause with its message");
+    assert!(html.contains(", on 2 devices (device 0: "), "the H200 entry's runs say which device measured how many");
     check_charts(&html);
 }
 

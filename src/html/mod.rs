@@ -314,6 +314,11 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
                 ul { @for (k, r) in v.runs.iter().enumerate() {
                     li {
                         "run " (k + 1) ", started " (utc(r.started)) ": " (r.evals.len()) " evaluations over " (format!("{:.1}", r.evals.iter().map(|e| e.1).fold(0.0, f64::max))) " s"
+                        @if r.devices.len() > 1 {
+                            ", on " (r.devices.len()) " devices ("
+                            (r.devices.iter().map(|(d, n)| format!("device {d}: {n}")).collect::<Vec<_>>().join(", "))
+                            ")"
+                        }
                         @if let Some(n) = &r.note { ", strategy " code { (n.strategy) } }
                         @if let Some(line) = r.note.as_ref().and_then(|n| n.prior.as_ref()) { br; "learned from " (line.trim_start_matches("prior: ")) }
                         @if let Some(line) = r.note.as_ref().and_then(|n| n.search.as_ref()) { br; span.muted { (line) } }

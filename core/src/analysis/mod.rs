@@ -101,6 +101,9 @@ pub struct Run {
     /// Its evaluations by who proposed them, the sources' ranking first (empty unless some
     /// were tagged).
     pub proposed: Vec<Proposed>,
+    /// Evaluations per device (position in the run's device list), for a run over several
+    /// devices (empty for one): the device that measured each kept record.
+    pub devices: BTreeMap<usize, usize>,
 }
 
 /// The evaluations one proposer made in a run (see [`proposer`]) and the best it found.
@@ -223,13 +226,13 @@ impl EntryView {
         let mut failures: BTreeMap<String, usize> = BTreeMap::new();
         let mut failed_keys: BTreeMap<String, String> = BTreeMap::new();
         let mut untraced = 0;
-        // Per run: evaluation number, seconds, time, key and who proposed it.
-        type Eval<'e> = (usize, f64, Option<f64>, &'e str, Option<&'e str>);
+        // Per run: evaluation number, seconds, time, key, who proposed it and the device.
+        type Eval<'e> = (usize, f64, Option<f64>, &'e str, Option<&'e str>, Option<usize>);
         let mut by_run: BTreeMap<u64, Vec<Eval<'_>>> = BTreeMap::new();
         let mut from_spec = 0usize;
         for (key, m) in &entry.measurements {
             match &m.trace {
-                Some(t) => by_run.entry(t.run).or_default().push((t.seq, t.elapsed_s, m.stats().map(|s| s.mean), key, t.by.as_deref())),
+                Some(t) => by_run.entry(t.run).or_default().push((t.seq, t.elapsed_s, m.stats().map(|s| s.mean), key, t.by.as_deref(), t.device)),
                 None => untraced += 1,
             }
             match &m.status {
@@ -270,6 +273,10 @@ impl EntryView {
                     evals: evals.iter().map(|e| (e.0, e.1, e.2)).collect(),
                     note: entry.runs.iter().rev().find(|n| n.run == started).cloned(),
                     proposed,
+                    devices: evals.iter().filter_map(|e| e.5).fold(BTreeMap::new(), |mut m, d| {
+                        *m.entry(d).or_default() += 1;
+                        m
+                    }),
                 }
             })
             .collect();
@@ -488,6 +495,7 @@ mod tests {
         assert_eq!(v.causes.len(), 1);
         assert_eq!(v.failures["launch failed"], 1);
         assert_eq!(v.runs.len(), 1);
+        assert!(v.runs[0].devices.is_empty(), "one device: none named");
         let best = v.runs[0].best_so_far();
         assert_eq!(best.first().unwrap().0, 0);
         assert!((best.last().unwrap().2 - 1e-3).abs() < 1e-9);
@@ -496,6 +504,17 @@ mod tests {
         assert!(v.peaks.as_ref().unwrap().estimated);
         assert_eq!(w.position.words().unwrap(), "100 % of peak bandwidth (memory-bound)");
         assert_eq!(v.marked().len(), 3);
+    }
+
+    /// A run over two devices counts each one's evaluations.
+    #[test]
+    fn a_run_over_several_devices_counts_each_ones_evaluations() {
+        let mut e = entry();
+        for (k, m) in e.measurements.values_mut().enumerate() {
+            m.trace.as_mut().unwrap().device = Some(usize::from(k % 4 == 0));
+        }
+        let v = EntryView::new(&e, &Hints::default());
+        assert_eq!(v.runs[0].devices.iter().map(|(d, n)| (*d, *n)).collect::<Vec<_>>(), [(0, 6), (1, 2)]);
     }
 
     #[test]
