@@ -156,6 +156,7 @@ impl<'a> Ledger<'a> {
     /// database (results taken from the database and configs pruned after compiling are not
     /// written back).
     pub fn record(&mut self, mut r: ConfigResult, persist: bool) {
+        let key = r.config.key();
         if !r.from_db {
             if r.seq.is_none() {
                 r.seq = Some(self.next_seq);
@@ -165,7 +166,7 @@ impl<'a> Ledger<'a> {
                 r.elapsed_s = Some(self.t0.elapsed().as_secs_f64());
             }
             if r.proposed_by.is_none() {
-                r.proposed_by = self.proposed.get(&r.config.key()).cloned();
+                r.proposed_by = self.proposed.get(&key).cloned();
             }
         }
         if let Some(s) = self.normalized(&r) {
@@ -191,7 +192,7 @@ impl<'a> Ledger<'a> {
                 };
                 let verified = Some(r.verified || !matches!(r.outcome, ResultOutcome::Measured { .. }));
                 self.pending.push((
-                    r.config.key(),
+                    key.clone(),
                     Measurement {
                         config: r.config.clone(),
                         status,
@@ -209,7 +210,7 @@ impl<'a> Ledger<'a> {
         if let Some(o) = &self.opts.observer {
             o(&Event::Result { result: &r, best: self.best.as_ref().map(|b| b.mean) });
         }
-        self.results.insert(r.config.key(), r);
+        self.results.insert(key, r);
     }
 
     /// Replaces a config's result by a new measurement of it (the final round), keeping its
