@@ -22,16 +22,17 @@ pub use kerntune_cuda as cuda_backend;
 #[cfg(feature = "hip")]
 pub use kerntune_hip as hip_backend;
 
-/// Call first thing in `main`. A worker process started by the CUDA or HIP backend serves its
-/// tuner here and exits; in any other process this lets those backends run kernels in worker
+/// Call first thing in `main`. A worker process started by the CUDA, HIP or wgpu backend serves
+/// its tuner here and exits; in any other process this lets those backends run kernels in worker
 /// processes, so that a faulting or hung kernel cannot end a tune (see
-/// [`kerntune_core::worker`]). Without it kernels run in the tuning process. A no-op for
-/// wgpu-only builds.
+/// [`kerntune_core::worker`]). Without it kernels run in the tuning process.
 pub fn hook() {
     #[cfg(feature = "cuda")]
     kerntune_cuda::worker::hook();
     #[cfg(feature = "hip")]
     kerntune_hip::worker::hook();
+    #[cfg(feature = "wgpu")]
+    kerntune_wgpu::worker::hook();
 }
 
 /// Which backend to open.

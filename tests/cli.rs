@@ -508,6 +508,108 @@ fn a_signal_stops_the_tune_and_keeps_what_was_measured() {
     }
 }
 
+/// A WGSL kernel whose `HANG = 1` configs loop forever (the loop's exit needs an input below
+/// -1, and the inputs are in [0, 1)), with a store in the loop so that no compiler removes it.
+const HANG_WGSL: &str = "override WG_SIZE: u32 = 64u;
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(WG_SIZE)
+fn hang(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if (i >= u32(n)) { return; }
+    y[i] = 0.0;
+    if (HANG == 1) {
+        loop {
+            y[i] = y[i] + 1.0;
+            if (x[i] < -1.0) { break; }
+        }
+    }
+    y[i] = 2.0 * x[i];
+}
+";
+
+fn hang_spec(name: &str) -> String {
+    format!(
+        r#"[kernel]
+name = "{name}"
+source = {{ wgsl = "hang.wgsl" }}
+[params]
+HANG = [0, 1]
+WG_SIZE = [32, 64]
+[space]
+default = {{ HANG = 0, WG_SIZE = 64 }}
+[[problems]]
+n = 4096
+[[args]]
+name = "x"
+type = "f32"
+len = "n"
+init = "random"
+[[args]]
+name = "y"
+type = "f32"
+len = "n"
+access = "write"
+[[args]]
+name = "n"
+type = "u32"
+value = "n"
+[launch]
+grid = ["div_ceil(n, WG_SIZE)"]
+block = ["WG_SIZE"]
+[verify]
+reference = "default"
+[bench]
+timeout = 1.0
+"#
+    )
+}
+
+#[test]
+fn a_shader_that_never_ends_costs_its_configs_not_the_tune() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    if !have_device(dir) {
+        return;
+    }
+    write(dir, "hang.wgsl", HANG_WGSL);
+    let spec = write(dir, "hang.toml", &hang_spec("hang"));
+    let db = dir.join("db.sqlite");
+    // In-process, the first config that never ends kept the adapter busy and the tune ended
+    // with "every device was lost"; in a worker process it is killed and the tune goes on.
+    let o = kerntune(dir, &["tune", spec.to_str().unwrap(), "--json", "--db", db.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let run = &v[0];
+    let hang_of = |c: &serde_json::Value| c["params"].as_array().unwrap().iter().find(|p| p[0] == "HANG").map(|p| p[1].as_i64().unwrap()).unwrap();
+    assert_eq!(hang_of(&run["winner"]), 0, "{out}");
+    let results = run["results"].as_array().unwrap();
+    assert_eq!(results.len(), 4, "{out}");
+    for r in results {
+        if hang_of(&r["config"]) == 1 {
+            assert_eq!((r["outcome"].as_str(), r["kind"].as_str()), (Some("failed"), Some("timed_out")), "{r}");
+        } else {
+            assert_eq!(r["outcome"], "measured", "a config after one that never ended is measured on a fresh worker: {r}");
+        }
+    }
+    // The cause is explained: the limit against the measured times, and the value that hangs.
+    let causes = run["causes"].as_array().unwrap();
+    assert_eq!(causes.len(), 1, "{out}");
+    let diagnosis: Vec<&str> = causes[0]["diagnosis"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
+    assert!(diagnosis[0].contains("did not end within the 1 s limit ([bench] timeout)"), "{diagnosis:?}");
+    assert_eq!(diagnosis[1], "every config that timed out has HANG = 1 (2 configs), and no config measured has it");
+    // Everything was kept.
+    let shown = text(&kerntune(dir, &["db", "show", "--json", "--db", db.to_str().unwrap()])).0;
+    let v: serde_json::Value = serde_json::from_str(&shown).unwrap();
+    let entry = v["entries"].as_object().unwrap().values().next().unwrap();
+    assert_eq!(entry["measurements"].as_object().unwrap().len(), 4);
+    // A kernel name that is not an entry point of the source: wgpu's cause in the first line,
+    // and the entry points there are.
+    let wrong = write(dir, "wrong.toml", &hang_spec("hanging"));
+    bad(dir, &["tune", wrong.to_str().unwrap(), "--no-db"], &["Unable to find entry point 'hanging'", "set [kernel] name to `hang`"]);
+}
+
 /// A Kernel Tuner cache of a 4×4 space whose compile times grow with `tile` (ms, as Kernel
 /// Tuner writes them); `compile_time` left out of one entry when `gap`.
 fn kt_cache(dir: &Path, gap: bool) -> PathBuf {

@@ -1,17 +1,32 @@
 //! Opening an adapter and the [`Backend`] implementation.
 
-use crate::bench::{self, Timer, WgpuWorkspace};
+use crate::bench::{self, Buffers, Timer};
 use crate::compile::WgpuKernel;
 use crate::device::sorted_adapters;
 use crate::limits::{limits_from_wgpu, target_from_info};
+use kerntune_core::worker::{WorkerKind, WorkerSlot};
 use kerntune_core::{
     Access, Backend, BackendError, CompileRequest, Compiled, HostBuffer, Launch, Limits, OpenError, ProblemData, ResourceUsage, Target, TimeRequest,
-    TimingMethod,
+    TimingMethod, VerifyRequest,
 };
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 type Layouts = HashMap<Vec<Access>, Arc<wgpu::PipelineLayout>>;
+
+/// The wgpu backend's kind of worker process (see [`crate::worker`]).
+pub static KIND: WorkerKind = WorkerKind::new("wgpu", "KERNTUNE_WGPU_WORKER", "KERNTUNE_WGPU_ISOLATION");
+
+/// A problem's buffers: on this process's device, or in the worker process's.
+pub struct WgpuWorkspace(Place);
+
+enum Place {
+    /// Kernels run in this process.
+    Local(Buffers),
+    /// Kernels run in the worker process (see [`crate::worker`]); the parent keeps the problem
+    /// to start a fresh worker after a shader that never ended.
+    Remote(Arc<ProblemData>),
+}
 
 /// A wgpu device opened for tuning.
 pub struct WgpuBackend {
@@ -24,11 +39,25 @@ pub struct WgpuBackend {
     period_ns: f64,
     layouts: Mutex<Layouts>,
     clock: crate::clock::ClockGuard,
+    /// `Some` when kernels run in a worker process (where the host program enabled it, see
+    /// [`crate::worker::hook`]); the worker is started on first use.
+    worker: Option<WorkerSlot>,
 }
 
 impl WgpuBackend {
     /// Opens the adapter at `index` in [`crate::adapters`] order, or the most preferred one.
+    /// Kernels run in a worker process where the host program enabled it
+    /// ([`crate::worker::hook`]).
     pub fn open(index: Option<usize>) -> Result<WgpuBackend, OpenError> {
+        let mut b = Self::open_in_process(index)?;
+        if KIND.enabled() {
+            b.worker = Some(WorkerSlot::new(&KIND, index.unwrap_or(0)));
+        }
+        Ok(b)
+    }
+
+    /// Opens the adapter with kernels running in this process (what the worker itself uses).
+    pub fn open_in_process(index: Option<usize>) -> Result<WgpuBackend, OpenError> {
         let mut list = sorted_adapters();
         if list.is_empty() {
             return Err(OpenError::NoDevice {
@@ -78,6 +107,7 @@ impl WgpuBackend {
             period_ns,
             layouts: Mutex::new(HashMap::new()),
             clock,
+            worker: None,
         })
     }
 
@@ -91,7 +121,25 @@ impl WgpuBackend {
         &self.info
     }
 
-    fn layout(&self, access: &[Access]) -> Arc<wgpu::PipelineLayout> {
+    /// Whether kernels run in a worker process.
+    pub fn isolated(&self) -> bool {
+        self.worker.is_some()
+    }
+
+    pub(crate) fn device(&self) -> &wgpu::Device {
+        &self.device
+    }
+
+    /// Runs `f` on the worker for `problem` (see [`WorkerSlot::with`]).
+    fn with_worker<T>(
+        &self,
+        problem: &Arc<ProblemData>,
+        f: impl FnOnce(&mut kerntune_core::worker::Worker) -> Result<T, BackendError>,
+    ) -> Result<T, BackendError> {
+        self.worker.as_ref().expect("isolated mode").with(problem, f)
+    }
+
+    pub(crate) fn layout(&self, access: &[Access]) -> Arc<wgpu::PipelineLayout> {
         let mut map = self.layouts.lock().expect("layout cache");
         map.entry(access.to_vec()).or_insert_with(|| Arc::new(crate::compile::pipeline_layout(&self.device, access))).clone()
     }
@@ -135,7 +183,7 @@ impl Backend for WgpuBackend {
 
     fn compile(&self, req: &CompileRequest<'_>) -> Result<Compiled<WgpuKernel>, BackendError> {
         let layout = self.layout(req.buffers);
-        let kernel = crate::compile::compile(&self.device, &layout, req)?;
+        let kernel = crate::compile::compile(&self.device, &layout, req, self.worker.is_some())?;
         Ok(Compiled { kernel, usage: ResourceUsage::default(), cached: false })
     }
 
@@ -150,30 +198,71 @@ impl Backend for WgpuBackend {
                 }));
             }
         }
-        Ok(bench::create_workspace(&self.device, &self.queue, problem.buffers().cloned().collect()))
+        if self.worker.is_some() {
+            // Start the worker now, so that a worker that cannot start fails before measuring.
+            self.with_worker(problem, |_| Ok(()))?;
+            return Ok(WgpuWorkspace(Place::Remote(problem.clone())));
+        }
+        Ok(WgpuWorkspace(Place::Local(bench::create_workspace(&self.device, &self.queue, problem.buffers().cloned().collect()))))
     }
 
     fn reset(&self, ws: &mut WgpuWorkspace, poison: bool) -> Result<(), BackendError> {
-        bench::reset(&self.queue, ws, poison);
-        Ok(())
+        match &mut ws.0 {
+            Place::Local(l) => {
+                bench::reset(&self.queue, l, poison);
+                Ok(())
+            }
+            Place::Remote(p) => self.with_worker(p, |w| w.reset(poison)),
+        }
     }
 
     fn time(&self, ws: &mut WgpuWorkspace, kernel: &WgpuKernel, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError> {
+        let l = match &mut ws.0 {
+            Place::Local(l) => l,
+            Place::Remote(p) => return self.with_worker(p, |w| w.time(kernel.image(), launch, req)),
+        };
         self.clock.before(&self.timer());
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let r = self.timer().time(ws, kernel, launch, req);
+        let r = self.timer().time(l, kernel, launch, req);
         if let Some(e) = pollster::block_on(scope.pop()) {
-            return Err(BackendError::LaunchFailed(e.to_string()));
+            return Err(BackendError::LaunchFailed(crate::compile::describe(&e)));
         }
         r
     }
 
+    fn verify(&self, ws: &mut WgpuWorkspace, kernel: &WgpuKernel, launch: &Launch, req: &VerifyRequest<'_>) -> Result<Vec<f64>, BackendError> {
+        match &mut ws.0 {
+            Place::Local(_) => kerntune_core::backend::verify_on_host(self, ws, kernel, launch, req),
+            // Compared in the worker, against the reference it is sent once.
+            Place::Remote(p) => self.with_worker(p, |w| w.verify(kernel.image(), launch, req)),
+        }
+    }
+
     fn read_outputs(&self, ws: &mut WgpuWorkspace) -> Result<Vec<HostBuffer>, BackendError> {
-        self.timer().read_outputs(ws)
+        match &mut ws.0 {
+            Place::Local(l) => self.timer().read_outputs(l),
+            Place::Remote(p) => self.with_worker(p, |w| w.read_outputs(p)),
+        }
     }
 
     fn take_notes(&self) -> Vec<String> {
-        self.clock.take_notes()
+        match &self.worker {
+            // The worker's clock guard is the one that ran; a worker killed after a shader that
+            // never ended took its notes with it.
+            Some(slot) => slot.if_running(|w| w.take_notes()).and_then(Result::ok).unwrap_or_default(),
+            None => self.clock.take_notes(),
+        }
+    }
+
+    fn recover(&self) -> Result<(), BackendError> {
+        match &self.worker {
+            // The worker was killed with its hung shader; the next call starts a fresh one.
+            Some(slot) => {
+                slot.recover();
+                Ok(())
+            }
+            None => Err(BackendError::DeviceLost("this backend cannot recover a lost device without a worker process (KERNTUNE_WGPU_ISOLATION=0)".into())),
+        }
     }
 }
 

@@ -5,8 +5,8 @@ use crate::error::poll_error;
 use kerntune_core::{Access, BackendError, HostBuffer, Launch, TimeRequest};
 use std::time::Instant;
 
-/// A problem's buffers on the device.
-pub struct WgpuWorkspace {
+/// A problem's buffers on the device (the workspace of kernels that run in this process).
+pub(crate) struct Buffers {
     pub(crate) buffers: Vec<wgpu::Buffer>,
     pub(crate) initial: Vec<HostBuffer>,
 }
@@ -16,7 +16,7 @@ fn padded(len: usize) -> u64 {
     (len.max(4) as u64).div_ceil(4) * 4
 }
 
-pub(crate) fn create_workspace(device: &wgpu::Device, queue: &wgpu::Queue, bufs: Vec<HostBuffer>) -> WgpuWorkspace {
+pub(crate) fn create_workspace(device: &wgpu::Device, queue: &wgpu::Queue, bufs: Vec<HostBuffer>) -> Buffers {
     let buffers = bufs
         .iter()
         .map(|b| {
@@ -31,7 +31,7 @@ pub(crate) fn create_workspace(device: &wgpu::Device, queue: &wgpu::Queue, bufs:
         })
         .collect();
     queue.submit([]);
-    WgpuWorkspace { buffers, initial: bufs }
+    Buffers { buffers, initial: bufs }
 }
 
 fn write_padded(queue: &wgpu::Queue, buf: &wgpu::Buffer, data: &[u8]) {
@@ -44,7 +44,7 @@ fn write_padded(queue: &wgpu::Queue, buf: &wgpu::Buffer, data: &[u8]) {
     }
 }
 
-pub(crate) fn reset(queue: &wgpu::Queue, ws: &mut WgpuWorkspace, poison: bool) {
+pub(crate) fn reset(queue: &wgpu::Queue, ws: &mut Buffers, poison: bool) {
     for (buf, init) in ws.buffers.iter().zip(&ws.initial) {
         if poison && init.access == Access::Write {
             write_padded(queue, buf, &init.poisoned());
@@ -95,7 +95,7 @@ impl Timer<'_> {
         pass.dispatch_workgroups(launch.grid[0], launch.grid[1], launch.grid[2]);
     }
 
-    pub fn time(&self, ws: &WgpuWorkspace, k: &WgpuKernel, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError> {
+    pub fn time(&self, ws: &Buffers, k: &WgpuKernel, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError> {
         let layout = k.pipeline.get_bind_group_layout(0);
         let entries: Vec<wgpu::BindGroupEntry<'_>> =
             ws.buffers.iter().enumerate().map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() }).collect();
@@ -148,7 +148,7 @@ impl Timer<'_> {
         Ok(out)
     }
 
-    pub fn read_outputs(&self, ws: &WgpuWorkspace) -> Result<Vec<HostBuffer>, BackendError> {
+    pub fn read_outputs(&self, ws: &Buffers) -> Result<Vec<HostBuffer>, BackendError> {
         let mut enc = self.device.create_command_encoder(&Default::default());
         let staging: Vec<wgpu::Buffer> = ws
             .buffers

@@ -12,10 +12,10 @@
 //!
 //! Software adapters (llvmpipe) have no such clock and are not guarded.
 
-use crate::bench::{Timer, WgpuWorkspace};
+use crate::bench::{Buffers, Timer};
 use crate::compile::WgpuKernel;
 use kerntune_core::{BackendError, HostBuffer, Launch, TimeRequest};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// The reference kernel: each invocation runs `iters` (read from the buffer, so the compiler
@@ -68,7 +68,7 @@ pub(crate) struct ClockLog {
 }
 
 struct State {
-    probe: Option<(WgpuKernel, WgpuWorkspace)>,
+    probe: Option<(WgpuKernel, Buffers)>,
     last_check: Option<Instant>,
     checker: Checker,
     /// Calibration failed: the guard stays off (said once in the report).
@@ -214,7 +214,7 @@ fn req(launches: u32) -> TimeRequest {
 
 /// Builds the probe and picks its length: iterations doubled until one probe takes about
 /// [`PROBE_SECONDS`].
-fn calibrate(timer: &Timer<'_>) -> Result<(WgpuKernel, WgpuWorkspace), BackendError> {
+fn calibrate(timer: &Timer<'_>) -> Result<(WgpuKernel, Buffers), BackendError> {
     let desc = wgpu::ShaderModuleDescriptor { label: Some("kerntune clock probe"), source: wgpu::ShaderSource::Wgsl(PROBE.into()) };
     // SAFETY: the probe's one loop ends (its bound is a finite count read once), its indices
     // stay below 65 of a 65-element buffer, and it does not divide.
@@ -227,7 +227,7 @@ fn calibrate(timer: &Timer<'_>) -> Result<(WgpuKernel, WgpuWorkspace), BackendEr
         compilation_options: Default::default(),
         cache: None,
     });
-    let k = WgpuKernel { pipeline: Arc::new(pipeline) };
+    let k = WgpuKernel::new(pipeline, Vec::new());
     let mut iters = 64.0f32;
     loop {
         let data: Vec<u8> = std::iter::once(iters).chain(std::iter::repeat_n(0.0, 64)).flat_map(f32::to_le_bytes).collect();

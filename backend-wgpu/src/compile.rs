@@ -112,59 +112,172 @@ pub(crate) fn runtime_checks(options: &[String]) -> Result<wgpu::ShaderRuntimeCh
     Ok(checks)
 }
 
-/// Compiles one config into a pipeline on `device`.
-pub(crate) fn compile(device: &wgpu::Device, layout: &wgpu::PipelineLayout, req: &CompileRequest<'_>) -> Result<WgpuKernel, BackendError> {
-    let (code, constants, shift) = inject_constants(req.code, req.defines, req.scalars);
-    let options: Vec<String> = req.defines.iter().map(|(k, v)| format!("{k}={v}")).chain(req.scalars.iter().map(|(k, v)| format!("{k}={v}"))).collect();
-    let file = req.source.path.clone().unwrap_or_else(|| "<wgsl>".into());
-    let checks = runtime_checks(&req.source.options).map_err(|log| BackendError::CompileFailed { log: format!("{file}: {log}"), options: options.clone() })?;
-    let (device, layout, name, entry) = (device.clone(), layout.clone(), req.source.name.clone(), req.source.entry().to_string());
+/// What a pipeline is built from: the source with its constants injected, the pipeline
+/// constants, the entry point and the bindings. The parent builds it for every config; a worker
+/// process ([`crate::worker`]) receives it serialised and builds the same pipeline on its own
+/// device (a wgpu pipeline cannot travel between processes).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Recipe {
+    /// The kernel's name (the pipeline's label).
+    name: String,
+    /// Its file, for messages.
+    file: String,
+    /// The source with `const` lines prepended.
+    code: String,
+    /// How many lines were prepended (compiler line numbers are mapped back by it).
+    shift: usize,
+    /// Values of the source's `override` constants.
+    constants: Vec<(String, f64)>,
+    entry: String,
+    /// The runtime checks' options (see [`runtime_checks`]).
+    options: Vec<String>,
+    /// Each buffer argument's access, in binding order.
+    pub(crate) access: Vec<kerntune_core::Access>,
+    /// The config's defines and scalars as `NAME=VALUE`, for compile errors.
+    config: Vec<String>,
+}
+
+impl Recipe {
+    /// The recipe of a compile request.
+    pub(crate) fn new(req: &CompileRequest<'_>) -> Recipe {
+        let (code, constants, shift) = inject_constants(req.code, req.defines, req.scalars);
+        Recipe {
+            name: req.source.name.clone(),
+            file: req.source.path.clone().unwrap_or_else(|| "<wgsl>".into()),
+            code,
+            shift,
+            constants,
+            entry: req.source.entry().to_string(),
+            options: req.source.options.clone(),
+            access: req.buffers.to_vec(),
+            config: req.defines.iter().map(|(k, v)| format!("{k}={v}")).chain(req.scalars.iter().map(|(k, v)| format!("{k}={v}"))).collect(),
+        }
+    }
+}
+
+/// A wgpu error as one message: wgpu's "Validation Error / Caused by:" frame dropped and its
+/// chain of contexts joined, so that the cause (e.g. "Unable to find entry point 'f'") is in
+/// the first line a report shows, not the fifth.
+pub(crate) fn describe(e: &wgpu::Error) -> String {
+    let text = e.to_string();
+    let parts: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty() && *l != "Caused by:" && *l != "Validation Error").collect();
+    if parts.is_empty() {
+        return text.trim().to_string();
+    }
+    parts.join(": ")
+}
+
+/// The `@compute` functions of a WGSL source, by a scan of its text (for a message naming the
+/// entry points there are when the one asked for is missing).
+fn compute_entry_points(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = code;
+    while let Some(i) = rest.find("@compute") {
+        rest = &rest[i + "@compute".len()..];
+        if let Some(f) = rest.find("fn ") {
+            let name: String = rest[f + 3..].trim_start().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            if !name.is_empty() && !out.contains(&name) {
+                out.push(name);
+            }
+        }
+    }
+    out
+}
+
+/// Compiles one config into a pipeline on `device`, keeping its recipe when `keep_recipe`
+/// (the kernel will run in a worker process, which builds it again).
+pub(crate) fn compile(device: &wgpu::Device, layout: &wgpu::PipelineLayout, req: &CompileRequest<'_>, keep_recipe: bool) -> Result<WgpuKernel, BackendError> {
+    let recipe = Recipe::new(req);
+    let (device, layout) = (device.clone(), layout.clone());
     // Shader and pipeline creation (naga, then the driver's compiler) may be stopped waiting
     // for, like NVRTC: see `abandonable`. The error scope is pushed and popped on that thread.
     kerntune_core::backend::abandonable(req.abandon, move || {
-        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let desc = wgpu::ShaderModuleDescriptor { label: Some(&name), source: wgpu::ShaderSource::Wgsl(code.as_str().into()) };
-        // SAFETY: the checks are the ones the spec's author turned off (`[kernel] options`),
-        // each one a promise about their kernel (its loops end, its indices stay in bounds, it
-        // never divides by zero) that wgpu's documentation asks of a trusted module; with none
-        // turned off this is `create_shader_module`.
-        let module = unsafe { device.create_shader_module_trusted(desc, checks) };
-        let info = pollster::block_on(module.get_compilation_info());
-        let mut log = String::new();
-        for m in &info.messages {
-            if m.message_type == wgpu::CompilationMessageType::Error {
-                match &m.location {
-                    Some(loc) if loc.line_number as usize > shift => {
-                        log.push_str(&format!("{file}:{}:{}: {}\n", loc.line_number as usize - shift, loc.line_position, m.message))
-                    }
-                    Some(_) => log.push_str(&format!("{file} (injected constants): {}\n", m.message)),
-                    None => log.push_str(&format!("{file}: {}\n", m.message)),
-                }
-            }
-        }
-        if !log.is_empty() {
-            drop(pollster::block_on(scope.pop()));
-            return Err(BackendError::CompileFailed { log, options });
-        }
-        let const_refs: Vec<(&str, f64)> = constants.iter().map(|(k, v)| (k.as_str(), *v)).collect();
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some(&name),
-            layout: Some(&layout),
-            module: &module,
-            entry_point: Some(&entry),
-            compilation_options: wgpu::PipelineCompilationOptions { constants: &const_refs, zero_initialize_workgroup_memory: false },
-            cache: None,
-        });
-        if let Some(e) = pollster::block_on(scope.pop()) {
-            return Err(BackendError::CompileFailed { log: format!("{file}: {e}"), options });
-        }
-        Ok(WgpuKernel { pipeline: Arc::new(pipeline) })
+        let pipeline = build(&device, &layout, &recipe)?;
+        let image = if keep_recipe { serde_json::to_vec(&recipe).map_err(BackendError::other)? } else { Vec::new() };
+        Ok(WgpuKernel::new(pipeline, image))
     })
 }
 
-/// A compiled config: its pipeline and the bind-group layout it was built with.
+/// Builds the pipeline a recipe describes on `device`.
+pub(crate) fn build(device: &wgpu::Device, layout: &wgpu::PipelineLayout, r: &Recipe) -> Result<wgpu::ComputePipeline, BackendError> {
+    let failed = |log: String| BackendError::CompileFailed { log, options: r.config.clone() };
+    let file = &r.file;
+    let checks = runtime_checks(&r.options).map_err(|log| failed(format!("{file}: {log}")))?;
+    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let desc = wgpu::ShaderModuleDescriptor { label: Some(&r.name), source: wgpu::ShaderSource::Wgsl(r.code.as_str().into()) };
+    // SAFETY: the checks are the ones the spec's author turned off (`[kernel] options`),
+    // each one a promise about their kernel (its loops end, its indices stay in bounds, it
+    // never divides by zero) that wgpu's documentation asks of a trusted module; with none
+    // turned off this is `create_shader_module`.
+    let module = unsafe { device.create_shader_module_trusted(desc, checks) };
+    let info = pollster::block_on(module.get_compilation_info());
+    let mut log = String::new();
+    for m in &info.messages {
+        if m.message_type == wgpu::CompilationMessageType::Error {
+            match &m.location {
+                Some(loc) if loc.line_number as usize > r.shift => {
+                    log.push_str(&format!("{file}:{}:{}: {}\n", loc.line_number as usize - r.shift, loc.line_position, m.message))
+                }
+                Some(_) => log.push_str(&format!("{file} (injected constants): {}\n", m.message)),
+                None => log.push_str(&format!("{file}: {}\n", m.message)),
+            }
+        }
+    }
+    if !log.is_empty() {
+        drop(pollster::block_on(scope.pop()));
+        return Err(failed(log));
+    }
+    let const_refs: Vec<(&str, f64)> = r.constants.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(&r.name),
+        layout: Some(layout),
+        module: &module,
+        entry_point: Some(&r.entry),
+        compilation_options: wgpu::PipelineCompilationOptions { constants: &const_refs, zero_initialize_workgroup_memory: false },
+        cache: None,
+    });
+    if let Some(e) = pollster::block_on(scope.pop()) {
+        let mut log = format!("{file}: {}", describe(&e));
+        if matches!(&e, wgpu::Error::Validation { description, .. } if description.contains("Unable to find entry point")) {
+            let there = compute_entry_points(&r.code);
+            log.push_str(&format!(
+                "; the kernel's name is its entry point: rename the `@compute` function or set [kernel] name to {}",
+                if there.is_empty() {
+                    "one of its `@compute` functions".to_string()
+                } else {
+                    there.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(" or ")
+                }
+            ));
+        }
+        return Err(failed(log));
+    }
+    Ok(pipeline)
+}
+
+/// A compiled config: its pipeline, and where it runs in a worker process, the recipe the
+/// worker builds it from.
 pub struct WgpuKernel {
     pub(crate) pipeline: Arc<wgpu::ComputePipeline>,
+    /// Unique in this process: the worker loads each kernel once under it.
+    pub(crate) id: u64,
+    /// The serialised [`Recipe`]; empty where kernels run in this process.
+    pub(crate) image: Vec<u8>,
+}
+
+impl WgpuKernel {
+    pub(crate) fn new(pipeline: wgpu::ComputePipeline, image: Vec<u8>) -> WgpuKernel {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        WgpuKernel { pipeline: Arc::new(pipeline), id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed), image }
+    }
+}
+
+impl Drop for WgpuKernel {
+    fn drop(&mut self) {
+        if !self.image.is_empty() {
+            // Workers that loaded it unload it with their next request.
+            kerntune_core::worker::kernel_dropped(self.id);
+        }
+    }
 }
 
 #[cfg(test)]

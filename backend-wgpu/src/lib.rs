@@ -33,9 +33,9 @@ mod device;
 mod error;
 pub mod launch;
 mod limits;
+pub mod worker;
 
-pub use backend::WgpuBackend;
-pub use bench::WgpuWorkspace;
+pub use backend::{WgpuBackend, WgpuWorkspace};
 pub use compile::{inject_constants, WgpuKernel};
 pub use device::{adapters, best_adapter, AdapterSummary};
 pub use limits::{limits_from_wgpu, target_from_info};

@@ -158,12 +158,7 @@ pub trait Backend: Send + Sync {
     /// elsewhere, or can compare on the device, overrides this to avoid shipping every output
     /// back to the host.
     fn verify(&self, ws: &mut Self::Workspace, kernel: &Self::Kernel, launch: &Launch, req: &VerifyRequest<'_>) -> Result<Vec<f64>, BackendError> {
-        self.reset(ws, true)?;
-        let t = self.time(ws, kernel, launch, &TimeRequest { launches: 1, flush: L2Flush::Off, timeout: req.timeout })?;
-        let outs = self.read_outputs(ws)?;
-        req.check(&outs)?;
-        self.reset(ws, false)?;
-        Ok(t)
+        verify_on_host(self, ws, kernel, launch, req)
     }
 
     /// Whether a kernel this backend compiled can be timed on another instance of the same
@@ -196,4 +191,22 @@ pub trait Backend: Send + Sync {
     fn recover(&self) -> Result<(), BackendError> {
         Err(BackendError::DeviceLost("this backend cannot recover a lost device".into()))
     }
+}
+
+/// [`Backend::verify`] as every backend can do it: poisons write-only outputs and restores the
+/// inputs, launches once, reads every buffer back and compares with the reference on the host,
+/// then restores the buffers. Returns the launch's time.
+pub fn verify_on_host<B: Backend + ?Sized>(
+    b: &B,
+    ws: &mut B::Workspace,
+    kernel: &B::Kernel,
+    launch: &Launch,
+    req: &VerifyRequest<'_>,
+) -> Result<Vec<f64>, BackendError> {
+    b.reset(ws, true)?;
+    let t = b.time(ws, kernel, launch, &TimeRequest { launches: 1, flush: L2Flush::Off, timeout: req.timeout })?;
+    let outs = b.read_outputs(ws)?;
+    req.check(&outs)?;
+    b.reset(ws, false)?;
+    Ok(t)
 }

@@ -62,6 +62,10 @@ pub trait Executor {
     fn verify(&mut self, id: u64, launch: &Launch, req: &VerifyRequest<'_>) -> Result<Vec<f64>, BackendError>;
     /// [`Backend::read_outputs`].
     fn read_outputs(&mut self) -> Result<Vec<HostBuffer>, BackendError>;
+    /// [`Backend::take_notes`]: what the device's side had to do to measure honestly.
+    fn take_notes(&mut self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// A backend whose kernels can be loaded from the binaries the parent ships. For such a
@@ -146,6 +150,9 @@ impl<B: WorkerBackend> Executor for BackendExecutor<B> {
     fn read_outputs(&mut self) -> Result<Vec<HostBuffer>, BackendError> {
         let (b, ws) = self.parts()?;
         b.read_outputs(ws)
+    }
+    fn take_notes(&mut self) -> Vec<String> {
+        self.backend.as_ref().map(B::take_notes).unwrap_or_default()
     }
 }
 
@@ -253,6 +260,8 @@ enum Req {
         per_output: Vec<(String, crate::spec::job::Tolerance)>,
     },
     Read,
+    /// The worker's [`Executor::take_notes`], one blob per note.
+    Notes,
 }
 
 impl Req {
@@ -266,6 +275,7 @@ impl Req {
             Req::Time { .. } => "time",
             Req::Verify { .. } => "verify",
             Req::Read => "read",
+            Req::Notes => "notes",
         }
     }
 }
@@ -785,6 +795,12 @@ impl Worker {
         let (_, blobs) = self.call(&Req::Read, &[], Duration::from_secs(120))?;
         Ok(problem.buffers().zip(blobs).map(|(b, data)| HostBuffer { data, ..b.described() }).collect())
     }
+
+    /// [`Backend::take_notes`] from the worker.
+    pub fn take_notes(&mut self) -> Result<Vec<String>, BackendError> {
+        let (_, blobs) = self.call(&Req::Notes, &[], Duration::from_secs(60))?;
+        Ok(blobs.into_iter().map(|b| String::from_utf8_lossy(&b).into_owned()).collect())
+    }
 }
 
 /// Workers being reaped after their handles were dropped (see [`Drop`] for [`Worker`]).
@@ -921,6 +937,19 @@ impl WorkerSlot {
         r
     }
 
+    /// Runs `f` on the worker running now, without starting one; `None` when none runs (never
+    /// started, or killed after a fault).
+    pub fn if_running<T>(&self, f: impl FnOnce(&mut Worker) -> Result<T, BackendError>) -> Option<Result<T, BackendError>> {
+        let mut guard = self.worker.lock().unwrap_or_else(|p| p.into_inner());
+        let r = f(guard.as_mut()?);
+        if r.as_ref().is_err_and(BackendError::needs_recovery) {
+            if let Some(mut w) = guard.take() {
+                w.kill();
+            }
+        }
+        Some(r)
+    }
+
     /// [`Backend::recover`]: the faulted worker is gone (or killed
     /// now); the next call starts a fresh one.
     pub fn recover(&self) {
@@ -998,6 +1027,7 @@ fn handle(exec: &mut impl Executor, st: &mut Served, req: Req, blobs: Vec<Vec<u8
             Ok((exec.verify(id, &launch, &req)?, vec![]))
         }
         Req::Read => Ok((vec![], exec.read_outputs()?.into_iter().map(|b| b.data).collect())),
+        Req::Notes => Ok((vec![], exec.take_notes().into_iter().map(String::into_bytes).collect())),
     }
 }
 

@@ -119,6 +119,58 @@ pub fn group_failures<'a>(failures: impl IntoIterator<Item = (&'a Config, Failur
     v
 }
 
+/// What explains configs that timed out, one finding per line: how far the launch timeout is
+/// above the slowest config measured (a kernel that never ends, or only a slow one), and the
+/// parameter value that every timed-out config has and no measured config has, where one does.
+pub fn timeouts<'a>(results: impl IntoIterator<Item = &'a ConfigResult>, params: &[Param], timeout: std::time::Duration) -> Vec<String> {
+    let (mut late, mut measured) = (Vec::new(), Vec::new());
+    for r in results.into_iter().filter(|r| !r.from_db) {
+        match &r.outcome {
+            ResultOutcome::Failed { kind: FailureKind::TimedOut, .. } => late.push(r),
+            ResultOutcome::Measured { stats } => measured.push((r, stats.mean)),
+            _ => {}
+        }
+    }
+    if late.is_empty() {
+        return Vec::new();
+    }
+    let limit = timeout.as_secs_f64();
+    let mut out = Vec::new();
+    let slowest = measured.iter().map(|m| m.1).fold(0.0, f64::max);
+    out.push(if slowest > 0.0 && limit / slowest >= 100.0 {
+        format!(
+            "a launch did not end within the {limit} s limit ([bench] timeout), {:.0}× the slowest config measured ({:.3} ms): a kernel that never ends for these values is likelier than a slow one; if it is only slow, raise [bench] timeout",
+            limit / slowest,
+            slowest * 1e3
+        )
+    } else if slowest > 0.0 {
+        format!(
+            "a launch did not end within the {limit} s limit ([bench] timeout), only {:.1}× the slowest config measured ({:.3} ms): these configs may be slow rather than stuck; raise [bench] timeout to measure them",
+            limit / slowest,
+            slowest * 1e3
+        )
+    } else {
+        format!("a launch did not end within the {limit} s limit ([bench] timeout) and no config was measured: if the kernel is only slow, raise [bench] timeout")
+    });
+    // A parameter whose values split the two sides exactly; with one timed-out config any
+    // value of it would, so two are needed to name one.
+    if late.len() >= 2 && !measured.is_empty() {
+        let values = |rs: &mut dyn Iterator<Item = &ConfigResult>, p: &str| -> std::collections::BTreeSet<String> {
+            rs.filter_map(|r| r.config.get(p).map(|v| v.to_string())).collect()
+        };
+        let split = params.iter().filter(|p| p.values.len() > 1).find_map(|p| {
+            let t = values(&mut late.iter().copied(), &p.name);
+            let m = values(&mut measured.iter().map(|m| m.0), &p.name);
+            (t.is_disjoint(&m) && !t.is_empty()).then(|| (p.name.clone(), t))
+        });
+        if let Some((name, vals)) = split {
+            let vals: Vec<String> = vals.into_iter().collect();
+            out.push(format!("every config that timed out has {name} = {} ({} configs), and no config measured has it", vals.join(" or "), late.len()));
+        }
+    }
+    out
+}
+
 /// Which buffers a launch could read or write past (see the module docs), one finding per line.
 pub fn buffer_extents(prep: &Prepared, config: &Config, launch: &Launch) -> Vec<String> {
     let mut out = Vec::new();
@@ -406,6 +458,31 @@ mod tests {
         assert!(m.starts_with("all 2 configs faulted: CUDA_ERROR_ILLEGAL_ADDRESS"), "{m}");
         let m = nothing_passed(&res[..3], &[]);
         assert!(m.starts_with("none of the 3 evaluated configs passed: 2 × device lost:"), "{m}");
+    }
+
+    #[test]
+    fn timeouts_say_how_far_the_limit_is_and_which_value_never_ends() {
+        let params = vec![Param::new("hang", [0, 1]), Param::new("wg", [64, 128])];
+        let t = |h, w| r(&[("hang", h), ("wg", w)], failed(FailureKind::TimedOut, "timed out after 2.000 s"));
+        let m = |h, w| r(&[("hang", h), ("wg", w)], ok());
+        let limit = std::time::Duration::from_secs(2);
+        let lines = timeouts(&[t(1, 64), t(1, 128), m(0, 64), m(0, 128)], &params, limit);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(
+            lines[0].contains("2 s limit ([bench] timeout), 2000× the slowest config measured (1.000 ms)") && lines[0].contains("never ends"),
+            "{}",
+            lines[0]
+        );
+        assert_eq!(lines[1], "every config that timed out has hang = 1 (2 configs), and no config measured has it");
+        // No value separates them: only the limit is said.
+        assert_eq!(timeouts(&[t(1, 64), t(0, 128), m(0, 64), m(1, 128)], &params, limit).len(), 1);
+        // One config that timed out: any of its values would "separate", so none is named.
+        assert_eq!(timeouts(&[t(1, 64), m(0, 64), m(0, 128)], &params, limit).len(), 1);
+        // A limit close to the measured times: slow rather than stuck.
+        let slow = timeouts(&[t(1, 64), m(0, 64)], &params, std::time::Duration::from_millis(20));
+        assert!(slow[0].contains("only 20.0× the slowest") && slow[0].contains("slow rather than stuck"), "{}", slow[0]);
+        // Nothing timed out: nothing to say.
+        assert!(timeouts(&[m(0, 64)], &params, limit).is_empty());
     }
 
     #[test]

@@ -1291,6 +1291,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     /// launch could read past and the backend's memory checker on one config of the cause.
     pub fn diagnose(&mut self, ledger: &mut Ledger<'_>) {
         let mut causes = crate::run::diagnose::group(ledger.results.values().filter(|r| !r.from_db));
+        for cause in causes.iter_mut().filter(|c| c.kind == crate::error::FailureKind::TimedOut) {
+            cause.diagnosis = crate::run::diagnose::timeouts(ledger.results.values(), &self.ctx.job.params, self.opts.bench.timeout);
+        }
         let plan = self.plan;
         for cause in causes.iter_mut().filter(|c| c.is_memory_fault()) {
             let Some(i) = plan.cands.iter().position(|c| c.config == cause.example) else { continue };
