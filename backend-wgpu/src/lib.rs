@@ -22,8 +22,9 @@
 //! adapter and implements [`kerntune_core::Backend`]; `compile.rs` turns a config into a
 //! pipeline; `bench.rs` owns buffers and timing; `clock.rs` keeps timing at a busy GPU's clock; `device.rs` enumerates adapters; `limits.rs`
 //! is the one conversion from wgpu limits to [`kerntune_core::Limits`]; `error.rs` maps wgpu's
-//! errors. There is no `worker.rs`: kernels run in the tuning process, so a shader that never
-//! ends is recorded as timed out but keeps the adapter busy (see ARCHITECTURE.md, known gaps).
+//! errors; `worker.rs` runs kernels in a worker process (where the host program called
+//! [`worker::hook`]), so that a shader that never ends is killed with its process instead of
+//! keeping the adapter busy for the rest of the tune.
 
 mod backend;
 mod bench;
