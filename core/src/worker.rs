@@ -1,5 +1,5 @@
 //! Worker processes that run kernels, so that a fault cannot take the tuner down — shared by the
-//! CUDA and HIP backends.
+//! CUDA, HIP and wgpu backends.
 //!
 //! Why: after a sticky fault (an illegal address, a kernel that never ends) a GPU runtime
 //! poisons the whole process — on CUDA 13 even creating a new context fails — and a hung kernel
@@ -10,7 +10,7 @@
 //! kernels).
 //!
 //! The worker is the host program itself, started again with the backend's worker variable set
-//! (`KERNTUNE_CUDA_WORKER=1`, `KERNTUNE_HIP_WORKER=1`): a host program opts in by calling its
+//! (`KERNTUNE_CUDA_WORKER=1`, `KERNTUNE_HIP_WORKER=1`, `KERNTUNE_WGPU_WORKER=1`): a host program opts in by calling its
 //! backend's hook first thing in `main` (`kerntune::hook()` calls every compiled-in one; the
 //! CLI does). Messages are a JSON header and raw byte blobs, length-prefixed, over the worker's
 //! stdin/stdout; on Linux, blobs of a mebibyte or more (the problem's buffers, the reference's
@@ -157,7 +157,8 @@ impl<B: WorkerBackend> Executor for BackendExecutor<B> {
 }
 
 /// What the parent ships for a kernel: an id unique in this process, its entry point and its
-/// compiled binary (a CUBIN, an AMDGPU code object).
+/// compiled binary (a CUBIN, an AMDGPU code object, the recipe a wgpu worker builds its
+/// pipeline from).
 #[derive(Clone, Copy, Debug)]
 pub struct KernelImage<'a> {
     /// Unique per compiled kernel in the parent.
@@ -929,11 +930,7 @@ impl WorkerSlot {
         };
         w.forget(&dropped);
         let r = f(w);
-        if r.as_ref().is_err_and(BackendError::needs_recovery) {
-            if let Some(mut w) = guard.take() {
-                w.kill();
-            }
-        }
+        kill_after_fault(&mut guard, &r);
         r
     }
 
@@ -942,11 +939,7 @@ impl WorkerSlot {
     pub fn if_running<T>(&self, f: impl FnOnce(&mut Worker) -> Result<T, BackendError>) -> Option<Result<T, BackendError>> {
         let mut guard = self.worker.lock().unwrap_or_else(|p| p.into_inner());
         let r = f(guard.as_mut()?);
-        if r.as_ref().is_err_and(BackendError::needs_recovery) {
-            if let Some(mut w) = guard.take() {
-                w.kill();
-            }
-        }
+        kill_after_fault(&mut guard, &r);
         Some(r)
     }
 
@@ -954,6 +947,16 @@ impl WorkerSlot {
     /// now); the next call starts a fresh one.
     pub fn recover(&self) {
         if let Some(mut w) = self.worker.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            w.kill();
+        }
+    }
+}
+
+/// Kills the worker after an error that leaves its device unusable (a timeout, a lost device);
+/// the slot's next call starts a fresh one.
+fn kill_after_fault<T>(worker: &mut Option<Worker>, r: &Result<T, BackendError>) {
+    if r.as_ref().is_err_and(BackendError::needs_recovery) {
+        if let Some(mut w) = worker.take() {
             w.kill();
         }
     }

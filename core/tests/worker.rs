@@ -1,4 +1,4 @@
-//! The worker-process machinery the CUDA and HIP backends share, proven on a CPU: this test
+//! The worker-process machinery the CUDA, HIP and wgpu backends share, proven on a CPU: this test
 //! program is its own worker (as the `kerntune` CLI is), with an executor over host memory
 //! whose "kernels" crash the process, hang, write wrong values or skip their output on purpose.
 //!
@@ -22,6 +22,8 @@ struct HostExec {
     bufs: Vec<HostBuffer>,
     init: Vec<HostBuffer>,
     kernels: HashMap<u64, Vec<u8>>,
+    /// Launches made since the last notes were taken.
+    launched: usize,
 }
 
 impl HostExec {
@@ -29,6 +31,7 @@ impl HostExec {
         let what = self.kernels.get(&id).ok_or_else(|| BackendError::other("kernel not loaded"))?.clone();
         // A large image is a name followed by zeros.
         let what: Vec<u8> = what.split(|&b| b == 0).next().unwrap_or_default().to_vec();
+        self.launched += 1;
         let x = self.bufs[0].clone();
         let y = &mut self.bufs[1];
         match what.as_slice() {
@@ -82,6 +85,12 @@ impl Executor for HostExec {
     }
     fn read_outputs(&mut self) -> Result<Vec<HostBuffer>, BackendError> {
         Ok(self.bufs.clone())
+    }
+    fn take_notes(&mut self) -> Vec<String> {
+        match std::mem::take(&mut self.launched) {
+            0 => Vec::new(),
+            n => vec![format!("{n} launches"), "a second note, ünïcode".into()],
+        }
     }
 }
 
@@ -253,6 +262,24 @@ fn a_hang_is_killed_at_the_deadline() {
     assert_eq!(s.starts(), 2);
 }
 
+/// What the worker's side had to do (its executor's notes) comes back to the parent, each
+/// note whole; a slot with no worker running starts none to ask, and a worker killed after a
+/// hang took its notes with it.
+fn notes_come_back_from_the_worker() {
+    let (s, p) = (slot(), problem());
+    assert!(s.if_running(|w| w.take_notes()).is_none(), "no worker yet, and none is started to ask");
+    assert_eq!(s.starts(), 0);
+    s.with(&p, |w| w.time(image(1, "double"), &LAUNCH, &timing(Duration::from_secs(5)))).unwrap();
+    let notes = s.if_running(|w| w.take_notes()).expect("a worker runs").unwrap();
+    assert_eq!(notes, vec!["3 launches".to_string(), "a second note, ünïcode".to_string()]);
+    assert!(s.if_running(|w| w.take_notes()).unwrap().unwrap().is_empty(), "taken once");
+    let req = TimeRequest { launches: 1, flush: kerntune_core::L2Flush::Off, timeout: Duration::from_millis(100) };
+    s.with(&p, |w| w.time(image(1, "double"), &LAUNCH, &timing(Duration::from_secs(5)))).unwrap();
+    assert!(s.with(&p, |w| w.time(image(5, "hang"), &LAUNCH, &req)).is_err());
+    assert!(s.if_running(|w| w.take_notes()).is_none(), "the hung worker was killed");
+    assert_eq!(s.starts(), 1);
+}
+
 /// Ordinary failures (a refused launch) keep the worker.
 fn a_launch_failure_keeps_the_worker() {
     let (s, p) = (slot(), problem());
@@ -305,7 +332,8 @@ fn loads_travel_with_the_next_request_and_their_errors_come_back() {
 fn main() {
     KIND.hook(HostExec::default);
     assert!(KIND.enabled(), "the hook enables isolation unless told otherwise");
-    let tests: [(&str, fn()); 7] = [
+    let tests: [(&str, fn()); 8] = [
+        ("notes_come_back_from_the_worker", notes_come_back_from_the_worker),
         ("loads_travel_with_the_next_request_and_their_errors_come_back", loads_travel_with_the_next_request_and_their_errors_come_back),
         ("runs_and_verifies_in_the_worker", runs_and_verifies_in_the_worker),
         ("large_buffers_arrive_whole", large_buffers_arrive_whole),
