@@ -508,63 +508,6 @@ fn a_signal_stops_the_tune_and_keeps_what_was_measured() {
     }
 }
 
-/// A WGSL kernel whose `HANG = 1` configs loop forever (the loop's exit needs an input below
-/// -1, and the inputs are in [0, 1)), with a store in the loop so that no compiler removes it.
-const HANG_WGSL: &str = "override WG_SIZE: u32 = 64u;
-@group(0) @binding(0) var<storage, read> x: array<f32>;
-@group(0) @binding(1) var<storage, read_write> y: array<f32>;
-@compute @workgroup_size(WG_SIZE)
-fn hang(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
-    if (i >= u32(n)) { return; }
-    y[i] = 0.0;
-    if (HANG == 1) {
-        loop {
-            y[i] = y[i] + 1.0;
-            if (x[i] < -1.0) { break; }
-        }
-    }
-    y[i] = 2.0 * x[i];
-}
-";
-
-fn hang_spec(name: &str) -> String {
-    format!(
-        r#"[kernel]
-name = "{name}"
-source = {{ wgsl = "hang.wgsl" }}
-[params]
-HANG = [0, 1]
-WG_SIZE = [32, 64]
-[space]
-default = {{ HANG = 0, WG_SIZE = 64 }}
-[[problems]]
-n = 4096
-[[args]]
-name = "x"
-type = "f32"
-len = "n"
-init = "random"
-[[args]]
-name = "y"
-type = "f32"
-len = "n"
-access = "write"
-[[args]]
-name = "n"
-type = "u32"
-value = "n"
-[launch]
-grid = ["div_ceil(n, WG_SIZE)"]
-block = ["WG_SIZE"]
-[verify]
-reference = "default"
-[bench]
-timeout = 1.0
-"#
-    )
-}
-
 #[test]
 fn a_shader_that_never_ends_costs_its_configs_not_the_tune() {
     let d = tempfile::tempdir().unwrap();
@@ -572,8 +515,8 @@ fn a_shader_that_never_ends_costs_its_configs_not_the_tune() {
     if !have_device(dir) {
         return;
     }
-    write(dir, "hang.wgsl", HANG_WGSL);
-    let spec = write(dir, "hang.toml", &hang_spec("hang"));
+    // The shipped example (examples/faults/hang.toml): HANG = 1 loops forever.
+    let spec = examples().join("faults/hang.toml");
     let db = dir.join("db.sqlite");
     // In-process, the first config that never ends kept the adapter busy and the tune ended
     // with "every device was lost"; in a worker process it is killed and the tune goes on.
@@ -606,7 +549,9 @@ fn a_shader_that_never_ends_costs_its_configs_not_the_tune() {
     assert_eq!(entry["measurements"].as_object().unwrap().len(), 4);
     // A kernel name that is not an entry point of the source: wgpu's cause in the first line,
     // and the entry points there are.
-    let wrong = write(dir, "wrong.toml", &hang_spec("hanging"));
+    std::fs::copy(examples().join("faults/hang.wgsl"), dir.join("hang.wgsl")).unwrap();
+    let toml = std::fs::read_to_string(&spec).unwrap().replace("name = \"hang\"", "name = \"hanging\"");
+    let wrong = write(dir, "wrong.toml", &toml);
     bad(dir, &["tune", wrong.to_str().unwrap(), "--no-db"], &["Unable to find entry point 'hanging'", "set [kernel] name to `hang`"]);
 }
 

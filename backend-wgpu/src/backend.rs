@@ -31,7 +31,10 @@ enum Place {
 /// A wgpu device opened for tuning.
 pub struct WgpuBackend {
     device: wgpu::Device,
-    queue: wgpu::Queue,
+    /// Taken only by `drop` (see [`Drop`] for [`WgpuBackend`]).
+    queue: Option<wgpu::Queue>,
+    /// A launch in this process timed out: a dispatch that may never end is still queued.
+    hung: std::sync::atomic::AtomicBool,
     info: wgpu::AdapterInfo,
     target: Target,
     limits: Limits,
@@ -101,7 +104,8 @@ impl WgpuBackend {
             target: target_from_info(&info),
             limits: limits_from_wgpu(&alimits, &info),
             device,
-            queue,
+            queue: Some(queue),
+            hung: false.into(),
             info,
             timestamps,
             period_ns,
@@ -130,6 +134,18 @@ impl WgpuBackend {
         &self.device
     }
 
+    fn queue(&self) -> &wgpu::Queue {
+        self.queue.as_ref().expect("the queue is taken only when the backend is dropped")
+    }
+
+    /// Notes a launch in this process that did not end in time (see [`Drop`]).
+    fn note_hang<T>(&self, r: Result<T, BackendError>) -> Result<T, BackendError> {
+        if matches!(r, Err(BackendError::TimedOut(_))) {
+            self.hung.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        r
+    }
+
     /// Runs `f` on the worker for `problem` (see [`WorkerSlot::with`]).
     fn with_worker<T>(
         &self,
@@ -145,7 +161,7 @@ impl WgpuBackend {
     }
 
     fn timer(&self) -> Timer<'_> {
-        Timer { device: &self.device, queue: &self.queue, timestamps: self.timestamps, period_ns: self.period_ns }
+        Timer { device: &self.device, queue: self.queue(), timestamps: self.timestamps, period_ns: self.period_ns }
     }
 }
 
@@ -203,13 +219,13 @@ impl Backend for WgpuBackend {
             self.with_worker(problem, |_| Ok(()))?;
             return Ok(WgpuWorkspace(Place::Remote(problem.clone())));
         }
-        Ok(WgpuWorkspace(Place::Local(bench::create_workspace(&self.device, &self.queue, problem.buffers().cloned().collect()))))
+        Ok(WgpuWorkspace(Place::Local(bench::create_workspace(&self.device, self.queue(), problem.buffers().cloned().collect()))))
     }
 
     fn reset(&self, ws: &mut WgpuWorkspace, poison: bool) -> Result<(), BackendError> {
         match &mut ws.0 {
             Place::Local(l) => {
-                bench::reset(&self.queue, l, poison);
+                bench::reset(self.queue(), l, poison);
                 Ok(())
             }
             Place::Remote(p) => self.with_worker(p, |w| w.reset(poison)),
@@ -223,7 +239,7 @@ impl Backend for WgpuBackend {
         };
         self.clock.before(&self.timer());
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let r = self.timer().time(l, kernel, launch, req);
+        let r = self.note_hang(self.timer().time(l, kernel, launch, req));
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(BackendError::LaunchFailed(crate::compile::describe(&e)));
         }
@@ -240,7 +256,7 @@ impl Backend for WgpuBackend {
 
     fn read_outputs(&self, ws: &mut WgpuWorkspace) -> Result<Vec<HostBuffer>, BackendError> {
         match &mut ws.0 {
-            Place::Local(l) => self.timer().read_outputs(l),
+            Place::Local(l) => self.note_hang(self.timer().read_outputs(l)),
             Place::Remote(p) => self.with_worker(p, |w| w.read_outputs(p)),
         }
     }
@@ -261,7 +277,21 @@ impl Backend for WgpuBackend {
                 slot.recover();
                 Ok(())
             }
-            None => Err(BackendError::DeviceLost("this backend cannot recover a lost device without a worker process (KERNTUNE_WGPU_ISOLATION=0)".into())),
+            None => Err(BackendError::DeviceLost(
+                "wgpu cannot stop a launch that never ends, or recover a lost device, without a worker process (kernels run in one when the program calls `kerntune::hook()` first, as the kerntune CLI does, and KERNTUNE_WGPU_ISOLATION is not 0)".into(),
+            )),
+        }
+    }
+}
+
+impl Drop for WgpuBackend {
+    /// wgpu waits for the queue to be idle when it is dropped, which after a dispatch that never
+    /// ends (in this process: without a worker) is forever: the tune would report the lost
+    /// device and then never exit. Such a queue is left to the process's exit instead.
+    fn drop(&mut self) {
+        if self.hung.load(std::sync::atomic::Ordering::SeqCst) {
+            tracing::debug!("a launch never ended: the wgpu queue is left undropped");
+            std::mem::forget(self.queue.take());
         }
     }
 }
