@@ -219,6 +219,8 @@ fn bad_input_gets_one_clear_line() {
     bad(dir, &["check", p.to_str().unwrap()], &["tol.toml", "verify.tolerances", "`z` is not a buffer argument (buffers: x, y)"]);
     let p = write(dir, "twice.toml", &spec("ok.wgsl", "", "WG_SIZE").replace("WG_SIZE = [32, 64]", "WG_SIZE = [32, 32, 64]"));
     bad(dir, &["check", p.to_str().unwrap()], &["twice.toml", "params.WG_SIZE", "32 is listed twice; list each value once"]);
+    let p = write(dir, "nan.toml", &spec("ok.wgsl", "", "WG_SIZE").replace("WG_SIZE = [32, 64]", "WG_SIZE = [32, 64]\nSCALE = [1.0, nan]"));
+    bad(dir, &["check", p.to_str().unwrap()], &["nan.toml", "params.SCALE", "NaN is not a value a kernel can take; give finite numbers"]);
     let good = write(dir, "good.toml", &spec("ok.wgsl", "", "WG_SIZE"));
     bad(dir, &["tune", good.to_str().unwrap(), "--budget", "fast"], &["--budget", "`fast`"]);
     bad(dir, &["tune", good.to_str().unwrap(), "--key", "N=1,N=2"], &["--key", "`N` is given more than once"]);

@@ -419,6 +419,10 @@ impl Spec {
             if values.is_empty() {
                 return Err(err(&field, "no values; give at least one".into()));
             }
+            // `nan` or `inf` would reach the kernel as a define no compiler reads as a number.
+            if let Some(v) = values.iter().find(|v| matches!(v, Value::Float(f) if !f.is_finite())) {
+                return Err(err(&field, format!("{v} is not a value a kernel can take; give finite numbers")));
+            }
             // A value listed twice is most likely a typo for another (`[1, 1, 4, 8]`), and
             // would make every config with it twice.
             let mut seen = std::collections::HashSet::with_capacity(values.len());
