@@ -1291,8 +1291,11 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     /// launch could read past and the backend's memory checker on one config of the cause.
     pub fn diagnose(&mut self, ledger: &mut Ledger<'_>) {
         let mut causes = crate::run::diagnose::group(ledger.results.values().filter(|r| !r.from_db));
+        // One finding for every timed-out cause (it looks at all their configs): made once.
+        let timed_out = causes.iter().any(|c| c.kind == crate::error::FailureKind::TimedOut);
+        let late = if timed_out { crate::run::diagnose::timeouts(ledger.results.values(), &self.ctx.job.params, self.opts.bench.timeout) } else { Vec::new() };
         for cause in causes.iter_mut().filter(|c| c.kind == crate::error::FailureKind::TimedOut) {
-            cause.diagnosis = crate::run::diagnose::timeouts(ledger.results.values(), &self.ctx.job.params, self.opts.bench.timeout);
+            cause.diagnosis = late.clone();
         }
         let plan = self.plan;
         for cause in causes.iter_mut().filter(|c| c.is_memory_fault()) {
