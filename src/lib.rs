@@ -35,6 +35,23 @@ pub fn hook() {
     kerntune_wgpu::worker::hook();
 }
 
+/// Ends the program with `code`, as `std::process::exit` does, except after a wgpu launch in
+/// this process that never ended ([`kerntune_wgpu::launch_never_ended`]: kernels ran without a
+/// worker process): then stdout and stderr are flushed and the process leaves without running
+/// exit handlers, since a GPU driver's own can wait for that launch forever.
+pub fn exit(code: i32) -> ! {
+    #[cfg(all(unix, feature = "wgpu"))]
+    if kerntune_wgpu::launch_never_ended() {
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        let _ = std::io::stderr().flush();
+        tracing::debug!("a wgpu launch in this process never ended: leaving without exit handlers");
+        // SAFETY: `_exit` ends the process at once; nothing runs after it.
+        unsafe { libc::_exit(code) }
+    }
+    std::process::exit(code)
+}
+
 /// Which backend to open.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BackendChoice {
@@ -191,20 +208,40 @@ impl AnyBackends {
     }
 }
 
-/// Opens a backend on several devices: every device it has, or the listed ones. With `Auto`,
-/// the first backend (CUDA, HIP, wgpu) that opens its first device is used. An index the backend
-/// does not have is one error naming the devices there are.
-pub fn open_devices(choice: BackendChoice, devices: &Devices) -> Result<AnyBackends, OpenError> {
+/// Backends opened on several devices, and the devices `all` left out.
+pub struct OpenedDevices {
+    /// One backend per device, the first first.
+    pub backends: AnyBackends,
+    /// Devices that `all` did not take because they are of another model than the first (a
+    /// wgpu software adapter beside the GPUs, say): `(index, name)`.
+    pub left_out: Vec<(usize, String)>,
+}
+
+/// Opens a backend on several devices: every device of the first device's model, or the listed
+/// ones. With `Auto`, the first backend (CUDA, HIP, wgpu) that opens its first device is used.
+/// An index the backend does not have is one error naming the devices there are. `all` takes
+/// only the devices of the first's model (a tune measures on one model, since each model has a
+/// winner of its own) and says which it left out; a list is taken as it is (the tuner refuses
+/// one that mixes models, with one line).
+pub fn open_devices(choice: BackendChoice, devices: &Devices) -> Result<OpenedDevices, OpenError> {
     let first = match devices {
         Devices::All => 0,
         Devices::List(l) => *l.first().ok_or_else(|| OpenError::NoDevice { backend: "any".into(), message: "no device was listed".into() })?,
     };
     let one = open(choice, Some(first))?;
-    let count = device_count(&one);
-    let indices: Vec<usize> = match devices {
-        Devices::All => (0..count.max(1)).collect(),
-        Devices::List(l) => l.clone(),
+    let targets = device_targets(&one);
+    let count = targets.len();
+    let (indices, left_out): (Vec<usize>, Vec<(usize, String)>) = match devices {
+        Devices::All => {
+            let model = &one.target().fingerprint;
+            let (same, other): (Vec<usize>, Vec<usize>) = (0..count).partition(|&i| &targets[i].fingerprint == model);
+            (same, other.into_iter().map(|i| (i, targets[i].name.clone())).collect())
+        }
+        Devices::List(l) => (l.clone(), Vec::new()),
     };
+    // (A build without backends never gets past `open`.)
+    #[cfg(not(any(feature = "wgpu", feature = "cuda", feature = "hip")))]
+    let _ = left_out;
     if let Some(&bad) = indices.iter().find(|&&i| i >= count) {
         let backend = one.target().backend.clone();
         return Err(OpenError::NoDevice {
@@ -230,19 +267,20 @@ pub fn open_devices(choice: BackendChoice, devices: &Devices) -> Result<AnyBacke
         for r in rest {
             all.push(r?);
         }
-        Ok(into_many(all))
+        Ok(OpenedDevices { backends: into_many(all), left_out })
     })
 }
 
-/// How many devices the backend of `b` has.
-fn device_count(b: &AnyBackend) -> usize {
+/// The targets of every device the backend of `b` has, in index order (only `b`'s own when
+/// the backend cannot list them).
+fn device_targets(b: &AnyBackend) -> Vec<Target> {
     match b {
         #[cfg(feature = "wgpu")]
-        AnyBackend::Wgpu(_) => kerntune_wgpu::adapters().len(),
+        AnyBackend::Wgpu(_) => kerntune_wgpu::adapters().into_iter().map(|a| a.target).collect(),
         #[cfg(feature = "cuda")]
-        AnyBackend::Cuda(_) => kerntune_cuda::devices().map(|d| d.len()).unwrap_or(1),
+        AnyBackend::Cuda(c) => kerntune_cuda::devices().map(|d| d.into_iter().map(|d| d.target).collect()).unwrap_or_else(|_| vec![c.target().clone()]),
         #[cfg(feature = "hip")]
-        AnyBackend::Hip(_) => kerntune_hip::devices().map(|d| d.len()).unwrap_or(1),
+        AnyBackend::Hip(h) => kerntune_hip::devices().map(|d| d.into_iter().map(|d| d.target).collect()).unwrap_or_else(|_| vec![h.target().clone()]),
         #[cfg(not(any(feature = "wgpu", feature = "cuda", feature = "hip")))]
         AnyBackend::Nothing(never) => match *never {},
     }

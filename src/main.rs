@@ -9,8 +9,8 @@ fn main() {
     // Logging first, so that worker processes (this program again) log too, to the stderr
     // they share with the tuner (`KERNTUNE_LOG=kerntune_core=debug` shows their start-up).
     cli::init_logging();
-    // In a CUDA or HIP worker process this serves the tuner and exits; otherwise it lets those
-    // backends run kernels in such workers (so a faulting kernel cannot end a tune).
+    // In a CUDA, HIP or wgpu worker process this serves the tuner and exits; otherwise it lets
+    // those backends run kernels in such workers (so a faulting or hung kernel cannot end a tune).
     kerntune::hook();
     // Mesa's Vulkan drivers complain on every start when XDG_RUNTIME_DIR is unset (containers,
     // CI); give them a private one, as a login session would.
@@ -26,5 +26,5 @@ fn main() {
         }
     }
     let code = cli::main();
-    std::process::exit(code);
+    kerntune::exit(code);
 }

@@ -1199,3 +1199,74 @@ fn every_small_change_to_a_shipped_spec_gets_one_error_line_or_passes() {
     // The changes must reach the loader: most of them break the spec.
     assert!(refused * 2 > tried, "only {refused} of {tried} changes were refused");
 }
+
+/// wgpu verification reads back only the compared outputs and rewrites only the buffers a
+/// kernel can change, reusing its read-back buffers from config to config: a config that leaves
+/// part of the compared output unwritten is still caught (by the poison) whatever was verified
+/// before it on the same device, garbage in an output not compared passes, and the read-only
+/// input every config reads stays as it was.
+#[test]
+fn wgpu_verification_compares_the_named_outputs_only_and_poison_still_catches_unwritten_ones() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    if !have_device(dir) {
+        return;
+    }
+    // MODE 0: right. 1: leaves the upper half of y unwritten. 2: right y, garbage in z (not
+    // compared).
+    write(
+        dir,
+        "k.wgsl",
+        "override WG: u32 = 64u;\noverride MODE: u32 = 0u;\n@group(0) @binding(0) var<storage, read> x: array<f32>;\n@group(0) @binding(1) var<storage, read_write> y: array<f32>;\n@group(0) @binding(2) var<storage, read_write> z: array<f32>;\n@compute @workgroup_size(WG)\nfn k(@builtin(global_invocation_id) g: vec3<u32>) {\n  let i = g.x;\n  if (i >= 1000u) { return; }\n  if (MODE != 1u || i < 500u) { y[i] = 2.0 * x[i]; }\n  z[i] = select(x[i], -7.0, MODE == 2u);\n}\n",
+    );
+    let p = write(
+        dir,
+        "k.toml",
+        r#"[kernel]
+name = "k"
+source = { wgsl = "k.wgsl" }
+[params]
+WG = [32, 64, 128]
+MODE = { values = [0, 1, 2], default = 0 }
+[[problems]]
+N = 1000
+[[args]]
+name = "x"
+type = "f32"
+len = "N"
+init = "random"
+[[args]]
+name = "y"
+type = "f32"
+len = "N"
+access = "write"
+[[args]]
+name = "z"
+type = "f32"
+len = "N"
+access = "write"
+[launch]
+grid = ["div_ceil(N, WG)"]
+block = ["WG"]
+[verify]
+outputs = ["y"]
+"#,
+    );
+    let o = kerntune(dir, &["tune", p.to_str().unwrap(), "--no-db", "--json", "--strategy", "exhaustive"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    let r = &serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()[0];
+    let mut wrong = Vec::new();
+    for x in r["results"].as_array().unwrap() {
+        let cfg = x["config"]["params"].as_array().unwrap();
+        let mode = cfg.iter().find(|kv| kv[0] == "MODE").unwrap()[1].as_i64().unwrap();
+        let failed = x["outcome"] == "failed";
+        assert_eq!(failed, mode == 1, "MODE {mode}: {x}");
+        if failed {
+            let why = x["message"].as_str().unwrap();
+            assert!(x["kind"] == "wrong_output" && why.contains("`y`: 500 of 1000 elements differ") && why.contains("500 were never written"), "{why}");
+            wrong.push(mode);
+        }
+    }
+    assert_eq!(wrong.len(), 3, "each MODE = 1 config caught, after and before right ones: {r}");
+}

@@ -138,10 +138,12 @@ impl WgpuBackend {
         self.queue.as_ref().expect("the queue is taken only when the backend is dropped")
     }
 
-    /// Notes a launch in this process that did not end in time (see [`Drop`]).
+    /// Notes a launch in this process that did not end in time (see [`Drop`] and
+    /// [`launch_never_ended`]).
     fn note_hang<T>(&self, r: Result<T, BackendError>) -> Result<T, BackendError> {
         if matches!(r, Err(BackendError::TimedOut(_))) {
             self.hung.store(true, std::sync::atomic::Ordering::SeqCst);
+            NEVER_ENDED.store(true, std::sync::atomic::Ordering::SeqCst);
         }
         r
     }
@@ -158,6 +160,18 @@ impl WgpuBackend {
     pub(crate) fn layout(&self, access: &[Access]) -> Arc<wgpu::PipelineLayout> {
         let mut map = self.layouts.lock().expect("layout cache");
         map.entry(access.to_vec()).or_insert_with(|| Arc::new(crate::compile::pipeline_layout(&self.device, access))).clone()
+    }
+
+    /// Times launches of a kernel in this process: the clock guard first, then the launches,
+    /// with wgpu's validation errors as the launch's error.
+    fn time_local(&self, l: &mut Buffers, kernel: &WgpuKernel, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError> {
+        self.clock.before(&self.timer());
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let r = self.note_hang(self.timer().time(l, kernel, launch, req));
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(BackendError::LaunchFailed(crate::compile::describe(&e)));
+        }
+        r
     }
 
     fn timer(&self) -> Timer<'_> {
@@ -233,22 +247,23 @@ impl Backend for WgpuBackend {
     }
 
     fn time(&self, ws: &mut WgpuWorkspace, kernel: &WgpuKernel, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError> {
-        let l = match &mut ws.0 {
-            Place::Local(l) => l,
-            Place::Remote(p) => return self.with_worker(p, |w| w.time(kernel.image(), launch, req)),
-        };
-        self.clock.before(&self.timer());
-        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let r = self.note_hang(self.timer().time(l, kernel, launch, req));
-        if let Some(e) = pollster::block_on(scope.pop()) {
-            return Err(BackendError::LaunchFailed(crate::compile::describe(&e)));
+        match &mut ws.0 {
+            Place::Local(l) => self.time_local(l, kernel, launch, req),
+            Place::Remote(p) => self.with_worker(p, |w| w.time(kernel.image(), launch, req)),
         }
-        r
     }
 
     fn verify(&self, ws: &mut WgpuWorkspace, kernel: &WgpuKernel, launch: &Launch, req: &VerifyRequest<'_>) -> Result<Vec<f64>, BackendError> {
         match &mut ws.0 {
-            Place::Local(_) => kerntune_core::backend::verify_on_host(self, ws, kernel, launch, req),
+            // Core's `verify_on_host`, reading back only the compared outputs.
+            Place::Local(l) => {
+                bench::reset(self.queue(), l, true);
+                let t = self.time_local(l, kernel, launch, &TimeRequest { launches: 1, flush: kerntune_core::L2Flush::Off, timeout: req.timeout })?;
+                let outs = self.note_hang(self.timer().read_selected(l, |b| req.selects(b)))?;
+                req.check(&outs)?;
+                bench::reset(self.queue(), l, false);
+                Ok(t)
+            }
             // Compared in the worker, against the reference it is sent once.
             Place::Remote(p) => self.with_worker(p, |w| w.verify(kernel.image(), launch, req)),
         }
@@ -259,6 +274,13 @@ impl Backend for WgpuBackend {
             Place::Local(l) => self.note_hang(self.timer().read_outputs(l)),
             Place::Remote(p) => self.with_worker(p, |w| w.read_outputs(p)),
         }
+    }
+
+    fn shares_kernels(&self) -> bool {
+        // A worker builds its pipeline from the recipe the parent ships (source, constants,
+        // bindings), on whichever adapter it owns; a pipeline made in this process belongs to
+        // this process's device.
+        self.worker.is_some()
     }
 
     fn take_notes(&self) -> Vec<String> {
@@ -282,6 +304,17 @@ impl Backend for WgpuBackend {
             )),
         }
     }
+}
+
+static NEVER_ENDED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether a launch in this process (not in a worker) did not end within its timeout. Such a
+/// launch may still be running when the program exits, and a driver can wait for it at exit
+/// forever (NVIDIA's Vulkan driver did, on an H200): a program that sees `true` should leave
+/// without running exit handlers (`_exit`), as `kerntune::exit` does. Launches in worker
+/// processes never set it: the worker is killed with its launch.
+pub fn launch_never_ended() -> bool {
+    NEVER_ENDED.load(std::sync::atomic::Ordering::SeqCst)
 }
 
 impl Drop for WgpuBackend {

@@ -9,6 +9,12 @@ use std::time::Instant;
 pub(crate) struct Buffers {
     pub(crate) buffers: Vec<wgpu::Buffer>,
     pub(crate) initial: Vec<HostBuffer>,
+    /// Each buffer's host-readable copy, made the first time it is read back and kept: a
+    /// verification reads the outputs of every config, and a fresh staging buffer the size of
+    /// an output each time cost as much as the copy.
+    staging: Vec<Option<wgpu::Buffer>>,
+    /// Each written buffer's poisoned contents, made on first use.
+    poisoned: Vec<Option<Vec<u8>>>,
 }
 
 /// Buffer size: at least 4 bytes, a multiple of 4 (wgpu's copy alignment).
@@ -31,7 +37,8 @@ pub(crate) fn create_workspace(device: &wgpu::Device, queue: &wgpu::Queue, bufs:
         })
         .collect();
     queue.submit([]);
-    Buffers { buffers, initial: bufs }
+    let n = bufs.len();
+    Buffers { buffers, initial: bufs, staging: (0..n).map(|_| None).collect(), poisoned: vec![None; n] }
 }
 
 fn write_padded(queue: &wgpu::Queue, buf: &wgpu::Buffer, data: &[u8]) {
@@ -44,12 +51,16 @@ fn write_padded(queue: &wgpu::Queue, buf: &wgpu::Buffer, data: &[u8]) {
     }
 }
 
+/// Restores the buffers a kernel can write to their initial contents, or poisons the
+/// write-only ones (`poison`). Read-only arguments are bound read-only (see
+/// [`crate::compile::pipeline_layout`]): no launch can change them, so they are not written
+/// again (for a matmul, two of its three buffers).
 pub(crate) fn reset(queue: &wgpu::Queue, ws: &mut Buffers, poison: bool) {
-    for (buf, init) in ws.buffers.iter().zip(&ws.initial) {
-        if poison && init.access == Access::Write {
-            write_padded(queue, buf, &init.poisoned());
-        } else {
-            write_padded(queue, buf, &init.data);
+    for (i, (buf, init)) in ws.buffers.iter().zip(&ws.initial).enumerate() {
+        match init.access {
+            Access::Read => {}
+            Access::Write if poison => write_padded(queue, buf, ws.poisoned[i].get_or_insert_with(|| init.poisoned())),
+            _ => write_padded(queue, buf, &init.data),
         }
     }
     queue.submit([]);
@@ -148,28 +159,38 @@ impl Timer<'_> {
         Ok(out)
     }
 
-    pub fn read_outputs(&self, ws: &Buffers) -> Result<Vec<HostBuffer>, BackendError> {
+    /// Reads back every buffer.
+    pub fn read_outputs(&self, ws: &mut Buffers) -> Result<Vec<HostBuffer>, BackendError> {
+        self.read_selected(ws, |_| true)
+    }
+
+    /// Reads back the buffers `wanted` selects, in argument order; the others come back empty.
+    pub fn read_selected(&self, ws: &mut Buffers, wanted: impl Fn(&HostBuffer) -> bool) -> Result<Vec<HostBuffer>, BackendError> {
         let mut enc = self.device.create_command_encoder(&Default::default());
-        let staging: Vec<wgpu::Buffer> = ws
-            .buffers
-            .iter()
-            .map(|b| {
-                let s = self.device.create_buffer(&wgpu::BufferDescriptor {
+        let picked: Vec<bool> = ws.initial.iter().map(&wanted).collect();
+        for ((b, s), _) in ws.buffers.iter().zip(ws.staging.iter_mut()).zip(&picked).filter(|(_, &p)| p) {
+            let s = s.get_or_insert_with(|| {
+                self.device.create_buffer(&wgpu::BufferDescriptor {
                     label: None,
                     size: b.size(),
                     usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
                     mapped_at_creation: false,
-                });
-                enc.copy_buffer_to_buffer(b, 0, &s, 0, b.size());
-                s
-            })
-            .collect();
+                })
+            });
+            enc.copy_buffer_to_buffer(b, 0, s, 0, b.size());
+        }
         let idx = self.queue.submit([enc.finish()]);
         wait(self.device, idx, std::time::Duration::from_secs(60))?;
-        let mut out = Vec::with_capacity(staging.len());
-        for (s, init) in staging.iter().zip(&ws.initial) {
-            let mut data = read_buffer(self.device, s, std::time::Duration::from_secs(60))?;
-            data.truncate(init.data.len());
+        let mut out = Vec::with_capacity(ws.initial.len());
+        for ((s, init), p) in ws.staging.iter().zip(&ws.initial).zip(picked) {
+            let data = match s {
+                Some(s) if p => {
+                    let mut data = read_buffer(self.device, s, std::time::Duration::from_secs(60))?;
+                    data.truncate(init.data.len());
+                    data
+                }
+                _ => Vec::new(),
+            };
             out.push(HostBuffer { data, ..init.clone() });
         }
         Ok(out)

@@ -36,7 +36,7 @@ pub mod launch;
 mod limits;
 pub mod worker;
 
-pub use backend::{WgpuBackend, WgpuWorkspace};
+pub use backend::{launch_never_ended, WgpuBackend, WgpuWorkspace};
 pub use compile::{inject_constants, WgpuKernel};
 pub use device::{adapters, best_adapter, AdapterSummary};
 pub use limits::{limits_from_wgpu, target_from_info};

@@ -49,7 +49,11 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         (Some(d), _) => d.clone(),
         (None, d) => Devices::List(vec![d.unwrap_or(0)]),
     };
-    let backends = kerntune::open_devices(a.backend, &devices)?;
+    let opened = kerntune::open_devices(a.backend, &devices)?;
+    if let Some(line) = super::left_out_line(&opened.left_out) {
+        crate::cli::out::eprint_line(&line);
+    }
+    let backends = opened.backends;
     let db = Database::at(super::db_path(&a.db));
     if !db.path().exists() {
         anyhow::bail!(

@@ -53,6 +53,20 @@ pub(crate) fn db_path(arg: &Option<PathBuf>) -> PathBuf {
     arg.clone().unwrap_or_else(kerntune::store::db::Database::default_path)
 }
 
+/// The line saying which devices `--devices all` left out (another model than the first), or
+/// `None` when it took every device.
+pub(crate) fn left_out_line(left_out: &[(usize, String)]) -> Option<String> {
+    if left_out.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = left_out.iter().map(|(i, name)| format!("#{i} {name}")).collect();
+    let first = left_out[0].0;
+    Some(format!(
+        "kerntune: --devices all: left out {} (another model than device #0: a tune measures on one model; tune it on its own with --device {first})",
+        names.join(", ")
+    ))
+}
+
 /// Logs to stderr, filtered by `KERNTUNE_LOG` (default: warnings; `KERNTUNE_PRINT_AUTOTUNING=1`
 /// adds each config's result). Called first thing in `main`, so that worker processes log too.
 pub(crate) fn init_logging() {

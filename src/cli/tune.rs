@@ -194,8 +194,14 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         (None, None, Some(text)) => text.parse().map_err(|m| anyhow::anyhow!("{}: tune.devices: {m}", spec.path.display()))?,
         (None, None, None) => Devices::List(vec![0]),
     };
-    let backends = kerntune::open_devices(a.backend, &devices).map_err(|e| anyhow::anyhow!("{}{e}", if a.devices.is_some() { "--devices: " } else { "" }))?;
+    let opened = kerntune::open_devices(a.backend, &devices).map_err(|e| anyhow::anyhow!("{}{e}", if a.devices.is_some() { "--devices: " } else { "" }))?;
     tracing::debug!("devices opened");
+    let backends = opened.backends;
+    if !a.json {
+        if let Some(line) = super::left_out_line(&opened.left_out) {
+            crate::cli::out::eprint_line(&line);
+        }
+    }
     let db = if a.no_db { None } else { Some(Database::at(super::db_path(&a.db))) };
     let opts = TuneOptions {
         bench: spec.bench.clone().unwrap_or_default(),
