@@ -22,7 +22,7 @@ pub struct WgpuWorkspace(Place);
 
 enum Place {
     /// Kernels run in this process.
-    Local(Buffers),
+    Local(Box<Buffers>),
     /// Kernels run in the worker process (see [`crate::worker`]); the parent keeps the problem
     /// to start a fresh worker after a shader that never ended.
     Remote(Arc<ProblemData>),
@@ -233,13 +233,13 @@ impl Backend for WgpuBackend {
             self.with_worker(problem, |_| Ok(()))?;
             return Ok(WgpuWorkspace(Place::Remote(problem.clone())));
         }
-        Ok(WgpuWorkspace(Place::Local(bench::create_workspace(&self.device, self.queue(), problem.buffers().cloned().collect()))))
+        Ok(WgpuWorkspace(Place::Local(Box::new(bench::create_workspace(&self.device, self.queue(), problem.buffers().cloned().collect())))))
     }
 
     fn reset(&self, ws: &mut WgpuWorkspace, poison: bool) -> Result<(), BackendError> {
         match &mut ws.0 {
             Place::Local(l) => {
-                bench::reset(self.queue(), l, poison);
+                bench::reset(&self.device, self.queue(), l, poison);
                 Ok(())
             }
             Place::Remote(p) => self.with_worker(p, |w| w.reset(poison)),
@@ -255,13 +255,13 @@ impl Backend for WgpuBackend {
 
     fn verify(&self, ws: &mut WgpuWorkspace, kernel: &WgpuKernel, launch: &Launch, req: &VerifyRequest<'_>) -> Result<Vec<f64>, BackendError> {
         match &mut ws.0 {
-            // Core's `verify_on_host`, reading back only the compared outputs.
+            // Core's `verify_on_host`, with the outputs poisoned, compared and restored on the
+            // device (crate::verify).
             Place::Local(l) => {
-                bench::reset(self.queue(), l, true);
+                bench::reset(&self.device, self.queue(), l, true);
                 let t = self.time_local(l, kernel, launch, &TimeRequest { launches: 1, flush: kerntune_core::L2Flush::Off, timeout: req.timeout })?;
-                let outs = self.note_hang(self.timer().read_selected(l, |b| req.selects(b)))?;
-                req.check(&outs)?;
-                bench::reset(self.queue(), l, false);
+                self.note_hang(bench::check(&self.device, self.queue(), l, req))?;
+                bench::reset(&self.device, self.queue(), l, false);
                 Ok(t)
             }
             // Compared in the worker, against the reference it is sent once.

@@ -1,20 +1,24 @@
-//! Device buffers, launches, timing and read-back.
+//! Device buffers, launches, timing, read-back, and verification on the device.
 
 use crate::compile::WgpuKernel;
 use crate::error::poll_error;
-use kerntune_core::{Access, BackendError, HostBuffer, Launch, TimeRequest};
+use kerntune_core::{Access, BackendError, DType, HostBuffer, Launch, TimeRequest, VerifyRequest};
 use std::time::Instant;
 
 /// A problem's buffers on the device (the workspace of kernels that run in this process).
 pub(crate) struct Buffers {
     pub(crate) buffers: Vec<wgpu::Buffer>,
     pub(crate) initial: Vec<HostBuffer>,
-    /// Each buffer's host-readable copy, made the first time it is read back and kept: a
-    /// verification reads the outputs of every config, and a fresh staging buffer the size of
-    /// an output each time cost as much as the copy.
+    /// Each buffer's host-readable copy, made the first time it is read back and kept.
     staging: Vec<Option<wgpu::Buffer>>,
-    /// Each written buffer's poisoned contents, made on first use.
-    poisoned: Vec<Option<Vec<u8>>>,
+    /// A device copy of the initial contents of each buffer a kernel can write, which
+    /// [`reset`] copies back on the device (read-only buffers are bound read-only: no launch
+    /// changes them).
+    pristine: Vec<Option<wgpu::Buffer>>,
+    /// The fill and comparison shaders, made on first use.
+    pub(crate) ops: Option<DeviceOps>,
+    /// The reference's f32 outputs on the device, and the reference id they belong to.
+    pub(crate) reference: Option<(u64, Vec<Option<wgpu::Buffer>>)>,
 }
 
 /// Buffer size: at least 4 bytes, a multiple of 4 (wgpu's copy alignment).
@@ -23,22 +27,32 @@ fn padded(len: usize) -> u64 {
 }
 
 pub(crate) fn create_workspace(device: &wgpu::Device, queue: &wgpu::Queue, bufs: Vec<HostBuffer>) -> Buffers {
-    let buffers = bufs
-        .iter()
-        .map(|b| {
-            let buf = device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(&b.name),
-                size: padded(b.data.len()),
-                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            });
-            write_padded(queue, &buf, &b.data);
-            buf
-        })
-        .collect();
+    let make = |b: &HostBuffer| {
+        let buf = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(&b.name),
+            size: padded(b.data.len()),
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        write_padded(queue, &buf, &b.data);
+        buf
+    };
+    let buffers = bufs.iter().map(make).collect();
+    let pristine = bufs.iter().map(|b| (b.access != Access::Read).then(|| make(b))).collect();
     queue.submit([]);
-    let n = bufs.len();
-    Buffers { buffers, initial: bufs, staging: (0..n).map(|_| None).collect(), poisoned: vec![None; n] }
+    Buffers { buffers, staging: bufs.iter().map(|_| None).collect(), pristine, initial: bufs, ops: None, reference: None }
+}
+
+/// Uploads a host buffer to a new device buffer (its exact size, at least 4 bytes).
+pub(crate) fn upload(device: &wgpu::Device, queue: &wgpu::Queue, data: &[u8]) -> wgpu::Buffer {
+    let buf = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("kerntune reference"),
+        size: padded(data.len()),
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    write_padded(queue, &buf, data);
+    buf
 }
 
 fn write_padded(queue: &wgpu::Queue, buf: &wgpu::Buffer, data: &[u8]) {
@@ -52,25 +66,27 @@ fn write_padded(queue: &wgpu::Queue, buf: &wgpu::Buffer, data: &[u8]) {
 }
 
 /// Restores the buffers a kernel can write to their initial contents, or poisons the
-/// write-only ones (`poison`). Read-only arguments are bound read-only (see
-/// [`crate::compile::pipeline_layout`]): no launch can change them, so they are not written
-/// again (for a matmul, two of its three buffers).
-pub(crate) fn reset(queue: &wgpu::Queue, ws: &mut Buffers, poison: bool) {
-    for (i, (buf, init)) in ws.buffers.iter().zip(&ws.initial).enumerate() {
-        match init.access {
-            Access::Read => {}
-            Access::Write if poison => write_padded(queue, buf, ws.poisoned[i].get_or_insert_with(|| init.poisoned())),
-            _ => write_padded(queue, buf, &init.data),
+/// write-only ones (`poison`: all bits set), on the device. Read-only arguments are bound
+/// read-only (see [`crate::compile::pipeline_layout`]): no launch can change them, so they are
+/// not touched (for a matmul, two of its three buffers).
+pub(crate) fn reset(device: &wgpu::Device, queue: &wgpu::Queue, ws: &mut Buffers, poison: bool) {
+    let ops = if poison { Some(ws.ops.get_or_insert_with(|| DeviceOps::new(device))) } else { None };
+    let mut enc = device.create_command_encoder(&Default::default());
+    for ((buf, init), pristine) in ws.buffers.iter().zip(&ws.initial).zip(&ws.pristine) {
+        match (init.access, &ops, pristine) {
+            (Access::Write, Some(ops), _) => ops.record_poison(device, &mut enc, buf),
+            (_, _, Some(p)) => enc.copy_buffer_to_buffer(p, 0, buf, 0, buf.size()),
+            _ => {}
         }
     }
-    queue.submit([]);
+    queue.submit([enc.finish()]);
 }
 
 fn wait(device: &wgpu::Device, idx: wgpu::SubmissionIndex, timeout: std::time::Duration) -> Result<(), BackendError> {
     device.poll(wgpu::PollType::Wait { submission_index: Some(idx), timeout: Some(timeout) }).map(drop).map_err(|e| poll_error(e, timeout))
 }
 
-fn read_buffer(device: &wgpu::Device, buf: &wgpu::Buffer, timeout: std::time::Duration) -> Result<Vec<u8>, BackendError> {
+pub(crate) fn read_buffer(device: &wgpu::Device, buf: &wgpu::Buffer, timeout: std::time::Duration) -> Result<Vec<u8>, BackendError> {
     let (tx, rx) = std::sync::mpsc::channel();
     buf.map_async(wgpu::MapMode::Read, .., move |r| {
         let _ = tx.send(r);
@@ -164,10 +180,11 @@ impl Timer<'_> {
         self.read_selected(ws, |_| true)
     }
 
-    /// Reads back the buffers `wanted` selects, in argument order; the others come back empty.
-    pub fn read_selected(&self, ws: &mut Buffers, wanted: impl Fn(&HostBuffer) -> bool) -> Result<Vec<HostBuffer>, BackendError> {
+    /// Reads back the buffers whose index `wanted` selects, in argument order; the others come
+    /// back empty.
+    pub fn read_selected(&self, ws: &mut Buffers, wanted: impl Fn(usize) -> bool) -> Result<Vec<HostBuffer>, BackendError> {
         let mut enc = self.device.create_command_encoder(&Default::default());
-        let picked: Vec<bool> = ws.initial.iter().map(&wanted).collect();
+        let picked: Vec<bool> = (0..ws.initial.len()).map(&wanted).collect();
         for ((b, s), _) in ws.buffers.iter().zip(ws.staging.iter_mut()).zip(&picked).filter(|(_, &p)| p) {
             let s = s.get_or_insert_with(|| {
                 self.device.create_buffer(&wgpu::BufferDescriptor {
@@ -194,5 +211,318 @@ impl Timer<'_> {
             out.push(HostBuffer { data, ..init.clone() });
         }
         Ok(out)
+    }
+}
+
+// Verification on the device: outputs poisoned by a fill shader, restored from copies kept on
+// the device, and f32 outputs compared with the reference by a comparison shader, so that a
+// verification moves a few bytes between host and device instead of every output twice.
+//
+// The comparison is a screen, never the verdict on a mismatch: WGSL has no f64, so it counts
+// the elements it cannot *prove* within tolerance in f32 (with a margin that covers f32's
+// rounding, and treating infinities, NaNs against numbers, flushed denormals and a zero
+// tolerance as unproven). Zero means every element passes core's rule
+// (`kerntune_core::measure::verify::compare`, in f64); anything else reads that output back
+// and lets core's comparison decide and describe it, so verdicts and messages are the host's.
+
+/// Threads per workgroup of both shaders; each strides over the buffer.
+const THREADS: u32 = 256;
+/// Most workgroups a dispatch uses (the shaders stride over larger buffers).
+const MAX_GROUPS: u32 = 4096;
+
+const FILL_WGSL: &str = r#"
+@group(0) @binding(0) var<storage, read_write> buf: array<u32>;
+@compute @workgroup_size(256)
+fn fill(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let n = arrayLength(&buf);
+    let stride = groups.x * 256u;
+    for (var i = g.x; i < n; i += stride) {
+        buf[i] = 0xFFFFFFFFu;
+    }
+}
+"#;
+
+/// Counts the elements of `got` not proven within `atol + rtol * |want|` of `want` (see the
+/// module's doc). `tol` holds atol and rtol as f32.
+const COMPARE_WGSL: &str = r#"
+@group(0) @binding(0) var<storage, read> got: array<u32>;
+@group(0) @binding(1) var<storage, read> want: array<u32>;
+@group(0) @binding(2) var<storage, read> tol: array<f32, 2>;
+@group(0) @binding(3) var<storage, read_write> unproven: atomic<u32>;
+
+fn is_nan(b: u32) -> bool { return (b & 0x7F800000u) == 0x7F800000u && (b & 0x007FFFFFu) != 0u; }
+fn is_finite(b: u32) -> bool { return (b & 0x7F800000u) != 0x7F800000u; }
+
+@compute @workgroup_size(256)
+fn compare(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let n = arrayLength(&want);
+    let stride = groups.x * 256u;
+    let smallest_normal = bitcast<f32>(0x00800000u);
+    var count = 0u;
+    for (var i = g.x; i < n; i += stride) {
+        let gb = got[i];
+        let wb = want[i];
+        // Both NaN: equal by core's rule.
+        if (is_nan(gb) && is_nan(wb)) { continue; }
+        // Infinities (core calls even two equal ones different) and NaN against a number.
+        if (!is_finite(gb) || !is_finite(wb)) { count += 1u; continue; }
+        // The same bits of a finite value: the difference is zero, within any tolerance.
+        if (gb == wb) { continue; }
+        let gf = bitcast<f32>(gb);
+        let wf = bitcast<f32>(wb);
+        let d = abs(gf - wf);
+        let t = (tol[0] + tol[1] * abs(wf)) * 0.99998;
+        // d == 0 from different bits: +0 against -0, or a difference flushed to zero; t below
+        // the smallest normal: its rounding is not bounded relatively. The host decides those.
+        if (!(d <= t) || d == 0.0 || !(t >= smallest_normal) || !is_finite(bitcast<u32>(t))) {
+            count += 1u;
+        }
+    }
+    if (count > 0u) {
+        atomicAdd(&unproven, count);
+    }
+}
+"#;
+
+/// The shaders and the small buffers a device's verifications share, made on first use.
+pub(crate) struct DeviceOps {
+    fill: wgpu::ComputePipeline,
+    compare: wgpu::ComputePipeline,
+    tol: wgpu::Buffer,
+    counter: wgpu::Buffer,
+    counter_read: wgpu::Buffer,
+}
+
+impl DeviceOps {
+    pub(crate) fn new(device: &wgpu::Device) -> DeviceOps {
+        let pipeline = |src: &str, entry: &str| {
+            let module =
+                device.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some("kerntune verify"), source: wgpu::ShaderSource::Wgsl(src.into()) });
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(entry),
+                layout: None,
+                module: &module,
+                entry_point: Some(entry),
+                compilation_options: Default::default(),
+                cache: None,
+            })
+        };
+        let buffer = |size: u64, usage: wgpu::BufferUsages| {
+            device.create_buffer(&wgpu::BufferDescriptor { label: Some("kerntune verify"), size, usage, mapped_at_creation: false })
+        };
+        DeviceOps {
+            fill: pipeline(FILL_WGSL, "fill"),
+            compare: pipeline(COMPARE_WGSL, "compare"),
+            tol: buffer(8, wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST),
+            counter: buffer(4, wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST),
+            counter_read: buffer(4, wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST),
+        }
+    }
+
+    /// Records a dispatch of the fill shader over `buf` (all bits set: NaN for f32).
+    pub(crate) fn record_poison(&self, device: &wgpu::Device, enc: &mut wgpu::CommandEncoder, buf: &wgpu::Buffer) {
+        let bg = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &self.fill.get_bind_group_layout(0),
+            entries: &[wgpu::BindGroupEntry { binding: 0, resource: buf.as_entire_binding() }],
+        });
+        let mut pass = enc.begin_compute_pass(&Default::default());
+        pass.set_pipeline(&self.fill);
+        pass.set_bind_group(0, &bg, &[]);
+        pass.dispatch_workgroups(groups(buf.size() / 4), 1, 1);
+    }
+
+    /// How many elements of `got` are not proven within `tol` of `want` (`n` f32 elements).
+    fn unproven(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        got: &wgpu::Buffer,
+        want: &wgpu::Buffer,
+        tol: kerntune_core::spec::job::Tolerance,
+    ) -> Result<u32, BackendError> {
+        let t = [tol.atol as f32, tol.rtol as f32];
+        queue.write_buffer(&self.tol, 0, &t.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>());
+        let bg = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &self.compare.get_bind_group_layout(0),
+            entries: &[
+                wgpu::BindGroupEntry { binding: 0, resource: got.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 1, resource: want.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 2, resource: self.tol.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 3, resource: self.counter.as_entire_binding() },
+            ],
+        });
+        let mut enc = device.create_command_encoder(&Default::default());
+        enc.clear_buffer(&self.counter, 0, None);
+        {
+            let mut pass = enc.begin_compute_pass(&Default::default());
+            pass.set_pipeline(&self.compare);
+            pass.set_bind_group(0, &bg, &[]);
+            pass.dispatch_workgroups(groups(want.size() / 4), 1, 1);
+        }
+        enc.copy_buffer_to_buffer(&self.counter, 0, &self.counter_read, 0, 4);
+        queue.submit([enc.finish()]);
+        let bytes = read_buffer(device, &self.counter_read, std::time::Duration::from_secs(60))?;
+        Ok(u32::from_le_bytes(bytes[..4].try_into().expect("4 bytes")))
+    }
+}
+
+/// Workgroups for `n` elements.
+fn groups(n: u64) -> u32 {
+    n.div_ceil(THREADS as u64).clamp(1, MAX_GROUPS as u64) as u32
+}
+
+/// Compares the selected outputs in `ws` with `req`'s reference: f32 outputs screened on the
+/// device (the reference uploaded once per reference id), every other output, and any the
+/// screen could not pass, read back and compared by core's rule.
+pub(crate) fn check(device: &wgpu::Device, queue: &wgpu::Queue, ws: &mut Buffers, req: &VerifyRequest<'_>) -> Result<(), BackendError> {
+    let ops = ws.ops.take().unwrap_or_else(|| DeviceOps::new(device));
+    let refs = match ws.reference.take() {
+        Some((id, refs)) if id == req.reference_id => refs,
+        _ => req.reference.iter().map(|want| (req.selects(want) && on_device(want)).then(|| upload(device, queue, &want.data))).collect(),
+    };
+    let mut to_host: Vec<usize> = Vec::new();
+    let mut screened = Ok(());
+    for (i, want) in req.reference.iter().enumerate().filter(|(_, w)| req.selects(w)) {
+        match refs.get(i).and_then(Option::as_ref).map(|r| ops.unproven(device, queue, &ws.buffers[i], r, req.tolerance_for(&want.name))) {
+            Some(Ok(0)) => {}
+            Some(Err(e)) => {
+                screened = Err(e);
+                break;
+            }
+            _ => to_host.push(i),
+        }
+    }
+    ws.ops = Some(ops);
+    ws.reference = Some((req.reference_id, refs));
+    screened?;
+    if to_host.is_empty() {
+        return Ok(());
+    }
+    let timer = Timer { device, queue, timestamps: false, period_ns: 1.0 };
+    let outs = timer.read_selected(ws, |i| to_host.contains(&i))?;
+    for i in to_host {
+        let want = &req.reference[i];
+        kerntune_core::measure::verify::compare(&outs[i], want, req.tolerance_for(&want.name)).map_err(BackendError::WrongOutput)?;
+    }
+    Ok(())
+}
+
+/// Whether an output can be screened on the device.
+pub(crate) fn on_device(want: &HostBuffer) -> bool {
+    want.dtype == DType::F32 && !want.data.is_empty() && want.data.len().is_multiple_of(4)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kerntune_core::spec::job::Tolerance;
+    use kerntune_core::DType;
+    use kerntune_core::{Access, Memory};
+
+    fn f32_buffer(name: &str, v: &[f32], access: Access) -> HostBuffer {
+        HostBuffer { name: name.into(), dtype: DType::F32, data: v.iter().flat_map(|x| x.to_le_bytes()).collect(), access, memory: Memory::Global }
+    }
+
+    /// A tiny generator (no dependency for one test): xorshift64*.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        }
+        fn pick<T: Copy>(&mut self, v: &[T]) -> T {
+            v[(self.next() % v.len() as u64) as usize]
+        }
+    }
+
+    /// The device screen never changes a verdict or its words: on outputs full of edge cases
+    /// (NaN, infinities, ±0, denormals, values at and just past the tolerance), with tolerances
+    /// from zero to large, `check` gives exactly what core's host comparison gives.
+    #[test]
+    fn the_device_screen_gives_the_host_comparisons_verdict() {
+        let Some(adapter) = crate::best_adapter() else {
+            kerntune_core::testing::skipped("wgpu device verification: no adapter");
+            return;
+        };
+        let (device, queue) = pollster::block_on(adapter.request_device(&Default::default())).expect("a device");
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let specials =
+            [0.0f32, -0.0, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, f32::MIN_POSITIVE, 1e-45, -1e-45, 1.0, -1.0, 3.4e38, -3.4e38, 1e-3, 12345.678];
+        let tolerances = [(0.0, 0.0), (1e-6, 1e-5), (1e-3, 1e-3), (0.0, 1e-7), (1e-40, 0.0), (1e30, 0.0), (0.0, 2.0)];
+        let (mut passed, mut screened) = (0, 0);
+        for case in 0..160 {
+            let n = 1 + (rng.next() % 3000) as usize;
+            let (atol, rtol) = tolerances[case % tolerances.len()];
+            let tol = Tolerance { atol, rtol };
+            // Infinities in the reference fail core's rule even where matched (inf - inf is NaN),
+            // so only every eighth case has them.
+            let finite: Vec<f32> = specials.iter().copied().filter(|x| !x.is_infinite()).collect();
+            let pool = if case % 8 == 7 { &specials[..] } else { &finite[..] };
+            let want: Vec<f32> =
+                (0..n).map(|_| if rng.next().is_multiple_of(4) { rng.pick(pool) } else { (rng.next() % 2_000_001) as f32 / 1000.0 - 1000.0 }).collect();
+            // Most cases differ nowhere or only within the tolerance, so that the screen's
+            // pass is what is tested as often as its fallback.
+            let kind = case % 4;
+            let got: Vec<f32> = want
+                .iter()
+                .map(|&w| match (kind, rng.next() % 64) {
+                    (0, _) => w,
+                    (1, 0) => rng.pick(&specials),
+                    (2, 0) => f32::from_bits(0xFFFF_FFFF),
+                    (3, 0) => {
+                        // At the tolerance, just inside or just outside it.
+                        let t = (atol + rtol * (w as f64).abs()) as f32;
+                        let at = w + t;
+                        f32::from_bits(at.to_bits().wrapping_add(rng.pick(&[0u32, 1, u32::MAX])))
+                    }
+                    (_, 1) => w * (1.0 + rtol as f32 * 0.5),
+                    _ => w,
+                })
+                .collect();
+            let reference = vec![f32_buffer("x", &want, Access::Read), f32_buffer("y", &want, Access::Write)];
+            let mut ws = create_workspace(&device, &queue, vec![f32_buffer("x", &want, Access::Read), f32_buffer("y", &got, Access::Write)]);
+            let req = VerifyRequest {
+                reference: &reference,
+                reference_id: case as u64,
+                outputs: &["y".to_string()],
+                tolerance: tol,
+                per_output: &[],
+                timeout: std::time::Duration::from_secs(60),
+            };
+            let device_verdict = check(&device, &queue, &mut ws, &req).map_err(|e| e.to_string());
+            let host_verdict = kerntune_core::measure::verify::compare(&f32_buffer("y", &got, Access::Write), &reference[1], tol)
+                .map_err(|m| BackendError::WrongOutput(m).to_string());
+            assert_eq!(device_verdict, host_verdict, "case {case}: n = {n}, atol {atol}, rtol {rtol}");
+            passed += usize::from(host_verdict.is_ok());
+            if kind == 0 && case % 8 != 7 {
+                // An exact copy is proven on the device: nothing was read back for it.
+                let (ops, refs) = (ws.ops.as_ref().expect("made by check"), &ws.reference.as_ref().expect("uploaded by check").1);
+                let unproven = ops.unproven(&device, &queue, &ws.buffers[1], refs[1].as_ref().expect("an f32 output"), tol).unwrap();
+                assert_eq!(unproven, 0, "case {case}: an exact copy is proven on the device");
+                screened += 1;
+            }
+        }
+        assert!(passed > 40 && passed < 150, "both verdicts were tested: {passed} of 160 passed");
+        // f32's rounding, which the screen's margin covers: 1e-3 as an f32 is a little above
+        // 1e-3, so it is outside `atol = 1e-3` of zero by core's rule, though inside it in f32.
+        let tol = Tolerance { atol: 1e-3, rtol: 0.0 };
+        let (want, got) = (vec![0.0f32; 64], vec![1e-3f32; 64]);
+        let reference = vec![f32_buffer("y", &want, Access::Write)];
+        let mut ws = create_workspace(&device, &queue, vec![f32_buffer("y", &got, Access::Write)]);
+        let req = VerifyRequest {
+            reference: &reference,
+            reference_id: 1000,
+            outputs: &[],
+            tolerance: tol,
+            per_output: &[],
+            timeout: std::time::Duration::from_secs(60),
+        };
+        let e = check(&device, &queue, &mut ws, &req).expect_err("1e-3f32 is more than 1e-3 from 0").to_string();
+        assert!(e.contains("64 of 64 elements differ"), "{e}");
+        assert!(screened > 20, "{screened} exact copies screened");
     }
 }
