@@ -164,20 +164,8 @@ fn several_gpus_share_a_tune_and_survive_a_killed_worker() {
     }
     let _every = EVERY_GPU.lock().unwrap_or_else(|p| p.into_inner());
     let d = cache();
-    let spec = example("../matmul/matmul.toml");
-    let args = ["tune", &spec, "--backend", "cuda", "--key", "M=2048,N=2048,K=2048", "--no-db", "--json"];
-    let one: serde_json::Value = serde_json::from_slice(&kerntune(d.path(), &args).stdout).unwrap();
-    let mut all_args = args.to_vec();
-    all_args.extend(["--devices", "all"]);
-    let o = kerntune(d.path(), &all_args);
-    assert!(o.status.success(), "{}", text(&o));
-    let all: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let devices = all[0]["devices"].as_array().unwrap();
-    assert_eq!(devices.len(), n);
-    assert!(devices.iter().all(|d| d["measured"].as_u64().unwrap() > 0 && d["lost"].is_null()), "{devices:?}");
-    let w1 = &one[0]["winner"];
-    let band: Vec<&serde_json::Value> = all[0]["tie_band"].as_array().unwrap().iter().chain(one[0]["tie_band"].as_array().unwrap()).collect();
-    assert!(all[0]["winner"] == *w1 || band.contains(&&all[0]["winner"]) || band.contains(&w1), "{} vs {}", all[0]["winner"], w1);
+    let all_args = every_device_agrees_with_one(d.path(), "cuda", n);
+    let all_args: Vec<&str> = all_args.iter().map(String::as_str).collect();
     // kill -9 of one device's worker mid-tune: at 8192³ (each launch 64× longer, the compiles
     // cached) the measuring outlasts the kill by seconds. (At 4096³ it did on two H200s, but no
     // longer on two H100s once the shortlist spanned devices: the tune was over by the kill.)
@@ -230,18 +218,26 @@ fn several_gpus_share_a_wgpu_tune() {
         return;
     }
     let _every = EVERY_GPU.lock().unwrap_or_else(|p| p.into_inner());
+    every_device_agrees_with_one(d.path(), "wgpu", same);
+}
+
+/// Tunes the example matmul at 2048³ through `backend` on its first device, then with
+/// `--devices all`: `n` devices each measure, none is lost, and the winner is the one-device
+/// tune's (or tied with it). Returns the arguments of the run on every device.
+fn every_device_agrees_with_one(cache: &Path, backend: &str, n: usize) -> Vec<String> {
     let spec = example("../matmul/matmul.toml");
-    let args = ["tune", &spec, "--backend", "wgpu", "--key", "M=2048,N=2048,K=2048", "--no-db", "--json"];
-    let one: serde_json::Value = serde_json::from_slice(&kerntune(d.path(), &args).stdout).unwrap();
+    let args = ["tune", &spec, "--backend", backend, "--key", "M=2048,N=2048,K=2048", "--no-db", "--json"];
+    let one: serde_json::Value = serde_json::from_slice(&kerntune(cache, &args).stdout).unwrap();
     let mut all_args = args.to_vec();
     all_args.extend(["--devices", "all"]);
-    let o = kerntune(d.path(), &all_args);
+    let o = kerntune(cache, &all_args);
     assert!(o.status.success(), "{}", text(&o));
     let all: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let devices = all[0]["devices"].as_array().unwrap();
-    assert_eq!(devices.len(), same, "{devices:?}");
+    assert_eq!(devices.len(), n, "{devices:?}");
     assert!(devices.iter().all(|d| d["measured"].as_u64().unwrap() > 0 && d["lost"].is_null()), "{devices:?}");
     let w1 = &one[0]["winner"];
     let band: Vec<&serde_json::Value> = all[0]["tie_band"].as_array().unwrap().iter().chain(one[0]["tie_band"].as_array().unwrap()).collect();
     assert!(all[0]["winner"] == *w1 || band.contains(&&all[0]["winner"]) || band.contains(&w1), "{} vs {}", all[0]["winner"], w1);
+    all_args.iter().map(|a| a.to_string()).collect()
 }
