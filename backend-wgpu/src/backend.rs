@@ -256,7 +256,7 @@ impl Backend for WgpuBackend {
     fn verify(&self, ws: &mut WgpuWorkspace, kernel: &WgpuKernel, launch: &Launch, req: &VerifyRequest<'_>) -> Result<Vec<f64>, BackendError> {
         match &mut ws.0 {
             // Core's `verify_on_host`, with the outputs poisoned, compared and restored on the
-            // device (crate::verify).
+            // device (`bench::check`).
             Place::Local(l) => {
                 bench::reset(&self.device, self.queue(), l, true);
                 let t = self.time_local(l, kernel, launch, &TimeRequest { launches: 1, flush: kerntune_core::L2Flush::Off, timeout: req.timeout })?;
