@@ -177,41 +177,41 @@ impl Timer<'_> {
 
     /// Reads back every buffer.
     pub fn read_outputs(&self, ws: &mut Buffers) -> Result<Vec<HostBuffer>, BackendError> {
-        self.read_selected(ws, |_| true)
+        read_selected(self.device, self.queue, ws, |_| true)
     }
+}
 
-    /// Reads back the buffers whose index `wanted` selects, in argument order; the others come
-    /// back empty.
-    pub fn read_selected(&self, ws: &mut Buffers, wanted: impl Fn(usize) -> bool) -> Result<Vec<HostBuffer>, BackendError> {
-        let mut enc = self.device.create_command_encoder(&Default::default());
-        let picked: Vec<bool> = (0..ws.initial.len()).map(&wanted).collect();
-        for ((b, s), _) in ws.buffers.iter().zip(ws.staging.iter_mut()).zip(&picked).filter(|(_, &p)| p) {
-            let s = s.get_or_insert_with(|| {
-                self.device.create_buffer(&wgpu::BufferDescriptor {
-                    label: None,
-                    size: b.size(),
-                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                    mapped_at_creation: false,
-                })
-            });
-            enc.copy_buffer_to_buffer(b, 0, s, 0, b.size());
-        }
-        let idx = self.queue.submit([enc.finish()]);
-        wait(self.device, idx, std::time::Duration::from_secs(60))?;
-        let mut out = Vec::with_capacity(ws.initial.len());
-        for ((s, init), p) in ws.staging.iter().zip(&ws.initial).zip(picked) {
-            let data = match s {
-                Some(s) if p => {
-                    let mut data = read_buffer(self.device, s, std::time::Duration::from_secs(60))?;
-                    data.truncate(init.data.len());
-                    data
-                }
-                _ => Vec::new(),
-            };
-            out.push(HostBuffer { data, ..init.clone() });
-        }
-        Ok(out)
+/// Reads back the buffers whose index `wanted` selects, in argument order; the others come back
+/// empty.
+fn read_selected(device: &wgpu::Device, queue: &wgpu::Queue, ws: &mut Buffers, wanted: impl Fn(usize) -> bool) -> Result<Vec<HostBuffer>, BackendError> {
+    let mut enc = device.create_command_encoder(&Default::default());
+    let picked: Vec<bool> = (0..ws.initial.len()).map(&wanted).collect();
+    for ((b, s), _) in ws.buffers.iter().zip(ws.staging.iter_mut()).zip(&picked).filter(|(_, &p)| p) {
+        let s = s.get_or_insert_with(|| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: None,
+                size: b.size(),
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        });
+        enc.copy_buffer_to_buffer(b, 0, s, 0, b.size());
     }
+    let idx = queue.submit([enc.finish()]);
+    wait(device, idx, std::time::Duration::from_secs(60))?;
+    let mut out = Vec::with_capacity(ws.initial.len());
+    for ((s, init), p) in ws.staging.iter().zip(&ws.initial).zip(picked) {
+        let data = match s {
+            Some(s) if p => {
+                let mut data = read_buffer(device, s, std::time::Duration::from_secs(60))?;
+                data.truncate(init.data.len());
+                data
+            }
+            _ => Vec::new(),
+        };
+        out.push(HostBuffer { data, ..init.clone() });
+    }
+    Ok(out)
 }
 
 // Verification on the device: outputs poisoned by a fill shader, restored from copies kept on
@@ -243,7 +243,7 @@ fn fill(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) gr
 "#;
 
 /// Counts the elements of `got` not proven within `atol + rtol * |want|` of `want` (see the
-/// module's doc). `tol` holds atol and rtol as f32.
+/// section's comment above). `tol` holds atol and rtol as f32.
 const COMPARE_WGSL: &str = r#"
 @group(0) @binding(0) var<storage, read> got: array<u32>;
 @group(0) @binding(1) var<storage, read> want: array<u32>;
@@ -332,7 +332,7 @@ impl DeviceOps {
         pass.dispatch_workgroups(groups(buf.size() / 4), 1, 1);
     }
 
-    /// How many elements of `got` are not proven within `tol` of `want` (`n` f32 elements).
+    /// How many of `want`'s f32 elements `got` is not proven within `tol` of.
     fn unproven(
         &self,
         device: &wgpu::Device,
@@ -377,31 +377,23 @@ fn groups(n: u64) -> u32 {
 /// device (the reference uploaded once per reference id), every other output, and any the
 /// screen could not pass, read back and compared by core's rule.
 pub(crate) fn check(device: &wgpu::Device, queue: &wgpu::Queue, ws: &mut Buffers, req: &VerifyRequest<'_>) -> Result<(), BackendError> {
-    let ops = ws.ops.take().unwrap_or_else(|| DeviceOps::new(device));
-    let refs = match ws.reference.take() {
-        Some((id, refs)) if id == req.reference_id => refs,
-        _ => req.reference.iter().map(|want| (req.selects(want) && on_device(want)).then(|| upload(device, queue, &want.data))).collect(),
-    };
+    let ops = ws.ops.get_or_insert_with(|| DeviceOps::new(device));
+    if !matches!(&ws.reference, Some((id, _)) if *id == req.reference_id) {
+        let refs = req.reference.iter().map(|want| (req.selects(want) && on_device(want)).then(|| upload(device, queue, &want.data))).collect();
+        ws.reference = Some((req.reference_id, refs));
+    }
+    let refs = ws.reference.as_ref().map_or(&[][..], |(_, r)| r);
     let mut to_host: Vec<usize> = Vec::new();
-    let mut screened = Ok(());
     for (i, want) in req.reference.iter().enumerate().filter(|(_, w)| req.selects(w)) {
-        match refs.get(i).and_then(Option::as_ref).map(|r| ops.unproven(device, queue, &ws.buffers[i], r, req.tolerance_for(&want.name))) {
-            Some(Ok(0)) => {}
-            Some(Err(e)) => {
-                screened = Err(e);
-                break;
-            }
+        match refs.get(i).and_then(Option::as_ref) {
+            Some(r) if ops.unproven(device, queue, &ws.buffers[i], r, req.tolerance_for(&want.name))? == 0 => {}
             _ => to_host.push(i),
         }
     }
-    ws.ops = Some(ops);
-    ws.reference = Some((req.reference_id, refs));
-    screened?;
     if to_host.is_empty() {
         return Ok(());
     }
-    let timer = Timer { device, queue, timestamps: false, period_ns: 1.0 };
-    let outs = timer.read_selected(ws, |i| to_host.contains(&i))?;
+    let outs = read_selected(device, queue, ws, |i| to_host.contains(&i))?;
     for i in to_host {
         let want = &req.reference[i];
         kerntune_core::measure::verify::compare(&outs[i], want, req.tolerance_for(&want.name)).map_err(BackendError::WrongOutput)?;

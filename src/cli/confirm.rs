@@ -50,9 +50,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         (None, d) => Devices::List(vec![d.unwrap_or(0)]),
     };
     let opened = kerntune::open_devices(a.backend, &devices)?;
-    if let Some(line) = super::left_out_line(&opened.left_out) {
-        crate::cli::out::eprint_line(&line);
-    }
+    super::say_left_out(&opened.left_out);
     let backends = opened.backends;
     let db = Database::at(super::db_path(&a.db));
     if !db.path().exists() {

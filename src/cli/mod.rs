@@ -53,18 +53,14 @@ pub(crate) fn db_path(arg: &Option<PathBuf>) -> PathBuf {
     arg.clone().unwrap_or_else(kerntune::store::db::Database::default_path)
 }
 
-/// The line saying which devices `--devices all` left out (another model than the first), or
-/// `None` when it took every device.
-pub(crate) fn left_out_line(left_out: &[(usize, String)]) -> Option<String> {
-    if left_out.is_empty() {
-        return None;
-    }
+/// Says which devices `--devices all` left out (another model than the first), if any.
+pub(crate) fn say_left_out(left_out: &[(usize, String)]) {
+    let Some(&(first, _)) = left_out.first() else { return };
     let names: Vec<String> = left_out.iter().map(|(i, name)| format!("#{i} {name}")).collect();
-    let first = left_out[0].0;
-    Some(format!(
+    out::eprint_line(&format!(
         "kerntune: --devices all: left out {} (another model than device #0: a tune measures on one model; tune it on its own with --device {first})",
         names.join(", ")
-    ))
+    ));
 }
 
 /// Logs to stderr, filtered by `KERNTUNE_LOG` (default: warnings; `KERNTUNE_PRINT_AUTOTUNING=1`

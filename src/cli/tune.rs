@@ -198,9 +198,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     tracing::debug!("devices opened");
     let backends = opened.backends;
     if !a.json {
-        if let Some(line) = super::left_out_line(&opened.left_out) {
-            crate::cli::out::eprint_line(&line);
-        }
+        super::say_left_out(&opened.left_out);
     }
     let db = if a.no_db { None } else { Some(Database::at(super::db_path(&a.db))) };
     let opts = TuneOptions {
