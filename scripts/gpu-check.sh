@@ -9,21 +9,24 @@ set -u
 if [ "${1:-}" = "--prepare" ]; then
   mkdir -p .device/bench .device/tests
   cp target/release/kerntune .device/kerntune
-  # The test binaries that need a GPU: cross-backend conformance (CUDA and wgpu) and opening CUDA.
+  # The executables of kind $1 ("test" or "bench") that cargo's JSON messages on stdin name.
+  executables() {
+    python3 -c 'import json,sys
+for l in sys.stdin:
+    m = json.loads(l)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == [sys.argv[1]]:
+        print(m["executable"])' "$1"
+  }
+  # The test binaries that need a GPU: cross-backend conformance (CUDA and wgpu), opening CUDA,
+  # and wgpu's tune over several devices (workers building pipelines the tuner compiled).
   rm -f .device/tests/*
   cargo test --release --features cuda --no-run --message-format=json -p kerntune --test conformance --test gpu -p kerntune-cuda --test open --test launch 2>/dev/null |
-    python3 -c 'import json,sys
-for l in sys.stdin:
-    m = json.loads(l)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["test"]:
-        print(m["executable"])' | while read -r t; do cp "$t" ".device/tests/$(basename "$t" | sed 's/-[0-9a-f]*$//')"; done
+    executables test | while read -r t; do cp "$t" ".device/tests/$(basename "$t" | sed 's/-[0-9a-f]*$//')"; done
+  cargo test --release --no-run --message-format=json -p kerntune-wgpu --test devices 2>/dev/null |
+    executables test | while read -r t; do cp "$t" .device/tests/wgpu-devices; done
   # The launch-overhead bench (criterion) and the example application, with CUDA.
   cargo bench -p kerntune-cuda --bench launch --no-run --message-format=json 2>/dev/null |
-    python3 -c 'import json,sys
-for l in sys.stdin:
-    m = json.loads(l)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["bench"]:
-        print(m["executable"])' | while read -r t; do cp "$t" .device/launch-bench; done
+    executables bench | while read -r t; do cp "$t" .device/launch-bench; done
   cargo build --release -p kerntune-example-app --features cuda && cp target/release/kerntune-app .device/kerntune-app
   cargo build --release -p kerntune-core --example worker_start && cp target/release/examples/worker_start .device/worker_start
   cp ../shared/bench/sgemm.cu ../shared/bench/kernel_tuner_side.py ../shared/bench/triad.cu .device/bench/

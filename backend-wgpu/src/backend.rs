@@ -42,6 +42,9 @@ pub struct WgpuBackend {
     period_ns: f64,
     layouts: Mutex<Layouts>,
     clock: crate::clock::ClockGuard,
+    /// Whether the device can make pipeline caches (Vulkan): a pipeline compiled here travels
+    /// to a worker process with the driver's compiled code (see [`crate::compile::compile`]).
+    pipeline_caches: bool,
     /// `Some` when kernels run in a worker process (where the host program enabled it, see
     /// [`crate::worker::hook`]); the worker is started on first use.
     worker: Option<WorkerSlot>,
@@ -82,7 +85,10 @@ impl WgpuBackend {
     pub fn from_adapter(adapter: wgpu::Adapter) -> Result<WgpuBackend, OpenError> {
         let info = adapter.get_info();
         let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY) && std::env::var_os("KERNTUNE_WGPU_HOST_TIMING").is_none();
-        let required_features = if timestamps { wgpu::Features::TIMESTAMP_QUERY } else { wgpu::Features::empty() };
+        let pipeline_caches = adapter.features().contains(wgpu::Features::PIPELINE_CACHE);
+        let mut required_features = wgpu::Features::empty();
+        required_features.set(wgpu::Features::TIMESTAMP_QUERY, timestamps);
+        required_features.set(wgpu::Features::PIPELINE_CACHE, pipeline_caches);
         let alimits = adapter.limits();
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("kerntune"),
@@ -94,6 +100,7 @@ impl WgpuBackend {
         }))
         .map_err(|e| OpenError::Other { backend: "wgpu".into(), message: format!("could not open {}: {e}", info.name) })?;
         device.on_uncaptured_error(Arc::new(|e: wgpu::Error| tracing::error!("wgpu: {e}")));
+        tracing::debug!(adapter = info.name, pci_bus = info.device_pci_bus_id, pid = std::process::id(), pipeline_caches, "wgpu device opened");
         let period_ns = queue.get_timestamp_period() as f64;
         let clock = crate::clock::ClockGuard::new(match std::env::var("KERNTUNE_WGPU_CLOCK_GUARD").as_deref() {
             Ok("off") => false,
@@ -111,6 +118,7 @@ impl WgpuBackend {
             period_ns,
             layouts: Mutex::new(HashMap::new()),
             clock,
+            pipeline_caches,
             worker: None,
         })
     }
@@ -128,6 +136,11 @@ impl WgpuBackend {
     /// Whether kernels run in a worker process.
     pub fn isolated(&self) -> bool {
         self.worker.is_some()
+    }
+
+    /// Whether the device makes pipeline caches.
+    pub(crate) fn pipeline_caches(&self) -> bool {
+        self.pipeline_caches
     }
 
     pub(crate) fn device(&self) -> &wgpu::Device {
@@ -213,7 +226,11 @@ impl Backend for WgpuBackend {
 
     fn compile(&self, req: &CompileRequest<'_>) -> Result<Compiled<WgpuKernel>, BackendError> {
         let layout = self.layout(req.buffers);
-        let kernel = crate::compile::compile(&self.device, &layout, req, self.worker.is_some())?;
+        let ship = match self.worker {
+            Some(_) => crate::compile::Ship::Recipe { pipeline_cache: self.pipeline_caches },
+            None => crate::compile::Ship::Nothing,
+        };
+        let kernel = crate::compile::compile(&self.device, &layout, req, ship)?;
         Ok(Compiled { kernel, usage: ResourceUsage::default(), cached: false })
     }
 

@@ -35,11 +35,18 @@ fn instance() -> wgpu::Instance {
     wgpu::Instance::new(desc)
 }
 
+/// The adapters in preference order: hardware before software, then by name, then by PCI bus,
+/// so that every process numbers them alike (`--device N` in the tuner and in each worker
+/// process must be the same GPU; the order a driver enumerates them in is not promised).
 pub(crate) fn sorted_adapters() -> Vec<wgpu::Adapter> {
     let mut v = pollster::block_on(instance().enumerate_adapters(wgpu::Backends::all()));
+    tracing::debug!(
+        enumerated = ?v.iter().map(|a| { let i = a.get_info(); format!("{} [{}]", i.name, i.device_pci_bus_id) }).collect::<Vec<_>>(),
+        "wgpu adapters"
+    );
     v.sort_by_key(|a| {
         let i = a.get_info();
-        (rank(i.device_type), i.name.clone())
+        (rank(i.device_type), i.name.clone(), i.device_pci_bus_id.clone())
     });
     v
 }

@@ -12,7 +12,7 @@
 //! compiled-in backend's hook). `KERNTUNE_WGPU_ISOLATION=0` keeps kernels in-process.
 
 use crate::backend::WgpuBackend;
-use crate::compile::{Recipe, WgpuKernel};
+use crate::compile::{Image, WgpuKernel};
 use kerntune_core::worker::{BackendExecutor, KernelImage, WorkerBackend};
 use kerntune_core::BackendError;
 
@@ -41,8 +41,21 @@ impl WorkerBackend for WgpuBackend {
     }
 
     fn load_binary(&self, _name: &str, binary: Vec<u8>) -> Result<WgpuKernel, BackendError> {
-        let recipe: Recipe = serde_json::from_slice(&binary).map_err(|e| BackendError::other(format!("worker: a kernel's recipe did not read: {e}")))?;
-        let pipeline = crate::compile::build(self.device(), &self.layout(&recipe.access), &recipe)?;
+        let image = Image::decode(&binary).map_err(|e| BackendError::other(format!("worker: a kernel's image did not read: {e}")))?;
+        let cache = (!image.pipeline_cache.is_empty() && self.pipeline_caches()).then(|| {
+            // SAFETY: the data is what `PipelineCache::get_data` returned in the tuner, on a
+            // device of this model (a tune's devices are of one target) and this machine's
+            // driver; wgpu checks its header against this adapter and, with `fallback`, makes
+            // an empty cache when it does not match.
+            unsafe {
+                self.device().create_pipeline_cache(&wgpu::PipelineCacheDescriptor {
+                    label: Some("kerntune"),
+                    data: Some(image.pipeline_cache),
+                    fallback: true,
+                })
+            }
+        });
+        let pipeline = crate::compile::build(self.device(), &self.layout(&image.recipe.access), &image.recipe, cache.as_ref())?;
         Ok(WgpuKernel::new(pipeline, Vec::new()))
     }
 }

@@ -38,17 +38,15 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                     problems.push("wgpu: no adapter found (no Vulkan, Metal or DX12 driver); on Debian/Ubuntu `apt-get install mesa-vulkan-drivers` gives a software Vulkan device".into());
                 }
                 for s in list {
-                    found.push(Found {
-                        backend: "wgpu".into(),
-                        index: s.index,
-                        details: vec![
-                            ("api".into(), format!("{:?}", s.info.backend)),
-                            ("type".into(), format!("{:?}", s.info.device_type)),
-                            ("driver".into(), format!("{} {}", s.info.driver, s.info.driver_info).trim().to_string()),
-                        ],
-                        target: s.target,
-                        limits: s.limits,
-                    });
+                    let mut details = vec![
+                        ("api".into(), format!("{:?}", s.info.backend)),
+                        ("type".into(), format!("{:?}", s.info.device_type)),
+                        ("driver".into(), format!("{} {}", s.info.driver, s.info.driver_info).trim().to_string()),
+                    ];
+                    if !s.info.device_pci_bus_id.is_empty() {
+                        details.push(("pci_bus".into(), s.info.device_pci_bus_id.clone()));
+                    }
+                    found.push(Found { backend: "wgpu".into(), index: s.index, details, target: s.target, limits: s.limits });
                 }
             }
             #[cfg(feature = "cuda")]
