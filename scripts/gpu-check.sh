@@ -9,7 +9,7 @@ set -u
 if [ "${1:-}" = "--prepare" ]; then
   mkdir -p .device/bench .device/tests
   cp target/release/kerntune .device/kerntune
-  # The executables of kind $1 ("test" or "bench") that cargo's JSON messages on stdin name.
+  # The executables of kind $1 ("test", "lib" or "bench") that cargo's JSON messages on stdin name.
   executables() {
     python3 -c 'import json,sys
 for l in sys.stdin:
@@ -18,12 +18,16 @@ for l in sys.stdin:
         print(m["executable"])' "$1"
   }
   # The test binaries that need a GPU: cross-backend conformance (CUDA and wgpu), opening CUDA,
-  # and wgpu's tune over several devices (workers building pipelines the tuner compiled).
+  # wgpu's tune over several devices (workers building pipelines the tuner compiled) and wgpu's
+  # unit tests (the verification screens on a real GPU).
   rm -f .device/tests/*
   cargo test --release --features cuda --no-run --message-format=json -p kerntune --test conformance --test gpu -p kerntune-cuda --test open --test launch 2>/dev/null |
     executables test | while read -r t; do cp "$t" ".device/tests/$(basename "$t" | sed 's/-[0-9a-f]*$//')"; done
   cargo test --release --no-run --message-format=json -p kerntune-wgpu --test devices 2>/dev/null |
     executables test | while read -r t; do cp "$t" .device/tests/wgpu-devices; done
+  # wgpu's unit tests, among them the verification screens against core's host comparison.
+  cargo test --release --no-run --message-format=json -p kerntune-wgpu --lib 2>/dev/null |
+    executables lib | while read -r t; do cp "$t" .device/tests/wgpu-lib; done
   # The launch-overhead bench (criterion) and the example application, with CUDA.
   cargo bench -p kerntune-cuda --bench launch --no-run --message-format=json 2>/dev/null |
     executables bench | while read -r t; do cp "$t" .device/launch-bench; done

@@ -215,15 +215,17 @@ fn read_selected(device: &wgpu::Device, queue: &wgpu::Queue, ws: &mut Buffers, w
 }
 
 // Verification on the device: outputs poisoned by a fill shader, restored from copies kept on
-// the device, and f32 outputs compared with the reference by a comparison shader, so that a
+// the device, and outputs compared with the reference by a comparison shader, so that a
 // verification moves a few bytes between host and device instead of every output twice.
 //
-// The comparison is a screen, never the verdict on a mismatch: WGSL has no f64, so it counts
-// the elements it cannot *prove* within tolerance in f32 (with a margin that covers f32's
-// rounding, and treating infinities, NaNs against numbers, flushed denormals and a zero
-// tolerance as unproven). Zero means every element passes core's rule
-// (`kerntune_core::measure::verify::compare`, in f64); anything else reads that output back
-// and lets core's comparison decide and describe it, so verdicts and messages are the host's.
+// The comparison is a screen, never the verdict on a mismatch: WGSL has no f64, so for f32
+// outputs it counts the elements it cannot *prove* within tolerance in f32 (with a margin that
+// covers f32's rounding, and treating infinities, NaNs against numbers, flushed denormals and a
+// zero tolerance as unproven); for integer and f64 outputs, every element whose bits differ
+// from the reference's (and for f64 every infinity and NaN). Zero means every element passes
+// core's rule (`kerntune_core::measure::verify::compare`, in f64); anything else reads that
+// output back and lets core's comparison decide and describe it, so verdicts and messages are
+// the host's.
 
 /// Threads per workgroup of both shaders; each strides over the buffer.
 const THREADS: u32 = 256;
@@ -284,36 +286,63 @@ fn compare(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups)
 }
 "#;
 
+/// Counts the elements of `got` whose bits are not those of `want`'s: `shape[0]` words (of 32
+/// bits) an element, and with `shape[1]` = 1 the elements are f64, whose infinities and NaNs
+/// count too (core calls two equal infinities different, and two NaNs equal: the host decides).
+/// Equal bits of an integer or a finite f64 are a zero difference, within any tolerance.
+const COMPARE_BITS_WGSL: &str = r#"
+@group(0) @binding(0) var<storage, read> got: array<u32>;
+@group(0) @binding(1) var<storage, read> want: array<u32>;
+@group(0) @binding(2) var<storage, read> shape: array<u32, 2>;
+@group(0) @binding(3) var<storage, read_write> unproven: atomic<u32>;
+
+@compute @workgroup_size(256)
+fn compare_bits(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let words = shape[0];
+    let n = arrayLength(&want) / words;
+    let stride = groups.x * 256u;
+    var count = 0u;
+    for (var i = g.x; i < n; i += stride) {
+        var same = true;
+        for (var w = 0u; w < words; w += 1u) {
+            same = same && got[i * words + w] == want[i * words + w];
+        }
+        let high = want[i * words + words - 1u];
+        if (!same || (shape[1] == 1u && (high & 0x7FF00000u) == 0x7FF00000u)) {
+            count += 1u;
+        }
+    }
+    if (count > 0u) {
+        atomicAdd(&unproven, count);
+    }
+}
+"#;
+
 /// The shaders and the small buffers a device's verifications share, made on first use.
 pub(crate) struct DeviceOps {
     fill: wgpu::ComputePipeline,
     compare: wgpu::ComputePipeline,
+    /// The comparison of bits (integer and f64 outputs), made the first time one is compared.
+    compare_bits: Option<wgpu::ComputePipeline>,
     tol: wgpu::Buffer,
+    /// `COMPARE_BITS_WGSL`'s shape.
+    shape: wgpu::Buffer,
     counter: wgpu::Buffer,
     counter_read: wgpu::Buffer,
 }
 
 impl DeviceOps {
     pub(crate) fn new(device: &wgpu::Device) -> DeviceOps {
-        let pipeline = |src: &str, entry: &str| {
-            let module =
-                device.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some("kerntune verify"), source: wgpu::ShaderSource::Wgsl(src.into()) });
-            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(entry),
-                layout: None,
-                module: &module,
-                entry_point: Some(entry),
-                compilation_options: Default::default(),
-                cache: None,
-            })
-        };
+        let pipeline = |src: &str, entry: &str| verification_pipeline(device, src, entry);
         let buffer = |size: u64, usage: wgpu::BufferUsages| {
             device.create_buffer(&wgpu::BufferDescriptor { label: Some("kerntune verify"), size, usage, mapped_at_creation: false })
         };
         DeviceOps {
             fill: pipeline(FILL_WGSL, "fill"),
             compare: pipeline(COMPARE_WGSL, "compare"),
+            compare_bits: None,
             tol: buffer(8, wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST),
+            shape: buffer(8, wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST),
             counter: buffer(4, wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST),
             counter_read: buffer(4, wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST),
         }
@@ -332,24 +361,33 @@ impl DeviceOps {
         pass.dispatch_workgroups(groups(buf.size() / 4), 1, 1);
     }
 
-    /// How many of `want`'s f32 elements `got` is not proven within `tol` of.
+    /// How many of `want`'s elements `got` is not proven within `tol` of: f32 outputs by the
+    /// f32 screen, the others by their bits (see the section's comment above).
     fn unproven(
-        &self,
+        &mut self,
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         got: &wgpu::Buffer,
         want: &wgpu::Buffer,
+        dtype: DType,
         tol: kerntune_core::spec::job::Tolerance,
     ) -> Result<u32, BackendError> {
-        let t = [tol.atol as f32, tol.rtol as f32];
-        queue.write_buffer(&self.tol, 0, &t.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>());
+        let (pipeline, params) = if dtype == DType::F32 {
+            let t = [tol.atol as f32, tol.rtol as f32];
+            queue.write_buffer(&self.tol, 0, &t.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>());
+            (&self.compare, &self.tol)
+        } else {
+            let shape = [(dtype.size() / 4) as u32, u32::from(dtype == DType::F64)];
+            queue.write_buffer(&self.shape, 0, &shape.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>());
+            (&*self.compare_bits.get_or_insert_with(|| verification_pipeline(device, COMPARE_BITS_WGSL, "compare_bits")), &self.shape)
+        };
         let bg = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: None,
-            layout: &self.compare.get_bind_group_layout(0),
+            layout: &pipeline.get_bind_group_layout(0),
             entries: &[
                 wgpu::BindGroupEntry { binding: 0, resource: got.as_entire_binding() },
                 wgpu::BindGroupEntry { binding: 1, resource: want.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 2, resource: self.tol.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 2, resource: params.as_entire_binding() },
                 wgpu::BindGroupEntry { binding: 3, resource: self.counter.as_entire_binding() },
             ],
         });
@@ -357,9 +395,9 @@ impl DeviceOps {
         enc.clear_buffer(&self.counter, 0, None);
         {
             let mut pass = enc.begin_compute_pass(&Default::default());
-            pass.set_pipeline(&self.compare);
+            pass.set_pipeline(pipeline);
             pass.set_bind_group(0, &bg, &[]);
-            pass.dispatch_workgroups(groups(want.size() / 4), 1, 1);
+            pass.dispatch_workgroups(groups(want.size() / dtype.size().max(4) as u64), 1, 1);
         }
         enc.copy_buffer_to_buffer(&self.counter, 0, &self.counter_read, 0, 4);
         queue.submit([enc.finish()]);
@@ -368,14 +406,27 @@ impl DeviceOps {
     }
 }
 
+/// One of the verification shaders' pipelines.
+fn verification_pipeline(device: &wgpu::Device, src: &str, entry: &str) -> wgpu::ComputePipeline {
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some("kerntune verify"), source: wgpu::ShaderSource::Wgsl(src.into()) });
+    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(entry),
+        layout: None,
+        module: &module,
+        entry_point: Some(entry),
+        compilation_options: Default::default(),
+        cache: None,
+    })
+}
+
 /// Workgroups for `n` elements.
 fn groups(n: u64) -> u32 {
     n.div_ceil(THREADS as u64).clamp(1, MAX_GROUPS as u64) as u32
 }
 
-/// Compares the selected outputs in `ws` with `req`'s reference: f32 outputs screened on the
-/// device (the reference uploaded once per reference id), every other output, and any the
-/// screen could not pass, read back and compared by core's rule.
+/// Compares the selected outputs in `ws` with `req`'s reference: each screened on the device
+/// (the reference uploaded once per reference id), and any the screen could not pass read back
+/// and compared by core's rule.
 pub(crate) fn check(device: &wgpu::Device, queue: &wgpu::Queue, ws: &mut Buffers, req: &VerifyRequest<'_>) -> Result<(), BackendError> {
     let ops = ws.ops.get_or_insert_with(|| DeviceOps::new(device));
     if !matches!(&ws.reference, Some((id, _)) if *id == req.reference_id) {
@@ -385,8 +436,12 @@ pub(crate) fn check(device: &wgpu::Device, queue: &wgpu::Queue, ws: &mut Buffers
     let refs = ws.reference.as_ref().map_or(&[][..], |(_, r)| r);
     let mut to_host: Vec<usize> = Vec::new();
     for (i, want) in req.reference.iter().enumerate().filter(|(_, w)| req.selects(w)) {
+        let tol = req.tolerance_for(&want.name);
+        // A screen proves elements within a tolerance of at least zero (a spec's always is);
+        // any other is the host's to judge.
+        let screenable = kerntune_core::spec::job::check_tolerance(&tol).is_ok();
         match refs.get(i).and_then(Option::as_ref) {
-            Some(r) if ops.unproven(device, queue, &ws.buffers[i], r, req.tolerance_for(&want.name))? == 0 => {}
+            Some(r) if screenable && ops.unproven(device, queue, &ws.buffers[i], r, want.dtype, tol)? == 0 => {}
             _ => to_host.push(i),
         }
     }
@@ -401,9 +456,11 @@ pub(crate) fn check(device: &wgpu::Device, queue: &wgpu::Queue, ws: &mut Buffers
     Ok(())
 }
 
-/// Whether an output can be screened on the device.
+/// Whether an output can be screened on the device: any that is not empty and fills whole
+/// elements of 32-bit words.
 pub(crate) fn on_device(want: &HostBuffer) -> bool {
-    want.dtype == DType::F32 && !want.data.is_empty() && want.data.len().is_multiple_of(4)
+    let size = want.dtype.size();
+    size.is_multiple_of(4) && !want.data.is_empty() && want.data.len().is_multiple_of(size)
 }
 
 #[cfg(test)]
@@ -492,8 +549,8 @@ mod tests {
             passed += usize::from(host_verdict.is_ok());
             if kind == 0 && case % 8 != 7 {
                 // An exact copy is proven on the device: nothing was read back for it.
-                let (ops, refs) = (ws.ops.as_ref().expect("made by check"), &ws.reference.as_ref().expect("uploaded by check").1);
-                let unproven = ops.unproven(&device, &queue, &ws.buffers[1], refs[1].as_ref().expect("an f32 output"), tol).unwrap();
+                let (ops, refs) = (ws.ops.as_mut().expect("made by check"), &ws.reference.as_ref().expect("uploaded by check").1);
+                let unproven = ops.unproven(&device, &queue, &ws.buffers[1], refs[1].as_ref().expect("an f32 output"), DType::F32, tol).unwrap();
                 assert_eq!(unproven, 0, "case {case}: an exact copy is proven on the device");
                 screened += 1;
             }
@@ -516,5 +573,90 @@ mod tests {
         let e = check(&device, &queue, &mut ws, &req).expect_err("1e-3f32 is more than 1e-3 from 0").to_string();
         assert!(e.contains("64 of 64 elements differ"), "{e}");
         assert!(screened > 20, "{screened} exact copies screened");
+    }
+    /// Integer and f64 outputs, screened by their bits: the device's verdict and words are the
+    /// host's on outputs with equal values, values one apart, poison, i64 values f64 cannot
+    /// tell apart, and f64 infinities, NaNs and signed zeros; an exact copy is proven on the
+    /// device.
+    #[test]
+    fn the_bits_screen_gives_the_host_comparisons_verdict_for_integers_and_f64() {
+        let Some(adapter) = crate::best_adapter() else {
+            kerntune_core::testing::skipped("wgpu device verification: no adapter");
+            return;
+        };
+        let (device, queue) = pollster::block_on(adapter.request_device(&Default::default())).expect("a device");
+        let mut rng = Rng(0xD1B5_4A32_D192_ED03);
+        let f64_specials = [0.0f64, -0.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, f64::MIN_POSITIVE, 1.0, -1.0, 1e300];
+        // A negative tolerance (a library caller's; a spec refuses it) fails even equal values.
+        let tolerances = [(0.0, 0.0), (1e-6, 1e-5), (1.0, 0.0), (0.0, 1e-7), (2.5, 0.0), (-1.0, 0.0)];
+        let (mut passed, mut proven, mut cases) = (0, 0, 0);
+        for dtype in [DType::I32, DType::U32, DType::I64, DType::F64] {
+            for case in 0..48 {
+                let n = 1 + (rng.next() % 2000) as usize;
+                let (atol, rtol) = tolerances[(case / 4) % tolerances.len()];
+                let tol = Tolerance { atol, rtol };
+                // Elements as u64 bit patterns of `dtype`, written at its size.
+                let value = |rng: &mut Rng| -> u64 {
+                    match dtype {
+                        DType::I32 => ((rng.next() % 2001) as i64 - 1000) as u64,
+                        DType::U32 => rng.next() % 100_000,
+                        // Around 2^60, where neighbouring i64 values are one f64.
+                        DType::I64 => (1u64 << 60) + rng.next() % 64,
+                        // Infinities and NaNs in every third case, exact copies among them.
+                        _ if rng.next().is_multiple_of(5) && case % 3 == 0 => rng.pick(&f64_specials).to_bits(),
+                        _ => ((rng.next() % 2_000_001) as f64 / 1000.0 - 1000.0).to_bits(),
+                    }
+                };
+                let want: Vec<u64> = (0..n).map(|_| value(&mut rng)).collect();
+                let kind = case % 4;
+                let got: Vec<u64> = want
+                    .iter()
+                    .map(|&w| match (kind, rng.next() % 64) {
+                        (0, _) => w,
+                        (1, 0) => w.wrapping_add(1),
+                        (2, 0) => u64::MAX,
+                        // The high word alone differs (a 64-bit type), or the low one.
+                        (3, 0) if dtype.size() == 8 => w ^ (1 << 40),
+                        (3, 0) => w.wrapping_sub(2),
+                        (3, 1) if dtype == DType::F64 => rng.pick(&f64_specials).to_bits(),
+                        _ => w,
+                    })
+                    .collect();
+                let buffer = |name: &str, v: &[u64], access| HostBuffer {
+                    name: name.into(),
+                    dtype,
+                    data: v.iter().flat_map(|x| x.to_le_bytes()[..dtype.size()].to_vec()).collect(),
+                    access,
+                    memory: Memory::Global,
+                };
+                let reference = vec![buffer("y", &want, Access::Write)];
+                let mut ws = create_workspace(&device, &queue, vec![buffer("y", &got, Access::Write)]);
+                let req = VerifyRequest {
+                    reference: &reference,
+                    reference_id: case as u64,
+                    outputs: &[],
+                    tolerance: tol,
+                    per_output: &[],
+                    timeout: std::time::Duration::from_secs(60),
+                };
+                let device_verdict = check(&device, &queue, &mut ws, &req).map_err(|e| e.to_string());
+                let host_verdict = kerntune_core::measure::verify::compare(&buffer("y", &got, Access::Write), &reference[0], tol)
+                    .map_err(|m| BackendError::WrongOutput(m).to_string());
+                assert_eq!(device_verdict, host_verdict, "{dtype:?} case {case}: n = {n}, atol {atol}, rtol {rtol}");
+                passed += usize::from(host_verdict.is_ok());
+                cases += 1;
+                let (ops, refs) = (ws.ops.as_mut().expect("made by check"), &ws.reference.as_ref().expect("uploaded by check").1);
+                let unproven = ops.unproven(&device, &queue, &ws.buffers[0], refs[0].as_ref().expect("screened on the device"), dtype, tol).unwrap();
+                let specials = want.iter().filter(|&&w| dtype == DType::F64 && !f64::from_bits(w).is_finite()).count() as u32;
+                let differ = want.iter().zip(&got).filter(|(w, g)| w != g).count() as u32;
+                assert!(unproven >= differ, "{dtype:?} case {case}: every element whose bits differ is unproven ({unproven} < {differ})");
+                if kind == 0 {
+                    assert_eq!(unproven, specials, "{dtype:?} case {case}: an exact copy is proven on the device but for f64 infinities and NaNs");
+                    proven += usize::from(unproven == 0);
+                }
+            }
+        }
+        assert!(passed > cases / 4 && passed < cases * 3 / 4, "both verdicts were tested: {passed} of {cases} passed");
+        assert!(proven >= 40, "exact copies proven on the device: {proven}");
     }
 }
