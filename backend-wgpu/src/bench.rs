@@ -28,18 +28,30 @@ fn padded(len: usize) -> u64 {
 
 pub(crate) fn create_workspace(device: &wgpu::Device, queue: &wgpu::Queue, bufs: Vec<HostBuffer>) -> Buffers {
     let make = |b: &HostBuffer| {
-        let buf = device.create_buffer(&wgpu::BufferDescriptor {
+        device.create_buffer(&wgpu::BufferDescriptor {
             label: Some(&b.name),
             size: padded(b.data.len()),
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
-        });
-        write_padded(queue, &buf, &b.data);
-        buf
+        })
     };
-    let buffers = bufs.iter().map(make).collect();
-    let pristine = bufs.iter().map(|b| (b.access != Access::Read).then(|| make(b))).collect();
-    queue.submit([]);
+    let buffers: Vec<wgpu::Buffer> = bufs.iter().map(make).collect();
+    // Each buffer is written once from the host; a writable one's pristine copy is copied from
+    // it on the device (the queue's writes land before the submission that follows them).
+    let mut enc = device.create_command_encoder(&Default::default());
+    let pristine = bufs
+        .iter()
+        .zip(&buffers)
+        .map(|(b, buf)| {
+            write_padded(queue, buf, &b.data);
+            (b.access != Access::Read).then(|| {
+                let copy = make(b);
+                enc.copy_buffer_to_buffer(buf, 0, &copy, 0, buf.size());
+                copy
+            })
+        })
+        .collect();
+    queue.submit([enc.finish()]);
     Buffers { buffers, staging: bufs.iter().map(|_| None).collect(), pristine, initial: bufs, ops: None, reference: None }
 }
 
