@@ -239,7 +239,7 @@ fn read_selected(device: &wgpu::Device, queue: &wgpu::Queue, ws: &mut Buffers, w
 // output back and lets core's comparison decide and describe it, so verdicts and messages are
 // the host's.
 
-/// Threads per workgroup of both shaders; each strides over the buffer.
+/// Threads per workgroup of the verification shaders; each strides over the buffer.
 const THREADS: u32 = 256;
 /// Most workgroups a dispatch uses (the shaders stride over larger buffers).
 const MAX_GROUPS: u32 = 4096;
@@ -586,6 +586,7 @@ mod tests {
         assert!(e.contains("64 of 64 elements differ"), "{e}");
         assert!(screened > 20, "{screened} exact copies screened");
     }
+
     /// Integer and f64 outputs, screened by their bits: the device's verdict and words are the
     /// host's on outputs with equal values, values one apart, poison, i64 values f64 cannot
     /// tell apart, and f64 infinities, NaNs and signed zeros; an exact copy is proven on the
