@@ -500,6 +500,25 @@ mod tests {
         }
     }
 
+    /// `check`'s verdict on `ws` (reference `id`, tolerance `tol`, the named `outputs` or every
+    /// writable one) and core's host comparison of `got` with the reference's output of its
+    /// name, each as the message a tune would show.
+    fn verdicts(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        ws: &mut Buffers,
+        reference: &[HostBuffer],
+        outputs: &[String],
+        (id, tol): (u64, Tolerance),
+        got: &HostBuffer,
+    ) -> (Result<(), String>, Result<(), String>) {
+        let req = VerifyRequest { reference, reference_id: id, outputs, tolerance: tol, per_output: &[], timeout: std::time::Duration::from_secs(60) };
+        let on_device = check(device, queue, ws, &req).map_err(|e| e.to_string());
+        let want = reference.iter().find(|w| w.name == got.name).expect("the output is in the reference");
+        let on_host = kerntune_core::measure::verify::compare(got, want, tol).map_err(|m| BackendError::WrongOutput(m).to_string());
+        (on_device, on_host)
+    }
+
     /// The device screen never changes a verdict or its words: on outputs full of edge cases
     /// (NaN, infinities, ±0, denormals, values at and just past the tolerance), with tolerances
     /// from zero to large, `check` gives exactly what core's host comparison gives.
@@ -546,17 +565,8 @@ mod tests {
                 .collect();
             let reference = vec![f32_buffer("x", &want, Access::Read), f32_buffer("y", &want, Access::Write)];
             let mut ws = create_workspace(&device, &queue, vec![f32_buffer("x", &want, Access::Read), f32_buffer("y", &got, Access::Write)]);
-            let req = VerifyRequest {
-                reference: &reference,
-                reference_id: case as u64,
-                outputs: &["y".to_string()],
-                tolerance: tol,
-                per_output: &[],
-                timeout: std::time::Duration::from_secs(60),
-            };
-            let device_verdict = check(&device, &queue, &mut ws, &req).map_err(|e| e.to_string());
-            let host_verdict = kerntune_core::measure::verify::compare(&f32_buffer("y", &got, Access::Write), &reference[1], tol)
-                .map_err(|m| BackendError::WrongOutput(m).to_string());
+            let (device_verdict, host_verdict) =
+                verdicts(&device, &queue, &mut ws, &reference, &["y".to_string()], (case as u64, tol), &f32_buffer("y", &got, Access::Write));
             assert_eq!(device_verdict, host_verdict, "case {case}: n = {n}, atol {atol}, rtol {rtol}");
             passed += usize::from(host_verdict.is_ok());
             if kind == 0 && case % 8 != 7 {
@@ -644,17 +654,7 @@ mod tests {
                 };
                 let reference = vec![buffer("y", &want, Access::Write)];
                 let mut ws = create_workspace(&device, &queue, vec![buffer("y", &got, Access::Write)]);
-                let req = VerifyRequest {
-                    reference: &reference,
-                    reference_id: case as u64,
-                    outputs: &[],
-                    tolerance: tol,
-                    per_output: &[],
-                    timeout: std::time::Duration::from_secs(60),
-                };
-                let device_verdict = check(&device, &queue, &mut ws, &req).map_err(|e| e.to_string());
-                let host_verdict = kerntune_core::measure::verify::compare(&buffer("y", &got, Access::Write), &reference[0], tol)
-                    .map_err(|m| BackendError::WrongOutput(m).to_string());
+                let (device_verdict, host_verdict) = verdicts(&device, &queue, &mut ws, &reference, &[], (case as u64, tol), &buffer("y", &got, Access::Write));
                 assert_eq!(device_verdict, host_verdict, "{dtype:?} case {case}: n = {n}, atol {atol}, rtol {rtol}");
                 passed += usize::from(host_verdict.is_ok());
                 cases += 1;
