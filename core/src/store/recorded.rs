@@ -90,7 +90,7 @@ fn non_negative(t: f64, entry: &str, field: &str) -> Result<f64, String> {
     if t.is_finite() && t >= 0.0 {
         Ok(t)
     } else {
-        Err(format!("entry `{entry}`: `{field}` {t} is not a time (negative or not finite); the file is damaged"))
+        Err(format!("entry `{entry}`: `{field}` {t} is not a time (negative or not finite); the file is damaged: remove that entry or record it again"))
     }
 }
 
@@ -535,7 +535,8 @@ mod tests {
             let v = parse_repairing(&text).unwrap();
             check_version(&v).and_then(|_| RecordedSpace::from_kernel_tuner(&v, "t".into())).err().unwrap_or_default()
         };
-        assert!(kt(r#"{"a": 2, "time": -1.0}"#, "").contains("negative"));
+        let e = kt(r#"{"a": 2, "time": -1.0}"#, "");
+        assert!(e.contains("entry `2`: `time` -1 is not a time (negative") && e.ends_with("remove that entry or record it again"), "{e}");
         assert!(kt(r#"{"a": 2, "time": null}"#, "").contains("`time` is null"));
         assert!(kt(r#"{"a": 2, "time": {"v": 1}}"#, "").contains("neither a number"));
         assert!(kt(r#"{"a": 2, "time": 1.0, "times": [1.0, "x"]}"#, "").contains("not a number"));
