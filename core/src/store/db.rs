@@ -660,14 +660,31 @@ impl Database {
         }
         let c = rusqlite::Connection::open(&self.path).map_err(self.sql("opening"))?;
         c.busy_timeout(BUSY).map_err(self.sql("configuring"))?;
-        let init = c
-            .execute_batch(
+        let set_up = || {
+            c.execute_batch(
                 "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;
              CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value TEXT NOT NULL);
              CREATE TABLE IF NOT EXISTS entries(key TEXT PRIMARY KEY, header TEXT NOT NULL);
              CREATE TABLE IF NOT EXISTS measurements(entry TEXT NOT NULL, config TEXT NOT NULL, record TEXT NOT NULL, time REAL, PRIMARY KEY(entry, config)) WITHOUT ROWID;",
             )
-            .and_then(|()| c.execute("INSERT OR IGNORE INTO meta(name, value) VALUES ('schema', ?1), ('layout', ?2)", rusqlite::params![SCHEMA_NAME, SQLITE_LAYOUT.to_string()]));
+            .and_then(|()| c.execute("INSERT OR IGNORE INTO meta(name, value) VALUES ('schema', ?1), ('layout', ?2)", rusqlite::params![SCHEMA_NAME, SQLITE_LAYOUT.to_string()]))
+        };
+        // While another connection creates the file, SQLite answers "database is locked" at
+        // once for a lock it cannot wait for without risking a deadlock (the busy timeout does
+        // not apply): tunes or shards started together on a new database then failed here.
+        // The set-up is idempotent, so it is tried again until the busy timeout.
+        let since = std::time::Instant::now();
+        let mut tries = 0u64;
+        let init = loop {
+            match set_up() {
+                Err(e) if is_busy(&e) && since.elapsed() < BUSY => {
+                    tries += 1;
+                    // 2–17 ms, different per process and try, so that retries do not meet again.
+                    std::thread::sleep(std::time::Duration::from_millis(2 + (u64::from(std::process::id()) + tries * 7) % 16));
+                }
+                r => break r,
+            }
+        };
         match init {
             Ok(_) => {}
             // A database this process may not write (a shipped or shared file, a read-only
@@ -1232,6 +1249,11 @@ fn has_compile_column(c: &rusqlite::Connection) -> bool {
 }
 
 /// Whether an SQLite error says the file (or its folder) cannot be written.
+/// SQLite's "database is locked" (or a table of it).
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _) if matches!(f.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked))
+}
+
 fn is_read_only(e: &rusqlite::Error) -> bool {
     matches!(e, rusqlite::Error::SqliteFailure(f, _) if matches!(f.code, rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen))
 }
@@ -1263,6 +1285,32 @@ pub fn now() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Many connections opening a database that does not exist yet, all at once (shards or
+    /// tunes started together on a fresh cache): each gets in. SQLite answers some of them
+    /// "database is locked" at once, without waiting, while another is creating the file (a
+    /// lock it cannot wait for without risking a deadlock), so the set-up is retried.
+    #[test]
+    fn connections_opening_a_new_database_at_once_all_get_in() {
+        let dir = tempfile::tempdir().unwrap();
+        for round in 0..12 {
+            let path = dir.path().join(format!("db-{round}.sqlite"));
+            let start = std::sync::Barrier::new(16);
+            let opened: Vec<Result<(), String>> = std::thread::scope(|s| {
+                let handles: Vec<_> = (0..16)
+                    .map(|_| {
+                        s.spawn(|| {
+                            start.wait();
+                            Database::at(&path).open(true).map(|c| assert!(c.is_some())).map_err(|e| e.to_string())
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            let failed: Vec<&String> = opened.iter().filter_map(|r| r.as_ref().err()).collect();
+            assert!(failed.is_empty(), "round {round}: {} of 16 failed: {:?}", failed.len(), failed.first());
+        }
+    }
 
     /// Run notes merge as the measurements do: the union, the same whichever side is merged
     /// into the other, the newest kept; a header written before they existed reads without them.
