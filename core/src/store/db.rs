@@ -679,7 +679,7 @@ impl Database {
             match set_up() {
                 Err(e) if is_busy(&e) && since.elapsed() < BUSY => {
                     tries += 1;
-                    // 2–17 ms, different per process and try, so that retries do not meet again.
+                    // 2–17 ms, different per process and try, so that processes retrying do not meet again.
                     std::thread::sleep(std::time::Duration::from_millis(2 + (u64::from(std::process::id()) + tries * 7) % 16));
                 }
                 r => break r,
@@ -1293,7 +1293,7 @@ mod tests {
     #[test]
     fn connections_opening_a_new_database_at_once_all_get_in() {
         let dir = tempfile::tempdir().unwrap();
-        for round in 0..12 {
+        for round in 0..32 {
             let path = dir.path().join(format!("db-{round}.sqlite"));
             let start = std::sync::Barrier::new(16);
             let opened: Vec<Result<(), String>> = std::thread::scope(|s| {
