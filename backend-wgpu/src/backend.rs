@@ -272,15 +272,8 @@ impl Backend for WgpuBackend {
 
     fn verify(&self, ws: &mut WgpuWorkspace, kernel: &WgpuKernel, launch: &Launch, req: &VerifyRequest<'_>) -> Result<Vec<f64>, BackendError> {
         match &mut ws.0 {
-            // Core's `verify_on_host`, with the outputs poisoned, compared and restored on the
-            // device (`bench::check`).
-            Place::Local(l) => {
-                bench::reset(&self.device, self.queue(), l, true);
-                let t = self.time_local(l, kernel, launch, &TimeRequest { launches: 1, flush: kerntune_core::L2Flush::Off, timeout: req.timeout })?;
-                self.note_hang(bench::check(&self.device, self.queue(), l, req))?;
-                bench::reset(&self.device, self.queue(), l, false);
-                Ok(t)
-            }
+            // Outputs poisoned, compared and restored on the device (`reset`, `check_outputs`).
+            Place::Local(_) => kerntune_core::backend::verify_on_host(self, ws, kernel, launch, req),
             // Compared in the worker, against the reference it is sent once.
             Place::Remote(p) => self.with_worker(p, |w| w.verify(kernel.image(), launch, req)),
         }
@@ -290,6 +283,15 @@ impl Backend for WgpuBackend {
         match &mut ws.0 {
             Place::Local(l) => self.note_hang(self.timer().read_outputs(l)),
             Place::Remote(p) => self.with_worker(p, |w| w.read_outputs(p)),
+        }
+    }
+
+    fn check_outputs(&self, ws: &mut WgpuWorkspace, req: &VerifyRequest<'_>) -> Result<(), BackendError> {
+        match &mut ws.0 {
+            // Screened on the device; only an output the screen cannot pass is read back.
+            Place::Local(l) => self.note_hang(bench::check(&self.device, self.queue(), l, req)),
+            // (Not reached: a worker's verification runs whole in the worker.)
+            Place::Remote(_) => req.check(&self.read_outputs(ws)?),
         }
     }
 

@@ -17,7 +17,8 @@ pub(crate) struct Buffers {
     pristine: Vec<Option<wgpu::Buffer>>,
     /// The fill and comparison shaders, made on first use.
     pub(crate) ops: Option<DeviceOps>,
-    /// The reference's f32 outputs on the device, and the reference id they belong to.
+    /// The reference's outputs the device screens (see [`on_device`]), and the reference id
+    /// they belong to.
     pub(crate) reference: Option<(u64, Vec<Option<wgpu::Buffer>>)>,
 }
 

@@ -152,6 +152,14 @@ pub trait Backend: Send + Sync {
     /// Reads every buffer back, in argument order.
     fn read_outputs(&self, ws: &mut Self::Workspace) -> Result<Vec<HostBuffer>, BackendError>;
 
+    /// Compares the outputs `req` selects with its reference, after a launch; `Err(WrongOutput)`
+    /// in [`crate::measure::verify::compare`]'s words on a mismatch. Reads every buffer back and
+    /// compares on the host; a backend that can compare on the device overrides this (the rest
+    /// of [`verify_on_host`] stays as it is).
+    fn check_outputs(&self, ws: &mut Self::Workspace, req: &VerifyRequest<'_>) -> Result<(), BackendError> {
+        req.check(&self.read_outputs(ws)?)
+    }
+
     /// Poisons write-only outputs and restores the inputs, launches once, reads back and compares
     /// with the reference; returns the times of the launches it made (the tuner uses them to
     /// race clearly slow configs out without further launches). A backend that runs kernels
@@ -194,8 +202,9 @@ pub trait Backend: Send + Sync {
 }
 
 /// [`Backend::verify`] as every backend can do it: poisons write-only outputs and restores the
-/// inputs, launches once, reads every buffer back and compares with the reference on the host,
-/// then restores the buffers. Returns the launch's time.
+/// inputs, launches once, compares the outputs with the reference ([`Backend::check_outputs`]:
+/// on the host unless the backend compares on the device), then restores the buffers. Returns
+/// the launch's time.
 pub fn verify_on_host<B: Backend + ?Sized>(
     b: &B,
     ws: &mut B::Workspace,
@@ -205,8 +214,7 @@ pub fn verify_on_host<B: Backend + ?Sized>(
 ) -> Result<Vec<f64>, BackendError> {
     b.reset(ws, true)?;
     let t = b.time(ws, kernel, launch, &TimeRequest { launches: 1, flush: L2Flush::Off, timeout: req.timeout })?;
-    let outs = b.read_outputs(ws)?;
-    req.check(&outs)?;
+    b.check_outputs(ws, req)?;
     b.reset(ws, false)?;
     Ok(t)
 }
