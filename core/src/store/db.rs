@@ -1248,12 +1248,12 @@ fn has_compile_column(c: &rusqlite::Connection) -> bool {
     c.query_row("SELECT count(*) FROM pragma_table_info('measurements') WHERE name = 'compile_s'", [], |r| r.get::<_, i64>(0)).is_ok_and(|n| n == 1)
 }
 
-/// Whether an SQLite error says the file (or its folder) cannot be written.
-/// SQLite's "database is locked" (or a table of it).
+/// Whether an SQLite error is "database is locked" (or a table of it).
 fn is_busy(e: &rusqlite::Error) -> bool {
     matches!(e, rusqlite::Error::SqliteFailure(f, _) if matches!(f.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked))
 }
 
+/// Whether an SQLite error says the file (or its folder) cannot be written.
 fn is_read_only(e: &rusqlite::Error) -> bool {
     matches!(e, rusqlite::Error::SqliteFailure(f, _) if matches!(f.code, rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen))
 }
