@@ -3,7 +3,7 @@
 //! output); `KERNTUNE_REQUIRE_DEVICE=wgpu,cuda` turns such a skip into a failure.
 
 use kerntune::store::db::Database;
-use kerntune::testing::skipped;
+use kerntune::testing::skipped_without_device;
 use kerntune::{Backend, Spec, TuneOptions, Tuner};
 use std::path::PathBuf;
 
@@ -17,16 +17,11 @@ fn examples() -> PathBuf {
     }
 }
 
-fn required(backend: &str) -> bool {
-    std::env::var("KERNTUNE_REQUIRE_DEVICE").is_ok_and(|v| v == "1" || v.split(',').any(|b| b == backend))
-}
-
 fn open(backend: &str) -> Option<kerntune::AnyBackend> {
     match kerntune::open(backend.parse().expect("backend name"), None) {
         Ok(b) => Some(b),
         Err(e) => {
-            assert!(!required(backend), "{backend} is required (KERNTUNE_REQUIRE_DEVICE) but unavailable: {e}");
-            skipped(&format!("conformance ({backend}): {e}"));
+            skipped_without_device(backend, &format!("conformance ({backend})"), &e);
             None
         }
     }

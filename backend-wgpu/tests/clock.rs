@@ -3,7 +3,7 @@
 //! same way): a tune with the guard on completes, verifies, and its report carries no "guard
 //! off" note. Its own file, because the guard is switched by an environment variable.
 
-use kerntune_core::testing::skipped;
+use kerntune_core::testing::skipped_without_device;
 use kerntune_core::{TuneOptions, Tuner};
 use kerntune_wgpu::WgpuBackend;
 use std::path::Path;
@@ -16,9 +16,7 @@ fn a_tune_with_the_clock_guard_on_completes_and_reports_no_failure() {
     let backend = match WgpuBackend::open(None) {
         Ok(b) => b,
         Err(e) => {
-            let need = std::env::var("KERNTUNE_REQUIRE_DEVICE").is_ok_and(|v| v == "1" || v.split(',').any(|b| b == "wgpu"));
-            assert!(!need, "a wgpu adapter is required (KERNTUNE_REQUIRE_DEVICE) but none was found: {e}");
-            skipped(&format!("clock guard: no adapter ({e})"));
+            skipped_without_device("wgpu", "clock guard: no adapter", &e);
             return;
         }
     };

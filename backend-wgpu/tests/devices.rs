@@ -6,7 +6,7 @@
 //! A custom `main` (harness = false) because a worker is this very program started again: the
 //! hook must run before anything else, as in a host program.
 
-use kerntune_core::testing::skipped;
+use kerntune_core::testing::skipped_without_device;
 use kerntune_core::{TuneOptions, Tuner};
 use kerntune_wgpu::WgpuBackend;
 use std::path::Path;
@@ -17,9 +17,7 @@ fn main() {
     let (a, b) = match (open(), open()) {
         (Ok(a), Ok(b)) => (a, b),
         (Err(e), _) | (_, Err(e)) => {
-            let need = std::env::var("KERNTUNE_REQUIRE_DEVICE").is_ok_and(|v| v == "1" || v.split(',').any(|b| b == "wgpu"));
-            assert!(!need, "a wgpu adapter is required (KERNTUNE_REQUIRE_DEVICE) but none was found: {e}");
-            skipped(&format!("wgpu devices: no adapter ({e})"));
+            skipped_without_device("wgpu", "wgpu devices: no adapter", &e);
             return;
         }
     };

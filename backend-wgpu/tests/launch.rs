@@ -2,7 +2,7 @@
 //! the winner on the application's own buffers, read the result back; wrong arguments are
 //! refused before anything is recorded; embedded winners are used without tuning.
 
-use kerntune_core::testing::skipped;
+use kerntune_core::testing::skipped_without_device;
 use kerntune_core::{Database, EmbeddedWinner, LaunchError, Origin, Policy, TuneOptions};
 use kerntune_wgpu::launch::WgpuTunable;
 use std::path::Path;
@@ -12,9 +12,7 @@ fn device() -> Option<(wgpu::Adapter, wgpu::Device, wgpu::Queue)> {
     let adapter = match pollster::block_on(instance.request_adapter(&Default::default())) {
         Ok(a) => a,
         Err(e) => {
-            let need = std::env::var("KERNTUNE_REQUIRE_DEVICE").is_ok_and(|v| v == "1" || v.split(',').any(|b| b == "wgpu"));
-            assert!(!need, "a wgpu adapter is required (KERNTUNE_REQUIRE_DEVICE) but none was found: {e}");
-            skipped(&format!("wgpu launch API: no adapter ({e})"));
+            skipped_without_device("wgpu", "wgpu launch API: no adapter", &e);
             return None;
         }
     };

@@ -14,6 +14,16 @@ pub fn skipped(what: &str) {
     }
 }
 
+/// A test's work skipped for want of a `backend` device (`what` names the work, `why` says what
+/// was missing), as [`skipped`] records it; a failure instead where `KERNTUNE_REQUIRE_DEVICE`
+/// asks for that backend (a list such as `cuda,wgpu`, or `1` for every backend), as on the GPU
+/// machine, where a skip would hide a broken backend.
+pub fn skipped_without_device(backend: &str, what: &str, why: &dyn std::fmt::Display) {
+    let required = std::env::var("KERNTUNE_REQUIRE_DEVICE").is_ok_and(|v| v == "1" || v.split(',').any(|b| b == backend));
+    assert!(!required, "{backend} is required (KERNTUNE_REQUIRE_DEVICE) but unavailable: {why}");
+    skipped(&format!("{what}: {why}"));
+}
+
 /// The recorded spaces of two kernels on six GPUs (`../shared/spaces/gpus`): the transfer
 /// examples' default `SPACES_DIR`.
 pub const SHARED_GPU_SPACES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/spaces/gpus");
