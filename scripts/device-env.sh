@@ -5,13 +5,14 @@
 #
 # - .pack/device.tar.xz (binaries built here: `bash scripts/gpu-check.sh --prepare`, then
 #   `tar cJf .pack/device.tar.xz .device/...`), unpacked when .device/kerntune is missing;
-# - the Vulkan loader (wgpu) from the .deb files in .gl/, when the machine has none;
+# - the Vulkan loader and GL dispatch libraries (wgpu; NVIDIA's Vulkan driver needs libGLX) from
+#   the .deb files in .gl/, when the machine lacks one of them;
 # - an unversioned libnvrtc.so name (cudarc looks for libnvrtc.so[.12]; CUDA 13 ships .so.13);
 # - KERNTUNE_CACHE_DIR (default /tmp/kerntune-cache) and OUT (default /tmp/kerntune-gpu).
 if [ ! -x .device/kerntune ] && [ -f .pack/device.tar.xz ]; then
   tar xJf .pack/device.tar.xz
 fi
-if ! ldconfig -p | grep -q libvulkan.so.1 && ls .gl/*.deb >/dev/null 2>&1; then
+if ! { ldconfig -p | grep -q libvulkan.so.1 && ldconfig -p | grep -q libGLX.so.0; } && ls .gl/*.deb >/dev/null 2>&1; then
   for f in .gl/*.deb; do dpkg -x "$f" /; done
   ldconfig
 fi

@@ -6,7 +6,9 @@
 //!   completion (or, where every config faults, end with one message) with the right diagnosis;
 //! - with two or more GPUs, `--devices all` measures on each and picks the one-device winner,
 //!   and `kill -9` of one device's worker mid-tune costs a re-run, not a failure; through
-//!   wgpu too, where two GPU adapters of one model are found.
+//!   wgpu too, where two GPU adapters of one model are found;
+//! - a problem that fits the GPU's free memory only once is tuned, restoring its buffers from
+//!   host memory, and one that does not fit at all ends with one message.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -130,6 +132,79 @@ fn a_parameter_that_changes_the_output_is_named_first() {
     let o = kerntune(d.path(), &["tune", &example("by_design.toml"), "--backend", "cuda", "--no-db", "--reference", "none"]);
     let t = text(&o);
     assert!(o.status.success() && !t.contains("failures:") && !t.contains("warning:"), "{t}");
+}
+
+/// On a GPU whose memory another process holds (here this test, which allocates all but what
+/// the case needs), a triad whose two 4 GiB buffers fit once but not with a device copy of each
+/// is tuned, its buffers restored from host memory and its output compared on the host, and the
+/// report says so; with one buffer's room less, the tune ends with one message that says what
+/// the buffers need and what the GPU has free.
+#[test]
+fn a_problem_that_fits_the_gpu_only_once_is_tuned_with_restores_from_the_host() {
+    if cuda_devices("device memory").is_none() {
+        return;
+    }
+    const GIB: usize = 1 << 30;
+    let buffer = 4 * GIB;
+    let ctx = cudarc::driver::CudaContext::new(0).expect("a context on device 0");
+    ctx.bind_to_thread().expect("the context bound");
+    let (free, total) = ctx.mem_get_info().expect("free memory");
+    // Room for the buffers, the reserve the workspace keeps (1/64 of the memory, the L2 flush
+    // buffer) and the tune's two contexts (the CLI's and its worker's), not for one copy more.
+    let leave = 2 * buffer + total / 64 + GIB / 4 + 2 * GIB;
+    assert!(free > leave + GIB, "device 0 has only {free} B free");
+    let ballast = Ballast::new(free - leave);
+    let triad = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/triad/triad.toml");
+    let triad = if triad.exists() { triad } else { PathBuf::from("examples/triad/triad.toml") };
+    let n = format!("N={}", buffer / 4);
+    let args = ["tune", triad.to_str().unwrap(), "--backend", "cuda", "--no-db", "--key", &n, "--strategy", "random", "--budget", "4", "--seed", "1"];
+    let d = cache();
+    let o = kerntune(d.path(), &args);
+    let t = text(&o);
+    println!("{t}");
+    assert!(o.status.success() && t.contains("winner: "), "{t}");
+    assert!(!t.contains("failures:"), "{t}");
+    assert!(t.contains("device memory: no room for a device copy of x (4.0 GiB), y (4.0 GiB)") && t.contains("they are restored from host memory"), "{t}");
+    assert!(t.contains("no room for the reference of output y (4.0 GiB) on the device"), "{t}");
+    // Less room than the two buffers need: one buffer and 2 GiB, once the tune's processes
+    // have given their memory back.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let free = loop {
+        let (free, _) = ctx.mem_get_info().expect("free memory");
+        if free + GIB / 2 >= leave || Instant::now() > deadline {
+            break free;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(free > buffer + 3 * GIB, "device 0 has only {free} B free");
+    let more = Ballast::new(free - (buffer + 2 * GIB));
+    let o = kerntune(d.path(), &args);
+    let t = text(&o);
+    println!("{t}");
+    assert!(!o.status.success(), "{t}");
+    assert!(t.contains("out of device memory: the problem's buffers need 8.0 GiB (x 4.0 GiB, y 4.0 GiB), and the device has "), "{t}");
+    assert!(t.contains("; tune a smaller problem, or free the GPU's memory"), "{t}");
+    drop((more, ballast, ctx));
+}
+
+/// Device memory held (allocated at once, not from a stream's pool), freed when dropped; the
+/// context that allocated it must be current on this thread.
+struct Ballast(cudarc::driver::sys::CUdeviceptr);
+
+impl Ballast {
+    fn new(bytes: usize) -> Ballast {
+        // SAFETY: a plain allocation in the current context, never read.
+        Ballast(unsafe { cudarc::driver::result::malloc_sync(bytes) }.expect("the ballast"))
+    }
+}
+
+impl Drop for Ballast {
+    fn drop(&mut self) {
+        // SAFETY: allocated by `new`, freed once.
+        unsafe {
+            let _ = cudarc::driver::result::free_sync(self.0);
+        }
+    }
 }
 
 /// The workers (this CLI's children) serving `pid`.

@@ -265,6 +265,15 @@ impl Backend for CudaBackend {
         first.map(|f| format!("compute-sanitizer (memcheck): {f}"))
     }
 
+    fn take_notes(&self) -> Vec<String> {
+        match &self.worker {
+            // The worker's workspace is the one that measured; a worker that died took its notes
+            // with it.
+            Some(slot) => slot.if_running(|w| w.take_notes()).and_then(Result::ok).unwrap_or_default(),
+            None => self.shared.take_notes(),
+        }
+    }
+
     fn recover(&self) -> Result<(), BackendError> {
         match &self.worker {
             // The faulted worker was already killed; the next call starts a fresh one.

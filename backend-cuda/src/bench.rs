@@ -5,7 +5,7 @@ use crate::error::{launch_error, other};
 use cudarc::driver::result::{self, DriverError};
 use cudarc::driver::sys::{self, CUresult};
 use kerntune_core::measure::timing::{time_launches, Rotation, StreamOps};
-use kerntune_core::measure::verify;
+use kerntune_core::measure::{memory, verify};
 use kerntune_core::{Access, ArgData, BackendError, HostBuffer, L2Flush, Launch, ProblemData, TimeRequest, VerifyRequest};
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
@@ -109,17 +109,23 @@ struct DevBuf {
     /// neighbouring buffer.
     ptr: sys::CUdeviceptr,
     guarded: Option<Guarded>,
-    /// The buffer's initial contents, which resets restore (0 until allocated).
+    /// A device copy of the buffer's initial contents, which resets restore; 0 where the
+    /// device had no room for one (see [`memory`]): resets then copy from the problem's host
+    /// data.
     pristine: sys::CUdeviceptr,
     bytes: usize,
-    /// The buffer's description; its data only for constant memory, which is filled from it
-    /// (a device copy of every buffer is kept in `pristine`, not a host copy).
+    /// The buffer's index in the problem's arguments.
+    arg: usize,
+    /// The buffer's description; its data only for constant memory, which is filled from it.
     init: HostBuffer,
 }
 
-/// A problem's buffers on the device, with a pristine copy of each for fast restores.
+/// A problem's buffers on the device, with a pristine copy of each for fast restores where the
+/// device has room (see [`memory`]).
 pub struct LocalWorkspace {
     shared: Arc<Shared>,
+    /// The problem, whose host data restores a buffer without a device copy.
+    problem: Arc<ProblemData>,
     gen: u64,
     stream: sys::CUstream,
     bufs: Vec<DevBuf>,
@@ -131,6 +137,9 @@ pub struct LocalWorkspace {
     constants_filled: std::collections::HashSet<u64>,
     /// Copies of the buffers that rotating launches take turns on (made at the first one).
     rotation: Rotation<sys::CUdeviceptr>,
+    /// The device had no room for the rotation's copies: this workspace empties L2 by a memset
+    /// instead, for every config alike.
+    no_rotation: bool,
     /// Bytes that empty L2: twice its size (0: no flush).
     flush_bytes: usize,
     /// The buffer a memset flush writes, allocated at the first one.
@@ -157,14 +166,20 @@ fn compare_cubin(arch: &str) -> Result<Vec<u8>, BackendError> {
 impl verify::DeviceCompare for LocalWorkspace {
     type Ptr = sys::CUdeviceptr;
 
-    fn upload(&mut self, data: &[u8]) -> Result<sys::CUdeviceptr, BackendError> {
-        let p = malloc(data.len())?;
+    fn upload(&mut self, want: &HostBuffer) -> Result<Option<sys::CUdeviceptr>, BackendError> {
+        let data = &want.data;
+        let (free, total) = mem_info()?;
+        let room = memory::fits(data.len(), free, memory::reserve(total, self.flush_bytes));
+        let Some(p) = room.then(|| try_malloc(data.len())).transpose()?.flatten() else {
+            self.shared.note(memory::compared_on_host(&want.name, data.len()));
+            return Ok(None);
+        };
         // SAFETY: `p` holds `data.len()` bytes.
         if let Err(e) = unsafe { result::memcpy_htod_sync(p, data) } {
             self.free(p);
             return Err(other("uploading the reference", e));
         }
-        Ok(p)
+        Ok(Some(p))
     }
 
     fn free(&mut self, p: sys::CUdeviceptr) {
@@ -308,21 +323,36 @@ impl Guarded {
 }
 
 fn malloc(bytes: usize) -> Result<sys::CUdeviceptr, BackendError> {
+    try_malloc(bytes)?.ok_or_else(|| BackendError::other(format!("out of device memory allocating {bytes} B")))
+}
+
+/// An allocation in the current context; `None` when the device is out of memory.
+fn try_malloc(bytes: usize) -> Result<Option<sys::CUdeviceptr>, BackendError> {
     // SAFETY: plain allocation in the current context.
-    unsafe { result::malloc_sync(bytes.max(4)) }.map_err(|e| match e.0 {
-        CUresult::CUDA_ERROR_OUT_OF_MEMORY => BackendError::other(format!("out of device memory allocating {bytes} B")),
-        _ => other("allocating device memory", e),
-    })
+    match unsafe { result::malloc_sync(bytes.max(4)) } {
+        Ok(p) => Ok(Some(p)),
+        Err(DriverError(CUresult::CUDA_ERROR_OUT_OF_MEMORY)) => Ok(None),
+        Err(e) => Err(other("allocating device memory", e)),
+    }
+}
+
+/// The device's free and total memory (the current context's device).
+fn mem_info() -> Result<(usize, usize), BackendError> {
+    result::mem_get_info().map_err(|e| other("reading the device's free memory", e))
 }
 
 impl LocalWorkspace {
-    pub(crate) fn new(shared: Arc<Shared>, problem: &ProblemData, flush_bytes: usize) -> Result<LocalWorkspace, BackendError> {
+    /// Allocates and fills the problem's buffers, then device copies of their initial contents
+    /// where the device has room ([`LocalWorkspace::make_copies`]).
+    pub(crate) fn new(shared: Arc<Shared>, problem: &Arc<ProblemData>, flush_bytes: usize) -> Result<LocalWorkspace, BackendError> {
         let guard = shared.bind()?;
         let gen = guard.gen;
+        let (free, total) = mem_info()?;
         // SAFETY: creating a stream in the bound context.
         let stream = result::stream::create(result::stream::StreamKind::NonBlocking).map_err(|e| other("creating a stream", e))?;
         let mut ws = LocalWorkspace {
             shared: shared.clone(),
+            problem: problem.clone(),
             gen,
             stream,
             bufs: Vec::new(),
@@ -330,6 +360,7 @@ impl LocalWorkspace {
             buf_params: Vec::new(),
             constants_filled: Default::default(),
             rotation: Rotation::default(),
+            no_rotation: false,
             flush_bytes,
             flush: None,
             events: Vec::new(),
@@ -338,26 +369,20 @@ impl LocalWorkspace {
             compare: None,
             counters: None,
         };
-        for a in &problem.args {
+        for (arg, a) in problem.args.iter().enumerate() {
             match a {
                 ArgData::Buffer(b) => {
                     let bytes = b.data.len();
                     let guarded = Guarded::new(bytes, shared.device());
                     let ptr = match &guarded {
                         Some(g) => g.ptr,
-                        None => malloc(bytes)?,
+                        None => try_malloc(bytes)?.ok_or_else(|| BackendError::other(memory::does_not_fit(&buffer_sizes(problem), free, total)))?,
                     };
-                    // Pushed at once (its pristine copy not yet made) so that Drop frees what was
-                    // allocated if anything below fails.
-                    ws.bufs.push(DevBuf { ptr, guarded, pristine: 0, bytes, init: b.described() });
-                    let pristine = malloc(bytes)?;
-                    ws.bufs.last_mut().expect("just pushed").pristine = pristine;
+                    // Pushed at once so that Drop frees what was allocated if anything below fails.
+                    ws.bufs.push(DevBuf { ptr, guarded, pristine: 0, bytes, arg, init: b.described() });
                     if bytes > 0 {
-                        // SAFETY: both allocations hold `bytes` bytes; the host slice too.
-                        unsafe {
-                            result::memcpy_htod_sync(pristine, &b.data).map_err(|e| other("uploading", e))?;
-                            result::memcpy_dtod_sync(ptr, pristine, bytes).map_err(|e| other("copying", e))?;
-                        }
+                        // SAFETY: the allocation and the host slice hold `bytes` bytes.
+                        unsafe { result::memcpy_htod_sync(ptr, &b.data) }.map_err(|e| other("uploading", e))?;
                     }
                     if b.memory.is_argument() {
                         ws.buf_params.push(Some(ws.params.len()));
@@ -369,7 +394,37 @@ impl LocalWorkspace {
                 ArgData::Scalar { dtype, value, .. } => ws.params.push(ArgData::scalar_bytes(*dtype, value)),
             }
         }
+        ws.make_copies()?;
         Ok(ws)
+    }
+
+    /// The device copies of the buffers' initial contents, where the device keeps room for what
+    /// a tune allocates later ([`memory::plan_copies`]); the report names the buffers left to
+    /// be restored from the host.
+    fn make_copies(&mut self) -> Result<(), BackendError> {
+        let (free, total) = mem_info()?;
+        let sizes: Vec<usize> = self.bufs.iter().map(|b| b.bytes).collect();
+        let plan = memory::plan_copies(&sizes, free, memory::reserve(total, self.flush_bytes));
+        let mut from_host = Vec::new();
+        for (b, keep) in self.bufs.iter_mut().zip(plan) {
+            if b.bytes == 0 {
+                continue;
+            }
+            // (An allocation can still fail where the plan fitted: the memory is fragmented.)
+            match if keep { try_malloc(b.bytes)? } else { None } {
+                Some(p) => {
+                    b.pristine = p;
+                    // SAFETY: both allocations hold `bytes` bytes in the bound context.
+                    unsafe { result::memcpy_dtod_sync(p, b.ptr, b.bytes) }.map_err(|e| other("copying", e))?;
+                }
+                None => from_host.push((b.init.name.as_str(), b.bytes)),
+            }
+        }
+        if !from_host.is_empty() {
+            tracing::info!(?from_host, free, "buffers restored from host memory");
+            self.shared.note(memory::restored_from_host(&from_host, free));
+        }
+        Ok(())
     }
 
     pub(crate) fn reset(&mut self, poison: bool) -> Result<(), BackendError> {
@@ -378,12 +433,15 @@ impl LocalWorkspace {
             if b.bytes == 0 {
                 continue;
             }
-            // SAFETY: device buffers of `bytes` bytes in the bound context.
+            // SAFETY: device buffers of `bytes` bytes in the bound context; a host buffer of as
+            // many bytes, which the synchronisation below outlives.
             unsafe {
                 if poison && b.init.access == Access::Write {
                     result::memset_d8_async(b.ptr, 0xFF, b.bytes, self.stream).map_err(|e| other("poisoning", e))?;
-                } else {
+                } else if b.pristine != 0 {
                     result::memcpy_dtod_async(b.ptr, b.pristine, b.bytes, self.stream).map_err(|e| other("restoring", e))?;
+                } else {
+                    result::memcpy_htod_async(b.ptr, host_data(&self.problem, b.arg), self.stream).map_err(|e| other("restoring from the host", e))?;
                 }
             }
         }
@@ -438,10 +496,34 @@ impl LocalWorkspace {
         Ok(())
     }
 
-    /// Makes the copies of the buffers for rotating launches, once (see [`Rotation::ensure`]).
-    fn ensure_rotation(&mut self) -> Result<(), BackendError> {
+    /// Makes the copies of the buffers for rotating launches, once (see [`Rotation::ensure`]);
+    /// `false` (and a note for the report) when the device has no room for them.
+    fn ensure_rotation(&mut self) -> Result<bool, BackendError> {
+        if self.no_rotation {
+            return Ok(false);
+        }
         let span = self.flush_bytes;
-        let buffers: Vec<_> = self.bufs.iter().zip(&self.buf_params).filter_map(|(b, &at)| Some((b.pristine, b.bytes, at?))).collect();
+        let rotated: Vec<&DevBuf> = self.bufs.iter().zip(&self.buf_params).filter(|(_, at)| at.is_some()).map(|(b, _)| b).collect();
+        let need = self.rotation.bytes_to_make(rotated.iter().map(|b| b.bytes).sum(), span);
+        if need == 0 {
+            return Ok(true);
+        }
+        let (free, total) = mem_info()?;
+        if !memory::fits(need, free, memory::reserve(total, self.flush_bytes)) {
+            self.shared.note(format!(
+                "device memory: no room for the {} of copies that rotating inputs needs (the device has {} free), so L2 is emptied by a memset before each launch instead",
+                kerntune_core::limits::human_bytes(need as u64),
+                kerntune_core::limits::human_bytes(free as u64)
+            ));
+            self.no_rotation = true;
+            return Ok(false);
+        }
+        // The copies start from the initial contents: restored first where there is no device copy.
+        if rotated.iter().any(|b| b.pristine == 0 && b.bytes > 0) {
+            self.reset(false)?;
+        }
+        let buffers: Vec<_> =
+            self.bufs.iter().zip(&self.buf_params).filter_map(|(b, &at)| Some((if b.pristine != 0 { b.pristine } else { b.ptr }, b.bytes, at?))).collect();
         self.rotation.ensure(
             &self.params,
             &buffers,
@@ -459,7 +541,8 @@ impl LocalWorkspace {
                 }
             },
             |p| p.to_le_bytes().to_vec(),
-        )
+        )?;
+        Ok(true)
     }
 
     /// Fills the `__constant__` symbols of `k`'s module with the constant-memory buffers' data,
@@ -511,11 +594,14 @@ impl LocalWorkspace {
         self.fill_constants(k)?;
         let n = req.launches as usize;
         self.ensure_events(2 * n)?;
-        match req.flush {
-            L2Flush::Rotate => self.ensure_rotation()?,
-            L2Flush::Memset if self.flush.is_none() && self.flush_bytes > 0 => self.flush = Some(malloc(self.flush_bytes)?),
-            _ => {}
+        let mut flush = req.flush;
+        if flush == L2Flush::Rotate && !self.ensure_rotation()? {
+            flush = L2Flush::Memset;
         }
+        if flush == L2Flush::Memset && self.flush.is_none() && self.flush_bytes > 0 {
+            self.flush = Some(malloc(self.flush_bytes)?);
+        }
+        let req = &TimeRequest { flush, ..*req };
         let mut ops = CudaStream {
             stream: self.stream,
             events: &self.events,
@@ -632,5 +718,18 @@ impl Drop for LocalWorkspace {
             }
             let _ = result::stream::destroy(self.stream);
         }
+    }
+}
+
+/// Each buffer's name and size, for [`memory::does_not_fit`].
+fn buffer_sizes(problem: &ProblemData) -> Vec<(&str, usize)> {
+    problem.buffers().map(|b| (b.name.as_str(), b.data.len())).collect()
+}
+
+/// The host data of the problem's argument `arg` (a buffer).
+fn host_data(problem: &ProblemData, arg: usize) -> &[u8] {
+    match &problem.args[arg] {
+        ArgData::Buffer(b) => &b.data,
+        ArgData::Scalar { .. } => &[],
     }
 }

@@ -36,6 +36,8 @@ pub struct HipBackend {
     runtime: i32,
     cache: Option<PathBuf>,
     worker: Option<Arc<WorkerSlot>>,
+    /// What this process's workspaces had to do, for the tune's report.
+    notes: Arc<crate::bench::Notes>,
 }
 
 impl HipBackend {
@@ -78,7 +80,7 @@ impl HipBackend {
         // SAFETY: valid out-pointer.
         unsafe { hip::hipRuntimeGetVersion(&mut runtime) };
         let cache = std::env::var_os("KERNTUNE_NO_COMPILE_CACHE").is_none().then(|| kerntune_core::store::db::cache_dir().join("hip"));
-        Ok(HipBackend { summary: summary(o as i32), hiprtc, runtime, cache, worker: None })
+        Ok(HipBackend { summary: summary(o as i32), hiprtc, runtime, cache, worker: None, notes: Default::default() })
     }
 
     /// The code object of a request and the symbol to launch in it, from the compile cache or
@@ -147,7 +149,8 @@ impl Backend for HipBackend {
             self.with_worker(problem, |_| Ok(()))?;
             return Ok(HipWorkspace::Remote(problem.clone()));
         }
-        LocalWorkspace::new(problem, self.summary.limits.l2_flush_bytes(), &self.summary.target.arch).map(|w| HipWorkspace::Local(Box::new(w)))
+        LocalWorkspace::new(problem, self.summary.limits.l2_flush_bytes(), &self.summary.target.arch, self.notes.clone())
+            .map(|w| HipWorkspace::Local(Box::new(w)))
     }
 
     fn reset(&self, ws: &mut HipWorkspace, poison: bool) -> Result<(), BackendError> {
@@ -181,6 +184,15 @@ impl Backend for HipBackend {
     fn shares_kernels(&self) -> bool {
         // Workers load kernels from the code object the parent ships, on whichever GPU they own.
         self.worker.is_some()
+    }
+
+    fn take_notes(&self) -> Vec<String> {
+        match &self.worker {
+            // The worker's workspace is the one that measured; a worker that died took its notes
+            // with it.
+            Some(slot) => slot.if_running(|w| w.take_notes()).and_then(Result::ok).unwrap_or_default(),
+            None => self.notes.take(),
+        }
     }
 
     fn recover(&self) -> Result<(), BackendError> {

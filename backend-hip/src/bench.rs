@@ -3,11 +3,29 @@
 use crate::error::{check, map};
 use hip_sys::hiprt::{self as hip, hipError_t};
 use kerntune_core::measure::timing::{time_launches, Rotation, StreamOps};
-use kerntune_core::measure::verify;
+use kerntune_core::measure::{memory, verify};
 use kerntune_core::worker::KernelImage;
 use kerntune_core::{Access, ArgData, BackendError, HostBuffer, L2Flush, Launch, ProblemData, TimeRequest, VerifyRequest};
 use std::ffi::c_void;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// Lines for the tune's report (see [`kerntune_core::Backend::take_notes`]), each said once.
+#[derive(Default)]
+pub(crate) struct Notes(Mutex<Vec<String>>);
+
+impl Notes {
+    pub(crate) fn note(&self, line: String) {
+        let mut notes = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if !notes.contains(&line) {
+            notes.push(line);
+        }
+    }
+
+    pub(crate) fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
 
 /// A compiled config: its code object, loaded as a module in this process (for the resource
 /// report, and for launching when kernels run in-process) and shipped to the worker process
@@ -74,15 +92,23 @@ impl Drop for HipKernel {
 
 struct DevBuf {
     ptr: *mut c_void,
+    /// A device copy of the buffer's initial contents, which resets restore; null where the
+    /// device had no room for one (see [`memory`]): resets then copy from the problem's host
+    /// data.
     pristine: *mut c_void,
     bytes: usize,
-    /// The buffer's description; its data only for constant memory, which is filled from it
-    /// (a device copy of every buffer is kept in `pristine`, not a host copy).
+    /// The buffer's index in the problem's arguments.
+    arg: usize,
+    /// The buffer's description; its data only for constant memory, which is filled from it.
     init: HostBuffer,
 }
 
-/// A problem's buffers on the device of this process (with pristine copies for fast restores).
+/// A problem's buffers on the device of this process, with pristine copies for fast restores
+/// where the device has room (see [`memory`]).
 pub struct LocalWorkspace {
+    /// The problem, whose host data restores a buffer without a device copy.
+    problem: Arc<ProblemData>,
+    notes: Arc<Notes>,
     stream: hip::hipStream_t,
     bufs: Vec<DevBuf>,
     params: Vec<Vec<u8>>,
@@ -93,6 +119,9 @@ pub struct LocalWorkspace {
     constants_filled: std::collections::HashSet<u64>,
     /// Copies of the buffers that rotating launches take turns on (made at the first one).
     rotation: Rotation<*mut c_void>,
+    /// The device had no room for the rotation's copies: this workspace empties L2 by a memset
+    /// instead, for every config alike.
+    no_rotation: bool,
     /// Bytes that empty L2: twice its size (0: no flush).
     flush_bytes: usize,
     /// The buffer a memset flush writes, allocated at the first one.
@@ -115,14 +144,20 @@ unsafe impl Send for LocalWorkspace {}
 impl verify::DeviceCompare for LocalWorkspace {
     type Ptr = usize;
 
-    fn upload(&mut self, data: &[u8]) -> Result<usize, BackendError> {
-        let p = malloc(data.len())?;
+    fn upload(&mut self, want: &HostBuffer) -> Result<Option<usize>, BackendError> {
+        let data = &want.data;
+        let (free, total) = mem_info()?;
+        let room = memory::fits(data.len(), free, memory::reserve(total, self.flush_bytes));
+        let Some(p) = room.then(|| try_malloc(data.len())).transpose()?.flatten() else {
+            self.notes.note(memory::compared_on_host(&want.name, data.len()));
+            return Ok(None);
+        };
         // SAFETY: `p` holds `data.len()` bytes.
         if let Err(e) = check(unsafe { hip::hipMemcpyHtoD(p, data.as_ptr() as *mut c_void, data.len()) }, "uploading the reference") {
             self.free(p as usize);
             return Err(e);
         }
-        Ok(p as usize)
+        Ok(Some(p as usize))
     }
 
     fn free(&mut self, p: usize) {
@@ -183,24 +218,59 @@ fn compare_code(arch: &str) -> Result<Vec<u8>, BackendError> {
 }
 
 fn malloc(bytes: usize) -> Result<*mut c_void, BackendError> {
+    try_malloc(bytes)?.ok_or_else(|| BackendError::other(format!("out of device memory allocating {bytes} B")))
+}
+
+/// An allocation on this process's device; `None` when it is out of memory.
+fn try_malloc(bytes: usize) -> Result<Option<*mut c_void>, BackendError> {
     let mut p: *mut c_void = std::ptr::null_mut();
     // SAFETY: out-pointer valid.
-    check(unsafe { hip::hipMalloc(&mut p, bytes.max(4)) }, "allocating device memory")?;
-    Ok(p)
+    match unsafe { hip::hipMalloc(&mut p, bytes.max(4)) } {
+        hipError_t::hipSuccess => Ok(Some(p)),
+        hipError_t::hipErrorOutOfMemory => Ok(None),
+        e => Err(map(e, "allocating device memory")),
+    }
+}
+
+/// The device's free and total memory.
+fn mem_info() -> Result<(usize, usize), BackendError> {
+    let (mut free, mut total) = (0usize, 0usize);
+    // SAFETY: valid out-pointers.
+    check(unsafe { hip::hipMemGetInfo(&mut free, &mut total) }, "reading the device's free memory")?;
+    Ok((free, total))
+}
+
+/// Each buffer's name and size, for [`memory::does_not_fit`].
+fn buffer_sizes(problem: &ProblemData) -> Vec<(&str, usize)> {
+    problem.buffers().map(|b| (b.name.as_str(), b.data.len())).collect()
+}
+
+/// The host data of the problem's argument `arg` (a buffer).
+fn host_data(problem: &ProblemData, arg: usize) -> &[u8] {
+    match &problem.args[arg] {
+        ArgData::Buffer(b) => &b.data,
+        ArgData::Scalar { .. } => &[],
+    }
 }
 
 impl LocalWorkspace {
-    pub(crate) fn new(problem: &ProblemData, flush_bytes: usize, arch: &str) -> Result<LocalWorkspace, BackendError> {
+    /// Allocates and fills the problem's buffers, then device copies of their initial contents
+    /// where the device has room ([`LocalWorkspace::make_copies`]).
+    pub(crate) fn new(problem: &Arc<ProblemData>, flush_bytes: usize, arch: &str, notes: Arc<Notes>) -> Result<LocalWorkspace, BackendError> {
+        let (free, total) = mem_info()?;
         let mut stream: hip::hipStream_t = std::ptr::null_mut();
         // SAFETY: out-pointer valid.
         check(unsafe { hip::hipStreamCreate(&mut stream) }, "creating a stream")?;
         let mut ws = LocalWorkspace {
+            problem: problem.clone(),
+            notes,
             stream,
             bufs: vec![],
             params: vec![],
             buf_params: vec![],
             constants_filled: Default::default(),
             rotation: Rotation::default(),
+            no_rotation: false,
             flush_bytes,
             flush: None,
             events: vec![],
@@ -210,17 +280,14 @@ impl LocalWorkspace {
             compare: None,
             counters: None,
         };
-        for a in &problem.args {
+        for (arg, a) in problem.args.iter().enumerate() {
             match a {
                 ArgData::Buffer(b) => {
-                    let (ptr, pristine) = (malloc(b.data.len())?, malloc(b.data.len())?);
-                    ws.bufs.push(DevBuf { ptr, pristine, bytes: b.data.len(), init: b.described() });
+                    let ptr = try_malloc(b.data.len())?.ok_or_else(|| BackendError::other(memory::does_not_fit(&buffer_sizes(problem), free, total)))?;
+                    ws.bufs.push(DevBuf { ptr, pristine: std::ptr::null_mut(), bytes: b.data.len(), arg, init: b.described() });
                     if !b.data.is_empty() {
-                        // SAFETY: both allocations hold the buffer's bytes.
-                        unsafe {
-                            check(hip::hipMemcpyHtoD(pristine, b.data.as_ptr() as *mut c_void, b.data.len()), "uploading")?;
-                            check(hip::hipMemcpyDtoD(ptr, pristine, b.data.len()), "copying")?;
-                        }
+                        // SAFETY: the allocation holds the buffer's bytes.
+                        check(unsafe { hip::hipMemcpyHtoD(ptr, b.data.as_ptr() as *mut c_void, b.data.len()) }, "uploading")?;
                     }
                     if b.memory.is_argument() {
                         ws.buf_params.push(Some(ws.params.len()));
@@ -232,17 +299,51 @@ impl LocalWorkspace {
                 ArgData::Scalar { dtype, value, .. } => ws.params.push(ArgData::scalar_bytes(*dtype, value)),
             }
         }
+        ws.make_copies()?;
         Ok(ws)
+    }
+
+    /// The device copies of the buffers' initial contents, where the device keeps room for what
+    /// a tune allocates later ([`memory::plan_copies`]); the report names the buffers left to
+    /// be restored from the host.
+    fn make_copies(&mut self) -> Result<(), BackendError> {
+        let (free, total) = mem_info()?;
+        let sizes: Vec<usize> = self.bufs.iter().map(|b| b.bytes).collect();
+        let plan = memory::plan_copies(&sizes, free, memory::reserve(total, self.flush_bytes));
+        let mut from_host = Vec::new();
+        for (b, keep) in self.bufs.iter_mut().zip(plan) {
+            if b.bytes == 0 {
+                continue;
+            }
+            // (An allocation can still fail where the plan fitted: the memory is fragmented.)
+            match if keep { try_malloc(b.bytes)? } else { None } {
+                Some(p) => {
+                    b.pristine = p;
+                    // SAFETY: both allocations hold `bytes` bytes.
+                    check(unsafe { hip::hipMemcpyDtoD(p, b.ptr, b.bytes) }, "copying")?;
+                }
+                None => from_host.push((b.init.name.as_str(), b.bytes)),
+            }
+        }
+        if !from_host.is_empty() {
+            tracing::info!(?from_host, free, "buffers restored from host memory");
+            self.notes.note(memory::restored_from_host(&from_host, free));
+        }
+        Ok(())
     }
 
     pub(crate) fn reset(&mut self, poison: bool) -> Result<(), BackendError> {
         for b in self.bufs.iter().filter(|b| b.bytes > 0) {
-            // SAFETY: device buffers of `bytes` bytes.
+            // SAFETY: device buffers of `bytes` bytes; a host buffer of as many bytes, which the
+            // synchronisation below outlives (the runtime only reads it).
             unsafe {
                 if poison && b.init.access == Access::Write {
                     check(hip::hipMemsetD8Async(b.ptr, 0xFF, b.bytes, self.stream), "poisoning")?;
-                } else {
+                } else if !b.pristine.is_null() {
                     check(hip::hipMemcpyDtoDAsync(b.ptr, b.pristine, b.bytes, self.stream), "restoring")?;
+                } else {
+                    let data = host_data(&self.problem, b.arg);
+                    check(hip::hipMemcpyHtoDAsync(b.ptr, data.as_ptr() as *mut c_void, b.bytes, self.stream), "restoring from the host")?;
                 }
             }
         }
@@ -287,10 +388,34 @@ impl LocalWorkspace {
         Ok(t)
     }
 
-    /// Makes the copies of the buffers for rotating launches, once (see [`Rotation::ensure`]).
-    fn ensure_rotation(&mut self) -> Result<(), BackendError> {
+    /// Makes the copies of the buffers for rotating launches, once (see [`Rotation::ensure`]);
+    /// `false` (and a note for the report) when the device has no room for them.
+    fn ensure_rotation(&mut self) -> Result<bool, BackendError> {
+        if self.no_rotation {
+            return Ok(false);
+        }
         let span = self.flush_bytes;
-        let buffers: Vec<_> = self.bufs.iter().zip(&self.buf_params).filter_map(|(b, &at)| Some((b.pristine, b.bytes, at?))).collect();
+        let rotated: Vec<&DevBuf> = self.bufs.iter().zip(&self.buf_params).filter(|(_, at)| at.is_some()).map(|(b, _)| b).collect();
+        let need = self.rotation.bytes_to_make(rotated.iter().map(|b| b.bytes).sum(), span);
+        if need == 0 {
+            return Ok(true);
+        }
+        let (free, total) = mem_info()?;
+        if !memory::fits(need, free, memory::reserve(total, self.flush_bytes)) {
+            self.notes.note(format!(
+                "device memory: no room for the {} of copies that rotating inputs needs (the device has {} free), so L2 is emptied by a memset before each launch instead",
+                kerntune_core::limits::human_bytes(need as u64),
+                kerntune_core::limits::human_bytes(free as u64)
+            ));
+            self.no_rotation = true;
+            return Ok(false);
+        }
+        // The copies start from the initial contents: restored first where there is no device copy.
+        if rotated.iter().any(|b| b.pristine.is_null() && b.bytes > 0) {
+            self.reset(false)?;
+        }
+        let buffers: Vec<_> =
+            self.bufs.iter().zip(&self.buf_params).filter_map(|(b, &at)| Some((if b.pristine.is_null() { b.ptr } else { b.pristine }, b.bytes, at?))).collect();
         self.rotation.ensure(
             &self.params,
             &buffers,
@@ -306,7 +431,8 @@ impl LocalWorkspace {
                 copied.map(|()| p)
             },
             |p| (p as u64).to_le_bytes().to_vec(),
-        )
+        )?;
+        Ok(true)
     }
 
     /// Fills the `__constant__` symbols of `k`'s module with the constant-memory buffers' data,
@@ -372,11 +498,14 @@ impl LocalWorkspace {
                 *m = launch.shared_mem_bytes;
             }
         }
-        match req.flush {
-            L2Flush::Rotate => self.ensure_rotation()?,
-            L2Flush::Memset if self.flush.is_none() && self.flush_bytes > 0 => self.flush = Some(malloc(self.flush_bytes)?),
-            _ => {}
+        let mut flush = req.flush;
+        if flush == L2Flush::Rotate && !self.ensure_rotation()? {
+            flush = L2Flush::Memset;
         }
+        if flush == L2Flush::Memset && self.flush.is_none() && self.flush_bytes > 0 {
+            self.flush = Some(malloc(self.flush_bytes)?);
+        }
+        let req = &TimeRequest { flush, ..*req };
         let mut ops = HipStream {
             stream: self.stream,
             events: &self.events,
@@ -457,7 +586,9 @@ impl Drop for LocalWorkspace {
             }
             for b in &self.bufs {
                 hip::hipFree(b.ptr);
-                hip::hipFree(b.pristine);
+                if !b.pristine.is_null() {
+                    hip::hipFree(b.pristine);
+                }
             }
             for p in self.rotation.allocations() {
                 hip::hipFree(p);

@@ -1,7 +1,7 @@
 //! # Stage 4b: measuring honestly
 //!
 //! The timing loop CUDA and HIP share ([`timing`]: L2 flush, device events, deadline, input
-//! rotation), the statistics of one config ([`stats`]: warm-up until stable, adaptive
+//! rotation; [`memory`]: which buffers get device copies), the statistics of one config ([`stats`]: warm-up until stable, adaptive
 //! repetitions, racing), output verification on the host and on the device ([`verify`]), and
 //! the noise-aware, deterministic choice of a winner ([`select`]). Backends are driven through
 //! the small traits defined here ([`timing::StreamOps`], [`verify::DeviceCompare`]), so all of
@@ -9,6 +9,7 @@
 //!
 //! **May import:** `spec`, `space`, `plan` and the vocabulary; never `search` (its sibling).
 
+pub mod memory;
 pub mod select;
 pub mod stats;
 pub mod timing;

@@ -30,6 +30,15 @@ impl<P> Default for Rotation<P> {
 }
 
 impl<P: Copy> Rotation<P> {
+    /// The bytes [`Rotation::ensure`] would allocate for buffers of `bytes` bytes in all (0 once
+    /// the copies are made), so that a backend can check the device has room first.
+    pub fn bytes_to_make(&self, bytes: usize, span: usize) -> usize {
+        if !self.copies.is_empty() || span == 0 || bytes == 0 {
+            return 0;
+        }
+        span.div_ceil(bytes).saturating_mul(bytes)
+    }
+
     /// Makes the copies, once: enough that the sets other than the one launched span `span`
     /// bytes (2×L2). `params` are the workspace's own kernel parameters; `buffers` has, per
     /// buffer, its pristine data's pointer, its size and the index of its pointer in `params`;
@@ -181,6 +190,8 @@ mod tests {
         let mut next_addr = 100u64;
         let mut copied = Vec::new();
         let mut r = Rotation::default();
+        // What it will allocate: three copies of the 160 B set.
+        assert_eq!(r.bytes_to_make(160, 400), 480);
         r.ensure(
             &own,
             &buffers,
@@ -204,11 +215,13 @@ mod tests {
         let order: Vec<usize> = (0..8).map(|_| r.next_set()).collect();
         assert_eq!(order, [1, 2, 3, 0, 1, 2, 3, 0]);
         // Made once.
+        assert_eq!(r.bytes_to_make(160, 400), 0);
         r.ensure(&own, &buffers, 400, |_, _| panic!("copied twice"), |p: u64| p.to_le_bytes().to_vec()).unwrap();
         // Nothing to rotate: no copies, always the own set.
         let mut none = Rotation::<u64>::default();
         none.ensure(&own, &[], 400, |_, _| panic!("no buffers"), |p| p.to_le_bytes().to_vec()).unwrap();
         assert_eq!((none.next_set(), none.next_set()), (0, 0));
+        assert_eq!((none.bytes_to_make(0, 400), none.bytes_to_make(160, 0), none.bytes_to_make(500, 400)), (0, 0, 500));
     }
 
     /// A stream that logs what it was asked to do; its last event completes after `done_after`

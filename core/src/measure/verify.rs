@@ -160,8 +160,10 @@ impl Default for CompareBinaries {
 pub trait DeviceCompare {
     /// A device allocation.
     type Ptr: Copy;
-    /// Allocates device memory holding `data`.
-    fn upload(&mut self, data: &[u8]) -> Result<Self::Ptr, crate::BackendError>;
+    /// Allocates device memory holding reference output `want`'s data; `None` when the device
+    /// has no room for it (see [`crate::measure::memory`]): that output is then read back and
+    /// compared on the host.
+    fn upload(&mut self, want: &HostBuffer) -> Result<Option<Self::Ptr>, crate::BackendError>;
     /// Frees what [`DeviceCompare::upload`] allocated.
     fn free(&mut self, p: Self::Ptr);
     /// Runs [`DEVICE_COMPARE_SRC`] on buffer `output` against `want` (`n` f32 elements) and
@@ -200,7 +202,7 @@ impl<P: Copy> DeviceReference<P> {
             }
             for want in req.reference {
                 let on_device = req.selects(want) && want.dtype == crate::spec::problem::DType::F32 && !want.data.is_empty();
-                let p = if on_device { Some(dev.upload(&want.data)?) } else { None };
+                let p = if on_device { dev.upload(want)? } else { None };
                 self.ptrs.push(p);
             }
             self.id = Some(req.reference_id);
@@ -210,7 +212,8 @@ impl<P: Copy> DeviceReference<P> {
                 continue;
             }
             let Some(p) = self.ptrs.get(i).copied().flatten() else {
-                // Non-f32 (or empty) output: read it back and compare on the host.
+                // Non-f32 (or empty) output, or no room on the device: read it back and compare
+                // on the host.
                 compare(&dev.read_back(i)?, want, req.tolerance_for(&want.name)).map_err(BackendError::WrongOutput)?;
                 continue;
             };
@@ -388,13 +391,18 @@ mod tests {
         uploads: Vec<Option<Vec<u8>>>,
         device_compares: usize,
         host_reads: usize,
+        /// Uploads that find no room on the device (`upload` answers `None`).
+        full: bool,
     }
 
     impl DeviceCompare for HostDevice {
         type Ptr = usize;
-        fn upload(&mut self, data: &[u8]) -> Result<usize, crate::BackendError> {
-            self.uploads.push(Some(data.to_vec()));
-            Ok(self.uploads.len() - 1)
+        fn upload(&mut self, want: &HostBuffer) -> Result<Option<usize>, crate::BackendError> {
+            if self.full {
+                return Ok(None);
+            }
+            self.uploads.push(Some(want.data.clone()));
+            Ok(Some(self.uploads.len() - 1))
         }
         fn free(&mut self, p: usize) {
             assert!(self.uploads[p].take().is_some(), "freed twice");
@@ -467,6 +475,19 @@ mod tests {
         assert_eq!(dev.uploads.len(), 2);
         assert!(dev.uploads[0].is_none());
         assert_eq!(r.ptrs().collect::<Vec<_>>(), vec![1]);
+
+        // A device with no room for the reference: every output is compared on the host, with
+        // the same verdicts.
+        let mut full = HostDevice { bufs: reference.clone(), full: true, ..Default::default() };
+        let mut r = DeviceReference::default();
+        r.check(&mut full, &req(1)).unwrap();
+        assert_eq!((full.uploads.len(), full.device_compares, full.host_reads), (0, 0, 2));
+        full.bufs[1].set_f64(5, 99.0);
+        let e = r.check(&mut full, &req(1)).unwrap_err();
+        let mut wrong = y.clone();
+        wrong.set_f64(5, 99.0);
+        assert_eq!(e.to_string(), crate::BackendError::WrongOutput(compare(&wrong, &y, Tolerance::default()).unwrap_err()).to_string());
+        assert_eq!(r.ptrs().count(), 0);
     }
 
     #[test]

@@ -1,0 +1,133 @@
+//! Device memory for a problem's buffers, as CUDA and HIP workspaces lay it out.
+//!
+//! A workspace keeps, beside each buffer kernels see, a device copy of its initial contents,
+//! which every reset (before and after each verification) copies back on the device. That
+//! doubles what a problem needs: a problem whose buffers fit the device once, on a GPU that is
+//! small or shared with other processes, would fail before measuring anything. So the copies
+//! are made only while the device keeps room for what a tune allocates later ([`reserve`]);
+//! a buffer without one is restored from host memory, slower (a host-to-device copy at each
+//! reset), and the tune's report says which ([`restored_from_host`]). A problem whose buffers
+//! do not fit even once gets one message that says what they need and what the device has
+//! ([`does_not_fit`]).
+
+use crate::limits::human_bytes;
+
+/// Bytes kept free after the buffers' device copies: the L2 flush buffer (`flush_bytes`) and
+/// a margin for the modules, local memory and verification counters of the configs to come
+/// (1/64 of the device's memory, at least 256 MiB). The reference outputs are not reserved:
+/// restoring a buffer from the host costs a copy at each of a verification's two resets,
+/// comparing an output on the host one read-back, so device copies come first.
+pub fn reserve(total: usize, flush_bytes: usize) -> usize {
+    flush_bytes.saturating_add((total / 64).max(256 << 20))
+}
+
+/// Which buffers (by size in bytes) get a device copy, given `free` bytes on the device and
+/// the [`reserve`] to keep: the largest first, each while it fits (a restore's cost grows with
+/// the bytes it copies from the host). Empty buffers need none and count as kept.
+pub fn plan_copies(sizes: &[usize], free: usize, reserve: usize) -> Vec<bool> {
+    let mut order: Vec<usize> = (0..sizes.len()).collect();
+    order.sort_by(|&a, &b| sizes[b].cmp(&sizes[a]).then(a.cmp(&b)));
+    let mut left = free.saturating_sub(reserve);
+    let mut keep = vec![false; sizes.len()];
+    for i in order {
+        if sizes[i] <= left {
+            left -= sizes[i];
+            keep[i] = true;
+        }
+    }
+    keep
+}
+
+/// Whether `bytes` more fit on a device with `free` bytes free while keeping `reserve`.
+pub fn fits(bytes: usize, free: usize, reserve: usize) -> bool {
+    bytes.checked_add(reserve).is_some_and(|n| n <= free)
+}
+
+/// The report's note for buffers restored from host memory: `(name, bytes)` of each, the
+/// device's free memory when the workspace was made.
+pub fn restored_from_host(buffers: &[(&str, usize)], free: usize) -> String {
+    let listed: Vec<String> = buffers.iter().map(|(n, b)| format!("{n} ({})", human_bytes(*b as u64))).collect();
+    let total: usize = buffers.iter().map(|b| b.1).sum();
+    format!(
+        "device memory: no room for a device copy of {} (the device had {} free beside the problem's buffers), so {} restored from host memory before and after each verification, {} copied from the host each time",
+        listed.join(", "),
+        human_bytes(free as u64),
+        if buffers.len() == 1 { "it is" } else { "they are" },
+        human_bytes(total as u64),
+    )
+}
+
+/// The report's note for reference outputs compared on the host for want of device memory.
+pub fn compared_on_host(name: &str, bytes: usize) -> String {
+    format!(
+        "device memory: no room for the reference of output {name} ({}) on the device, so each verification reads {name} back and compares it on the host",
+        human_bytes(bytes as u64)
+    )
+}
+
+/// The error for a problem whose buffers do not fit on the device: `buffers` are `(name,
+/// bytes)` of each, `free` and `total` the device's memory before any was allocated.
+pub fn does_not_fit(buffers: &[(&str, usize)], free: usize, total: usize) -> String {
+    let need: usize = buffers.iter().map(|b| b.1).sum();
+    let mut largest: Vec<&(&str, usize)> = buffers.iter().filter(|b| b.1 > 0).collect();
+    largest.sort_by_key(|b| std::cmp::Reverse(b.1));
+    let shown: Vec<String> = largest.iter().take(4).map(|(n, b)| format!("{n} {}", human_bytes(*b as u64))).collect();
+    let more = if largest.len() > 4 { format!(", and {} more", largest.len() - 4) } else { String::new() };
+    let others = total.saturating_sub(free);
+    format!(
+        "out of device memory: the problem's buffers need {} ({}{more}), and the device has {} free of {}{}; tune a smaller problem{}",
+        human_bytes(need as u64),
+        shown.join(", "),
+        human_bytes(free as u64),
+        human_bytes(total as u64),
+        if others > total / 10 { format!(" ({} taken by this and other processes)", human_bytes(others as u64)) } else { String::new() },
+        if others > total / 10 { ", or free the GPU's memory" } else { "" },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GIB: usize = 1 << 30;
+
+    #[test]
+    fn copies_go_to_the_largest_buffers_that_fit_and_keep_the_reserve() {
+        // Everything fits: every buffer gets its copy.
+        assert_eq!(plan_copies(&[GIB, 2 * GIB, 0], 10 * GIB, GIB), vec![true, true, true]);
+        // Room for 5 GiB after the reserve: the 4 GiB buffer, then the 1 GiB one; not the 3.
+        assert_eq!(plan_copies(&[GIB, 4 * GIB, 3 * GIB], 6 * GIB, GIB), vec![true, true, false]);
+        // Exactly the reserve free: no copies but of empty buffers.
+        assert_eq!(plan_copies(&[GIB, 0], GIB, GIB), vec![false, true]);
+        // Less free than the reserve (another process holds the rest).
+        assert_eq!(plan_copies(&[1], 0, GIB), vec![false]);
+        // Equal sizes: the earlier buffer first.
+        assert_eq!(plan_copies(&[2 * GIB, 2 * GIB], 3 * GIB, 0), vec![true, false]);
+        assert!(fits(GIB, 2 * GIB, GIB) && !fits(GIB + 1, 2 * GIB, GIB) && !fits(usize::MAX, usize::MAX, 1));
+    }
+
+    #[test]
+    fn the_reserve_holds_the_flush_buffer_and_a_margin() {
+        assert_eq!(reserve(80 * GIB, 100 << 20), (100 << 20) + 80 * GIB / 64);
+        // A small device still keeps 256 MiB.
+        assert_eq!(reserve(4 * GIB, 0), 256 << 20);
+    }
+
+    #[test]
+    fn the_messages_name_the_buffers_their_sizes_and_what_to_do() {
+        let m = does_not_fit(&[("x", 40 * GIB), ("y", 40 * GIB), ("n", 0)], 30 * GIB, 80 * GIB);
+        assert_eq!(
+            m,
+            "out of device memory: the problem's buffers need 80.0 GiB (x 40.0 GiB, y 40.0 GiB), and the device has 30.0 GiB free of 80.0 GiB (50.0 GiB taken by this and other processes); tune a smaller problem, or free the GPU's memory"
+        );
+        let m = does_not_fit(&[("a", 1), ("b", 2), ("c", 3), ("d", 4), ("e", 5)], 0, 4);
+        assert!(m.contains("(e 5 B, d 4 B, c 3 B, b 2 B, and 1 more)") && m.ends_with("; tune a smaller problem, or free the GPU's memory"), "{m}");
+        let m = does_not_fit(&[("x", 100 * GIB)], 79 * GIB, 80 * GIB);
+        assert!(m.ends_with("80.0 GiB; tune a smaller problem"), "{m}");
+        let n = restored_from_host(&[("y", 40 * GIB)], 45 * GIB);
+        assert!(n.contains("copy of y (40.0 GiB) (the device had 45.0 GiB free") && n.contains("so it is restored"), "{n}");
+        let n = restored_from_host(&[("x", GIB), ("y", GIB)], GIB);
+        assert!(n.contains("x (1.0 GiB), y (1.0 GiB)") && n.contains("they are restored") && n.ends_with("2.0 GiB copied from the host each time"), "{n}");
+        assert!(compared_on_host("y", GIB).contains("output y (1.0 GiB)"));
+    }
+}
