@@ -175,9 +175,11 @@ impl verify::DeviceCompare for LocalWorkspace {
             return Ok(None);
         };
         // SAFETY: `p` holds `data.len()` bytes.
-        if let Err(e) = unsafe { result::memcpy_htod_sync(p, data) } {
+        if let Err(e) =
+            unsafe { result::memcpy_htod_sync(p, data) }.map_err(|e| other("uploading the reference", e)).and_then(|()| settle("uploading the reference"))
+        {
             self.free(p);
-            return Err(other("uploading the reference", e));
+            return Err(e);
         }
         Ok(Some(p))
     }
@@ -213,7 +215,9 @@ impl verify::DeviceCompare for LocalWorkspace {
         // SAFETY: all pointers are device buffers of this context with the sizes used here;
         // `params` points into `args`, which outlives the synchronous launch-and-wait below.
         unsafe {
-            result::memcpy_htod_sync(counters, &init).map_err(|e| other("verification counters", e))?;
+            // On the workspace's stream, so that the kernel after it sees the counters (a
+            // "synchronous" copy would go to the legacy stream, which this one does not wait for).
+            result::memcpy_htod_async(counters, &init, self.stream).map_err(|e| other("verification counters", e))?;
             result::launch_kernel(func, (blocks, 1, 1), (threads, 1, 1), 0, self.stream, &mut params).map_err(launch_error)?;
             result::stream::synchronize(self.stream).map_err(launch_error)?;
             result::memcpy_dtoh_sync(&mut res, counters).map_err(|e| other("verification counters", e))?;
@@ -336,6 +340,17 @@ fn try_malloc(bytes: usize) -> Result<Option<sys::CUdeviceptr>, BackendError> {
     }
 }
 
+/// Waits for every copy the context has queued. The workspace's copies made with the driver's
+/// "synchronous" calls run on the legacy stream, which the workspace's non-blocking stream does
+/// not wait for, and such a call can return before its copy is done (device to device, and
+/// pageable host memory to device once staged): kernels launched on the workspace's stream
+/// could read a buffer before it is filled, or a launch could change a buffer while its
+/// pristine copy is still being taken (seen on an H200: every triad config verified one
+/// application off, when warm compile caches made the first launch follow the workspace at once).
+fn settle(what: &str) -> Result<(), BackendError> {
+    result::ctx::synchronize().map_err(|e| other(what, e))
+}
+
 /// The device's free and total memory (the current context's device).
 fn mem_info() -> Result<(usize, usize), BackendError> {
     result::mem_get_info().map_err(|e| other("reading the device's free memory", e))
@@ -376,7 +391,7 @@ impl LocalWorkspace {
                     let guarded = Guarded::new(bytes, shared.device());
                     let ptr = match &guarded {
                         Some(g) => g.ptr,
-                        None => try_malloc(bytes)?.ok_or_else(|| BackendError::other(memory::does_not_fit(&buffer_sizes(problem), free, total)))?,
+                        None => try_malloc(bytes)?.ok_or_else(|| BackendError::ProblemTooLarge(memory::does_not_fit(&buffer_sizes(problem), free, total)))?,
                     };
                     // Pushed at once so that Drop frees what was allocated if anything below fails.
                     ws.bufs.push(DevBuf { ptr, guarded, pristine: 0, bytes, arg, init: b.described() });
@@ -395,6 +410,7 @@ impl LocalWorkspace {
             }
         }
         ws.make_copies()?;
+        settle("making the workspace")?;
         Ok(ws)
     }
 
@@ -542,6 +558,7 @@ impl LocalWorkspace {
             },
             |p| p.to_le_bytes().to_vec(),
         )?;
+        settle("copying inputs for rotation")?;
         Ok(true)
     }
 
@@ -581,6 +598,7 @@ impl LocalWorkspace {
             // SAFETY: the symbol holds at least `bytes` bytes; the host data too.
             unsafe { result::memcpy_htod_sync(ptr, &b.init.data) }.map_err(|e| other("filling constant memory", e))?;
         }
+        settle("filling constant memory")?;
         self.constants_filled.insert(k.id);
         Ok(())
     }

@@ -283,7 +283,8 @@ impl LocalWorkspace {
         for (arg, a) in problem.args.iter().enumerate() {
             match a {
                 ArgData::Buffer(b) => {
-                    let ptr = try_malloc(b.data.len())?.ok_or_else(|| BackendError::other(memory::does_not_fit(&buffer_sizes(problem), free, total)))?;
+                    let ptr =
+                        try_malloc(b.data.len())?.ok_or_else(|| BackendError::ProblemTooLarge(memory::does_not_fit(&buffer_sizes(problem), free, total)))?;
                     ws.bufs.push(DevBuf { ptr, pristine: std::ptr::null_mut(), bytes: b.data.len(), arg, init: b.described() });
                     if !b.data.is_empty() {
                         // SAFETY: the allocation holds the buffer's bytes.

@@ -23,6 +23,11 @@ pub enum BackendError {
     /// The config needs more of a resource than the device has.
     #[error("out of resources: {0}")]
     OutOfResources(LimitViolation),
+    /// The problem's buffers cannot be placed on the device (not enough free memory now): no
+    /// config can run there, so the device leaves the tune (its configs go to the others)
+    /// instead of each config failing. The message says what they need and what is free.
+    #[error("{0}")]
+    ProblemTooLarge(String),
     /// The kernel did not finish in time.
     #[error("timed out after {:.3} s", .0.as_secs_f64())]
     TimedOut(Duration),
@@ -54,7 +59,7 @@ impl BackendError {
         match self {
             BackendError::CompileFailed { .. } => FailureKind::CompileFailed,
             BackendError::LaunchFailed(_) => FailureKind::LaunchFailed,
-            BackendError::OutOfResources(_) => FailureKind::OutOfResources,
+            BackendError::OutOfResources(_) | BackendError::ProblemTooLarge(_) => FailureKind::OutOfResources,
             BackendError::TimedOut(_) | BackendError::Abandoned(_) => FailureKind::TimedOut,
             BackendError::WrongOutput(_) => FailureKind::WrongOutput,
             BackendError::DeviceLost(_) | BackendError::WorkerDied(_) => FailureKind::DeviceLost,

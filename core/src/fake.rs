@@ -94,6 +94,8 @@ pub struct FakeBackend {
     cached: bool,
     /// Wall time making a workspace takes (a worker process starting, say).
     workspace_delay: Duration,
+    /// Device memory free for a problem's buffers (`None`: any problem fits).
+    free_memory: Option<u64>,
     /// Wall time each verification launch takes besides its timed launch.
     verify_delay: Duration,
     /// Timed launches before the first verification (`usize::MAX` until one happens).
@@ -163,6 +165,7 @@ impl FakeBackend {
             launch_delay: Duration::ZERO,
             cached: false,
             workspace_delay: Duration::ZERO,
+            free_memory: None,
             verify_delay: Duration::ZERO,
             first_verify: Arc::new(AtomicUsize::new(usize::MAX)),
             worker: None,
@@ -193,6 +196,13 @@ impl FakeBackend {
     /// Making a workspace takes `d` of wall time.
     pub fn with_workspace_delay(mut self, d: Duration) -> Self {
         self.workspace_delay = d;
+        self
+    }
+
+    /// The device has `bytes` of memory free: a problem whose buffers need more cannot be
+    /// placed there ([`BackendError::ProblemTooLarge`], as a GPU another job shares).
+    pub fn with_free_memory(mut self, bytes: u64) -> Self {
+        self.free_memory = Some(bytes);
         self
     }
 
@@ -371,6 +381,13 @@ impl Backend for FakeBackend {
     fn workspace(&self, problem: &Arc<ProblemData>) -> Result<FakeWorkspace, BackendError> {
         self.check_alive()?;
         std::thread::sleep(self.workspace_delay);
+        if let Some(free) = self.free_memory {
+            let sizes: Vec<(&str, usize)> = problem.buffers().map(|b| (b.name.as_str(), b.data.len())).collect();
+            if sizes.iter().map(|b| b.1 as u64).sum::<u64>() > free {
+                let total = self.limits.global_mem_bytes.unwrap_or(free) as usize;
+                return Err(BackendError::ProblemTooLarge(crate::measure::memory::does_not_fit(&sizes, free as usize, total)));
+            }
+        }
         if let Some(slot) = &self.worker {
             // Start the worker now, so that a worker that cannot start fails before measuring.
             slot.with(problem, |_| Ok(()))?;

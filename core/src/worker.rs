@@ -293,6 +293,7 @@ fn to_wire(e: &BackendError) -> Rep {
         BackendError::CompileFailed { .. } => "compile_failed",
         BackendError::LaunchFailed(_) => "launch_failed",
         BackendError::OutOfResources(_) => "out_of_resources",
+        BackendError::ProblemTooLarge(_) => "problem_too_large",
         BackendError::TimedOut(_) => "timed_out",
         BackendError::WrongOutput(_) => "wrong_output",
         BackendError::DeviceLost(_) => "device_lost",
@@ -300,7 +301,11 @@ fn to_wire(e: &BackendError) -> Rep {
         BackendError::Abandoned(_) | BackendError::Other(_) => "other",
     };
     let message = match e {
-        BackendError::LaunchFailed(m) | BackendError::WrongOutput(m) | BackendError::DeviceLost(m) | BackendError::WorkerDied(m) => m.clone(),
+        BackendError::LaunchFailed(m)
+        | BackendError::WrongOutput(m)
+        | BackendError::DeviceLost(m)
+        | BackendError::WorkerDied(m)
+        | BackendError::ProblemTooLarge(m) => m.clone(),
         other => other.to_string(),
     };
     Rep::Err { kind: kind.into(), message }
@@ -311,6 +316,7 @@ fn from_wire(kind: &str, message: String, timeout: Duration) -> BackendError {
         "compile_failed" => BackendError::CompileFailed { log: message, options: vec![] },
         // A limit violation found at launch travels as its message.
         "launch_failed" | "out_of_resources" => BackendError::LaunchFailed(message),
+        "problem_too_large" => BackendError::ProblemTooLarge(message),
         "timed_out" => BackendError::TimedOut(timeout),
         "wrong_output" => BackendError::WrongOutput(message),
         "device_lost" => BackendError::DeviceLost(message),
@@ -1228,10 +1234,16 @@ mod tests {
             BackendError::WrongOutput("y".into()),
             BackendError::LaunchFailed("z".into()),
             BackendError::TimedOut(Duration::from_secs(1)),
+            BackendError::ProblemTooLarge("w".into()),
         ] {
             let Rep::Err { kind, message } = to_wire(&e) else { panic!() };
-            assert_eq!(from_wire(&kind, message, Duration::from_secs(1)).kind(), e.kind());
+            let back = from_wire(&kind, message, Duration::from_secs(1));
+            assert_eq!(back.kind(), e.kind());
+            assert_eq!(back.to_string(), e.to_string());
         }
+        // A problem too large for the device stays that, so that the tuner takes the device out.
+        let Rep::Err { kind, message } = to_wire(&BackendError::ProblemTooLarge("w".into())) else { panic!() };
+        assert!(matches!(from_wire(&kind, message, Duration::ZERO), BackendError::ProblemTooLarge(m) if m == "w"));
     }
 
     #[test]

@@ -135,6 +135,24 @@ fn a_config_that_kills_every_worker_is_blamed_and_the_device_comes_back() {
     assert!(r.notes.iter().any(|n| n.contains("is back in the tune")), "{:?}", r.notes);
 }
 
+/// A worker that dies while running the reference candidate (the default config) on one of two
+/// devices: the reference launch goes to the other device (where it dies again, and the config
+/// is blamed), and the next candidate becomes the reference. It hung before: the reference job,
+/// queued again, was never sent.
+fn a_worker_that_dies_on_the_reference_candidate_costs_a_rerun() {
+    let crash = |c: &Config| if c.get_i64("bx") == Some(256) && c.get_i64("vec") == Some(1) { Behavior::Crash } else { Behavior::Ok };
+    let tuner = Tuner::with_devices(vec![isolated(0, 1.0, 1, crash), isolated(1, 1.0, 1, crash)]).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(tuner.tune(&job(), &opts()).map(|r| (measured(&r), r.notes.clone(), r.failures.clone())));
+    });
+    let r = rx.recv_timeout(Duration::from_secs(120)).expect("the tune ended (the reference launched again)");
+    let (n, notes, failures) = r.unwrap();
+    assert_eq!(n, 17, "{failures:?} {notes:?}");
+    assert_eq!(failures.get("device lost"), Some(&1), "{failures:?}");
+    assert!(notes.iter().any(|x| x.starts_with("reference: the outputs of") && x.contains("the default config failed")), "{notes:?}");
+}
+
 /// On one device a worker killed from outside is restarted and its config measured again.
 fn one_device_restarts_a_killed_worker() {
     let tuner = Tuner::new(isolated(0, 1.0, 15, |_| Behavior::Ok));
@@ -178,9 +196,46 @@ fn devices_of_two_models_are_refused() {
     assert!(matches!(e, Error::Devices(_)) && m.contains("GPU A is") && m.contains("GPU B is") && m.contains("different models") && !m.contains('\n'), "{m}");
 }
 
+/// A device whose free memory cannot hold the problem (a GPU another job shares) leaves the
+/// tune with the reason, and the other measures every config: no config is blamed for it, and
+/// the winner is the one-device tune's.
+fn a_device_without_room_for_the_problem_leaves_and_the_other_tunes() {
+    let one = Tuner::new(FakeBackend::new(limits(), time)).tune(&job(), &opts()).unwrap();
+    let devices = vec![
+        FakeBackend::new(limits(), time).with_launch_delay(Duration::from_millis(1)),
+        FakeBackend::new(limits(), time).with_launch_delay(Duration::from_millis(1)).with_free_memory(1000),
+    ];
+    let r = Tuner::with_devices(devices).unwrap().tune(&job(), &opts()).unwrap();
+    assert_eq!(r.winner.key(), one.winner.key());
+    assert_eq!(measured(&r), 18, "{:?}", r.failures);
+    assert!(r.failures.is_empty(), "{:?}", r.failures);
+    assert!(r.devices[0].lost.is_none() && r.devices[1].measured == 0, "{:?}", r.devices);
+    let why = r.devices[1].lost.as_deref().unwrap_or_default();
+    assert!(
+        why.starts_with(
+            "the problem does not fit on it: out of device memory: the problem's buffers need 8.0 KiB (x 4.0 KiB, y 4.0 KiB), and the device has 1000 B free"
+        ),
+        "{why}"
+    );
+}
+
+/// A problem that fits no device ends the tune with its own message, not a failure per config.
+fn a_problem_that_fits_no_device_ends_with_its_own_message() {
+    for devices in [1, 2] {
+        let fakes = (0..devices).map(|_| FakeBackend::new(limits(), time).with_free_memory(4096)).collect();
+        let Err(e) = Tuner::with_devices(fakes).unwrap().tune(&job(), &opts()) else { panic!("tuned") };
+        let m = e.to_string();
+        assert!(m.contains("out of device memory: the problem's buffers need 8.0 KiB (x 4.0 KiB, y 4.0 KiB), and the device has 4.0 KiB free"), "{m}");
+        assert!(m.ends_with("; tune a smaller problem, or free the GPU's memory") && !m.contains("every device") && !m.contains("configs failed"), "{m}");
+    }
+}
+
 fn main() {
     fake::hook();
-    let tests: [(&str, fn()); 7] = [
+    let tests: [(&str, fn()); 10] = [
+        ("a_worker_that_dies_on_the_reference_candidate_costs_a_rerun", a_worker_that_dies_on_the_reference_candidate_costs_a_rerun),
+        ("a_device_without_room_for_the_problem_leaves_and_the_other_tunes", a_device_without_room_for_the_problem_leaves_and_the_other_tunes),
+        ("a_problem_that_fits_no_device_ends_with_its_own_message", a_problem_that_fits_no_device_ends_with_its_own_message),
         ("two_devices_share_the_work_and_agree_with_one", two_devices_share_the_work_and_agree_with_one),
         ("the_shortlist_spans_devices", the_shortlist_spans_devices),
         ("a_worker_killed_mid_tune_costs_a_rerun_not_a_failure", a_worker_killed_mid_tune_costs_a_rerun_not_a_failure),

@@ -17,7 +17,12 @@ use crate::limits::human_bytes;
 /// (1/64 of the device's memory, at least 256 MiB). The reference outputs are not reserved:
 /// restoring a buffer from the host costs a copy at each of a verification's two resets,
 /// comparing an output on the host one read-back, so device copies come first.
+/// `KERNTUNE_DEVICE_COPIES=0` reserves everything (as on a full device), to test those paths.
 pub fn reserve(total: usize, flush_bytes: usize) -> usize {
+    if std::env::var_os("KERNTUNE_DEVICE_COPIES").is_some_and(|v| v == "0") {
+        // Tests of the paths a full device takes: no copy, no reference, no rotation fits.
+        return usize::MAX;
+    }
     flush_bytes.saturating_add((total / 64).max(256 << 20))
 }
 

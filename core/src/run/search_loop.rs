@@ -189,6 +189,9 @@ pub(crate) struct Coordinator<'e, B: Backend> {
     /// Unexplained worker deaths per candidate, and the device taken out for each.
     deaths: HashMap<usize, usize>,
     retired_for: HashMap<usize, usize>,
+    /// Devices taken out because the problem's buffers did not fit on them, and the first's
+    /// words (the tune's error when that took every device out).
+    no_room: (usize, Option<String>),
     /// The config whose outputs became the reference, and how many candidates failed first.
     reference_cand: Option<usize>,
     /// Compile seconds per candidate compiled in this run (not compile-cache hits).
@@ -285,6 +288,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             keep: Keep { best: Vec::new() },
             deaths: HashMap::new(),
             retired_for: HashMap::new(),
+            no_room: (0, None),
             reference_cand: None,
             compile_s: HashMap::new(),
             eval_s: HashMap::new(),
@@ -399,7 +403,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                     break;
                 }
                 if !self.live.iter().any(|&x| x) && self.busy.iter().all(Option::is_none) {
-                    failure.get_or_insert_with(|| Error::Backend(BackendError::DeviceLost(self.lost_devices(l.ledger))));
+                    failure.get_or_insert_with(|| Error::Backend(self.every_device_lost(l.ledger)));
                     break;
                 }
                 let msg = match self.rx.recv_timeout(Duration::from_millis(100)) {
@@ -579,10 +583,27 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         Ok(())
     }
 
-    /// Why every device is out of the tune.
-    fn lost_devices(&self, ledger: &Ledger<'_>) -> String {
+    /// Why every device is out of the tune: the problem's own words when it fitted on none.
+    fn every_device_lost(&self, ledger: &Ledger<'_>) -> BackendError {
+        if let (n, Some(why)) = &self.no_room {
+            if *n == ledger.devices.len() {
+                return BackendError::ProblemTooLarge(why.clone());
+            }
+        }
         let reasons: Vec<String> = ledger.devices.iter().filter_map(|d| d.lost.as_ref().map(|l| format!("device {} ({}): {l}", d.index, d.name))).collect();
-        format!("every device was lost: {}", reasons.join("; "))
+        BackendError::DeviceLost(format!("every device was lost: {}", reasons.join("; ")))
+    }
+
+    /// The problem's buffers did not fit on device `d` (see [`BackendError::ProblemTooLarge`]):
+    /// `d` leaves the tune, the job is not the config's failure. Whether another device can run
+    /// it (without one the loop ends with [`Self::every_device_lost`]).
+    fn no_room_on(&mut self, ledger: &mut Ledger<'_>, d: usize, why: &str) -> bool {
+        if self.live[d] {
+            self.no_room.0 += 1;
+            self.no_room.1.get_or_insert_with(|| why.to_string());
+        }
+        self.lose(ledger, d, format!("the problem does not fit on it: {why}"));
+        self.live.iter().any(|&x| x)
     }
 
     /// The reference's starting state.
@@ -1096,11 +1117,18 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             }
             Done::Reference(Err(e)) | Done::Measured { result: Err(e), purpose: Purpose::Search, .. } => {
                 self.deferred.remove(&i);
+                if let BackendError::ProblemTooLarge(why) = &e {
+                    // Not the config's failure: it runs on another device, if there is one.
+                    if self.no_room_on(l.ledger, d, why) {
+                        self.run_again(l, refs, i, kernel);
+                    }
+                    return Ok(());
+                }
                 if let BackendError::WorkerDied(why) = &e {
                     let deaths = self.deaths.entry(i).or_default();
                     *deaths += 1;
                     if *deaths == 1 {
-                        return self.rerun_after_death(l, d, i, kernel, why.clone());
+                        return self.rerun_after_death(l, refs, d, i, kernel, why.clone());
                     }
                     if let Some(first) = self.retired_for.remove(&i) {
                         // The config ended two workers: it was the cause, not the device.
@@ -1145,6 +1173,13 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 self.timed(l, i, seconds);
                 let r = match result {
                     Ok(()) => self.held_result(l.ledger, i, h, true),
+                    Err(BackendError::ProblemTooLarge(why)) => {
+                        if self.no_room_on(l.ledger, d, &why) {
+                            self.held.insert(i, h);
+                            self.to_verify.push_front(i);
+                        }
+                        return Ok(());
+                    }
                     Err(BackendError::WorkerDied(why)) if *self.deaths.entry(i).and_modify(|n| *n += 1).or_insert(1) == 1 => {
                         // As for a measurement: the verification runs again.
                         if self.after_worker_death(l.ledger, d, i, &why, ("verifying", "verified")) {
@@ -1223,16 +1258,35 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     /// A worker died without a word while running candidate `i` on device `d`: with other
     /// devices, `d` leaves the tune and `i` runs elsewhere; alone, `d` was recovered and `i`
     /// runs there again.
-    fn rerun_after_death(&mut self, l: &mut Turn<'_, '_, '_>, d: usize, i: usize, kernel: Kernel<B::Kernel>, why: String) -> Result<(), Error> {
+    fn rerun_after_death(
+        &mut self,
+        l: &mut Turn<'_, '_, '_>,
+        refs: &mut RefState,
+        d: usize,
+        i: usize,
+        kernel: Kernel<B::Kernel>,
+        why: String,
+    ) -> Result<(), Error> {
         if !self.after_worker_death(l.ledger, d, i, &why, ("measuring", "measured")) {
             return Ok(());
         }
         if !self.live[d] {
             self.retired_for.insert(i, d);
         }
+        self.run_again(l, refs, i, kernel);
+        Ok(())
+    }
+
+    /// Candidate `i`'s job (a measurement, or the reference's launch) goes first to the next
+    /// free device; a reference candidate's is sent again as a reference job.
+    fn run_again(&mut self, l: &mut Turn<'_, '_, '_>, refs: &mut RefState, i: usize, kernel: Kernel<B::Kernel>) {
+        if let RefState::Trying { current: Some(j), sent, .. } = refs {
+            if *j == i {
+                *sent = false;
+            }
+        }
         self.ready.push_front((i, kernel, None));
         l.flow.waiting.fetch_add(1, Ordering::Relaxed);
-        Ok(())
     }
 
     /// A worker died without a word while `doing.0` candidate `i` on device `d`: with other
