@@ -402,12 +402,8 @@ impl LocalWorkspace {
             return Ok(true);
         }
         let (free, total) = mem_info()?;
-        if !memory::fits(need, free, memory::reserve(total, self.flush_bytes)) {
-            self.notes.note(format!(
-                "device memory: no room for the {} of copies that rotating inputs needs (the device has {} free), so L2 is emptied by a memset before each launch instead",
-                kerntune_core::limits::human_bytes(need as u64),
-                kerntune_core::limits::human_bytes(free as u64)
-            ));
+        if let Err(why) = memory::rotation_fits(need, free, total, self.flush_bytes) {
+            self.notes.note(why);
             self.no_rotation = true;
             return Ok(false);
         }

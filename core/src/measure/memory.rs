@@ -62,6 +62,20 @@ pub fn restored_from_host(buffers: &[(&str, usize)], free: usize) -> String {
     )
 }
 
+/// Whether the `need` bytes of the copies that rotating inputs takes fit ([`fits`] with the
+/// [`reserve`]); `Err` with the report's note when they do not (L2 is then emptied by the
+/// memset flush instead, for every config of the workspace alike).
+pub fn rotation_fits(need: usize, free: usize, total: usize, flush_bytes: usize) -> Result<(), String> {
+    if fits(need, free, reserve(total, flush_bytes)) {
+        return Ok(());
+    }
+    Err(format!(
+        "device memory: no room for the {} of copies that rotating inputs needs (the device has {} free), so L2 is emptied by a memset before each launch instead",
+        human_bytes(need as u64),
+        human_bytes(free as u64)
+    ))
+}
+
 /// The report's note for reference outputs compared on the host for want of device memory.
 pub fn compared_on_host(name: &str, bytes: usize) -> String {
     format!(
@@ -134,5 +148,8 @@ mod tests {
         let n = restored_from_host(&[("x", GIB), ("y", GIB)], GIB);
         assert!(n.contains("x (1.0 GiB), y (1.0 GiB)") && n.contains("they are restored") && n.ends_with("2.0 GiB copied from the host each time"), "{n}");
         assert!(compared_on_host("y", GIB).contains("output y (1.0 GiB)"));
+        assert!(rotation_fits(GIB, 80 * GIB, 80 * GIB, 0).is_ok());
+        let n = rotation_fits(8 * GIB, 4 * GIB, 80 * GIB, 0).unwrap_err();
+        assert!(n.starts_with("device memory: no room for the 8.0 GiB of copies that rotating inputs needs (the device has 4.0 GiB free)"), "{n}");
     }
 }
