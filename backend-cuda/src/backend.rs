@@ -270,7 +270,7 @@ impl Backend for CudaBackend {
             // The worker's workspace is the one that measured; a worker that died took its notes
             // with it.
             Some(slot) => slot.if_running(|w| w.take_notes()).and_then(Result::ok).unwrap_or_default(),
-            None => self.shared.take_notes(),
+            None => self.shared.notes.take(),
         }
     }
 

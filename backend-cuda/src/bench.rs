@@ -171,7 +171,7 @@ impl verify::DeviceCompare for LocalWorkspace {
         let (free, total) = mem_info()?;
         let room = memory::fits(data.len(), free, memory::reserve(total, self.flush_bytes));
         let Some(p) = room.then(|| try_malloc(data.len())).transpose()?.flatten() else {
-            self.shared.note(memory::compared_on_host(&want.name, data.len()));
+            self.shared.notes.note(memory::compared_on_host(&want.name, data.len()));
             return Ok(None);
         };
         // SAFETY: `p` holds `data.len()` bytes.
@@ -391,7 +391,7 @@ impl LocalWorkspace {
                     let guarded = Guarded::new(bytes, shared.device());
                     let ptr = match &guarded {
                         Some(g) => g.ptr,
-                        None => try_malloc(bytes)?.ok_or_else(|| BackendError::ProblemTooLarge(memory::does_not_fit(&buffer_sizes(problem), free, total)))?,
+                        None => try_malloc(bytes)?.ok_or_else(|| BackendError::ProblemTooLarge(memory::does_not_fit(&problem.buffer_sizes(), free, total)))?,
                     };
                     // Pushed at once so that Drop frees what was allocated if anything below fails.
                     ws.bufs.push(DevBuf { ptr, guarded, pristine: 0, bytes, arg, init: b.described() });
@@ -419,26 +419,17 @@ impl LocalWorkspace {
     /// be restored from the host.
     fn make_copies(&mut self) -> Result<(), BackendError> {
         let (free, total) = mem_info()?;
-        let sizes: Vec<usize> = self.bufs.iter().map(|b| b.bytes).collect();
-        let plan = memory::plan_copies(&sizes, free, memory::reserve(total, self.flush_bytes));
-        let mut from_host = Vec::new();
-        for (b, keep) in self.bufs.iter_mut().zip(plan) {
-            if b.bytes == 0 {
-                continue;
-            }
-            // (An allocation can still fail where the plan fitted: the memory is fragmented.)
-            match if keep { try_malloc(b.bytes)? } else { None } {
-                Some(p) => {
-                    b.pristine = p;
-                    // SAFETY: both allocations hold `bytes` bytes in the bound context.
-                    unsafe { result::memcpy_dtod_sync(p, b.ptr, b.bytes) }.map_err(|e| other("copying", e))?;
-                }
-                None => from_host.push((b.init.name.as_str(), b.bytes)),
-            }
-        }
-        if !from_host.is_empty() {
-            tracing::info!(?from_host, free, "buffers restored from host memory");
-            self.shared.note(memory::restored_from_host(&from_host, free));
+        let bufs = &mut self.bufs;
+        let note = memory::make_copies(&self.problem.buffer_sizes(), free, total, self.flush_bytes, |i| {
+            let b = &mut bufs[i];
+            let Some(p) = try_malloc(b.bytes)? else { return Ok(false) };
+            b.pristine = p;
+            // SAFETY: both allocations hold `bytes` bytes in the bound context.
+            unsafe { result::memcpy_dtod_sync(p, b.ptr, b.bytes) }.map_err(|e| other("copying", e))?;
+            Ok(true)
+        })?;
+        if let Some(note) = note {
+            self.shared.notes.note(note);
         }
         Ok(())
     }
@@ -457,7 +448,7 @@ impl LocalWorkspace {
                 } else if b.pristine != 0 {
                     result::memcpy_dtod_async(b.ptr, b.pristine, b.bytes, self.stream).map_err(|e| other("restoring", e))?;
                 } else {
-                    result::memcpy_htod_async(b.ptr, host_data(&self.problem, b.arg), self.stream).map_err(|e| other("restoring from the host", e))?;
+                    result::memcpy_htod_async(b.ptr, self.problem.buffer_data(b.arg), self.stream).map_err(|e| other("restoring from the host", e))?;
                 }
             }
         }
@@ -526,7 +517,7 @@ impl LocalWorkspace {
         }
         let (free, total) = mem_info()?;
         if let Err(why) = memory::rotation_fits(need, free, total, self.flush_bytes) {
-            self.shared.note(why);
+            self.shared.notes.note(why);
             self.no_rotation = true;
             return Ok(false);
         }
@@ -732,18 +723,5 @@ impl Drop for LocalWorkspace {
             }
             let _ = result::stream::destroy(self.stream);
         }
-    }
-}
-
-/// Each buffer's name and size, for [`memory::does_not_fit`].
-fn buffer_sizes(problem: &ProblemData) -> Vec<(&str, usize)> {
-    problem.buffers().map(|b| (b.name.as_str(), b.data.len())).collect()
-}
-
-/// The host data of the problem's argument `arg` (a buffer).
-fn host_data(problem: &ProblemData, arg: usize) -> &[u8] {
-    match &problem.args[arg] {
-        ArgData::Buffer(b) => &b.data,
-        ArgData::Scalar { .. } => &[],
     }
 }

@@ -113,9 +113,8 @@ pub(crate) struct Shared {
     /// The device's architecture, for kernels the backend compiles for itself.
     pub(crate) arch: String,
     state: Mutex<CtxState>,
-    /// What the workspaces had to do that the tune's report should say (see
-    /// [`kerntune_core::Backend::take_notes`]), each said once.
-    notes: Mutex<Vec<String>>,
+    /// What the workspaces had to do that the tune's report should say.
+    pub(crate) notes: kerntune_core::backend::Notes,
 }
 
 // SAFETY: the context handle is shared across threads as CUDA allows (a context may be current on
@@ -138,20 +137,7 @@ impl Shared {
     /// Device `ordinal` (of architecture `arch`); its context is created when first bound.
     pub(crate) fn open(ordinal: usize, arch: String) -> Result<Shared, OpenError> {
         let device = result::device::get(ordinal as i32).map_err(|e| OpenError::Other { backend: "cuda".into(), message: describe(&e) })?;
-        Ok(Shared { device, arch, state: Mutex::new(CtxState { ctx: std::ptr::null_mut(), gen: 0, dead: false }), notes: Mutex::new(Vec::new()) })
-    }
-
-    /// Adds a line for the tune's report, unless it is already there.
-    pub(crate) fn note(&self, line: String) {
-        let mut notes = self.notes.lock().unwrap_or_else(|p| p.into_inner());
-        if !notes.contains(&line) {
-            notes.push(line);
-        }
-    }
-
-    /// The lines noted since the last call.
-    pub(crate) fn take_notes(&self) -> Vec<String> {
-        std::mem::take(&mut *self.notes.lock().unwrap_or_else(|p| p.into_inner()))
+        Ok(Shared { device, arch, state: Mutex::new(CtxState { ctx: std::ptr::null_mut(), gen: 0, dead: false }), notes: Default::default() })
     }
 
     fn create_context(device: sys::CUdevice) -> Result<sys::CUcontext, BackendError> {

@@ -37,7 +37,7 @@ pub struct HipBackend {
     cache: Option<PathBuf>,
     worker: Option<Arc<WorkerSlot>>,
     /// What this process's workspaces had to do, for the tune's report.
-    notes: Arc<crate::bench::Notes>,
+    notes: Arc<kerntune_core::backend::Notes>,
 }
 
 impl HipBackend {

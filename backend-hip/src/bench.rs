@@ -2,30 +2,14 @@
 
 use crate::error::{check, map};
 use hip_sys::hiprt::{self as hip, hipError_t};
+use kerntune_core::backend::Notes;
 use kerntune_core::measure::timing::{time_launches, Rotation, StreamOps};
 use kerntune_core::measure::{memory, verify};
 use kerntune_core::worker::KernelImage;
 use kerntune_core::{Access, ArgData, BackendError, HostBuffer, L2Flush, Launch, ProblemData, TimeRequest, VerifyRequest};
 use std::ffi::c_void;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
-
-/// Lines for the tune's report (see [`kerntune_core::Backend::take_notes`]), each said once.
-#[derive(Default)]
-pub(crate) struct Notes(Mutex<Vec<String>>);
-
-impl Notes {
-    pub(crate) fn note(&self, line: String) {
-        let mut notes = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if !notes.contains(&line) {
-            notes.push(line);
-        }
-    }
-
-    pub(crate) fn take(&self) -> Vec<String> {
-        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
-    }
-}
 
 /// A compiled config: its code object, loaded as a module in this process (for the resource
 /// report, and for launching when kernels run in-process) and shipped to the worker process
@@ -240,19 +224,6 @@ fn mem_info() -> Result<(usize, usize), BackendError> {
     Ok((free, total))
 }
 
-/// Each buffer's name and size, for [`memory::does_not_fit`].
-fn buffer_sizes(problem: &ProblemData) -> Vec<(&str, usize)> {
-    problem.buffers().map(|b| (b.name.as_str(), b.data.len())).collect()
-}
-
-/// The host data of the problem's argument `arg` (a buffer).
-fn host_data(problem: &ProblemData, arg: usize) -> &[u8] {
-    match &problem.args[arg] {
-        ArgData::Buffer(b) => &b.data,
-        ArgData::Scalar { .. } => &[],
-    }
-}
-
 impl LocalWorkspace {
     /// Allocates and fills the problem's buffers, then device copies of their initial contents
     /// where the device has room ([`LocalWorkspace::make_copies`]).
@@ -284,7 +255,7 @@ impl LocalWorkspace {
             match a {
                 ArgData::Buffer(b) => {
                     let ptr =
-                        try_malloc(b.data.len())?.ok_or_else(|| BackendError::ProblemTooLarge(memory::does_not_fit(&buffer_sizes(problem), free, total)))?;
+                        try_malloc(b.data.len())?.ok_or_else(|| BackendError::ProblemTooLarge(memory::does_not_fit(&problem.buffer_sizes(), free, total)))?;
                     ws.bufs.push(DevBuf { ptr, pristine: std::ptr::null_mut(), bytes: b.data.len(), arg, init: b.described() });
                     if !b.data.is_empty() {
                         // SAFETY: the allocation holds the buffer's bytes.
@@ -309,26 +280,17 @@ impl LocalWorkspace {
     /// be restored from the host.
     fn make_copies(&mut self) -> Result<(), BackendError> {
         let (free, total) = mem_info()?;
-        let sizes: Vec<usize> = self.bufs.iter().map(|b| b.bytes).collect();
-        let plan = memory::plan_copies(&sizes, free, memory::reserve(total, self.flush_bytes));
-        let mut from_host = Vec::new();
-        for (b, keep) in self.bufs.iter_mut().zip(plan) {
-            if b.bytes == 0 {
-                continue;
-            }
-            // (An allocation can still fail where the plan fitted: the memory is fragmented.)
-            match if keep { try_malloc(b.bytes)? } else { None } {
-                Some(p) => {
-                    b.pristine = p;
-                    // SAFETY: both allocations hold `bytes` bytes.
-                    check(unsafe { hip::hipMemcpyDtoD(p, b.ptr, b.bytes) }, "copying")?;
-                }
-                None => from_host.push((b.init.name.as_str(), b.bytes)),
-            }
-        }
-        if !from_host.is_empty() {
-            tracing::info!(?from_host, free, "buffers restored from host memory");
-            self.notes.note(memory::restored_from_host(&from_host, free));
+        let bufs = &mut self.bufs;
+        let note = memory::make_copies(&self.problem.buffer_sizes(), free, total, self.flush_bytes, |i| {
+            let b = &mut bufs[i];
+            let Some(p) = try_malloc(b.bytes)? else { return Ok(false) };
+            b.pristine = p;
+            // SAFETY: both allocations hold `bytes` bytes.
+            check(unsafe { hip::hipMemcpyDtoD(p, b.ptr, b.bytes) }, "copying")?;
+            Ok(true)
+        })?;
+        if let Some(note) = note {
+            self.notes.note(note);
         }
         Ok(())
     }
@@ -343,7 +305,7 @@ impl LocalWorkspace {
                 } else if !b.pristine.is_null() {
                     check(hip::hipMemcpyDtoDAsync(b.ptr, b.pristine, b.bytes, self.stream), "restoring")?;
                 } else {
-                    let data = host_data(&self.problem, b.arg);
+                    let data = self.problem.buffer_data(b.arg);
                     check(hip::hipMemcpyHtoDAsync(b.ptr, data.as_ptr() as *mut c_void, b.bytes, self.stream), "restoring from the host")?;
                 }
             }

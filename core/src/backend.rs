@@ -201,6 +201,25 @@ pub trait Backend: Send + Sync {
     }
 }
 
+/// Lines a backend keeps for the tune's report until [`Backend::take_notes`], each said once.
+#[derive(Debug, Default)]
+pub struct Notes(std::sync::Mutex<Vec<String>>);
+
+impl Notes {
+    /// Adds a line, unless it is already there.
+    pub fn note(&self, line: String) {
+        let mut notes = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if !notes.contains(&line) {
+            notes.push(line);
+        }
+    }
+
+    /// The lines noted since the last call.
+    pub fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
 /// [`Backend::verify`] as every backend can do it: poisons write-only outputs and restores the
 /// inputs, launches once, compares the outputs with the reference ([`Backend::check_outputs`]:
 /// on the host unless the backend compares on the device), then restores the buffers. Returns

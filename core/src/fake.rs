@@ -382,7 +382,7 @@ impl Backend for FakeBackend {
         self.check_alive()?;
         std::thread::sleep(self.workspace_delay);
         if let Some(free) = self.free_memory {
-            let sizes: Vec<(&str, usize)> = problem.buffers().map(|b| (b.name.as_str(), b.data.len())).collect();
+            let sizes = problem.buffer_sizes();
             if sizes.iter().map(|b| b.1 as u64).sum::<u64>() > free {
                 let total = self.limits.global_mem_bytes.unwrap_or(free) as usize;
                 return Err(BackendError::ProblemTooLarge(crate::measure::memory::does_not_fit(&sizes, free as usize, total)));

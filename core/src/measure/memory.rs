@@ -43,6 +43,32 @@ pub fn plan_copies(sizes: &[usize], free: usize, reserve: usize) -> Vec<bool> {
     keep
 }
 
+/// Makes the device copies [`plan_copies`] fits for `buffers` (name and size of each, in the
+/// workspace's order), on a device with `free` of `total` bytes free: `copy(i)` allocates buffer
+/// `i`'s copy and fills it, `false` when the allocation found no memory (it can, where the plan
+/// fitted: the memory is fragmented). Returns the report's note when some buffers are left to
+/// be restored from the host ([`restored_from_host`]).
+pub fn make_copies(
+    buffers: &[(&str, usize)],
+    free: usize,
+    total: usize,
+    flush_bytes: usize,
+    mut copy: impl FnMut(usize) -> Result<bool, crate::BackendError>,
+) -> Result<Option<String>, crate::BackendError> {
+    let sizes: Vec<usize> = buffers.iter().map(|b| b.1).collect();
+    let mut from_host = Vec::new();
+    for (i, keep) in plan_copies(&sizes, free, reserve(total, flush_bytes)).into_iter().enumerate() {
+        if sizes[i] > 0 && !(keep && copy(i)?) {
+            from_host.push(buffers[i]);
+        }
+    }
+    if from_host.is_empty() {
+        return Ok(None);
+    }
+    tracing::info!(?from_host, free, "buffers restored from host memory");
+    Ok(Some(restored_from_host(&from_host, free)))
+}
+
 /// Whether `bytes` more fit on a device with `free` bytes free while keeping `reserve`.
 pub fn fits(bytes: usize, free: usize, reserve: usize) -> bool {
     bytes.checked_add(reserve).is_some_and(|n| n <= free)
@@ -123,6 +149,26 @@ mod tests {
         // Equal sizes: the earlier buffer first.
         assert_eq!(plan_copies(&[2 * GIB, 2 * GIB], 3 * GIB, 0), vec![true, false]);
         assert!(fits(GIB, 2 * GIB, GIB) && !fits(GIB + 1, 2 * GIB, GIB) && !fits(usize::MAX, usize::MAX, 1));
+    }
+
+    #[test]
+    fn copies_are_made_where_planned_and_the_rest_named() {
+        let buffers = [("x", 4 * GIB), ("y", GIB), ("n", 0), ("z", 3 * GIB)];
+        let mut asked = Vec::new();
+        // Room for 5 GiB after a 1 GiB reserve of a 64 GiB device: x and y are copied, z is not.
+        let note = make_copies(&buffers, 5 * GIB + GIB, 64 * GIB, 0, |i| {
+            asked.push(i);
+            Ok(true)
+        })
+        .unwrap()
+        .unwrap();
+        assert_eq!(asked, [0, 1]);
+        assert!(note.contains("copy of z (3.0 GiB)"), "{note}");
+        // A copy that finds no memory after all leaves its buffer to the host too.
+        let note = make_copies(&buffers, 64 * GIB, 64 * GIB, 0, |i| Ok(i != 1)).unwrap().unwrap();
+        assert!(note.contains("copy of y (1.0 GiB) (") && note.contains("so it is restored"), "{note}");
+        assert_eq!(make_copies(&buffers, 64 * GIB, 64 * GIB, 0, |_| Ok(true)).unwrap(), None);
+        assert!(make_copies(&buffers, 64 * GIB, 64 * GIB, 0, |_| Err(crate::BackendError::other("copy"))).is_err());
     }
 
     #[test]

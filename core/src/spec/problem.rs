@@ -497,6 +497,19 @@ impl ProblemData {
         })
     }
 
+    /// Each buffer's name and size in bytes, in argument order.
+    pub fn buffer_sizes(&self) -> Vec<(&str, usize)> {
+        self.buffers().map(|b| (b.name.as_str(), b.data.len())).collect()
+    }
+
+    /// The data of argument `arg` (a buffer's bytes; empty for a scalar or past the end).
+    pub fn buffer_data(&self, arg: usize) -> &[u8] {
+        match self.args.get(arg) {
+            Some(ArgData::Buffer(b)) => &b.data,
+            _ => &[],
+        }
+    }
+
     /// A buffer by name.
     pub fn buffer(&self, name: &str) -> Option<&HostBuffer> {
         self.buffers().find(|b| b.name == name)
