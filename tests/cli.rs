@@ -112,6 +112,35 @@ fn matmul_tunes_with_a_budget_and_json_output() {
     assert!(r["results"].as_array().unwrap().iter().all(|x| x["outcome"] == "measured"), "every sampled config matches the CPU product: {out}");
 }
 
+/// On a device without room for a copy of the triad's writable buffer or its reference (as
+/// `KERNTUNE_DEVICE_COPIES=0` makes any device behave), the triad is still tuned, in a worker
+/// and in this process: `y` is restored from the host before and after each verification (were
+/// it not, every config would verify one application of the triad off) and compared on the host,
+/// and the report says both.
+#[test]
+fn a_device_without_room_for_copies_restores_from_the_host() {
+    let d = tempfile::tempdir().unwrap();
+    if !have_device(d.path()) {
+        return;
+    }
+    let spec = examples().join("triad/triad.toml");
+    for isolation in ["1", "0"] {
+        let o = Command::new(env!("CARGO_BIN_EXE_kerntune"))
+            .args(["tune", spec.to_str().unwrap(), "--backend", "wgpu", "--no-db", "--strategy", "random", "--budget", "4", "--seed", "1"])
+            .env("KERNTUNE_CACHE_DIR", d.path())
+            .env("KERNTUNE_DEVICE_COPIES", "0")
+            .env("KERNTUNE_WGPU_ISOLATION", isolation)
+            .env_remove("KERNTUNE_LOG")
+            .output()
+            .expect("kerntune runs");
+        let (out, err) = text(&o);
+        assert!(o.status.success() && out.contains("winner: WG_SIZE="), "isolation {isolation}:\n{out}\n{err}");
+        assert!(!out.contains("failures:"), "isolation {isolation}:\n{out}");
+        assert!(out.contains("device memory: no room for a device copy of y (4.0 MiB) (") && out.contains("so it is restored from host memory"), "{out}");
+        assert!(out.contains("device memory: no room for the reference of output y (4.0 MiB) on the device"), "{out}");
+    }
+}
+
 fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, body).unwrap();

@@ -8,7 +8,8 @@
 //!   and `kill -9` of one device's worker mid-tune costs a re-run, not a failure; through
 //!   wgpu too, where two GPU adapters of one model are found;
 //! - a problem that fits the GPU's free memory only once is tuned, restoring its buffers from
-//!   host memory, and one that does not fit at all ends with one message.
+//!   host memory, and one that does not fit at all ends with one message, through CUDA and
+//!   through wgpu on Vulkan.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -144,30 +145,53 @@ fn a_problem_that_fits_the_gpu_only_once_is_tuned_with_restores_from_the_host() 
     if cuda_devices("device memory").is_none() {
         return;
     }
-    const GIB: usize = 1 << 30;
-    let buffer = 4 * GIB;
+    // Room for the buffers, the reserve the workspace keeps (1/64 of the memory, the L2 flush
+    // buffer) and the tune's two contexts (the CLI's and its worker's), not for one copy more;
+    // then for one buffer and 2 GiB.
+    fits_once("cuda", 4 * GIB, |total| total / 64 + GIB / 4 + 2 * GIB, 2 * GIB);
+}
+
+/// The same through Vulkan on the same GPU (wgpu, whose adapter says what is free through
+/// `VK_EXT_memory_budget`): two 1020 MiB buffers (the most a 1-D grid of 65,535 workgroups of
+/// 4,096 elements covers in whole MiB) with 1.5 GiB beside them for the two processes' devices,
+/// too little for a copy of `y` and the 2.2 GiB reserve; then one buffer and 0.5 GiB.
+#[test]
+fn a_problem_that_fits_the_gpu_only_once_is_tuned_through_vulkan_too() {
+    if cuda_devices("device memory through wgpu").is_none() {
+        return;
+    }
+    fits_once("wgpu", 1020 << 20, |_| 3 * GIB / 2, GIB / 2);
+}
+
+const GIB: usize = 1 << 30;
+
+/// Tunes the triad through `backend` on device 0 with two buffers of `buffer` bytes while this
+/// process holds all the device's memory but the buffers and `beside(total)`: the tune ends
+/// with a winner, both buffers or `y` restored from the host and `y` compared on the host; then
+/// with room for one buffer and `beside_one` only, it ends with one message.
+fn fits_once(backend: &str, buffer: usize, beside: impl Fn(usize) -> usize, beside_one: usize) {
     let ctx = cudarc::driver::CudaContext::new(0).expect("a context on device 0");
     ctx.bind_to_thread().expect("the context bound");
     let (free, total) = ctx.mem_get_info().expect("free memory");
-    // Room for the buffers, the reserve the workspace keeps (1/64 of the memory, the L2 flush
-    // buffer) and the tune's two contexts (the CLI's and its worker's), not for one copy more.
-    let leave = 2 * buffer + total / 64 + GIB / 4 + 2 * GIB;
+    let leave = 2 * buffer + beside(total);
     assert!(free > leave + GIB, "device 0 has only {free} B free");
     let ballast = Ballast::new(free - leave);
     let triad = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/triad/triad.toml");
     let triad = if triad.exists() { triad } else { PathBuf::from("examples/triad/triad.toml") };
     let n = format!("N={}", buffer / 4);
-    let args = ["tune", triad.to_str().unwrap(), "--backend", "cuda", "--no-db", "--key", &n, "--strategy", "random", "--budget", "4", "--seed", "1"];
+    let args = ["tune", triad.to_str().unwrap(), "--backend", backend, "--no-db", "--key", &n, "--strategy", "random", "--budget", "4", "--seed", "1"];
+    let size = kerntune::limits::human_bytes(buffer as u64);
     let d = cache();
     let o = kerntune(d.path(), &args);
     let t = text(&o);
     println!("{t}");
     assert!(o.status.success() && t.contains("winner: "), "{t}");
     assert!(!t.contains("failures:"), "{t}");
-    assert!(t.contains("device memory: no room for a device copy of x (4.0 GiB), y (4.0 GiB)") && t.contains("they are restored from host memory"), "{t}");
-    assert!(t.contains("no room for the reference of output y (4.0 GiB) on the device"), "{t}");
-    // Less room than the two buffers need: one buffer and 2 GiB, once the tune's processes
-    // have given their memory back.
+    // CUDA keeps a copy of every buffer, wgpu of the writable ones only (`x` is bound read-only).
+    let copies = if backend == "cuda" { format!("x ({size}), y ({size})") } else { format!("y ({size})") };
+    assert!(t.contains(&format!("device memory: no room for a device copy of {copies} (")) && t.contains("restored from host memory"), "{t}");
+    assert!(t.contains(&format!("no room for the reference of output y ({size}) on the device")), "{t}");
+    // Less room than the two buffers need, once the tune's processes have given theirs back.
     let deadline = Instant::now() + Duration::from_secs(30);
     let free = loop {
         let (free, _) = ctx.mem_get_info().expect("free memory");
@@ -176,13 +200,14 @@ fn a_problem_that_fits_the_gpu_only_once_is_tuned_with_restores_from_the_host() 
         }
         std::thread::sleep(Duration::from_millis(200));
     };
-    assert!(free > buffer + 3 * GIB, "device 0 has only {free} B free");
-    let more = Ballast::new(free - (buffer + 2 * GIB));
+    assert!(free > buffer + beside_one + GIB, "device 0 has only {free} B free");
+    let more = Ballast::new(free - (buffer + beside_one));
     let o = kerntune(d.path(), &args);
     let t = text(&o);
     println!("{t}");
     assert!(!o.status.success(), "{t}");
-    assert!(t.contains("out of device memory: the problem's buffers need 8.0 GiB (x 4.0 GiB, y 4.0 GiB), and the device has "), "{t}");
+    let need = kerntune::limits::human_bytes(2 * buffer as u64);
+    assert!(t.contains(&format!("out of device memory: the problem's buffers need {need} (x {size}, y {size}), and ")), "{t}");
     assert!(t.contains("; tune a smaller problem, or free the GPU's memory"), "{t}");
     // One message for the problem, not a failure per config.
     assert!(!t.contains("configs failed") && !t.contains("every device"), "{t}");

@@ -42,6 +42,8 @@ pub struct WgpuBackend {
     period_ns: f64,
     layouts: Mutex<Layouts>,
     clock: crate::clock::ClockGuard,
+    /// The report's notes from workspaces and verification (device memory).
+    notes: kerntune_core::backend::Notes,
     /// Whether the device can make pipeline caches (Vulkan): a pipeline compiled here travels
     /// to a worker process with the driver's compiled code (see [`crate::compile::compile`]).
     pipeline_caches: bool,
@@ -118,6 +120,7 @@ impl WgpuBackend {
             period_ns,
             layouts: Mutex::new(HashMap::new()),
             clock,
+            notes: Default::default(),
             pipeline_caches,
             worker: None,
         })
@@ -250,15 +253,13 @@ impl Backend for WgpuBackend {
             self.with_worker(problem, |_| Ok(()))?;
             return Ok(WgpuWorkspace(Place::Remote(problem.clone())));
         }
-        Ok(WgpuWorkspace(Place::Local(Box::new(bench::create_workspace(&self.device, self.queue(), problem.buffers().cloned().collect())))))
+        let buffers = bench::create_workspace(&self.device, self.queue(), problem.buffers().cloned().collect(), &self.info.name, &self.notes)?;
+        Ok(WgpuWorkspace(Place::Local(Box::new(buffers))))
     }
 
     fn reset(&self, ws: &mut WgpuWorkspace, poison: bool) -> Result<(), BackendError> {
         match &mut ws.0 {
-            Place::Local(l) => {
-                bench::reset(&self.device, self.queue(), l, poison);
-                Ok(())
-            }
+            Place::Local(l) => bench::reset(&self.device, self.queue(), l, poison),
             Place::Remote(p) => self.with_worker(p, |w| w.reset(poison)),
         }
     }
@@ -289,7 +290,7 @@ impl Backend for WgpuBackend {
     fn check_outputs(&self, ws: &mut WgpuWorkspace, req: &VerifyRequest<'_>) -> Result<(), BackendError> {
         match &mut ws.0 {
             // Screened on the device; only an output the screen cannot pass is read back.
-            Place::Local(l) => self.note_hang(bench::check(&self.device, self.queue(), l, req)),
+            Place::Local(l) => self.note_hang(bench::check(&self.device, self.queue(), l, req, &self.notes)),
             // (Not reached: a worker's verification runs whole in the worker.)
             Place::Remote(_) => req.check(&self.read_outputs(ws)?),
         }
@@ -307,7 +308,11 @@ impl Backend for WgpuBackend {
             // The worker's clock guard is the one that ran; a worker killed after a shader that
             // never ended took its notes with it.
             Some(slot) => slot.if_running(|w| w.take_notes()).and_then(Result::ok).unwrap_or_default(),
-            None => self.clock.take_notes(),
+            None => {
+                let mut notes = self.clock.take_notes();
+                notes.extend(self.notes.take());
+                notes
+            }
         }
     }
 

@@ -2,6 +2,9 @@
 
 use crate::compile::WgpuKernel;
 use crate::error::poll_error;
+use crate::memory;
+use kerntune_core::backend::Notes;
+use kerntune_core::measure::memory as core_memory;
 use kerntune_core::{Access, BackendError, DType, HostBuffer, Launch, TimeRequest, VerifyRequest};
 use std::time::Instant;
 
@@ -13,7 +16,8 @@ pub(crate) struct Buffers {
     staging: Vec<Option<wgpu::Buffer>>,
     /// A device copy of the initial contents of each buffer a kernel can write, which
     /// [`reset`] copies back on the device (read-only buffers are bound read-only: no launch
-    /// changes them).
+    /// changes them). `None` for a writable buffer the device had no room to copy: [`reset`]
+    /// writes it from `initial` instead.
     pristine: Vec<Option<wgpu::Buffer>>,
     /// The fill and comparison shaders, made on first use.
     pub(crate) ops: Option<DeviceOps>,
@@ -27,7 +31,25 @@ fn padded(len: usize) -> u64 {
     (len.max(4) as u64).div_ceil(4) * 4
 }
 
-pub(crate) fn create_workspace(device: &wgpu::Device, queue: &wgpu::Queue, bufs: Vec<HostBuffer>) -> Buffers {
+/// How much a write from the host puts in one staging buffer: wgpu stages each write in a
+/// buffer of its size (on a discrete GPU often in device memory the host can see), so a
+/// buffer of gigabytes is written in pieces, each staged after the previous one is done, and a
+/// problem that fits the device once is not refused for its staging.
+const WRITE_CHUNK: usize = 64 << 20;
+
+/// Makes the device buffers of a problem and writes their initial contents. On a device
+/// without room for them the error is [`BackendError::ProblemTooLarge`], with what they need
+/// and, where the adapter says ([`memory::device_memory`]), what it has free. Each writable
+/// buffer gets a device copy of its initial contents while the device keeps
+/// [`kerntune_core::measure::memory::reserve`] free (or, where it does not say, while its
+/// allocations succeed); a buffer without one is restored from the host, and `notes` says so.
+pub(crate) fn create_workspace(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    bufs: Vec<HostBuffer>,
+    adapter: &str,
+    notes: &Notes,
+) -> Result<Buffers, BackendError> {
     let make = |b: &HostBuffer| {
         device.create_buffer(&wgpu::BufferDescriptor {
             label: Some(&b.name),
@@ -36,63 +58,127 @@ pub(crate) fn create_workspace(device: &wgpu::Device, queue: &wgpu::Queue, bufs:
             mapped_at_creation: false,
         })
     };
-    let buffers: Vec<wgpu::Buffer> = bufs.iter().map(make).collect();
-    // Each buffer is written once from the host; a writable one's pristine copy is copied from
-    // it on the device (the queue's writes land before the submission that follows them).
-    let mut enc = device.create_command_encoder(&Default::default());
-    let pristine = bufs
-        .iter()
-        .zip(&buffers)
-        .map(|(b, buf)| {
-            write_padded(queue, buf, &b.data);
-            (b.access != Access::Read).then(|| {
-                let copy = make(b);
-                enc.copy_buffer_to_buffer(buf, 0, &copy, 0, buf.size());
-                copy
-            })
+    let sizes: Vec<(&str, usize)> = bufs.iter().map(|b| (b.name.as_str(), padded(b.data.len()) as usize)).collect();
+    let before = memory::device_memory(device);
+    tracing::debug!(?before, need = sizes.iter().map(|b| b.1).sum::<usize>(), "device memory (free, total) before the workspace");
+    let too_large = || {
+        BackendError::ProblemTooLarge(match before {
+            Some((free, total)) => core_memory::does_not_fit(&sizes, free, total),
+            None => memory::no_memory(&sizes, adapter),
         })
-        .collect();
-    queue.submit([enc.finish()]);
-    Buffers { buffers, staging: bufs.iter().map(|_| None).collect(), pristine, initial: bufs, ops: None, reference: None }
-}
-
-/// Uploads a host buffer to a new device buffer (its exact size, at least 4 bytes).
-pub(crate) fn upload(device: &wgpu::Device, queue: &wgpu::Queue, data: &[u8]) -> wgpu::Buffer {
-    let buf = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("kerntune reference"),
-        size: padded(data.len()),
-        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    write_padded(queue, &buf, data);
-    buf
-}
-
-fn write_padded(queue: &wgpu::Queue, buf: &wgpu::Buffer, data: &[u8]) {
-    if data.len().is_multiple_of(4) && !data.is_empty() {
-        queue.write_buffer(buf, 0, data);
-    } else {
-        let mut v = data.to_vec();
-        v.resize(padded(data.len()) as usize, 0);
-        queue.write_buffer(buf, 0, &v);
+    };
+    if before.is_some_and(|(free, _)| sizes.iter().map(|b| b.1).sum::<usize>() > free) {
+        return Err(too_large());
     }
+    let buffers: Vec<wgpu::Buffer> = memory::try_alloc(device, || bufs.iter().map(make).collect()).ok_or_else(too_large)?;
+    for (b, buf) in bufs.iter().zip(&buffers) {
+        write_padded(device, queue, buf, &b.data)?.ok_or_else(too_large)?;
+    }
+    // A writable buffer's pristine copy is copied from it on the device (the queue's writes
+    // land before the submission that follows them), largest first while there is room.
+    let mut pristine: Vec<Option<wgpu::Buffer>> = bufs.iter().map(|_| None).collect();
+    let mut enc = device.create_command_encoder(&Default::default());
+    let writable: Vec<(&str, usize)> = bufs.iter().zip(&sizes).map(|(b, &(n, size))| (n, if b.access == Access::Read { 0 } else { size })).collect();
+    let mut copy = |i: usize| -> Result<bool, BackendError> {
+        if core_memory::copies_disabled() {
+            return Ok(false);
+        }
+        let Some(copy) = memory::try_alloc(device, || make(&bufs[i])) else { return Ok(false) };
+        enc.copy_buffer_to_buffer(&buffers[i], 0, &copy, 0, buffers[i].size());
+        pristine[i] = Some(copy);
+        Ok(true)
+    };
+    let after = memory::device_memory(device);
+    tracing::debug!(?after, "device memory (free, total) after the problem's buffers");
+    let note = match after {
+        Some((free, total)) => core_memory::make_copies(&writable, free, total, 0, &mut copy)?,
+        None => {
+            let mut order: Vec<usize> = (0..writable.len()).filter(|&i| writable[i].1 > 0).collect();
+            order.sort_by_key(|&i| std::cmp::Reverse(writable[i].1));
+            let mut from_host = Vec::new();
+            for i in order {
+                if !copy(i)? {
+                    from_host.push(writable[i]);
+                }
+            }
+            from_host.sort_by_key(|b| sizes.iter().position(|s| s.0 == b.0));
+            (!from_host.is_empty()).then(|| core_memory::restored_from_host(&from_host, None))
+        }
+    };
+    queue.submit([enc.finish()]);
+    if let Some(note) = note {
+        notes.note(note);
+    }
+    Ok(Buffers { buffers, staging: bufs.iter().map(|_| None).collect(), pristine, initial: bufs, ops: None, reference: None })
+}
+
+/// Uploads a host buffer to a new device buffer (its exact size, at least 4 bytes): `None`
+/// when the device has no room for it (the reference output is then compared on the host).
+pub(crate) fn upload(device: &wgpu::Device, queue: &wgpu::Queue, data: &[u8]) -> Result<Option<wgpu::Buffer>, BackendError> {
+    if core_memory::copies_disabled()
+        || memory::device_memory(device).is_some_and(|(free, total)| !core_memory::fits(data.len(), free, core_memory::reserve(total, 0)))
+    {
+        return Ok(None);
+    }
+    let Some(buf) = memory::try_alloc(device, || {
+        device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("kerntune reference"),
+            size: padded(data.len()),
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        })
+    }) else {
+        return Ok(None);
+    };
+    Ok(write_padded(device, queue, &buf, data)?.map(|()| buf))
+}
+
+/// Writes `data` (padded with zeros to a multiple of 4 bytes) to the start of `buf`, in pieces
+/// of [`WRITE_CHUNK`]: `None` when the device had no memory to stage a piece.
+fn write_padded(device: &wgpu::Device, queue: &wgpu::Queue, buf: &wgpu::Buffer, data: &[u8]) -> Result<Option<()>, BackendError> {
+    let mut tail = Vec::new();
+    let whole = data.len() / 4 * 4;
+    if whole < data.len() || data.is_empty() {
+        tail = data[whole..].to_vec();
+        tail.resize(4, 0);
+    }
+    let pieces = data[..whole].chunks(WRITE_CHUNK).chain((!tail.is_empty()).then_some(&tail[..]));
+    let mut offset = 0u64;
+    for (k, piece) in pieces.enumerate() {
+        if k > 0 {
+            // The previous piece's staging buffer is freed once its copy is done.
+            let idx = queue.submit([]);
+            wait(device, idx, std::time::Duration::from_secs(60))?;
+        }
+        if memory::try_alloc(device, || queue.write_buffer(buf, offset, piece)).is_none() {
+            return Ok(None);
+        }
+        offset += piece.len() as u64;
+    }
+    Ok(Some(()))
 }
 
 /// Restores the buffers a kernel can write to their initial contents, or poisons the
 /// write-only ones (`poison`: all bits set), on the device. Read-only arguments are bound
 /// read-only (see [`crate::compile::pipeline_layout`]): no launch can change them, so they are
 /// not touched (for a matmul, two of its three buffers).
-pub(crate) fn reset(device: &wgpu::Device, queue: &wgpu::Queue, ws: &mut Buffers, poison: bool) {
+pub(crate) fn reset(device: &wgpu::Device, queue: &wgpu::Queue, ws: &mut Buffers, poison: bool) -> Result<(), BackendError> {
     let ops = if poison { Some(ws.ops.get_or_insert_with(|| DeviceOps::new(device))) } else { None };
     let mut enc = device.create_command_encoder(&Default::default());
     for ((buf, init), pristine) in ws.buffers.iter().zip(&ws.initial).zip(&ws.pristine) {
         match (init.access, &ops, pristine) {
             (Access::Write, Some(ops), _) => ops.record_poison(device, &mut enc, buf),
             (_, _, Some(p)) => enc.copy_buffer_to_buffer(p, 0, buf, 0, buf.size()),
-            _ => {}
+            (Access::Read, _, None) => {}
+            // No room for a device copy: written from the host (before the submission below).
+            (_, _, None) => {
+                write_padded(device, queue, buf, &init.data)?
+                    .ok_or_else(|| BackendError::other(format!("out of device memory restoring {} from the host", init.name)))?;
+            }
         }
     }
     queue.submit([enc.finish()]);
+    Ok(())
 }
 
 fn wait(device: &wgpu::Device, idx: wgpu::SubmissionIndex, timeout: std::time::Duration) -> Result<(), BackendError> {
@@ -440,10 +526,17 @@ fn groups(n: u64) -> u32 {
 /// Compares the selected outputs in `ws` with `req`'s reference: each screened on the device
 /// (the reference uploaded once per reference id), and any the screen could not pass read back
 /// and compared by core's rule.
-pub(crate) fn check(device: &wgpu::Device, queue: &wgpu::Queue, ws: &mut Buffers, req: &VerifyRequest<'_>) -> Result<(), BackendError> {
+pub(crate) fn check(device: &wgpu::Device, queue: &wgpu::Queue, ws: &mut Buffers, req: &VerifyRequest<'_>, notes: &Notes) -> Result<(), BackendError> {
     let ops = ws.ops.get_or_insert_with(|| DeviceOps::new(device));
     if !matches!(&ws.reference, Some((id, _)) if *id == req.reference_id) {
-        let refs = req.reference.iter().map(|want| (req.selects(want) && on_device(want)).then(|| upload(device, queue, &want.data))).collect();
+        let mut refs = Vec::with_capacity(req.reference.len());
+        for want in req.reference {
+            let buf = if req.selects(want) && on_device(want) { upload(device, queue, &want.data)? } else { None };
+            if buf.is_none() && req.selects(want) && on_device(want) {
+                notes.note(core_memory::compared_on_host(&want.name, want.data.len()));
+            }
+            refs.push(buf);
+        }
         ws.reference = Some((req.reference_id, refs));
     }
     let refs = ws.reference.as_ref().map_or(&[][..], |(_, r)| r);
@@ -514,10 +607,45 @@ mod tests {
         got: &HostBuffer,
     ) -> (Result<(), String>, Result<(), String>) {
         let req = VerifyRequest { reference, reference_id: id, outputs, tolerance: tol, per_output: &[], timeout: std::time::Duration::from_secs(60) };
-        let on_device = check(device, queue, ws, &req).map_err(|e| e.to_string());
+        let on_device = check(device, queue, ws, &req, &Notes::default()).map_err(|e| e.to_string());
         let want = reference.iter().find(|w| w.name == got.name).expect("the output is in the reference");
         let on_host = kerntune_core::measure::verify::compare(got, want, tol).map_err(|m| BackendError::WrongOutput(m).to_string());
         (on_device, on_host)
+    }
+
+    /// A buffer larger than one staging piece is written whole, its odd tail padded; a writable
+    /// buffer without a device copy (no room for one) is restored from the host by `reset`.
+    #[test]
+    fn large_writes_and_restores_from_the_host_keep_the_data() {
+        let Some(adapter) = crate::best_adapter() else {
+            kerntune_core::testing::skipped("wgpu workspace: no adapter");
+            return;
+        };
+        let (device, queue) = pollster::block_on(adapter.request_device(&Default::default())).expect("a device");
+        // Two pieces.
+        let data: Vec<u8> = (0..WRITE_CHUNK + 4 * 1000).map(|i| (i * 7 % 251) as u8).collect();
+        let buf = |access| HostBuffer { name: "y".into(), dtype: DType::I32, data: data.clone(), access, memory: Memory::Global };
+        let notes = Notes::default();
+        let mut ws = create_workspace(&device, &queue, vec![buf(Access::ReadWrite)], "test", &notes).unwrap();
+        let read = |ws: &mut Buffers| read_selected(&device, &queue, ws, |_| true).unwrap().remove(0).data;
+        assert!(read(&mut ws) == data, "written in pieces, read back the same");
+        assert!(ws.pristine[0].is_some() && notes.take().is_empty(), "a copy made, nothing noted");
+        // Without the copy, as on a full device: a kernel's write is undone from the host.
+        ws.pristine[0] = None;
+        queue.write_buffer(&ws.buffers[0], 8, &[0xAB; 16]);
+        queue.submit([]);
+        assert!(read(&mut ws) != data);
+        reset(&device, &queue, &mut ws, false).unwrap();
+        assert!(read(&mut ws) == data, "restored from the host");
+        // A reference uploaded in pieces compares equal on the device.
+        let reference = [buf(Access::ReadWrite)];
+        let req =
+            VerifyRequest { reference: &reference, reference_id: 1, outputs: &[], tolerance: Default::default(), per_output: &[], timeout: std::time::Duration::from_secs(60) };
+        check(&device, &queue, &mut ws, &req, &notes).unwrap();
+        assert!(ws.reference.as_ref().is_some_and(|r| r.1[0].is_some()) && notes.take().is_empty(), "the reference is on the device");
+        // An odd length ends in a padded word.
+        write_padded(&device, &queue, &ws.buffers[0], &[1, 2, 3, 4, 5, 6]).unwrap().unwrap();
+        assert_eq!(read(&mut ws)[..12], [1, 2, 3, 4, 5, 6, 0, 0, data[8], data[9], data[10], data[11]]);
     }
 
     /// The device screen never changes a verdict or its words: on outputs full of edge cases
@@ -565,7 +693,7 @@ mod tests {
                 })
                 .collect();
             let reference = vec![f32_buffer("x", &want, Access::Read), f32_buffer("y", &want, Access::Write)];
-            let mut ws = create_workspace(&device, &queue, vec![f32_buffer("x", &want, Access::Read), f32_buffer("y", &got, Access::Write)]);
+            let mut ws = create_workspace(&device, &queue, vec![f32_buffer("x", &want, Access::Read), f32_buffer("y", &got, Access::Write)], "test", &Notes::default()).unwrap();
             let (device_verdict, host_verdict) =
                 verdicts(&device, &queue, &mut ws, &reference, &["y".to_string()], (case as u64, tol), &f32_buffer("y", &got, Access::Write));
             assert_eq!(device_verdict, host_verdict, "case {case}: n = {n}, atol {atol}, rtol {rtol}");
@@ -584,7 +712,7 @@ mod tests {
         let tol = Tolerance { atol: 1e-3, rtol: 0.0 };
         let (want, got) = (vec![0.0f32; 64], vec![1e-3f32; 64]);
         let reference = vec![f32_buffer("y", &want, Access::Write)];
-        let mut ws = create_workspace(&device, &queue, vec![f32_buffer("y", &got, Access::Write)]);
+        let mut ws = create_workspace(&device, &queue, vec![f32_buffer("y", &got, Access::Write)], "test", &Notes::default()).unwrap();
         let req = VerifyRequest {
             reference: &reference,
             reference_id: 1000,
@@ -593,7 +721,7 @@ mod tests {
             per_output: &[],
             timeout: std::time::Duration::from_secs(60),
         };
-        let e = check(&device, &queue, &mut ws, &req).expect_err("1e-3f32 is more than 1e-3 from 0").to_string();
+        let e = check(&device, &queue, &mut ws, &req, &Notes::default()).expect_err("1e-3f32 is more than 1e-3 from 0").to_string();
         assert!(e.contains("64 of 64 elements differ"), "{e}");
         assert!(screened > 20, "{screened} exact copies screened");
     }
@@ -654,7 +782,7 @@ mod tests {
                     memory: Memory::Global,
                 };
                 let reference = vec![buffer("y", &want, Access::Write)];
-                let mut ws = create_workspace(&device, &queue, vec![buffer("y", &got, Access::Write)]);
+                let mut ws = create_workspace(&device, &queue, vec![buffer("y", &got, Access::Write)], "test", &Notes::default()).unwrap();
                 let (device_verdict, host_verdict) = verdicts(&device, &queue, &mut ws, &reference, &[], (case as u64, tol), &buffer("y", &got, Access::Write));
                 assert_eq!(device_verdict, host_verdict, "{dtype:?} case {case}: n = {n}, atol {atol}, rtol {rtol}");
                 passed += usize::from(host_verdict.is_ok());

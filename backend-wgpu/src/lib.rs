@@ -20,7 +20,8 @@
 //!
 //! Files, as in every backend crate (imports point down the list): `backend.rs` opens an
 //! adapter and implements [`kerntune_core::Backend`]; `compile.rs` turns a config into a
-//! pipeline; `bench.rs` owns buffers and timing; `clock.rs` keeps timing at a busy GPU's clock; `device.rs` enumerates adapters; `limits.rs`
+//! pipeline; `bench.rs` owns buffers and timing; `memory.rs` reads the adapter's free memory
+//! (Vulkan's budget) and catches allocations that find none; `clock.rs` keeps timing at a busy GPU's clock; `device.rs` enumerates adapters; `limits.rs`
 //! is the one conversion from wgpu limits to [`kerntune_core::Limits`]; `error.rs` maps wgpu's
 //! errors; `worker.rs` runs kernels in a worker process (where the host program called
 //! [`worker::hook`]), so that a shader that never ends is killed with its process instead of
@@ -34,6 +35,7 @@ mod device;
 mod error;
 pub mod launch;
 mod limits;
+mod memory;
 pub mod worker;
 
 pub use backend::{launch_never_ended, WgpuBackend, WgpuWorkspace};

@@ -19,11 +19,17 @@ use crate::limits::human_bytes;
 /// comparing an output on the host one read-back, so device copies come first.
 /// `KERNTUNE_DEVICE_COPIES=0` reserves everything (as on a full device), to test those paths.
 pub fn reserve(total: usize, flush_bytes: usize) -> usize {
-    if std::env::var_os("KERNTUNE_DEVICE_COPIES").is_some_and(|v| v == "0") {
+    if copies_disabled() {
         // Tests of the paths a full device takes: no copy, no reference, no rotation fits.
         return usize::MAX;
     }
     flush_bytes.saturating_add((total / 64).max(256 << 20))
+}
+
+/// Whether `KERNTUNE_DEVICE_COPIES=0` asks workspaces to behave as on a full device (no device
+/// copy of a buffer, no reference on the device), to test those paths on any device.
+pub fn copies_disabled() -> bool {
+    std::env::var_os("KERNTUNE_DEVICE_COPIES").is_some_and(|v| v == "0")
 }
 
 /// Which buffers (by size in bytes) get a device copy, given `free` bytes on the device and
@@ -66,7 +72,7 @@ pub fn make_copies(
         return Ok(None);
     }
     tracing::info!(?from_host, free, "buffers restored from host memory");
-    Ok(Some(restored_from_host(&from_host, free)))
+    Ok(Some(restored_from_host(&from_host, Some(free))))
 }
 
 /// Whether `bytes` more fit on a device with `free` bytes free while keeping `reserve`.
@@ -75,14 +81,18 @@ pub fn fits(bytes: usize, free: usize, reserve: usize) -> bool {
 }
 
 /// The report's note for buffers restored from host memory: `(name, bytes)` of each, the
-/// device's free memory when the workspace was made.
-pub fn restored_from_host(buffers: &[(&str, usize)], free: usize) -> String {
+/// device's free memory when the workspace was made (`None` where the device does not say, and
+/// its allocation of the copy failed).
+pub fn restored_from_host(buffers: &[(&str, usize)], free: Option<usize>) -> String {
     let listed: Vec<String> = buffers.iter().map(|(n, b)| format!("{n} ({})", human_bytes(*b as u64))).collect();
     let total: usize = buffers.iter().map(|b| b.1).sum();
     format!(
-        "device memory: no room for a device copy of {} (the device had {} free beside the problem's buffers), so {} restored from host memory before and after each verification, {} copied from the host each time",
+        "device memory: no room for a device copy of {} ({}), so {} restored from host memory before and after each verification, {} copied from the host each time",
         listed.join(", "),
-        human_bytes(free as u64),
+        match free {
+            Some(free) => format!("the device had {} free beside the problem's buffers", human_bytes(free as u64)),
+            None => "the device found no memory for it".into(),
+        },
         if buffers.len() == 1 { "it is" } else { "they are" },
         human_bytes(total as u64),
     )
@@ -189,10 +199,12 @@ mod tests {
         assert!(m.contains("(e 5 B, d 4 B, c 3 B, b 2 B, and 1 more)") && m.ends_with("; tune a smaller problem, or free the GPU's memory"), "{m}");
         let m = does_not_fit(&[("x", 100 * GIB)], 79 * GIB, 80 * GIB);
         assert!(m.ends_with("80.0 GiB; tune a smaller problem"), "{m}");
-        let n = restored_from_host(&[("y", 40 * GIB)], 45 * GIB);
+        let n = restored_from_host(&[("y", 40 * GIB)], Some(45 * GIB));
         assert!(n.contains("copy of y (40.0 GiB) (the device had 45.0 GiB free") && n.contains("so it is restored"), "{n}");
-        let n = restored_from_host(&[("x", GIB), ("y", GIB)], GIB);
+        let n = restored_from_host(&[("x", GIB), ("y", GIB)], Some(GIB));
         assert!(n.contains("x (1.0 GiB), y (1.0 GiB)") && n.contains("they are restored") && n.ends_with("2.0 GiB copied from the host each time"), "{n}");
+        let n = restored_from_host(&[("y", GIB)], None);
+        assert!(n.starts_with("device memory: no room for a device copy of y (1.0 GiB) (the device found no memory for it), so it is restored"), "{n}");
         assert!(compared_on_host("y", GIB).contains("output y (1.0 GiB)"));
         assert!(rotation_fits(GIB, 80 * GIB, 80 * GIB, 0).is_ok());
         let n = rotation_fits(8 * GIB, 4 * GIB, 80 * GIB, 0).unwrap_err();

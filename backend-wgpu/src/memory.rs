@@ -1,0 +1,117 @@
+//! How much device memory an adapter has free, where its API says (Vulkan's
+//! `VK_EXT_memory_budget`), and the allocations a workspace makes without panicking or poisoning
+//! the device when it has none left (wgpu's out-of-memory error scope).
+//!
+//! WebGPU has no query for free memory; Vulkan has one, reached through wgpu's hal. Where there
+//! is none (Metal, DX12, a driver without the extension), a workspace learns that the device is
+//! full from the allocation that fails.
+
+/// The device-local memory of `device`: `(free, total)` bytes of its largest device-local heap,
+/// free being the heap's budget (what the driver says this process can use, other processes'
+/// allocations taken out) less what this process already uses. `None` where the backend does
+/// not say.
+pub(crate) fn device_memory(device: &wgpu::Device) -> Option<(usize, usize)> {
+    #[cfg(any(target_os = "linux", target_os = "windows", target_os = "android", target_os = "freebsd"))]
+    {
+        vulkan_budget(device)
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "windows", target_os = "android", target_os = "freebsd")))]
+    {
+        let _ = device;
+        None
+    }
+}
+
+#[cfg(any(target_os = "linux", target_os = "windows", target_os = "android", target_os = "freebsd"))]
+fn vulkan_budget(device: &wgpu::Device) -> Option<(usize, usize)> {
+    use ash::vk;
+    // SAFETY: only reads the physical device's memory properties; nothing is created or
+    // destroyed through the hal device.
+    let hal = unsafe { device.as_hal::<wgpu::hal::api::Vulkan>() }?;
+    let instance = hal.shared_instance();
+    // The budget is chained to a Vulkan 1.1 query, valid once the device enabled the extension.
+    if instance.instance_api_version() < vk::API_VERSION_1_1 || !hal.enabled_device_extensions().contains(&ash::ext::memory_budget::NAME) {
+        return None;
+    }
+    let mut budget = vk::PhysicalDeviceMemoryBudgetPropertiesEXT::default();
+    let mut props = vk::PhysicalDeviceMemoryProperties2::default().push_next(&mut budget);
+    // SAFETY: a query on the physical device the device was made from, with the extension's
+    // structure chained (the extension is enabled, checked above).
+    unsafe { instance.raw_instance().get_physical_device_memory_properties2(hal.raw_physical_device(), &mut props) };
+    let base = props.memory_properties;
+    let heaps = &base.memory_heaps[..(base.memory_heap_count as usize).min(vk::MAX_MEMORY_HEAPS)];
+    let (i, heap) = heaps.iter().enumerate().filter(|(_, h)| h.flags.contains(vk::MemoryHeapFlags::DEVICE_LOCAL)).max_by_key(|(_, h)| h.size)?;
+    let free = budget.heap_budget[i].saturating_sub(budget.heap_usage[i]);
+    Some((usize::try_from(free).unwrap_or(usize::MAX), usize::try_from(heap.size).unwrap_or(usize::MAX)))
+}
+
+/// Runs `make` (which allocates) with wgpu's out-of-memory errors captured: `None` when the
+/// device found no memory for it (what `make` returned is dropped, an invalid object).
+pub(crate) fn try_alloc<T>(device: &wgpu::Device, make: impl FnOnce() -> T) -> Option<T> {
+    let scope = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+    let made = make();
+    match pollster::block_on(scope.pop()) {
+        None => Some(made),
+        Some(e) => {
+            tracing::info!("wgpu allocation failed: {e}");
+            None
+        }
+    }
+}
+
+/// The error for a problem whose buffers the device found no memory for, where the adapter
+/// does not report its free memory: `buffers` are `(name, bytes)` of each.
+pub(crate) fn no_memory(buffers: &[(&str, usize)], adapter: &str) -> String {
+    let need: usize = buffers.iter().map(|b| b.1).sum();
+    let mut largest: Vec<&(&str, usize)> = buffers.iter().filter(|b| b.1 > 0).collect();
+    largest.sort_by_key(|b| std::cmp::Reverse(b.1));
+    let shown: Vec<String> = largest.iter().take(4).map(|(n, b)| format!("{n} {}", kerntune_core::limits::human_bytes(*b as u64))).collect();
+    let more = if largest.len() > 4 { format!(", and {} more", largest.len() - 4) } else { String::new() };
+    format!(
+        "out of device memory: the problem's buffers need {} ({}{more}), and {adapter} found no memory for them (its API does not report free memory); tune a smaller problem, or free the GPU's memory",
+        kerntune_core::limits::human_bytes(need as u64),
+        shown.join(", "),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_message_names_the_buffers_and_what_to_do() {
+        let m = no_memory(&[("x", 2 << 30), ("y", 2 << 30), ("n", 0)], "NVIDIA H200");
+        assert_eq!(
+            m,
+            "out of device memory: the problem's buffers need 4.0 GiB (x 2.0 GiB, y 2.0 GiB), and NVIDIA H200 found no memory for them (its API does not report free memory); tune a smaller problem, or free the GPU's memory"
+        );
+    }
+
+    /// Where the adapter reports a budget (NVIDIA's and AMD's Vulkan drivers do; llvmpipe as
+    /// Debian 12 ships it does not), its free memory is read, and a buffer allocated takes from it.
+    #[test]
+    fn a_vulkan_adapter_reports_its_free_memory() {
+        let Some(adapter) = crate::best_adapter() else {
+            kerntune_core::testing::skipped("wgpu device memory: no adapter");
+            return;
+        };
+        let (device, _queue) = pollster::block_on(adapter.request_device(&Default::default())).expect("a device");
+        let Some((free, total)) = device_memory(&device) else {
+            kerntune_core::testing::skipped("wgpu device memory: the adapter reports no budget");
+            return;
+        };
+        assert!(free > 0 && free <= total, "{free} of {total}");
+        let buf = try_alloc(&device, || {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: None,
+                size: 64 << 20,
+                usage: wgpu::BufferUsages::STORAGE,
+                mapped_at_creation: false,
+            })
+        })
+        .expect("64 MiB");
+        let (after, _) = device_memory(&device).expect("still reported");
+        assert!(after < free, "a 64 MiB buffer takes from the free memory: {free} → {after}");
+        drop(buf);
+    }
+}
