@@ -461,7 +461,9 @@ impl DeviceOps {
     }
 
     /// How many of `want`'s elements `got` is not proven within `tol` of: f32 outputs by the
-    /// f32 screen, the others by their bits (see the section's comment above).
+    /// f32 screen, the others by their bits (see the section's comment above). A screen that
+    /// wgpu refused (an invalid buffer, no memory) proves nothing: `u32::MAX`, so the output is
+    /// compared on the host (its counter, never written, would read as a pass).
     fn unproven(
         &mut self,
         device: &wgpu::Device,
@@ -480,6 +482,8 @@ impl DeviceOps {
             queue.write_buffer(&self.shape, 0, &shape.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>());
             (&*self.compare_bits.get_or_insert_with(|| verification_pipeline(device, COMPARE_BITS_WGSL, "compare_bits")), &self.shape)
         };
+        let refused = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let no_memory = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let bg = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: None,
             layout: &pipeline.get_bind_group_layout(0),
@@ -501,6 +505,11 @@ impl DeviceOps {
         enc.copy_buffer_to_buffer(&self.counter, 0, &self.counter_read, 0, 4);
         queue.submit([enc.finish()]);
         let bytes = read_buffer(device, &self.counter_read, std::time::Duration::from_secs(60))?;
+        let no_memory = pollster::block_on(no_memory.pop());
+        if let Some(e) = no_memory.or(pollster::block_on(refused.pop())) {
+            tracing::warn!("the device screen of an output failed, so it is compared on the host: {e}");
+            return Ok(u32::MAX);
+        }
         Ok(u32::from_le_bytes(bytes[..4].try_into().expect("4 bytes")))
     }
 }
@@ -643,6 +652,12 @@ mod tests {
             VerifyRequest { reference: &reference, reference_id: 1, outputs: &[], tolerance: Default::default(), per_output: &[], timeout: std::time::Duration::from_secs(60) };
         check(&device, &queue, &mut ws, &req, &notes).unwrap();
         assert!(ws.reference.as_ref().is_some_and(|r| r.1[0].is_some()) && notes.take().is_empty(), "the reference is on the device");
+        // A screen wgpu refuses (here a destroyed reference) proves nothing.
+        let (ops, refs) = (ws.ops.as_mut().expect("made by check"), &ws.reference.as_ref().expect("uploaded").1);
+        let want = refs[0].as_ref().expect("on the device");
+        want.destroy();
+        assert_eq!(ops.unproven(&device, &queue, &ws.buffers[0], want, DType::I32, Default::default()).unwrap(), u32::MAX);
+        ws.reference = None;
         // An odd length ends in a padded word.
         write_padded(&device, &queue, &ws.buffers[0], &[1, 2, 3, 4, 5, 6]).unwrap().unwrap();
         assert_eq!(read(&mut ws)[..12], [1, 2, 3, 4, 5, 6, 0, 0, data[8], data[9], data[10], data[11]]);

@@ -88,7 +88,8 @@ mod tests {
     }
 
     /// Where the adapter reports a budget (NVIDIA's and AMD's Vulkan drivers do; llvmpipe as
-    /// Debian 12 ships it does not), its free memory is read, and a buffer allocated takes from it.
+    /// Debian 12 ships it does not), its free memory is read: at most its total. (That it counts
+    /// other processes' memory is the GPU suite's fits-once test through Vulkan.)
     #[test]
     fn a_vulkan_adapter_reports_its_free_memory() {
         let Some(adapter) = crate::best_adapter() else {
@@ -101,6 +102,8 @@ mod tests {
             return;
         };
         assert!(free > 0 && free <= total, "{free} of {total}");
+        // A buffer allocated takes from it (drivers may report the change later, or take it
+        // from a block already allocated: the free memory does not grow).
         let buf = try_alloc(&device, || {
             device.create_buffer(&wgpu::BufferDescriptor {
                 label: None,
@@ -110,8 +113,8 @@ mod tests {
             })
         })
         .expect("64 MiB");
-        let (after, _) = device_memory(&device).expect("still reported");
-        assert!(after < free, "a 64 MiB buffer takes from the free memory: {free} → {after}");
+        let (after, total_after) = device_memory(&device).expect("still reported");
+        assert!(after <= free && total_after == total, "{free} → {after} of {total} → {total_after}");
         drop(buf);
     }
 }
