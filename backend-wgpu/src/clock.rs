@@ -51,6 +51,12 @@ const SLOW: f64 = 1.08;
 const BACK: f64 = 1.04;
 /// ... or after this long (the clock is down for a reason the guard cannot lift: heat, power).
 const CAP: Duration = Duration::from_secs(3);
+/// The first check loads the GPU at least this long before it takes the probe's time as the
+/// top clock's: a driver raises a fallen clock over hundreds of milliseconds of load (0.37 s
+/// measured on an H100), and a first check that stopped after ten bursts without improvement
+/// (0.15 s) learned an H200's 615 MHz as its top (a memory-bound triad then timed 2.5× slow,
+/// every later check passing).
+const LEARN: Duration = Duration::from_millis(600);
 /// GPU time per burst of probes while ramping.
 const BURST_SECONDS: f64 = 0.01;
 
@@ -65,6 +71,10 @@ pub(crate) struct ClockLog {
     pub unrestored: u32,
     /// The slowest probe seen, as a multiple of the fastest (how far the clock had fallen).
     pub worst: f64,
+    /// A later probe faster than the fastest learnt by more than [`SLOW`]: how many times, and
+    /// by how much at most (configs timed before may have run at a lower clock).
+    pub faster: u32,
+    pub faster_by: f64,
 }
 
 struct State {
@@ -81,6 +91,8 @@ struct Checker {
     fastest: f64,
     log: ClockLog,
     cap: Duration,
+    /// The least loading of the first check (see [`LEARN`]).
+    learn: Duration,
 }
 
 /// The clock guard of one device (see the module docs).
@@ -91,7 +103,7 @@ pub(crate) struct ClockGuard {
 
 impl ClockGuard {
     pub fn new(enabled: bool) -> ClockGuard {
-        let checker = Checker { fastest: f64::INFINITY, log: ClockLog::default(), cap: CAP };
+        let checker = Checker { fastest: f64::INFINITY, log: ClockLog::default(), cap: CAP, learn: LEARN };
         let state = State { probe: None, last_check: None, checker, broken: None };
         ClockGuard { enabled, state: Mutex::new(state) }
     }
@@ -147,6 +159,12 @@ impl ClockGuard {
             }
             notes.push(n);
         }
+        if log.faster > 0 {
+            notes.push(format!(
+                "clock guard: its reference kernel later ran up to {:.1}× faster than when it was first timed (the GPU was not at its top clock then, even after loading it), so configs timed before then may have run at a lower clock (their times too long)",
+                log.faster_by
+            ));
+        }
         notes
     }
 }
@@ -161,6 +179,11 @@ impl Checker {
         let t = min(&probe(2)?);
         if !first {
             self.log.worst = self.log.worst.max(t / self.fastest);
+            if t * SLOW < self.fastest {
+                // The first check did not reach the top clock after all.
+                self.log.faster += 1;
+                self.log.faster_by = self.log.faster_by.max(self.fastest / t);
+            }
             if t <= self.fastest * SLOW {
                 self.fastest = self.fastest.min(t);
                 return Ok(());
@@ -180,7 +203,7 @@ impl Checker {
             if !first && m <= self.fastest * BACK {
                 break;
             }
-            if first && flat >= 10 {
+            if first && flat >= 10 && t0.elapsed() >= self.learn {
                 break;
             }
             if t0.elapsed() > self.cap {
@@ -276,7 +299,7 @@ mod tests {
     }
 
     fn checker() -> Checker {
-        Checker { fastest: f64::INFINITY, log: ClockLog::default(), cap: Duration::from_millis(200) }
+        Checker { fastest: f64::INFINITY, log: ClockLog::default(), cap: Duration::from_millis(200), learn: Duration::from_millis(20) }
     }
 
     #[test]
@@ -332,5 +355,42 @@ mod tests {
         c.check(|n| gpu.probe(n)).unwrap();
         assert!(c.fastest < 50e-6 * 1.02, "{}", c.fastest);
         assert_eq!(c.log.checks, 0);
+    }
+
+    /// A clock that does not rise for a while under load (a Vulkan driver can take hundreds of
+    /// milliseconds): the first check loads the GPU for at least its `learn` time, not ten
+    /// bursts; and a clock that rose only later is said in the report.
+    #[test]
+    fn a_clock_slow_to_rise_is_waited_for_and_a_late_rise_is_reported() {
+        /// Low for the first `lag` of wall time under load, then at its top.
+        struct Lagging {
+            start: Cell<Option<Instant>>,
+            lag: Duration,
+        }
+        impl Lagging {
+            fn probe(&self, n: u32) -> Result<Vec<f64>, BackendError> {
+                let start = *self.start.get().get_or_insert_with(Instant::now);
+                self.start.set(Some(start));
+                std::thread::sleep(Duration::from_micros(500));
+                Ok(vec![if start.elapsed() < self.lag { 150e-6 } else { 50e-6 }; n as usize])
+            }
+        }
+        let gpu = Lagging { start: Cell::new(None), lag: Duration::from_millis(60) };
+        let mut c = checker();
+        c.learn = Duration::from_millis(100);
+        c.check(|n| gpu.probe(n)).unwrap();
+        assert!(c.fastest < 51e-6, "the top clock learnt: {}", c.fastest);
+        // A first check that gave up before the clock rose: the rise is noticed and said.
+        let gpu = Lagging { start: Cell::new(None), lag: Duration::from_millis(150) };
+        let mut c = checker();
+        c.check(|n| gpu.probe(n)).unwrap();
+        assert!(c.fastest > 149e-6, "{}", c.fastest);
+        std::thread::sleep(Duration::from_millis(150));
+        c.check(|n| gpu.probe(n)).unwrap();
+        assert_eq!(c.log.faster, 1);
+        let guard = ClockGuard::new(true);
+        guard.state.lock().unwrap().checker = c;
+        let notes = guard.take_notes();
+        assert!(notes.iter().any(|n| n.contains("later ran up to 3.0× faster")), "{notes:?}");
     }
 }
