@@ -648,8 +648,14 @@ mod tests {
         assert!(read(&mut ws) == data, "restored from the host");
         // A reference uploaded in pieces compares equal on the device.
         let reference = [buf(Access::ReadWrite)];
-        let req =
-            VerifyRequest { reference: &reference, reference_id: 1, outputs: &[], tolerance: Default::default(), per_output: &[], timeout: std::time::Duration::from_secs(60) };
+        let req = VerifyRequest {
+            reference: &reference,
+            reference_id: 1,
+            outputs: &[],
+            tolerance: Default::default(),
+            per_output: &[],
+            timeout: std::time::Duration::from_secs(60),
+        };
         check(&device, &queue, &mut ws, &req, &notes).unwrap();
         assert!(ws.reference.as_ref().is_some_and(|r| r.1[0].is_some()) && notes.take().is_empty(), "the reference is on the device");
         // A screen wgpu refuses (here a destroyed reference) proves nothing.
@@ -708,7 +714,9 @@ mod tests {
                 })
                 .collect();
             let reference = vec![f32_buffer("x", &want, Access::Read), f32_buffer("y", &want, Access::Write)];
-            let mut ws = create_workspace(&device, &queue, vec![f32_buffer("x", &want, Access::Read), f32_buffer("y", &got, Access::Write)], "test", &Notes::default()).unwrap();
+            let mut ws =
+                create_workspace(&device, &queue, vec![f32_buffer("x", &want, Access::Read), f32_buffer("y", &got, Access::Write)], "test", &Notes::default())
+                    .unwrap();
             let (device_verdict, host_verdict) =
                 verdicts(&device, &queue, &mut ws, &reference, &["y".to_string()], (case as u64, tol), &f32_buffer("y", &got, Access::Write));
             assert_eq!(device_verdict, host_verdict, "case {case}: n = {n}, atol {atol}, rtol {rtol}");

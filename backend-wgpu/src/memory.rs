@@ -105,12 +105,7 @@ mod tests {
         // A buffer allocated takes from it (drivers may report the change later, or take it
         // from a block already allocated: the free memory does not grow).
         let buf = try_alloc(&device, || {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: None,
-                size: 64 << 20,
-                usage: wgpu::BufferUsages::STORAGE,
-                mapped_at_creation: false,
-            })
+            device.create_buffer(&wgpu::BufferDescriptor { label: None, size: 64 << 20, usage: wgpu::BufferUsages::STORAGE, mapped_at_creation: false })
         })
         .expect("64 MiB");
         let (after, total_after) = device_memory(&device).expect("still reported");
