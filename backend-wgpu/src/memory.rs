@@ -62,15 +62,9 @@ pub(crate) fn try_alloc<T>(device: &wgpu::Device, make: impl FnOnce() -> T) -> O
 /// The error for a problem whose buffers the device found no memory for, where the adapter
 /// does not report its free memory: `buffers` are `(name, bytes)` of each.
 pub(crate) fn no_memory(buffers: &[(&str, usize)], adapter: &str) -> String {
-    let need: usize = buffers.iter().map(|b| b.1).sum();
-    let mut largest: Vec<&(&str, usize)> = buffers.iter().filter(|b| b.1 > 0).collect();
-    largest.sort_by_key(|b| std::cmp::Reverse(b.1));
-    let shown: Vec<String> = largest.iter().take(4).map(|(n, b)| format!("{n} {}", kerntune_core::limits::human_bytes(*b as u64))).collect();
-    let more = if largest.len() > 4 { format!(", and {} more", largest.len() - 4) } else { String::new() };
     format!(
-        "out of device memory: the problem's buffers need {} ({}{more}), and {adapter} found no memory for them (its API does not report free memory); tune a smaller problem, or free the GPU's memory",
-        kerntune_core::limits::human_bytes(need as u64),
-        shown.join(", "),
+        "out of device memory: the problem's buffers need {}, and {adapter} found no memory for them (its API does not report free memory); tune a smaller problem, or free the GPU's memory",
+        kerntune_core::measure::memory::buffers_need(buffers)
     )
 }
 

@@ -120,19 +120,24 @@ pub fn compared_on_host(name: &str, bytes: usize) -> String {
     )
 }
 
-/// The error for a problem whose buffers do not fit on the device: `buffers` are `(name,
-/// bytes)` of each, `free` and `total` the device's memory before any was allocated.
-pub fn does_not_fit(buffers: &[(&str, usize)], free: usize, total: usize) -> String {
+/// What `buffers` (`(name, bytes)` of each) need, as the messages say it: the total, then the
+/// four largest by name (`8.0 GiB (x 4.0 GiB, y 4.0 GiB)`).
+pub fn buffers_need(buffers: &[(&str, usize)]) -> String {
     let need: usize = buffers.iter().map(|b| b.1).sum();
     let mut largest: Vec<&(&str, usize)> = buffers.iter().filter(|b| b.1 > 0).collect();
     largest.sort_by_key(|b| std::cmp::Reverse(b.1));
     let shown: Vec<String> = largest.iter().take(4).map(|(n, b)| format!("{n} {}", human_bytes(*b as u64))).collect();
     let more = if largest.len() > 4 { format!(", and {} more", largest.len() - 4) } else { String::new() };
+    format!("{} ({}{more})", human_bytes(need as u64), shown.join(", "))
+}
+
+/// The error for a problem whose buffers do not fit on the device: `buffers` are `(name,
+/// bytes)` of each, `free` and `total` the device's memory before any was allocated.
+pub fn does_not_fit(buffers: &[(&str, usize)], free: usize, total: usize) -> String {
     let others = total.saturating_sub(free);
     format!(
-        "out of device memory: the problem's buffers need {} ({}{more}), and the device has {} free of {}{}; tune a smaller problem{}",
-        human_bytes(need as u64),
-        shown.join(", "),
+        "out of device memory: the problem's buffers need {}, and the device has {} free of {}{}; tune a smaller problem{}",
+        buffers_need(buffers),
         human_bytes(free as u64),
         human_bytes(total as u64),
         if others > total / 10 { format!(" ({} taken by this and other processes)", human_bytes(others as u64)) } else { String::new() },
