@@ -949,7 +949,12 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     /// Takes device `d` out of the tune.
     fn lose(&mut self, ledger: &mut Ledger<'_>, d: usize, why: String) {
         if self.live[d] {
-            tracing::warn!(device = d, "device taken out of the tune: {why}");
+            // With no device left, the tune's error says why; a warning would say it twice.
+            if self.live.iter().enumerate().any(|(i, &live)| live && i != d) {
+                tracing::warn!(device = d, "device taken out of the tune: {why}");
+            } else {
+                tracing::debug!(device = d, "the last device taken out of the tune: {why}");
+            }
             self.live[d] = false;
             ledger.devices[d].lost = Some(why);
         }
