@@ -21,7 +21,8 @@ pub enum Error {
     #[error("could not compute the reference output: {0}")]
     Reference(String),
     /// A backend error outside any single config (allocating buffers, device lost for good).
-    #[error("backend: {0}")]
+    /// A problem too large for the device says so in its own words (it names the buffers).
+    #[error("{}", match .0 { BackendError::ProblemTooLarge(m) => m.clone(), e => format!("backend: {e}") })]
     Backend(#[from] BackendError),
     /// An expression in the job failed to evaluate.
     #[error("{0}")]
