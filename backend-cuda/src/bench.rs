@@ -420,7 +420,7 @@ impl LocalWorkspace {
     fn make_copies(&mut self) -> Result<(), BackendError> {
         let (free, total) = mem_info()?;
         let bufs = &mut self.bufs;
-        let note = memory::make_copies(&self.problem.buffer_sizes(), free, total, self.flush_bytes, |i| {
+        let note = memory::make_copies(&self.problem.buffer_sizes(), Some((free, total)), self.flush_bytes, |i| {
             let b = &mut bufs[i];
             let Some(p) = try_malloc(b.bytes)? else { return Ok(false) };
             b.pristine = p;

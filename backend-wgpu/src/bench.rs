@@ -79,10 +79,7 @@ pub(crate) fn create_workspace(
     let mut pristine: Vec<Option<wgpu::Buffer>> = bufs.iter().map(|_| None).collect();
     let mut enc = device.create_command_encoder(&Default::default());
     let writable: Vec<(&str, usize)> = bufs.iter().zip(&sizes).map(|(b, &(n, size))| (n, if b.access == Access::Read { 0 } else { size })).collect();
-    let mut copy = |i: usize| -> Result<bool, BackendError> {
-        if core_memory::copies_disabled() {
-            return Ok(false);
-        }
+    let copy = |i: usize| -> Result<bool, BackendError> {
         let Some(copy) = memory::try_alloc(device, || make(&bufs[i])) else { return Ok(false) };
         enc.copy_buffer_to_buffer(&buffers[i], 0, &copy, 0, buffers[i].size());
         pristine[i] = Some(copy);
@@ -90,21 +87,7 @@ pub(crate) fn create_workspace(
     };
     let after = memory::device_memory(device);
     tracing::debug!(?after, "device memory (free, total) after the problem's buffers");
-    let note = match after {
-        Some((free, total)) => core_memory::make_copies(&writable, free, total, 0, &mut copy)?,
-        None => {
-            let mut order: Vec<usize> = (0..writable.len()).filter(|&i| writable[i].1 > 0).collect();
-            order.sort_by_key(|&i| std::cmp::Reverse(writable[i].1));
-            let mut from_host = Vec::new();
-            for i in order {
-                if !copy(i)? {
-                    from_host.push(writable[i]);
-                }
-            }
-            from_host.sort_by_key(|b| sizes.iter().position(|s| s.0 == b.0));
-            (!from_host.is_empty()).then(|| core_memory::restored_from_host(&from_host, None))
-        }
-    };
+    let note = core_memory::make_copies(&writable, after, 0, copy)?;
     queue.submit([enc.finish()]);
     if let Some(note) = note {
         notes.note(note);

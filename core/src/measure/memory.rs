@@ -50,29 +50,35 @@ pub fn plan_copies(sizes: &[usize], free: usize, reserve: usize) -> Vec<bool> {
 }
 
 /// Makes the device copies [`plan_copies`] fits for `buffers` (name and size of each, in the
-/// workspace's order), on a device with `free` of `total` bytes free: `copy(i)` allocates buffer
-/// `i`'s copy and fills it, `false` when the allocation found no memory (it can, where the plan
-/// fitted: the memory is fragmented). Returns the report's note when some buffers are left to
-/// be restored from the host ([`restored_from_host`]).
+/// workspace's order), on a device with `room` = `(free, total)` bytes, or `None` where the
+/// device does not say (wgpu on Metal, DX12, llvmpipe): then every copy is tried, and only the
+/// allocation that fails says the device is full. `copy(i)` allocates buffer `i`'s copy and
+/// fills it, `false` when the allocation found no memory (it can where the plan fitted: the
+/// memory is fragmented); the largest buffers are tried first. Returns the report's note when
+/// some buffers are left to be restored from the host ([`restored_from_host`]).
 pub fn make_copies(
     buffers: &[(&str, usize)],
-    free: usize,
-    total: usize,
+    room: Option<(usize, usize)>,
     flush_bytes: usize,
     mut copy: impl FnMut(usize) -> Result<bool, crate::BackendError>,
 ) -> Result<Option<String>, crate::BackendError> {
     let sizes: Vec<usize> = buffers.iter().map(|b| b.1).collect();
-    let mut from_host = Vec::new();
-    for (i, keep) in plan_copies(&sizes, free, reserve(total, flush_bytes)).into_iter().enumerate() {
-        if sizes[i] > 0 && !(keep && copy(i)?) {
-            from_host.push(buffers[i]);
-        }
+    let keep = match room {
+        Some((free, total)) => plan_copies(&sizes, free, reserve(total, flush_bytes)),
+        None => vec![!copies_disabled(); sizes.len()],
+    };
+    let mut order: Vec<usize> = (0..sizes.len()).filter(|&i| sizes[i] > 0).collect();
+    order.sort_by(|&a, &b| sizes[b].cmp(&sizes[a]).then(a.cmp(&b)));
+    let mut to_host = vec![false; sizes.len()];
+    for i in order {
+        to_host[i] = !(keep[i] && copy(i)?);
     }
+    let from_host: Vec<(&str, usize)> = (0..sizes.len()).filter(|&i| to_host[i]).map(|i| buffers[i]).collect();
     if from_host.is_empty() {
         return Ok(None);
     }
-    tracing::info!(?from_host, free, "buffers restored from host memory");
-    Ok(Some(restored_from_host(&from_host, Some(free))))
+    tracing::info!(?from_host, ?room, "buffers restored from host memory");
+    Ok(Some(restored_from_host(&from_host, room.map(|r| r.0))))
 }
 
 /// Whether `bytes` more fit on a device with `free` bytes free while keeping `reserve`.
@@ -171,7 +177,7 @@ mod tests {
         let buffers = [("x", 4 * GIB), ("y", GIB), ("n", 0), ("z", 3 * GIB)];
         let mut asked = Vec::new();
         // Room for 5 GiB after a 1 GiB reserve of a 64 GiB device: x and y are copied, z is not.
-        let note = make_copies(&buffers, 5 * GIB + GIB, 64 * GIB, 0, |i| {
+        let note = make_copies(&buffers, Some((5 * GIB + GIB, 64 * GIB)), 0, |i| {
             asked.push(i);
             Ok(true)
         })
@@ -180,10 +186,21 @@ mod tests {
         assert_eq!(asked, [0, 1]);
         assert!(note.contains("copy of z (3.0 GiB)"), "{note}");
         // A copy that finds no memory after all leaves its buffer to the host too.
-        let note = make_copies(&buffers, 64 * GIB, 64 * GIB, 0, |i| Ok(i != 1)).unwrap().unwrap();
+        let note = make_copies(&buffers, Some((64 * GIB, 64 * GIB)), 0, |i| Ok(i != 1)).unwrap().unwrap();
         assert!(note.contains("copy of y (1.0 GiB) (") && note.contains("so it is restored"), "{note}");
-        assert_eq!(make_copies(&buffers, 64 * GIB, 64 * GIB, 0, |_| Ok(true)).unwrap(), None);
-        assert!(make_copies(&buffers, 64 * GIB, 64 * GIB, 0, |_| Err(crate::BackendError::other("copy"))).is_err());
+        assert_eq!(make_copies(&buffers, Some((64 * GIB, 64 * GIB)), 0, |_| Ok(true)).unwrap(), None);
+        assert!(make_copies(&buffers, Some((64 * GIB, 64 * GIB)), 0, |_| Err(crate::BackendError::other("copy"))).is_err());
+        // A device that does not say what is free: every copy is tried, largest first, and the
+        // ones whose allocation failed are named in the workspace's order.
+        let mut asked = Vec::new();
+        let note = make_copies(&buffers, None, 0, |i| {
+            asked.push(i);
+            Ok(i == 0)
+        })
+        .unwrap()
+        .unwrap();
+        assert_eq!(asked, [0, 3, 1]);
+        assert!(note.contains("copy of y (1.0 GiB), z (3.0 GiB) (the device found no memory for it)"), "{note}");
     }
 
     #[test]
