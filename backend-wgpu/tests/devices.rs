@@ -39,6 +39,16 @@ fn main() {
     let measured: Vec<_> = r.results.iter().filter(|x| x.stats().is_some()).collect();
     assert_eq!(measured.len(), r.results.len(), "every config measured: {:?}", r.results.iter().map(|x| &x.outcome).collect::<Vec<_>>());
     assert!(measured.iter().all(|x| x.verified), "every config verified against the reference");
-    assert!(measured.iter().any(|x| x.device == Some(1)), "the second device measured configs the first compiled");
-    println!("wgpu devices: {} configs over {:?}", measured.len(), r.devices.iter().map(|d| d.measured).collect::<Vec<_>>());
+    // What the second device measured for the search: the configs it still holds, and those the
+    // final round re-measured on the judge (device 0), each a sample of its ratio beside the
+    // calibration config's. On a GPU most triad configs tie within the final round's margin, so
+    // the judge may re-measure every one the second device measured.
+    let kept = measured.iter().filter(|x| x.device == Some(1)).count();
+    let moved = r.devices[1].ratio.map_or(0, |(_, n)| n.saturating_sub(1));
+    assert!(kept + moved > 0, "the second device measured configs the first compiled: {:?}", r.devices);
+    println!(
+        "wgpu devices: {} configs over {:?}; the second's kept {kept}, re-measured by the first {moved}",
+        measured.len(),
+        r.devices.iter().map(|d| d.measured).collect::<Vec<_>>()
+    );
 }
