@@ -111,7 +111,7 @@ impl WgpuBackend {
         });
         Ok(WgpuBackend {
             target: target_from_info(&info),
-            limits: limits_from_wgpu(&alimits, &info),
+            limits: Limits { global_mem_bytes: crate::memory::adapter_memory(&adapter), ..limits_from_wgpu(&alimits, &info) },
             device,
             queue: Some(queue),
             hung: false.into(),

@@ -71,7 +71,9 @@ pub fn adapters() -> Vec<AdapterSummary> {
         .enumerate()
         .map(|(index, a)| {
             let info = a.get_info();
-            AdapterSummary { index, target: target_from_info(&info), limits: limits_from_wgpu(&a.limits(), &info), info }
+            let mut limits = limits_from_wgpu(&a.limits(), &info);
+            limits.global_mem_bytes = crate::memory::adapter_memory(&a);
+            AdapterSummary { index, target: target_from_info(&info), limits, info }
         })
         .collect()
 }

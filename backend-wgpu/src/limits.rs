@@ -36,7 +36,8 @@ pub fn limits_from_wgpu(l: &wgpu::Limits, info: &wgpu::AdapterInfo) -> Limits {
         memory_bandwidth: None,
         peak_flops_f32: None,
         peak_flops_f16: None,
-        // wgpu reports no device memory size.
+        // WebGPU reports no device memory size; `crate::memory::adapter_memory` fills it where
+        // the API below says (Vulkan).
         global_mem_bytes: None,
         max_buffer_bytes: Some(l.max_buffer_size.min(l.max_storage_buffer_binding_size)),
     }

@@ -22,6 +22,35 @@ pub(crate) fn device_memory(device: &wgpu::Device) -> Option<(usize, usize)> {
     }
 }
 
+/// The size of `adapter`'s device memory: its largest device-local heap, the heap a
+/// workspace's free memory is read from ([`device_memory`]). Read from the physical device, so
+/// without opening one (`kerntune devices`, the check of a problem against the whole device
+/// before a tune). `None` where the backend does not say.
+pub(crate) fn adapter_memory(adapter: &wgpu::Adapter) -> Option<u64> {
+    #[cfg(any(target_os = "linux", target_os = "windows", target_os = "android", target_os = "freebsd"))]
+    {
+        // SAFETY: only reads the physical device's memory properties; nothing is created or
+        // destroyed through the hal adapter.
+        let hal = unsafe { adapter.as_hal::<wgpu::hal::api::Vulkan>() }?;
+        // SAFETY: a core Vulkan 1.0 query on the adapter's own physical device.
+        let props = unsafe { hal.shared_instance().raw_instance().get_physical_device_memory_properties(hal.raw_physical_device()) };
+        largest_device_local(&props).map(|(_, size)| size)
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "windows", target_os = "android", target_os = "freebsd")))]
+    {
+        let _ = adapter;
+        None
+    }
+}
+
+/// The index and size of the largest device-local heap: the GPU's memory on a discrete GPU,
+/// the memory shared with the host on an integrated one or a CPU.
+#[cfg(any(target_os = "linux", target_os = "windows", target_os = "android", target_os = "freebsd"))]
+fn largest_device_local(props: &ash::vk::PhysicalDeviceMemoryProperties) -> Option<(usize, u64)> {
+    let heaps = &props.memory_heaps[..(props.memory_heap_count as usize).min(ash::vk::MAX_MEMORY_HEAPS)];
+    heaps.iter().enumerate().filter(|(_, h)| h.flags.contains(ash::vk::MemoryHeapFlags::DEVICE_LOCAL)).map(|(i, h)| (i, h.size)).max_by_key(|&(_, size)| size)
+}
+
 #[cfg(any(target_os = "linux", target_os = "windows", target_os = "android", target_os = "freebsd"))]
 fn vulkan_budget(device: &wgpu::Device) -> Option<(usize, usize)> {
     use ash::vk;
@@ -38,11 +67,9 @@ fn vulkan_budget(device: &wgpu::Device) -> Option<(usize, usize)> {
     // SAFETY: a query on the physical device the device was made from, with the extension's
     // structure chained (the extension is enabled, checked above).
     unsafe { instance.raw_instance().get_physical_device_memory_properties2(hal.raw_physical_device(), &mut props) };
-    let base = props.memory_properties;
-    let heaps = &base.memory_heaps[..(base.memory_heap_count as usize).min(vk::MAX_MEMORY_HEAPS)];
-    let (i, heap) = heaps.iter().enumerate().filter(|(_, h)| h.flags.contains(vk::MemoryHeapFlags::DEVICE_LOCAL)).max_by_key(|(_, h)| h.size)?;
+    let (i, total) = largest_device_local(&props.memory_properties)?;
     let free = budget.heap_budget[i].saturating_sub(budget.heap_usage[i]);
-    Some((usize::try_from(free).unwrap_or(usize::MAX), usize::try_from(heap.size).unwrap_or(usize::MAX)))
+    Some((usize::try_from(free).unwrap_or(usize::MAX), usize::try_from(total).unwrap_or(usize::MAX)))
 }
 
 /// Runs `make` (which allocates) with wgpu's out-of-memory errors captured: `None` when the
@@ -105,5 +132,26 @@ mod tests {
         let (after, total_after) = device_memory(&device).expect("still reported");
         assert!(after <= free && total_after == total, "{free} → {after} of {total} → {total_after}");
         drop(buf);
+        // The adapter's size, read without a device (what `kerntune devices` prints), is the
+        // same heap's.
+        assert_eq!(adapter_memory(&adapter), Some(total as u64));
+    }
+
+    /// Every Vulkan adapter says how large its memory is, whether or not it reports a budget
+    /// (llvmpipe: the host's memory).
+    #[test]
+    fn a_vulkan_adapter_says_how_much_memory_it_has() {
+        let Some(adapter) = crate::best_adapter() else {
+            kerntune_core::testing::skipped("wgpu adapter memory: no adapter");
+            return;
+        };
+        if adapter.get_info().backend != wgpu::Backend::Vulkan {
+            kerntune_core::testing::skipped("wgpu adapter memory: not a Vulkan adapter");
+            return;
+        }
+        let total = adapter_memory(&adapter).expect("a Vulkan adapter has a device-local heap");
+        assert!(total >= 256 << 20, "{total} bytes");
+        let summary = crate::adapters().into_iter().find(|a| a.info.name == adapter.get_info().name).expect("listed");
+        assert_eq!(summary.limits.global_mem_bytes, Some(total), "the listing carries it");
     }
 }
