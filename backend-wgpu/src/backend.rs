@@ -253,7 +253,7 @@ impl Backend for WgpuBackend {
             self.with_worker(problem, |_| Ok(()))?;
             return Ok(WgpuWorkspace(Place::Remote(problem.clone())));
         }
-        let buffers = bench::create_workspace(&self.device, self.queue(), problem.buffers().cloned().collect(), &self.info.name, &self.notes)?;
+        let buffers = bench::create_workspace(&self.device, self.queue(), problem.clone(), &self.info.name, &self.notes)?;
         Ok(WgpuWorkspace(Place::Local(Box::new(buffers))))
     }
 

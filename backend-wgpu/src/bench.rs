@@ -5,13 +5,16 @@ use crate::error::poll_error;
 use crate::memory;
 use kerntune_core::backend::Notes;
 use kerntune_core::measure::memory as core_memory;
-use kerntune_core::{Access, BackendError, DType, HostBuffer, Launch, TimeRequest, VerifyRequest};
+use kerntune_core::{Access, ArgData, BackendError, DType, HostBuffer, Launch, ProblemData, TimeRequest, VerifyRequest};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// A problem's buffers on the device (the workspace of kernels that run in this process).
 pub(crate) struct Buffers {
     pub(crate) buffers: Vec<wgpu::Buffer>,
-    pub(crate) initial: Vec<HostBuffer>,
+    /// The problem whose buffers these are: their initial contents, shared with the caller
+    /// (a problem of gigabytes is not copied for the workspace).
+    problem: Arc<ProblemData>,
     /// Each buffer's host-readable copy, made the first time it is read back and kept.
     staging: Vec<Option<wgpu::Buffer>>,
     /// A device copy of the initial contents of each buffer a kernel can write, which
@@ -24,6 +27,11 @@ pub(crate) struct Buffers {
     /// The reference's outputs the device screens (see [`on_device`]), and the reference id
     /// they belong to.
     pub(crate) reference: Option<(u64, Vec<Option<wgpu::Buffer>>)>,
+}
+
+/// A problem of only `buffers` (a workspace made in code: the clock guard's, tests').
+pub(crate) fn buffers_only(buffers: Vec<HostBuffer>) -> Arc<ProblemData> {
+    Arc::new(ProblemData { args: buffers.into_iter().map(ArgData::Buffer).collect() })
 }
 
 /// Buffer size: at least 4 bytes, a multiple of 4 (wgpu's copy alignment).
@@ -46,10 +54,11 @@ const WRITE_CHUNK: usize = 64 << 20;
 pub(crate) fn create_workspace(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
-    bufs: Vec<HostBuffer>,
+    problem: Arc<ProblemData>,
     adapter: &str,
     notes: &Notes,
 ) -> Result<Buffers, BackendError> {
+    let bufs: Vec<&HostBuffer> = problem.buffers().collect();
     let make = |b: &HostBuffer| {
         device.create_buffer(&wgpu::BufferDescriptor {
             label: Some(&b.name),
@@ -70,7 +79,7 @@ pub(crate) fn create_workspace(
     if before.is_some_and(|(free, _)| sizes.iter().map(|b| b.1).sum::<usize>() > free) {
         return Err(too_large());
     }
-    let buffers: Vec<wgpu::Buffer> = memory::try_alloc(device, || bufs.iter().map(make).collect()).ok_or_else(too_large)?;
+    let buffers: Vec<wgpu::Buffer> = memory::try_alloc(device, || bufs.iter().map(|b| make(b)).collect()).ok_or_else(too_large)?;
     for (b, buf) in bufs.iter().zip(&buffers) {
         write_padded(device, queue, buf, &b.data)?.ok_or_else(too_large)?;
     }
@@ -92,7 +101,9 @@ pub(crate) fn create_workspace(
     if let Some(note) = note {
         notes.note(note);
     }
-    Ok(Buffers { buffers, staging: bufs.iter().map(|_| None).collect(), pristine, initial: bufs, ops: None, reference: None })
+    let staging = bufs.iter().map(|_| None).collect();
+    drop(bufs);
+    Ok(Buffers { buffers, staging, pristine, problem, ops: None, reference: None })
 }
 
 /// Uploads a host buffer to a new device buffer (its exact size, at least 4 bytes): `None`
@@ -148,7 +159,7 @@ fn write_padded(device: &wgpu::Device, queue: &wgpu::Queue, buf: &wgpu::Buffer, 
 pub(crate) fn reset(device: &wgpu::Device, queue: &wgpu::Queue, ws: &mut Buffers, poison: bool) -> Result<(), BackendError> {
     let ops = if poison { Some(ws.ops.get_or_insert_with(|| DeviceOps::new(device))) } else { None };
     let mut enc = device.create_command_encoder(&Default::default());
-    for ((buf, init), pristine) in ws.buffers.iter().zip(&ws.initial).zip(&ws.pristine) {
+    for ((buf, init), pristine) in ws.buffers.iter().zip(ws.problem.buffers()).zip(&ws.pristine) {
         match (init.access, &ops, pristine) {
             (Access::Write, Some(ops), _) => ops.record_poison(device, &mut enc, buf),
             (_, _, Some(p)) => enc.copy_buffer_to_buffer(p, 0, buf, 0, buf.size()),
@@ -267,7 +278,7 @@ impl Timer<'_> {
 /// empty.
 fn read_selected(device: &wgpu::Device, queue: &wgpu::Queue, ws: &mut Buffers, wanted: impl Fn(usize) -> bool) -> Result<Vec<HostBuffer>, BackendError> {
     let mut enc = device.create_command_encoder(&Default::default());
-    let picked: Vec<bool> = (0..ws.initial.len()).map(&wanted).collect();
+    let picked: Vec<bool> = (0..ws.buffers.len()).map(&wanted).collect();
     for ((b, s), _) in ws.buffers.iter().zip(ws.staging.iter_mut()).zip(&picked).filter(|(_, &p)| p) {
         let s = s.get_or_insert_with(|| {
             device.create_buffer(&wgpu::BufferDescriptor {
@@ -281,8 +292,8 @@ fn read_selected(device: &wgpu::Device, queue: &wgpu::Queue, ws: &mut Buffers, w
     }
     let idx = queue.submit([enc.finish()]);
     wait(device, idx, std::time::Duration::from_secs(60))?;
-    let mut out = Vec::with_capacity(ws.initial.len());
-    for ((s, init), p) in ws.staging.iter().zip(&ws.initial).zip(picked) {
+    let mut out = Vec::with_capacity(ws.buffers.len());
+    for ((s, init), p) in ws.staging.iter().zip(ws.problem.buffers()).zip(picked) {
         let data = match s {
             Some(s) if p => {
                 let mut data = read_buffer(device, s, std::time::Duration::from_secs(60))?;
@@ -291,7 +302,7 @@ fn read_selected(device: &wgpu::Device, queue: &wgpu::Queue, ws: &mut Buffers, w
             }
             _ => Vec::new(),
         };
-        out.push(HostBuffer { data, ..init.clone() });
+        out.push(HostBuffer { data, ..init.described() });
     }
     Ok(out)
 }
@@ -618,7 +629,10 @@ mod tests {
         let data: Vec<u8> = (0..WRITE_CHUNK + 4 * 1000).map(|i| (i * 7 % 251) as u8).collect();
         let buf = |access| HostBuffer { name: "y".into(), dtype: DType::I32, data: data.clone(), access, memory: Memory::Global };
         let notes = Notes::default();
-        let mut ws = create_workspace(&device, &queue, vec![buf(Access::ReadWrite)], "test", &notes).unwrap();
+        let problem = buffers_only(vec![buf(Access::ReadWrite)]);
+        let mut ws = create_workspace(&device, &queue, problem.clone(), "test", &notes).unwrap();
+        // The host copy it restores from is the caller's problem, not a copy of gigabytes.
+        assert!(Arc::ptr_eq(&ws.problem, &problem));
         let read = |ws: &mut Buffers| read_selected(&device, &queue, ws, |_| true).unwrap().remove(0).data;
         assert!(read(&mut ws) == data, "written in pieces, read back the same");
         assert!(ws.pristine[0].is_some() && notes.take().is_empty(), "a copy made, nothing noted");
@@ -697,9 +711,14 @@ mod tests {
                 })
                 .collect();
             let reference = vec![f32_buffer("x", &want, Access::Read), f32_buffer("y", &want, Access::Write)];
-            let mut ws =
-                create_workspace(&device, &queue, vec![f32_buffer("x", &want, Access::Read), f32_buffer("y", &got, Access::Write)], "test", &Notes::default())
-                    .unwrap();
+            let mut ws = create_workspace(
+                &device,
+                &queue,
+                buffers_only(vec![f32_buffer("x", &want, Access::Read), f32_buffer("y", &got, Access::Write)]),
+                "test",
+                &Notes::default(),
+            )
+            .unwrap();
             let (device_verdict, host_verdict) =
                 verdicts(&device, &queue, &mut ws, &reference, &["y".to_string()], (case as u64, tol), &f32_buffer("y", &got, Access::Write));
             assert_eq!(device_verdict, host_verdict, "case {case}: n = {n}, atol {atol}, rtol {rtol}");
@@ -718,7 +737,7 @@ mod tests {
         let tol = Tolerance { atol: 1e-3, rtol: 0.0 };
         let (want, got) = (vec![0.0f32; 64], vec![1e-3f32; 64]);
         let reference = vec![f32_buffer("y", &want, Access::Write)];
-        let mut ws = create_workspace(&device, &queue, vec![f32_buffer("y", &got, Access::Write)], "test", &Notes::default()).unwrap();
+        let mut ws = create_workspace(&device, &queue, buffers_only(vec![f32_buffer("y", &got, Access::Write)]), "test", &Notes::default()).unwrap();
         let req = VerifyRequest {
             reference: &reference,
             reference_id: 1000,
@@ -788,7 +807,7 @@ mod tests {
                     memory: Memory::Global,
                 };
                 let reference = vec![buffer("y", &want, Access::Write)];
-                let mut ws = create_workspace(&device, &queue, vec![buffer("y", &got, Access::Write)], "test", &Notes::default()).unwrap();
+                let mut ws = create_workspace(&device, &queue, buffers_only(vec![buffer("y", &got, Access::Write)]), "test", &Notes::default()).unwrap();
                 let (device_verdict, host_verdict) = verdicts(&device, &queue, &mut ws, &reference, &[], (case as u64, tol), &buffer("y", &got, Access::Write));
                 assert_eq!(device_verdict, host_verdict, "{dtype:?} case {case}: n = {n}, atol {atol}, rtol {rtol}");
                 passed += usize::from(host_verdict.is_ok());

@@ -261,7 +261,13 @@ fn calibrate(timer: &Timer<'_>) -> Result<(WgpuKernel, Buffers), BackendError> {
             access: kerntune_core::Access::ReadWrite,
             memory: kerntune_core::Memory::Global,
         };
-        let ws = crate::bench::create_workspace(timer.device, timer.queue, vec![buf], "the adapter", &kerntune_core::backend::Notes::default())?;
+        let ws = crate::bench::create_workspace(
+            timer.device,
+            timer.queue,
+            crate::bench::buffers_only(vec![buf]),
+            "the adapter",
+            &kerntune_core::backend::Notes::default(),
+        )?;
         let t = min(&timer.time(&ws, &k, &one_launch(), &req(3))?);
         if t >= PROBE_SECONDS || iters >= 1e6 {
             return Ok((k, ws));
