@@ -41,8 +41,8 @@ fn padded(len: usize) -> u64 {
 
 /// How much a write from the host puts in one staging buffer: wgpu stages each write in a
 /// buffer of its size (on a discrete GPU often in device memory the host can see), so a
-/// buffer of gigabytes is written in pieces, each staged after the previous one is done, and a
-/// problem that fits the device once is not refused for its staging.
+/// buffer of gigabytes is written in pieces, at most two staged at once, and a problem that
+/// fits the device once is not refused for its staging.
 const WRITE_CHUNK: usize = 64 << 20;
 
 /// Makes the device buffers of a problem and writes their initial contents. On a device
@@ -138,15 +138,17 @@ fn write_padded(device: &wgpu::Device, queue: &wgpu::Queue, buf: &wgpu::Buffer, 
     }
     let pieces = data[..whole].chunks(WRITE_CHUNK).chain((!tail.is_empty()).then_some(&tail[..]));
     let mut offset = 0u64;
-    for (k, piece) in pieces.enumerate() {
-        if k > 0 {
-            // The previous piece's staging buffer is freed once its copy is done.
-            let idx = queue.submit([]);
-            wait(device, idx, std::time::Duration::from_secs(60))?;
+    // Two pieces in flight: the host fills one piece's staging buffer while the device copies
+    // the previous one; a piece's staging buffer is freed once its copy is done.
+    let mut in_flight = std::collections::VecDeque::with_capacity(2);
+    for piece in pieces {
+        if in_flight.len() == 2 {
+            wait(device, in_flight.pop_front().expect("two in flight"), std::time::Duration::from_secs(60))?;
         }
         if memory::try_alloc(device, || queue.write_buffer(buf, offset, piece)).is_none() {
             return Ok(None);
         }
+        in_flight.push_back(queue.submit([]));
         offset += piece.len() as u64;
     }
     Ok(Some(()))
