@@ -1168,9 +1168,11 @@ pub mod shm {
         std::fs::OpenOptions::new().read(true).write(write).open(format!("/proc/self/fd/{fd}")).ok()
     }
 
-    /// Threads that copy into or out of shared memory: such a copy is bound by page faults and
-    /// page allocation, which several threads do at once. Plain threads, not rayon's pool,
-    /// which a CPU reference may be keeping busy at that very moment.
+    /// Threads that copy into or out of shared memory. Plain threads, not rayon's pool, which a
+    /// CPU reference may be keeping busy at that very moment. (Writes gain nothing from them on
+    /// Linux, whose tmpfs takes the file's lock for each write: 2 GiB took 0.82–0.95 s with 1, 8
+    /// or 16 threads on an H200 host, where 8 threads copying into a shared mapping took
+    /// 0.54–0.56 s; docs/benchmarks.md, "A wgpu workspace without a copy of the problem".)
     #[cfg(unix)]
     const THREADS: usize = 8;
     /// Below this, one thread copies.
