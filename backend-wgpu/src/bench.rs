@@ -89,7 +89,7 @@ pub(crate) fn create_workspace(
     let mut enc = device.create_command_encoder(&Default::default());
     let writable: Vec<(&str, usize)> = bufs.iter().zip(&sizes).map(|(b, &(n, size))| (n, if b.access == Access::Read { 0 } else { size })).collect();
     let copy = |i: usize| -> Result<bool, BackendError> {
-        let Some(copy) = memory::try_alloc(device, || make(&bufs[i])) else { return Ok(false) };
+        let Some(copy) = memory::try_alloc(device, || make(bufs[i])) else { return Ok(false) };
         enc.copy_buffer_to_buffer(&buffers[i], 0, &copy, 0, buffers[i].size());
         pristine[i] = Some(copy);
         Ok(true)
