@@ -153,6 +153,9 @@ pub struct LocalWorkspace {
     /// The host data of buffers restored from the host, page-locked for the driver (see
     /// [`LocalWorkspace::pin_host_restores`]); unregistered when the workspace is dropped.
     pinned: Vec<*mut c_void>,
+    /// Outputs compared on the host: the memory each is read back into, kept for the next
+    /// verification, and whether it is page-locked (unregistered when the workspace is dropped).
+    readback: std::collections::HashMap<usize, (HostBuffer, bool)>,
 }
 
 fn compare_cubin(arch: &str) -> Result<Vec<u8>, BackendError> {
@@ -235,10 +238,23 @@ impl verify::DeviceCompare for LocalWorkspace {
         Ok(f32::from_le_bytes(g))
     }
 
-    fn read_back(&mut self, output: usize) -> Result<HostBuffer, BackendError> {
-        let mut mask = vec![false; self.bufs.len()];
-        mask[output] = true;
-        Ok(self.read_masked(&mask)?.swap_remove(output))
+    fn read_back(&mut self, output: usize) -> Result<&HostBuffer, BackendError> {
+        // SAFETY: valid stream.
+        unsafe { result::stream::synchronize(self.stream) }.map_err(launch_error)?;
+        let b = &self.bufs[output];
+        let host = self.readback.entry(output).or_insert_with(|| {
+            let mut host = HostBuffer { data: vec![0u8; b.bytes], ..b.init.described() };
+            let p = host.data.as_mut_ptr() as *mut c_void;
+            // SAFETY: registers the buffer's `bytes` bytes, which the workspace owns and never
+            // resizes; Drop unregisters them before they are freed.
+            let pinned = b.bytes > 0 && unsafe { sys::cuMemHostRegister_v2(p, b.bytes, 0) }.result().is_ok();
+            (host, pinned)
+        });
+        if b.bytes > 0 {
+            // SAFETY: the host buffer and the device buffer hold `bytes` bytes.
+            unsafe { result::memcpy_dtoh_sync(&mut host.0.data, b.ptr) }.map_err(|e| other("reading back", e))?;
+        }
+        Ok(&host.0)
     }
 }
 
@@ -387,6 +403,7 @@ impl LocalWorkspace {
             compare: None,
             counters: None,
             pinned: Vec::new(),
+            readback: Default::default(),
         };
         for (arg, a) in problem.args.iter().enumerate() {
             match a {
@@ -755,6 +772,9 @@ impl Drop for LocalWorkspace {
             let _ = result::stream::destroy(self.stream);
             for &p in &self.pinned {
                 let _ = sys::cuMemHostUnregister(p).result();
+            }
+            for (host, _) in self.readback.values_mut().filter(|(_, pinned)| *pinned) {
+                let _ = sys::cuMemHostUnregister(host.data.as_mut_ptr() as *mut c_void).result();
             }
         }
     }

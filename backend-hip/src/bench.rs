@@ -121,6 +121,9 @@ pub struct LocalWorkspace {
     /// The host data of buffers restored from the host, page-locked (see
     /// [`LocalWorkspace::pin_host_restores`]); unregistered when the workspace is dropped.
     pinned: Vec<*mut c_void>,
+    /// Outputs compared on the host: the memory each is read back into, kept for the next
+    /// verification, and whether it is page-locked (unregistered when the workspace is dropped).
+    readback: std::collections::HashMap<usize, (HostBuffer, bool)>,
 }
 
 // SAFETY: used only from the tuner's thread.
@@ -187,10 +190,23 @@ impl verify::DeviceCompare for LocalWorkspace {
         Ok(f32::from_le_bytes(g))
     }
 
-    fn read_back(&mut self, output: usize) -> Result<HostBuffer, BackendError> {
-        let mut mask = vec![false; self.bufs.len()];
-        mask[output] = true;
-        Ok(self.read_masked(&mask)?.swap_remove(output))
+    fn read_back(&mut self, output: usize) -> Result<&HostBuffer, BackendError> {
+        // SAFETY: valid stream.
+        check(unsafe { hip::hipStreamSynchronize(self.stream) }, "launch (waiting for it)")?;
+        let b = &self.bufs[output];
+        let host = self.readback.entry(output).or_insert_with(|| {
+            let mut host = HostBuffer { data: vec![0u8; b.bytes], ..b.init.described() };
+            let p = host.data.as_mut_ptr() as *mut c_void;
+            // SAFETY: registers the buffer's `bytes` bytes, which the workspace owns and never
+            // resizes; Drop unregisters them before they are freed.
+            let pinned = b.bytes > 0 && unsafe { hip::hipHostRegister(p, b.bytes, 0) } == hipError_t::hipSuccess;
+            (host, pinned)
+        });
+        if b.bytes > 0 {
+            // SAFETY: the host buffer and the device buffer hold `bytes` bytes.
+            check(unsafe { hip::hipMemcpyDtoH(host.0.data.as_mut_ptr() as *mut c_void, b.ptr, b.bytes) }, "reading back")?;
+        }
+        Ok(&host.0)
     }
 }
 
@@ -253,6 +269,7 @@ impl LocalWorkspace {
             compare: None,
             counters: None,
             pinned: Vec::new(),
+            readback: Default::default(),
         };
         for (arg, a) in problem.args.iter().enumerate() {
             match a {
@@ -582,6 +599,9 @@ impl Drop for LocalWorkspace {
             hip::hipStreamDestroy(self.stream);
             for &p in &self.pinned {
                 hip::hipHostUnregister(p);
+            }
+            for (host, _) in self.readback.values_mut().filter(|(_, pinned)| *pinned) {
+                hip::hipHostUnregister(host.data.as_mut_ptr() as *mut c_void);
             }
         }
     }

@@ -171,8 +171,10 @@ pub trait DeviceCompare {
     fn compare_f32(&mut self, output: usize, want: Self::Ptr, n: u64, tol: Tolerance) -> Result<CompareCounters, crate::BackendError>;
     /// Element `index` of f32 buffer `output`.
     fn read_f32(&mut self, output: usize, index: u64) -> Result<f32, crate::BackendError>;
-    /// Buffer `output`, read back to the host.
-    fn read_back(&mut self, output: usize) -> Result<HostBuffer, crate::BackendError>;
+    /// Buffer `output`, read back to the host, into memory the backend may keep for the next
+    /// read of the same output (page-locked: a read of gigabytes into fresh pageable memory is
+    /// several times slower).
+    fn read_back(&mut self, output: usize) -> Result<&HostBuffer, crate::BackendError>;
 }
 
 /// The reference outputs on the device, uploaded once per reference id (one tune), and the
@@ -214,7 +216,7 @@ impl<P: Copy> DeviceReference<P> {
             let Some(p) = self.ptrs.get(i).copied().flatten() else {
                 // Non-f32 (or empty) output, or no room on the device: read it back and compare
                 // on the host.
-                compare(&dev.read_back(i)?, want, req.tolerance_for(&want.name)).map_err(BackendError::WrongOutput)?;
+                compare(dev.read_back(i)?, want, req.tolerance_for(&want.name)).map_err(BackendError::WrongOutput)?;
                 continue;
             };
             let n = (want.data.len() / 4) as u64;
@@ -433,9 +435,9 @@ mod tests {
         fn read_f32(&mut self, output: usize, index: u64) -> Result<f32, crate::BackendError> {
             Ok(self.bufs[output].get_f64(index as usize) as f32)
         }
-        fn read_back(&mut self, output: usize) -> Result<HostBuffer, crate::BackendError> {
+        fn read_back(&mut self, output: usize) -> Result<&HostBuffer, crate::BackendError> {
             self.host_reads += 1;
-            Ok(self.bufs[output].clone())
+            Ok(&self.bufs[output])
         }
     }
 
