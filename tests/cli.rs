@@ -141,6 +141,41 @@ fn a_device_without_room_for_copies_restores_from_the_host() {
     }
 }
 
+/// A problem larger than the whole device is refused before it is made, with what it needs and
+/// what the device has: a Vulkan adapter says how much memory it has (`kerntune devices`).
+#[test]
+fn a_problem_larger_than_the_device_is_refused_before_it_is_made() {
+    let d = tempfile::tempdir().unwrap();
+    if !have_device(d.path()) {
+        return;
+    }
+    let listing = text(&kerntune(d.path(), &["devices", "--backend", "wgpu"])).0;
+    let field = |name: &str| listing.lines().find_map(|l| l.trim().strip_prefix(name)).map(str::trim).unwrap_or("").to_string();
+    if field("api") != "Vulkan" {
+        eprintln!("SKIPPED: the first wgpu adapter is not a Vulkan one (only Vulkan reports its memory)");
+        return;
+    }
+    let (memory, most): (u64, u64) = match (field("global_mem_bytes").parse(), field("max_buffer_bytes").parse()) {
+        (Ok(m), Ok(b)) => (m, b),
+        _ => panic!("a Vulkan adapter's listing gives its memory and largest buffer:\n{listing}"),
+    };
+    // Buffers of the largest size one may have, one more than the device holds.
+    let elems = most / 4;
+    let count = memory / (elems * 4) + 1;
+    let args: String = (0..count).map(|i| format!("[[args]]\nname = \"b{i}\"\ntype = \"f32\"\nlen = \"E\"\naccess = \"readwrite\"\n")).collect();
+    write(d.path(), "k.wgsl", GOOD_WGSL);
+    let spec = write(
+        d.path(),
+        "big.toml",
+        &format!("[kernel]\nname = \"triad\"\nsource = {{ wgsl = \"k.wgsl\" }}\n[params]\nWG_SIZE = [64]\n[[problems]]\nE = {elems}\n{args}[launch]\ngrid = [\"1\"]\nblock = [\"WG_SIZE\"]\n[verify]\nreference = \"none\"\n"),
+    );
+    bad(
+        d.path(),
+        &["tune", spec.to_str().unwrap(), "--backend", "wgpu", "--no-db"],
+        &["big.toml", "problems", "more than the device's", "choose a smaller problem"],
+    );
+}
+
 fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, body).unwrap();

@@ -111,15 +111,30 @@ pub fn main() -> i32 {
     }
 }
 
-/// An error and its causes on one line, each cause once.
+/// An error and its causes on one line, each cause once, and the file the line starts with
+/// named once (a spec's error names its file, as does the command that read it).
 pub(crate) fn chain(e: &anyhow::Error) -> String {
     let mut msg = e.to_string();
+    let lead = msg.split_once(": ").map(|(file, _)| format!("{file}: "));
     for cause in e.chain().skip(1) {
         let c = cause.to_string();
         if !msg.contains(&c) {
             msg.push_str(": ");
-            msg.push_str(&c);
+            msg.push_str(lead.as_deref().and_then(|l| c.strip_prefix(l)).unwrap_or(&c));
         }
     }
     msg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::chain;
+
+    #[test]
+    fn a_chain_names_its_file_once() {
+        let e = anyhow::anyhow!("big.toml: problems: E=1: more than the device's 2.0 GiB").context("big.toml: tuning triad (E=1)");
+        assert_eq!(chain(&e), "big.toml: tuning triad (E=1): problems: E=1: more than the device's 2.0 GiB");
+        let e = anyhow::anyhow!("disk I/O error").context("database x.db").context("big.toml: tuning triad (E=1)");
+        assert_eq!(chain(&e), "big.toml: tuning triad (E=1): database x.db: disk I/O error");
+    }
 }
