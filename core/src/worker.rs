@@ -1168,11 +1168,12 @@ pub mod shm {
         std::fs::OpenOptions::new().read(true).write(write).open(format!("/proc/self/fd/{fd}")).ok()
     }
 
-    /// Threads that copy into or out of shared memory. Plain threads, not rayon's pool, which a
-    /// CPU reference may be keeping busy at that very moment. (Writes gain nothing from them on
-    /// Linux, whose tmpfs takes the file's lock for each write: 2 GiB took 0.82–0.95 s with 1, 8
-    /// or 16 threads on an H200 host, where 8 threads copying into a shared mapping took
-    /// 0.54–0.56 s; docs/benchmarks.md, "A wgpu workspace without a copy of the problem".)
+    /// Threads that copy into or out of shared memory: such a copy is bound by page faults and
+    /// page allocation, which several threads do at once when they copy through a mapping (a
+    /// write through the file takes its lock: 2 GiB took 0.82–0.95 s with 1, 8 or 16 writing
+    /// threads on an H200 host, and 0.54–0.56 s with 8 threads copying into a mapping;
+    /// docs/benchmarks.md, "A wgpu workspace without a copy of the problem"). Plain threads,
+    /// not rayon's pool, which a CPU reference may be keeping busy at that very moment.
     #[cfg(unix)]
     const THREADS: usize = 8;
     /// Below this, one thread copies.
@@ -1183,11 +1184,26 @@ pub mod shm {
     #[cfg(unix)]
     pub fn write_at(file: &File, data: &[u8], offset: u64) -> io::Result<()> {
         use std::os::unix::fs::FileExt;
+        if data.len() < PIECE {
+            return file.write_all_at(data, offset);
+        }
+        let end = offset + data.len() as u64;
+        if file.metadata()?.len() < end {
+            file.set_len(end)?;
+        }
+        // SAFETY: the file is this tune's own shared-memory file (a memfd the parent made, or
+        // inherited from it), now at least `end` bytes long. The range mapped is written here
+        // only, and its reader is told of it only after this returns (the message naming it is
+        // sent, or the problem marked filled, afterwards), so nothing else touches the mapping
+        // while it lives.
+        let mut map = unsafe { memmap2::MmapOptions::new().offset(offset).len(data.len()).map_mut(file)? };
         let size = data.len().div_ceil(THREADS).max(PIECE);
         std::thread::scope(|s| {
-            let parts: Vec<_> = data.chunks(size).enumerate().map(|(k, piece)| s.spawn(move || file.write_all_at(piece, offset + (k * size) as u64))).collect();
-            parts.into_iter().try_for_each(|h| h.join().unwrap_or_else(|_| Err(io::Error::other("a copying thread panicked"))))
-        })
+            for (from, to) in data.chunks(size).zip(map.chunks_mut(size)) {
+                s.spawn(move || to.copy_from_slice(from));
+            }
+        });
+        Ok(())
     }
 
     /// Reads `buf.len()` bytes at `offset`.
@@ -1218,6 +1234,26 @@ pub mod shm {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Blobs large enough to be copied through a mapping by several threads land where the
+    /// reader looks for them, after a small one written through the file, at an offset that is
+    /// no multiple of a page.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn large_blobs_copied_through_a_mapping_read_back_the_same() {
+        let Some(file) = rustix::fs::memfd_create("kerntune-test", rustix::fs::MemfdFlags::CLOEXEC).ok().map(std::fs::File::from) else {
+            return;
+        };
+        let small: Vec<u8> = (0..1000u32).map(|i| (i % 251) as u8).collect();
+        let large: Vec<u8> = (0..(40u32 << 20) + 12_345).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+        shm::write_at(&file, &small, 0).unwrap();
+        shm::write_at(&file, &large, small.len() as u64).unwrap();
+        assert_eq!(file.metadata().unwrap().len(), (small.len() + large.len()) as u64);
+        let (mut a, mut b) = (vec![0u8; small.len()], vec![0u8; large.len()]);
+        shm::read_at(&file, &mut a, 0).unwrap();
+        shm::read_at(&file, &mut b, small.len() as u64).unwrap();
+        assert!(a == small && b == large);
+    }
 
     #[test]
     fn messages_round_trip_with_blobs() {
