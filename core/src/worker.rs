@@ -1180,7 +1180,11 @@ pub mod shm {
     #[cfg(unix)]
     const PIECE: usize = 16 << 20;
 
-    /// Writes `data` at `offset`.
+    /// Writes `data` at `offset`: through the file below `PIECE`, else through a mapping by
+    /// `THREADS` threads. (Where the host has no memory left for the file's pages, a copy
+    /// through a mapping ends the process with SIGBUS where a write would have failed; the
+    /// host holds the problem a second time either way, and a memfd has no size limit of its
+    /// own to run into first.)
     #[cfg(unix)]
     pub fn write_at(file: &File, data: &[u8], offset: u64) -> io::Result<()> {
         use std::os::unix::fs::FileExt;
