@@ -219,10 +219,10 @@ impl Backend for CudaBackend {
         }
     }
 
-    fn read_outputs(&self, ws: &mut CudaWorkspace) -> Result<Vec<HostBuffer>, BackendError> {
+    fn read_outputs(&self, ws: &mut CudaWorkspace, wanted: &[bool]) -> Result<Vec<HostBuffer>, BackendError> {
         match ws {
-            CudaWorkspace::Local(l) => l.read_outputs(),
-            CudaWorkspace::Remote(p) => self.with_worker(p, |w| w.read_outputs(p)),
+            CudaWorkspace::Local(l) => l.read_masked(wanted),
+            CudaWorkspace::Remote(p) => self.with_worker(p, |w| w.read_outputs(p, wanted)),
         }
     }
 

@@ -504,11 +504,6 @@ impl LocalWorkspace {
         unsafe { result::stream::synchronize(self.stream) }.map_err(|e| other("synchronizing", e))
     }
 
-    pub(crate) fn read_outputs(&mut self) -> Result<Vec<HostBuffer>, BackendError> {
-        let all = vec![true; self.bufs.len()];
-        self.read_masked(&all)
-    }
-
     /// Reads back the buffers whose `mask` entry is true; the others come back empty.
     pub(crate) fn read_masked(&mut self, mask: &[bool]) -> Result<Vec<HostBuffer>, BackendError> {
         let _g = self.shared.bind_gen(self.gen)?;

@@ -174,10 +174,10 @@ impl Backend for HipBackend {
         }
     }
 
-    fn read_outputs(&self, ws: &mut HipWorkspace) -> Result<Vec<HostBuffer>, BackendError> {
+    fn read_outputs(&self, ws: &mut HipWorkspace, wanted: &[bool]) -> Result<Vec<HostBuffer>, BackendError> {
         match ws {
-            HipWorkspace::Local(l) => l.read_outputs(),
-            HipWorkspace::Remote(p) => self.with_worker(p, |w| w.read_outputs(p)),
+            HipWorkspace::Local(l) => l.read_masked(wanted),
+            HipWorkspace::Remote(p) => self.with_worker(p, |w| w.read_outputs(p, wanted)),
         }
     }
 

@@ -352,11 +352,6 @@ impl LocalWorkspace {
         check(unsafe { hip::hipStreamSynchronize(self.stream) }, "synchronizing")
     }
 
-    pub(crate) fn read_outputs(&mut self) -> Result<Vec<HostBuffer>, BackendError> {
-        let all = vec![true; self.bufs.len()];
-        self.read_masked(&all)
-    }
-
     /// Reads back the buffers whose `mask` entry is true; the others come back empty.
     pub(crate) fn read_masked(&mut self, mask: &[bool]) -> Result<Vec<HostBuffer>, BackendError> {
         // SAFETY: valid stream.

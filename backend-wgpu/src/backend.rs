@@ -280,10 +280,10 @@ impl Backend for WgpuBackend {
         }
     }
 
-    fn read_outputs(&self, ws: &mut WgpuWorkspace) -> Result<Vec<HostBuffer>, BackendError> {
+    fn read_outputs(&self, ws: &mut WgpuWorkspace, wanted: &[bool]) -> Result<Vec<HostBuffer>, BackendError> {
         match &mut ws.0 {
-            Place::Local(l) => self.note_hang(self.timer().read_outputs(l)),
-            Place::Remote(p) => self.with_worker(p, |w| w.read_outputs(p)),
+            Place::Local(l) => self.note_hang(self.timer().read_outputs(l, wanted)),
+            Place::Remote(p) => self.with_worker(p, |w| w.read_outputs(p, wanted)),
         }
     }
 
@@ -292,7 +292,7 @@ impl Backend for WgpuBackend {
             // Screened on the device; only an output the screen cannot pass is read back.
             Place::Local(l) => self.note_hang(bench::check(&self.device, self.queue(), l, req, &self.notes)),
             // (Not reached: a worker's verification runs whole in the worker.)
-            Place::Remote(_) => req.check(&self.read_outputs(ws)?),
+            Place::Remote(_) => req.check(&self.read_outputs(ws, &req.wanted())?),
         }
     }
 

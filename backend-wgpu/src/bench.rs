@@ -270,9 +270,9 @@ impl Timer<'_> {
         Ok(out)
     }
 
-    /// Reads back every buffer.
-    pub fn read_outputs(&self, ws: &mut Buffers) -> Result<Vec<HostBuffer>, BackendError> {
-        read_selected(self.device, self.queue, ws, |_| true)
+    /// Reads back the buffers `wanted` selects (see [`kerntune_core::Backend::read_outputs`]).
+    pub fn read_outputs(&self, ws: &mut Buffers, wanted: &[bool]) -> Result<Vec<HostBuffer>, BackendError> {
+        read_selected(self.device, self.queue, ws, |i| wanted.get(i).copied().unwrap_or(false))
     }
 }
 

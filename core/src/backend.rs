@@ -149,15 +149,17 @@ pub trait Backend: Send + Sync {
     /// Launches `req.launches` times and returns each launch's time in seconds.
     fn time(&self, ws: &mut Self::Workspace, kernel: &Self::Kernel, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError>;
 
-    /// Reads every buffer back, in argument order.
-    fn read_outputs(&self, ws: &mut Self::Workspace) -> Result<Vec<HostBuffer>, BackendError>;
+    /// Reads back the buffers `wanted` selects (by position among the problem's buffers), in
+    /// argument order; the others come back without their data (a verification reads only what
+    /// it compares, not the inputs: two thirds of a GEMM's buffers).
+    fn read_outputs(&self, ws: &mut Self::Workspace, wanted: &[bool]) -> Result<Vec<HostBuffer>, BackendError>;
 
     /// Compares the outputs `req` selects with its reference, after a launch; `Err(WrongOutput)`
     /// in [`crate::measure::verify::compare`]'s words on a mismatch. Reads every buffer back and
     /// compares on the host; a backend that can compare on the device overrides this (the rest
     /// of [`verify_on_host`] stays as it is).
     fn check_outputs(&self, ws: &mut Self::Workspace, req: &VerifyRequest<'_>) -> Result<(), BackendError> {
-        req.check(&self.read_outputs(ws)?)
+        req.check(&self.read_outputs(ws, &req.wanted())?)
     }
 
     /// Poisons write-only outputs and restores the inputs, launches once, reads back and compares

@@ -434,7 +434,7 @@ impl Backend for FakeBackend {
         let Some(slot) = &self.worker else {
             self.reset(ws, true)?;
             let t = self.time(ws, k, launch, &TimeRequest { launches: 1, flush: crate::spec::settings::L2Flush::Off, timeout: req.timeout })?;
-            req.check(&self.read_outputs(ws)?)?;
+            req.check(&self.read_outputs(ws, &req.wanted())?)?;
             self.reset(ws, false)?;
             return Ok(t);
         };
@@ -443,12 +443,12 @@ impl Backend for FakeBackend {
         Ok(self.observed(t))
     }
 
-    fn read_outputs(&self, ws: &mut FakeWorkspace) -> Result<Vec<HostBuffer>, BackendError> {
+    fn read_outputs(&self, ws: &mut FakeWorkspace, wanted: &[bool]) -> Result<Vec<HostBuffer>, BackendError> {
         if let Some(slot) = &self.worker {
-            return slot.with(&ws.initial, |w| w.read_outputs(&ws.initial));
+            return slot.with(&ws.initial, |w| w.read_outputs(&ws.initial, wanted));
         }
         self.check_alive()?;
-        Ok(ws.current.clone())
+        Ok(ws.current.iter().enumerate().map(|(i, b)| if wanted.get(i).copied().unwrap_or(false) { b.clone() } else { b.described() }).collect())
     }
 
     fn recover(&self) -> Result<(), BackendError> {

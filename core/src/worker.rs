@@ -61,7 +61,7 @@ pub trait Executor {
     /// [`Backend::verify`] of kernel `id`.
     fn verify(&mut self, id: u64, launch: &Launch, req: &VerifyRequest<'_>) -> Result<Vec<f64>, BackendError>;
     /// [`Backend::read_outputs`].
-    fn read_outputs(&mut self) -> Result<Vec<HostBuffer>, BackendError>;
+    fn read_outputs(&mut self, wanted: &[bool]) -> Result<Vec<HostBuffer>, BackendError>;
     /// [`Backend::take_notes`]: what the device's side had to do to measure honestly.
     fn take_notes(&mut self) -> Vec<String> {
         Vec::new()
@@ -147,9 +147,9 @@ impl<B: WorkerBackend> Executor for BackendExecutor<B> {
     fn verify(&mut self, id: u64, launch: &Launch, req: &VerifyRequest<'_>) -> Result<Vec<f64>, BackendError> {
         self.with_kernel(id, |b, ws, k| b.verify(ws, k, launch, req))
     }
-    fn read_outputs(&mut self) -> Result<Vec<HostBuffer>, BackendError> {
+    fn read_outputs(&mut self, wanted: &[bool]) -> Result<Vec<HostBuffer>, BackendError> {
         let (b, ws) = self.parts()?;
-        b.read_outputs(ws)
+        b.read_outputs(ws, wanted)
     }
     fn take_notes(&mut self) -> Vec<String> {
         self.backend.as_ref().map(B::take_notes).unwrap_or_default()
@@ -260,7 +260,10 @@ enum Req {
         #[serde(default)]
         per_output: Vec<(String, crate::spec::job::Tolerance)>,
     },
-    Read,
+    /// The buffers `wanted` selects, read back (the others travel empty).
+    Read {
+        wanted: Vec<bool>,
+    },
     /// The worker's [`Executor::take_notes`], one blob per note.
     Notes,
 }
@@ -275,7 +278,7 @@ impl Req {
             Req::Reset { .. } => "reset",
             Req::Time { .. } => "time",
             Req::Verify { .. } => "verify",
-            Req::Read => "read",
+            Req::Read { .. } => "read",
             Req::Notes => "notes",
         }
     }
@@ -797,9 +800,9 @@ impl Worker {
         }
     }
 
-    /// [`Backend::read_outputs`] from the worker.
-    pub fn read_outputs(&mut self, problem: &ProblemData) -> Result<Vec<HostBuffer>, BackendError> {
-        let (_, blobs) = self.call(&Req::Read, &[], Duration::from_secs(120))?;
+    /// [`Backend::read_outputs`] from the worker: only the buffers `wanted` selects travel.
+    pub fn read_outputs(&mut self, problem: &ProblemData, wanted: &[bool]) -> Result<Vec<HostBuffer>, BackendError> {
+        let (_, blobs) = self.call(&Req::Read { wanted: wanted.to_vec() }, &[], Duration::from_secs(120))?;
         Ok(problem.buffers().zip(blobs).map(|(b, data)| HostBuffer { data, ..b.described() }).collect())
     }
 
@@ -1035,7 +1038,7 @@ fn handle(exec: &mut impl Executor, st: &mut Served, req: Req, blobs: Vec<Vec<u8
             };
             Ok((exec.verify(id, &launch, &req)?, vec![]))
         }
-        Req::Read => Ok((vec![], exec.read_outputs()?.into_iter().map(|b| b.data).collect())),
+        Req::Read { wanted } => Ok((vec![], exec.read_outputs(&wanted)?.into_iter().map(|b| b.data).collect())),
         Req::Notes => Ok((vec![], exec.take_notes().into_iter().map(String::into_bytes).collect())),
     }
 }

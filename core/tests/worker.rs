@@ -83,8 +83,8 @@ impl Executor for HostExec {
         self.reset(false)?;
         Ok(vec![1e-3])
     }
-    fn read_outputs(&mut self) -> Result<Vec<HostBuffer>, BackendError> {
-        Ok(self.bufs.clone())
+    fn read_outputs(&mut self, wanted: &[bool]) -> Result<Vec<HostBuffer>, BackendError> {
+        Ok(self.bufs.iter().zip(wanted).map(|(b, &w)| if w { b.clone() } else { b.described() }).collect())
     }
     fn take_notes(&mut self) -> Vec<String> {
         match std::mem::take(&mut self.launched) {
@@ -152,7 +152,11 @@ fn runs_and_verifies_in_the_worker() {
     assert!(matches!(&e, BackendError::WrongOutput(m) if m.contains("500 were never written")), "{e}");
     // Outputs come back as the worker holds them (restored after verification).
     s.with(&p, |w| w.time(image(1, "double"), &LAUNCH, &timing(Duration::from_secs(5)))).unwrap();
-    let outs = s.with(&p, |w| w.read_outputs(&p)).unwrap();
+    let outs = s.with(&p, |w| w.read_outputs(&p, &[true, true])).unwrap();
+    assert_eq!(outs[1].to_f32()[10], 20.0);
+    // Only the buffers asked for travel; the others come back described, without data.
+    let outs = s.with(&p, |w| w.read_outputs(&p, &[false, true])).unwrap();
+    assert!(outs[0].data.is_empty() && outs[0].name == p.buffers().next().unwrap().name, "{:?}", outs[0].name);
     assert_eq!(outs[1].to_f32()[10], 20.0);
     assert_eq!(s.starts(), 1, "one worker served all of that");
 }
@@ -174,7 +178,7 @@ fn large_buffers_arrive_whole() {
         let e = s.with(&p, |w| w.verify(image(2, "wrong"), &LAUNCH, &req)).unwrap_err();
         assert!(matches!(&e, BackendError::WrongOutput(m) if m.contains("elements differ")), "{e}");
         s.with(&p, |w| w.time(image(1, "double"), &LAUNCH, &timing(Duration::from_secs(30)))).unwrap();
-        let y = s.with(&p, |w| w.read_outputs(&p)).unwrap()[1].to_f32();
+        let y = s.with(&p, |w| w.read_outputs(&p, &[false, true])).unwrap()[1].to_f32();
         assert!((0..n).step_by(4099).all(|i| y[i] == r[1].to_f32()[i]), "outputs read back whole");
         if cfg!(target_os = "linux") {
             let fd3 = std::fs::read_link(format!("/proc/{}/fd/3", s.pid().expect("a worker"))).map(|l| l.display().to_string()).unwrap_or_default();

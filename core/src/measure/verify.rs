@@ -308,6 +308,16 @@ fn all_close_f32(got: &[u8], want: &[u8], tol: Tolerance) -> bool {
     })
 }
 
+/// Whether a verification of `outputs` (empty: every buffer a kernel may write) compares
+/// buffer `b`.
+pub fn compared(outputs: &[String], b: &HostBuffer) -> bool {
+    if outputs.is_empty() {
+        b.access != crate::spec::problem::Access::Read
+    } else {
+        outputs.contains(&b.name)
+    }
+}
+
 /// What [`crate::backend::Backend::verify`] checks.
 #[derive(Clone, Copy, Debug)]
 pub struct VerifyRequest<'a> {
@@ -328,11 +338,12 @@ pub struct VerifyRequest<'a> {
 impl VerifyRequest<'_> {
     /// Whether a buffer is compared: the named outputs, or every written buffer.
     pub fn selects(&self, b: &HostBuffer) -> bool {
-        if self.outputs.is_empty() {
-            b.access != crate::spec::problem::Access::Read
-        } else {
-            self.outputs.contains(&b.name)
-        }
+        compared(self.outputs, b)
+    }
+
+    /// Which of the problem's buffers (the reference's, in argument order) it compares.
+    pub fn wanted(&self) -> Vec<bool> {
+        self.reference.iter().map(|b| self.selects(b)).collect()
     }
 
     /// The tolerance output `name` is compared with.

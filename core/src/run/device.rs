@@ -166,13 +166,16 @@ impl<'a, B: Backend> Session<'a, B> {
         Ok(self.ws.as_mut().expect("just made"))
     }
 
-    /// Runs a reference candidate once on poisoned outputs and returns every buffer.
+    /// Runs a reference candidate once on poisoned outputs and returns every buffer, with data
+    /// for those verification compares (the inputs stay on the device).
     fn reference(&mut self, kernel: &B::Kernel, launch: &Launch) -> Result<Vec<HostBuffer>, BackendError> {
         let (backend, timeout) = (self.backend, self.opts.bench.timeout);
+        let outputs = &self.ctx.job.verify.outputs;
+        let wanted: Vec<bool> = self.ctx.prep.data.buffers().map(|b| crate::measure::verify::compared(outputs, b)).collect();
         let ws = self.workspace()?;
         backend.reset(ws, true)?;
         backend.time(ws, kernel, launch, &TimeRequest { launches: 1, flush: L2Flush::Off, timeout })?;
-        let outs = backend.read_outputs(ws)?;
+        let outs = backend.read_outputs(ws, &wanted)?;
         backend.reset(ws, false)?;
         Ok(outs)
     }
