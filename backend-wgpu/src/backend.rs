@@ -3,7 +3,7 @@
 use crate::bench::{self, Buffers, Timer};
 use crate::compile::WgpuKernel;
 use crate::device::sorted_adapters;
-use crate::limits::{limits_from_wgpu, target_from_info};
+use crate::limits::{adapter_limits, target_from_info};
 use kerntune_core::worker::{WorkerKind, WorkerSlot};
 use kerntune_core::{
     Access, Backend, BackendError, CompileRequest, Compiled, HostBuffer, Launch, Limits, OpenError, ProblemData, ResourceUsage, Target, TimeRequest,
@@ -95,7 +95,7 @@ impl WgpuBackend {
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("kerntune"),
             required_features,
-            required_limits: alimits.clone(),
+            required_limits: alimits,
             experimental_features: wgpu::ExperimentalFeatures::disabled(),
             memory_hints: wgpu::MemoryHints::Performance,
             trace: wgpu::Trace::Off,
@@ -111,7 +111,7 @@ impl WgpuBackend {
         });
         Ok(WgpuBackend {
             target: target_from_info(&info),
-            limits: Limits { global_mem_bytes: crate::memory::adapter_memory(&adapter), ..limits_from_wgpu(&alimits, &info) },
+            limits: adapter_limits(&adapter),
             device,
             queue: Some(queue),
             hung: false.into(),

@@ -102,7 +102,6 @@ pub(crate) fn create_workspace(
         notes.note(note);
     }
     let staging = bufs.iter().map(|_| None).collect();
-    drop(bufs);
     Ok(Buffers { buffers, staging, pristine, problem, ops: None, reference: None })
 }
 

@@ -1,7 +1,7 @@
 //! The adapters: enumeration through one wgpu instance, hardware before software, each with
 //! its target and limits.
 
-use crate::limits::{limits_from_wgpu, target_from_info};
+use crate::limits::{adapter_limits, target_from_info};
 use kerntune_core::{Limits, Target};
 
 /// What `kerntune devices` shows for one adapter.
@@ -71,9 +71,7 @@ pub fn adapters() -> Vec<AdapterSummary> {
         .enumerate()
         .map(|(index, a)| {
             let info = a.get_info();
-            let mut limits = limits_from_wgpu(&a.limits(), &info);
-            limits.global_mem_bytes = crate::memory::adapter_memory(&a);
-            AdapterSummary { index, target: target_from_info(&info), limits, info }
+            AdapterSummary { index, target: target_from_info(&info), limits: adapter_limits(&a), info }
         })
         .collect()
 }

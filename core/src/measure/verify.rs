@@ -318,6 +318,12 @@ pub fn compared(outputs: &[String], b: &HostBuffer) -> bool {
     }
 }
 
+/// Which of `buffers` (the problem's, in argument order) a verification of `outputs` compares:
+/// the mask [`crate::backend::Backend::read_outputs`] takes.
+pub fn compared_buffers<'a>(outputs: &[String], buffers: impl IntoIterator<Item = &'a HostBuffer>) -> Vec<bool> {
+    buffers.into_iter().map(|b| compared(outputs, b)).collect()
+}
+
 /// What [`crate::backend::Backend::verify`] checks.
 #[derive(Clone, Copy, Debug)]
 pub struct VerifyRequest<'a> {
@@ -343,7 +349,7 @@ impl VerifyRequest<'_> {
 
     /// Which of the problem's buffers (the reference's, in argument order) it compares.
     pub fn wanted(&self) -> Vec<bool> {
-        self.reference.iter().map(|b| self.selects(b)).collect()
+        compared_buffers(self.outputs, self.reference)
     }
 
     /// The tolerance output `name` is compared with.

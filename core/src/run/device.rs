@@ -170,8 +170,7 @@ impl<'a, B: Backend> Session<'a, B> {
     /// for those verification compares (the inputs stay on the device).
     fn reference(&mut self, kernel: &B::Kernel, launch: &Launch) -> Result<Vec<HostBuffer>, BackendError> {
         let (backend, timeout) = (self.backend, self.opts.bench.timeout);
-        let outputs = &self.ctx.job.verify.outputs;
-        let wanted: Vec<bool> = self.ctx.prep.data.buffers().map(|b| crate::measure::verify::compared(outputs, b)).collect();
+        let wanted = crate::measure::verify::compared_buffers(&self.ctx.job.verify.outputs, self.ctx.prep.data.buffers());
         let ws = self.workspace()?;
         backend.reset(ws, true)?;
         backend.time(ws, kernel, launch, &TimeRequest { launches: 1, flush: L2Flush::Off, timeout })?;
