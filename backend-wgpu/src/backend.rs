@@ -2,8 +2,8 @@
 
 use crate::bench::{self, Buffers, Timer};
 use crate::compile::WgpuKernel;
-use crate::device::sorted_adapters;
-use crate::limits::{adapter_limits, target_from_info};
+use crate::device::{adapter_limits, sorted_adapters};
+use crate::limits::target_from_info;
 use kerntune_core::worker::{WorkerKind, WorkerSlot};
 use kerntune_core::{
     Access, Backend, BackendError, CompileRequest, Compiled, HostBuffer, Launch, Limits, OpenError, ProblemData, ResourceUsage, Target, TimeRequest,

@@ -1,7 +1,7 @@
 //! The adapters: enumeration through one wgpu instance, hardware before software, each with
 //! its target and limits.
 
-use crate::limits::{adapter_limits, target_from_info};
+use crate::limits::{limits_from_wgpu, target_from_info};
 use kerntune_core::{Limits, Target};
 
 /// What `kerntune devices` shows for one adapter.
@@ -62,6 +62,12 @@ pub(crate) fn sorted_adapters() -> Vec<wgpu::Adapter> {
 /// ```
 pub fn best_adapter() -> Option<wgpu::Adapter> {
     sorted_adapters().into_iter().next()
+}
+
+/// An adapter's [`Limits`]: [`limits_from_wgpu`] of its limits and info, with its memory where
+/// the API below wgpu says ([`crate::memory::adapter_memory`]).
+pub(crate) fn adapter_limits(adapter: &wgpu::Adapter) -> Limits {
+    Limits { global_mem_bytes: crate::memory::adapter_memory(adapter), ..limits_from_wgpu(&adapter.limits(), &adapter.get_info()) }
 }
 
 /// Every adapter, hardware first, software (CPU) adapters last.

@@ -36,17 +36,11 @@ pub fn limits_from_wgpu(l: &wgpu::Limits, info: &wgpu::AdapterInfo) -> Limits {
         memory_bandwidth: None,
         peak_flops_f32: None,
         peak_flops_f16: None,
-        // WebGPU reports no device memory size; [`adapter_limits`] fills it where the API below
-        // says (Vulkan).
+        // WebGPU reports no device memory size; `crate::device::adapter_limits` fills it where
+        // the API below says (Vulkan).
         global_mem_bytes: None,
         max_buffer_bytes: Some(l.max_buffer_size.min(l.max_storage_buffer_binding_size)),
     }
-}
-
-/// An adapter's [`Limits`]: [`limits_from_wgpu`] of its limits and info, with its memory where
-/// the API below wgpu says ([`crate::memory::adapter_memory`]).
-pub(crate) fn adapter_limits(adapter: &wgpu::Adapter) -> Limits {
-    Limits { global_mem_bytes: crate::memory::adapter_memory(adapter), ..limits_from_wgpu(&adapter.limits(), &adapter.get_info()) }
 }
 
 #[cfg(test)]
