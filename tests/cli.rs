@@ -287,6 +287,9 @@ fn bad_input_gets_one_clear_line() {
     bad(dir, &["check", p.to_str().unwrap()], &["nan.toml", "params.SCALE", "NaN is not a value a kernel can take; give finite numbers"]);
     let good = write(dir, "good.toml", &spec("ok.wgsl", "", "WG_SIZE"));
     bad(dir, &["tune", good.to_str().unwrap(), "--budget", "fast"], &["--budget", "`fast`"]);
+    // A negative number is a value to judge, not an unknown flag.
+    bad(dir, &["tune", good.to_str().unwrap(), "--budget", "-1"], &["--budget", "`-1` is neither a count"]);
+    bad(dir, &["tune", good.to_str().unwrap(), "-j", "-2"], &["'-2'", "--jobs"]);
     bad(dir, &["tune", good.to_str().unwrap(), "--key", "N=1,N=2"], &["--key", "`N` is given more than once"]);
     bad(dir, &["tune", good.to_str().unwrap(), "--recheck", "0"], &["--recheck", "0 configs checks nothing"]);
     // A shard's winner is its part's best: never into the shared default database, nor lost.

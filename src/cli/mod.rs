@@ -23,27 +23,37 @@ pub struct Cli {
     command: Command,
 }
 
+// Every subcommand takes `-1` as a value (`--budget -1` gets kerntune's own message about the
+// value, not clap's "unexpected argument '-1'" with a tip that does not apply).
 #[derive(Subcommand, Debug)]
 enum Command {
     /// List every device the compiled-in backends find, with its limits.
+    #[command(allow_negative_numbers = true)]
     Devices(devices::Args),
     /// Load a spec (TOML or T1) without a device and print its search space: the cartesian
     /// size, the valid configs, the default config and its launch, and the arguments.
+    #[command(allow_negative_numbers = true)]
     Check(check::Args),
     /// Tune the kernel a spec file describes and store the winner.
+    #[command(allow_negative_numbers = true)]
     Tune(Box<tune::Args>),
     /// After a split tune (`tune --shard` and `db merge`): measure the shards' best configs
     /// again on this device and store the winner.
+    #[command(allow_negative_numbers = true)]
     Confirm(confirm::Args),
     /// Inspect or maintain the winner database.
+    #[command(allow_negative_numbers = true)]
     Db(db::Args),
     /// Print the config set a vendor's generator derives for a target, class and shape, the
     /// pruned configs with reasons, and the perf model's order.
+    #[command(allow_negative_numbers = true)]
     Generate(generate::Args),
     /// Write one self-contained HTML page of a kernel's database entries: times, parameters,
     /// search trace, compile times, failures, roofline, and several devices side by side.
+    #[command(allow_negative_numbers = true)]
     Report(report::Args),
     /// Score search strategies offline on recorded spaces (Kernel Tuner caches, T4 files).
+    #[command(allow_negative_numbers = true)]
     Simulate(simulate::Args),
 }
 
