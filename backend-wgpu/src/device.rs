@@ -29,6 +29,12 @@ fn rank(t: wgpu::DeviceType) -> u8 {
 
 fn instance() -> wgpu::Instance {
     let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+    // A release build's flags in every build: wgpu's default in a debug build (`make demo`
+    // builds one) asks for the driver's validation layers, which slow the host side of every
+    // launch where they are installed, and for the loader's debug messages, which Ubuntu
+    // 22.04's Mesa fills with a warning per instance about an ICD for hardware it lacks.
+    // `WGPU_VALIDATION=1` / `WGPU_DEBUG=1` still turn them on.
+    desc.flags = wgpu::InstanceFlags::VALIDATION_INDIRECT_CALL.with_env();
     if std::env::var_os("WGPU_BACKEND").is_none() {
         desc.backends = wgpu::Backends::PRIMARY;
     }
