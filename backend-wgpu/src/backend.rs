@@ -341,14 +341,23 @@ pub fn launch_never_ended() -> bool {
     NEVER_ENDED.load(std::sync::atomic::Ordering::SeqCst)
 }
 
+/// Leaves device objects undestroyed, to the process's exit, once a launch in this process
+/// never ended: a driver may wait for that launch before destroying one, forever. wgpu waits
+/// for the queue to be idle when it is dropped (Debian 12's Mesa and NVIDIA's driver), and
+/// Ubuntu 22.04's lavapipe (Mesa 23.2) waits in `vkDestroyPipeline` too: the tune reported the
+/// lost device and then never returned, its device thread dropping the workspace's pipelines.
+/// A memory leak after a fatal fault, in a process whose device is lost anyway.
+pub(crate) fn leave_undestroyed<T>(objects: T) {
+    std::mem::forget(objects);
+}
+
 impl Drop for WgpuBackend {
-    /// wgpu waits for the queue to be idle when it is dropped, which after a dispatch that never
-    /// ends (in this process: without a worker) is forever: the tune would report the lost
-    /// device and then never exit. Such a queue is left to the process's exit instead.
+    /// The queue and the device of a backend whose launch never ended are left undestroyed
+    /// (see [`leave_undestroyed`]).
     fn drop(&mut self) {
         if self.hung.load(std::sync::atomic::Ordering::SeqCst) {
-            tracing::debug!("a launch never ended: the wgpu queue is left undropped");
-            std::mem::forget(self.queue.take());
+            tracing::debug!("a launch never ended: the wgpu queue and device are left undestroyed");
+            leave_undestroyed((self.queue.take(), self.device.clone()));
         }
     }
 }

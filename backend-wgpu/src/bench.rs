@@ -29,6 +29,22 @@ pub(crate) struct Buffers {
     pub(crate) reference: Option<(u64, Vec<Option<wgpu::Buffer>>)>,
 }
 
+impl Drop for Buffers {
+    /// After a launch in this process that never ended, the device objects are left
+    /// undestroyed (see `backend::leave_undestroyed`).
+    fn drop(&mut self) {
+        if crate::backend::launch_never_ended() {
+            crate::backend::leave_undestroyed((
+                std::mem::take(&mut self.buffers),
+                std::mem::take(&mut self.staging),
+                std::mem::take(&mut self.pristine),
+                self.ops.take(),
+                self.reference.take(),
+            ));
+        }
+    }
+}
+
 /// A problem of only `buffers` (a workspace made in code: the clock guard's, tests').
 pub(crate) fn buffers_only(buffers: Vec<HostBuffer>) -> Arc<ProblemData> {
     Arc::new(ProblemData { args: buffers.into_iter().map(ArgData::Buffer).collect() })

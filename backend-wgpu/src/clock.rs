@@ -101,6 +101,17 @@ pub(crate) struct ClockGuard {
     state: Mutex<State>,
 }
 
+impl Drop for ClockGuard {
+    /// After a launch in this process that never ended, the probe's pipeline and buffers are
+    /// left undestroyed (see `backend::leave_undestroyed`).
+    fn drop(&mut self) {
+        if crate::backend::launch_never_ended() {
+            let probe = self.state.get_mut().map(|s| s.probe.take()).unwrap_or_else(|poisoned| poisoned.into_inner().probe.take());
+            crate::backend::leave_undestroyed(probe);
+        }
+    }
+}
+
 impl ClockGuard {
     pub fn new(enabled: bool) -> ClockGuard {
         let checker = Checker { fastest: f64::INFINITY, log: ClockLog::default(), cap: CAP, learn: LEARN };
