@@ -353,7 +353,7 @@ pub(crate) fn leave_undestroyed<T>(objects: T) {
 
 impl Drop for WgpuBackend {
     /// The queue and the device of a backend whose launch never ended are left undestroyed
-    /// (see [`leave_undestroyed`]).
+    /// (see `leave_undestroyed`).
     fn drop(&mut self) {
         if self.hung.load(std::sync::atomic::Ordering::SeqCst) {
             tracing::debug!("a launch never ended: the wgpu queue and device are left undestroyed");
