@@ -155,11 +155,11 @@ impl WgpuBackend {
     }
 
     /// Notes a launch in this process that did not end in time (see [`Drop`] and
-    /// [`launch_never_ended`]).
+    /// [`crate::launch_never_ended`]).
     fn note_hang<T>(&self, r: Result<T, BackendError>) -> Result<T, BackendError> {
         if matches!(r, Err(BackendError::TimedOut(_))) {
             self.hung.store(true, std::sync::atomic::Ordering::SeqCst);
-            NEVER_ENDED.store(true, std::sync::atomic::Ordering::SeqCst);
+            crate::device::note_launch_never_ended();
         }
         r
     }
@@ -330,34 +330,13 @@ impl Backend for WgpuBackend {
     }
 }
 
-static NEVER_ENDED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Whether a launch in this process (not in a worker) did not end within its timeout. Such a
-/// launch may still be running when the program exits, and a driver can wait for it at exit
-/// forever (NVIDIA's Vulkan driver did, on an H200): a program that sees `true` should leave
-/// without running exit handlers (`_exit`), as `kerntune::exit` does. Launches in worker
-/// processes never set it: the worker is killed with its launch.
-pub fn launch_never_ended() -> bool {
-    NEVER_ENDED.load(std::sync::atomic::Ordering::SeqCst)
-}
-
-/// Leaves device objects undestroyed, to the process's exit, once a launch in this process
-/// never ended: a driver may wait for that launch before destroying one, forever. wgpu waits
-/// for the queue to be idle when it is dropped (Debian 12's Mesa and NVIDIA's driver), and
-/// Ubuntu 22.04's lavapipe (Mesa 23.2) waits in `vkDestroyPipeline` too: the tune reported the
-/// lost device and then never returned, its device thread dropping the workspace's pipelines.
-/// A memory leak after a fatal fault, in a process whose device is lost anyway.
-pub(crate) fn leave_undestroyed<T>(objects: T) {
-    std::mem::forget(objects);
-}
-
 impl Drop for WgpuBackend {
     /// The queue and the device of a backend whose launch never ended are left undestroyed
-    /// (see `leave_undestroyed`).
+    /// (see `device::leave_undestroyed`).
     fn drop(&mut self) {
         if self.hung.load(std::sync::atomic::Ordering::SeqCst) {
             tracing::debug!("a launch never ended: the wgpu queue and device are left undestroyed");
-            leave_undestroyed((self.queue.take(), self.device.clone()));
+            crate::device::leave_undestroyed((self.queue.take(), self.device.clone()));
         }
     }
 }

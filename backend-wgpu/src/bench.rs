@@ -31,10 +31,10 @@ pub(crate) struct Buffers {
 
 impl Drop for Buffers {
     /// After a launch in this process that never ended, the device objects are left
-    /// undestroyed (see `backend::leave_undestroyed`).
+    /// undestroyed (see `device::leave_undestroyed`).
     fn drop(&mut self) {
-        if crate::backend::launch_never_ended() {
-            crate::backend::leave_undestroyed((
+        if crate::device::launch_never_ended() {
+            crate::device::leave_undestroyed((
                 std::mem::take(&mut self.buffers),
                 std::mem::take(&mut self.staging),
                 std::mem::take(&mut self.pristine),

@@ -103,11 +103,11 @@ pub(crate) struct ClockGuard {
 
 impl Drop for ClockGuard {
     /// After a launch in this process that never ended, the probe's pipeline and buffers are
-    /// left undestroyed (see `backend::leave_undestroyed`).
+    /// left undestroyed (see `device::leave_undestroyed`).
     fn drop(&mut self) {
-        if crate::backend::launch_never_ended() {
+        if crate::device::launch_never_ended() {
             let probe = self.state.get_mut().map(|s| s.probe.take()).unwrap_or_else(|poisoned| poisoned.into_inner().probe.take());
-            crate::backend::leave_undestroyed(probe);
+            crate::device::leave_undestroyed(probe);
         }
     }
 }

@@ -327,10 +327,10 @@ impl Drop for WgpuKernel {
             // Workers that loaded it unload it with their next request.
             kerntune_core::worker::kernel_dropped(self.id);
         }
-        if crate::backend::launch_never_ended() {
+        if crate::device::launch_never_ended() {
             // Its pipeline is left undestroyed: a driver may wait for the launch that never
-            // ended before destroying one (see `backend::leave_undestroyed`).
-            crate::backend::leave_undestroyed(self.pipeline.clone());
+            // ended before destroying one (see `device::leave_undestroyed`).
+            crate::device::leave_undestroyed(self.pipeline.clone());
         }
     }
 }

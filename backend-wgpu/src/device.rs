@@ -87,3 +87,30 @@ pub fn adapters() -> Vec<AdapterSummary> {
         })
         .collect()
 }
+
+static NEVER_ENDED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether a launch in this process (not in a worker) did not end within its timeout. Such a
+/// launch may still be running when the program exits, and a driver can wait for it at exit
+/// forever (NVIDIA's Vulkan driver did, on an H200): a program that sees `true` should leave
+/// without running exit handlers (`_exit`), as `kerntune::exit` does. Launches in worker
+/// processes never set it: the worker is killed with its launch.
+pub fn launch_never_ended() -> bool {
+    NEVER_ENDED.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+/// Leaves device objects undestroyed, to the process's exit, once a launch in this process
+/// never ended: a driver may wait for that launch before destroying one, forever. wgpu waits
+/// for the queue to be idle when it is dropped (Debian 12's Mesa and NVIDIA's driver), and
+/// Ubuntu 22.04's lavapipe (Mesa 23.2) waits in `vkDestroyPipeline` too: the tune reported the
+/// lost device and then never returned, its device thread dropping the workspace's pipelines.
+/// A memory leak after a fatal fault, in a process whose device is lost anyway.
+pub(crate) fn leave_undestroyed<T>(objects: T) {
+    std::mem::forget(objects);
+}
+
+/// Notes that a launch in this process did not end within its timeout (see
+/// [`launch_never_ended`]).
+pub(crate) fn note_launch_never_ended() {
+    NEVER_ENDED.store(true, std::sync::atomic::Ordering::SeqCst);
+}

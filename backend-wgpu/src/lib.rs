@@ -38,9 +38,9 @@ mod limits;
 mod memory;
 pub mod worker;
 
-pub use backend::{launch_never_ended, WgpuBackend, WgpuWorkspace};
+pub use backend::{WgpuBackend, WgpuWorkspace};
 pub use compile::{inject_constants, WgpuKernel};
-pub use device::{adapters, best_adapter, AdapterSummary};
+pub use device::{adapters, best_adapter, launch_never_ended, AdapterSummary};
 pub use limits::{limits_from_wgpu, target_from_info};
 /// The `wgpu` this crate was built with, for the application's devices, queues and buffers.
 pub use wgpu;
