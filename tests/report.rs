@@ -125,7 +125,7 @@ fn the_page_loads_in_a_real_browser_without_a_console_message() {
         ["chromium", "chromium-browser", "google-chrome"].into_iter().find(|b| Command::new(b).arg("--version").output().is_ok_and(|o| o.status.success()))
     else {
         assert!(std::env::var_os("KERNTUNE_REQUIRE_BROWSER").is_none(), "KERNTUNE_REQUIRE_BROWSER is set but no chromium here; run scripts/setup.sh --test");
-        kerntune::testing::skipped("the report's browser test: no chromium (apt-get install chromium)");
+        kerntune::testing::skipped("the report's browser test: no chromium, chromium-browser or google-chrome on PATH (Debian: apt-get install chromium)");
         return;
     };
     let d = tempfile::tempdir().unwrap();

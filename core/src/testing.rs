@@ -4,6 +4,8 @@
 /// compiler): on stderr, and appended to the file `KERNTUNE_SKIP_LOG` names, which `make test`
 /// prints at the end (libtest hides a passing test's output).
 pub fn skipped(what: &str) {
+    // One line, whatever `what` holds (a command's output, say): the log has a line per skip.
+    let what = what.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ");
     eprintln!("SKIPPED {what}");
     if let Some(p) = std::env::var_os("KERNTUNE_SKIP_LOG") {
         use std::io::Write;
