@@ -37,17 +37,19 @@ fi
 ldconfig -p 2>/dev/null | grep 'libvulkan.so.1' >/dev/null || need+=(libvulkan1)
 icds=$(ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json 2>/dev/null | wc -l || true)
 [ "${icds:-0}" -gt 0 ] || need+=(mesa-vulkan-drivers)
+# The HIP backend builds against the HIP headers and links libamdhip64 (Debian: ROCm 5.2).
+hip_headers() { [ -f "${HIP_PATH:-/usr}/include/hip/hip_runtime_api.h" ]; }
+# ROCm's offline HIP compiler: the tests compile the shipped examples as HIP with it, since
+# ROCm 5.2's hipRTC needs an AMD GPU to compile.
+hipcc_present() { [ -x "${HIP_PATH:-/usr}/bin/hipcc" ] || command -v hipcc >/dev/null; }
+# The report's browser test loads the page in a real headless Chromium (tests/report.rs looks
+# for these names).
+browser() { command -v chromium >/dev/null || command -v chromium-browser >/dev/null || command -v google-chrome >/dev/null; }
 if [ "$for_hip" = 1 ]; then
-  # The HIP backend builds against the HIP headers and links libamdhip64 (Debian: ROCm 5.2).
-  [ -f "${HIP_PATH:-/usr}/include/hip/hip_runtime_api.h" ] || optional+=(libamdhip64-dev)
-  # ROCm's offline HIP compiler: the tests compile the shipped examples as HIP with it, since
-  # ROCm 5.2's hipRTC needs an AMD GPU to compile.
-  [ -x "${HIP_PATH:-/usr}/bin/hipcc" ] || command -v hipcc >/dev/null || optional+=(hipcc)
+  hip_headers || optional+=(libamdhip64-dev)
+  hipcc_present || optional+=(hipcc)
 fi
-# The report's browser test loads the page in a real headless Chromium.
-if [ "$for_tests" = 1 ]; then
-  command -v chromium >/dev/null || command -v chromium-browser >/dev/null || command -v google-chrome >/dev/null || optional+=(chromium)
-fi
+[ "$for_tests" = 1 ] && ! browser && optional+=(chromium)
 
 # What goes without an optional package that this system's packages do not have.
 without() {
@@ -86,8 +88,8 @@ if [ $((${#need[@]} + ${#optional[@]})) -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
   fi
 fi
-have=("Vulkan loader and driver")
-[ "$for_hip" = 1 ] && [ -f "${HIP_PATH:-/usr}/include/hip/hip_runtime_api.h" ] && have+=("HIP headers and library")
-[ "$for_hip" = 1 ] && { [ -x "${HIP_PATH:-/usr}/bin/hipcc" ] || command -v hipcc >/dev/null; } && have+=("HIP compiler")
-[ "$for_tests" = 1 ] && { command -v chromium >/dev/null || command -v chromium-browser >/dev/null || command -v google-chrome >/dev/null; } && have+=("headless Chromium")
-echo "setup: ok ($(IFS=,; echo "${have[*]}" | sed 's/,/, /g') present)"
+have="Vulkan loader and driver"
+[ "$for_hip" = 1 ] && hip_headers && have+=", HIP headers and library"
+[ "$for_hip" = 1 ] && hipcc_present && have+=", HIP compiler"
+[ "$for_tests" = 1 ] && browser && have+=", headless Chromium"
+echo "setup: ok ($have present)"

@@ -78,6 +78,8 @@ pub(crate) struct ClockLog {
 }
 
 struct State {
+    /// (Both halves leave their device objects undestroyed after a launch in this process that
+    /// never ended: see `device::leave_undestroyed`.)
     probe: Option<(WgpuKernel, Buffers)>,
     last_check: Option<Instant>,
     checker: Checker,
@@ -99,17 +101,6 @@ struct Checker {
 pub(crate) struct ClockGuard {
     enabled: bool,
     state: Mutex<State>,
-}
-
-impl Drop for ClockGuard {
-    /// After a launch in this process that never ended, the probe's pipeline and buffers are
-    /// left undestroyed (see `device::leave_undestroyed`).
-    fn drop(&mut self) {
-        if crate::device::launch_never_ended() {
-            let probe = self.state.get_mut().map(|s| s.probe.take()).unwrap_or_else(|poisoned| poisoned.into_inner().probe.take());
-            crate::device::leave_undestroyed(probe);
-        }
-    }
 }
 
 impl ClockGuard {
