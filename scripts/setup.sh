@@ -34,7 +34,9 @@ if [ -n "${free_kb:-}" ] && [ "$free_kb" -lt $((3 * 1024 * 1024)) ]; then
 fi
 # (grep reads it all: with -q it could stop early, and ldconfig's broken pipe would fail the
 # pipeline under pipefail, asking for a loader that is there.)
-ldconfig -p 2>/dev/null | grep 'libvulkan.so.1' >/dev/null || need+=(libvulkan1)
+# ldconfig is in /sbin, which a user's PATH on Debian does not hold.
+ldconfig=$(command -v ldconfig || echo /sbin/ldconfig)
+"$ldconfig" -p 2>/dev/null | grep 'libvulkan.so.1' >/dev/null || need+=(libvulkan1)
 icds=$(ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json 2>/dev/null | wc -l || true)
 [ "${icds:-0}" -gt 0 ] || need+=(mesa-vulkan-drivers)
 # The HIP backend builds against the HIP headers and links libamdhip64 (Debian: ROCm 5.2).
