@@ -3,7 +3,11 @@
 # a clean clone of this repository, inside a chroot made by debootstrap, with this machine's
 # Rust toolchain. How the README's two commands were checked on Ubuntu 22.04 and 24.04.
 #
-#   sudo bash scripts/chroot-check.sh RELEASE [demo|test]     # RELEASE: jammy, noble, bookworm
+#   sudo bash scripts/chroot-check.sh RELEASE [demo|test] [root|user]   # RELEASE: jammy, noble, bookworm
+#
+# `user` runs it as a user who is not root, with sudo rights (as on a cloud image or a desktop
+# install: the set-up installs packages through sudo) and a PATH without /sbin; the Rust
+# toolchain is this machine's, read-only, and the user's cargo home their own.
 #
 # Needs root, debootstrap (and zstd for Ubuntu 24.04's packages) and network. The root file
 # system is made once under $CHROOT_DIR (default /var/tmp/kerntune-chroots/RELEASE) and kept;
@@ -12,6 +16,8 @@
 set -euo pipefail
 release=${1:?usage: chroot-check.sh RELEASE [demo|test]}
 target=${2:-demo}
+who=${3:-root}
+case "$who" in root | user) ;; *) echo "chroot-check: run as root or user, not $who" >&2; exit 2 ;; esac
 [ "$(id -u)" = 0 ] || { echo "chroot-check: needs root (debootstrap, chroot, mounts)" >&2; exit 1; }
 root=${CHROOT_DIR:-/var/tmp/kerntune-chroots/$release}
 repo=$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel)
@@ -53,7 +59,25 @@ in_root() {
 }
 in_root 'command -v git >/dev/null && command -v cc >/dev/null && command -v make >/dev/null ||
   { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ca-certificates git build-essential >/dev/null; }'
-rm -rf "$root/root/kerntune"
-git clone -q "$repo" "$root/root/kerntune"
-echo "chroot-check: make $target in $release at $(git -C "$repo" rev-parse --short HEAD)"
-in_root "cd /root/kerntune && make $target"
+if [ "$who" = root ]; then
+  rm -rf "$root/root/kerntune"
+  git clone -q "$repo" "$root/root/kerntune"
+  echo "chroot-check: make $target in $release at $(git -C "$repo" rev-parse --short HEAD), as root"
+  in_root "cd /root/kerntune && make $target"
+  exit
+fi
+# A user `dev` with sudo rights and no password asked (a cloud image's default user).
+in_root 'command -v sudo >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq sudo >/dev/null; }
+  id dev >/dev/null 2>&1 || useradd -m -s /bin/bash dev
+  echo "dev ALL=(ALL) NOPASSWD:ALL" >/etc/sudoers.d/dev && chmod 440 /etc/sudoers.d/dev'
+mkdir -p "$root/opt/rustup" "$root/opt/cargo-bin"
+bind "--bind -o ro $rustup_home" /opt/rustup
+bind "--bind -o ro $cargo_home/bin" /opt/cargo-bin
+rm -rf "$root/home/dev/kerntune" "$root/home/dev/.cargo"
+git clone -q "$repo" "$root/home/dev/kerntune"
+in_root 'chown -R dev:dev /home/dev'
+echo "chroot-check: make $target in $release at $(git -C "$repo" rev-parse --short HEAD), as a user with sudo"
+chroot "$root" /usr/sbin/runuser -u dev -- /usr/bin/env -i HOME=/home/dev USER=dev LOGNAME=dev TERM=dumb LANG=C.UTF-8 \
+  RUSTUP_HOME=/opt/rustup CARGO_HOME=/home/dev/.cargo \
+  PATH=/opt/cargo-bin:/usr/local/bin:/usr/bin:/bin:/usr/local/games:/usr/games \
+  bash -c "cd /home/dev/kerntune && make $target"

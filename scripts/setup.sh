@@ -87,7 +87,9 @@ if [ $((${#need[@]} + ${#optional[@]})) -gt 0 ]; then
   done
   if [ ${#need[@]} -gt 0 ]; then
     echo "setup: installing ${need[*]}"
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+    # Through env: sudo would drop a variable set before it (its env_reset), and a package
+    # that asks a question while it installs (debconf) would wait at a prompt in a terminal.
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
   fi
 fi
 have="Vulkan loader and driver"

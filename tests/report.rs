@@ -2,7 +2,8 @@
 //! (every part there, nothing fetched from elsewhere) and in a real headless Chromium (it loads
 //! with no console message and every chart has marks). The browser part needs Debian's
 //! `chromium` (`make test` installs it); without it the part is skipped, and fails when
-//! `KERNTUNE_REQUIRE_BROWSER` is set.
+//! `KERNTUNE_REQUIRE_BROWSER` is set. The page is served over loopback HTTP, so a snap's
+//! Chromium (Ubuntu's) can load it too.
 
 use kerntune::analysis::roofline::Peaks;
 use kerntune::store::db::DbFile;
@@ -119,6 +120,53 @@ fn a_fleet_database_becomes_one_self_contained_page() {
     check_charts(&html);
 }
 
+/// Serves `page` over HTTP on 127.0.0.1 to every request until the browser stops asking (a
+/// second of quiet after the first), on a thread; returns its URL and the thread.
+fn serve_once(page: Vec<u8>) -> (String, std::thread::JoinHandle<()>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    let url = format!("http://{}/triad.html", listener.local_addr().unwrap());
+    listener.set_nonblocking(true).unwrap();
+    let server = std::thread::spawn(move || {
+        let (start, mut last) = (std::time::Instant::now(), None::<std::time::Instant>);
+        loop {
+            match listener.accept() {
+                Ok((mut s, _)) => {
+                    s.set_nonblocking(false).unwrap();
+                    s.set_read_timeout(Some(std::time::Duration::from_secs(5))).unwrap();
+                    let mut req = [0u8; 4096];
+                    let n = s.read(&mut req).unwrap_or(0);
+                    let wanted = String::from_utf8_lossy(&req[..n]).starts_with("GET /triad.html ");
+                    let (status, body): (&str, &[u8]) = if wanted { ("200 OK", &page) } else { ("404 Not Found", b"") };
+                    let head =
+                        format!("HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+                    let _ = s.write_all(head.as_bytes()).and_then(|_| s.write_all(body));
+                    last = Some(std::time::Instant::now());
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    let quiet = last.map_or(start.elapsed().as_secs() >= 120, |t| t.elapsed().as_secs() >= 1);
+                    if quiet {
+                        return;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                Err(e) => panic!("the page server: {e}"),
+            }
+        }
+    });
+    (url, server)
+}
+
+/// Whether `program` on PATH is a snap's (Ubuntu's `chromium`: a link into /snap or to
+/// /usr/bin/snap).
+fn in_a_snap(program: &str) -> bool {
+    let Some(path) = std::env::var_os("PATH") else { return false };
+    std::env::split_paths(&path).map(|d| d.join(program)).find(|p| p.is_file()).is_some_and(|p| {
+        let real = p.canonicalize().unwrap_or(p.clone());
+        p.starts_with("/snap") || real.starts_with("/snap") || real == Path::new("/usr/bin/snap")
+    })
+}
+
 #[test]
 fn the_page_loads_in_a_real_browser_without_a_console_message() {
     let Some(chromium) =
@@ -133,12 +181,21 @@ fn the_page_loads_in_a_real_browser_without_a_console_message() {
     let out = d.path().join("triad.html");
     let o = kerntune(&["report", "--kernel", "triad", "--db", db.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let url = format!("file://{}", out.canonicalize().unwrap().display());
-    let b = Command::new(chromium)
-        .args(["--headless=new", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0", "--dump-dom", &url])
-        .env("HOME", d.path())
-        .output()
-        .expect("chromium runs");
+    // Served over loopback rather than read from a file: Ubuntu's Chromium is a snap, which has
+    // its own /tmp and cannot read the test's files there, but may reach 127.0.0.1.
+    let (url, server) = serve_once(std::fs::read(&out).unwrap());
+    let profile = d.path().join("profile");
+    let mut b = Command::new(chromium);
+    b.args(["--headless=new", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0", "--dump-dom"])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(&url);
+    // Outside a snap, the browser's other files (its NSS database, crash reports) stay out of
+    // the user's home too; a snap sets its own HOME.
+    if !in_a_snap(chromium) {
+        b.env("HOME", d.path());
+    }
+    let b = b.output().expect("chromium runs");
+    server.join().expect("the page server ends");
     let (dom, log) = (String::from_utf8_lossy(&b.stdout).into_owned(), stderr(&b));
     assert!(b.status.success(), "chromium failed: {log}");
     let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
