@@ -37,6 +37,10 @@ if [ ! -x "$root/bin/bash" ]; then
   debootstrap --variant=minbase --components="$components" "$release" "$root" "$mirror"
 fi
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# Certificate authorities this machine adds to the system's (a network's TLS proxy): trusted
+# inside as well, or cargo could not download crates through that network.
+local_cas=(/usr/local/share/ca-certificates/*.crt)
+[ -e "${local_cas[0]}" ] && mkdir -p "$root/usr/local/share/ca-certificates" && cp "${local_cas[@]}" "$root/usr/local/share/ca-certificates/"
 grep -q "[[:space:]]$(hostname)\$" "$root/etc/hosts" || echo "127.0.0.1 $(hostname)" >>"$root/etc/hosts"
 mkdir -p "$root/root/.cargo" "$root/root/.rustup"
 mounts=()
@@ -58,7 +62,8 @@ in_root() {
     PATH=/root/.cargo/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin bash -c "$1"
 }
 in_root 'command -v git >/dev/null && command -v cc >/dev/null && command -v make >/dev/null ||
-  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ca-certificates git build-essential >/dev/null; }'
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ca-certificates git build-essential >/dev/null; }
+  update-ca-certificates >/dev/null 2>&1 || true'
 if [ "$who" = root ]; then
   rm -rf "$root/root/kerntune"
   git clone -q "$repo" "$root/root/kerntune"
@@ -66,14 +71,15 @@ if [ "$who" = root ]; then
   in_root "cd /root/kerntune && make $target"
   exit
 fi
-# A user `dev` with sudo rights and no password asked (a cloud image's default user).
+# A user `dev` with sudo rights and no password asked (a cloud image's default user), made
+# afresh each run: an empty home, so no cargo, Mesa shader or kerntune cache from an earlier run.
 in_root 'command -v sudo >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq sudo >/dev/null; }
-  id dev >/dev/null 2>&1 || useradd -m -s /bin/bash dev
+  ! id dev >/dev/null 2>&1 || userdel -r dev 2>/dev/null || true
+  rm -rf /home/dev && useradd -m -s /bin/bash dev
   echo "dev ALL=(ALL) NOPASSWD:ALL" >/etc/sudoers.d/dev && chmod 440 /etc/sudoers.d/dev'
 mkdir -p "$root/opt/rustup" "$root/opt/cargo-bin"
 bind "--bind -o ro $rustup_home" /opt/rustup
 bind "--bind -o ro $cargo_home/bin" /opt/cargo-bin
-rm -rf "$root/home/dev/kerntune" "$root/home/dev/.cargo"
 git clone -q "$repo" "$root/home/dev/kerntune"
 in_root 'chown -R dev:dev /home/dev'
 echo "chroot-check: make $target in $release at $(git -C "$repo" rev-parse --short HEAD), as a user with sudo"

@@ -98,6 +98,10 @@ pub struct FakeBackend {
     free_memory: Option<u64>,
     /// Wall time each verification launch takes besides its timed launch.
     verify_delay: Duration,
+    /// Reported on top of each kernel's first launch.
+    first_launch: f64,
+    /// Kernels launched at least once (for `first_launch`).
+    launched: Mutex<std::collections::HashSet<String>>,
     /// Timed launches before the first verification (`usize::MAX` until one happens).
     first_verify: Arc<AtomicUsize>,
     /// Set in isolated mode: kernels run in worker processes.
@@ -167,6 +171,8 @@ impl FakeBackend {
             workspace_delay: Duration::ZERO,
             free_memory: None,
             verify_delay: Duration::ZERO,
+            first_launch: 0.0,
+            launched: Mutex::new(std::collections::HashSet::new()),
             first_verify: Arc::new(AtomicUsize::new(usize::MAX)),
             worker: None,
             in_worker: false,
@@ -177,6 +183,14 @@ impl FakeBackend {
     /// same model).
     pub fn with_speed(mut self, factor: f64) -> Self {
         self.speed = factor;
+        self
+    }
+
+    /// Each kernel's first launch (its verification launch, when there is a reference) reports
+    /// `seconds` more than the kernel takes: a driver that compiles a kernel when it is first
+    /// launched (Mesa's lavapipe from 23.x with a cold shader cache).
+    pub fn with_first_launch(mut self, seconds: f64) -> Self {
+        self.first_launch = seconds;
         self
     }
 
@@ -419,7 +433,7 @@ impl Backend for FakeBackend {
         };
         *self.launches.lock().unwrap().entry(k.key.clone()).or_default() += req.launches;
         self.timed.fetch_add(req.launches as usize, Ordering::SeqCst);
-        Ok(self.observed(base))
+        Ok(self.first_launch_of(k, self.observed(base)))
     }
 
     fn verify(
@@ -440,7 +454,7 @@ impl Backend for FakeBackend {
         };
         let binary = k.binary();
         let t = slot.with(&ws.initial, |w| w.verify(crate::worker::KernelImage { id: k.id, name: "fake", binary: &binary }, launch, req))?;
-        Ok(self.observed(t))
+        Ok(self.first_launch_of(k, self.observed(t)))
     }
 
     fn read_outputs(&self, ws: &mut FakeWorkspace, wanted: &[bool]) -> Result<Vec<HostBuffer>, BackendError> {
@@ -503,6 +517,15 @@ impl FakeBackend {
             times.push(k.base_time);
         }
         Ok(times)
+    }
+
+    /// `times` with [`FakeBackend::with_first_launch`]'s cost added to the first, when they are
+    /// `k`'s first launches.
+    fn first_launch_of(&self, k: &FakeKernel, mut times: Vec<f64>) -> Vec<f64> {
+        if self.first_launch > 0.0 && !times.is_empty() && self.launched.lock().unwrap().insert(k.key.clone()) {
+            times[0] += self.first_launch;
+        }
+        times
     }
 
     /// Recorded times as this device reports them: its speed, and noise.

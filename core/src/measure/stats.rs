@@ -102,12 +102,21 @@ pub struct PriorLaunches<'a> {
     /// How much slower than the same config's later launches a verification launch may be on
     /// this device: [`VerifyExcess::factor`], once known.
     pub excess: Option<f64>,
+    /// The most a verification launch exceeded its config's later launches on this device so
+    /// far, however few configs were seen ([`VerifyExcess::largest`]): the far race on a
+    /// verification launch allows for it.
+    pub largest: Option<f64>,
 }
 
 impl<'a> PriorLaunches<'a> {
     /// Prior launches, with nothing learned about them.
     pub fn of(launches: &'a [f64]) -> PriorLaunches<'a> {
-        PriorLaunches { launches, excess: None }
+        PriorLaunches { launches, excess: None, largest: None }
+    }
+
+    /// With what the device's verification launches showed so far.
+    pub fn learned(launches: &'a [f64], seen: &VerifyExcess) -> PriorLaunches<'a> {
+        PriorLaunches { launches, excess: seen.factor(), largest: seen.largest() }
     }
 }
 
@@ -139,6 +148,14 @@ impl VerifyExcess {
     /// The largest ratio seen (at least 1), once [`MIN_SEEN`](Self::MIN_SEEN) configs were.
     pub fn factor(&self) -> Option<f64> {
         (self.seen >= Self::MIN_SEEN).then_some(self.max.max(1.0))
+    }
+
+    /// The largest ratio seen (at least 1), once one config was. Where a driver compiles a
+    /// kernel at its first launch (Mesa's lavapipe from 23.x with a cold shader cache: 15–20 ms
+    /// on launches of 2.5 ms), every verification launch is far slower than the launches after
+    /// it, and the first config measured shows it before any other is raced.
+    pub fn largest(&self) -> Option<f64> {
+        (self.seen > 0).then_some(self.max.max(1.0))
     }
 }
 
@@ -244,14 +261,17 @@ fn sample(
 }
 
 /// Whether a config's prior launches alone (its verification launch) race it out against
-/// `best`: the fastest is slower than the best's upper end by half, or slower than the settled
+/// `best`: the fastest is slower than the best's upper end by half, times the most this
+/// device's verification launches exceeded the launches after them so far when more than 1
+/// (and not before one config showed it: a verification launch that includes the driver
+/// compiling the kernel says little about its later launches); or slower than the settled
 /// bound by more than this device's verification launches were seen to exceed the launches
-/// after them, and by at least [`VERIFY_HICCUP`] (see [`measure`]).
+/// after them, once enough were, and by at least [`VERIFY_HICCUP`] (see [`measure`]).
 pub fn races_on_prior(opts: &BenchOptions, best: Option<&Stats>, prior: PriorLaunches<'_>) -> bool {
     let Some(b) = best.filter(|_| opts.racing && !prior.launches.is_empty()) else { return false };
     let fastest = prior.launches.iter().copied().fold(f64::INFINITY, f64::min);
     let learned = prior.excess.map(|x| settled_race_bound(b, opts) * x.max(1.0 + VERIFY_HICCUP));
-    fastest > b.upper() * 1.5 || learned.is_some_and(|bound| fastest > bound)
+    prior.largest.is_some_and(|x| fastest > b.upper() * 1.5 * x.max(1.0)) || learned.is_some_and(|bound| fastest > bound)
 }
 
 /// Whether a verification launch of `verify` seconds races its config out against the fastest
@@ -347,10 +367,22 @@ mod tests {
         let (s, _) = measure(&BenchOptions::default(), Some(&best), PriorLaunches::default(), synthetic(1.1e-3, 0.05)).unwrap();
         assert!(s.raced, "{s:?}");
         assert!(s.samples < 100);
-        // A verification launch far slower than the best decides the race with no launch at all.
-        let (s, c) = measure(&BenchOptions::default(), Some(&best), PriorLaunches::of(&[3e-3]), synthetic(3e-3, 0.001)).unwrap();
+        // A verification launch far slower than the best decides the race with no launch at
+        // all, once a config showed how much this device's verification launches exceed the
+        // launches after them (here: not at all)…
+        let seen = |largest: f64, launches: &'static [f64]| PriorLaunches { launches, excess: None, largest: Some(largest) };
+        let (s, c) = measure(&BenchOptions::default(), Some(&best), seen(1.0, &[3e-3]), synthetic(3e-3, 0.001)).unwrap();
         assert!(s.raced && c.warmup_launches == 0 && c.launches == 0, "{c:?}");
         assert_eq!(s.samples, 1);
+        // …before that, after one warm launch…
+        let (s, c) = measure(&BenchOptions::default(), Some(&best), PriorLaunches::of(&[3e-3]), synthetic(3e-3, 0.001)).unwrap();
+        assert!(s.raced && c.warmup_launches == 1 && c.launches == 0, "{c:?}");
+        // …and where verification launches ran 9× the launches after them (a driver compiling
+        // each kernel at its first launch), a 9× one says nothing: the config is measured.
+        let (s, c) = measure(&BenchOptions::default(), Some(&best), seen(9.0, &[9e-3]), synthetic(1.0e-3, 0.001)).unwrap();
+        assert!(!s.raced && c.launches == 5, "{s:?} {c:?}");
+        let (s, c) = measure(&BenchOptions::default(), Some(&best), seen(9.0, &[9e-3]), synthetic(3e-3, 0.001)).unwrap();
+        assert!(s.raced && c.warmup_launches == 1 && c.launches == 0, "a slow one still races after a warm launch: {c:?}");
         // A close one is measured normally.
         let (s, _) = measure(&BenchOptions::default(), Some(&best), PriorLaunches::of(&[1.05e-3]), synthetic(1.0e-3, 0.001)).unwrap();
         assert!(!s.raced);
@@ -379,7 +411,7 @@ mod tests {
     fn a_verification_launch_alone_races_once_the_device_showed_its_excess() {
         let best = Stats::from_samples(&[1e-3, 1.001e-3, 0.999e-3, 1e-3, 1e-3], false);
         let opts = BenchOptions::default();
-        let learned = |x: f64, launches: &'static [f64]| PriorLaunches { launches, excess: Some(x) };
+        let learned = |x: f64, launches: &'static [f64]| PriorLaunches { launches, excess: Some(x), largest: Some(x) };
         // Nothing learned: 1.4× the best gets one warm launch before its race.
         let (s, c) = measure(&opts, Some(&best), PriorLaunches::of(&[1.4e-3]), synthetic(1.4e-3, 0.001)).unwrap();
         assert!(s.raced && c.warmup_launches == 1, "{c:?}");

@@ -194,9 +194,9 @@ impl<'a, B: Backend> Session<'a, B> {
             (short, Some(r)) => (self.verify(kernel, launch, r)?, Some(short).filter(|s| *s != Short::No)),
             (_, None) => (Vec::new(), None),
         };
-        let (backend, bench, excess) = (self.backend, &self.opts.bench, self.excess.factor());
+        let (backend, bench, seen) = (self.backend, &self.opts.bench, self.excess.clone());
         if let (Some(Short::May { fastest }), Some(&v)) = (may, prior.last()) {
-            let prior_launches = PriorLaunches { launches: &prior, excess };
+            let prior_launches = PriorLaunches::learned(&prior, &seen);
             if races_on_prior(bench, best, prior_launches) || fastest.is_some_and(|f| races_on_fastest_verification(bench, v, f)) {
                 return Ok(Measured::Stats(Stats::from_samples(&prior, true).widened(bench.run_to_run)));
             }
@@ -207,7 +207,7 @@ impl<'a, B: Backend> Session<'a, B> {
         // The verification launch (if any) warmed the kernel up, and its time can already decide
         // a clear race.
         let mut later = f64::INFINITY;
-        let (stats, _cost) = measure(bench, best, PriorLaunches { launches: &prior, excess }, |n| {
+        let (stats, _cost) = measure(bench, best, PriorLaunches::learned(&prior, &seen), |n| {
             let times = backend.time(ws, kernel, launch, &req(n))?;
             later = times.iter().copied().fold(later, f64::min);
             Ok(times)
