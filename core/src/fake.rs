@@ -99,7 +99,7 @@ pub struct FakeBackend {
     /// Wall time each verification launch takes besides its timed launch.
     verify_delay: Duration,
     /// Reported on top of each kernel's first launch.
-    first_launch: f64,
+    first_launch: Arc<dyn Fn(&Config) -> f64 + Send + Sync>,
     /// Kernels launched at least once (for `first_launch`).
     launched: Mutex<std::collections::HashSet<String>>,
     /// Timed launches before the first verification (`usize::MAX` until one happens).
@@ -117,6 +117,8 @@ pub struct FakeKernel {
     behavior: Behavior,
     base_time: f64,
     delay_ms: f64,
+    /// Reported on top of its first launch.
+    first_launch: f64,
     /// Unique in the process, for worker processes.
     #[serde(skip)]
     id: u64,
@@ -171,7 +173,7 @@ impl FakeBackend {
             workspace_delay: Duration::ZERO,
             free_memory: None,
             verify_delay: Duration::ZERO,
-            first_launch: 0.0,
+            first_launch: Arc::new(|_| 0.0),
             launched: Mutex::new(std::collections::HashSet::new()),
             first_verify: Arc::new(AtomicUsize::new(usize::MAX)),
             worker: None,
@@ -187,10 +189,10 @@ impl FakeBackend {
     }
 
     /// Each kernel's first launch (its verification launch, when there is a reference) reports
-    /// `seconds` more than the kernel takes: a driver that compiles a kernel when it is first
-    /// launched (Mesa's lavapipe from 23.x with a cold shader cache).
-    pub fn with_first_launch(mut self, seconds: f64) -> Self {
-        self.first_launch = seconds;
+    /// `f(config)` seconds more than the kernel takes: a driver that compiles a kernel when it
+    /// is first launched (Mesa's lavapipe from 23.x with a cold shader cache).
+    pub fn with_first_launch(mut self, f: impl Fn(&Config) -> f64 + Send + Sync + 'static) -> Self {
+        self.first_launch = Arc::new(f);
         self
     }
 
@@ -381,6 +383,7 @@ impl Backend for FakeBackend {
             behavior,
             base_time: (self.time)(req.config),
             delay_ms: self.launch_delay.as_secs_f64() * 1e3,
+            first_launch: (self.first_launch)(req.config),
             id: NEXT.fetch_add(1, Ordering::Relaxed),
             shipped: self.worker.is_some(),
         };
@@ -522,8 +525,8 @@ impl FakeBackend {
     /// `times` with [`FakeBackend::with_first_launch`]'s cost added to the first, when they are
     /// `k`'s first launches.
     fn first_launch_of(&self, k: &FakeKernel, mut times: Vec<f64>) -> Vec<f64> {
-        if self.first_launch > 0.0 && !times.is_empty() && self.launched.lock().unwrap().insert(k.key.clone()) {
-            times[0] += self.first_launch;
+        if k.first_launch > 0.0 && !times.is_empty() && self.launched.lock().unwrap().insert(k.key.clone()) {
+            times[0] += k.first_launch;
         }
         times
     }

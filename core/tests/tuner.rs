@@ -144,21 +144,24 @@ fn slow_configs_are_raced_out_early() {
 }
 
 /// A driver that compiles each kernel at its first launch (Mesa's lavapipe from 23.x with a
-/// cold shader cache: 15–20 ms on top of 2.5 ms launches) makes every verification launch far
-/// slower than the launches after it. The first config measured shows that, and no config is
-/// raced on its verification launch alone against a best whose own verification launch was as
-/// slow: the fastest config wins, not the first one measured.
+/// cold shader cache: 15–40 ms on top of 2.5 ms launches, longest for the most unrolled
+/// kernels, which were the fastest) makes every verification launch far slower than the
+/// launches after it, and by how much differs between configs. The first config measured shows
+/// that, and no config is raced on its verification launch alone, neither against the best nor
+/// against another verification launch: the fastest config wins, not the first one measured.
 #[test]
 fn a_slow_first_launch_of_every_kernel_races_nothing_out() {
     for strategy in ["exhaustive", "random", "hybrid"] {
-        let fake = FakeBackend::new(limits(), time).with_first_launch(8e-3).with_noise(0.01, 3);
+        // The more a config does per thread, the longer its first launch: 8, 12 or 20 ms.
+        let compile_at_launch = |c: &Config| [8e-3, 12e-3, 20e-3][c.get_i64("vec").unwrap().trailing_zeros() as usize];
+        let fake = FakeBackend::new(limits(), time).with_first_launch(compile_at_launch).with_noise(0.01, 3);
         let o = TuneOptions { strategy: strategy.into(), compile_threads: Some(1), ..opts() };
         let r = Tuner::new(fake).tune(&job(), &o).unwrap();
         assert_eq!(r.winner.key(), "bx=128,vec=4", "{strategy}: {}", r.winner);
         assert!((r.winner_stats.mean - 1e-3).abs() < 5e-5, "{strategy}: {:?}", r.winner_stats);
         // Slow configs are still raced, after a warm launch rather than on the verification one.
         let raced: Vec<_> = r.results.iter().filter_map(|x| x.stats().filter(|s| s.raced)).collect();
-        assert!(!raced.is_empty() && raced.iter().all(|s| s.samples >= 1 && s.mean < 5e-3), "{strategy}: {raced:?}");
+        assert!(!raced.is_empty() && raced.iter().all(|s| s.mean < 5e-3), "{strategy}: {raced:?}");
     }
 }
 

@@ -197,7 +197,7 @@ impl<'a, B: Backend> Session<'a, B> {
         let (backend, bench, seen) = (self.backend, &self.opts.bench, self.excess.clone());
         if let (Some(Short::May { fastest }), Some(&v)) = (may, prior.last()) {
             let prior_launches = PriorLaunches::learned(&prior, &seen);
-            if races_on_prior(bench, best, prior_launches) || fastest.is_some_and(|f| races_on_fastest_verification(bench, v, f)) {
+            if races_on_prior(bench, best, prior_launches) || fastest.is_some_and(|f| races_on_fastest_verification(bench, v, f, seen.largest())) {
                 return Ok(Measured::Stats(Stats::from_samples(&prior, true).widened(bench.run_to_run)));
             }
             return Ok(Measured::Shortlisted(prior));
