@@ -162,7 +162,16 @@ fn a_slow_first_launch_of_every_kernel_races_nothing_out() {
         // Slow configs are still raced, after a warm launch rather than on the verification one.
         let raced: Vec<_> = r.results.iter().filter_map(|x| x.stats().filter(|s| s.raced)).collect();
         assert!(!raced.is_empty() && raced.iter().all(|s| s.mean < 5e-3), "{strategy}: {raced:?}");
+        // The report says why.
+        let said: Vec<&String> = r.notes.iter().filter(|n| n.starts_with("racing: a verification launch on device 0 took")).collect();
+        assert!(said.len() == 1 && said[0].contains("raced on warm launches only"), "{strategy}: {:?}", r.notes);
     }
+    // Where verification launches run like the later ones, they race, and nothing is said.
+    let tuner = Tuner::new(FakeBackend::new(limits(), time).with_noise(0.01, 3));
+    let r = tuner.tune(&job(), &TuneOptions { compile_threads: Some(1), ..opts() }).unwrap();
+    assert!(r.notes.iter().all(|n| !n.starts_with("racing:")), "{:?}", r.notes);
+    let alone = r.results.iter().filter(|x| x.stats().is_some_and(|s| s.raced) && tuner.backend().launches_of(&x.config.key()) == 1).count();
+    assert!(alone > 0, "none raced on its verification launch alone");
 }
 
 #[test]

@@ -6,7 +6,7 @@
 
 use crate::backend::{Backend, Compiled};
 use crate::error::BackendError;
-use crate::measure::stats::{measure, races_on_fastest_verification, races_on_prior, PriorLaunches, Stats, VerifyExcess};
+use crate::measure::stats::{measure, races_on_fastest_verification, races_on_prior, trusted, PriorLaunches, Stats, VerifyExcess};
 use crate::measure::timing::TimeRequest;
 use crate::measure::verify::VerifyRequest;
 use crate::plan::prepare::Launch;
@@ -115,6 +115,10 @@ pub(crate) struct Answer<K> {
     /// When the job's error needed the device recovered: `Err` says why the device is
     /// unusable now (its thread has stopped taking jobs).
     pub recovery: Option<Result<(), String>>,
+    /// This job's verification launch ran this many times its config's later launches, and
+    /// from now on no verification launch on this device races a config alone
+    /// ([`crate::measure::stats::trusted`]).
+    pub distrusted: Option<f64>,
 }
 
 /// What the search loop's thread receives: compiled configs and devices' answers.
@@ -145,6 +149,9 @@ pub(crate) struct Session<'a, B: Backend> {
     ws: Option<B::Workspace>,
     /// How much slower this device's verification launches ran than the launches after them.
     excess: VerifyExcess,
+    /// Set when a verification launch first ran so much slower than its config's later
+    /// launches that none races a config alone any more (the ratio), until told.
+    distrusted: Option<f64>,
 }
 
 /// What [`Session::measure`] made of a config.
@@ -156,7 +163,7 @@ enum Measured {
 
 impl<'a, B: Backend> Session<'a, B> {
     pub fn new(index: usize, backend: &'a B, ctx: &'a Context, opts: &'a TuneOptions) -> Session<'a, B> {
-        Session { index, backend, ctx, opts, ws: None, excess: VerifyExcess::default() }
+        Session { index, backend, ctx, opts, ws: None, excess: VerifyExcess::default(), distrusted: None }
     }
 
     fn workspace(&mut self) -> Result<&mut B::Workspace, BackendError> {
@@ -213,7 +220,12 @@ impl<'a, B: Backend> Session<'a, B> {
             Ok(times)
         })?;
         if let Some(&v) = prior.last() {
+            let was = self.excess.largest();
             self.excess.observe(v, later);
+            let now = self.excess.largest();
+            if now.is_some() && !trusted(now) && (was.is_none() || trusted(was)) {
+                self.distrusted = now;
+            }
         }
         Ok(Measured::Stats(stats))
     }
@@ -285,7 +297,8 @@ impl<'a, B: Backend> Session<'a, B> {
             };
             let recovery = failed.map(|e| self.recover(e));
             let dead = matches!(recovery, Some(Err(_)));
-            let answer = Answer { device: self.index, cand, kernel, done, seconds: t.elapsed().as_secs_f64(), recovery };
+            let distrusted = self.distrusted.take();
+            let answer = Answer { device: self.index, cand, kernel, done, seconds: t.elapsed().as_secs_f64(), recovery, distrusted };
             tracing::trace!(device = self.index, seconds = answer.seconds, "device: job done");
             if out.send(Msg::Device(answer)).is_err() || dead {
                 return;

@@ -1079,8 +1079,14 @@ impl<'e, B: Backend> Coordinator<'e, B> {
 
     /// A device answered.
     fn answered(&mut self, l: &mut Turn<'_, '_, '_>, refs: &mut RefState, a: Answer<B::Kernel>) -> Result<(), Error> {
-        let Answer { device: d, cand: i, kernel, done, seconds, recovery } = a;
+        let Answer { device: d, cand: i, kernel, done, seconds, recovery, distrusted } = a;
         self.busy[d] = None;
+        if let Some(x) = distrusted {
+            l.ledger.notes.push(format!(
+                "racing: a verification launch on device {d} took {x:.1}× its config's later launches (over the {:.2}× allowed for chance, as when a driver compiles each kernel at its first launch); from then on configs there were raced on warm launches only",
+                1.0 + crate::measure::stats::VERIFY_HICCUP
+            ));
+        }
         if let Some(Err(why)) = &recovery {
             self.lose(l.ledger, d, format!("it could not be recovered: {why}"));
         }
