@@ -100,7 +100,8 @@ pub struct PriorLaunches<'a> {
     /// Each prior launch's time, in seconds.
     pub launches: &'a [f64],
     /// How much slower than the same config's later launches a verification launch may be on
-    /// this device: [`VerifyExcess::factor`], once known.
+    /// this device: [`VerifyExcess::factor`], once enough configs were seen (then the settled
+    /// bound races a verification launch alone).
     pub excess: Option<f64>,
     /// The most a verification launch exceeded its config's later launches on this device so
     /// far, however few configs were seen ([`VerifyExcess::largest`]): whether the launches
@@ -266,7 +267,8 @@ fn sample(
 pub fn races_on_prior(opts: &BenchOptions, best: Option<&Stats>, prior: PriorLaunches<'_>) -> bool {
     let Some(b) = best.filter(|_| opts.racing && !prior.launches.is_empty() && trusted(prior.largest)) else { return false };
     let fastest = prior.launches.iter().copied().fold(f64::INFINITY, f64::min);
-    let learned = prior.excess.map(|x| settled_race_bound(b, opts) * x.max(1.0 + VERIFY_HICCUP));
+    // On a trusted device every ratio seen is within the hiccup, which is the allowance.
+    let learned = prior.excess.map(|_| settled_race_bound(b, opts) * (1.0 + VERIFY_HICCUP));
     fastest > b.upper() * 1.5 || learned.is_some_and(|bound| fastest > bound)
 }
 
