@@ -39,8 +39,12 @@ pub fn rust_source(db: &DbFile, kernel: Option<&str>, path: &str) -> String {
 /// not exist) to `out` as [`rust_source`] with the `kerntune` path; returns how many.
 ///
 /// ```
+/// # // Outside a build script there is no OUT_DIR: a folder of this run's own (a fixed name in
+/// # // the shared temporary folder may belong to another user).
+/// # let own = tempfile::tempdir().unwrap();
+/// # let temp_dir = || own.path().as_os_str().to_owned();
 /// // build.rs
-/// let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_else(|| std::env::temp_dir().into())).join("winners.rs");
+/// let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_else(temp_dir)).join("winners.rs");
 /// let n = kerntune_core::store::export::embed("kernels/winners.json".as_ref(), Some("triad"), &out)?;
 /// // main.rs: static WINNERS: &[kerntune::EmbeddedWinner] = include!(concat!(env!("OUT_DIR"), "/winners.rs"));
 /// # Ok::<(), kerntune_core::DbError>(())
