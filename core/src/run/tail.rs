@@ -15,15 +15,16 @@ mod tuned {
     use crate::spec::settings::Budget;
     use std::time::{Duration, Instant};
 
-    /// A tune where `slow` configs compile for `secs` and the others for 20 ms.
-    fn tune(slow: fn(&Config) -> bool, secs: f64, o: TuneOptions) -> (TuneReport, f64, crate::store::db::Database) {
-        let dir = tempfile::tempdir().unwrap().keep();
-        let db = crate::store::db::Database::at(dir.join("db.sqlite"));
+    /// A tune where `slow` configs compile for `secs` and the others for 20 ms; its database is
+    /// in a temporary folder that goes with the returned guard.
+    fn tune(slow: fn(&Config) -> bool, secs: f64, o: TuneOptions) -> (TuneReport, f64, crate::store::db::Database, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = crate::store::db::Database::at(dir.path().join("db.sqlite"));
         let fake =
             FakeBackend::new(Limits::preset("h100").unwrap().1, time).with_compile_times(move |c| Duration::from_secs_f64(if slow(c) { secs } else { 0.02 }));
         let t0 = Instant::now();
         let r = Tuner::new(fake).tune(&job(), &TuneOptions { db: Some(db.clone()), ..o }).unwrap();
-        (r, t0.elapsed().as_secs_f64(), db)
+        (r, t0.elapsed().as_secs_f64(), db, dir)
     }
 
     fn slow32(c: &Config) -> bool {
@@ -38,7 +39,7 @@ mod tuned {
     fn compiles_in_the_tail_are_abandoned_and_replaced_when_the_budget_counts_evaluations() {
         // 12 of the 18 candidates (3 of them slow), on 4 compile threads.
         let o = TuneOptions { strategy: "random".into(), budget: Budget { max_evals: Some(12), ..Default::default() }, compile_threads: Some(4), ..opts() };
-        let (r, wall, db) = tune(slow3, 60.0, o);
+        let (r, wall, db, _dir) = tune(slow3, 60.0, o);
         assert!(wall < 20.0, "the tune waited for the 60 s compiles: {wall:.1} s");
         let tail = r.compile_tail.clone().expect("a tail report");
         assert!(!tail.abandoned.is_empty(), "seed 0 proposes a slow config: {tail:?}");
@@ -60,7 +61,7 @@ mod tuned {
     fn adaptive_strategies_get_the_evaluations_back_too() {
         for strategy in ["hybrid", "annealing", "genetic", "local", "model"] {
             let o = TuneOptions { strategy: strategy.into(), budget: Budget { max_evals: Some(12), ..Default::default() }, compile_threads: Some(4), ..opts() };
-            let (r, wall, _) = tune(slow3, 60.0, o);
+            let (r, wall, _, _dir) = tune(slow3, 60.0, o);
             let tail = r.compile_tail.clone().expect("a tail report");
             assert!(wall < 20.0, "{strategy}: {wall:.1} s");
             assert_eq!(r.results.len() + tail.abandoned.iter().filter(|a| !a.replaced).count(), 12, "{strategy}: {tail:?}");
@@ -69,7 +70,7 @@ mod tuned {
 
     #[test]
     fn an_exhaustive_search_waits_for_its_slow_compile_and_says_how_long() {
-        let (r, wall, _) = tune(|c| is(c, 32, 1), 1.5, opts());
+        let (r, wall, _, _dir) = tune(|c| is(c, 32, 1), 1.5, opts());
         assert!(wall >= 1.5);
         let tail = r.compile_tail.expect("a tail report");
         assert!(tail.abandoned.is_empty(), "{tail:?}");
@@ -82,7 +83,7 @@ mod tuned {
     #[test]
     fn compiles_still_running_at_the_time_limit_are_abandoned_at_once() {
         let o = TuneOptions { budget: Budget { max_seconds: Some(1.5), ..Default::default() }, ..opts() };
-        let (r, wall, _) = tune(slow32, 60.0, o);
+        let (r, wall, _, _dir) = tune(slow32, 60.0, o);
         assert!(wall < 10.0, "{wall:.1} s");
         let tail = r.compile_tail.expect("a tail report");
         assert!(!tail.abandoned.is_empty() && tail.abandoned.iter().all(|a| a.why == "time limit" && !a.replaced), "{tail:?}");
@@ -108,7 +109,7 @@ mod tuned {
     #[test]
     fn off_waits_for_every_compile() {
         let o = TuneOptions { strategy: "random".into(), budget: Budget { max_evals: Some(18), ..Default::default() }, compile_tail: None, ..opts() };
-        let (r, wall, _) = tune(|c| is(c, 32, 1), 1.0, o);
+        let (r, wall, _, _dir) = tune(|c| is(c, 32, 1), 1.0, o);
         assert!(wall >= 1.0);
         assert!(r.compile_tail.is_none_or(|t| t.abandoned.is_empty()));
         assert_eq!(r.results.len(), 18);
