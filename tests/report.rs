@@ -122,7 +122,7 @@ fn a_fleet_database_becomes_one_self_contained_page() {
 
 /// Serves `page` over HTTP on 127.0.0.1 to every request until the browser stops asking (a
 /// second of quiet after the first), on a thread; returns its URL and the thread.
-fn serve_once(page: Vec<u8>) -> (String, std::thread::JoinHandle<()>) {
+fn serve_page(page: Vec<u8>) -> (String, std::thread::JoinHandle<()>) {
     use std::io::{Read, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
     let url = format!("http://{}/triad.html", listener.local_addr().unwrap());
@@ -183,7 +183,7 @@ fn the_page_loads_in_a_real_browser_without_a_console_message() {
     assert!(o.status.success(), "{}", stderr(&o));
     // Served over loopback rather than read from a file: Ubuntu's Chromium is a snap, which has
     // its own /tmp and cannot read the test's files there, but may reach 127.0.0.1.
-    let (url, server) = serve_once(std::fs::read(&out).unwrap());
+    let (url, server) = serve_page(std::fs::read(&out).unwrap());
     let profile = d.path().join("profile");
     let mut b = Command::new(chromium);
     b.args(["--headless=new", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0", "--dump-dom"])
