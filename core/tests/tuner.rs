@@ -144,7 +144,7 @@ fn slow_configs_are_raced_out_early() {
 }
 
 /// A driver that compiles each kernel at its first launch (Mesa's lavapipe from 23.x with a
-/// cold shader cache: 15–40 ms on top of 2.5 ms launches, longest for the most unrolled
+/// cold shader cache: first launches of 18–44 ms on 2.5 ms kernels, longest for the most unrolled
 /// kernels, which were the fastest) makes every verification launch far slower than the
 /// launches after it, and by how much differs between configs. The first config measured shows
 /// that, and no config is raced on its verification launch alone, neither against the best nor

@@ -276,7 +276,7 @@ pub fn races_on_prior(opts: &BenchOptions, best: Option<&Stats>, prior: PriorLau
 /// after its verification launch showed how much that launch exceeded the launches after it
 /// (`largest`, the most seen: [`VerifyExcess::largest`]), and while that is no more than
 /// [`VERIFY_HICCUP`]. Where a driver compiles each kernel at its first launch (Mesa's lavapipe
-/// from 23.x with a cold shader cache: 15–40 ms on launches of 2.5 ms, longest for the most
+/// from 23.x with a cold shader cache: 18–44 ms on launches of 2.5 ms, longest for the most
 /// unrolled kernels, which were the fastest), a verification launch is mostly the compile, by
 /// an amount that differs between configs, and says nothing about the kernel's time: no
 /// allowance for it can be right for every config, so such a device races only on warm
