@@ -338,6 +338,91 @@ mod tests {
         assert!(sd_edge >= sd_far, "{sd_edge} {sd_far}");
     }
 
+    /// The forest as the plain algorithm grows it: each tried feature's rows sorted by a stable
+    /// comparison sort, every position scanned on the values themselves.
+    fn plain_fit(xs: &[Vec<f64>], ys: &[f64], trees: usize, rng: &mut impl Rng) -> Vec<Vec<Node>> {
+        #[allow(clippy::too_many_arguments)]
+        fn grow(xs: &[Vec<f64>], ys: &[f64], idx: &mut [usize], depth: usize, rng: &mut impl Rng, nodes: &mut Vec<Node>, at: usize) {
+            if idx.len() < 2 * MIN_LEAF || depth >= MAX_DEPTH {
+                nodes[at] = Node { feature: LEAF, threshold: mean(ys, idx), left: 0 };
+                return;
+            }
+            let nf = xs[0].len();
+            let mut features: Vec<usize> = (0..nf).collect();
+            features.shuffle(rng);
+            let total: f64 = idx.iter().map(|&i| ys[i]).sum();
+            let mut best: Option<(f64, usize, f64)> = None;
+            for &f in features.iter().take(nf.div_ceil(2).max(1)) {
+                if idx.iter().all(|&i| xs[i][f].total_cmp(&xs[idx[0]][f]).is_eq()) {
+                    continue; // constant: no split
+                }
+                idx.sort_by(|&a, &b| xs[a][f].total_cmp(&xs[b][f]));
+                let mut left_sum = 0.0;
+                for k in 0..idx.len() - 1 {
+                    left_sum += ys[idx[k]];
+                    let (xa, xb) = (xs[idx[k]][f], xs[idx[k + 1]][f]);
+                    if xa == xb || k + 1 < MIN_LEAF || idx.len() - k - 1 < MIN_LEAF {
+                        continue;
+                    }
+                    let (nl, nr) = ((k + 1) as f64, (idx.len() - k - 1) as f64);
+                    let gain = left_sum * left_sum / nl + (total - left_sum).powi(2) / nr;
+                    if best.is_none_or(|b| gain > b.0) {
+                        best = Some((gain, f, 0.5 * (xa + xb)));
+                    }
+                }
+            }
+            let Some((_, feature, threshold)) = best else {
+                nodes[at] = Node { feature: LEAF, threshold: mean(ys, idx), left: 0 };
+                return;
+            };
+            let split = partition(idx, |i| xs[i][feature] <= threshold);
+            let left = nodes.len();
+            nodes[at] = Node { feature: feature as u32, threshold, left: left as u32 };
+            nodes.extend([Node { threshold: 0.0, feature: LEAF, left: 0 }; 2]);
+            let (l, r) = idx.split_at_mut(split);
+            grow(xs, ys, l, depth + 1, rng, nodes, left);
+            grow(xs, ys, r, depth + 1, rng, nodes, left + 1);
+        }
+        let n = xs.len();
+        (0..trees)
+            .map(|_| {
+                let mut idx: Vec<usize> = (0..n).map(|_| rng.random_range(0..n)).collect();
+                let mut nodes = vec![Node { threshold: 0.0, feature: LEAF, left: 0 }];
+                grow(xs, ys, &mut idx, 0, rng, &mut nodes, 0);
+                nodes
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_forest_is_the_one_the_plain_algorithm_grows_to_the_bit() {
+        // Columns with few and many distinct values, a constant one, signed zeros (equal, yet
+        // ordered apart by `total_cmp`) and NaNs; nodes above and below the insertion-sort size.
+        for (seed, rows) in [(1u64, 7usize), (2, 23), (3, 60), (4, 300), (5, 700)] {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+            let xs: Vec<Vec<f64>> = (0..rows)
+                .map(|_| {
+                    let a = f64::from(rng.random_range(0..4u8));
+                    let b = f64::from(rng.random_range(0..200u16)) * 0.37;
+                    let z = if rng.random_bool(0.5) { -0.0 } else { 0.0 };
+                    let zero_or_one = if rng.random_bool(0.3) { 1.0 } else { z };
+                    let nan = if rng.random_bool(0.1) { f64::NAN } else { f64::from(rng.random_range(0..3u8)) };
+                    vec![a, b, 5.0, zero_or_one, nan, a + b.floor()]
+                })
+                .collect();
+            let ys: Vec<f64> = xs.iter().map(|x| (x[0] * 0.3 + x[1]).sin() + 0.01 * x[5] + rng.random::<f64>()).collect();
+            let (mut r1, mut r2) = (rand_chacha::ChaCha8Rng::seed_from_u64(seed), rand_chacha::ChaCha8Rng::seed_from_u64(seed));
+            let fast = Forest::fit(&xs, &ys, 24, &mut r1);
+            let plain = plain_fit(&xs, &ys, 24, &mut r2);
+            assert_eq!(fast.trees.len(), plain.len());
+            for (t, (a, b)) in fast.trees.iter().zip(&plain).enumerate() {
+                let bits = |n: &[Node]| n.iter().map(|n| (n.feature, n.left, n.threshold.to_bits())).collect::<Vec<_>>();
+                assert_eq!(bits(a), bits(b), "{rows} rows, tree {t}");
+            }
+            assert!(fast.trees.iter().any(|t| t.len() > rows / 4), "{rows} rows: the trees hardly grew");
+        }
+    }
+
     #[test]
     fn predicting_many_rows_at_once_gives_each_row_s_prediction_to_the_bit() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
