@@ -671,10 +671,12 @@ fn simulate_reports_the_wall_time_a_compile_pipeline_would_take() {
     // schedule (each thread 4 + 2 + 1 + 0.5 s), plus the measuring of the last configs.
     let random = &rows[0]["oracle"]["wall_s"].as_f64().unwrap();
     assert!((7.5..7.95).contains(random), "{}", rows[0]);
-    // The table names the orders compared.
+    // The table names the orders compared; the progress bar is only drawn on a terminal, so a
+    // log of standard error stays empty.
     let o = kerntune(d.path(), &args[..args.len() - 1]);
-    let (out, _) = text(&o);
+    let (out, err) = text(&o);
     assert!(o.status.success() && out.contains("first in, first out") && out.contains("space"), "{out}");
+    assert!(err.is_empty(), "{err}");
     // A config without a recorded compile time: one line naming it and the field.
     let gap = kt_cache(d.path(), true);
     let o = kerntune(d.path(), &["simulate", gap.to_str().unwrap(), "--compile-threads", "4", "--budget", "16", "--strategy", "exhaustive"]);

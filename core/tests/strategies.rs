@@ -4,7 +4,7 @@
 use kerntune_core::fake::FakeBackend;
 use kerntune_core::search::strategy::{by_name, Candidates, Outcome};
 use kerntune_core::sim::recorded::RecordedSpace;
-use kerntune_core::sim::simulate::{score, trace};
+use kerntune_core::sim::simulate::{runs_finished, score, trace};
 use kerntune_core::spec::settings::STRATEGIES;
 use kerntune_core::*;
 
@@ -103,6 +103,17 @@ fn searchers_beat_random_sampling_on_the_recorded_sgemm_space() {
             assert!(s.at(n).0 > random.at(n).0, "{st} at {n}: {} vs random {}", s.at(n).0, random.at(n).0);
         }
     }
+}
+
+/// `kerntune simulate` shows a progress bar by this count: each seed a score runs is counted
+/// once it ends (other tests of this binary may add theirs meanwhile).
+#[test]
+fn every_simulated_run_is_counted_for_a_progress_display() {
+    let space = synthetic();
+    let before = runs_finished();
+    score(&space, "random", 5, 7, 1, false, 1).unwrap();
+    score(&space, "hybrid", 5, 3, 1, false, 2).unwrap();
+    assert!(runs_finished() >= before + 10, "{} runs counted, 10 ran", runs_finished() - before);
 }
 
 #[test]

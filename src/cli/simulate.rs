@@ -82,6 +82,60 @@ const MAX_CELLS: usize = 200_000_000;
 /// The most proposals in flight.
 const MAX_PARALLEL: usize = 100_000;
 
+/// A bar on the terminal that counts the simulated runs (one seed of one strategy on one space)
+/// while they run in parallel: a simulation of many seeds takes minutes. None with `--json`, or
+/// where standard error is not a terminal.
+struct Progress {
+    pb: indicatif::ProgressBar,
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    poll: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Progress {
+    fn start(runs: usize, json: bool) -> Progress {
+        use std::sync::atomic::Ordering::Relaxed;
+        let pb = if json { indicatif::ProgressBar::hidden() } else { indicatif::ProgressBar::new(runs as u64) };
+        pb.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} runs {msg}")
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        // The runs count is the process's: this simulation's are those after now.
+        let from = kerntune::sim::simulate::runs_finished();
+        let poll = (!pb.is_hidden()).then(|| {
+            let (pb, done) = (pb.clone(), done.clone());
+            std::thread::spawn(move || {
+                while !done.load(Relaxed) {
+                    pb.set_position(kerntune::sim::simulate::runs_finished().saturating_sub(from) as u64);
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+            })
+        });
+        Progress { pb, done, poll }
+    }
+
+    /// Names what runs now.
+    fn doing(&self, what: String) {
+        self.pb.set_message(what);
+    }
+
+    /// Runs `f` (which prints) with the bar off the screen.
+    fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.pb.suspend(f)
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.done.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(poll) = self.poll.take() {
+            let _ = poll.join();
+        }
+        self.pb.finish_and_clear();
+    }
+}
+
 pub fn run(mut a: Args) -> anyhow::Result<i32> {
     let given = !a.at.is_empty();
     if a.at.contains(&0) {
@@ -157,7 +211,10 @@ fn leave_one_out(a: &Resolved) -> anyhow::Result<i32> {
             anyhow::bail!("{}: no config in this space succeeded; nothing to score against", p.display());
         }
     }
+    let progress = Progress::start(spaces.len() * 3 * a.repeats, a.json);
+    progress.doing(format!("(leave one out over {} spaces)", spaces.len()));
     let (rows, alone) = leave_one_out(&spaces, &base, a.budget, a.repeats, a.seed, a.flight()).map_err(anyhow::Error::msg)?;
+    drop(progress);
     for (space, why) in &alone {
         crate::cli::out::eprint_line(&format!("note: {space} is not held out: no other space given can be its prior ({why})"));
     }
@@ -294,47 +351,24 @@ fn run_resolved(a: &Resolved) -> anyhow::Result<i32> {
         return wall(a, &strategies, threads);
     }
     let mut all: Vec<Score> = Vec::new();
+    let progress = Progress::start(a.spaces.len() * strategies.len() * a.repeats, a.json);
     for path in &a.spaces {
+        progress.doing(format!("({}: loading)", path.file_name().map_or_else(|| path.display().to_string(), |f| f.to_string_lossy().into_owned())));
         let space = RecordedSpace::load(path).map_err(anyhow::Error::msg)?;
         if space.optimum().is_infinite() {
             anyhow::bail!("{}: no config in this space succeeded; nothing to score against", path.display());
         }
         let mut scores = Vec::new();
         for s in &strategies {
+            progress.doing(format!("({}, {s})", space.name));
             scores.push(score(&space, s, a.budget, a.repeats, a.seed, a.noise, a.flight()).map_err(anyhow::Error::msg)?);
         }
         if !a.json {
-            let failed = space.times.iter().filter(|t| t.is_none()).count();
-            outln!(
-                "{} ({}): {} configs, {failed} failed, optimum {:.4} ms; fraction of optimum, mean ± sd (5th percentile) over {} seeds{}",
-                space.name,
-                if space.device.is_empty() { "device not recorded" } else { &space.device },
-                space.len(),
-                space.optimum(),
-                a.repeats,
-                if a.noise { ", noisy answers" } else { "" }
-            );
-            if let Some(line) = a.flight_line() {
-                outln!("{line}");
-            }
-            let mut t = Table::new();
-            t.load_preset(UTF8_FULL_CONDENSED);
-            let at: Vec<usize> = a.at.iter().copied().filter(|&n| n >= 1 && n <= a.budget).collect();
-            let mut header = vec!["strategy".to_string()];
-            header.extend(at.iter().map(|n| format!("@{n}")));
-            t.set_header(header);
-            for sc in &scores {
-                let mut row = vec![Cell::new(&sc.strategy)];
-                for &n in &at {
-                    let (m, sd) = sc.at(n);
-                    row.push(Cell::new(format!("{m:.3} ± {sd:.3} ({:.3})", sc.p5_at(n))).set_alignment(CellAlignment::Right));
-                }
-                t.add_row(row);
-            }
-            outln!("{t}\n");
+            progress.suspend(|| print_scores(a, &space, &scores))?;
         }
         all.extend(scores);
     }
+    drop(progress);
     if let Some(svg) = &a.svg {
         let labelled: Vec<(String, &Score)> = all.iter().map(|s| (s.strategy.clone(), s)).collect();
         plot(svg, &labelled, a.budget).map_err(|e| anyhow::anyhow!("writing {}: {e}", svg.display()))?;
@@ -359,6 +393,39 @@ fn run_resolved(a: &Resolved) -> anyhow::Result<i32> {
     Ok(0)
 }
 
+/// One space's table of scores.
+fn print_scores(a: &Resolved, space: &RecordedSpace, scores: &[Score]) -> anyhow::Result<()> {
+    let failed = space.times.iter().filter(|t| t.is_none()).count();
+    outln!(
+        "{} ({}): {} configs, {failed} failed, optimum {:.4} ms; fraction of optimum, mean ± sd (5th percentile) over {} seeds{}",
+        space.name,
+        if space.device.is_empty() { "device not recorded" } else { &space.device },
+        space.len(),
+        space.optimum(),
+        a.repeats,
+        if a.noise { ", noisy answers" } else { "" }
+    );
+    if let Some(line) = a.flight_line() {
+        outln!("{line}");
+    }
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    let at: Vec<usize> = a.at.iter().copied().filter(|&n| n >= 1 && n <= a.budget).collect();
+    let mut header = vec!["strategy".to_string()];
+    header.extend(at.iter().map(|n| format!("@{n}")));
+    t.set_header(header);
+    for sc in scores {
+        let mut row = vec![Cell::new(&sc.strategy)];
+        for &n in &at {
+            let (m, sd) = sc.at(n);
+            row.push(Cell::new(format!("{m:.3} ± {sd:.3} ({:.3})", sc.p5_at(n))).set_alignment(CellAlignment::Right));
+        }
+        t.add_row(row);
+    }
+    outln!("{t}\n");
+    Ok(())
+}
+
 /// `--compile-threads`: simulated wall times, mean over the seeds, per space and strategy.
 fn wall(a: &Resolved, strategies: &[String], threads: usize) -> anyhow::Result<i32> {
     use kerntune::sim::schedule::{compare, Comparison};
@@ -367,6 +434,7 @@ fn wall(a: &Resolved, strategies: &[String], threads: usize) -> anyhow::Result<i
     }
     let mut rows: Vec<Comparison> = Vec::new();
     let spaces: Vec<RecordedSpace> = a.spaces.iter().map(|p| RecordedSpace::load(p).map_err(anyhow::Error::msg)).collect::<Result<_, _>>()?;
+    let progress = Progress::start(spaces.len() * strategies.len() * a.repeats, a.json);
     for (h, (space, path)) in spaces.iter().zip(&a.spaces).enumerate() {
         // The other spaces of the same parameters (the same kernel on other devices): their
         // recorded compile times as the prior a tune of this one would have.
@@ -375,9 +443,11 @@ fn wall(a: &Resolved, strategies: &[String], threads: usize) -> anyhow::Result<i
         let prior = kerntune::sim::simulate::prior_for(space, &others).compile_s;
         let prior = (prior.iter().any(|t| t.is_finite())).then_some(prior.as_slice());
         for st in strategies {
+            progress.doing(format!("({}, {st})", space.name));
             rows.push(compare(space, st, a.budget, a.repeats, a.seed, threads, prior).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?);
         }
     }
+    drop(progress);
     if a.json {
         outln!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(0);

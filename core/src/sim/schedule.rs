@@ -360,7 +360,9 @@ pub fn compare(
                 Some(p) => schedule_with_prior(space, strategy, budget, seed, threads, Order::Model, None, Some(p))?,
                 None => model.clone(),
             };
-            Ok([model, one(Order::Fifo, None)?, one(Order::Oracle, None)?, one(Order::Model, Some(crate::search::tail::DEFAULT_FACTOR))?, fleet])
+            let orders = [model, one(Order::Fifo, None)?, one(Order::Oracle, None)?, one(Order::Model, Some(crate::search::tail::DEFAULT_FACTOR))?, fleet];
+            crate::sim::simulate::run_finished();
+            Ok(orders)
         })
         .collect::<Result<_, String>>()?;
     let n = runs.len() as f64;

@@ -326,6 +326,20 @@ impl Score {
     }
 }
 
+/// Simulated runs (one seed of one strategy on one space, in [`score`], [`score_transfer`],
+/// [`leave_one_out`] and [`crate::sim::schedule::compare`]) finished in this process so far:
+/// a count a progress display can read while the seeds run in parallel.
+pub fn runs_finished() -> usize {
+    RUNS_FINISHED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+static RUNS_FINISHED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Counts one more finished run (see [`runs_finished`]).
+pub(crate) fn run_finished() {
+    RUNS_FINISHED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Runs `repeats` seeds (in parallel) and summarises.
 pub fn score(
     space: &RecordedSpace,
@@ -357,7 +371,9 @@ pub fn score_with(
         .into_par_iter()
         .map(|r| {
             let s = seed.wrapping_add(r * 7919);
-            trace_counted(space, make(s), budget, s, noise, parallel)
+            let run = trace_counted(space, make(s), budget, s, noise, parallel);
+            run_finished();
+            run
         })
         .collect::<Result<_, _>>()?;
     let n = counted.len().max(1) as f64;
