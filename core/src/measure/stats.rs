@@ -99,10 +99,9 @@ pub struct MeasureCost {
 pub struct PriorLaunches<'a> {
     /// Each prior launch's time, in seconds.
     pub launches: &'a [f64],
-    /// How much slower than the same config's later launches a verification launch may be on
-    /// this device: [`VerifyExcess::factor`], once enough configs were seen (then the settled
-    /// bound races a verification launch alone).
-    pub excess: Option<f64>,
+    /// Whether enough configs were seen on this device ([`VerifyExcess::settled`]) for the
+    /// settled bound to race a verification launch alone.
+    pub settled: bool,
     /// The most a verification launch exceeded its config's later launches on this device so
     /// far, however few configs were seen ([`VerifyExcess::largest`]): whether the launches
     /// above may race the config alone ([`trusted`]).
@@ -112,12 +111,12 @@ pub struct PriorLaunches<'a> {
 impl<'a> PriorLaunches<'a> {
     /// Prior launches, with nothing learned about them.
     pub fn of(launches: &'a [f64]) -> PriorLaunches<'a> {
-        PriorLaunches { launches, excess: None, largest: None }
+        PriorLaunches { launches, settled: false, largest: None }
     }
 
     /// With what the device's verification launches showed so far.
     pub fn learned(launches: &'a [f64], seen: &VerifyExcess) -> PriorLaunches<'a> {
-        PriorLaunches { launches, excess: seen.factor(), largest: seen.largest() }
+        PriorLaunches { launches, settled: seen.settled(), largest: seen.largest() }
     }
 }
 
@@ -146,9 +145,9 @@ impl VerifyExcess {
         }
     }
 
-    /// The largest ratio seen (at least 1), once [`MIN_SEEN`](Self::MIN_SEEN) configs were.
-    pub fn factor(&self) -> Option<f64> {
-        (self.seen >= Self::MIN_SEEN).then_some(self.max.max(1.0))
+    /// Whether [`MIN_SEEN`](Self::MIN_SEEN) configs were seen.
+    pub fn settled(&self) -> bool {
+        self.seen >= Self::MIN_SEEN
     }
 
     /// The largest ratio seen (at least 1), once one config was (see [`trusted`]).
@@ -172,7 +171,7 @@ pub const VERIFY_HICCUP: f64 = 0.25;
 /// to run like the launches after them ([`trusted`]), a config whose fastest prior launch is far
 /// slower than the best (1.5×) is raced out at once, without launching it again, and so is one
 /// whose verification launch is slower than the settled bound below by more than
-/// [`VERIFY_HICCUP`] once [`VerifyExcess::MIN_SEEN`] configs were seen (`prior.excess`). One
+/// [`VERIFY_HICCUP`] once [`VerifyExcess::MIN_SEEN`] configs were seen (`prior.settled`). One
 /// whose warm-up then settles (two successive launches within
 /// `warmup_stable`) with every launch slower than the best's upper end by more than
 /// `race_margin` and `warmup_stable` together is raced out before its timed launches. Without
@@ -268,8 +267,7 @@ pub fn races_on_prior(opts: &BenchOptions, best: Option<&Stats>, prior: PriorLau
     let Some(b) = best.filter(|_| opts.racing && !prior.launches.is_empty() && trusted(prior.largest)) else { return false };
     let fastest = prior.launches.iter().copied().fold(f64::INFINITY, f64::min);
     // On a trusted device every ratio seen is within the hiccup, which is the allowance.
-    let learned = prior.excess.map(|_| settled_race_bound(b, opts) * (1.0 + VERIFY_HICCUP));
-    fastest > b.upper() * 1.5 || learned.is_some_and(|bound| fastest > bound)
+    fastest > b.upper() * 1.5 || (prior.settled && fastest > settled_race_bound(b, opts) * (1.0 + VERIFY_HICCUP))
 }
 
 /// Whether a device's verification launches may race a config alone: once a config measured
@@ -382,7 +380,7 @@ mod tests {
         // A verification launch far slower than the best decides the race with no launch at
         // all, once a config showed how much this device's verification launches exceed the
         // launches after them (here: not at all)…
-        let seen = |largest: f64, launches: &'static [f64]| PriorLaunches { launches, excess: None, largest: Some(largest) };
+        let seen = |largest: f64, launches: &'static [f64]| PriorLaunches { launches, settled: false, largest: Some(largest) };
         let (s, c) = measure(&BenchOptions::default(), Some(&best), seen(1.0, &[3e-3]), synthetic(3e-3, 0.001)).unwrap();
         assert!(s.raced && c.warmup_launches == 0 && c.launches == 0, "{c:?}");
         assert_eq!(s.samples, 1);
@@ -424,7 +422,7 @@ mod tests {
     fn a_verification_launch_alone_races_once_the_device_showed_its_excess() {
         let best = Stats::from_samples(&[1e-3, 1.001e-3, 0.999e-3, 1e-3, 1e-3], false);
         let opts = BenchOptions::default();
-        let learned = |x: f64, launches: &'static [f64]| PriorLaunches { launches, excess: Some(x), largest: Some(x) };
+        let learned = |x: f64, launches: &'static [f64]| PriorLaunches { launches, settled: true, largest: Some(x) };
         // Nothing learned: 1.4× the best gets one warm launch before its race.
         let (s, c) = measure(&opts, Some(&best), PriorLaunches::of(&[1.4e-3]), synthetic(1.4e-3, 0.001)).unwrap();
         assert!(s.raced && c.warmup_launches == 1, "{c:?}");
@@ -473,20 +471,21 @@ mod tests {
     }
 
     #[test]
-    fn the_verification_excess_is_the_largest_ratio_seen_once_enough_were() {
+    fn the_verification_excess_is_the_largest_ratio_seen_and_settles_once_enough_were() {
         let mut x = VerifyExcess::default();
         for i in 0..VerifyExcess::MIN_SEEN - 1 {
             x.observe(1.0e-3 + i as f64 * 1e-6, 1.0e-3);
-            assert_eq!(x.factor(), None);
+            assert!(!x.settled());
         }
         x.observe(f64::NAN, 1.0);
         x.observe(1.0, 0.0);
-        assert_eq!(x.factor(), None, "unusable pairs are not observations");
+        assert!(!x.settled(), "unusable pairs are not observations");
         x.observe(1.1e-3, 1.0e-3);
-        assert!((x.factor().unwrap() - 1.1).abs() < 1e-12);
+        assert!(x.settled());
+        assert!((x.largest().unwrap() - 1.1).abs() < 1e-12);
         let mut faster = VerifyExcess::default();
         (0..VerifyExcess::MIN_SEEN).for_each(|_| faster.observe(0.9, 1.0));
-        assert_eq!(faster.factor(), Some(1.0), "a verification launch faster than later ones counts as no excess");
+        assert_eq!(faster.largest(), Some(1.0), "a verification launch faster than later ones counts as no excess");
     }
 
     #[test]
