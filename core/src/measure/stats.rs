@@ -133,7 +133,7 @@ pub struct VerifyExcess {
 }
 
 impl VerifyExcess {
-    /// Observations needed before [`factor`](Self::factor) answers.
+    /// Observations needed before the excess is [`settled`](Self::settled).
     pub const MIN_SEEN: u32 = 10;
 
     /// Adds a config whose verification launch took `verify` and whose later launches took at
