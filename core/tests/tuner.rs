@@ -493,6 +493,102 @@ fn a_corrupt_database_is_reported_and_left_untouched() {
     assert_eq!(std::fs::read(db.path()).unwrap(), b"\x00\x01garbage");
 }
 
+/// A database damaged one field at a time (another program's write, a disk error): each column
+/// of each table set to a value of the wrong kind in every row. Reading it (entries, the priors
+/// read, `db export`'s document) and tuning on it either work or end in a message, never a
+/// panic, and a failed read leaves the file as it was.
+#[test]
+fn a_database_damaged_field_by_field_never_panics() {
+    let (d, db) = temp_db();
+    let mut o = opts();
+    o.db = Some(db.clone());
+    Tuner::new(FakeBackend::new(limits(), time)).tune(&job(), &o).unwrap();
+    let pristine = d.path().join("pristine.sqlite");
+    {
+        let c = rusqlite::Connection::open(db.path()).unwrap();
+        c.execute_batch(&format!("VACUUM INTO '{}'", pristine.display())).unwrap();
+    }
+    let columns: Vec<(String, String)> = {
+        let c = rusqlite::Connection::open(&pristine).unwrap();
+        let tables: Vec<String> =
+            c.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").unwrap().query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
+        tables
+            .iter()
+            .flat_map(|t| {
+                let cols: Vec<String> =
+                    c.prepare(&format!("PRAGMA table_info({t})")).unwrap().query_map([], |r| r.get(1)).unwrap().map(Result::unwrap).collect();
+                cols.into_iter().map(move |col| (t.clone(), col))
+            })
+            .collect()
+    };
+    assert!(columns.len() >= 8, "{columns:?}");
+    let bad = ["NULL", "-1", "'x'", "'{\"a\":'", "'[]'", "X'00FF'", "1e308", "'{}'"];
+    let (mut damaged, mut refused) = (0, 0);
+    for (table, column) in &columns {
+        for value in bad {
+            for f in [db.path().to_path_buf(), db.path().with_extension("sqlite-wal"), db.path().with_extension("sqlite-shm")] {
+                let _ = std::fs::remove_file(f);
+            }
+            std::fs::copy(&pristine, db.path()).unwrap();
+            let c = rusqlite::Connection::open(db.path()).unwrap();
+            // A value the schema refuses (a unique key made equal in every row) is no damage.
+            if c.execute(&format!("UPDATE {table} SET {column} = {value}"), []).is_err() {
+                continue;
+            }
+            drop(c);
+            damaged += 1;
+            let before = rows(db.path());
+            let read = std::panic::catch_unwind(|| {
+                let loaded = db.load().map(|f| serde_json::to_string(&f).map(|_| f.entries.len()));
+                let elsewhere = db.times_elsewhere("k", "n=1", "t", true).map(|v| v.len());
+                (loaded.is_err(), elsewhere.is_err())
+            });
+            let Ok((load_failed, _)) = read else { panic!("{table}.{column} = {value}: reading panicked") };
+            if load_failed {
+                refused += 1;
+                assert!(rows(db.path()) == before, "{table}.{column} = {value}: a failed read changed what the file holds");
+            }
+            let tuned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                Tuner::new(FakeBackend::new(limits(), time)).tune(&job(), &o).map(|r| r.winner.key())
+            }));
+            match tuned {
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => {
+                    assert!(!e.to_string().trim().is_empty(), "{table}.{column} = {value}: an empty message");
+                    assert!(rows(db.path()) == before, "{table}.{column} = {value}: a failed tune changed what the file holds ({e})");
+                }
+                Err(_) => panic!("{table}.{column} = {value}: tuning panicked"),
+            }
+        }
+    }
+    assert!(damaged > 40 && refused > 0, "{damaged} damaged, {refused} refused on reading");
+}
+
+/// Every row of every table of the database at `path`, as text (what the file holds, whatever
+/// SQLite's own bookkeeping in its header).
+fn rows(path: &std::path::Path) -> Vec<String> {
+    let c = rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let tables: Vec<String> = c
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let mut out = Vec::new();
+    for t in tables {
+        let mut q = c.prepare(&format!("SELECT * FROM {t}")).unwrap();
+        let n = q.column_count();
+        let found: Vec<String> = q
+            .query_map([], |r| Ok(format!("{:?}", (0..n).map(|i| r.get::<_, rusqlite::types::Value>(i).ok()).collect::<Vec<_>>())))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        out.push(format!("{t}: {found:?}"));
+    }
+    out
+}
+
 /// Reading the database takes no write lock: while another process holds a write transaction
 /// on it (a tune storing its results, a `db merge` of a large file), a database hit, `db show`
 /// and the priors read answer at once instead of queueing behind it for up to two minutes.
