@@ -551,6 +551,92 @@ mod tests {
         assert!(e.contains("unit `fortnights`"), "{e}");
     }
 
+    /// A Kernel Tuner cache and a T4 file, damaged one node at a time (a value replaced by one
+    /// of another kind, a key removed, the text cut short; fixed seed), are read as a recorded
+    /// space and as a prior: accepted or refused with a message, never a panic.
+    #[test]
+    fn damaged_files_are_refused_with_a_message_never_a_panic() {
+        use rand::{Rng, SeedableRng};
+        let kt: J = serde_json::from_str(
+            r#"{"device_name": "X", "kernel_name": "k", "schema_version": "1.0.0", "tune_params_keys": ["a", "b"], "tune_params": {"a": [1, 2], "b": [8, 16]},
+            "cache": {"1,8": {"a": 1, "b": 8, "time": 2.0, "times": [2.0, 2.1], "compile_time": 310.0, "verification_time": 1.0, "benchmark_time": 9.0},
+                      "1,16": {"a": 1, "b": 16, "time": 1e20}, "2,8": {"a": 2, "b": 8, "time": "CompilationFailedConfig"},
+                      "2,16": {"a": 2, "b": 16, "time": 1.5, "times": [1.5, 1.4]}}}"#,
+        )
+        .unwrap();
+        let t4: J = serde_json::from_str(
+            r#"{"schema_version": "1.0.0", "results": [
+                {"configuration": {"a": 1, "b": 8}, "times": {"compilation": 0.3, "runtimes": [0.002, 0.0021]}, "measurements": [{"name": "time", "value": 2.0, "unit": "ms"}], "invalidity": "correct"},
+                {"configuration": {"a": 2, "b": 8}, "times": {"runtimes": []}, "measurements": [], "invalidity": "compile"}]}"#,
+        )
+        .unwrap();
+        let odd: [J; 10] = [
+            J::Null,
+            J::from(-1.0),
+            J::from("x"),
+            J::from(1e300),
+            J::Array(vec![]),
+            J::Object(Default::default()),
+            J::Bool(true),
+            J::from(u64::MAX),
+            J::from(vec![J::from(1), J::from("a")]),
+            J::from("1e20"),
+        ];
+        fn damage(v: &mut J, rng: &mut impl Rng, odd: &[J]) {
+            let n = match v {
+                J::Object(m) => m.len(),
+                J::Array(a) => a.len(),
+                _ => 0,
+            };
+            if n == 0 || rng.random_bool(0.25) {
+                *v = odd[rng.random_range(0..odd.len())].clone();
+                return;
+            }
+            let k = rng.random_range(0..n);
+            match v {
+                J::Object(m) => {
+                    let key = m.keys().nth(k).cloned().unwrap_or_default();
+                    if rng.random_bool(0.2) {
+                        m.remove(&key);
+                    } else if let Some(child) = m.get_mut(&key) {
+                        damage(child, rng, odd);
+                    }
+                }
+                J::Array(a) => damage(&mut a[k], rng, odd),
+                _ => {}
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(26);
+        let (mut refused, mut tried) = (0, 0);
+        for original in [&kt, &t4] {
+            for _ in 0..300 {
+                let mut v = original.clone();
+                for _ in 0..rng.random_range(1..4) {
+                    damage(&mut v, &mut rng, &odd);
+                }
+                let mut text = v.to_string();
+                if rng.random_bool(0.15) {
+                    text.truncate(rng.random_range(0..text.len()));
+                }
+                let file = dir.path().join("space.json");
+                std::fs::write(&file, &text).unwrap();
+                tried += 2;
+                let read = std::panic::catch_unwind(|| (RecordedSpace::load(&file).err(), PriorFile::load(&file).err()));
+                let Ok(errors) = read else { panic!("reading panicked on {text}") };
+                if let Some(e) = errors.0 {
+                    refused += 1;
+                    assert!(e.contains("space.json"), "the message does not name the file: {e}");
+                }
+                if let Some(e) = errors.1 {
+                    refused += 1;
+                    assert!(!e.trim().is_empty(), "an empty message for {text}");
+                }
+            }
+        }
+        assert!(refused > tried / 10 && refused < tried, "{refused} of {tried} refused");
+    }
+
     #[test]
     fn unfinished_and_old_kernel_tuner_files_read() {
         let full = r#"{"device_name": "X", "kernel_name": "k", "tune_params_keys": ["a", "b"], "tune_params": {"a": [1, 2], "b": [8, 16]}, "objective": "time",
