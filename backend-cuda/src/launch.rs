@@ -239,7 +239,8 @@ impl CudaTunable {
     }
 
     /// The kernel of a spec file (TOML or T1), its first problem's sizes as the template, with
-    /// the spec's `[bench]` and `[prune]` settings and the default database.
+    /// the spec's `[bench]`, `[prune]` and `[tune]` settings
+    /// ([`TuneOptions::for_spec`](kerntune_core::TuneOptions::for_spec)) and the default database.
     ///
     /// ```no_run
     /// # fn f(ctx: std::sync::Arc<cudarc::driver::CudaContext>) -> Result<(), kerntune_core::Error> {
@@ -249,12 +250,7 @@ impl CudaTunable {
     pub fn from_spec(ctx: Arc<CudaContext>, path: &Path) -> Result<CudaTunable, Error> {
         let spec = kerntune_core::plan::prepare::load(path)?;
         let job = spec.job("cuda", 0)?;
-        let opts = TuneOptions {
-            bench: spec.bench.clone().unwrap_or_default(),
-            prune: spec.prune.clone().unwrap_or_default(),
-            db: Some(kerntune_core::Database::at(kerntune_core::Database::default_path())),
-            ..Default::default()
-        };
+        let opts = TuneOptions { db: Some(kerntune_core::Database::at(kerntune_core::Database::default_path())), ..TuneOptions::for_spec(&spec)? };
         CudaTunable::new(ctx, job, opts)
     }
 

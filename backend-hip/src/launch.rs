@@ -300,8 +300,8 @@ impl HipTunable {
         Ok(HipTunable { ordinal, auto, constants })
     }
 
-    /// The kernel of a spec file (TOML or T1), with the spec's settings and the default
-    /// database.
+    /// The kernel of a spec file (TOML or T1), with the spec's settings (its `[bench]`, `[prune]` and `[tune]`:
+    /// [`TuneOptions::for_spec`](kerntune_core::TuneOptions::for_spec)) and the default database.
     ///
     /// ```no_run
     /// # fn f() -> Result<(), kerntune_core::Error> {
@@ -311,12 +311,7 @@ impl HipTunable {
     pub fn from_spec(ordinal: usize, path: &Path) -> Result<HipTunable, Error> {
         let spec = kerntune_core::plan::prepare::load(path)?;
         let job = spec.job("hip", 0)?;
-        let opts = TuneOptions {
-            bench: spec.bench.clone().unwrap_or_default(),
-            prune: spec.prune.clone().unwrap_or_default(),
-            db: Some(kerntune_core::Database::at(kerntune_core::Database::default_path())),
-            ..Default::default()
-        };
+        let opts = TuneOptions { db: Some(kerntune_core::Database::at(kerntune_core::Database::default_path())), ..TuneOptions::for_spec(&spec)? };
         HipTunable::new(ordinal, job, opts)
     }
 

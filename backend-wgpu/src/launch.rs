@@ -123,8 +123,8 @@ impl WgpuTunable {
         Ok(WgpuTunable { auto, device, queue })
     }
 
-    /// The kernel of a spec file (its `wgsl` source), with the spec's settings and the default
-    /// database.
+    /// The kernel of a spec file (its `wgsl` source), with the spec's settings (its `[bench]`, `[prune]` and `[tune]`:
+    /// [`TuneOptions::for_spec`](kerntune_core::TuneOptions::for_spec)) and the default database.
     ///
     /// ```no_run
     /// # fn f(adapter: &wgpu::Adapter, device: wgpu::Device, queue: wgpu::Queue) -> Result<(), kerntune_core::Error> {
@@ -134,12 +134,7 @@ impl WgpuTunable {
     pub fn from_spec(adapter: &wgpu::Adapter, device: wgpu::Device, queue: wgpu::Queue, path: &Path) -> Result<WgpuTunable, Error> {
         let spec = kerntune_core::plan::prepare::load(path)?;
         let job = spec.job("wgsl", 0)?;
-        let opts = TuneOptions {
-            bench: spec.bench.clone().unwrap_or_default(),
-            prune: spec.prune.clone().unwrap_or_default(),
-            db: Some(kerntune_core::Database::at(kerntune_core::Database::default_path())),
-            ..Default::default()
-        };
+        let opts = TuneOptions { db: Some(kerntune_core::Database::at(kerntune_core::Database::default_path())), ..TuneOptions::for_spec(&spec)? };
         WgpuTunable::new(adapter, device, queue, job, opts)
     }
 

@@ -174,6 +174,51 @@ fn a_slow_first_launch_of_every_kernel_races_nothing_out() {
     assert!(alone > 0, "none raced on its verification launch alone");
 }
 
+/// A `%` budget ("stop once the model predicts nothing beats the best by 2 %") with no strategy
+/// named and no priors: the tune takes the hybrid search, which has a model, instead of the
+/// exhaustive one, which has none and refused the budget after the device was open.
+#[test]
+fn a_percentage_budget_without_a_strategy_takes_the_hybrid_search() {
+    let o = TuneOptions { strategy: "auto".into(), budget: Budget::parse("2%").unwrap(), compile_threads: Some(1), prior: PriorSetting::Off, ..opts() };
+    let r = Tuner::new(FakeBackend::new(limits(), time)).tune(&job(), &o).unwrap();
+    assert_eq!(r.strategy, "hybrid");
+    assert_eq!(r.winner.key(), "bx=128,vec=4");
+    // Without a `%` budget the same tune is exhaustive, as before.
+    let o = TuneOptions { budget: Budget::default(), ..o };
+    let r = Tuner::new(FakeBackend::new(limits(), time)).tune(&job(), &o).unwrap();
+    assert_eq!(r.strategy, "exhaustive");
+}
+
+/// What a spec's `[bench]` and `[tune]` tables say reaches a tune made outside the command
+/// line (the launch APIs' `from_spec` and `kerntune confirm` build their options so), as it
+/// does `kerntune tune`: before, an application's first launch ignored `[tune]` and tuned the
+/// whole space exhaustively whatever budget the spec gave.
+#[test]
+fn a_spec_s_settings_reach_the_tune_options() {
+    let d = tempfile::tempdir().unwrap();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/triad");
+    for f in ["triad.wgsl", "triad.cu"] {
+        std::fs::copy(src.join(f), d.path().join(f)).unwrap();
+    }
+    let spec_file = d.path().join("triad.toml");
+    let shipped = std::fs::read_to_string(src.join("triad.toml")).unwrap();
+    std::fs::write(&spec_file, &shipped).unwrap();
+    let o = TuneOptions::for_spec(&kerntune_core::plan::prepare::load(&spec_file).unwrap()).unwrap();
+    assert_eq!(o.strategy, "auto", "no strategy named: the transfer search where priors exist, else exhaustive");
+    assert_eq!(o.budget, Budget::default());
+    assert_eq!((o.bench.max_reps, o.bench.max_seconds), (50, 0.5), "the shipped spec's [bench]");
+    assert_eq!(o.compile_tail, TuneOptions::default().compile_tail);
+    std::fs::write(
+        &spec_file,
+        format!("{shipped}\n[tune]\nstrategy = \"random\"\nbudget = \"5,30s\"\nseed = 7\ncompile_tail = \"off\"\nmodel = true\ntop_k = 4\n"),
+    )
+    .unwrap();
+    let o = TuneOptions::for_spec(&kerntune_core::plan::prepare::load(&spec_file).unwrap()).unwrap();
+    assert_eq!((o.strategy.as_str(), o.budget.max_evals, o.budget.max_seconds, o.seed), ("random", Some(5), Some(30.0), 7));
+    assert_eq!((o.compile_tail, o.model, o.top_k), (None, true, Some(4)));
+    assert!(o.db.is_none(), "the caller names the database");
+}
+
 #[test]
 fn noisy_runs_agree_on_the_winner() {
     let mut winners = Vec::new();

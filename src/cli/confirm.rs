@@ -123,8 +123,19 @@ fn confirm_all<B: Backend>(devices: Vec<B>, spec: &kerntune::Spec, a: &Args, db:
         ranked.sort_by(|x, y| x.1.total_cmp(&y.1).then(x.0.cmp(&y.0)));
         let measured = ranked.len();
         let keys: Vec<String> = ranked.into_iter().take(a.top as usize).map(|(k, _)| k).collect();
-        let opts =
-            TuneOptions { only: Some(keys.clone()), remeasure: true, force: true, strategy: "exhaustive".into(), db: Some(db.clone()), ..Default::default() };
+        // Measured as the shards measured them (the spec's [bench], [prune] and compile tail), every
+        // one of the shards' best: no budget, no roofline cut.
+        let opts = TuneOptions {
+            only: Some(keys.clone()),
+            remeasure: true,
+            force: true,
+            strategy: "exhaustive".into(),
+            budget: kerntune::spec::settings::Budget::default(),
+            model: false,
+            top_k: None,
+            db: Some(db.clone()),
+            ..TuneOptions::for_spec(spec)?
+        };
         let r = tuner.tune(&job, &opts)?;
         if let Some((have, count)) = &part {
             db.update_entry(&r.entry, |e| {

@@ -201,14 +201,11 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         super::say_left_out(&opened.left_out);
     }
     let db = if a.no_db { None } else { Some(Database::at(super::db_path(&a.db))) };
+    // The spec's settings ([bench], [prune], [tune]), each overridden by its flag.
     let opts = TuneOptions {
-        bench: spec.bench.clone().unwrap_or_default(),
-        prune: spec.prune.clone().unwrap_or_default(),
         strategy,
         seed: a.seed.or(spec.seed).unwrap_or(0),
         budget,
-        model: spec.model.unwrap_or(false),
-        top_k: spec.top_k,
         db,
         force: a.force,
         remeasure: a.remeasure || a.recheck.is_some(),
@@ -216,7 +213,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         compile_threads: a.jobs.map(usize::from),
         prior,
         compile_tail: a.compile_tail.map(|t| t.0).or(spec.compile_tail).unwrap_or(Some(kerntune::run::tail::DEFAULT_FACTOR)),
-        ..Default::default()
+        ..TuneOptions::for_spec(&spec)?
     };
     let work = match a.shard {
         Some(shard) => shard.assign(spec.problems.len()),

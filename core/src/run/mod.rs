@@ -129,6 +129,43 @@ impl TuneOptions {
     }
 }
 
+impl TuneOptions {
+    /// What a tune of `spec` does unless told otherwise: its `[bench]`, `[prune]` and `[tune]`
+    /// settings (strategy, budget, seed, the roofline model and `top_k`, the compile tail), and
+    /// no database (the caller names one). A spec that names no strategy gets `auto`: the
+    /// transfer search where other devices' measurements of the kernel exist, else the
+    /// exhaustive one (the hybrid with a `%` budget, which needs a model).
+    ///
+    /// ```no_run
+    /// # fn f() -> Result<(), kerntune_core::Error> {
+    /// let spec = kerntune_core::plan::prepare::load("kernels/triad.toml".as_ref())?;
+    /// let opts = kerntune_core::TuneOptions::for_spec(&spec)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn for_spec(spec: &crate::spec::file::Spec) -> Result<TuneOptions, crate::spec::error::SpecError> {
+        // The spec's loader checked the budget; a spec made in code may still hold a bad one.
+        let budget = match &spec.budget {
+            Some(text) => Budget::parse(text).map_err(|message| crate::spec::error::SpecError {
+                file: spec.path.display().to_string(),
+                field: "tune.budget".into(),
+                message,
+            })?,
+            None => Budget::default(),
+        };
+        Ok(TuneOptions {
+            bench: spec.bench.clone().unwrap_or_default(),
+            prune: spec.prune.clone().unwrap_or_default(),
+            strategy: spec.strategy.clone().unwrap_or_else(|| "auto".into()),
+            seed: spec.seed.unwrap_or(0),
+            budget,
+            model: spec.model.unwrap_or(false),
+            top_k: spec.top_k,
+            compile_tail: spec.compile_tail.unwrap_or(Some(tail::DEFAULT_FACTOR)),
+            ..Default::default()
+        })
+    }
+}
+
 impl Default for TuneOptions {
     fn default() -> Self {
         TuneOptions {

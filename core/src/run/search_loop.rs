@@ -500,6 +500,8 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         let usable = prior.as_ref().is_some_and(|(p, _)| !p.is_empty());
         let name = match opts.strategy.as_str() {
             "auto" if usable => "transfer",
+            // A `%` budget stops on a model's prediction: the exhaustive search has none.
+            "auto" if opts.budget.within.is_some() => "hybrid",
             "auto" => "exhaustive",
             other => other,
         };
