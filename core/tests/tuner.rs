@@ -541,7 +541,7 @@ fn a_corrupt_database_is_reported_and_left_untouched() {
 /// A database damaged one field at a time (another program's write, a disk error): each column
 /// of each table set to a value of the wrong kind in every row. Reading it (entries, the priors
 /// read, `db export`'s document) and tuning on it either work or end in a message, never a
-/// panic, and a failed read leaves the file as it was.
+/// panic, and a read or a tune that fails leaves every row as it was.
 #[test]
 fn a_database_damaged_field_by_field_never_panics() {
     let (d, db) = temp_db();
