@@ -149,12 +149,13 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         only_problem(&mut spec.problems, k)?;
     }
     verification(&mut spec, &a)?;
-    let budget_text = a.budget.clone().or(spec.budget.clone());
-    let budget = match &budget_text {
+    // The spec's settings ([bench], [prune], [tune]), each overridden below by its flag.
+    let base = TuneOptions::for_spec(&spec)?;
+    let budget = match &a.budget {
         Some(b) => Budget::parse(b).map_err(|m| anyhow::anyhow!("--budget: {m}"))?,
-        None => Budget::default(),
+        None => base.budget.clone(),
     };
-    let strategy = a.strategy.clone().or(spec.strategy.clone()).unwrap_or_else(|| "auto".into());
+    let strategy = a.strategy.clone().unwrap_or_else(|| base.strategy.clone());
     if strategy != "auto" {
         kerntune::spec::settings::strategy_named(&strategy).map_err(|m| anyhow::anyhow!("--strategy: {m}"))?;
         kerntune::spec::settings::check_strategy(&strategy, &budget).map_err(|m| anyhow::anyhow!("--budget: {m}"))?;
@@ -201,10 +202,9 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         super::say_left_out(&opened.left_out);
     }
     let db = if a.no_db { None } else { Some(Database::at(super::db_path(&a.db))) };
-    // The spec's settings ([bench], [prune], [tune]), each overridden by its flag.
     let opts = TuneOptions {
         strategy,
-        seed: a.seed.or(spec.seed).unwrap_or(0),
+        seed: a.seed.unwrap_or(base.seed),
         budget,
         db,
         force: a.force,
@@ -212,8 +212,8 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         recheck: a.recheck.unwrap_or(0),
         compile_threads: a.jobs.map(usize::from),
         prior,
-        compile_tail: a.compile_tail.map(|t| t.0).or(spec.compile_tail).unwrap_or(Some(kerntune::run::tail::DEFAULT_FACTOR)),
-        ..TuneOptions::for_spec(&spec)?
+        compile_tail: a.compile_tail.map_or(base.compile_tail, |t| t.0),
+        ..base
     };
     let work = match a.shard {
         Some(shard) => shard.assign(spec.problems.len()),

@@ -127,9 +127,7 @@ impl TuneOptions {
     pub(crate) fn strategy_seed(&self) -> u64 {
         self.seed.wrapping_add(self.shard.map_or(0, |s| s.index as u64 * 7919))
     }
-}
 
-impl TuneOptions {
     /// What a tune of `spec` does unless told otherwise: its `[bench]`, `[prune]` and `[tune]`
     /// settings (strategy, budget, seed, the roofline model and `top_k`, the compile tail), and
     /// no database (the caller names one). A spec that names no strategy gets `auto`: the
