@@ -555,9 +555,7 @@ fn a_database_damaged_field_by_field_never_panics() {
     }
     let columns: Vec<(String, String)> = {
         let c = rusqlite::Connection::open(&pristine).unwrap();
-        let tables: Vec<String> =
-            c.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").unwrap().query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
-        tables
+        tables(&c)
             .iter()
             .flat_map(|t| {
                 let cols: Vec<String> =
@@ -609,19 +607,17 @@ fn a_database_damaged_field_by_field_never_panics() {
     assert!(damaged > 40 && refused > 0, "{damaged} damaged, {refused} refused on reading");
 }
 
+/// The names of the database's tables, in order.
+fn tables(c: &rusqlite::Connection) -> Vec<String> {
+    c.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").unwrap().query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+}
+
 /// Every row of every table of the database at `path`, as text (what the file holds, whatever
 /// SQLite's own bookkeeping in its header).
 fn rows(path: &std::path::Path) -> Vec<String> {
     let c = rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
-    let tables: Vec<String> = c
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
     let mut out = Vec::new();
-    for t in tables {
+    for t in tables(&c) {
         let mut q = c.prepare(&format!("SELECT * FROM {t}")).unwrap();
         let n = q.column_count();
         let found: Vec<String> = q
