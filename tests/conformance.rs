@@ -98,6 +98,29 @@ fn templated_kernel_instantiates_per_config<B: Backend>(b: B) {
     }
 }
 
+/// The half-precision GEMM (`examples/hgemm`: f16 buffers, f32 accumulation; tensor cores
+/// through CUDA, WGSL's f16 through wgpu) tunes, and every config measured matches the CPU's
+/// GEMM within f16's tolerance. A backend without a source for it (HIP), or an adapter without
+/// half-precision shaders, is skipped, saying so.
+fn half_precision_gemm_tunes_and_verifies<B: Backend>(b: B) {
+    let spec = Spec::load(&examples().join("hgemm/hgemm.toml")).unwrap();
+    let name = b.target().name.clone();
+    let Ok(job) = spec.job(b.language(), 0) else {
+        eprintln!("SKIPPED: half_precision_gemm on {name}: the example has no {} source", b.language());
+        return;
+    };
+    let opts = TuneOptions { db: None, strategy: "random".into(), seed: 1, budget: kerntune::Budget::parse("8").unwrap(), ..Default::default() };
+    let r = Tuner::new(b).tune(&job, &opts).unwrap();
+    if let Some(c) = r.causes.iter().find(|c| c.message.contains("no half-precision shaders")) {
+        eprintln!("SKIPPED: half_precision_gemm on {name}: {}", c.message);
+        return;
+    }
+    assert!(r.failures.is_empty(), "{:?}", r.causes);
+    assert_eq!(r.evaluated, 8);
+    assert_eq!(r.reference, "cpu:gemm");
+    assert!(r.results.iter().all(|x| x.stats().is_some()), "every config measured");
+}
+
 macro_rules! conformance {
     ($($name:ident: $backend:literal),* $(,)?) => {$(
         mod $name {
@@ -112,6 +135,12 @@ macro_rules! conformance {
             fn every_l2_flush_mode_tunes() {
                 if let Some(b) = open($backend) {
                     kerntune::with_backend!(b, x => super::every_l2_flush_mode_tunes(x));
+                }
+            }
+            #[test]
+            fn half_precision_gemm_tunes_and_verifies() {
+                if let Some(b) = open($backend) {
+                    kerntune::with_backend!(b, x => super::half_precision_gemm_tunes_and_verifies(x));
                 }
             }
             #[test]

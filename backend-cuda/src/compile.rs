@@ -25,6 +25,23 @@ pub struct CompileOptions {
     pub std: Option<String>,
     /// Extra options from the spec, passed through.
     pub extra: Vec<String>,
+    /// The CUDA toolkit's header folder, for a source that includes headers (see
+    /// [`toolkit_include`]).
+    pub include: Option<String>,
+}
+
+/// The CUDA toolkit's header folder, where `cuda_fp16.h`, `cuda_bf16.h` and `mma.h` are: NVRTC
+/// searches none of its own for them, so a kernel that includes one compiles with this folder
+/// on its include path, as under nvcc (and Kernel Tuner, whose CuPy does the same). The first
+/// of `$CUDA_PATH/include`, `$CUDA_HOME/include`, `/usr/local/cuda/include` and `/usr/include`
+/// (Debian's `nvidia-cuda-dev`) that holds `cuda_fp16.h`.
+pub fn toolkit_include() -> Option<&'static str> {
+    static DIR: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let env = ["CUDA_PATH", "CUDA_HOME"].into_iter().filter_map(std::env::var_os).map(|d| PathBuf::from(d).join("include"));
+        env.chain(["/usr/local/cuda/include", "/usr/include"].map(PathBuf::from)).find(|d| d.join("cuda_fp16.h").is_file()).map(|d| d.display().to_string())
+    })
+    .as_deref()
 }
 
 impl CompileOptions {
@@ -37,6 +54,9 @@ impl CompileOptions {
             // The user's own `-std=` (T1 files often give `-std=c++11`) replaces the default.
             std: (!req.source.options.iter().any(|o| o.starts_with("-std=") || o.starts_with("--std="))).then(|| "c++17".into()),
             extra: req.source.options.clone(),
+            // Only for a source that includes something, so that the options (and the compile
+            // cache's keys) of every other kernel stay as they were.
+            include: req.code.contains("#include").then(toolkit_include).flatten().map(str::to_string),
         }
     }
 
@@ -53,6 +73,10 @@ impl CompileOptions {
             v.push(format!("-D{k}={val}"));
         }
         v.extend(self.extra.iter().cloned());
+        if let Some(dir) = &self.include {
+            // After the user's own, so that their `-I` folders are searched first.
+            v.push(format!("--include-path={dir}"));
+        }
         v
     }
 }
@@ -178,6 +202,9 @@ pub(crate) fn nvrtc_compile(name: &str, instance: Option<&str>, code: &str, args
 /// carries an empty log.
 fn failure_log(log: Option<String>, r: nvrtc::nvrtcResult) -> String {
     match log.filter(|l| !l.trim().is_empty()) {
+        Some(l) if l.contains("cannot open source file") && toolkit_include().is_none() => format!(
+            "{l}\nkerntune found no CUDA toolkit headers (cuda_fp16.h) in $CUDA_PATH/include, $CUDA_HOME/include, /usr/local/cuda/include or /usr/include: set CUDA_PATH to the toolkit, or add `-I/path/to/include` to [kernel] options.cuda"
+        ),
         Some(l) => l,
         None => format!("NVRTC returned {r:?} and wrote no log (an invalid option, or an internal error of the compiler)"),
     }
@@ -208,6 +235,8 @@ mod tests {
         assert!(failure_log(None, r).contains("NVRTC_ERROR_INVALID_OPTION"));
         assert!(failure_log(Some("  \n".into()), r).contains("wrote no log"));
         assert_eq!(failure_log(Some("x.cu(3): error: y".into()), r), "x.cu(3): error: y");
+        let missing = failure_log(Some("x.cu(1): catastrophic error: cannot open source file \"cuda_fp16.h\"".into()), r);
+        assert_eq!(missing.contains("set CUDA_PATH"), toolkit_include().is_none(), "{missing}");
     }
 
     #[test]
@@ -233,6 +262,11 @@ mod tests {
         src90a.arch = Some("sm_90a".into());
         let req = CompileRequest { source: &src90a, ..req };
         assert_eq!(CompileOptions::for_request(&req, "sm_90").arch, "sm_90a");
+        assert_eq!(CompileOptions::for_request(&req, "sm_90").include, None, "a source without #include gets no include path");
+        let with_header = CompileRequest { code: "#include <cuda_fp16.h>\n", ..req };
+        assert_eq!(CompileOptions::for_request(&with_header, "sm_90").include.as_deref(), toolkit_include());
+        let o = CompileOptions { include: Some("/opt/cuda/include".into()), ..CompileOptions::for_request(&with_header, "sm_90") };
+        assert_eq!(o.to_args().last().map(String::as_str), Some("--include-path=/opt/cuda/include"), "after the user's own options");
     }
 
     #[test]

@@ -38,21 +38,17 @@ pub trait Element: DeviceRepr {
     /// The spec's name for it.
     const DTYPE: DType;
 }
-impl Element for f32 {
-    const DTYPE: DType = DType::F32;
+macro_rules! elements {
+    ($($t:ty => $d:ident),*) => {$(
+        impl Element for $t {
+            const DTYPE: DType = DType::$d;
+        }
+    )*};
 }
-impl Element for f64 {
-    const DTYPE: DType = DType::F64;
-}
-impl Element for i32 {
-    const DTYPE: DType = DType::I32;
-}
-impl Element for u32 {
-    const DTYPE: DType = DType::U32;
-}
-impl Element for i64 {
-    const DTYPE: DType = DType::I64;
-}
+elements!(
+    f32 => F32, f64 => F64, half::f16 => F16, half::bf16 => BF16,
+    i8 => I8, u8 => U8, i16 => I16, u16 => U16, i32 => I32, u32 => U32, i64 => I64, u64 => U64
+);
 
 /// One argument of a CUDA launch.
 ///
@@ -125,7 +121,7 @@ macro_rules! scalars {
         }
     )*};
 }
-scalars!(f32, f64, i32, u32, i64);
+scalars!(f32, f64, half::f16, half::bf16, i8, u8, i16, u16, i32, u32, i64, u64);
 
 /// The arguments of a CUDA launch, in the kernel's order: a tuple of up to 16 [`CudaArg`]s.
 ///

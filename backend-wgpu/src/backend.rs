@@ -83,7 +83,8 @@ impl WgpuBackend {
         Self::from_adapter(list.swap_remove(i))
     }
 
-    /// Opens a device on `adapter`, with timestamp queries when supported.
+    /// Opens a device on `adapter`, with timestamp queries, pipeline caches and half-precision
+    /// shaders (`enable f16;`) where supported.
     pub fn from_adapter(adapter: wgpu::Adapter) -> Result<WgpuBackend, OpenError> {
         let info = adapter.get_info();
         let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY) && std::env::var_os("KERNTUNE_WGPU_HOST_TIMING").is_none();
@@ -91,6 +92,8 @@ impl WgpuBackend {
         let mut required_features = wgpu::Features::empty();
         required_features.set(wgpu::Features::TIMESTAMP_QUERY, timestamps);
         required_features.set(wgpu::Features::PIPELINE_CACHE, pipeline_caches);
+        // Half-precision kernels (`enable f16;`) where the adapter has them.
+        required_features.set(wgpu::Features::SHADER_F16, adapter.features().contains(wgpu::Features::SHADER_F16));
         let alimits = adapter.limits();
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("kerntune"),

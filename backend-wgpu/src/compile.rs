@@ -32,11 +32,16 @@ fn wgsl_literal(v: &str) -> String {
 /// `override` in the source, and the pipeline constants for those that are. Returns the new
 /// source, the pipeline constants, and how many lines were prepended (to map compiler line
 /// numbers back to the user's file).
+///
+/// WGSL's directives (`enable f16;`, `requires …;`, `diagnostic(…);`) must come before every
+/// declaration, so the source's own are moved above the `const` lines (each left as an empty
+/// line where it was, so that the lines after it keep their numbers less the shift).
 pub fn inject_constants(code: &str, defines: &[(String, String)], scalars: &[(String, Value)]) -> (String, Vec<(String, f64)>, usize) {
     let ov = overrides(code);
-    let mut header = String::new();
+    let (directives, code) = hoist_directives(code);
+    let mut header = directives.concat();
     let mut constants = Vec::new();
-    let mut lines = 0;
+    let mut lines = directives.len();
     let mut put = |name: &str, text: String, num: Option<f64>| {
         if ov.iter().any(|o| o == name) {
             if let Some(n) = num {
@@ -65,6 +70,43 @@ pub fn inject_constants(code: &str, defines: &[(String, String)], scalars: &[(St
         put(k, text, v.as_f64());
     }
     (format!("{header}{code}"), constants, lines)
+}
+
+/// The source's leading global directives (each line with its newline) and the source with each
+/// of those lines emptied. Directives are the lines before the first declaration that start with
+/// `enable`, `requires` or `diagnostic`; blank and `//` comment lines between them are skipped.
+fn hoist_directives(code: &str) -> (Vec<String>, std::borrow::Cow<'_, str>) {
+    let mut directives = Vec::new();
+    let mut end = 0;
+    for line in code.split_inclusive('\n') {
+        let t = line.trim();
+        let word = t.split(|c: char| !c.is_alphanumeric() && c != '_').next().unwrap_or("");
+        if matches!(word, "enable" | "requires" | "diagnostic") {
+            directives.push(format!("{}\n", line.trim_end()));
+        } else if !(t.is_empty() || t.starts_with("//")) {
+            break;
+        }
+        end += line.len();
+    }
+    if directives.is_empty() {
+        return (directives, code.into());
+    }
+    let head: String = code[..end]
+        .split_inclusive('\n')
+        .map(|line| {
+            let word = line.trim().split(|c: char| !c.is_alphanumeric() && c != '_').next().unwrap_or("");
+            if matches!(word, "enable" | "requires" | "diagnostic") {
+                if line.ends_with('\n') {
+                    "\n"
+                } else {
+                    ""
+                }
+            } else {
+                line
+            }
+        })
+        .collect();
+    (directives, format!("{head}{}", &code[end..]).into())
 }
 
 /// The pipeline layout of a kernel whose buffer arguments are used as `access` says: storage
@@ -268,13 +310,18 @@ pub(crate) fn build(
                 Some(loc) if loc.line_number as usize > r.shift => {
                     log.push_str(&format!("{file}:{}:{}: {}\n", loc.line_number as usize - r.shift, loc.line_position, m.message))
                 }
-                Some(_) => log.push_str(&format!("{file} (injected constants): {}\n", m.message)),
+                Some(_) => log.push_str(&format!("{file} (its directives, or the injected constants): {}\n", m.message)),
                 None => log.push_str(&format!("{file}: {}\n", m.message)),
             }
         }
     }
     if !log.is_empty() {
         drop(pollster::block_on(scope.pop()));
+        if hoist_directives(&r.code).0.iter().any(|d| d.contains("f16")) && !device.features().contains(wgpu::Features::SHADER_F16) {
+            log.push_str(&format!(
+                "{file}: the kernel enables f16, and this adapter has no half-precision shaders (wgpu's SHADER_F16); tune it on an adapter that has them (`kerntune devices`), or with f32\n"
+            ));
+        }
         return Err(failed(log));
     }
     let const_refs: Vec<(&str, f64)> = r.constants.iter().map(|(k, v)| (k.as_str(), *v)).collect();
@@ -349,6 +396,22 @@ mod tests {
         assert_eq!(consts, vec![("WG".to_string(), 128.0), ("TILE".to_string(), 8.0)]);
         assert!(src.starts_with("const PER = 4;\nconst a = 2.0;\nconst n = 1024;\noverride WG"), "{src}");
         assert_eq!(shift, 3);
+    }
+
+    #[test]
+    fn directives_stay_above_the_injected_constants_and_lines_keep_their_numbers() {
+        let code =
+            "// half precision\nenable f16;\n  requires readonly_and_readwrite_storage_textures;\n\n@compute @workgroup_size(1) fn k() {}\n// enable nothing\n";
+        let (src, _, shift) = inject_constants(code, &[("W".into(), "2".into())], &[]);
+        assert_eq!(src.lines().take(3).collect::<Vec<_>>(), ["enable f16;", "  requires readonly_and_readwrite_storage_textures;", "const W = 2;"]);
+        assert_eq!(shift, 3);
+        // Line 5 of the user's file is line 5 + shift of the compiled source; the directives
+        // are empty lines where they were, and a later comment is left alone.
+        let lines: Vec<&str> = src.lines().collect();
+        assert_eq!(lines[5 - 1 + shift], "@compute @workgroup_size(1) fn k() {}");
+        assert_eq!((lines[1 + shift], lines[2 + shift]), ("", ""));
+        assert_eq!(lines[6 - 1 + shift], "// enable nothing");
+        assert_eq!(inject_constants("fn f() {}", &[], &[]).0, "fn f() {}", "a source without directives is unchanged");
     }
 
     #[test]

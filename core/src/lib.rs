@@ -62,6 +62,9 @@ pub mod fake;
 pub use app::{Autotuned, EmbeddedWinner, LaunchError, Origin, Policy, Tuned};
 pub use backend::{Backend, CompileInputs, CompileRequest, Compiled};
 pub use error::{BackendError, FailureKind, OpenError};
+/// The `half` crate whose `f16` and `bf16` are the launch APIs' half-precision element and
+/// scalar types (the same version as kerntune's, so that its types match).
+pub use half;
 pub use limits::{LimitViolation, Limits, PRESETS};
 pub use measure::{Stats, TimeRequest, TimingMethod, VerifyRequest};
 pub use plan::{Launch, Prepared, PruneReason, ResourceUsage};

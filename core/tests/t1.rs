@@ -220,7 +220,8 @@ fn bad_input_is_one_clear_error_naming_the_field() {
         (arg("1", "Size"), json!("-4"), "Arguments[1].Size", "must not be negative"),
         (arg("1", "Size"), serde_json::Value::Null, "Arguments[1].Size", "a Vector argument needs Size"),
         (arg("1", "Type"), json!("float4"), "Arguments[1].Type", "vector type"),
-        (arg("1", "Type"), json!("half"), "Arguments[1].Type", "not supported"),
+        (arg("1", "Type"), json!("half2"), "Arguments[1].Type", "vector type"),
+        (arg("1", "Type"), json!("quad"), "Arguments[1].Type", "not supported"),
         (arg("1", "FillType"), json!("BinaryHDF"), "Arguments[1].FillType", "not supported"),
         (arg("1", "AccessType"), json!("Sometimes"), "Arguments[1].AccessType", "ReadOnly, WriteOnly or ReadWrite"),
         (arg("2", "MemType"), json!("Texture"), "Arguments[2].MemType", "Global or Constant"),
@@ -235,6 +236,23 @@ fn bad_input_is_one_clear_error_naming_the_field() {
         let e = load_modified(&path, value.clone()).err().unwrap_or_else(|| panic!("{path:?} = {value} loaded"));
         assert!(e.field.contains(field) && e.message.contains(says), "{path:?}: {e}");
         assert!(e.to_string().len() < 800, "{path:?}: the message quotes the input short ({} chars)", e.to_string().len());
+    }
+}
+
+/// Half-precision and narrow integer buffers load under their C and NumPy names; a
+/// half-precision output is compared with its type's tolerance (the file gives none).
+#[test]
+fn half_precision_and_narrow_types_load_and_outputs_get_their_type_s_tolerance() {
+    use kerntune_core::spec::job::{ArgKind, Tolerance};
+    use kerntune_core::DType;
+    for (name, dtype, rtol) in
+        [("half", DType::F16, Some(1e-3)), ("bfloat16", DType::BF16, Some(1.6e-2)), ("uint8", DType::U8, None), ("float", DType::F32, None)]
+    {
+        let (_dir, s) = load_in(&["KernelSpecification", "Arguments", "0", "Type"], serde_json::json!(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let job = s.job("cuda", 0).unwrap();
+        assert!(matches!(job.args[0].kind, ArgKind::Buffer { dtype: d, .. } if d == dtype), "{name}");
+        let want: Vec<(String, Tolerance)> = rtol.map(|rtol| ("output_image".to_string(), Tolerance { rtol, ..Tolerance::default() })).into_iter().collect();
+        assert_eq!(job.verify.per_output, want, "{name}");
     }
 }
 

@@ -80,7 +80,10 @@ macro_rules! scalar_args {
         }
     )*};
 }
-scalar_args!(f32 => F32, f64 => F64, i32 => I32, u32 => U32, i64 => I64);
+scalar_args!(
+    f32 => F32, f64 => F64, half::f16 => F16, half::bf16 => BF16,
+    i8 => I8, u8 => U8, i16 => I16, u16 => U16, i32 => I32, u32 => U32, i64 => I64, u64 => U64
+);
 
 /// The most arguments a launch passes (the tuples the launch APIs take).
 ///

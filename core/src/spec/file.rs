@@ -460,7 +460,7 @@ impl Spec {
         for (i, a) in raw.args.iter().enumerate() {
             let field = format!("args[{i}] ({})", a.name);
             let dtype =
-                DType::parse(&a.dtype).ok_or_else(|| err(&format!("{field}.type"), format!("unknown type `{}`; use f32, f64, i32, u32 or i64", a.dtype)))?;
+                DType::parse(&a.dtype).ok_or_else(|| err(&format!("{field}.type"), format!("unknown type `{}`; use one of {}", a.dtype, DType::names())))?;
             let kind = match (&a.len, &a.value) {
                 (Some(len), None) => {
                     let len = expr_text(len).ok_or_else(|| err(&format!("{field}.len"), "must be a number or an expression string".into()))?;
@@ -674,6 +674,9 @@ impl Spec {
         template.shared_mem = opt_expr("launch.shared_mem", &raw.launch.shared_mem)?;
         template.size_defines = raw.launch.size_defines;
         template.verify = Verification { outputs: raw.verify.outputs.clone(), tolerance: tol, per_output, reference, sample };
+        if raw.verify.rtol.is_none() {
+            template.verify.default_half_precision(&template.args);
+        }
         template.resources = Resources {
             shared_mem: opt_expr("resources.shared_mem", &raw.resources.shared_mem)?,
             registers: opt_expr("resources.registers", &raw.resources.registers)?,

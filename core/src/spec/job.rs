@@ -207,6 +207,23 @@ pub struct Verification {
     pub sample: VerifySample,
 }
 
+impl Verification {
+    /// Gives each half-precision output (f16, bf16) the relative tolerance of its type
+    /// ([`DType::default_rtol`]) where that is looser than the job's and the output has no
+    /// tolerance of its own: for a spec that sets no `rtol`, whose default (1e-5) is below one
+    /// unit in the last place of a half (about 1e-3), so that two correct configs could not agree.
+    pub fn default_half_precision(&mut self, args: &[ArgSpec]) {
+        for a in args {
+            let ArgKind::Buffer { dtype, access, .. } = &a.kind else { continue };
+            let verified = *access != Access::Read && (self.outputs.is_empty() || self.outputs.contains(&a.name));
+            let Some(rtol) = dtype.default_rtol().filter(|&r| verified && r > self.tolerance.rtol) else { continue };
+            if !self.per_output.iter().any(|(n, _)| n == &a.name) {
+                self.per_output.push((a.name.clone(), Tolerance { atol: self.tolerance.atol, rtol }));
+            }
+        }
+    }
+}
+
 impl Default for Verification {
     fn default() -> Self {
         Verification { outputs: vec![], tolerance: Tolerance::default(), per_output: vec![], reference: Reference::DefaultConfig, sample: VerifySample::All }
@@ -410,5 +427,51 @@ impl Param {
     /// A parameter with the given values.
     pub fn new(name: impl Into<String>, values: impl IntoIterator<Item = impl Into<Value>>) -> Param {
         Param { name: name.into(), values: values.into_iter().map(Into::into).collect() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn buffer(name: &str, dtype: DType, access: Access) -> ArgSpec {
+        ArgSpec { name: name.into(), kind: ArgKind::Buffer { dtype, len: "4".into(), init: Init::Zeros, access, memory: Memory::Global } }
+    }
+
+    #[test]
+    fn half_precision_outputs_get_their_type_s_tolerance_unless_one_is_set() {
+        let args = [
+            buffer("A", DType::F16, Access::Read),
+            buffer("C", DType::F16, Access::Write),
+            buffer("D", DType::BF16, Access::ReadWrite),
+            buffer("E", DType::F32, Access::Write),
+            ArgSpec { name: "n".into(), kind: ArgKind::Scalar { dtype: DType::F16, value: "1".into() } },
+        ];
+        let rtols = |v: &Verification| v.per_output.iter().map(|(n, t)| (n.clone(), t.rtol, t.atol)).collect::<Vec<_>>();
+        let mut v = Verification { tolerance: Tolerance { atol: 0.5, rtol: 1e-5 }, ..Default::default() };
+        v.default_half_precision(&args);
+        assert_eq!(rtols(&v), [("C".to_string(), 1e-3, 0.5), ("D".to_string(), 1.6e-2, 0.5)], "written halves only, the job's atol kept");
+        let mut loose = Verification { tolerance: Tolerance { atol: 0.0, rtol: 0.05 }, ..Default::default() };
+        loose.default_half_precision(&args);
+        assert!(loose.per_output.is_empty(), "a looser job tolerance is kept");
+        let mut named = Verification { outputs: vec!["D".into()], ..Default::default() };
+        named.default_half_precision(&args);
+        assert_eq!(rtols(&named), [("D".to_string(), 1.6e-2, 1e-5)], "only the outputs verified");
+        let own = Tolerance { atol: 0.0, rtol: 1e-6 };
+        let mut set = Verification { per_output: vec![("C".into(), own)], ..Default::default() };
+        set.default_half_precision(&args);
+        assert_eq!(set.per_output[0], ("C".to_string(), own), "an output's own tolerance is kept");
+    }
+
+    #[test]
+    fn a_spec_s_rtol_turns_the_half_precision_default_off() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/hgemm");
+        let text = std::fs::read_to_string(dir.join("hgemm.toml")).unwrap();
+        let shipped = crate::spec::Spec::parse(&text, &dir.join("hgemm.toml")).unwrap();
+        let v = &shipped.job("cuda", 0).unwrap().verify;
+        assert_eq!(v.per_output, [("C".to_string(), Tolerance { atol: 1e-2, rtol: 1e-3 })]);
+        let strict = crate::spec::Spec::parse(&text.replace("atol = 1e-2", "atol = 1e-2\nrtol = 1e-5"), &dir.join("hgemm.toml")).unwrap();
+        let v = &strict.job("cuda", 0).unwrap().verify;
+        assert!(v.per_output.is_empty() && v.tolerance.rtol == 1e-5, "{:?}", v.per_output);
     }
 }

@@ -19,30 +19,82 @@ pub enum DType {
     U32,
     /// 64-bit signed integer.
     I64,
+    /// IEEE 754 half precision (`__half`, WGSL's `f16`).
+    F16,
+    /// bfloat16 (`__nv_bfloat16`, `__hip_bfloat16`): an f32's upper 16 bits.
+    BF16,
+    /// 8-bit signed integer.
+    I8,
+    /// 8-bit unsigned integer.
+    U8,
+    /// 16-bit signed integer.
+    I16,
+    /// 16-bit unsigned integer.
+    U16,
+    /// 64-bit unsigned integer.
+    U64,
 }
 
 impl DType {
+    /// Every element type, in the order messages list them.
+    pub const ALL: [DType; 12] =
+        [DType::F32, DType::F64, DType::F16, DType::BF16, DType::I8, DType::U8, DType::I16, DType::U16, DType::I32, DType::U32, DType::I64, DType::U64];
+
     /// Bytes per element.
     pub fn size(self) -> usize {
         match self {
+            DType::I8 | DType::U8 => 1,
+            DType::F16 | DType::BF16 | DType::I16 | DType::U16 => 2,
             DType::F32 | DType::I32 | DType::U32 => 4,
-            DType::F64 | DType::I64 => 8,
+            DType::F64 | DType::I64 | DType::U64 => 8,
         }
     }
 
-    /// Parses `f32`/`float`, `f64`/`double`, `i32`/`int`, `u32`/`uint`, `i64`/`long`.
+    /// The name a spec gives it (`f32`, `bf16`, `u8`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::F32 => "f32",
+            DType::F64 => "f64",
+            DType::I32 => "i32",
+            DType::U32 => "u32",
+            DType::I64 => "i64",
+            DType::F16 => "f16",
+            DType::BF16 => "bf16",
+            DType::I8 => "i8",
+            DType::U8 => "u8",
+            DType::I16 => "i16",
+            DType::U16 => "u16",
+            DType::U64 => "u64",
+        }
+    }
+
+    /// Parses a spec's type name (`f32`, `f16`, `bf16`, `i8` … `u64`), NumPy's (`float32`,
+    /// `float16`, `int8`, …) and C's (`float`, `double`, `half`, `int`, `unsigned char`, …).
     pub fn parse(s: &str) -> Option<DType> {
         Some(match s {
             "f32" | "float" | "float32" => DType::F32,
             "f64" | "double" | "float64" => DType::F64,
-            "i32" | "int" | "int32" => DType::I32,
-            "u32" | "uint" | "uint32" => DType::U32,
-            "i64" | "long" | "int64" => DType::I64,
+            "i32" | "int" | "int32" | "int32_t" => DType::I32,
+            "u32" | "uint" | "uint32" | "uint32_t" | "unsigned int" => DType::U32,
+            "i64" | "long" | "int64" | "int64_t" | "long long" => DType::I64,
+            "f16" | "half" | "float16" | "__half" => DType::F16,
+            "bf16" | "bfloat16" | "__nv_bfloat16" | "__hip_bfloat16" => DType::BF16,
+            "i8" | "int8" | "int8_t" | "char" | "signed char" => DType::I8,
+            "u8" | "uint8" | "uint8_t" | "unsigned char" => DType::U8,
+            "i16" | "int16" | "int16_t" | "short" => DType::I16,
+            "u16" | "uint16" | "uint16_t" | "unsigned short" => DType::U16,
+            "u64" | "uint64" | "uint64_t" | "unsigned long long" => DType::U64,
             _ => return None,
         })
     }
 
-    /// The C/C++ type name (`float`, `unsigned int`, ...), for messages that suggest code.
+    /// The names [`DType::parse`] takes first, for messages: `f32, f64, f16, …, u64`.
+    pub fn names() -> String {
+        DType::ALL.map(DType::name).join(", ")
+    }
+
+    /// The C/C++ type name (`float`, `unsigned int`, `__half`, ...), for messages that suggest
+    /// code.
     pub fn c_type(self) -> &'static str {
         match self {
             DType::F32 => "float",
@@ -50,12 +102,72 @@ impl DType {
             DType::I32 => "int",
             DType::U32 => "unsigned int",
             DType::I64 => "long long",
+            DType::F16 => "__half",
+            DType::BF16 => "__nv_bfloat16",
+            DType::I8 => "signed char",
+            DType::U8 => "unsigned char",
+            DType::I16 => "short",
+            DType::U16 => "unsigned short",
+            DType::U64 => "unsigned long long",
         }
     }
 
     /// Whether values are floating point.
     pub fn is_float(self) -> bool {
-        matches!(self, DType::F32 | DType::F64)
+        matches!(self, DType::F32 | DType::F64 | DType::F16 | DType::BF16)
+    }
+
+    /// The relative tolerance an output of this type is compared with when the spec gives
+    /// none: the [`Tolerance`](crate::spec::job::Tolerance) default for 32- and 64-bit types,
+    /// and for the half-precision ones PyTorch's `assert_close` defaults (`1e-3` for f16,
+    /// `1.6e-2` for bf16: a few units in the last place, which two correct configs that
+    /// accumulate in different orders can differ by).
+    pub fn default_rtol(self) -> Option<f64> {
+        match self {
+            DType::F16 => Some(1e-3),
+            DType::BF16 => Some(1.6e-2),
+            _ => None,
+        }
+    }
+
+    /// The element's bits of `v` (rounded to nearest; integers truncate toward zero and
+    /// saturate), little-endian, into `out` (`size()` bytes).
+    fn encode(self, v: f64, out: &mut [u8]) {
+        match self {
+            DType::F32 => out.copy_from_slice(&(v as f32).to_le_bytes()),
+            DType::F64 => out.copy_from_slice(&v.to_le_bytes()),
+            DType::I32 => out.copy_from_slice(&(v as i32).to_le_bytes()),
+            DType::U32 => out.copy_from_slice(&(v as u32).to_le_bytes()),
+            DType::I64 => out.copy_from_slice(&(v as i64).to_le_bytes()),
+            DType::F16 => out.copy_from_slice(&half::f16::from_f64(v).to_le_bytes()),
+            DType::BF16 => out.copy_from_slice(&half::bf16::from_f64(v).to_le_bytes()),
+            DType::I8 => out.copy_from_slice(&(v as i8).to_le_bytes()),
+            DType::U8 => out.copy_from_slice(&(v as u8).to_le_bytes()),
+            DType::I16 => out.copy_from_slice(&(v as i16).to_le_bytes()),
+            DType::U16 => out.copy_from_slice(&(v as u16).to_le_bytes()),
+            DType::U64 => out.copy_from_slice(&(v as u64).to_le_bytes()),
+        }
+    }
+
+    /// The value of one element's little-endian bytes (`size()` of them).
+    fn decode(self, b: &[u8]) -> f64 {
+        let two = || [b[0], b[1]];
+        let four = || [b[0], b[1], b[2], b[3]];
+        let eight = || [b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]];
+        match self {
+            DType::F32 => f32::from_le_bytes(four()) as f64,
+            DType::F64 => f64::from_le_bytes(eight()),
+            DType::I32 => i32::from_le_bytes(four()) as f64,
+            DType::U32 => u32::from_le_bytes(four()) as f64,
+            DType::I64 => i64::from_le_bytes(eight()) as f64,
+            DType::F16 => half::f16::from_le_bytes(two()).to_f64(),
+            DType::BF16 => half::bf16::from_le_bytes(two()).to_f64(),
+            DType::I8 => b[0] as i8 as f64,
+            DType::U8 => b[0] as f64,
+            DType::I16 => i16::from_le_bytes(two()) as f64,
+            DType::U16 => u16::from_le_bytes(two()) as f64,
+            DType::U64 => u64::from_le_bytes(eight()) as f64,
+        }
     }
 }
 
@@ -137,6 +249,14 @@ pub fn read_elements(path: &std::path::Path, dtype: DType, len: usize) -> Result
         DType::I32 => "i4",
         DType::U32 => "u4",
         DType::I64 => "i8",
+        DType::F16 => "f2",
+        DType::I8 => "i1",
+        DType::U8 => "u1",
+        DType::I16 => "i2",
+        DType::U16 => "u2",
+        DType::U64 => "u8",
+        // NumPy has no bfloat16: `ml_dtypes` saves it as two-byte void (`V2`).
+        DType::BF16 => "V2",
     };
     let (order, code) = descr.split_at(1.min(descr.len()));
     if !matches!(order, "<" | "|" | "=") || code != expected {
@@ -169,6 +289,14 @@ fn np_name(d: DType) -> &'static str {
         DType::I32 => "int32",
         DType::U32 => "uint32",
         DType::I64 => "int64",
+        DType::F16 => "float16",
+        // `ml_dtypes.bfloat16`, NumPy's usual bfloat16.
+        DType::BF16 => "dtype(ml_dtypes.bfloat16)",
+        DType::I8 => "int8",
+        DType::U8 => "uint8",
+        DType::I16 => "int16",
+        DType::U16 => "uint16",
+        DType::U64 => "uint64",
     }
 }
 
@@ -289,12 +417,17 @@ impl HostBuffer {
                     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(*seed);
                     rng.set_stream(ci as u64);
                     for i in 0..chunk.len() / size {
+                        let element = &mut chunk[i * size..(i + 1) * size];
                         match dtype {
-                            DType::F32 => put(chunk, i, &rng.random_range(-1.0f32..1.0).to_le_bytes()),
-                            DType::F64 => put(chunk, i, &rng.random_range(-1.0f64..1.0).to_le_bytes()),
-                            DType::I32 => put(chunk, i, &rng.random_range(0i32..100).to_le_bytes()),
-                            DType::U32 => put(chunk, i, &rng.random_range(0u32..100).to_le_bytes()),
-                            DType::I64 => put(chunk, i, &rng.random_range(0i64..100).to_le_bytes()),
+                            DType::F32 => element.copy_from_slice(&rng.random_range(-1.0f32..1.0).to_le_bytes()),
+                            DType::F64 => element.copy_from_slice(&rng.random_range(-1.0f64..1.0).to_le_bytes()),
+                            // Half precision: an f32 draw, rounded to the type; a draw that
+                            // rounds up to 1 is the largest value below it, so the range stays
+                            // [-1, 1).
+                            DType::F16 => dtype.encode(rng.random_range(-1.0f32..1.0).min(1.0 - 2f32.powi(-11)) as f64, element),
+                            DType::BF16 => dtype.encode(rng.random_range(-1.0f32..1.0).min(1.0 - 2f32.powi(-8)) as f64, element),
+                            // Integers: [0, 100).
+                            _ => dtype.encode(rng.random_range(0u32..100) as f64, element),
                         }
                     }
                 });
@@ -360,14 +493,7 @@ impl HostBuffer {
     /// Element `i` as f64.
     pub fn get_f64(&self, i: usize) -> f64 {
         let s = self.dtype.size();
-        let b = &self.data[i * s..(i + 1) * s];
-        match self.dtype {
-            DType::F32 => f32::from_le_bytes(b.try_into().unwrap()) as f64,
-            DType::F64 => f64::from_le_bytes(b.try_into().unwrap()),
-            DType::I32 => i32::from_le_bytes(b.try_into().unwrap()) as f64,
-            DType::U32 => u32::from_le_bytes(b.try_into().unwrap()) as f64,
-            DType::I64 => i64::from_le_bytes(b.try_into().unwrap()) as f64,
-        }
+        self.dtype.decode(&self.data[i * s..(i + 1) * s])
     }
 
     /// Sets element `i` from an f64.
@@ -429,18 +555,9 @@ fn zeroed(bytes: usize) -> Option<Vec<u8>> {
     Some(unsafe { Vec::from_raw_parts(ptr, bytes, bytes) })
 }
 
-fn put(data: &mut [u8], i: usize, bytes: &[u8]) {
-    data[i * bytes.len()..(i + 1) * bytes.len()].copy_from_slice(bytes);
-}
-
 fn write_f64(data: &mut [u8], dtype: DType, i: usize, v: f64) {
-    match dtype {
-        DType::F32 => put(data, i, &(v as f32).to_le_bytes()),
-        DType::F64 => put(data, i, &v.to_le_bytes()),
-        DType::I32 => put(data, i, &(v as i32).to_le_bytes()),
-        DType::U32 => put(data, i, &(v as u32).to_le_bytes()),
-        DType::I64 => put(data, i, &(v as i64).to_le_bytes()),
-    }
+    let s = dtype.size();
+    dtype.encode(v, &mut data[i * s..(i + 1) * s]);
 }
 
 /// A kernel argument with its host data.
@@ -471,12 +588,22 @@ impl ArgData {
     /// Scalar bytes as passed to a kernel.
     pub fn scalar_bytes(dtype: DType, value: &Value) -> Vec<u8> {
         let f = value.as_f64().unwrap_or(0.0);
+        let whole = || value.as_i64().unwrap_or(f as i64);
         match dtype {
-            DType::F32 => (f as f32).to_le_bytes().to_vec(),
             DType::F64 => f.to_le_bytes().to_vec(),
-            DType::I32 => (value.as_i64().unwrap_or(f as i64) as i32).to_le_bytes().to_vec(),
-            DType::U32 => (value.as_i64().unwrap_or(f as i64) as u32).to_le_bytes().to_vec(),
-            DType::I64 => value.as_i64().unwrap_or(f as i64).to_le_bytes().to_vec(),
+            DType::I32 => (whole() as i32).to_le_bytes().to_vec(),
+            DType::U32 => (whole() as u32).to_le_bytes().to_vec(),
+            DType::I64 => whole().to_le_bytes().to_vec(),
+            DType::U64 => (whole() as u64).to_le_bytes().to_vec(),
+            DType::I8 => (whole() as i8).to_le_bytes().to_vec(),
+            DType::U8 => (whole() as u8).to_le_bytes().to_vec(),
+            DType::I16 => (whole() as i16).to_le_bytes().to_vec(),
+            DType::U16 => (whole() as u16).to_le_bytes().to_vec(),
+            DType::F32 | DType::F16 | DType::BF16 => {
+                let mut b = vec![0; dtype.size()];
+                dtype.encode(f, &mut b);
+                b
+            }
         }
     }
 }
@@ -581,5 +708,97 @@ mod tests {
         assert!(e.contains("fails at i = 5") && e.contains("division by zero"), "{e}");
         assert!(g("j + 1", 4).unwrap_err().contains("not an expression of i"));
         assert!(g("i", MAX_GENERATED + 1).unwrap_err().contains("beyond"));
+    }
+
+    #[test]
+    fn every_element_type_reads_writes_and_parses() {
+        for d in DType::ALL {
+            assert_eq!(DType::parse(d.name()), Some(d));
+            assert_eq!(serde_json::to_string(&d).unwrap(), format!("\"{}\"", d.name()), "the name a spec and the worker protocol use");
+            let mut b = HostBuffer::new("x", d, 5, &Init::Zeros, Access::Write);
+            assert_eq!(b.data.len(), 5 * d.size());
+            for (i, v) in [0.0, 1.0, -2.0, 100.0, 0.5].into_iter().enumerate() {
+                b.set_f64(i, v);
+            }
+            let signed = !matches!(d, DType::U8 | DType::U16 | DType::U32 | DType::U64);
+            let want = [0.0, 1.0, if signed { -2.0 } else { 0.0 }, 100.0, if d.is_float() { 0.5 } else { 0.0 }];
+            assert_eq!((0..5).map(|i| b.get_f64(i)).collect::<Vec<_>>(), want, "{d:?}");
+            assert!(d.c_type().len() > 2 && DType::names().contains(d.name()));
+            let bytes = ArgData::scalar_bytes(d, &Value::Int(3));
+            assert_eq!((bytes.len(), d.decode(&bytes)), (d.size(), 3.0), "{d:?} scalar");
+            // Random data in the documented ranges; the poison pattern a NaN for every float.
+            let r = HostBuffer::new("r", d, 4096, &Init::Random { seed: 3 }, Access::Read);
+            let range = if d.is_float() { -1.0..1.0 } else { 0.0..100.0 };
+            assert!((0..4096).all(|i| range.contains(&r.get_f64(i))), "{d:?}");
+            assert!((0..4096).any(|i| r.get_f64(i) != r.get_f64(0)), "{d:?}");
+            if d.is_float() {
+                let p = HostBuffer { data: r.poisoned(), ..r.clone() };
+                assert!(p.get_f64(7).is_nan(), "{d:?}");
+            }
+        }
+        // The C, NumPy and Kernel Tuner spellings.
+        for (name, d) in [("half", DType::F16), ("__half", DType::F16), ("float16", DType::F16), ("bfloat16", DType::BF16), ("__nv_bfloat16", DType::BF16)] {
+            assert_eq!(DType::parse(name), Some(d), "{name}");
+        }
+        for (name, d) in [("unsigned char", DType::U8), ("int8", DType::I8), ("short", DType::I16), ("uint16", DType::U16), ("uint64", DType::U64)] {
+            assert_eq!(DType::parse(name), Some(d), "{name}");
+        }
+        assert_eq!(DType::parse("float4"), None);
+    }
+
+    #[test]
+    fn half_precision_rounds_to_nearest_and_integers_saturate() {
+        let one = |d: DType, v: f64| {
+            let mut b = vec![0; d.size()];
+            d.encode(v, &mut b);
+            (
+                b,
+                d.decode(&{
+                    let mut c = vec![0; d.size()];
+                    d.encode(v, &mut c);
+                    c
+                }),
+            )
+        };
+        // f16: 11 significant bits; 1 + 2^-11 is halfway and rounds to even (1), 1 + 3·2^-11 up.
+        assert_eq!(one(DType::F16, 1.0 + 2f64.powi(-11)).1, 1.0);
+        assert_eq!(one(DType::F16, 1.0 + 3.0 * 2f64.powi(-11)).1, 1.0 + 2f64.powi(-9));
+        assert_eq!(one(DType::F16, 1.0).0, vec![0x00, 0x3C]);
+        assert_eq!(one(DType::F16, 70000.0).1, f64::INFINITY, "beyond f16's 65504");
+        // bf16: an f32's upper half, 8 significant bits.
+        assert_eq!(one(DType::BF16, 1.0).0, vec![0x80, 0x3F]);
+        assert_eq!(one(DType::BF16, 1.0 + 2f64.powi(-7)).1, 1.0 + 2f64.powi(-7));
+        assert_eq!(one(DType::BF16, 1.0 + 2f64.powi(-9)).1, 1.0);
+        assert!(one(DType::BF16, 3.0e38).1.is_finite());
+        assert_eq!(one(DType::I8, -200.0).1, -128.0);
+        assert_eq!(one(DType::U8, 300.0).1, 255.0);
+        assert_eq!(one(DType::I16, 40000.0).1, 32767.0);
+        assert_eq!(one(DType::U16, -1.0).1, 0.0);
+        assert_eq!(one(DType::U64, 2f64.powi(63)).1, 2f64.powi(63));
+    }
+
+    #[test]
+    fn npy_files_of_every_type_are_read_or_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let npy = |descr: &str, data: &[u8], n: usize| {
+            let header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({n},), }}");
+            let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+            bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+            bytes.extend_from_slice(header.as_bytes());
+            bytes.extend_from_slice(data);
+            let path = dir.path().join(format!("{}.npy", descr.replace(['<', '|'], "")));
+            std::fs::write(&path, bytes).unwrap();
+            path
+        };
+        let halves = [half::f16::from_f32(1.5), half::f16::from_f32(-0.25)].map(half::f16::to_le_bytes).concat();
+        let b = HostBuffer::try_new("h", DType::F16, 2, &Init::File { path: npy("<f2", &halves, 2) }, Access::Read).unwrap();
+        assert_eq!((b.get_f64(0), b.get_f64(1)), (1.5, -0.25));
+        let bytes = HostBuffer::try_new("u", DType::U8, 3, &Init::File { path: npy("|u1", &[1, 2, 255], 3) }, Access::Read).unwrap();
+        assert_eq!(bytes.get_f64(2), 255.0);
+        // ml_dtypes saves bfloat16 as two-byte void.
+        let bf = [half::bf16::from_f32(2.0)].map(half::bf16::to_le_bytes).concat();
+        assert_eq!(HostBuffer::try_new("b", DType::BF16, 1, &Init::File { path: npy("|V2", &bf, 1) }, Access::Read).unwrap().get_f64(0), 2.0);
+        let e = HostBuffer::try_new("h", DType::F16, 2, &Init::File { path: npy("<f4", &[0; 8], 2) }, Access::Read).unwrap_err();
+        assert!(e.contains("the buffer is __half (`<f2`)") && e.contains("a.astype(np.float16)"), "{e}");
     }
 }

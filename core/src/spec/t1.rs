@@ -123,6 +123,7 @@ pub fn load_with(path: &Path, opts: T1Options) -> Result<T1, SpecError> {
         None => Reference::DefaultConfig,
     };
     job.verify = Verification { reference, outputs, ..Default::default() };
+    job.verify.default_half_precision(&job.args);
     job.default = (!defaults.is_empty()).then_some(defaults);
     job.origin = file.clone();
     job.compat = Compat::KernelTuner;
@@ -443,13 +444,13 @@ fn json_py(v: &J) -> PyValue {
 }
 
 fn dtype(cx: &Ctx<'_>, a: &J, field: &str) -> Result<DType, SpecError> {
-    let ty = a.get("Type").and_then(J::as_str).ok_or_else(|| cx.err(&format!("{field}.Type"), "missing (float, double, int32, uint32 or int64)"))?;
+    let ty = a.get("Type").and_then(J::as_str).ok_or_else(|| cx.err(&format!("{field}.Type"), "missing (float, double, half, int32, uint32, int64, …)"))?;
     DType::parse(ty).ok_or_else(|| {
-        let vector = ["float", "double", "int", "uint", "half", "char", "short", "long"]
+        let vector = ["float", "double", "int", "uint", "half", "bfloat16", "char", "short", "long"]
             .iter()
             .any(|b| ty.strip_prefix(b).is_some_and(|n| ["2", "3", "4", "8", "16"].contains(&n)));
         let what = if vector { "is a vector type, which kerntune does not support" } else { "is not supported" };
-        cx.err(&format!("{field}.Type"), format!("`{}` {what}; use float, double, int32, uint32 or int64", quote(ty)))
+        cx.err(&format!("{field}.Type"), format!("`{}` {what}; use one of {}", quote(ty), DType::names()))
     })
 }
 
