@@ -166,7 +166,8 @@ pub(crate) fn nvrtc_compile(name: &str, instance: Option<&str>, code: &str, args
     // SAFETY: `ptrs` holds valid C strings that outlive the call.
     let r = unsafe { nvrtc::nvrtcCompileProgram(prog.0, ptrs.len() as i32, ptrs.as_ptr()) };
     if r != nvrtc::nvrtcResult::NVRTC_SUCCESS {
-        return Err(BackendError::CompileFailed { log: failure_log(program_log(&prog), r), options: args.to_vec() });
+        let log = failure_log(program_log(&prog), r);
+        return Err(static_shared_overflow(&log).map_or(BackendError::CompileFailed { log, options: args.to_vec() }, BackendError::OutOfResources));
     }
     let mut size = 0usize;
     // SAFETY: valid program and out-pointer.
@@ -200,6 +201,22 @@ pub(crate) fn nvrtc_compile(name: &str, instance: Option<&str>, code: &str, args
 /// The log a failed compile reports: NVRTC's own, or when NVRTC wrote none (an invalid
 /// option, an internal error, running out of memory) what it returned, so that a failure never
 /// carries an empty log.
+/// ptxas's "uses too much shared data (0xcc00 bytes, 0xc000 max)": the config's static
+/// (`__shared__`) arrays exceed the 48 KiB a kernel's static shared memory may have (beyond it,
+/// only dynamic shared memory, opted into at launch), which no launch can change: a config that
+/// does not fit, not a compiler error.
+fn static_shared_overflow(log: &str) -> Option<kerntune_core::LimitViolation> {
+    let rest = &log[log.find("uses too much shared data (")? + "uses too much shared data (".len()..];
+    let hex = |t: &str| u64::from_str_radix(t.trim().trim_start_matches("0x"), 16).ok();
+    let (used, rest) = rest.split_once(" bytes, ")?;
+    let max = rest.split_once(" max)")?.0;
+    Some(kerntune_core::LimitViolation {
+        limit: "static shared memory (__shared__ arrays; more needs dynamic shared memory and [launch] shared_mem)".into(),
+        requested: hex(used)?,
+        allowed: hex(max)?,
+    })
+}
+
 fn failure_log(log: Option<String>, r: nvrtc::nvrtcResult) -> String {
     match log.filter(|l| !l.trim().is_empty()) {
         Some(l) if l.contains("cannot open source file") && toolkit_include().is_none() => format!(
@@ -237,6 +254,15 @@ mod tests {
         assert_eq!(failure_log(Some("x.cu(3): error: y".into()), r), "x.cu(3): error: y");
         let missing = failure_log(Some("x.cu(1): catastrophic error: cannot open source file \"cuda_fp16.h\"".into()), r);
         assert_eq!(missing.contains("set CUDA_PATH"), toolkit_include().is_none(), "{missing}");
+    }
+
+    #[test]
+    fn too_much_static_shared_memory_is_a_config_that_does_not_fit() {
+        let log = "ptxas error   : Entry function 'hgemm' uses too much shared data (0xcc00 bytes, 0xc000 max)";
+        let v = static_shared_overflow(log).unwrap();
+        assert_eq!((v.requested, v.allowed), (52224, 49152));
+        assert!(v.to_string().contains("static shared memory") && v.to_string().contains("needs 52224, device allows 49152"), "{v}");
+        assert!(static_shared_overflow("x.cu(3): error: identifier \"y\" is undefined").is_none());
     }
 
     #[test]

@@ -89,6 +89,20 @@ fn fp32_lanes(major: i32, minor: i32) -> Option<f64> {
     })
 }
 
+/// Dense FP16 tensor-core FLOP per SM per clock by compute capability (the architecture
+/// whitepapers' figures divided by SMs and boost clock: V100 125 TFLOP/s, A100 312, H100 989,
+/// B200 2,250; Turing, GA10x, Ada and consumer Blackwell 1,024): the peak a half-precision
+/// kernel on tensor cores is held to, where one at the FP32 peak would read as over 100 %.
+fn tensor_f16_flops(major: i32, minor: i32) -> Option<f64> {
+    Some(match (major, minor) {
+        (7, _) | (8, 6..=9) | (12, _) => 1024.0,
+        (8, 0) => 2048.0,
+        (9, 0) => 4096.0,
+        (10, _) => 8192.0,
+        _ => return None,
+    })
+}
+
 /// `sm_XY` for a compute capability.
 pub fn arch_name(major: i32, minor: i32) -> String {
     format!("sm_{major}{minor}")
@@ -107,10 +121,13 @@ pub fn limits_from_attributes(get: &dyn Fn(Attr) -> Option<i64>) -> Limits {
         (Some(khz), Some(bits)) if khz > 0 && bits > 0 => Some(2.0 * khz as f64 * 1e3 * bits as f64 / 8.0),
         _ => None,
     };
-    let peak_f32 = match (get(Attr::ClockKhz), get(Attr::CcMajor), get(Attr::CcMinor)) {
-        (Some(khz), Some(ma), Some(mi)) if khz > 0 => fp32_lanes(ma as i32, mi as i32).map(|l| 2.0 * l * sms as f64 * khz as f64 * 1e3),
+    let per_clock = |per_sm: fn(i32, i32) -> Option<f64>| match (get(Attr::ClockKhz), get(Attr::CcMajor), get(Attr::CcMinor)) {
+        (Some(khz), Some(ma), Some(mi)) if khz > 0 => per_sm(ma as i32, mi as i32).map(|f| f * sms as f64 * khz as f64 * 1e3),
         _ => None,
     };
+    // Two FLOP (a fused multiply-add) per lane per clock.
+    let peak_f32 = per_clock(|ma, mi| fp32_lanes(ma, mi).map(|l| 2.0 * l));
+    let peak_f16 = per_clock(tensor_f16_flops);
     let shared_default = g(Attr::SharedPerBlock, 48 * 1024) as u64;
     Limits {
         max_threads_per_block: g(Attr::MaxThreadsPerBlock, 1024) as u32,
@@ -129,7 +146,7 @@ pub fn limits_from_attributes(get: &dyn Fn(Attr) -> Option<i64>) -> Limits {
         l2_bytes: get(Attr::L2Bytes).map(|v| v as u64),
         memory_bandwidth: bandwidth,
         peak_flops_f32: peak_f32,
-        peak_flops_f16: None,
+        peak_flops_f16: peak_f16,
         // Filled from cuDeviceTotalMem by the device query (not an attribute).
         global_mem_bytes: None,
         max_buffer_bytes: None,
@@ -191,6 +208,8 @@ mod tests {
         assert!((l.memory_bandwidth.unwrap() - 3.352e12).abs() < 1e10);
         // 132 SMs × 128 lanes × 2 × 1.98 GHz = 66.9 TFLOP/s.
         assert!((l.peak_flops_f32.unwrap() - 66.9e12).abs() < 0.1e12);
+        // 132 SMs × 4096 × 1.98 GHz = 1,070 TFLOP/s (989 published, at the tensor boost clock).
+        assert!((l.peak_flops_f16.unwrap() - 1070.5e12).abs() < 0.1e12);
         assert_eq!(arch_name(9, 0), "sm_90");
     }
 
@@ -201,7 +220,7 @@ mod tests {
         t.remove(&Attr::ClockKhz);
         let l = limits_from_attributes(&|a| t.get(&a).copied());
         assert_eq!(l.memory_bandwidth, None);
-        assert_eq!(l.peak_flops_f32, None);
+        assert_eq!((l.peak_flops_f32, l.peak_flops_f16), (None, None));
         assert_eq!(l.sm_count, 132);
     }
 }

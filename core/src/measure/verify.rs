@@ -13,7 +13,7 @@ pub fn compare(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Result<()
     if got.len() != want.len() {
         return Err(format!("`{}` has {} elements, the reference {}", got.name, got.len(), want.len()));
     }
-    if got.dtype == crate::spec::problem::DType::F32 && want.dtype == crate::spec::problem::DType::F32 && all_close_f32(&got.data, &want.data, tol) {
+    if got.dtype == want.dtype && all_close(&got.data, &want.data, got.dtype, tol) {
         return Ok(());
     }
     let size = got.dtype.size();
@@ -296,16 +296,24 @@ pub fn device_verdict(name: &str, counters: CompareCounters, n: u64, first: impl
 
 /// Fast path for f32 buffers: true when every element is within tolerance (compared in
 /// parallel chunks). On `false` the slow path finds and describes the differences.
-fn all_close_f32(got: &[u8], want: &[u8], tol: Tolerance) -> bool {
+/// Whether every element of `got` is within `tol` of `want`'s (both of `dtype`), on every core:
+/// the common case, a pass, decided without the element-by-element account of a mismatch.
+fn all_close(got: &[u8], want: &[u8], dtype: crate::spec::problem::DType, tol: Tolerance) -> bool {
     use rayon::prelude::*;
     const CHUNK: usize = 1 << 16;
-    got.par_chunks(CHUNK).zip(want.par_chunks(CHUNK)).all(|(g, w)| {
-        g.chunks_exact(4).zip(w.chunks_exact(4)).all(|(a, b)| {
-            let x = f32::from_le_bytes([a[0], a[1], a[2], a[3]]) as f64;
-            let y = f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64;
-            (x - y).abs() <= tol.atol + tol.rtol * y.abs() || (x.is_nan() && y.is_nan())
-        })
-    })
+    let close = |x: f64, y: f64| (x - y).abs() <= tol.atol + tol.rtol * y.abs() || (x.is_nan() && y.is_nan());
+    if dtype == crate::spec::problem::DType::F32 {
+        return got.par_chunks(CHUNK).zip(want.par_chunks(CHUNK)).all(|(g, w)| {
+            g.chunks_exact(4)
+                .zip(w.chunks_exact(4))
+                .all(|(a, b)| close(f32::from_le_bytes([a[0], a[1], a[2], a[3]]) as f64, f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64))
+        });
+    }
+    let size = dtype.size();
+    let chunk = CHUNK / 4 * size;
+    got.par_chunks(chunk)
+        .zip(want.par_chunks(chunk))
+        .all(|(g, w)| g.chunks_exact(size).zip(w.chunks_exact(size)).all(|(a, b)| close(dtype.decode(a), dtype.decode(b))))
 }
 
 /// Whether a verification of `outputs` (empty: every buffer a kernel may write) compares
@@ -566,5 +574,21 @@ mod tests {
         got.data[4..8].fill(0xFF);
         let e = compare(&got, &want, Tolerance::default()).unwrap_err();
         assert!(e.contains("never written"), "{e}");
+    }
+
+    #[test]
+    fn half_precision_and_narrow_outputs_are_compared_by_value() {
+        for dtype in [DType::F16, DType::BF16, DType::U8, DType::I16] {
+            let want = HostBuffer::new("y", dtype, 100_000, &Init::Generator { expr: "i % 100".into() }, Access::Write);
+            assert_eq!(compare(&want.clone(), &want, Tolerance::default()), Ok(()), "{dtype:?}");
+            let mut got = want.clone();
+            got.set_f64(70_001, 3.0);
+            let e = compare(&got, &want, Tolerance::default()).unwrap_err();
+            assert!(e.contains("1 of 100000 elements differ (first at index 70001: got 3, expected 1)"), "{dtype:?}: {e}");
+            assert_eq!(compare(&got, &want, Tolerance { atol: 2.0, rtol: 0.0 }), Ok(()), "{dtype:?}");
+            let poisoned = HostBuffer { data: want.poisoned(), ..want.clone() };
+            let e = compare(&poisoned, &want, Tolerance::default()).unwrap_err();
+            assert!(!dtype.is_float() || e.contains("100000 were never written"), "{dtype:?}: {e}");
+        }
     }
 }
