@@ -26,7 +26,7 @@ pub struct CompileOptions {
     /// Extra options from the spec, passed through.
     pub extra: Vec<String>,
     /// The CUDA toolkit's header folder, for a source that includes headers (see
-    /// [`toolkit_include`]).
+    /// `toolkit_include`).
     pub include: Option<String>,
 }
 
