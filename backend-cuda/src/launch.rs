@@ -33,6 +33,8 @@ use std::sync::{Arc, Mutex};
 /// ```
 /// use kerntune_cuda::launch::Element;
 /// assert_eq!(<f32 as Element>::DTYPE, kerntune_core::DType::F32);
+/// assert_eq!(<kerntune_core::half::f16 as Element>::DTYPE, kerntune_core::DType::F16);
+/// assert_eq!(<u8 as Element>::DTYPE, kerntune_core::DType::U8);
 /// ```
 pub trait Element: DeviceRepr {
     /// The spec's name for it.
@@ -45,10 +47,7 @@ macro_rules! elements {
         }
     )*};
 }
-elements!(
-    f32 => F32, f64 => F64, half::f16 => F16, half::bf16 => BF16,
-    i8 => I8, u8 => U8, i16 => I16, u16 => U16, i32 => I32, u32 => U32, i64 => I64, u64 => U64
-);
+kerntune_core::element_types!(elements);
 
 /// One argument of a CUDA launch.
 ///
@@ -109,7 +108,7 @@ impl<T: Element> CudaArg for &mut CudaViewMut<'_, T> {
 }
 
 macro_rules! scalars {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $d:ident),*) => {$(
         impl CudaArg for $t {
             const TYPE: ArgType = ArgType::Scalar(<$t as Element>::DTYPE);
             fn size(&self) -> Option<u64> {
@@ -121,7 +120,7 @@ macro_rules! scalars {
         }
     )*};
 }
-scalars!(f32, f64, half::f16, half::bf16, i8, u8, i16, u16, i32, u32, i64, u64);
+kerntune_core::element_types!(scalars);
 
 /// The arguments of a CUDA launch, in the kernel's order: a tuple of up to 16 [`CudaArg`]s.
 ///

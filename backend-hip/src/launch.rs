@@ -32,6 +32,8 @@ use std::sync::{Arc, Mutex};
 /// ```
 /// use kerntune_hip::launch::Element;
 /// assert_eq!(<f32 as Element>::DTYPE, kerntune_core::DType::F32);
+/// assert_eq!(<kerntune_core::half::f16 as Element>::DTYPE, kerntune_core::DType::F16);
+/// assert_eq!(<u8 as Element>::DTYPE, kerntune_core::DType::U8);
 /// ```
 pub trait Element: Copy {
     /// The spec's name for it.
@@ -44,10 +46,7 @@ macro_rules! elements {
         }
     )*};
 }
-elements!(
-    f32 => F32, f64 => F64, half::f16 => F16, half::bf16 => BF16,
-    i8 => I8, u8 => U8, i16 => I16, u16 => U16, i32 => I32, u32 => U32, i64 => I64, u64 => U64
-);
+kerntune_core::element_types!(elements);
 
 /// A device allocation of the application's, with the length the application states.
 #[derive(Debug)]
@@ -169,7 +168,7 @@ impl<T: Element> HipArg for &mut DeviceBuffer<T> {
 }
 
 macro_rules! scalars {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $d:ident),*) => {$(
         impl HipArg for $t {
             const TYPE: ArgType = ArgType::Scalar(<$t as Element>::DTYPE);
             fn size(&self) -> Option<u64> {
@@ -181,7 +180,7 @@ macro_rules! scalars {
         }
     )*};
 }
-scalars!(f32, f64, half::f16, half::bf16, i8, u8, i16, u16, i32, u32, i64, u64);
+kerntune_core::element_types!(scalars);
 
 /// The arguments of a HIP launch, in the kernel's order: a tuple of up to 16 [`HipArg`]s.
 ///

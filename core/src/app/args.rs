@@ -80,10 +80,19 @@ macro_rules! scalar_args {
         }
     )*};
 }
-scalar_args!(
-    f32 => F32, f64 => F64, half::f16 => F16, half::bf16 => BF16,
-    i8 => I8, u8 => U8, i16 => I16, u16 => U16, i32 => I32, u32 => U32, i64 => I64, u64 => U64
-);
+crate::element_types!(scalar_args);
+
+/// Calls macro `$m` with every Rust element type and its [`DType`] variant (`f32 => F32, …,
+/// half::f16 => F16, …`): the one list the launch APIs' element and scalar types come from.
+#[macro_export]
+macro_rules! element_types {
+    ($m:ident) => {
+        $m!(
+            f32 => F32, f64 => F64, $crate::half::f16 => F16, $crate::half::bf16 => BF16,
+            i8 => I8, u8 => U8, i16 => I16, u16 => U16, i32 => I32, u32 => U32, i64 => I64, u64 => U64
+        );
+    };
+}
 
 /// The most arguments a launch passes (the tuples the launch APIs take).
 ///
