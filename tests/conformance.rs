@@ -98,27 +98,31 @@ fn templated_kernel_instantiates_per_config<B: Backend>(b: B) {
     }
 }
 
-/// The half-precision GEMM (`examples/hgemm`: f16 buffers, f32 accumulation; tensor cores
-/// through CUDA, WGSL's f16 through wgpu) tunes, and every config measured matches the CPU's
-/// GEMM within f16's tolerance. A backend without a source for it (HIP), or an adapter without
-/// half-precision shaders, is skipped, saying so.
+/// The half-precision GEMMs (`examples/hgemm`: f16 and bf16 buffers, f32 accumulation; tensor
+/// cores through CUDA, WGSL's f16 through wgpu) tune, and every config measured matches the
+/// CPU's GEMM within its type's tolerance. A spec without a source for the backend (bf16 on
+/// wgpu, both on HIP), or an adapter without half-precision shaders, is skipped, saying so.
 fn half_precision_gemm_tunes_and_verifies<B: Backend>(b: B) {
-    let spec = Spec::load(&examples().join("hgemm/hgemm.toml")).unwrap();
     let name = b.target().name.clone();
-    let Ok(job) = spec.job(b.language(), 0) else {
-        eprintln!("SKIPPED: half_precision_gemm on {name}: the example has no {} source", b.language());
-        return;
-    };
-    let opts = TuneOptions { db: None, strategy: "random".into(), seed: 1, budget: kerntune::Budget::parse("8").unwrap(), ..Default::default() };
-    let r = Tuner::new(b).tune(&job, &opts).unwrap();
-    if let Some(c) = r.causes.iter().find(|c| c.message.contains("no half-precision shaders")) {
-        eprintln!("SKIPPED: half_precision_gemm on {name}: {}", c.message);
-        return;
+    let language = b.language().to_string();
+    let tuner = Tuner::new(b);
+    for file in ["hgemm/hgemm.toml", "hgemm/hgemm_bf16.toml"] {
+        let spec = Spec::load(&examples().join(file)).unwrap();
+        let Ok(job) = spec.job(&language, 0) else {
+            eprintln!("SKIPPED: {file} on {name}: the example has no {language} source");
+            continue;
+        };
+        let opts = TuneOptions { db: None, strategy: "random".into(), seed: 1, budget: kerntune::Budget::parse("8").unwrap(), ..Default::default() };
+        let r = tuner.tune(&job, &opts).unwrap_or_else(|e| panic!("{file}: {e}"));
+        if let Some(c) = r.causes.iter().find(|c| c.message.contains("no half-precision shaders")) {
+            eprintln!("SKIPPED: {file} on {name}: {}", c.message);
+            continue;
+        }
+        assert!(r.failures.is_empty(), "{file}: {:?}", r.causes);
+        assert_eq!(r.evaluated, 8, "{file}");
+        assert_eq!(r.reference, "cpu:gemm", "{file}");
+        assert!(r.results.iter().all(|x| x.stats().is_some()), "{file}: every config measured");
     }
-    assert!(r.failures.is_empty(), "{:?}", r.causes);
-    assert_eq!(r.evaluated, 8);
-    assert_eq!(r.reference, "cpu:gemm");
-    assert!(r.results.iter().all(|x| x.stats().is_some()), "every config measured");
 }
 
 macro_rules! conformance {

@@ -159,3 +159,36 @@ fn constant_memory_is_filled_from_the_spec_and_written_through_the_handle() {
     assert!(e.contains("coef") && e.contains("holds 16 B"), "{e}");
     assert!(k.write_constant(&stream, "nope", &[0f32; 1]).unwrap_err().to_string().contains("no __constant__ symbol `nope`"));
 }
+
+/// A half-precision kernel (`examples/hgemm`, f16 on tensor cores) tuned and launched on the
+/// application's `CudaSlice<f16>`s: the element type is checked like any other, and the product
+/// matches the host's within f16's rounding.
+#[test]
+fn a_half_precision_kernel_launches_on_f16_buffers() {
+    use kerntune_core::half::f16;
+    let Some((ctx, stream)) = device() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let spec = kerntune_core::plan::prepare::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/hgemm/hgemm.toml")).unwrap();
+    let (m, n, k) = (128usize, 256usize, 64usize);
+    let mut job = spec.job("cuda", 0).unwrap();
+    job.sizes = vec![("M".into(), Value::Int(m as i64)), ("N".into(), Value::Int(n as i64)), ("K".into(), Value::Int(k as i64))];
+    let budget = kerntune_core::Budget::parse("6").unwrap();
+    let opts = TuneOptions { db: Some(Database::at(dir.path().join("db.sqlite"))), strategy: "random".into(), budget, ..Default::default() };
+    let gemm = CudaTunable::new(ctx, job, opts).unwrap().policy(Policy::Tune);
+    let kernel = gemm.kernel(&[m as i64, n as i64, k as i64]).unwrap();
+    // Small integers: every product and sum is exact in f32, and the results fit f16 exactly.
+    let ah: Vec<f16> = (0..m * k).map(|i| f16::from_f32((i % 5) as f32 - 2.0)).collect();
+    let bh: Vec<f16> = (0..k * n).map(|i| f16::from_f32((i % 3) as f32 - 1.0)).collect();
+    let a = stream.clone_htod(&ah).unwrap();
+    let b = stream.clone_htod(&bh).unwrap();
+    let mut c = stream.alloc_zeros::<f16>(m * n).unwrap();
+    kernel.launch(&stream, (&a, &b, &mut c, m as u32, n as u32, k as u32)).unwrap();
+    let ch = stream.clone_dtoh(&c).unwrap();
+    for (i, j) in [(0, 0), (5, 17), (m - 1, n - 1), (77, 130)] {
+        let want: f32 = (0..k).map(|p| ah[i * k + p].to_f32() * bh[p * n + j].to_f32()).sum();
+        assert_eq!(ch[i * n + j].to_f32(), want, "C[{i}][{j}]");
+    }
+    let wrong = stream.alloc_zeros::<f32>(m * n).unwrap();
+    let e = kernel.launch(&stream, (&a, &b, &wrong, m as u32, n as u32, k as u32)).unwrap_err().to_string();
+    assert!(e.contains("argument 2 (`C`)") && e.contains("__half") && e.contains("float"), "{e}");
+}

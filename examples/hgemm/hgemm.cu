@@ -1,11 +1,20 @@
 // Half-precision matrix multiply on tensor cores, C = A·B: A (M×K), B (K×N) and C (M×N) are
-// row-major f16 (`__half`), products accumulate in f32 (WMMA 16×16×16 fragments) and C is
-// rounded to f16 once. Each block computes a BM×BN tile of C with WARPS_M×WARPS_N warps, each
+// row-major f16 (`__half`), or bf16 (`__nv_bfloat16`, sm_80 and later) with -DUSE_BF16
+// (hgemm_bf16.toml); products accumulate in f32 (WMMA 16×16×16 fragments) and C is rounded to
+// the element type once. Each block computes a BM×BN tile of C with WARPS_M×WARPS_N warps, each
 // warp a (BM/WARPS_M)×(BN/WARPS_N) part of it, staging BK-wide slices of A and B in shared
 // memory. M, N and K must be multiples of BM, BN and BK (the spec's restrictions say so).
 #include <cuda_fp16.h>
 #include <mma.h>
 using namespace nvcuda;
+#ifdef USE_BF16
+#include <cuda_bf16.h>
+typedef __nv_bfloat16 elem;
+#define TO_ELEM __float2bfloat16_rn
+#else
+typedef __half elem;
+#define TO_ELEM __float2half_rn
+#endif
 
 #ifndef BM
 #define BM 64
@@ -31,9 +40,9 @@ using namespace nvcuda;
 #define LDA (BK + 8)
 #define LDB (BN + 8)
 
-extern "C" __global__ void __launch_bounds__(NT) hgemm(const __half* __restrict__ A, const __half* __restrict__ B, __half* __restrict__ C, unsigned M, unsigned N, unsigned K) {
-    __shared__ __align__(32) __half As[BM * LDA];
-    __shared__ __align__(32) __half Bs[BK * LDB];
+extern "C" __global__ void __launch_bounds__(NT) hgemm(const elem* __restrict__ A, const elem* __restrict__ B, elem* __restrict__ C, unsigned M, unsigned N, unsigned K) {
+    __shared__ __align__(32) elem As[BM * LDA];
+    __shared__ __align__(32) elem Bs[BK * LDB];
     __shared__ __align__(32) float Cs[NT / 32][16 * 16];
     const unsigned tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const unsigned wm = warp / WARPS_N, wn = warp % WARPS_N;
@@ -58,8 +67,8 @@ extern "C" __global__ void __launch_bounds__(NT) hgemm(const __half* __restrict_
         __syncthreads();
 #pragma unroll
         for (int kk = 0; kk < BK; kk += 16) {
-            wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> a[FM];
-            wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> b[FN];
+            wmma::fragment<wmma::matrix_a, 16, 16, 16, elem, wmma::row_major> a[FM];
+            wmma::fragment<wmma::matrix_b, 16, 16, 16, elem, wmma::row_major> b[FN];
 #pragma unroll
             for (int i = 0; i < FM; i++) wmma::load_matrix_sync(a[i], &As[(wm * WM + i * 16) * LDA + kk], LDA);
 #pragma unroll
@@ -71,7 +80,7 @@ extern "C" __global__ void __launch_bounds__(NT) hgemm(const __half* __restrict_
         }
         __syncthreads();
     }
-    // Each fragment through the warp's staging tile, rounded to f16 on the way out.
+    // Each fragment through the warp's staging tile, rounded to the element type on the way out.
 #pragma unroll
     for (int i = 0; i < FM; i++)
 #pragma unroll
@@ -80,7 +89,7 @@ extern "C" __global__ void __launch_bounds__(NT) hgemm(const __half* __restrict_
             __syncwarp();
             for (unsigned e = lane; e < 256; e += 32) {
                 size_t r = row0 + wm * WM + i * 16 + e / 16, c = col0 + wn * WN + j * 16 + e % 16;
-                C[r * N + c] = __float2half_rn(Cs[warp][e]);
+                C[r * N + c] = TO_ELEM(Cs[warp][e]);
             }
             __syncwarp();
         }
