@@ -28,7 +28,11 @@ fn interval(s: &kerntune::Stats) -> String {
 /// How the compiles went: seconds summed over threads, threads, efficiency, slowest config.
 fn compile_line(r: &TuneReport) -> String {
     let mut line = format!("compiled {} in {:.2} s summed over {} thread(s)", r.compiled, r.compile_seconds, r.compile_threads.max(1));
-    if let Some(e) = r.compile_efficiency {
+    // Only where compiling could have held the tune: with every config from the compile cache,
+    // or compiles that filled under a tenth of the threads' time (a tune bound by measuring, as
+    // on a CPU adapter), a percentage would read as a fault that is not there (`--json` keeps
+    // it).
+    if let Some(e) = r.compile_efficiency.filter(|&e| e >= 0.1 && r.compile_cache_hits < r.compiled) {
         line.push_str(&format!(", compile-parallel efficiency {:.0} % (÷ wall × threads)", e * 100.0));
     }
     let slowest = r.results.iter().filter_map(|x| x.compile_seconds.map(|s| (s, &x.config))).max_by(|a, b| a.0.total_cmp(&b.0));
