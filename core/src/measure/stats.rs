@@ -283,6 +283,13 @@ pub fn trusted(largest: Option<f64>) -> bool {
     largest.is_some_and(|x| x <= 1.0 + VERIFY_HICCUP)
 }
 
+/// Whether an observation moved a device's largest verification excess from `was` to `now`
+/// across the line [`trusted`] draws: the moment to report it (once; a device never seen
+/// before counts as trusted until then).
+pub fn became_distrusted(was: Option<f64>, now: Option<f64>) -> bool {
+    now.is_some() && !trusted(now) && (was.is_none() || trusted(was))
+}
+
 /// Whether a verification launch of `verify` seconds races its config out against the fastest
 /// verification launch seen in the same tune, `fastest` seconds on this device's scale (one
 /// made on another device is scaled by the devices' calibration ratio): slower by more than the
@@ -336,6 +343,15 @@ mod tests {
                 })
                 .collect())
         }
+    }
+
+    #[test]
+    fn a_device_becomes_distrusted_once_when_its_excess_crosses_the_line() {
+        assert!(became_distrusted(None, Some(1.4)), "the first excess seen, over the line");
+        assert!(became_distrusted(Some(1.1), Some(1.4)), "a trusted device crossing it");
+        assert!(!became_distrusted(Some(1.4), Some(1.6)), "already distrusted: said once");
+        assert!(!became_distrusted(None, Some(1.2)) && !became_distrusted(Some(1.1), Some(1.2)), "within the hiccup");
+        assert!(!became_distrusted(None, None));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 
 use crate::backend::{Backend, Compiled};
 use crate::error::BackendError;
-use crate::measure::stats::{measure, races_on_fastest_verification, races_on_prior, trusted, PriorLaunches, Stats, VerifyExcess};
+use crate::measure::stats::{became_distrusted, measure, races_on_fastest_verification, races_on_prior, PriorLaunches, Stats, VerifyExcess};
 use crate::measure::timing::TimeRequest;
 use crate::measure::verify::VerifyRequest;
 use crate::plan::prepare::Launch;
@@ -223,7 +223,7 @@ impl<'a, B: Backend> Session<'a, B> {
             let was = self.excess.largest();
             self.excess.observe(v, later);
             let now = self.excess.largest();
-            if now.is_some() && !trusted(now) && (was.is_none() || trusted(was)) {
+            if became_distrusted(was, now) {
                 self.distrusted = now;
             }
         }
