@@ -318,9 +318,11 @@ pub(crate) fn build(
     if !log.is_empty() {
         drop(pollster::block_on(scope.pop()));
         if hoist_directives(&r.code).0.iter().any(|d| d.contains("f16")) && !device.features().contains(wgpu::Features::SHADER_F16) {
-            log.push_str(&format!(
-                "{file}: the kernel enables f16, and this adapter has no half-precision shaders (wgpu's SHADER_F16); tune it on an adapter that has them (`kerntune devices`), or with f32\n"
-            ));
+            // First: a report keeps a failure's first lines.
+            log.insert_str(
+                0,
+                &format!("{file}: the kernel enables f16, and this adapter has no half-precision shaders (wgpu's SHADER_F16); tune it on an adapter that has them (`kerntune devices` says which), or with f32\n"),
+            );
         }
         return Err(failed(log));
     }

@@ -15,6 +15,8 @@ pub struct AdapterSummary {
     pub target: Target,
     /// Its limits.
     pub limits: Limits,
+    /// Whether it runs half-precision shaders (`enable f16;`, wgpu's `SHADER_F16`).
+    pub shader_f16: bool,
 }
 
 fn rank(t: wgpu::DeviceType) -> u8 {
@@ -83,7 +85,13 @@ pub fn adapters() -> Vec<AdapterSummary> {
         .enumerate()
         .map(|(index, a)| {
             let info = a.get_info();
-            AdapterSummary { index, target: target_from_info(&info), limits: adapter_limits(&a), info }
+            AdapterSummary {
+                index,
+                target: target_from_info(&info),
+                limits: adapter_limits(&a),
+                shader_f16: a.features().contains(wgpu::Features::SHADER_F16),
+                info,
+            }
         })
         .collect()
 }

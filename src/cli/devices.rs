@@ -42,6 +42,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                         ("api".into(), format!("{:?}", s.info.backend)),
                         ("type".into(), format!("{:?}", s.info.device_type)),
                         ("driver".into(), format!("{} {}", s.info.driver, s.info.driver_info).trim().to_string()),
+                        ("shader_f16".into(), if s.shader_f16 { "yes".into() } else { "no (f16 kernels cannot run here)".into() }),
                     ];
                     if !s.info.device_pci_bus_id.is_empty() {
                         details.push(("pci_bus".into(), s.info.device_pci_bus_id.clone()));
