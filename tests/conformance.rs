@@ -99,9 +99,10 @@ fn templated_kernel_instantiates_per_config<B: Backend>(b: B) {
 }
 
 /// The half-precision GEMMs (`examples/hgemm`: f16 and bf16 buffers, f32 accumulation; tensor
-/// cores through CUDA, WGSL's f16 through wgpu) tune, and every config measured matches the
-/// CPU's GEMM within its type's tolerance. A spec without a source for the backend (bf16 on
-/// wgpu, both on HIP), or an adapter without half-precision shaders, is skipped, saying so.
+/// cores through CUDA, WGSL's f16 through wgpu, plain f32 arithmetic on f16 through HIP) tune,
+/// and every config measured matches the CPU's GEMM within its type's tolerance. A spec without
+/// a source for the backend (bf16 on wgpu and HIP), or an adapter without half-precision
+/// shaders, is skipped, saying so.
 fn half_precision_gemm_tunes_and_verifies<B: Backend>(b: B) {
     let name = b.target().name.clone();
     let language = b.language().to_string();
@@ -109,7 +110,7 @@ fn half_precision_gemm_tunes_and_verifies<B: Backend>(b: B) {
     for file in ["hgemm/hgemm.toml", "hgemm/hgemm_bf16.toml"] {
         let spec = Spec::load(&examples().join(file)).unwrap();
         let Ok(job) = spec.job(&language, 0) else {
-            // By design (WGSL has no bf16; no HIP source), not something this machine lacks.
+            // By design (WGSL has no bf16; no HIP bf16 source), not something this machine lacks.
             eprintln!("{file} on {name}: the example has no {language} source");
             continue;
         };
