@@ -146,9 +146,11 @@ pub struct LocalWorkspace {
     flush: Option<sys::CUdeviceptr>,
     events: Vec<sys::CUevent>,
     flush_round: u8,
-    /// Device copies of the reference outputs (f32 buffers), for on-device verification.
+    /// Device copies of the reference outputs (f32, f16 and bf16 buffers), for on-device
+    /// verification.
     refs: verify::DeviceReference<sys::CUdeviceptr>,
-    compare: Option<CudaKernel>,
+    /// The comparison kernels loaded so far, by element type.
+    compare: Vec<(kerntune_core::DType, CudaKernel)>,
     counters: Option<sys::CUdeviceptr>,
     /// The host data of buffers restored from the host, page-locked for the driver (see
     /// [`LocalWorkspace::pin_host_restores`]); unregistered when the workspace is dropped.
@@ -197,22 +199,24 @@ impl verify::DeviceCompare for LocalWorkspace {
         }
     }
 
-    fn compare_f32(
+    fn compare(
         &mut self,
         output: usize,
         want: sys::CUdeviceptr,
         n: u64,
+        dtype: kerntune_core::DType,
         tol: kerntune_core::spec::Tolerance,
     ) -> Result<verify::CompareCounters, BackendError> {
-        if self.compare.is_none() {
+        if !self.compare.iter().any(|(d, _)| *d == dtype) {
+            let name = verify::device_compare_kernel(dtype).ok_or_else(|| BackendError::other(format!("no device comparison for {dtype:?} outputs")))?;
             let cubin = compare_cubin(&self.shared.arch)?;
-            self.compare = Some(CudaKernel::new(self.shared.clone(), std::ffi::CString::new(verify::DEVICE_COMPARE_KERNEL).expect("no NUL"), cubin));
+            self.compare.push((dtype, CudaKernel::new(self.shared.clone(), std::ffi::CString::new(name).expect("no NUL"), cubin)));
         }
         if self.counters.is_none() {
             self.counters = Some(malloc(std::mem::size_of::<verify::CompareCounters>())?);
         }
         let counters = self.counters.expect("allocated");
-        let func = self.compare.as_ref().expect("compiled").function(self.gen)?;
+        let func = self.compare.iter().find(|(d, _)| *d == dtype).expect("loaded above").1.function(self.gen)?;
         let init = verify::DEVICE_COMPARE_INIT;
         let mut args = verify::CompareArgs::new(self.bufs[output].ptr, want, n, tol, counters);
         let mut params = args.pointers();
@@ -231,11 +235,12 @@ impl verify::DeviceCompare for LocalWorkspace {
         Ok(res)
     }
 
-    fn read_f32(&mut self, output: usize, index: u64) -> Result<f32, BackendError> {
-        let mut g = [0u8; 4];
+    fn read_element(&mut self, output: usize, index: u64, dtype: kerntune_core::DType) -> Result<f64, BackendError> {
+        let size = dtype.size();
+        let mut g = HostBuffer { data: vec![0u8; size], ..self.bufs[output].init.described() };
         // SAFETY: `index` < the buffer's element count; reads one element.
-        unsafe { result::memcpy_dtoh_sync(&mut g, self.bufs[output].ptr + index * 4) }.map_err(|e| other("reading a mismatch", e))?;
-        Ok(f32::from_le_bytes(g))
+        unsafe { result::memcpy_dtoh_sync(&mut g.data[..], self.bufs[output].ptr + index * size as u64) }.map_err(|e| other("reading a mismatch", e))?;
+        Ok(g.get_f64(0))
     }
 
     fn read_back(&mut self, output: usize) -> Result<&HostBuffer, BackendError> {
@@ -400,7 +405,7 @@ impl LocalWorkspace {
             events: Vec::new(),
             flush_round: 0,
             refs: Default::default(),
-            compare: None,
+            compare: Vec::new(),
             counters: None,
             pinned: Vec::new(),
             readback: Default::default(),

@@ -113,10 +113,12 @@ pub struct LocalWorkspace {
     round: u8,
     /// The device's architecture, to compile the comparison kernel.
     arch: String,
-    /// Device copies of the reference outputs (f32 buffers), for on-device verification.
-    /// (Device addresses as integers: device memory is never dereferenced on the host.)
+    /// Device copies of the reference outputs (f32, f16 and bf16 buffers), for on-device
+    /// verification. (Device addresses as integers: device memory is never dereferenced on the
+    /// host.)
     refs: verify::DeviceReference<usize>,
-    compare: Option<HipKernel>,
+    /// The comparison kernels loaded so far, by element type.
+    compare: Vec<(kerntune_core::DType, HipKernel)>,
     counters: Option<*mut c_void>,
     /// The host data of buffers restored from the host, page-locked (see
     /// [`LocalWorkspace::pin_host_restores`]); unregistered when the workspace is dropped.
@@ -154,15 +156,23 @@ impl verify::DeviceCompare for LocalWorkspace {
         unsafe { hip::hipFree(p as *mut c_void) };
     }
 
-    fn compare_f32(&mut self, output: usize, want: usize, n: u64, tol: kerntune_core::spec::Tolerance) -> Result<verify::CompareCounters, BackendError> {
-        if self.compare.is_none() {
-            self.compare = Some(HipKernel::load(compare_code(&self.arch)?, verify::DEVICE_COMPARE_KERNEL, false)?);
+    fn compare(
+        &mut self,
+        output: usize,
+        want: usize,
+        n: u64,
+        dtype: kerntune_core::DType,
+        tol: kerntune_core::spec::Tolerance,
+    ) -> Result<verify::CompareCounters, BackendError> {
+        if !self.compare.iter().any(|(d, _)| *d == dtype) {
+            let name = verify::device_compare_kernel(dtype).ok_or_else(|| BackendError::other(format!("no device comparison for {dtype:?} outputs")))?;
+            self.compare.push((dtype, HipKernel::load(compare_code(&self.arch)?, name, false)?));
         }
         if self.counters.is_none() {
             self.counters = Some(malloc(std::mem::size_of::<verify::CompareCounters>())?);
         }
         let counters = self.counters.expect("allocated");
-        let func = self.compare.as_ref().expect("loaded").func;
+        let func = self.compare.iter().find(|(d, _)| *d == dtype).expect("loaded above").1.func;
         let mut init = verify::DEVICE_COMPARE_INIT;
         let mut args = verify::CompareArgs::new(self.bufs[output].ptr, want as *mut c_void, n, tol, counters);
         let mut params = args.pointers();
@@ -182,12 +192,13 @@ impl verify::DeviceCompare for LocalWorkspace {
         Ok(res)
     }
 
-    fn read_f32(&mut self, output: usize, index: u64) -> Result<f32, BackendError> {
-        let mut g = [0u8; 4];
-        let at = (self.bufs[output].ptr as *mut u8).wrapping_add(index as usize * 4) as *mut c_void;
+    fn read_element(&mut self, output: usize, index: u64, dtype: kerntune_core::DType) -> Result<f64, BackendError> {
+        let size = dtype.size();
+        let mut g = HostBuffer { data: vec![0u8; size], ..self.bufs[output].init.described() };
+        let at = (self.bufs[output].ptr as *mut u8).wrapping_add(index as usize * size) as *mut c_void;
         // SAFETY: `index` < the buffer's element count; reads one element.
-        check(unsafe { hip::hipMemcpyDtoH(g.as_mut_ptr() as *mut c_void, at, 4) }, "reading a mismatch")?;
-        Ok(f32::from_le_bytes(g))
+        check(unsafe { hip::hipMemcpyDtoH(g.data.as_mut_ptr() as *mut c_void, at, size) }, "reading a mismatch")?;
+        Ok(g.get_f64(0))
     }
 
     fn read_back(&mut self, output: usize) -> Result<&HostBuffer, BackendError> {
@@ -266,7 +277,7 @@ impl LocalWorkspace {
             round: 0,
             arch: arch.to_string(),
             refs: Default::default(),
-            compare: None,
+            compare: Vec::new(),
             counters: None,
             pinned: Vec::new(),
             readback: Default::default(),

@@ -168,10 +168,13 @@ fn shipped_examples_compile_as_hip() {
     // And core's on-device comparison kernel, which the HIP backend compiles the same way.
     let compare = PathBuf::from("DEVICE_COMPARE_SRC");
     for arch in ARCHS {
-        let opts = CompileOptions { arch: arch.into(), ..Default::default() };
-        let (code, symbol) =
-            (kerntune_core::measure::verify::DEVICE_COMPARE_SRC.to_string(), format!("{}.kd", kerntune_core::measure::verify::DEVICE_COMPARE_KERNEL));
-        jobs.push(Job { spec: "core's comparison kernel".into(), source: compare.clone(), code, symbol, config: Config::default(), opts });
+        // One kernel per element type compared on the device, all in one source.
+        for dtype in [kerntune_core::DType::F32, kerntune_core::DType::F16, kerntune_core::DType::BF16] {
+            let opts = CompileOptions { arch: arch.into(), ..Default::default() };
+            let name = kerntune_core::measure::verify::device_compare_kernel(dtype).expect("compared on the device");
+            let (code, symbol) = (kerntune_core::measure::verify::DEVICE_COMPARE_SRC.to_string(), format!("{name}.kd"));
+            jobs.push(Job { spec: format!("core's comparison kernel ({dtype:?})"), source: compare.clone(), code, symbol, config: Config::default(), opts });
+        }
     }
     hip_sources.insert(compare);
     let compiled: std::collections::BTreeSet<PathBuf> = jobs.iter().map(|j| j.source.clone()).collect();

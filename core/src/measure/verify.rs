@@ -31,7 +31,7 @@ pub fn compare(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Result<()
             }
             m.observe(g, w);
             if first.is_none() {
-                first = Some(format!("first at index {i}: got {g}, expected {w}"));
+                first = Some(format!("first at index {i}: got {}, expected {}", shown(got.dtype, g), shown(want.dtype, w)));
             }
         }
     }
@@ -92,36 +92,46 @@ impl Mismatch {
     }
 }
 
-/// Entry point of [`DEVICE_COMPARE_SRC`].
+/// Entry point of [`DEVICE_COMPARE_SRC`] for f32 outputs.
 pub const DEVICE_COMPARE_KERNEL: &str = "kt_compare_f32";
 
-/// A kernel that compares an f32 output with its reference on the device, so that outputs are
-/// not copied to the host for every config. CUDA C that compiles unchanged as HIP (NVRTC and
-/// hipRTC). Arguments: `got`, `want`, element count, `atol`, `rtol` (doubles), and the
-/// [`CompareCounters`] initialised to [`DEVICE_COMPARE_INIT`]: mismatches, the first mismatching
-/// index, mismatches that still hold the poison pattern (never written), and the bits of the
-/// largest absolute and relative errors among finite mismatches (non-negative doubles order as
-/// their bits do, so `atomicMax` on the bits keeps the largest). The tolerance rule and NaN
-/// handling are those of [`compare`].
-pub const DEVICE_COMPARE_SRC: &str = r#"
-extern "C" __global__ void kt_compare_f32(const float* got, const float* want, unsigned long long n,
-                                          double atol, double rtol, unsigned long long* out) {
-    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n; i += stride) {
-        float g = got[i], w = want[i];
-        bool ok = (g != g && w != w) || fabs((double)g - (double)w) <= atol + rtol * fabs((double)w);
-        if (!ok) {
-            atomicAdd(&out[0], 1ull);
-            atomicMin(&out[1], i);
-            if (__float_as_uint(g) == 0xFFFFFFFFu) atomicAdd(&out[2], 1ull);
-            if (isfinite(g) && isfinite(w)) {
-                double d = fabs((double)g - (double)w);
-                atomicMax(&out[3], (unsigned long long)__double_as_longlong(d));
-                if (w != 0.0f) atomicMax(&out[4], (unsigned long long)__double_as_longlong(d / fabs((double)w)));
-            }
-        }
+/// The entry point of [`DEVICE_COMPARE_SRC`] that compares outputs of `dtype` on the device:
+/// f32, f16 and bf16 ones; `None` for the other types, compared on the host.
+pub fn device_compare_kernel(dtype: crate::spec::problem::DType) -> Option<&'static str> {
+    use crate::spec::problem::DType;
+    match dtype {
+        DType::F32 => Some(DEVICE_COMPARE_KERNEL),
+        DType::F16 => Some("kt_compare_f16"),
+        DType::BF16 => Some("kt_compare_bf16"),
+        _ => None,
     }
 }
+
+/// Kernels that compare an output with its reference on the device, so that outputs are not
+/// copied to the host for every config: one per element type of [`device_compare_kernel`]
+/// (f16 and bf16 widened to float by their bits, without headers). CUDA C that compiles
+/// unchanged as HIP (NVRTC and hipRTC). Arguments: `got`, `want`, element count, `atol`, `rtol`
+/// (doubles), and the [`CompareCounters`] initialised to [`DEVICE_COMPARE_INIT`]: mismatches,
+/// the first mismatching index, mismatches that still hold the poison pattern (all bits set:
+/// never written), and the bits of the largest absolute and relative errors among finite
+/// mismatches (non-negative doubles order as their bits do, so `atomicMax` on the bits keeps the
+/// largest). The tolerance rule and NaN handling are those of [`compare`].
+pub const DEVICE_COMPARE_SRC: &str = r#"
+__device__ __forceinline__ float kt_of_f32(float x) { return x; }
+__device__ __forceinline__ unsigned kt_bits_f32(float x) { return __float_as_uint(x); }
+__device__ __forceinline__ float kt_of_bf16(unsigned short h) { return __uint_as_float(((unsigned)h) << 16); }
+__device__ __forceinline__ float kt_of_f16(unsigned short h) {
+    unsigned s = ((unsigned)h & 0x8000u) << 16, e = ((unsigned)h >> 10) & 0x1fu, m = (unsigned)h & 0x3ffu;
+    if (e == 0x1fu) return __uint_as_float(s | 0x7f800000u | (m << 13));   // infinity, NaN
+    if (e == 0u) return __uint_as_float(s) + (s ? -1.0f : 1.0f) * (float)m * 5.9604644775390625e-8f; // zero, subnormal: m * 2^-24
+    return __uint_as_float(s | ((e + 112u) << 23) | (m << 13));
+}
+__device__ __forceinline__ unsigned kt_bits_16(unsigned short h) { return h; }
+
+#define KT_COMPARE(NAME, T, OF, BITS, POISON)                                                              extern "C" __global__ void NAME(const T* got, const T* want, unsigned long long n,                                                          double atol, double rtol, unsigned long long* out) {                            unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;                                     for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n; i += stride) {         float g = OF(got[i]), w = OF(want[i]);                                                                      bool ok = (g != g && w != w) || fabs((double)g - (double)w) <= atol + rtol * fabs((double)w);               if (!ok) {                                                                                                      atomicAdd(&out[0], 1ull);                                                                                   atomicMin(&out[1], i);                                                                                      if (BITS(got[i]) == POISON) atomicAdd(&out[2], 1ull);                                                       if (isfinite(g) && isfinite(w)) {                                                                               double d = fabs((double)g - (double)w);                                                                     atomicMax(&out[3], (unsigned long long)__double_as_longlong(d));                                            if (w != 0.0f) atomicMax(&out[4], (unsigned long long)__double_as_longlong(d / fabs((double)w)));             }                                                                                                       }                                                                                                       }                                                                                                       }
+KT_COMPARE(kt_compare_f32, float, kt_of_f32, kt_bits_f32, 0xFFFFFFFFu)
+KT_COMPARE(kt_compare_f16, unsigned short, kt_of_f16, kt_bits_16, 0xFFFFu)
+KT_COMPARE(kt_compare_bf16, unsigned short, kt_of_bf16, kt_bits_16, 0xFFFFu)
 "#;
 
 /// Binaries of [`DEVICE_COMPARE_SRC`], compiled once per architecture per process (a process
@@ -166,11 +176,18 @@ pub trait DeviceCompare {
     fn upload(&mut self, want: &HostBuffer) -> Result<Option<Self::Ptr>, crate::BackendError>;
     /// Frees what [`DeviceCompare::upload`] allocated.
     fn free(&mut self, p: Self::Ptr);
-    /// Runs [`DEVICE_COMPARE_SRC`] on buffer `output` against `want` (`n` f32 elements) and
-    /// returns its counters.
-    fn compare_f32(&mut self, output: usize, want: Self::Ptr, n: u64, tol: Tolerance) -> Result<CompareCounters, crate::BackendError>;
-    /// Element `index` of f32 buffer `output`.
-    fn read_f32(&mut self, output: usize, index: u64) -> Result<f32, crate::BackendError>;
+    /// Runs [`DEVICE_COMPARE_SRC`]'s kernel for `dtype` ([`device_compare_kernel`]) on buffer
+    /// `output` against `want` (`n` elements) and returns its counters.
+    fn compare(
+        &mut self,
+        output: usize,
+        want: Self::Ptr,
+        n: u64,
+        dtype: crate::spec::problem::DType,
+        tol: Tolerance,
+    ) -> Result<CompareCounters, crate::BackendError>;
+    /// Element `index` of buffer `output`, of `dtype`.
+    fn read_element(&mut self, output: usize, index: u64, dtype: crate::spec::problem::DType) -> Result<f64, crate::BackendError>;
     /// Buffer `output`, read back to the host, into memory the backend may keep for the next
     /// read of the same output (page-locked: a read of gigabytes into fresh pageable memory is
     /// several times slower).
@@ -178,8 +195,8 @@ pub trait DeviceCompare {
 }
 
 /// The reference outputs on the device, uploaded once per reference id (one tune), and the
-/// comparison of a config's outputs with them: f32 outputs on the device, other types on the
-/// host.
+/// comparison of a config's outputs with them: f32, f16 and bf16 outputs on the device, other
+/// types on the host.
 #[derive(Debug)]
 pub struct DeviceReference<P> {
     id: Option<u64>,
@@ -203,7 +220,7 @@ impl<P: Copy> DeviceReference<P> {
                 dev.free(p);
             }
             for want in req.reference {
-                let on_device = req.selects(want) && want.dtype == crate::spec::problem::DType::F32 && !want.data.is_empty();
+                let on_device = req.selects(want) && device_compare_kernel(want.dtype).is_some() && !want.data.is_empty();
                 let p = if on_device { dev.upload(want)? } else { None };
                 self.ptrs.push(p);
             }
@@ -214,17 +231,16 @@ impl<P: Copy> DeviceReference<P> {
                 continue;
             }
             let Some(p) = self.ptrs.get(i).copied().flatten() else {
-                // Non-f32 (or empty) output, or no room on the device: read it back and compare
-                // on the host.
+                // An output of another type (or empty), or no room on the device: read it back
+                // and compare on the host.
                 compare(dev.read_back(i)?, want, req.tolerance_for(&want.name)).map_err(BackendError::WrongOutput)?;
                 continue;
             };
-            let n = (want.data.len() / 4) as u64;
-            let counters = dev.compare_f32(i, p, n, req.tolerance_for(&want.name))?;
-            device_verdict(&want.name, counters, n, |first| {
-                let g = dev.read_f32(i, first).map_err(|e| e.to_string())?;
-                let at = first as usize * 4;
-                Ok((g, f32::from_le_bytes(want.data[at..at + 4].try_into().expect("4 bytes"))))
+            let n = want.len() as u64;
+            let counters = dev.compare(i, p, n, want.dtype, req.tolerance_for(&want.name))?;
+            device_verdict(&want.name, want.dtype, counters, n, |first| {
+                let g = dev.read_element(i, first, want.dtype).map_err(|e| e.to_string())?;
+                Ok((g, want.get_f64(first as usize)))
             })
             .map_err(BackendError::WrongOutput)?;
         }
@@ -281,17 +297,35 @@ impl<P> CompareArgs<P> {
     }
 }
 
-/// The verdict on a device comparison of `n` elements of output `name`: `Err` with the message
-/// [`compare`] would give when the counters show mismatches. `first` reads (got, expected) at
-/// an index, called only on a mismatch.
-pub fn device_verdict(name: &str, counters: CompareCounters, n: u64, first: impl FnOnce(u64) -> Result<(f32, f32), String>) -> Result<(), String> {
+/// The verdict on a device comparison of `n` elements of output `name` (of `dtype`): `Err` with
+/// the message [`compare`] would give when the counters show mismatches. `first` reads (got,
+/// expected) at an index, called only on a mismatch.
+pub fn device_verdict(
+    name: &str,
+    dtype: crate::spec::problem::DType,
+    counters: CompareCounters,
+    n: u64,
+    first: impl FnOnce(u64) -> Result<(f64, f64), String>,
+) -> Result<(), String> {
     if counters[0] == 0 {
         return Ok(());
     }
     let i = counters[1];
     let (g, w) = first(i)?;
     let m = Mismatch { bad: counters[0], unwritten: counters[2], max_abs: f64::from_bits(counters[3]), max_rel: f64::from_bits(counters[4]) };
-    Err(m.message(name, n, &format!("first at index {i}: got {g}, expected {w}")))
+    Err(m.message(name, n, &format!("first at index {i}: got {}, expected {}", shown(dtype, g), shown(dtype, w))))
+}
+
+/// An element's value as its own type prints it (the shortest text that reads back to it: `0.1`
+/// for an f32's 0.1, not the f64 `0.10000000149011612` it widens to).
+fn shown(dtype: crate::spec::problem::DType, v: f64) -> String {
+    use crate::spec::problem::DType;
+    match dtype {
+        DType::F32 => (v as f32).to_string(),
+        DType::F16 => half::f16::from_f64(v).to_string(),
+        DType::BF16 => half::bf16::from_f64(v).to_string(),
+        _ => v.to_string(),
+    }
 }
 
 /// Fast path for f32 buffers: true when every element is within tolerance (compared in
@@ -403,12 +437,20 @@ mod tests {
         got.data[20..24].copy_from_slice(&[0xFF; 4]);
         let host = compare(&got, &want, Tolerance::default()).unwrap_err();
         // What the comparison kernel would count for the same buffers.
-        let device =
-            device_verdict("y", [2, 3, 1, 6f64.to_bits(), 2f64.to_bits()], 8, |i| Ok((got.get_f64(i as usize) as f32, want.get_f64(i as usize) as f32)))
-                .unwrap_err();
+        let device = device_verdict("y", DType::F32, [2, 3, 1, 6f64.to_bits(), 2f64.to_bits()], 8, |i| Ok((got.get_f64(i as usize), want.get_f64(i as usize))))
+            .unwrap_err();
         assert_eq!(host, device);
-        assert!(device_verdict("y", DEVICE_COMPARE_INIT, 8, |_| unreachable!()).is_ok());
-        assert!(DEVICE_COMPARE_SRC.contains(DEVICE_COMPARE_KERNEL));
+        assert!(device_verdict("y", DType::F32, DEVICE_COMPARE_INIT, 8, |_| unreachable!()).is_ok());
+        for d in DType::ALL {
+            let k = device_compare_kernel(d);
+            assert_eq!(k.is_some(), matches!(d, DType::F32 | DType::F16 | DType::BF16), "{d:?}");
+            assert!(k.is_none_or(|k| DEVICE_COMPARE_SRC.contains(&format!("KT_COMPARE({k},"))), "{d:?}");
+        }
+        assert_eq!(device_compare_kernel(DType::F32), Some(DEVICE_COMPARE_KERNEL));
+        // Values as their own type prints them.
+        let tenth = HostBuffer { data: 0.1f32.to_le_bytes().to_vec(), ..HostBuffer::new("y", DType::F32, 1, &Init::Zeros, Access::Write) };
+        let zero = HostBuffer::new("y", DType::F32, 1, &Init::Zeros, Access::Write);
+        assert!(compare(&tenth, &zero, Tolerance::default()).unwrap_err().contains("got 0.1, expected 0"));
     }
 
     /// Device memory on the host: the comparison "kernel" counts as the CUDA C one does.
@@ -434,18 +476,19 @@ mod tests {
         fn free(&mut self, p: usize) {
             assert!(self.uploads[p].take().is_some(), "freed twice");
         }
-        fn compare_f32(&mut self, output: usize, want: usize, n: u64, tol: Tolerance) -> Result<CompareCounters, crate::BackendError> {
+        fn compare(&mut self, output: usize, want: usize, n: u64, dtype: DType, tol: Tolerance) -> Result<CompareCounters, crate::BackendError> {
             self.device_compares += 1;
             let want = self.uploads[want].as_ref().expect("live");
+            let size = dtype.size();
             let mut c = DEVICE_COMPARE_INIT;
             for i in 0..n as usize {
-                let g = f32::from_le_bytes(self.bufs[output].data[i * 4..i * 4 + 4].try_into().unwrap());
-                let w = f32::from_le_bytes(want[i * 4..i * 4 + 4].try_into().unwrap());
+                let raw = &self.bufs[output].data[i * size..(i + 1) * size];
+                let (g, w) = (dtype.decode(raw) as f32, dtype.decode(&want[i * size..(i + 1) * size]) as f32);
                 let ok = (g.is_nan() && w.is_nan()) || (g as f64 - w as f64).abs() <= tol.atol + tol.rtol * (w as f64).abs();
                 if !ok {
                     c[0] += 1;
                     c[1] = c[1].min(i as u64);
-                    c[2] += u64::from(g.to_bits() == u32::MAX);
+                    c[2] += u64::from(raw.iter().all(|&b| b == 0xFF));
                     if g.is_finite() && w.is_finite() {
                         let d = (g as f64 - w as f64).abs();
                         c[3] = c[3].max(d.to_bits());
@@ -457,8 +500,9 @@ mod tests {
             }
             Ok(c)
         }
-        fn read_f32(&mut self, output: usize, index: u64) -> Result<f32, crate::BackendError> {
-            Ok(self.bufs[output].get_f64(index as usize) as f32)
+        fn read_element(&mut self, output: usize, index: u64, dtype: DType) -> Result<f64, crate::BackendError> {
+            assert_eq!(dtype, self.bufs[output].dtype);
+            Ok(self.bufs[output].get_f64(index as usize))
         }
         fn read_back(&mut self, output: usize) -> Result<&HostBuffer, crate::BackendError> {
             self.host_reads += 1;
@@ -515,6 +559,34 @@ mod tests {
         wrong.set_f64(5, 99.0);
         assert_eq!(e.to_string(), crate::BackendError::WrongOutput(compare(&wrong, &y, Tolerance::default()).unwrap_err()).to_string());
         assert_eq!(r.ptrs().count(), 0);
+    }
+
+    #[test]
+    fn half_precision_outputs_are_compared_on_the_device_like_the_host() {
+        let h = HostBuffer::new("h", DType::F16, 64, &Init::Generator { expr: "i * 0.25 - 3".into() }, Access::Write);
+        let b = HostBuffer::new("b", DType::BF16, 64, &Init::Generator { expr: "i * 0.5".into() }, Access::Write);
+        let reference = vec![h.clone(), b.clone()];
+        let mut dev = HostDevice { bufs: reference.clone(), ..Default::default() };
+        let req = crate::VerifyRequest {
+            reference: &reference,
+            reference_id: 1,
+            outputs: &[],
+            tolerance: Tolerance::default(),
+            per_output: &[],
+            timeout: Default::default(),
+        };
+        let mut r = DeviceReference::default();
+        r.check(&mut dev, &req).unwrap();
+        assert_eq!((dev.uploads.len(), dev.device_compares, dev.host_reads), (2, 2, 0), "both on the device");
+        for (i, want) in reference.iter().enumerate() {
+            dev.bufs = reference.clone();
+            dev.bufs[i].set_f64(9, 0.1);
+            dev.bufs[i].data[40..44].copy_from_slice(&[0xFF; 4]);
+            let e = r.check(&mut dev, &req).unwrap_err();
+            let host = compare(&dev.bufs[i], want, Tolerance::default()).unwrap_err();
+            assert!(matches!(&e, crate::BackendError::WrongOutput(m) if *m == host), "{e} vs {host}");
+            assert!(host.contains("3 of 64 elements differ") && host.contains("2 were never written"), "{host}");
+        }
     }
 
     #[test]
