@@ -2,7 +2,7 @@
 # Fifth call, on an H200: f16 and bf16 outputs verified on the device. The build of call 4
 # (.device/kerntune-call4: those outputs read back and compared on the host, on every core) and
 # this one alternating, twice each, the f16 GEMM exhaustive at 4096³ with a warm compile cache;
-# a kernel made wrong for some configs (C scaled by 1.003 where BK = 32) to see the device
+# an f16 kernel made wrong for some configs (C scaled by 1.003 where BK = 32) to see the device
 # comparison catch it and word it; then the GPU suites.
 set -u
 . scripts/device-env.sh
@@ -14,10 +14,9 @@ run() { /usr/bin/time -f "$1 $2 process wall %e s" .device/$1 tune examples/hgem
   run kerntune warmup hgemm.toml
   for i in 1 2; do run kerntune-call4 $i hgemm.toml; run kerntune $i hgemm.toml; done
   run kerntune-call4 bf16 hgemm_bf16.toml; run kerntune bf16 hgemm_bf16.toml
-  echo "--- a wrong kernel (C * 1.003 where BK = 32), f16 and bf16"
+  echo "--- a wrong kernel (C * 1.003 where BK = 32), f16"
   rm -rf /tmp/hg && cp -r examples/hgemm /tmp/hg && sed -i 's/C\[r \* N + c\] = TO_ELEM(Cs\[warp\]\[e\]);/C[r * N + c] = TO_ELEM(Cs[warp][e] * (BK == 32 ? 1.003f : 1.0f));/' /tmp/hg/hgemm.cu && grep -c 1.003f /tmp/hg/hgemm.cu
   .device/kerntune tune /tmp/hg/hgemm.toml --backend cuda --key M=1024,N=1024,K=1024 --no-db --strategy random --budget 12 --seed 2 2>&1 | grep -A3 "failures"
-  .device/kerntune tune /tmp/hg/hgemm_bf16.toml --backend cuda --key M=1024,N=1024,K=1024 --no-db --strategy random --budget 12 --seed 2 --rtol 1e-3 2>&1 | grep -A3 "failures"
   echo "--- suites"
   for t in conformance gpu launch; do
     echo "== $t"
