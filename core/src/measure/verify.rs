@@ -128,7 +128,27 @@ __device__ __forceinline__ float kt_of_f16(unsigned short h) {
 }
 __device__ __forceinline__ unsigned kt_bits_16(unsigned short h) { return h; }
 
-#define KT_COMPARE(NAME, T, OF, BITS, POISON)                                                              extern "C" __global__ void NAME(const T* got, const T* want, unsigned long long n,                                                          double atol, double rtol, unsigned long long* out) {                            unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;                                     for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n; i += stride) {         float g = OF(got[i]), w = OF(want[i]);                                                                      bool ok = (g != g && w != w) || fabs((double)g - (double)w) <= atol + rtol * fabs((double)w);               if (!ok) {                                                                                                      atomicAdd(&out[0], 1ull);                                                                                   atomicMin(&out[1], i);                                                                                      if (BITS(got[i]) == POISON) atomicAdd(&out[2], 1ull);                                                       if (isfinite(g) && isfinite(w)) {                                                                               double d = fabs((double)g - (double)w);                                                                     atomicMax(&out[3], (unsigned long long)__double_as_longlong(d));                                            if (w != 0.0f) atomicMax(&out[4], (unsigned long long)__double_as_longlong(d / fabs((double)w)));             }                                                                                                       }                                                                                                       }                                                                                                       }
+#define KT_COMPARE(NAME, T, OF, BITS, POISON)                                                          \
+extern "C" __global__ void NAME(const T* got, const T* want, unsigned long long n,                      \
+                                double atol, double rtol, unsigned long long* out) {                    \
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;                             \
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;       \
+         i += stride) {                                                                                 \
+        float g = OF(got[i]), w = OF(want[i]);                                                          \
+        bool ok = (g != g && w != w) || fabs((double)g - (double)w) <= atol + rtol * fabs((double)w);   \
+        if (!ok) {                                                                                      \
+            atomicAdd(&out[0], 1ull);                                                                   \
+            atomicMin(&out[1], i);                                                                      \
+            if (BITS(got[i]) == POISON) atomicAdd(&out[2], 1ull);                                       \
+            if (isfinite(g) && isfinite(w)) {                                                           \
+                double d = fabs((double)g - (double)w);                                                 \
+                atomicMax(&out[3], (unsigned long long)__double_as_longlong(d));                        \
+                if (w != 0.0f)                                                                          \
+                    atomicMax(&out[4], (unsigned long long)__double_as_longlong(d / fabs((double)w)));  \
+            }                                                                                           \
+        }                                                                                               \
+    }                                                                                                   \
+}
 KT_COMPARE(kt_compare_f32, float, kt_of_f32, kt_bits_f32, 0xFFFFFFFFu)
 KT_COMPARE(kt_compare_f16, unsigned short, kt_of_f16, kt_bits_16, 0xFFFFu)
 KT_COMPARE(kt_compare_bf16, unsigned short, kt_of_bf16, kt_bits_16, 0xFFFFu)
