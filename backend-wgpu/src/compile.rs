@@ -76,12 +76,15 @@ pub fn inject_constants(code: &str, defines: &[(String, String)], scalars: &[(St
 /// of those lines emptied. Directives are the lines before the first declaration that start with
 /// `enable`, `requires` or `diagnostic`; blank and `//` comment lines between them are skipped.
 fn hoist_directives(code: &str) -> (Vec<String>, std::borrow::Cow<'_, str>) {
+    let is_directive = |line: &str| {
+        let word = line.trim().split(|c: char| !c.is_alphanumeric() && c != '_').next().unwrap_or("");
+        matches!(word, "enable" | "requires" | "diagnostic")
+    };
     let mut directives = Vec::new();
     let mut end = 0;
     for line in code.split_inclusive('\n') {
         let t = line.trim();
-        let word = t.split(|c: char| !c.is_alphanumeric() && c != '_').next().unwrap_or("");
-        if matches!(word, "enable" | "requires" | "diagnostic") {
+        if is_directive(line) {
             directives.push(format!("{}\n", line.trim_end()));
         } else if !(t.is_empty() || t.starts_with("//")) {
             break;
@@ -91,18 +94,16 @@ fn hoist_directives(code: &str) -> (Vec<String>, std::borrow::Cow<'_, str>) {
     if directives.is_empty() {
         return (directives, code.into());
     }
+    // Each directive's line left empty (its newline kept), so later lines keep their numbers.
     let head: String = code[..end]
         .split_inclusive('\n')
         .map(|line| {
-            let word = line.trim().split(|c: char| !c.is_alphanumeric() && c != '_').next().unwrap_or("");
-            if matches!(word, "enable" | "requires" | "diagnostic") {
-                if line.ends_with('\n') {
-                    "\n"
-                } else {
-                    ""
-                }
-            } else {
+            if !is_directive(line) {
                 line
+            } else if line.ends_with('\n') {
+                "\n"
+            } else {
+                ""
             }
         })
         .collect();
