@@ -149,8 +149,8 @@ pub struct LocalWorkspace {
     /// Device copies of the reference outputs (f32, f16 and bf16 buffers), for on-device
     /// verification.
     refs: verify::DeviceReference<sys::CUdeviceptr>,
-    /// The comparison kernels loaded so far, by element type.
-    compare: Vec<(kerntune_core::DType, CudaKernel)>,
+    /// The comparison kernels loaded so far, by entry point.
+    compare: Vec<(&'static str, CudaKernel)>,
     counters: Option<sys::CUdeviceptr>,
     /// The host data of buffers restored from the host, page-locked for the driver (see
     /// [`LocalWorkspace::pin_host_restores`]); unregistered when the workspace is dropped.
@@ -204,19 +204,18 @@ impl verify::DeviceCompare for LocalWorkspace {
         output: usize,
         want: sys::CUdeviceptr,
         n: u64,
-        dtype: kerntune_core::DType,
+        kernel: &'static str,
         tol: kerntune_core::spec::Tolerance,
     ) -> Result<verify::CompareCounters, BackendError> {
-        if !self.compare.iter().any(|(d, _)| *d == dtype) {
-            let name = verify::device_compare_kernel(dtype).ok_or_else(|| BackendError::other(format!("no device comparison for {dtype:?} outputs")))?;
+        if !self.compare.iter().any(|(k, _)| *k == kernel) {
             let cubin = compare_cubin(&self.shared.arch)?;
-            self.compare.push((dtype, CudaKernel::new(self.shared.clone(), std::ffi::CString::new(name).expect("no NUL"), cubin)));
+            self.compare.push((kernel, CudaKernel::new(self.shared.clone(), std::ffi::CString::new(kernel).expect("no NUL"), cubin)));
         }
         if self.counters.is_none() {
             self.counters = Some(malloc(std::mem::size_of::<verify::CompareCounters>())?);
         }
         let counters = self.counters.expect("allocated");
-        let func = self.compare.iter().find(|(d, _)| *d == dtype).expect("loaded above").1.function(self.gen)?;
+        let func = self.compare.iter().find(|(k, _)| *k == kernel).expect("loaded above").1.function(self.gen)?;
         let init = verify::DEVICE_COMPARE_INIT;
         let mut args = verify::CompareArgs::new(self.bufs[output].ptr, want, n, tol, counters);
         let mut params = args.pointers();
@@ -237,10 +236,10 @@ impl verify::DeviceCompare for LocalWorkspace {
 
     fn read_element(&mut self, output: usize, index: u64, dtype: kerntune_core::DType) -> Result<f64, BackendError> {
         let size = dtype.size();
-        let mut g = HostBuffer { data: vec![0u8; size], ..self.bufs[output].init.described() };
-        // SAFETY: `index` < the buffer's element count; reads one element.
-        unsafe { result::memcpy_dtoh_sync(&mut g.data[..], self.bufs[output].ptr + index * size as u64) }.map_err(|e| other("reading a mismatch", e))?;
-        Ok(g.get_f64(0))
+        let mut g = [0u8; 8];
+        // SAFETY: `index` < the buffer's element count; reads one element (at most 8 bytes).
+        unsafe { result::memcpy_dtoh_sync(&mut g[..size], self.bufs[output].ptr + index * size as u64) }.map_err(|e| other("reading a mismatch", e))?;
+        Ok(dtype.decode(&g[..size]))
     }
 
     fn read_back(&mut self, output: usize) -> Result<&HostBuffer, BackendError> {

@@ -198,9 +198,6 @@ pub(crate) fn nvrtc_compile(name: &str, instance: Option<&str>, code: &str, args
     Ok((buf, lowered))
 }
 
-/// The log a failed compile reports: NVRTC's own, or when NVRTC wrote none (an invalid
-/// option, an internal error, running out of memory) what it returned, so that a failure never
-/// carries an empty log.
 /// ptxas's "uses too much shared data (0xcc00 bytes, 0xc000 max)": the config's static
 /// (`__shared__`) arrays exceed the 48 KiB a kernel's static shared memory may have (beyond it,
 /// only dynamic shared memory, opted into at launch), which no launch can change: a config that
@@ -217,6 +214,9 @@ fn static_shared_overflow(log: &str) -> Option<kerntune_core::LimitViolation> {
     })
 }
 
+/// The log a failed compile reports: NVRTC's own, or when NVRTC wrote none (an invalid
+/// option, an internal error, running out of memory) what it returned, so that a failure never
+/// carries an empty log; a missing header's log also says where the toolkit's were looked for.
 fn failure_log(log: Option<String>, r: nvrtc::nvrtcResult) -> String {
     match log.filter(|l| !l.trim().is_empty()) {
         Some(l) if l.contains("cannot open source file") && toolkit_include().is_none() => format!(

@@ -117,8 +117,8 @@ pub struct LocalWorkspace {
     /// verification. (Device addresses as integers: device memory is never dereferenced on the
     /// host.)
     refs: verify::DeviceReference<usize>,
-    /// The comparison kernels loaded so far, by element type.
-    compare: Vec<(kerntune_core::DType, HipKernel)>,
+    /// The comparison kernels loaded so far, by entry point.
+    compare: Vec<(&'static str, HipKernel)>,
     counters: Option<*mut c_void>,
     /// The host data of buffers restored from the host, page-locked (see
     /// [`LocalWorkspace::pin_host_restores`]); unregistered when the workspace is dropped.
@@ -161,18 +161,17 @@ impl verify::DeviceCompare for LocalWorkspace {
         output: usize,
         want: usize,
         n: u64,
-        dtype: kerntune_core::DType,
+        kernel: &'static str,
         tol: kerntune_core::spec::Tolerance,
     ) -> Result<verify::CompareCounters, BackendError> {
-        if !self.compare.iter().any(|(d, _)| *d == dtype) {
-            let name = verify::device_compare_kernel(dtype).ok_or_else(|| BackendError::other(format!("no device comparison for {dtype:?} outputs")))?;
-            self.compare.push((dtype, HipKernel::load(compare_code(&self.arch)?, name, false)?));
+        if !self.compare.iter().any(|(k, _)| *k == kernel) {
+            self.compare.push((kernel, HipKernel::load(compare_code(&self.arch)?, kernel, false)?));
         }
         if self.counters.is_none() {
             self.counters = Some(malloc(std::mem::size_of::<verify::CompareCounters>())?);
         }
         let counters = self.counters.expect("allocated");
-        let func = self.compare.iter().find(|(d, _)| *d == dtype).expect("loaded above").1.func;
+        let func = self.compare.iter().find(|(k, _)| *k == kernel).expect("loaded above").1.func;
         let mut init = verify::DEVICE_COMPARE_INIT;
         let mut args = verify::CompareArgs::new(self.bufs[output].ptr, want as *mut c_void, n, tol, counters);
         let mut params = args.pointers();
@@ -194,11 +193,11 @@ impl verify::DeviceCompare for LocalWorkspace {
 
     fn read_element(&mut self, output: usize, index: u64, dtype: kerntune_core::DType) -> Result<f64, BackendError> {
         let size = dtype.size();
-        let mut g = HostBuffer { data: vec![0u8; size], ..self.bufs[output].init.described() };
+        let mut g = [0u8; 8];
         let at = (self.bufs[output].ptr as *mut u8).wrapping_add(index as usize * size) as *mut c_void;
-        // SAFETY: `index` < the buffer's element count; reads one element.
-        check(unsafe { hip::hipMemcpyDtoH(g.data.as_mut_ptr() as *mut c_void, at, size) }, "reading a mismatch")?;
-        Ok(g.get_f64(0))
+        // SAFETY: `index` < the buffer's element count; reads one element (at most 8 bytes).
+        check(unsafe { hip::hipMemcpyDtoH(g.as_mut_ptr() as *mut c_void, at, size) }, "reading a mismatch")?;
+        Ok(dtype.decode(&g[..size]))
     }
 
     fn read_back(&mut self, output: usize) -> Result<&HostBuffer, BackendError> {

@@ -196,16 +196,10 @@ pub trait DeviceCompare {
     fn upload(&mut self, want: &HostBuffer) -> Result<Option<Self::Ptr>, crate::BackendError>;
     /// Frees what [`DeviceCompare::upload`] allocated.
     fn free(&mut self, p: Self::Ptr);
-    /// Runs [`DEVICE_COMPARE_SRC`]'s kernel for `dtype` ([`device_compare_kernel`]) on buffer
-    /// `output` against `want` (`n` elements) and returns its counters.
-    fn compare(
-        &mut self,
-        output: usize,
-        want: Self::Ptr,
-        n: u64,
-        dtype: crate::spec::problem::DType,
-        tol: Tolerance,
-    ) -> Result<CompareCounters, crate::BackendError>;
+    /// Runs `kernel`, [`DEVICE_COMPARE_SRC`]'s entry point for the output's element type
+    /// ([`device_compare_kernel`]), on buffer `output` against `want` (`n` elements) and returns
+    /// its counters.
+    fn compare(&mut self, output: usize, want: Self::Ptr, n: u64, kernel: &'static str, tol: Tolerance) -> Result<CompareCounters, crate::BackendError>;
     /// Element `index` of buffer `output`, of `dtype`.
     fn read_element(&mut self, output: usize, index: u64, dtype: crate::spec::problem::DType) -> Result<f64, crate::BackendError>;
     /// Buffer `output`, read back to the host, into memory the backend may keep for the next
@@ -250,14 +244,14 @@ impl<P: Copy> DeviceReference<P> {
             if !req.selects(want) {
                 continue;
             }
-            let Some(p) = self.ptrs.get(i).copied().flatten() else {
+            let (Some(p), Some(kernel)) = (self.ptrs.get(i).copied().flatten(), device_compare_kernel(want.dtype)) else {
                 // An output of another type (or empty), or no room on the device: read it back
                 // and compare on the host.
                 compare(dev.read_back(i)?, want, req.tolerance_for(&want.name)).map_err(BackendError::WrongOutput)?;
                 continue;
             };
             let n = want.len() as u64;
-            let counters = dev.compare(i, p, n, want.dtype, req.tolerance_for(&want.name))?;
+            let counters = dev.compare(i, p, n, kernel, req.tolerance_for(&want.name))?;
             device_verdict(&want.name, want.dtype, counters, n, |first| {
                 let g = dev.read_element(i, first, want.dtype).map_err(|e| e.to_string())?;
                 Ok((g, want.get_f64(first as usize)))
@@ -496,9 +490,11 @@ mod tests {
         fn free(&mut self, p: usize) {
             assert!(self.uploads[p].take().is_some(), "freed twice");
         }
-        fn compare(&mut self, output: usize, want: usize, n: u64, dtype: DType, tol: Tolerance) -> Result<CompareCounters, crate::BackendError> {
+        fn compare(&mut self, output: usize, want: usize, n: u64, kernel: &'static str, tol: Tolerance) -> Result<CompareCounters, crate::BackendError> {
             self.device_compares += 1;
             let want = self.uploads[want].as_ref().expect("live");
+            let dtype = self.bufs[output].dtype;
+            assert_eq!(device_compare_kernel(dtype), Some(kernel), "the kernel for the output's type");
             let size = dtype.size();
             let mut c = DEVICE_COMPARE_INIT;
             for i in 0..n as usize {

@@ -150,7 +150,7 @@ impl DType {
     }
 
     /// The value of one element's little-endian bytes (`size()` of them).
-    pub(crate) fn decode(self, b: &[u8]) -> f64 {
+    pub fn decode(self, b: &[u8]) -> f64 {
         let two = || [b[0], b[1]];
         let four = || [b[0], b[1], b[2], b[3]];
         let eight = || [b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]];
