@@ -45,7 +45,8 @@ use std::time::Duration;
 /// The worker side of a backend: what a worker process does with the parent's requests. Every
 /// method runs in the worker process, on its one thread.
 pub trait Executor {
-    /// Opens device `ordinal` and uploads the problem.
+    /// Opens device `ordinal` and uploads the problem; called again with another problem, it
+    /// replaces the one it holds (keeping the device and the loaded kernels).
     fn init(&mut self, ordinal: usize, problem: &Arc<ProblemData>) -> Result<(), BackendError>;
     /// Called as the worker starts, before the problem arrives, with the device it will be
     /// given: an executor may open it now, while the parent is still sending the problem.
@@ -113,10 +114,14 @@ impl<B: WorkerBackend> BackendExecutor<B> {
 
 impl<B: WorkerBackend> Executor for BackendExecutor<B> {
     fn init(&mut self, ordinal: usize, problem: &Arc<ProblemData>) -> Result<(), BackendError> {
-        let b = match self.opened.take() {
-            Some((o, Ok(b))) if o == ordinal => b,
+        // Another problem for a worker already serving one: the same device (the kernels
+        // loaded on it stay valid), a new workspace, the old one freed first.
+        let b = match (self.backend.take(), self.opened.take()) {
+            (Some(b), _) => b,
+            (None, Some((o, Ok(b)))) if o == ordinal => b,
             _ => B::open_for_worker(ordinal)?,
         };
+        self.ws = None;
         let t = std::time::Instant::now();
         self.ws = Some(b.workspace(problem)?);
         tracing::debug!(seconds = t.elapsed().as_secs_f64(), "worker: workspace made");
@@ -558,6 +563,9 @@ pub struct Worker {
     shm: Option<std::fs::File>,
     /// Requests sent whose replies are read before the next call's (see [`Worker::post`]).
     unanswered: Vec<Posted>,
+    /// The problem the worker holds (a weak handle: the parent's workspace owns it; its
+    /// allocation outlives it, so that another problem is never taken for this one).
+    problem: std::sync::Weak<ProblemData>,
 }
 
 /// A request sent without waiting for its reply: unloads and loads go out with the request that
@@ -580,7 +588,48 @@ impl Worker {
     /// kind's worker variable is set).
     pub fn spawn_command(kind: &WorkerKind, cmd: Command, ordinal: usize, problem: &Arc<ProblemData>) -> Result<Worker, BackendError> {
         // The problem's large buffers, written once for every worker started for it at this time.
-        Self::start(kind, cmd, ordinal, problem, ProblemFile::starting(problem))
+        let mut w = Self::start(kind, cmd, ordinal, problem, ProblemFile::starting(problem))?;
+        w.problem = Arc::downgrade(problem);
+        Ok(w)
+    }
+
+    /// Whether the worker holds `problem` (the very one, not an equal one).
+    pub fn holds(&self, problem: &Arc<ProblemData>) -> bool {
+        std::ptr::eq(self.problem.as_ptr(), Arc::as_ptr(problem))
+    }
+
+    /// Sends the worker another problem (the next problem of a spec with several, or the next
+    /// size a program tunes): it replaces its workspace, keeping its device and the kernels it
+    /// loaded, and is sent the next reference whole.
+    pub fn reinit(&mut self, ordinal: usize, problem: &Arc<ProblemData>) -> Result<(), BackendError> {
+        let (args, blobs) = Self::init_message(problem, None);
+        self.call_blobs(&Req::Init { ordinal, args }, &blobs, Duration::from_secs(120))?;
+        self.ref_id = None;
+        self.problem = Arc::downgrade(problem);
+        tracing::debug!(label = self.label, "worker: another problem sent");
+        Ok(())
+    }
+
+    /// The `Init` request for `problem`: its arguments, and its buffers' bytes (those `placed`
+    /// holds as offsets into the shared problem file).
+    fn init_message<'p>(problem: &'p ProblemData, placed: Option<&Placed>) -> (Vec<ArgMeta>, Vec<Blob<'p>>) {
+        let mut args = Vec::new();
+        let mut blobs: Vec<Blob> = Vec::new();
+        for (i, a) in problem.args.iter().enumerate() {
+            match a {
+                ArgData::Buffer(b) => {
+                    args.push(ArgMeta { name: b.name.clone(), dtype: b.dtype, access: Some(b.access), memory: b.memory, scalar: None });
+                    blobs.push(match placed.and_then(|p| p.offsets.get(i).copied().flatten()) {
+                        Some(offset) => Blob::InProblem { offset, len: b.data.len() as u64 },
+                        None => Blob::Bytes(&b.data),
+                    });
+                }
+                ArgData::Scalar { name, dtype, value } => {
+                    args.push(ArgMeta { name: name.clone(), dtype: *dtype, access: None, memory: Memory::Global, scalar: Some(value.clone()) })
+                }
+            }
+        }
+        (args, blobs)
     }
 
     /// Starts a worker and sends it `problem`, its large buffers through `placed` when given.
@@ -611,25 +660,20 @@ impl Worker {
                 }
             })
             .map_err(|e| BackendError::other(format!("starting a reader thread: {e}")))?;
-        let mut w = Worker { label, child: Some(child), stdin: Some(stdin), replies: rx, loaded: HashSet::new(), ref_id: None, shm, unanswered: Vec::new() };
+        let mut w = Worker {
+            label,
+            child: Some(child),
+            stdin: Some(stdin),
+            replies: rx,
+            loaded: HashSet::new(),
+            ref_id: None,
+            shm,
+            unanswered: Vec::new(),
+            problem: std::sync::Weak::new(),
+        };
         // The process opens its device (see `Executor::prepare`) while the problem is written.
         let placed = placed.filter(|p| p.fill(problem));
-        let mut args = Vec::new();
-        let mut blobs: Vec<Blob> = Vec::new();
-        for (i, a) in problem.args.iter().enumerate() {
-            match a {
-                ArgData::Buffer(b) => {
-                    args.push(ArgMeta { name: b.name.clone(), dtype: b.dtype, access: Some(b.access), memory: b.memory, scalar: None });
-                    blobs.push(match placed.as_ref().and_then(|p| p.offsets.get(i).copied().flatten()) {
-                        Some(offset) => Blob::InProblem { offset, len: b.data.len() as u64 },
-                        None => Blob::Bytes(&b.data),
-                    });
-                }
-                ArgData::Scalar { name, dtype, value } => {
-                    args.push(ArgMeta { name: name.clone(), dtype: *dtype, access: None, memory: Memory::Global, scalar: Some(value.clone()) })
-                }
-            }
-        }
+        let (args, blobs) = Self::init_message(problem, placed.as_ref());
         tracing::debug!(seconds = t.elapsed().as_secs_f64(), pid = w.pid(), "{label} worker started; sending the problem");
         w.call_blobs(&Req::Init { ordinal, args }, &blobs, Duration::from_secs(120))?;
         drop(placed); // read: the last worker starting from the file empties it
@@ -932,6 +976,18 @@ impl WorkerSlot {
             *guard = Some(w);
         }
         let w = guard.as_mut().expect("just started");
+        // A worker started for another problem (the slot outlives a tune: a spec's next
+        // problem, a program's next size) is sent this one before anything runs on it.
+        if !w.holds(problem) {
+            if let Err(e) = w.reinit(self.ordinal, problem) {
+                // Its workspace is gone or half made: the next call starts a fresh one.
+                if let Some(mut w) = guard.take() {
+                    w.kill();
+                }
+                return Err(e);
+            }
+        }
+        let w = guard.as_mut().expect("still running");
         let dropped: Vec<u64> = {
             let all = DROPPED.lock().unwrap_or_else(|p| p.into_inner());
             let from = self.dropped_seen.swap(all.len(), Ordering::SeqCst).min(all.len());

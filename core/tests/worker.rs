@@ -161,6 +161,38 @@ fn runs_and_verifies_in_the_worker() {
     assert_eq!(s.starts(), 1, "one worker served all of that");
 }
 
+/// One slot serves a spec's problems one after another (a tune per problem): the worker started
+/// for the first is sent the second, larger one, and runs and verifies on its buffers, not on
+/// the first's.
+fn another_problem_replaces_the_one_the_worker_holds() {
+    let s = slot();
+    let sized = |n: usize| {
+        Arc::new(ProblemData {
+            args: vec![
+                ArgData::Buffer(HostBuffer::new("x", DType::F32, n, &Init::Sequence, Access::Read)),
+                ArgData::Buffer(HostBuffer::new("y", DType::F32, n, &Init::Zeros, Access::Write)),
+            ],
+        })
+    };
+    let verify = |p: &Arc<ProblemData>, id: u64| {
+        let r = reference(p);
+        let req =
+            VerifyRequest { reference: &r, reference_id: id, outputs: &[], tolerance: Tolerance::default(), per_output: &[], timeout: Duration::from_secs(5) };
+        s.with(p, |w| w.verify(image(1, "double"), &LAUNCH, &req))
+    };
+    let (small, large) = (sized(1000), sized(3000));
+    verify(&small, 1).unwrap();
+    verify(&large, 2).unwrap_or_else(|e| panic!("the second problem verified on the first's buffers: {e}"));
+    // (Verification restores the outputs; a timed launch leaves its own.)
+    s.with(&large, |w| w.time(image(1, "double"), &LAUNCH, &timing(Duration::from_secs(5)))).unwrap();
+    let y = s.with(&large, |w| w.read_outputs(&large, &[false, true])).unwrap();
+    assert_eq!((y[1].len(), y[1].to_f32()[2999]), (3000, 5998.0));
+    // And back: an equal problem is not the one the worker holds; the one it holds is.
+    verify(&small, 3).unwrap();
+    assert_eq!(s.with(&small, |w| w.read_outputs(&small, &[false, true])).unwrap()[1].len(), 1000);
+    assert_eq!(s.starts(), 1, "one worker, sent each problem in turn");
+}
+
 /// Buffers of several mebibytes (the problem's, the reference's and the outputs read back)
 /// arrive whole, through the shared-memory file on Linux and through the pipe when it is
 /// switched off.
@@ -336,7 +368,8 @@ fn loads_travel_with_the_next_request_and_their_errors_come_back() {
 fn main() {
     KIND.hook(HostExec::default);
     assert!(KIND.enabled(), "the hook enables isolation unless told otherwise");
-    let tests: [(&str, fn()); 8] = [
+    let tests: [(&str, fn()); 9] = [
+        ("another_problem_replaces_the_one_the_worker_holds", another_problem_replaces_the_one_the_worker_holds),
         ("notes_come_back_from_the_worker", notes_come_back_from_the_worker),
         ("loads_travel_with_the_next_request_and_their_errors_come_back", loads_travel_with_the_next_request_and_their_errors_come_back),
         ("runs_and_verifies_in_the_worker", runs_and_verifies_in_the_worker),
