@@ -96,6 +96,40 @@ fn triad_tunes_for_real_and_the_second_run_is_a_database_hit() {
     assert!(out.contains("recheck: ") && out.contains("measured again at the end"), "{out}");
 }
 
+/// A spec with several problems, tuned in one run in the worker process the CLI measures in: each
+/// problem is measured and verified on its own buffers (the worker started for the first, smaller
+/// one is sent the next), each summary names its problem, and with a budget the problems after
+/// the first learn from those before them.
+#[test]
+fn several_problems_in_one_run_each_on_its_own_buffers_and_learning_from_the_last() {
+    let d = tempfile::tempdir().unwrap();
+    if !have_device(d.path()) {
+        return;
+    }
+    let dir = d.path().join("mm");
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in ["matmul.wgsl", "matmul.cu"] {
+        std::fs::copy(examples().join("matmul").join(f), dir.join(f)).unwrap();
+    }
+    let toml = std::fs::read_to_string(examples().join("matmul/matmul.toml")).unwrap();
+    let first = "[[problems]]\nM = 512\nN = 512\nK = 512\n";
+    assert!(toml.contains(first), "the example's problem table moved");
+    let spec = dir.join("matmul.toml");
+    let problems = "[[problems]]\nM = 32\nN = 32\nK = 32\n\n[[problems]]\nM = 96\nN = 64\nK = 80\n\n[[problems]]\nM = 64\nN = 96\nK = 48\n";
+    std::fs::write(&spec, toml.replace(first, problems)).unwrap();
+    let db = d.path().join("db.sqlite");
+    let o = kerntune(d.path(), &["tune", spec.to_str().unwrap(), "--backend", "wgpu", "--budget", "5", "--seed", "1", "--db", db.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    for p in ["M=32,N=32,K=32", "M=96,N=64,K=80", "M=64,N=96,K=48"] {
+        assert!(out.contains(&format!("== problem {p}\n")), "{out}");
+    }
+    assert!(!out.contains("wrong output") && !err.contains("error"), "{out}\n{err}");
+    assert_eq!(out.matches("prior: ").count(), 2, "the second and third problems learn from those before them: {out}");
+    assert!(out.contains("prior: 2 other problems on this target"), "{out}");
+    assert_eq!(out.matches("strategy: transfer").count(), 2, "{out}");
+}
+
 #[test]
 fn matmul_tunes_with_a_budget_and_json_output() {
     let d = tempfile::tempdir().unwrap();

@@ -84,6 +84,56 @@ fn a_new_device_learns_from_the_database() {
     }
 }
 
+/// A new problem size on a device already tuned at others learns from the nearest of them
+/// (this target's own measurements), with a budget; without one every config is measured and
+/// the other sizes only order the compiles.
+#[test]
+fn a_new_problem_size_learns_from_the_sizes_tuned_on_this_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::at(dir.path().join("db.sqlite"));
+    let sized = |n: i64| kerntune_core::fake::xy_job(&[32, 64, 128, 256, 512, 1024], &[1, 2, 4, 8], n);
+    // The best block size grows with the problem on this device.
+    let first = Tuner::new(device("gpu_a", 128.0)).tune(&sized(4096), &opts(&db)).unwrap();
+    assert_eq!((first.strategy.as_str(), first.prior.is_none()), ("exhaustive", true));
+    // A second size with no budget: exhaustive still, and a note says what the other size is
+    // used for and how to tune from it.
+    let second = Tuner::new(device("gpu_a", 512.0)).tune(&sized(1 << 20), &opts(&db)).unwrap();
+    assert_eq!(second.strategy, "exhaustive");
+    assert_eq!(second.results.len(), 24, "every config measured");
+    let p = second.prior.as_ref().expect("the other size is a prior");
+    assert_eq!(p.line, "prior: 1 other problem on this target, 24 measurements (db)");
+    assert_eq!((p.targets, p.problems_here), (0, 1));
+    assert!(
+        second.notes.iter().any(|n| n.starts_with("with no budget every config is measured: this target's other problems only order the compiles")),
+        "{:?}",
+        second.notes
+    );
+    // Five more sizes, then a new one between them with a budget: the transfer search, from
+    // the six nearest (n = 2^14 to 2^20; not 2^12, five doublings away), found in 6
+    // evaluations.
+    for (n, best) in [(1 << 14, 256.0), (1 << 15, 256.0), (1 << 16, 256.0), (1 << 18, 512.0), (1 << 19, 512.0)] {
+        Tuner::new(device("gpu_a", best)).tune(&sized(n), &opts(&db)).unwrap();
+    }
+    let o = TuneOptions { budget: Budget::parse("6").unwrap(), ..opts(&db) };
+    let new = Tuner::new(device("gpu_a", 512.0)).tune(&sized(1 << 17), &o).unwrap();
+    assert_eq!(new.strategy, "transfer");
+    let p = new.prior.as_ref().expect("priors from this target's other sizes");
+    assert_eq!(p.line, "prior: 6 other problems on this target, 144 measurements (db)");
+    let entry = db.entry(&new.entry).unwrap().expect("stored");
+    let learned = entry.runs[0].prior.as_deref().unwrap_or_default();
+    assert!(learned.starts_with("prior: 6 other problems"), "{learned}");
+    assert!(new.notes.iter().any(|n| n.contains("at n=")), "a source is named by its problem: {:?}", new.notes);
+    assert_eq!((new.winner.get_i64("bx"), new.winner.get_i64("vec")), (Some(512), Some(8)), "found in 6 evaluations: {}", new.winner);
+    // Another device's results at this very size join them; the line counts both.
+    Tuner::new(device("gpu_b", 512.0)).tune(&sized(1 << 17), &opts(&db)).unwrap();
+    let again = Tuner::new(device("gpu_a", 512.0)).tune(&sized(1 << 17), &TuneOptions { force: true, ..o.clone() }).unwrap();
+    assert_eq!(again.prior.as_ref().map(|p| p.line.as_str()), Some("prior: 1 target, 6 other problems on this target, 168 measurements (db)"));
+    // --no-prior: none of it; the budget gets the search without priors (not the first six
+    // configs in the space's order).
+    let off = Tuner::new(device("gpu_a", 512.0)).tune(&sized(1 << 21), &TuneOptions { prior: PriorSetting::Off, ..o }).unwrap();
+    assert_eq!((off.prior.is_none(), off.strategy.as_str()), (true, "hybrid"));
+}
+
 /// A tune stopped part-way keeps, with what it measured, what it learned from and who proposed
 /// each config: the report of an interrupted tune says as much as a finished one's.
 #[test]
@@ -190,7 +240,7 @@ fn another_source_hash_is_used_only_when_named() {
     let p = r.prior.as_ref().expect("a report even when nothing is usable");
     assert_eq!(p.targets, 0);
     assert!(p.notes[0].contains("1 entry of kernel `k` on other targets measured another source") && p.notes[0].contains("--prior"), "{:?}", p.notes);
-    assert_eq!(r.strategy, "exhaustive");
+    assert_eq!(r.strategy, "hybrid", "a budget under the space, no usable prior: the search without priors");
     // Named with --prior: used, with a note.
     let named = TuneOptions { prior: PriorSetting::Files(vec![db.path().to_path_buf()]), budget: Budget::parse("4").unwrap(), db: None, ..opts(&db) };
     let r = Tuner::new(device("gpu_c", 256.0)).tune(&job(), &named).unwrap();

@@ -435,6 +435,10 @@ fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -
             Err(e) => return Err(e),
         };
         if !run.json {
+            // Several problems in one run: each summary under the problem it is for.
+            if run.work.len() > 1 {
+                outln!("== problem {sizes}");
+            }
             summary::print(&r, run.top, opts.db.as_ref().map(|d| d.path()))?;
         }
         reports.push(r);

@@ -64,7 +64,8 @@ pub(crate) fn gather(ctx: &Context, opts: &TuneOptions, target: &str, cands: &Ca
     }
     let report = PriorReport {
         line: prior.summary(&from),
-        targets: prior.sources.len(),
+        targets: prior.sources.len() - prior.problems_here,
+        problems_here: prior.problems_here,
         measurements: prior.measurements(),
         from,
         skipped: prior.skipped.clone(),
@@ -106,7 +107,8 @@ fn from_database(b: &mut PriorBuilder<'_>, db: &Database, ctx: &Context, target:
             b.add_seconds(times.seconds.iter().copied());
         }
     }
-    if named && found == 0 {
+    let here = from_problems_here(b, db, ctx, target, &names, compile);
+    if named && found == 0 && here == 0 {
         b.note(format!(
             "{}: no entry of kernel `{}` for problem `{}` on another target; tuning without it",
             db.path().display(),
@@ -121,6 +123,81 @@ fn from_database(b: &mut PriorBuilder<'_>, db: &Database, ctx: &Context, target:
             ctx.id.kernel
         ));
     }
+}
+
+/// How many of this target's other problem sizes a tune learns from: the nearest ones. A
+/// library's database may hold dozens; the transfer search was built and scored on fleets of
+/// up to six sources, and scored on sizes (docs/benchmarks.md, "A new problem size from the
+/// sizes tuned") the nearest six did as well as or better than the nearest two to four.
+pub(crate) const NEAREST_PROBLEMS: usize = 6;
+
+/// The same kernel (source hash) on this target at the problem sizes nearest this tune's
+/// ([`problem_distance`]; the same problem measured under another toolchain first), up to
+/// [`NEAREST_PROBLEMS`] of them. Their evaluation seconds are left out of the flight's sizing
+/// (another size takes another time); their compile seconds are the same code's.
+fn from_problems_here(b: &mut PriorBuilder<'_>, db: &Database, ctx: &Context, target: &str, names: &[String], compile: bool) -> usize {
+    let here = match db.problems_here(&ctx.id.kernel, &ctx.id.kernel_hash, target, &ctx.id.problem, &ctx.id.toolchain) {
+        Ok(e) => e,
+        Err(e) => {
+            b.note(format!("{}: this target's other problem sizes not read ({e}); tuning without them", db.path().display()));
+            return 0;
+        }
+    };
+    let mut near: Vec<(f64, (String, crate::store::db::Entry))> =
+        here.into_iter().filter_map(|(k, e)| problem_distance(&ctx.id.problem, &e.id.problem).map(|d| (d, (k, e)))).collect();
+    near.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1 .0.cmp(&b.1 .0)));
+    near.truncate(NEAREST_PROBLEMS);
+    let entries = match db.times_for(near.into_iter().map(|(_, e)| e).collect(), compile) {
+        Ok(e) => e,
+        Err(e) => {
+            b.note(format!("{}: this target's other problem sizes not read ({e}); tuning without them", db.path().display()));
+            return 0;
+        }
+    };
+    let mut added = 0;
+    for (id, target_name, times) in entries {
+        let name = if id.problem == ctx.id.problem { format!("{target_name} under {}", id.toolchain) } else { format!("{target_name} at {}", id.problem) };
+        let records = times.iter().map(|(key, t, _)| (key, t.ok_or_else(|| "failed".to_string())));
+        if b.add_keyed(&name, names, records) {
+            b.add_compile_keyed(times.iter().filter_map(|(key, _, c)| c.map(|c| (key, c))));
+            b.count_as_problem_here();
+            added += 1;
+        }
+    }
+    added
+}
+
+/// How far apart two problem keys (`M=4096,N=1024`) are: the sum over their sizes of the
+/// distance of their logarithms (`N=2048` is as far from `N=4096` as `N=8192` is); `None` when
+/// they name other sizes or differ in a size that is not a number (another element type, say).
+pub(crate) fn problem_distance(a: &str, b: &str) -> Option<f64> {
+    let fields = |s: &str| -> Vec<(String, String)> {
+        let mut v: Vec<(String, String)> = s
+            .split(',')
+            .filter(|f| !f.is_empty())
+            .map(|f| f.split_once('=').map_or((f.to_string(), String::new()), |(k, v)| (k.to_string(), v.to_string())))
+            .collect();
+        v.sort();
+        v
+    };
+    let (a, b) = (fields(a), fields(b));
+    if a.len() != b.len() {
+        return None;
+    }
+    let mut d = 0.0;
+    for ((ka, va), (kb, vb)) in a.iter().zip(&b) {
+        if ka != kb {
+            return None;
+        }
+        if va == vb {
+            continue;
+        }
+        let (x, y) = (va.parse::<f64>().ok()?, vb.parse::<f64>().ok()?);
+        // Sizes are positive; a zero or a negative one (an offset, say) is compared past 1.
+        let log = |v: f64| if v > 0.0 { v.ln() } else { -(1.0 + v.abs()).ln() - 1.0 };
+        d += (log(x) - log(y)).abs();
+    }
+    Some(d)
 }
 
 /// A file named with `--prior`: a kerntune database, or another tool's results.
@@ -143,5 +220,29 @@ fn from_file(b: &mut PriorBuilder<'_>, f: &std::path::Path, ctx: &Context, targe
             }
         }
         Err(e) => b.note(format!("{e}; tuning without it")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::problem_distance;
+
+    #[test]
+    fn problem_sizes_are_near_by_their_ratios_and_other_kinds_are_not_compared() {
+        let d = |a, b| problem_distance(a, b);
+        assert_eq!(d("N=4096", "N=4096"), Some(0.0));
+        let (half, double) = (d("N=4096", "N=2048").unwrap(), d("N=4096", "N=8192").unwrap());
+        assert!((half - double).abs() < 1e-12 && (half - 2f64.ln()).abs() < 1e-12, "{half} {double}");
+        // Each size counts, whatever the order the key names them in.
+        let two = d("M=4096,N=4096,K=4096", "K=4096,N=2048,M=8192").unwrap();
+        assert!((two - 2.0 * 2f64.ln()).abs() < 1e-12, "{two}");
+        assert!(d("M=4096,N=1024", "M=4096,N=2048").unwrap() < two);
+        // Another element type, or other sizes named: not comparable.
+        assert_eq!(d("N=4096,dtype=f32", "N=4096,dtype=f16"), None);
+        assert_eq!(d("N=4096", "M=4096"), None);
+        assert_eq!(d("N=4096", "N=4096,K=8"), None);
+        assert_eq!(d("N=4096,dtype=f32", "N=1024,dtype=f32").map(|x| (x - 4f64.ln()).abs() < 1e-12), Some(true));
+        // A zero or negative size is compared past one, not as a logarithm of nothing.
+        assert!(d("off=0", "off=1").unwrap().is_finite() && d("off=-3", "off=3").unwrap() > d("off=0", "off=3").unwrap());
     }
 }

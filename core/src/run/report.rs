@@ -245,8 +245,11 @@ pub struct TuneReport {
 pub struct PriorReport {
     /// One line: `prior: 5 targets, 21,780 measurements (db)`.
     pub line: String,
-    /// Devices learned from.
+    /// Devices learned from (other targets).
     pub targets: usize,
+    /// This target's other problem sizes learned from (or this problem under another
+    /// toolchain).
+    pub problems_here: usize,
     /// Their measurements used.
     pub measurements: usize,
     /// Where they came from: `db`, or the files.

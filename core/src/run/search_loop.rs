@@ -495,13 +495,27 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         // Compile times are used, and read from databases, only for a strategy named that
         // queues its budget ahead (the only kind they order; `auto` with priors is the transfer
         // search); reading them costs more than the times.
-        let read_compile = named.is_some_and(|s| !s.adaptive());
+        let budgeted = self.plan.max_evals.is_some() || opts.budget.max_seconds.is_some() || opts.budget.within.is_some();
+        let read_compile = named.is_some_and(|s| !s.adaptive()) || (opts.strategy == "auto" && !budgeted);
         let prior = if wants { crate::run::priors::gather(self.ctx, opts, &self.devices[0].target().fingerprint, view, read_compile) } else { None };
         let usable = prior.as_ref().is_some_and(|(p, _)| !p.is_empty());
+        // A tune with no budget measures every config; another target's results still change
+        // the search (as documented), but this target's own other problem sizes only order the
+        // compiles: a library tuning its problems one after another exhaustively is not turned
+        // into a transfer search from its second problem on.
+        let only_here = prior.as_ref().is_some_and(|(p, _)| p.problems_here == p.sources.len());
         let name = match opts.strategy.as_str() {
-            "auto" if usable => "transfer",
-            // A `%` budget stops on a model's prediction: the exhaustive search has none.
-            "auto" if opts.budget.within.is_some() => "hybrid",
+            "auto" if usable && (budgeted || !only_here) => "transfer",
+            // A `%` budget stops on a model's prediction: the exhaustive search has none. A
+            // budget that stops before every candidate is measured would give the exhaustive
+            // search the first ones in the space's order (the smallest values of the first
+            // parameters): it gets the search that uses a few evaluations best, as a T1 file's
+            // budget does.
+            "auto"
+                if budgeted && (opts.budget.within.is_some() || opts.budget.max_seconds.is_some() || self.plan.max_evals.is_some_and(|b| b < view.len())) =>
+            {
+                "hybrid"
+            }
             "auto" => "exhaustive",
             other => other,
         };
@@ -551,7 +565,13 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                     ledger.notes.push(format!("{why}: the transfer search is its fallback, the hybrid search"));
                 }
                 // Files named with another strategy: say what they are used for.
-                if report.as_ref().is_some_and(|(p, _)| !p.is_empty()) {
+                if opts.strategy == "auto" && usable {
+                    ledger.notes.push(format!(
+                        "with no budget every config is measured: this target's other problems only order the compiles{}; give a budget \
+                         (--budget 20, say) to tune from them in a few evaluations",
+                        if compile.is_empty() { " (they recorded no compile times)" } else { "" }
+                    ));
+                } else if report.as_ref().is_some_and(|(p, _)| !p.is_empty()) {
                     let ordered = !compile.is_empty();
                     ledger.notes.push(format!(
                         "--strategy {name} does not learn from the prior's times (the transfer search does: --strategy transfer, or no --strategy); {}",

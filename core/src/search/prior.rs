@@ -77,6 +77,9 @@ pub struct Prior {
     /// its own, they say whether compiling or measuring will bound it, and so how many
     /// proposals to ask for before any outcome is in ([`crate::search::pipeline::capacity`]).
     pub seconds: Option<(f64, f64)>,
+    /// How many of the sources are this target's own measurements of other problem sizes (or
+    /// of this problem under another toolchain), not other targets'.
+    pub problems_here: usize,
 }
 
 impl Prior {
@@ -92,12 +95,16 @@ impl Prior {
 
     /// One line: `prior: 5 targets, 21,780 measurements (db)`, with what was skipped.
     pub fn summary(&self, from: &str) -> String {
-        let mut s = format!(
-            "prior: {} target{}, {} measurements ({from})",
-            self.sources.len(),
-            if self.sources.len() == 1 { "" } else { "s" },
-            thousands(self.measurements())
-        );
+        let targets = self.sources.len() - self.problems_here.min(self.sources.len());
+        let mut parts = Vec::new();
+        if targets > 0 || self.problems_here == 0 {
+            parts.push(format!("{targets} target{}", if targets == 1 { "" } else { "s" }));
+        }
+        if self.problems_here > 0 {
+            let n = self.problems_here;
+            parts.push(format!("{n} other problem{} on this target", if n == 1 { "" } else { "s" }));
+        }
+        let mut s = format!("prior: {}, {} measurements ({from})", parts.join(", "), thousands(self.measurements()));
         if !self.skipped.is_empty() {
             s.push_str(&format!("; skipped {}", self.skipped.iter().map(|(k, v)| format!("{} {k}", thousands(*v))).collect::<Vec<_>>().join(", ")));
         }
@@ -392,6 +399,12 @@ impl<'a> PriorBuilder<'a> {
     /// Adds a note (e.g. that a source of another kernel hash was used because it was named).
     pub fn note(&mut self, note: String) {
         self.prior.notes.push(note);
+    }
+
+    /// Counts the source just added as this target's own (another problem size, or this one
+    /// under another toolchain), for [`Prior::summary`].
+    pub fn count_as_problem_here(&mut self) {
+        self.prior.problems_here += 1;
     }
 
     /// The aligned prior.

@@ -961,13 +961,7 @@ impl Database {
                 .into_values()
                 .filter(|e| e.id.kernel == kernel && e.id.problem == problem && e.id.target != target)
                 .map(|e| {
-                    let mut t = MeasuredTimes::default();
-                    for (k, m) in &e.measurements {
-                        t.push(k, m.stats().map(|s| s.mean), m.trace.as_ref().and_then(|t| t.compile_s).filter(|_| compile));
-                        if let (Some(_), Some(tr)) = (m.stats(), &m.trace) {
-                            t.seconds.push((tr.compile_s, tr.eval_s));
-                        }
-                    }
+                    let t = measured_times(&e, compile);
                     (e.id.clone(), e.target_name.clone(), t)
                 })
                 .collect());
@@ -998,6 +992,78 @@ impl Database {
             }
         }
         drop(st);
+        self.times_of(c, wanted, compile)
+    }
+
+    /// The headers of kernel `kernel`'s entries of source hash `kernel_hash` on target
+    /// `target`, except that of problem `problem` under toolchain `toolchain` (a range of the
+    /// primary key: the kernel's entries on other targets or of other hashes are not read), for
+    /// priors from the problem sizes already tuned on this target (and this problem measured
+    /// under another compiler or driver); [`Database::times_for`] reads the measurements of
+    /// those chosen.
+    pub fn problems_here(&self, kernel: &str, kernel_hash: &str, target: &str, problem: &str, toolchain: &str) -> Result<Vec<(String, Entry)>, DbError> {
+        if let Kind::Json = self.kind()? {
+            let f = self.load()?;
+            return Ok(f
+                .entries
+                .into_iter()
+                .filter(|(_, e)| {
+                    e.id.kernel == kernel
+                        && e.id.kernel_hash == kernel_hash
+                        && e.id.target == target
+                        && (e.id.problem != problem || e.id.toolchain != toolchain)
+                })
+                .map(|(k, mut e)| {
+                    e.measurements.clear();
+                    (k, e)
+                })
+                .collect());
+        }
+        let Some(c) = self.open(false)? else { return Ok(Vec::new()) };
+        // `|` sorts just below `}`: every key that starts with the prefix lies in [lo, hi).
+        let prefix = format!("{kernel}|{kernel_hash}|{target}");
+        let (lo, hi) = (format!("{prefix}|"), format!("{prefix}}}"));
+        let mut st = c.prepare_cached("SELECT key, header FROM entries WHERE key >= ?1 AND key < ?2").map_err(self.sql("reading"))?;
+        let rows: Vec<(String, String)> = st
+            .query_map(rusqlite::params![lo, hi], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(self.sql("reading"))?
+            .collect::<Result<_, _>>()
+            .map_err(self.sql("reading"))?;
+        let mut out = Vec::new();
+        for (key, header) in rows {
+            let e: Entry = serde_json::from_str(&header)
+                .map_err(|err| DbError::Corrupt { path: self.path.clone(), detail: format!("entry {}: {err}", crate::spec::error::quote(&key)) })?;
+            if e.id.kernel == kernel && e.id.kernel_hash == kernel_hash && e.id.target == target && (e.id.problem != problem || e.id.toolchain != toolchain) {
+                out.push((key, e));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The measured times of `entries` (keys and headers, as [`Database::problems_here`] gives
+    /// them), as [`Database::times_elsewhere`] reads them.
+    pub fn times_for(&self, entries: Vec<(String, Entry)>, compile: bool) -> Result<Vec<Elsewhere>, DbError> {
+        if entries.is_empty() {
+            return Ok(Vec::new());
+        }
+        if let Kind::Json = self.kind()? {
+            let mut f = self.load()?;
+            return Ok(entries
+                .into_iter()
+                .filter_map(|(k, _)| f.entries.remove(&k))
+                .map(|e| {
+                    let t = measured_times(&e, compile);
+                    (e.id.clone(), e.target_name.clone(), t)
+                })
+                .collect());
+        }
+        let Some(c) = self.open(false)? else { return Ok(Vec::new()) };
+        self.times_of(c, entries, compile)
+    }
+
+    /// Reads the times of the `wanted` entries (key, header) over connection `c` (and others
+    /// opened alongside).
+    fn times_of(&self, c: rusqlite::Connection, wanted: Vec<(String, Entry)>, compile: bool) -> Result<Vec<Elsewhere>, DbError> {
         // The compile seconds a tune recorded in the trace (they order another device's compiles
         // longest first before any has finished) come from their column where it exists (see
         // `prepare_for_priors`), else from each record; an entry in which a writer that does not
@@ -1110,6 +1176,18 @@ impl Database {
 
 /// One entry's measurements for priors: its id, the target's name, and its measured configs.
 pub type Elsewhere = (EntryId, String, MeasuredTimes);
+
+/// An entry's measured times (from a JSON database, where the records are at hand).
+fn measured_times(e: &Entry, compile: bool) -> MeasuredTimes {
+    let mut t = MeasuredTimes::default();
+    for (k, m) in &e.measurements {
+        t.push(k, m.stats().map(|s| s.mean), m.trace.as_ref().and_then(|t| t.compile_s).filter(|_| compile));
+        if let (Some(_), Some(tr)) = (m.stats(), &m.trace) {
+            t.seconds.push((tr.compile_s, tr.eval_s));
+        }
+    }
+    t
+}
 
 /// One entry's measured configs as priors read them: each config's key, mean time (`None`: it
 /// failed) and compile seconds (`None`: not compiled in the run that measured it). The keys are
