@@ -24,6 +24,10 @@ pub struct Peaks {
     pub source: String,
     /// Whether they are an estimate for this device (not from the device itself).
     pub estimated: bool,
+    /// Whether the kernel computes in half precision ([`crate::TuneJob::half_precision`]): its
+    /// compute peak is the FP16 one.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub half: bool,
 }
 
 const BANDWIDTH: &str = "peak_bandwidth";
@@ -31,6 +35,7 @@ const FLOPS_F32: &str = "peak_flops_f32";
 const FLOPS_F16: &str = "peak_flops_f16";
 const SOURCE: &str = "peak_source";
 const ESTIMATED: &str = "peak_estimated";
+const PRECISION: &str = "peak_precision";
 
 impl Peaks {
     /// The peaks a device's limits give, `None` when they give none.
@@ -41,6 +46,7 @@ impl Peaks {
             flops_f16: limits.peak_flops_f16,
             source: source.into(),
             estimated: false,
+            half: false,
         };
         p.any().then_some(p)
     }
@@ -66,6 +72,15 @@ impl Peaks {
         if self.estimated {
             details.insert(ESTIMATED.into(), "true".into());
         }
+        if self.half {
+            details.insert(PRECISION.into(), "half".into());
+        }
+    }
+
+    /// The same peaks for a kernel that computes in half precision (`half`) or not.
+    pub fn for_precision(mut self, half: bool) -> Peaks {
+        self.half = half;
+        self
     }
 
     /// The peaks of an entry: those stored with it, else a preset whose device name the target's
@@ -78,11 +93,12 @@ impl Peaks {
             flops_f16: num(FLOPS_F16),
             source: details.get(SOURCE).cloned().unwrap_or_else(|| "stored with the entry".into()),
             estimated: details.get(ESTIMATED).is_some_and(|v| v == "true"),
+            half: details.get(PRECISION).is_some_and(|v| v == "half"),
         };
         if stored.any() {
             return Some(stored);
         }
-        Peaks::of_preset_named(target_name)
+        Peaks::of_preset_named(target_name).map(|p| p.for_precision(stored.half))
     }
 
     /// The published figures of the preset whose short name (`h100`) or device name the given
@@ -96,10 +112,13 @@ impl Peaks {
         Some(p)
     }
 
-    /// The FP32 peak, or the FP16 one where `achieved` FLOP/s exceed the FP32 peak (a kernel
-    /// on tensor or matrix cores), with a word on which was used.
+    /// The FP16 peak for a kernel that computes in half precision; else the FP32 peak, or the
+    /// FP16 one where `achieved` FLOP/s exceed the FP32 peak (a kernel on tensor or matrix
+    /// cores whose spec does not say so: an entry stored before the precision was); with a
+    /// word on which was used.
     pub fn compute_for(&self, achieved: Option<f64>) -> Option<(f64, &'static str)> {
         match (self.flops_f32, self.flops_f16, achieved) {
+            (_, Some(f16), _) if self.half => Some((f16, "FP16 tensor")),
             (Some(f32), Some(f16), Some(a)) if a > f32 => Some((f16, "FP16 tensor")),
             (Some(f32), _, _) => Some((f32, "FP32")),
             (None, Some(f16), _) => Some((f16, "FP16 tensor")),
@@ -225,6 +244,27 @@ mod tests {
         let p = Position::of(Some(500e12), Some(1e9), 1.0, Some(&h100()));
         assert_eq!(p.of, Some("FP16 tensor"));
         assert!((p.fraction.unwrap() - 500.0 / 989.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_half_precision_kernel_is_measured_against_the_fp16_peak_whatever_it_reaches() {
+        // An f16 GEMM at 40 TFLOP/s: below the FP32 peak, and 4 % of the tensor peak, not 60 %
+        // of the FP32 one.
+        let half = h100().for_precision(true);
+        let p = Position::of(Some(40e12), Some(1e9), 1.0, Some(&half));
+        assert_eq!(p.words().unwrap(), "4 % of the FP16 tensor peak (compute-bound)");
+        assert_eq!(Position::of(Some(40e12), Some(1e9), 1.0, Some(&h100())).words().unwrap(), "60 % of the FP32 peak (compute-bound)");
+        // Stored with the entry, so that a report says the same.
+        let mut d = BTreeMap::new();
+        half.write(&mut d);
+        assert!(Peaks::of_entry(&d, "anything").unwrap().half);
+        let mut none = BTreeMap::new();
+        none.insert(PRECISION.to_string(), "half".to_string());
+        assert!(Peaks::of_entry(&none, "NVIDIA H100 PCIe").is_some_and(|p| p.half && p.estimated), "a preset's figures keep the precision");
+        // A device with no FP16 figure: the FP32 peak.
+        let mut f32_only = h100().for_precision(true);
+        f32_only.flops_f16 = None;
+        assert_eq!(f32_only.compute_for(None).map(|c| c.1), Some("FP32"));
     }
 
     #[test]

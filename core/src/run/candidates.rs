@@ -115,7 +115,7 @@ fn source(ctx: &Context, opts: &TuneOptions) -> Result<Source, Error> {
 pub(crate) fn plan(ctx: &Context, limits: &Limits, opts: &TuneOptions) -> Result<Plan, Error> {
     let mut plan = enumerate(ctx, limits, opts)?;
     if opts.model {
-        order_by_model(&mut plan, &ctx.prep, limits, opts.top_k);
+        order_by_model(&mut plan, &ctx.prep, limits, opts.top_k, ctx.job.half_precision());
     }
     if let Some(keys) = &opts.only {
         keep_only(&mut plan, keys);
@@ -308,9 +308,9 @@ fn consider(plan: &mut Plan, prep: &Prepared, limits: &Limits, prune: &PruneOpti
     plan.prune_examples.entry(reason.category().to_string()).or_insert_with(|| format!("{config}: {reason}"));
 }
 
-/// Orders candidates by the roofline estimate; with `top_k`, keeps the best k (and the default).
-fn order_by_model(plan: &mut Plan, prep: &Prepared, limits: &Limits, top_k: Option<usize>) {
-    let half = false;
+/// Orders candidates by the roofline estimate (against the FP16 peak for a kernel that computes
+/// in half precision); with `top_k`, keeps the best k (and the default).
+fn order_by_model(plan: &mut Plan, prep: &Prepared, limits: &Limits, top_k: Option<usize>, half: bool) {
     let mut est: Vec<(f64, usize)> = plan
         .cands
         .iter()

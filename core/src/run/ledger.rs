@@ -81,7 +81,7 @@ impl<'a> Ledger<'a> {
         };
         let first = &devices[0];
         let mut details: BTreeMap<String, String> = first.environment().into_iter().collect();
-        let peaks = Peaks::of_device(first.limits(), &first.target().backend, &first.target().name);
+        let peaks = Peaks::of_device(first.limits(), &first.target().backend, &first.target().name).map(|p| p.for_precision(ctx.job.half_precision()));
         if let Some(p) = &peaks {
             p.write(&mut details);
         }

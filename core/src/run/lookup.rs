@@ -37,7 +37,7 @@ pub(crate) fn stored_winner<B: Backend>(
     let m = entry.measurements.get(&w.config)?;
     let prep = &ctx.prep;
     let results: Vec<ConfigResult> = entry.measurements.values().map(|m| to_result(m, true, prep.metrics(&m.config))).collect();
-    let peaks = Peaks::of_device(backend.limits(), &backend.target().backend, &backend.target().name);
+    let peaks = Peaks::of_device(backend.limits(), &backend.target().backend, &backend.target().name).map(|p| p.for_precision(ctx.job.half_precision()));
     let (flops, bytes) = prep.metrics(&m.config);
     let roofline = Some(Position::of(flops, bytes, w.stats.mean, peaks.as_ref()));
     let tie_band = w.tie_band.iter().filter_map(|k| entry.measurements.get(k).map(|m| m.config.clone())).collect();

@@ -194,6 +194,29 @@ mod tests {
     }
 
     #[test]
+    fn a_half_precision_kernel_is_placed_against_the_fp16_peak_and_its_report_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::at(dir.path().join("db.sqlite"));
+        let mut j = job();
+        for a in &mut j.args {
+            if let crate::spec::ArgKind::Buffer { dtype, .. } = &mut a.kind {
+                *dtype = crate::spec::DType::F16;
+            }
+        }
+        // 1e10 FLOP in about a millisecond: 10 TFLOP/s, under the FP32 peak, so that only the
+        // kernel's precision puts it against the tensor peak.
+        j.flops = Some("1e10".into());
+        j.bytes = Some("n".into());
+        let r = tuner().tune(&j, &TuneOptions { db: Some(db.clone()), ..opts() }).unwrap();
+        let pos = r.roofline.as_ref().unwrap();
+        assert_eq!(pos.of, Some("FP16 tensor"), "{pos:?}");
+        assert!(r.peaks.as_ref().unwrap().half);
+        let e = db.entry(&r.entry).unwrap().unwrap();
+        let view = crate::analysis::EntryView::new(&e, &Default::default());
+        assert_eq!(view.winner_point().unwrap().position.words(), pos.words());
+    }
+
+    #[test]
     fn nothing_passed_names_the_failures() {
         let fake =
             FakeBackend::new(Limits::preset("h100").unwrap().1, time).with_behavior(|c| if is(c, 256, 1) { Behavior::Ok } else { Behavior::WrongOutput });

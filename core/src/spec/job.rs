@@ -324,6 +324,29 @@ pub enum Compat {
 }
 
 impl TuneJob {
+    /// Whether the kernel computes in half precision: every floating-point buffer it reads is
+    /// f16 or bf16 (an f16 GEMM that accumulates in f32 and writes f32 too). Its FLOP rate is
+    /// then put against the device's FP16 (tensor or matrix core) peak, not the FP32 one.
+    ///
+    /// ```
+    /// let mut j = kerntune_core::fake::xy_job(&[64], &[1], 1024);
+    /// assert!(!j.half_precision()); // reads an f32 buffer
+    /// for a in &mut j.args {
+    ///     if let kerntune_core::spec::ArgKind::Buffer { dtype, .. } = &mut a.kind {
+    ///         *dtype = kerntune_core::spec::DType::F16;
+    ///     }
+    /// }
+    /// assert!(j.half_precision());
+    /// ```
+    pub fn half_precision(&self) -> bool {
+        let mut read = self.args.iter().filter_map(|a| match &a.kind {
+            ArgKind::Buffer { dtype, access, .. } if *access != Access::Write && dtype.is_float() => Some(*dtype),
+            _ => None,
+        });
+        let first = read.next();
+        first.is_some() && first.into_iter().chain(read).all(|d| matches!(d, DType::F16 | DType::BF16))
+    }
+
     /// A job with one-dimensional defaults: grid `1`, block `1`, verification against the
     /// default config; fill in the rest.
     pub fn new(source: KernelSource, params: Vec<Param>) -> TuneJob {
