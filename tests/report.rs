@@ -34,7 +34,7 @@ fn fleet(dir: &Path) -> PathBuf {
         m.trace.as_mut().expect("synthetic entries are traced").device = Some(i % 2);
     }
     let small = synthetic_entry("NVIDIA H100 80GB HBM3", "cuda-sm_90-h100", "n=1024", 200, 0.01, 3);
-    let mut other = synthetic_entry("NVIDIA H100 80GB HBM3", "cuda-sm_90-h100", "n=1", 20, 1.0, 4);
+    let mut other = synthetic_entry("NVIDIA H100 80GB HBM3", "cuda-sm_90-h100", "m=64,n=1", 20, 1.0, 4);
     other.id.kernel = "gemm".into();
     for e in [h100, h200, small, other] {
         f.entries.insert(e.id.key(), e);
@@ -225,6 +225,13 @@ fn bad_report_requests_get_one_line_saying_what_to_do() {
         assert_eq!(o.status.code(), Some(1), "{args:?}: {e}");
         assert!(e.starts_with("error: ") && e.contains(want) && e.lines().count() == 1, "{args:?}: {e}");
     }
+    // A problem of several sizes is named as `tune --key` names it, or one size per --key.
+    for keys in [&["--key", "m=64,n=1"][..], &["--key", "m=64", "--key", "n=1"][..], &["--key", "n=1"][..]] {
+        let o = kerntune(&[&["report", "--db", db, "--kernel", "gemm", "--out", out][..], keys].concat());
+        assert!(o.status.success(), "{keys:?}: {}", stderr(&o));
+    }
+    let o = kerntune(&["report", "--db", db, "--kernel", "gemm", "--key", "m=64,n=2", "--out", out]);
+    assert!(stderr(&o).contains("no entry of `gemm` matches"), "{}", stderr(&o));
     // A filter that leaves one entry gives a page without the side-by-side part.
     let o = kerntune(&["report", "--db", db, "--kernel", "triad", "--key", "n=1024", "--target", "h100", "--out", out]);
     assert!(o.status.success(), "{}", stderr(&o));

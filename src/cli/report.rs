@@ -20,8 +20,9 @@ pub struct Args {
     /// The kernel whose entries to show (default: the spec's, or the only kernel in the database).
     #[arg(long)]
     kernel: Option<String>,
-    /// Only entries whose problem key has this value, e.g. `--key n=1048576`; repeat for several.
-    #[arg(long = "key", value_name = "NAME=VALUE")]
+    /// Only entries whose problem key has these values, e.g. `--key n=1048576`, or
+    /// `--key M=4096,N=4096,K=4096` as `tune --key` takes them (or one `--key` per size).
+    #[arg(long = "key", value_name = "NAME=VALUE", value_delimiter = ',')]
     keys: Vec<String>,
     /// Only entries whose device name or target contains this text (case-insensitive).
     #[arg(long)]

@@ -28,9 +28,10 @@ static WINNERS: &[EmbeddedWinner] = include!(concat!(env!("OUT_DIR"), "/winners.
 #[derive(clap::Parser, Debug)]
 #[command(about = "Runs a tuned triad in a loop on the application's own buffers")]
 struct Cli {
-    /// Elements per vector.
-    #[arg(long, default_value_t = 1 << 20, value_parser = clap::value_parser!(i64).range(1..=1 << 28))]
-    n: i64,
+    /// Elements per vector; several sizes, comma-separated, run one after another on the same
+    /// tuned kernel handle (each size is tuned, or found, on first use).
+    #[arg(long, default_value = "1048576", value_delimiter = ',', value_parser = clap::value_parser!(i64).range(1..=1 << 28))]
+    n: Vec<i64>,
     /// Launches.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     iters: u32,
@@ -112,10 +113,10 @@ fn origin(o: Origin) -> &'static str {
     }
 }
 
-fn summary(cli: &Cli, elapsed: Duration) {
-    let per = elapsed.as_secs_f64() / cli.iters as f64;
-    let gbs = 12.0 * cli.n as f64 / per / 1e9;
-    println!("{} launches: verified; {:.1} µs per launch ({gbs:.1} GB/s)", cli.iters, per * 1e6);
+fn summary(iters: u32, n: i64, elapsed: Duration) {
+    let per = elapsed.as_secs_f64() / iters as f64;
+    let gbs = 12.0 * n as f64 / per / 1e9;
+    println!("{iters} launches: verified; {:.1} µs per launch ({gbs:.1} GB/s)", per * 1e6);
 }
 
 #[cfg(feature = "cuda")]
@@ -154,22 +155,24 @@ fn cuda(cli: &Cli) -> Result<()> {
     println!("backend: cuda ({})", ctx.name().unwrap_or_default());
     let stream = ctx.default_stream();
     let triad = CudaTunable::from_spec(ctx.clone(), &cli.spec)?.policy(cli.policy).embedded(WINNERS);
-    let k = triad.kernel(&[cli.n])?;
-    println!("triad N={}: {} ({})", cli.n, k.config(), origin(k.origin()));
-    let (xh, yh) = inputs(cli.n);
-    let x = stream.clone_htod(&xh)?;
-    let mut y = stream.clone_htod(&yh)?;
-    let n = cli.n as u32;
-    k.launch(&stream, (&x, &mut y, 0.0f32, n))?; // warm-up: y += 0
-    stream.synchronize()?;
-    let t = Instant::now();
-    for _ in 0..cli.iters {
-        k.launch(&stream, (&x, &mut y, 2.0f32, n))?;
+    for &size in &cli.n {
+        let k = triad.kernel(&[size])?;
+        println!("triad N={}: {} ({})", size, k.config(), origin(k.origin()));
+        let (xh, yh) = inputs(size);
+        let x = stream.clone_htod(&xh)?;
+        let mut y = stream.clone_htod(&yh)?;
+        let n = size as u32;
+        k.launch(&stream, (&x, &mut y, 0.0f32, n))?; // warm-up: y += 0
+        stream.synchronize()?;
+        let t = Instant::now();
+        for _ in 0..cli.iters {
+            k.launch(&stream, (&x, &mut y, 2.0f32, n))?;
+        }
+        stream.synchronize()?;
+        let elapsed = t.elapsed();
+        verify(&xh, &stream.clone_dtoh(&y)?, cli.iters)?;
+        summary(cli.iters, size, elapsed);
     }
-    stream.synchronize()?;
-    let elapsed = t.elapsed();
-    verify(&xh, &stream.clone_dtoh(&y)?, cli.iters)?;
-    summary(cli, elapsed);
     Ok(())
 }
 
@@ -186,35 +189,37 @@ fn hip(cli: &Cli) -> Result<()> {
     let ok = |e: hip::hipError_t, what: &str| if e == hip::hipError_t::hipSuccess { Ok(()) } else { Err(anyhow::anyhow!("{what}: {e:?}")) };
     println!("backend: hip (device 0)");
     let triad = HipTunable::from_spec(0, &cli.spec)?.policy(cli.policy).embedded(WINNERS);
-    let k = triad.kernel(&[cli.n])?;
-    println!("triad N={}: {} ({})", cli.n, k.config(), origin(k.origin()));
-    let (xh, mut yh) = inputs(cli.n);
-    let bytes = 4 * cli.n as usize;
-    let (mut px, mut py) = (std::ptr::null_mut::<c_void>(), std::ptr::null_mut::<c_void>());
-    // SAFETY: plain allocations and copies of `bytes` bytes between buffers of that size.
-    unsafe {
-        ok(hip::hipMalloc(&mut px, bytes), "allocating x")?;
-        ok(hip::hipMalloc(&mut py, bytes), "allocating y")?;
-        ok(hip::hipMemcpyHtoD(px, xh.as_ptr() as *mut c_void, bytes), "uploading x")?;
-        ok(hip::hipMemcpyHtoD(py, yh.as_ptr() as *mut c_void, bytes), "uploading y")?;
-    }
-    // SAFETY: both are live allocations of n floats on device 0 until the hipFree below.
-    let (x, mut y) = unsafe { (DeviceBuffer::<f32>::from_raw(px, cli.n as usize), DeviceBuffer::<f32>::from_raw(py, cli.n as usize)) };
-    let stream = Stream::default_stream();
-    let n = cli.n as u32;
-    let t = Instant::now();
-    for _ in 0..cli.iters {
-        k.launch(&stream, (&x, &mut y, 2.0f32, n))?;
-    }
-    // SAFETY: waits for the launches, then copies y back and frees both buffers.
-    unsafe {
-        ok(hip::hipDeviceSynchronize(), "running the launches")?;
-        let elapsed = t.elapsed();
-        ok(hip::hipMemcpyDtoH(yh.as_mut_ptr() as *mut c_void, py, bytes), "reading y")?;
-        hip::hipFree(px);
-        hip::hipFree(py);
-        verify(&xh, &yh, cli.iters)?;
-        summary(cli, elapsed);
+    for &size in &cli.n {
+        let k = triad.kernel(&[size])?;
+        println!("triad N={}: {} ({})", size, k.config(), origin(k.origin()));
+        let (xh, mut yh) = inputs(size);
+        let bytes = 4 * size as usize;
+        let (mut px, mut py) = (std::ptr::null_mut::<c_void>(), std::ptr::null_mut::<c_void>());
+        // SAFETY: plain allocations and copies of `bytes` bytes between buffers of that size.
+        unsafe {
+            ok(hip::hipMalloc(&mut px, bytes), "allocating x")?;
+            ok(hip::hipMalloc(&mut py, bytes), "allocating y")?;
+            ok(hip::hipMemcpyHtoD(px, xh.as_ptr() as *mut c_void, bytes), "uploading x")?;
+            ok(hip::hipMemcpyHtoD(py, yh.as_ptr() as *mut c_void, bytes), "uploading y")?;
+        }
+        // SAFETY: both are live allocations of n floats on device 0 until the hipFree below.
+        let (x, mut y) = unsafe { (DeviceBuffer::<f32>::from_raw(px, size as usize), DeviceBuffer::<f32>::from_raw(py, size as usize)) };
+        let stream = Stream::default_stream();
+        let n = size as u32;
+        let t = Instant::now();
+        for _ in 0..cli.iters {
+            k.launch(&stream, (&x, &mut y, 2.0f32, n))?;
+        }
+        // SAFETY: waits for the launches, then copies y back and frees both buffers.
+        unsafe {
+            ok(hip::hipDeviceSynchronize(), "running the launches")?;
+            let elapsed = t.elapsed();
+            ok(hip::hipMemcpyDtoH(yh.as_mut_ptr() as *mut c_void, py, bytes), "reading y")?;
+            hip::hipFree(px);
+            hip::hipFree(py);
+            verify(&xh, &yh, cli.iters)?;
+            summary(cli.iters, size, elapsed);
+        }
     }
     Ok(())
 }
@@ -235,42 +240,44 @@ fn wgpu(cli: &Cli) -> Result<()> {
     let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor { required_limits: limits, ..Default::default() }))?;
     println!("backend: wgpu ({}, {:?})", adapter.get_info().name, adapter.get_info().backend);
     let triad = WgpuTunable::from_spec(&adapter, device.clone(), queue.clone(), &cli.spec)?.policy(cli.policy).embedded(WINNERS);
-    let k = triad.kernel(&[cli.n])?;
-    println!("triad N={}: {} ({})", cli.n, k.config(), origin(k.origin()));
-    let (xh, yh) = inputs(cli.n);
-    let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC;
-    let upload = |data: &[f32]| {
-        let b = device.create_buffer(&wgpu::BufferDescriptor { label: None, size: 4 * data.len() as u64, usage, mapped_at_creation: false });
-        queue.write_buffer(&b, 0, &data.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>());
-        b
-    };
-    let (x, y) = (upload(&xh), upload(&yh));
-    let t = Instant::now();
-    for _ in 0..cli.iters {
-        k.launch((&x, &y))?;
+    for &size in &cli.n {
+        let k = triad.kernel(&[size])?;
+        println!("triad N={}: {} ({})", size, k.config(), origin(k.origin()));
+        let (xh, yh) = inputs(size);
+        let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC;
+        let upload = |data: &[f32]| {
+            let b = device.create_buffer(&wgpu::BufferDescriptor { label: None, size: 4 * data.len() as u64, usage, mapped_at_creation: false });
+            queue.write_buffer(&b, 0, &data.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>());
+            b
+        };
+        let (x, y) = (upload(&xh), upload(&yh));
+        let t = Instant::now();
+        for _ in 0..cli.iters {
+            k.launch((&x, &y))?;
+        }
+        device.poll(wgpu::PollType::wait_indefinitely())?;
+        let elapsed = t.elapsed();
+        // Read y back through a staging buffer.
+        let staging = device.create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size: y.size(),
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut enc = device.create_command_encoder(&Default::default());
+        enc.copy_buffer_to_buffer(&y, 0, &staging, 0, y.size());
+        queue.submit([enc.finish()]);
+        let (tx, rx) = std::sync::mpsc::channel();
+        staging.map_async(wgpu::MapMode::Read, .., move |r| {
+            let _ = tx.send(r);
+        });
+        device.poll(wgpu::PollType::wait_indefinitely())?;
+        rx.recv().context("mapping y")??;
+        let bytes = staging.get_mapped_range(..)?.to_vec();
+        let yd: Vec<f32> = bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        verify(&xh, &yd, cli.iters)?;
+        summary(cli.iters, size, elapsed);
     }
-    device.poll(wgpu::PollType::wait_indefinitely())?;
-    let elapsed = t.elapsed();
-    // Read y back through a staging buffer.
-    let staging = device.create_buffer(&wgpu::BufferDescriptor {
-        label: None,
-        size: y.size(),
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut enc = device.create_command_encoder(&Default::default());
-    enc.copy_buffer_to_buffer(&y, 0, &staging, 0, y.size());
-    queue.submit([enc.finish()]);
-    let (tx, rx) = std::sync::mpsc::channel();
-    staging.map_async(wgpu::MapMode::Read, .., move |r| {
-        let _ = tx.send(r);
-    });
-    device.poll(wgpu::PollType::wait_indefinitely())?;
-    rx.recv().context("mapping y")??;
-    let bytes = staging.get_mapped_range(..)?.to_vec();
-    let yd: Vec<f32> = bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-    verify(&xh, &yd, cli.iters)?;
-    summary(cli, elapsed);
     Ok(())
 }
 

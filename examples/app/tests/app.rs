@@ -42,6 +42,25 @@ fn tunes_once_then_launches_the_stored_winner() {
     assert_eq!(stored(), db);
 }
 
+/// A program that meets a second, larger size tunes it on that size's buffers: the worker process
+/// the handle's tunes run in (the program called `kerntune::hook()`) is sent each problem.
+#[test]
+fn a_second_size_in_one_run_is_tuned_on_its_own_buffers() {
+    let d = tempfile::tempdir().unwrap();
+    let (ok, out, err) = app(d.path(), &["--n", "4096,65536", "--iters", "4"], &[]);
+    if !ok && err.contains("no wgpu adapter") && std::env::var("KERNTUNE_REQUIRE_DEVICE").is_err() {
+        eprintln!("SKIPPED: no device for the example app");
+        return;
+    }
+    assert!(ok, "{out}\n{err}");
+    for n in [4096, 65536] {
+        assert!(out.lines().any(|l| l.starts_with(&format!("triad N={n}:")) && l.ends_with("(tuned now)")), "{out}");
+    }
+    assert_eq!(out.matches("4 launches: verified").count(), 2, "{out}");
+    let db = kerntune::Database::at(d.path().join("db.sqlite")).load().unwrap();
+    assert_eq!(db.entries.values().filter(|e| e.winner.is_some()).count(), 2, "a winner per size");
+}
+
 #[test]
 fn bad_flags_get_one_line() {
     let d = tempfile::tempdir().unwrap();
