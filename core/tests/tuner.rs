@@ -315,6 +315,31 @@ fn a_changed_space_measures_only_the_new_configs() {
     assert!(is(&r2.winner, 128, 4));
 }
 
+/// An adaptive search run again on an entry it measured (resumed, or with a larger budget)
+/// starts from what is stored: the records count toward the budget and take part in the pick,
+/// and only the rest of the budget is measured.
+#[test]
+fn an_adaptive_search_goes_on_from_the_stored_records() {
+    let (_d, db) = temp_db();
+    // Another seed the second time: its own proposals would not be the stored ones.
+    let o = |budget: &str, force: bool, seed: u64| TuneOptions {
+        db: Some(db.clone()),
+        strategy: "hybrid".into(),
+        budget: Budget::parse(budget).unwrap(),
+        force,
+        seed,
+        ..opts()
+    };
+    let first = Tuner::new(FakeBackend::new(limits(), time)).tune(&job(), &o("6", false, 1)).unwrap();
+    assert_eq!((first.evaluated, first.from_db), (6, 0));
+    let t = Tuner::new(FakeBackend::new(limits(), time));
+    let again = t.tune(&job(), &o("10", true, 2)).unwrap();
+    assert_eq!((again.evaluated, again.from_db), (10, 6), "the six stored count; four more are measured");
+    // Four new configs compiled, and the default once more for the reference outputs.
+    assert!(t.backend().compiles.load(Ordering::SeqCst) <= 4 + 1);
+    assert!(again.winner_stats.mean <= first.winner_stats.mean, "the pick includes the stored records");
+}
+
 #[test]
 fn an_interrupted_tune_resumes_without_remeasuring() {
     let (_d, db) = temp_db();

@@ -370,6 +370,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             let mut l = Turn { plan, ledger, strat: strat.as_mut(), progress: &mut progress, view: &view, flow: &flow, times: &mut times, threads, adaptive };
             if failure.is_none() {
                 self.next_reference(&mut l, &mut refs);
+                if adaptive {
+                    self.tell_known(&mut l);
+                }
                 self.feed(&mut l);
             }
             loop {
@@ -773,6 +776,29 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 l.flow.queue.push(i, if longest_first { l.times.predict(l.view, i) } else { 0.0 });
             }
             tracing::debug!(asked = n, queued, in_flight = l.progress.flying, capacity, evaluated = l.progress.count, "proposals asked of the strategy");
+        }
+    }
+
+    /// Tells an adaptive strategy, before it proposes anything, what the database already holds
+    /// of this entry (a tune resumed after an interruption, or run again with another budget):
+    /// the records count toward the budget, as they do for a search that asks for them in
+    /// order, and the search goes on from them instead of spending the budget elsewhere and
+    /// leaving them out of the pick. The reference candidate, in flight already, is run again
+    /// (its outputs are not stored).
+    fn tell_known(&self, l: &mut Turn<'_, '_, '_>) {
+        let plan = self.plan;
+        for (i, c) in plan.cands.iter().enumerate() {
+            if l.progress.room() == 0 {
+                break;
+            }
+            if l.progress.in_flight[i] || l.progress.evaluated[i] {
+                continue;
+            }
+            if let Some(m) = l.ledger.known.get(&c.config.key()) {
+                let r = to_result(m, true, self.ctx.prep.metrics(&c.config));
+                l.ledger.record(r, false);
+                told(l, i);
+            }
         }
     }
 
