@@ -370,7 +370,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             let mut l = Turn { plan, ledger, strat: strat.as_mut(), progress: &mut progress, view: &view, flow: &flow, times: &mut times, threads, adaptive };
             if failure.is_none() {
                 self.next_reference(&mut l, &mut refs);
-                if adaptive {
+                // Not for a shard: the records in a database its split shares may be other
+                // shards', and each portfolio member is to spend its own share of the budget.
+                if adaptive && self.opts.shard.is_none() {
                     self.tell_known(&mut l);
                 }
                 self.feed(&mut l);
