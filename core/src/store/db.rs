@@ -983,16 +983,23 @@ impl Database {
             .map_err(self.sql("reading"))?
             .collect::<Result<_, _>>()
             .map_err(self.sql("reading"))?;
-        let mut wanted = Vec::new();
+        let wanted = self.headers(rows, |e| e.id.kernel == kernel && e.id.problem == problem && e.id.target != target)?;
+        drop(st);
+        self.times_of(c, wanted, compile)
+    }
+
+    /// The entries of `rows` (key, header JSON) that `keep` keeps; a header that does not parse
+    /// is the database's corruption, named by its key.
+    fn headers(&self, rows: Vec<(String, String)>, keep: impl Fn(&Entry) -> bool) -> Result<Vec<(String, Entry)>, DbError> {
+        let mut out = Vec::new();
         for (key, header) in rows {
             let e: Entry = serde_json::from_str(&header)
                 .map_err(|err| DbError::Corrupt { path: self.path.clone(), detail: format!("entry {}: {err}", crate::spec::error::quote(&key)) })?;
-            if e.id.kernel == kernel && e.id.problem == problem && e.id.target != target {
-                wanted.push((key, e));
+            if keep(&e) {
+                out.push((key, e));
             }
         }
-        drop(st);
-        self.times_of(c, wanted, compile)
+        Ok(out)
     }
 
     /// The headers of kernel `kernel`'s entries of source hash `kernel_hash` on target
@@ -1029,15 +1036,9 @@ impl Database {
             .map_err(self.sql("reading"))?
             .collect::<Result<_, _>>()
             .map_err(self.sql("reading"))?;
-        let mut out = Vec::new();
-        for (key, header) in rows {
-            let e: Entry = serde_json::from_str(&header)
-                .map_err(|err| DbError::Corrupt { path: self.path.clone(), detail: format!("entry {}: {err}", crate::spec::error::quote(&key)) })?;
-            if e.id.kernel == kernel && e.id.kernel_hash == kernel_hash && e.id.target == target && (e.id.problem != problem || e.id.toolchain != toolchain) {
-                out.push((key, e));
-            }
-        }
-        Ok(out)
+        self.headers(rows, |e| {
+            e.id.kernel == kernel && e.id.kernel_hash == kernel_hash && e.id.target == target && (e.id.problem != problem || e.id.toolchain != toolchain)
+        })
     }
 
     /// The measured times of `entries` (keys and headers, as [`Database::problems_here`] gives
