@@ -128,6 +128,15 @@ fn several_problems_in_one_run_each_on_its_own_buffers_and_learning_from_the_las
     assert_eq!(out.matches("prior: ").count(), 2, "the second and third problems learn from those before them: {out}");
     assert!(out.contains("prior: 2 other problems on this target"), "{out}");
     assert_eq!(out.matches("strategy: transfer").count(), 2, "{out}");
+    // At the end, one line per problem, with what its search learned from.
+    let table = out.split("== 3 problems\n").nth(1).unwrap_or_else(|| panic!("no table of the problems: {out}"));
+    for (p, search) in [
+        ("M=32,N=32,K=32", "hybrid"),
+        ("M=96,N=64,K=80", "transfer, 1 other problem on this target"),
+        ("M=64,N=96,K=48", "transfer, 2 other problems on this target"),
+    ] {
+        assert!(table.lines().any(|l| l.contains(p) && l.contains(search)), "{p}: {search}: {table}");
+    }
 }
 
 #[test]

@@ -190,3 +190,37 @@ pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) -> Result<(), crate:
     }
     Ok(())
 }
+
+/// After a run of several problems: one line per problem with its winner, so that a library's
+/// shapes can be read together (each problem's own summary is above, under `== problem …`).
+pub fn print_problems(reports: &[TuneReport]) -> Result<(), crate::cli::out::OutputError> {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(["problem", "winner", "time (ms)", "GB/s", "GFLOP/s", "evaluated", "search"]);
+    for r in reports {
+        let mean = r.winner_stats.mean;
+        // What the prior line says it learned from, without the count of measurements
+        // (`5 targets, 3 other problems on this target`).
+        let learned = |line: &str| {
+            let head = line.trim_start_matches("prior: ").split(" measurements").next().unwrap_or_default();
+            head.rsplit_once(", ").map_or(head, |(from, _)| from).to_string()
+        };
+        let search = match &r.prior {
+            Some(p) if !r.db_hit => format!("{}, {}", r.strategy, learned(&p.line)),
+            _ if r.db_hit => "database hit".to_string(),
+            _ => r.strategy.clone(),
+        };
+        t.add_row(vec![
+            Cell::new(&r.entry.problem),
+            Cell::new(r.winner.to_string()),
+            Cell::new(format!("{:.4}", mean * 1e3)).set_alignment(CellAlignment::Right),
+            Cell::new(rate(r.winner_metrics.1, mean, 1e9)).set_alignment(CellAlignment::Right),
+            Cell::new(rate(r.winner_metrics.0, mean, 1e9)).set_alignment(CellAlignment::Right),
+            Cell::new(r.evaluated).set_alignment(CellAlignment::Right),
+            Cell::new(search),
+        ]);
+    }
+    outln!("== {} problems", reports.len());
+    outln!("{t}");
+    Ok(())
+}

@@ -445,6 +445,8 @@ fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -
     }
     if run.json {
         outln!("{}", serde_json::to_string_pretty(&reports)?);
+    } else if reports.len() > 1 {
+        summary::print_problems(&reports)?;
     }
     if failed > 0 {
         anyhow::bail!("{failed} of {} problems failed to tune (see above); the others were tuned and stored", run.work.len());
