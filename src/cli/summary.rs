@@ -199,14 +199,8 @@ pub fn print_problems(reports: &[TuneReport]) -> Result<(), crate::cli::out::Out
     t.set_header(["problem", "winner", "time (ms)", "GB/s", "GFLOP/s", "evaluated", "search"]);
     for r in reports {
         let mean = r.winner_stats.mean;
-        // What the prior line says it learned from, without the count of measurements
-        // (`5 targets, 3 other problems on this target`).
-        let learned = |line: &str| {
-            let head = line.trim_start_matches("prior: ").split(" measurements").next().unwrap_or_default();
-            head.rsplit_once(", ").map_or(head, |(from, _)| from).to_string()
-        };
         let search = match &r.prior {
-            Some(p) if !r.db_hit => format!("{}, {}", r.strategy, learned(&p.line)),
+            Some(p) if !r.db_hit => format!("{}, {}", r.strategy, kerntune::search::prior::learned_from(p.targets, p.problems_here)),
             _ if r.db_hit => "database hit".to_string(),
             _ => r.strategy.clone(),
         };

@@ -64,7 +64,7 @@ pub(crate) fn gather(ctx: &Context, opts: &TuneOptions, target: &str, cands: &Ca
     }
     let report = PriorReport {
         line: prior.summary(&from),
-        targets: prior.sources.len() - prior.problems_here,
+        targets: prior.targets(),
         problems_here: prior.problems_here,
         measurements: prior.measurements(),
         from,

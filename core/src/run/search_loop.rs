@@ -789,19 +789,24 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     /// (its outputs are not stored).
     fn tell_known(&self, l: &mut Turn<'_, '_, '_>) {
         let plan = self.plan;
-        for (i, c) in plan.cands.iter().enumerate() {
+        for i in 0..plan.cands.len() {
             if l.progress.room() == 0 {
                 break;
             }
-            if l.progress.in_flight[i] || l.progress.evaluated[i] {
-                continue;
-            }
-            if let Some(m) = l.ledger.known.get(&c.config.key()) {
-                let r = to_result(m, true, self.ctx.prep.metrics(&c.config));
-                l.ledger.record(r, false);
-                told(l, i);
+            if !l.progress.in_flight[i] && !l.progress.evaluated[i] {
+                self.answer_from_db(l, i, &plan.cands[i].config.key());
             }
         }
+    }
+
+    /// Records candidate `i`'s measurement (its config's key `key`) from the database, if it has
+    /// one, and tells the strategy; whether it had one.
+    fn answer_from_db(&self, l: &mut Turn<'_, '_, '_>, i: usize, key: &str) -> bool {
+        let Some(m) = l.ledger.known.get(key) else { return false };
+        let r = to_result(m, true, self.ctx.prep.metrics(&self.plan.cands[i].config));
+        l.ledger.record(r, false);
+        told(l, i);
+        true
     }
 
     /// Answers what is known (evaluated before, or in the database) and returns the candidates
@@ -815,11 +820,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 continue;
             } else if l.progress.evaluated[i] {
                 l.strat.tell(i, &l.ledger.outcome_of(&key));
-            } else if let Some(m) = l.ledger.known.get(&key) {
-                let r = to_result(m, true, self.ctx.prep.metrics(&plan.cands[i].config));
-                l.ledger.record(r, false);
-                told(l, i);
-            } else if fresh.len() < l.progress.room() {
+            } else if !self.answer_from_db(l, i, &key) && fresh.len() < l.progress.room() {
                 fresh.push(i);
             }
         }

@@ -88,6 +88,11 @@ impl Prior {
         self.sources.is_empty()
     }
 
+    /// Sources that are other targets (not this target's other problem sizes).
+    pub fn targets(&self) -> usize {
+        self.sources.len() - self.problems_here
+    }
+
     /// Measurements used, over every source.
     pub fn measurements(&self) -> usize {
         self.sources.iter().map(Source::measured).sum()
@@ -95,21 +100,25 @@ impl Prior {
 
     /// One line: `prior: 5 targets, 21,780 measurements (db)`, with what was skipped.
     pub fn summary(&self, from: &str) -> String {
-        let targets = self.sources.len() - self.problems_here.min(self.sources.len());
-        let mut parts = Vec::new();
-        if targets > 0 || self.problems_here == 0 {
-            parts.push(format!("{targets} target{}", if targets == 1 { "" } else { "s" }));
-        }
-        if self.problems_here > 0 {
-            let n = self.problems_here;
-            parts.push(format!("{n} other problem{} on this target", if n == 1 { "" } else { "s" }));
-        }
-        let mut s = format!("prior: {}, {} measurements ({from})", parts.join(", "), thousands(self.measurements()));
+        let mut s = format!("prior: {}, {} measurements ({from})", learned_from(self.targets(), self.problems_here), thousands(self.measurements()));
         if !self.skipped.is_empty() {
             s.push_str(&format!("; skipped {}", self.skipped.iter().map(|(k, v)| format!("{} {k}", thousands(*v))).collect::<Vec<_>>().join(", ")));
         }
         s
     }
+}
+
+/// What a prior learned from, in words: `5 targets, 3 other problems on this target` (`0
+/// targets` when there is nothing).
+pub fn learned_from(targets: usize, problems_here: usize) -> String {
+    let mut parts = Vec::new();
+    if targets > 0 || problems_here == 0 {
+        parts.push(format!("{targets} target{}", if targets == 1 { "" } else { "s" }));
+    }
+    if problems_here > 0 {
+        parts.push(format!("{problems_here} other problem{} on this target", if problems_here == 1 { "" } else { "s" }));
+    }
+    parts.join(", ")
 }
 
 fn thousands(n: usize) -> String {

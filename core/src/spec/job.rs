@@ -339,12 +339,15 @@ impl TuneJob {
     /// assert!(j.half_precision());
     /// ```
     pub fn half_precision(&self) -> bool {
-        let mut read = self.args.iter().filter_map(|a| match &a.kind {
-            ArgKind::Buffer { dtype, access, .. } if *access != Access::Write && dtype.is_float() => Some(*dtype),
-            _ => None,
-        });
-        let first = read.next();
-        first.is_some() && first.into_iter().chain(read).all(|d| matches!(d, DType::F16 | DType::BF16))
+        let mut read = self
+            .args
+            .iter()
+            .filter_map(|a| match &a.kind {
+                ArgKind::Buffer { dtype, access, .. } if *access != Access::Write && dtype.is_float() => Some(*dtype),
+                _ => None,
+            })
+            .peekable();
+        read.peek().is_some() && read.all(|d| matches!(d, DType::F16 | DType::BF16))
     }
 
     /// A job with one-dimensional defaults: grid `1`, block `1`, verification against the

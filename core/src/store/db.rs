@@ -1009,17 +1009,15 @@ impl Database {
     /// under another compiler or driver); [`Database::times_for`] reads the measurements of
     /// those chosen.
     pub fn problems_here(&self, kernel: &str, kernel_hash: &str, target: &str, problem: &str, toolchain: &str) -> Result<Vec<(String, Entry)>, DbError> {
+        let keep = |e: &Entry| {
+            e.id.kernel == kernel && e.id.kernel_hash == kernel_hash && e.id.target == target && (e.id.problem != problem || e.id.toolchain != toolchain)
+        };
         if let Kind::Json = self.kind()? {
             let f = self.load()?;
             return Ok(f
                 .entries
                 .into_iter()
-                .filter(|(_, e)| {
-                    e.id.kernel == kernel
-                        && e.id.kernel_hash == kernel_hash
-                        && e.id.target == target
-                        && (e.id.problem != problem || e.id.toolchain != toolchain)
-                })
+                .filter(|(_, e)| keep(e))
                 .map(|(k, mut e)| {
                     e.measurements.clear();
                     (k, e)
@@ -1036,9 +1034,7 @@ impl Database {
             .map_err(self.sql("reading"))?
             .collect::<Result<_, _>>()
             .map_err(self.sql("reading"))?;
-        self.headers(rows, |e| {
-            e.id.kernel == kernel && e.id.kernel_hash == kernel_hash && e.id.target == target && (e.id.problem != problem || e.id.toolchain != toolchain)
-        })
+        self.headers(rows, keep)
     }
 
     /// The measured times of `entries` (keys and headers, as [`Database::problems_here`] gives

@@ -189,6 +189,7 @@ fn hip(cli: &Cli) -> Result<()> {
     let ok = |e: hip::hipError_t, what: &str| if e == hip::hipError_t::hipSuccess { Ok(()) } else { Err(anyhow::anyhow!("{what}: {e:?}")) };
     println!("backend: hip (device 0)");
     let triad = HipTunable::from_spec(0, &cli.spec)?.policy(cli.policy).embedded(WINNERS);
+    let stream = Stream::default_stream();
     for &size in &cli.n {
         let k = triad.kernel(&[size])?;
         println!("triad N={}: {} ({})", size, k.config(), origin(k.origin()));
@@ -204,7 +205,6 @@ fn hip(cli: &Cli) -> Result<()> {
         }
         // SAFETY: both are live allocations of n floats on device 0 until the hipFree below.
         let (x, mut y) = unsafe { (DeviceBuffer::<f32>::from_raw(px, size as usize), DeviceBuffer::<f32>::from_raw(py, size as usize)) };
-        let stream = Stream::default_stream();
         let n = size as u32;
         let t = Instant::now();
         for _ in 0..cli.iters {
@@ -240,16 +240,16 @@ fn wgpu(cli: &Cli) -> Result<()> {
     let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor { required_limits: limits, ..Default::default() }))?;
     println!("backend: wgpu ({}, {:?})", adapter.get_info().name, adapter.get_info().backend);
     let triad = WgpuTunable::from_spec(&adapter, device.clone(), queue.clone(), &cli.spec)?.policy(cli.policy).embedded(WINNERS);
+    let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC;
+    let upload = |data: &[f32]| {
+        let b = device.create_buffer(&wgpu::BufferDescriptor { label: None, size: 4 * data.len() as u64, usage, mapped_at_creation: false });
+        queue.write_buffer(&b, 0, &data.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>());
+        b
+    };
     for &size in &cli.n {
         let k = triad.kernel(&[size])?;
         println!("triad N={}: {} ({})", size, k.config(), origin(k.origin()));
         let (xh, yh) = inputs(size);
-        let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC;
-        let upload = |data: &[f32]| {
-            let b = device.create_buffer(&wgpu::BufferDescriptor { label: None, size: 4 * data.len() as u64, usage, mapped_at_creation: false });
-            queue.write_buffer(&b, 0, &data.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>());
-            b
-        };
         let (x, y) = (upload(&xh), upload(&yh));
         let t = Instant::now();
         for _ in 0..cli.iters {
