@@ -189,6 +189,11 @@ impl Backend for CudaBackend {
         Ok(Compiled { kernel, usage, cached: cubin.cached })
     }
 
+    fn in_compile_cache(&self, req: &CompileRequest<'_>) -> Option<bool> {
+        let opts = CompileOptions::for_request(req, &self.summary.target.arch);
+        Some(self.cache.holds(req.source.entry(), req.source.instance(req.defines).as_deref(), req.code, &opts))
+    }
+
     fn workspace(&self, problem: &Arc<ProblemData>) -> Result<CudaWorkspace, BackendError> {
         if self.worker.is_some() {
             // Start the worker now, so that a worker that cannot start fails before measuring.

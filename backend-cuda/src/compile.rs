@@ -113,6 +113,12 @@ impl CompileCache {
         kerntune_core::hash::hash_parts([name.as_bytes(), code.as_bytes(), a.as_bytes(), self.version.as_bytes()])
     }
 
+    /// Whether [`CompileCache::compile`] would serve these arguments from the cache.
+    pub fn holds(&self, name: &str, instance: Option<&str>, code: &str, opts: &CompileOptions) -> bool {
+        let key = self.key(instance.unwrap_or(name), code, &opts.to_args());
+        kerntune_core::store::cache::holds(self.dir.as_deref(), &key, "cubin", true)
+    }
+
     /// Compiles kernel `name` (the entry point; `instance`: the template instantiation to
     /// compile, for a templated kernel, see [`kerntune_core::KernelSource::instance`]), or
     /// returns the cached CUBIN and symbol. Every kernel is named to NVRTC by a name
@@ -293,6 +299,26 @@ mod tests {
         assert_eq!(CompileOptions::for_request(&with_header, "sm_90").include.as_deref(), toolkit_include());
         let o = CompileOptions { include: Some("/opt/cuda/include".into()), ..CompileOptions::for_request(&with_header, "sm_90") };
         assert_eq!(o.to_args().last().map(String::as_str), Some("--include-path=/opt/cuda/include"), "after the user's own options");
+    }
+
+    #[test]
+    fn the_cache_holds_what_compile_serves_without_nvrtc() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = CompileCache::new(Some(dir.path().to_path_buf()), "13.0".into());
+        let src = KernelSource::new("k", "cuda", "");
+        let (cfg, defines, launch) = (Config::new([("B", 1)]), vec![("B".to_string(), "1".to_string())], Launch::default());
+        let req = CompileRequest { source: &src, code: "code", config: &cfg, defines: &defines, launch: &launch, scalars: &[], buffers: &[], abandon: None };
+        let opts = CompileOptions::for_request(&req, "sm_90");
+        assert!(!c.holds("k", None, "code", &opts));
+        let key = c.key("k", "code", &opts.to_args());
+        kerntune_core::store::cache::store(dir.path(), &key, "cubin", b"image");
+        kerntune_core::store::cache::store(dir.path(), &key, "sym", b"k");
+        assert!(c.holds("k", None, "code", &opts));
+        assert!(!c.holds("k", Some("k<2>"), "code", &opts), "another instance is another compile");
+        assert!(!c.holds("k", None, "code2", &opts));
+        // What it holds, compile serves (NVRTC is never called: this machine may have none).
+        let b = c.compile("k", None, "code", &opts).unwrap();
+        assert!(b.cached && b.bytes == b"image" && b.entry == "k", "{b:?}");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! cache, and running kernels in this process or in a worker process.
 
 use crate::bench::{HipKernel, LocalWorkspace};
-use crate::compile::{compile, CompileOptions};
+use crate::compile::{cached, compile, CompileOptions};
 use crate::device::{init, no_device, summary, DeviceSummary};
 use crate::error::check;
 use hip_sys::hiprt::{self as hip, hipError_t};
@@ -141,6 +141,11 @@ impl Backend for HipBackend {
             active_blocks_per_sm: occ_ok.then_some(occ.max(0) as u32),
         };
         Ok(Compiled { kernel, usage, cached })
+    }
+
+    fn in_compile_cache(&self, req: &CompileRequest<'_>) -> Option<bool> {
+        let opts = CompileOptions::for_request(req, &self.summary.target.arch);
+        Some(cached(req.source.entry(), req.source.instance(req.defines).as_deref(), req.code, &opts, self.cache.as_ref(), &self.version()))
     }
 
     fn workspace(&self, problem: &Arc<ProblemData>) -> Result<HipWorkspace, BackendError> {

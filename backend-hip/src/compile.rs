@@ -55,7 +55,7 @@ pub fn compile(
 ) -> Result<Binary, BackendError> {
     let args = opts.to_args();
     let expr = instance.unwrap_or(name);
-    let key = kerntune_core::hash::hash_parts([expr.as_bytes(), code.as_bytes(), args.join("\u{1}").as_bytes(), version.as_bytes()]);
+    let key = cache_key(expr, code, &args, version);
     kerntune_core::store::cache::binary(cache_dir.map(PathBuf::as_path), &key, "hsaco", name, true, || {
         let failed = |e: crate::hiprtc::HiprtcError| BackendError::CompileFailed { log: e.0, options: args.clone() };
         let prog = Program::new(code, &format!("{name}.hip")).map_err(|e| BackendError::other(e.0))?;
@@ -66,10 +66,42 @@ pub fn compile(
     })
 }
 
+/// The compile cache's key of a compilation (the name expression, the source, the options and
+/// the hipRTC version).
+fn cache_key(expr: &str, code: &str, args: &[String], version: &str) -> String {
+    kerntune_core::hash::hash_parts([expr.as_bytes(), code.as_bytes(), args.join("\u{1}").as_bytes(), version.as_bytes()])
+}
+
+/// Whether [`compile`] would serve these arguments from the cache in `cache_dir`.
+pub fn cached(name: &str, instance: Option<&str>, code: &str, opts: &CompileOptions, cache_dir: Option<&PathBuf>, version: &str) -> bool {
+    let key = cache_key(instance.unwrap_or(name), code, &opts.to_args(), version);
+    kerntune_core::store::cache::holds(cache_dir.map(PathBuf::as_path), &key, "hsaco", true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use kerntune_core::{Config, KernelSource, Launch};
+
+    #[test]
+    fn the_cache_holds_what_compile_serves_without_hiprtc() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = Some(dir.path().to_path_buf());
+        let src = KernelSource::new("k", "hip", "");
+        let (cfg, defines, launch) = (Config::new([("B", 1)]), vec![("B".to_string(), "1".to_string())], Launch::default());
+        let req = CompileRequest { source: &src, code: "code", config: &cfg, defines: &defines, launch: &launch, scalars: &[], buffers: &[], abandon: None };
+        let opts = CompileOptions::for_request(&req, "gfx942");
+        assert!(!cached("k", None, "code", &opts, d.as_ref(), "6.1"));
+        let key = cache_key("k", "code", &opts.to_args(), "6.1");
+        kerntune_core::store::cache::store(dir.path(), &key, "hsaco", b"object");
+        kerntune_core::store::cache::store(dir.path(), &key, "sym", b"k");
+        assert!(cached("k", None, "code", &opts, d.as_ref(), "6.1"));
+        assert!(!cached("k", None, "code", &opts, d.as_ref(), "6.2"), "another hipRTC is another compile");
+        assert!(!cached("k", None, "code", &opts, None, "6.1"), "no cache directory, nothing cached");
+        // What it holds, compile serves (hipRTC is never called: compiling needs an AMD GPU).
+        let b = compile("k", None, "code", &opts, d.as_ref(), "6.1").unwrap();
+        assert!(b.cached && b.bytes == b"object" && b.entry == "k", "{b:?}");
+    }
 
     #[test]
     fn each_option_maps_to_its_hiprtc_argument() {

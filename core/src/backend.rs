@@ -139,6 +139,16 @@ pub trait Backend: Send + Sync {
     /// Compiles one config. Called concurrently from worker threads.
     fn compile(&self, req: &CompileRequest<'_>) -> Result<Compiled<Self::Kernel>, BackendError>;
 
+    /// Whether [`Backend::compile`] would serve `req` from a persistent compile cache (a lookup
+    /// of its cache key: nothing is compiled); `None` where the backend cannot tell cheaply.
+    /// The tuner asks it of an adaptive search's first proposals: when they were compiled
+    /// before, compiling does not bound the tune, and it keeps few configs in flight so that
+    /// the search chooses each after outcomes are in.
+    fn in_compile_cache(&self, req: &CompileRequest<'_>) -> Option<bool> {
+        let _ = req;
+        None
+    }
+
     /// Allocates device memory for a problem and uploads its initial data.
     fn workspace(&self, problem: &std::sync::Arc<ProblemData>) -> Result<Self::Workspace, BackendError>;
 

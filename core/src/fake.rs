@@ -90,8 +90,9 @@ pub struct FakeBackend {
     speed: f64,
     /// Each timed launch takes this long in wall time (in whichever process runs it).
     launch_delay: Duration,
-    /// Compiles are reported as compile-cache hits.
-    cached: bool,
+    /// Which configs' compiles are compile-cache hits (they take no compile delay), when the
+    /// fake has a compile cache: [`FakeBackend::with_compile_cache`].
+    cached: Option<Held>,
     /// Wall time making a workspace takes (a worker process starting, say).
     workspace_delay: Duration,
     /// Device memory free for a problem's buffers (`None`: any problem fits).
@@ -109,6 +110,9 @@ pub struct FakeBackend {
     /// Set in a worker process: hangs hang for good and crashes end the process.
     in_worker: bool,
 }
+
+/// Which configs a fake compile cache holds.
+type Held = Arc<dyn Fn(&Config) -> bool + Send + Sync>;
 
 /// A fake kernel: the config it was compiled for.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
@@ -169,7 +173,7 @@ impl FakeBackend {
             max_compiling: AtomicUsize::new(0),
             speed: 1.0,
             launch_delay: Duration::ZERO,
-            cached: false,
+            cached: None,
             workspace_delay: Duration::ZERO,
             free_memory: None,
             verify_delay: Duration::ZERO,
@@ -204,9 +208,21 @@ impl FakeBackend {
 
     /// Every compile is reported as read from a compile cache (as a real backend's second
     /// compile of the same code is).
-    pub fn with_cached_compiles(mut self) -> Self {
-        self.cached = true;
+    pub fn with_cached_compiles(self) -> Self {
+        self.with_compile_cache(|_| true)
+    }
+
+    /// A compile cache that holds the configs `held` says it does: their compiles are served
+    /// from it (no compile delay, reported as cache hits) and [`Backend::in_compile_cache`]
+    /// says so before they compile; the others compile as usual. Without one, the fake cannot
+    /// tell (`None`).
+    pub fn with_compile_cache(mut self, held: impl Fn(&Config) -> bool + Send + Sync + 'static) -> Self {
+        self.cached = Some(Arc::new(held));
         self
+    }
+
+    fn cache_hit(&self, config: &Config) -> bool {
+        self.cached.as_ref().is_some_and(|held| held(config))
     }
 
     /// Making a workspace takes `d` of wall time.
@@ -354,7 +370,8 @@ impl Backend for FakeBackend {
         self.compiles.fetch_add(1, Ordering::SeqCst);
         let now = self.compiling.fetch_add(1, Ordering::SeqCst) + 1;
         self.max_compiling.fetch_max(now, Ordering::SeqCst);
-        let delay = (self.compile_delay)(req.config);
+        let hit = self.cache_hit(req.config);
+        let delay = if hit { Duration::ZERO } else { (self.compile_delay)(req.config) };
         let slept = if delay.is_zero() {
             Ok(())
         } else {
@@ -387,7 +404,11 @@ impl Backend for FakeBackend {
             id: NEXT.fetch_add(1, Ordering::Relaxed),
             shipped: self.worker.is_some(),
         };
-        Ok(Compiled { kernel, usage, cached: self.cached })
+        Ok(Compiled { kernel, usage, cached: hit })
+    }
+
+    fn in_compile_cache(&self, req: &CompileRequest<'_>) -> Option<bool> {
+        self.cached.as_ref().map(|held| held(req.config))
     }
 
     fn shares_kernels(&self) -> bool {

@@ -599,6 +599,12 @@ fn a_database_keeps_what_each_config_cost_and_priors_read_a_sample_of_it() {
     let b = Tuner::new(device("gpu_b", 256.0)).tune(&job(), &o).unwrap();
     assert_eq!(b.strategy, "transfer");
     assert!(b.notes.iter().any(|n| n.starts_with("transfer: the sources spent ") && n.contains(" proposals are kept in flight until")), "{:?}", b.notes);
+    // Where this device's compile cache holds the picks (a size tuned again, say), the first
+    // flight is sized by that instead, and the note says so.
+    let warm = Tuner::new(device("gpu_d", 256.0).with_compile_cache(|_| true)).tune(&job(), &o).unwrap();
+    assert_eq!(warm.strategy, "transfer");
+    assert!(!warm.notes.iter().any(|n| n.starts_with("transfer: the sources spent ")), "{:?}", warm.notes);
+    assert!(warm.notes.iter().any(|n| n.starts_with("compile cache: ") && n.contains("so 2 were kept in flight (not 6)")), "{:?}", warm.notes);
     // A compile read from the compile cache is not a compile's seconds.
     let cached = TuneOptions { db: None, prior: PriorSetting::Off, ..few.clone() };
     let again = Tuner::new(device("gpu_c", 128.0).with_cached_compiles()).tune(&job(), &cached).unwrap();

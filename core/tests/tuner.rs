@@ -189,6 +189,48 @@ fn a_percentage_budget_without_a_strategy_takes_the_hybrid_search() {
     assert_eq!(r.strategy, "exhaustive");
 }
 
+/// How many configs finished compiling before the first result was final, for a hybrid
+/// search with a budget of 10 on 8 compile threads; and the report.
+fn compiled_before_an_outcome(dev: FakeBackend) -> (usize, TuneReport) {
+    let seen = Arc::new(Mutex::new((0, false)));
+    let s = seen.clone();
+    let observer: kerntune_core::run::Observer = Arc::new(move |e: &kerntune_core::run::Event<'_>| {
+        let mut s = s.lock().unwrap();
+        match e {
+            kerntune_core::run::Event::Compiled { .. } if !s.1 => s.0 += 1,
+            kerntune_core::run::Event::Result { .. } => s.1 = true,
+            _ => {}
+        }
+    });
+    let o = TuneOptions { strategy: "hybrid".into(), budget: Budget::parse("10").unwrap(), compile_threads: Some(8), observer: Some(observer), ..opts() };
+    let r = Tuner::new(dev.with_launch_delay(Duration::from_millis(2))).tune(&job(), &o).unwrap();
+    let n = seen.lock().unwrap().0;
+    (n, r)
+}
+
+/// A tune whose first proposals were compiled before (a size tuned again, a library's next
+/// problem, a re-tune) keeps few configs in flight: compiling does not bound it, so an
+/// adaptive search chooses each after the outcomes before it are in. Before, 8 compile
+/// threads had it ask for 12 at once: the whole budget of 10, blind.
+#[test]
+fn a_warm_compile_cache_keeps_an_adaptive_search_choosing_after_outcomes() {
+    let (n, warm) = compiled_before_an_outcome(FakeBackend::new(limits(), time).with_compile_cache(|_| true));
+    assert!(n <= 2, "{n} compiled before the first outcome");
+    assert_eq!((warm.evaluated, warm.compile_cache_hits), (10, 10));
+    assert!(
+        warm.notes.iter().any(|x| x.starts_with("compile cache: the first config asked for was compiled before, so 2 were kept in flight (not 12)")),
+        "{:?}",
+        warm.notes
+    );
+    // A cache that holds none of them, and a backend that cannot tell: the first flight keeps
+    // every compile thread busy, as before, and nothing is said.
+    for dev in [FakeBackend::new(limits(), time).with_compile_cache(|_| false), FakeBackend::new(limits(), time)] {
+        let (n, cold) = compiled_before_an_outcome(dev);
+        assert!(n >= 8, "{n} compiled before the first outcome");
+        assert!(!cold.notes.iter().any(|x| x.starts_with("compile cache")), "{:?}", cold.notes);
+    }
+}
+
 /// What a spec's `[bench]` and `[tune]` tables say reaches a tune made outside the command
 /// line (the launch APIs' `from_spec` and `kerntune confirm` build their options so), as it
 /// does `kerntune tune`: before, an application's first launch ignored `[tune]` and tuned the

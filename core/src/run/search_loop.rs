@@ -58,6 +58,15 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// The search a tune runs ([`Coordinator::strategy`]): the strategy, the compile seconds its
+/// priors recorded per candidate (for one that queues its budget ahead), and the notes on what
+/// its first flight is sized by (said once the tune knows whether the compile cache holds it).
+struct Chosen {
+    strat: Box<dyn Strategy>,
+    compile: Vec<f32>,
+    flight: Vec<String>,
+}
+
 /// Bookkeeping of the loop: which candidates were evaluated or are in flight, and the budget.
 pub(crate) struct Progress {
     pub evaluated: Vec<bool>,
@@ -71,9 +80,18 @@ pub(crate) struct Progress {
     /// Compile and evaluation seconds so far, summed, with their counts.
     compile_s: (f64, usize),
     eval_s: (f64, usize),
+    /// The first proposals found in the compile cache, and not, before an evaluation is
+    /// timed ([`Coordinator::feed`]); `None` where the backend cannot tell, or the strategy
+    /// does not adapt.
+    cache: Option<(usize, usize)>,
 }
 
 impl Progress {
+    /// Whether the tune still starts warm: no evaluation timed yet, and every proposal so far
+    /// (none, at first) is in the compile cache.
+    fn warm_start(&self) -> bool {
+        self.eval_s.1 == 0 && self.cache.is_some_and(|(_, missed)| missed == 0)
+    }
     fn out_of_time(&self) -> bool {
         self.deadline.is_some_and(|d| Instant::now() >= d)
     }
@@ -319,7 +337,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         let view = Candidates { params: &params, coords: &coords };
         let threads = opts.compile_threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
         ledger.compile_threads = threads;
-        let (mut strat, compile_prior) = self.strategy(ledger, &view, threads)?;
+        let Chosen { mut strat, compile: compile_prior, flight: flight_notes } = self.strategy(ledger, &view, threads)?;
+        let flight_notes_at = ledger.notes.len();
+        let adaptive = strat.adaptive();
         let mut progress = Progress {
             evaluated: vec![false; plan.cands.len()],
             in_flight: vec![false; plan.cands.len()],
@@ -330,10 +350,10 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             cancelled: false,
             compile_s: (0.0, 0),
             eval_s: (0.0, 0),
+            cache: if adaptive { self.in_compile_cache(0).map(|_| (0, 0)) } else { None },
         };
         let mut refs = self.reference_state(ledger);
         let flow = Flow::default();
-        let adaptive = strat.adaptive();
         // Other devices' recorded compile times order a queued-ahead budget longest first from
         // the first compile (`strategy` gives them only to such a strategy: an adaptive one
         // keeps too few proposals queued to reorder).
@@ -461,6 +481,24 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 ledger.record(r, true);
             }
         }
+        // What the first flight was sized by, said once it is known.
+        match progress.cache {
+            Some((hits, 0)) if hits > 0 && threads > 1 => {
+                let (_, most) = sizing((0.0, 0), (0.0, 0), None, self.devices.len(), threads, true);
+                ledger.notes.insert(
+                    flight_notes_at,
+                    format!(
+                        "compile cache: {} compiled before, so {} were kept in flight (not {most}) until an evaluation was timed: the search \
+                         chose each config after the outcomes before it were in",
+                        if hits == 1 { "the first config asked for was".to_string() } else { format!("the first {hits} configs asked for were") },
+                        pipeline::warm_capacity(self.devices.len())
+                    ),
+                );
+            }
+            _ => {
+                ledger.notes.splice(flight_notes_at..flight_notes_at, flight_notes);
+            }
+        }
         let tail = std::mem::replace(&mut self.tail, Tail::new(None)).finish();
         if let Some(line) = tail.line() {
             ledger.notes.push(line);
@@ -490,8 +528,8 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     /// the priors recorded per candidate, for a strategy that queues its budget ahead (empty
     /// otherwise, or without them). Files named with `--prior` are read whatever the strategy
     /// (their compile times order the compiles); the database's priors only for the transfer
-    /// search.
-    fn strategy(&self, ledger: &mut Ledger<'_>, view: &Candidates<'_>, threads: usize) -> Result<(Box<dyn Strategy>, Vec<f32>), Error> {
+    /// search. And the transfer search's notes on its first flight.
+    fn strategy(&self, ledger: &mut Ledger<'_>, view: &Candidates<'_>, threads: usize) -> Result<Chosen, Error> {
         let opts = self.opts;
         let named = strategy::by_name(&opts.strategy, 0).ok();
         let wants = opts.strategy == "auto"
@@ -526,6 +564,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         };
         let bad = |m: String| Error::Spec(SpecError { file: self.ctx.job.origin.clone(), field: "strategy".into(), message: m });
         let compile = prior.as_ref().filter(|_| read_compile).map(|(p, _)| p.compile_s.clone()).unwrap_or_default();
+        // What the first flight is sized by, for the transfer search: said once the tune knows
+        // whether its first proposals were in the compile cache (see `search`).
+        let mut flight = Vec::new();
         let strat: Box<dyn Strategy> = match (name, prior) {
             ("transfer", Some((p, report))) => {
                 ledger.prior = Some(report);
@@ -543,7 +584,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 let (_, early) = sizing((0.0, 0), (0.0, 0), p.seconds, self.devices.len(), threads, true);
                 let (_, most) = sizing((0.0, 0), (0.0, 0), None, self.devices.len(), threads, true);
                 if let Some((c, e)) = p.seconds.filter(|_| early < most) {
-                    ledger.notes.push(format!(
+                    flight.push(format!(
                         "transfer: the sources spent {c:.3} s compiling and {e:.3} s evaluating a config, so {early} proposals are kept in \
                          flight until this device has timed an evaluation (not {most}): fewer are chosen before any outcome is in"
                     ));
@@ -554,7 +595,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                     } else {
                         (format!("about {early}"), "only in the rest")
                     };
-                    ledger.notes.push(format!(
+                    flight.push(format!(
                         "transfer: {threads} compile threads ask for {first} of the budget's {b} configs before any is measured, so the sources' \
                          picks are checked against this device {checked}; for a device that may be unlike the sources, a budget of {} or more \
                          leaves most of it to be chosen after outcomes are in, and --no-prior tunes without them",
@@ -587,7 +628,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 strategy::for_budget(name, opts.strategy_seed(), &opts.budget).map_err(bad)?
             }
         };
-        Ok((strat, compile))
+        Ok(Chosen { strat, compile, flight })
     }
 
     /// The CPU reference's thread has put its outputs (or why there are none) in `slot`: from
@@ -758,9 +799,15 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     /// Asks the strategy for work until enough candidates are in flight (or the budget is
     /// spoken for) and queues the fresh ones by predicted compile time.
     fn feed(&self, l: &mut Turn<'_, '_, '_>) {
-        let (capacity, longest_first) = self.pipeline_now(l);
+        let (sized, longest_first) = self.pipeline_now(l);
         let mut idle = 0;
-        while l.progress.flying < capacity && l.progress.room() > 0 && !l.progress.done() && idle < 1000 {
+        loop {
+            // While the proposals are compile-cache hits and nothing has been timed, compiling
+            // does not bound the tune: a few in flight keep the devices busy.
+            let capacity = if l.progress.warm_start() { sized.min(pipeline::warm_capacity(self.live.iter().filter(|&&x| x).count())) } else { sized };
+            if l.progress.flying >= capacity || l.progress.room() == 0 || l.progress.done() || idle >= 1000 {
+                break;
+            }
             let asked = l.strat.ask(l.view, (capacity - l.progress.flying).min(l.progress.room()));
             if asked.is_empty() {
                 return;
@@ -776,9 +823,25 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 l.progress.in_flight[i] = true;
                 l.progress.flying += 1;
                 l.flow.queue.push(i, if longest_first { l.times.predict(l.view, i) } else { 0.0 });
+                if l.progress.warm_start() {
+                    let (hits, missed) = l.progress.cache.get_or_insert((0, 0));
+                    match self.in_compile_cache(i) {
+                        Some(true) => *hits += 1,
+                        _ => *missed += 1,
+                    }
+                }
             }
             tracing::debug!(asked = n, queued, in_flight = l.progress.flying, capacity, evaluated = l.progress.count, "proposals asked of the strategy");
         }
+    }
+
+    /// Whether candidate `i`'s compile would be served from the compile cache of the backend
+    /// that compiles (see [`Backend::in_compile_cache`]).
+    fn in_compile_cache(&self, i: usize) -> Option<bool> {
+        let c = self.plan.cands.get(i)?;
+        let source = &self.ctx.job.source;
+        let inputs = CompileInputs::new(&self.ctx.prep, source, &c.config, &c.launch);
+        self.devices[0].in_compile_cache(&inputs.request(source, &c.config, &c.launch))
     }
 
     /// Tells an adaptive strategy, before it proposes anything, what the database already holds

@@ -32,6 +32,13 @@ pub fn capacity(compile: Spent, eval: Spent, threads: usize, adaptive: bool) -> 
     }
 }
 
+/// How many proposals keep `devices` busy when compiling takes no time (every one a
+/// compile-cache hit): one measuring on each device and one more waiting, at least 2, so that
+/// an adaptive search chooses each after nearly every outcome before it is in.
+pub fn warm_capacity(devices: usize) -> usize {
+    (devices + 1).max(2)
+}
+
 /// The seconds to size the pipeline by: what this tune has spent, or, until it has timed an
 /// evaluation, what it expects a config to cost (`expected`: compile and evaluation seconds of
 /// one config, from the sources of a prior: [`crate::search::Strategy::expected_seconds`]) as

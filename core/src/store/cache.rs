@@ -11,6 +11,13 @@ pub fn load(dir: &Path, key: &str, ext: &str) -> Option<Vec<u8>> {
     std::fs::read(dir.join(format!("{key}.{ext}"))).ok().filter(|b| !b.is_empty())
 }
 
+/// Whether [`binary`] would serve `key` from `dir` (a plain kernel's image; a template
+/// instance's also with its symbol), without reading either.
+pub fn holds(dir: Option<&Path>, key: &str, ext: &str, templated: bool) -> bool {
+    let present = |ext: &str| dir.is_some_and(|d| std::fs::metadata(d.join(format!("{key}.{ext}"))).is_ok_and(|m| m.len() > 0));
+    present(ext) && (!templated || present("sym"))
+}
+
 /// Stores `bytes` under `dir/<key>.<ext>` atomically (temporary file, then rename).
 pub fn store(dir: &Path, key: &str, ext: &str, bytes: &[u8]) {
     if std::fs::create_dir_all(dir).is_err() {
@@ -81,6 +88,20 @@ mod tests {
         assert!(binary(Some(d.path()), "plain", "bin", "triad", false, || Err("cached".to_string())).unwrap().cached);
         let uncached = binary(None, "plain", "bin", "triad", false, || Ok::<_, String>((b"y".to_vec(), None))).unwrap();
         assert!(!uncached.cached);
+    }
+
+    #[test]
+    fn holds_says_what_binary_would_serve() {
+        let d = tempfile::tempdir().unwrap();
+        assert!(!super::holds(Some(d.path()), "k", "cubin", false));
+        super::store(d.path(), "k", "cubin", b"image");
+        assert!(super::holds(Some(d.path()), "k", "cubin", false));
+        assert!(!super::holds(Some(d.path()), "k", "cubin", true), "a template instance also needs its symbol");
+        super::store(d.path(), "k", "sym", b"_Z1kv");
+        assert!(super::holds(Some(d.path()), "k", "cubin", true));
+        assert!(!super::holds(None, "k", "cubin", false), "no cache holds nothing");
+        super::store(d.path(), "e", "cubin", b"");
+        assert!(!super::holds(Some(d.path()), "e", "cubin", false), "an empty file is not served");
     }
 
     #[test]
