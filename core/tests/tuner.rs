@@ -380,6 +380,11 @@ fn an_adaptive_search_goes_on_from_the_stored_records() {
     // Four new configs compiled, and the default once more for the reference outputs.
     assert!(t.backend().compiles.load(Ordering::SeqCst) <= 4 + 1);
     assert!(again.winner_stats.mean <= first.winner_stats.mean, "the pick includes the stored records");
+    // A smaller budget than the records: the fastest of them are told first, so the winner is
+    // the best stored (before, the first in the space's order: bx=32 first).
+    let small = Tuner::new(FakeBackend::new(limits(), time)).tune(&job(), &o("3", true, 3)).unwrap();
+    assert_eq!((small.evaluated, small.from_db), (3, 3));
+    assert_eq!(small.winner, again.winner, "the best of the ten stored");
 }
 
 #[test]

@@ -849,16 +849,27 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     /// the records count toward the budget, as they do for a search that asks for them in
     /// order, and the search goes on from them instead of spending the budget elsewhere and
     /// leaving them out of the pick. The reference candidate, in flight already, is run again
-    /// (its outputs are not stored).
+    /// (its outputs are not stored). The fastest are told first, and failures last: a budget
+    /// smaller than the records keeps the best of them.
     fn tell_known(&self, l: &mut Turn<'_, '_, '_>) {
         let plan = self.plan;
-        for i in 0..plan.cands.len() {
+        let mut known: Vec<(f64, usize, String)> = (0..plan.cands.len())
+            .filter(|&i| !l.progress.in_flight[i] && !l.progress.evaluated[i])
+            .filter_map(|i| {
+                let key = plan.cands[i].config.key();
+                let mean = match &l.ledger.known.get(&key)?.status {
+                    crate::store::db::Status::Ok { stats } => stats.mean,
+                    crate::store::db::Status::Failed { .. } => f64::INFINITY,
+                };
+                Some((mean, i, key))
+            })
+            .collect();
+        known.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        for (_, i, key) in known {
             if l.progress.room() == 0 {
                 break;
             }
-            if !l.progress.in_flight[i] && !l.progress.evaluated[i] {
-                self.answer_from_db(l, i, &plan.cands[i].config.key());
-            }
+            self.answer_from_db(l, i, &key);
         }
     }
 
