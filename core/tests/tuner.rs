@@ -192,6 +192,11 @@ fn a_percentage_budget_without_a_strategy_takes_the_hybrid_search() {
 /// How many configs finished compiling before the first result was final, for a hybrid
 /// search with a budget of 10 on 8 compile threads; and the report.
 fn compiled_before_an_outcome(dev: FakeBackend) -> (usize, TuneReport) {
+    compiled_before_an_outcome_on(vec![dev])
+}
+
+/// The same over several devices.
+fn compiled_before_an_outcome_on(devs: Vec<FakeBackend>) -> (usize, TuneReport) {
     let seen = Arc::new(Mutex::new((0, false)));
     let s = seen.clone();
     let observer: kerntune_core::run::Observer = Arc::new(move |e: &kerntune_core::run::Event<'_>| {
@@ -203,7 +208,8 @@ fn compiled_before_an_outcome(dev: FakeBackend) -> (usize, TuneReport) {
         }
     });
     let o = TuneOptions { strategy: "hybrid".into(), budget: Budget::parse("10").unwrap(), compile_threads: Some(8), observer: Some(observer), ..opts() };
-    let r = Tuner::new(dev.with_launch_delay(Duration::from_millis(2))).tune(&job(), &o).unwrap();
+    let devs = devs.into_iter().map(|d| d.with_launch_delay(Duration::from_millis(2))).collect();
+    let r = Tuner::with_devices(devs).unwrap().tune(&job(), &o).unwrap();
     let n = seen.lock().unwrap().0;
     (n, r)
 }
@@ -222,6 +228,11 @@ fn a_warm_compile_cache_keeps_an_adaptive_search_choosing_after_outcomes() {
         "{:?}",
         warm.notes
     );
+    // Over three devices: one measuring on each and one more.
+    let three = (0..3).map(|_| FakeBackend::new(limits(), time).with_compile_cache(|_| true)).collect();
+    let (n, warm) = compiled_before_an_outcome_on(three);
+    assert!(n <= 4, "{n} compiled before the first outcome");
+    assert!(warm.notes.iter().any(|x| x.starts_with("compile cache: ") && x.contains("so 4 were kept in flight (not 12)")), "{:?}", warm.notes);
     // A cache that holds none of them, and a backend that cannot tell: the first flight keeps
     // every compile thread busy, as before, and nothing is said.
     for dev in [FakeBackend::new(limits(), time).with_compile_cache(|_| false), FakeBackend::new(limits(), time)] {
