@@ -1052,16 +1052,15 @@ fn a_tune_learns_from_another_gpus_results() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let r = &v[0];
     assert_eq!(r["strategy"], "transfer", "{out}");
-    // 4 compile threads and a budget of 5: six in flight at the start (one and a half per
-    // thread), so all of it is chosen before anything is measured, said.
+    // 4 compile threads would keep six in flight at the start (one and a half per thread), all
+    // of the budget of 5 chosen before anything is measured; wgpu's compiles take a fraction of
+    // a measurement, so two are, and it is said in place of the transfer search's note.
+    let notes: Vec<&str> = r["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
     assert!(
-        r["notes"].as_array().unwrap().iter().any(|n| n
-            .as_str()
-            .unwrap()
-            .starts_with("transfer: 4 compile threads ask for all of the budget's 5 configs before any is measured")
-            && n.as_str().unwrap().contains("a budget of 12 or more")),
+        notes.iter().any(|n| n.starts_with("compiling a config takes a fraction of measuring it on this backend, so 2 were kept in flight (not 6)")),
         "{out}"
     );
+    assert!(!notes.iter().any(|n| n.starts_with("transfer: 4 compile threads ask for")), "{out}");
     assert_eq!(r["evaluated"], 5, "{out}");
     let p = &r["prior"];
     assert_eq!((p["targets"].as_u64(), p["measurements"].as_u64()), (Some(1), Some(22)), "{p}");

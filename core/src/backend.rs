@@ -149,6 +149,14 @@ pub trait Backend: Send + Sync {
         None
     }
 
+    /// Whether a compile here takes a small part of what measuring a config takes, from the
+    /// first (wgpu builds a pipeline in tens of milliseconds, where an offline compiler such as
+    /// NVRTC takes seconds). The tuner then keeps few configs in flight for an adaptive search
+    /// until it has timed an evaluation, as when the first proposals are in the compile cache.
+    fn compiles_quickly(&self) -> bool {
+        false
+    }
+
     /// Allocates device memory for a problem and uploads its initial data.
     fn workspace(&self, problem: &std::sync::Arc<ProblemData>) -> Result<Self::Workspace, BackendError>;
 

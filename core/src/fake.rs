@@ -93,6 +93,8 @@ pub struct FakeBackend {
     /// Which configs' compiles are compile-cache hits (they take no compile delay), when the
     /// fake has a compile cache: [`FakeBackend::with_compile_cache`].
     cached: Option<Held>,
+    /// Says it compiles quickly ([`Backend::compiles_quickly`], as wgpu does).
+    quick: bool,
     /// Wall time making a workspace takes (a worker process starting, say).
     workspace_delay: Duration,
     /// Device memory free for a problem's buffers (`None`: any problem fits).
@@ -174,6 +176,7 @@ impl FakeBackend {
             speed: 1.0,
             launch_delay: Duration::ZERO,
             cached: None,
+            quick: false,
             workspace_delay: Duration::ZERO,
             free_memory: None,
             verify_delay: Duration::ZERO,
@@ -218,6 +221,12 @@ impl FakeBackend {
     /// tell (`None`).
     pub fn with_compile_cache(mut self, held: impl Fn(&Config) -> bool + Send + Sync + 'static) -> Self {
         self.cached = Some(Arc::new(held));
+        self
+    }
+
+    /// Says its compiles take a fraction of a measurement ([`Backend::compiles_quickly`]).
+    pub fn with_quick_compiles(mut self) -> Self {
+        self.quick = true;
         self
     }
 
@@ -409,6 +418,10 @@ impl Backend for FakeBackend {
 
     fn in_compile_cache(&self, req: &CompileRequest<'_>) -> Option<bool> {
         self.cached.as_ref().map(|held| held(req.config))
+    }
+
+    fn compiles_quickly(&self) -> bool {
+        self.quick
     }
 
     fn shares_kernels(&self) -> bool {

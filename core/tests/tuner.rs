@@ -233,6 +233,14 @@ fn a_warm_compile_cache_keeps_an_adaptive_search_choosing_after_outcomes() {
     let (n, warm) = compiled_before_an_outcome_on(three);
     assert!(n <= 4, "{n} compiled before the first outcome");
     assert!(warm.notes.iter().any(|x| x.starts_with("compile cache: ") && x.contains("so 4 were kept in flight (not 12)")), "{:?}", warm.notes);
+    // A backend whose compiles are quick (wgpu) keeps as few from the start.
+    let (n, quick) = compiled_before_an_outcome(FakeBackend::new(limits(), time).with_quick_compiles());
+    assert!(n <= 2, "{n} compiled before the first outcome");
+    assert!(
+        quick.notes.iter().any(|x| x.starts_with("compiling a config takes a fraction of measuring it on this backend, so 2 were kept in flight (not 12)")),
+        "{:?}",
+        quick.notes
+    );
     // A cache that holds none of them, and a backend that cannot tell: the first flight keeps
     // every compile thread busy, as before, and nothing is said.
     for dev in [FakeBackend::new(limits(), time).with_compile_cache(|_| false), FakeBackend::new(limits(), time)] {

@@ -84,12 +84,20 @@ pub(crate) struct Progress {
     /// timed ([`Coordinator::feed`]); `None` where the backend cannot tell, or the strategy
     /// does not adapt.
     cache: Option<(usize, usize)>,
+    /// The backend compiles quickly ([`Backend::compiles_quickly`]) and the strategy adapts.
+    quick: bool,
 }
 
 impl Progress {
-    /// Whether the tune still starts warm: no evaluation timed yet, and every proposal so far
-    /// (none, at first) is in the compile cache.
+    /// Whether the tune still starts warm: no evaluation timed yet, and compiling does not
+    /// bound it (the backend compiles quickly, or every proposal so far, none at first, is in
+    /// the compile cache).
     fn warm_start(&self) -> bool {
+        self.eval_s.1 == 0 && (self.quick || self.probing())
+    }
+    /// Whether the first proposals are still being looked up in the compile cache: none has
+    /// missed, and no evaluation is timed.
+    fn probing(&self) -> bool {
         self.eval_s.1 == 0 && self.cache.is_some_and(|(_, missed)| missed == 0)
     }
     fn out_of_time(&self) -> bool {
@@ -350,7 +358,8 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             cancelled: false,
             compile_s: (0.0, 0),
             eval_s: (0.0, 0),
-            cache: if adaptive { self.in_compile_cache(0).map(|_| (0, 0)) } else { None },
+            cache: if adaptive && !self.devices[0].compiles_quickly() { self.in_compile_cache(0).map(|_| (0, 0)) } else { None },
+            quick: adaptive && self.devices[0].compiles_quickly(),
         };
         let mut refs = self.reference_state(ledger);
         let flow = Flow::default();
@@ -482,20 +491,23 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             }
         }
         // What the first flight was sized by, said once it is known.
-        match progress.cache {
-            Some((hits, 0)) if hits > 0 && threads > 1 => {
-                let (_, most) = sizing((0.0, 0), (0.0, 0), None, self.devices.len(), threads, true);
-                ledger.notes.insert(
-                    flight_notes_at,
-                    format!(
-                        "compile cache: {} compiled before, so {} were kept in flight (not {most}) until an evaluation was timed: the search \
-                         chose each config after the outcomes before it were in",
-                        if hits == 1 { "the first config asked for was".to_string() } else { format!("the first {hits} configs asked for were") },
-                        pipeline::warm_capacity(self.devices.len())
-                    ),
-                );
-            }
-            _ => {
+        let (_, most) = sizing((0.0, 0), (0.0, 0), None, self.devices.len(), threads, true);
+        let warm = pipeline::warm_capacity(self.devices.len());
+        let why = match progress.cache {
+            _ if progress.quick => Some("compiling a config takes a fraction of measuring it on this backend".to_string()),
+            Some((1, 0)) => Some("compile cache: the first config asked for was compiled before".to_string()),
+            Some((hits, 0)) if hits > 1 => Some(format!("compile cache: the first {hits} configs asked for were compiled before")),
+            _ => None,
+        };
+        match why.filter(|_| most > warm) {
+            Some(why) => ledger.notes.insert(
+                flight_notes_at,
+                format!(
+                    "{why}, so {warm} were kept in flight (not {most}) until an evaluation was timed: the search chose each config after the \
+                     outcomes before it were in"
+                ),
+            ),
+            None => {
                 ledger.notes.splice(flight_notes_at..flight_notes_at, flight_notes);
             }
         }
@@ -823,11 +835,12 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 l.progress.in_flight[i] = true;
                 l.progress.flying += 1;
                 l.flow.queue.push(i, if longest_first { l.times.predict(l.view, i) } else { 0.0 });
-                if l.progress.warm_start() {
-                    let (hits, missed) = l.progress.cache.get_or_insert((0, 0));
-                    match self.in_compile_cache(i) {
-                        Some(true) => *hits += 1,
-                        _ => *missed += 1,
+                if l.progress.probing() {
+                    if let Some((hits, missed)) = l.progress.cache.as_mut() {
+                        match self.in_compile_cache(i) {
+                            Some(true) => *hits += 1,
+                            _ => *missed += 1,
+                        }
                     }
                 }
             }
