@@ -39,7 +39,9 @@ pub struct Args {
     /// as many as its sources' mean recorded seconds say), then as many as keep the slower
     /// of compiling and measuring busy, by the space's recorded compile and evaluation seconds
     /// (Kernel Tuner's `compile_time`, `benchmark_time` and `verification_time`) of the configs
-    /// told so far, never fewer than 2.
+    /// told so far, never fewer than 2. That is a cold CUDA or HIP tune: one on wgpu, or whose
+    /// first proposals are in the compile cache, keeps 2 until it has timed an evaluation, and
+    /// then as many as its own quick compiles call for (`--parallel 2` is near it).
     #[arg(long, value_name = "N", conflicts_with_all = ["parallel", "compile_threads"])]
     jobs: Option<usize>,
     /// Simulate the wall time instead, with this many compile threads: the tuner's compile
