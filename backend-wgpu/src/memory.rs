@@ -130,7 +130,10 @@ mod tests {
         })
         .expect("64 MiB");
         let (after, total_after) = device_memory(&device).expect("still reported");
-        assert!(after <= free && total_after == total, "{free} → {after} of {total} → {total_after}");
+        // A CPU adapter's budget is the host's free memory (llvmpipe in Ubuntu 24.04's Mesa),
+        // which every other process on the host moves either way: there it is only bounded.
+        let cpu = adapter.get_info().device_type == wgpu::DeviceType::Cpu;
+        assert!((cpu || after <= free) && after <= total && total_after == total, "{free} → {after} of {total} → {total_after}");
         drop(buf);
         // The adapter's size, read without a device (what `kerntune devices` prints), is the
         // same heap's.
