@@ -348,6 +348,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         let Chosen { mut strat, compile: compile_prior, flight: flight_notes } = self.strategy(ledger, &view, threads)?;
         let flight_notes_at = ledger.notes.len();
         let adaptive = strat.adaptive();
+        let quick = adaptive && self.devices[0].compiles_quickly();
         let mut progress = Progress {
             evaluated: vec![false; plan.cands.len()],
             in_flight: vec![false; plan.cands.len()],
@@ -358,8 +359,8 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             cancelled: false,
             compile_s: (0.0, 0),
             eval_s: (0.0, 0),
-            cache: if adaptive && !self.devices[0].compiles_quickly() { self.in_compile_cache(0).map(|_| (0, 0)) } else { None },
-            quick: adaptive && self.devices[0].compiles_quickly(),
+            cache: if adaptive && !quick { self.in_compile_cache(0).map(|_| (0, 0)) } else { None },
+            quick,
         };
         let mut refs = self.reference_state(ledger);
         let flow = Flow::default();
@@ -812,11 +813,12 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     /// spoken for) and queues the fresh ones by predicted compile time.
     fn feed(&self, l: &mut Turn<'_, '_, '_>) {
         let (sized, longest_first) = self.pipeline_now(l);
+        let warm = sized.min(pipeline::warm_capacity(self.live.iter().filter(|&&x| x).count()));
         let mut idle = 0;
         loop {
             // While the proposals are compile-cache hits and nothing has been timed, compiling
             // does not bound the tune: a few in flight keep the devices busy.
-            let capacity = if l.progress.warm_start() { sized.min(pipeline::warm_capacity(self.live.iter().filter(|&&x| x).count())) } else { sized };
+            let capacity = if l.progress.warm_start() { warm } else { sized };
             if l.progress.flying >= capacity || l.progress.room() == 0 || l.progress.done() || idle >= 1000 {
                 break;
             }
@@ -870,10 +872,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             .filter(|&i| !l.progress.in_flight[i] && !l.progress.evaluated[i])
             .filter_map(|i| {
                 let key = plan.cands[i].config.key();
-                let mean = match &l.ledger.known.get(&key)?.status {
-                    crate::store::db::Status::Ok { stats } => stats.mean,
-                    crate::store::db::Status::Failed { .. } => f64::INFINITY,
-                };
+                let mean = l.ledger.known.get(&key)?.stats().map_or(f64::INFINITY, |s| s.mean);
                 Some((mean, i, key))
             })
             .collect();
