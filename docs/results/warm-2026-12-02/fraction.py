@@ -21,4 +21,6 @@ for b in ['old', 'new']:
     for f in sorted(glob.glob(f'lib/{b}-*.json')):
         rs = reports(f); rows.append([frac(r, e) for r, e in zip(rs, ex)])
         print(f"library {b} {f}: " + ' '.join(f'{x:.3f}' for x in rows[-1]) + f"  wall {sum(r['wall_seconds'] for r in rs):.2f} s")
+        # Per shape: tune wall / configs compiled / of them from the compile cache.
+        print('    per shape (wall s/compiled/cache hits): ' + '  '.join(f"{r['wall_seconds']:.2f}/{r['compiled']}/{r['compile_cache_hits']}" for r in rs))
     print(f"library {b} mean per shape: " + ' '.join(f'{st.mean(c):.3f}' for c in zip(*rows)) + f"  mean of shapes 2-5 {st.mean(x for r in rows for x in r[1:]):.3f}")
