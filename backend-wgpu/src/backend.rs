@@ -83,6 +83,29 @@ impl WgpuBackend {
         Self::from_adapter(list.swap_remove(i))
     }
 
+    /// Opens kerntune's own device on an application's `adapter` (what the launch API tunes
+    /// on), with kernels in a worker process where the host program enabled it
+    /// ([`crate::worker::hook`]), as [`WgpuBackend::open`] does: the worker opens the adapter of
+    /// [`crate::adapters`] that `adapter` is (the same description: name, vendor and device
+    /// IDs, driver, PCI bus, graphics API). Where none is (an adapter of a graphics API kerntune
+    /// does not enumerate, such as OpenGL, or `WGPU_BACKEND` set differently for the worker),
+    /// kernels run in this process, and a warning says so: a shader that never ends then ends
+    /// the tune.
+    pub fn for_adapter(adapter: &wgpu::Adapter) -> Result<WgpuBackend, OpenError> {
+        let mut b = Self::from_adapter(adapter.clone())?;
+        if KIND.enabled() {
+            match sorted_adapters().iter().position(|a| a.get_info() == b.info) {
+                Some(i) => b.worker = Some(WorkerSlot::new(&KIND, i)),
+                None => tracing::warn!(
+                    adapter = b.info.name,
+                    api = ?b.info.backend,
+                    "the application's wgpu adapter is not among those kerntune enumerates (`kerntune devices`: Vulkan, Metal and DX12 unless WGPU_BACKEND says otherwise), so a worker process could not open it: its kernels are tuned in this process, where a shader that never ends stops the tune"
+                ),
+            }
+        }
+        Ok(b)
+    }
+
     /// Opens a device on `adapter`, with timestamp queries, pipeline caches and half-precision
     /// shaders (`enable f16;`) where supported.
     pub fn from_adapter(adapter: wgpu::Adapter) -> Result<WgpuBackend, OpenError> {

@@ -13,7 +13,10 @@
 //! recorded; a wrong argument is a [`LaunchError`], never a dispatch.
 //!
 //! Tuning runs on kerntune's own device on the same adapter, so the application's device only
-//! ever sees the winner.
+//! ever sees the winner; where the program called `kerntune::hook()` (or
+//! [`crate::worker::hook`]), the tune's kernels run in a worker process, as the CLI's do, so
+//! that a shader that never ends is killed with that process and the tune goes on
+//! ([`WgpuBackend::for_adapter`]).
 
 use crate::backend::WgpuBackend;
 use kerntune_core::app::args::{ArgType, Lens, MAX_ARGS};
@@ -108,7 +111,8 @@ pub struct WgpuTunable {
 
 impl WgpuTunable {
     /// The kernel `job` describes (its `wgsl` source), tuned on kerntune's own device on
-    /// `adapter` with `opts`, and built on the application's `device`.
+    /// `adapter` with `opts` (its kernels in a worker process after `kerntune::hook()`:
+    /// [`WgpuBackend::for_adapter`]), and built on the application's `device`.
     ///
     /// ```no_run
     /// # fn f(adapter: &wgpu::Adapter, device: wgpu::Device, queue: wgpu::Queue, job: kerntune_core::TuneJob) -> Result<(), kerntune_core::Error> {
@@ -116,7 +120,7 @@ impl WgpuTunable {
     /// # Ok(()) }
     /// ```
     pub fn new(adapter: &wgpu::Adapter, device: wgpu::Device, queue: wgpu::Queue, job: TuneJob, opts: TuneOptions) -> Result<WgpuTunable, Error> {
-        let backend = WgpuBackend::from_adapter(adapter.clone()).map_err(|e| Error::Backend(kerntune_core::BackendError::DeviceLost(e.to_string())))?;
+        let backend = WgpuBackend::for_adapter(adapter).map_err(|e| Error::Backend(kerntune_core::BackendError::DeviceLost(e.to_string())))?;
         let tuner = Arc::new(Tuner::new(backend));
         let d = device.clone();
         let auto = Autotuned::with_compiler(tuner, job, opts, move |job, prep, cfg, launch| build(&d, job, prep, cfg, launch));

@@ -105,7 +105,7 @@ impl Prepared {
     fn build(job: &TuneJob, explicit: Option<Vec<Config>>, with_data: bool) -> Result<Prepared, SpecError> {
         let err = |field: &str, message: String| SpecError { file: job.origin.clone(), field: field.into(), message };
         let space = SearchSpace::new(job.params.clone(), &job.restrictions, job.sizes.clone()).map_err(|e| match &e {
-            crate::space::error::SpaceError::Restriction { index, source } => err(&format!("restrictions[{index}]"), source.to_string()),
+            crate::space::error::SpaceError::Restriction { index, error } => err(&format!("restrictions[{index}]"), error.to_string()),
             other => err("params", other.to_string()),
         })?;
         let names: Vec<&str> = job.params.iter().map(|p| p.name.as_str()).chain(job.sizes.iter().map(|(n, _)| n.as_str())).collect();

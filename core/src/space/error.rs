@@ -6,12 +6,12 @@ use crate::spec::expr::ExprError;
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
 pub enum SpaceError {
     /// A restriction does not compile.
-    #[error("restriction {index} is invalid: {source}")]
+    #[error("restriction {index} is invalid: {error}")]
     Restriction {
         /// Position of the restriction in the list (0-based).
         index: usize,
-        /// The expression error.
-        source: ExprError,
+        /// The expression error (in this error's text, so not its `source()`).
+        error: ExprError,
     },
     /// A parameter has no values.
     #[error("parameter `{0}` has no values; give it at least one")]

@@ -39,7 +39,7 @@ impl SearchSpace {
         let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).chain(constants.iter().map(|(n, _)| n.as_str())).collect();
         let mut exprs = Vec::new();
         for (index, r) in restrictions.iter().enumerate() {
-            exprs.push(Expr::compile(r.as_ref(), &names).map_err(|source| SpaceError::Restriction { index, source })?);
+            exprs.push(Expr::compile(r.as_ref(), &names).map_err(|error| SpaceError::Restriction { index, error })?);
         }
         let np = params.len();
         let mut checks_at = vec![Vec::new(); np];

@@ -58,14 +58,14 @@ const SCHEMA_NAME: &str = "kerntune-db";
 #[derive(Debug, thiserror::Error)]
 pub enum DbError {
     /// Reading, writing or locking failed.
-    #[error("database {path}: {action} failed: {source}")]
+    #[error("database {path}: {action} failed: {error}")]
     Io {
         /// The file.
         path: PathBuf,
         /// What was being done.
         action: &'static str,
-        /// The OS error.
-        source: std::io::Error,
+        /// The OS error (in this error's text, so not its `source()`).
+        error: std::io::Error,
     },
     /// The file is not a valid database. It is left untouched.
     #[error("database {path} is corrupt ({detail}); it was left untouched — move it aside or run `kerntune db clear --db {path}` to start over")]
@@ -611,7 +611,7 @@ impl Database {
     }
 
     fn io(&self, action: &'static str) -> impl FnOnce(std::io::Error) -> DbError + '_ {
-        move |source| DbError::Io { path: self.path.clone(), action, source }
+        move |error| DbError::Io { path: self.path.clone(), action, error }
     }
 
     fn sql(&self, action: &'static str) -> impl Fn(rusqlite::Error) -> DbError + '_ {
@@ -619,7 +619,7 @@ impl Database {
             rusqlite::Error::SqliteFailure(f, _) if matches!(f.code, rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt) => {
                 DbError::Corrupt { path: self.path.clone(), detail: e.to_string() }
             }
-            other => DbError::Io { path: self.path.clone(), action, source: std::io::Error::other(other.to_string()) },
+            other => DbError::Io { path: self.path.clone(), action, error: std::io::Error::other(other.to_string()) },
         }
     }
 
@@ -697,7 +697,7 @@ impl Database {
                 return Err(DbError::Io {
                     path: self.path.clone(),
                     action: "writing",
-                    source: std::io::Error::other(
+                    error: std::io::Error::other(
                         "the file or its folder is read-only to this process; name a writable database with --db (or KERNTUNE_CACHE_DIR), or tune with --no-db",
                     ),
                 })
@@ -835,7 +835,7 @@ impl Database {
             return Err(DbError::Io {
                 path: self.path.clone(),
                 action: "reading",
-                source: std::io::Error::other("it has an older layout (2) and cannot be written to upgrade it; open it once where it can be written (`kerntune db show --db FILE` on a copy)"),
+                error: std::io::Error::other("it has an older layout (2) and cannot be written to upgrade it; open it once where it can be written (`kerntune db show --db FILE` on a copy)"),
             });
         }
         if layout != SQLITE_LAYOUT {
@@ -936,7 +936,7 @@ impl Database {
         let existed = match fs::remove_file(&self.path) {
             Ok(()) => true,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
-            Err(source) => return Err(DbError::Io { path: self.path.clone(), action: "removing", source }),
+            Err(error) => return Err(DbError::Io { path: self.path.clone(), action: "removing", error }),
         };
         for suffix in ["-wal", "-shm", "-journal", ".lock"] {
             let _ = fs::remove_file(with_suffix(&self.path, suffix));

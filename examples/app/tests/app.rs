@@ -4,6 +4,7 @@
 //! own results. The winners file `kerntune db export --rust` writes compiles as the program's
 //! embedded list.
 
+use kerntune::store::db::Status;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -59,6 +60,38 @@ fn a_second_size_in_one_run_is_tuned_on_its_own_buffers() {
     assert_eq!(out.matches("4 launches: verified").count(), 2, "{out}");
     let db = kerntune::Database::at(d.path().join("db.sqlite")).load().unwrap();
     assert_eq!(db.entries.values().filter(|e| e.winner.is_some()).count(), 2, "a winner per size");
+}
+
+/// A kernel whose configs include some that never end (tests/data/hang.toml: HANG = 1 loops
+/// forever), tuned through the wgpu launch API: the program called `kerntune::hook()`, so the
+/// tune's kernels run in a worker process, which is killed with each such config, and the
+/// program goes on with a config that ends. (In the program's own process a dispatch that never
+/// ends cannot be stopped: the tune ended with "device lost" and the program with it.)
+#[test]
+fn a_shader_that_never_ends_costs_its_configs_not_the_program() {
+    let d = tempfile::tempdir().unwrap();
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hang.toml");
+    let (ok, out, err) = app(d.path(), &["--backend", "wgpu", "--spec", spec.to_str().unwrap(), "--n", "65536", "--iters", "3"], &[]);
+    if !ok && err.contains("no wgpu adapter") && std::env::var("KERNTUNE_REQUIRE_DEVICE").is_err() {
+        eprintln!("SKIPPED: no device for the example app");
+        return;
+    }
+    assert!(ok, "{out}\n{err}");
+    let line = out.lines().find(|l| l.starts_with("triad N=65536:")).unwrap_or_else(|| panic!("{out}"));
+    assert!(line.contains("HANG=0") && line.ends_with("(tuned now)"), "{out}");
+    assert!(out.contains("3 launches: verified"), "{out}");
+    // Every config was measured or failed for its own reason, and kept: the two that never
+    // ended as timed out, the two others measured (each on a fresh worker after one was killed).
+    let db = kerntune::Database::at(d.path().join("db.sqlite")).load().unwrap();
+    let entry = db.entries.values().next().unwrap();
+    assert!(entry.winner.is_some());
+    assert_eq!(entry.measurements.len(), 4, "{:?}", entry.measurements.keys());
+    for (key, m) in &entry.measurements {
+        match &m.status {
+            Status::Failed { failure, .. } => assert!(key.contains("HANG=1") && *failure == kerntune::FailureKind::TimedOut, "{key}: {m:?}"),
+            Status::Ok { .. } => assert!(key.contains("HANG=0"), "{key}"),
+        }
+    }
 }
 
 #[test]
