@@ -238,3 +238,50 @@ fn bad_report_requests_get_one_line_saying_what_to_do() {
     let html = std::fs::read_to_string(out).unwrap();
     assert!(html.contains("entry-1") && !html.contains("entry-2") && !html.contains("Side by side"));
 }
+
+/// The numeric tick labels of an SVG chart, in order.
+fn numeric_labels(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            let inner = t[t.find('>')? + 1..t.find("</text>")?].trim().to_string();
+            inner.parse::<f64>().is_ok().then_some(inner)
+        })
+        .collect()
+}
+
+/// A tune of a few configs: its count axes (configs per bin, evaluations, failed configs) read in
+/// whole numbers — they read "0 0 1 1 1 2", plotters' ticks at quarter steps rounded — one
+/// failure kind fills its own slot, not half of two; and the failures' table says what the
+/// configs that timed out share, as the tune did.
+#[test]
+fn a_small_tune_reads_in_whole_numbers_and_names_what_its_failures_share() {
+    use kerntune::store::db::{Measurement, Status};
+    let d = tempfile::tempdir().unwrap();
+    let mut e = synthetic_entry("llvmpipe", "wgpu-llvmpipe", "n=1024", 5, 1.0, 1);
+    e.measurements.retain(|_, m| matches!(m.status, Status::Ok { .. }));
+    assert!(e.measurements.len() >= 4, "{}", e.measurements.len());
+    for last in [8i64, 9] {
+        let config = kerntune::Config::new([("a", 9i64), ("b", 9), ("c", 9), ("d", 9), ("e", last)]);
+        let status = Status::Failed { failure: kerntune::FailureKind::TimedOut, message: "timed out after 1.000 s".into() };
+        e.record(config.key(), Measurement { config, status, usage: None, at: 1, verified: None, trace: None, flops: None, bytes: None });
+    }
+    let mut f = DbFile::default();
+    f.entries.insert(e.id.key(), e);
+    let db = d.path().join("small.json");
+    std::fs::write(&db, serde_json::to_string(&f).unwrap()).unwrap();
+    let out = d.path().join("small.html");
+    let o = kerntune(&["report", "--db", db.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&out).unwrap();
+    for (kind, body) in figures(&html) {
+        let labels = numeric_labels(body);
+        assert!(labels.windows(2).all(|w| w[0] != w[1]), "the {kind} chart repeats a tick label: {labels:?}");
+        if kind == "failures" {
+            assert!(labels.iter().all(|l| !l.contains('.')), "the {kind} chart counts configs in fractions: {labels:?}");
+        }
+    }
+    let failures = figures(&html).into_iter().find(|(k, _)| k == "failures").expect("a failures chart").1;
+    assert!(numeric_labels(failures).starts_with(&["0".to_string(), "1".to_string(), "2".to_string()]), "{:?}", numeric_labels(failures));
+    assert!(html.contains("timed out: every config that timed out has a = 9 (2 configs), and no config measured has it"), "the finding is on the page");
+}

@@ -1068,7 +1068,8 @@ fn when_every_config_faults_one_message_names_the_cause_and_the_buffer() {
     assert_eq!(e.lines().count(), 1, "{e}");
 }
 
-/// Some configs fault, one cause: grouped once in the report, diagnosed once.
+/// Some configs fault, one cause: grouped once in the report, diagnosed once, with the value
+/// they share.
 #[test]
 fn failures_are_grouped_by_cause_in_the_report() {
     let fake = FakeBackend::new(limits(), time).with_behavior(|c| match c.get_i64("vec") {
@@ -1081,6 +1082,10 @@ fn failures_are_grouped_by_cause_in_the_report() {
     assert_eq!((r.causes[0].kind, r.causes[0].count), (FailureKind::DeviceLost, 6));
     assert!(r.causes[0].is_memory_fault(), "{:?}", r.causes[0]);
     assert_eq!((r.causes[1].kind, r.causes[1].count), (FailureKind::CompileFailed, 1));
+    // What the faulting configs share, and no config measured has (after the buffers the
+    // launch could read past); one config that failed to compile: any of its values would do.
+    assert_eq!(r.causes[0].diagnosis.last().unwrap(), "every config that lost the device has vec = 2 (6 configs), and no config measured has it");
+    assert!(r.causes[1].diagnosis.is_empty(), "{:?}", r.causes[1]);
 }
 
 /// A parameter that changes the output by design: most configs disagree with the default's

@@ -92,6 +92,37 @@ fn ms(p: &Point) -> f64 {
     p.time * 1e3
 }
 
+/// A label on an axis of whole numbers (configs, evaluations, ranks): the number where the tick
+/// is whole, nothing between (plotters puts ticks at 0.25 or 0.5 steps on a short axis, which
+/// rounded read "0 0 1 1 1 2").
+fn whole(v: &f64) -> String {
+    if (v - v.round()).abs() < 1e-9 {
+        format!("{v:.0}")
+    } else {
+        String::new()
+    }
+}
+
+/// An axis of `n` categories side by side, category `i` centred on `i`, labelled there by
+/// [`slot_label`] with `x_labels(n)` (plotters' segmented range over `0..n` holds `n + 1` slots,
+/// an integer range including its end, and left an empty one after the last).
+fn slots(n: usize) -> std::ops::Range<f64> {
+    -0.5..n.max(1) as f64 - 0.5
+}
+
+/// The margin on each side of a bar (or box) in one of `n` slots of a chart `width` pixels
+/// wide: `least`, or more so that a bar is at most 90 pixels wide (one category in a whole
+/// chart was a wall of colour).
+fn bar_margin(width: u32, n: usize, least: u32) -> u32 {
+    let slot = width.saturating_sub(80) / n.max(1) as u32;
+    least.max(slot.saturating_sub(90) / 2)
+}
+
+/// The label of category `names[i]` at its tick `x` (`i`, see [`slots`]).
+fn slot_label(names: &[String], x: f64) -> String {
+    names.get(x.round().max(0.0) as usize).filter(|_| (x - x.round()).abs() < 1e-9).cloned().unwrap_or_default()
+}
+
 /// A time axis label: `0.25`, `1.2`, `30`.
 fn tick(v: &f64) -> String {
     let a = v.abs();
@@ -135,12 +166,13 @@ pub fn distribution(v: &EntryView) -> Result<Option<String>, ChartError> {
             .x_desc("time per launch (ms, log scale)")
             .y_desc("configs")
             .x_label_formatter(&tick)
-            .y_label_formatter(&|y| format!("{y:.0}"))
+            .y_label_formatter(&whole)
+            .max_light_lines(1)
             .draw()?;
         if let (Some(a), Some(b)) = (tied.iter().copied().reduce(f64::min), tied.iter().copied().reduce(f64::max)) {
             let (a, b) = if b / a < 1.01 { (a / 1.005, b * 1.005) } else { (a, b) };
             c.draw_series(std::iter::once(Rectangle::new([(a, 0.0), (b, top)], WINNER.mix(0.18).filled())))?
-                .label(format!("tie band ({} configs within noise)", tied.len()))
+                .label(if tied.len() == 1 { "tie band (the winner alone)".to_string() } else { format!("tie band ({} configs within noise)", tied.len()) })
                 .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 16, y + 5)], WINNER.mix(0.18).filled()));
         }
         c.draw_series(
@@ -183,24 +215,25 @@ pub fn effect(e: &Effect) -> Result<String, ChartError> {
             .margin(10)
             .x_label_area_size(36)
             .y_label_area_size(50)
-            .build_cartesian_2d((0..n as i32).into_segmented(), log_axis(lo, hi))?;
-        let label = |x: &SegmentValue<i32>| match x {
-            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => names.get(*i as usize).cloned().unwrap_or_default(),
-            SegmentValue::Last => String::new(),
-        };
-        c.configure_mesh().x_labels(n.min(24)).x_label_formatter(&label).y_desc("time (ms)").y_label_formatter(&tick).x_desc(&e.name).draw()?;
+            .build_cartesian_2d(slots(n), log_axis(lo, hi))?;
+        let label = |x: &f64| slot_label(&names, *x);
+        c.configure_mesh()
+            .x_labels(n.min(24))
+            .x_label_formatter(&label)
+            .y_desc("time (ms)")
+            .y_label_formatter(&tick)
+            .x_desc(&e.name)
+            .max_light_lines(1)
+            .draw()?;
         let q = |i: usize, k: usize| e.values[i].quartiles[k] * 1e3;
-        c.draw_series(
-            (0..n).map(|i| {
-                PathElement::new(vec![(SegmentValue::CenterOf(i as i32), q(i, 0)), (SegmentValue::CenterOf(i as i32), q(i, 4))], GREY.stroke_width(1))
-            }),
-        )?;
+        c.draw_series((0..n).map(|i| PathElement::new(vec![(i as f64, q(i, 0)), (i as f64, q(i, 4))], GREY.stroke_width(1))))?;
         c.draw_series((0..n).map(|i| {
-            let mut r = Rectangle::new([(SegmentValue::Exact(i as i32), q(i, 1)), (SegmentValue::Exact(i as i32 + 1), q(i, 3))], CONFIG.mix(0.55).filled());
-            r.set_margin(0, 0, 6, 6);
+            let mut r = Rectangle::new([(i as f64 - 0.5, q(i, 1)), (i as f64 + 0.5, q(i, 3))], CONFIG.mix(0.55).filled());
+            let m = bar_margin(width, n, 6);
+            r.set_margin(0, 0, m, m);
             r
         }))?;
-        c.draw_series((0..n).map(|i| Circle::new((SegmentValue::CenterOf(i as i32), q(i, 2)), 3, BLACK.filled())))?;
+        c.draw_series((0..n).map(|i| Circle::new((i as f64, q(i, 2)), 3, BLACK.filled())))?;
         Ok(())
     })
 }
@@ -232,9 +265,10 @@ pub fn trace(v: &EntryView) -> Result<Option<String>, ChartError> {
                 .build_cartesian_2d(0.0..xmax, log_axis(lo, hi))?;
             c.configure_mesh()
                 .x_desc(if by_seconds { "seconds since the run started" } else { "evaluation" })
-                .x_label_formatter(&|x| if by_seconds { tick(x) } else { format!("{x:.0}") })
+                .x_label_formatter(&|x| if by_seconds { tick(x) } else { whole(x) })
                 .y_desc("time (ms)")
                 .y_label_formatter(&tick)
+                .max_light_lines(1)
                 .draw()?;
             let x = |e: &Eval| if by_seconds { e.1 } else { e.0 as f64 + 1.0 };
             for (k, r) in runs.iter().enumerate() {
@@ -296,12 +330,12 @@ pub fn compile(v: &EntryView) -> Result<Option<String>, ChartError> {
     let total: f64 = pts.iter().map(|p| p.1).sum();
     svg("compile", (880, 300), |root| {
         let mut c = ChartBuilder::on(root)
-            .caption(format!("Compile seconds per config ({} configs, {total:.1} s summed)", pts.len()), (FONT, 15))
+            .caption(format!("Compile seconds per config ({} configs, {} s summed)", pts.len(), tick(&total)), (FONT, 15))
             .margin(10)
             .x_label_area_size(36)
             .y_label_area_size(50)
             .build_cartesian_2d(0.0..xmax, 0.0..ymax)?;
-        c.configure_mesh().x_desc("evaluation").x_label_formatter(&|x| format!("{x:.0}")).y_desc("compile (s)").draw()?;
+        c.configure_mesh().x_desc("evaluation").x_label_formatter(&whole).y_desc("compile (s)").y_label_formatter(&tick).max_light_lines(1).draw()?;
         c.draw_series(shown.iter().map(|&i| {
             let (x, y, w) = pts[i];
             Circle::new((x, y), if w { 5 } else { 2 }, if w { WINNER.filled() } else { CONFIG.mix(0.7).filled() })
@@ -319,21 +353,21 @@ pub fn failures(v: &EntryView) -> Result<Option<String>, ChartError> {
     let kinds: Vec<(&String, usize)> = v.failures.iter().map(|(k, n)| (k, *n)).collect();
     let n = kinds.len();
     let top = kinds.iter().map(|k| k.1).max().unwrap_or(1) as f64 * 1.15;
-    svg("failures", (620, 280), |root| {
+    let size = (620, 280);
+    svg("failures", size, |root| {
         let mut c = ChartBuilder::on(root)
             .caption("Failed configs by kind", (FONT, 15))
             .margin(10)
             .x_label_area_size(36)
             .y_label_area_size(50)
-            .build_cartesian_2d((0..n as i32).into_segmented(), 0.0..top)?;
-        let label = |x: &SegmentValue<i32>| match x {
-            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => kinds.get(*i as usize).map(|k| k.0.clone()).unwrap_or_default(),
-            SegmentValue::Last => String::new(),
-        };
-        c.configure_mesh().x_labels(n).x_label_formatter(&label).y_desc("configs").y_label_formatter(&|y| format!("{y:.0}")).draw()?;
+            .build_cartesian_2d(slots(n), 0.0..top)?;
+        let names: Vec<String> = kinds.iter().map(|k| k.0.clone()).collect();
+        let label = |x: &f64| slot_label(&names, *x);
+        c.configure_mesh().x_labels(n).x_label_formatter(&label).y_desc("configs").y_label_formatter(&whole).max_light_lines(1).draw()?;
         c.draw_series(kinds.iter().enumerate().map(|(i, (_, k))| {
-            let mut r = Rectangle::new([(SegmentValue::Exact(i as i32), 0.0), (SegmentValue::Exact(i as i32 + 1), *k as f64)], CEILING.mix(0.7).filled());
-            r.set_margin(0, 0, 14, 14);
+            let mut r = Rectangle::new([(i as f64 - 0.5, 0.0), (i as f64 + 0.5, *k as f64)], CEILING.mix(0.7).filled());
+            let m = bar_margin(size.0, n, 14);
+            r.set_margin(0, 0, m, m);
             r
         }))?;
         Ok(())
@@ -370,7 +404,7 @@ pub fn roofline(v: &EntryView) -> Result<Option<String>, ChartError> {
             .x_label_area_size(36)
             .y_label_area_size(60)
             .build_cartesian_2d(0.0..n, 0.0..top)?;
-        c.configure_mesh().x_desc("rank by time").x_label_formatter(&|x| format!("{x:.0}")).y_desc(unit).draw()?;
+        c.configure_mesh().x_desc("rank by time").x_label_formatter(&whole).y_desc(unit).draw()?;
         if let Some(pk) = peak {
             c.draw_series(std::iter::once(PathElement::new(vec![(0.0, pk), (n, pk)], CEILING.stroke_width(2))))?
                 .label(format!("peak {pk:.0} {unit}"))
@@ -469,22 +503,28 @@ pub fn comparison(views: &[EntryView], table: &Portability) -> Result<String, Ch
     }
     let top = top.max(1e-9) * 1.15;
     let labels: Vec<String> = (1..=n).map(|i| format!("#{i}")).collect();
-    svg("comparison", (880, 340), |root| {
+    let size = (880, 340);
+    svg("comparison", size, |root| {
         let mut c = ChartBuilder::on(root)
             .caption("Each entry's best time (bar) and the other entries' winners measured there (dots)", (FONT, 15))
             .margin(12)
             .x_label_area_size(36)
             .y_label_area_size(60)
-            .build_cartesian_2d((0..n as i32).into_segmented(), 0.0..top)?;
-        let label = |x: &SegmentValue<i32>| match x {
-            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => labels.get(*i as usize).cloned().unwrap_or_default(),
-            SegmentValue::Last => String::new(),
-        };
-        c.configure_mesh().x_labels(n).x_label_formatter(&label).x_desc("entry (see the table)").y_desc("time (ms)").y_label_formatter(&tick).draw()?;
+            .build_cartesian_2d(slots(n), 0.0..top)?;
+        let label = |x: &f64| slot_label(&labels, *x);
+        c.configure_mesh()
+            .x_labels(n)
+            .x_label_formatter(&label)
+            .x_desc("entry (see the table)")
+            .y_desc("time (ms)")
+            .y_label_formatter(&tick)
+            .max_light_lines(1)
+            .draw()?;
         c.draw_series(views.iter().enumerate().filter_map(|(j, v)| {
             let t = ms(v.points.first()?);
-            let mut r = Rectangle::new([(SegmentValue::Exact(j as i32), 0.0), (SegmentValue::Exact(j as i32 + 1), t)], WINNER.mix(0.45).filled());
-            r.set_margin(0, 0, 10, 10);
+            let mut r = Rectangle::new([(j as f64 - 0.5, 0.0), (j as f64 + 0.5, t)], WINNER.mix(0.45).filled());
+            let m = bar_margin(size.0, n, 10);
+            r.set_margin(0, 0, m, m);
             Some(r)
         }))?
         .label("fastest there")
@@ -499,7 +539,7 @@ pub fn comparison(views: &[EntryView], table: &Portability) -> Result<String, Ch
                 })
             })
             .collect();
-        c.draw_series(dots.iter().map(|&(j, t)| Circle::new((SegmentValue::CenterOf(j as i32), t), 4, DEFAULT.filled())))?
+        c.draw_series(dots.iter().map(|&(j, t)| Circle::new((j as f64, t), 4, DEFAULT.filled())))?
             .label("another entry's winner")
             .legend(|(x, y)| Circle::new((x + 8, y), 4, DEFAULT.filled()));
         legend(&mut c, SeriesLabelPosition::UpperRight, 12)?;

@@ -347,6 +347,13 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
                         tr { td.num { (c.count) } td { (c.kind.to_string()) } td { (c.message) } td { (config_key(&c.example.key())) } }
                     }
                 }
+                @if v.causes.iter().take(CAUSES).any(|c| !c.diagnosis.is_empty()) {
+                    ul.findings {
+                        @for c in v.causes.iter().take(CAUSES) {
+                            @for d in &c.diagnosis { li { (c.kind.to_string()) ": " (d) } }
+                        }
+                    }
+                }
                 @if v.causes.len() > CAUSES { p.muted { (v.causes.len() - CAUSES) " more causes; `kerntune db export` lists every failure." } }
             }
             h3 { "Roofline" }

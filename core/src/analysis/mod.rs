@@ -295,13 +295,19 @@ impl EntryView {
             }
         };
         let default = hints.default.clone().or_else(|| entry.winner.as_ref().and_then(|w| w.default.clone()));
+        // What each kind of failure shares that the configs measured lack.
+        let mut causes = group_failures(failed.iter().copied());
+        let measured: Vec<&Config> = points.iter().map(|p| &p.config).collect();
+        let kinds: Vec<(&Config, FailureKind)> = failed.iter().map(|f| (f.0, f.1)).collect();
+        let every: Vec<&Config> = measured.iter().copied().chain(kinds.iter().map(|f| f.0)).collect();
+        crate::run::diagnose::add_shared_findings(&mut causes, &kinds, &measured, &crate::run::diagnose::varying(&every));
         EntryView {
             kernel: entry.id.kernel.clone(),
             target_name: entry.target_name.clone(),
             target: entry.id.target.clone(),
             problem: entry.id.problem.clone(),
             effects: effects(&points),
-            causes: group_failures(failed),
+            causes,
             failures,
             failed: failed_keys,
             winner,
@@ -504,6 +510,23 @@ mod tests {
         assert!(v.peaks.as_ref().unwrap().estimated);
         assert_eq!(w.position.words().unwrap(), "100 % of peak bandwidth (memory-bound)");
         assert_eq!(v.marked().len(), 3);
+    }
+
+    /// Failed configs that share a value no measured config has: the cause says so (a report
+    /// reads this from the database records, where a tune said it from its results).
+    #[test]
+    fn a_cause_names_the_value_its_configs_share() {
+        let mut e = entry();
+        for bx in [64i64, 128] {
+            let c = Config::new([("bx", bx), ("vec", 4i64)]);
+            let status = Status::Failed { failure: FailureKind::TimedOut, message: "timed out after 1.000 s".into() };
+            e.record(c.key(), Measurement { config: c, status, usage: None, at: 1, verified: None, trace: None, flops: None, bytes: None });
+        }
+        let v = EntryView::new(&e, &Hints::default());
+        let late = v.causes.iter().find(|c| c.kind == FailureKind::TimedOut).unwrap();
+        assert_eq!(late.diagnosis, ["every config that timed out has vec = 4 (2 configs), and no config measured has it"]);
+        let fault = v.causes.iter().find(|c| c.kind == FailureKind::LaunchFailed).unwrap();
+        assert!(fault.diagnosis.is_empty(), "one config: {:?}", fault.diagnosis);
     }
 
     /// A run over two devices counts each one's evaluations.

@@ -152,23 +152,72 @@ pub fn timeouts<'a>(results: impl IntoIterator<Item = &'a ConfigResult>, params:
     } else {
         format!("a launch did not end within the {limit} s limit ([bench] timeout) and no config was measured: if the kernel is only slow, raise [bench] timeout")
     });
-    // A parameter whose values split the two sides exactly; with one timed-out config any
-    // value of it would, so two are needed to name one.
-    if late.len() >= 2 && !measured.is_empty() {
-        let values = |rs: &mut dyn Iterator<Item = &ConfigResult>, p: &str| -> std::collections::BTreeSet<String> {
-            rs.filter_map(|r| r.config.get(p).map(|v| v.to_string())).collect()
-        };
-        let split = params.iter().filter(|p| p.values.len() > 1).find_map(|p| {
-            let t = values(&mut late.iter().copied(), &p.name);
-            let m = values(&mut measured.iter().map(|m| m.0), &p.name);
-            (t.is_disjoint(&m) && !t.is_empty()).then(|| (p.name.clone(), t))
+    let late: Vec<&Config> = late.iter().map(|r| &r.config).collect();
+    let measured: Vec<&Config> = measured.iter().map(|m| &m.0.config).collect();
+    out.extend(shared_finding(FailureKind::TimedOut, &late, &measured, params.iter().filter(|p| p.values.len() > 1).map(|p| p.name.as_str())));
+    out
+}
+
+/// The parameter (the first of `names` that does) whose values every config of `failed` has and
+/// no config of `measured` has, with those values in order: what a kind of failure shares that
+/// the configs that ran lack. `None` with fewer than two failed configs (with one, any of its
+/// values would do) or none measured.
+pub fn shared_values<'a>(failed: &[&Config], measured: &[&Config], names: impl IntoIterator<Item = &'a str>) -> Option<(String, Vec<String>)> {
+    if failed.len() < 2 || measured.is_empty() {
+        return None;
+    }
+    let values = |cs: &[&Config], p: &str| -> std::collections::BTreeSet<String> { cs.iter().filter_map(|c| c.get(p).map(|v| v.to_string())).collect() };
+    names.into_iter().find_map(|p| {
+        let t = values(failed, p);
+        let m = values(measured, p);
+        let mut t: Vec<String> = (t.is_disjoint(&m) && !t.is_empty()).then(|| t.into_iter().collect())?;
+        // Numbers in numeric order (4 before 16).
+        t.sort_by(|a, b| match (a.parse::<f64>(), b.parse::<f64>()) {
+            (Ok(x), Ok(y)) => x.total_cmp(&y),
+            _ => a.cmp(b),
         });
-        if let Some((name, vals)) = split {
-            let vals: Vec<String> = vals.into_iter().collect();
-            out.push(format!("every config that timed out has {name} = {} ({} configs), and no config measured has it", vals.join(" or "), late.len()));
+        Some((p.to_string(), t))
+    })
+}
+
+/// [`shared_values`] in words, for configs that failed with `kind`: `every config that timed
+/// out has HANG = 1 (2 configs), and no config measured has it`.
+pub fn shared_finding<'a>(kind: FailureKind, failed: &[&Config], measured: &[&Config], names: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    let (name, values) = shared_values(failed, measured, names)?;
+    let did = match kind {
+        FailureKind::TimedOut => "timed out",
+        FailureKind::CompileFailed => "failed to compile",
+        FailureKind::LaunchFailed => "failed to launch",
+        FailureKind::OutOfResources => "ran out of resources",
+        FailureKind::WrongOutput => "computed a wrong output",
+        FailureKind::DeviceLost => "lost the device",
+        FailureKind::Other => "failed for another reason",
+    };
+    Some(format!("every config that {did} has {name} = {} ({} configs), and no config measured has it", values.join(" or "), failed.len()))
+}
+
+/// Adds to each cause what every config of its kind shares that no config measured has
+/// ([`shared_finding`]), where a parameter tells them apart: `every config that failed to
+/// compile has USE_SHFL = 1 (12 configs), and no config measured has it` (unless the cause holds
+/// that line already: [`timeouts`] makes it for timeouts). `failed` holds every failed config
+/// with its kind; `names` are the parameters that vary, in the space's order.
+pub fn add_shared_findings(causes: &mut [Cause], failed: &[(&Config, FailureKind)], measured: &[&Config], names: &[&str]) {
+    for cause in causes.iter_mut() {
+        let same: Vec<&Config> = failed.iter().filter(|f| f.1 == cause.kind).map(|f| f.0).collect();
+        if let Some(line) = shared_finding(cause.kind, &same, measured, names.iter().copied()) {
+            if !cause.diagnosis.contains(&line) {
+                cause.diagnosis.push(line);
+            }
         }
     }
-    out
+}
+
+/// The parameters that take more than one value over `configs`, in the first config's order
+/// (what [`add_shared_findings`] looks at, where the space's declaration is not at hand: a
+/// database entry's records).
+pub fn varying<'c>(configs: &[&'c Config]) -> Vec<&'c str> {
+    let Some(first) = configs.first() else { return Vec::new() };
+    first.params.iter().map(|(n, _)| n.as_str()).filter(|n| configs.iter().any(|c| c.get(n) != first.get(n))).collect()
 }
 
 /// Which buffers a launch could read or write past (see the module docs), one finding per line.
@@ -458,6 +507,36 @@ mod tests {
         assert!(m.starts_with("all 2 configs faulted: CUDA_ERROR_ILLEGAL_ADDRESS"), "{m}");
         let m = nothing_passed(&res[..3], &[]);
         assert!(m.starts_with("none of the 3 evaluated configs passed: 2 × device lost:"), "{m}");
+    }
+
+    /// Any kind of failure is told apart by a parameter where one does: the cause gets the line
+    /// (once: a timeout's is made by [`timeouts`] already), with every config of the kind counted.
+    #[test]
+    fn what_every_config_of_a_failure_shares_and_no_measured_config_has() {
+        let c = |a: i64, v: i64| Config::new([("a", a), ("vec", v)]);
+        let (f1, f2, f3, m1, m2) = (c(1, 4), c(2, 4), c(3, 4), c(1, 1), c(2, 2));
+        let measured = [&m1, &m2];
+        let names = varying(&[&f1, &f2, &f3, &m1, &m2]);
+        assert_eq!(names, ["a", "vec"]);
+        assert_eq!(shared_values(&[&f1, &f2], &measured, names.iter().copied()), Some(("vec".into(), vec!["4".into()])));
+        assert_eq!(shared_values(&[&f1], &measured, names.iter().copied()), None, "one failed config: any value would do");
+        assert_eq!(shared_values(&[&f1, &f2], &[], names.iter().copied()), None, "nothing measured: nothing to tell apart");
+        // a = 1 was measured too: `a` does not tell them apart, `vec` does.
+        let failed = [(&f1, FailureKind::CompileFailed), (&f2, FailureKind::CompileFailed), (&f3, FailureKind::WrongOutput)];
+        let mut causes = group_failures(failed.iter().map(|(c, k)| (*c, *k, "ptxas error")));
+        add_shared_findings(&mut causes, &failed, &measured, &names);
+        let compile = causes.iter().find(|c| c.kind == FailureKind::CompileFailed).unwrap();
+        assert_eq!(compile.diagnosis, ["every config that failed to compile has vec = 4 (2 configs), and no config measured has it"]);
+        assert!(causes.iter().find(|c| c.kind == FailureKind::WrongOutput).unwrap().diagnosis.is_empty(), "one config of its kind");
+        add_shared_findings(&mut causes, &failed, &measured, &names);
+        assert_eq!(causes.iter().find(|c| c.kind == FailureKind::CompileFailed).unwrap().diagnosis.len(), 1, "said once");
+        // Values of several failed configs, in order; a parameter that does not vary is not named.
+        let (g1, g2) = (c(1, 16), c(1, 4));
+        assert_eq!(varying(&[&g1, &g2, &m1]), ["vec"]);
+        assert_eq!(
+            shared_finding(FailureKind::TimedOut, &[&g1, &g2], &[&m1], ["vec"]).unwrap(),
+            "every config that timed out has vec = 4 or 16 (2 configs), and no config measured has it"
+        );
     }
 
     #[test]

@@ -1512,6 +1512,17 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 cause.diagnosis.push(crate::run::diagnose::name_allocation(&report, &self.ctx.prep));
             }
         }
+        // What each kind of failure shares that the configs measured lack.
+        let (mut failed, mut measured) = (Vec::new(), Vec::new());
+        for r in ledger.results.values().filter(|r| !r.from_db) {
+            match &r.outcome {
+                crate::run::report::ResultOutcome::Failed { kind, .. } => failed.push((&r.config, *kind)),
+                crate::run::report::ResultOutcome::Measured { .. } => measured.push(&r.config),
+                _ => {}
+            }
+        }
+        let names: Vec<&str> = self.ctx.job.params.iter().filter(|p| p.values.len() > 1).map(|p| p.name.as_str()).collect();
+        crate::run::diagnose::add_shared_findings(&mut causes, &failed, &measured, &names);
         ledger.causes = causes;
     }
 
