@@ -433,7 +433,11 @@ where
     let plain: Vec<usize> =
         shown.iter().copied().filter(|&i| Some(&v.points[i].key) != v.winner.as_ref() && Some(&v.points[i].key) != v.default.as_ref()).collect();
     c.draw_series(plain.iter().map(|&i| Circle::new(at(i, &v.points[i]), 2, CONFIG.mix(0.6).filled())))?
-        .label(format!("configs ({} of {} drawn)", plain.len(), v.points.len()))
+        .label(if shown.len() < v.points.len() {
+            format!("configs ({} of {} drawn)", shown.len(), v.points.len())
+        } else {
+            format!("configs ({})", v.points.len())
+        })
         .legend(|(x, y)| Circle::new((x + 8, y), 3, CONFIG.filled()));
     for (key, color, name) in [(&v.default, DEFAULT, "default"), (&v.winner, WINNER, "winner")] {
         if let Some(i) = key.as_ref().and_then(|k| v.points.iter().position(|p| &p.key == k)) {
