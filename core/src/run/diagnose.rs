@@ -196,18 +196,24 @@ pub fn shared_finding<'a>(kind: FailureKind, failed: &[&Config], measured: &[&Co
     Some(format!("every config that {did} has {name} = {} ({} configs), and no config measured has it", values.join(" or "), failed.len()))
 }
 
-/// Adds to each cause what every config of its kind shares that no config measured has
-/// ([`shared_finding`]), where a parameter tells them apart: `every config that failed to
-/// compile has USE_SHFL = 1 (12 configs), and no config measured has it` (unless the cause holds
-/// that line already: [`timeouts`] makes it for timeouts). `failed` holds every failed config
-/// with its kind; `names` are the parameters that vary, in the space's order.
+/// Adds to the first cause of each kind (the most frequent) what every config of that kind
+/// shares that no config measured has ([`shared_finding`]), where a parameter tells them apart:
+/// `every config that failed to compile has USE_SHFL = 1 (12 configs), and no config measured
+/// has it` — unless a cause of the kind holds that line already ([`timeouts`] makes it for
+/// timeouts, and gives it to each). `failed` holds every failed config with its kind; `names`
+/// are the parameters that vary, in the space's order.
 pub fn add_shared_findings(causes: &mut [Cause], failed: &[(&Config, FailureKind)], measured: &[&Config], names: &[&str]) {
-    for cause in causes.iter_mut() {
-        let same: Vec<&Config> = failed.iter().filter(|f| f.1 == cause.kind).map(|f| f.0).collect();
-        if let Some(line) = shared_finding(cause.kind, &same, measured, names.iter().copied()) {
-            if !cause.diagnosis.contains(&line) {
-                cause.diagnosis.push(line);
-            }
+    let mut kinds: Vec<FailureKind> = causes.iter().map(|c| c.kind).collect();
+    kinds.sort();
+    kinds.dedup();
+    for kind in kinds {
+        let same: Vec<&Config> = failed.iter().filter(|f| f.1 == kind).map(|f| f.0).collect();
+        let Some(line) = shared_finding(kind, &same, measured, names.iter().copied()) else { continue };
+        if causes.iter().any(|c| c.kind == kind && c.diagnosis.contains(&line)) {
+            continue;
+        }
+        if let Some(first) = causes.iter_mut().find(|c| c.kind == kind) {
+            first.diagnosis.push(line);
         }
     }
 }
@@ -509,8 +515,9 @@ mod tests {
         assert!(m.starts_with("none of the 3 evaluated configs passed: 2 × device lost:"), "{m}");
     }
 
-    /// Any kind of failure is told apart by a parameter where one does: the cause gets the line
-    /// (once: a timeout's is made by [`timeouts`] already), with every config of the kind counted.
+    /// Any kind of failure is told apart by a parameter where one does: the kind's first cause
+    /// gets the line (once: a timeout's is made by [`timeouts`] already), with every config of the
+    /// kind counted.
     #[test]
     fn what_every_config_of_a_failure_shares_and_no_measured_config_has() {
         let c = |a: i64, v: i64| Config::new([("a", a), ("vec", v)]);
@@ -530,6 +537,11 @@ mod tests {
         assert!(causes.iter().find(|c| c.kind == FailureKind::WrongOutput).unwrap().diagnosis.is_empty(), "one config of its kind");
         add_shared_findings(&mut causes, &failed, &measured, &names);
         assert_eq!(causes.iter().find(|c| c.kind == FailureKind::CompileFailed).unwrap().diagnosis.len(), 1, "said once");
+        // Two causes of one kind (two compile errors): the line once, on the first.
+        let two = [("ptxas error: too much shared data", &f1), ("error: identifier undefined", &f2)];
+        let mut causes = group_failures(two.iter().map(|(m, c)| (*c, FailureKind::CompileFailed, *m)));
+        add_shared_findings(&mut causes, &failed[..2], &measured, &names);
+        assert_eq!(causes.iter().map(|c| c.diagnosis.len()).collect::<Vec<_>>(), [1, 0]);
         // Values of several failed configs, in order; a parameter that does not vary is not named.
         let (g1, g2) = (c(1, 16), c(1, 4));
         assert_eq!(varying(&[&g1, &g2, &m1]), ["vec"]);
