@@ -75,6 +75,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                 let failed = e.measurements.values().filter(|m| m.stats().is_none()).count();
                 let mut winner = match &e.winner {
                     Some(w) => format!("winner {} at {:.4} ms", w.config, w.stats.mean * 1e3),
+                    None if failed > 0 && failed == e.measurements.len() => "no winner (every config measured failed)".into(),
                     None => "no winner yet (unfinished tune)".into(),
                 };
                 // A split tune's entry that does not hold every shard: its winner is their part's.

@@ -224,7 +224,7 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
         "trace",
         charts::trace(v),
         "The line steps down when a run finds a faster config; dots are every successful evaluation, blue where the sources' ranking (other devices' results) proposed it.",
-        "No measurement records its place in a run (recorded by an older kerntune).",
+        if v.points.is_empty() { "Nothing was measured successfully." } else { "No measurement records its place in a run (recorded by an older kerntune)." },
     )?;
     let compile = figure("compile", charts::compile(v), "Green: the winner.", "No compile times recorded (database records, or an older kerntune).")?;
     let failures = figure("failures", charts::failures(v), "", "No config failed.")?;
@@ -267,7 +267,8 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
                         (None, _) => { " The default config is not known for this entry (pass the spec to mark it)." }
                     }
                 },
-                None => p { "No winner: " (v.notes.first().cloned().unwrap_or_default()) },
+                // Why there is none is among the notes below.
+                None => {},
             }
             @if let Some(p) = peaks { p.muted { "Peaks: " (rate(p.bandwidth, 1e9)) " GB/s, FP32 " (rate(p.flops_f32, 1e12)) " TFLOP/s" @if p.flops_f16.is_some() { ", FP16 " (rate(p.flops_f16, 1e12)) " TFLOP/s" } " — " (p.source) @if p.estimated { " (an estimate for this device)" } "." } }
             @for n in &v.notes { div.note { (n) } }

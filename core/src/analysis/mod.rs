@@ -306,7 +306,11 @@ impl EntryView {
         let (winner, tie_band) = match &entry.winner {
             Some(w) => (Some(w.config.clone()), w.tie_band.clone()),
             None => {
-                notes.push("no winner yet: the tune that made these measurements did not finish".into());
+                notes.push(if points.is_empty() && !failed.is_empty() {
+                    format!("no winner: every config measured failed ({}; see Failures)", failed.len())
+                } else {
+                    "no winner yet: the tune that made these measurements did not finish".into()
+                });
                 (None, Vec::new())
             }
         };
@@ -566,6 +570,21 @@ mod tests {
         let v = EntryView::new(&flops_only(entry()), &Hints::default());
         assert!(!v.peaks.as_ref().unwrap().half);
         assert!(v.points.iter().all(|q| q.position.of == Some("FP32")));
+    }
+
+    /// An entry whose every config failed has no winner because of that, not because its tune
+    /// did not finish.
+    #[test]
+    fn an_entry_of_failures_says_why_it_has_no_winner() {
+        let mut e = entry();
+        e.winner = None;
+        let v = EntryView::new(&e, &Hints::default());
+        assert_eq!(v.notes, ["no winner yet: the tune that made these measurements did not finish"]);
+        for m in e.measurements.values_mut() {
+            m.status = Status::Failed { failure: FailureKind::LaunchFailed, message: "an illegal memory access".into() };
+        }
+        let v = EntryView::new(&e, &Hints::default());
+        assert_eq!(v.notes, ["no winner: every config measured failed (8; see Failures)"]);
     }
 
     /// A run over two devices counts each one's evaluations.
