@@ -252,8 +252,8 @@ fn numeric_labels(svg: &str) -> Vec<String> {
 
 /// A tune of a few configs: its count axes (configs per bin, evaluations, failed configs) read in
 /// whole numbers — they read "0 0 1 1 1 2", plotters' ticks at quarter steps rounded — one
-/// failure kind fills its own slot, not half of two; and the failures' table says what the
-/// configs that timed out share, as the tune did.
+/// failure kind fills its own slot, not half of two; and under the failures' table, what the
+/// tune found out (stored with its run) and what the configs that timed out share.
 #[test]
 fn a_small_tune_reads_in_whole_numbers_and_names_what_its_failures_share() {
     use kerntune::store::db::{Measurement, Status};
@@ -266,6 +266,18 @@ fn a_small_tune_reads_in_whole_numbers_and_names_what_its_failures_share() {
         let status = Status::Failed { failure: kerntune::FailureKind::TimedOut, message: "timed out after 1.000 s".into() };
         e.record(config.key(), Measurement { config, status, usage: None, at: 1, verified: None, trace: None, flops: None, bytes: None });
     }
+    // The tune's own finding, stored with its run (the report shows it before what the
+    // records show, and the shared value once).
+    let limit = "timed out: a launch did not end within the 1 s limit ([bench] timeout), 400× the slowest config measured (2.5 ms)";
+    let shared = "timed out: every config that timed out has a = 9 (2 configs), and no config measured has it";
+    let note = kerntune::store::db::RunNote {
+        run: 1_763_990_000,
+        strategy: "exhaustive".into(),
+        prior: None,
+        search: None,
+        findings: vec![limit.into(), shared.into()],
+    };
+    e.note_runs([&note]);
     let mut f = DbFile::default();
     f.entries.insert(e.id.key(), e);
     let db = d.path().join("small.json");
@@ -283,5 +295,6 @@ fn a_small_tune_reads_in_whole_numbers_and_names_what_its_failures_share() {
     }
     let failures = figures(&html).into_iter().find(|(k, _)| k == "failures").expect("a failures chart").1;
     assert!(numeric_labels(failures).starts_with(&["0".to_string(), "1".to_string(), "2".to_string()]), "{:?}", numeric_labels(failures));
-    assert!(html.contains("timed out: every config that timed out has a = 9 (2 configs), and no config measured has it"), "the finding is on the page");
+    assert_eq!(html.matches(shared).count(), 1, "the shared value, once");
+    assert!(html.find(limit).is_some_and(|at| at < html.find(shared).unwrap()), "the tune's findings, in its order");
 }

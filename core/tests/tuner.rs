@@ -1062,10 +1062,20 @@ fn when_every_config_faults_one_message_names_the_cause_and_the_buffer() {
         *len = "n / 4".into();
     }
     let fake = FakeBackend::new(limits(), time).with_behavior(|_| Behavior::DeviceLost);
-    let e = Tuner::new(fake).tune(&j, &TuneOptions { strategy: "random".into(), budget: Budget::parse("5").unwrap(), ..opts() }).unwrap_err().to_string();
+    let d = tempfile::tempdir().unwrap();
+    let db = Database::at(d.path().join("db.sqlite"));
+    let o = TuneOptions { strategy: "random".into(), budget: Budget::parse("5").unwrap(), db: Some(db.clone()), ..opts() };
+    let e = Tuner::new(fake).tune(&j, &o).unwrap_err().to_string();
     assert!(e.starts_with("no valid config left: all 5 configs faulted: fake illegal address"), "{e}");
     assert!(e.contains("the launch runs") && e.contains("`x` holds 1024 elements"), "{e}");
     assert_eq!(e.lines().count(), 1, "{e}");
+    // The database keeps what was found out, for the report: the entry has nothing else to show.
+    let f = db.load().unwrap();
+    let entry = f.entries.values().next().unwrap();
+    assert!(entry.winner.is_none() && entry.measurements.len() == 5);
+    let findings = &entry.runs.last().expect("the run's note").findings;
+    assert!(findings.iter().any(|l| l.starts_with("device lost: ") && l.contains("`x` holds 1024 elements")), "{findings:?}");
+    assert_eq!(entry.runs.len(), 1, "one note for the run, with its findings");
 }
 
 /// Some configs fault, one cause: grouped once in the report, diagnosed once, with the value

@@ -228,6 +228,17 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
     )?;
     let compile = figure("compile", charts::compile(v), "Green: the winner.", "No compile times recorded (database records, or an older kerntune).")?;
     let failures = figure("failures", charts::failures(v), "", "No config failed.")?;
+    // What the last tune found out about its failures, then what the records show that it did
+    // not say (each kind's shared value, over every run's records).
+    let mut findings: Vec<String> = v.findings.clone();
+    for c in v.causes.iter().take(CAUSES) {
+        for d in &c.diagnosis {
+            let line = format!("{}: {d}", c.kind);
+            if !findings.contains(&line) {
+                findings.push(line);
+            }
+        }
+    }
     let roofline = figure(
         "roofline",
         charts::roofline(v),
@@ -348,12 +359,8 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
                         tr { td.num { (c.count) } td { (c.kind.to_string()) } td { (c.message) } td { (config_key(&c.example.key())) } }
                     }
                 }
-                @if v.causes.iter().take(CAUSES).any(|c| !c.diagnosis.is_empty()) {
-                    ul.findings {
-                        @for c in v.causes.iter().take(CAUSES) {
-                            @for d in &c.diagnosis { li { (c.kind.to_string()) ": " (d) } }
-                        }
-                    }
+                @if !findings.is_empty() {
+                    ul.findings { @for f in &findings { li { (f) } } }
                 }
                 @if v.causes.len() > CAUSES { p.muted { (v.causes.len() - CAUSES) " more causes; `kerntune db export` lists every failure." } }
             }

@@ -194,6 +194,9 @@ pub struct EntryView {
     pub points: Vec<Point>,
     /// Failed configs grouped by cause, most frequent first.
     pub causes: Vec<Cause>,
+    /// What the newest tune that noted any found out about its failures (its summary's lines
+    /// under each cause, after their kind: [`RunNote::findings`]).
+    pub findings: Vec<String>,
     /// Failed configs per kind.
     pub failures: BTreeMap<String, usize>,
     /// Each failed config's kind, by key.
@@ -328,6 +331,7 @@ impl EntryView {
             problem: entry.id.problem.clone(),
             effects: effects(&points),
             causes,
+            findings: entry.runs.iter().rev().find(|r| !r.findings.is_empty()).map(|r| r.findings.clone()).unwrap_or_default(),
             failures,
             failed: failed_keys,
             winner,

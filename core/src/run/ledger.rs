@@ -55,6 +55,8 @@ pub(crate) struct Ledger<'a> {
     /// What this run says of its search, once the search ended: written with its
     /// measurements, whether the tune then finishes, fails or is stopped.
     pub note: Option<db::RunNote>,
+    /// The note as last written ([`Ledger::flush`] writes it again when it changed).
+    note_written: Option<db::RunNote>,
     /// What the search did about its slowest compiles.
     pub compile_tail: Option<crate::run::CompileTail>,
     /// Configs verified so far during the search (the sample counts them).
@@ -115,6 +117,7 @@ impl<'a> Ledger<'a> {
             prior: None,
             proposed: HashMap::new(),
             note: None,
+            note_written: None,
             compile_tail: None,
             verified: 0,
             next_seq: 0,
@@ -229,11 +232,16 @@ impl<'a> Ledger<'a> {
     /// Writes pending measurements to the database.
     pub fn flush(&mut self) -> Result<(), crate::run::Error> {
         if let Some(d) = &self.opts.db {
-            if !self.pending.is_empty() {
+            if !self.pending.is_empty() || self.note != self.note_written {
                 let pending = std::mem::take(&mut self.pending);
+                self.note_written = self.note.clone();
                 let (id, env, tname, origin) = (self.ctx.id.clone(), self.environment.clone(), self.target_name.clone(), self.origin());
                 let note = self.note.clone();
                 d.update_entry(&id, |e| {
+                    // A note alone makes no entry.
+                    if pending.is_empty() && e.is_none() {
+                        return;
+                    }
                     let e = e.get_or_insert_with(|| Entry::new(id.clone(), tname, env));
                     e.record_all(origin, pending);
                     e.note_runs(note.as_ref());
@@ -260,7 +268,16 @@ impl<'a> Ledger<'a> {
     /// Notes what this run says of its search: the `strategy` it ran, what it learned from
     /// and the search's own line (`search`, [`crate::search::Strategy::summary`]).
     pub fn note_search(&mut self, strategy: String, search: Option<String>) {
-        self.note = Some(db::RunNote { run: self.run, strategy, prior: self.prior.as_ref().map(|p| p.line.clone()), search });
+        self.note = Some(db::RunNote { run: self.run, strategy, prior: self.prior.as_ref().map(|p| p.line.clone()), search, findings: Vec::new() });
+    }
+
+    /// Notes what the tune found out about its failures (each cause's diagnosis, after its
+    /// kind), for the run's note in the database.
+    pub fn note_findings(&mut self) {
+        let lines: Vec<String> = self.causes.iter().flat_map(|c| c.diagnosis.iter().map(move |d| format!("{}: {d}", c.kind))).collect();
+        if let Some(n) = self.note.as_mut() {
+            n.findings = lines;
+        }
     }
 
     /// The environment record and target name for the database.

@@ -1524,6 +1524,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         let names: Vec<&str> = self.ctx.job.params.iter().filter(|p| p.values.len() > 1).map(|p| p.name.as_str()).collect();
         crate::run::diagnose::add_shared_findings(&mut causes, &failed, &measured, &names);
         ledger.causes = causes;
+        ledger.note_findings();
     }
 
     /// A live device to run single jobs on: the judge when it is live.

@@ -311,6 +311,12 @@ pub struct RunNote {
     /// them and why).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search: Option<String>,
+    /// What the tune found out about its failures, one finding per line, each after its kind
+    /// (`device lost: the launch runs … past \`in\` …`, the memory checker's report, the
+    /// launch limit against the times measured): what its summary said under each cause, for
+    /// the report (a tune whose every config failed leaves nothing else).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<String>,
 }
 
 /// What an entry's measurements were made for (see [`Entry::origin`]).
@@ -408,12 +414,16 @@ impl Entry {
         Entry { id, target_name, env, measurements: BTreeMap::new(), winner: None, origin: None, runs: Vec::new() }
     }
 
-    /// Adds the notes of `runs` to the entry's, without repeats, oldest first, keeping the
-    /// newest [`RUN_NOTES`].
+    /// Adds the notes of `runs` to the entry's, one per run, oldest first, keeping the newest
+    /// [`RUN_NOTES`]. Of two notes of one run (a note written with the run's measurements, and
+    /// again with its findings) the greater is kept, so that merging gives the same whichever
+    /// side is merged into the other.
     pub fn note_runs<'n>(&mut self, runs: impl IntoIterator<Item = &'n RunNote>) {
         self.runs.extend(runs.into_iter().cloned());
         self.runs.sort();
-        self.runs.dedup();
+        self.runs.reverse();
+        self.runs.dedup_by(|later, kept| later.run == kept.run);
+        self.runs.reverse();
         let extra = self.runs.len().saturating_sub(RUN_NOTES);
         self.runs.drain(..extra);
     }
@@ -1392,7 +1402,8 @@ mod tests {
     #[test]
     fn run_notes_merge_both_ways_alike() {
         let id = EntryId { kernel: "k".into(), kernel_hash: "h".into(), target: "t".into(), toolchain: "c".into(), problem: "n=1".into() };
-        let note = |run: u64, prior: Option<&str>| RunNote { run, strategy: "transfer".into(), prior: prior.map(Into::into), search: None };
+        let note =
+            |run: u64, prior: Option<&str>| RunNote { run, strategy: "transfer".into(), prior: prior.map(Into::into), search: None, findings: Vec::new() };
         let mut a = Entry::new(id.clone(), "A".into(), Environment::default());
         let mut b = a.clone();
         a.note_runs(&[note(3, Some("prior: 1 target, 9 measurements (db)")), note(1, None)]);
@@ -1407,6 +1418,18 @@ mod tests {
         assert_eq!((ab.runs.len(), ab.runs[0].run, ab.runs.last().map(|r| r.run)), (RUN_NOTES, 100 - RUN_NOTES as u64, Some(99)));
         let old = r#"{"kernel":"k","kernel_hash":"h","target":"t","toolchain":"c","problem":"n=1","target_name":"A","env":{"kerntune":"0.1","host":"","timing":"events"},"measurements":{}}"#;
         assert!(serde_json::from_str::<Entry>(old).unwrap().runs.is_empty());
+        // A run noted again with its findings keeps one note, the one with them, either way.
+        let found = RunNote { findings: vec!["device lost: `x` holds 1024 elements".into()], ..note(99, None) };
+        let (mut c, mut d) = (ab.clone(), ab.clone());
+        c.note_runs(&[found.clone()]);
+        d.note_runs(&[note(99, None)]);
+        d.note_runs(&[found.clone()]);
+        assert_eq!(c.runs.iter().filter(|r| r.run == 99).collect::<Vec<_>>(), [&found]);
+        assert_eq!(c.runs, d.runs);
+        let mut e = Entry::new(id.clone(), "A".into(), Environment::default());
+        e.note_runs(&[found.clone()]);
+        e.note_runs(&[note(99, None)]);
+        assert_eq!(e.runs, [found], "the note without findings does not replace the one with them");
     }
 
     /// A few shards are named one by one; hundreds are cut short, each list with its count.
