@@ -114,6 +114,7 @@ mod tests {
             problem: String::new(),
             points,
             causes: vec![],
+            findings: vec![],
             failures: Default::default(),
             failed: failed.iter().map(|k| (k.to_string(), "launch failed".to_string())).collect(),
             winner: Some(winner.into()),

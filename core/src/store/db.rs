@@ -1421,13 +1421,13 @@ mod tests {
         // A run noted again with its findings keeps one note, the one with them, either way.
         let found = RunNote { findings: vec!["device lost: `x` holds 1024 elements".into()], ..note(99, None) };
         let (mut c, mut d) = (ab.clone(), ab.clone());
-        c.note_runs(&[found.clone()]);
+        c.note_runs([&found]);
         d.note_runs(&[note(99, None)]);
-        d.note_runs(&[found.clone()]);
+        d.note_runs([&found]);
         assert_eq!(c.runs.iter().filter(|r| r.run == 99).collect::<Vec<_>>(), [&found]);
         assert_eq!(c.runs, d.runs);
         let mut e = Entry::new(id.clone(), "A".into(), Environment::default());
-        e.note_runs(&[found.clone()]);
+        e.note_runs([&found]);
         e.note_runs(&[note(99, None)]);
         assert_eq!(e.runs, [found], "the note without findings does not replace the one with them");
     }
