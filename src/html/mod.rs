@@ -228,15 +228,20 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
     )?;
     let compile = figure("compile", charts::compile(v), "Green: the winner.", "No compile times recorded (database records, or an older kerntune).")?;
     let failures = figure("failures", charts::failures(v), "", "No config failed.")?;
-    // What the last tune found out about its failures, then what the records show that it did
-    // not say (each kind's shared value, over every run's records).
-    let mut findings: Vec<String> = v.findings.clone();
-    for c in v.causes.iter().take(CAUSES) {
-        for d in &c.diagnosis {
-            let line = format!("{}: {d}", c.kind);
-            if !findings.contains(&line) {
-                findings.push(line);
-            }
+    // What the last tune found out about its failures, then what the records show (each kind's
+    // shared value, over every run's records: it replaces the last tune's line on the same kind,
+    // which counted that run's configs only).
+    let computed: Vec<String> = v.causes.iter().take(CAUSES).flat_map(|c| c.diagnosis.iter().map(move |d| format!("{}: {d}", c.kind))).collect();
+    let shared_kind = |line: &str| line.split_once(": every config that").map(|(kind, _)| kind.to_string());
+    let mut findings: Vec<String> = v
+        .findings
+        .iter()
+        .filter(|l| shared_kind(l).is_none_or(|kind| !computed.iter().any(|c| shared_kind(c).as_deref() == Some(kind.as_str()))))
+        .cloned()
+        .collect();
+    for line in computed {
+        if !findings.contains(&line) {
+            findings.push(line);
         }
     }
     let roofline = figure(
