@@ -381,7 +381,7 @@ fn device_errors_get_one_clear_line() {
     write(dir, "ok.wgsl", GOOD_WGSL);
     write(dir, "broken.wgsl", &GOOD_WGSL.replace("y[g.x] =", "y[g.x] = undefined_name +"));
     let p = write(dir, "broken.toml", &spec("broken.wgsl", "", "WG_SIZE"));
-    bad(dir, &["tune", p.to_str().unwrap(), "--no-db"], &["broken.toml", "no valid config", "compile failed", "broken.wgsl:5", "undefined_name"]);
+    bad(dir, &["tune", p.to_str().unwrap(), "--no-db"], &["broken.toml", "no valid config", "failed to compile", "broken.wgsl:5", "undefined_name"]);
     let p = write(dir, "pruned.toml", &spec("ok.wgsl", "", "WG_SIZE * 64"));
     bad(dir, &["tune", p.to_str().unwrap(), "--no-db"], &["pruned.toml", "all 2 valid configs were pruned", "threads: 2"]);
     // A corrupt database is reported, left untouched, and nothing is measured.

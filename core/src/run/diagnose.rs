@@ -98,6 +98,10 @@ pub fn group_failures<'a>(failures: impl IntoIterator<Item = (&'a Config, Failur
     for (config, kind, message) in failures {
         // The message often repeats the kind ("wrong output: ..."); the cause says it once.
         let message = message.strip_prefix(&format!("{kind}: ")).unwrap_or(message);
+        // A compile error's first line is the compiler's options (`compile failed (options:
+        // --gpu-architecture=sm_90 … -DFAULT=1 …):`, each config's own): the cause says the
+        // compiler's log, and each config's record keeps its options.
+        let message = message.strip_prefix("compile failed (options: ").and_then(|m| m.split_once("):\n")).map_or(message, |(_, log)| log);
         let p = pattern(message);
         let e = by.entry((kind, p.clone())).or_insert_with(|| Cause {
             kind,
@@ -513,6 +517,21 @@ mod tests {
         assert!(m.starts_with("all 2 configs faulted: CUDA_ERROR_ILLEGAL_ADDRESS"), "{m}");
         let m = nothing_passed(&res[..3], &[]);
         assert!(m.starts_with("none of the 3 evaluated configs passed: 2 × device lost:"), "{m}");
+    }
+
+    /// A compile error's cause is the compiler's log, not the options line every config has its
+    /// own of.
+    #[test]
+    fn a_compile_errors_cause_is_the_compilers_log() {
+        let e = crate::error::BackendError::CompileFailed {
+            log: "faults.cu(19): error: \"this\" may only be used inside a nonstatic member function".into(),
+            options: vec!["-DFAULT=1".into()],
+        };
+        let (a, b) = (Config::new([("FAULT", 1i64), ("WG", 128)]), Config::new([("FAULT", 1i64), ("WG", 256)]));
+        let other = e.to_string().replace("-DFAULT=1", "-DFAULT=1 -DWG=256");
+        let g = group_failures([(&a, FailureKind::CompileFailed, e.to_string().as_str()), (&b, FailureKind::CompileFailed, other.as_str())]);
+        assert_eq!(g.len(), 1, "{g:?}");
+        assert_eq!(g[0].message, "faults.cu(19): error: \"this\" may only be used inside a nonstatic member function");
     }
 
     /// Any kind of failure is told apart by a parameter where one does: the kind's first cause
