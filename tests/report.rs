@@ -299,3 +299,27 @@ fn a_small_tune_reads_in_whole_numbers_and_names_what_its_failures_share() {
     assert!(!html.contains("(3 configs)"), "the records' count replaces the run's own on the same kind");
     assert!(html.find(limit).is_some_and(|at| at < html.find(shared).unwrap()), "the tune's findings, in its order");
 }
+
+/// An entry whose every config failed (a stencil that reads past its input everywhere): the page
+/// says so where each part would show measurements, and blames no older kerntune.
+#[test]
+fn an_entry_of_failures_says_every_config_failed() {
+    use kerntune::store::db::Status;
+    let d = tempfile::tempdir().unwrap();
+    let mut e = synthetic_entry("NVIDIA H200", "cuda-sm_90-h200", "n=1024", 6, 1.0, 1);
+    e.winner = None;
+    for m in e.measurements.values_mut() {
+        m.status = Status::Failed { failure: kerntune::FailureKind::DeviceLost, message: "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access".into() };
+    }
+    let mut f = DbFile::default();
+    f.entries.insert(e.id.key(), e);
+    let db = d.path().join("failed.json");
+    std::fs::write(&db, serde_json::to_string(&f).unwrap()).unwrap();
+    let out = d.path().join("failed.html");
+    let o = kerntune(&["report", "--db", db.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("no winner: every config measured failed (6; see Failures)"), "the reason there is no winner");
+    assert!(!html.contains("did not finish") && !html.contains("older kerntune"), "no wrong reason");
+    assert_eq!(html.matches("Nothing was measured successfully.").count(), 3, "times, search and compile times say so");
+}

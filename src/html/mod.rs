@@ -226,7 +226,12 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
         "The line steps down when a run finds a faster config; dots are every successful evaluation, blue where the sources' ranking (other devices' results) proposed it.",
         if v.points.is_empty() { "Nothing was measured successfully." } else { "No measurement records its place in a run (recorded by an older kerntune)." },
     )?;
-    let compile = figure("compile", charts::compile(v), "Green: the winner.", "No compile times recorded (database records, or an older kerntune).")?;
+    let compile = figure(
+        "compile",
+        charts::compile(v),
+        "Green: the winner.",
+        if v.points.is_empty() { "Nothing was measured successfully." } else { "No compile times recorded (database records, or an older kerntune)." },
+    )?;
     let failures = figure("failures", charts::failures(v), "", "No config failed.")?;
     // What the last tune found out about its failures, then what the records show (each kind's
     // shared value, over every run's records: it replaces the last tune's line on the same kind,
