@@ -15,6 +15,7 @@ pub mod charts;
 use kerntune_core::analysis::portability::{Cell, Portability};
 use kerntune_core::analysis::roofline::Bound;
 use kerntune_core::analysis::{EntryView, Point, Run};
+use kerntune_core::run::diagnose::shared_kind;
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
 pub use charts::ChartError;
@@ -35,6 +36,8 @@ const PARAM_CHARTS: usize = 8;
 const PROPOSAL_TABLES: usize = 4;
 /// Failure causes listed per entry.
 const CAUSES: usize = 20;
+/// What a part of an entry says when none of its configs was measured successfully.
+const NOTHING: &str = "Nothing was measured successfully.";
 
 const STYLE: &str = "
 body { font-family: sans-serif; margin: 24px auto; max-width: 1100px; color: #222; line-height: 1.4; }
@@ -214,36 +217,26 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
     let d = v.default_point();
     let peaks = v.peaks.as_ref();
     let effects = v.effects.iter().take(PARAM_CHARTS).map(charts::effect).collect::<Result<Vec<_>, _>>()?;
-    let distribution = figure(
-        "distribution",
-        charts::distribution(v),
-        "Each bar counts the configs whose time falls in it (log-spaced bins).",
-        "Nothing was measured successfully.",
-    )?;
+    let distribution = figure("distribution", charts::distribution(v), "Each bar counts the configs whose time falls in it (log-spaced bins).", NOTHING)?;
     let trace = figure(
         "trace",
         charts::trace(v),
         "The line steps down when a run finds a faster config; dots are every successful evaluation, blue where the sources' ranking (other devices' results) proposed it.",
-        if v.points.is_empty() { "Nothing was measured successfully." } else { "No measurement records its place in a run (recorded by an older kerntune)." },
+        if v.points.is_empty() { NOTHING } else { "No measurement records its place in a run (recorded by an older kerntune)." },
     )?;
     let compile = figure(
         "compile",
         charts::compile(v),
         "Green: the winner.",
-        if v.points.is_empty() { "Nothing was measured successfully." } else { "No compile times recorded (database records, or an older kerntune)." },
+        if v.points.is_empty() { NOTHING } else { "No compile times recorded (database records, or an older kerntune)." },
     )?;
     let failures = figure("failures", charts::failures(v), "", "No config failed.")?;
     // What the last tune found out about its failures, then what the records show (each kind's
     // shared value, over every run's records: it replaces the last tune's line on the same kind,
     // which counted that run's configs only).
-    let computed: Vec<String> = v.causes.iter().take(CAUSES).flat_map(|c| c.diagnosis.iter().map(move |d| format!("{}: {d}", c.kind))).collect();
-    let shared_kind = |line: &str| line.split_once(": every config that").map(|(kind, _)| kind.to_string());
-    let mut findings: Vec<String> = v
-        .findings
-        .iter()
-        .filter(|l| shared_kind(l).is_none_or(|kind| !computed.iter().any(|c| shared_kind(c).as_deref() == Some(kind.as_str()))))
-        .cloned()
-        .collect();
+    let computed: Vec<String> = v.causes.iter().take(CAUSES).flat_map(|c| c.findings()).collect();
+    let mut findings: Vec<String> =
+        v.findings.iter().filter(|l| shared_kind(l).is_none_or(|kind| !computed.iter().any(|c| shared_kind(c) == Some(kind)))).cloned().collect();
     for line in computed {
         if !findings.contains(&line) {
             findings.push(line);

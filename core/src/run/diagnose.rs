@@ -45,6 +45,21 @@ impl Cause {
     pub fn is_memory_fault(&self) -> bool {
         is_memory_fault(&self.message)
     }
+
+    /// Its diagnosis, each line after the kind (`device lost: …`): how a run's note stores its
+    /// findings ([`crate::store::db::RunNote::findings`]) and the report lists them.
+    pub fn findings(&self) -> impl Iterator<Item = String> + '_ {
+        self.diagnosis.iter().map(|d| format!("{}: {d}", self.kind))
+    }
+}
+
+/// How a [`shared_finding`] begins, after its kind's verb.
+const SHARED: &str = "every config that";
+
+/// The kind a finding line ([`Cause::findings`]) is a [`shared_finding`] of, or `None` for
+/// another finding.
+pub fn shared_kind(line: &str) -> Option<&str> {
+    line.split_once(&format!(": {SHARED}")).map(|(kind, _)| kind)
 }
 
 /// Whether a failure message tells of a memory fault.
@@ -197,7 +212,7 @@ pub fn shared_finding<'a>(kind: FailureKind, failed: &[&Config], measured: &[&Co
         FailureKind::DeviceLost => "lost the device",
         FailureKind::Other => "failed for another reason",
     };
-    Some(format!("every config that {did} has {name} = {} ({} configs), and no config measured has it", values.join(" or "), failed.len()))
+    Some(format!("{SHARED} {did} has {name} = {} ({} configs), and no config measured has it", values.join(" or "), failed.len()))
 }
 
 /// Adds to the first cause of each kind (the most frequent) what every config of that kind

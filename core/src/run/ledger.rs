@@ -274,9 +274,8 @@ impl<'a> Ledger<'a> {
     /// Notes what the tune found out about its failures (each cause's diagnosis, after its
     /// kind), for the run's note in the database.
     pub fn note_findings(&mut self) {
-        let lines: Vec<String> = self.causes.iter().flat_map(|c| c.diagnosis.iter().map(move |d| format!("{}: {d}", c.kind))).collect();
         if let Some(n) = self.note.as_mut() {
-            n.findings = lines;
+            n.findings = self.causes.iter().flat_map(|c| c.findings()).collect();
         }
     }
 
