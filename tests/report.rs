@@ -323,3 +323,49 @@ fn an_entry_of_failures_says_every_config_failed() {
     assert!(!html.contains("did not finish") && !html.contains("older kerntune"), "no wrong reason");
     assert_eq!(html.matches("Nothing was measured successfully.").count(), 3, "times, search and compile times say so");
 }
+
+/// A kernel with a byte formula alone: its rates are drawn against rank by time, and a config's
+/// dot stands at the rank the table gives it (the winner at 1; the chart counted from 0, so
+/// every dot stood one rank left of its row). A tune without priors says nothing of sources.
+#[test]
+fn the_rank_chart_numbers_configs_as_the_table_does() {
+    let d = tempfile::tempdir().unwrap();
+    let mut e = synthetic_entry("llvmpipe", "wgpu-llvmpipe", "n=1024", 8, 1.0, 1);
+    e.measurements.retain(|_, m| matches!(m.status, kerntune::store::db::Status::Ok { .. }));
+    for m in e.measurements.values_mut() {
+        m.flops = None;
+    }
+    let mut f = DbFile::default();
+    f.entries.insert(e.id.key(), e);
+    let db = d.path().join("ranks.json");
+    std::fs::write(&db, serde_json::to_string(&f).unwrap()).unwrap();
+    let out = d.path().join("ranks.html");
+    let o = kerntune(&["report", "--db", db.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&out).unwrap();
+    let svg = figures(&html).into_iter().find(|(k, _)| k == "roofline").expect("a rank chart").1;
+    assert!(svg.contains("rank by time"), "the chart of rates against rank");
+    // The x axis's tick labels: numbers centred below the plot, all on one line.
+    let attr = |t: &str, name: &str| -> Option<f64> {
+        let at = t.find(&format!(" {name}=\""))? + name.len() + 3;
+        t[at..at + t[at..].find('"')?].parse().ok()
+    };
+    let ticks: Vec<(f64, f64, f64)> = svg
+        .split("<text")
+        .skip(1)
+        .filter(|t| t.contains("text-anchor=\"middle\"") && !t.contains("rotate"))
+        .filter_map(|t| {
+            let label: f64 = t[t.find('>')? + 1..t.find("</text>")?].trim().parse().ok()?;
+            Some((label, attr(t, "x")?, attr(t, "y")?))
+        })
+        .collect();
+    let bottom = ticks.iter().map(|t| t.2).fold(0.0, f64::max);
+    let axis: Vec<(f64, f64)> = ticks.iter().filter(|t| t.2 == bottom).map(|t| (t.0, t.1)).collect();
+    assert!(axis.len() >= 2, "two rank labels at least: {ticks:?}");
+    let ((r0, x0), (r1, x1)) = (axis[0], axis[axis.len() - 1]);
+    let rank_at = |x: f64| r0 + (x - x0) * (r1 - r0) / (x1 - x0);
+    // The winner's dot: the larger circle in the winner's colour, not its legend mark.
+    let winner = svg.split("<circle").skip(1).find(|c| c.contains("r=\"6\"") && c.contains("#1B9E77")).and_then(|c| attr(c, "cx")).expect("the winner's dot");
+    assert!((rank_at(winner) - 1.0).abs() < 0.1, "the winner (the fastest) stands at rank {:.2}, not 1", rank_at(winner));
+    assert!(!html.contains("sources' ranking"), "no run learned from sources");
+}

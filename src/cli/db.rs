@@ -26,7 +26,7 @@ enum DbCommand {
     /// winners for a program to `include!` (`--rust`, the same as `--format rust`).
     Export {
         /// Output file.
-        #[arg(long)]
+        #[arg(short, long)]
         out: Option<PathBuf>,
         /// `kerntune`, `t4` or `rust`.
         #[arg(long, default_value = "kerntune")]

@@ -32,7 +32,7 @@ pub struct Args {
     #[arg(long)]
     db: Option<PathBuf>,
     /// The HTML file to write.
-    #[arg(long)]
+    #[arg(short, long)]
     out: PathBuf,
     /// Allow kernel sources outside the spec's folder.
     #[arg(long)]

@@ -238,6 +238,11 @@ pub fn effect(e: &Effect) -> Result<String, ChartError> {
     })
 }
 
+/// Whether the sources' ranking (other devices' results) proposed any evaluation drawn.
+pub fn proposed_by_priors(v: &EntryView) -> bool {
+    v.runs.iter().any(|r| r.by.iter().flatten().any(|b| proposer::from_priors(b)))
+}
+
 /// The best time so far, one line per run, against evaluations (left) and seconds (right), over
 /// every successful evaluation as a grey dot.
 pub fn trace(v: &EntryView) -> Result<Option<String>, ChartError> {
@@ -396,21 +401,23 @@ pub fn roofline(v: &EntryView) -> Result<Option<String>, ChartError> {
     };
     let shown = sample(v.points.len(), MARKS, &v.marked());
     let top = v.points.iter().map(rate).fold(peak.unwrap_or(0.0), f64::max).max(1e-9) * 1.12;
+    // Ranks from 1, as the page's tables number the configs, with half a rank of room each side.
     let n = v.points.len() as f64;
+    let (left, right) = (0.5, n + 0.5);
     svg("roofline", (880, 340), |root| {
         let mut c = ChartBuilder::on(root)
             .caption(format!("Achieved {unit} per config, fastest first"), (FONT, 16))
             .margin(12)
             .x_label_area_size(36)
             .y_label_area_size(60)
-            .build_cartesian_2d(0.0..n, 0.0..top)?;
-        c.configure_mesh().x_desc("rank by time").x_label_formatter(&whole).y_desc(unit).draw()?;
+            .build_cartesian_2d(left..right, 0.0..top)?;
+        c.configure_mesh().x_desc("rank by time").x_label_formatter(&whole).y_desc(unit).max_light_lines(1).draw()?;
         if let Some(pk) = peak {
-            c.draw_series(std::iter::once(PathElement::new(vec![(0.0, pk), (n, pk)], CEILING.stroke_width(2))))?
+            c.draw_series(std::iter::once(PathElement::new(vec![(left, pk), (right, pk)], CEILING.stroke_width(2))))?
                 .label(format!("peak {pk:.0} {unit}"))
                 .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], CEILING.stroke_width(2)));
         }
-        draw_points(&mut c, v, &shown, |i, p| (i as f64, rate(p)))?;
+        draw_points(&mut c, v, &shown, |i, p| (i as f64 + 1.0, rate(p)))?;
         legend(&mut c, SeriesLabelPosition::UpperRight, 12)?;
         Ok(())
     })

@@ -221,7 +221,11 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
     let trace = figure(
         "trace",
         charts::trace(v),
-        "The line steps down when a run finds a faster config; dots are every successful evaluation, blue where the sources' ranking (other devices' results) proposed it.",
+        if charts::proposed_by_priors(v) {
+            "The line steps down when a run finds a faster config; dots are every successful evaluation, blue where the sources' ranking (other devices' results) proposed it."
+        } else {
+            "The line steps down when a run finds a faster config; dots are every successful evaluation."
+        },
         if v.points.is_empty() { NOTHING } else { "No measurement records its place in a run (recorded by an older kerntune)." },
     )?;
     let compile = figure(
