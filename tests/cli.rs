@@ -830,6 +830,20 @@ fn shards_merge_and_confirm() {
         &["not merging", "other-0.sqlite", "the search spaces differ", "one spec"],
     );
     assert_eq!(std::fs::read(&merged).unwrap(), before, "nothing written");
+    // So is a shard of the same space timed another way (its times are not comparable).
+    let unflushed = write(
+        dir,
+        "unflushed.toml",
+        &format!("{}[bench]\nflush_l2 = false\n", spec("ok.wgsl", "", "WG_SIZE").replace("WG_SIZE = [32, 64]", "WG_SIZE = [32, 64, 128, 256]")),
+    );
+    let s3 = dir.join("unflushed-0.sqlite");
+    assert!(kerntune(dir, &["tune", unflushed.to_str().unwrap(), "--shard", "0/2", "--db", s3.to_str().unwrap()]).status.success());
+    bad(
+        dir,
+        &["db", "merge", s3.to_str().unwrap(), "--db", merged.to_str().unwrap()],
+        &["not merging", "unflushed-0.sqlite", "the L2 flushing settings differ", "one spec"],
+    );
+    assert_eq!(std::fs::read(&merged).unwrap(), before, "nothing written");
     // A database of an older layout is one line, and nothing is lost.
     let old = dir.join("old.sqlite");
     std::fs::copy(&s0, &old).unwrap();
@@ -1394,4 +1408,52 @@ outputs = ["y"]
         }
     }
     assert_eq!(wrong.len(), 3, "each MODE = 1 config caught, after and before right ones: {r}");
+}
+
+/// The diagnosis of a timeout says "raise [bench] timeout"; a user who does and tunes again gets
+/// the configs that timed out measured, not the stored timeouts read back as before. A spec
+/// changed elsewhere (a buffer's length) is measured again whole.
+#[test]
+fn raising_the_timeout_measures_what_timed_out() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    if !have_device(dir) {
+        return;
+    }
+    write(
+        dir,
+        "slow.wgsl",
+        "@group(0) @binding(0) var<storage, read_write> y: array<f32>;\n@compute @workgroup_size(64)\nfn slow(@builtin(global_invocation_id) g: vec3<u32>) {\n    if (g.x < n) {\n        var acc = y[g.x];\n        for (var k = 0u; k < ITER; k++) { acc = acc * 0.999 + 0.001; }\n        y[g.x] = acc;\n    }\n}\n",
+    );
+    let spec = |timeout: &str, len: &str| {
+        format!(
+            "[kernel]\nname = \"slow\"\nsource = {{ wgsl = \"slow.wgsl\" }}\n[params]\nITER = [1, 2, 100000]\n[[problems]]\nN = 16384\n[[args]]\nname = \"y\"\ntype = \"f32\"\nlen = \"{len}\"\ninit = \"constant\"\nfill = 1.0\naccess = \"readwrite\"\n[[args]]\nname = \"n\"\ntype = \"u32\"\nvalue = \"N\"\n[launch]\ngrid = [\"div_ceil(N, 64)\"]\nblock = [\"64\"]\n[verify]\nreference = \"none\"\n[bench]\ntimeout = {timeout}\n"
+        )
+    };
+    let tune = |body: String| {
+        let p = write(dir, "slow.toml", &body);
+        let o = kerntune(dir, &["tune", p.to_str().unwrap(), "--json"]);
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        v[0].clone()
+    };
+    let slow = |r: &serde_json::Value| r["results"].as_array().unwrap().iter().find(|x| x["config"]["params"][0][1] == 100000).unwrap().clone();
+    let notes = |r: &serde_json::Value| {
+        r["notes"].as_array().unwrap().iter().filter_map(|n| n.as_str()).filter(|n| n.starts_with("database:")).map(String::from).collect::<Vec<_>>()
+    };
+    // A 50 ms limit: ITER = 100000 (half a second on software Vulkan) times out.
+    let first = tune(spec("0.05", "N"));
+    assert_eq!((slow(&first)["outcome"].as_str(), slow(&first)["kind"].as_str()), (Some("failed"), Some("timed_out")), "{}", slow(&first));
+    // Raised: it is measured this time; the two that measured come from the database.
+    let raised = tune(spec("30", "N"));
+    assert_eq!((slow(&raised)["outcome"].as_str(), slow(&raised)["from_db"].as_bool()), (Some("measured"), Some(false)), "{}", slow(&raised));
+    assert_eq!((raised["evaluated"].as_u64(), raised["from_db"].as_u64()), (Some(3), Some(2)));
+    assert_eq!(notes(&raised), ["database: 1 config that timed out under the 0.05 s limit is measured again under 30 s ([bench] timeout)"]);
+    // The same again: the stored winner.
+    assert_eq!(tune(spec("30", "N"))["db_hit"], true);
+    // A longer buffer: every record is of another problem layout.
+    let longer = tune(spec("30", "N + 64"));
+    assert_eq!((longer["db_hit"].as_bool(), longer["from_db"].as_u64()), (Some(false), Some(0)));
+    assert!(notes(&longer)[0].starts_with("database: the arguments changed since the 3 stored measurements"), "{:?}", notes(&longer));
 }

@@ -376,6 +376,52 @@ fn a_changed_space_measures_only_the_new_configs() {
     assert!(is(&r2.winner, 128, 4));
 }
 
+/// A spec fixed after a tune (a buffer's length, the launch, the verification) or a timeout
+/// raised as a timeout's diagnosis suggests: the stored records made for the old setup are not
+/// reused, the entry keeps only the new tune's, and a note says why. Configs that measured
+/// stand when only the timeout changed.
+#[test]
+fn records_made_for_another_setup_are_measured_again() {
+    let (_d, db) = temp_db();
+    let hang = |c: &Config| if c.get_i64("bx") == Some(32) { Behavior::Hang } else { Behavior::Ok };
+    let fake = || FakeBackend::new(limits(), time).with_behavior(hang);
+    let mut o = opts();
+    o.db = Some(db.clone());
+    o.bench.timeout = Duration::from_millis(10);
+    let first = Tuner::new(fake()).tune(&job(), &o).unwrap();
+    assert_eq!((first.evaluated, first.from_db, first.failures.get("timed out")), (18, 0, Some(&3)));
+    let database = |r: &TuneReport| r.notes.iter().filter(|n| n.starts_with("database: ")).cloned().collect::<Vec<_>>();
+    // The same setup: a hit.
+    assert!(Tuner::new(fake()).tune(&job(), &o).unwrap().db_hit);
+    // A longer timeout: the three that timed out run again (and time out again here), the rest stand.
+    o.bench.timeout = Duration::from_millis(30);
+    let t = Tuner::new(fake());
+    let longer = t.tune(&job(), &o).unwrap();
+    assert!(!longer.db_hit, "the stored winner was chosen without the configs that timed out");
+    assert_eq!((longer.evaluated, longer.from_db), (18, 15));
+    assert_eq!(database(&longer), ["database: 3 configs that timed out under the 0.01 s limit are measured again under 0.03 s ([bench] timeout)"]);
+    assert!(Tuner::new(fake()).tune(&job(), &o).unwrap().db_hit, "and then a hit again");
+    // A buffer of another length, and another tolerance: every record is stale. A search of
+    // six configs leaves the entry with its six alone.
+    let mut fixed = job();
+    if let ArgKind::Buffer { len, .. } = &mut fixed.args[1].kind {
+        *len = "n + 64".into();
+    }
+    fixed.verify.tolerance.atol = 1e-3;
+    let six = TuneOptions { strategy: "random".into(), budget: Budget::parse("6").unwrap(), ..o.clone() };
+    let again = Tuner::new(fake()).tune(&fixed, &six).unwrap();
+    assert_eq!((again.evaluated, again.from_db), (6, 0));
+    assert_eq!(
+        database(&again),
+        ["database: the arguments and the verification changed since the 18 stored measurements of this entry were made: they are not reused, and this tune's measurements replace them"]
+    );
+    let f = db.load().unwrap();
+    assert_eq!(f.entries.values().next().unwrap().measurements.len(), 6, "the entry holds the last tune's records alone");
+    assert!(Tuner::new(fake()).tune(&fixed, &six).unwrap().db_hit);
+    // The old spec again: the fixed spec's records are stale for it in turn.
+    assert_eq!(Tuner::new(fake()).tune(&job(), &o).unwrap().from_db, 0);
+}
+
 /// An adaptive search run again on an entry it measured (resumed, or with a larger budget)
 /// starts from what is stored: the records count toward the budget and take part in the pick,
 /// and only the rest of the budget is measured.

@@ -621,7 +621,7 @@ mod tests {
     fn some_shards_of_a_split_are_said() {
         let mut e = entry();
         assert!(EntryView::new(&e, &Hints::default()).notes.is_empty());
-        let mut o = crate::store::db::Origin { space: "s".into(), verify: "v".into(), shard: None, merged: Vec::new() };
+        let mut o = crate::store::db::Origin { space: "s".into(), verify: "v".into(), shard: None, merged: Vec::new(), setup: Default::default() };
         o.set_shards(&[0, 2].into(), 4);
         e.origin = Some(o);
         let v = EntryView::new(&e, &Hints::default());

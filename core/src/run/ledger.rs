@@ -8,6 +8,7 @@ use crate::error::FailureKind;
 use crate::measure::stats::Stats;
 use crate::plan::roofline::Peaks;
 use crate::run::report::{ConfigResult, DeviceReport, Event, ResultOutcome};
+use crate::run::stale::{self, Stale};
 use crate::run::{Context, RefOutputs, TuneOptions};
 use crate::search::strategy::Outcome;
 use crate::store::db::{self, Entry, Environment, Measurement, Status, Trace};
@@ -45,6 +46,9 @@ pub(crate) struct Ledger<'a> {
     pub reference: Option<Arc<RefOutputs>>,
     /// Notes for the report.
     pub notes: Vec<String>,
+    /// What the database entry holds that this tune's setup makes stale, until its first write
+    /// drops it.
+    pub stale: Option<Stale>,
     /// Failures grouped by cause, once diagnosed.
     pub causes: Vec<crate::run::diagnose::Cause>,
     /// What the priors held.
@@ -77,8 +81,11 @@ pub(crate) struct Ledger<'a> {
 impl<'a> Ledger<'a> {
     /// A ledger with nothing measured yet; `stored` is the database entry, if any.
     pub fn new<B: Backend>(ctx: &'a Context, opts: &'a TuneOptions, stored: Option<Entry>, devices: &[B], t0: Instant) -> Ledger<'a> {
+        // Records made for another setup (arguments, launch, verification … changed since, or
+        // timeouts under a shorter limit) are not reused, and go at the first write.
+        let stale = stored.as_ref().and_then(|e| stale::stale(e, &stale::setup(ctx, &opts.bench)));
         let known = match (stored, opts.remeasure) {
-            (Some(e), false) => e.measurements.into_iter().collect(),
+            (Some(e), false) => e.measurements.into_iter().filter(|(_, m)| stale.as_ref().is_none_or(|s| s.keeps(m))).collect(),
             _ => HashMap::new(),
         };
         let first = &devices[0];
@@ -112,7 +119,8 @@ impl<'a> Ledger<'a> {
             devices: devices.iter().enumerate().map(|(i, d)| DeviceReport { index: i, name: d.target().name.clone(), ..Default::default() }).collect(),
             ratios: vec![1.0; devices.len()],
             reference: ctx.expected.clone(),
-            notes: Vec::new(),
+            notes: stale.as_ref().map(Stale::note).into_iter().collect(),
+            stale,
             causes: Vec::new(),
             prior: None,
             proposed: HashMap::new(),
@@ -237,7 +245,11 @@ impl<'a> Ledger<'a> {
                 self.note_written = self.note.clone();
                 let (id, env, tname, origin) = (self.ctx.id.clone(), self.environment.clone(), self.target_name.clone(), self.origin());
                 let note = self.note.clone();
+                let stale = self.stale.take();
                 d.update_entry(&id, |e| {
+                    if let (Some(s), Some(e)) = (&stale, e.as_mut()) {
+                        s.clean(e);
+                    }
                     // A note alone makes no entry.
                     if pending.is_empty() && e.is_none() {
                         return;
@@ -262,7 +274,13 @@ impl<'a> Ledger<'a> {
 
     /// What this tune's measurements are for (the entry's origin).
     pub fn origin(&self) -> db::Origin {
-        db::Origin { space: self.ctx.space_hash.clone(), verify: self.ctx.verify_hash.clone(), shard: self.opts.shard, merged: Vec::new() }
+        db::Origin {
+            space: self.ctx.space_hash.clone(),
+            verify: self.ctx.verify_hash.clone(),
+            shard: self.opts.shard,
+            merged: Vec::new(),
+            setup: crate::run::stale::setup(self.ctx, &self.opts.bench),
+        }
     }
 
     /// Notes what this run says of its search: the `strategy` it ran, what it learned from

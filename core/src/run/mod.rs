@@ -5,7 +5,10 @@
 //! 1. **prepare** — expand a class-based job for the device, compile every expression
 //!    ([`Prepared`]), derive the database entry id and the hashes a stored winner must match;
 //! 2. **lookup** — a stored winner for the same kernel, target, toolchain, problem key, space
-//!    and verification means no benchmark at all (`lookup.rs`);
+//!    and verification means no benchmark at all (`lookup.rs`); records made with other
+//!    arguments, launch, defines, verification or L2 flushing, and timeouts under a shorter
+//!    limit, are stale: never a hit, never reused, and dropped at the tune's first write
+//!    (`stale.rs`);
 //! 3. **candidates** — enumerate and prune before compiling, keeping each reason, optionally
 //!    order by the roofline model, and keep this shard's part (`candidates.rs`);
 //! 4. **search** — the strategy proposes within the budget; proposals compile on a pool of
@@ -38,6 +41,7 @@ pub mod priors;
 pub mod recheck;
 pub mod report;
 mod search_loop;
+pub(crate) mod stale;
 pub mod tail;
 
 pub use error::Error;
@@ -315,7 +319,7 @@ impl<B: Backend> Tuner<B> {
         let _tuning = opts.db.as_ref().and_then(|d| d.lock_entry(&ctx.id, opts.shard));
         let stored = lookup::stored_entry(opts.db.as_ref(), &ctx.id)?;
         if !opts.force && !opts.remeasure && opts.only.is_none() {
-            if let Some(hit) = lookup::stored_winner(self.backend(), &ctx, stored.as_ref(), opts.shard, t0) {
+            if let Some(hit) = lookup::stored_winner(self.backend(), &ctx, stored.as_ref(), opts.shard, &opts.bench, t0) {
                 return Ok(hit);
             }
         }

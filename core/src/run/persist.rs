@@ -65,8 +65,12 @@ pub(crate) fn winner(ledger: &mut Ledger<'_>, plan: &Plan, sel: &Selected) -> Re
     let (env, tname, origin) = (env.clone(), tname.to_string(), ledger.origin());
     let id = ledger.ctx.id.clone();
     let note = ledger.note.clone();
+    let stale = ledger.stale.take();
     d.update_entry(&id, |e| {
         let e = e.get_or_insert_with(|| Entry::new(id.clone(), tname, env));
+        if let Some(s) = &stale {
+            s.clean(e);
+        }
         e.record_all(origin.clone(), pending);
         e.set_winner(origin, w);
         e.note_runs(note.as_ref());

@@ -334,6 +334,12 @@ pub struct Origin {
     /// some but not all of them. Merging every shard makes the entry whole (`shard` empty).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merged: Vec<usize>,
+    /// What the measurements depend on beyond the entry's id, part by part (a hash of the
+    /// arguments, of the launch geometry, of the verification …, and the launch timeout): a
+    /// later tune whose parts differ measures again (`run::stale`). Empty in entries stored
+    /// before it was recorded.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub setup: BTreeMap<String, String>,
 }
 
 /// Which of a split's `count` shards `have` holds and which are missing (`shard 0/3 only; 1/3,
@@ -388,10 +394,23 @@ impl Origin {
         let Some((_, count)) = other.shards() else { return false };
         self.space == other.space
             && self.verify == other.verify
+            && self.same_setup(other)
             && match self.shards() {
                 None => true,
                 Some((_, n)) => n == count && !self.is_of(other.shard),
             }
+    }
+
+    /// Whether both were measured with the same arguments, launch, defines, verification and
+    /// L2 flushing, as far as both record them (the launch timeout may differ).
+    pub fn same_setup(&self, other: &Origin) -> bool {
+        self.setup_difference(other).is_none()
+    }
+
+    /// The first part of the setup both record and that differs (`args`, `launch`, …),
+    /// leaving out the launch timeout.
+    pub fn setup_difference(&self, other: &Origin) -> Option<&str> {
+        self.setup.iter().find(|(k, v)| k.as_str() != "timeout" && other.setup.get(*k).is_some_and(|w| w != *v)).map(|(k, _)| k.as_str())
     }
 
     /// Adds `other`'s shards to these: the union of two parts of one split, whole once every
@@ -459,6 +478,9 @@ impl Entry {
         self.origin = match (self.origin.take(), &other.origin) {
             (Some(mut a), Some(b)) => {
                 a.join(b);
+                if a.setup.is_empty() {
+                    a.setup = b.setup.clone();
+                }
                 Some(a)
             }
             (a, b) => a.or_else(|| b.clone()),
@@ -516,6 +538,19 @@ impl Entry {
             format!("the search spaces differ (space hash {} and {})", a.space, b.space)
         } else if a.verify != b.verify {
             format!("the verification differs (hash {} and {})", a.verify, b.verify)
+        } else if let Some(part) = a.setup_difference(b) {
+            format!(
+                "the {} differ (hash {} and {})",
+                match part {
+                    "args" => "arguments",
+                    "launch" => "launch geometries",
+                    "defines" => "defines (size_defines, compat)",
+                    "flush" => "L2 flushing settings",
+                    other => other,
+                },
+                a.setup[part],
+                b.setup[part]
+            )
         } else {
             return None;
         };

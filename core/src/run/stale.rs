@@ -1,0 +1,201 @@
+//! Whether an entry's stored measurements still describe the tune asked for.
+//!
+//! An entry is found by kernel source, target, toolchain and problem key, but what a
+//! measurement shows depends on more of the spec: the arguments (a buffer's length, type or
+//! fill), the launch geometry and the defines, the verification, how L2 is flushed, and — for a
+//! config that timed out — the launch timeout. A user who fixes an undersized buffer or a wrong
+//! grid, loosens a tolerance, or raises `[bench] timeout` as a timeout's diagnosis suggests,
+//! and tunes again, must see the configs measured again, not the old failures and times read
+//! back. Each tune stores a hash of each of these parts with its entry (`Origin::setup`); a
+//! later tune compares them: a changed part makes every stored measurement stale, a longer
+//! timeout only the timeouts. Stale records are not reused, and the tune's first write drops
+//! them, so the entry never mixes the two. Entries stored before the parts were recorded have
+//! none and are reused as before.
+
+use crate::error::FailureKind;
+use crate::run::Context;
+use crate::spec::problem::HostBuffer;
+use crate::spec::settings::BenchOptions;
+use crate::store::db::{Entry, Measurement, Status};
+use std::collections::BTreeMap;
+
+/// The parts, each with what a message calls it; the timeout is compared by value, the others
+/// by hash.
+const PARTS: &[(&str, &str)] = &[
+    ("args", "the arguments"),
+    ("launch", "the launch geometry"),
+    ("defines", "the defines (size_defines, compat)"),
+    ("verify", "the verification"),
+    ("flush", "the L2 flushing"),
+];
+
+/// The launch timeout's key: its value in seconds.
+const TIMEOUT: &str = "timeout";
+
+/// What the tune's measurements depend on beyond the entry's id, part by part.
+pub(crate) fn setup(ctx: &Context, bench: &BenchOptions) -> BTreeMap<String, String> {
+    let job = &ctx.job;
+    let v = &job.verify;
+    let hash = |text: String| crate::hash::short_hash(text.as_bytes());
+    let mut verify = format!("{:?}|{:?}|{:?}|{}", v.outputs, v.tolerance, v.per_output, v.reference.describe());
+    // Expected outputs given as files, by content (the same file name may hold new data).
+    for b in ctx.expected.iter().flat_map(|e| &e.buffers).filter(|b: &&HostBuffer| !b.data.is_empty()) {
+        verify.push_str(&format!("|{}#{}", b.name, crate::hash::short_hash(&b.data)));
+    }
+    BTreeMap::from([
+        ("args".to_string(), hash(format!("{:?}", job.args))),
+        ("launch".to_string(), hash(format!("{:?}|{:?}|{:?}|{:?}", job.grid, job.block, job.shared_mem, job.extent))),
+        ("defines".to_string(), hash(format!("{}|{:?}", job.size_defines, job.compat))),
+        ("verify".to_string(), hash(verify)),
+        ("flush".to_string(), format!("{:?}", bench.l2_flush())),
+        (TIMEOUT.to_string(), format!("{}", bench.timeout.as_secs_f64())),
+    ])
+}
+
+/// Why an entry's stored measurements are not reused.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Stale {
+    /// These parts changed: every stored measurement (`count`) is stale.
+    Changed { parts: Vec<&'static str>, count: usize },
+    /// The launch timeout is longer now: the `count` configs that timed out under `was`
+    /// seconds are measured again under `now`.
+    Timeouts { was: f64, now: f64, count: usize },
+}
+
+/// Why `entry`'s measurements, made under the setup its origin records, do not all stand for
+/// a tune of setup `now`; `None` when they do (or when the entry records no setup).
+pub(crate) fn stale(entry: &Entry, now: &BTreeMap<String, String>) -> Option<Stale> {
+    let was = &entry.origin.as_ref()?.setup;
+    let parts: Vec<&'static str> =
+        PARTS.iter().filter(|(k, _)| matches!((was.get(*k), now.get(*k)), (Some(a), Some(b)) if a != b)).map(|(_, said)| *said).collect();
+    if !parts.is_empty() {
+        return Some(Stale::Changed { parts, count: entry.measurements.len() });
+    }
+    let seconds = |s: Option<&String>| s.and_then(|s| s.parse::<f64>().ok());
+    let (was, now) = (seconds(was.get(TIMEOUT))?, seconds(now.get(TIMEOUT))?);
+    let count = entry.measurements.values().filter(|m| timed_out(m)).count();
+    (now > was && count > 0).then_some(Stale::Timeouts { was, now, count })
+}
+
+fn timed_out(m: &Measurement) -> bool {
+    matches!(m.status, Status::Failed { failure: FailureKind::TimedOut, .. })
+}
+
+impl Stale {
+    /// Whether stored measurement `m` still stands.
+    pub(crate) fn keeps(&self, m: &Measurement) -> bool {
+        match self {
+            Stale::Changed { .. } => false,
+            Stale::Timeouts { .. } => !timed_out(m),
+        }
+    }
+
+    /// Drops what is stale from `entry` before a tune's first write: the stale measurements,
+    /// the winner (chosen from them, or without the configs that timed out) and, when every
+    /// measurement goes, the notes of the runs that made them.
+    pub(crate) fn clean(&self, entry: &mut Entry) {
+        entry.measurements.retain(|_, m| self.keeps(m));
+        entry.winner = None;
+        entry.origin = None;
+        if matches!(self, Stale::Changed { .. }) {
+            entry.runs.clear();
+        }
+    }
+
+    /// The tune's note saying what is measured again, and why.
+    pub(crate) fn note(&self) -> String {
+        match self {
+            Stale::Changed { parts, count } => {
+                let said = match parts.as_slice() {
+                    [one] => one.to_string(),
+                    [first @ .., last] => format!("{} and {last}", first.join(", ")),
+                    [] => "the spec".to_string(),
+                };
+                format!(
+                    "database: {said} changed since the {count} stored measurement{} of this entry {}: they are not reused, and this tune's measurements replace them",
+                    if *count == 1 { "" } else { "s" },
+                    if *count == 1 { "was made" } else { "were made" }
+                )
+            }
+            Stale::Timeouts { was, now, count } => format!(
+                "database: {count} config{} that timed out under the {was} s limit {} measured again under {now} s ([bench] timeout)",
+                if *count == 1 { "" } else { "s" },
+                if *count == 1 { "is" } else { "are" }
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::space::config::Config;
+    use crate::store::db::{EntryId, Environment, Origin};
+
+    fn entry(setup: &[(&str, &str)], statuses: &[Status]) -> Entry {
+        let id = EntryId { kernel: "k".into(), kernel_hash: "h".into(), target: "t".into(), toolchain: "c".into(), problem: "n=1".into() };
+        let mut e = Entry::new(id, "T".into(), Environment::default());
+        e.origin = Some(Origin {
+            space: "s".into(),
+            verify: "v".into(),
+            shard: None,
+            merged: Vec::new(),
+            setup: setup.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        });
+        for (i, s) in statuses.iter().enumerate() {
+            let config = Config::new([("x", i as i64)]);
+            e.measurements.insert(
+                config.key(),
+                Measurement { status: s.clone(), ..Measurement::timed(config, crate::measure::stats::Stats::from_samples(&[1.0], false), 1) },
+            );
+        }
+        e
+    }
+
+    fn now(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    fn ok() -> Status {
+        Status::Ok { stats: crate::measure::stats::Stats::from_samples(&[1.0], false) }
+    }
+
+    fn timeout() -> Status {
+        Status::Failed { failure: FailureKind::TimedOut, message: "timed out after 0.050 s".into() }
+    }
+
+    #[test]
+    fn a_changed_part_makes_every_measurement_stale_and_says_which() {
+        let e = entry(&[("args", "a1"), ("launch", "l1"), ("verify", "v1"), ("timeout", "0.05")], &[ok(), ok(), timeout()]);
+        assert_eq!(stale(&e, &now(&[("args", "a1"), ("launch", "l1"), ("verify", "v1"), ("timeout", "0.05")])), None);
+        let s = stale(&e, &now(&[("args", "a2"), ("launch", "l2"), ("verify", "v1"), ("timeout", "9")])).expect("stale");
+        assert_eq!(s, Stale::Changed { parts: vec!["the arguments", "the launch geometry"], count: 3 });
+        assert!(s.note().starts_with("database: the arguments and the launch geometry changed since the 3 stored measurements"), "{}", s.note());
+        let mut cleaned = e.clone();
+        s.clean(&mut cleaned);
+        assert!(cleaned.measurements.is_empty() && cleaned.winner.is_none() && cleaned.origin.is_none());
+    }
+
+    #[test]
+    fn a_longer_timeout_makes_the_timeouts_alone_stale() {
+        let e = entry(&[("args", "a1"), ("timeout", "0.05")], &[ok(), timeout(), timeout()]);
+        let s = stale(&e, &now(&[("args", "a1"), ("timeout", "10")])).expect("stale");
+        assert_eq!(s, Stale::Timeouts { was: 0.05, now: 10.0, count: 2 });
+        assert_eq!(s.note(), "database: 2 configs that timed out under the 0.05 s limit are measured again under 10 s ([bench] timeout)");
+        let mut cleaned = e.clone();
+        s.clean(&mut cleaned);
+        assert_eq!(cleaned.measurements.len(), 1, "the measured config stays");
+        // A shorter timeout, or none timed out: everything stands.
+        assert_eq!(stale(&e, &now(&[("args", "a1"), ("timeout", "0.01")])), None);
+        assert_eq!(stale(&entry(&[("timeout", "0.05")], &[ok()]), &now(&[("timeout", "10")])), None);
+    }
+
+    #[test]
+    fn an_entry_that_records_no_setup_is_reused_as_before() {
+        let e = entry(&[], &[ok(), timeout()]);
+        assert_eq!(stale(&e, &now(&[("args", "a2"), ("timeout", "10")])), None);
+        // A part one side lacks (a newer kerntune's) is not compared.
+        let e = entry(&[("args", "a1"), ("timeout", "1")], &[ok()]);
+        assert_eq!(stale(&e, &now(&[("args", "a1"), ("launch", "l9"), ("timeout", "1")])), None);
+    }
+}
