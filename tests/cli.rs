@@ -1410,7 +1410,7 @@ outputs = ["y"]
     assert_eq!(wrong.len(), 3, "each MODE = 1 config caught, after and before right ones: {r}");
 }
 
-/// The diagnosis of a timeout says "raise [bench] timeout"; a user who does and tunes again gets
+/// The diagnosis of a timeout says "raise [bench] timeout (or --timeout)"; a user who does and tunes again gets
 /// the configs that timed out measured, not the stored timeouts read back as before. A spec
 /// changed elsewhere (a buffer's length) is measured again whole.
 #[test]
@@ -1430,14 +1430,15 @@ fn raising_the_timeout_measures_what_timed_out() {
             "[kernel]\nname = \"slow\"\nsource = {{ wgsl = \"slow.wgsl\" }}\n[params]\nITER = [1, 2, 100000]\n[[problems]]\nN = 16384\n[[args]]\nname = \"y\"\ntype = \"f32\"\nlen = \"{len}\"\ninit = \"constant\"\nfill = 1.0\naccess = \"readwrite\"\n[[args]]\nname = \"n\"\ntype = \"u32\"\nvalue = \"N\"\n[launch]\ngrid = [\"div_ceil(N, 64)\"]\nblock = [\"64\"]\n[verify]\nreference = \"none\"\n[bench]\ntimeout = {timeout}\n"
         )
     };
-    let tune = |body: String| {
+    let tune_with = |body: String, flags: &[&str]| {
         let p = write(dir, "slow.toml", &body);
-        let o = kerntune(dir, &["tune", p.to_str().unwrap(), "--json"]);
+        let o = kerntune(dir, &[&["tune", p.to_str().unwrap(), "--json"], flags].concat());
         let (out, err) = text(&o);
         assert!(o.status.success(), "{err}");
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         v[0].clone()
     };
+    let tune = |body: String| tune_with(body, &[]);
     let slow = |r: &serde_json::Value| r["results"].as_array().unwrap().iter().find(|x| x["config"]["params"][0][1] == 100000).unwrap().clone();
     let notes = |r: &serde_json::Value| {
         r["notes"].as_array().unwrap().iter().filter_map(|n| n.as_str()).filter(|n| n.starts_with("database:")).map(String::from).collect::<Vec<_>>()
@@ -1445,13 +1446,15 @@ fn raising_the_timeout_measures_what_timed_out() {
     // A 50 ms limit: ITER = 100000 (half a second on software Vulkan) times out.
     let first = tune(spec("0.05", "N"));
     assert_eq!((slow(&first)["outcome"].as_str(), slow(&first)["kind"].as_str()), (Some("failed"), Some("timed_out")), "{}", slow(&first));
-    // Raised: it is measured this time; the two that measured come from the database.
-    let raised = tune(spec("30", "N"));
+    // Raised (here with --timeout; the spec's [bench] timeout alike): it is measured this time;
+    // the two that measured come from the database.
+    let raised = tune_with(spec("0.05", "N"), &["--timeout", "30"]);
     assert_eq!((slow(&raised)["outcome"].as_str(), slow(&raised)["from_db"].as_bool()), (Some("measured"), Some(false)), "{}", slow(&raised));
     assert_eq!((raised["evaluated"].as_u64(), raised["from_db"].as_u64()), (Some(3), Some(2)));
     assert_eq!(notes(&raised), ["database: 1 config that timed out under the 0.05 s limit is measured again under 30 s ([bench] timeout)"]);
-    // The same again: the stored winner.
+    // The same again, the limit in the spec: the stored winner.
     assert_eq!(tune(spec("30", "N"))["db_hit"], true);
+    bad(dir, &["tune", "slow.toml", "--timeout", "0"], &["--timeout", "above 0"]);
     // A longer buffer: every record is of another problem layout.
     let longer = tune(spec("30", "N + 64"));
     assert_eq!((longer["db_hit"].as_bool(), longer["from_db"].as_u64()), (Some(false), Some(0)));

@@ -92,6 +92,11 @@ pub struct Args {
     /// end are always abandoned. Overrides the spec's [tune] compile_tail.
     #[arg(long, value_name = "K|off", value_parser = compile_tail)]
     compile_tail: Option<TailFactor>,
+    /// Seconds a launch may take before it is recorded as timed out (a kernel that never ends
+    /// costs its config this long); overrides the spec's [bench] timeout (default 5). A longer
+    /// one than a stored entry was tuned with measures its timed-out configs again.
+    #[arg(long, value_name = "SECONDS", value_parser = timeout)]
+    timeout: Option<std::time::Duration>,
     /// Rows in the result table.
     #[arg(long, default_value_t = 10)]
     top: usize,
@@ -105,6 +110,15 @@ pub struct Args {
     /// slower where compiling is the bottleneck.
     #[arg(short = 'j', long, value_parser = clap::value_parser!(u16).range(1..=4096))]
     jobs: Option<u16>,
+}
+
+/// `--timeout`: seconds above 0, at most a day.
+fn timeout(text: &str) -> Result<std::time::Duration, String> {
+    let most = kerntune::spec::settings::MAX_TIMEOUT_SECONDS;
+    match text.trim().trim_end_matches('s').parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= most => Ok(std::time::Duration::from_secs_f64(v)),
+        _ => Err(format!("`{text}` is not a number of seconds above 0 and at most {most} (a day)")),
+    }
 }
 
 /// `--compile-tail`: a factor, or `None` for `off`.
@@ -213,6 +227,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         compile_threads: a.jobs.map(usize::from),
         prior,
         compile_tail: a.compile_tail.map_or(base.compile_tail, |t| t.0),
+        bench: kerntune::BenchOptions { timeout: a.timeout.unwrap_or(base.bench.timeout), ..base.bench.clone() },
         ..base
     };
     let work = match a.shard {

@@ -158,18 +158,18 @@ pub fn timeouts<'a>(results: impl IntoIterator<Item = &'a ConfigResult>, params:
     let slowest = measured.iter().map(|m| m.1).fold(0.0, f64::max);
     out.push(if slowest > 0.0 && limit / slowest >= 100.0 {
         format!(
-            "a launch did not end within the {limit} s limit ([bench] timeout), {:.0}× the slowest config measured ({:.3} ms): a kernel that never ends for these values is likelier than a slow one; if it is only slow, raise [bench] timeout",
+            "a launch did not end within the {limit} s limit ([bench] timeout), {:.0}× the slowest config measured ({:.3} ms): a kernel that never ends for these values is likelier than a slow one; if it is only slow, raise [bench] timeout (or --timeout)",
             limit / slowest,
             slowest * 1e3
         )
     } else if slowest > 0.0 {
         format!(
-            "a launch did not end within the {limit} s limit ([bench] timeout), only {:.1}× the slowest config measured ({:.3} ms): these configs may be slow rather than stuck; raise [bench] timeout to measure them",
+            "a launch did not end within the {limit} s limit ([bench] timeout), only {:.1}× the slowest config measured ({:.3} ms): these configs may be slow rather than stuck; raise [bench] timeout (or --timeout) to measure them",
             limit / slowest,
             slowest * 1e3
         )
     } else {
-        format!("a launch did not end within the {limit} s limit ([bench] timeout) and no config was measured: if the kernel is only slow, raise [bench] timeout")
+        format!("a launch did not end within the {limit} s limit ([bench] timeout) and no config was measured: if the kernel is only slow, raise [bench] timeout (or --timeout)")
     });
     let late: Vec<&Config> = late.iter().map(|r| &r.config).collect();
     let measured: Vec<&Config> = measured.iter().map(|m| &m.0.config).collect();
