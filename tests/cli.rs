@@ -1460,3 +1460,43 @@ fn raising_the_timeout_measures_what_timed_out() {
     assert_eq!((longer["db_hit"].as_bool(), longer["from_db"].as_u64()), (Some(false), Some(0)));
     assert!(notes(&longer)[0].starts_with("database: the arguments changed since the 3 stored measurements"), "{:?}", notes(&longer));
 }
+
+/// Shards tuned with a verification flag: `confirm` takes the same flags and measures as they
+/// did; without them it says the verification differs, and keeps every shard's record.
+#[test]
+fn confirm_measures_as_the_shards_did() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    if !have_device(dir) {
+        return;
+    }
+    write(dir, "ok.wgsl", GOOD_WGSL);
+    let p = write(dir, "good.toml", &spec("ok.wgsl", "", "WG_SIZE").replace("WG_SIZE = [32, 64]", "WG_SIZE = [32, 64, 128, 256]"));
+    let p = p.to_str().unwrap();
+    let merged = dir.join("merged.sqlite");
+    let mut shards = Vec::new();
+    for k in 0..2 {
+        let db = dir.join(format!("shard-{k}.sqlite"));
+        let o = kerntune(dir, &["tune", p, "--shard", &format!("{k}/2"), "--db", db.to_str().unwrap(), "--atol", "1e-3", "--timeout", "20"]);
+        assert!(o.status.success(), "{}", text(&o).1);
+        shards.push(db.to_str().unwrap().to_string());
+    }
+    let o = kerntune(dir, &["db", "merge", &shards[0], &shards[1], "--db", merged.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let records = || {
+        let v: serde_json::Value = serde_json::from_slice(&kerntune(dir, &["db", "show", "--json", "--db", merged.to_str().unwrap()]).stdout).unwrap();
+        v["entries"].as_object().unwrap().values().next().unwrap()["measurements"].as_object().unwrap().len()
+    };
+    assert_eq!(records(), 4);
+    let confirm = |flags: &[&str]| {
+        let o = kerntune(dir, &[&["confirm", p, "--db", merged.to_str().unwrap(), "--top", "2", "--json"], flags].concat());
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        v[0]["notes"].as_array().unwrap().iter().filter_map(|n| n.as_str()).filter(|n| n.starts_with("database:")).map(String::from).collect::<Vec<_>>()
+    };
+    assert_eq!(confirm(&["--atol", "1e-3", "--timeout", "20"]), Vec::<String>::new(), "measured as the shards did");
+    let notes = confirm(&[]);
+    assert!(notes.len() == 1 && notes[0].contains("the verification changed") && notes[0].ends_with("the others are kept"), "{notes:?}");
+    assert_eq!(records(), 4, "no shard's record is dropped");
+}

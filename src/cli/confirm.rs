@@ -29,6 +29,10 @@ pub struct Args {
     /// The merged database (default: $KERNTUNE_CACHE_DIR/db.sqlite or the platform cache directory).
     #[arg(long)]
     db: Option<PathBuf>,
+    /// The shards' verification and launch timeout, where their `tune` commands overrode the
+    /// spec's (give the same flags).
+    #[command(flatten)]
+    measuring: super::tune::Measuring,
     /// How many of the shards' best configs to measure again.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=1000))]
     top: u16,
@@ -45,6 +49,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     if let Some(k) = &a.key {
         super::tune::only_problem(&mut spec.problems, k)?;
     }
+    super::tune::verification(&mut spec, &a.measuring)?;
     let devices = match (&a.devices, a.device) {
         (Some(d), _) => d.clone(),
         (None, d) => Devices::List(vec![d.unwrap_or(0)]),
@@ -123,9 +128,11 @@ fn confirm_all<B: Backend>(devices: Vec<B>, spec: &kerntune::Spec, a: &Args, db:
         ranked.sort_by(|x, y| x.1.total_cmp(&y.1).then(x.0.cmp(&y.0)));
         let measured = ranked.len();
         let keys: Vec<String> = ranked.into_iter().take(a.top as usize).map(|(k, _)| k).collect();
-        // Measured as the shards measured them (the spec's [bench], [prune] and compile tail), every
-        // one of the shards' best: no budget, no roofline cut.
+        // Measured as the shards measured them (the spec's [bench], [prune] and compile tail, and
+        // the flags given), every one of the shards' best: no budget, no roofline cut.
+        let base = TuneOptions::for_spec(spec)?;
         let opts = TuneOptions {
+            bench: a.measuring.bench(&base.bench),
             only: Some(keys.clone()),
             remeasure: true,
             force: true,
@@ -134,7 +141,7 @@ fn confirm_all<B: Backend>(devices: Vec<B>, spec: &kerntune::Spec, a: &Args, db:
             model: false,
             top_k: None,
             db: Some(db.clone()),
-            ..TuneOptions::for_spec(spec)?
+            ..base.clone()
         };
         let r = tuner.tune(&job, &opts)?;
         if let Some((have, count)) = &part {

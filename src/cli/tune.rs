@@ -31,17 +31,8 @@ pub struct Args {
     /// up); then `kerntune confirm`.
     #[arg(long)]
     shard: Option<Shard>,
-    /// Where expected outputs come from: default (the default config, else the first valid
-    /// config that runs), first-valid, none, cpu:NAME, or files of expected outputs
-    /// NAME=FILE[,NAME=FILE] (.npy, or raw elements). Overrides the spec's verify.reference.
-    #[arg(long)]
-    reference: Option<String>,
-    /// Absolute tolerance of every output (1e-4), or of named ones (y=1e-4,z=1e-2).
-    #[arg(long)]
-    atol: Option<String>,
-    /// Relative tolerance of every output (1e-5), or of named ones (y=1e-5).
-    #[arg(long)]
-    rtol: Option<String>,
+    #[command(flatten)]
+    measuring: Measuring,
     /// Verify only some configs during the search: a count (the first N measured) or a share
     /// (10%); the winner and its tie band are always verified.
     #[arg(long)]
@@ -92,11 +83,6 @@ pub struct Args {
     /// end are always abandoned. Overrides the spec's [tune] compile_tail.
     #[arg(long, value_name = "K|off", value_parser = compile_tail)]
     compile_tail: Option<TailFactor>,
-    /// Seconds a launch may take before it is recorded as timed out (a kernel that never ends
-    /// costs its config this long); overrides the spec's [bench] timeout (default 5). A longer
-    /// one than a stored entry was tuned with measures its timed-out configs again.
-    #[arg(long, value_name = "SECONDS", value_parser = timeout)]
-    timeout: Option<std::time::Duration>,
     /// Rows in the result table.
     #[arg(long, default_value_t = 10)]
     top: usize,
@@ -110,6 +96,35 @@ pub struct Args {
     /// slower where compiling is the bottleneck.
     #[arg(short = 'j', long, value_parser = clap::value_parser!(u16).range(1..=4096))]
     jobs: Option<u16>,
+}
+
+/// The options that decide what a measurement means — its verification and its launch timeout
+/// — shared by `tune` and `confirm`, which measures as the shards did when given the same.
+#[derive(clap::Args, Debug)]
+pub(crate) struct Measuring {
+    /// Where expected outputs come from: default (the default config, else the first valid
+    /// config that runs), first-valid, none, cpu:NAME, or files of expected outputs
+    /// NAME=FILE[,NAME=FILE] (.npy, or raw elements). Overrides the spec's verify.reference.
+    #[arg(long)]
+    reference: Option<String>,
+    /// Absolute tolerance of every output (1e-4), or of named ones (y=1e-4,z=1e-2).
+    #[arg(long)]
+    atol: Option<String>,
+    /// Relative tolerance of every output (1e-5), or of named ones (y=1e-5).
+    #[arg(long)]
+    rtol: Option<String>,
+    /// Seconds a launch may take before it is recorded as timed out (a kernel that never ends
+    /// costs its config this long); overrides the spec's [bench] timeout (default 5). A longer
+    /// one than a stored entry was tuned with measures its timed-out configs again.
+    #[arg(long, value_name = "SECONDS", value_parser = timeout)]
+    timeout: Option<std::time::Duration>,
+}
+
+impl Measuring {
+    /// `base`'s benchmark settings with the timeout given here.
+    pub(crate) fn bench(&self, base: &kerntune::BenchOptions) -> kerntune::BenchOptions {
+        kerntune::BenchOptions { timeout: self.timeout.unwrap_or(base.timeout), ..base.clone() }
+    }
 }
 
 /// `--timeout`: seconds above 0, at most a day.
@@ -162,7 +177,10 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     if let Some(k) = &a.key {
         only_problem(&mut spec.problems, k)?;
     }
-    verification(&mut spec, &a)?;
+    verification(&mut spec, &a.measuring)?;
+    if let Some(sample) = &a.verify_sample {
+        spec.verification_mut().sample = VerifySample::parse(sample).map_err(|m| anyhow::anyhow!("--verify-sample: {m}"))?;
+    }
     // The spec's settings ([bench], [prune], [tune]), each overridden below by its flag.
     let base = TuneOptions::for_spec(&spec)?;
     let budget = match &a.budget {
@@ -227,7 +245,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         compile_threads: a.jobs.map(usize::from),
         prior,
         compile_tail: a.compile_tail.map_or(base.compile_tail, |t| t.0),
-        bench: kerntune::BenchOptions { timeout: a.timeout.unwrap_or(base.bench.timeout), ..base.bench.clone() },
+        bench: a.measuring.bench(&base.bench),
         ..base
     };
     let work = match a.shard {
@@ -249,7 +267,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
 }
 
 /// The command line's verification options, applied to the spec.
-fn verification(spec: &mut Spec, a: &Args) -> anyhow::Result<()> {
+pub(crate) fn verification(spec: &mut Spec, a: &Measuring) -> anyhow::Result<()> {
     let v = spec.verification_mut();
     if let Some(r) = &a.reference {
         v.reference = Reference::parse(r, std::path::Path::new(".")).map_err(|m| anyhow::anyhow!("--reference: {m}"))?;
@@ -290,9 +308,6 @@ fn verification(spec: &mut Spec, a: &Args) -> anyhow::Result<()> {
                 slot.rtol = t
             }
         }
-    }
-    if let Some(sample) = &a.verify_sample {
-        v.sample = VerifySample::parse(sample).map_err(|m| anyhow::anyhow!("--verify-sample: {m}"))?;
     }
     Ok(())
 }

@@ -119,8 +119,9 @@ impl<'a> Ledger<'a> {
             devices: devices.iter().enumerate().map(|(i, d)| DeviceReport { index: i, name: d.target().name.clone(), ..Default::default() }).collect(),
             ratios: vec![1.0; devices.len()],
             reference: ctx.expected.clone(),
-            notes: stale.as_ref().map(Stale::note).into_iter().collect(),
-            stale,
+            notes: stale.as_ref().and_then(|s| s.note(opts.only.is_some())).into_iter().collect(),
+            // A tune of some configs only (`confirm`) leaves the others' records.
+            stale: stale.filter(|_| opts.only.is_none()),
             causes: Vec::new(),
             prior: None,
             proposed: HashMap::new(),

@@ -102,8 +102,11 @@ impl Stale {
         }
     }
 
-    /// The tune's note saying what is measured again, and why.
-    pub(crate) fn note(&self) -> String {
+    /// The tune's note saying what is measured again, and why. A tune of some configs only
+    /// (`kerntune confirm`, which measures its configs again anyway) keeps the other records,
+    /// and says so; a longer timeout changes nothing it measures.
+    pub(crate) fn note(&self, some_only: bool) -> Option<String> {
+        let s = |n: usize| if n == 1 { "" } else { "s" };
         match self {
             Stale::Changed { parts, count } => {
                 let said = match parts.as_slice() {
@@ -111,17 +114,23 @@ impl Stale {
                     [first @ .., last] => format!("{} and {last}", first.join(", ")),
                     [] => "the spec".to_string(),
                 };
-                format!(
-                    "database: {said} changed since the {count} stored measurement{} of this entry {}: they are not reused, and this tune's measurements replace them",
-                    if *count == 1 { "" } else { "s" },
+                let done = if some_only {
+                    "the configs measured here replace theirs, and the others are kept"
+                } else {
+                    "they are not reused, and this tune's measurements replace them"
+                };
+                Some(format!(
+                    "database: {said} changed since the {count} stored measurement{} of this entry {}: {done}",
+                    s(*count),
                     if *count == 1 { "was made" } else { "were made" }
-                )
+                ))
             }
-            Stale::Timeouts { was, now, count } => format!(
+            Stale::Timeouts { .. } if some_only => None,
+            Stale::Timeouts { was, now, count } => Some(format!(
                 "database: {count} config{} that timed out under the {was} s limit {} measured again under {now} s ([bench] timeout)",
-                if *count == 1 { "" } else { "s" },
+                s(*count),
                 if *count == 1 { "is" } else { "are" }
-            ),
+            )),
         }
     }
 }
@@ -170,7 +179,9 @@ mod tests {
         assert_eq!(stale(&e, &now(&[("args", "a1"), ("launch", "l1"), ("verify", "v1"), ("timeout", "0.05")])), None);
         let s = stale(&e, &now(&[("args", "a2"), ("launch", "l2"), ("verify", "v1"), ("timeout", "9")])).expect("stale");
         assert_eq!(s, Stale::Changed { parts: vec!["the arguments", "the launch geometry"], count: 3 });
-        assert!(s.note().starts_with("database: the arguments and the launch geometry changed since the 3 stored measurements"), "{}", s.note());
+        let note = s.note(false).unwrap();
+        assert!(note.starts_with("database: the arguments and the launch geometry changed since the 3 stored measurements"), "{note}");
+        assert!(s.note(true).unwrap().ends_with("the configs measured here replace theirs, and the others are kept"));
         let mut cleaned = e.clone();
         s.clean(&mut cleaned);
         assert!(cleaned.measurements.is_empty() && cleaned.winner.is_none() && cleaned.origin.is_none());
@@ -181,7 +192,8 @@ mod tests {
         let e = entry(&[("args", "a1"), ("timeout", "0.05")], &[ok(), timeout(), timeout()]);
         let s = stale(&e, &now(&[("args", "a1"), ("timeout", "10")])).expect("stale");
         assert_eq!(s, Stale::Timeouts { was: 0.05, now: 10.0, count: 2 });
-        assert_eq!(s.note(), "database: 2 configs that timed out under the 0.05 s limit are measured again under 10 s ([bench] timeout)");
+        assert_eq!(s.note(false).unwrap(), "database: 2 configs that timed out under the 0.05 s limit are measured again under 10 s ([bench] timeout)");
+        assert_eq!(s.note(true), None, "a tune of some configs only measures none of them");
         let mut cleaned = e.clone();
         s.clean(&mut cleaned);
         assert_eq!(cleaned.measurements.len(), 1, "the measured config stays");
