@@ -334,6 +334,16 @@ fn bad_input_gets_one_clear_line() {
     bad(dir, &["check", p.to_str().unwrap()], &["twice.toml", "params.WG_SIZE", "32 is listed twice; list each value once"]);
     let p = write(dir, "nan.toml", &spec("ok.wgsl", "", "WG_SIZE").replace("WG_SIZE = [32, 64]", "WG_SIZE = [32, 64]\nSCALE = [1.0, nan]"));
     bad(dir, &["check", p.to_str().unwrap()], &["nan.toml", "params.SCALE", "NaN is not a value a kernel can take; give finite numbers"]);
+    // A buffer sized by a parameter: made once for every config, so the parameter stands for its
+    // list of values (Kernel Tuner's rule); a length that takes it for a number says what to write.
+    let halo = |len: &str| {
+        spec("ok.wgsl", "", "WG_SIZE").replace("WG_SIZE = [32, 64]", "WG_SIZE = [32, 64]\nR = [2, 4]").replacen("len = \"N\"", &format!("len = \"{len}\""), 1)
+    };
+    let p = write(dir, "halo.toml", &halo("N + 2*R"));
+    bad(dir, &["check", p.to_str().unwrap()], &["halo.toml", "args[0] (x).len", "`R` is a tunable parameter (2, 4)", "max(R)"]);
+    let p = write(dir, "halo.toml", &halo("N + 2*max(R)"));
+    let o = kerntune(dir, &["check", p.to_str().unwrap()]);
+    assert!(o.status.success() && text(&o).0.contains("1,008 elements"), "{}{}", text(&o).0, text(&o).1);
     let good = write(dir, "good.toml", &spec("ok.wgsl", "", "WG_SIZE"));
     bad(dir, &["tune", good.to_str().unwrap(), "--budget", "fast"], &["--budget", "`fast`"]);
     // A negative number is a value to judge, not an unknown flag.

@@ -379,9 +379,16 @@ pub fn layout(job: &TuneJob) -> Result<Vec<ArgLayout>, SpecError> {
         match &a.kind {
             ArgKind::Buffer { dtype, len, access, memory, .. } => {
                 let f = format!("{field}.len");
-                let e = Expr::compile(len, &size_names).map_err(|e| err(&f, e.to_string()))?;
-                let n = e.eval_i64(&size_vals).map_err(|e| err(&f, e.to_string()))?;
-                let elements = u64::try_from(n).map_err(|_| err(&f, format!("length {n} is negative")))?;
+                let elements = match parameters_named(job, len) {
+                    // A buffer is made once for every config: a parameter stands for its list of
+                    // values, as Kernel Tuner binds them in a T1 file's `Size` (`max(R)`).
+                    named if !named.is_empty() => len_over_parameters(job, len, &named).map_err(|m| err(&f, m))?,
+                    _ => {
+                        let e = Expr::compile(len, &size_names).map_err(|e| err(&f, e.to_string()))?;
+                        let n = e.eval_i64(&size_vals).map_err(|e| err(&f, e.to_string()))?;
+                        u64::try_from(n).map_err(|_| err(&f, format!("length {n} is negative")))?
+                    }
+                };
                 let bytes = elements.checked_mul(dtype.size() as u64).filter(|&b| b <= crate::spec::t1::MAX_BUFFER_BYTES).ok_or_else(|| {
                     err(
                         &f,
@@ -419,6 +426,29 @@ pub fn layout(job: &TuneJob) -> Result<Vec<ArgLayout>, SpecError> {
         }
     }
     Ok(out)
+}
+
+/// The tunable parameters `text` names (as whole identifiers), in declaration order.
+fn parameters_named<'j>(job: &'j TuneJob, text: &str) -> Vec<&'j str> {
+    let words: std::collections::HashSet<&str> = text.split(|c: char| !(c.is_alphanumeric() || c == '_')).collect();
+    job.params.iter().map(|p| p.name.as_str()).filter(|n| words.contains(n)).collect()
+}
+
+/// A buffer length that names parameters: each stands for its list of values and each problem
+/// size for its value (`(nx + 2*max(R)) * (ny + 2*max(R))`). One that uses a parameter as a
+/// number is told to take the largest.
+fn len_over_parameters(job: &TuneJob, text: &str, named: &[&str]) -> Result<u64, String> {
+    use crate::spec::pyvalues::{eval_count, PyValue};
+    let mut env: Vec<(&str, PyValue)> = job.sizes.iter().map(|(n, v)| (n.as_str(), PyValue::from_value(v))).collect();
+    env.extend(job.params.iter().map(|p| (p.name.as_str(), PyValue::List(p.values.iter().map(PyValue::from_value).collect()))));
+    eval_count(text, &env).map_err(|e| {
+        let p = named[0];
+        let values: Vec<String> = job.params.iter().find(|q| q.name == p).map(|q| q.values.iter().map(|v| v.to_string()).collect()).unwrap_or_default();
+        format!(
+            "{e}: `{p}` is a tunable parameter ({}), and a buffer is made once for every config, so in a length it stands for its list of values, as in Kernel Tuner: size the buffer for every config with max({p})",
+            values.join(", ")
+        )
+    })
 }
 
 /// The host data of the job's arguments, laid out by [`layout`].
