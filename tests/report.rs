@@ -369,3 +369,59 @@ fn the_rank_chart_numbers_configs_as_the_table_does() {
     assert!((rank_at(winner) - 1.0).abs() < 0.1, "the winner (the fastest) stands at rank {:.2}, not 1", rank_at(winner));
     assert!(!html.contains("sources' ranking"), "no run learned from sources");
 }
+
+/// A Kernel Tuner cache as Kernel Tuner writes it: `device`'s times of `b` ∈ 1..=6 (ms), one
+/// config failing to compile, timestamps a second apart in the order measured (not the
+/// keys' order), compile and benchmark times in ms.
+fn kt_cache(device: &str, fast: i64) -> String {
+    let mut cache = serde_json::Map::new();
+    for (n, b) in [3i64, 1, 5, 2, 6, 4].into_iter().enumerate() {
+        let time = if b == 5 { serde_json::json!("CompilationFailedConfig") } else { serde_json::json!(1.0 + (b - fast).abs() as f64) };
+        cache.insert(
+            format!("{b},7"),
+            serde_json::json!({"b": b, "c": 7, "time": time, "times": [1.0 + (b - fast).abs() as f64], "compile_time": 300.0 + 100.0 * b as f64,
+                "benchmark_time": 50.0, "verification_time": 0, "GB/s": 100.0 / (1.0 + (b - fast).abs() as f64), "timestamp": format!("2026-11-20 22:58:{:02}.000000+00:00", 10 + n)}),
+        );
+    }
+    serde_json::json!({"device_name": device, "kernel_name": "stencil", "problem_size": [4096, 4096], "tune_params_keys": ["b", "c"],
+        "tune_params": {"b": [1, 2, 3, 4, 5, 6], "c": [7]}, "objective": "time", "cache": cache})
+    .to_string()
+}
+
+/// Kernel Tuner users' results as pictures: caches of two GPUs drawn side by side, each one entry
+/// (its device, kernel and problem; the fastest config the winner; the search in the order the
+/// timestamps give; compile times; the failure). Any other command given such a file as its
+/// database says what it is and what to do, and never suggests clearing it.
+#[test]
+fn kernel_tuner_caches_are_drawn_as_entries() {
+    use std::io::Write;
+    let d = tempfile::tempdir().unwrap();
+    let a = d.path().join("stencil_A100.json");
+    std::fs::write(&a, kt_cache("NVIDIA A100", 2)).unwrap();
+    let b = d.path().join("stencil_W7800.json.gz");
+    let mut gz = flate2::write::GzEncoder::new(std::fs::File::create(&b).unwrap(), flate2::Compression::default());
+    gz.write_all(kt_cache("AMD Radeon PRO W7800", 4).as_bytes()).unwrap();
+    gz.finish().unwrap();
+    let out = d.path().join("kt.html");
+    let o = kerntune(&["report", "--db", a.to_str().unwrap(), b.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&out).unwrap();
+    for want in ["stencil on NVIDIA A100 (problem_size=4096x4096)", "stencil on AMD Radeon PRO W7800", "Portability", "CompilationFailedConfig (as recorded)"] {
+        assert!(html.contains(want), "`{want}` missing");
+    }
+    let kinds: Vec<String> = figures(&html).into_iter().map(|(k, _)| k).collect();
+    for want in ["distribution", "trace", "compile", "failures", "comparison"] {
+        assert!(kinds.iter().any(|k| k == want), "no {want} chart: {kinds:?}");
+    }
+    // Each winner is its cache's fastest config; the trace spans the timestamps (5 s).
+    assert!(html.contains("b=2,c=7") && html.contains("b=4,c=7"));
+    assert!(html.contains("6 evaluations over 5.0 s"), "the run as its timestamps give it");
+    // Kernel Tuner's GB/s observer: bytes per launch, so the achieved rate per config is drawn.
+    assert!(kinds.iter().any(|k| k == "roofline"), "no rate chart: {kinds:?}");
+    for args in [vec!["db", "show", "--db", a.to_str().unwrap()], vec!["db", "show", "--db", b.to_str().unwrap()]] {
+        let o = kerntune(&args);
+        let err = stderr(&o);
+        assert!(!o.status.success() && err.contains("is a Kernel Tuner cache, not a kerntune database") && err.contains("--prior"), "{err}");
+        assert!(!err.contains("db clear"), "never the advice to delete it: {err}");
+    }
+}

@@ -6,7 +6,7 @@ use anyhow::Context;
 use kerntune::analysis::{EntryView, Hints};
 use kerntune::html::{page, Source};
 use kerntune::plan::prepare::Prepared;
-use kerntune::store::db::{Database, Entry};
+use kerntune::store::db::{Database, DbError, DbFile, Entry};
 use kerntune::{LoadOptions, Spec};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -27,10 +27,12 @@ pub struct Args {
     /// Only entries whose device name or target contains this text (case-insensitive).
     #[arg(long)]
     target: Option<String>,
-    /// Database file (default: $KERNTUNE_CACHE_DIR/db.sqlite or the platform cache directory);
-    /// a JSON export (`kerntune db export`) works too.
-    #[arg(long)]
-    db: Option<PathBuf>,
+    /// Database files (default: $KERNTUNE_CACHE_DIR/db.sqlite or the platform cache
+    /// directory); a JSON export (`kerntune db export`) works too, and so do Kernel Tuner caches
+    /// (.json, .json.gz) and T4 files, each one entry (its device, kernel and problem). Several
+    /// are drawn together: one kernel's results on several GPUs side by side.
+    #[arg(long, num_args = 1.., value_name = "FILE")]
+    db: Vec<PathBuf>,
     /// The HTML file to write.
     #[arg(short, long)]
     out: PathBuf,
@@ -54,9 +56,11 @@ fn spec_problem(path: &std::path::Path, spec: &Spec, key: &str) -> anyhow::Resul
 
 pub fn run(a: Args) -> anyhow::Result<i32> {
     let t0 = Instant::now();
-    let path = super::db_path(&a.db);
-    if !path.exists() {
-        anyhow::bail!("--db: {} does not exist; tune something first (`kerntune tune SPEC`) or name the database with --db", path.display());
+    let paths: Vec<PathBuf> = if a.db.is_empty() { vec![super::db_path(&None)] } else { a.db.clone() };
+    for path in &paths {
+        if !path.exists() {
+            anyhow::bail!("--db: {} does not exist; tune something first (`kerntune tune SPEC`) or name the database with --db", path.display());
+        }
     }
     for k in &a.keys {
         if !k.contains('=') {
@@ -66,7 +70,19 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     if a.out.extension().is_some_and(|e| e != "html" && e != "htm") {
         anyhow::bail!("--out: {} does not end in .html; the report is an HTML page", a.out.display());
     }
-    let file = Database::at(&path).load()?;
+    let mut file = DbFile::default();
+    for path in &paths {
+        match Database::at(path).load() {
+            Ok(f) => file.merge(&f),
+            // Another tuner's results: one entry.
+            Err(DbError::Foreign { .. }) => {
+                let e = kerntune::store::foreign::entry(path).map_err(|m| anyhow::anyhow!("--db: {m}"))?;
+                file.entries.insert(e.id.key(), e);
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let path = paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
     let mut notes = Vec::new();
     let mut kernel = a.kernel.clone();
     let spec = match &a.spec {
@@ -87,10 +103,10 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     let kernel = match kernel {
         Some(k) => k,
         None if kernels.len() == 1 => kernels.iter().next().expect("one").to_string(),
-        None if kernels.is_empty() => anyhow::bail!("{} holds no entries; tune something first (`kerntune tune SPEC`)", path.display()),
+        None if kernels.is_empty() => anyhow::bail!("{} holds no entries; tune something first (`kerntune tune SPEC`)", path),
         None => anyhow::bail!(
             "{} holds entries of {} kernels ({}); name one with --kernel or pass its spec",
-            path.display(),
+            path,
             kernels.len(),
             kernels.iter().copied().collect::<Vec<_>>().join(", ")
         ),
@@ -111,7 +127,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         if have.is_empty() {
             anyhow::bail!(
                 "{} has no entry for kernel `{kernel}`; it holds {}; tune it first or check --db",
-                path.display(),
+                path,
                 kernels.iter().copied().collect::<Vec<_>>().join(", ")
             );
         }
@@ -137,7 +153,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         Some(s) => format!("kernel {kernel} of {}", s.display()),
         None => format!("kernel {kernel}"),
     };
-    let html = page(&views, &Source { database: path.display().to_string(), selection })?;
+    let html = page(&views, &Source { database: path.clone(), selection })?;
     std::fs::write(&a.out, &html).map_err(|e| anyhow::anyhow!("--out: writing {}: {e}", a.out.display()))?;
     let measured: usize = views.iter().map(|v| v.points.len()).sum();
     outln!(

@@ -75,6 +75,15 @@ pub enum DbError {
         /// What the parser said.
         detail: String,
     },
+    /// The file is another tuner's results (a Kernel Tuner cache, a T4 file), not a database.
+    /// It is left untouched.
+    #[error("{path} is {kind}, not a kerntune database; it was left untouched: draw it with `kerntune report --db {path}`, learn from it in a tune with `--prior {path}`, and give --db a kerntune database file")]
+    Foreign {
+        /// The file.
+        path: PathBuf,
+        /// What it is: `a Kernel Tuner cache`, `a T4 results file`.
+        kind: &'static str,
+    },
     /// The file has a schema this build does not read.
     #[error("database {path} has format version {found}, this kerntune reads version {expected}; use a matching kerntune, or export the entries with it and clear the file")]
     Version {
@@ -598,6 +607,9 @@ impl DbFile {
     pub fn parse(text: &str, path: &Path) -> Result<DbFile, DbError> {
         let v: serde_json::Value = serde_json::from_str(text).map_err(|e| DbError::Corrupt { path: path.into(), detail: e.to_string() })?;
         if v.get("schema").and_then(|s| s.as_str()) != Some(SCHEMA_NAME) {
+            if let Some(kind) = crate::store::foreign::kind_of(&v) {
+                return Err(DbError::Foreign { path: path.into(), kind });
+            }
             return Err(DbError::Corrupt { path: path.into(), detail: format!("missing \"schema\": \"{SCHEMA_NAME}\"") });
         }
         let found = v.get("version").and_then(|s| s.as_u64()).unwrap_or(0) as u32;
@@ -683,6 +695,16 @@ impl Database {
         }
         if head[..n].iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
             return Ok(Kind::Json);
+        }
+        // A gzipped Kernel Tuner cache or T4 file.
+        if head.starts_with(&[0x1f, 0x8b]) {
+            let kind = crate::store::recorded::read_text(&self.path)
+                .ok()
+                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                .and_then(|v| crate::store::foreign::kind_of(&v));
+            if let Some(kind) = kind {
+                return Err(DbError::Foreign { path: self.path.clone(), kind });
+            }
         }
         Err(DbError::Corrupt { path: self.path.clone(), detail: "neither an SQLite database nor a kerntune database in JSON".into() })
     }

@@ -39,7 +39,8 @@ pub struct RecordedSpace {
     pub eval_s: Vec<Option<f64>>,
 }
 
-fn read_text(path: &Path) -> Result<String, String> {
+/// A file's text, gunzipped where its name ends in `.gz`.
+pub(crate) fn read_text(path: &Path) -> Result<String, String> {
     let mut bytes = Vec::new();
     std::fs::File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
     if path.extension().is_some_and(|e| e == "gz") {
@@ -52,7 +53,7 @@ fn read_text(path: &Path) -> Result<String, String> {
 }
 
 /// Parses JSON, repairing a Kernel Tuner cache that was cut off while being written.
-fn parse_repairing(text: &str) -> Result<J, String> {
+pub(crate) fn parse_repairing(text: &str) -> Result<J, String> {
     match serde_json::from_str(text) {
         Ok(v) => Ok(v),
         Err(first) => {

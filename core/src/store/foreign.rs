@@ -1,0 +1,245 @@
+//! Another tuner's results as a database entry, so that `kerntune report` draws them: a Kernel
+//! Tuner cache (`.json`, `.json.gz`) or a T4 results file becomes one entry — its device, its
+//! kernel and problem size, every config with its time or failure, the compile and
+//! benchmarking seconds where recorded, and the order the configs were measured in (by their
+//! timestamps, else the file's order), so that the search trace, the compile times and the
+//! failures read as a kerntune tune's do; Kernel Tuner's `GFLOP/s` and `GB/s` observers give
+//! each config's FLOPs and bytes per launch (the roofline). The fastest config is the winner
+//! (the file names none). Read only: nothing here writes such a file.
+
+use crate::error::FailureKind;
+use crate::measure::stats::Stats;
+use crate::space::config::Config;
+use crate::store::db::{Entry, EntryId, Environment, Measurement, Status, Trace, Winner};
+use crate::store::recorded::RecordedSpace;
+use serde_json::Value as J;
+use std::path::Path;
+
+/// What kind of file `text` holds, when it is another tuner's: `a Kernel Tuner cache` or `a T4
+/// results file`.
+pub fn kind_of(v: &J) -> Option<&'static str> {
+    if v.get("cache").is_some_and(J::is_object) && v.get("tune_params_keys").is_some() {
+        Some("a Kernel Tuner cache")
+    } else if v.get("results").is_some_and(J::is_array) && v.get("schema").is_none() {
+        Some("a T4 results file")
+    } else {
+        None
+    }
+}
+
+/// The entry a Kernel Tuner cache or T4 file describes; `Err` says why the file is not one.
+pub fn entry(path: &Path) -> Result<Entry, String> {
+    let space = RecordedSpace::load(path)?;
+    let text = crate::store::recorded::read_text(path)?;
+    let v = crate::store::recorded::parse_repairing(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let kt = v.get("cache").is_some();
+    // Each config's place in the file and its timestamp, in `space`'s order (a cache's entries
+    // by key, as `RecordedSpace` reads them; a T4 file's results in order).
+    // Each config's recorded rates (Kernel Tuner's `GFLOP/s` and `GB/s` observers), as FLOPs
+    // and bytes per launch.
+    let rates: Vec<(Option<f64>, Option<f64>)> = match v["cache"].as_object() {
+        Some(cache) if kt => cache.values().map(|e| (e["GFLOP/s"].as_f64().map(|r| r * 1e9), e["GB/s"].as_f64().map(|r| r * 1e9))).collect(),
+        _ => vec![(None, None); space.len()],
+    };
+    let (place, stamps): (Vec<usize>, Vec<Option<f64>>) = if kt {
+        let cache = v["cache"].as_object().ok_or("`cache` is not an object")?;
+        let order = file_order(&text);
+        cache.iter().enumerate().map(|(i, (k, e))| (order.iter().position(|o| o == k).unwrap_or(i), e["timestamp"].as_str().and_then(epoch_seconds))).unzip()
+    } else {
+        let results = v["results"].as_array().ok_or("`results` is not an array")?;
+        results.iter().enumerate().map(|(i, r)| (i, r["timestamp"].as_str().and_then(epoch_seconds))).unzip()
+    };
+    let n = space.len();
+    // Measured in timestamp order where every config has one, else in the file's.
+    let timed = stamps.iter().all(Option::is_some) && n > 0;
+    let mut order: Vec<usize> = (0..n).collect();
+    if timed {
+        order.sort_by(|&a, &b| stamps[a].unwrap_or(0.0).total_cmp(&stamps[b].unwrap_or(0.0)).then(place[a].cmp(&place[b])));
+    } else {
+        order.sort_by_key(|&i| place[i]);
+    }
+    let start = if timed { stamps[order[0]].unwrap_or(0.0) } else { 0.0 };
+    let device = if space.device.is_empty() { space.name.clone() } else { space.device.clone() };
+    let kernel = if kt { v["kernel_name"].as_str() } else { v["metadata"]["kernel"].as_str() }.unwrap_or(&space.name).to_string();
+    let problem = problem_text(if kt { &v["problem_size"] } else { &v["metadata"]["problem_size"] });
+    let tool = if kt { "Kernel Tuner cache" } else { "T4 file" };
+    let id = EntryId {
+        kernel,
+        kernel_hash: format!("{tool}: {}", path.display()),
+        target: format!("recorded-{}", slug(&device)),
+        toolchain: "recorded".into(),
+        problem,
+    };
+    let mut details = std::collections::BTreeMap::new();
+    details.insert("file".to_string(), path.display().to_string());
+    let env = Environment { kerntune: String::new(), host: String::new(), timing: format!("as recorded ({tool})"), details };
+    let mut e = Entry::new(id, device, env);
+    let run = start.max(0.0) as u64;
+    let mut elapsed = 0.0;
+    let mut best: Option<(f64, String)> = None;
+    for (seq, &i) in order.iter().enumerate() {
+        let config = Config::new(space.params.iter().zip(&space.coords[i]).map(|(p, &c)| (p.name.clone(), p.values[c as usize].clone())));
+        // Without timestamps, the seconds since the start are the recorded compile and
+        // benchmarking seconds summed (the tuner measured one config at a time).
+        elapsed = if timed { stamps[i].unwrap_or(start) - start } else { elapsed + space.compile_s[i].unwrap_or(0.0) + space.eval_s[i].unwrap_or(0.0) };
+        let status = match space.times[i] {
+            Some(ms) => {
+                let samples: Vec<f64> = if space.samples[i].is_empty() { vec![ms / 1e3] } else { space.samples[i].iter().map(|t| t / 1e3).collect() };
+                let stats = Stats { mean: ms / 1e3, ..Stats::from_samples(&samples, false) };
+                if best.as_ref().is_none_or(|(t, _)| stats.mean < *t) {
+                    best = Some((stats.mean, config.key()));
+                }
+                Status::Ok { stats }
+            }
+            None => {
+                let marker = space.failures[i].clone().unwrap_or_default();
+                Status::Failed { failure: failure_of(&marker), message: format!("{marker} (as recorded)") }
+            }
+        };
+        let trace = Trace { run, seq, elapsed_s: elapsed, compile_s: space.compile_s[i], eval_s: space.eval_s[i], device: None, by: None };
+        let per_launch = |rate: Option<f64>| rate.zip(space.times[i]).map(|(r, ms)| r * ms / 1e3).filter(|x| x.is_finite() && *x > 0.0);
+        let (flops, bytes) = (per_launch(rates[i].0), per_launch(rates[i].1));
+        e.measurements.insert(config.key(), Measurement { config, status, usage: None, at: run, verified: None, trace: Some(trace), flops, bytes });
+    }
+    if let Some((_, key)) = best {
+        let stats = e.measurements[&key].stats().cloned().expect("a time");
+        e.winner =
+            Some(Winner { config: key.clone(), stats, space: "recorded".into(), verify: "recorded".into(), tie_band: vec![key], at: run, default: None });
+    }
+    Ok(e)
+}
+
+/// A failure marker as a kind: Kernel Tuner's `CompilationFailedConfig`, `RuntimeFailedConfig`
+/// and `InvalidConfig`, T4's `compile`, `runtime`, `constraints` and `correctness`.
+fn failure_of(marker: &str) -> FailureKind {
+    let m = marker.to_ascii_lowercase();
+    if m.contains("compil") {
+        FailureKind::CompileFailed
+    } else if m.contains("runtime") {
+        FailureKind::LaunchFailed
+    } else if m.contains("invalid") || m.contains("constraint") {
+        FailureKind::OutOfResources
+    } else if m.contains("correct") {
+        FailureKind::WrongOutput
+    } else {
+        FailureKind::Other
+    }
+}
+
+/// A problem size as a key's text: `problem_size=4096x4096` (empty: `recorded`).
+fn problem_text(v: &J) -> String {
+    match v {
+        J::Array(a) if !a.is_empty() => format!("problem_size={}", a.iter().map(|x| x.to_string().trim_matches('"').to_string()).collect::<Vec<_>>().join("x")),
+        J::Number(n) => format!("problem_size={n}"),
+        J::String(s) => format!("problem_size={s}"),
+        _ => "recorded".into(),
+    }
+}
+
+/// Lower-case letters and digits, runs of anything else as one `-`.
+fn slug(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.trim_matches('-').to_string()
+}
+
+/// The keys of the top-level `cache` object in the order the file lists them (the order Kernel
+/// Tuner measured them in); empty where the text does not parse as it is (a cut-off file).
+fn file_order(text: &str) -> Vec<String> {
+    use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+    struct Keys(Vec<String>);
+    impl<'de> serde::Deserialize<'de> for Keys {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Keys, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Keys;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Keys, A::Error> {
+                    let mut keys = Vec::new();
+                    while let Some((k, IgnoredAny)) = m.next_entry::<String, IgnoredAny>()? {
+                        keys.push(k);
+                    }
+                    Ok(Keys(keys))
+                }
+            }
+            d.deserialize_map(V)
+        }
+    }
+    #[derive(serde::Deserialize)]
+    struct Doc {
+        cache: Keys,
+    }
+    serde_json::from_str::<Doc>(text).map(|d| d.cache.0).unwrap_or_default()
+}
+
+/// Seconds since the Unix epoch of a timestamp as Kernel Tuner writes it
+/// (`2026-11-20 22:58:56.577428+00:00`; also `T` between date and time, `Z`, or no offset,
+/// taken as UTC).
+fn epoch_seconds(ts: &str) -> Option<f64> {
+    let ts = ts.trim();
+    let (date, rest) = ts.split_at(ts.find([' ', 'T'])?);
+    let rest = &rest[1..];
+    let mut d = date.split('-').map(|x| x.parse::<i64>().ok());
+    let (y, mo, day) = (d.next()??, d.next()??, d.next()??);
+    // The offset: `Z`, `+HH:MM` or `-HH:MM` after the time.
+    let (time, offset) = match rest.rfind(['+', '-']) {
+        Some(at) => {
+            let (t, o) = rest.split_at(at);
+            let sign = if o.starts_with('-') { -1.0 } else { 1.0 };
+            let mut hm = o[1..].split(':').map(|x| x.parse::<f64>().ok());
+            (t, sign * (hm.next()?? * 3600.0 + hm.next().flatten().unwrap_or(0.0) * 60.0))
+        }
+        None => (rest.trim_end_matches('Z'), 0.0),
+    };
+    let mut t = time.split(':').map(|x| x.parse::<f64>().ok());
+    let (h, mi, s) = (t.next()??, t.next()??, t.next().flatten().unwrap_or(0.0));
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&day) {
+        return None;
+    }
+    // Days from 1970-01-01 (Howard Hinnant's days_from_civil).
+    let y = if mo <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (if mo > 2 { mo - 3 } else { mo + 9 }) + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days as f64 * 86_400.0 + h * 3600.0 + mi * 60.0 + s - offset)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_as_kernel_tuner_writes_them() {
+        assert_eq!(epoch_seconds("1970-01-01 00:00:00+00:00"), Some(0.0));
+        assert_eq!(epoch_seconds("2026-11-20 22:58:56.5+00:00"), Some(1_795_215_536.5));
+        assert_eq!(epoch_seconds("2026-11-20T23:58:56.5+01:00"), Some(1_795_215_536.5));
+        assert_eq!(epoch_seconds("2026-11-20 22:58:56.5Z"), Some(1_795_215_536.5));
+        assert_eq!(epoch_seconds("2000-03-01 00:00:00"), Some(951_868_800.0));
+        assert_eq!(epoch_seconds("yesterday"), None);
+    }
+
+    #[test]
+    fn a_cache_keeps_the_order_it_was_measured_in() {
+        let text = r#"{"tune_params_keys": ["b"], "tune_params": {"b": [1, 2, 3]}, "cache": {"3": {"b": 3, "time": 1.0}, "1": {"b": 1, "time": 2.0}, "2": {"b": 2, "time": "CompilationFailedConfig"}}}"#;
+        assert_eq!(file_order(text), ["3", "1", "2"]);
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("k.json");
+        std::fs::write(&p, text).unwrap();
+        let e = entry(&p).unwrap();
+        let seq = |b: i64| e.measurements[&Config::new([("b", b)]).key()].trace.as_ref().unwrap().seq;
+        assert_eq!((seq(3), seq(1), seq(2)), (0, 1, 2));
+        assert_eq!(e.winner.as_ref().unwrap().config, Config::new([("b", 3)]).key(), "the fastest");
+        assert!(matches!(e.measurements[&Config::new([("b", 2)]).key()].status, Status::Failed { failure: FailureKind::CompileFailed, .. }));
+        assert_eq!(e.measurements[&Config::new([("b", 3)]).key()].stats().unwrap().mean, 1e-3, "ms as seconds");
+    }
+}
