@@ -274,7 +274,7 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
             @match w {
                 Some(w) => p {
                     "Winner " span.winner { code { (w.key) } } ": " (time(w.time))
-                    @if w.ci_half.is_finite() { " ± " (time(w.ci_half)) } " over " (w.samples) " launches"
+                    @if w.ci_half.is_finite() { " ± " (time(w.ci_half)) } " over " (w.samples) (if w.samples == 1 { " launch" } else { " launches" })
                     @if let Some(words) = w.position.words() { "; " (words) }
                     "."
                     @if v.tie_band.len() > 1 { " " (v.tie_band.len()) " configs are tied with it within noise." }
