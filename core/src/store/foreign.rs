@@ -61,7 +61,11 @@ pub fn entry(path: &Path) -> Result<Entry, String> {
     let start = if timed { stamps[order[0]].unwrap_or(0.0) } else { 0.0 };
     let device = if space.device.is_empty() { space.name.clone() } else { space.device.clone() };
     let kernel = if kt { v["kernel_name"].as_str() } else { v["metadata"]["kernel"].as_str() }.unwrap_or(&space.name).to_string();
-    let problem = problem_text(if kt { &v["problem_size"] } else { &v["metadata"]["problem_size"] });
+    // A T4 file kerntune wrote names its problem key (`metadata.problem`).
+    let problem = match v["metadata"]["problem"].as_str() {
+        Some(p) if !kt && !p.is_empty() => p.to_string(),
+        _ => problem_text(if kt { &v["problem_size"] } else { &v["metadata"]["problem_size"] }),
+    };
     let tool = if kt { "Kernel Tuner cache" } else { "T4 file" };
     let id = EntryId {
         kernel,
@@ -226,6 +230,21 @@ mod tests {
         assert_eq!(epoch_seconds("2026-11-20 22:58:56.5Z"), Some(1_795_215_536.5));
         assert_eq!(epoch_seconds("2000-03-01 00:00:00"), Some(951_868_800.0));
         assert_eq!(epoch_seconds("yesterday"), None);
+    }
+
+    #[test]
+    fn a_t4_file_is_an_entry_of_its_device_kernel_and_problem() {
+        let text = r#"{"schema_version": "1.0.0", "metadata": {"hardware": {"name": "GPU X"}, "kernel": "triad", "problem": "N=4096"},
+            "results": [{"configuration": {"b": 1}, "invalidity": "correct", "measurements": [{"name": "time", "unit": "us", "value": 500}]},
+                        {"configuration": {"b": 2}, "invalidity": "compile", "measurements": []}]}"#;
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("x.t4.json");
+        std::fs::write(&p, text).unwrap();
+        let e = entry(&p).unwrap();
+        assert_eq!((e.id.kernel.as_str(), e.id.problem.as_str(), e.target_name.as_str()), ("triad", "N=4096", "GPU X"));
+        assert_eq!(e.measurements[&Config::new([("b", 1)]).key()].stats().unwrap().mean, 5e-4);
+        assert!(matches!(e.measurements[&Config::new([("b", 2)]).key()].status, Status::Failed { failure: FailureKind::CompileFailed, .. }));
+        assert_eq!(kind_of(&serde_json::from_str(text).unwrap()), Some("a T4 results file"));
     }
 
     #[test]
