@@ -422,6 +422,28 @@ fn records_made_for_another_setup_are_measured_again() {
     assert_eq!(Tuner::new(fake()).tune(&job(), &o).unwrap().from_db, 0);
 }
 
+/// An input read from a file named by another path to the same file (the spec given from
+/// another working folder) is the same setup: a hit, not a tune measured again.
+#[test]
+fn a_file_named_by_another_path_is_the_same_setup() {
+    let (d, db) = temp_db();
+    std::fs::create_dir(d.path().join("sub")).unwrap();
+    let data: Vec<u8> = (0..4096u32).flat_map(|i| (i as f32).to_le_bytes()).collect();
+    std::fs::write(d.path().join("x.bin"), data).unwrap();
+    let with_input = |path: std::path::PathBuf| {
+        let mut j = job();
+        if let ArgKind::Buffer { init, .. } = &mut j.args[0].kind {
+            *init = Init::File { path };
+        }
+        j
+    };
+    let o = TuneOptions { db: Some(db.clone()), ..opts() };
+    let first = Tuner::new(FakeBackend::new(limits(), time)).tune(&with_input(d.path().join("x.bin")), &o).unwrap();
+    assert!(!first.db_hit);
+    let again = Tuner::new(FakeBackend::new(limits(), time)).tune(&with_input(d.path().join("sub/../x.bin")), &o).unwrap();
+    assert!(again.db_hit, "{:?}", again.notes);
+}
+
 /// An adaptive search run again on an entry it measured (resumed, or with a larger budget)
 /// starts from what is stored: the records count toward the budget and take part in the pick,
 /// and only the rest of the budget is measured.

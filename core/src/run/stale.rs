@@ -14,7 +14,8 @@
 
 use crate::error::FailureKind;
 use crate::run::Context;
-use crate::spec::problem::HostBuffer;
+use crate::spec::job::{ArgKind, ArgSpec, Reference};
+use crate::spec::problem::{HostBuffer, Init};
 use crate::spec::settings::BenchOptions;
 use crate::store::db::{Entry, Measurement, Status};
 use std::collections::BTreeMap;
@@ -37,19 +38,42 @@ pub(crate) fn setup(ctx: &Context, bench: &BenchOptions) -> BTreeMap<String, Str
     let job = &ctx.job;
     let v = &job.verify;
     let hash = |text: String| crate::hash::short_hash(text.as_bytes());
-    let mut verify = format!("{:?}|{:?}|{:?}|{}", v.outputs, v.tolerance, v.per_output, v.reference.describe());
+    let mut verify = format!("{:?}|{:?}|{:?}|{}", v.outputs, v.tolerance, v.per_output, reference_text(&v.reference));
     // Expected outputs given as files, by content (the same file name may hold new data).
     for b in ctx.expected.iter().flat_map(|e| &e.buffers).filter(|b: &&HostBuffer| !b.data.is_empty()) {
         verify.push_str(&format!("|{}#{}", b.name, crate::hash::short_hash(&b.data)));
     }
     BTreeMap::from([
-        ("args".to_string(), hash(format!("{:?}", job.args))),
+        ("args".to_string(), hash(format!("{:?}", absolute(&job.args)))),
         ("launch".to_string(), hash(format!("{:?}|{:?}|{:?}|{:?}", job.grid, job.block, job.shared_mem, job.extent))),
         ("defines".to_string(), hash(format!("{}|{:?}", job.size_defines, job.compat))),
         ("verify".to_string(), hash(verify)),
         ("flush".to_string(), format!("{:?}", bench.l2_flush())),
         (TIMEOUT.to_string(), format!("{}", bench.timeout.as_secs_f64())),
     ])
+}
+
+/// A reference as a hash takes it: expected outputs by their buffers' names (their files by
+/// content, where they are loaded), not by the path a spec was given from.
+pub(crate) fn reference_text(r: &Reference) -> String {
+    match r {
+        Reference::Expected(files) => format!("expected {:?}", files.iter().map(|(n, _)| n).collect::<Vec<_>>()),
+        other => other.describe(),
+    }
+}
+
+/// The arguments with every file they are read from named by its absolute path: the same spec
+/// given by another relative path (from another working folder) is the same setup.
+pub(crate) fn absolute(args: &[ArgSpec]) -> Vec<ArgSpec> {
+    let mut args = args.to_vec();
+    for a in &mut args {
+        if let ArgKind::Buffer { init: Init::File { path }, .. } = &mut a.kind {
+            if let Ok(p) = path.canonicalize() {
+                *path = p;
+            }
+        }
+    }
+    args
 }
 
 /// Why an entry's stored measurements are not reused.
