@@ -423,7 +423,8 @@ fn records_made_for_another_setup_are_measured_again() {
 }
 
 /// An input read from a file named by another path to the same file (the spec given from
-/// another working folder) is the same setup: a hit, not a tune measured again.
+/// another working folder) is the same setup: a hit, not a tune measured again; other data
+/// under the same name is another setup.
 #[test]
 fn a_file_named_by_another_path_is_the_same_setup() {
     let (d, db) = temp_db();
@@ -442,6 +443,12 @@ fn a_file_named_by_another_path_is_the_same_setup() {
     assert!(!first.db_hit);
     let again = Tuner::new(FakeBackend::new(limits(), time)).tune(&with_input(d.path().join("sub/../x.bin")), &o).unwrap();
     assert!(again.db_hit, "{:?}", again.notes);
+    // Other data under the same name: another setup.
+    let data: Vec<u8> = (0..4096u32).flat_map(|i| (i as f32 + 0.5).to_le_bytes()).collect();
+    std::fs::write(d.path().join("x.bin"), data).unwrap();
+    let other = Tuner::new(FakeBackend::new(limits(), time)).tune(&with_input(d.path().join("x.bin")), &o).unwrap();
+    assert_eq!((other.db_hit, other.from_db), (false, 0));
+    assert!(other.notes.iter().any(|n| n.starts_with("database: the arguments changed")), "{:?}", other.notes);
 }
 
 /// An adaptive search run again on an entry it measured (resumed, or with a larger budget)

@@ -424,9 +424,9 @@ fn verify_hash(job: &TuneJob, prep: &Prepared, expected: Option<&RefOutputs>) ->
     // seed, access) and the sizes, so those are hashed rather than gigabytes of contents;
     // expected outputs given as files are hashed by content.
     let v = &job.verify;
-    // Files by absolute path and expected outputs by content: a spec given from another working
-    // folder verifies the same way.
-    let mut text = format!("{:?}|{:?}|{:?}|{}|{:?}", v.outputs, v.tolerance, v.per_output, stale::reference_text(&v.reference), stale::absolute(&job.args));
+    // Files by content, not path: a spec given from another working folder verifies the same way.
+    let mut text =
+        format!("{:?}|{:?}|{:?}|{}|{}", v.outputs, v.tolerance, v.per_output, stale::reference_text(&v.reference), stale::args_text(&job.args, &prep.data));
     for a in &prep.data.args {
         match a {
             ArgData::Buffer(b) => text.push_str(&format!("|{}:{:?}:{}", b.name, b.dtype, b.len())),

@@ -15,7 +15,7 @@
 use crate::error::FailureKind;
 use crate::run::Context;
 use crate::spec::job::{ArgKind, ArgSpec, Reference};
-use crate::spec::problem::{HostBuffer, Init};
+use crate::spec::problem::{ArgData, HostBuffer, Init, ProblemData};
 use crate::spec::settings::BenchOptions;
 use crate::store::db::{Entry, Measurement, Status};
 use std::collections::BTreeMap;
@@ -44,7 +44,7 @@ pub(crate) fn setup(ctx: &Context, bench: &BenchOptions) -> BTreeMap<String, Str
         verify.push_str(&format!("|{}#{}", b.name, crate::hash::short_hash(&b.data)));
     }
     BTreeMap::from([
-        ("args".to_string(), hash(format!("{:?}", absolute(&job.args)))),
+        ("args".to_string(), hash(args_text(&job.args, &ctx.prep.data))),
         ("launch".to_string(), hash(format!("{:?}|{:?}|{:?}|{:?}", job.grid, job.block, job.shared_mem, job.extent))),
         ("defines".to_string(), hash(format!("{}|{:?}", job.size_defines, job.compat))),
         ("verify".to_string(), hash(verify)),
@@ -62,18 +62,24 @@ pub(crate) fn reference_text(r: &Reference) -> String {
     }
 }
 
-/// The arguments with every file they are read from named by its absolute path: the same spec
-/// given by another relative path (from another working folder) is the same setup.
-pub(crate) fn absolute(args: &[ArgSpec]) -> Vec<ArgSpec> {
-    let mut args = args.to_vec();
-    for a in &mut args {
-        if let ArgKind::Buffer { init: Init::File { path }, .. } = &mut a.kind {
-            if let Ok(p) = path.canonicalize() {
-                *path = p;
+/// The arguments as a hash takes them: each declaration, with a buffer read from a file named
+/// by its contents (as read for this problem) rather than its path, so that the same spec given
+/// from another working folder, or installed elsewhere with its data, is the same setup.
+pub(crate) fn args_text(args: &[ArgSpec], data: &ProblemData) -> String {
+    // Without such a buffer, the declarations as they always were hashed (stored hashes stand).
+    if !args.iter().any(|a| matches!(a.kind, ArgKind::Buffer { init: Init::File { .. }, .. })) {
+        return format!("{args:?}");
+    }
+    let mut text = String::new();
+    for (i, a) in args.iter().enumerate() {
+        match (&a.kind, data.args.get(i)) {
+            (ArgKind::Buffer { dtype, len, init: Init::File { .. }, access, memory }, Some(ArgData::Buffer(b))) => {
+                text.push_str(&format!("{}:{dtype:?}:{len}:file#{}:{access:?}:{memory:?}|", a.name, crate::hash::short_hash(&b.data)));
             }
+            _ => text.push_str(&format!("{a:?}|")),
         }
     }
-    args
+    text
 }
 
 /// Why an entry's stored measurements are not reused.
