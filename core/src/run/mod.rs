@@ -221,6 +221,8 @@ pub(crate) struct Context {
     pub space_hash: String,
     /// Hash of the verification a stored winner must have passed.
     pub verify_hash: String,
+    /// What the measurements depend on that the job decides, part by part (`stale`).
+    pub setup: BTreeMap<String, String>,
     /// Configs the generator dropped, by reason (empty for a listed space).
     pub generated_pruned: BTreeMap<String, usize>,
     /// Expected outputs given as data (`Reference::Expected`), loaded.
@@ -378,7 +380,8 @@ impl<B: Backend> Tuner<B> {
         let id = self.entry_id(&job, &prep);
         let space_hash = prep.space.fingerprint();
         let verify_hash = verify_hash(&job, &prep, expected.as_deref());
-        Ok(Context { job, prep, id, space_hash, verify_hash, generated_pruned: pruned, expected })
+        let setup = stale::job_setup(&job, &prep.data, expected.as_deref());
+        Ok(Context { job, prep, id, space_hash, verify_hash, setup, generated_pruned: pruned, expected })
     }
 }
 

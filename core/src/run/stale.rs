@@ -13,8 +13,8 @@
 //! none and are reused as before.
 
 use crate::error::FailureKind;
-use crate::run::Context;
-use crate::spec::job::{ArgKind, ArgSpec, Reference};
+use crate::run::{Context, RefOutputs};
+use crate::spec::job::{ArgKind, ArgSpec, Reference, TuneJob};
 use crate::spec::problem::{ArgData, HostBuffer, Init, ProblemData};
 use crate::spec::settings::BenchOptions;
 use crate::store::db::{Entry, Measurement, Status};
@@ -33,24 +33,31 @@ const PARTS: &[(&str, &str)] = &[
 /// The launch timeout's key: its value in seconds.
 const TIMEOUT: &str = "timeout";
 
-/// What the tune's measurements depend on beyond the entry's id, part by part.
-pub(crate) fn setup(ctx: &Context, bench: &BenchOptions) -> BTreeMap<String, String> {
-    let job = &ctx.job;
+/// The parts of the setup the job decides, made once when the tune is prepared (a buffer read
+/// from a file, and expected outputs, are hashed by their bytes).
+pub(crate) fn job_setup(job: &TuneJob, data: &ProblemData, expected: Option<&RefOutputs>) -> BTreeMap<String, String> {
     let v = &job.verify;
     let hash = |text: String| crate::hash::short_hash(text.as_bytes());
     let mut verify = format!("{:?}|{:?}|{:?}|{}", v.outputs, v.tolerance, v.per_output, reference_text(&v.reference));
     // Expected outputs given as files, by content (the same file name may hold new data).
-    for b in ctx.expected.iter().flat_map(|e| &e.buffers).filter(|b: &&HostBuffer| !b.data.is_empty()) {
+    for b in expected.iter().flat_map(|e| &e.buffers).filter(|b: &&HostBuffer| !b.data.is_empty()) {
         verify.push_str(&format!("|{}#{}", b.name, crate::hash::short_hash(&b.data)));
     }
     BTreeMap::from([
-        ("args".to_string(), hash(args_text(&job.args, &ctx.prep.data))),
+        ("args".to_string(), hash(args_text(&job.args, data))),
         ("launch".to_string(), hash(format!("{:?}|{:?}|{:?}|{:?}", job.grid, job.block, job.shared_mem, job.extent))),
         ("defines".to_string(), hash(format!("{}|{:?}", job.size_defines, job.compat))),
         ("verify".to_string(), hash(verify)),
-        ("flush".to_string(), format!("{:?}", bench.l2_flush())),
-        (TIMEOUT.to_string(), format!("{}", bench.timeout.as_secs_f64())),
     ])
+}
+
+/// What the tune's measurements depend on beyond the entry's id, part by part: the job's
+/// parts and how it is timed.
+pub(crate) fn setup(ctx: &Context, bench: &BenchOptions) -> BTreeMap<String, String> {
+    let mut s = ctx.setup.clone();
+    s.insert("flush".to_string(), format!("{:?}", bench.l2_flush()));
+    s.insert(TIMEOUT.to_string(), format!("{}", bench.timeout.as_secs_f64()));
+    s
 }
 
 /// A reference as a hash takes it: expected outputs by their buffers' names (their files by
