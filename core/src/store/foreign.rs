@@ -15,6 +15,15 @@ use crate::store::recorded::RecordedSpace;
 use serde_json::Value as J;
 use std::path::Path;
 
+/// What an entry read from another tuner's file has for its target: `recorded-` and the
+/// device's name.
+pub const TARGET_PREFIX: &str = "recorded-";
+
+/// Whether an entry's target is one read from another tuner's file.
+pub fn is_recorded(target: &str) -> bool {
+    target.starts_with(TARGET_PREFIX)
+}
+
 /// What kind of file `text` holds, when it is another tuner's: `a Kernel Tuner cache` or `a T4
 /// results file`.
 pub fn kind_of(v: &J) -> Option<&'static str> {
@@ -70,7 +79,7 @@ pub fn entry(path: &Path) -> Result<Entry, String> {
     let id = EntryId {
         kernel,
         kernel_hash: format!("{tool}: {}", path.display()),
-        target: format!("recorded-{}", slug(&device)),
+        target: format!("{TARGET_PREFIX}{}", slug(&device)),
         toolchain: "recorded".into(),
         problem,
     };
