@@ -1461,7 +1461,7 @@ fn raising_the_timeout_measures_what_timed_out() {
     let raised = tune_with(spec("0.05", "N"), &["--timeout", "30"]);
     assert_eq!((slow(&raised)["outcome"].as_str(), slow(&raised)["from_db"].as_bool()), (Some("measured"), Some(false)), "{}", slow(&raised));
     assert_eq!((raised["evaluated"].as_u64(), raised["from_db"].as_u64()), (Some(3), Some(2)));
-    assert_eq!(notes(&raised), ["database: 1 config that timed out under the 0.05 s limit is measured again under 30 s ([bench] timeout)"]);
+    assert_eq!(notes(&raised), ["database: 1 config that timed out under the 0.05 s limit is measured again under 30 s ([bench] timeout or --timeout)"]);
     // The same again, the limit in the spec: the stored winner.
     assert_eq!(tune(spec("30", "N"))["db_hit"], true);
     bad(dir, &["tune", "slow.toml", "--timeout", "0"], &["--timeout", "above 0"]);

@@ -399,7 +399,7 @@ fn records_made_for_another_setup_are_measured_again() {
     let longer = t.tune(&job(), &o).unwrap();
     assert!(!longer.db_hit, "the stored winner was chosen without the configs that timed out");
     assert_eq!((longer.evaluated, longer.from_db), (18, 15));
-    assert_eq!(database(&longer), ["database: 3 configs that timed out under the 0.01 s limit are measured again under 0.03 s ([bench] timeout)"]);
+    assert_eq!(database(&longer), ["database: 3 configs that timed out under the 0.01 s limit are measured again under 0.03 s ([bench] timeout or --timeout)"]);
     assert!(Tuner::new(fake()).tune(&job(), &o).unwrap().db_hit, "and then a hit again");
     // A buffer of another length, and another tolerance: every record is stale. A search of
     // six configs leaves the entry with its six alone.

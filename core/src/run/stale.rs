@@ -164,7 +164,7 @@ impl Stale {
             }
             Stale::Timeouts { .. } if some_only => None,
             Stale::Timeouts { was, now, count } => Some(format!(
-                "database: {count} config{} that timed out under the {was} s limit {} measured again under {now} s ([bench] timeout)",
+                "database: {count} config{} that timed out under the {was} s limit {} measured again under {now} s ([bench] timeout or --timeout)",
                 s(*count),
                 if *count == 1 { "is" } else { "are" }
             )),
@@ -229,7 +229,10 @@ mod tests {
         let e = entry(&[("args", "a1"), ("timeout", "0.05")], &[ok(), timeout(), timeout()]);
         let s = stale(&e, &now(&[("args", "a1"), ("timeout", "10")])).expect("stale");
         assert_eq!(s, Stale::Timeouts { was: 0.05, now: 10.0, count: 2 });
-        assert_eq!(s.note(false).unwrap(), "database: 2 configs that timed out under the 0.05 s limit are measured again under 10 s ([bench] timeout)");
+        assert_eq!(
+            s.note(false).unwrap(),
+            "database: 2 configs that timed out under the 0.05 s limit are measured again under 10 s ([bench] timeout or --timeout)"
+        );
         assert_eq!(s.note(true), None, "a tune of some configs only measures none of them");
         let mut cleaned = e.clone();
         s.clean(&mut cleaned);
