@@ -379,8 +379,11 @@ impl<B: Backend> Tuner<B> {
         };
         let id = self.entry_id(&job, &prep);
         let space_hash = prep.space.fingerprint();
-        let verify_hash = verify_hash(&job, &prep, expected.as_deref());
-        let setup = stale::job_setup(&job, &prep.data, expected.as_deref());
+        // What the verification and the setup are hashed from, made once (a file-read buffer and
+        // the expected outputs are hashed by their bytes).
+        let texts = stale::Texts::of(&job, &prep.data, expected.as_deref());
+        let verify_hash = verify_hash(&prep, &texts);
+        let setup = stale::job_setup(&job, &texts);
         Ok(Context { job, prep, id, space_hash, verify_hash, setup, generated_pruned: pruned, expected })
     }
 }
@@ -422,25 +425,19 @@ pub(crate) fn emit(observer: Option<&Observer>, e: Event<'_>) {
 }
 
 /// Hash of what a winner's verification depended on.
-fn verify_hash(job: &TuneJob, prep: &Prepared, expected: Option<&RefOutputs>) -> String {
+fn verify_hash(prep: &Prepared, texts: &stale::Texts) -> String {
     // The data is a function of each argument's declaration (type, length, initializer and
     // seed, access) and the sizes, so those are hashed rather than gigabytes of contents;
-    // expected outputs given as files are hashed by content.
-    let v = &job.verify;
-    // Files by content, not path: a spec given from another working folder verifies the same way.
-    let mut text =
-        format!("{:?}|{:?}|{:?}|{}|{}", v.outputs, v.tolerance, v.per_output, stale::reference_text(&v.reference), stale::args_text(&job.args, &prep.data));
+    // files (arguments read from one, expected outputs) by content, not path: a spec given from
+    // another working folder verifies the same way.
+    let mut text = format!("{}|{}", texts.verification, texts.args);
     for a in &prep.data.args {
         match a {
             ArgData::Buffer(b) => text.push_str(&format!("|{}:{:?}:{}", b.name, b.dtype, b.len())),
             ArgData::Scalar { name, value, .. } => text.push_str(&format!("|{name}={value}")),
         }
     }
-    if let Some(e) = expected {
-        for b in &e.buffers {
-            text.push_str(&format!("|{}#{}", b.name, crate::hash::short_hash(&b.data)));
-        }
-    }
+    text.push_str(&texts.expected);
     crate::hash::short_hash(text.as_bytes())
 }
 

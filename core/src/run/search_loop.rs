@@ -1493,9 +1493,11 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     /// launch could read past and the backend's memory checker on one config of the cause.
     pub fn diagnose(&mut self, ledger: &mut Ledger<'_>) {
         let mut causes = crate::run::diagnose::group(ledger.results.values().filter(|r| !r.from_db));
+        // The parameters that vary, which the findings below name where one tells configs apart.
+        let names: Vec<&str> = self.ctx.job.params.iter().filter(|p| p.values.len() > 1).map(|p| p.name.as_str()).collect();
         // One finding for every timed-out cause (it looks at all their configs): made once.
         let timed_out = causes.iter().any(|c| c.kind == crate::error::FailureKind::TimedOut);
-        let late = if timed_out { crate::run::diagnose::timeouts(ledger.results.values(), &self.ctx.job.params, self.opts.bench.timeout) } else { Vec::new() };
+        let late = if timed_out { crate::run::diagnose::timeouts(ledger.results.values(), &names, self.opts.bench.timeout) } else { Vec::new() };
         for cause in causes.iter_mut().filter(|c| c.kind == crate::error::FailureKind::TimedOut) {
             cause.diagnosis = late.clone();
         }
@@ -1521,7 +1523,6 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 _ => {}
             }
         }
-        let names: Vec<&str> = self.ctx.job.params.iter().filter(|p| p.values.len() > 1).map(|p| p.name.as_str()).collect();
         crate::run::diagnose::add_shared_findings(&mut causes, &failed, &measured, &names);
         ledger.causes = causes;
         ledger.note_findings();

@@ -15,39 +15,40 @@
 use crate::error::FailureKind;
 use crate::run::{Context, RefOutputs};
 use crate::spec::job::{ArgKind, ArgSpec, Reference, TuneJob};
-use crate::spec::problem::{ArgData, HostBuffer, Init, ProblemData};
+use crate::spec::problem::{ArgData, Init, ProblemData};
 use crate::spec::settings::BenchOptions;
-use crate::store::db::{Entry, Measurement, Status};
+use crate::store::db::{Entry, Measurement, Status, SETUP_PARTS, SETUP_TIMEOUT};
 use std::collections::BTreeMap;
 
-/// The parts, each with what a message calls it; the timeout is compared by value, the others
-/// by hash.
-const PARTS: &[(&str, &str)] = &[
-    ("args", "the arguments"),
-    ("launch", "the launch geometry"),
-    ("defines", "the defines (size_defines, compat)"),
-    ("verify", "the verification"),
-    ("flush", "the L2 flushing"),
-];
+/// What a job's verification hash and setup are made from, each made once when the tune is
+/// prepared.
+pub(crate) struct Texts {
+    /// The verification: outputs, tolerances and reference ([`reference_text`]).
+    pub verification: String,
+    /// The arguments ([`args_text`]).
+    pub args: String,
+    /// The expected outputs given as data, each buffer by content (empty without them).
+    pub expected: String,
+}
 
-/// The launch timeout's key: its value in seconds.
-const TIMEOUT: &str = "timeout";
-
-/// The parts of the setup the job decides, made once when the tune is prepared (a buffer read
-/// from a file, and expected outputs, are hashed by their bytes).
-pub(crate) fn job_setup(job: &TuneJob, data: &ProblemData, expected: Option<&RefOutputs>) -> BTreeMap<String, String> {
-    let v = &job.verify;
-    let hash = |text: String| crate::hash::short_hash(text.as_bytes());
-    let mut verify = format!("{:?}|{:?}|{:?}|{}", v.outputs, v.tolerance, v.per_output, reference_text(&v.reference));
-    // Expected outputs given as files, by content (the same file name may hold new data).
-    for b in expected.iter().flat_map(|e| &e.buffers).filter(|b: &&HostBuffer| !b.data.is_empty()) {
-        verify.push_str(&format!("|{}#{}", b.name, crate::hash::short_hash(&b.data)));
+impl Texts {
+    /// The texts of `job`, whose problem data is `data`.
+    pub(crate) fn of(job: &TuneJob, data: &ProblemData, expected: Option<&RefOutputs>) -> Texts {
+        let v = &job.verify;
+        let verification = format!("{:?}|{:?}|{:?}|{}", v.outputs, v.tolerance, v.per_output, reference_text(&v.reference));
+        let expected = expected.iter().flat_map(|e| &e.buffers).map(|b| format!("|{}#{}", b.name, crate::hash::short_hash(&b.data))).collect();
+        Texts { verification, args: args_text(&job.args, data), expected }
     }
+}
+
+/// The parts of the setup the job decides.
+pub(crate) fn job_setup(job: &TuneJob, texts: &Texts) -> BTreeMap<String, String> {
+    let hash = |text: String| crate::hash::short_hash(text.as_bytes());
     BTreeMap::from([
-        ("args".to_string(), hash(args_text(&job.args, data))),
+        ("args".to_string(), hash(texts.args.clone())),
         ("launch".to_string(), hash(format!("{:?}|{:?}|{:?}|{:?}", job.grid, job.block, job.shared_mem, job.extent))),
         ("defines".to_string(), hash(format!("{}|{:?}", job.size_defines, job.compat))),
-        ("verify".to_string(), hash(verify)),
+        ("verify".to_string(), hash(format!("{}{}", texts.verification, texts.expected))),
     ])
 }
 
@@ -56,7 +57,7 @@ pub(crate) fn job_setup(job: &TuneJob, data: &ProblemData, expected: Option<&Ref
 pub(crate) fn setup(ctx: &Context, bench: &BenchOptions) -> BTreeMap<String, String> {
     let mut s = ctx.setup.clone();
     s.insert("flush".to_string(), format!("{:?}", bench.l2_flush()));
-    s.insert(TIMEOUT.to_string(), format!("{}", bench.timeout.as_secs_f64()));
+    s.insert(SETUP_TIMEOUT.to_string(), format!("{}", bench.timeout.as_secs_f64()));
     s
 }
 
@@ -104,12 +105,12 @@ pub(crate) enum Stale {
 pub(crate) fn stale(entry: &Entry, now: &BTreeMap<String, String>) -> Option<Stale> {
     let was = &entry.origin.as_ref()?.setup;
     let parts: Vec<&'static str> =
-        PARTS.iter().filter(|(k, _)| matches!((was.get(*k), now.get(*k)), (Some(a), Some(b)) if a != b)).map(|(_, said)| *said).collect();
+        SETUP_PARTS.iter().filter(|(k, ..)| matches!((was.get(*k), now.get(*k)), (Some(a), Some(b)) if a != b)).map(|(_, said, _)| *said).collect();
     if !parts.is_empty() {
         return Some(Stale::Changed { parts, count: entry.measurements.len() });
     }
     let seconds = |s: Option<&String>| s.and_then(|s| s.parse::<f64>().ok());
-    let (was, now) = (seconds(was.get(TIMEOUT))?, seconds(now.get(TIMEOUT))?);
+    let (was, now) = (seconds(was.get(SETUP_TIMEOUT))?, seconds(now.get(SETUP_TIMEOUT))?);
     let count = entry.measurements.values().filter(|m| timed_out(m)).count();
     (now > was && count > 0).then_some(Stale::Timeouts { was, now, count })
 }

@@ -328,6 +328,20 @@ pub struct RunNote {
     pub findings: Vec<String>,
 }
 
+/// The parts of an [`Origin::setup`] compared by hash (the tune's words for one that changed,
+/// and `db merge`'s for shards that differ in it); the launch timeout ([`SETUP_TIMEOUT`]) is
+/// compared by value.
+pub const SETUP_PARTS: &[(&str, &str, &str)] = &[
+    ("args", "the arguments", "arguments"),
+    ("launch", "the launch geometry", "launch geometries"),
+    ("defines", "the defines (size_defines, compat)", "defines (size_defines, compat)"),
+    ("verify", "the verification", "verifications"),
+    ("flush", "the L2 flushing", "L2 flushing settings"),
+];
+
+/// The key of the launch timeout in an [`Origin::setup`]: its value in seconds.
+pub const SETUP_TIMEOUT: &str = "timeout";
+
 /// What an entry's measurements were made for (see [`Entry::origin`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Origin {
@@ -416,10 +430,10 @@ impl Origin {
         self.setup_difference(other).is_none()
     }
 
-    /// The first part of the setup both record and that differs (`args`, `launch`, …),
-    /// leaving out the launch timeout.
-    pub fn setup_difference(&self, other: &Origin) -> Option<&str> {
-        self.setup.iter().find(|(k, v)| k.as_str() != "timeout" && other.setup.get(*k).is_some_and(|w| w != *v)).map(|(k, _)| k.as_str())
+    /// The first part of the setup both record and that differs ([`SETUP_PARTS`]: `args`,
+    /// `launch`, …), leaving out the launch timeout.
+    pub fn setup_difference(&self, other: &Origin) -> Option<&'static (&'static str, &'static str, &'static str)> {
+        self.setup.iter().filter(|(k, v)| other.setup.get(*k).is_some_and(|w| w != *v)).find_map(|(k, _)| SETUP_PARTS.iter().find(|p| p.0 == k))
     }
 
     /// Adds `other`'s shards to these: the union of two parts of one split, whole once every
@@ -547,19 +561,8 @@ impl Entry {
             format!("the search spaces differ (space hash {} and {})", a.space, b.space)
         } else if a.verify != b.verify {
             format!("the verification differs (hash {} and {})", a.verify, b.verify)
-        } else if let Some(part) = a.setup_difference(b) {
-            format!(
-                "the {} differ (hash {} and {})",
-                match part {
-                    "args" => "arguments",
-                    "launch" => "launch geometries",
-                    "defines" => "defines (size_defines, compat)",
-                    "flush" => "L2 flushing settings",
-                    other => other,
-                },
-                a.setup[part],
-                b.setup[part]
-            )
+        } else if let Some((part, _, differ)) = a.setup_difference(b) {
+            format!("the {differ} differ (hash {} and {})", a.setup[*part], b.setup[*part])
         } else {
             return None;
         };

@@ -38,9 +38,9 @@ pub fn kind_of(v: &J) -> Option<&'static str> {
 
 /// The entry a Kernel Tuner cache or T4 file describes; `Err` says why the file is not one.
 pub fn entry(path: &Path) -> Result<Entry, String> {
-    let space = RecordedSpace::load(path)?;
     let text = crate::store::recorded::read_text(path)?;
-    let v = crate::store::recorded::parse_repairing(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let v = crate::store::recorded::parse_space(&text, path)?;
+    let space = RecordedSpace::from_value(&v, path)?;
     let kt = v.get("cache").is_some();
     // Each config's place in the file and its timestamp, in `space`'s order (a cache's entries
     // by key, as `RecordedSpace` reads them; a T4 file's results in order).

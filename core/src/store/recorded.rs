@@ -52,8 +52,13 @@ pub(crate) fn read_text(path: &Path) -> Result<String, String> {
     }
 }
 
+/// A Kernel Tuner cache's or T4 file's text parsed (repaired where cut off); `Err` names `path`.
+pub(crate) fn parse_space(text: &str, path: &Path) -> Result<J, String> {
+    parse_repairing(text).map_err(|e| format!("{}: not a Kernel Tuner cache or T4 file: {e}", path.display()))
+}
+
 /// Parses JSON, repairing a Kernel Tuner cache that was cut off while being written.
-pub(crate) fn parse_repairing(text: &str) -> Result<J, String> {
+fn parse_repairing(text: &str) -> Result<J, String> {
     match serde_json::from_str(text) {
         Ok(v) => Ok(v),
         Err(first) => {
@@ -140,13 +145,18 @@ impl RecordedSpace {
     /// Reads a Kernel Tuner cache (`.json`, `.json.gz`) or a T4 results file.
     pub fn load(path: &Path) -> Result<RecordedSpace, String> {
         let text = read_text(path)?;
-        let v = parse_repairing(&text).map_err(|e| format!("{}: not a Kernel Tuner cache or T4 file: {e}", path.display()))?;
+        Self::from_value(&parse_space(&text, path)?, path)
+    }
+
+    /// The space a parsed Kernel Tuner cache or T4 file holds (`path` names it, in errors and
+    /// as the space's name).
+    pub(crate) fn from_value(v: &J, path: &Path) -> Result<RecordedSpace, String> {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("space").trim_end_matches(".gz").trim_end_matches(".json").to_string();
-        check_version(&v).map_err(|e| format!("{}: {e}", path.display()))?;
+        check_version(v).map_err(|e| format!("{}: {e}", path.display()))?;
         if v.get("cache").is_some() {
-            Self::from_kernel_tuner(&v, name).map_err(|e| format!("{}: {e}", path.display()))
+            Self::from_kernel_tuner(v, name).map_err(|e| format!("{}: {e}", path.display()))
         } else if v.get("results").is_some() {
-            Self::from_t4(&v, name).map_err(|e| format!("{}: {e}", path.display()))
+            Self::from_t4(v, name).map_err(|e| format!("{}: {e}", path.display()))
         } else {
             Err(format!("{}: neither a Kernel Tuner cache (no `cache`) nor a T4 file (no `results`)", path.display()))
         }
