@@ -1510,3 +1510,80 @@ fn confirm_measures_as_the_shards_did() {
     assert!(notes.len() == 1 && notes[0].contains("the verification changed") && notes[0].ends_with("the others are kept"), "{notes:?}");
     assert_eq!(records(), 4, "no shard's record is dropped");
 }
+
+/// Partial results whose number depends on a parameter (a partial sum per work-group, as many
+/// as `num_blocks`): element by element most configs disagree and the warning says to compare
+/// sums; compared by their sums (`verify.compare`, `--compare`), the right configs pass and a
+/// config that drops elements fails with both sums; a file of one element is the expected sum.
+#[test]
+fn partial_results_are_compared_by_their_sum() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    if !have_device(dir) {
+        return;
+    }
+    // DROP = 1 leaves out the last 1024 elements: every x is 1, so the sum is 16384 or 15360.
+    write(
+        dir,
+        "partial.wgsl",
+        "override block_size_x: u32 = 64u;\n@group(0) @binding(0) var<storage, read_write> partial: array<f32>;\n@group(0) @binding(1) var<storage, read> x: array<f32>;\nvar<workgroup> s: array<f32, 256>;\n@compute @workgroup_size(block_size_x)\nfn sum_partial(@builtin(local_invocation_index) t: u32, @builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {\n    var acc = 0.0;\n    let end = u32(n) - u32(DROP) * 1024u;\n    for (var i = wg.x * block_size_x + t; i < end; i += nwg.x * block_size_x) { acc += x[i]; }\n    s[t] = acc;\n    workgroupBarrier();\n    for (var w = block_size_x / 2u; w > 0u; w /= 2u) { if (t < w) { s[t] += s[t + w]; } workgroupBarrier(); }\n    if (t == 0u) { partial[wg.x] = s[0]; }\n}\n",
+    );
+    let spec = |verify: &str| {
+        let body = format!(
+            "[kernel]\nname = \"sum_partial\"\nsource = {{ wgsl = \"partial.wgsl\" }}\n[params]\nblock_size_x = [64, 256]\nnum_blocks = [32, 128]\nDROP = [0, 1]\n[space]\ndefault = {{ block_size_x = 64, num_blocks = 32, DROP = 0 }}\n[[problems]]\nn = 16384\n[[args]]\nname = \"partial\"\ntype = \"f32\"\nlen = \"max(num_blocks)\"\naccess = \"write\"\n[[args]]\nname = \"x\"\ntype = \"f32\"\nlen = \"n\"\ninit = \"constant\"\nfill = 1.0\n[[args]]\nname = \"n\"\ntype = \"i32\"\nvalue = \"n\"\n[launch]\ngrid = [\"num_blocks\"]\nblock = [\"block_size_x\"]\n[verify]\n{verify}\n"
+        );
+        write(dir, "partial.toml", &body).to_str().unwrap().to_string()
+    };
+    let tune = |p: &str, flags: &[&str]| {
+        let db = dir.join(format!("db-{}.sqlite", flags.len()));
+        let o = kerntune(dir, &[&["tune", p, "--json", "--db", db.to_str().unwrap()], flags].concat());
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{err}");
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()[0].clone()
+    };
+    // The verdict of each config: its DROP and whether it failed, with the message.
+    let verdicts = |r: &serde_json::Value| {
+        let mut v: Vec<(i64, bool, String)> = r["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| {
+                let drop = x["config"]["params"].as_array().unwrap().iter().find(|p| p[0] == "DROP").unwrap()[1].as_i64().unwrap();
+                (drop, x["outcome"] == "failed", x["message"].as_str().unwrap_or_default().to_string())
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let by_sum = |r: &serde_json::Value| {
+        let v = verdicts(r);
+        assert_eq!(v.len(), 8, "{v:?}");
+        for (drop, failed, message) in &v {
+            assert_eq!(*failed, *drop == 1, "{v:?}");
+            if *failed {
+                assert!(message.contains("the sum of its") && message.contains("is 1.536e4; expected 1.6384e4"), "{message}");
+            }
+        }
+    };
+    // Element by element: the partial sums of 32 and 128 work-groups differ.
+    let p = spec("");
+    let plain = tune(&p, &[]);
+    let warning = plain["disagreement"]["advice"].as_str().unwrap();
+    assert!(warning.contains("--compare partial=sum"), "{warning}");
+    // By their sums, from the spec and from the command line.
+    by_sum(&tune(&spec("compare = { partial = \"sum\" }"), &["--top", "1"]));
+    by_sum(&tune(&p, &["--compare", "partial=sum"]));
+    // The expected sum as a file of one element (raw f32).
+    std::fs::write(dir.join("sum.bin"), 16384f32.to_le_bytes()).unwrap();
+    let expected = tune(&spec("compare = { partial = \"sum\" }\nexpected = { partial = \"sum.bin\" }"), &["--top", "2"]);
+    by_sum(&expected);
+    let reference = expected["reference"].as_str().unwrap();
+    assert!(reference.starts_with("expected outputs (partial: file") && reference.ends_with("sum.bin); partial by its sum"), "{reference}");
+    // Bad input: one line each.
+    bad(dir, &["tune", &p, "--compare", "partial=max"], &["--compare", "`max` is not `sum`"]);
+    bad(dir, &["tune", &spec("compare = { nope = \"sum\" }")], &["verify.compare", "`nope` is not a buffer argument"]);
+    bad(dir, &["tune", &spec("compare = { x = \"sum\" }")], &["verify.compare", "`x`", "it is an input"]);
+    bad(dir, &["tune", &spec("compare = { partial = \"total\" }")], &["verify.compare.partial", "`total` is not `sum`"]);
+    std::fs::write(dir.join("two.bin"), [0u8; 8]).unwrap();
+    bad(dir, &["tune", &spec("compare = { partial = \"sum\" }\nexpected = { partial = \"two.bin\" }")], &["verify.expected.partial", "a file of one element"]);
+}

@@ -135,6 +135,47 @@ fn a_parameter_that_changes_the_output_is_named_first() {
     assert!(o.status.success() && !t.contains("failures:") && !t.contains("warning:"), "{t}");
 }
 
+/// The shipped reduction (examples/reduction: a partial sum per block, as many blocks as
+/// `num_blocks`) through CUDA: compared by its sum every config passes; element by element the
+/// warning says to compare sums, and the device comparison counts the elements written where the
+/// reference's were not; a config that drops elements fails with both sums.
+#[test]
+fn partial_results_are_compared_by_their_sum() {
+    if cuda_devices("partial results").is_none() {
+        return;
+    }
+    let d = cache();
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/reduction/reduction.toml");
+    let spec = if here.exists() { here } else { PathBuf::from("examples/reduction/reduction.toml") };
+    let spec = spec.display().to_string();
+    let o = kerntune(d.path(), &["tune", &spec, "--backend", "cuda", "--no-db"]);
+    let t = text(&o);
+    assert!(o.status.success() && !t.contains("failures:") && !t.contains("warning:"), "{t}");
+    assert!(t.contains("evaluated 30 (0 from the database)") && t.contains("verification: default config; partial by its sum"), "{t}");
+    let o = kerntune(d.path(), &["tune", &spec, "--backend", "cuda", "--no-db", "--compare", "partial=elements", "--top", "1"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.lines().next().is_some_and(|l| l.starts_with("warning: ") && l.contains("--compare partial=sum")), "{t}");
+    assert!(t.contains("were written where the reference's were not") && t.contains("were never written"), "{t}");
+    // A kernel that leaves out the last 1024 elements when DROP = 1.
+    let dir = d.path();
+    std::fs::write(dir.join("drop.cu"), std::fs::read_to_string(spec.replace(".toml", ".cu")).unwrap().replace("i < n;", "i < n - DROP * 1024;")).unwrap();
+    let body = std::fs::read_to_string(&spec)
+        .unwrap()
+        .replace("reduction.cu", "drop.cu")
+        .replace("num_blocks = {", "DROP = [0, 1]\nnum_blocks = {")
+        .replace("default = { block_size_x = 256 }", "default = { block_size_x = 256, DROP = 0 }");
+    std::fs::write(
+        dir.join("drop.toml"),
+        body.replace("source = { cuda = \"drop.cu\", hip = \"drop.cu\", wgsl = \"reduction.wgsl\" }", "source = { cuda = \"drop.cu\" }"),
+    )
+    .unwrap();
+    let o = kerntune(d.path(), &["tune", dir.join("drop.toml").to_str().unwrap(), "--backend", "cuda", "--no-db", "--top", "1"]);
+    let t = text(&o);
+    assert!(o.status.success() && t.contains("failures: wrong output 30 "), "{t}");
+    assert!(t.contains("every config that computed a wrong output has DROP = 1 (30 configs)") && t.contains("the sum of its"), "{t}");
+}
+
 /// On a GPU whose memory another process holds (here this test, which allocates all but what
 /// the case needs), a triad whose two 4 GiB buffers fit once but not with a device copy of each
 /// is tuned, its buffers restored from host memory and its output compared on the host, and the

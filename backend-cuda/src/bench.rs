@@ -220,7 +220,7 @@ impl verify::DeviceCompare for LocalWorkspace {
         let mut args = verify::CompareArgs::new(self.bufs[output].ptr, want, n, tol, counters);
         let mut params = args.pointers();
         let (blocks, threads) = (args.blocks(), verify::DEVICE_COMPARE_THREADS);
-        let mut res: verify::CompareCounters = [0; 5];
+        let mut res: verify::CompareCounters = verify::DEVICE_COMPARE_INIT;
         // SAFETY: all pointers are device buffers of this context with the sizes used here;
         // `params` points into `args`, which outlives the synchronous launch-and-wait below.
         unsafe {

@@ -176,7 +176,7 @@ impl verify::DeviceCompare for LocalWorkspace {
         let mut args = verify::CompareArgs::new(self.bufs[output].ptr, want as *mut c_void, n, tol, counters);
         let mut params = args.pointers();
         let (blocks, threads) = (args.blocks(), verify::DEVICE_COMPARE_THREADS);
-        let mut res: verify::CompareCounters = [0; 5];
+        let mut res: verify::CompareCounters = verify::DEVICE_COMPARE_INIT;
         // SAFETY: all pointers are device buffers of this process with the sizes used here;
         // `params` points into `args`, which outlives the synchronous launch-and-wait below.
         unsafe {

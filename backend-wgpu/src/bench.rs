@@ -551,8 +551,9 @@ pub(crate) fn check(device: &wgpu::Device, queue: &wgpu::Queue, ws: &mut Buffers
     if !matches!(&ws.reference, Some((id, _)) if *id == req.reference_id) {
         let mut refs = Vec::with_capacity(req.reference.len());
         for want in req.reference {
-            let buf = if req.selects(want) && on_device(want) { upload(device, queue, &want.data)? } else { None };
-            if buf.is_none() && req.selects(want) && on_device(want) {
+            let screened = req.selects(want) && !req.summed(&want.name) && on_device(want);
+            let buf = if screened { upload(device, queue, &want.data)? } else { None };
+            if buf.is_none() && screened {
                 notes.note(core_memory::compared_on_host(&want.name, want.data.len()));
             }
             refs.push(buf);
@@ -566,7 +567,7 @@ pub(crate) fn check(device: &wgpu::Device, queue: &wgpu::Queue, ws: &mut Buffers
         // A screen proves elements within a tolerance of at least zero (a spec's always is);
         // any other is the host's to judge.
         let screenable = kerntune_core::spec::job::check_tolerance(&tol).is_ok();
-        match refs.get(i).and_then(Option::as_ref) {
+        match refs.get(i).and_then(Option::as_ref).filter(|_| !req.summed(&want.name)) {
             Some(r) if screenable && ops.unproven(device, queue, &ws.buffers[i], r, want.dtype, tol)? == 0 => {}
             _ => to_host.push(i),
         }
@@ -576,8 +577,7 @@ pub(crate) fn check(device: &wgpu::Device, queue: &wgpu::Queue, ws: &mut Buffers
     }
     let outs = read_selected(device, queue, ws, |i| to_host.contains(&i))?;
     for i in to_host {
-        let want = &req.reference[i];
-        kerntune_core::measure::verify::compare(&outs[i], want, req.tolerance_for(&want.name)).map_err(BackendError::WrongOutput)?;
+        req.compare_output(&outs[i], &req.reference[i])?;
     }
     Ok(())
 }
@@ -626,7 +626,8 @@ mod tests {
         (id, tol): (u64, Tolerance),
         got: &HostBuffer,
     ) -> (Result<(), String>, Result<(), String>) {
-        let req = VerifyRequest { reference, reference_id: id, outputs, tolerance: tol, per_output: &[], timeout: std::time::Duration::from_secs(60) };
+        let req =
+            VerifyRequest { reference, reference_id: id, outputs, tolerance: tol, per_output: &[], sums: &[], timeout: std::time::Duration::from_secs(60) };
         let on_device = check(device, queue, ws, &req, &Notes::default()).map_err(|e| e.to_string());
         let want = reference.iter().find(|w| w.name == got.name).expect("the output is in the reference");
         let on_host = kerntune_core::measure::verify::compare(got, want, tol).map_err(|m| BackendError::WrongOutput(m).to_string());
@@ -668,6 +669,7 @@ mod tests {
             outputs: &[],
             tolerance: Default::default(),
             per_output: &[],
+            sums: &[],
             timeout: std::time::Duration::from_secs(60),
         };
         check(&device, &queue, &mut ws, &req, &notes).unwrap();
@@ -761,6 +763,7 @@ mod tests {
             outputs: &[],
             tolerance: tol,
             per_output: &[],
+            sums: &[],
             timeout: std::time::Duration::from_secs(60),
         };
         let e = check(&device, &queue, &mut ws, &req, &Notes::default()).expect_err("1e-3f32 is more than 1e-3 from 0").to_string();

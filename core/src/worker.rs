@@ -264,6 +264,8 @@ enum Req {
         rtol: f64,
         #[serde(default)]
         per_output: Vec<(String, crate::spec::job::Tolerance)>,
+        #[serde(default)]
+        sums: Vec<String>,
     },
     /// The buffers `wanted` selects, read back (the others travel empty).
     Read {
@@ -830,6 +832,7 @@ impl Worker {
             atol: req.tolerance.atol,
             rtol: req.tolerance.rtol,
             per_output: req.per_output.to_vec(),
+            sums: req.sums.to_vec(),
         };
         // The worker enforces the launch's timeout itself; the margin covers the process and
         // shipping the reference (at a conservative 1 GB/s) the first time.
@@ -1077,7 +1080,7 @@ fn handle(exec: &mut impl Executor, st: &mut Served, req: Req, blobs: Vec<Vec<u8
             }
             Ok((exec.time(id, &launch, &TimeRequest { launches: n, flush, timeout: Duration::from_secs_f64(timeout) })?, vec![]))
         }
-        Req::Verify { id, launch, timeout, ref_id, send_ref, outputs, atol, rtol, per_output } => {
+        Req::Verify { id, launch, timeout, ref_id, send_ref, outputs, atol, rtol, per_output, sums } => {
             if send_ref {
                 st.reference = st.problem.buffers().zip(blobs).map(|(b, data)| HostBuffer { data, ..b.described() }).collect();
             }
@@ -1090,6 +1093,7 @@ fn handle(exec: &mut impl Executor, st: &mut Served, req: Req, blobs: Vec<Vec<u8
                 outputs: &outputs,
                 tolerance: crate::spec::job::Tolerance { atol, rtol },
                 per_output: &per_output,
+                sums: &sums,
                 timeout: Duration::from_secs_f64(timeout),
             };
             Ok((exec.verify(id, &launch, &req)?, vec![]))

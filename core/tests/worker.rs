@@ -143,7 +143,15 @@ fn timing(timeout: Duration) -> TimeRequest {
 fn runs_and_verifies_in_the_worker() {
     let (s, p) = (slot(), problem());
     let r = reference(&p);
-    let req = VerifyRequest { reference: &r, reference_id: 1, outputs: &[], tolerance: Tolerance::default(), per_output: &[], timeout: Duration::from_secs(5) };
+    let req = VerifyRequest {
+        reference: &r,
+        reference_id: 1,
+        outputs: &[],
+        tolerance: Tolerance::default(),
+        per_output: &[],
+        sums: &[],
+        timeout: Duration::from_secs(5),
+    };
     assert_eq!(s.with(&p, |w| w.time(image(1, "double"), &LAUNCH, &timing(Duration::from_secs(5)))).unwrap(), vec![1e-3; 3]);
     assert_eq!(s.with(&p, |w| w.verify(image(1, "double"), &LAUNCH, &req)).unwrap().len(), 1);
     let e = s.with(&p, |w| w.verify(image(2, "wrong"), &LAUNCH, &req)).unwrap_err();
@@ -176,8 +184,15 @@ fn another_problem_replaces_the_one_the_worker_holds() {
     };
     let verify = |p: &Arc<ProblemData>, id: u64| {
         let r = reference(p);
-        let req =
-            VerifyRequest { reference: &r, reference_id: id, outputs: &[], tolerance: Tolerance::default(), per_output: &[], timeout: Duration::from_secs(5) };
+        let req = VerifyRequest {
+            reference: &r,
+            reference_id: id,
+            outputs: &[],
+            tolerance: Tolerance::default(),
+            per_output: &[],
+            sums: &[],
+            timeout: Duration::from_secs(5),
+        };
         s.with(p, |w| w.verify(image(1, "double"), &LAUNCH, &req))
     };
     let (small, large) = (sized(1000), sized(3000));
@@ -204,8 +219,15 @@ fn large_buffers_arrive_whole() {
             std::env::set_var(kerntune_core::worker::shm::SWITCH, "0");
         }
         let s = slot();
-        let req =
-            VerifyRequest { reference: &r, reference_id: 7, outputs: &[], tolerance: Tolerance::default(), per_output: &[], timeout: Duration::from_secs(30) };
+        let req = VerifyRequest {
+            reference: &r,
+            reference_id: 7,
+            outputs: &[],
+            tolerance: Tolerance::default(),
+            per_output: &[],
+            sums: &[],
+            timeout: Duration::from_secs(30),
+        };
         s.with(&p, |w| w.verify(image(1, "double"), &LAUNCH, &req)).unwrap();
         let e = s.with(&p, |w| w.verify(image(2, "wrong"), &LAUNCH, &req)).unwrap_err();
         assert!(matches!(&e, BackendError::WrongOutput(m) if m.contains("elements differ")), "{e}");
@@ -228,8 +250,15 @@ fn large_buffers_arrive_whole() {
 fn several_workers_share_one_copy_of_the_problem() {
     let p = large_problem();
     let r = reference(&p);
-    let req =
-        VerifyRequest { reference: &r, reference_id: 3, outputs: &[], tolerance: Tolerance::default(), per_output: &[], timeout: Duration::from_secs(30) };
+    let req = VerifyRequest {
+        reference: &r,
+        reference_id: 3,
+        outputs: &[],
+        tolerance: Tolerance::default(),
+        per_output: &[],
+        sums: &[],
+        timeout: Duration::from_secs(30),
+    };
     let exe = std::env::current_exe().expect("this test program");
     let slots: Vec<WorkerSlot> = (0..3)
         .map(|d| {
@@ -357,6 +386,7 @@ fn loads_travel_with_the_next_request_and_their_errors_come_back() {
         outputs: &[],
         tolerance: Tolerance::default(),
         per_output: &[],
+        sums: &[],
         timeout: Duration::from_secs(5),
     };
     s.with(&p, |w| w.verify(image(11, "double"), &LAUNCH, &req)).unwrap();

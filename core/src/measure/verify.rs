@@ -28,6 +28,8 @@ pub fn compare(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Result<()
             m.bad += 1;
             if raw.iter().all(|&b| b == 0xFF) {
                 m.unwritten += 1;
+            } else if want.data[i * size..(i + 1) * size].iter().all(|&b| b == 0xFF) {
+                m.extra += 1;
             }
             m.observe(g, w);
             if first.is_none() {
@@ -41,6 +43,65 @@ pub fn compare(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Result<()
     Err(m.message(&got.name, got.len() as u64, &first.unwrap_or_default()))
 }
 
+/// Compares one output by the sum of its written elements (`verify.compare = { NAME = "sum" }`),
+/// for an output whose layout depends on a parameter, as partial results are: a partial sum per
+/// block with as many blocks as a parameter says agrees with another config's only in its sum.
+/// Elements still holding the poison pattern (all bits set: never written) are left out of both
+/// sums; `want` is the reference's buffer, or one element holding the expected sum. Sums are
+/// taken in f64 with compensation, so the tolerance judges the kernel's rounding, not this
+/// one's. `Err` states both sums and the error.
+pub fn compare_sum(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Result<(), String> {
+    let (g, written) = written_sum(got);
+    let (w, wanted) = written_sum(want);
+    let n = got.len();
+    if written == 0 && n > 0 {
+        return Err(format!("`{}` is compared by its sum, but all {n} of its elements were never written (still hold the poison value)", got.name));
+    }
+    let ok = if g.is_nan() || w.is_nan() { g.is_nan() && w.is_nan() } else { (g - w).abs() <= tol.atol + tol.rtol * w.abs() };
+    if ok {
+        return Ok(());
+    }
+    let mut msg = format!(
+        "`{}`: the sum of its {written} written elements (of {n}) is {}; expected {}, the sum of the reference's {wanted}",
+        got.name,
+        sum_text(g),
+        sum_text(w)
+    );
+    if g.is_finite() && w.is_finite() {
+        let d = (g - w).abs();
+        let rel = if w != 0.0 { d / w.abs() } else { 0.0 };
+        msg.push_str(&format!("; largest error {d:.3e} (relative {rel:.3e})"));
+    }
+    Err(msg)
+}
+
+/// A sum as a message shows it: nine significant digits, in exponent form (`-1.12309146e3`).
+fn sum_text(v: f64) -> String {
+    let t = format!("{v:.8e}");
+    match t.split_once('e') {
+        Some((m, e)) if m.contains('.') => format!("{}e{e}", m.trim_end_matches('0').trim_end_matches('.')),
+        _ => t,
+    }
+}
+
+/// The sum (f64, Neumaier's compensated summation) of `b`'s elements that do not hold the
+/// poison pattern, and how many those are.
+fn written_sum(b: &HostBuffer) -> (f64, usize) {
+    let size = b.dtype.size();
+    let (mut sum, mut carry, mut n) = (0.0f64, 0.0f64, 0usize);
+    for raw in b.data.chunks_exact(size) {
+        if raw.iter().all(|&x| x == 0xFF) {
+            continue;
+        }
+        let v = b.dtype.decode(raw);
+        let t = sum + v;
+        carry += if sum.abs() >= v.abs() { (sum - t) + v } else { (v - t) + sum };
+        sum = t;
+        n += 1;
+    }
+    (sum + carry, n)
+}
+
 /// What differed in one output: counts and the largest errors among the differing elements
 /// (both finite), so that a report can tell a tolerance problem from a wrong result.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -49,6 +110,9 @@ pub struct Mismatch {
     pub bad: u64,
     /// Of those, elements still holding the poison pattern (never written).
     pub unwritten: u64,
+    /// Of those, elements written where the reference's hold the poison pattern (the reference
+    /// config never wrote them): configs that write different numbers of elements.
+    pub extra: u64,
     /// Largest |got - expected| among finite differing elements.
     pub max_abs: f64,
     /// Largest |got - expected| / |expected| among finite differing elements with a non-zero
@@ -76,6 +140,9 @@ impl Mismatch {
         if self.unwritten > 0 {
             msg.push_str(&format!("; {} were never written (still hold the poison value)", self.unwritten));
         }
+        if self.extra > 0 {
+            msg.push_str(&format!("; {} were written where the reference's were not", self.extra));
+        }
         msg
     }
 
@@ -89,6 +156,12 @@ impl Mismatch {
     /// Whether a [`Mismatch::message`] says that some elements were never written.
     pub fn unwritten_in(message: &str) -> bool {
         message.contains("were never written")
+    }
+
+    /// Whether a [`Mismatch::message`] says that some elements were written where the
+    /// reference's were not.
+    pub fn written_beyond(message: &str) -> bool {
+        message.contains("were written where the reference's were not")
     }
 }
 
@@ -113,8 +186,8 @@ pub fn device_compare_kernel(dtype: crate::spec::problem::DType) -> Option<&'sta
 /// unchanged as HIP (NVRTC and hipRTC). Arguments: `got`, `want`, element count, `atol`, `rtol`
 /// (doubles), and the [`CompareCounters`] initialised to [`DEVICE_COMPARE_INIT`]: mismatches,
 /// the first mismatching index, mismatches that still hold the poison pattern (all bits set:
-/// never written), and the bits of the largest absolute and relative errors among finite
-/// mismatches (non-negative doubles order as their bits do, so `atomicMax` on the bits keeps the
+/// never written), the bits of the largest absolute and relative errors among finite
+/// mismatches, and mismatches written where the reference holds the poison pattern (non-negative doubles order as their bits do, so `atomicMax` on the bits keeps the
 /// largest). The tolerance rule and NaN handling are those of [`compare`].
 pub const DEVICE_COMPARE_SRC: &str = r#"
 __device__ __forceinline__ float kt_of_f32(float x) { return x; }
@@ -140,6 +213,7 @@ extern "C" __global__ void NAME(const T* got, const T* want, unsigned long long 
             atomicAdd(&out[0], 1ull);                                                                   \
             atomicMin(&out[1], i);                                                                      \
             if (BITS(got[i]) == POISON) atomicAdd(&out[2], 1ull);                                       \
+            else if (BITS(want[i]) == POISON) atomicAdd(&out[5], 1ull);                                 \
             if (isfinite(g) && isfinite(w)) {                                                           \
                 double d = fabs((double)g - (double)w);                                                 \
                 atomicMax(&out[3], (unsigned long long)__double_as_longlong(d));                        \
@@ -234,7 +308,7 @@ impl<P: Copy> DeviceReference<P> {
                 dev.free(p);
             }
             for want in req.reference {
-                let on_device = req.selects(want) && device_compare_kernel(want.dtype).is_some() && !want.data.is_empty();
+                let on_device = req.selects(want) && !req.summed(&want.name) && device_compare_kernel(want.dtype).is_some() && !want.data.is_empty();
                 let p = if on_device { dev.upload(want)? } else { None };
                 self.ptrs.push(p);
             }
@@ -244,10 +318,11 @@ impl<P: Copy> DeviceReference<P> {
             if !req.selects(want) {
                 continue;
             }
-            let (Some(p), Some(kernel)) = (self.ptrs.get(i).copied().flatten(), device_compare_kernel(want.dtype)) else {
-                // An output of another type (or empty), or no room on the device: read it back
-                // and compare on the host.
-                compare(dev.read_back(i)?, want, req.tolerance_for(&want.name)).map_err(BackendError::WrongOutput)?;
+            let on_device = self.ptrs.get(i).copied().flatten().filter(|_| !req.summed(&want.name));
+            let (Some(p), Some(kernel)) = (on_device, device_compare_kernel(want.dtype)) else {
+                // An output of another type (or empty), compared by its sum, or no room on the
+                // device: read it back and compare on the host.
+                req.compare_output(dev.read_back(i)?, want)?;
                 continue;
             };
             let n = want.len() as u64;
@@ -268,11 +343,12 @@ impl<P: Copy> DeviceReference<P> {
 }
 
 /// The comparison kernel's counters: mismatches, first mismatching index, never-written
-/// mismatches, and the bits of the largest absolute and relative errors (f64).
-pub type CompareCounters = [u64; 5];
+/// mismatches, the bits of the largest absolute and relative errors (f64), and mismatches
+/// written where the reference's elements were not.
+pub type CompareCounters = [u64; 6];
 
 /// Initial values of the comparison kernel's counters.
-pub const DEVICE_COMPARE_INIT: CompareCounters = [0, u64::MAX, 0, 0, 0];
+pub const DEVICE_COMPARE_INIT: CompareCounters = [0, u64::MAX, 0, 0, 0, 0];
 
 /// Threads per block of a [`DEVICE_COMPARE_KERNEL`] launch.
 pub const DEVICE_COMPARE_THREADS: u32 = 256;
@@ -326,7 +402,8 @@ pub fn device_verdict(
     }
     let i = counters[1];
     let (g, w) = first(i)?;
-    let m = Mismatch { bad: counters[0], unwritten: counters[2], max_abs: f64::from_bits(counters[3]), max_rel: f64::from_bits(counters[4]) };
+    let m =
+        Mismatch { bad: counters[0], unwritten: counters[2], extra: counters[5], max_abs: f64::from_bits(counters[3]), max_rel: f64::from_bits(counters[4]) };
     Err(m.message(name, n, &format!("first at index {i}: got {}, expected {}", shown(dtype, g), shown(dtype, w))))
 }
 
@@ -393,6 +470,9 @@ pub struct VerifyRequest<'a> {
     pub tolerance: crate::spec::job::Tolerance,
     /// Tolerances of single outputs, by buffer name.
     pub per_output: &'a [(String, crate::spec::job::Tolerance)],
+    /// Outputs compared by the sum of their written elements ([`compare_sum`]), by buffer name;
+    /// the others element by element.
+    pub sums: &'a [String],
     /// Time limit of the launch.
     pub timeout: Duration,
 }
@@ -413,11 +493,25 @@ impl VerifyRequest<'_> {
         self.per_output.iter().find(|(n, _)| n == name).map_or(self.tolerance, |t| t.1)
     }
 
+    /// Whether output `name` is compared by its sum ([`compare_sum`]): such an output is always
+    /// read back and compared on the host.
+    pub fn summed(&self, name: &str) -> bool {
+        self.sums.iter().any(|n| n == name)
+    }
+
+    /// Compares one read-back output with its reference: by its sum when it is [`Self::summed`],
+    /// else element by element ([`compare`]).
+    pub fn compare_output(&self, got: &HostBuffer, want: &HostBuffer) -> Result<(), BackendError> {
+        let tol = self.tolerance_for(&want.name);
+        let verdict = if self.summed(&want.name) { compare_sum(got, want, tol) } else { compare(got, want, tol) };
+        verdict.map_err(BackendError::WrongOutput)
+    }
+
     /// Compares read-back buffers with the reference (only the selected ones).
     pub fn check(&self, outs: &[HostBuffer]) -> Result<(), BackendError> {
         for (got, want) in outs.iter().zip(self.reference) {
             if self.selects(want) {
-                crate::measure::verify::compare(got, want, self.tolerance_for(&want.name)).map_err(BackendError::WrongOutput)?;
+                self.compare_output(got, want)?;
             }
         }
         Ok(())
@@ -444,15 +538,47 @@ mod tests {
     }
 
     #[test]
+    fn an_output_compared_by_its_sum_leaves_unwritten_elements_out() {
+        let buffer = |v: &[f32]| HostBuffer {
+            data: v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            ..HostBuffer::new("p", DType::F32, 0, &Init::Zeros, Access::Write)
+        };
+        let poison = f32::from_bits(u32::MAX);
+        let tol = Tolerance { atol: 1e-3, rtol: 0.0 };
+        // Four partial sums against two of another config, the rest never written: the same sum.
+        let want = buffer(&[3.0, 7.0, poison, poison]);
+        assert_eq!(compare_sum(&buffer(&[1.0, 2.0, 3.0, 4.0]), &want, tol), Ok(()));
+        // Or the expected sum alone.
+        assert_eq!(compare_sum(&buffer(&[4.0, 6.0, poison, poison]), &buffer(&[10.0]), tol), Ok(()));
+        let e = compare_sum(&buffer(&[1.0, 2.0, 3.0, poison]), &want, tol).unwrap_err();
+        assert_eq!(
+            e,
+            "`p`: the sum of its 3 written elements (of 4) is 6e0; expected 1e1, the sum of the reference's 2; largest error 4.000e0 (relative 4.000e-1)"
+        );
+        assert_eq!((sum_text(-1123.091464996338), sum_text(16384.0), sum_text(f64::NAN)), ("-1.12309146e3".into(), "1.6384e4".into(), "NaN".into()));
+        assert_eq!(Mismatch::largest_relative(&e), Some(0.4), "the diagnosis reads the error back");
+        let none = compare_sum(&buffer(&[poison; 4]), &want, tol).unwrap_err();
+        assert!(Mismatch::unwritten_in(&none), "{none}");
+        // A NaN the kernel computed is no sum.
+        assert!(compare_sum(&buffer(&[f32::NAN, 10.0]), &want, tol).is_err());
+        // Compensated: a million tenths in f64 come to 100,000 within 1e-9.
+        let tenths = HostBuffer { data: 0.1f64.to_le_bytes().repeat(1_000_000), ..HostBuffer::new("p", DType::F64, 0, &Init::Zeros, Access::Write) };
+        assert!(compare_sum(&tenths, &HostBuffer { data: 100_000f64.to_le_bytes().to_vec(), ..tenths.clone() }, Tolerance { atol: 1e-9, rtol: 0.0 }).is_ok());
+    }
+
+    #[test]
     fn a_device_comparison_reads_like_a_host_one() {
-        let want = HostBuffer::new("y", DType::F32, 8, &Init::Sequence, Access::Write);
+        let mut want = HostBuffer::new("y", DType::F32, 8, &Init::Sequence, Access::Write);
         let mut got = want.clone();
         got.set_f64(3, 9.0);
         got.data[20..24].copy_from_slice(&[0xFF; 4]);
+        // The reference never wrote element 7; this config did.
+        want.data[28..32].copy_from_slice(&[0xFF; 4]);
         let host = compare(&got, &want, Tolerance::default()).unwrap_err();
+        assert!(host.contains("1 were never written") && Mismatch::written_beyond(&host), "{host}");
         // What the comparison kernel would count for the same buffers.
-        let device = device_verdict("y", DType::F32, [2, 3, 1, 6f64.to_bits(), 2f64.to_bits()], 8, |i| Ok((got.get_f64(i as usize), want.get_f64(i as usize))))
-            .unwrap_err();
+        let counters = [3, 3, 1, 6f64.to_bits(), 2f64.to_bits(), 1];
+        let device = device_verdict("y", DType::F32, counters, 8, |i| Ok((got.get_f64(i as usize), want.get_f64(i as usize)))).unwrap_err();
         assert_eq!(host, device);
         assert!(device_verdict("y", DType::F32, DEVICE_COMPARE_INIT, 8, |_| unreachable!()).is_ok());
         for d in DType::ALL {
@@ -539,6 +665,7 @@ mod tests {
             outputs: &[],
             tolerance: Tolerance::default(),
             per_output: &[],
+            sums: &[],
             timeout: Default::default(),
         };
         let mut r = DeviceReference::default();
@@ -589,6 +716,7 @@ mod tests {
             outputs: &[],
             tolerance: Tolerance::default(),
             per_output: &[],
+            sums: &[],
             timeout: Default::default(),
         };
         let mut r = DeviceReference::default();
@@ -642,6 +770,7 @@ mod tests {
             outputs: &[],
             tolerance: Tolerance { atol: 0.0, rtol: 1e-6 },
             per_output: &loose,
+            sums: &[],
             timeout: Default::default(),
         };
         assert!(req.check(&[got.clone()]).is_ok());

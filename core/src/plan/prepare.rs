@@ -425,6 +425,27 @@ pub fn layout(job: &TuneJob) -> Result<Vec<ArgLayout>, SpecError> {
             ));
         }
     }
+    for o in &job.verify.sums {
+        let access = job.args.iter().find_map(|a| match &a.kind {
+            ArgKind::Buffer { access, .. } if &a.name == o => Some(*access),
+            _ => None,
+        });
+        let Some(access) = access else {
+            return Err(err(
+                "verify.compare",
+                format!("`{o}` is not a buffer argument (buffers: {}); name an output there or in --compare NAME=sum", buffers.join(", ")),
+            ));
+        };
+        let compared = if job.verify.outputs.is_empty() { access != crate::spec::problem::Access::Read } else { job.verify.outputs.contains(o) };
+        if !compared {
+            let why = if job.verify.outputs.is_empty() {
+                "it is an input (access = \"read\"), and only outputs are compared".to_string()
+            } else {
+                format!("only {} are (verify.outputs, or the expected outputs given)", job.verify.outputs.join(", "))
+            };
+            return Err(err("verify.compare", format!("`{o}` is compared by its sum, but it is not compared at all: {why}")));
+        }
+    }
     Ok(out)
 }
 

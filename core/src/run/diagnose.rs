@@ -441,17 +441,32 @@ pub fn disagreement(results: &[ConfigResult], params: &[Param], verify: &Verific
         })
         .collect();
     let largest_relative_error = rel.iter().copied().collect::<Option<Vec<f64>>>().and_then(|v| v.into_iter().reduce(f64::max));
-    let advice = match (&parameter, largest_relative_error) {
-        (_, Some(e)) if e < 1e-2 && e > verify.tolerance.rtol => format!(
+    // Configs that left elements unwritten where the reference wrote them (or the reverse) write
+    // a number of results that depends on a parameter: partial results, compared by their sum.
+    let partial = compared.iter().filter(|c| !c.1).find_map(|c| match &c.0.outcome {
+        ResultOutcome::Failed { message, .. } if Mismatch::unwritten_in(message) || Mismatch::written_beyond(message) => {
+            let name = message.split('`').nth(1)?;
+            (!verify.sums.iter().any(|s| s == name)).then(|| name.to_string())
+        }
+        _ => None,
+    });
+    let advice = match (&parameter, largest_relative_error, &partial) {
+        (_, Some(e), _) if e < 1e-2 && e > verify.tolerance.rtol => format!(
             "every difference is below {:.1e} relative: if that is rounding (a different summation order), loosen the tolerance, e.g. verify.rtol = {:.0e} (--rtol {:.0e})",
             e,
             (e * 2.0).max(1e-6),
             (e * 2.0).max(1e-6)
         ),
-        (Some((p, _, _, _)), _) => format!(
+        (_, _, Some(o)) => {
+            let by = parameter.as_ref().map_or("a parameter".to_string(), |(p, ..)| format!("`{p}`"));
+            format!(
+                "configs write different elements of `{o}` than the reference: if they are partial results whose number depends on {by} (a partial sum per block, say), compare their sums (verify.compare = {{ {o} = \"sum\" }}, --compare {o}=sum); else give expected outputs (verify.expected, --reference NAME=FILE) or a CPU reference"
+            )
+        }
+        (Some((p, _, _, _)), _, _) => format!(
             "if `{p}` changes the output by design, verify against expected outputs (verify.expected, --reference NAME=FILE) or without a reference (verify.reference = \"none\", --reference none); else the configs with the values that disagree are wrong"
         ),
-        (None, _) => "the reference itself may be wrong (it is the output of one config): give expected outputs (verify.expected, --reference NAME=FILE) or a CPU reference, or turn verification off with --reference none".into(),
+        (None, _, _) => "the reference itself may be wrong (it is the output of one config): give expected outputs (verify.expected, --reference NAME=FILE) or a CPU reference, or turn verification off with --reference none".into(),
     };
     Some(Disagreement { verified: compared.len(), disagreed, parameter, largest_relative_error, advice })
 }
@@ -649,5 +664,30 @@ mod tests {
         assert!(d.advice.contains("loosen the tolerance") && d.advice.contains("--rtol 2e-4"), "{}", d.advice);
         // Half or fewer: nothing to say.
         assert!(disagreement(&res[..6], &params, &Verification::default()).is_none());
+    }
+
+    /// Configs that write more or fewer elements than the reference (a partial sum per block,
+    /// as many as a parameter says) are told to compare sums; not once the output is summed.
+    #[test]
+    fn partial_results_are_told_to_compare_sums() {
+        let fewer = "`partial`: 64 of 128 elements differ (first at index 0: got 3, expected 2); largest error 1.000e0 (relative 5.000e-1); 32 were never written (still hold the poison value)";
+        let more = "`partial`: 128 of 128 elements differ (first at index 0: got 3, expected 2); largest error 1.000e0 (relative 5.000e-1); 64 were written where the reference's were not";
+        let params = vec![Param::new("blocks", [32, 64, 128])];
+        for (message, blocks) in [(fewer, 32), (more, 128)] {
+            let res = vec![
+                r(&[("blocks", 64)], ok()),
+                r(&[("blocks", blocks)], failed(FailureKind::WrongOutput, message)),
+                r(&[("blocks", blocks)], failed(FailureKind::WrongOutput, message)),
+            ];
+            let d = disagreement(&res, &params, &Verification::default()).unwrap();
+            assert!(
+                d.advice.contains("verify.compare = { partial = \"sum\" }, --compare partial=sum") && d.advice.contains("depends on `blocks`"),
+                "{}",
+                d.advice
+            );
+            let summed = Verification { sums: vec!["partial".into()], ..Default::default() };
+            let d = disagreement(&res, &params, &summed).unwrap();
+            assert!(!d.advice.contains("--compare"), "{}", d.advice);
+        }
     }
 }

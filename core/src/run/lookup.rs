@@ -72,7 +72,7 @@ pub(crate) fn stored_winner<B: Backend>(
         compile_efficiency: None,
         timing: backend.timing_method(),
         strategy: "database".into(),
-        reference: ctx.job.verify.reference.describe(),
+        reference: ctx.job.verify.describe(),
         wall_seconds: t0.elapsed().as_secs_f64(),
         default_included: true,
         devices: Vec::new(),

@@ -117,7 +117,7 @@ pub(crate) fn report(ledger: &Ledger<'_>, plan: &Plan, sel: Selected, strategy: 
         compile_efficiency: efficiency(ledger.compile_seconds, wall, ledger.compile_threads),
         timing: ledger.timing(),
         strategy,
-        reference: ctx.job.verify.reference.describe(),
+        reference: ctx.job.verify.describe(),
         wall_seconds: wall,
         default_included: plan.default_included,
         devices: ledger.devices.clone(),

@@ -1242,7 +1242,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                     _ => "the first valid config that ran".into(),
                 };
                 let failed = if tried > 0 { format!(", after {tried} config(s) before it failed") } else { String::new() };
-                l.ledger.notes.push(format!("reference: the outputs of {} ({how}{failed})", c.config));
+                let sums = &self.ctx.job.verify.sums;
+                let summed = if sums.is_empty() { String::new() } else { format!("; compared by its sum: {}", sums.join(", ")) };
+                l.ledger.notes.push(format!("reference: the outputs of {} ({how}{failed}){summed}", c.config));
                 *refs = RefState::Ready;
                 match l.ledger.known.get(&c.config.key()) {
                     // Measured before: only its outputs were needed.

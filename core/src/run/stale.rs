@@ -23,7 +23,8 @@ use std::collections::BTreeMap;
 /// What a job's verification hash and setup are made from, each made once when the tune is
 /// prepared.
 pub(crate) struct Texts {
-    /// The verification: outputs, tolerances and reference ([`reference_text`]).
+    /// The verification: outputs, tolerances, reference ([`reference_text`]) and the outputs
+    /// compared by their sums.
     pub verification: String,
     /// The arguments ([`args_text`]).
     pub args: String,
@@ -35,7 +36,11 @@ impl Texts {
     /// The texts of `job`, whose problem data is `data`.
     pub(crate) fn of(job: &TuneJob, data: &ProblemData, expected: Option<&RefOutputs>) -> Texts {
         let v = &job.verify;
-        let verification = format!("{:?}|{:?}|{:?}|{}", v.outputs, v.tolerance, v.per_output, reference_text(&v.reference));
+        let mut verification = format!("{:?}|{:?}|{:?}|{}", v.outputs, v.tolerance, v.per_output, reference_text(&v.reference));
+        if !v.sums.is_empty() {
+            // Only when set, so that a job without it hashes as it did before it existed.
+            verification.push_str(&format!("|sums {:?}", v.sums));
+        }
         let expected = expected.iter().flat_map(|e| &e.buffers).map(|b| format!("|{}#{}", b.name, crate::hash::short_hash(&b.data))).collect();
         Texts { verification, args: args_text(&job.args, data), expected }
     }

@@ -137,6 +137,9 @@ struct RawVerify {
     /// `all`, a count, or a percentage (a number below 1 is a share).
     #[serde(default)]
     sample: Option<toml::Value>,
+    /// How single outputs are compared: `sum` or `elements`, by buffer name.
+    #[serde(default)]
+    compare: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -603,6 +606,12 @@ impl Spec {
             crate::spec::job::check_tolerance(t).map_err(|m| err(&format!("verify.tolerances.{name}"), m))?;
             per_output.push((name.clone(), *t));
         }
+        let mut sums = Vec::new();
+        for (name, how) in &raw.verify.compare {
+            if crate::spec::job::compare_by_sum(how).map_err(|m| err(&format!("verify.compare.{name}"), m))? {
+                sums.push(name.clone());
+            }
+        }
         let sample = match &raw.verify.sample {
             None => VerifySample::All,
             Some(toml::Value::Float(f)) if *f > 0.0 && *f < 1.0 => VerifySample::Fraction(*f),
@@ -673,7 +682,7 @@ impl Spec {
         template.compat = compat;
         template.shared_mem = opt_expr("launch.shared_mem", &raw.launch.shared_mem)?;
         template.size_defines = raw.launch.size_defines;
-        template.verify = Verification { outputs: raw.verify.outputs.clone(), tolerance: tol, per_output, reference, sample };
+        template.verify = Verification { outputs: raw.verify.outputs.clone(), tolerance: tol, per_output, sums, reference, sample };
         if raw.verify.rtol.is_none() {
             template.verify.default_half_precision(&template.args);
         }

@@ -132,6 +132,20 @@ impl Reference {
     }
 }
 
+/// How an output is compared with its reference, from the words a spec's `verify.compare` or
+/// `--compare NAME=HOW` gives: `Ok(true)` for `sum` (the sum of its written elements),
+/// `Ok(false)` for `elements` (element by element, the default).
+pub fn compare_by_sum(how: &str) -> Result<bool, String> {
+    match how.trim() {
+        "sum" => Ok(true),
+        "elements" => Ok(false),
+        other => Err(format!(
+            "`{}` is not `sum` (compare the sum of the output's written elements: partial results whose number depends on a parameter) or `elements` (element by element, the default)",
+            crate::spec::error::quote(other)
+        )),
+    }
+}
+
 /// How many of the measured configs are verified against the reference. The winner and its
 /// tie band are always verified before they are stored, whatever the sample.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -201,6 +215,9 @@ pub struct Verification {
     pub tolerance: Tolerance,
     /// Tolerances of single outputs, by buffer name.
     pub per_output: Vec<(String, Tolerance)>,
+    /// Outputs compared by the sum of their written elements (`compare = { NAME = "sum" }`),
+    /// not element by element: partial results whose layout depends on a parameter.
+    pub sums: Vec<String>,
     /// The reference.
     pub reference: Reference,
     /// Which configs are verified during the search.
@@ -208,6 +225,18 @@ pub struct Verification {
 }
 
 impl Verification {
+    /// The reference as [`Reference::describe`] names it, and the outputs compared by their
+    /// sums: `default config; partial by its sum`.
+    pub fn describe(&self) -> String {
+        let r = self.reference.describe();
+        match self.sums.as_slice() {
+            [] => r,
+            _ if !self.reference.verifies() => r,
+            [one] => format!("{r}; {one} by its sum"),
+            many => format!("{r}; {} by their sums", many.join(", ")),
+        }
+    }
+
     /// Gives each half-precision output (f16, bf16) the relative tolerance of its type
     /// ([`DType::default_rtol`]) where that is looser than the job's and the output has no
     /// tolerance of its own: for a spec that sets no `rtol`, whose default (1e-5) is below one
@@ -226,7 +255,14 @@ impl Verification {
 
 impl Default for Verification {
     fn default() -> Self {
-        Verification { outputs: vec![], tolerance: Tolerance::default(), per_output: vec![], reference: Reference::DefaultConfig, sample: VerifySample::All }
+        Verification {
+            outputs: vec![],
+            tolerance: Tolerance::default(),
+            per_output: vec![],
+            sums: vec![],
+            reference: Reference::DefaultConfig,
+            sample: VerifySample::All,
+        }
     }
 }
 
