@@ -1570,8 +1570,11 @@ fn partial_results_are_compared_by_their_sum() {
     let plain = tune(&p, &[]);
     let warning = plain["disagreement"]["advice"].as_str().unwrap();
     assert!(warning.contains("--compare partial=sum"), "{warning}");
-    // By their sums, from the spec and from the command line.
-    by_sum(&tune(&spec("compare = { partial = \"sum\" }"), &["--top", "1"]));
+    // By their sums, from the spec and from the command line; `check` says so.
+    let summed = spec("compare = { partial = \"sum\" }");
+    let o = kerntune(dir, &["check", &summed]);
+    assert!(text(&o).0.contains("\nverification: default config; partial by its sum; atol 1e-5, rtol 1e-5\n"), "{}", text(&o).0);
+    by_sum(&tune(&summed, &["--top", "1"]));
     by_sum(&tune(&p, &["--compare", "partial=sum"]));
     // The expected sum as a file of one element (raw f32).
     std::fs::write(dir.join("sum.bin"), 16384f32.to_le_bytes()).unwrap();
@@ -1586,4 +1589,51 @@ fn partial_results_are_compared_by_their_sum() {
     bad(dir, &["tune", &spec("compare = { partial = \"total\" }")], &["verify.compare.partial", "`total` is not `sum`"]);
     std::fs::write(dir.join("two.bin"), [0u8; 8]).unwrap();
     bad(dir, &["tune", &spec("compare = { partial = \"sum\" }\nexpected = { partial = \"two.bin\" }")], &["verify.expected.partial", "a file of one element"]);
+}
+
+/// An output whose order differs between configs (here REV = 1 writes it backwards): element by
+/// element those configs disagree, each message says the output agrees sorted and the warning
+/// says to compare sorted; compared sorted (`--compare y=sorted`) they pass, and a config that
+/// computes other values (SCALE = 3) still fails.
+#[test]
+fn reordered_outputs_are_compared_sorted() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    if !have_device(dir) {
+        return;
+    }
+    write(
+        dir,
+        "rev.wgsl",
+        "@group(0) @binding(0) var<storage, read_write> y: array<f32>;\n@group(0) @binding(1) var<storage, read> x: array<f32>;\n@compute @workgroup_size(WG)\nfn scale(@builtin(global_invocation_id) g: vec3<u32>) {\n    let i = g.x;\n    if (i < u32(n)) {\n        let at = select(i, u32(n) - 1u - i, REV == 1);\n        y[at] = f32(SCALE) * x[i];\n    }\n}\n",
+    );
+    let p = write(
+        dir,
+        "rev.toml",
+        "[kernel]\nname = \"scale\"\nsource = { wgsl = \"rev.wgsl\" }\n[params]\nWG = [64, 128]\nREV = [0, 1]\nSCALE = [2, 3]\n[space]\ndefault = { WG = 64, REV = 0, SCALE = 2 }\n[[problems]]\nn = 4096\n[[args]]\nname = \"y\"\ntype = \"f32\"\nlen = \"n\"\naccess = \"write\"\n[[args]]\nname = \"x\"\ntype = \"f32\"\nlen = \"n\"\ninit = \"random\"\n[[args]]\nname = \"n\"\ntype = \"i32\"\nvalue = \"n\"\n[launch]\ngrid = [\"div_ceil(n, WG)\"]\nblock = [\"WG\"]\n",
+    );
+    let tune = |flags: &[&str]| {
+        let o = kerntune(dir, &[&["tune", p.to_str().unwrap(), "--json", "--no-db"], flags].concat());
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{err}");
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()[0].clone()
+    };
+    let param = |x: &serde_json::Value, name: &str| x["config"]["params"].as_array().unwrap().iter().find(|p| p[0] == name).unwrap()[1].as_i64().unwrap();
+    let plain = tune(&[]);
+    let advice = plain["disagreement"]["advice"].as_str().unwrap();
+    assert!(advice.contains("in another order") && advice.contains("--compare y=sorted"), "{advice}");
+    for x in plain["results"].as_array().unwrap() {
+        let (rev, scale, failed) = (param(x, "REV"), param(x, "SCALE"), x["outcome"] == "failed");
+        assert_eq!(failed, rev == 1 || scale == 3, "{x}");
+        let agrees_sorted = x["message"].as_str().unwrap_or_default().contains("sorted, they agree");
+        assert_eq!(agrees_sorted, rev == 1 && scale == 2, "{x}");
+    }
+    let sorted = tune(&["--compare", "y=sorted"]);
+    assert_eq!(sorted["reference"].as_str(), Some("default config; y sorted"));
+    for x in sorted["results"].as_array().unwrap() {
+        assert_eq!(x["outcome"] == "failed", param(x, "SCALE") == 3, "{x}");
+        if param(x, "SCALE") == 3 {
+            assert!(x["message"].as_str().unwrap().ends_with("(compared sorted)"), "{x}");
+        }
+    }
 }

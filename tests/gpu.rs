@@ -176,6 +176,38 @@ fn partial_results_are_compared_by_their_sum() {
     assert!(t.contains("every config that computed a wrong output has DROP = 1 (30 configs)") && t.contains("the sum of its"), "{t}");
 }
 
+/// An output written backwards by REV = 1 configs, through CUDA: the device comparison finds
+/// them different, the output read back agrees sorted and the warning says to compare sorted;
+/// `--compare y=sorted` passes them (and fails SCALE = 3).
+#[test]
+fn reordered_outputs_are_compared_sorted() {
+    if cuda_devices("reordered outputs").is_none() {
+        return;
+    }
+    let d = cache();
+    let dir = d.path();
+    std::fs::write(
+        dir.join("rev.cu"),
+        "extern \"C\" __global__ void scale(float *y, const float *x, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) y[REV ? n - 1 - i : i] = SCALE * x[i];\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("rev.toml"),
+        "[kernel]\nname = \"scale\"\nsource = { cuda = \"rev.cu\" }\n[params]\nblock_size_x = [64, 128]\nREV = [0, 1]\nSCALE = [2, 3]\n[space]\ndefault = { block_size_x = 64, REV = 0, SCALE = 2 }\n[[problems]]\nn = 1048576\n[[args]]\nname = \"y\"\ntype = \"f32\"\nlen = \"n\"\naccess = \"write\"\n[[args]]\nname = \"x\"\ntype = \"f32\"\nlen = \"n\"\ninit = \"random\"\n[[args]]\nname = \"n\"\ntype = \"i32\"\nvalue = \"n\"\n[launch]\nproblem_size = [\"n\"]\n",
+    )
+    .unwrap();
+    let spec = dir.join("rev.toml");
+    let o = kerntune(dir, &["tune", spec.to_str().unwrap(), "--backend", "cuda", "--no-db", "--top", "1"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.lines().next().is_some_and(|l| l.starts_with("warning: ") && l.contains("--compare y=sorted")), "{t}");
+    assert!(t.contains("sorted, they agree (the same values in another order)"), "{t}");
+    let o = kerntune(dir, &["tune", spec.to_str().unwrap(), "--backend", "cuda", "--no-db", "--top", "1", "--compare", "y=sorted"]);
+    let t = text(&o);
+    assert!(o.status.success() && t.contains("failures: wrong output 4 ") && t.contains("(compared sorted)"), "{t}");
+    assert!(t.contains("every config that computed a wrong output has SCALE = 3 (4 configs)"), "{t}");
+}
+
 /// On a GPU whose memory another process holds (here this test, which allocates all but what
 /// the case needs), a triad whose two 4 GiB buffers fit once but not with a device copy of each
 /// is tuned, its buffers restored from host memory and its output compared on the host, and the

@@ -72,7 +72,7 @@ fn on_a_gpu_the_worker_times_and_verifies() {
         outputs: &[],
         tolerance: Default::default(),
         per_output: &[],
-        sums: &[],
+        compare: &[],
         timeout: std::time::Duration::from_secs(5),
     };
     b.verify(&mut ws, &k, &launch, &vreq).expect("verifies on the device, in the worker");

@@ -551,7 +551,7 @@ pub(crate) fn check(device: &wgpu::Device, queue: &wgpu::Queue, ws: &mut Buffers
     if !matches!(&ws.reference, Some((id, _)) if *id == req.reference_id) {
         let mut refs = Vec::with_capacity(req.reference.len());
         for want in req.reference {
-            let screened = req.selects(want) && !req.summed(&want.name) && on_device(want);
+            let screened = req.selects(want) && !req.on_host(&want.name) && on_device(want);
             let buf = if screened { upload(device, queue, &want.data)? } else { None };
             if buf.is_none() && screened {
                 notes.note(core_memory::compared_on_host(&want.name, want.data.len()));
@@ -567,7 +567,7 @@ pub(crate) fn check(device: &wgpu::Device, queue: &wgpu::Queue, ws: &mut Buffers
         // A screen proves elements within a tolerance of at least zero (a spec's always is);
         // any other is the host's to judge.
         let screenable = kerntune_core::spec::job::check_tolerance(&tol).is_ok();
-        match refs.get(i).and_then(Option::as_ref).filter(|_| !req.summed(&want.name)) {
+        match refs.get(i).and_then(Option::as_ref).filter(|_| !req.on_host(&want.name)) {
             Some(r) if screenable && ops.unproven(device, queue, &ws.buffers[i], r, want.dtype, tol)? == 0 => {}
             _ => to_host.push(i),
         }
@@ -627,7 +627,7 @@ mod tests {
         got: &HostBuffer,
     ) -> (Result<(), String>, Result<(), String>) {
         let req =
-            VerifyRequest { reference, reference_id: id, outputs, tolerance: tol, per_output: &[], sums: &[], timeout: std::time::Duration::from_secs(60) };
+            VerifyRequest { reference, reference_id: id, outputs, tolerance: tol, per_output: &[], compare: &[], timeout: std::time::Duration::from_secs(60) };
         let on_device = check(device, queue, ws, &req, &Notes::default()).map_err(|e| e.to_string());
         let want = reference.iter().find(|w| w.name == got.name).expect("the output is in the reference");
         let on_host = kerntune_core::measure::verify::compare(got, want, tol).map_err(|m| BackendError::WrongOutput(m).to_string());
@@ -669,7 +669,7 @@ mod tests {
             outputs: &[],
             tolerance: Default::default(),
             per_output: &[],
-            sums: &[],
+            compare: &[],
             timeout: std::time::Duration::from_secs(60),
         };
         check(&device, &queue, &mut ws, &req, &notes).unwrap();
@@ -763,7 +763,7 @@ mod tests {
             outputs: &[],
             tolerance: tol,
             per_output: &[],
-            sums: &[],
+            compare: &[],
             timeout: std::time::Duration::from_secs(60),
         };
         let e = check(&device, &queue, &mut ws, &req, &Notes::default()).expect_err("1e-3f32 is more than 1e-3 from 0").to_string();

@@ -265,7 +265,7 @@ enum Req {
         #[serde(default)]
         per_output: Vec<(String, crate::spec::job::Tolerance)>,
         #[serde(default)]
-        sums: Vec<String>,
+        compare: Vec<(String, crate::spec::job::Compare)>,
     },
     /// The buffers `wanted` selects, read back (the others travel empty).
     Read {
@@ -832,7 +832,7 @@ impl Worker {
             atol: req.tolerance.atol,
             rtol: req.tolerance.rtol,
             per_output: req.per_output.to_vec(),
-            sums: req.sums.to_vec(),
+            compare: req.compare.to_vec(),
         };
         // The worker enforces the launch's timeout itself; the margin covers the process and
         // shipping the reference (at a conservative 1 GB/s) the first time.
@@ -1080,7 +1080,7 @@ fn handle(exec: &mut impl Executor, st: &mut Served, req: Req, blobs: Vec<Vec<u8
             }
             Ok((exec.time(id, &launch, &TimeRequest { launches: n, flush, timeout: Duration::from_secs_f64(timeout) })?, vec![]))
         }
-        Req::Verify { id, launch, timeout, ref_id, send_ref, outputs, atol, rtol, per_output, sums } => {
+        Req::Verify { id, launch, timeout, ref_id, send_ref, outputs, atol, rtol, per_output, compare } => {
             if send_ref {
                 st.reference = st.problem.buffers().zip(blobs).map(|(b, data)| HostBuffer { data, ..b.described() }).collect();
             }
@@ -1093,7 +1093,7 @@ fn handle(exec: &mut impl Executor, st: &mut Served, req: Req, blobs: Vec<Vec<u8
                 outputs: &outputs,
                 tolerance: crate::spec::job::Tolerance { atol, rtol },
                 per_output: &per_output,
-                sums: &sums,
+                compare: &compare,
                 timeout: Duration::from_secs_f64(timeout),
             };
             Ok((exec.verify(id, &launch, &req)?, vec![]))

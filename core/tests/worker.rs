@@ -149,7 +149,7 @@ fn runs_and_verifies_in_the_worker() {
         outputs: &[],
         tolerance: Tolerance::default(),
         per_output: &[],
-        sums: &[],
+        compare: &[],
         timeout: Duration::from_secs(5),
     };
     assert_eq!(s.with(&p, |w| w.time(image(1, "double"), &LAUNCH, &timing(Duration::from_secs(5)))).unwrap(), vec![1e-3; 3]);
@@ -190,7 +190,7 @@ fn another_problem_replaces_the_one_the_worker_holds() {
             outputs: &[],
             tolerance: Tolerance::default(),
             per_output: &[],
-            sums: &[],
+            compare: &[],
             timeout: Duration::from_secs(5),
         };
         s.with(p, |w| w.verify(image(1, "double"), &LAUNCH, &req))
@@ -225,7 +225,7 @@ fn large_buffers_arrive_whole() {
             outputs: &[],
             tolerance: Tolerance::default(),
             per_output: &[],
-            sums: &[],
+            compare: &[],
             timeout: Duration::from_secs(30),
         };
         s.with(&p, |w| w.verify(image(1, "double"), &LAUNCH, &req)).unwrap();
@@ -256,7 +256,7 @@ fn several_workers_share_one_copy_of_the_problem() {
         outputs: &[],
         tolerance: Tolerance::default(),
         per_output: &[],
-        sums: &[],
+        compare: &[],
         timeout: Duration::from_secs(30),
     };
     let exe = std::env::current_exe().expect("this test program");
@@ -386,7 +386,7 @@ fn loads_travel_with_the_next_request_and_their_errors_come_back() {
         outputs: &[],
         tolerance: Tolerance::default(),
         per_output: &[],
-        sums: &[],
+        compare: &[],
         timeout: Duration::from_secs(5),
     };
     s.with(&p, |w| w.verify(image(11, "double"), &LAUNCH, &req)).unwrap();

@@ -115,9 +115,10 @@ pub(crate) struct Measuring {
     rtol: Option<String>,
     /// How named outputs are compared: NAME=sum compares the sum of the output's written
     /// elements (partial results whose number depends on a parameter, such as a partial sum per
-    /// block), NAME=elements element by element (the default). Overrides the spec's
+    /// block), NAME=sorted its written elements sorted (the same values in an order that differs
+    /// between configs), NAME=elements element by element (the default). Overrides the spec's
     /// verify.compare for the outputs named.
-    #[arg(long, value_name = "NAME=sum|elements[,...]")]
+    #[arg(long, value_name = "NAME=sum|sorted|elements[,...]")]
     compare: Option<String>,
     /// Seconds a launch may take before it is recorded as timed out (a kernel that never ends
     /// costs its config this long); overrides the spec's [bench] timeout (default 5). A longer
@@ -279,13 +280,14 @@ pub(crate) fn verification(spec: &mut Spec, a: &Measuring) -> anyhow::Result<()>
         v.reference = Reference::parse(r, std::path::Path::new(".")).map_err(|m| anyhow::anyhow!("--reference: {m}"))?;
     }
     for part in a.compare.iter().flat_map(|t| t.split(',')).map(str::trim).filter(|p| !p.is_empty()) {
-        let (name, how) =
-            part.split_once('=').ok_or_else(|| anyhow::anyhow!("--compare: `{}` is not NAME=sum or NAME=elements", kerntune::spec::error::quote(part)))?;
-        let by_sum = kerntune::spec::job::compare_by_sum(how).map_err(|m| anyhow::anyhow!("--compare {}: {m}", kerntune::spec::error::quote(part)))?;
+        let (name, how) = part
+            .split_once('=')
+            .ok_or_else(|| anyhow::anyhow!("--compare: `{}` is not NAME=sum, NAME=sorted or NAME=elements", kerntune::spec::error::quote(part)))?;
+        let how = kerntune::spec::job::Compare::parse(how).map_err(|m| anyhow::anyhow!("--compare {}: {m}", kerntune::spec::error::quote(part)))?;
         let name = name.trim().to_string();
-        v.sums.retain(|n| *n != name);
-        if by_sum {
-            v.sums.push(name);
+        v.compare.retain(|(n, _)| *n != name);
+        if let Some(c) = how {
+            v.compare.push((name, c));
         }
     }
     for (flag, text, set) in [("--atol", &a.atol, 0usize), ("--rtol", &a.rtol, 1)] {

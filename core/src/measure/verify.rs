@@ -75,6 +75,57 @@ pub fn compare_sum(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Resul
     Err(msg)
 }
 
+/// Compares one output by its written elements sorted (`verify.compare = { NAME = "sorted" }`),
+/// for the same values in an order that differs between configs (a compaction whose order
+/// depends on atomics): the elements that do not hold the poison pattern, of each buffer, in
+/// ascending order (NaNs last), must be as many and agree pairwise within the tolerance.
+pub fn compare_sorted(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Result<(), String> {
+    let (g, w) = (written_sorted(got), written_sorted(want));
+    if g.len() != w.len() {
+        return Err(format!("`{}`: compared sorted, it has {} written elements (of {}), the reference {}", got.name, g.len(), got.len(), w.len()));
+    }
+    let mut m = Mismatch::default();
+    let mut first = None;
+    for (i, (&a, &b)) in g.iter().zip(&w).enumerate() {
+        let ok = if a.is_nan() || b.is_nan() { a.is_nan() && b.is_nan() } else { (a - b).abs() <= tol.atol + tol.rtol * b.abs() };
+        if !ok {
+            m.bad += 1;
+            m.observe(a, b);
+            first.get_or_insert_with(|| format!("first at sorted position {i}: got {}, expected {}", shown(got.dtype, a), shown(want.dtype, b)));
+        }
+    }
+    match first {
+        None => Ok(()),
+        Some(first) => {
+            Err(format!("{} (compared sorted)", m.message(&got.name, g.len() as u64, &first).replacen(" elements differ", " written elements differ", 1)))
+        }
+    }
+}
+
+/// Outputs up to this many elements are read back and sorted when they differ element by
+/// element, to say whether they agree in another order.
+pub const SORTED_HINT_MAX: usize = 1 << 24;
+
+/// When `got` differs from `want` element by element: [`SORTED_AGREE`] if their written
+/// elements agree once sorted (the same values in another order), else nothing. Outputs over
+/// [`SORTED_HINT_MAX`] elements are not sorted.
+pub fn sorted_hint(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> String {
+    if got.len() > SORTED_HINT_MAX || got.dtype != want.dtype || compare_sorted(got, want, tol).is_err() {
+        return String::new();
+    }
+    SORTED_AGREE.to_string()
+}
+
+/// What [`sorted_hint`] adds to a mismatch whose output agrees sorted.
+pub const SORTED_AGREE: &str = "; sorted, they agree (the same values in another order)";
+
+/// `b`'s elements that do not hold the poison pattern, as f64, in ascending order (NaNs last).
+fn written_sorted(b: &HostBuffer) -> Vec<f64> {
+    let mut v: Vec<f64> = b.data.chunks_exact(b.dtype.size()).filter(|raw| !raw.iter().all(|&x| x == 0xFF)).map(|raw| b.dtype.decode(raw)).collect();
+    v.sort_unstable_by(|a, b| a.is_nan().cmp(&b.is_nan()).then(a.total_cmp(b)));
+    v
+}
+
 /// A sum as a message shows it: nine significant digits, in exponent form (`-1.12309146e3`).
 fn sum_text(v: f64) -> String {
     let t = format!("{v:.8e}");
@@ -308,7 +359,7 @@ impl<P: Copy> DeviceReference<P> {
                 dev.free(p);
             }
             for want in req.reference {
-                let on_device = req.selects(want) && !req.summed(&want.name) && device_compare_kernel(want.dtype).is_some() && !want.data.is_empty();
+                let on_device = req.selects(want) && !req.on_host(&want.name) && device_compare_kernel(want.dtype).is_some() && !want.data.is_empty();
                 let p = if on_device { dev.upload(want)? } else { None };
                 self.ptrs.push(p);
             }
@@ -318,7 +369,7 @@ impl<P: Copy> DeviceReference<P> {
             if !req.selects(want) {
                 continue;
             }
-            let on_device = self.ptrs.get(i).copied().flatten().filter(|_| !req.summed(&want.name));
+            let on_device = self.ptrs.get(i).copied().flatten().filter(|_| !req.on_host(&want.name));
             let (Some(p), Some(kernel)) = (on_device, device_compare_kernel(want.dtype)) else {
                 // An output of another type (or empty), compared by its sum, or no room on the
                 // device: read it back and compare on the host.
@@ -327,11 +378,15 @@ impl<P: Copy> DeviceReference<P> {
             };
             let n = want.len() as u64;
             let counters = dev.compare(i, p, n, kernel, req.tolerance_for(&want.name))?;
-            device_verdict(&want.name, want.dtype, counters, n, |first| {
+            let verdict = device_verdict(&want.name, want.dtype, counters, n, |first| {
                 let g = dev.read_element(i, first, want.dtype).map_err(|e| e.to_string())?;
                 Ok((g, want.get_f64(first as usize)))
-            })
-            .map_err(BackendError::WrongOutput)?;
+            });
+            if let Err(m) = verdict {
+                // Read back, once the output is known to differ: whether it agrees sorted.
+                let hint = if want.len() <= SORTED_HINT_MAX { sorted_hint(dev.read_back(i)?, want, req.tolerance_for(&want.name)) } else { String::new() };
+                return Err(BackendError::WrongOutput(m + &hint));
+            }
         }
         Ok(())
     }
@@ -470,9 +525,9 @@ pub struct VerifyRequest<'a> {
     pub tolerance: crate::spec::job::Tolerance,
     /// Tolerances of single outputs, by buffer name.
     pub per_output: &'a [(String, crate::spec::job::Tolerance)],
-    /// Outputs compared by the sum of their written elements ([`compare_sum`]), by buffer name;
-    /// the others element by element.
-    pub sums: &'a [String],
+    /// Outputs compared otherwise than element by element ([`compare_sum`], [`compare_sorted`]),
+    /// by buffer name; the others element by element.
+    pub compare: &'a [(String, crate::spec::job::Compare)],
     /// Time limit of the launch.
     pub timeout: Duration,
 }
@@ -493,17 +548,23 @@ impl VerifyRequest<'_> {
         self.per_output.iter().find(|(n, _)| n == name).map_or(self.tolerance, |t| t.1)
     }
 
-    /// Whether output `name` is compared by its sum ([`compare_sum`]): such an output is always
-    /// read back and compared on the host.
-    pub fn summed(&self, name: &str) -> bool {
-        self.sums.iter().any(|n| n == name)
+    /// Whether output `name` is compared otherwise than element by element (by its sum, or
+    /// sorted): such an output is always read back and compared on the host.
+    pub fn on_host(&self, name: &str) -> bool {
+        self.compare.iter().any(|(n, _)| n == name)
     }
 
-    /// Compares one read-back output with its reference: by its sum when it is [`Self::summed`],
-    /// else element by element ([`compare`]).
+    /// Compares one read-back output with its reference: as [`VerifyRequest::compare`] says
+    /// ([`compare_sum`], [`compare_sorted`]), else element by element ([`compare`], which says
+    /// when the outputs agree once sorted).
     pub fn compare_output(&self, got: &HostBuffer, want: &HostBuffer) -> Result<(), BackendError> {
+        use crate::spec::job::Compare;
         let tol = self.tolerance_for(&want.name);
-        let verdict = if self.summed(&want.name) { compare_sum(got, want, tol) } else { compare(got, want, tol) };
+        let verdict = match self.compare.iter().find(|(n, _)| *n == want.name).map(|c| c.1) {
+            Some(Compare::Sum) => compare_sum(got, want, tol),
+            Some(Compare::Sorted) => compare_sorted(got, want, tol),
+            None => compare(got, want, tol).map_err(|m| m + &sorted_hint(got, want, tol)),
+        };
         verdict.map_err(BackendError::WrongOutput)
     }
 
@@ -564,6 +625,43 @@ mod tests {
         // Compensated: a million tenths in f64 come to 100,000 within 1e-9.
         let tenths = HostBuffer { data: 0.1f64.to_le_bytes().repeat(1_000_000), ..HostBuffer::new("p", DType::F64, 0, &Init::Zeros, Access::Write) };
         assert!(compare_sum(&tenths, &HostBuffer { data: 100_000f64.to_le_bytes().to_vec(), ..tenths.clone() }, Tolerance { atol: 1e-9, rtol: 0.0 }).is_ok());
+    }
+
+    #[test]
+    fn an_output_compared_sorted_agrees_in_any_order() {
+        let buffer = |v: &[f32]| HostBuffer {
+            data: v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            ..HostBuffer::new("y", DType::F32, 0, &Init::Zeros, Access::Write)
+        };
+        let poison = f32::from_bits(u32::MAX);
+        let tol = Tolerance { atol: 1e-3, rtol: 0.0 };
+        let want = buffer(&[1.0, 2.0, 3.0, poison]);
+        assert_eq!(compare_sorted(&buffer(&[3.0, poison, 1.0, 2.0]), &want, tol), Ok(()));
+        assert_eq!(compare_sorted(&buffer(&[3.0, 1.0005, 2.0, poison]), &want, tol), Ok(()), "within the tolerance");
+        assert_eq!(
+            compare_sorted(&buffer(&[3.0, 1.0, 2.0, 4.0]), &want, tol).unwrap_err(),
+            "`y`: compared sorted, it has 4 written elements (of 4), the reference 3"
+        );
+        let e = compare_sorted(&buffer(&[3.0, 1.0, 5.0, poison]), &want, tol).unwrap_err();
+        assert_eq!(
+            e,
+            "`y`: 2 of 3 written elements differ (first at sorted position 1: got 3, expected 2); largest error 2.000e0 (relative 6.667e-1) (compared sorted)"
+        );
+        // Element by element, a reordered output says that it agrees sorted; a wrong one does not.
+        let req = VerifyRequest {
+            reference: std::slice::from_ref(&want),
+            reference_id: 1,
+            outputs: &[],
+            tolerance: tol,
+            per_output: &[],
+            compare: &[],
+            timeout: Default::default(),
+        };
+        let reordered = req.compare_output(&buffer(&[3.0, 1.0, 2.0, poison]), &want).unwrap_err().to_string();
+        assert!(reordered.ends_with(SORTED_AGREE), "{reordered}");
+        assert!(!req.compare_output(&buffer(&[3.0, 1.0, 5.0, poison]), &want).unwrap_err().to_string().contains("sorted"));
+        let sorted = [("y".to_string(), crate::spec::job::Compare::Sorted)];
+        assert!(VerifyRequest { compare: &sorted, ..req }.compare_output(&buffer(&[3.0, 1.0, 2.0, poison]), &want).is_ok());
     }
 
     #[test]
@@ -665,7 +763,7 @@ mod tests {
             outputs: &[],
             tolerance: Tolerance::default(),
             per_output: &[],
-            sums: &[],
+            compare: &[],
             timeout: Default::default(),
         };
         let mut r = DeviceReference::default();
@@ -716,7 +814,7 @@ mod tests {
             outputs: &[],
             tolerance: Tolerance::default(),
             per_output: &[],
-            sums: &[],
+            compare: &[],
             timeout: Default::default(),
         };
         let mut r = DeviceReference::default();
@@ -770,7 +868,7 @@ mod tests {
             outputs: &[],
             tolerance: Tolerance { atol: 0.0, rtol: 1e-6 },
             per_output: &loose,
-            sums: &[],
+            compare: &[],
             timeout: Default::default(),
         };
         assert!(req.check(&[got.clone()]).is_ok());

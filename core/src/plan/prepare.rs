@@ -425,7 +425,7 @@ pub fn layout(job: &TuneJob) -> Result<Vec<ArgLayout>, SpecError> {
             ));
         }
     }
-    for o in &job.verify.sums {
+    for (o, how) in &job.verify.compare {
         let access = job.args.iter().find_map(|a| match &a.kind {
             ArgKind::Buffer { access, .. } if &a.name == o => Some(*access),
             _ => None,
@@ -433,7 +433,7 @@ pub fn layout(job: &TuneJob) -> Result<Vec<ArgLayout>, SpecError> {
         let Some(access) = access else {
             return Err(err(
                 "verify.compare",
-                format!("`{o}` is not a buffer argument (buffers: {}); name an output there or in --compare NAME=sum", buffers.join(", ")),
+                format!("`{o}` is not a buffer argument (buffers: {}); name an output there or in --compare NAME={}", buffers.join(", "), how.word()),
             ));
         };
         let compared = if job.verify.outputs.is_empty() { access != crate::spec::problem::Access::Read } else { job.verify.outputs.contains(o) };
@@ -443,7 +443,7 @@ pub fn layout(job: &TuneJob) -> Result<Vec<ArgLayout>, SpecError> {
             } else {
                 format!("only {} are (verify.outputs, or the expected outputs given)", job.verify.outputs.join(", "))
             };
-            return Err(err("verify.compare", format!("`{o}` is compared by its sum, but it is not compared at all: {why}")));
+            return Err(err("verify.compare", format!("`{o}` is to be compared {}, but it is not compared at all: {why}", how.describe())));
         }
     }
     Ok(out)

@@ -240,7 +240,7 @@ impl<'a, B: Backend> Session<'a, B> {
             outputs: &verify.outputs,
             tolerance: verify.tolerance,
             per_output: &verify.per_output,
-            sums: &verify.sums,
+            compare: &verify.compare,
             timeout: bench.timeout,
         };
         backend.verify(ws, kernel, launch, &vr)

@@ -446,11 +446,23 @@ pub fn disagreement(results: &[ConfigResult], params: &[Param], verify: &Verific
     let partial = compared.iter().filter(|c| !c.1).find_map(|c| match &c.0.outcome {
         ResultOutcome::Failed { message, .. } if Mismatch::unwritten_in(message) || Mismatch::written_beyond(message) => {
             let name = message.split('`').nth(1)?;
-            (!verify.sums.iter().any(|s| s == name)).then(|| name.to_string())
+            verify.compare_of(name).is_none().then(|| name.to_string())
         }
         _ => None,
     });
+    // Configs whose output agrees with the reference's once sorted: the same values in another
+    // order (the element comparison says so).
+    let reordered = compared.iter().filter(|c| !c.1).find_map(|c| match &c.0.outcome {
+        ResultOutcome::Failed { message, .. } if message.contains(crate::measure::verify::SORTED_AGREE) => message.split('`').nth(1).map(str::to_string),
+        _ => None,
+    });
     let advice = match (&parameter, largest_relative_error, &partial) {
+        _ if reordered.is_some() => {
+            let o = reordered.as_deref().unwrap_or_default();
+            format!(
+                "configs write the values of `{o}` that the reference does, in another order: if the order does not matter (a compaction through atomics, say), compare sorted (verify.compare = {{ {o} = \"sorted\" }}, --compare {o}=sorted); else the configs that disagree are wrong"
+            )
+        }
         (_, Some(e), _) if e < 1e-2 && e > verify.tolerance.rtol => format!(
             "every difference is below {:.1e} relative: if that is rounding (a different summation order), loosen the tolerance, e.g. verify.rtol = {:.0e} (--rtol {:.0e})",
             e,
@@ -666,6 +678,23 @@ mod tests {
         assert!(disagreement(&res[..6], &params, &Verification::default()).is_none());
     }
 
+    /// Configs that write the reference's values in another order are told to compare sorted.
+    #[test]
+    fn reordered_outputs_are_told_to_compare_sorted() {
+        let message = format!(
+            "`out`: 64 of 128 elements differ (first at index 0: got 3, expected 2); largest error 1.000e0 (relative 5.000e-1){}",
+            crate::measure::verify::SORTED_AGREE
+        );
+        let params = vec![Param::new("order", [0, 1])];
+        let res = vec![
+            r(&[("order", 0)], ok()),
+            r(&[("order", 1)], failed(FailureKind::WrongOutput, &message)),
+            r(&[("order", 1)], failed(FailureKind::WrongOutput, &message)),
+        ];
+        let d = disagreement(&res, &params, &Verification::default()).unwrap();
+        assert!(d.advice.contains("in another order") && d.advice.contains("--compare out=sorted"), "{}", d.advice);
+    }
+
     /// Configs that write more or fewer elements than the reference (a partial sum per block,
     /// as many as a parameter says) are told to compare sums; not once the output is summed.
     #[test]
@@ -685,7 +714,7 @@ mod tests {
                 "{}",
                 d.advice
             );
-            let summed = Verification { sums: vec!["partial".into()], ..Default::default() };
+            let summed = Verification { compare: vec![("partial".into(), crate::spec::job::Compare::Sum)], ..Default::default() };
             let d = disagreement(&res, &params, &summed).unwrap();
             assert!(!d.advice.contains("--compare"), "{}", d.advice);
         }

@@ -372,10 +372,9 @@ impl<B: Backend> Tuner<B> {
         prep.make_data(&job)?;
         tracing::debug!(seconds = t0.elapsed().as_secs_f64(), "problem data built");
         let expected = match &job.verify.reference {
-            Reference::Expected(files) => Some(Arc::new(RefOutputs {
-                id: reference_id(),
-                buffers: expected_outputs(&prep, files, &job.verify.sums).map_err(|(f, m)| spec_error(&f, m))?,
-            })),
+            Reference::Expected(files) => {
+                Some(Arc::new(RefOutputs { id: reference_id(), buffers: expected_outputs(&prep, files, &job.verify).map_err(|(f, m)| spec_error(&f, m))? }))
+            }
             _ => None,
         };
         let id = self.entry_id(&job, &prep);
@@ -397,9 +396,13 @@ pub(crate) fn reference_id() -> u64 {
 }
 
 /// The expected contents of every buffer when outputs are given as data: the named ones from
-/// their files or fills (one of the `sums`, compared by its sum, also from a file of one
-/// element: the sum), the others as they start. `Err` names the field and says what is wrong.
-fn expected_outputs(prep: &Prepared, expected: &[(String, crate::spec::problem::Init)], sums: &[String]) -> Result<Vec<HostBuffer>, (String, String)> {
+/// their files or fills (one compared by its sum also from a file of one element: the sum),
+/// the others as they start. `Err` names the field and says what is wrong.
+fn expected_outputs(
+    prep: &Prepared,
+    expected: &[(String, crate::spec::problem::Init)],
+    verify: &crate::spec::job::Verification,
+) -> Result<Vec<HostBuffer>, (String, String)> {
     let mut out: Vec<HostBuffer> = prep.data.buffers().cloned().collect();
     for (name, init) in expected {
         let field = format!("verify.expected.{name}");
@@ -416,7 +419,7 @@ fn expected_outputs(prep: &Prepared, expected: &[(String, crate::spec::problem::
         let b = match HostBuffer::try_new(name, slot.dtype, slot.len(), init, slot.access) {
             Ok(b) => b,
             // An output compared by its sum may be given as that sum: one element.
-            Err(m) => match sums.iter().any(|s| s == name) {
+            Err(m) => match verify.compare_of(name) == Some(crate::spec::job::Compare::Sum) {
                 true => HostBuffer::try_new(name, slot.dtype, 1, init, slot.access).map_err(|_| {
                     (field, format!("{m}; `{name}` is compared by its sum (verify.compare), so a file of one element, the expected sum, is taken too"))
                 })?,

@@ -1242,9 +1242,8 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                     _ => "the first valid config that ran".into(),
                 };
                 let failed = if tried > 0 { format!(", after {tried} config(s) before it failed") } else { String::new() };
-                let sums = &self.ctx.job.verify.sums;
-                let summed = if sums.is_empty() { String::new() } else { format!("; compared by its sum: {}", sums.join(", ")) };
-                l.ledger.notes.push(format!("reference: the outputs of {} ({how}{failed}){summed}", c.config));
+                let compared: String = self.ctx.job.verify.compare.iter().map(|(n, c)| format!("; {n} compared {}", c.describe())).collect();
+                l.ledger.notes.push(format!("reference: the outputs of {} ({how}{failed}){compared}", c.config));
                 *refs = RefState::Ready;
                 match l.ledger.known.get(&c.config.key()) {
                     // Measured before: only its outputs were needed.

@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 /// prepared.
 pub(crate) struct Texts {
     /// The verification: outputs, tolerances, reference ([`reference_text`]) and the outputs
-    /// compared by their sums.
+    /// compared otherwise than element by element.
     pub verification: String,
     /// The arguments ([`args_text`]).
     pub args: String,
@@ -37,9 +37,9 @@ impl Texts {
     pub(crate) fn of(job: &TuneJob, data: &ProblemData, expected: Option<&RefOutputs>) -> Texts {
         let v = &job.verify;
         let mut verification = format!("{:?}|{:?}|{:?}|{}", v.outputs, v.tolerance, v.per_output, reference_text(&v.reference));
-        if !v.sums.is_empty() {
+        if !v.compare.is_empty() {
             // Only when set, so that a job without it hashes as it did before it existed.
-            verification.push_str(&format!("|sums {:?}", v.sums));
+            verification.push_str(&format!("|compare {:?}", v.compare));
         }
         let expected = expected.iter().flat_map(|e| &e.buffers).map(|b| format!("|{}#{}", b.name, crate::hash::short_hash(&b.data))).collect();
         Texts { verification, args: args_text(&job.args, data), expected }

@@ -137,7 +137,7 @@ struct RawVerify {
     /// `all`, a count, or a percentage (a number below 1 is a share).
     #[serde(default)]
     sample: Option<toml::Value>,
-    /// How single outputs are compared: `sum` or `elements`, by buffer name.
+    /// How single outputs are compared: `sum`, `sorted` or `elements`, by buffer name.
     #[serde(default)]
     compare: BTreeMap<String, String>,
 }
@@ -606,10 +606,10 @@ impl Spec {
             crate::spec::job::check_tolerance(t).map_err(|m| err(&format!("verify.tolerances.{name}"), m))?;
             per_output.push((name.clone(), *t));
         }
-        let mut sums = Vec::new();
+        let mut compare = Vec::new();
         for (name, how) in &raw.verify.compare {
-            if crate::spec::job::compare_by_sum(how).map_err(|m| err(&format!("verify.compare.{name}"), m))? {
-                sums.push(name.clone());
+            if let Some(c) = crate::spec::job::Compare::parse(how).map_err(|m| err(&format!("verify.compare.{name}"), m))? {
+                compare.push((name.clone(), c));
             }
         }
         let sample = match &raw.verify.sample {
@@ -682,7 +682,7 @@ impl Spec {
         template.compat = compat;
         template.shared_mem = opt_expr("launch.shared_mem", &raw.launch.shared_mem)?;
         template.size_defines = raw.launch.size_defines;
-        template.verify = Verification { outputs: raw.verify.outputs.clone(), tolerance: tol, per_output, sums, reference, sample };
+        template.verify = Verification { outputs: raw.verify.outputs.clone(), tolerance: tol, per_output, compare, reference, sample };
         if raw.verify.rtol.is_none() {
             template.verify.default_half_precision(&template.args);
         }

@@ -132,17 +132,47 @@ impl Reference {
     }
 }
 
-/// How an output is compared with its reference, from the words a spec's `verify.compare` or
-/// `--compare NAME=HOW` gives: `Ok(true)` for `sum` (the sum of its written elements),
-/// `Ok(false)` for `elements` (element by element, the default).
-pub fn compare_by_sum(how: &str) -> Result<bool, String> {
-    match how.trim() {
-        "sum" => Ok(true),
-        "elements" => Ok(false),
-        other => Err(format!(
-            "`{}` is not `sum` (compare the sum of the output's written elements: partial results whose number depends on a parameter) or `elements` (element by element, the default)",
-            crate::spec::error::quote(other)
-        )),
+/// How an output is compared with its reference, when not element by element (the default).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Compare {
+    /// The sum of its written elements: partial results whose number or layout depends on a
+    /// parameter (a partial sum per block).
+    Sum,
+    /// Its written elements sorted: the same values in an order that differs between configs
+    /// (a compaction whose order depends on atomics).
+    Sorted,
+}
+
+impl Compare {
+    /// The words of a spec's `verify.compare` or `--compare NAME=HOW`: `Ok(Some(..))` for `sum`
+    /// and `sorted`, `Ok(None)` for `elements` (element by element, the default).
+    pub fn parse(how: &str) -> Result<Option<Compare>, String> {
+        match how.trim() {
+            "sum" => Ok(Some(Compare::Sum)),
+            "sorted" => Ok(Some(Compare::Sorted)),
+            "elements" => Ok(None),
+            other => Err(format!(
+                "`{}` is not `sum` (the sum of the output's written elements: partial results whose number depends on a parameter), `sorted` (its written elements sorted: the same values in an order that differs between configs) or `elements` (element by element, the default)",
+                crate::spec::error::quote(other)
+            )),
+        }
+    }
+
+    /// The word a spec gives for it: `sum`, `sorted`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Compare::Sum => "sum",
+            Compare::Sorted => "sorted",
+        }
+    }
+
+    /// How a summary says it: `by its sum`, `sorted`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Compare::Sum => "by its sum",
+            Compare::Sorted => "sorted",
+        }
     }
 }
 
@@ -215,9 +245,9 @@ pub struct Verification {
     pub tolerance: Tolerance,
     /// Tolerances of single outputs, by buffer name.
     pub per_output: Vec<(String, Tolerance)>,
-    /// Outputs compared by the sum of their written elements (`compare = { NAME = "sum" }`),
-    /// not element by element: partial results whose layout depends on a parameter.
-    pub sums: Vec<String>,
+    /// Outputs compared otherwise than element by element (`compare = { NAME = "sum" }`), by
+    /// buffer name.
+    pub compare: Vec<(String, Compare)>,
     /// The reference.
     pub reference: Reference,
     /// Which configs are verified during the search.
@@ -225,16 +255,20 @@ pub struct Verification {
 }
 
 impl Verification {
-    /// The reference as [`Reference::describe`] names it, and the outputs compared by their
-    /// sums: `default config; partial by its sum`.
+    /// The reference as [`Reference::describe`] names it, and the outputs compared otherwise
+    /// than element by element: `default config; partial by its sum`.
     pub fn describe(&self) -> String {
         let r = self.reference.describe();
-        match self.sums.as_slice() {
-            [] => r,
-            _ if !self.reference.verifies() => r,
-            [one] => format!("{r}; {one} by its sum"),
-            many => format!("{r}; {} by their sums", many.join(", ")),
+        if !self.reference.verifies() || self.compare.is_empty() {
+            return r;
         }
+        let how: Vec<String> = self.compare.iter().map(|(n, c)| format!("{n} {}", c.describe())).collect();
+        format!("{r}; {}", how.join(", "))
+    }
+
+    /// How output `name` is compared, when not element by element.
+    pub fn compare_of(&self, name: &str) -> Option<Compare> {
+        self.compare.iter().find(|(n, _)| n == name).map(|c| c.1)
     }
 
     /// Gives each half-precision output (f16, bf16) the relative tolerance of its type
@@ -259,7 +293,7 @@ impl Default for Verification {
             outputs: vec![],
             tolerance: Tolerance::default(),
             per_output: vec![],
-            sums: vec![],
+            compare: vec![],
             reference: Reference::DefaultConfig,
             sample: VerifySample::All,
         }
