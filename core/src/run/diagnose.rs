@@ -452,15 +452,20 @@ pub fn disagreement(results: &[ConfigResult], params: &[Param], verify: &Verific
     });
     // Configs whose output agrees with the reference's once sorted: the same values in another
     // order (the element comparison says so).
-    let reordered = compared.iter().filter(|c| !c.1).find_map(|c| match &c.0.outcome {
-        ResultOutcome::Failed { message, .. } if message.contains(crate::measure::verify::SORTED_AGREE) => message.split('`').nth(1).map(str::to_string),
-        _ => None,
-    });
+    let reordered: Vec<String> = compared
+        .iter()
+        .filter(|c| !c.1)
+        .filter_map(|c| match &c.0.outcome {
+            ResultOutcome::Failed { message, .. } if message.contains(crate::measure::verify::SORTED_AGREE) => message.split('`').nth(1).map(str::to_string),
+            _ => None,
+        })
+        .collect();
     let advice = match (&parameter, largest_relative_error, &partial) {
-        _ if reordered.is_some() => {
-            let o = reordered.as_deref().unwrap_or_default();
+        _ if !reordered.is_empty() => {
+            let o = &reordered[0];
+            let which = if reordered.len() == disagreed { "they write".to_string() } else { format!("{} of them write", reordered.len()) };
             format!(
-                "configs write the values of `{o}` that the reference does, in another order: if the order does not matter (a compaction through atomics, say), compare sorted (verify.compare = {{ {o} = \"sorted\" }}, --compare {o}=sorted); else the configs that disagree are wrong"
+                "{which} the values of `{o}` that the reference does, in another order: if the order does not matter (a compaction through atomics, say), compare sorted (verify.compare = {{ {o} = \"sorted\" }}, --compare {o}=sorted); else those configs are wrong"
             )
         }
         (_, Some(e), _) if e < 1e-2 && e > verify.tolerance.rtol => format!(
@@ -692,7 +697,11 @@ mod tests {
             r(&[("order", 1)], failed(FailureKind::WrongOutput, &message)),
         ];
         let d = disagreement(&res, &params, &Verification::default()).unwrap();
-        assert!(d.advice.contains("in another order") && d.advice.contains("--compare out=sorted"), "{}", d.advice);
+        assert!(d.advice.starts_with("they write the values of `out`") && d.advice.contains("--compare out=sorted"), "{}", d.advice);
+        let mut more = res.clone();
+        more.push(r(&[("order", 1)], failed(FailureKind::WrongOutput, "`out`: 64 of 128 elements differ (first at index 0: got 9, expected 2)")));
+        let d = disagreement(&more, &params, &Verification::default()).unwrap();
+        assert!(d.advice.starts_with("2 of them write the values of `out`"), "{}", d.advice);
     }
 
     /// Configs that write more or fewer elements than the reference (a partial sum per block,
