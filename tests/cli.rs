@@ -1633,7 +1633,7 @@ fn reordered_outputs_are_compared_sorted() {
     for x in sorted["results"].as_array().unwrap() {
         assert_eq!(x["outcome"] == "failed", param(x, "SCALE") == 3, "{x}");
         if param(x, "SCALE") == 3 {
-            assert!(x["message"].as_str().unwrap().ends_with("(compared sorted)"), "{x}");
+            assert!(x["message"].as_str().unwrap().contains("compared sorted"), "{x}");
         }
     }
 }
