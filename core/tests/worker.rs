@@ -158,6 +158,21 @@ fn runs_and_verifies_in_the_worker() {
     assert!(matches!(&e, BackendError::WrongOutput(m) if m.contains("`y`: 1000 of 1000 elements differ")), "{e}");
     let e = s.with(&p, |w| w.verify(image(3, "skip"), &LAUNCH, &req)).unwrap_err();
     assert!(matches!(&e, BackendError::WrongOutput(m) if m.contains("500 were never written")), "{e}");
+    // How an output is compared travels with the request: against the reference reversed,
+    // element by element the output differs (and says it agrees sorted); sorted, or by its sum,
+    // it passes.
+    let mut reversed = reference(&p);
+    let values: Vec<f64> = (0..reversed[1].len()).map(|i| reversed[1].get_f64(i)).rev().collect();
+    values.iter().enumerate().for_each(|(i, &v)| reversed[1].set_f64(i, v));
+    let by = |how| [("y".to_string(), how)];
+    let (sorted, sum) = (by(kerntune_core::spec::job::Compare::Sorted), by(kerntune_core::spec::job::Compare::Sum));
+    let req = VerifyRequest { reference: &reversed, reference_id: 2, ..req };
+    let e = s.with(&p, |w| w.verify(image(1, "double"), &LAUNCH, &req)).unwrap_err();
+    assert!(matches!(&e, BackendError::WrongOutput(m) if m.ends_with(kerntune_core::measure::verify::SORTED_AGREE)), "{e}");
+    s.with(&p, |w| w.verify(image(1, "double"), &LAUNCH, &VerifyRequest { compare: &sorted, ..req })).unwrap();
+    s.with(&p, |w| w.verify(image(1, "double"), &LAUNCH, &VerifyRequest { compare: &sum, ..req })).unwrap();
+    let e = s.with(&p, |w| w.verify(image(2, "wrong"), &LAUNCH, &VerifyRequest { compare: &sum, ..req })).unwrap_err();
+    assert!(matches!(&e, BackendError::WrongOutput(m) if m.contains("the sum of its 1000 written elements")), "{e}");
     // Outputs come back as the worker holds them (restored after verification).
     s.with(&p, |w| w.time(image(1, "double"), &LAUNCH, &timing(Duration::from_secs(5)))).unwrap();
     let outs = s.with(&p, |w| w.read_outputs(&p, &[true, true])).unwrap();

@@ -366,8 +366,9 @@ pub fn device_compare_kernel(dtype: crate::spec::problem::DType) -> Option<&'sta
 /// (doubles), and the [`CompareCounters`] initialised to [`DEVICE_COMPARE_INIT`]: mismatches,
 /// the first mismatching index, mismatches that still hold the poison pattern (all bits set:
 /// never written), the bits of the largest absolute and relative errors among finite
-/// mismatches, and mismatches written where the reference holds the poison pattern (non-negative doubles order as their bits do, so `atomicMax` on the bits keeps the
-/// largest). The tolerance rule and NaN handling are those of [`compare`].
+/// mismatches (non-negative doubles order as their bits do, so `atomicMax` on the bits keeps the
+/// largest), and mismatches written where the reference holds the poison pattern. The
+/// tolerance rule and NaN handling are those of [`compare`].
 pub const DEVICE_COMPARE_SRC: &str = r#"
 __device__ __forceinline__ float kt_of_f32(float x) { return x; }
 __device__ __forceinline__ unsigned kt_bits_f32(float x) { return __float_as_uint(x); }

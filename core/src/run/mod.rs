@@ -419,12 +419,12 @@ fn expected_outputs(
         let b = match HostBuffer::try_new(name, slot.dtype, slot.len(), init, slot.access) {
             Ok(b) => b,
             // An output compared by its sum may be given as that sum: one element.
-            Err(m) => match verify.compare_of(name) == Some(crate::spec::job::Compare::Sum) {
-                true => HostBuffer::try_new(name, slot.dtype, 1, init, slot.access).map_err(|_| {
+            Err(m) if verify.compare_of(name) == Some(crate::spec::job::Compare::Sum) => {
+                HostBuffer::try_new(name, slot.dtype, 1, init, slot.access).map_err(|_| {
                     (field, format!("{m}; `{name}` is compared by its sum (verify.compare), so a file of one element, the expected sum, is taken too"))
-                })?,
-                false => return Err((field, m)),
-            },
+                })?
+            }
+            Err(m) => return Err((field, m)),
         };
         slot.data = b.data;
     }
