@@ -733,14 +733,19 @@ mod tests {
         assert_eq!(CompareArgs::new(0u64, 0, 1 << 40, Tolerance::default(), 0).blocks(), 4096, "capped; the kernel strides");
     }
 
+    /// An f32 output named `name` holding `v`.
+    fn f32s(name: &str, v: &[f32]) -> HostBuffer {
+        HostBuffer { data: v.iter().flat_map(|x| x.to_le_bytes()).collect(), ..HostBuffer::new(name, DType::F32, 0, &Init::Zeros, Access::Write) }
+    }
+
+    /// The poison value (all bits set) and the tolerance the comparison tests use.
+    const POISON: f32 = f32::from_bits(u32::MAX);
+    const TOL: Tolerance = Tolerance { atol: 1e-3, rtol: 0.0 };
+
     #[test]
     fn an_output_compared_by_its_sum_leaves_unwritten_elements_out() {
-        let buffer = |v: &[f32]| HostBuffer {
-            data: v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-            ..HostBuffer::new("p", DType::F32, 0, &Init::Zeros, Access::Write)
-        };
-        let poison = f32::from_bits(u32::MAX);
-        let tol = Tolerance { atol: 1e-3, rtol: 0.0 };
+        let buffer = |v: &[f32]| f32s("p", v);
+        let (poison, tol) = (POISON, TOL);
         // Four partial sums against two of another config, the rest never written: the same sum.
         let want = buffer(&[3.0, 7.0, poison, poison]);
         assert_eq!(compare_sum(&buffer(&[1.0, 2.0, 3.0, 4.0]), &want, tol), Ok(()));
@@ -764,12 +769,8 @@ mod tests {
 
     #[test]
     fn an_output_compared_sorted_agrees_in_any_order() {
-        let buffer = |v: &[f32]| HostBuffer {
-            data: v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-            ..HostBuffer::new("y", DType::F32, 0, &Init::Zeros, Access::Write)
-        };
-        let poison = f32::from_bits(u32::MAX);
-        let tol = Tolerance { atol: 1e-3, rtol: 0.0 };
+        let buffer = |v: &[f32]| f32s("y", v);
+        let (poison, tol) = (POISON, TOL);
         let want = buffer(&[1.0, 2.0, 3.0, poison]);
         assert_eq!(compare_sorted(&buffer(&[3.0, poison, 1.0, 2.0]), &want, tol), Ok(()));
         assert_eq!(compare_sorted(&buffer(&[3.0, 1.0005, 2.0, poison]), &want, tol), Ok(()), "within the tolerance");
