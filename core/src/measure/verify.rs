@@ -23,12 +23,11 @@ pub fn compare(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Result<()
         let raw = &got.data[i * size..(i + 1) * size];
         let g = got.get_f64(i);
         let w = want.get_f64(i);
-        let ok = if g.is_nan() || w.is_nan() { g.is_nan() && w.is_nan() } else { (g - w).abs() <= tol.atol + tol.rtol * w.abs() };
-        if !ok {
+        if !within(g, w, tol) {
             m.bad += 1;
-            if raw.iter().all(|&b| b == 0xFF) {
+            if unwritten(raw) {
                 m.unwritten += 1;
-            } else if want.data[i * size..(i + 1) * size].iter().all(|&b| b == 0xFF) {
+            } else if unwritten(&want.data[i * size..(i + 1) * size]) {
                 m.extra += 1;
             }
             m.observe(g, w);
@@ -41,6 +40,22 @@ pub fn compare(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Result<()
         return Ok(());
     }
     Err(m.message(&got.name, got.len() as u64, &first.unwrap_or_default()))
+}
+
+/// Whether an element's bytes hold the poison pattern (all bits set: [`HostBuffer::poisoned`]),
+/// which a verified launch leaves in what it never writes.
+fn unwritten(raw: &[u8]) -> bool {
+    raw.iter().all(|&b| b == 0xFF)
+}
+
+/// The tolerance rule every comparison applies to a value `g` against its expected `w`:
+/// `|g - w| <= atol + rtol * |w|`, and a NaN agrees only with a NaN.
+fn within(g: f64, w: f64, tol: Tolerance) -> bool {
+    if g.is_nan() || w.is_nan() {
+        g.is_nan() && w.is_nan()
+    } else {
+        (g - w).abs() <= tol.atol + tol.rtol * w.abs()
+    }
 }
 
 /// Compares one output by the sum of its written elements (`verify.compare = { NAME = "sum" }`),
@@ -57,8 +72,7 @@ pub fn compare_sum(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Resul
     if written == 0 && n > 0 {
         return Err(format!("`{}` is compared by its sum, but all {n} of its elements were never written (still hold the poison value)", got.name));
     }
-    let ok = if g.is_nan() || w.is_nan() { g.is_nan() && w.is_nan() } else { (g - w).abs() <= tol.atol + tol.rtol * w.abs() };
-    if ok {
+    if within(g, w, tol) {
         return Ok(());
     }
     let mut msg = format!(
@@ -80,13 +94,24 @@ pub fn compare_sum(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Resul
 /// depends on atomics): the elements that do not hold the poison pattern, of each buffer, in
 /// ascending order (NaNs last), must be as many and agree pairwise within the tolerance.
 pub fn compare_sorted(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Result<(), String> {
+    sorted_verdict(got, want, tol, None)
+}
+
+/// [`compare_sorted`], with the reference's sorted elements kept under reference `id` when
+/// given ([`sorted_of`]). Same values in any order pass without a sort, values that cannot
+/// agree fail without one ([`sorted_screen`]); only the rest are sorted.
+fn sorted_verdict(got: &HostBuffer, want: &HostBuffer, tol: Tolerance, id: Option<u64>) -> Result<(), String> {
     if same_values(got, want) {
         return Ok(());
     }
     if let Some(m) = sorted_screen(got, want, tol) {
         return Err(m);
     }
-    compare_with_sorted(got, &written_sorted(want), want.dtype, tol)
+    let w = match id {
+        Some(id) => sorted_of(id, want),
+        None => std::sync::Arc::new(written_sorted(want)),
+    };
+    compare_with_sorted(got, &w, want.dtype, tol)
 }
 
 /// Before sorting: `Some(message)` when `got`'s written values cannot agree with `want`'s in
@@ -117,7 +142,7 @@ fn same_values(a: &HostBuffer, b: &HostBuffer) -> bool {
     let hash = |x: &HostBuffer| {
         x.data
             .par_chunks_exact(x.dtype.size())
-            .filter(|raw| !raw.iter().all(|&v| v == 0xFF))
+            .filter(|raw| !unwritten(raw))
             .map(|raw| {
                 let v = x.dtype.decode(raw);
                 let bits = if v.is_nan() { f64::NAN.to_bits() } else { (v + 0.0).to_bits() };
@@ -132,18 +157,15 @@ fn same_values(a: &HostBuffer, b: &HostBuffer) -> bool {
     hash(a) == hash(b)
 }
 
-/// [`compare_sorted`] against the reference's written elements already sorted (`w`, of
-/// `dtype`).
+/// [`compare_sorted`]'s pairwise comparison against the reference's written elements already
+/// sorted (`w`, of `dtype`), as many as `got`'s ([`sorted_screen`] has checked the counts).
 fn compare_with_sorted(got: &HostBuffer, w: &[f64], dtype: crate::spec::problem::DType, tol: Tolerance) -> Result<(), String> {
     let g = written_sorted(got);
-    if g.len() != w.len() {
-        return Err(format!("`{}`: compared sorted, it has {} written elements (of {}), the reference {}", got.name, g.len(), got.len(), w.len()));
-    }
+    debug_assert_eq!(g.len(), w.len(), "the screen compares the counts first");
     let mut m = Mismatch::default();
     let mut first = None;
     for (i, (&a, &b)) in g.iter().zip(w).enumerate() {
-        let ok = if a.is_nan() || b.is_nan() { a.is_nan() && b.is_nan() } else { (a - b).abs() <= tol.atol + tol.rtol * b.abs() };
-        if !ok {
+        if !within(a, b, tol) {
             m.bad += 1;
             m.observe(a, b);
             first.get_or_insert_with(|| format!("first at sorted position {i}: got {}, expected {}", shown(got.dtype, a), shown(dtype, b)));
@@ -173,23 +195,10 @@ fn sorted_hint_with(got: &HostBuffer, want: &HostBuffer, tol: Tolerance, id: Opt
     if got.len() > SORTED_HINT_MAX || got.dtype != want.dtype {
         return String::new();
     }
-    if same_values(got, want) {
-        return SORTED_AGREE.to_string();
+    match sorted_verdict(got, want, tol, id) {
+        Ok(()) => SORTED_AGREE.to_string(),
+        Err(_) => String::new(),
     }
-    // Values that differ within the tolerance: sorted only when they could agree, as pairs
-    // within the tolerance have sums within the sum of the tolerances (most wrong outputs end
-    // here).
-    if sorted_screen(got, want, tol).is_some() {
-        return String::new();
-    }
-    let agree = match id {
-        Some(id) => compare_with_sorted(got, &sorted_of(id, want), want.dtype, tol),
-        None => compare_sorted(got, want, tol),
-    };
-    if agree.is_err() {
-        return String::new();
-    }
-    SORTED_AGREE.to_string()
 }
 
 /// The written elements of reference output `want` sorted, kept for reference `id` (one tune's
@@ -221,7 +230,7 @@ fn rough_sums(b: &HostBuffer) -> (f64, f64, usize) {
         .par_chunks(size << 16)
         .map(|chunk| {
             let mut p = (0.0, 0.0, 0);
-            for raw in chunk.chunks_exact(size).filter(|raw| !raw.iter().all(|&x| x == 0xFF)) {
+            for raw in chunk.chunks_exact(size).filter(|raw| !unwritten(raw)) {
                 let v = b.dtype.decode(raw);
                 p = (p.0 + v, p.1 + v.abs(), p.2 + 1);
             }
@@ -248,8 +257,7 @@ fn written_sorted(b: &HostBuffer) -> Vec<f64> {
         }
     };
     let value = |k: u64| f64::from_bits(if k >> 63 == 1 { k & !(1 << 63) } else { !k });
-    let mut keys: Vec<u64> =
-        b.data.par_chunks_exact(b.dtype.size()).filter(|raw| !raw.iter().all(|&x| x == 0xFF)).map(|raw| key(b.dtype.decode(raw))).collect();
+    let mut keys: Vec<u64> = b.data.par_chunks_exact(b.dtype.size()).filter(|raw| !unwritten(raw)).map(|raw| key(b.dtype.decode(raw))).collect();
     keys.par_sort_unstable();
     keys.into_par_iter().map(value).collect()
 }
@@ -269,7 +277,7 @@ fn written_sum(b: &HostBuffer) -> (f64, usize) {
     let size = b.dtype.size();
     let (mut sum, mut carry, mut n) = (0.0f64, 0.0f64, 0usize);
     for raw in b.data.chunks_exact(size) {
-        if raw.iter().all(|&x| x == 0xFF) {
+        if unwritten(raw) {
             continue;
         }
         let v = b.dtype.decode(raw);
@@ -611,7 +619,7 @@ fn shown(dtype: crate::spec::problem::DType, v: f64) -> String {
 fn all_close(got: &[u8], want: &[u8], dtype: crate::spec::problem::DType, tol: Tolerance) -> bool {
     use rayon::prelude::*;
     const CHUNK: usize = 1 << 16;
-    let close = |x: f64, y: f64| (x - y).abs() <= tol.atol + tol.rtol * y.abs() || (x.is_nan() && y.is_nan());
+    let close = |x: f64, y: f64| within(x, y, tol);
     if dtype == crate::spec::problem::DType::F32 {
         return got.par_chunks(CHUNK).zip(want.par_chunks(CHUNK)).all(|(g, w)| {
             g.chunks_exact(4)
@@ -629,10 +637,15 @@ fn all_close(got: &[u8], want: &[u8], dtype: crate::spec::problem::DType, tol: T
 /// Whether a verification of `outputs` (empty: every buffer a kernel may write) compares
 /// buffer `b`.
 pub fn compared(outputs: &[String], b: &HostBuffer) -> bool {
+    compares(outputs, &b.name, b.access)
+}
+
+/// [`compared`] for a buffer argument named `name` with `access`, before its data exists.
+pub fn compares(outputs: &[String], name: &str, access: crate::spec::problem::Access) -> bool {
     if outputs.is_empty() {
-        b.access != crate::spec::problem::Access::Read
+        access != crate::spec::problem::Access::Read
     } else {
-        outputs.contains(&b.name)
+        outputs.iter().any(|o| o == name)
     }
 }
 
@@ -681,7 +694,7 @@ impl VerifyRequest<'_> {
     /// Whether output `name` is compared otherwise than element by element (by its sum, or
     /// sorted): such an output is always read back and compared on the host.
     pub fn on_host(&self, name: &str) -> bool {
-        self.compare.iter().any(|(n, _)| n == name)
+        crate::spec::job::compare_of(self.compare, name).is_some()
     }
 
     /// Compares one read-back output with its reference: as [`VerifyRequest::compare`] says
@@ -691,13 +704,9 @@ impl VerifyRequest<'_> {
         use crate::spec::job::Compare;
         let tol = self.tolerance_for(&want.name);
         let id = Some(self.reference_id);
-        let verdict = match self.compare.iter().find(|(n, _)| *n == want.name).map(|c| c.1) {
+        let verdict = match crate::spec::job::compare_of(self.compare, &want.name) {
             Some(Compare::Sum) => compare_sum(got, want, tol),
-            Some(Compare::Sorted) if same_values(got, want) => Ok(()),
-            Some(Compare::Sorted) => match sorted_screen(got, want, tol) {
-                Some(m) => Err(m),
-                None => compare_with_sorted(got, &sorted_of(self.reference_id, want), want.dtype, tol),
-            },
+            Some(Compare::Sorted) => sorted_verdict(got, want, tol, id),
             None => compare(got, want, tol).map_err(|m| m + &sorted_hint_with(got, want, tol, id)),
         };
         verdict.map_err(BackendError::WrongOutput)
@@ -861,11 +870,15 @@ mod tests {
             for i in 0..n as usize {
                 let raw = &self.bufs[output].data[i * size..(i + 1) * size];
                 let (g, w) = (dtype.decode(raw) as f32, dtype.decode(&want[i * size..(i + 1) * size]) as f32);
-                let ok = (g.is_nan() && w.is_nan()) || (g as f64 - w as f64).abs() <= tol.atol + tol.rtol * (w as f64).abs();
-                if !ok {
+                if !within(g as f64, w as f64, tol) {
                     c[0] += 1;
                     c[1] = c[1].min(i as u64);
-                    c[2] += u64::from(raw.iter().all(|&b| b == 0xFF));
+                    // As the kernel counts: never written, else written where the reference was not.
+                    if unwritten(raw) {
+                        c[2] += 1;
+                    } else if unwritten(&want[i * size..(i + 1) * size]) {
+                        c[5] += 1;
+                    }
                     if g.is_finite() && w.is_finite() {
                         let d = (g as f64 - w as f64).abs();
                         c[3] = c[3].max(d.to_bits());

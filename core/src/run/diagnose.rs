@@ -362,6 +362,11 @@ pub fn nothing_passed<'a>(results: impl IntoIterator<Item = &'a ConfigResult>, c
     format!("none of the {n} evaluated configs passed: {}{more}", parts.join("; "))
 }
 
+/// The output a comparison's message names first (`` `partial`: … ``).
+fn output_named(message: &str) -> Option<&str> {
+    message.split('`').nth(1)
+}
+
 /// Most of the verified configs disagree with the reference: what tells them apart.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Disagreement {
@@ -432,37 +437,30 @@ pub fn disagreement(results: &[ConfigResult], params: &[Param], verify: &Verific
     }
     // A parameter is named only when it explains the verdicts better than "all disagree".
     let parameter = best.filter(|b| b.3 > disagreed);
-    let rel: Vec<Option<f64>> = compared
-        .iter()
-        .filter(|c| !c.1)
-        .map(|c| match &c.0.outcome {
-            ResultOutcome::Failed { message, .. } if !Mismatch::unwritten_in(message) => Mismatch::largest_relative(message),
-            _ => None,
-        })
-        .collect();
-    let largest_relative_error = rel.iter().copied().collect::<Option<Vec<f64>>>().and_then(|v| v.into_iter().reduce(f64::max));
-    // Configs that left elements unwritten where the reference wrote them (or the reverse) write
-    // a number of results that depends on a parameter: partial results, compared by their sum.
-    let partial = compared.iter().filter(|c| !c.1).find_map(|c| match &c.0.outcome {
-        ResultOutcome::Failed { message, .. } if Mismatch::unwritten_in(message) || Mismatch::written_beyond(message) => {
-            let name = message.split('`').nth(1)?;
-            verify.compare_of(name).is_none().then(|| name.to_string())
-        }
-        _ => None,
-    });
-    // Configs whose output agrees with the reference's once sorted: the same values in another
-    // order (the element comparison says so).
-    let reordered: Vec<String> = compared
+    // What the comparison said of each config that disagreed (each one a wrong output).
+    let messages: Vec<&str> = compared
         .iter()
         .filter(|c| !c.1)
         .filter_map(|c| match &c.0.outcome {
-            ResultOutcome::Failed { message, .. } if message.contains(crate::measure::verify::SORTED_AGREE) => message.split('`').nth(1).map(str::to_string),
+            ResultOutcome::Failed { message, .. } => Some(message.as_str()),
             _ => None,
         })
         .collect();
+    let rel: Vec<Option<f64>> = messages.iter().map(|m| if Mismatch::unwritten_in(m) { None } else { Mismatch::largest_relative(m) }).collect();
+    let largest_relative_error = rel.iter().copied().collect::<Option<Vec<f64>>>().and_then(|v| v.into_iter().reduce(f64::max));
+    // Configs that left elements unwritten where the reference wrote them (or the reverse) write
+    // a number of results that depends on a parameter: partial results, compared by their sum.
+    let partial = messages
+        .iter()
+        .filter(|m| Mismatch::unwritten_in(m) || Mismatch::written_beyond(m))
+        .filter_map(|m| output_named(m))
+        .find(|o| verify.compare_of(o).is_none());
+    // Configs whose output agrees with the reference's once sorted: the same values in another
+    // order (the element comparison says so).
+    let reordered: Vec<&str> = messages.iter().filter(|m| m.contains(crate::measure::verify::SORTED_AGREE)).filter_map(|m| output_named(m)).collect();
     let advice = match (&parameter, largest_relative_error, &partial) {
         _ if !reordered.is_empty() => {
-            let o = &reordered[0];
+            let o = reordered[0];
             let which = if reordered.len() == disagreed { "they write".to_string() } else { format!("{} of them write", reordered.len()) };
             format!(
                 "{which} the values of `{o}` that the reference does, in another order: if the order does not matter (a compaction through atomics, say), compare sorted (verify.compare = {{ {o} = \"sorted\" }}, --compare {o}=sorted); else those configs are wrong"

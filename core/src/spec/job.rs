@@ -144,6 +144,12 @@ pub enum Compare {
     Sorted,
 }
 
+/// How output `name` is compared by a list of comparisons ([`Verification::compare`], a
+/// verification request's), when not element by element.
+pub fn compare_of(list: &[(String, Compare)], name: &str) -> Option<Compare> {
+    list.iter().find(|(n, _)| n == name).map(|c| c.1)
+}
+
 impl Compare {
     /// The words of a spec's `verify.compare` or `--compare NAME=HOW`: `Ok(Some(..))` for `sum`
     /// and `sorted`, `Ok(None)` for `elements` (element by element, the default).
@@ -268,7 +274,7 @@ impl Verification {
 
     /// How output `name` is compared, when not element by element.
     pub fn compare_of(&self, name: &str) -> Option<Compare> {
-        self.compare.iter().find(|(n, _)| n == name).map(|c| c.1)
+        compare_of(&self.compare, name)
     }
 
     /// Gives each half-precision output (f16, bf16) the relative tolerance of its type
