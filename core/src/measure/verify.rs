@@ -637,16 +637,7 @@ fn all_close(got: &[u8], want: &[u8], dtype: crate::spec::problem::DType, tol: T
 /// Whether a verification of `outputs` (empty: every buffer a kernel may write) compares
 /// buffer `b`.
 pub fn compared(outputs: &[String], b: &HostBuffer) -> bool {
-    compares(outputs, &b.name, b.access)
-}
-
-/// [`compared`] for a buffer argument named `name` with `access`, before its data exists.
-pub fn compares(outputs: &[String], name: &str, access: crate::spec::problem::Access) -> bool {
-    if outputs.is_empty() {
-        access != crate::spec::problem::Access::Read
-    } else {
-        outputs.iter().any(|o| o == name)
-    }
+    crate::spec::job::compares(outputs, &b.name, b.access)
 }
 
 /// Which of `buffers` (the problem's, in argument order) a verification of `outputs` compares:

@@ -436,7 +436,7 @@ pub fn layout(job: &TuneJob) -> Result<Vec<ArgLayout>, SpecError> {
                 format!("`{o}` is not a buffer argument (buffers: {}); name an output there or in --compare NAME={}", buffers.join(", "), how.word()),
             ));
         };
-        if !crate::measure::verify::compares(&job.verify.outputs, o, access) {
+        if !crate::spec::job::compares(&job.verify.outputs, o, access) {
             let why = if job.verify.outputs.is_empty() {
                 "it is an input (access = \"read\"), and only outputs are compared".to_string()
             } else {

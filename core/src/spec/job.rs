@@ -144,6 +144,16 @@ pub enum Compare {
     Sorted,
 }
 
+/// Whether a verification of `outputs` (empty: every buffer a kernel may write) compares the
+/// buffer argument `name` with `access` (`measure::verify::compared` for a buffer with data).
+pub fn compares(outputs: &[String], name: &str, access: Access) -> bool {
+    if outputs.is_empty() {
+        access != Access::Read
+    } else {
+        outputs.iter().any(|o| o == name)
+    }
+}
+
 /// How output `name` is compared by a list of comparisons ([`Verification::compare`], a
 /// verification request's), when not element by element.
 pub fn compare_of(list: &[(String, Compare)], name: &str) -> Option<Compare> {
