@@ -94,24 +94,21 @@ pub fn compare_sum(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Resul
 /// depends on atomics): the elements that do not hold the poison pattern, of each buffer, in
 /// ascending order (NaNs last), must be as many and agree pairwise within the tolerance.
 pub fn compare_sorted(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Result<(), String> {
-    sorted_verdict(got, want, tol, None)
+    sorted_verdict(got, want, tol)
 }
 
-/// [`compare_sorted`], with the reference's sorted elements kept under reference `id` when
-/// given ([`sorted_of`]). Same values in any order pass without a sort, values that cannot
-/// agree fail without one ([`sorted_screen`]); only the rest are sorted.
-fn sorted_verdict(got: &HostBuffer, want: &HostBuffer, tol: Tolerance, id: Option<u64>) -> Result<(), String> {
-    if same_values(got, want) {
+/// [`compare_sorted`]'s work: same values in any order ([`value_hash`]) pass without a sort,
+/// values that cannot agree fail without one ([`sorted_screen`]); only the rest are sorted,
+/// against the reference's sorted values kept by their hash ([`sorted_of`]).
+fn sorted_verdict(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Result<(), String> {
+    let wanted = value_hash(want);
+    if value_hash(got) == wanted {
         return Ok(());
     }
     if let Some(m) = sorted_screen(got, want, tol) {
         return Err(m);
     }
-    let w = match id {
-        Some(id) => sorted_of(id, want),
-        None => std::sync::Arc::new(written_sorted(want)),
-    };
-    compare_with_sorted(got, &w, want.dtype, tol)
+    compare_with_sorted(got, &sorted_of(want, wanted), want.dtype, tol)
 }
 
 /// Before sorting: `Some(message)` when `got`'s written values cannot agree with `want`'s in
@@ -134,27 +131,24 @@ fn sorted_screen(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Option<
     })
 }
 
-/// Whether `a` and `b` hold the same written values, in any order (the same multiset): by an
-/// order-free hash of the values (the sum of a 64-bit mix of each one's bits, every NaN and
-/// zero alike), in one parallel pass, so that a reordered output needs no sort.
-fn same_values(a: &HostBuffer, b: &HostBuffer) -> bool {
+/// An order-free hash of `x`'s written values, and their count: the sum of a 64-bit mix of each
+/// one's bits (every NaN and zero alike), in one parallel pass. Two outputs with the same hold
+/// the same values in some order (the same multiset), so a reordered output needs no sort.
+fn value_hash(x: &HostBuffer) -> (u64, usize) {
     use rayon::prelude::*;
-    let hash = |x: &HostBuffer| {
-        x.data
-            .par_chunks_exact(x.dtype.size())
-            .filter(|raw| !unwritten(raw))
-            .map(|raw| {
-                let v = x.dtype.decode(raw);
-                let bits = if v.is_nan() { f64::NAN.to_bits() } else { (v + 0.0).to_bits() };
-                // splitmix64's finaliser.
-                let mut z = bits.wrapping_add(0x9E37_79B9_7F4A_7C15);
-                z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-                z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-                (z ^ (z >> 31), 1usize)
-            })
-            .reduce(|| (0, 0), |p, q| (p.0.wrapping_add(q.0), p.1 + q.1))
-    };
-    hash(a) == hash(b)
+    x.data
+        .par_chunks_exact(x.dtype.size())
+        .filter(|raw| !unwritten(raw))
+        .map(|raw| {
+            let v = x.dtype.decode(raw);
+            let bits = if v.is_nan() { f64::NAN.to_bits() } else { (v + 0.0).to_bits() };
+            // splitmix64's finaliser.
+            let mut z = bits.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            (z ^ (z >> 31), 1usize)
+        })
+        .reduce(|| (0, 0), |p, q| (p.0.wrapping_add(q.0), p.1 + q.1))
 }
 
 /// [`compare_sorted`]'s pairwise comparison against the reference's written elements already
@@ -187,36 +181,32 @@ pub const SORTED_HINT_MAX: usize = 1 << 24;
 /// elements agree once sorted (the same values in another order), else nothing. Outputs over
 /// [`SORTED_HINT_MAX`] elements are not sorted.
 pub fn sorted_hint(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> String {
-    sorted_hint_with(got, want, tol, None)
-}
-
-/// [`sorted_hint`], with the reference's sorted elements kept under `id` (see [`sorted_of`]).
-fn sorted_hint_with(got: &HostBuffer, want: &HostBuffer, tol: Tolerance, id: Option<u64>) -> String {
     if got.len() > SORTED_HINT_MAX || got.dtype != want.dtype {
         return String::new();
     }
-    match sorted_verdict(got, want, tol, id) {
+    match sorted_verdict(got, want, tol) {
         Ok(()) => SORTED_AGREE.to_string(),
         Err(_) => String::new(),
     }
 }
 
-/// The written elements of reference output `want` sorted, kept for reference `id` (one tune's
-/// reference, compared with every config): sorted once per process rather than at each
-/// comparison. The last few are kept.
-fn sorted_of(id: u64, want: &HostBuffer) -> std::sync::Arc<Vec<f64>> {
-    type Kept = Vec<(u64, String, std::sync::Arc<Vec<f64>>)>;
+/// The written elements of reference output `want` sorted, kept by their [`value_hash`]
+/// `hash` (a tune's reference is compared with every config): sorted once per process rather
+/// than at each comparison. Kept by what they hold, not by which reference they came from, so
+/// another reference's values are never taken for these. The last two are kept.
+fn sorted_of(want: &HostBuffer, hash: (u64, usize)) -> std::sync::Arc<Vec<f64>> {
+    type Kept = Vec<((u64, usize), std::sync::Arc<Vec<f64>>)>;
     static KEPT: std::sync::Mutex<Kept> = std::sync::Mutex::new(Vec::new());
-    let found = KEPT.lock().unwrap_or_else(|p| p.into_inner()).iter().find(|k| k.0 == id && k.1 == want.name).map(|k| k.2.clone());
+    let found = KEPT.lock().unwrap_or_else(|p| p.into_inner()).iter().find(|k| k.0 == hash).map(|k| k.1.clone());
     if let Some(v) = found {
         return v;
     }
     let v = std::sync::Arc::new(written_sorted(want));
     let mut kept = KEPT.lock().unwrap_or_else(|p| p.into_inner());
-    if kept.len() >= 4 {
+    if kept.len() >= 2 {
         kept.remove(0);
     }
-    kept.push((id, want.name.clone(), v.clone()));
+    kept.push((hash, v.clone()));
     v
 }
 
@@ -522,7 +512,7 @@ impl<P: Copy> DeviceReference<P> {
             if let Err(m) = verdict {
                 // Read back, once the output is known to differ: whether it agrees sorted.
                 let tol = req.tolerance_for(&want.name);
-                let hint = if want.len() <= SORTED_HINT_MAX { sorted_hint_with(dev.read_back(i)?, want, tol, Some(req.reference_id)) } else { String::new() };
+                let hint = if want.len() <= SORTED_HINT_MAX { sorted_hint(dev.read_back(i)?, want, tol) } else { String::new() };
                 return Err(BackendError::WrongOutput(m + &hint));
             }
         }
@@ -694,11 +684,10 @@ impl VerifyRequest<'_> {
     pub fn compare_output(&self, got: &HostBuffer, want: &HostBuffer) -> Result<(), BackendError> {
         use crate::spec::job::Compare;
         let tol = self.tolerance_for(&want.name);
-        let id = Some(self.reference_id);
         let verdict = match crate::spec::job::compare_of(self.compare, &want.name) {
             Some(Compare::Sum) => compare_sum(got, want, tol),
-            Some(Compare::Sorted) => sorted_verdict(got, want, tol, id),
-            None => compare(got, want, tol).map_err(|m| m + &sorted_hint_with(got, want, tol, id)),
+            Some(Compare::Sorted) => sorted_verdict(got, want, tol),
+            None => compare(got, want, tol).map_err(|m| m + &sorted_hint(got, want, tol)),
         };
         verdict.map_err(BackendError::WrongOutput)
     }
