@@ -1575,6 +1575,21 @@ fn partial_results_are_compared_by_their_sum() {
     let o = kerntune(dir, &["check", &summed]);
     assert!(text(&o).0.contains("\nverification: default config; partial by its sum; atol 1e-5, rtol 1e-5\n"), "{}", text(&o).0);
     by_sum(&tune(&summed, &["--top", "1"]));
+    // The report says how each run verified, and that a run without a reference did not.
+    let report = |db: &str| {
+        let html = dir.join("report.html");
+        let o = kerntune(dir, &["report", "--kernel", "sum_partial", "--db", dir.join(db).to_str().unwrap(), "-o", html.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", text(&o).1);
+        std::fs::read_to_string(html).unwrap()
+    };
+    let page = report("db-2.sqlite");
+    assert!(page.contains("verification: default config (block_size_x=64,num_blocks=32,DROP=0); partial by its sum; atol 1e-5, rtol 1e-5"), "{page}");
+    let page = report("db-0.sqlite");
+    assert!(page.contains("verification: default config (block_size_x=64,num_blocks=32,DROP=0); atol 1e-5, rtol 1e-5<"), "{page}");
+    let o = kerntune(dir, &["tune", &p, "--reference", "none", "--db", dir.join("none.sqlite").to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let page = report("none.sqlite");
+    assert!(page.contains("<strong>outputs not verified</strong>") && !page.contains("verification: "), "{page}");
     by_sum(&tune(&p, &["--compare", "partial=sum"]));
     // The expected sum as a file of one element (raw f32).
     std::fs::write(dir.join("sum.bin"), 16384f32.to_le_bytes()).unwrap();

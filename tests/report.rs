@@ -276,6 +276,7 @@ fn a_small_tune_reads_in_whole_numbers_and_names_what_its_failures_share() {
         prior: None,
         search: None,
         findings: vec![limit.into(), shared.replace("(2 configs)", "(3 configs)")],
+        verification: None,
     };
     e.note_runs([&note]);
     let mut f = DbFile::default();

@@ -72,7 +72,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         let expanded = expand(&job, &target, &limits)?;
         problems.push(summarize(&expanded, Duration::from_secs_f64(a.count_seconds), a.launches)?);
     }
-    let verification = verification(&spec.job(&language, 0)?.verify);
+    let verification = spec.job(&language, 0)?.verify.in_full(None);
     if a.json {
         let out = serde_json::json!({
             "verification": verification,
@@ -166,27 +166,6 @@ fn describe(p: &SpaceSummary) -> String {
             }
             LayoutKind::Scalar { value } => s.push_str(&format!("  {:<20} {:<7} = {value}\n", a.name, format!("{:?}", a.dtype).to_lowercase())),
         }
-    }
-    s
-}
-
-/// How outputs are verified, in a line: the reference, how single outputs are compared, the
-/// outputs compared and the tolerances (`default config; partial by its sum; atol 0.01, rtol
-/// 1e-5`).
-fn verification(v: &kerntune::spec::job::Verification) -> String {
-    if !v.reference.verifies() {
-        return v.describe();
-    }
-    let mut s = v.describe();
-    if !v.outputs.is_empty() {
-        s.push_str(&format!("; outputs {}", v.outputs.join(", ")));
-    }
-    s.push_str(&format!("; atol {:e}, rtol {:e}", v.tolerance.atol, v.tolerance.rtol));
-    for (name, t) in &v.per_output {
-        s.push_str(&format!("; {name}: atol {:e}, rtol {:e}", t.atol, t.rtol));
-    }
-    if v.sample != kerntune::spec::job::VerifySample::All {
-        s.push_str(&format!("; during the search, {} of the configs (the winner's always)", v.sample));
     }
     s
 }

@@ -78,6 +78,17 @@ fn utc(secs: u64) -> String {
     humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs)).to_string().replace('T', " ").replace('Z', " UTC")
 }
 
+/// A run's verification line ([`kerntune_core::store::db::RunNote::verification`]) as the
+/// report says it: a run without a reference checked no output, which a reader of its times
+/// should not have to infer.
+fn verification(line: &str) -> Markup {
+    if line == "none" {
+        html! { strong { "outputs not verified" } " (reference " code { "none" } "): a config that computes a wrong result was timed like any other" }
+    } else {
+        html! { "verification: " (line) }
+    }
+}
+
 fn figure(chart: &str, svg: Result<Option<String>, ChartError>, caption: &str, absent: &str) -> Result<Markup, ChartError> {
     Ok(match svg? {
         Some(s) => html! { figure data-chart=(chart) { (PreEscaped(s)) figcaption.muted { (caption) } } },
@@ -345,6 +356,7 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
                         }
                         @if let Some(n) = &r.note { ", strategy " code { (n.strategy) } }
                         @if let Some(line) = r.note.as_ref().and_then(|n| n.prior.as_ref()) { br; "learned from " (line.trim_start_matches("prior: ")) }
+                        @if let Some(line) = r.note.as_ref().and_then(|n| n.verification.as_ref()) { br; (verification(line)) }
                         @if let Some(line) = r.note.as_ref().and_then(|n| n.search.as_ref()) { br; span.muted { (line) } }
                     }
                 } }

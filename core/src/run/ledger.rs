@@ -284,10 +284,18 @@ impl<'a> Ledger<'a> {
         }
     }
 
-    /// Notes what this run says of its search: the `strategy` it ran, what it learned from
-    /// and the search's own line (`search`, [`crate::search::Strategy::summary`]).
-    pub fn note_search(&mut self, strategy: String, search: Option<String>) {
-        self.note = Some(db::RunNote { run: self.run, strategy, prior: self.prior.as_ref().map(|p| p.line.clone()), search, findings: Vec::new() });
+    /// Notes what this run says of its search: the `strategy` it ran, what it learned from,
+    /// the search's own line (`search`, [`crate::search::Strategy::summary`]) and how it
+    /// verified outputs (`verification`, [`crate::spec::job::Verification::in_full`]).
+    pub fn note_search(&mut self, strategy: String, search: Option<String>, verification: String) {
+        self.note = Some(db::RunNote {
+            run: self.run,
+            strategy,
+            prior: self.prior.as_ref().map(|p| p.line.clone()),
+            search,
+            findings: Vec::new(),
+            verification: Some(verification),
+        });
     }
 
     /// Notes what the tune found out about its failures (each cause's diagnosis, after its

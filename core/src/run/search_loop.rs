@@ -519,7 +519,8 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         ledger.compile_tail = Some(tail);
         // Kept with the measurements whatever comes next (a failure or a stop flushes them).
         let summary = strat.summary();
-        ledger.note_search(strat.name(), summary.clone());
+        let made_by = self.reference_cand.map(|i| self.plan.cands[i].config.to_string());
+        ledger.note_search(strat.name(), summary.clone(), self.ctx.job.verify.in_full(made_by.as_deref()));
         if let Some(e) = failure {
             return Err(e);
         }

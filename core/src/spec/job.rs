@@ -282,6 +282,35 @@ impl Verification {
         format!("{r}; {}", how.join(", "))
     }
 
+    /// The whole verification in one line, as `kerntune check` prints it and a tune's run note
+    /// keeps it: the reference — followed by `made_by`, the config whose outputs it was, where
+    /// a tune knows it — the outputs compared otherwise than element by element, the outputs
+    /// compared when not all, the tolerances, and the sample verified during the search:
+    /// `default config (bx=256); partial by its sum; atol 1e-2, rtol 1e-5`.
+    pub fn in_full(&self, made_by: Option<&str>) -> String {
+        let mut s = self.reference.describe();
+        if !self.reference.verifies() {
+            return s;
+        }
+        if let Some(c) = made_by {
+            s.push_str(&format!(" ({c})"));
+        }
+        for (i, (n, c)) in self.compare.iter().enumerate() {
+            s.push_str(&format!("{}{n} {}", if i == 0 { "; " } else { ", " }, c.describe()));
+        }
+        if !self.outputs.is_empty() {
+            s.push_str(&format!("; outputs {}", self.outputs.join(", ")));
+        }
+        s.push_str(&format!("; atol {:e}, rtol {:e}", self.tolerance.atol, self.tolerance.rtol));
+        for (name, t) in &self.per_output {
+            s.push_str(&format!("; {name}: atol {:e}, rtol {:e}", t.atol, t.rtol));
+        }
+        if self.sample != VerifySample::All {
+            s.push_str(&format!("; during the search, {} of the configs (the winner's always)", self.sample));
+        }
+        s
+    }
+
     /// How output `name` is compared, when not element by element.
     pub fn compare_of(&self, name: &str) -> Option<Compare> {
         compare_of(&self.compare, name)

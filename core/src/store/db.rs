@@ -326,6 +326,11 @@ pub struct RunNote {
     /// the report (a tune whose every config failed leaves nothing else).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub findings: Vec<String>,
+    /// How it verified outputs, in a line ([`crate::spec::job::Verification::in_full`], with
+    /// the config whose outputs were the reference): `default config (bx=256); partial by its
+    /// sum; atol 1e-2, rtol 1e-5`, or `none`. Absent in notes of older kerntunes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verification: Option<String>,
 }
 
 /// The parts of an [`Origin::setup`] compared by hash (the tune's words for one that changed,
@@ -1463,7 +1468,7 @@ mod tests {
     fn run_notes_merge_both_ways_alike() {
         let id = EntryId { kernel: "k".into(), kernel_hash: "h".into(), target: "t".into(), toolchain: "c".into(), problem: "n=1".into() };
         let note =
-            |run: u64, prior: Option<&str>| RunNote { run, strategy: "transfer".into(), prior: prior.map(Into::into), search: None, findings: Vec::new() };
+            |run: u64, prior: Option<&str>| RunNote { run, strategy: "transfer".into(), prior: prior.map(Into::into), search: None, findings: Vec::new(), verification: None };
         let mut a = Entry::new(id.clone(), "A".into(), Environment::default());
         let mut b = a.clone();
         a.note_runs(&[note(3, Some("prior: 1 target, 9 measurements (db)")), note(1, None)]);
