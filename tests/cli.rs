@@ -1606,6 +1606,76 @@ fn partial_results_are_compared_by_their_sum() {
     bad(dir, &["tune", &spec("compare = { partial = \"sum\" }\nexpected = { partial = \"two.bin\" }")], &["verify.expected.partial", "a file of one element"]);
 }
 
+/// A NumPy `.npy` file of little-endian f32 values, as `numpy.save` writes it.
+fn npy_f32(dir: &Path, name: &str, values: &[f32]) -> PathBuf {
+    let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({},), }}", values.len());
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend((header.len() as u16).to_le_bytes());
+    bytes.extend(header.as_bytes());
+    bytes.extend(values.iter().flat_map(|v| v.to_le_bytes()));
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+/// Input data from files, as a Kernel Tuner script passes its NumPy arrays: `init = "file"` reads
+/// a `.npy` array (or raw elements) into a buffer, which the tune uses (the expected output,
+/// from another file, holds only where it did) and `check` lists; a generated input may use
+/// Python's math functions (a polygon's vertices on the unit circle). Bad files get one line
+/// each, naming the argument's `file` field.
+#[test]
+fn inputs_come_from_files_and_from_math_functions() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    if !have_device(dir) {
+        return;
+    }
+    write(
+        dir,
+        "scale.wgsl",
+        "@group(0) @binding(0) var<storage, read_write> y: array<f32>;\n@group(0) @binding(1) var<storage, read> x: array<f32>;\n@group(0) @binding(2) var<storage, read> v: array<f32>;\n@compute @workgroup_size(WG)\nfn scale(@builtin(global_invocation_id) g: vec3<u32>) {\n    let i = g.x;\n    if (i < u32(n)) { y[i] = 2.0 * x[i] + v[i % 8u]; }\n}\n",
+    );
+    let n = 1000usize;
+    let x: Vec<f32> = (0..n).map(|i| (i % 13) as f32 * 0.25 - 1.0).collect();
+    npy_f32(dir, "x.npy", &x);
+    // The vertices' x and y, interleaved: cos and sin of 2πk/4 for k = i // 2, so 1, 0, 0, 1, -1, 0, 0, -1.
+    let v = [1.0f32, 0.0, 0.0, 1.0, -1.0, 0.0, 0.0, -1.0];
+    let y: Vec<f32> = (0..n).map(|i| 2.0 * x[i] + v[i % 8]).collect();
+    npy_f32(dir, "y.npy", &y);
+    let spec = |x_arg: &str| {
+        let body = format!(
+            "[kernel]\nname = \"scale\"\nsource = {{ wgsl = \"scale.wgsl\" }}\n[params]\nWG = [32, 64]\n[[problems]]\nn = {n}\n[[args]]\nname = \"y\"\ntype = \"f32\"\nlen = \"n\"\naccess = \"write\"\n[[args]]\nname = \"x\"\ntype = \"f32\"\nlen = \"n\"\n{x_arg}\n[[args]]\nname = \"v\"\ntype = \"f32\"\nlen = 8\ninit = \"expr\"\nexpr = \"math.cos(2 * math.pi * (i // 2) / 4) if i % 2 == 0 else np.sin(2 * np.pi * (i // 2) / 4)\"\n[[args]]\nname = \"n\"\ntype = \"i32\"\nvalue = \"n\"\n[launch]\ngrid = [\"div_ceil(n, WG)\"]\nblock = [\"WG\"]\n[verify]\nexpected = {{ y = \"y.npy\" }}\natol = 1e-6\n"
+        );
+        write(dir, "scale.toml", &body).to_str().unwrap().to_string()
+    };
+    let p = spec("init = \"file\"\nfile = \"x.npy\"");
+    let o = kerntune(dir, &["tune", &p, "--json", "--no-db"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let r = &serde_json::from_str::<serde_json::Value>(&out).unwrap()[0];
+    let results = r["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "{out}");
+    assert!(results.iter().all(|x| x["outcome"] == "measured"), "{out}");
+    let o = kerntune(dir, &["check", &p]);
+    assert!(text(&o).0.contains("  read, file ./x.npy\n") || text(&o).0.contains(&format!("  read, file {}\n", dir.join("x.npy").display())), "{}", text(&o).0);
+    // The same spec with random x: the expected outputs no longer hold.
+    let o = kerntune(dir, &["tune", &spec("init = \"random\""), "--json", "--no-db"]);
+    assert!(!o.status.success() && text(&o).1.contains("wrong output"), "{:?}", text(&o));
+    // Bad input: one line each.
+    npy_f32(dir, "short.npy", &x[..10]);
+    bad(dir, &["tune", &spec("init = \"file\"\nfile = \"short.npy\"")], &["args[1] (x).file", "short.npy", "10 elements", "the buffer 1000"]);
+    bad(dir, &["tune", &spec("init = \"file\"\nfile = \"nope.npy\"")], &["args[1] (x).file", "cannot read", "nope.npy"]);
+    bad(dir, &["tune", &spec("init = \"file\"\nfile = \"../x.npy\"")], &["args[1] (x).file", "is outside", "--allow-outside-sources"]);
+    bad(dir, &["tune", &spec("init = \"file\"")], &["args[1] (x).file", "init = \"file\" needs `file"]);
+    bad(dir, &["tune", &spec("file = \"x.npy\"")], &["args[1] (x).file", "`file` needs init = \"file\""]);
+    std::fs::write(dir.join("raw.bin"), [0u8; 12]).unwrap();
+    bad(dir, &["tune", &spec("init = \"file\"\nfile = \"raw.bin\"")], &["args[1] (x).file", "12 bytes of raw data", "1000 elements of float need 4000"]);
+}
+
 /// An output whose order differs between configs (here REV = 1 writes it backwards): element by
 /// element those configs disagree, each message says the output agrees sorted and the warning
 /// says to compare sorted; compared sorted (`--compare y=sorted`) they pass, and a config that

@@ -4,7 +4,8 @@
 use kerntune::plan::expand::expand;
 use kerntune::plan::prepare::{check, LayoutKind};
 use kerntune::plan::summary::{summarize, SpaceSummary};
-use kerntune::spec::problem::human_bytes;
+use kerntune::spec::job::ArgKind;
+use kerntune::spec::problem::{human_bytes, Access};
 use kerntune::{Limits, LoadOptions, Memory, Spec};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -40,9 +41,11 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     }
     let spec = Spec::load_with(&a.file, LoadOptions { allow_outside_sources: a.allow_outside_sources })?;
     check(&spec)?;
+    // Unless one is asked for, the first language whose source reads (the others' are warned
+    // about below), else the first the spec has, whose error then says what is wrong.
     let language = match &a.language {
         Some(l) => l.clone(),
-        None => spec.sources.keys().next().cloned().unwrap_or_else(|| "cuda".into()),
+        None => spec.sources.keys().find(|l| spec.job(l, 0).is_ok()).or_else(|| spec.sources.keys().next()).cloned().unwrap_or_else(|| "cuda".into()),
     };
     let preset = match &a.target {
         Some(t) => Some(Limits::preset(t).ok_or_else(|| {
@@ -70,7 +73,16 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         }
         let (target, limits) = preset.clone().unwrap_or_else(|| Limits::preset("h100").expect("a preset"));
         let expanded = expand(&job, &target, &limits)?;
-        problems.push(summarize(&expanded, Duration::from_secs_f64(a.count_seconds), a.launches)?);
+        // How each input buffer is filled (`random (seed 1)`, `file ./x.npy`), for the listing.
+        let fills = job
+            .args
+            .iter()
+            .map(|a| match &a.kind {
+                ArgKind::Buffer { init, access, .. } if *access != Access::Write => Some(init.describe()),
+                _ => None,
+            })
+            .collect::<Vec<_>>();
+        problems.push((summarize(&expanded, Duration::from_secs_f64(a.count_seconds), a.launches)?, fills));
     }
     let verification = spec.job(&language, 0)?.verify.in_full(None);
     if a.json {
@@ -83,7 +95,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             "strategy": spec.strategy,
             "budget": spec.budget,
             "warnings": warnings,
-            "problems": problems,
+            "problems": problems.iter().map(|(p, _)| p).collect::<Vec<_>>(),
         });
         crate::cli::out::println(&serde_json::to_string_pretty(&out)?)?;
         return Ok(0);
@@ -97,8 +109,8 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     if let Some(s) = &spec.strategy {
         text.push_str(&format!("search: {s}{}\n", spec.budget.as_ref().map(|b| format!(", budget {b}")).unwrap_or_default()));
     }
-    for p in &problems {
-        text.push_str(&describe(p));
+    for (p, fills) in &problems {
+        text.push_str(&describe(p, fills));
     }
     text.push_str(&format!("verification: {verification}\n"));
     for w in &warnings {
@@ -108,7 +120,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-fn describe(p: &SpaceSummary) -> String {
+fn describe(p: &SpaceSummary, fills: &[Option<String>]) -> String {
     let mut s = String::new();
     if !p.sizes.is_empty() {
         s.push_str(&format!("\nproblem: {}\n", p.sizes.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")));
@@ -147,16 +159,17 @@ fn describe(p: &SpaceSummary) -> String {
         }
     }
     s.push_str(&format!("arguments ({}, {} of buffers):\n", p.args.len(), human_bytes(p.total_bytes)));
-    for a in &p.args {
+    for (i, a) in p.args.iter().enumerate() {
         match &a.kind {
             LayoutKind::Buffer { elements, bytes, access, memory } => {
+                let fill = fills.get(i).cloned().flatten().map(|f| format!(", {f}")).unwrap_or_default();
                 let mem = match memory {
                     Memory::Global => String::new(),
                     Memory::Constant { argument: true } => ", __constant__ (and an argument)".into(),
                     Memory::Constant { argument: false } => ", __constant__".into(),
                 };
                 s.push_str(&format!(
-                    "  {:<20} {:<7} {:>14} elements {:>10}  {}{mem}\n",
+                    "  {:<20} {:<7} {:>14} elements {:>10}  {}{mem}{fill}\n",
                     a.name,
                     format!("{:?}", a.dtype).to_lowercase(),
                     group(*elements as u128),

@@ -9,10 +9,10 @@ use crate::spec::expr::Expr;
 use crate::spec::job::ArgKind;
 use crate::spec::job::{Compat, TuneJob};
 use crate::spec::key::ProblemKey;
-use crate::spec::problem::Access;
 use crate::spec::problem::ArgData;
 use crate::spec::problem::HostBuffer;
 use crate::spec::problem::ProblemData;
+use crate::spec::problem::{Access, Init};
 use crate::spec::value::Value;
 use serde::{Deserialize, Serialize};
 /// Launch geometry for one config.
@@ -479,7 +479,10 @@ fn problem_data(job: &TuneJob, layout: &[ArgLayout]) -> Result<ProblemData, Spec
         match (&a.kind, &l.kind) {
             (ArgKind::Buffer { init, .. }, LayoutKind::Buffer { elements, access, memory, .. }) => {
                 let n = usize::try_from(*elements).map_err(|_| err(&format!("args[{i}] ({}).len", a.name), "too large for this machine".into()))?;
-                let b = HostBuffer::try_new(&a.name, l.dtype, n, init, *access).map_err(|m| err(&format!("args[{i}] ({}).len", a.name), m))?;
+                // A file's contents that disagree with the length are the file's to fix, or the
+                // length's: the message names both.
+                let field = if matches!(init, Init::File { .. }) { "file" } else { "len" };
+                let b = HostBuffer::try_new(&a.name, l.dtype, n, init, *access).map_err(|m| err(&format!("args[{i}] ({}).{field}", a.name), m))?;
                 args.push(ArgData::Buffer(b.in_memory(*memory)));
             }
             (_, LayoutKind::Scalar { value }) => args.push(ArgData::Scalar { name: a.name.clone(), dtype: l.dtype, value: value.clone() }),

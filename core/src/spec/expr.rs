@@ -5,8 +5,10 @@
 //! files and most published search spaces use: `and`/`or`/`not`, chained comparisons
 //! (`64 <= a*b <= 1024`), true division `/` (yields a float), floor division `//`, Python's `%`
 //! (result takes the divisor's sign), `**`, `x if c else y`, `x in (1, 2, 4)`, and the functions
-//! `min max abs int float round ceil floor sqrt log log2 exp pow div_ceil` (also as `math.ceil`,
-//! `np.ceil`). Parsing is done by the `rustpython-parser` crate; the tree is then compiled
+//! `min max abs int float round ceil floor sqrt log log2 log10 exp pow div_ceil`, the
+//! trigonometric and hyperbolic ones (`sin cos tan asin acos atan atan2 sinh cosh tanh hypot`,
+//! for data generated from an element's index) — each also as `math.ceil`, `np.ceil` — and the
+//! constants `math.pi`, `math.e`, `math.tau`, `math.inf` (`np.pi` alike). Parsing is done by the `rustpython-parser` crate; the tree is then compiled
 //! into a small evaluator whose variables are slot indices, so that evaluating a restriction
 //! for one configuration costs tens of nanoseconds and allocates nothing.
 
@@ -103,6 +105,18 @@ enum Func {
     Exp,
     Pow,
     DivCeil,
+    Log10,
+    Sin,
+    Cos,
+    Tan,
+    Asin,
+    Acos,
+    Atan,
+    Atan2,
+    Sinh,
+    Cosh,
+    Tanh,
+    Hypot,
 }
 
 #[derive(Clone, Debug)]
@@ -340,6 +354,17 @@ impl Compiler<'_> {
                 }
                 Node::Compare(left, rest)
             }
+            // Python's constants of its math modules: `math.pi`, `np.e`, …
+            ast::Expr::Attribute(a) => match a.value.as_ref() {
+                ast::Expr::Name(m) if ["math", "np", "numpy"].contains(&m.id.as_str()) => Node::Const(Value::Float(match a.attr.as_str() {
+                    "pi" => std::f64::consts::PI,
+                    "e" => std::f64::consts::E,
+                    "tau" => std::f64::consts::TAU,
+                    "inf" => f64::INFINITY,
+                    other => return Err(self.unsupported(&format!("`{}.{other}` (constants: pi, e, tau, inf)", m.id))),
+                })),
+                _ => return Err(self.unsupported("an attribute")),
+            },
             ast::Expr::IfExp(i) => Node::IfElse(Box::new(self.expr(&i.test)?), Box::new(self.expr(&i.body)?), Box::new(self.expr(&i.orelse)?)),
             ast::Expr::Tuple(t) => Node::Seq(t.elts.iter().map(|x| self.expr(x)).collect::<Result<_, _>>()?),
             ast::Expr::List(t) => Node::Seq(t.elts.iter().map(|x| self.expr(x)).collect::<Result<_, _>>()?),
@@ -371,12 +396,24 @@ impl Compiler<'_> {
                     "exp" => Func::Exp,
                     "pow" => Func::Pow,
                     "div_ceil" => Func::DivCeil,
+                    "log10" => Func::Log10,
+                    "sin" => Func::Sin,
+                    "cos" => Func::Cos,
+                    "tan" => Func::Tan,
+                    "asin" | "arcsin" => Func::Asin,
+                    "acos" | "arccos" => Func::Acos,
+                    "atan" | "arctan" => Func::Atan,
+                    "atan2" | "arctan2" => Func::Atan2,
+                    "sinh" => Func::Sinh,
+                    "cosh" => Func::Cosh,
+                    "tanh" => Func::Tanh,
+                    "hypot" => Func::Hypot,
                     other => return Err(self.unsupported(&format!("the function `{other}`"))),
                 };
                 let args = call.args.iter().map(|a| self.expr(a)).collect::<Result<Vec<_>, _>>()?;
                 let arity_ok = match func {
                     Func::Min | Func::Max => !args.is_empty(),
-                    Func::Pow | Func::DivCeil => args.len() == 2,
+                    Func::Pow | Func::DivCeil | Func::Atan2 | Func::Hypot => args.len() == 2,
                     Func::Round => args.len() == 1 || args.len() == 2,
                     _ => args.len() == 1,
                 };
@@ -745,6 +782,18 @@ fn call<'a>(f: Func, args: &'a [Node], slots: &'a [Value]) -> Result<V<'a>, Eval
         Func::Log2 => V::Float(one_f()?.log2()),
         Func::Exp => V::Float(one_f()?.exp()),
         Func::Pow => binop(BinOp::Pow, vals[0], vals[1])?,
+        Func::Log10 => V::Float(one_f()?.log10()),
+        Func::Sin => V::Float(one_f()?.sin()),
+        Func::Cos => V::Float(one_f()?.cos()),
+        Func::Tan => V::Float(one_f()?.tan()),
+        Func::Asin => V::Float(one_f()?.asin()),
+        Func::Acos => V::Float(one_f()?.acos()),
+        Func::Atan => V::Float(one_f()?.atan()),
+        Func::Atan2 => V::Float(one_f()?.atan2(num_f(vals[1])?)),
+        Func::Sinh => V::Float(one_f()?.sinh()),
+        Func::Cosh => V::Float(one_f()?.cosh()),
+        Func::Tanh => V::Float(one_f()?.tanh()),
+        Func::Hypot => V::Float(one_f()?.hypot(num_f(vals[1])?)),
         Func::DivCeil => match (as_int(vals[0]), as_int(vals[1])) {
             // -(a // -b): Python's ceiling division, without the overflow of a + b - 1.
             (Some(a), Some(b)) if b != 0 => V::Int(b.checked_neg().and_then(|nb| floor_div(a, nb)).and_then(i64::checked_neg).ok_or_else(overflow)?),
@@ -804,6 +853,29 @@ mod tests {
         assert_eq!(ev("max(a, 2.5)", &n, &v), Value::Int(8));
         assert_eq!(ev("int(7/2)", &n, &v), Value::Int(3));
         assert_eq!(ev("True and 3", &n, &v), Value::Int(3));
+    }
+
+    #[test]
+    fn math_functions_and_constants_are_pythons() {
+        let n = ["i"];
+        let f = |text: &str, i: i64| match ev(text, &n, &[Value::Int(i)]) {
+            Value::Float(x) => x,
+            other => panic!("{text}: {other:?}"),
+        };
+        // A polygon's vertices on the unit circle, as a Kernel Tuner script makes them.
+        let x = f("math.cos(2 * math.pi * (i // 2) / 600) if i % 2 == 0 else np.sin(2 * np.pi * (i // 2) / 600)", 301);
+        assert!((x - (2.0 * std::f64::consts::PI * 150.0 / 600.0).sin()).abs() < 1e-15 && (x - 1.0).abs() < 1e-12, "{x}");
+        assert_eq!(f("atan2(i, 0)", 1), std::f64::consts::FRAC_PI_2);
+        assert_eq!(f("hypot(3, i)", 4), 5.0);
+        assert_eq!(f("log10(i)", 1000), 3.0);
+        assert_eq!(f("tanh(i) + cosh(i) - sinh(i) + tan(i) + asin(i) + acos(i) + atan(i)", 0), 1.0 + std::f64::consts::FRAC_PI_2);
+        assert_eq!(f("math.e ** i", 1), std::f64::consts::E);
+        assert_eq!(f("math.tau / 2 - numpy.pi", 0), 0.0);
+        assert!(f("-math.inf", 0).is_infinite());
+        let e = Expr::compile("math.golden", &n).unwrap_err();
+        assert!(e.to_string().contains("constants: pi, e, tau, inf"), "{e}");
+        assert!(matches!(Expr::compile("atan2(i)", &n), Err(ExprError::Unsupported { .. })));
+        assert!(matches!(Expr::compile("os.sep", &n), Err(ExprError::Unsupported { .. })));
     }
 
     #[test]

@@ -89,6 +89,8 @@ struct RawArg {
     #[serde(default)]
     expr: Option<String>,
     #[serde(default)]
+    file: Option<String>,
+    #[serde(default)]
     access: Option<String>,
     #[serde(default)]
     memory: Option<String>,
@@ -269,7 +271,7 @@ pub fn confine(path: &Path, roots: &[&Path]) -> Result<(), String> {
         return Ok(());
     }
     Err(format!(
-        "{} is outside {}; kerntune reads kernel sources only there unless you pass --allow-outside-sources",
+        "{} is outside {}; kerntune reads the files a spec names (sources, data) only there unless you pass --allow-outside-sources",
         path.display(),
         roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(" and ")
     ))
@@ -482,13 +484,30 @@ impl Spec {
                             crate::spec::expr::Expr::compile(e, &["i"]).map_err(|m| err(&format!("{field}.expr"), m.to_string()))?;
                             Init::Generator { expr: e.to_string() }
                         }
+                        "file" => {
+                            let f = a.file.as_deref().ok_or_else(|| {
+                                err(&format!("{field}.file"), "init = \"file\" needs `file = \"x.npy\"`, a NumPy array or raw little-endian elements".into())
+                            })?;
+                            let path = dir.join(f);
+                            if !opts.allow_outside_sources {
+                                confine(&path, &[dir]).map_err(|m| err(&format!("{field}.file"), m))?;
+                            }
+                            // Read now, so that a missing file is reported before any device work
+                            // (its length and type are checked against each problem's when its
+                            // data are made).
+                            std::fs::metadata(&path).map_err(|e| err(&format!("{field}.file"), format!("cannot read {}: {e}", path.display())))?;
+                            Init::File { path }
+                        }
                         other => {
                             return Err(err(
                                 &format!("{field}.init"),
-                                format!("unknown init `{}`; use random, zeros, sequence, constant or expr", quote(other)),
+                                format!("unknown init `{}`; use random, zeros, sequence, constant, expr or file", quote(other)),
                             ))
                         }
                     };
+                    if a.file.is_some() && !matches!(init, Init::File { .. }) {
+                        return Err(err(&format!("{field}.file"), "`file` needs init = \"file\"".into()));
+                    }
                     let access = match a.access.as_deref().unwrap_or("read") {
                         "read" => Access::Read,
                         "write" => Access::Write,

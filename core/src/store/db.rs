@@ -1467,8 +1467,14 @@ mod tests {
     #[test]
     fn run_notes_merge_both_ways_alike() {
         let id = EntryId { kernel: "k".into(), kernel_hash: "h".into(), target: "t".into(), toolchain: "c".into(), problem: "n=1".into() };
-        let note =
-            |run: u64, prior: Option<&str>| RunNote { run, strategy: "transfer".into(), prior: prior.map(Into::into), search: None, findings: Vec::new(), verification: None };
+        let note = |run: u64, prior: Option<&str>| RunNote {
+            run,
+            strategy: "transfer".into(),
+            prior: prior.map(Into::into),
+            search: None,
+            findings: Vec::new(),
+            verification: None,
+        };
         let mut a = Entry::new(id.clone(), "A".into(), Environment::default());
         let mut b = a.clone();
         a.note_runs(&[note(3, Some("prior: 1 target, 9 measurements (db)")), note(1, None)]);
