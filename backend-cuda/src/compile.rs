@@ -25,9 +25,9 @@ pub struct CompileOptions {
     pub std: Option<String>,
     /// Extra options from the spec, passed through.
     pub extra: Vec<String>,
-    /// The CUDA toolkit's header folder, for a source that includes headers (see
-    /// `toolkit_include`).
-    pub include: Option<String>,
+    /// The CUDA toolkit's header folders, for a source that includes headers (see
+    /// `toolkit_includes`).
+    pub include: Vec<String>,
 }
 
 /// The CUDA toolkit's header folder, where `cuda_fp16.h`, `cuda_bf16.h` and `mma.h` are: NVRTC
@@ -44,6 +44,22 @@ pub fn toolkit_include() -> Option<&'static str> {
     .as_deref()
 }
 
+/// The folders a source that includes headers compiles with: the toolkit's (`toolkit_include`)
+/// and, where the toolkit has one, its `cccl` folder — CUDA 13 moved CUB, Thrust and libcu++
+/// there (`#include <cub/cub.cuh>`), which nvcc searches by itself and NVRTC does not.
+pub fn toolkit_includes() -> &'static [String] {
+    static DIRS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    DIRS.get_or_init(|| {
+        let Some(dir) = toolkit_include() else { return Vec::new() };
+        let cccl = PathBuf::from(dir).join("cccl");
+        let mut v = vec![dir.to_string()];
+        if cccl.is_dir() {
+            v.push(cccl.display().to_string());
+        }
+        v
+    })
+}
+
 impl CompileOptions {
     /// The options for one request on a device of architecture `device_arch`.
     pub fn for_request(req: &CompileRequest<'_>, device_arch: &str) -> CompileOptions {
@@ -56,7 +72,7 @@ impl CompileOptions {
             extra: req.source.options.clone(),
             // Only for a source that includes something, so that the options (and the compile
             // cache's keys) of every other kernel stay as they were.
-            include: req.code.contains("#include").then(toolkit_include).flatten().map(str::to_string),
+            include: if req.code.contains("#include") { toolkit_includes().to_vec() } else { Vec::new() },
         }
     }
 
@@ -73,10 +89,8 @@ impl CompileOptions {
             v.push(format!("-D{k}={val}"));
         }
         v.extend(self.extra.iter().cloned());
-        if let Some(dir) = &self.include {
-            // After the user's own, so that their `-I` folders are searched first.
-            v.push(format!("--include-path={dir}"));
-        }
+        // After the user's own, so that their `-I` folders are searched first.
+        v.extend(self.include.iter().map(|dir| format!("--include-path={dir}")));
         v
     }
 }
@@ -294,11 +308,14 @@ mod tests {
         src90a.arch = Some("sm_90a".into());
         let req = CompileRequest { source: &src90a, ..req };
         assert_eq!(CompileOptions::for_request(&req, "sm_90").arch, "sm_90a");
-        assert_eq!(CompileOptions::for_request(&req, "sm_90").include, None, "a source without #include gets no include path");
+        assert!(CompileOptions::for_request(&req, "sm_90").include.is_empty(), "a source without #include gets no include path");
         let with_header = CompileRequest { code: "#include <cuda_fp16.h>\n", ..req };
-        assert_eq!(CompileOptions::for_request(&with_header, "sm_90").include.as_deref(), toolkit_include());
-        let o = CompileOptions { include: Some("/opt/cuda/include".into()), ..CompileOptions::for_request(&with_header, "sm_90") };
-        assert_eq!(o.to_args().last().map(String::as_str), Some("--include-path=/opt/cuda/include"), "after the user's own options");
+        assert_eq!(CompileOptions::for_request(&with_header, "sm_90").include, toolkit_includes());
+        assert_eq!(toolkit_includes().first().map(String::as_str), toolkit_include());
+        let o =
+            CompileOptions { include: vec!["/opt/cuda/include".into(), "/opt/cuda/include/cccl".into()], ..CompileOptions::for_request(&with_header, "sm_90") };
+        let args = o.to_args();
+        assert_eq!(args[args.len() - 2..], ["--include-path=/opt/cuda/include", "--include-path=/opt/cuda/include/cccl"], "after the user's own options");
     }
 
     #[test]

@@ -138,6 +138,30 @@ pub fn group_failures<'a>(failures: impl IntoIterator<Item = (&'a Config, Failur
     v
 }
 
+/// What a compile error of a published kernel usually means, where it is one of the known
+/// removals from CUDA: the warp intrinsics without a mask (`__shfl_down`, `__any`, …; deprecated
+/// in CUDA 9, gone for sm_70 and later) and texture references (gone in CUDA 12). One finding
+/// per intrinsic the compiler's `message` names as undefined.
+pub fn compile_hints(message: &str) -> Vec<String> {
+    const WARP: &[&str] = &["__shfl", "__shfl_up", "__shfl_down", "__shfl_xor", "__any", "__all", "__ballot"];
+    let mut out = Vec::new();
+    for name in WARP {
+        if message.contains(&format!("identifier \"{name}\" is undefined")) {
+            let call = if name.starts_with("__shfl") { "(0xffffffff, value, …)" } else { "(0xffffffff, predicate)" };
+            out.push(format!(
+                "`{name}` without a mask was deprecated in CUDA 9 and is gone for sm_70 and later: write `{name}_sync{call}`, the mask naming the lanes that take part (all 32 here)"
+            ));
+        }
+    }
+    if ["\"texture\" is not a template", "identifier \"texture\" is undefined", "identifier \"tex1Dfetch\" is undefined"].iter().any(|m| message.contains(m)) {
+        out.push(
+            "texture references were removed in CUDA 12: read through `__ldg` (or `const __restrict__` pointers), or a texture object (`cudaTextureObject_t`)"
+                .into(),
+        );
+    }
+    out
+}
+
 /// What explains configs that timed out, one finding per line: how far the launch timeout is
 /// above the slowest config measured (a kernel that never ends, or only a slow one), and the
 /// parameter value that every timed-out config has and no measured config has, where one does.
@@ -189,20 +213,85 @@ pub fn shared_values<'a>(failed: &[&Config], measured: &[&Config], names: impl I
     names.into_iter().find_map(|p| {
         let t = values(failed, p);
         let m = values(measured, p);
-        let mut t: Vec<String> = (t.is_disjoint(&m) && !t.is_empty()).then(|| t.into_iter().collect())?;
-        // Numbers in numeric order (4 before 16).
-        t.sort_by(|a, b| match (a.parse::<f64>(), b.parse::<f64>()) {
-            (Ok(x), Ok(y)) => x.total_cmp(&y),
-            _ => a.cmp(b),
-        });
-        Some((p.to_string(), t))
+        (t.is_disjoint(&m) && !t.is_empty()).then(|| (p.to_string(), sorted_values(t)))
     })
 }
 
+/// Values in numeric order (4 before 16), others by text.
+fn sorted_values(values: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut t: Vec<String> = values.into_iter().collect();
+    t.sort_by(|a, b| match (a.parse::<f64>(), b.parse::<f64>()) {
+        (Ok(x), Ok(y)) => x.total_cmp(&y),
+        _ => a.cmp(b),
+    });
+    t
+}
+
+/// Where no one parameter tells the `failed` configs from the `measured` ones ([`shared_values`]),
+/// two or three that do together: each term a parameter and values of it that no measured config
+/// has, covering at least two failed configs the terms before it left, and every failed config
+/// covered — `between_method = 2 or 3` or `use_precomputed_slopes = 1`, two causes that one kind
+/// of failure mixes. Each term with the failed configs it adds. Chosen greedily (the term that
+/// covers most first; of equals, the parameter named first); `None` with fewer than four failed
+/// configs or none measured.
+pub fn shared_union(failed: &[&Config], measured: &[&Config], names: &[&str]) -> Option<Vec<(String, Vec<String>, usize)>> {
+    const TERMS: usize = 3;
+    if failed.len() < 4 || measured.is_empty() {
+        return None;
+    }
+    let value = |c: &Config, p: &str| c.get(p).map(|v| v.to_string());
+    // Per parameter, the values some failed config has and no measured config has.
+    let pure: Vec<(&str, std::collections::BTreeSet<String>)> = names
+        .iter()
+        .map(|&p| {
+            let m: std::collections::BTreeSet<String> = measured.iter().filter_map(|c| value(c, p)).collect();
+            (p, failed.iter().filter_map(|c| value(c, p)).filter(|v| !m.contains(v)).collect())
+        })
+        .filter(|(_, v): &(&str, std::collections::BTreeSet<String>)| !v.is_empty())
+        .collect();
+    let mut left: Vec<&Config> = failed.to_vec();
+    let mut terms = Vec::new();
+    while !left.is_empty() {
+        if terms.len() == TERMS {
+            return None;
+        }
+        let covers = |p: &str, vals: &std::collections::BTreeSet<String>, c: &Config| value(c, p).is_some_and(|v| vals.contains(&v));
+        let (p, vals, n) = pure
+            .iter()
+            .enumerate()
+            .filter(|(_, (p, _))| !terms.iter().any(|(t, _, _): &(String, Vec<String>, usize)| t == p))
+            .map(|(i, (p, vals))| (i, *p, vals, left.iter().filter(|c| covers(p, vals, c)).count()))
+            .max_by(|a, b| a.3.cmp(&b.3).then(b.0.cmp(&a.0)))
+            .map(|(_, p, vals, n)| (p, vals, n))?;
+        if n < 2 {
+            return None;
+        }
+        let used = sorted_values(left.iter().filter(|c| covers(p, vals, c)).filter_map(|c| value(c, p)).collect::<std::collections::BTreeSet<_>>());
+        left.retain(|c| !covers(p, vals, c));
+        terms.push((p.to_string(), used, n));
+    }
+    (terms.len() >= 2).then_some(terms)
+}
+
 /// [`shared_values`] in words, for configs that failed with `kind`: `every config that timed
-/// out has HANG = 1 (2 configs), and no config measured has it`.
+/// out has HANG = 1 (2 configs), and no config measured has it`; where no one parameter does,
+/// [`shared_union`]'s terms: `every config that computed a wrong output has between_method = 2
+/// or 3 (15 configs) or use_precomputed_slopes = 1 (7 more), and no config measured has these
+/// values`.
 pub fn shared_finding<'a>(kind: FailureKind, failed: &[&Config], measured: &[&Config], names: impl IntoIterator<Item = &'a str>) -> Option<String> {
-    let (name, values) = shared_values(failed, measured, names)?;
+    let names: Vec<&str> = names.into_iter().collect();
+    let (what, count, tail) = match shared_values(failed, measured, names.iter().copied()) {
+        Some((name, values)) => (format!("{name} = {}", values.join(" or ")), format!(" ({} configs)", failed.len()), "it"),
+        None => {
+            let terms = shared_union(failed, measured, &names)?;
+            let words: Vec<String> = terms
+                .iter()
+                .enumerate()
+                .map(|(i, (name, values, n))| format!("{name} = {} ({n} {})", values.join(" or "), if i == 0 { "configs" } else { "more" }))
+                .collect();
+            (words.join(" or "), String::new(), "these values")
+        }
+    };
     let did = match kind {
         FailureKind::TimedOut => "timed out",
         FailureKind::CompileFailed => "failed to compile",
@@ -212,7 +301,7 @@ pub fn shared_finding<'a>(kind: FailureKind, failed: &[&Config], measured: &[&Co
         FailureKind::DeviceLost => "lost the device",
         FailureKind::Other => "failed for another reason",
     };
-    Some(format!("{SHARED} {did} has {name} = {} ({} configs), and no config measured has it", values.join(" or "), failed.len()))
+    Some(format!("{SHARED} {did} has {what}{count}, and no config measured has {tail}"))
 }
 
 /// Adds to the first cause of each kind (the most frequent) what every config of that kind
@@ -577,6 +666,46 @@ mod tests {
         let g = group_failures([(&a, FailureKind::CompileFailed, e.to_string().as_str()), (&b, FailureKind::CompileFailed, other.as_str())]);
         assert_eq!(g.len(), 1, "{g:?}");
         assert_eq!(g[0].message, "faults.cu(19): error: \"this\" may only be used inside a nonstatic member function");
+    }
+
+    /// Two causes mixed in one kind, as in Kernel Tuner's pnpoly kernel: configs with
+    /// between_method 2 or 3 count a point on a vertex's height as between, and configs that
+    /// read precomputed slopes disagree in a few points; no one parameter tells all of them from
+    /// the configs measured, two together do.
+    #[test]
+    fn failures_that_two_parameters_explain_together() {
+        let c = |b: i64, s: i64, bs: i64| Config::new([("bs", bs), ("between", b), ("slopes", s)]);
+        let failed = [c(2, 0, 32), c(3, 0, 64), c(2, 0, 128), c(3, 1, 32), c(0, 1, 64), c(1, 1, 128), c(0, 1, 32)];
+        let measured = [c(0, 0, 32), c(1, 0, 64), c(0, 0, 128), c(1, 0, 32)];
+        let (f, m): (Vec<&Config>, Vec<&Config>) = (failed.iter().collect(), measured.iter().collect());
+        let names = ["bs", "between", "slopes"];
+        assert_eq!(shared_values(&f, &m, names), None);
+        // Each covers four; of equals, the parameter named first.
+        assert_eq!(shared_union(&f, &m, &names), Some(vec![("between".into(), vec!["2".into(), "3".into()], 4), ("slopes".into(), vec!["1".into()], 3)]));
+        assert_eq!(
+            shared_finding(FailureKind::WrongOutput, &f, &m, names).unwrap(),
+            "every config that computed a wrong output has between = 2 or 3 (4 configs) or slopes = 1 (3 more), and no config measured has these values"
+        );
+        // A config no term covers (between 1, slopes 0, a block size measured too): nothing said.
+        let stray = c(1, 0, 64);
+        let with_stray: Vec<&Config> = f.iter().copied().chain([&stray]).collect();
+        assert_eq!(shared_union(&with_stray, &m, &names), None);
+        // A term must cover two configs: one odd config is not explained by its own value.
+        let odd = c(1, 0, 256);
+        let with_odd: Vec<&Config> = f.iter().copied().chain([&odd]).collect();
+        assert_eq!(shared_union(&with_odd, &m, &names), None);
+        // Too few to tell: three failed configs.
+        assert_eq!(shared_union(&f[..3], &m, &names), None);
+    }
+
+    /// A compile error that is a known removal from CUDA says what to write instead.
+    #[test]
+    fn removed_cuda_intrinsics_say_what_replaces_them() {
+        let m = "spmv_kernel.cu(32): error: identifier \"__shfl_down\" is undefined | local_y += __shfl_down(local_y, s); | ^";
+        assert_eq!(compile_hints(m), ["`__shfl_down` without a mask was deprecated in CUDA 9 and is gone for sm_70 and later: write `__shfl_down_sync(0xffffffff, value, …)`, the mask naming the lanes that take part (all 32 here)"]);
+        assert!(compile_hints("k.cu(3): error: identifier \"__ballot\" is undefined")[0].contains("`__ballot_sync(0xffffffff, predicate)`"));
+        assert!(compile_hints("k.cu(1): error: identifier \"texture\" is undefined")[0].contains("removed in CUDA 12"));
+        assert!(compile_hints("k.cu(1): error: identifier \"__shfl_down_sync\" is undefined").is_empty(), "only the names without a mask");
     }
 
     /// Any kind of failure is told apart by a parameter where one does: the kind's first cause

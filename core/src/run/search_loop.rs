@@ -1503,6 +1503,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         for cause in causes.iter_mut().filter(|c| c.kind == crate::error::FailureKind::TimedOut) {
             cause.diagnosis = late.clone();
         }
+        for cause in causes.iter_mut().filter(|c| c.kind == crate::error::FailureKind::CompileFailed) {
+            cause.diagnosis = crate::run::diagnose::compile_hints(&cause.message);
+        }
         let plan = self.plan;
         for cause in causes.iter_mut().filter(|c| c.is_memory_fault()) {
             let Some(i) = plan.cands.iter().position(|c| c.config == cause.example) else { continue };
