@@ -381,6 +381,37 @@ fn bad_input_gets_one_clear_line() {
     }
 }
 
+/// A source that no config compiles is said while the tune goes on, once the first configs
+/// (as many as compile threads, at least 8) all failed with one error: a published kernel's
+/// removed intrinsic would otherwise be told only when the whole space had failed. A space
+/// whose configs compile says nothing of the kind.
+#[test]
+fn a_source_no_config_compiles_is_said_early() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    if !have_device(dir) {
+        return;
+    }
+    let twenty = |file: &str| spec(file, "", "WG_SIZE").replace("WG_SIZE = [32, 64]", "WG_SIZE = [32, 64]\nUNROLL = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]");
+    write(dir, "broken.wgsl", &GOOD_WGSL.replace("y[g.x] =", "y[g.x] = undefined_name +"));
+    let p = write(dir, "broken.toml", &twenty("broken.wgsl"));
+    let o = kerntune(dir, &["tune", p.to_str().unwrap(), "--no-db", "-j", "2"]);
+    let (_, err) = text(&o);
+    assert!(!o.status.success(), "{err}");
+    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning: the first")).collect();
+    assert_eq!(warnings.len(), 1, "{err}");
+    assert!(
+        warnings[0].starts_with("warning: the first 8 configs all failed to compile with one error, and none compiled: ")
+            && warnings[0].contains("undefined_name"),
+        "{err}"
+    );
+    assert!(err.lines().any(|l| l.starts_with("error:") && l.contains("all 20 configs failed to compile")), "{err}");
+    write(dir, "ok.wgsl", GOOD_WGSL);
+    let p = write(dir, "ok.toml", &twenty("ok.wgsl"));
+    let o = kerntune(dir, &["tune", p.to_str().unwrap(), "--no-db", "-j", "2"]);
+    assert!(o.status.success() && !text(&o).1.contains("warning: the first"), "{}", text(&o).1);
+}
+
 #[test]
 fn device_errors_get_one_clear_line() {
     let d = tempfile::tempdir().unwrap();

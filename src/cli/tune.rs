@@ -433,6 +433,7 @@ fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -
                 counters.lock().expect("counters").3 = *pruned;
             }
             Event::Compiled { .. } => counters.lock().expect("counters").0 += 1,
+            Event::Warning { message } => pb2.suspend(|| crate::cli::out::eprint_line(&format!("warning: {message}"))),
             Event::Result { result, best } => {
                 let mut c = counters.lock().expect("counters");
                 if result.stats().is_some() {

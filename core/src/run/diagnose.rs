@@ -139,9 +139,10 @@ pub fn group_failures<'a>(failures: impl IntoIterator<Item = (&'a Config, Failur
 }
 
 /// What a compile error of a published kernel usually means, where it is one of the known
-/// removals from CUDA: the warp intrinsics without a mask (`__shfl_down`, `__any`, …; deprecated
-/// in CUDA 9, gone for sm_70 and later) and texture references (gone in CUDA 12). One finding
-/// per intrinsic the compiler's `message` names as undefined.
+/// removals from CUDA — the warp intrinsics without a mask (`__shfl_down`, `__any`, …; deprecated
+/// in CUDA 9, gone for sm_70 and later) and texture references (gone in CUDA 12) — or a header
+/// with host code, which NVRTC refuses (`cub/cub.cuh`). One finding per cause the compiler's
+/// `message` shows.
 pub fn compile_hints(message: &str) -> Vec<String> {
     const WARP: &[&str] = &["__shfl", "__shfl_up", "__shfl_down", "__shfl_xor", "__any", "__all", "__ballot"];
     let mut out = Vec::new();
@@ -152,6 +153,12 @@ pub fn compile_hints(message: &str) -> Vec<String> {
                 "`{name}` without a mask was deprecated in CUDA 9 and is gone for sm_70 and later: write `{name}_sync{call}`, the mask naming the lanes that take part (all 32 here)"
             ));
         }
+    }
+    if message.contains("is not allowed in JIT mode") {
+        out.push(
+            "NVRTC compiles device code only, and a header this source includes holds host code (`cub/cub.cuh` includes CUB's device-wide algorithms, which launch kernels from the host through Thrust): include only the device-side headers the kernel uses, such as `cub/block/block_reduce.cuh`"
+                .into(),
+        );
     }
     if ["\"texture\" is not a template", "identifier \"texture\" is undefined", "identifier \"tex1Dfetch\" is undefined"].iter().any(|m| message.contains(m)) {
         out.push(
@@ -706,6 +713,8 @@ mod tests {
         assert!(compile_hints("k.cu(3): error: identifier \"__ballot\" is undefined")[0].contains("`__ballot_sync(0xffffffff, predicate)`"));
         assert!(compile_hints("k.cu(1): error: identifier \"texture\" is undefined")[0].contains("removed in CUDA 12"));
         assert!(compile_hints("k.cu(1): error: identifier \"__shfl_down_sync\" is undefined").is_empty(), "only the names without a mask");
+        let jit = "/usr/local/cuda/include/cccl/thrust/system/cuda/detail/core/triple_chevron_launch.h(61): error: A function explicitly marked as a __host__ function is not allowed in JIT mode";
+        assert!(compile_hints(jit)[0].contains("`cub/block/block_reduce.cuh`"), "{:?}", compile_hints(jit));
     }
 
     /// Any kind of failure is told apart by a parameter where one does: the kind's first cause

@@ -44,6 +44,13 @@ pub enum Event<'a> {
         /// Compiles still running.
         compiling: usize,
     },
+    /// Something the user should know while the tune goes on, in a line: the first configs
+    /// compiled all failed with one error, which every config may share (a program may stop the
+    /// tune, [`crate::TuneOptions::cancel`], and keep what was measured).
+    Warning {
+        /// What to say.
+        message: &'a str,
+    },
     /// A config's result is final (measured, failed, pruned after compiling, or from the db).
     Result {
         /// The result.

@@ -220,6 +220,8 @@ pub(crate) struct Coordinator<'e, B: Backend> {
     no_room: (usize, Option<String>),
     /// The config whose outputs became the reference, and how many candidates failed first.
     reference_cand: Option<usize>,
+    /// Whether [`Self::warn_if_nothing_compiles`] has spoken.
+    warned_compiles: bool,
     /// Compile seconds per candidate compiled in this run (not compile-cache hits).
     compile_s: HashMap<usize, f64>,
     /// Seconds a device spent evaluating each candidate for the search in this run.
@@ -316,6 +318,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             retired_for: HashMap::new(),
             no_room: (0, None),
             reference_cand: None,
+            warned_compiles: false,
             compile_s: HashMap::new(),
             eval_s: HashMap::new(),
             tail: Tail::new(opts.compile_tail),
@@ -1122,6 +1125,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 l.flow.waiting.fetch_sub(1, Ordering::Relaxed);
                 let r = self.result(i, ResultOutcome::Failed { kind: e.kind(), message: e.to_string() }, None, None, false);
                 self.finish(l, refs, i, r);
+                self.warn_if_nothing_compiles(l);
                 return Ok(());
             }
         };
@@ -1153,6 +1157,32 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         }
         self.ready.push_back((i, Arc::new(compiled), Some(secs)));
         Ok(())
+    }
+
+    /// Says once, while the tune goes on, that the first configs compiled (as many as there are
+    /// compile threads, at least 8) all failed with one error and none compiled: a source that
+    /// no config compiles (a published kernel's removed intrinsic, a header NVRTC cannot take)
+    /// would otherwise be told only when every config of the space has failed, after minutes of
+    /// compiles. The search goes on: configs that compile may still come.
+    fn warn_if_nothing_compiles(&mut self, l: &mut Turn<'_, '_, '_>) {
+        if self.warned_compiles || l.ledger.compiled > 0 {
+            return;
+        }
+        let failed: Vec<&ConfigResult> = l.ledger.results.values().filter(|r| !r.from_db).collect();
+        let compile_failed = |r: &&ConfigResult| matches!(r.outcome, ResultOutcome::Failed { kind: crate::error::FailureKind::CompileFailed, .. });
+        if failed.len() < l.threads.max(8) || !failed.iter().all(compile_failed) || l.progress.count >= self.plan.cands.len() {
+            return;
+        }
+        let causes = crate::run::diagnose::group(failed.iter().copied());
+        let [cause] = &causes[..] else { return };
+        self.warned_compiles = true;
+        let hints: String = crate::run::diagnose::compile_hints(&cause.message).iter().map(|h| format!("; {h}")).collect();
+        let message = format!(
+            "the first {} configs all failed to compile with one error, and none compiled: {}{hints}. Every config may fail so: fix the source (the tune goes on; Ctrl-C stops it and keeps what was measured)",
+            cause.count, cause.message
+        );
+        l.ledger.notes.push(message.clone());
+        emit(self.opts.observer.as_ref(), Event::Warning { message: &message });
     }
 
     /// A device spent `seconds` evaluating candidate `i` for the search (measuring or verifying

@@ -8,6 +8,7 @@
 #   then with __shfl_down_sync (its row index still multiplies by threadIdx.x), then with the
 #   index fixed; its arrays from .npy files, checked against the expected y;
 # - expdist: CUB inside NVRTC, partial costs per thread block (as many as the config's blocks),
+#   as published (all of CUB, which NVRTC cannot take), then with CUB's block-level header alone,
 #   element by element and then compared by their sum.
 set -u
 . scripts/device-env.sh
@@ -19,6 +20,9 @@ sed 's/__shfl_down(local_y, s)/__shfl_down_sync(0xffffffff, local_y, s)/' $S/spm
 sed 's/(blockIdx.x \* block_size_x \* threadIdx.x)/(blockIdx.x * block_size_x + threadIdx.x)/' $S/spmv_sync.cu > $S/spmv_fixed.cu
 sed 's/source = { cuda = "spmv.cu" }/source = { cuda = "spmv_sync.cu" }/' $S/spmv.toml > $S/spmv_sync.toml
 sed 's/source = { cuda = "spmv.cu" }/source = { cuda = "spmv_fixed.cu" }/' $S/spmv.toml > $S/spmv_fixed.toml
+# NVRTC compiles device code only: the block-level header instead of all of CUB.
+sed 's|#include <cub/cub.cuh>|#include <cub/block/block_reduce.cuh>|' $S/expdist.cu > $S/expdist_block.cu
+sed 's/source = { cuda = "expdist.cu" }/source = { cuda = "expdist_block.cu" }/' $S/expdist.toml > $S/expdist_block.toml
 python3 - "$S" <<'PY'
 import sys, re
 d = sys.argv[1]
@@ -44,8 +48,9 @@ run() { # label args...
   run spmv-fixed $S/spmv_fixed.toml --backend cuda --db $W/spmv.sqlite
   run pnpoly-noslopes $S/pnpoly_noslopes.toml --backend cuda --budget 150 --seed 1 --db $W/pnpoly-noslopes.sqlite
   run pnpoly $S/pnpoly.toml --backend cuda --budget 150 --seed 1 --db $W/pnpoly.sqlite
-  run expdist-elements $S/expdist.toml --backend cuda --strategy random --budget 100 --seed 1 --db $W/expdist-elements.sqlite
-  run expdist-sum $S/expdist.toml --backend cuda --strategy random --budget 100 --seed 1 --compare cost=sum --db $W/expdist.sqlite
+  run expdist-published $S/expdist.toml --backend cuda --strategy random --budget 32 --seed 1 --db $W/expdist-published.sqlite
+  run expdist-elements $S/expdist_block.toml --backend cuda --strategy random --budget 100 --seed 1 --db $W/expdist-elements.sqlite
+  run expdist-sum $S/expdist_block.toml --backend cuda --strategy random --budget 100 --seed 1 --compare cost=sum --db $W/expdist.sqlite
   for k in spmv pnpoly expdist; do
     .device/kerntune report --db $W/$k.sqlite -o $W/$k.html > $W/report-$k.txt 2>&1; echo "report $k: exit $?"
   done
