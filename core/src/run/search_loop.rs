@@ -1181,7 +1181,8 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             "the first {} configs all failed to compile with one error, and none compiled: {}{hints}. Every config may fail so: fix the source (the tune goes on; Ctrl-C stops it and keeps what was measured)",
             cause.count, cause.message
         );
-        l.ledger.notes.push(message.clone());
+        // Not a note of the summary: said while it held; configs that compile later would make
+        // it stale there, and a tune where none does ends with the same cause anyway.
         emit(self.opts.observer.as_ref(), Event::Warning { message: &message });
     }
 
