@@ -1621,6 +1621,10 @@ fn partial_results_are_compared_by_their_sum() {
     assert!(o.status.success(), "{}", text(&o).1);
     let page = report("none.sqlite");
     assert!(page.contains("<strong>outputs not verified</strong>") && !page.contains("verification: "), "{page}");
+    let o = kerntune(dir, &["db", "show", "--db", dir.join("none.sqlite").to_str().unwrap()]);
+    assert!(text(&o).0.contains("; outputs not verified (the last tune ran with reference none)\n"), "{}", text(&o).0);
+    let o = kerntune(dir, &["db", "show", "--db", dir.join("db-2.sqlite").to_str().unwrap()]);
+    assert!(o.status.success() && !text(&o).0.contains("not verified"), "{}", text(&o).0);
     by_sum(&tune(&p, &["--compare", "partial=sum"]));
     // The expected sum as a file of one element (raw f32).
     std::fs::write(dir.join("sum.bin"), 16384f32.to_le_bytes()).unwrap();
@@ -1693,6 +1697,10 @@ fn inputs_come_from_files_and_from_math_functions() {
     assert!(results.iter().all(|x| x["outcome"] == "measured"), "{out}");
     let o = kerntune(dir, &["check", &p]);
     assert!(text(&o).0.contains("  read, file ./x.npy\n") || text(&o).0.contains(&format!("  read, file {}\n", dir.join("x.npy").display())), "{}", text(&o).0);
+    let o = kerntune(dir, &["check", &p, "--json"]);
+    let fills = serde_json::from_str::<serde_json::Value>(&text(&o).0).unwrap()["problems"][0]["fills"].clone();
+    assert!(fills[0].is_null() && fills[1].as_str().unwrap().starts_with("file ") && fills[1].as_str().unwrap().ends_with("x.npy"), "{fills}");
+    assert!(fills[2].as_str().unwrap().starts_with("generator `math.cos(") && fills[3].is_null(), "{fills}");
     // The same spec with random x: the expected outputs no longer hold.
     let o = kerntune(dir, &["tune", &spec("init = \"random\""), "--json", "--no-db"]);
     assert!(!o.status.success() && text(&o).1.contains("wrong output"), "{:?}", text(&o));

@@ -95,7 +95,16 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             "strategy": spec.strategy,
             "budget": spec.budget,
             "warnings": warnings,
-            "problems": problems.iter().map(|(p, _)| p).collect::<Vec<_>>(),
+            // Each problem's summary, with how each argument is filled (`null` for outputs and
+            // scalars), in argument order.
+            "problems": problems
+                .iter()
+                .map(|(p, fills)| {
+                    let mut v = serde_json::to_value(p)?;
+                    v["fills"] = serde_json::json!(fills);
+                    Ok(v)
+                })
+                .collect::<anyhow::Result<Vec<_>>>()?,
         });
         crate::cli::out::println(&serde_json::to_string_pretty(&out)?)?;
         return Ok(0);

@@ -86,6 +86,10 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                 if let Some(line) = e.runs.last().and_then(|r| r.prior.as_deref()) {
                     winner += &format!("; the last tune learned from {}", line.trim_start_matches("prior: "));
                 }
+                // A winner whose tune checked no output is not one to ship unawares.
+                if e.winner.is_some() && e.runs.last().and_then(|r| r.verification.as_deref()) == Some("none") {
+                    winner += "; outputs not verified (the last tune ran with reference none)";
+                }
                 outln!(
                     "{} on {} [{}] {}: {} measured ({} failed); {}",
                     e.id.kernel,
