@@ -160,7 +160,8 @@ pub fn compile_hints(message: &str) -> Vec<String> {
                 .into(),
         );
     }
-    if ["\"texture\" is not a template", "identifier \"texture\" is undefined", "identifier \"tex1Dfetch\" is undefined"].iter().any(|m| message.contains(m)) {
+    // NVRTC 13 on a `texture<float, 2> tex;` line: `error: texture is not a template`.
+    if ["texture is not a template", "identifier \"texture\" is undefined", "identifier \"tex1Dfetch\" is undefined"].iter().any(|m| message.contains(m)) {
         out.push(
             "texture references were removed in CUDA 12: read through `__ldg` (or `const __restrict__` pointers), or a texture object (`cudaTextureObject_t`)"
                 .into(),
@@ -717,6 +718,9 @@ mod tests {
         assert_eq!(compile_hints(m), ["`__shfl_down` without a mask was deprecated in CUDA 9 and is gone for sm_70 and later: write `__shfl_down_sync(0xffffffff, value, …)`, the mask naming the lanes that take part (all 32 here)"]);
         assert!(compile_hints("k.cu(3): error: identifier \"__ballot\" is undefined")[0].contains("`__ballot_sync(0xffffffff, predicate)`"));
         assert!(compile_hints("k.cu(1): error: identifier \"texture\" is undefined")[0].contains("removed in CUDA 12"));
+        // What NVRTC 13 says of Kernel Tuner's texture example, on an H200.
+        let texture = "copy_texture_kernel.cu(3): error: texture is not a template | texture<float, 2> tex; | ^";
+        assert!(compile_hints(texture)[0].contains("removed in CUDA 12"), "{:?}", compile_hints(texture));
         assert!(compile_hints("k.cu(1): error: identifier \"__shfl_down_sync\" is undefined").is_empty(), "only the names without a mask");
         let jit = "/usr/local/cuda/include/cccl/thrust/system/cuda/detail/core/triple_chevron_launch.h(61): error: A function explicitly marked as a __host__ function is not allowed in JIT mode";
         assert!(compile_hints(jit)[0].contains("`cub/block/block_reduce.cuh`"), "{:?}", compile_hints(jit));
