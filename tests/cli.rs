@@ -1641,6 +1641,61 @@ fn partial_results_are_compared_by_their_sum() {
     bad(dir, &["tune", &spec("compare = { partial = \"sum\" }\nexpected = { partial = \"two.bin\" }")], &["verify.expected.partial", "a file of one element"]);
 }
 
+/// A few elements that correct configs compute differently (here FLIP = 1 configs add 1 to the
+/// first three, as a different edge test counts a point on a polygon's edge in or out): they fail
+/// element by element, and pass where that many may differ (`--mismatches y=3`, a share, or the
+/// spec's `[verify] mismatches`); one fewer allowed says how many were. Bad allowances get one
+/// line each.
+#[test]
+fn a_few_elements_may_differ_where_the_spec_allows() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    if !have_device(dir) {
+        return;
+    }
+    write(
+        dir,
+        "flip.wgsl",
+        "@group(0) @binding(0) var<storage, read_write> y: array<f32>;\n@group(0) @binding(1) var<storage, read> x: array<f32>;\n@compute @workgroup_size(WG)\nfn flip(@builtin(global_invocation_id) g: vec3<u32>) {\n    let i = g.x;\n    if (i < u32(n)) { y[i] = 2.0 * x[i] + select(0.0, 1.0, FLIP == 1 && i < 3u); }\n}\n",
+    );
+    let spec = |verify: &str| {
+        let body = format!(
+            "[kernel]\nname = \"flip\"\nsource = {{ wgsl = \"flip.wgsl\" }}\n[params]\nWG = [32, 64]\nFLIP = [0, 1]\n[space]\ndefault = {{ WG = 32, FLIP = 0 }}\n[[problems]]\nn = 1000\n[[args]]\nname = \"y\"\ntype = \"f32\"\nlen = \"n\"\naccess = \"write\"\n[[args]]\nname = \"x\"\ntype = \"f32\"\nlen = \"n\"\ninit = \"random\"\n[[args]]\nname = \"n\"\ntype = \"i32\"\nvalue = \"n\"\n[launch]\ngrid = [\"div_ceil(n, WG)\"]\nblock = [\"WG\"]\n[verify]\n{verify}\n"
+        );
+        write(dir, "flip.toml", &body).to_str().unwrap().to_string()
+    };
+    let failed = |flags: &[&str], p: &str| {
+        let o = kerntune(dir, &[&["tune", p, "--json", "--no-db"], flags].concat());
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{err}");
+        let r = &serde_json::from_str::<serde_json::Value>(&out).unwrap()[0];
+        let mut v: Vec<String> =
+            r["results"].as_array().unwrap().iter().filter(|x| x["outcome"] == "failed").map(|x| x["message"].as_str().unwrap().to_string()).collect();
+        v.sort();
+        v
+    };
+    let p = spec("");
+    let plain = failed(&[], &p);
+    assert_eq!(plain.len(), 2, "{plain:?}");
+    assert!(plain.iter().all(|m| m.contains("`y`: 3 of 1000 elements differ")), "{plain:?}");
+    assert!(failed(&["--mismatches", "y=3"], &p).is_empty());
+    assert!(failed(&["--mismatches", "y=0.3%"], &p).is_empty());
+    let two = failed(&["--mismatches", "y=2"], &p);
+    assert!(two.len() == 2 && two.iter().all(|m| m.ends_with("; more than the 2 allowed to differ (verify.mismatches)")), "{two:?}");
+    let allowing = spec("mismatches = { y = 3 }");
+    assert!(failed(&[], &allowing).is_empty());
+    assert_eq!(failed(&["--mismatches", "y=0"], &allowing).len(), 2, "the flag takes the allowance back");
+    let o = kerntune(dir, &["check", &allowing]);
+    assert!(text(&o).0.contains("\nverification: default config; atol 1e-5, rtol 1e-5; y: up to 3 elements may differ\n"), "{}", text(&o).0);
+    // Bad allowances: one line each.
+    bad(dir, &["tune", &p, "--mismatches", "y=ten"], &["--mismatches y=ten", "is not a count of elements"]);
+    bad(dir, &["tune", &p, "--mismatches", "y"], &["--mismatches", "is not NAME=COUNT"]);
+    bad(dir, &["tune", &spec("mismatches = { y = -3 }")], &["verify.mismatches.y", "is not a count of elements"]);
+    bad(dir, &["tune", &spec("mismatches = { z = 3 }")], &["verify.mismatches.z", "`z` is not a buffer argument"]);
+    bad(dir, &["tune", &spec("mismatches = { x = 3 }")], &["verify.mismatches.x", "not compared at all"]);
+    bad(dir, &["tune", &spec("mismatches = { y = 3 }\ncompare = { y = \"sum\" }")], &["verify.mismatches.y", "compared by its sum", "element by element"]);
+}
+
 /// A NumPy `.npy` file of little-endian f32 values, as `numpy.save` writes it.
 fn npy_f32(dir: &Path, name: &str, values: &[f32]) -> PathBuf {
     let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({},), }}", values.len());

@@ -208,6 +208,37 @@ fn reordered_outputs_are_compared_sorted() {
     assert!(t.contains("every config that computed a wrong output has SCALE = 3 (4 configs)"), "{t}");
 }
 
+/// A few elements allowed to differ, through the CUDA device comparison (its counters, not the
+/// host's): FLIP = 1 configs add 1 to the first three elements of 1 Mi; they fail element by
+/// element and pass with `--mismatches y=3`, and with two allowed the message says so.
+#[test]
+fn a_few_elements_may_differ_where_allowed() {
+    if cuda_devices("mismatches").is_none() {
+        return;
+    }
+    let d = cache();
+    let dir = d.path();
+    std::fs::write(dir.join("flip.cu"), "extern \"C\" __global__ void flip(float *y, const float *x, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) y[i] = 2.0f * x[i] + (FLIP && i < 3 ? 1.0f : 0.0f);\n}\n").unwrap();
+    std::fs::write(
+        dir.join("flip.toml"),
+        "[kernel]\nname = \"flip\"\nsource = { cuda = \"flip.cu\" }\n[params]\nblock_size_x = [64, 128]\nFLIP = [0, 1]\n[space]\ndefault = { block_size_x = 64, FLIP = 0 }\n[[problems]]\nn = 1048576\n[[args]]\nname = \"y\"\ntype = \"f32\"\nlen = \"n\"\naccess = \"write\"\n[[args]]\nname = \"x\"\ntype = \"f32\"\nlen = \"n\"\ninit = \"random\"\n[[args]]\nname = \"n\"\ntype = \"i32\"\nvalue = \"n\"\n[launch]\nproblem_size = [\"n\"]\n",
+    )
+    .unwrap();
+    let spec = dir.join("flip.toml");
+    let tune = |flags: &[&str]| {
+        let o = kerntune(dir, &[&["tune", spec.to_str().unwrap(), "--backend", "cuda", "--no-db", "--top", "1"], flags].concat());
+        let t = text(&o);
+        assert!(o.status.success(), "{t}");
+        t
+    };
+    let t = tune(&[]);
+    assert!(t.contains("failures: wrong output 2 ") && t.contains("`y`: 3 of 1048576 elements differ"), "{t}");
+    let t = tune(&["--mismatches", "y=3"]);
+    assert!(!t.contains("failures:"), "{t}");
+    let t = tune(&["--mismatches", "y=2"]);
+    assert!(t.contains("failures: wrong output 2 ") && t.contains("; more than the 2 allowed to differ (verify.mismatches)"), "{t}");
+}
+
 /// On a GPU whose memory another process holds (here this test, which allocates all but what
 /// the case needs), a triad whose two 4 GiB buffers fit once but not with a device copy of each
 /// is tuned, its buffers restored from host memory and its output compared on the host, and the

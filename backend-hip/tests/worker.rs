@@ -73,6 +73,7 @@ fn on_a_gpu_the_worker_times_and_verifies() {
         tolerance: Default::default(),
         per_output: &[],
         compare: &[],
+        mismatches: &[],
         timeout: std::time::Duration::from_secs(5),
     };
     b.verify(&mut ws, &k, &launch, &vreq).expect("verifies on the device, in the worker");

@@ -626,8 +626,16 @@ mod tests {
         (id, tol): (u64, Tolerance),
         got: &HostBuffer,
     ) -> (Result<(), String>, Result<(), String>) {
-        let req =
-            VerifyRequest { reference, reference_id: id, outputs, tolerance: tol, per_output: &[], compare: &[], timeout: std::time::Duration::from_secs(60) };
+        let req = VerifyRequest {
+            reference,
+            reference_id: id,
+            outputs,
+            tolerance: tol,
+            per_output: &[],
+            compare: &[],
+            mismatches: &[],
+            timeout: std::time::Duration::from_secs(60),
+        };
         let on_device = check(device, queue, ws, &req, &Notes::default()).map_err(|e| e.to_string());
         let want = reference.iter().find(|w| w.name == got.name).expect("the output is in the reference");
         // The host's verdict as a backend without a screen gives it (element by element, with
@@ -672,6 +680,7 @@ mod tests {
             tolerance: Default::default(),
             per_output: &[],
             compare: &[],
+            mismatches: &[],
             timeout: std::time::Duration::from_secs(60),
         };
         check(&device, &queue, &mut ws, &req, &notes).unwrap();
@@ -766,6 +775,7 @@ mod tests {
             tolerance: tol,
             per_output: &[],
             compare: &[],
+            mismatches: &[],
             timeout: std::time::Duration::from_secs(60),
         };
         let e = check(&device, &queue, &mut ws, &req, &Notes::default()).expect_err("1e-3f32 is more than 1e-3 from 0").to_string();

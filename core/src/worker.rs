@@ -266,6 +266,8 @@ enum Req {
         per_output: Vec<(String, crate::spec::job::Tolerance)>,
         #[serde(default)]
         compare: Vec<(String, crate::spec::job::Compare)>,
+        #[serde(default)]
+        mismatches: Vec<(String, crate::spec::job::Allowance)>,
     },
     /// The buffers `wanted` selects, read back (the others travel empty).
     Read {
@@ -833,6 +835,7 @@ impl Worker {
             rtol: req.tolerance.rtol,
             per_output: req.per_output.to_vec(),
             compare: req.compare.to_vec(),
+            mismatches: req.mismatches.to_vec(),
         };
         // The worker enforces the launch's timeout itself; the margin covers the process and
         // shipping the reference (at a conservative 1 GB/s) the first time.
@@ -1080,7 +1083,7 @@ fn handle(exec: &mut impl Executor, st: &mut Served, req: Req, blobs: Vec<Vec<u8
             }
             Ok((exec.time(id, &launch, &TimeRequest { launches: n, flush, timeout: Duration::from_secs_f64(timeout) })?, vec![]))
         }
-        Req::Verify { id, launch, timeout, ref_id, send_ref, outputs, atol, rtol, per_output, compare } => {
+        Req::Verify { id, launch, timeout, ref_id, send_ref, outputs, atol, rtol, per_output, compare, mismatches } => {
             if send_ref {
                 st.reference = st.problem.buffers().zip(blobs).map(|(b, data)| HostBuffer { data, ..b.described() }).collect();
             }
@@ -1094,6 +1097,7 @@ fn handle(exec: &mut impl Executor, st: &mut Served, req: Req, blobs: Vec<Vec<u8
                 tolerance: crate::spec::job::Tolerance { atol, rtol },
                 per_output: &per_output,
                 compare: &compare,
+                mismatches: &mismatches,
                 timeout: Duration::from_secs_f64(timeout),
             };
             Ok((exec.verify(id, &launch, &req)?, vec![]))

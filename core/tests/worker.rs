@@ -150,6 +150,7 @@ fn runs_and_verifies_in_the_worker() {
         tolerance: Tolerance::default(),
         per_output: &[],
         compare: &[],
+        mismatches: &[],
         timeout: Duration::from_secs(5),
     };
     assert_eq!(s.with(&p, |w| w.time(image(1, "double"), &LAUNCH, &timing(Duration::from_secs(5)))).unwrap(), vec![1e-3; 3]);
@@ -206,6 +207,7 @@ fn another_problem_replaces_the_one_the_worker_holds() {
             tolerance: Tolerance::default(),
             per_output: &[],
             compare: &[],
+            mismatches: &[],
             timeout: Duration::from_secs(5),
         };
         s.with(p, |w| w.verify(image(1, "double"), &LAUNCH, &req))
@@ -241,6 +243,7 @@ fn large_buffers_arrive_whole() {
             tolerance: Tolerance::default(),
             per_output: &[],
             compare: &[],
+            mismatches: &[],
             timeout: Duration::from_secs(30),
         };
         s.with(&p, |w| w.verify(image(1, "double"), &LAUNCH, &req)).unwrap();
@@ -272,6 +275,7 @@ fn several_workers_share_one_copy_of_the_problem() {
         tolerance: Tolerance::default(),
         per_output: &[],
         compare: &[],
+        mismatches: &[],
         timeout: Duration::from_secs(30),
     };
     let exe = std::env::current_exe().expect("this test program");
@@ -402,6 +406,7 @@ fn loads_travel_with_the_next_request_and_their_errors_come_back() {
         tolerance: Tolerance::default(),
         per_output: &[],
         compare: &[],
+        mismatches: &[],
         timeout: Duration::from_secs(5),
     };
     s.with(&p, |w| w.verify(image(11, "double"), &LAUNCH, &req)).unwrap();

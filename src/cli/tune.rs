@@ -120,6 +120,12 @@ pub(crate) struct Measuring {
     /// verify.compare for the outputs named.
     #[arg(long, value_name = "NAME=sum|sorted|elements[,...]")]
     compare: Option<String>,
+    /// How many elements of named outputs (compared element by element) may differ from the
+    /// reference's and the output still pass: a count (bitmap=10) or a share (bitmap=0.001%),
+    /// for outputs where a few elements legitimately differ between correct configs. Overrides
+    /// the spec's verify.mismatches for the outputs named (NAME=0 allows none).
+    #[arg(long, value_name = "NAME=COUNT|PERCENT%[,...]")]
+    mismatches: Option<String>,
     /// Seconds a launch may take before it is recorded as timed out (a kernel that never ends
     /// costs its config this long); overrides the spec's [bench] timeout (default 5). A longer
     /// one than a stored entry was tuned with measures its timed-out configs again.
@@ -288,6 +294,16 @@ pub(crate) fn verification(spec: &mut Spec, a: &Measuring) -> anyhow::Result<()>
         v.compare.retain(|(n, _)| *n != name);
         if let Some(c) = how {
             v.compare.push((name, c));
+        }
+    }
+    for part in a.mismatches.iter().flat_map(|t| t.split(',')).map(str::trim).filter(|p| !p.is_empty()) {
+        let (name, how) =
+            part.split_once('=').ok_or_else(|| anyhow::anyhow!("--mismatches: `{}` is not NAME=COUNT or NAME=PERCENT%", kerntune::spec::error::quote(part)))?;
+        let allowance = kerntune::spec::job::Allowance::parse(how).map_err(|m| anyhow::anyhow!("--mismatches {}: {m}", kerntune::spec::error::quote(part)))?;
+        let name = name.trim().to_string();
+        v.mismatches.retain(|(n, _)| *n != name);
+        if allowance.of(u64::MAX) > 0 {
+            v.mismatches.push((name, allowance));
         }
     }
     for (flag, text, set) in [("--atol", &a.atol, 0usize), ("--rtol", &a.rtol, 1)] {

@@ -10,6 +10,12 @@ use std::time::Duration;
 
 /// Compares one output buffer; `Err` says where and how it differs.
 pub fn compare(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Result<(), String> {
+    compare_allowing(got, want, tol, 0)
+}
+
+/// [`compare`], passing an output where at most `allowed` elements differ
+/// ([`crate::spec::job::Allowance`]); the message of one with more says how many may.
+pub fn compare_allowing(got: &HostBuffer, want: &HostBuffer, tol: Tolerance, allowed: u64) -> Result<(), String> {
     if got.len() != want.len() {
         return Err(format!("`{}` has {} elements, the reference {}", got.name, got.len(), want.len()));
     }
@@ -36,10 +42,19 @@ pub fn compare(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Result<()
             }
         }
     }
-    if m.bad == 0 {
+    if m.bad <= allowed {
         return Ok(());
     }
-    Err(m.message(&got.name, got.len() as u64, &first.unwrap_or_default()))
+    Err(m.message(&got.name, got.len() as u64, &first.unwrap_or_default()) + &over_allowance(allowed))
+}
+
+/// What a mismatch's message adds when some elements were allowed to differ.
+fn over_allowance(allowed: u64) -> String {
+    if allowed == 0 {
+        String::new()
+    } else {
+        format!("; more than the {allowed} allowed to differ (verify.mismatches)")
+    }
 }
 
 /// Whether an element's bytes hold the poison pattern (all bits set: [`HostBuffer::poisoned`]),
@@ -505,7 +520,7 @@ impl<P: Copy> DeviceReference<P> {
             };
             let n = want.len() as u64;
             let counters = dev.compare(i, p, n, kernel, req.tolerance_for(&want.name))?;
-            let verdict = device_verdict(&want.name, want.dtype, counters, n, |first| {
+            let verdict = device_verdict(&want.name, want.dtype, counters, (n, req.allowed_for(&want.name, n)), |first| {
                 let g = dev.read_element(i, first, want.dtype).map_err(|e| e.to_string())?;
                 Ok((g, want.get_f64(first as usize)))
             });
@@ -577,17 +592,17 @@ pub fn device_verdict(
     name: &str,
     dtype: crate::spec::problem::DType,
     counters: CompareCounters,
-    n: u64,
+    (n, allowed): (u64, u64),
     first: impl FnOnce(u64) -> Result<(f64, f64), String>,
 ) -> Result<(), String> {
-    if counters[0] == 0 {
+    if counters[0] <= allowed {
         return Ok(());
     }
     let i = counters[1];
     let (g, w) = first(i)?;
     let m =
         Mismatch { bad: counters[0], unwritten: counters[2], extra: counters[5], max_abs: f64::from_bits(counters[3]), max_rel: f64::from_bits(counters[4]) };
-    Err(m.message(name, n, &format!("first at index {i}: got {}, expected {}", shown(dtype, g), shown(dtype, w))))
+    Err(m.message(name, n, &format!("first at index {i}: got {}, expected {}", shown(dtype, g), shown(dtype, w))) + &over_allowance(allowed))
 }
 
 /// An element's value as its own type prints it (the shortest text that reads back to it: `0.1`
@@ -652,6 +667,9 @@ pub struct VerifyRequest<'a> {
     /// Outputs compared otherwise than element by element ([`compare_sum`], [`compare_sorted`]),
     /// by buffer name; the others element by element.
     pub compare: &'a [(String, crate::spec::job::Compare)],
+    /// Elements of single outputs (compared element by element) that may differ, by buffer
+    /// name ([`crate::spec::job::Allowance`]); an output not named may differ in none.
+    pub mismatches: &'a [(String, crate::spec::job::Allowance)],
     /// Time limit of the launch.
     pub timeout: Duration,
 }
@@ -665,6 +683,11 @@ impl VerifyRequest<'_> {
     /// Which of the problem's buffers (the reference's, in argument order) it compares.
     pub fn wanted(&self) -> Vec<bool> {
         compared_buffers(self.outputs, self.reference)
+    }
+
+    /// How many of output `name`'s `n` elements may differ.
+    pub fn allowed_for(&self, name: &str, n: u64) -> u64 {
+        crate::spec::job::allowed(self.mismatches, name, n)
     }
 
     /// The tolerance output `name` is compared with.
@@ -687,7 +710,7 @@ impl VerifyRequest<'_> {
         let verdict = match crate::spec::job::compare_of(self.compare, &want.name) {
             Some(Compare::Sum) => compare_sum(got, want, tol),
             Some(Compare::Sorted) => sorted_verdict(got, want, tol),
-            None => compare(got, want, tol).map_err(|m| m + &sorted_hint(got, want, tol)),
+            None => compare_allowing(got, want, tol, self.allowed_for(&want.name, want.len() as u64)).map_err(|m| m + &sorted_hint(got, want, tol)),
         };
         verdict.map_err(BackendError::WrongOutput)
     }
@@ -707,6 +730,53 @@ impl VerifyRequest<'_> {
 mod tests {
     use super::*;
     use crate::spec::problem::{Access, DType, Init};
+
+    /// An allowance passes an output with at most that many differing elements, on the host
+    /// and from the device's counters alike, and says how many were allowed when there are more.
+    #[test]
+    fn a_few_elements_may_differ_where_allowed() {
+        use crate::spec::job::{allowed, Allowance};
+        assert_eq!(Allowance::parse("10"), Ok(Allowance::Count(10)));
+        assert_eq!(Allowance::parse(" 0.5% "), Ok(Allowance::Share(0.005)));
+        for bad in ["-1", "ten", "101%", "nan%", "1.5"] {
+            assert!(Allowance::parse(bad).unwrap_err().contains("is not a count of elements (10) or a percentage of them (0.001%)"), "{bad}");
+        }
+        assert_eq!(Allowance::Share(0.005).of(1000), 5);
+        assert_eq!(Allowance::Share(0.005).of(999), 4, "rounded down");
+        let list = [("y".to_string(), Allowance::Count(2))];
+        assert_eq!((allowed(&list, "y", 9), allowed(&list, "z", 9)), (2, 0));
+        let buffer = |v: &[f32]| f32s("y", v);
+        let want = buffer(&[1.0, 2.0, 3.0, 4.0, 5.0]);
+        let two_off = buffer(&[1.0, 2.5, 3.0, 4.0, 6.0]);
+        let tol = Tolerance { atol: 1e-5, rtol: 0.0 };
+        assert!(compare(&two_off, &want, tol).is_err());
+        assert!(compare_allowing(&two_off, &want, tol, 2).is_ok());
+        let e = compare_allowing(&two_off, &want, tol, 1).unwrap_err();
+        assert!(e.starts_with("`y`: 2 of 5 elements differ") && e.ends_with("; more than the 1 allowed to differ (verify.mismatches)"), "{e}");
+        // The device's counters: two mismatches, the first at index 1.
+        let mut counters = DEVICE_COMPARE_INIT;
+        counters[0] = 2;
+        counters[1] = 1;
+        counters[3] = 1f64.to_bits();
+        counters[4] = 0.25f64.to_bits();
+        let first = |i: u64| Ok((two_off.get_f64(i as usize), want.get_f64(i as usize)));
+        assert!(device_verdict("y", DType::F32, counters, (5, 2), first).is_ok());
+        assert_eq!(device_verdict("y", DType::F32, counters, (5, 1), first).unwrap_err(), e, "the host's words");
+        // Through a request: the allowance of the output named, none for the others.
+        let reference = [want.clone()];
+        let req = VerifyRequest {
+            reference: &reference,
+            reference_id: 1,
+            outputs: &[],
+            tolerance: tol,
+            per_output: &[],
+            compare: &[],
+            mismatches: &list,
+            timeout: Duration::from_secs(1),
+        };
+        assert!(req.compare_output(&two_off, &want).is_ok());
+        assert!(VerifyRequest { mismatches: &[], ..req }.compare_output(&two_off, &want).is_err());
+    }
 
     #[test]
     fn compare_arguments_point_at_their_values_in_kernel_order() {
@@ -781,6 +851,7 @@ mod tests {
             tolerance: tol,
             per_output: &[],
             compare: &[],
+            mismatches: &[],
             timeout: Default::default(),
         };
         let reordered = req.compare_output(&buffer(&[3.0, 1.0, 2.0, poison]), &want).unwrap_err().to_string();
@@ -802,9 +873,9 @@ mod tests {
         assert!(host.contains("1 were never written") && Mismatch::written_beyond(&host), "{host}");
         // What the comparison kernel would count for the same buffers.
         let counters = [3, 3, 1, 6f64.to_bits(), 2f64.to_bits(), 1];
-        let device = device_verdict("y", DType::F32, counters, 8, |i| Ok((got.get_f64(i as usize), want.get_f64(i as usize)))).unwrap_err();
+        let device = device_verdict("y", DType::F32, counters, (8, 0), |i| Ok((got.get_f64(i as usize), want.get_f64(i as usize)))).unwrap_err();
         assert_eq!(host, device);
-        assert!(device_verdict("y", DType::F32, DEVICE_COMPARE_INIT, 8, |_| unreachable!()).is_ok());
+        assert!(device_verdict("y", DType::F32, DEVICE_COMPARE_INIT, (8, 0), |_| unreachable!()).is_ok());
         for d in DType::ALL {
             let k = device_compare_kernel(d);
             assert_eq!(k.is_some(), matches!(d, DType::F32 | DType::F16 | DType::BF16), "{d:?}");
@@ -894,6 +965,7 @@ mod tests {
             tolerance: Tolerance::default(),
             per_output: &[],
             compare: &[],
+            mismatches: &[],
             timeout: Default::default(),
         };
         let mut r = DeviceReference::default();
@@ -945,6 +1017,7 @@ mod tests {
             tolerance: Tolerance::default(),
             per_output: &[],
             compare: &[],
+            mismatches: &[],
             timeout: Default::default(),
         };
         let mut r = DeviceReference::default();
@@ -999,6 +1072,7 @@ mod tests {
             tolerance: Tolerance { atol: 0.0, rtol: 1e-6 },
             per_output: &loose,
             compare: &[],
+            mismatches: &[],
             timeout: Default::default(),
         };
         assert!(req.check(&[got.clone()]).is_ok());

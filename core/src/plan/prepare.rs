@@ -445,6 +445,39 @@ pub fn layout(job: &TuneJob) -> Result<Vec<ArgLayout>, SpecError> {
             return Err(err("verify.compare", format!("`{o}` is to be compared {}, but it is not compared at all: {why}", how.describe())));
         }
     }
+    // An allowance names an output compared element by element (a sum or a sorted comparison
+    // has its own tolerance rule, and a name that is no compared output would be unused).
+    for (o, a) in &job.verify.mismatches {
+        let access = job.args.iter().find_map(|x| match &x.kind {
+            ArgKind::Buffer { access, .. } if &x.name == o => Some(*access),
+            _ => None,
+        });
+        let field = format!("verify.mismatches.{o}");
+        match access {
+            None => {
+                return Err(err(
+                    &field,
+                    format!("`{o}` is not a buffer argument (buffers: {}); name an output there or in --mismatches NAME=COUNT", buffers.join(", ")),
+                ))
+            }
+            Some(access) if !crate::spec::job::compares(&job.verify.outputs, o, access) => {
+                return Err(err(
+                    &field,
+                    format!("`{o}` may differ in up to {}, but it is not compared at all (an input, or not among verify.outputs)", a.describe()),
+                ));
+            }
+            Some(_) => {}
+        }
+        if let Some(how) = job.verify.compare_of(o) {
+            return Err(err(
+                &field,
+                format!(
+                    "`{o}` is compared {}, which has its own tolerance; an allowance of elements applies to outputs compared element by element",
+                    how.describe()
+                ),
+            ));
+        }
+    }
     Ok(out)
 }
 

@@ -241,6 +241,7 @@ impl<'a, B: Backend> Session<'a, B> {
             tolerance: verify.tolerance,
             per_output: &verify.per_output,
             compare: &verify.compare,
+            mismatches: &verify.mismatches,
             timeout: bench.timeout,
         };
         backend.verify(ws, kernel, launch, &vr)

@@ -41,6 +41,10 @@ impl Texts {
             // Only when set, so that a job without it hashes as it did before it existed.
             verification.push_str(&format!("|compare {:?}", v.compare));
         }
+        if !v.mismatches.is_empty() {
+            // Likewise: a job that allows no mismatch hashes as before.
+            verification.push_str(&format!("|mismatches {:?}", v.mismatches));
+        }
         let expected = expected.iter().flat_map(|e| &e.buffers).map(|b| format!("|{}#{}", b.name, crate::hash::short_hash(&b.data))).collect();
         Texts { verification, args: args_text(&job.args, data), expected }
     }

@@ -142,6 +142,9 @@ struct RawVerify {
     /// How single outputs are compared: `sum`, `sorted` or `elements`, by buffer name.
     #[serde(default)]
     compare: BTreeMap<String, String>,
+    /// Elements of single outputs that may differ: a count or a percentage, by buffer name.
+    #[serde(default)]
+    mismatches: BTreeMap<String, toml::Value>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -701,7 +704,20 @@ impl Spec {
         template.compat = compat;
         template.shared_mem = opt_expr("launch.shared_mem", &raw.launch.shared_mem)?;
         template.size_defines = raw.launch.size_defines;
-        template.verify = Verification { outputs: raw.verify.outputs.clone(), tolerance: tol, per_output, compare, reference, sample };
+        let mut mismatches = Vec::new();
+        for (name, v) in &raw.verify.mismatches {
+            let text = match v {
+                toml::Value::Integer(n) if *n >= 0 => n.to_string(),
+                toml::Value::String(t) => t.clone(),
+                other => other.to_string(),
+            };
+            let a = crate::spec::job::Allowance::parse(&text).map_err(|m| err(&format!("verify.mismatches.{name}"), m))?;
+            // None allowed is the default, not an allowance.
+            if a.of(u64::MAX) > 0 {
+                mismatches.push((name.clone(), a));
+            }
+        }
+        template.verify = Verification { outputs: raw.verify.outputs.clone(), tolerance: tol, per_output, compare, mismatches, reference, sample };
         if raw.verify.rtol.is_none() {
             template.verify.default_half_precision(&template.args);
         }

@@ -192,6 +192,57 @@ impl Compare {
     }
 }
 
+/// How many elements of an output compared element by element may differ from the reference's
+/// and the output still pass (`[verify] mismatches = { bitmap = 10 }`, `--mismatches
+/// bitmap=0.001%`): for outputs where a few elements legitimately differ between correct
+/// configs (a point on a polygon's edge counted in or out by a different test, ties broken
+/// another way). Kernel Tuner users write such a rule as a `verify` function.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum Allowance {
+    /// At most this many elements.
+    Count(u64),
+    /// At most this share of the output's elements (0 to 1), rounded down.
+    Share(f64),
+}
+
+impl Allowance {
+    /// Parses a count (`10`) or a percentage (`0.001%`).
+    pub fn parse(text: &str) -> Result<Allowance, String> {
+        let t = text.trim();
+        let bad = || format!("`{}` is not a count of elements (10) or a percentage of them (0.001%)", crate::spec::error::quote(t));
+        match t.strip_suffix('%') {
+            Some(p) => match p.trim().parse::<f64>() {
+                Ok(x) if x.is_finite() && (0.0..=100.0).contains(&x) => Ok(Allowance::Share(x / 100.0)),
+                _ => Err(bad()),
+            },
+            None => t.parse::<u64>().map(Allowance::Count).map_err(|_| bad()),
+        }
+    }
+
+    /// The most elements of an output of `n` that may differ.
+    pub fn of(self, n: u64) -> u64 {
+        match self {
+            Allowance::Count(c) => c,
+            Allowance::Share(s) => (s * n as f64).floor() as u64,
+        }
+    }
+
+    /// As a summary says it: `10 elements`, `0.001 % of its elements`.
+    pub fn describe(self) -> String {
+        match self {
+            Allowance::Count(1) => "1 element".into(),
+            Allowance::Count(c) => format!("{c} elements"),
+            Allowance::Share(s) => format!("{} % of its elements", s * 100.0),
+        }
+    }
+}
+
+/// The elements of output `name` (of `n`) that may differ, by `list`'s allowance for it; 0 when
+/// it has none.
+pub fn allowed(list: &[(String, Allowance)], name: &str, n: u64) -> u64 {
+    list.iter().find(|(o, _)| o == name).map_or(0, |(_, a)| a.of(n))
+}
+
 /// How many of the measured configs are verified against the reference. The winner and its
 /// tie band are always verified before they are stored, whatever the sample.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -264,6 +315,9 @@ pub struct Verification {
     /// Outputs compared otherwise than element by element (`compare = { NAME = "sum" }`), by
     /// buffer name.
     pub compare: Vec<(String, Compare)>,
+    /// Elements of single outputs (compared element by element) that may differ, by buffer
+    /// name.
+    pub mismatches: Vec<(String, Allowance)>,
     /// The reference.
     pub reference: Reference,
     /// Which configs are verified during the search.
@@ -305,6 +359,9 @@ impl Verification {
         for (name, t) in &self.per_output {
             s.push_str(&format!("; {name}: atol {:e}, rtol {:e}", t.atol, t.rtol));
         }
+        for (name, a) in &self.mismatches {
+            s.push_str(&format!("; {name}: up to {} may differ", a.describe()));
+        }
         if self.sample != VerifySample::All {
             s.push_str(&format!("; during the search, {} of the configs (the winner's always)", self.sample));
         }
@@ -339,6 +396,7 @@ impl Default for Verification {
             tolerance: Tolerance::default(),
             per_output: vec![],
             compare: vec![],
+            mismatches: vec![],
             reference: Reference::DefaultConfig,
             sample: VerifySample::All,
         }
