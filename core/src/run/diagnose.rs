@@ -170,6 +170,36 @@ pub fn compile_hints(message: &str) -> Vec<String> {
     out
 }
 
+/// Where every config that computed a wrong output differs from the reference in only a few
+/// elements of one output (at most 1,000, and at most one in 100,000: pnpoly's points on the
+/// polygon's edge), what allowing them would take (`verify.mismatches`), from the configs'
+/// `messages` ([`Mismatch::message`]'s words); `None` otherwise, or where a message is of
+/// another kind (a sum, a sorted comparison, another length).
+pub fn few_mismatches<'a>(messages: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    // `bitmap`: 4 of 20000000 elements differ (…)
+    let differing = |m: &str| -> Option<(String, u64, u64)> {
+        let m = m.strip_prefix("wrong output: ").unwrap_or(m);
+        let (name, rest) = m.strip_prefix('`')?.split_once("`: ")?;
+        let (bad, rest) = rest.split_once(" of ")?;
+        let (n, rest) = rest.split_once(' ')?;
+        rest.starts_with("elements differ").then(|| Some((name.to_string(), bad.parse().ok()?, n.parse().ok()?)))?
+    };
+    let (mut name, mut most, mut of) = (None::<String>, 0u64, 0u64);
+    for m in messages {
+        let (o, bad, n) = differing(m)?;
+        if name.get_or_insert_with(|| o.clone()) != &o {
+            return None;
+        }
+        (most, of) = (most.max(bad), of.max(n));
+    }
+    let name = name?;
+    (most <= 1000 && most.saturating_mul(100_000) <= of).then(|| {
+        format!(
+            "the configs that computed a wrong output differ from the reference in at most {most} of the {of} elements of `{name}`: if so few may differ between correct configs (a tie broken another way, a point on an edge), allow them (verify.mismatches = {{ {name} = {most} }}, --mismatches {name}={most}); else those configs are wrong"
+        )
+    })
+}
+
 /// What explains configs that timed out, one finding per line: how far the launch timeout is
 /// above the slowest config measured (a kernel that never ends, or only a slow one), and the
 /// parameter value that every timed-out config has and no measured config has, where one does.
@@ -711,7 +741,26 @@ mod tests {
         assert_eq!(shared_union(&f, &m[..7], &names), None);
     }
 
-    /// A compile error that is a known removal from CUDA says what to write instead.
+    /// Few differing elements in every wrong output suggest an allowance; many, another
+    /// output, a sum's message, or none do not.
+    #[test]
+    fn a_few_differing_elements_suggest_an_allowance() {
+        let m = |bad: u64| format!("`bitmap`: {bad} of 20000000 elements differ (first at index 3757520: got 1, expected 0)");
+        let line = few_mismatches([m(4).as_str(), &format!("wrong output: {}", m(5))]).unwrap();
+        assert!(
+            line.starts_with("the configs that computed a wrong output differ from the reference in at most 5 of the 20000000 elements of `bitmap`"),
+            "{line}"
+        );
+        assert!(line.contains("(verify.mismatches = { bitmap = 5 }, --mismatches bitmap=5)"), "{line}");
+        assert!(shared_kind(&format!("wrong output: {line}")).is_none(), "not taken for a shared finding");
+        assert_eq!(few_mismatches([m(4).as_str(), &m(52292)]), None, "one config far off");
+        assert_eq!(few_mismatches(["`y`: 3 of 1000 elements differ (first at index 0: got 1, expected 0)"]), None, "3 in 1,000 is not few");
+        assert_eq!(few_mismatches([m(4).as_str(), "`z`: 4 of 20000000 elements differ (…)"]), None, "two outputs");
+        assert_eq!(few_mismatches([m(4).as_str(), "`p`: the sum of its 128 written elements is 1, expected 2"]), None);
+        assert_eq!(few_mismatches(std::iter::empty()), None);
+    }
+
+    /// A compile error that is a known removal from CUDA says what to write instead.    /// A compile error that is a known removal from CUDA says what to write instead.
     #[test]
     fn removed_cuda_intrinsics_say_what_replaces_them() {
         let m = "spmv_kernel.cu(32): error: identifier \"__shfl_down\" is undefined | local_y += __shfl_down(local_y, s); | ^";

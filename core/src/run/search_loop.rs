@@ -1560,6 +1560,15 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             }
         }
         crate::run::diagnose::add_shared_findings(&mut causes, &failed, &measured, &names);
+        let wrong = ledger.results.values().filter(|r| !r.from_db).filter_map(|r| match &r.outcome {
+            crate::run::report::ResultOutcome::Failed { kind: crate::error::FailureKind::WrongOutput, message } => Some(message.as_str()),
+            _ => None,
+        });
+        if let (Some(line), Some(first)) =
+            (crate::run::diagnose::few_mismatches(wrong), causes.iter_mut().find(|c| c.kind == crate::error::FailureKind::WrongOutput))
+        {
+            first.diagnosis.push(line);
+        }
         ledger.causes = causes;
         ledger.note_findings();
     }
