@@ -220,8 +220,8 @@ pub(crate) struct Coordinator<'e, B: Backend> {
     no_room: (usize, Option<String>),
     /// The config whose outputs became the reference, and how many candidates failed first.
     reference_cand: Option<usize>,
-    /// Whether [`Self::warn_if_nothing_compiles`] has spoken.
-    warned_compiles: bool,
+    /// Whether [`Self::warn_if_nothing_compiles`] has judged the first compiles.
+    compiles_judged: bool,
     /// Compile seconds per candidate compiled in this run (not compile-cache hits).
     compile_s: HashMap<usize, f64>,
     /// Seconds a device spent evaluating each candidate for the search in this run.
@@ -318,7 +318,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             retired_for: HashMap::new(),
             no_room: (0, None),
             reference_cand: None,
-            warned_compiles: false,
+            compiles_judged: false,
             compile_s: HashMap::new(),
             eval_s: HashMap::new(),
             tail: Tail::new(opts.compile_tail),
@@ -1165,17 +1165,24 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     /// would otherwise be told only when every config of the space has failed, after minutes of
     /// compiles. The search goes on: configs that compile may still come.
     fn warn_if_nothing_compiles(&mut self, l: &mut Turn<'_, '_, '_>) {
-        if self.warned_compiles || l.ledger.compiled > 0 {
+        if self.compiles_judged || l.ledger.compiled > 0 {
             return;
         }
         let failed: Vec<&ConfigResult> = l.ledger.results.values().filter(|r| !r.from_db).collect();
+        if failed.len() < l.threads.max(8) {
+            return;
+        }
+        // Judged once, on the first that many: results only grow, so a second cause, another
+        // kind of failure or a config that compiled would stand in any later judgement too (and
+        // grouping every result again at each failure would cost a space that fails throughout
+        // its square).
+        self.compiles_judged = true;
         let compile_failed = |r: &&ConfigResult| matches!(r.outcome, ResultOutcome::Failed { kind: crate::error::FailureKind::CompileFailed, .. });
-        if failed.len() < l.threads.max(8) || !failed.iter().all(compile_failed) || l.progress.count >= self.plan.cands.len() {
+        if !failed.iter().all(compile_failed) || l.progress.count >= self.plan.cands.len() {
             return;
         }
         let causes = crate::run::diagnose::group(failed.iter().copied());
         let [cause] = &causes[..] else { return };
-        self.warned_compiles = true;
         let hints: String = crate::run::diagnose::compile_hints(&cause.message).iter().map(|h| format!("; {h}")).collect();
         let message = format!(
             "the first {} configs all failed to compile with one error, and none compiled: {}{hints}. Every config may fail so: fix the source (the tune goes on; Ctrl-C stops it and keeps what was measured)",
