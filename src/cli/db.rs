@@ -87,7 +87,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                     winner += &format!("; the last tune learned from {}", line.trim_start_matches("prior: "));
                 }
                 // A winner whose tune checked no output is not one to ship unawares.
-                if e.winner.is_some() && e.runs.last().and_then(|r| r.verification.as_deref()) == Some("none") {
+                if e.winner.is_some() && e.runs.last().is_some_and(|r| r.unverified()) {
                     winner += "; outputs not verified (the last tune ran with reference none)";
                 }
                 outln!(

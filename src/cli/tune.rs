@@ -280,29 +280,34 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
 }
 
 /// The command line's verification options, applied to the spec.
+/// The `NAME=VALUE` parts of a per-output flag's text (`--compare y=sorted,z=sum`): each
+/// output's name (trimmed), its value and the part it came from (for messages); a part without
+/// `=` is an error saying the `form` a part takes.
+fn named_values<'t>(flag: &'t str, form: &'t str, text: &'t str) -> impl Iterator<Item = anyhow::Result<(String, &'t str, &'t str)>> + 't {
+    text.split(',').map(str::trim).filter(|p| !p.is_empty()).map(move |part| {
+        let (name, value) = part.split_once('=').ok_or_else(|| anyhow::anyhow!("{flag}: `{}` is not {form}", kerntune::spec::error::quote(part)))?;
+        Ok((name.trim().to_string(), value, part))
+    })
+}
+
 pub(crate) fn verification(spec: &mut Spec, a: &Measuring) -> anyhow::Result<()> {
     let v = spec.verification_mut();
     if let Some(r) = &a.reference {
         v.reference = Reference::parse(r, std::path::Path::new(".")).map_err(|m| anyhow::anyhow!("--reference: {m}"))?;
     }
-    for part in a.compare.iter().flat_map(|t| t.split(',')).map(str::trim).filter(|p| !p.is_empty()) {
-        let (name, how) = part
-            .split_once('=')
-            .ok_or_else(|| anyhow::anyhow!("--compare: `{}` is not NAME=sum, NAME=sorted or NAME=elements", kerntune::spec::error::quote(part)))?;
+    for pair in a.compare.iter().flat_map(|t| named_values("--compare", "NAME=sum, NAME=sorted or NAME=elements", t)) {
+        let (name, how, part) = pair?;
         let how = kerntune::spec::job::Compare::parse(how).map_err(|m| anyhow::anyhow!("--compare {}: {m}", kerntune::spec::error::quote(part)))?;
-        let name = name.trim().to_string();
         v.compare.retain(|(n, _)| *n != name);
         if let Some(c) = how {
             v.compare.push((name, c));
         }
     }
-    for part in a.mismatches.iter().flat_map(|t| t.split(',')).map(str::trim).filter(|p| !p.is_empty()) {
-        let (name, how) =
-            part.split_once('=').ok_or_else(|| anyhow::anyhow!("--mismatches: `{}` is not NAME=COUNT or NAME=PERCENT%", kerntune::spec::error::quote(part)))?;
+    for pair in a.mismatches.iter().flat_map(|t| named_values("--mismatches", "NAME=COUNT or NAME=PERCENT%", t)) {
+        let (name, how, part) = pair?;
         let allowance = kerntune::spec::job::Allowance::parse(how).map_err(|m| anyhow::anyhow!("--mismatches {}: {m}", kerntune::spec::error::quote(part)))?;
-        let name = name.trim().to_string();
         v.mismatches.retain(|(n, _)| *n != name);
-        if allowance.of(u64::MAX) > 0 {
+        if allowance.allows_any() {
             v.mismatches.push((name, allowance));
         }
     }
@@ -325,14 +330,14 @@ pub(crate) fn verification(spec: &mut Spec, a: &Measuring) -> anyhow::Result<()>
             v.per_output.iter_mut().for_each(|(_, tol)| if set == 0 { tol.atol = t } else { tol.rtol = t });
             continue;
         }
-        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let (name, x) = part.split_once('=').ok_or_else(|| anyhow::anyhow!("{flag}: `{}` is not NAME=VALUE", kerntune::spec::error::quote(part)))?;
+        for pair in named_values(flag, "NAME=VALUE", text) {
+            let (name, x, _) = pair?;
             let t = parse(x)?;
             let base = v.tolerance;
-            let slot = match v.per_output.iter_mut().position(|(n, _)| n == name.trim()) {
+            let slot = match v.per_output.iter_mut().position(|(n, _)| *n == name) {
                 Some(i) => &mut v.per_output[i].1,
                 None => {
-                    v.per_output.push((name.trim().to_string(), base));
+                    v.per_output.push((name, base));
                     &mut v.per_output.last_mut().expect("pushed").1
                 }
             };

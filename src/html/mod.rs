@@ -81,8 +81,8 @@ fn utc(secs: u64) -> String {
 /// A run's verification line ([`kerntune_core::store::db::RunNote::verification`]) as the
 /// report says it: a run without a reference checked no output, which a reader of its times
 /// should not have to infer.
-fn verification(line: &str) -> Markup {
-    if line == "none" {
+fn verification(note: &kerntune_core::store::db::RunNote, line: &str) -> Markup {
+    if note.unverified() {
         html! { strong { "outputs not verified" } " (reference " code { "none" } "): a config that computes a wrong result was timed like any other" }
     } else {
         html! { "verification: " (line) }
@@ -356,7 +356,7 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
                         }
                         @if let Some(n) = &r.note { ", strategy " code { (n.strategy) } }
                         @if let Some(line) = r.note.as_ref().and_then(|n| n.prior.as_ref()) { br; "learned from " (line.trim_start_matches("prior: ")) }
-                        @if let Some(line) = r.note.as_ref().and_then(|n| n.verification.as_ref()) { br; (verification(line)) }
+                        @if let Some((n, line)) = r.note.as_ref().and_then(|n| Some((n, n.verification.as_ref()?))) { br; (verification(n, line)) }
                         @if let Some(line) = r.note.as_ref().and_then(|n| n.search.as_ref()) { br; span.muted { (line) } }
                     }
                 } }

@@ -108,14 +108,11 @@ pub fn compare_sum(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Resul
 /// for the same values in an order that differs between configs (a compaction whose order
 /// depends on atomics): the elements that do not hold the poison pattern, of each buffer, in
 /// ascending order (NaNs last), must be as many and agree pairwise within the tolerance.
+///
+/// Same values in any order (by an order-free hash, `value_hash`) pass without a sort, values
+/// that cannot agree fail without one (`sorted_screen`); only the rest are sorted, against the
+/// reference's sorted values kept by their hash (`sorted_of`).
 pub fn compare_sorted(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Result<(), String> {
-    sorted_verdict(got, want, tol)
-}
-
-/// [`compare_sorted`]'s work: same values in any order ([`value_hash`]) pass without a sort,
-/// values that cannot agree fail without one ([`sorted_screen`]); only the rest are sorted,
-/// against the reference's sorted values kept by their hash ([`sorted_of`]).
-fn sorted_verdict(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Result<(), String> {
     let wanted = value_hash(want);
     if value_hash(got) == wanted {
         return Ok(());
@@ -199,7 +196,7 @@ pub fn sorted_hint(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Strin
     if got.len() > SORTED_HINT_MAX || got.dtype != want.dtype {
         return String::new();
     }
-    match sorted_verdict(got, want, tol) {
+    match compare_sorted(got, want, tol) {
         Ok(()) => SORTED_AGREE.to_string(),
         Err(_) => String::new(),
     }
@@ -354,6 +351,21 @@ impl Mismatch {
     /// reference's were not.
     pub fn written_beyond(message: &str) -> bool {
         message.contains("were written where the reference's were not")
+    }
+
+    /// The output a [`Mismatch::message`] (or a tune's record of it, after `wrong output: `)
+    /// names, with how many of its elements differ and of how many: `` `bitmap`: 4 of 20000000
+    /// elements differ `` gives (`bitmap`, 4, 20000000); `None` for another message (a sum's, a
+    /// sorted comparison's, another length).
+    pub fn counts_in(message: &str) -> Option<(&str, u64, u64)> {
+        let m = message.strip_prefix("wrong output: ").unwrap_or(message);
+        let (name, rest) = m.strip_prefix('`')?.split_once("`: ")?;
+        let (bad, rest) = rest.split_once(" of ")?;
+        let (n, rest) = rest.split_once(' ')?;
+        if !rest.starts_with("elements differ") {
+            return None;
+        }
+        Some((name, bad.parse().ok()?, n.parse().ok()?))
     }
 }
 
@@ -709,7 +721,7 @@ impl VerifyRequest<'_> {
         let tol = self.tolerance_for(&want.name);
         let verdict = match crate::spec::job::compare_of(self.compare, &want.name) {
             Some(Compare::Sum) => compare_sum(got, want, tol),
-            Some(Compare::Sorted) => sorted_verdict(got, want, tol),
+            Some(Compare::Sorted) => compare_sorted(got, want, tol),
             None => compare_allowing(got, want, tol, self.allowed_for(&want.name, want.len() as u64)).map_err(|m| m + &sorted_hint(got, want, tol)),
         };
         verdict.map_err(BackendError::WrongOutput)

@@ -425,49 +425,35 @@ pub fn layout(job: &TuneJob) -> Result<Vec<ArgLayout>, SpecError> {
             ));
         }
     }
-    for (o, how) in &job.verify.compare {
+    // A setting for one output (how it is compared, how many of its elements may differ) must
+    // name an output the verification compares: else it would be silently unused.
+    let compared_output = |o: &str, what: &str, flag: &str| -> Result<(), String> {
         let access = job.args.iter().find_map(|a| match &a.kind {
-            ArgKind::Buffer { access, .. } if &a.name == o => Some(*access),
+            ArgKind::Buffer { access, .. } if a.name == o => Some(*access),
             _ => None,
         });
         let Some(access) = access else {
-            return Err(err(
-                "verify.compare",
-                format!("`{o}` is not a buffer argument (buffers: {}); name an output there or in --compare NAME={}", buffers.join(", "), how.word()),
-            ));
+            return Err(format!("`{o}` is not a buffer argument (buffers: {}); name an output there or in {flag}", buffers.join(", ")));
         };
-        if !crate::spec::job::compares(&job.verify.outputs, o, access) {
-            let why = if job.verify.outputs.is_empty() {
-                "it is an input (access = \"read\"), and only outputs are compared".to_string()
-            } else {
-                format!("only {} are (verify.outputs, or the expected outputs given)", job.verify.outputs.join(", "))
-            };
-            return Err(err("verify.compare", format!("`{o}` is to be compared {}, but it is not compared at all: {why}", how.describe())));
+        if crate::spec::job::compares(&job.verify.outputs, o, access) {
+            return Ok(());
         }
+        let why = if job.verify.outputs.is_empty() {
+            "it is an input (access = \"read\"), and only outputs are compared".to_string()
+        } else {
+            format!("only {} are (verify.outputs, or the expected outputs given)", job.verify.outputs.join(", "))
+        };
+        Err(format!("`{o}` {what}, but it is not compared at all: {why}"))
+    };
+    for (o, how) in &job.verify.compare {
+        compared_output(o, &format!("is to be compared {}", how.describe()), &format!("--compare NAME={}", how.word()))
+            .map_err(|m| err("verify.compare", m))?;
     }
     // An allowance names an output compared element by element (a sum or a sorted comparison
-    // has its own tolerance rule, and a name that is no compared output would be unused).
+    // has its own tolerance rule).
     for (o, a) in &job.verify.mismatches {
-        let access = job.args.iter().find_map(|x| match &x.kind {
-            ArgKind::Buffer { access, .. } if &x.name == o => Some(*access),
-            _ => None,
-        });
         let field = format!("verify.mismatches.{o}");
-        match access {
-            None => {
-                return Err(err(
-                    &field,
-                    format!("`{o}` is not a buffer argument (buffers: {}); name an output there or in --mismatches NAME=COUNT", buffers.join(", ")),
-                ))
-            }
-            Some(access) if !crate::spec::job::compares(&job.verify.outputs, o, access) => {
-                return Err(err(
-                    &field,
-                    format!("`{o}` may differ in up to {}, but it is not compared at all (an input, or not among verify.outputs)", a.describe()),
-                ));
-            }
-            Some(_) => {}
-        }
+        compared_output(o, &format!("may differ in up to {}", a.describe()), "--mismatches NAME=COUNT").map_err(|m| err(&field, m))?;
         if let Some(how) = job.verify.compare_of(o) {
             return Err(err(
                 &field,

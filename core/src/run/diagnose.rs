@@ -176,18 +176,10 @@ pub fn compile_hints(message: &str) -> Vec<String> {
 /// `messages` ([`Mismatch::message`]'s words); `None` otherwise, or where a message is of
 /// another kind (a sum, a sorted comparison, another length).
 pub fn few_mismatches<'a>(messages: impl IntoIterator<Item = &'a str>) -> Option<String> {
-    // `bitmap`: 4 of 20000000 elements differ (…)
-    let differing = |m: &str| -> Option<(String, u64, u64)> {
-        let m = m.strip_prefix("wrong output: ").unwrap_or(m);
-        let (name, rest) = m.strip_prefix('`')?.split_once("`: ")?;
-        let (bad, rest) = rest.split_once(" of ")?;
-        let (n, rest) = rest.split_once(' ')?;
-        rest.starts_with("elements differ").then(|| Some((name.to_string(), bad.parse().ok()?, n.parse().ok()?)))?
-    };
-    let (mut name, mut most, mut of) = (None::<String>, 0u64, 0u64);
+    let (mut name, mut most, mut of) = (None::<&str>, 0u64, 0u64);
     for m in messages {
-        let (o, bad, n) = differing(m)?;
-        if name.get_or_insert_with(|| o.clone()) != &o {
+        let (o, bad, n) = Mismatch::counts_in(m)?;
+        if *name.get_or_insert(o) != o {
             return None;
         }
         (most, of) = (most.max(bad), of.max(n));

@@ -713,7 +713,7 @@ impl Spec {
             };
             let a = crate::spec::job::Allowance::parse(&text).map_err(|m| err(&format!("verify.mismatches.{name}"), m))?;
             // None allowed is the default, not an allowance.
-            if a.of(u64::MAX) > 0 {
+            if a.allows_any() {
                 mismatches.push((name.clone(), a));
             }
         }

@@ -219,6 +219,11 @@ impl Allowance {
         }
     }
 
+    /// Whether it lets any element differ (`0` and `0%` do not: the default, not an allowance).
+    pub fn allows_any(self) -> bool {
+        self.of(u64::MAX) > 0
+    }
+
     /// The most elements of an output of `n` that may differ.
     pub fn of(self, n: u64) -> u64 {
         match self {
@@ -329,11 +334,20 @@ impl Verification {
     /// than element by element: `default config; partial by its sum`.
     pub fn describe(&self) -> String {
         let r = self.reference.describe();
-        if !self.reference.verifies() || self.compare.is_empty() {
+        if !self.reference.verifies() {
             return r;
         }
+        r + &self.compared_otherwise()
+    }
+
+    /// `; partial by its sum, y sorted` for the outputs compared otherwise than element by
+    /// element; empty when none is.
+    fn compared_otherwise(&self) -> String {
+        if self.compare.is_empty() {
+            return String::new();
+        }
         let how: Vec<String> = self.compare.iter().map(|(n, c)| format!("{n} {}", c.describe())).collect();
-        format!("{r}; {}", how.join(", "))
+        format!("; {}", how.join(", "))
     }
 
     /// The whole verification in one line, as `kerntune check` prints it and a tune's run note
@@ -349,9 +363,7 @@ impl Verification {
         if let Some(c) = made_by {
             s.push_str(&format!(" ({c})"));
         }
-        for (i, (n, c)) in self.compare.iter().enumerate() {
-            s.push_str(&format!("{}{n} {}", if i == 0 { "; " } else { ", " }, c.describe()));
-        }
+        s.push_str(&self.compared_otherwise());
         if !self.outputs.is_empty() {
             s.push_str(&format!("; outputs {}", self.outputs.join(", ")));
         }

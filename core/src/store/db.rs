@@ -333,6 +333,14 @@ pub struct RunNote {
     pub verification: Option<String>,
 }
 
+impl RunNote {
+    /// Whether the run checked no output (tuned with reference `none`), as its
+    /// [`RunNote::verification`] line says; `false` where it says nothing (older notes).
+    pub fn unverified(&self) -> bool {
+        self.verification.as_deref() == Some(crate::spec::job::Reference::None.describe().as_str())
+    }
+}
+
 /// The parts of an [`Origin::setup`] compared by hash (the tune's words for one that changed,
 /// and `db merge`'s for shards that differ in it); the launch timeout ([`SETUP_TIMEOUT`]) is
 /// compared by value.
