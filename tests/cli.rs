@@ -1824,3 +1824,45 @@ fn reordered_outputs_are_compared_sorted() {
         }
     }
 }
+
+/// A CUDA source that includes the user's own headers (beside it, and from an `-I` folder of
+/// its options): `check` lists them, as read for the compiler; two files included by one name
+/// are one clear error naming the source field. (They compile from memory on the GPU: the
+/// GPU suite's `the_users_headers_compile_and_an_edit_is_a_new_kernel`.)
+#[test]
+fn the_users_headers_are_listed_and_a_clash_is_named() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    std::fs::create_dir_all(dir.join("kernels/detail")).unwrap();
+    std::fs::create_dir_all(dir.join("include/ops")).unwrap();
+    write(dir, "kernels/tile.h", "#pragma once\n#include \"detail/load.h\"\n#define SCALE 2.0f\n");
+    write(dir, "kernels/detail/load.h", "#pragma once\n__device__ float load(const float* p, int i) { return p[i]; }\n");
+    write(dir, "include/ops/axpy.cuh", "#pragma once\n__device__ float axpy(float a, float x, float y) { return a * x + y; }\n");
+    write(
+        dir,
+        "kernels/scale.cu",
+        "#include <cuda_fp16.h>\n#include \"tile.h\"\n#include <ops/axpy.cuh>\nextern \"C\" __global__ void scale(float* y, const float* x, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) y[i] = axpy(SCALE, load(x, i), 0.0f);\n}\n",
+    );
+    let spec = write(
+        dir,
+        "scale.toml",
+        "[kernel]\nname = \"scale\"\nsource = { cuda = \"kernels/scale.cu\" }\noptions = { cuda = [\"-Iinclude\"] }\n[params]\nWG = [32, 64]\n[[problems]]\nn = 1000\n[[args]]\nname = \"y\"\ntype = \"f32\"\nlen = \"n\"\naccess = \"write\"\n[[args]]\nname = \"x\"\ntype = \"f32\"\nlen = \"n\"\n[[args]]\nname = \"n\"\ntype = \"i32\"\nvalue = \"n\"\n[launch]\ngrid = [\"div_ceil(n, WG)\"]\nblock = [\"WG\"]\n",
+    );
+    let p = spec.to_str().unwrap();
+    let o = kerntune(dir, &["check", p]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let line = out.lines().find(|l| l.starts_with("headers")).unwrap_or_else(|| panic!("no headers line:\n{out}"));
+    for h in ["tile.h (", "kernels/tile.h)", "ops/axpy.cuh (", "include/ops/axpy.cuh)", "detail/load.h ("] {
+        assert!(line.contains(h), "`{h}` missing from: {line}");
+    }
+    assert!(!line.contains("cuda_fp16"), "the toolkit's headers are the compiler's: {line}");
+    let o = kerntune(dir, &["check", p, "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&text(&o).0).unwrap();
+    let names: Vec<&str> = v["headers"].as_array().unwrap().iter().map(|h| h["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["tile.h", "ops/axpy.cuh", "detail/load.h"]);
+    // Another `tile.h` beside load.h, included from there: the compiler could be given only one.
+    write(dir, "kernels/detail/load.h", "#pragma once\n#include \"tile.h\"\n");
+    write(dir, "kernels/detail/tile.h", "#define OTHER 1\n");
+    bad(dir, &["check", p], &["scale.toml", "kernel.source.cuda", "two files are included as `tile.h`", "rename one"]);
+}

@@ -239,6 +239,63 @@ fn a_few_elements_may_differ_where_allowed() {
     assert!(t.contains("failures: wrong output 2 ") && t.contains("; more than the 2 allowed to differ (verify.mismatches)"), "{t}");
 }
 
+/// A CUDA source that includes the user's own headers (one beside it that includes another,
+/// one through `-I`) compiles, NVRTC given them from memory; a second tune is a database hit.
+/// Once a header is edited the kernel is a new one: measured again, nothing served from the
+/// compile cache, and what the edit says compiles (here a name that breaks one config, whose
+/// compile error names the header). Tuned again with `--remeasure`, the config that failed is
+/// not compiled again: the compile cache keeps NVRTC's refusal, and the summary says so.
+#[test]
+fn the_users_headers_compile_and_an_edit_is_a_new_kernel() {
+    if cuda_devices("headers").is_none() {
+        return;
+    }
+    let d = cache();
+    let dir = d.path();
+    for sub in ["kernels/detail", "include/ops"] {
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
+    }
+    let tile = dir.join("kernels/tile.h");
+    std::fs::write(&tile, "#pragma once\n#include \"detail/load.h\"\n#define SCALE 2.0f\n").unwrap();
+    std::fs::write(dir.join("kernels/detail/load.h"), "#pragma once\n__device__ float load(const float* p, int i) { return p[i]; }\n").unwrap();
+    std::fs::write(dir.join("include/ops/axpy.cuh"), "#pragma once\n__device__ float axpy(float a, float x, float y) { return a * x + y; }\n").unwrap();
+    std::fs::write(
+        dir.join("kernels/scale.cu"),
+        "#include <cuda_fp16.h>\n#include \"tile.h\"\n#include <ops/axpy.cuh>\nextern \"C\" __global__ void scale(float* y, const float* x, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) y[i] = axpy(SCALE, load(x, i), 1.0f);\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("scale.toml"),
+        "[kernel]\nname = \"scale\"\nsource = { cuda = \"kernels/scale.cu\" }\noptions = { cuda = [\"-Iinclude\"] }\n[params]\nWG = [64, 128, 256]\n[[problems]]\nn = 1048576\n[[args]]\nname = \"y\"\ntype = \"f32\"\nlen = \"n\"\naccess = \"write\"\n[[args]]\nname = \"x\"\ntype = \"f32\"\nlen = \"n\"\ninit = \"random\"\n[[args]]\nname = \"n\"\ntype = \"i32\"\nvalue = \"n\"\n[launch]\ngrid = [\"div_ceil(n, WG)\"]\nblock = [\"WG\"]\n",
+    )
+    .unwrap();
+    let spec = dir.join("scale.toml");
+    // From another working folder: the headers are found from the spec's and the source's.
+    let tune = |flags: &[&str]| {
+        let o = Command::new(bin())
+            .args([&["tune", spec.to_str().unwrap(), "--backend", "cuda", "--top", "1"], flags].concat())
+            .env("KERNTUNE_CACHE_DIR", dir)
+            .env_remove("KERNTUNE_LOG")
+            .current_dir(std::env::temp_dir())
+            .output()
+            .unwrap();
+        let t = text(&o);
+        assert!(o.status.success(), "{t}");
+        t
+    };
+    let t = tune(&[]);
+    assert!(t.contains("compiled 3 in") && !t.contains("failures:") && !t.contains("from the compile cache"), "{t}");
+    let t = tune(&[]);
+    assert!(t.contains("database hit"), "{t}");
+    std::fs::write(&tile, "#pragma once\n#include \"detail/load.h\"\n#define SCALE (WG == 64 ? undefined_scale : 2.0f)\n").unwrap();
+    let t = tune(&[]);
+    assert!(!t.contains("database hit") && !t.contains("from the compile cache"), "an edited header is a new kernel: {t}");
+    assert!(t.contains("compiled 2 in") && t.contains("failures: compile failed 1") && t.contains("undefined_scale"), "{t}");
+    let t = tune(&["--remeasure"]);
+    assert!(t.contains("compiled 2 in") && t.contains("; 2 from the compile cache"), "{t}");
+    assert!(t.contains("failures: compile failed 1") && t.contains("1 config(s) failed to compile before and were not compiled again"), "{t}");
+}
+
 /// On a GPU whose memory another process holds (here this test, which allocates all but what
 /// the case needs), a triad whose two 4 GiB buffers fit once but not with a device copy of each
 /// is tuned, its buffers restored from host memory and its output compared on the host, and the

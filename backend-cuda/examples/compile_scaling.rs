@@ -51,7 +51,7 @@ impl Work {
         let cache = CompileCache::new(None, String::new());
         let instance = req.source.instance(req.defines);
         let t = Instant::now();
-        cache.compile(req.source.entry(), instance.as_deref(), req.code, &opts).map_err(|e| format!("{cfg}: {e}"))?;
+        cache.compile(req.source.entry(), instance.as_deref(), req.code, &req.source.headers, &opts).map_err(|e| format!("{cfg}: {e}"))?;
         Ok(t.elapsed().as_secs_f64())
     }
 }

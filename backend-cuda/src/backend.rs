@@ -102,9 +102,9 @@ impl CudaBackend {
     pub fn binary(&self, req: &CompileRequest<'_>) -> Result<kerntune_core::store::cache::Binary, BackendError> {
         let opts = CompileOptions::for_request(req, &self.summary.target.arch);
         let instance = req.source.instance(req.defines);
-        let (cache, name, code) = (self.cache.clone(), req.source.entry().to_string(), req.code.to_string());
+        let (cache, name, code, headers) = (self.cache.clone(), req.source.entry().to_string(), req.code.to_string(), req.source.headers.clone());
         // NVRTC cannot be interrupted: the tuner may stop waiting (see `abandonable`).
-        kerntune_core::backend::abandonable(req.abandon, move || cache.compile(&name, instance.as_deref(), &code, &opts))
+        kerntune_core::backend::abandonable(req.abandon, move || cache.compile(&name, instance.as_deref(), &code, &headers, &opts))
     }
 
     /// The device's CUDA ordinal.
@@ -171,8 +171,11 @@ impl Backend for CudaBackend {
     fn compile(&self, req: &CompileRequest<'_>) -> Result<Compiled<CudaKernel>, BackendError> {
         let cubin = self.binary(req)?;
         let read = if driver_usage() { Err("KERNTUNE_CUDA_USAGE=driver".to_string()) } else { crate::cubin::usage(&cubin.bytes, &cubin.entry) };
-        let name =
-            std::ffi::CString::new(cubin.entry).map_err(|_| BackendError::CompileFailed { log: "kernel name contains a NUL byte".into(), options: vec![] })?;
+        let name = std::ffi::CString::new(cubin.entry).map_err(|_| BackendError::CompileFailed {
+            log: "kernel name contains a NUL byte".into(),
+            options: vec![],
+            cached: false,
+        })?;
         // The usage from the CUBIN: loading it here to ask the driver would put work on a second
         // context of the GPU a worker may be timing (see `cubin`). The driver is asked only when
         // the CUBIN cannot be read, or when `KERNTUNE_CUDA_USAGE=driver` says so.
@@ -191,7 +194,7 @@ impl Backend for CudaBackend {
 
     fn in_compile_cache(&self, req: &CompileRequest<'_>) -> Option<bool> {
         let opts = CompileOptions::for_request(req, &self.summary.target.arch);
-        Some(self.cache.holds(req.source.entry(), req.source.instance(req.defines).as_deref(), req.code, &opts))
+        Some(self.cache.holds(req.source.entry(), req.source.instance(req.defines).as_deref(), req.code, &req.source.headers, &opts))
     }
 
     fn workspace(&self, problem: &Arc<ProblemData>) -> Result<CudaWorkspace, BackendError> {

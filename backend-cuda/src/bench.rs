@@ -61,6 +61,7 @@ impl CudaKernel {
                 return Err(BackendError::CompileFailed {
                     log: format!("the compiled module has no kernel `{}`", self.name.to_string_lossy()),
                     options: vec![],
+                    cached: false,
                 });
             }
         };
@@ -163,7 +164,7 @@ pub struct LocalWorkspace {
 fn compare_cubin(arch: &str) -> Result<Vec<u8>, BackendError> {
     static CUBINS: verify::CompareBinaries = verify::CompareBinaries::new();
     CUBINS.get(arch, || {
-        crate::compile::nvrtc_compile(verify::DEVICE_COMPARE_KERNEL, None, verify::DEVICE_COMPARE_SRC, &[format!("--gpu-architecture={arch}")])
+        crate::compile::nvrtc_compile(verify::DEVICE_COMPARE_KERNEL, None, verify::DEVICE_COMPARE_SRC, &[], &[format!("--gpu-architecture={arch}")])
             .map(|(cubin, _)| cubin)
             .map_err(|e| e.to_string())
     })

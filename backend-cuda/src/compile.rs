@@ -2,12 +2,15 @@
 //!
 //! NVRTC is thread-safe, so the tuner's worker pool compiles many configs at once. Compiling for
 //! the device's real architecture (`--gpu-architecture=sm_90`) yields a CUBIN, which the driver
-//! loads without a JIT step. Each CUBIN (with its symbol, for a template instance) is cached on disk under a key that hashes the source,
-//! every option, the architecture and the NVRTC version, so a second run compiles nothing.
+//! loads without a JIT step. Each CUBIN (with its symbol, for a template instance) is cached on
+//! disk under a key that hashes the source, the user's headers it includes, every option, the
+//! architecture and the NVRTC version, so a second run compiles nothing; so is NVRTC's refusal
+//! of a config (see [`kerntune_core::store::cache`]). The user's headers are given to NVRTC in
+//! memory, by the names the source includes them by.
 
 use cudarc::nvrtc::sys as nvrtc;
 use kerntune_core::store::cache::Binary;
-use kerntune_core::{BackendError, CompileRequest};
+use kerntune_core::{BackendError, CompileRequest, Header};
 use std::ffi::{c_char, CStr, CString};
 use std::path::PathBuf;
 
@@ -121,27 +124,43 @@ impl CompileCache {
         CompileCache { dir, version }
     }
 
-    /// The cache key of a compilation.
-    pub fn key(&self, name: &str, code: &str, args: &[String]) -> String {
+    /// The cache key of a compilation: the name expression, the source, the headers it
+    /// includes from the user's folders (none: the key as it always was), the arguments and the
+    /// NVRTC version.
+    pub fn key(&self, name: &str, code: &str, headers: &[Header], args: &[String]) -> String {
         let a = args.join("\u{1}");
-        kerntune_core::hash::hash_parts([name.as_bytes(), code.as_bytes(), a.as_bytes(), self.version.as_bytes()])
+        let h = kerntune_core::spec::source::headers_text(headers);
+        let parts = [name.as_bytes(), code.as_bytes(), a.as_bytes(), self.version.as_bytes()];
+        if headers.is_empty() {
+            kerntune_core::hash::hash_parts(parts)
+        } else {
+            kerntune_core::hash::hash_parts(parts.into_iter().chain([h.as_bytes()]))
+        }
     }
 
-    /// Whether [`CompileCache::compile`] would serve these arguments from the cache.
-    pub fn holds(&self, name: &str, instance: Option<&str>, code: &str, opts: &CompileOptions) -> bool {
-        let key = self.key(instance.unwrap_or(name), code, &opts.to_args());
+    /// Whether [`CompileCache::compile`] would serve these arguments from the cache (a CUBIN, or
+    /// NVRTC's refusal).
+    pub fn holds(&self, name: &str, instance: Option<&str>, code: &str, headers: &[Header], opts: &CompileOptions) -> bool {
+        let key = self.key(instance.unwrap_or(name), code, headers, &opts.to_args());
         kerntune_core::store::cache::holds(self.dir.as_deref(), &key, "cubin", true)
     }
 
     /// Compiles kernel `name` (the entry point; `instance`: the template instantiation to
-    /// compile, for a templated kernel, see [`kerntune_core::KernelSource::instance`]), or
-    /// returns the cached CUBIN and symbol. Every kernel is named to NVRTC by a name
-    /// expression, so a C++ kernel (a mangled name: no `extern "C"`) launches like any other.
-    pub fn compile(&self, name: &str, instance: Option<&str>, code: &str, opts: &CompileOptions) -> Result<Binary, BackendError> {
+    /// compile, for a templated kernel, see [`kerntune_core::KernelSource::instance`]) with the
+    /// user's `headers`, or returns the cached CUBIN and symbol (or NVRTC's cached refusal).
+    /// Every kernel is named to NVRTC by a name expression, so a C++ kernel (a mangled name: no
+    /// `extern "C"`) launches like any other. A config whose `__shared__` arrays exceed what a
+    /// kernel may have statically is [`BackendError::OutOfResources`], from the cache too.
+    pub fn compile(&self, name: &str, instance: Option<&str>, code: &str, headers: &[Header], opts: &CompileOptions) -> Result<Binary, BackendError> {
         let args = opts.to_args();
         let expr = instance.unwrap_or(name);
-        let key = self.key(expr, code, &args);
-        kerntune_core::store::cache::binary(self.dir.as_deref(), &key, "cubin", name, true, || nvrtc_compile(name, Some(expr), code, &args))
+        let key = self.key(expr, code, headers, &args);
+        kerntune_core::store::cache::binary(self.dir.as_deref(), &key, "cubin", name, true, || nvrtc_compile(name, Some(expr), code, headers, &args)).map_err(
+            |e| match &e {
+                BackendError::CompileFailed { log, .. } => static_shared_overflow(log).map_or(e, BackendError::OutOfResources),
+                _ => e,
+            },
+        )
     }
 }
 
@@ -168,13 +187,26 @@ fn check(r: nvrtc::nvrtcResult, what: &str) -> Result<(), BackendError> {
 /// Compiles `code` (program `name`, the entry point) to a CUBIN; with a name expression
 /// `instance` (the kernel's name, or a template instance such as `matmul<64, 32, float>`), also
 /// returns the symbol NVRTC lowered it to (mangled for a C++ kernel).
-pub(crate) fn nvrtc_compile(name: &str, instance: Option<&str>, code: &str, args: &[String]) -> Result<(Vec<u8>, Option<String>), BackendError> {
-    let failed = |log: String| BackendError::CompileFailed { log, options: args.to_vec() };
+pub(crate) fn nvrtc_compile(
+    name: &str,
+    instance: Option<&str>,
+    code: &str,
+    headers: &[Header],
+    args: &[String],
+) -> Result<(Vec<u8>, Option<String>), BackendError> {
+    let failed = |log: String| BackendError::CompileFailed { log, options: args.to_vec(), cached: false };
     let src = CString::new(code).map_err(|_| failed("the source contains a NUL byte".into()))?;
     let pname = CString::new(format!("{name}.cu")).unwrap_or_default();
+    let texts = headers.iter().map(|h| CString::new(h.code.as_str())).collect::<Result<Vec<_>, _>>();
+    let names = headers.iter().map(|h| CString::new(h.name.as_str())).collect::<Result<Vec<_>, _>>();
+    let (Ok(texts), Ok(names)) = (texts, names) else { return Err(failed("a header the source includes contains a NUL byte".into())) };
+    let (text_ptrs, name_ptrs): (Vec<*const c_char>, Vec<*const c_char>) =
+        (texts.iter().map(|t| t.as_ptr()).collect(), names.iter().map(|n| n.as_ptr()).collect());
+    let (hp, np) = if headers.is_empty() { (std::ptr::null(), std::ptr::null()) } else { (text_ptrs.as_ptr(), name_ptrs.as_ptr()) };
     let mut prog: nvrtc::nvrtcProgram = std::ptr::null_mut();
-    // SAFETY: valid C strings that outlive the call; no headers.
-    check(unsafe { nvrtc::nvrtcCreateProgram(&mut prog, src.as_ptr(), pname.as_ptr(), 0, std::ptr::null(), std::ptr::null()) }, "nvrtcCreateProgram")?;
+    // SAFETY: valid C strings (and arrays of as many, `headers.len()`) that outlive the call;
+    // NVRTC copies them.
+    check(unsafe { nvrtc::nvrtcCreateProgram(&mut prog, src.as_ptr(), pname.as_ptr(), headers.len() as i32, hp, np) }, "nvrtcCreateProgram")?;
     let prog = Program(prog);
     let expr = instance.map(|i| CString::new(i).map_err(|_| failed("the kernel name contains a NUL byte".into()))).transpose()?;
     if let Some(e) = &expr {
@@ -187,16 +219,18 @@ pub(crate) fn nvrtc_compile(name: &str, instance: Option<&str>, code: &str, args
     let r = unsafe { nvrtc::nvrtcCompileProgram(prog.0, ptrs.len() as i32, ptrs.as_ptr()) };
     if r != nvrtc::nvrtcResult::NVRTC_SUCCESS {
         let log = failure_log(program_log(&prog), r);
-        return Err(static_shared_overflow(&log).map_or(BackendError::CompileFailed { log, options: args.to_vec() }, BackendError::OutOfResources));
+        // NVRTC's verdict on the code and options (kept by the compile cache), or the machine's
+        // (out of memory, an internal error: compiled again next time).
+        return Err(match r {
+            nvrtc::nvrtcResult::NVRTC_ERROR_COMPILATION | nvrtc::nvrtcResult::NVRTC_ERROR_INVALID_OPTION => failed(log),
+            _ => BackendError::other(format!("NVRTC failed ({r:?}): {log}")),
+        });
     }
     let mut size = 0usize;
     // SAFETY: valid program and out-pointer.
     check(unsafe { nvrtc::nvrtcGetCUBINSize(prog.0, &mut size) }, "nvrtcGetCUBINSize")?;
     if size == 0 {
-        return Err(BackendError::CompileFailed {
-            log: "NVRTC produced no CUBIN; compile for a real architecture (sm_XY), not a virtual one (compute_XY)".into(),
-            options: args.to_vec(),
-        });
+        return Err(failed("NVRTC produced no CUBIN; compile for a real architecture (sm_XY), not a virtual one (compute_XY)".into()));
     }
     let mut buf = vec![0u8; size];
     // SAFETY: `buf` has the size NVRTC reported.
@@ -326,25 +360,41 @@ mod tests {
         let (cfg, defines, launch) = (Config::new([("B", 1)]), vec![("B".to_string(), "1".to_string())], Launch::default());
         let req = CompileRequest { source: &src, code: "code", config: &cfg, defines: &defines, launch: &launch, scalars: &[], buffers: &[], abandon: None };
         let opts = CompileOptions::for_request(&req, "sm_90");
-        assert!(!c.holds("k", None, "code", &opts));
-        let key = c.key("k", "code", &opts.to_args());
+        assert!(!c.holds("k", None, "code", &[], &opts));
+        let key = c.key("k", "code", &[], &opts.to_args());
         kerntune_core::store::cache::store(dir.path(), &key, "cubin", b"image");
         kerntune_core::store::cache::store(dir.path(), &key, "sym", b"k");
-        assert!(c.holds("k", None, "code", &opts));
-        assert!(!c.holds("k", Some("k<2>"), "code", &opts), "another instance is another compile");
-        assert!(!c.holds("k", None, "code2", &opts));
+        assert!(c.holds("k", None, "code", &[], &opts));
+        assert!(!c.holds("k", Some("k<2>"), "code", &[], &opts), "another instance is another compile");
+        assert!(!c.holds("k", None, "code2", &[], &opts));
         // What it holds, compile serves (NVRTC is never called: this machine may have none).
-        let b = c.compile("k", None, "code", &opts).unwrap();
+        let b = c.compile("k", None, "code", &[], &opts).unwrap();
         assert!(b.cached && b.bytes == b"image" && b.entry == "k", "{b:?}");
+        // A kept refusal is served as one; ptxas's static shared overflow as the limit it is.
+        let refused = |log: &str| format!("{{\"log\": {log:?}, \"options\": []}}");
+        let bad = c.key("k", "bad", &[], &opts.to_args());
+        kerntune_core::store::cache::store(dir.path(), &bad, "err", refused("bad(1): error: expected a \";\"").as_bytes());
+        assert!(c.holds("k", None, "bad", &[], &opts));
+        assert!(matches!(c.compile("k", None, "bad", &[], &opts), Err(BackendError::CompileFailed { cached: true, .. })));
+        let big = c.key("k", "big", &[], &opts.to_args());
+        let log = "ptxas error   : Entry function 'k' uses too much shared data (0xcc00 bytes, 0xc000 max)";
+        kerntune_core::store::cache::store(dir.path(), &big, "err", refused(log).as_bytes());
+        assert!(matches!(c.compile("k", None, "big", &[], &opts), Err(BackendError::OutOfResources(v)) if v.requested == 0xcc00));
     }
 
     #[test]
     fn cache_keys_cover_source_options_and_version() {
         let c = CompileCache::new(None, "13.0".into());
-        let a = c.key("k", "code", &["-DA=1".into()]);
-        assert_ne!(a, c.key("k", "code", &["-DA=2".into()]));
-        assert_ne!(a, c.key("k", "code2", &["-DA=1".into()]));
-        assert_ne!(a, CompileCache::new(None, "12.8".into()).key("k", "code", &["-DA=1".into()]));
-        assert_eq!(a, c.key("k", "code", &["-DA=1".into()]));
+        let a = c.key("k", "code", &[], &["-DA=1".into()]);
+        assert_ne!(a, c.key("k", "code", &[], &["-DA=2".into()]));
+        assert_ne!(a, c.key("k", "code2", &[], &["-DA=1".into()]));
+        assert_ne!(a, CompileCache::new(None, "12.8".into()).key("k", "code", &[], &["-DA=1".into()]));
+        assert_eq!(a, c.key("k", "code", &[], &["-DA=1".into()]));
+        // A header's contents are in the key, not where it was read.
+        let header = |code: &str, path: &str| kerntune_core::Header { name: "tile.h".into(), path: path.into(), code: code.into() };
+        let h = c.key("k", "code", &[header("#define T 4", "/a/tile.h")], &["-DA=1".into()]);
+        assert_ne!(a, h);
+        assert_ne!(h, c.key("k", "code", &[header("#define T 8", "/a/tile.h")], &["-DA=1".into()]));
+        assert_eq!(h, c.key("k", "code", &[header("#define T 4", "/b/tile.h")], &["-DA=1".into()]));
     }
 }

@@ -88,9 +88,10 @@ impl HipBackend {
     pub fn binary(&self, req: &CompileRequest<'_>) -> Result<kerntune_core::store::cache::Binary, BackendError> {
         let opts = CompileOptions::for_request(req, &self.summary.target.arch);
         let instance = req.source.instance(req.defines);
-        let (cache, name, code, version) = (self.cache.clone(), req.source.entry().to_string(), req.code.to_string(), self.version());
+        let (cache, name, code, version, headers) =
+            (self.cache.clone(), req.source.entry().to_string(), req.code.to_string(), self.version(), req.source.headers.clone());
         // hipRTC cannot be interrupted: the tuner may stop waiting (see `abandonable`).
-        kerntune_core::backend::abandonable(req.abandon, move || compile(&name, instance.as_deref(), &code, &opts, cache.as_ref(), &version))
+        kerntune_core::backend::abandonable(req.abandon, move || compile(&name, instance.as_deref(), &code, &headers, &opts, cache.as_ref(), &version))
     }
 
     /// The device's HIP ordinal.
@@ -145,7 +146,15 @@ impl Backend for HipBackend {
 
     fn in_compile_cache(&self, req: &CompileRequest<'_>) -> Option<bool> {
         let opts = CompileOptions::for_request(req, &self.summary.target.arch);
-        Some(cached(req.source.entry(), req.source.instance(req.defines).as_deref(), req.code, &opts, self.cache.as_ref(), &self.version()))
+        Some(cached(
+            req.source.entry(),
+            req.source.instance(req.defines).as_deref(),
+            req.code,
+            &req.source.headers,
+            &opts,
+            self.cache.as_ref(),
+            &self.version(),
+        ))
     }
 
     fn workspace(&self, problem: &Arc<ProblemData>) -> Result<HipWorkspace, BackendError> {

@@ -44,7 +44,7 @@ impl HipKernel {
         if r != hipError_t::hipSuccess {
             // SAFETY: unloading what we loaded.
             unsafe { hip::hipModuleUnload(module) };
-            return Err(BackendError::CompileFailed { log: format!("the code object has no kernel `{name}`"), options: vec![] });
+            return Err(BackendError::CompileFailed { log: format!("the code object has no kernel `{name}`"), options: vec![], cached: false });
         }
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -225,7 +225,9 @@ fn compare_code(arch: &str) -> Result<Vec<u8>, BackendError> {
     static CODE: verify::CompareBinaries = verify::CompareBinaries::new();
     CODE.get(arch, || {
         let opts = crate::compile::CompileOptions { arch: arch.to_string(), defines: vec![], std: Some("c++17".into()), extra: vec![] };
-        crate::compile::compile(verify::DEVICE_COMPARE_KERNEL, None, verify::DEVICE_COMPARE_SRC, &opts, None, "").map(|c| c.bytes).map_err(|e| e.to_string())
+        crate::compile::compile(verify::DEVICE_COMPARE_KERNEL, None, verify::DEVICE_COMPARE_SRC, &[], &opts, None, "")
+            .map(|c| c.bytes)
+            .map_err(|e| e.to_string())
     })
 }
 

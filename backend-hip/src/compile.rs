@@ -2,7 +2,7 @@
 
 use crate::hiprtc::Program;
 use kerntune_core::store::cache::Binary;
-use kerntune_core::{BackendError, CompileRequest};
+use kerntune_core::{BackendError, CompileRequest, Header};
 use std::path::PathBuf;
 
 /// Typed compile options; [`CompileOptions::to_args`] is the one place they become hipRTC
@@ -41,40 +41,51 @@ impl CompileOptions {
 }
 
 /// Compiles kernel `name` (the entry point; `instance`: the template instantiation to compile,
-/// for a templated kernel, see [`kerntune_core::KernelSource::instance`]), or serves the code
-/// object and its symbol from `cache_dir` (keyed by source, options and hipRTC version). Every
-/// kernel is named by a name expression, so a C++ kernel (no `extern "C"`) launches by its
-/// mangled symbol.
+/// for a templated kernel, see [`kerntune_core::KernelSource::instance`]) with the user's
+/// `headers` (given to hipRTC in memory), or serves the code object and its symbol from
+/// `cache_dir` (keyed by source, headers, options and hipRTC version; hipRTC's refusal too, see
+/// [`kerntune_core::store::cache`]). Every kernel is named by a name expression, so a C++
+/// kernel (no `extern "C"`) launches by its mangled symbol.
 pub fn compile(
     name: &str,
     instance: Option<&str>,
     code: &str,
+    headers: &[Header],
     opts: &CompileOptions,
     cache_dir: Option<&PathBuf>,
     version: &str,
 ) -> Result<Binary, BackendError> {
     let args = opts.to_args();
     let expr = instance.unwrap_or(name);
-    let key = cache_key(expr, code, &args, version);
+    let key = cache_key(expr, code, headers, &args, version);
     kerntune_core::store::cache::binary(cache_dir.map(PathBuf::as_path), &key, "hsaco", name, true, || {
-        let failed = |e: crate::hiprtc::HiprtcError| BackendError::CompileFailed { log: e.0, options: args.clone() };
-        let prog = Program::new(code, &format!("{name}.hip")).map_err(|e| BackendError::other(e.0))?;
+        let failed = |e: crate::hiprtc::HiprtcError| BackendError::CompileFailed { log: e.0, options: args.clone(), cached: false };
+        let machine = |e: crate::hiprtc::HiprtcError| BackendError::other(e.0);
+        let prog = Program::new(code, &format!("{name}.hip"), headers).map_err(machine)?;
         prog.add_name_expression(expr).map_err(failed)?;
+        crate::hiprtc::require_gpu().map_err(machine)?;
         prog.compile(&args).map_err(failed)?;
         let lowered = Some(prog.lowered_name(expr).map_err(failed)?);
-        Ok((prog.code().map_err(|e| BackendError::other(e.0))?, lowered))
+        Ok((prog.code().map_err(machine)?, lowered))
     })
 }
 
-/// The compile cache's key of a compilation (the name expression, the source, the options and
-/// the hipRTC version).
-fn cache_key(expr: &str, code: &str, args: &[String], version: &str) -> String {
-    kerntune_core::hash::hash_parts([expr.as_bytes(), code.as_bytes(), args.join("\u{1}").as_bytes(), version.as_bytes()])
+/// The compile cache's key of a compilation (the name expression, the source, the user's
+/// headers it includes — none: the key as it always was —, the options and the hipRTC
+/// version).
+fn cache_key(expr: &str, code: &str, headers: &[Header], args: &[String], version: &str) -> String {
+    let (a, h) = (args.join("\u{1}"), kerntune_core::spec::source::headers_text(headers));
+    let parts = [expr.as_bytes(), code.as_bytes(), a.as_bytes(), version.as_bytes()];
+    if headers.is_empty() {
+        kerntune_core::hash::hash_parts(parts)
+    } else {
+        kerntune_core::hash::hash_parts(parts.into_iter().chain([h.as_bytes()]))
+    }
 }
 
 /// Whether [`compile`] would serve these arguments from the cache in `cache_dir`.
-pub fn cached(name: &str, instance: Option<&str>, code: &str, opts: &CompileOptions, cache_dir: Option<&PathBuf>, version: &str) -> bool {
-    let key = cache_key(instance.unwrap_or(name), code, &opts.to_args(), version);
+pub fn cached(name: &str, instance: Option<&str>, code: &str, headers: &[Header], opts: &CompileOptions, cache_dir: Option<&PathBuf>, version: &str) -> bool {
+    let key = cache_key(instance.unwrap_or(name), code, headers, &opts.to_args(), version);
     kerntune_core::store::cache::holds(cache_dir.map(PathBuf::as_path), &key, "hsaco", true)
 }
 
@@ -91,16 +102,20 @@ mod tests {
         let (cfg, defines, launch) = (Config::new([("B", 1)]), vec![("B".to_string(), "1".to_string())], Launch::default());
         let req = CompileRequest { source: &src, code: "code", config: &cfg, defines: &defines, launch: &launch, scalars: &[], buffers: &[], abandon: None };
         let opts = CompileOptions::for_request(&req, "gfx942");
-        assert!(!cached("k", None, "code", &opts, d.as_ref(), "6.1"));
-        let key = cache_key("k", "code", &opts.to_args(), "6.1");
+        assert!(!cached("k", None, "code", &[], &opts, d.as_ref(), "6.1"));
+        let key = cache_key("k", "code", &[], &opts.to_args(), "6.1");
         kerntune_core::store::cache::store(dir.path(), &key, "hsaco", b"object");
         kerntune_core::store::cache::store(dir.path(), &key, "sym", b"k");
-        assert!(cached("k", None, "code", &opts, d.as_ref(), "6.1"));
-        assert!(!cached("k", None, "code", &opts, d.as_ref(), "6.2"), "another hipRTC is another compile");
-        assert!(!cached("k", None, "code", &opts, None, "6.1"), "no cache directory, nothing cached");
+        assert!(cached("k", None, "code", &[], &opts, d.as_ref(), "6.1"));
+        assert!(!cached("k", None, "code", &[], &opts, d.as_ref(), "6.2"), "another hipRTC is another compile");
+        assert!(!cached("k", None, "code", &[], &opts, None, "6.1"), "no cache directory, nothing cached");
         // What it holds, compile serves (hipRTC is never called: compiling needs an AMD GPU).
-        let b = compile("k", None, "code", &opts, d.as_ref(), "6.1").unwrap();
+        let b = compile("k", None, "code", &[], &opts, d.as_ref(), "6.1").unwrap();
         assert!(b.cached && b.bytes == b"object" && b.entry == "k", "{b:?}");
+        // The user's headers are in the key by their contents.
+        let h = |code: &str| vec![Header { name: "tile.h".into(), path: "./tile.h".into(), code: code.into() }];
+        assert!(!cached("k", None, "code", &h("#define T 4"), &opts, d.as_ref(), "6.1"), "another header is another compile");
+        assert_ne!(cache_key("k", "code", &h("#define T 4"), &opts.to_args(), "6.1"), cache_key("k", "code", &h("#define T 8"), &opts.to_args(), "6.1"));
     }
 
     #[test]

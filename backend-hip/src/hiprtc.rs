@@ -110,15 +110,33 @@ impl Drop for Program {
     }
 }
 
+/// Refuses, before anything is compiled, where no AMD GPU is present (see
+/// [`Program::compile`]): the machine's condition, not the compiler's verdict on a kernel.
+pub fn require_gpu() -> Result<(), HiprtcError> {
+    let mut n = 0;
+    // SAFETY: valid out-pointer; hipGetDeviceCount initialises the runtime if needed.
+    let r = unsafe { hip_sys::hiprt::hipGetDeviceCount(&mut n) };
+    if r != hip_sys::hiprt::hipError_t::hipSuccess || n == 0 {
+        return Err(HiprtcError("hipRTC needs an AMD GPU present to compile (ROCm 5.x crashes without one); no AMD GPU found".into()));
+    }
+    Ok(())
+}
+
 impl Program {
     /// Creates a program from source.
-    pub fn new(source: &str, name: &str) -> Result<Program, HiprtcError> {
+    pub fn new(source: &str, name: &str, headers: &[kerntune_core::Header]) -> Result<Program, HiprtcError> {
         let a = api().map_err(HiprtcError)?;
         let src = CString::new(source).map_err(|_| HiprtcError("the source contains a NUL byte".into()))?;
         let n = CString::new(name).unwrap_or_default();
+        let nul = |_| HiprtcError("a header the source includes contains a NUL byte".into());
+        let texts = headers.iter().map(|h| CString::new(h.code.as_str()).map_err(nul)).collect::<Result<Vec<_>, _>>()?;
+        let names = headers.iter().map(|h| CString::new(h.name.as_str()).map_err(nul)).collect::<Result<Vec<_>, _>>()?;
+        let (tp, np): (Vec<*const c_char>, Vec<*const c_char>) = (texts.iter().map(|t| t.as_ptr()).collect(), names.iter().map(|t| t.as_ptr()).collect());
+        let (hp, ip) = if headers.is_empty() { (std::ptr::null(), std::ptr::null()) } else { (tp.as_ptr(), np.as_ptr()) };
         let mut prog: Prog = std::ptr::null_mut();
-        // SAFETY: valid C strings that outlive the call; no headers.
-        check(a, unsafe { (a.create)(&mut prog, src.as_ptr(), n.as_ptr(), 0, std::ptr::null(), std::ptr::null()) }, "hiprtcCreateProgram")?;
+        // SAFETY: valid C strings (and arrays of as many, `headers.len()`) that outlive the call;
+        // hipRTC copies them.
+        check(a, unsafe { (a.create)(&mut prog, src.as_ptr(), n.as_ptr(), headers.len() as c_int, hp, ip) }, "hiprtcCreateProgram")?;
         Ok(Program { api: a, prog })
     }
 
@@ -149,12 +167,7 @@ impl Program {
     /// `--offload-arch` is given and crashes inside `amd_comgr` without one (seen with
     /// Debian's ROCm 5.2), so this refuses instead.
     pub fn compile(&self, options: &[String]) -> Result<(), HiprtcError> {
-        let mut n = 0;
-        // SAFETY: valid out-pointer; hipGetDeviceCount initialises the runtime if needed.
-        let r = unsafe { hip_sys::hiprt::hipGetDeviceCount(&mut n) };
-        if r != hip_sys::hiprt::hipError_t::hipSuccess || n == 0 {
-            return Err(HiprtcError("hipRTC needs an AMD GPU present to compile (ROCm 5.x crashes without one); no AMD GPU found".into()));
-        }
+        require_gpu()?;
         let c: Vec<CString> = options.iter().map(|o| CString::new(o.as_str()).unwrap_or_default()).collect();
         let p: Vec<*const c_char> = c.iter().map(|x| x.as_ptr()).collect();
         // SAFETY: `p` points at C strings that outlive the call.

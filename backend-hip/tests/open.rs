@@ -36,7 +36,7 @@ fn hiprtc_compiles_for_recorded_architectures_and_reports_errors() {
     };
     eprintln!("hipRTC {}.{}", version.0, version.1);
     // Creating a program works everywhere; compiling needs a GPU (see Program::compile).
-    let p = Program::new(KERNEL, "scale.hip").unwrap();
+    let p = Program::new(KERNEL, "scale.hip", &[]).unwrap();
     if HipBackend::open(None).is_err() {
         let e = p.compile(&["--offload-arch=gfx90a".into()]).unwrap_err();
         assert!(e.0.contains("no AMD GPU found"), "{}", e.0);
@@ -44,14 +44,14 @@ fn hiprtc_compiles_for_recorded_architectures_and_reports_errors() {
         return;
     }
     for arch in ["gfx90a", "gfx942", "gfx1100"] {
-        let p = Program::new(KERNEL, "scale.hip").unwrap();
+        let p = Program::new(KERNEL, "scale.hip", &[]).unwrap();
         match p.compile(&[format!("--offload-arch={arch}"), "-O3".into(), "-DBLOCK=256".into()]) {
             Ok(()) => assert!(!p.code().unwrap().is_empty(), "{arch}: empty code object"),
             // Older ROCm releases do not know newer architectures: that is an error with a log.
             Err(e) => assert!(!e.0.is_empty(), "{arch}"),
         }
     }
-    let p = Program::new(KERNEL, "scale.hip").unwrap();
+    let p = Program::new(KERNEL, "scale.hip", &[]).unwrap();
     let e = p.compile(&["--offload-arch=gfx90a".into()]).unwrap_err();
     assert!(e.0.contains("BLOCK"), "the log names the undefined parameter: {}", e.0);
 }

@@ -72,8 +72,8 @@ pub use run::{ConfigResult, Error, Event, PriorSetting, ResultOutcome, TuneOptio
 pub use search::Strategy;
 pub use space::{Config, Knobs, SearchSpace};
 pub use spec::{
-    Access, ArgData, ArgKind, ArgSpec, BenchOptions, Bucket, Budget, Compat, DType, HostBuffer, Init, KernelSource, L2Flush, Memory, Param, ProblemData,
-    ProblemKey, PruneOptions, Reference, Spec, SpecError, TuneJob, Value, Verification, VerifySample,
+    Access, ArgData, ArgKind, ArgSpec, BenchOptions, Bucket, Budget, Compat, DType, Header, HostBuffer, Init, KernelSource, L2Flush, Memory, Param,
+    ProblemData, ProblemKey, PruneOptions, Reference, Spec, SpecError, TuneJob, Value, Verification, VerifySample,
 };
 pub use store::{Database, DbError};
 pub use target::{Target, Vendor};

@@ -84,7 +84,10 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             .collect::<Vec<_>>();
         problems.push((summarize(&expanded, Duration::from_secs_f64(a.count_seconds), a.launches)?, fills));
     }
-    let verification = spec.job(&language, 0)?.verify.in_full(None);
+    let first = spec.job(&language, 0)?;
+    let verification = first.verify.in_full(None);
+    // The user's own headers the source includes, which are part of the kernel's identity.
+    let headers: Vec<(&str, &str)> = first.source.headers.iter().map(|h| (h.name.as_str(), h.path.as_str())).collect();
     if a.json {
         let out = serde_json::json!({
             "verification": verification,
@@ -92,6 +95,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             "kernel": spec.kernel,
             "language": language,
             "sources": spec.sources,
+            "headers": headers.iter().map(|(name, path)| serde_json::json!({ "name": name, "path": path })).collect::<Vec<_>>(),
             "strategy": spec.strategy,
             "budget": spec.budget,
             "warnings": warnings,
@@ -115,6 +119,10 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         spec.kernel,
         spec.sources.get(&language).map(|p| p.display().to_string()).unwrap_or_else(|| "no source".into())
     );
+    if !headers.is_empty() {
+        let list: Vec<String> = headers.iter().map(|(name, path)| format!("{name} ({path})")).collect();
+        text.push_str(&format!("headers (read with the source; an edit makes a new kernel): {}\n", list.join(", ")));
+    }
     if let Some(s) = &spec.strategy {
         text.push_str(&format!("search: {s}{}\n", spec.budget.as_ref().map(|b| format!(", budget {b}")).unwrap_or_default()));
     }

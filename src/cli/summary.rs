@@ -42,6 +42,12 @@ fn compile_line(r: &TuneReport) -> String {
     if r.compile_cache_hits > 0 {
         line.push_str(&format!("; {} from the compile cache", r.compile_cache_hits));
     }
+    if r.compile_cache_refusals > 0 {
+        line.push_str(&format!(
+            "; {} config(s) failed to compile before and were not compiled again (the compile cache keeps the compiler's errors; KERNTUNE_NO_COMPILE_CACHE=1 compiles them)",
+            r.compile_cache_refusals
+        ));
+    }
     line
 }
 

@@ -32,6 +32,8 @@ pub(crate) struct Ledger<'a> {
     /// Compilations performed, and of those served by a persistent compile cache.
     pub compiled: usize,
     pub cache_hits: usize,
+    /// Compile failures the compile cache answered (see [`crate::store::cache::binary`]).
+    pub cached_refusals: usize,
     /// Seconds spent compiling, summed over threads.
     pub compile_seconds: f64,
     /// Compile threads the search loop ran.
@@ -113,6 +115,7 @@ impl<'a> Ledger<'a> {
             best: None,
             compiled: 0,
             cache_hits: 0,
+            cached_refusals: 0,
             compile_seconds: 0.0,
             compile_threads: 1,
             pruned_after: BTreeMap::new(),

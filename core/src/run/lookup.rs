@@ -67,6 +67,7 @@ pub(crate) fn stored_winner<B: Backend>(
         candidates: 0,
         compiled: 0,
         compile_cache_hits: 0,
+        compile_cache_refusals: 0,
         compile_seconds: 0.0,
         compile_threads: 0,
         compile_efficiency: None,

@@ -112,6 +112,7 @@ pub(crate) fn report(ledger: &Ledger<'_>, plan: &Plan, sel: Selected, strategy: 
         candidates: plan.cands.len(),
         compiled: ledger.compiled,
         compile_cache_hits: ledger.cache_hits,
+        compile_cache_refusals: ledger.cached_refusals,
         compile_seconds: ledger.compile_seconds,
         compile_threads: ledger.compile_threads,
         compile_efficiency: efficiency(ledger.compile_seconds, wall, ledger.compile_threads),

@@ -201,6 +201,9 @@ pub struct TuneReport {
     pub compiled: usize,
     /// Compilations served by a persistent compile cache.
     pub compile_cache_hits: usize,
+    /// Configs whose compile the compile cache answered with the compiler's earlier refusal
+    /// (failed without compiling; not in `compiled`).
+    pub compile_cache_refusals: usize,
     /// Seconds spent compiling, summed over threads.
     pub compile_seconds: f64,
     /// Compile threads.

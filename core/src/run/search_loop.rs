@@ -1123,6 +1123,11 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             Ok(k) => k,
             Err(e) => {
                 l.flow.waiting.fetch_sub(1, Ordering::Relaxed);
+                if matches!(e, BackendError::CompileFailed { cached: true, .. }) {
+                    // The compiler's earlier refusal, from the compile cache: no compile's seconds.
+                    l.ledger.cached_refusals += 1;
+                    self.compile_s.remove(&i);
+                }
                 let r = self.result(i, ResultOutcome::Failed { kind: e.kind(), message: e.to_string() }, None, None, false);
                 self.finish(l, refs, i, r);
                 self.warn_if_nothing_compiles(l);
@@ -1717,6 +1722,19 @@ mod tests {
         let (results, compiled, _) = loop_once(&Tuner::new(fake), &opts(), None);
         // The failed compile is recorded as a result but not counted as a compilation.
         assert_eq!((results, compiled), (18, 17));
+    }
+
+    #[test]
+    fn a_compile_error_from_the_compile_cache_is_counted_and_costs_no_compile_seconds() {
+        let fake = FakeBackend::new(Limits::preset("h100").unwrap().1, time)
+            .with_behavior(|c| if is(c, 64, 2) || is(c, 128, 2) { Behavior::CompileError("boom".into()) } else { Behavior::Ok })
+            .with_compile_cache(|c| is(c, 64, 2));
+        let r = Tuner::new(fake).tune(&job(), &opts()).unwrap();
+        assert_eq!((r.compiled, r.compile_cache_refusals), (16, 1), "one refusal from the cache, one compiled and refused");
+        let from_cache = r.results.iter().find(|x| is(&x.config, 64, 2)).unwrap();
+        let fresh = r.results.iter().find(|x| is(&x.config, 128, 2)).unwrap();
+        assert_eq!(from_cache.compile_seconds, None, "{from_cache:?}");
+        assert!(fresh.compile_seconds.is_some(), "{fresh:?}");
     }
 
     #[test]

@@ -869,14 +869,26 @@ impl Spec {
                 });
             }
         }
+        let options = self.options.get(language).cloned().unwrap_or_default();
+        let headers = if language == "wgsl" {
+            Vec::new()
+        } else {
+            let dir = |p: &Path| p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf();
+            crate::spec::source::local_headers(&code, &dir(path), &dir(&self.path), &options).map_err(|m| SpecError {
+                file: file.clone(),
+                field: field.clone(),
+                message: format!("{}: {m}", path.display()),
+            })?
+        };
         let mut job = self.template.clone();
         job.source = KernelSource {
             name: self.kernel.clone(),
             language: language.into(),
             code,
             path: Some(path.display().to_string()),
-            options: self.options.get(language).cloned().unwrap_or_default(),
+            options,
             arch: self.arch.get(language).cloned(),
+            headers,
         };
         job.sizes = self.problems.get(index).cloned().unwrap_or_default();
         Ok(job)

@@ -34,5 +34,5 @@ pub use job::{ArgKind, ArgSpec, Class, Compat, GenerateSpec, Param, Reference, R
 pub use key::{Bucket, ProblemKey};
 pub use problem::{Access, ArgData, DType, HostBuffer, Init, Memory, ProblemData};
 pub use settings::{BenchOptions, Budget, L2Flush, PruneOptions};
-pub use source::KernelSource;
+pub use source::{Header, KernelSource};
 pub use value::Value;

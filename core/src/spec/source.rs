@@ -2,6 +2,7 @@
 //! with arguments) and the compiler options that shape its binary.
 
 use serde::{Deserialize, Serialize};
+use std::path::Path;
 
 /// A kernel's source and the options that shape its binary.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -19,12 +20,31 @@ pub struct KernelSource {
     pub options: Vec<String>,
     /// An architecture override, e.g. `sm_90a` (defaults to the device's).
     pub arch: Option<String>,
+    /// The user's own headers the source includes (CUDA and HIP), read when the source is and
+    /// handed to the compiler in memory: a header's contents are part of the kernel's identity,
+    /// so an edited header is a new kernel to the database and the compile cache, and the
+    /// source compiles the same wherever it is compiled (a worker, another machine). See
+    /// [`local_headers`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<Header>,
+}
+
+/// A header file a kernel includes, found beside it or in a folder its options name (`-I`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Header {
+    /// The name the source includes it by (`"tile.h"`, `<mylib/ops.cuh>`: `tile.h`,
+    /// `mylib/ops.cuh`): what the compiler is told the contents' name is.
+    pub name: String,
+    /// Where it was read from, for messages and listings.
+    pub path: String,
+    /// Its text.
+    pub code: String,
 }
 
 impl KernelSource {
     /// A source with no extra options.
     pub fn new(name: &str, language: &str, code: &str) -> KernelSource {
-        KernelSource { name: name.into(), language: language.into(), code: code.into(), path: None, options: vec![], arch: None }
+        KernelSource { name: name.into(), language: language.into(), code: code.into(), path: None, options: vec![], arch: None, headers: vec![] }
     }
 
     /// The entry point's name without a template argument list (`matmul` for
@@ -102,8 +122,107 @@ impl KernelSource {
     pub fn identity_hash(&self) -> String {
         let opts = self.options.join("\u{1}");
         let arch = self.arch.clone().unwrap_or_default();
-        crate::hash::hash_parts([self.name.as_bytes(), self.language.as_bytes(), self.code.as_bytes(), opts.as_bytes(), arch.as_bytes()])
+        let parts = [self.name.as_bytes(), self.language.as_bytes(), self.code.as_bytes(), opts.as_bytes(), arch.as_bytes()];
+        if self.headers.is_empty() {
+            // As it always was, so that the entries of sources without headers stand.
+            return crate::hash::hash_parts(parts);
+        }
+        let headers = headers_text(&self.headers);
+        crate::hash::hash_parts(parts.into_iter().chain([headers.as_bytes()]))
     }
+}
+
+/// The headers as a hash takes them: each one's name and contents (not where it was read, so
+/// the same files elsewhere are the same kernel).
+pub fn headers_text(headers: &[Header]) -> String {
+    headers.iter().map(|h| format!("{}\u{1}{}\u{2}", h.name, h.code)).collect()
+}
+
+/// At most this many headers are read for one source.
+const MAX_HEADERS: usize = 256;
+/// At most this many bytes of them.
+const MAX_HEADER_BYTES: usize = 16 << 20;
+
+/// The user's own headers that CUDA or HIP source `code` includes, and those they include in
+/// turn: a quoted include (`#include "tile.h"`) is looked for beside the file that includes it,
+/// then beside the source (`source_dir`), then in the folders the compiler options name (`-I
+/// dir`, `-Idir`, `--include-path=dir`; a relative one from `base`, the spec's folder, else the
+/// working folder, where the compiler would look); an include in angle brackets only in those
+/// folders. An include found nowhere is left to the compiler (the toolkit's headers, a
+/// quoted `"cuda_fp16.h"`). Each header is kept under the name it is included by, which is how
+/// the compiler is given it; two files included by one name are an error, as are more than 256
+/// headers or 16 MiB of them, and a header that cannot be read.
+pub fn local_headers(code: &str, source_dir: &Path, base: &Path, options: &[String]) -> Result<Vec<Header>, String> {
+    let dirs = include_dirs(options, base);
+    let mut found: Vec<(Header, std::path::PathBuf)> = Vec::new();
+    let mut queue: std::collections::VecDeque<(String, std::path::PathBuf)> = std::collections::VecDeque::from([(code.to_string(), source_dir.to_path_buf())]);
+    let mut bytes = 0usize;
+    while let Some((text, dir)) = queue.pop_front() {
+        for (name, quoted) in includes(&text) {
+            let beside = if quoted { vec![dir.join(&name), source_dir.join(&name)] } else { Vec::new() };
+            let Some(path) = beside.into_iter().chain(dirs.iter().map(|d| d.join(&name))).find(|p| p.is_file()) else { continue };
+            let real = path.canonicalize().unwrap_or_else(|_| path.clone());
+            if let Some((h, was)) = found.iter().find(|(h, _)| h.name == name) {
+                if *was == real {
+                    continue;
+                }
+                return Err(format!(
+                    "two files are included as `{name}`: {} and {}; the compiler is given headers by the names they are included by, so rename one (or include it by a path that tells them apart)",
+                    h.path,
+                    path.display()
+                ));
+            }
+            if found.len() == MAX_HEADERS {
+                return Err(format!("the source includes more than {MAX_HEADERS} headers of its own (from its folder and its -I folders); include fewer"));
+            }
+            let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read header {} (included as `{name}`): {e}", path.display()))?;
+            bytes += text.len();
+            if bytes > MAX_HEADER_BYTES {
+                return Err(format!("the headers the source includes from its folder and its -I folders exceed {} MiB; include fewer", MAX_HEADER_BYTES >> 20));
+            }
+            let parent = path.parent().map(Path::to_path_buf).unwrap_or_default();
+            found.push((Header { name, path: path.display().to_string(), code: text.clone() }, real));
+            queue.push_back((text, parent));
+        }
+    }
+    Ok(found.into_iter().map(|(h, _)| h).collect())
+}
+
+/// The folders compiler options name for includes, a relative one from `base` where it is
+/// there, else as given (from the working folder).
+fn include_dirs(options: &[String], base: &Path) -> Vec<std::path::PathBuf> {
+    let mut dirs = Vec::new();
+    let mut it = options.iter();
+    while let Some(o) = it.next() {
+        let dir = match o.as_str() {
+            "-I" | "--include-path" => it.next().cloned(),
+            _ => o.strip_prefix("--include-path=").or_else(|| o.strip_prefix("-I")).map(str::to_string),
+        };
+        if let Some(d) = dir.filter(|d| !d.is_empty()) {
+            let d = Path::new(&d);
+            dirs.push(if d.is_relative() && base.join(d).is_dir() { base.join(d) } else { d.to_path_buf() });
+        }
+    }
+    dirs
+}
+
+/// The names `text` includes, each with whether it is quoted (`"…"`) rather than in angle
+/// brackets, in order. Directives commented out with `//` are skipped; a block comment or an
+/// `#if 0` is not understood (a header included there is read, which costs nothing but its
+/// place in the kernel's identity).
+fn includes(text: &str) -> Vec<(String, bool)> {
+    text.lines()
+        .filter_map(|l| {
+            let rest = l.trim_start().strip_prefix('#')?.trim_start().strip_prefix("include")?.trim_start();
+            let (close, quoted) = match rest.chars().next()? {
+                '"' => ('"', true),
+                '<' => ('>', false),
+                _ => return None,
+            };
+            let name = &rest[1..][..rest[1..].find(close)?];
+            (!name.is_empty()).then(|| (name.to_string(), quoted))
+        })
+        .collect()
 }
 
 /// Headers that only one of CUDA and HIP has: a source that includes one of the other
@@ -224,5 +343,58 @@ mod tests {
             let e = KernelSource::check_name(bad).unwrap_err();
             assert!(e.contains(says), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn the_users_headers_are_found_beside_the_source_and_in_its_include_folders() {
+        use super::local_headers;
+        let d = tempfile::tempdir().unwrap();
+        let w = |p: &str, text: &str| {
+            let p = d.path().join(p);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        w("kernels/tile.h", "#pragma once\n#include \"detail/load.h\"\n#define TILE 4\n");
+        w("kernels/detail/load.h", "#include \"util.h\"  // beside load.h\n");
+        w("kernels/detail/util.h", "// util\n");
+        w("include/mylib/ops.cuh", "#include <cuda_fp16.h>\n#include \"tile.h\"\n");
+        let code = "#include <cuda_fp16.h>\n#include \"tile.h\"\n  #  include <mylib/ops.cuh>\n// #include \"commented.h\"\n#include \"missing.h\"\n";
+        let src = d.path().join("kernels");
+        let hs = local_headers(code, &src, d.path(), &["-I".into(), "include".into()]).unwrap();
+        let names: Vec<&str> = hs.iter().map(|h| h.name.as_str()).collect();
+        // The toolkit's and the missing one are left to the compiler; tile.h is read once.
+        assert_eq!(names, ["tile.h", "mylib/ops.cuh", "detail/load.h", "util.h"]);
+        assert_eq!(hs[0].code, "#pragma once\n#include \"detail/load.h\"\n#define TILE 4\n");
+        // `-Idir` and `--include-path=dir`, relative to the spec's folder, and absolute.
+        for opt in ["-Iinclude".to_string(), "--include-path=include".into(), format!("-I{}", d.path().join("include").display())] {
+            let hs = local_headers("#include <mylib/ops.cuh>\n", &src, d.path(), std::slice::from_ref(&opt)).unwrap();
+            assert_eq!(hs.len(), 4, "{opt}: ops.cuh, then tile.h beside the source and the two it includes");
+        }
+        // Angle brackets are not looked for beside the source; no includes, no headers.
+        assert!(local_headers("#include <tile.h>\n", &src, d.path(), &[]).unwrap().is_empty());
+        assert!(local_headers("__global__ void k() {}\n", &src, d.path(), &[]).unwrap().is_empty());
+        // Two files by one name cannot both be given to the compiler.
+        w("kernels/detail/tile.h", "// another\n");
+        w("kernels/a.h", "#include \"detail/b.h\"\n");
+        w("kernels/detail/b.h", "#include \"tile.h\"\n");
+        let e = local_headers("#include \"tile.h\"\n#include \"a.h\"\n", &src, d.path(), &[]).unwrap_err();
+        assert!(e.contains("two files are included as `tile.h`") && e.contains("rename one"), "{e}");
+    }
+
+    #[test]
+    fn a_headers_contents_are_part_of_the_kernels_identity() {
+        let mut k = KernelSource::new("k", "cuda", "#include \"tile.h\"\n");
+        let plain = k.identity_hash();
+        let h = |code: &str, path: &str| super::Header { name: "tile.h".into(), path: path.into(), code: code.into() };
+        k.headers = vec![h("#define TILE 4", "/a/tile.h")];
+        let four = k.identity_hash();
+        assert_ne!(plain, four);
+        k.headers = vec![h("#define TILE 8", "/a/tile.h")];
+        assert_ne!(four, k.identity_hash(), "an edited header is another kernel");
+        k.headers = vec![h("#define TILE 4", "/elsewhere/tile.h")];
+        assert_eq!(four, k.identity_hash(), "the same header read elsewhere is the same kernel");
+        // A source without headers hashes as it did before headers were read (stored entries stand).
+        let bare = KernelSource::new("triad", "cuda", "code");
+        assert_eq!(bare.identity_hash(), crate::hash::hash_parts([&b"triad"[..], b"cuda", b"code", b"", b""]));
     }
 }
