@@ -139,21 +139,24 @@ pub fn headers_text(headers: &[Header]) -> String {
 }
 
 /// At most this many headers are read for one source.
-const MAX_HEADERS: usize = 256;
+const MAX_HEADERS: usize = 1024;
 /// At most this many bytes of them.
-const MAX_HEADER_BYTES: usize = 16 << 20;
+const MAX_HEADER_BYTES: usize = 32 << 20;
 
 /// The user's own headers that CUDA or HIP source `code` includes, and those they include in
 /// turn: a quoted include (`#include "tile.h"`) is looked for beside the file that includes it,
 /// then beside the source (`source_dir`), then in the folders the compiler options name (`-I
 /// dir`, `-Idir`, `--include-path=dir`; a relative one from `base`, the spec's folder, else the
 /// working folder, where the compiler would look); an include in angle brackets only in those
-/// folders. An include found nowhere is left to the compiler (the toolkit's headers, a
-/// quoted `"cuda_fp16.h"`). Each header is kept under the name it is included by, which is how
-/// the compiler is given it; two files included by one name are an error, as are more than 256
-/// headers or 16 MiB of them, and a header that cannot be read.
+/// folders. A header is the user's when the file found is inside the spec's folder or the
+/// source's (or below); one elsewhere (the toolkit's, a library's such as CUTLASS, however it
+/// is included) and one found nowhere are left to the compiler, as the options say. Each of
+/// the user's is kept under the name it is included by, which is how the compiler is given
+/// it; two files included by one name are an error, as are more than 1,024 headers or 32 MiB
+/// of them, and a header that cannot be read.
 pub fn local_headers(code: &str, source_dir: &Path, base: &Path, options: &[String]) -> Result<Vec<Header>, String> {
     let dirs = include_dirs(options, base);
+    let roots: Vec<std::path::PathBuf> = [source_dir, base].iter().filter_map(|d| d.canonicalize().ok()).collect();
     let mut found: Vec<(Header, std::path::PathBuf)> = Vec::new();
     let mut queue: std::collections::VecDeque<(String, std::path::PathBuf)> = std::collections::VecDeque::from([(code.to_string(), source_dir.to_path_buf())]);
     let mut bytes = 0usize;
@@ -161,7 +164,10 @@ pub fn local_headers(code: &str, source_dir: &Path, base: &Path, options: &[Stri
         for (name, quoted) in includes(&text) {
             let beside = if quoted { vec![dir.join(&name), source_dir.join(&name)] } else { Vec::new() };
             let Some(path) = beside.into_iter().chain(dirs.iter().map(|d| d.join(&name))).find(|p| p.is_file()) else { continue };
-            let real = path.canonicalize().unwrap_or_else(|_| path.clone());
+            let Ok(real) = path.canonicalize() else { continue };
+            if !roots.iter().any(|r| real.starts_with(r)) {
+                continue;
+            }
             if let Some((h, was)) = found.iter().find(|(h, _)| h.name == name) {
                 if *was == real {
                     continue;
@@ -173,12 +179,15 @@ pub fn local_headers(code: &str, source_dir: &Path, base: &Path, options: &[Stri
                 ));
             }
             if found.len() == MAX_HEADERS {
-                return Err(format!("the source includes more than {MAX_HEADERS} headers of its own (from its folder and its -I folders); include fewer"));
+                return Err(format!("the source includes more than {MAX_HEADERS} headers from its own folders; include fewer, or keep a library's headers outside the spec's folder (they are then the compiler's to find)"));
             }
             let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read header {} (included as `{name}`): {e}", path.display()))?;
             bytes += text.len();
             if bytes > MAX_HEADER_BYTES {
-                return Err(format!("the headers the source includes from its folder and its -I folders exceed {} MiB; include fewer", MAX_HEADER_BYTES >> 20));
+                return Err(format!(
+                    "the headers the source includes from its own folders exceed {} MiB; include fewer, or keep a library's headers outside the spec's folder (they are then the compiler's to find)",
+                    MAX_HEADER_BYTES >> 20
+                ));
             }
             let parent = path.parent().map(Path::to_path_buf).unwrap_or_default();
             found.push((Header { name, path: path.display().to_string(), code: text.clone() }, real));
@@ -370,6 +379,13 @@ mod tests {
             let hs = local_headers("#include <mylib/ops.cuh>\n", &src, d.path(), std::slice::from_ref(&opt)).unwrap();
             assert_eq!(hs.len(), 4, "{opt}: ops.cuh, then tile.h beside the source and the two it includes");
         }
+        // A library's folder outside the spec's (here a toolkit-like one): left to the compiler.
+        let lib = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(lib.path().join("cutlass")).unwrap();
+        std::fs::write(lib.path().join("cutlass/gemm.h"), "#include \"cutlass/cutlass.h\"\n").unwrap();
+        std::fs::write(lib.path().join("cutlass/cutlass.h"), "\n").unwrap();
+        let opts = [format!("-I{}", lib.path().display())];
+        assert!(local_headers("#include <cutlass/gemm.h>\n#include \"cutlass/cutlass.h\"\n", &src, d.path(), &opts).unwrap().is_empty());
         // Angle brackets are not looked for beside the source; no includes, no headers.
         assert!(local_headers("#include <tile.h>\n", &src, d.path(), &[]).unwrap().is_empty());
         assert!(local_headers("__global__ void k() {}\n", &src, d.path(), &[]).unwrap().is_empty());
