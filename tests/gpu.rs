@@ -242,9 +242,10 @@ fn a_few_elements_may_differ_where_allowed() {
 /// A CUDA source that includes the user's own headers (one beside it that includes another,
 /// one through `-I`) compiles, NVRTC given them from memory; a second tune is a database hit.
 /// Once a header is edited the kernel is a new one: measured again, nothing served from the
-/// compile cache, and what the edit says compiles (here a name that breaks one config, whose
-/// compile error names the header). Tuned again with `--remeasure`, the config that failed is
-/// not compiled again: the compile cache keeps NVRTC's refusal, and the summary says so.
+/// compile cache, and what the edit says compiles (here a name that breaks one config, and a
+/// `__shared__` array beyond the 48 KiB a kernel may have statically for another). Tuned again
+/// with `--remeasure`, neither failed config is compiled again: the compile cache keeps NVRTC's
+/// refusals, and the summary says so.
 #[test]
 fn the_users_headers_compile_and_an_edit_is_a_new_kernel() {
     if cuda_devices("headers").is_none() {
@@ -256,12 +257,12 @@ fn the_users_headers_compile_and_an_edit_is_a_new_kernel() {
         std::fs::create_dir_all(dir.join(sub)).unwrap();
     }
     let tile = dir.join("kernels/tile.h");
-    std::fs::write(&tile, "#pragma once\n#include \"detail/load.h\"\n#define SCALE 2.0f\n").unwrap();
+    std::fs::write(&tile, "#pragma once\n#include \"detail/load.h\"\n#define SCALE 2.0f\n#define SCRATCH WG\n").unwrap();
     std::fs::write(dir.join("kernels/detail/load.h"), "#pragma once\n__device__ float load(const float* p, int i) { return p[i]; }\n").unwrap();
     std::fs::write(dir.join("include/ops/axpy.cuh"), "#pragma once\n__device__ float axpy(float a, float x, float y) { return a * x + y; }\n").unwrap();
     std::fs::write(
         dir.join("kernels/scale.cu"),
-        "#include <cuda_fp16.h>\n#include \"tile.h\"\n#include <ops/axpy.cuh>\nextern \"C\" __global__ void scale(float* y, const float* x, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) y[i] = axpy(SCALE, load(x, i), 1.0f);\n}\n",
+        "#include <cuda_fp16.h>\n#include \"tile.h\"\n#include <ops/axpy.cuh>\nextern \"C\" __global__ void scale(float* y, const float* x, int n) {\n    __shared__ float scratch[SCRATCH];\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    scratch[threadIdx.x] = i < n ? load(x, i) : 0.0f;\n    __syncthreads();\n    if (i < n) y[i] = axpy(SCALE, scratch[threadIdx.x], 1.0f);\n}\n",
     )
     .unwrap();
     std::fs::write(
@@ -287,13 +288,18 @@ fn the_users_headers_compile_and_an_edit_is_a_new_kernel() {
     assert!(t.contains("compiled 3 in") && !t.contains("failures:") && !t.contains("from the compile cache"), "{t}");
     let t = tune(&[]);
     assert!(t.contains("database hit"), "{t}");
-    std::fs::write(&tile, "#pragma once\n#include \"detail/load.h\"\n#define SCALE (WG == 64 ? undefined_scale : 2.0f)\n").unwrap();
+    std::fs::write(
+        &tile,
+        "#pragma once\n#include \"detail/load.h\"\n#if WG == 64\n#define SCALE undefined_scale\n#else\n#define SCALE 2.0f\n#endif\n#define SCRATCH (WG == 256 ? 16384 : WG)\n",
+    )
+    .unwrap();
     let t = tune(&[]);
     assert!(!t.contains("database hit") && !t.contains("from the compile cache"), "an edited header is a new kernel: {t}");
-    assert!(t.contains("compiled 2 in") && t.contains("failures: compile failed 1") && t.contains("undefined_scale"), "{t}");
+    let failures = "failures: compile failed 1, out of resources 1";
+    assert!(t.contains("compiled 1 in") && t.contains(failures) && t.contains("undefined_scale") && t.contains("static shared memory"), "{t}");
     let t = tune(&["--remeasure"]);
-    assert!(t.contains("compiled 2 in") && t.contains("; 2 from the compile cache"), "{t}");
-    assert!(t.contains("failures: compile failed 1") && t.contains("1 config(s) failed to compile before and were not compiled again"), "{t}");
+    assert!(t.contains("compiled 1 in") && t.contains("; 1 from the compile cache"), "{t}");
+    assert!(t.contains(failures) && t.contains("2 config(s) failed to compile before and were not compiled again"), "{t}");
 }
 
 /// On a GPU whose memory another process holds (here this test, which allocates all but what

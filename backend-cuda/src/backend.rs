@@ -171,11 +171,8 @@ impl Backend for CudaBackend {
     fn compile(&self, req: &CompileRequest<'_>) -> Result<Compiled<CudaKernel>, BackendError> {
         let cubin = self.binary(req)?;
         let read = if driver_usage() { Err("KERNTUNE_CUDA_USAGE=driver".to_string()) } else { crate::cubin::usage(&cubin.bytes, &cubin.entry) };
-        let name = std::ffi::CString::new(cubin.entry).map_err(|_| BackendError::CompileFailed {
-            log: "kernel name contains a NUL byte".into(),
-            options: vec![],
-            cached: false,
-        })?;
+        let name =
+            std::ffi::CString::new(cubin.entry).map_err(|_| BackendError::CompileFailed { log: "kernel name contains a NUL byte".into(), options: vec![] })?;
         // The usage from the CUBIN: loading it here to ask the driver would put work on a second
         // context of the GPU a worker may be timing (see `cubin`). The driver is asked only when
         // the CUBIN cannot be read, or when `KERNTUNE_CUDA_USAGE=driver` says so.

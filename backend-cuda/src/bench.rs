@@ -61,7 +61,6 @@ impl CudaKernel {
                 return Err(BackendError::CompileFailed {
                     log: format!("the compiled module has no kernel `{}`", self.name.to_string_lossy()),
                     options: vec![],
-                    cached: false,
                 });
             }
         };

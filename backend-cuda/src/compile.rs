@@ -194,7 +194,7 @@ pub(crate) fn nvrtc_compile(
     headers: &[Header],
     args: &[String],
 ) -> Result<(Vec<u8>, Option<String>), BackendError> {
-    let failed = |log: String| BackendError::CompileFailed { log, options: args.to_vec(), cached: false };
+    let failed = |log: String| BackendError::CompileFailed { log, options: args.to_vec() };
     let src = CString::new(code).map_err(|_| failed("the source contains a NUL byte".into()))?;
     let pname = CString::new(format!("{name}.cu")).unwrap_or_default();
     let texts = headers.iter().map(|h| CString::new(h.code.as_str())).collect::<Result<Vec<_>, _>>();
@@ -375,7 +375,7 @@ mod tests {
         let bad = c.key("k", "bad", &[], &opts.to_args());
         kerntune_core::store::cache::store(dir.path(), &bad, "err", refused("bad(1): error: expected a \";\"").as_bytes());
         assert!(c.holds("k", None, "bad", &[], &opts));
-        assert!(matches!(c.compile("k", None, "bad", &[], &opts), Err(BackendError::CompileFailed { cached: true, .. })));
+        assert!(matches!(c.compile("k", None, "bad", &[], &opts), Err(BackendError::CompileFailed { .. })));
         let big = c.key("k", "big", &[], &opts.to_args());
         let log = "ptxas error   : Entry function 'k' uses too much shared data (0xcc00 bytes, 0xc000 max)";
         kerntune_core::store::cache::store(dir.path(), &big, "err", refused(log).as_bytes());

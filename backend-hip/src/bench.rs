@@ -44,7 +44,7 @@ impl HipKernel {
         if r != hipError_t::hipSuccess {
             // SAFETY: unloading what we loaded.
             unsafe { hip::hipModuleUnload(module) };
-            return Err(BackendError::CompileFailed { log: format!("the code object has no kernel `{name}`"), options: vec![], cached: false });
+            return Err(BackendError::CompileFailed { log: format!("the code object has no kernel `{name}`"), options: vec![] });
         }
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

@@ -59,7 +59,7 @@ pub fn compile(
     let expr = instance.unwrap_or(name);
     let key = cache_key(expr, code, headers, &args, version);
     kerntune_core::store::cache::binary(cache_dir.map(PathBuf::as_path), &key, "hsaco", name, true, || {
-        let failed = |e: crate::hiprtc::HiprtcError| BackendError::CompileFailed { log: e.0, options: args.clone(), cached: false };
+        let failed = |e: crate::hiprtc::HiprtcError| BackendError::CompileFailed { log: e.0, options: args.clone() };
         let machine = |e: crate::hiprtc::HiprtcError| BackendError::other(e.0);
         let prog = Program::new(code, &format!("{name}.hip"), headers).map_err(machine)?;
         prog.add_name_expression(expr).map_err(failed)?;

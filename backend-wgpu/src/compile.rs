@@ -293,7 +293,7 @@ pub(crate) fn build(
     r: &Recipe,
     cache: Option<&wgpu::PipelineCache>,
 ) -> Result<wgpu::ComputePipeline, BackendError> {
-    let failed = |log: String| BackendError::CompileFailed { log, options: r.config.clone(), cached: false };
+    let failed = |log: String| BackendError::CompileFailed { log, options: r.config.clone() };
     let file = &r.file;
     let checks = runtime_checks(&r.options).map_err(|log| failed(format!("{file}: {log}")))?;
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);

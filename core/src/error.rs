@@ -16,9 +16,6 @@ pub enum BackendError {
         log: String,
         /// The options it was given.
         options: Vec<String>,
-        /// The compile cache gave this verdict: the same source, options and compiler
-        /// failed so before (see [`crate::store::cache::binary`]).
-        cached: bool,
     },
     /// The launch was refused or the kernel faulted without killing the device.
     #[error("launch failed: {0}")]

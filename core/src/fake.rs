@@ -394,7 +394,7 @@ impl Backend for FakeBackend {
         let behavior = (self.behavior)(req.config);
         if let Behavior::CompileError(log) = &behavior {
             let options = req.defines.iter().map(|(k, v)| format!("-D{k}={v}")).collect();
-            return Err(BackendError::CompileFailed { log: log.clone(), options, cached: hit });
+            return Err(BackendError::CompileFailed { log: log.clone(), options });
         }
         let usage = ResourceUsage {
             registers: Some(if behavior == Behavior::TooManyRegisters { 1000 } else { 32 }),

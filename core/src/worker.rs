@@ -325,7 +325,7 @@ fn to_wire(e: &BackendError) -> Rep {
 
 fn from_wire(kind: &str, message: String, timeout: Duration) -> BackendError {
     match kind {
-        "compile_failed" => BackendError::CompileFailed { log: message, options: vec![], cached: false },
+        "compile_failed" => BackendError::CompileFailed { log: message, options: vec![] },
         // A limit violation found at launch travels as its message.
         "launch_failed" | "out_of_resources" => BackendError::LaunchFailed(message),
         "problem_too_large" => BackendError::ProblemTooLarge(message),

@@ -132,12 +132,14 @@ pub(crate) enum Msg<K> {
 }
 
 /// Candidate `index` compiled (or failed to) in `seconds`; `behind` others were queued when it
-/// started.
+/// started; `held`: the backend's compile cache held it before (a binary, or the compiler's
+/// refusal: see [`crate::Backend::in_compile_cache`]), so a failure is one from the cache.
 pub(crate) struct CompileDone<K> {
     pub index: usize,
     pub result: Result<Compiled<K>, BackendError>,
     pub seconds: f64,
     pub behind: usize,
+    pub held: bool,
 }
 
 /// One device in one tune: the state its jobs share.

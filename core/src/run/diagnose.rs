@@ -692,7 +692,6 @@ mod tests {
         let e = crate::error::BackendError::CompileFailed {
             log: "faults.cu(19): error: \"this\" may only be used inside a nonstatic member function".into(),
             options: vec!["-DFAULT=1".into()],
-            cached: false,
         };
         let (a, b) = (Config::new([("FAULT", 1i64), ("WG", 128)]), Config::new([("FAULT", 1i64), ("WG", 256)]));
         let other = e.to_string().replace("-DFAULT=1", "-DFAULT=1 -DWG=256");

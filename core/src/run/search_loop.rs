@@ -731,10 +731,13 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 flow.running().push(Running { cand: i, start: t, abandon: abandon.clone() });
                 let inputs = CompileInputs::new(prep, source, &c.config, &c.launch);
                 let req = crate::backend::CompileRequest { abandon: Some(&abandon), ..inputs.request(source, &c.config, &c.launch) };
+                // Asked first (a lookup of the cache key): a compile error the cache serves is
+                // the compiler's earlier one, which the error itself does not say.
+                let held = backend.in_compile_cache(&req) == Some(true);
                 let result = backend.compile(&req);
                 flow.running().retain(|r| r.cand != i);
                 flow.waiting.fetch_add(1, Ordering::Relaxed);
-                if tx.send(Msg::Compiled(CompileDone { index: i, result, seconds: t.elapsed().as_secs_f64(), behind })).is_err() {
+                if tx.send(Msg::Compiled(CompileDone { index: i, result, seconds: t.elapsed().as_secs_f64(), behind, held })).is_err() {
                     return;
                 }
             };
@@ -1103,7 +1106,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
 
     /// A compiled (or failed) candidate arrived from a compile thread.
     fn compiled(&mut self, l: &mut Turn<'_, '_, '_>, refs: &mut RefState, done: CompileDone<B::Kernel>, stopping: bool) -> Result<(), Error> {
-        let CompileDone { index: i, result, seconds: secs, behind } = done;
+        let CompileDone { index: i, result, seconds: secs, behind, held } = done;
         l.ledger.compile_seconds += secs;
         if self.tail.is_abandoned(i) {
             // Given up on: already out of flight and told to the strategy.
@@ -1123,7 +1126,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             Ok(k) => k,
             Err(e) => {
                 l.flow.waiting.fetch_sub(1, Ordering::Relaxed);
-                if matches!(e, BackendError::CompileFailed { cached: true, .. }) {
+                if held && matches!(e, BackendError::CompileFailed { .. } | BackendError::OutOfResources(_)) {
                     // The compiler's earlier refusal, from the compile cache: no compile's seconds.
                     l.ledger.cached_refusals += 1;
                     self.compile_s.remove(&i);

@@ -45,13 +45,13 @@ fn lasting(e: &BackendError) -> Option<String> {
     }
 }
 
-/// A kept refusal, as the error the compile gave (marked as from the cache); `None` for a file
+/// A kept refusal, as the error the compile gave; `None` for a file
 /// that is not one (then the config is compiled again).
 fn refusal(bytes: &[u8]) -> Option<BackendError> {
     let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
     let log = v.get("log")?.as_str()?.to_string();
     let options = v.get("options")?.as_array()?.iter().map(|o| o.as_str().map(str::to_string)).collect::<Option<Vec<_>>>()?;
-    Some(BackendError::CompileFailed { log, options, cached: true })
+    Some(BackendError::CompileFailed { log, options })
 }
 
 /// Stores `bytes` under `dir/<key>.<ext>` atomically (temporary file, then rename).
@@ -80,8 +80,8 @@ pub struct Binary {
 /// Serves a kernel binary from `dir` (`None`: no cache) under `key`, or compiles and stores it.
 /// `compile` returns the image and, for a template instance, the symbol it was lowered to
 /// (stored beside the image, extension `sym`); a plain kernel's symbol is `name`. A compile
-/// the compiler refused is kept as well (see the module's docs) and served as that refusal,
-/// [`BackendError::CompileFailed`] with `cached` set.
+/// the compiler refused is kept as well (see the module's docs) and served as that refusal, the
+/// [`BackendError::CompileFailed`] it was ([`holds`] says so before).
 pub fn binary(
     dir: Option<&Path>,
     key: &str,
@@ -166,25 +166,21 @@ mod tests {
     #[test]
     fn the_compilers_refusals_are_kept_but_not_a_missing_header_nor_the_machines() {
         let d = tempfile::tempdir().unwrap();
-        let refused =
-            || Err(BackendError::CompileFailed { log: "k.cu(3): error: identifier \"x\" is undefined".into(), options: vec!["-DA=1".into()], cached: false });
+        let refused = || Err(BackendError::CompileFailed { log: "k.cu(3): error: identifier \"x\" is undefined".into(), options: vec!["-DA=1".into()] });
         let first = binary(Some(d.path()), "bad", "bin", "k", true, refused).unwrap_err();
-        assert!(matches!(first, BackendError::CompileFailed { cached: false, .. }), "{first:?}");
+        assert!(matches!(first, BackendError::CompileFailed { .. }), "{first:?}");
         assert!(super::holds(Some(d.path()), "bad", "bin", true), "a kept refusal is served without compiling");
         let again = binary(Some(d.path()), "bad", "bin", "k", true, || panic!("compiled again")).unwrap_err();
         match again {
-            BackendError::CompileFailed { log, options, cached } => {
-                assert_eq!((log.as_str(), options, cached), ("k.cu(3): error: identifier \"x\" is undefined", vec!["-DA=1".to_string()], true));
+            BackendError::CompileFailed { log, options } => {
+                assert_eq!((log.as_str(), options), ("k.cu(3): error: identifier \"x\" is undefined", vec!["-DA=1".to_string()]));
             }
             other => panic!("{other:?}"),
         }
         // Not kept: a missing header (NVRTC's and clang's words), and what is not the compiler's verdict.
         for (key, e) in [
-            (
-                "nvrtc",
-                BackendError::CompileFailed { log: "catastrophic error: cannot open source file \"cub/cub.cuh\"".into(), options: vec![], cached: false },
-            ),
-            ("clang", BackendError::CompileFailed { log: "fatal error: 'tile.h' file not found".into(), options: vec![], cached: false }),
+            ("nvrtc", BackendError::CompileFailed { log: "catastrophic error: cannot open source file \"cub/cub.cuh\"".into(), options: vec![] }),
+            ("clang", BackendError::CompileFailed { log: "fatal error: 'tile.h' file not found".into(), options: vec![] }),
             ("machine", BackendError::other("NVRTC_ERROR_OUT_OF_MEMORY")),
         ] {
             let _ = binary(Some(d.path()), key, "bin", "k", false, || Err(e));
