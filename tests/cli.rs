@@ -1866,3 +1866,32 @@ fn the_users_headers_are_listed_and_a_clash_is_named() {
     write(dir, "kernels/detail/tile.h", "#define OTHER 1\n");
     bad(dir, &["check", p], &["scale.toml", "kernel.source.cuda", "two files are included as `tile.h`", "rename one"]);
 }
+
+/// `--memcheck` on a backend without a memory checker (wgpu: kerntune runs CUDA's
+/// compute-sanitizer) says so in one line, on a tune and on the database hit after it, and in
+/// `--json`; the tune is not affected. (The CUDA checker's verdicts: the GPU suite's
+/// `the_winner_is_run_under_the_memory_checker_when_asked`.)
+#[test]
+fn memcheck_says_where_there_is_no_memory_checker() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    if !have_device(dir) {
+        return;
+    }
+    write(dir, "triad.wgsl", GOOD_WGSL);
+    let p = write(dir, "triad.toml", &spec("triad.wgsl", "", "WG_SIZE")).display().to_string();
+    for run in ["tune", "database hit"] {
+        let o = kerntune(dir, &["tune", &p, "--memcheck"]);
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{err}");
+        assert!(out.contains("\nmemcheck: not run: the wgpu backend has no memory checker (kerntune runs CUDA's compute-sanitizer)\n"), "{run}: {out}");
+        assert!(!out.contains("warning: memcheck"), "{out}");
+        assert_eq!(out.contains("database hit"), run == "database hit", "{out}");
+    }
+    let o = kerntune(dir, &["tune", &p, "--memcheck", "--json", "--no-db"]);
+    let v: serde_json::Value = serde_json::from_str(&text(&o).0).unwrap();
+    assert_eq!(v[0]["memcheck"]["verdict"], "unavailable", "{v}");
+    let o = kerntune(dir, &["tune", &p, "--json", "--no-db"]);
+    let v: serde_json::Value = serde_json::from_str(&text(&o).0).unwrap();
+    assert!(v[0]["memcheck"].is_null(), "not asked, not run: {v}");
+}

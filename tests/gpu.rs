@@ -302,6 +302,53 @@ fn the_users_headers_compile_and_an_edit_is_a_new_kernel() {
     assert!(t.contains(failures) && t.contains("2 config(s) failed to compile before and were not compiled again"), "{t}");
 }
 
+/// `--memcheck` runs the winner once under compute-sanitizer: a kernel that reads one element
+/// past its input (and does not use it, so its output passes verification) is reported with
+/// the buffer named, as a warning at the top, on a tune and on the database hit after it, and
+/// in `--json`; the same kernel reading within bounds is said to be clean.
+#[test]
+fn the_winner_is_run_under_the_memory_checker_when_asked() {
+    if cuda_devices("memcheck").is_none() {
+        return;
+    }
+    if !Path::new("/usr/local/cuda/bin/compute-sanitizer").exists() {
+        kerntune::testing::skipped_without_device("cuda", "memcheck: no compute-sanitizer", &"/usr/local/cuda/bin/compute-sanitizer is missing");
+        return;
+    }
+    let d = cache();
+    let dir = d.path();
+    std::fs::write(
+        dir.join("shift.cu"),
+        "extern \"C\" __global__ void shift(float* y, const float* x, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i >= n) return;\n#if OVERREAD\n    float next = x[i + 1];\n    y[i] = x[i] + (i + 1 < n ? next : 0.0f);\n#else\n    y[i] = x[i] + (i + 1 < n ? x[i + 1] : 0.0f);\n#endif\n}\n",
+    )
+    .unwrap();
+    let spec = |overread: u32| {
+        let p = dir.join(format!("shift{overread}.toml"));
+        std::fs::write(&p, format!("[kernel]\nname = \"shift\"\nsource = {{ cuda = \"shift.cu\" }}\n[params]\nWG = [128, 256]\nOVERREAD = [{overread}]\n[[problems]]\nn = 1048576\n[[args]]\nname = \"y\"\ntype = \"f32\"\nlen = \"n\"\naccess = \"write\"\n[[args]]\nname = \"x\"\ntype = \"f32\"\nlen = \"n\"\ninit = \"random\"\n[[args]]\nname = \"n\"\ntype = \"i32\"\nvalue = \"n\"\n[launch]\ngrid = [\"div_ceil(n, WG)\"]\nblock = [\"WG\"]\n")).unwrap();
+        p.display().to_string()
+    };
+    let tune = |spec: &str, flags: &[&str]| {
+        let o = kerntune(dir, &[&["tune", spec, "--backend", "cuda", "--memcheck", "--top", "1"], flags].concat());
+        let t = text(&o);
+        assert!(o.status.success(), "{t}");
+        t
+    };
+    let over = spec(1);
+    for (run, t) in [("tune", tune(&over, &[])), ("database hit", tune(&over, &[]))] {
+        assert!(t.starts_with("warning: memcheck: the winner (WG=") || t.contains("\nwarning: memcheck: the winner (WG="), "{run}: {t}");
+        assert!(t.contains("passed verification, but compute-sanitizer (memcheck) reported: Invalid __global__ read of size 4 bytes"), "{run}: {t}");
+        assert!(t.contains("buffer `x`") && t.contains("reads or writes memory past its buffers"), "{run}: {t}");
+        assert_eq!(t.contains("database hit"), run == "database hit", "{t}");
+    }
+    let o = kerntune(dir, &["tune", &over, "--backend", "cuda", "--memcheck", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
+    assert_eq!(v[0]["memcheck"]["verdict"], "out of bounds", "{v}");
+    let t = tune(&spec(0), &[]);
+    assert!(!t.contains("warning: memcheck"), "{t}");
+    assert!(t.contains("memcheck: compute-sanitizer (memcheck, 4194304 bytes of padding after each allocation) ran the winner (WG="), "{t}");
+    assert!(t.contains("and saw no out-of-bounds access"), "{t}");
+}
+
 /// On a GPU whose memory another process holds (here this test, which allocates all but what
 /// the case needs), a triad whose two 4 GiB buffers fit once but not with a device copy of each
 /// is tuned, its buffers restored from host memory and its output compared on the host, and the

@@ -8,7 +8,8 @@ use cudarc::driver::result;
 use cudarc::driver::sys;
 use kerntune_core::worker::{WorkerKind, WorkerSlot};
 use kerntune_core::{
-    Backend, BackendError, CompileRequest, Compiled, HostBuffer, Launch, Limits, OpenError, ProblemData, ResourceUsage, Target, TimeRequest, TimingMethod,
+    Backend, BackendError, CompileRequest, Compiled, HostBuffer, Launch, Limits, Memcheck, OpenError, ProblemData, ResourceUsage, Target, TimeRequest,
+    TimingMethod,
 };
 use std::sync::Arc;
 
@@ -236,7 +237,7 @@ impl Backend for CudaBackend {
         self.worker.is_some()
     }
 
-    fn diagnose_fault(&self, problem: &ProblemData, kernel: &CudaKernel, launch: &Launch) -> Option<String> {
+    fn memcheck(&self, problem: &ProblemData, kernel: &CudaKernel, launch: &Launch) -> Option<Memcheck> {
         let sanitizer = sanitizer()?;
         let exe = std::env::current_exe().ok()?;
         let log = std::env::temp_dir().join(format!("kerntune-sanitizer-{}-{}.log", std::process::id(), kernel.image().id));
@@ -251,23 +252,22 @@ impl Backend for CudaBackend {
         let _ = std::fs::remove_file(&log);
         let first = first_sanitizer_report(&text);
         tracing::info!(launch = ?r.as_ref().err().map(|e| e.to_string()), report = ?first, "compute-sanitizer run");
-        if first.is_none() && r.is_ok() && text.contains("ERROR SUMMARY: 0 errors") {
-            // It ran the launch cleanly and saw nothing: say so, since that is a finding too.
-            return Some(format!(
-                "compute-sanitizer (memcheck, {PADDING} bytes of padding after each allocation) saw no out-of-bounds access when it ran this config: the fault depends on what lies past the buffer (the access lands in memory it cannot tell from a valid allocation), so check the sizes named above"
-            ));
-        }
-        if first.is_none() {
-            // Say why there is nothing to quote: the checker's own words, or that it wrote none.
-            let said: String = text.lines().filter(|l| !l.trim_matches('=').trim().is_empty()).take(6).collect::<Vec<_>>().join(" | ");
-            tracing::warn!(
-                launch = ?r.as_ref().err().map(|e| e.to_string()),
-                "{} found no out-of-bounds access to quote{}",
-                sanitizer.display(),
-                if said.is_empty() { " and wrote no log".to_string() } else { format!("; its log: {said}") }
-            );
-        }
-        first.map(|f| format!("compute-sanitizer (memcheck): {f}"))
+        Some(match first {
+            Some(report) => Memcheck::Reported { tool: "compute-sanitizer (memcheck)".into(), report },
+            None if r.is_ok() && text.contains("ERROR SUMMARY: 0 errors") => {
+                Memcheck::Clean { tool: format!("compute-sanitizer (memcheck, {PADDING} bytes of padding after each allocation)") }
+            }
+            None => {
+                // Why there is nothing to quote: the checker's own words, or that it wrote none.
+                let said: String = text.lines().filter(|l| !l.trim_matches('=').trim().is_empty()).take(6).collect::<Vec<_>>().join(" | ");
+                let launch = r.err().map(|e| format!("; the launch under it: {e}")).unwrap_or_default();
+                Memcheck::Inconclusive(if said.is_empty() {
+                    format!("{} wrote no log{launch}", sanitizer.display())
+                } else {
+                    format!("{}'s log: {said}{launch}", sanitizer.display())
+                })
+            }
+        })
     }
 
     fn take_notes(&self) -> Vec<String> {

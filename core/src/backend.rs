@@ -103,6 +103,28 @@ impl<'a> CompileInputs<'a> {
     }
 }
 
+/// What a memory checker said of one launch ([`Backend::memcheck`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Memcheck {
+    /// It ran the launch to the end and saw no out-of-bounds or other memory access error;
+    /// `tool`: what ran, with the settings that bound what it can see (e.g. `compute-sanitizer
+    /// (memcheck, 4194304 bytes of padding after each allocation)`).
+    Clean {
+        /// The checker and its settings.
+        tool: String,
+    },
+    /// Its first report, whole (what was accessed, where, by which thread, which allocation).
+    Reported {
+        /// The checker (e.g. `compute-sanitizer (memcheck)`).
+        tool: String,
+        /// The report.
+        report: String,
+    },
+    /// It could not tell (it wrote no log, or the launch failed under it without a report):
+    /// why, in the checker's words where it gave some.
+    Inconclusive(String),
+}
+
 /// A compiled kernel with its resource report.
 #[derive(Debug)]
 pub struct Compiled<K> {
@@ -199,9 +221,10 @@ pub trait Backend: Send + Sync {
     }
 
     /// Runs `kernel` once under the platform's memory checker (e.g. NVIDIA's
-    /// `compute-sanitizer`) and returns its first report, for a config that faulted; `None`
-    /// where there is no such tool. Called once per cause of failure, never while timing.
-    fn diagnose_fault(&self, problem: &ProblemData, kernel: &Self::Kernel, launch: &Launch) -> Option<String> {
+    /// `compute-sanitizer`) and says what it saw; `None` where there is no such tool. Called
+    /// for one config of each cause of a memory fault, and for the winner when asked
+    /// (`--memcheck`), never while timing.
+    fn memcheck(&self, problem: &ProblemData, kernel: &Self::Kernel, launch: &Launch) -> Option<Memcheck> {
         let _ = (problem, kernel, launch);
         None
     }

@@ -63,6 +63,9 @@ pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) -> Result<(), crate:
             outln!("    {x}");
         }
     }
+    if let Some(m) = r.memcheck.as_ref().filter(|m| m.out_of_bounds()) {
+        outln!("warning: memcheck: {}", m.line);
+    }
     if r.db_hit {
         outln!("database hit for {} ({}) on {}: the stored winner is reused, nothing was benchmarked", r.entry.kernel, problem, r.target.name);
     }
@@ -190,6 +193,9 @@ pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) -> Result<(), crate:
             outln!("note: {n}");
         }
         outln!("timing: {}; verification: {}; strategy: {}; wall time {:.2} s", r.timing, r.reference, r.strategy, r.wall_seconds);
+    }
+    if let Some(m) = r.memcheck.as_ref().filter(|m| !m.out_of_bounds()) {
+        outln!("memcheck: {}", m.line);
     }
     if let Some(p) = db {
         outln!("database: {} ({})", p.display(), if r.db_hit { "read" } else { "winner written" });

@@ -76,6 +76,11 @@ pub struct Args {
     /// --remeasure, so both measurements are this tune's).
     #[arg(long, value_name = "N")]
     recheck: Option<usize>,
+    /// After the tune, run the winner once under CUDA's compute-sanitizer (memcheck) and say
+    /// whether it reads or writes past its buffers (its outputs may pass verification anyway);
+    /// on a database hit, the stored winner. Other backends have no memory checker (said so).
+    #[arg(long)]
+    memcheck: bool,
     /// At the end of a search, stop waiting for compiles running longer than K times the
     /// median compile (default 3) when nothing else is left to do, the budget counts
     /// evaluations and the strategy need not measure every config: their evaluations go to
@@ -255,6 +260,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         force: a.force,
         remeasure: a.remeasure || a.recheck.is_some(),
         recheck: a.recheck.unwrap_or(0),
+        memcheck: a.memcheck,
         compile_threads: a.jobs.map(usize::from),
         prior,
         compile_tail: a.compile_tail.map_or(base.compile_tail, |t| t.0),

@@ -48,7 +48,7 @@ pub(crate) enum Job<K> {
         purpose: Purpose,
         short: Short,
     },
-    /// Run once under the backend's memory checker (a config that faulted).
+    /// Run once under the backend's memory checker (a config that faulted, or the winner).
     Diagnose { cand: usize, kernel: Kernel<K>, launch: Launch },
     /// Verify a config measured before the reference was ready (no timing).
     Verify { cand: usize, kernel: Kernel<K>, launch: Launch, reference: Arc<RefOutputs> },
@@ -98,8 +98,8 @@ pub(crate) enum Done {
     /// Verified, and near enough the best on its verification launch (`prior`) to wait on the
     /// shortlist.
     Shortlisted { prior: Vec<f64> },
-    /// The memory checker's report, if there is one.
-    Diagnosed(Option<String>),
+    /// What the memory checker said, where there is one.
+    Diagnosed(Option<crate::backend::Memcheck>),
     /// A deferred verification: passed, or why not.
     Verified(Result<(), BackendError>),
 }
@@ -287,7 +287,7 @@ impl<'a, B: Backend> Session<'a, B> {
                     (cand, kernel, done)
                 }
                 Job::Diagnose { cand, kernel, launch } => {
-                    let report = self.backend.diagnose_fault(&self.ctx.prep.data, &kernel.kernel, &launch);
+                    let report = self.backend.memcheck(&self.ctx.prep.data, &kernel.kernel, &launch);
                     (cand, kernel, Done::Diagnosed(report))
                 }
                 Job::Verify { cand, kernel, launch, reference } => {

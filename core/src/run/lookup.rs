@@ -84,6 +84,7 @@ pub(crate) fn stored_winner<B: Backend>(
         prior: None,
         compile_tail: None,
         recheck: None,
+        memcheck: None,
         peaks,
         roofline,
     })

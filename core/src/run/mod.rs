@@ -113,6 +113,10 @@ pub struct TuneOptions {
     /// again and report whether each second mean fell inside the first's interval (see
     /// [`recheck`]); 0 does not.
     pub recheck: usize,
+    /// After the final round, run the winner once under the backend's memory checker (CUDA's
+    /// `compute-sanitizer`) and report what it saw ([`crate::run::report::WinnerMemcheck`]):
+    /// a winner whose outputs pass may still read or write past its buffers.
+    pub memcheck: bool,
     /// At the end of the search, stop waiting for compiles that all ran longer than this many
     /// times the median compile, when nothing else is left to do, the budget counts
     /// evaluations and the strategy need not measure every config; their evaluations go to
@@ -189,6 +193,7 @@ impl Default for TuneOptions {
             only: None,
             prior: PriorSetting::Database,
             recheck: 0,
+            memcheck: false,
             compile_tail: Some(tail::DEFAULT_FACTOR),
         }
     }
@@ -293,6 +298,22 @@ impl<B: Backend> Tuner<B> {
         Ok(self.entry_id(&job, &prep))
     }
 
+    /// Runs a stored winner once under the memory checker (`--memcheck` on a database hit).
+    fn memcheck_stored(&self, ctx: &Context, winner: &Config) -> crate::run::report::WinnerMemcheck {
+        let backend = &self.backend().target().backend;
+        match self.compile_config(&ctx.job, &ctx.prep, winner) {
+            Ok((c, launch)) => {
+                let seen = self.backend().memcheck(&ctx.prep.data, &c.kernel, &launch);
+                crate::run::report::WinnerMemcheck::of(winner, backend, seen, &ctx.prep)
+            }
+            Err(e) => crate::run::report::WinnerMemcheck {
+                config: winner.clone(),
+                verdict: "inconclusive",
+                line: format!("not run: the stored winner ({winner}) did not compile: {e}"),
+            },
+        }
+    }
+
     /// Compiles one config (the runtime handle uses this to load a stored winner).
     pub fn compile_config(&self, job: &TuneJob, prep: &Prepared, cfg: &Config) -> Result<(Compiled<B::Kernel>, Launch), Error> {
         let launch = prep.launch(cfg).map_err(Error::Eval)?;
@@ -321,7 +342,10 @@ impl<B: Backend> Tuner<B> {
         let _tuning = opts.db.as_ref().and_then(|d| d.lock_entry(&ctx.id, opts.shard));
         let stored = lookup::stored_entry(opts.db.as_ref(), &ctx.id)?;
         if !opts.force && !opts.remeasure && opts.only.is_none() {
-            if let Some(hit) = lookup::stored_winner(self.backend(), &ctx, stored.as_ref(), opts.shard, &opts.bench, t0) {
+            if let Some(mut hit) = lookup::stored_winner(self.backend(), &ctx, stored.as_ref(), opts.shard, &opts.bench, t0) {
+                if opts.memcheck {
+                    hit.memcheck = Some(self.memcheck_stored(&ctx, &hit.winner));
+                }
                 return Ok(hit);
             }
         }
@@ -340,6 +364,9 @@ impl<B: Backend> Tuner<B> {
             let selected = coord.finals(&mut ledger)?;
             tracing::debug!(seconds = t0.elapsed().as_secs_f64(), "finals done");
             let recheck = (opts.recheck > 0).then(|| coord.recheck(&mut ledger, &selected, opts.recheck, opts.seed)).flatten();
+            if opts.memcheck && !opts.cancelled() {
+                ledger.memcheck = Some(coord.memcheck_winner(&mut ledger, &selected));
+            }
             Ok((strategy, selected, recheck))
         })
         .inspect_err(|_| {

@@ -128,6 +128,7 @@ pub(crate) fn report(ledger: &Ledger<'_>, plan: &Plan, sel: Selected, strategy: 
         shard: ledger.opts.shard,
         prior: ledger.prior.clone(),
         recheck,
+        memcheck: ledger.memcheck.clone(),
         compile_tail: ledger.compile_tail.clone().filter(|t| t.median_s.is_some() || !t.abandoned.is_empty()),
         peaks: ledger.peaks.clone(),
         roofline,

@@ -157,6 +157,44 @@ impl ConfigResult {
     }
 }
 
+/// What the memory checker said of the winner ([`crate::run::TuneOptions::memcheck`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WinnerMemcheck {
+    /// The config it ran: the winner.
+    pub config: Config,
+    /// `clean`, `out of bounds` (it reported an access), `inconclusive` (it could not tell),
+    /// or `unavailable` (the backend has no memory checker).
+    pub verdict: &'static str,
+    /// What it said, as the summary prints it.
+    pub line: String,
+}
+
+impl WinnerMemcheck {
+    /// What the memory checker of backend `backend` said of `winner` (`None`: it has none),
+    /// the allocation it names given by its buffer's name.
+    pub(crate) fn of(winner: &Config, backend: &str, seen: Option<crate::backend::Memcheck>, prep: &crate::plan::Prepared) -> WinnerMemcheck {
+        use crate::backend::Memcheck;
+        let (verdict, line) = match seen {
+            None => ("unavailable", format!("not run: the {backend} backend has no memory checker (kerntune runs CUDA's compute-sanitizer)")),
+            Some(Memcheck::Clean { tool }) => ("clean", format!("{tool} ran the winner ({winner}) and saw no out-of-bounds access")),
+            Some(Memcheck::Reported { tool, report }) => (
+                "out of bounds",
+                format!(
+                    "the winner ({winner}) passed verification, but {}: it reads or writes memory past its buffers; fix the kernel or the buffers' sizes before relying on it",
+                    crate::run::diagnose::name_allocation(&format!("{tool} reported: {report}"), prep)
+                ),
+            ),
+            Some(Memcheck::Inconclusive(why)) => ("inconclusive", format!("the memory checker could not tell for the winner ({winner}): {why}")),
+        };
+        WinnerMemcheck { config: winner.clone(), verdict, line }
+    }
+
+    /// Whether the checker reported an access the winner should not make.
+    pub fn out_of_bounds(&self) -> bool {
+        self.verdict == "out of bounds"
+    }
+}
+
 /// The result of a tune.
 #[derive(Clone, Debug, Serialize)]
 pub struct TuneReport {
@@ -237,6 +275,8 @@ pub struct TuneReport {
     /// What the tune learned from other devices' measurements, when it had any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prior: Option<PriorReport>,
+    /// What the memory checker said of the winner (`--memcheck`), when asked for.
+    pub memcheck: Option<WinnerMemcheck>,
     /// Configs measured twice in this tune (`--recheck`), when asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recheck: Option<crate::run::Recheck>,

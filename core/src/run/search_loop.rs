@@ -37,7 +37,7 @@
 //! a word is taken out of the tune and its config measured elsewhere; a config that ends the
 //! workers of two devices is blamed (and the first device taken back).
 
-use crate::backend::{Backend, CompileInputs};
+use crate::backend::{Backend, CompileInputs, Memcheck};
 use crate::error::BackendError;
 use crate::plan::prune::prune_after;
 use crate::run::candidates::{Cand, Plan};
@@ -1561,8 +1561,15 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 continue;
             }
             let (Some(d), Ok(kernel)) = (self.judge_device(), self.kernel_of(i)) else { continue };
-            if let Some(Answer { done: Done::Diagnosed(Some(report)), .. }) = self.run_one(ledger, d, Job::Diagnose { cand: i, kernel, launch: c.launch }) {
-                cause.diagnosis.push(crate::run::diagnose::name_allocation(&report, &self.ctx.prep));
+            if let Some(Answer { done: Done::Diagnosed(Some(seen)), .. }) = self.run_one(ledger, d, Job::Diagnose { cand: i, kernel, launch: c.launch }) {
+                match seen {
+                    Memcheck::Reported { tool, report } => cause.diagnosis.push(crate::run::diagnose::name_allocation(&format!("{tool}: {report}"), &self.ctx.prep)),
+                    // It ran the launch cleanly and saw nothing: say so, since that is a finding too.
+                    Memcheck::Clean { tool } => cause.diagnosis.push(format!(
+                        "{tool} saw no out-of-bounds access when it ran this config: the fault depends on what lies past the buffer (the access lands in memory it cannot tell from a valid allocation), so check the sizes named above"
+                    )),
+                    Memcheck::Inconclusive(why) => tracing::warn!("the memory checker found no out-of-bounds access to quote for {}: {why}", c.config),
+                }
             }
         }
         // What each kind of failure shares that the configs measured lack.
@@ -1586,6 +1593,28 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         }
         ledger.causes = causes;
         ledger.note_findings();
+    }
+
+    /// Runs the winner once under the backend's memory checker (`--memcheck`) and says what it
+    /// saw: a winner whose outputs pass may still read or write past its buffers (a read that
+    /// lands in memory it does not own can pass verification by chance and fault elsewhere).
+    pub(crate) fn memcheck_winner(&mut self, ledger: &mut Ledger<'_>, sel: &crate::run::persist::Selected) -> crate::run::report::WinnerMemcheck {
+        let config = sel.winner.clone();
+        let said = |verdict: &'static str, line: String| crate::run::report::WinnerMemcheck { config: config.clone(), verdict, line };
+        let plan = self.plan;
+        let Some(i) = plan.cands.iter().position(|c| c.config == sel.winner) else {
+            return said("inconclusive", "not run: the winner is not among this tune's candidates".into());
+        };
+        let Some(d) = self.judge_device() else { return said("inconclusive", "not run: no device is left in the tune".into()) };
+        let kernel = match self.kernel_of(i) {
+            Ok(k) => k,
+            Err(e) => return said("inconclusive", format!("not run: the winner did not compile again: {e}")),
+        };
+        let backend = self.devices[d].target().backend.clone();
+        match self.run_one(ledger, d, Job::Diagnose { cand: i, kernel, launch: plan.cands[i].launch }).map(|a| a.done) {
+            Some(Done::Diagnosed(seen)) => crate::run::report::WinnerMemcheck::of(&config, &backend, seen, &self.ctx.prep),
+            _ => said("inconclusive", "not run: the device ended the job without an answer".into()),
+        }
     }
 
     /// A live device to run single jobs on: the judge when it is live.
