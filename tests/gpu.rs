@@ -303,7 +303,9 @@ fn the_users_headers_compile_and_an_edit_is_a_new_kernel() {
 }
 
 /// `--memcheck` runs the winner once under compute-sanitizer: a kernel that reads one element
-/// past its input (and does not use it, so its output passes verification) is reported with
+/// past its input (and does not use it, so its output passes verification; 1,000,000 floats, so
+/// that the read lands in the allocation's last page and does not fault, as a read past a 4 MiB
+/// buffer did) is reported with
 /// the buffer named, as a warning at the top, on a tune and on the database hit after it, and
 /// in `--json`; the same kernel reading within bounds is said to be clean.
 #[test]
@@ -324,7 +326,7 @@ fn the_winner_is_run_under_the_memory_checker_when_asked() {
     .unwrap();
     let spec = |overread: u32| {
         let p = dir.join(format!("shift{overread}.toml"));
-        std::fs::write(&p, format!("[kernel]\nname = \"shift\"\nsource = {{ cuda = \"shift.cu\" }}\n[params]\nWG = [128, 256]\nOVERREAD = [{overread}]\n[[problems]]\nn = 1048576\n[[args]]\nname = \"y\"\ntype = \"f32\"\nlen = \"n\"\naccess = \"write\"\n[[args]]\nname = \"x\"\ntype = \"f32\"\nlen = \"n\"\ninit = \"random\"\n[[args]]\nname = \"n\"\ntype = \"i32\"\nvalue = \"n\"\n[launch]\ngrid = [\"div_ceil(n, WG)\"]\nblock = [\"WG\"]\n")).unwrap();
+        std::fs::write(&p, format!("[kernel]\nname = \"shift\"\nsource = {{ cuda = \"shift.cu\" }}\n[params]\nWG = [128, 256]\nOVERREAD = [{overread}]\n[[problems]]\nn = 1000000\n[[args]]\nname = \"y\"\ntype = \"f32\"\nlen = \"n\"\naccess = \"write\"\n[[args]]\nname = \"x\"\ntype = \"f32\"\nlen = \"n\"\ninit = \"random\"\n[[args]]\nname = \"n\"\ntype = \"i32\"\nvalue = \"n\"\n[launch]\ngrid = [\"div_ceil(n, WG)\"]\nblock = [\"WG\"]\n")).unwrap();
         p.display().to_string()
     };
     let tune = |spec: &str, flags: &[&str]| {

@@ -246,6 +246,9 @@ impl Backend for CudaBackend {
         // the next allocation, which memcheck cannot tell from a valid access (seen on an H200,
         // where the same read past a stencil's input was reported on an H100).
         cmd.args(["--tool", "memcheck", "--padding", PADDING, "--print-limit", "1", "--show-backtrace", "no", "--log-file"]).arg(&log).arg(exe);
+        // Buffers of their exact size, for the checker to see an access past one's end (a
+        // guarded buffer is mapped in 2 MiB steps: see `bench::plain_buffers`).
+        cmd.env(crate::bench::PLAIN_BUFFERS, "1");
         let timeout = std::time::Duration::from_secs(120);
         let r = kerntune_core::worker::run_once(&KIND, (cmd, self.ordinal), problem, kernel.image(), launch, (timeout, std::time::Duration::from_secs(30)));
         let text = std::fs::read_to_string(&log).unwrap_or_default();

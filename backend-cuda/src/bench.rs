@@ -265,6 +265,17 @@ impl verify::DeviceCompare for LocalWorkspace {
 // SAFETY: the workspace's handles are only used on the tuner's thread with its context bound.
 unsafe impl Send for LocalWorkspace {}
 
+/// Whether buffers are plain `cuMemAlloc` allocations of their exact size, without guards: set
+/// (`KERNTUNE_CUDA_PLAIN_BUFFERS`) for a run under the memory checker, which sees a guarded
+/// buffer as its whole mapping (rounded up to 2 MiB), so a read past the buffer's end but within
+/// the mapping would be neither a fault nor, to it, out of bounds; with the exact size it is.
+pub(crate) fn plain_buffers() -> bool {
+    std::env::var_os(PLAIN_BUFFERS).is_some()
+}
+
+/// The variable [`plain_buffers`] reads.
+pub(crate) const PLAIN_BUFFERS: &str = "KERNTUNE_CUDA_PLAIN_BUFFERS";
+
 /// A device buffer mapped (CUDA's virtual memory management) in the middle of an address range
 /// reserved for it, with unmapped guards before and after: an access past either end of the
 /// buffer faults (an illegal address, which the tune diagnoses) instead of silently reading or
@@ -413,7 +424,7 @@ impl LocalWorkspace {
             match a {
                 ArgData::Buffer(b) => {
                     let bytes = b.data.len();
-                    let guarded = Guarded::new(bytes, shared.device());
+                    let guarded = if plain_buffers() { None } else { Guarded::new(bytes, shared.device()) };
                     let ptr = match &guarded {
                         Some(g) => g.ptr,
                         None => try_malloc(bytes)?.ok_or_else(|| BackendError::ProblemTooLarge(memory::does_not_fit(&problem.buffer_sizes(), free, total)))?,
