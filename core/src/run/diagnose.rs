@@ -6,7 +6,7 @@
 //!   with the index extent the launch implies (the problem size and what the grid covers,
 //!   where the spec gives a problem size; else the threads launched) and names the buffers a
 //!   kernel could read or write past; the tuner adds the backend's memory checker's first
-//!   report ([`crate::Backend::diagnose_fault`]) for one config of the cause.
+//!   report ([`crate::Backend::memcheck`]) for one config of the cause.
 //! - [`disagreement`]: when more than half of the verified configs disagree with the
 //!   reference, the parameter whose values best split agreeing from disagreeing configs, and
 //!   the option that fits (expected outputs per value, looser tolerances, no reference).

@@ -45,8 +45,8 @@ fn lasting(e: &BackendError) -> Option<String> {
     }
 }
 
-/// A kept refusal, as the error the compile gave; `None` for a file
-/// that is not one (then the config is compiled again).
+/// A kept refusal, as the error the compile gave; `None` for a file that is not one (then the
+/// config is compiled again).
 fn refusal(bytes: &[u8]) -> Option<BackendError> {
     let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
     let log = v.get("log")?.as_str()?.to_string();
