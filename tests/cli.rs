@@ -1868,8 +1868,8 @@ fn the_users_headers_are_listed_and_a_clash_is_named() {
 }
 
 /// `--memcheck` on a backend without a memory checker (wgpu: kerntune runs CUDA's
-/// compute-sanitizer) says so in one line, on a tune and on the database hit after it, and in
-/// `--json`; the tune is not affected. (The CUDA checker's verdicts: the GPU suite's
+/// compute-sanitizer) says so in one line, on a tune and on the database hit after it, in the
+/// report (kept with the run) and in `--json`; the tune is not affected. (The CUDA checker's verdicts: the GPU suite's
 /// `the_winner_is_run_under_the_memory_checker_when_asked`.)
 #[test]
 fn memcheck_says_where_there_is_no_memory_checker() {
@@ -1880,14 +1880,21 @@ fn memcheck_says_where_there_is_no_memory_checker() {
     }
     write(dir, "triad.wgsl", GOOD_WGSL);
     let p = write(dir, "triad.toml", &spec("triad.wgsl", "", "WG_SIZE")).display().to_string();
+    let db = dir.join("memcheck.sqlite").display().to_string();
     for run in ["tune", "database hit"] {
-        let o = kerntune(dir, &["tune", &p, "--memcheck"]);
+        let o = kerntune(dir, &["tune", &p, "--memcheck", "--db", &db]);
         let (out, err) = text(&o);
         assert!(o.status.success(), "{err}");
         assert!(out.contains("\nmemcheck: not run: the wgpu backend has no memory checker (kerntune runs CUDA's compute-sanitizer)\n"), "{run}: {out}");
         assert!(!out.contains("warning: memcheck"), "{out}");
         assert_eq!(out.contains("database hit"), run == "database hit", "{out}");
     }
+    // Kept with the run: the report says it under the run.
+    let html = dir.join("memcheck.html");
+    let o = kerntune(dir, &["report", "--db", &db, "-o", html.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("memcheck: not run: the wgpu backend has no memory checker"), "{page}");
     let o = kerntune(dir, &["tune", &p, "--memcheck", "--json", "--no-db"]);
     let v: serde_json::Value = serde_json::from_str(&text(&o).0).unwrap();
     assert_eq!(v[0]["memcheck"]["verdict"], "unavailable", "{v}");

@@ -277,6 +277,7 @@ fn a_small_tune_reads_in_whole_numbers_and_names_what_its_failures_share() {
         search: None,
         findings: vec![limit.into(), shared.replace("(2 configs)", "(3 configs)")],
         verification: None,
+        memcheck: None,
     };
     e.note_runs([&note]);
     let mut f = DbFile::default();
@@ -299,6 +300,46 @@ fn a_small_tune_reads_in_whole_numbers_and_names_what_its_failures_share() {
     assert_eq!(html.matches(shared).count(), 1, "the shared value, once");
     assert!(!html.contains("(3 configs)"), "the records' count replaces the run's own on the same kind");
     assert!(html.find(limit).is_some_and(|at| at < html.find(shared).unwrap()), "the tune's findings, in its order");
+}
+
+/// A run whose winner the memory checker saw reading past a buffer (`tune --memcheck`, stored
+/// with the run): the report says so in bold under the run, and `db show` after the winner; a
+/// clean verdict is a plain line.
+#[test]
+fn a_winner_that_reads_past_its_buffers_is_said_by_the_report_and_db_show() {
+    let d = tempfile::tempdir().unwrap();
+    let said = "the winner (a=1) passed verification, but compute-sanitizer (memcheck) reported: Invalid __global__ read of size 4 bytes";
+    for (verdict, bold) in [("out of bounds", true), ("clean", false)] {
+        let mut e = synthetic_entry("NVIDIA H200", "cuda-sm_90-h200", "n=1024", 4, 1.0, 1);
+        let run = e.measurements.values().find_map(|m| m.trace.as_ref().map(|t| t.run)).unwrap_or(1);
+        let note = kerntune::store::db::RunNote {
+            run,
+            strategy: "exhaustive".into(),
+            prior: None,
+            search: None,
+            findings: Vec::new(),
+            verification: Some("default config".into()),
+            memcheck: Some(format!("{verdict}: {said}")),
+        };
+        e.note_runs([&note]);
+        let mut f = DbFile::default();
+        f.entries.insert(e.id.key(), e);
+        let db = d.path().join(format!("{}.json", verdict.replace(' ', "-")));
+        std::fs::write(&db, serde_json::to_string(&f).unwrap()).unwrap();
+        let out = d.path().join("memcheck.html");
+        let o = kerntune(&["report", "--db", db.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let html = std::fs::read_to_string(&out).unwrap();
+        let o = kerntune(&["db", "show", "--db", db.to_str().unwrap()]);
+        let shown = String::from_utf8_lossy(&o.stdout).to_string();
+        if bold {
+            assert!(html.contains("<strong>the winner reads or writes past its buffers</strong> (memcheck): the winner (a=1) passed verification"), "{html}");
+            assert!(shown.contains("; the winner reads or writes past its buffers (compute-sanitizer, tune --memcheck)"), "{shown}");
+        } else {
+            assert!(html.contains(&format!("memcheck: {said}")) && !html.contains("<strong>the winner reads"), "{html}");
+            assert!(!shown.contains("reads or writes past"), "{shown}");
+        }
+    }
 }
 
 /// An entry whose every config failed (a stencil that reads past its input everywhere): the page

@@ -90,6 +90,10 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                 if e.winner.is_some() && e.runs.last().is_some_and(|r| r.unverified()) {
                     winner += "; outputs not verified (the last tune ran with reference none)";
                 }
+                // Nor is one the memory checker saw reading or writing past its buffers.
+                if e.winner.is_some() && e.runs.last().is_some_and(|r| r.winner_out_of_bounds()) {
+                    winner += "; the winner reads or writes past its buffers (compute-sanitizer, tune --memcheck)";
+                }
                 outln!(
                     "{} on {} [{}] {}: {} measured ({} failed); {}",
                     e.id.kernel,

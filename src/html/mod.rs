@@ -89,6 +89,17 @@ fn verification(note: &kerntune_core::store::db::RunNote, line: &str) -> Markup 
     }
 }
 
+/// A run's memory-checker line ([`kerntune_core::store::db::RunNote::memcheck`]): a winner that
+/// reads or writes past its buffers in bold, whatever its time.
+fn memcheck(note: &kerntune_core::store::db::RunNote, line: &str) -> Markup {
+    let said = line.split_once(": ").map_or(line, |(_, rest)| rest);
+    if note.winner_out_of_bounds() {
+        html! { strong { "the winner reads or writes past its buffers" } " (memcheck): " (said) }
+    } else {
+        html! { "memcheck: " (said) }
+    }
+}
+
 fn figure(chart: &str, svg: Result<Option<String>, ChartError>, caption: &str, absent: &str) -> Result<Markup, ChartError> {
     Ok(match svg? {
         Some(s) => html! { figure data-chart=(chart) { (PreEscaped(s)) figcaption.muted { (caption) } } },
@@ -357,6 +368,7 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
                         @if let Some(n) = &r.note { ", strategy " code { (n.strategy) } }
                         @if let Some(line) = r.note.as_ref().and_then(|n| n.prior.as_ref()) { br; "learned from " (line.trim_start_matches("prior: ")) }
                         @if let Some((n, line)) = r.note.as_ref().and_then(|n| Some((n, n.verification.as_ref()?))) { br; (verification(n, line)) }
+                        @if let Some((n, line)) = r.note.as_ref().and_then(|n| Some((n, n.memcheck.as_ref()?))) { br; (memcheck(n, line)) }
                         @if let Some(line) = r.note.as_ref().and_then(|n| n.search.as_ref()) { br; span.muted { (line) } }
                     }
                 } }

@@ -301,6 +301,7 @@ impl<'a> Ledger<'a> {
             search,
             findings: Vec::new(),
             verification: Some(verification),
+            memcheck: None,
         });
     }
 

@@ -365,7 +365,12 @@ impl<B: Backend> Tuner<B> {
             tracing::debug!(seconds = t0.elapsed().as_secs_f64(), "finals done");
             let recheck = (opts.recheck > 0).then(|| coord.recheck(&mut ledger, &selected, opts.recheck, opts.seed)).flatten();
             if opts.memcheck && !opts.cancelled() {
-                ledger.memcheck = Some(coord.memcheck_winner(&mut ledger, &selected));
+                let m = coord.memcheck_winner(&mut ledger, &selected);
+                // Kept with the run, for the report and `db show`.
+                if let Some(n) = ledger.note.as_mut() {
+                    n.memcheck = Some(format!("{}: {}", m.verdict, m.line));
+                }
+                ledger.memcheck = Some(m);
             }
             Ok((strategy, selected, recheck))
         })

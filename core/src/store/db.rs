@@ -331,9 +331,20 @@ pub struct RunNote {
     /// sum; atol 1e-2, rtol 1e-5`, or `none`. Absent in notes of older kerntunes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verification: Option<String>,
+    /// What the memory checker said of the run's winner (`--memcheck`): its verdict, then its
+    /// line (`out of bounds: the winner (…) passed verification, but …`; `clean: …`). Absent
+    /// where it was not asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memcheck: Option<String>,
 }
 
 impl RunNote {
+    /// Whether the memory checker reported the run's winner reading or writing past its
+    /// buffers (see [`RunNote::memcheck`]).
+    pub fn winner_out_of_bounds(&self) -> bool {
+        self.memcheck.as_deref().is_some_and(|m| m.starts_with("out of bounds:"))
+    }
+
     /// Whether the run checked no output (tuned with reference `none`), as its
     /// [`RunNote::verification`] line says; `false` where it says nothing (older notes).
     pub fn unverified(&self) -> bool {
@@ -1482,6 +1493,7 @@ mod tests {
             search: None,
             findings: Vec::new(),
             verification: None,
+            memcheck: None,
         };
         let mut a = Entry::new(id.clone(), "A".into(), Environment::default());
         let mut b = a.clone();
