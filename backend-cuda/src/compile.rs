@@ -129,13 +129,7 @@ impl CompileCache {
     /// NVRTC version.
     pub fn key(&self, name: &str, code: &str, headers: &[Header], args: &[String]) -> String {
         let a = args.join("\u{1}");
-        let h = kerntune_core::spec::source::headers_text(headers);
-        let parts = [name.as_bytes(), code.as_bytes(), a.as_bytes(), self.version.as_bytes()];
-        if headers.is_empty() {
-            kerntune_core::hash::hash_parts(parts)
-        } else {
-            kerntune_core::hash::hash_parts(parts.into_iter().chain([h.as_bytes()]))
-        }
+        kerntune_core::spec::source::hash_with_headers([name.as_bytes(), code.as_bytes(), a.as_bytes(), self.version.as_bytes()], headers)
     }
 
     /// Whether [`CompileCache::compile`] would serve these arguments from the cache (a CUBIN, or

@@ -74,13 +74,8 @@ pub fn compile(
 /// headers it includes — none: the key as it always was —, the options and the hipRTC
 /// version).
 fn cache_key(expr: &str, code: &str, headers: &[Header], args: &[String], version: &str) -> String {
-    let (a, h) = (args.join("\u{1}"), kerntune_core::spec::source::headers_text(headers));
-    let parts = [expr.as_bytes(), code.as_bytes(), a.as_bytes(), version.as_bytes()];
-    if headers.is_empty() {
-        kerntune_core::hash::hash_parts(parts)
-    } else {
-        kerntune_core::hash::hash_parts(parts.into_iter().chain([h.as_bytes()]))
-    }
+    let a = args.join("\u{1}");
+    kerntune_core::spec::source::hash_with_headers([expr.as_bytes(), code.as_bytes(), a.as_bytes(), version.as_bytes()], headers)
 }
 
 /// Whether [`compile`] would serve these arguments from the cache in `cache_dir`.

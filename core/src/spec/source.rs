@@ -122,20 +122,22 @@ impl KernelSource {
     pub fn identity_hash(&self) -> String {
         let opts = self.options.join("\u{1}");
         let arch = self.arch.clone().unwrap_or_default();
-        let parts = [self.name.as_bytes(), self.language.as_bytes(), self.code.as_bytes(), opts.as_bytes(), arch.as_bytes()];
-        if self.headers.is_empty() {
-            // As it always was, so that the entries of sources without headers stand.
-            return crate::hash::hash_parts(parts);
-        }
-        let headers = headers_text(&self.headers);
-        crate::hash::hash_parts(parts.into_iter().chain([headers.as_bytes()]))
+        hash_with_headers([self.name.as_bytes(), self.language.as_bytes(), self.code.as_bytes(), opts.as_bytes(), arch.as_bytes()], &self.headers)
     }
 }
 
-/// The headers as a hash takes them: each one's name and contents (not where it was read, so
-/// the same files elsewhere are the same kernel).
-pub fn headers_text(headers: &[Header]) -> String {
-    headers.iter().map(|h| format!("{}\u{1}{}\u{2}", h.name, h.code)).collect()
+/// The hash of `parts` ([`crate::hash::hash_parts`]) and of `headers`, each header by its name
+/// and contents (not where it was read, so the same files elsewhere hash alike): the kernel's
+/// identity and the compile caches' keys. Without headers, the hash of `parts` alone, as it
+/// always was, so that entries and binaries of sources without headers stand.
+pub fn hash_with_headers<'a>(parts: impl IntoIterator<Item = &'a [u8]>, headers: &[Header]) -> String {
+    if headers.is_empty() {
+        return crate::hash::hash_parts(parts);
+    }
+    let text: String = headers.iter().map(|h| format!("{}\u{1}{}\u{2}", h.name, h.code)).collect();
+    let mut all: Vec<&[u8]> = parts.into_iter().collect();
+    all.push(text.as_bytes());
+    crate::hash::hash_parts(all)
 }
 
 /// At most this many headers are read for one source.
