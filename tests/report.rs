@@ -319,7 +319,7 @@ fn a_winner_that_reads_past_its_buffers_is_said_by_the_report_and_db_show() {
             search: None,
             findings: Vec::new(),
             verification: Some("default config".into()),
-            memcheck: Some(format!("{verdict}: {said}")),
+            memcheck: Some(kerntune::store::db::WinnerMemcheck { config: "a=1".into(), verdict: verdict.into(), line: said.into() }),
         };
         e.note_runs([&note]);
         let mut f = DbFile::default();

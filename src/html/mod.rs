@@ -91,12 +91,11 @@ fn verification(note: &kerntune_core::store::db::RunNote, line: &str) -> Markup 
 
 /// A run's memory-checker line ([`kerntune_core::store::db::RunNote::memcheck`]): a winner that
 /// reads or writes past its buffers in bold, whatever its time.
-fn memcheck(note: &kerntune_core::store::db::RunNote, line: &str) -> Markup {
-    let said = line.split_once(": ").map_or(line, |(_, rest)| rest);
-    if note.winner_out_of_bounds() {
-        html! { strong { "the winner reads or writes past its buffers" } " (memcheck): " (said) }
+fn memcheck(m: &kerntune_core::store::db::WinnerMemcheck) -> Markup {
+    if m.out_of_bounds() {
+        html! { strong { "the winner reads or writes past its buffers" } " (memcheck): " (m.line) }
     } else {
-        html! { "memcheck: " (said) }
+        html! { "memcheck: " (m.line) }
     }
 }
 
@@ -368,7 +367,7 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
                         @if let Some(n) = &r.note { ", strategy " code { (n.strategy) } }
                         @if let Some(line) = r.note.as_ref().and_then(|n| n.prior.as_ref()) { br; "learned from " (line.trim_start_matches("prior: ")) }
                         @if let Some((n, line)) = r.note.as_ref().and_then(|n| Some((n, n.verification.as_ref()?))) { br; (verification(n, line)) }
-                        @if let Some((n, line)) = r.note.as_ref().and_then(|n| Some((n, n.memcheck.as_ref()?))) { br; (memcheck(n, line)) }
+                        @if let Some(m) = r.note.as_ref().and_then(|n| n.memcheck.as_ref()) { br; (memcheck(m)) }
                         @if let Some(line) = r.note.as_ref().and_then(|n| n.search.as_ref()) { br; span.muted { (line) } }
                     }
                 } }

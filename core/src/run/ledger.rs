@@ -34,8 +34,6 @@ pub(crate) struct Ledger<'a> {
     pub cache_hits: usize,
     /// Compile failures the compile cache answered (see [`crate::store::cache::binary`]).
     pub cached_refusals: usize,
-    /// What the memory checker said of the winner (`--memcheck`).
-    pub memcheck: Option<crate::run::report::WinnerMemcheck>,
     /// Seconds spent compiling, summed over threads.
     pub compile_seconds: f64,
     /// Compile threads the search loop ran.
@@ -118,7 +116,6 @@ impl<'a> Ledger<'a> {
             compiled: 0,
             cache_hits: 0,
             cached_refusals: 0,
-            memcheck: None,
             compile_seconds: 0.0,
             compile_threads: 1,
             pruned_after: BTreeMap::new(),

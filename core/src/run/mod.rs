@@ -307,8 +307,8 @@ impl<B: Backend> Tuner<B> {
                 crate::run::report::WinnerMemcheck::of(winner, backend, seen, &ctx.prep)
             }
             Err(e) => crate::run::report::WinnerMemcheck {
-                config: winner.clone(),
-                verdict: "inconclusive",
+                config: winner.key(),
+                verdict: "inconclusive".into(),
                 line: format!("not run: the stored winner ({winner}) did not compile: {e}"),
             },
         }
@@ -366,11 +366,11 @@ impl<B: Backend> Tuner<B> {
             let recheck = (opts.recheck > 0).then(|| coord.recheck(&mut ledger, &selected, opts.recheck, opts.seed)).flatten();
             if opts.memcheck && !opts.cancelled() {
                 let m = coord.memcheck_winner(&mut ledger, &selected);
-                // Kept with the run, for the report and `db show`.
+                // Kept with the run (the search noted it), for this report, the HTML report and
+                // `db show`.
                 if let Some(n) = ledger.note.as_mut() {
-                    n.memcheck = Some(format!("{}: {}", m.verdict, m.line));
+                    n.memcheck = Some(m);
                 }
-                ledger.memcheck = Some(m);
             }
             Ok((strategy, selected, recheck))
         })

@@ -128,7 +128,7 @@ pub(crate) fn report(ledger: &Ledger<'_>, plan: &Plan, sel: Selected, strategy: 
         shard: ledger.opts.shard,
         prior: ledger.prior.clone(),
         recheck,
-        memcheck: ledger.memcheck.clone(),
+        memcheck: ledger.note.as_ref().and_then(|n| n.memcheck.clone()),
         compile_tail: ledger.compile_tail.clone().filter(|t| t.median_s.is_some() || !t.abandoned.is_empty()),
         peaks: ledger.peaks.clone(),
         roofline,

@@ -157,17 +157,7 @@ impl ConfigResult {
     }
 }
 
-/// What the memory checker said of the winner ([`crate::run::TuneOptions::memcheck`]).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct WinnerMemcheck {
-    /// The config it ran: the winner.
-    pub config: Config,
-    /// `clean`, `out of bounds` (it reported an access), `inconclusive` (it could not tell),
-    /// or `unavailable` (the backend has no memory checker).
-    pub verdict: &'static str,
-    /// What it said, as the summary prints it.
-    pub line: String,
-}
+pub use crate::store::db::WinnerMemcheck;
 
 impl WinnerMemcheck {
     /// What the memory checker of backend `backend` said of `winner` (`None`: it has none),
@@ -186,12 +176,7 @@ impl WinnerMemcheck {
             ),
             Some(Memcheck::Inconclusive(why)) => ("inconclusive", format!("the memory checker could not tell for the winner ({winner}): {why}")),
         };
-        WinnerMemcheck { config: winner.clone(), verdict, line }
-    }
-
-    /// Whether the checker reported an access the winner should not make.
-    pub fn out_of_bounds(&self) -> bool {
-        self.verdict == "out of bounds"
+        WinnerMemcheck { config: winner.key(), verdict: verdict.into(), line }
     }
 }
 

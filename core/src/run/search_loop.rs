@@ -1600,7 +1600,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     /// lands in memory it does not own can pass verification by chance and fault elsewhere).
     pub(crate) fn memcheck_winner(&mut self, ledger: &mut Ledger<'_>, sel: &crate::run::persist::Selected) -> crate::run::report::WinnerMemcheck {
         let config = sel.winner.clone();
-        let said = |verdict: &'static str, line: String| crate::run::report::WinnerMemcheck { config: config.clone(), verdict, line };
+        let said = |verdict: &str, line: String| crate::run::report::WinnerMemcheck { config: config.key(), verdict: verdict.into(), line };
         let plan = self.plan;
         let Some(i) = plan.cands.iter().position(|c| c.config == sel.winner) else {
             return said("inconclusive", "not run: the winner is not among this tune's candidates".into());

@@ -331,18 +331,37 @@ pub struct RunNote {
     /// sum; atol 1e-2, rtol 1e-5`, or `none`. Absent in notes of older kerntunes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verification: Option<String>,
-    /// What the memory checker said of the run's winner (`--memcheck`): its verdict, then its
-    /// line (`out of bounds: the winner (…) passed verification, but …`; `clean: …`). Absent
-    /// where it was not asked for.
+    /// What the memory checker said of the run's winner (`--memcheck`); absent where it was
+    /// not asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memcheck: Option<String>,
+    pub memcheck: Option<WinnerMemcheck>,
+}
+
+/// What the memory checker said of a tune's winner ([`crate::run::TuneOptions::memcheck`]):
+/// in the tune's report, and kept with its run ([`RunNote::memcheck`]).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct WinnerMemcheck {
+    /// The config it ran, the winner, by its key (as [`Winner::config`]).
+    pub config: String,
+    /// `clean`, `out of bounds` (it reported an access), `inconclusive` (it could not tell),
+    /// or `unavailable` (the backend has no memory checker).
+    pub verdict: String,
+    /// What it said, as the summary prints it.
+    pub line: String,
+}
+
+impl WinnerMemcheck {
+    /// Whether the checker reported an access the winner should not make.
+    pub fn out_of_bounds(&self) -> bool {
+        self.verdict == "out of bounds"
+    }
 }
 
 impl RunNote {
     /// Whether the memory checker reported the run's winner reading or writing past its
     /// buffers (see [`RunNote::memcheck`]).
     pub fn winner_out_of_bounds(&self) -> bool {
-        self.memcheck.as_deref().is_some_and(|m| m.starts_with("out of bounds:"))
+        self.memcheck.as_ref().is_some_and(WinnerMemcheck::out_of_bounds)
     }
 
     /// Whether the run checked no output (tuned with reference `none`), as its
