@@ -1902,3 +1902,46 @@ fn memcheck_says_where_there_is_no_memory_checker() {
     let v: serde_json::Value = serde_json::from_str(&text(&o).0).unwrap();
     assert!(v[0]["memcheck"].is_null(), "not asked, not run: {v}");
 }
+
+/// A parameter nothing reads (a misspelt name) is said at once by `check` and by `tune`, kept
+/// in the tune's notes (`--json` too), and the tune goes on; a shader that writes a buffer the
+/// spec leaves `access = "read"` fails with what to change, naming the shader's variable.
+#[test]
+fn a_parameter_that_changes_nothing_and_a_read_only_buffer_written_are_explained() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    // The shader's own default hides the misspelt name: every config compiles.
+    write(dir, "triad.wgsl", &format!("override UNROLL: u32 = 1u;\n{GOOD_WGSL}"));
+    let typo = spec("triad.wgsl", "", "WG_SIZE").replace("WG_SIZE = [32, 64]", "WG_SIZE = [32, 64]\nUNROL = [1, 2]");
+    let p = write(dir, "typo.toml", &typo).display().to_string();
+    let line = "parameter `UNROL` (2 values) appears nowhere in triad.wgsl, the kernel's name, [launch] or the scalar arguments: its values compile and launch the same kernel, each measured as a config of its own; did you mean `UNROLL`, which triad.wgsl uses?";
+    let o = kerntune(dir, &["check", &p]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains(&format!("warning: {line}")), "{out}");
+    let mut fine = spec("triad.wgsl", "", "WG_SIZE");
+    let o = kerntune(dir, &["check", &write(dir, "fine.toml", &fine).display().to_string()]);
+    assert!(!text(&o).0.contains("appears nowhere"), "{}", text(&o).0);
+    if !have_device(dir) {
+        return;
+    }
+    let o = kerntune(dir, &["tune", &p, "--no-db"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains(&format!("warning: {line}")), "said at once: {err}");
+    assert!(out.contains(&format!("note: {line}")), "kept: {out}");
+    let o = kerntune(dir, &["tune", &p, "--no-db", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&text(&o).0).unwrap();
+    assert!(v[0]["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().starts_with(line)), "{}", v[0]["notes"]);
+    // `y` is written by the shader but left read-only by the spec.
+    fine = fine.replace("access = \"readwrite\"\n", "");
+    let p = write(dir, "readonly.toml", &fine).display().to_string();
+    let o = kerntune(dir, &["tune", &p, "--no-db"]);
+    let (_, err) = text(&o);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains("the shader writes `y` at @group(0) @binding(1) (`var<storage, read_write>`), but the 2nd buffer argument of [[args]], bound there, has `access = \"read\"` (the default)"),
+        "{err}"
+    );
+    assert!(err.contains("give that argument `access = \"readwrite\"`"), "{err}");
+}

@@ -303,11 +303,12 @@ fn the_users_headers_compile_and_an_edit_is_a_new_kernel() {
 }
 
 /// `--memcheck` runs the winner once under compute-sanitizer: a kernel that reads one element
-/// past its input (and does not use it, so its output passes verification; 1,000,000 floats, so
-/// that the read lands in the allocation's last page and does not fault, as a read past a 4 MiB
-/// buffer did) is reported with
-/// the buffer named, as a warning at the top, on a tune and on the database hit after it, and
-/// in `--json`; the same kernel reading within bounds is said to be clean.
+/// past its input (and does not use it, so its output passes verification; 1,000,001 floats, so
+/// that the read lands in the 252 bytes between the buffer's end and its guard, rounded to 256
+/// bytes as `cuMemAlloc` aligns, and does not fault) is reported with the buffer named, as a
+/// warning at the top, on a tune and on the database hit after it, and in `--json`; the same
+/// kernel reading within bounds is said to be clean. With 1,000,000 floats the same read is the
+/// guard's first byte: every config faults while tuning, and the one message names `x`.
 #[test]
 fn the_winner_is_run_under_the_memory_checker_when_asked() {
     if cuda_devices("memcheck").is_none() {
@@ -324,11 +325,12 @@ fn the_winner_is_run_under_the_memory_checker_when_asked() {
         "extern \"C\" __global__ void shift(float* y, const float* x, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i >= n) return;\n#if OVERREAD\n    float next = x[i + 1];\n    y[i] = x[i] + (i + 1 < n ? next : 0.0f);\n#else\n    y[i] = x[i] + (i + 1 < n ? x[i + 1] : 0.0f);\n#endif\n}\n",
     )
     .unwrap();
-    let spec = |overread: u32| {
-        let p = dir.join(format!("shift{overread}.toml"));
-        std::fs::write(&p, format!("[kernel]\nname = \"shift\"\nsource = {{ cuda = \"shift.cu\" }}\n[params]\nWG = [128, 256]\nOVERREAD = [{overread}]\n[[problems]]\nn = 1000000\n[[args]]\nname = \"y\"\ntype = \"f32\"\nlen = \"n\"\naccess = \"write\"\n[[args]]\nname = \"x\"\ntype = \"f32\"\nlen = \"n\"\ninit = \"random\"\n[[args]]\nname = \"n\"\ntype = \"i32\"\nvalue = \"n\"\n[launch]\ngrid = [\"div_ceil(n, WG)\"]\nblock = [\"WG\"]\n")).unwrap();
+    let spec_n = |overread: u32, n: u32| {
+        let p = dir.join(format!("shift{overread}_{n}.toml"));
+        std::fs::write(&p, format!("[kernel]\nname = \"shift\"\nsource = {{ cuda = \"shift.cu\" }}\n[params]\nWG = [128, 256]\nOVERREAD = [{overread}]\n[[problems]]\nn = {n}\n[[args]]\nname = \"y\"\ntype = \"f32\"\nlen = \"n\"\naccess = \"write\"\n[[args]]\nname = \"x\"\ntype = \"f32\"\nlen = \"n\"\ninit = \"random\"\n[[args]]\nname = \"n\"\ntype = \"i32\"\nvalue = \"n\"\n[launch]\ngrid = [\"div_ceil(n, WG)\"]\nblock = [\"WG\"]\n")).unwrap();
         p.display().to_string()
     };
+    let spec = |overread: u32| spec_n(overread, 1_000_001);
     let tune = |spec: &str, flags: &[&str]| {
         let o = kerntune(dir, &[&["tune", spec, "--backend", "cuda", "--memcheck", "--top", "1"], flags].concat());
         let t = text(&o);
@@ -349,6 +351,11 @@ fn the_winner_is_run_under_the_memory_checker_when_asked() {
     assert!(!t.contains("warning: memcheck"), "{t}");
     assert!(t.contains("memcheck: compute-sanitizer (memcheck, 4194304 bytes of padding after each allocation) ran the winner (WG="), "{t}");
     assert!(t.contains("and saw no out-of-bounds access"), "{t}");
+    let o = kerntune(dir, &["tune", &spec_n(1, 1_000_000), "--backend", "cuda", "--no-db"]);
+    let t = text(&o);
+    assert!(!o.status.success(), "{t}");
+    assert!(t.contains("all 2 configs faulted"), "{t}");
+    assert!(t.contains("compute-sanitizer (memcheck): Invalid __global__ read") && t.contains("buffer `x`"), "{t}");
 }
 
 /// On a GPU whose memory another process holds (here this test, which allocates all but what

@@ -104,9 +104,9 @@ impl Drop for CudaKernel {
 }
 
 struct DevBuf {
-    /// What kernels see: mapped between two unmapped guard ranges when the device allows (see
-    /// [`Guarded`]), so that a read or write past either end faults instead of landing in a
-    /// neighbouring buffer.
+    /// What kernels see: at the end of a mapping between two unmapped guard ranges when the
+    /// device allows (see [`Guarded`]), so that a read or write past its end faults instead of
+    /// landing in a neighbouring buffer.
     ptr: sys::CUdeviceptr,
     guarded: Option<Guarded>,
     /// A device copy of the buffer's initial contents, which resets restore; 0 where the
@@ -277,14 +277,23 @@ pub(crate) fn plain_buffers() -> bool {
 pub(crate) const PLAIN_BUFFERS: &str = "KERNTUNE_CUDA_PLAIN_BUFFERS";
 
 /// A device buffer mapped (CUDA's virtual memory management) in the middle of an address range
-/// reserved for it, with unmapped guards before and after: an access past either end of the
-/// buffer faults (an illegal address, which the tune diagnoses) instead of silently reading or
-/// writing whatever allocation `cuMemAlloc` placed next to it. Guards are a quarter of the
-/// buffer, at least the allocation granularity (2 MiB) and at most 1 GiB of address space;
-/// they take no memory.
+/// reserved for it, with unmapped guards before and after: an access past the buffer's end
+/// faults (an illegal address, which the tune diagnoses) instead of silently reading or writing
+/// whatever allocation `cuMemAlloc` placed next to it. Guards are a quarter of the buffer, at
+/// least the allocation granularity (2 MiB) and at most 1 GiB of address space; they take no
+/// memory.
+///
+/// A mapping is a whole number of granules, so the buffer is placed at its end ([`place`]): the
+/// first byte past the buffer (rounded up to 256 bytes, the alignment `cuMemAlloc` gives and
+/// kernels' vector loads and coalescing assume) is the guard's, whatever the buffer's size. A
+/// read one element past the end — a last block without a bounds check, the common undersized
+/// buffer — faults in every config; the slack before the buffer's start (the rest of the
+/// granule) is mapped, so a read a little before it does not.
 pub(crate) struct Guarded {
-    /// The buffer's start.
+    /// The buffer's start: `map + place(bytes, size)`.
     pub ptr: sys::CUdeviceptr,
+    /// The mapping's start.
+    map: sys::CUdeviceptr,
     /// The mapped size (the buffer's, rounded up to the granularity).
     size: usize,
     /// The reserved range.
@@ -320,7 +329,7 @@ impl Guarded {
         if !ok(unsafe { sys::cuMemAddressReserve(&mut base, reserved, 0, 0, 0) }) {
             return None;
         }
-        let ptr = base + guard as u64;
+        let map = base + guard as u64;
         let mut handle: sys::CUmemGenericAllocationHandle = 0;
         // SAFETY: creating physical memory with valid properties; mapping it into the range
         // reserved above; the handle is released once mapped (the mapping keeps the memory).
@@ -329,14 +338,14 @@ impl Guarded {
                 let _ = sys::cuMemAddressFree(base, reserved);
                 return None;
             }
-            let mapped = ok(sys::cuMemMap(ptr, size, 0, handle, 0));
+            let mapped = ok(sys::cuMemMap(map, size, 0, handle, 0));
             let _ = sys::cuMemRelease(handle);
             mapped
         };
-        let g = Guarded { ptr, size, base, reserved };
+        let g = Guarded { ptr: map + place(bytes, size) as u64, map, size, base, reserved };
         let access = sys::CUmemAccessDesc { location, flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE };
         // SAFETY: the mapped range with a valid descriptor.
-        if !mapped || !ok(unsafe { sys::cuMemSetAccess(ptr, size, &access, 1) }) {
+        if !mapped || !ok(unsafe { sys::cuMemSetAccess(map, size, &access, 1) }) {
             if mapped {
                 g.free();
             } else {
@@ -354,10 +363,16 @@ impl Guarded {
     pub(crate) fn free(&self) {
         // SAFETY: the mapping and reservation made by `new`, in the current context.
         unsafe {
-            let _ = sys::cuMemUnmap(self.ptr, self.size);
+            let _ = sys::cuMemUnmap(self.map, self.size);
             let _ = sys::cuMemAddressFree(self.base, self.reserved);
         }
     }
+}
+
+/// Where a buffer of `bytes` starts in a mapping of `size` bytes (a multiple of 256 at least
+/// `bytes` rounded up to 256): as close to the mapping's end as a 256-byte aligned start allows.
+fn place(bytes: usize, size: usize) -> usize {
+    size - bytes.max(1).div_ceil(256) * 256
 }
 
 fn malloc(bytes: usize) -> Result<sys::CUdeviceptr, BackendError> {
@@ -786,6 +801,25 @@ impl Drop for LocalWorkspace {
             for (host, _) in self.readback.values_mut().filter(|(_, pinned)| *pinned) {
                 let _ = sys::cuMemHostUnregister(host.data.as_mut_ptr() as *mut c_void).result();
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::place;
+
+    /// A guarded buffer ends where its mapping does, less the rounding to 256 bytes, and starts
+    /// 256-byte aligned: the first element past it is the guard's whenever its size is a multiple
+    /// of 256 bytes, and at most 252 bytes of slack follow it otherwise.
+    #[test]
+    fn a_guarded_buffer_ends_at_its_mapping_end() {
+        const GRAN: usize = 2 << 20;
+        for (bytes, slack) in [(4_000_000, 0), (4_000_004, 252), (4 << 20, 0), (1, 255), (0, 256), (GRAN - 4, 4), (GRAN + 1, 255)] {
+            let size = bytes.max(1).div_ceil(GRAN) * GRAN;
+            let start = place(bytes, size);
+            assert_eq!(start % 256, 0, "{bytes}");
+            assert_eq!(size - (start + bytes), slack, "{bytes}");
         }
     }
 }

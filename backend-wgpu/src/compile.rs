@@ -227,6 +227,68 @@ fn compute_entry_points(code: &str) -> Vec<String> {
     out
 }
 
+/// What to do about a shader whose buffer declaration does not fit the bindings kerntune
+/// makes from the spec — every buffer argument a storage buffer at `@group(0) @binding(i)`, in
+/// `[[args]]` order among the buffers, read-only where its `access` is `read` — from wgpu's
+/// message (`Shader global ResourceBinding { group: 0, binding: 1 } is not available in the
+/// pipeline layout: …`), naming the shader's variable there; `None` for other errors.
+fn binding_hint(message: &str, code: &str, access: &[kerntune_core::Access]) -> Option<String> {
+    let at = &message[message.find("ResourceBinding { group: ")? + "ResourceBinding { group: ".len()..];
+    let number = |s: &str| s.chars().take_while(char::is_ascii_digit).collect::<String>().parse::<usize>().ok();
+    let group = number(at)?;
+    let binding = number(&at[at.find("binding: ")? + "binding: ".len()..])?;
+    let reason = &at[at.find("pipeline layout: ").map_or(at.len(), |i| i + "pipeline layout: ".len())..];
+    let var = declared_at(code, group, binding)
+        .map_or_else(|| format!("@group({group}) @binding({binding})"), |v| format!("`{v}` at @group({group}) @binding({binding})"));
+    let buffers = access.len();
+    let ordinal = |i: usize| match (i + 1) % 10 {
+        1 if (i + 1) % 100 != 11 => format!("{}st", i + 1),
+        2 if (i + 1) % 100 != 12 => format!("{}nd", i + 1),
+        3 if (i + 1) % 100 != 13 => format!("{}rd", i + 1),
+        _ => format!("{}th", i + 1),
+    };
+    if reason.starts_with("Binding is missing") {
+        return Some(if group != 0 {
+            format!("kerntune binds the spec's buffer arguments at @group(0) only; declare {var} in group 0")
+        } else {
+            format!(
+                "the shader declares {var}, but the spec has {buffers} buffer argument(s), bound at @binding(0){} in [[args]] order: add the buffer it is (an [[args]] entry with `len`), or remove the declaration",
+                if buffers > 1 { format!(" … @binding({})", buffers - 1) } else { String::new() }
+            )
+        });
+    }
+    let access = access.get(binding).filter(|_| group == 0)?;
+    if reason.contains("doesn't match the shader Storage") && reason.contains("LOAD | STORE") && *access == kerntune_core::Access::Read {
+        return Some(format!(
+            "the shader writes {var} (`var<storage, read_write>`), but the {} buffer argument of [[args]], bound there, has `access = \"read\"` (the default), which binds it read-only: give that argument `access = \"readwrite\"` (or `\"write\"` when the kernel does not read it first), or declare it `var<storage, read>`",
+            ordinal(binding)
+        ));
+    }
+    if reason.contains("doesn't match the shader Uniform") || reason.contains("does not match the pipeline binding") {
+        return Some(format!(
+            "kerntune binds {var}, the {} buffer argument of [[args]], as a storage buffer: declare it `var<storage, read>` (or `read_write`); scalar arguments reach the shader as constants by their names",
+            ordinal(binding)
+        ));
+    }
+    None
+}
+
+/// The name of the variable a WGSL source declares at `@group(group) @binding(binding)`, by a
+/// scan of its declarations' text.
+fn declared_at(code: &str, group: usize, binding: usize) -> Option<String> {
+    code.split([';', '{', '}']).find_map(|decl| {
+        let flat: String = decl.lines().map(|l| l.split("//").next().unwrap_or("")).flat_map(str::split_whitespace).collect::<Vec<_>>().join(" ");
+        let attr = |name: &str| flat.find(&format!("@{name}(")).and_then(|i| flat[i + name.len() + 2..].split(')').next()?.trim().parse::<usize>().ok());
+        if attr("group")? != group || attr("binding")? != binding {
+            return None;
+        }
+        let rest = &flat[flat.find("var")? + 3..];
+        let rest = rest.find('>').map_or(rest, |i| &rest[i + 1..]);
+        let name: String = rest.trim_start().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        (!name.is_empty()).then_some(name)
+    })
+}
+
 /// What a compiled config keeps for a worker process to build it again.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Ship {
@@ -338,7 +400,9 @@ pub(crate) fn build(
     });
     if let Some(e) = pollster::block_on(scope.pop()) {
         let mut log = format!("{file}: {}", describe(&e));
-        if matches!(&e, wgpu::Error::Validation { description, .. } if description.contains("Unable to find entry point")) {
+        if let Some(hint) = binding_hint(&log, &r.code, &r.access) {
+            log.push_str(&format!("; {hint}"));
+        } else if matches!(&e, wgpu::Error::Validation { description, .. } if description.contains("Unable to find entry point")) {
             let there = compute_entry_points(&r.code);
             log.push_str(&format!(
                 "; the kernel's name is its entry point: rename the `@compute` function or set [kernel] name to {}",
@@ -456,5 +520,31 @@ mod tests {
         assert!(!c.force_loop_bounding && !c.bounds_checks && !c.int_div_checks);
         let e = runtime_checks(&["-O3".to_string()]).unwrap_err();
         assert!(e.contains("`-O3` is not a WGSL option") && e.contains("no-loop-bounding"), "{e}");
+    }
+
+    /// wgpu's binding errors get what to do, with the shader's variable named: a buffer the
+    /// shader writes that the spec leaves read-only, a declaration past the spec's buffers or in
+    /// another group, a uniform where kerntune binds storage; other errors get nothing.
+    #[test]
+    fn binding_errors_say_which_declaration_and_what_to_do() {
+        use kerntune_core::Access::{Read, ReadWrite, Write};
+        let code = "override WG: u32 = 64u;\n// @group(0) @binding(0) var<storage, read> old: array<f32>;\n@group(0) @binding(0)\nvar<storage, read_write> img: array<f32>;\n@group(0) @binding(1) var<uniform> p: vec4<f32>;\n@group(1) @binding(0) var<storage, read> far: array<f32>;\n@group(0) @binding(2) var<storage, read> extra: array<f32>;\n";
+        let msg = |g: usize, b: usize, reason: &str| {
+            format!("./k.wgsl: In Device::create_compute_pipeline, label = 'k': Error matching shader requirements against the pipeline: Shader global ResourceBinding {{ group: {g}, binding: {b} }} is not available in the pipeline layout: {reason}")
+        };
+        let written = "Storage class Storage { access: StorageAccess(LOAD) } doesn't match the shader Storage { access: StorageAccess(LOAD | STORE) }";
+        let h = binding_hint(&msg(0, 0, written), code, &[Read, Write]).expect("a hint");
+        assert!(h.starts_with("the shader writes `img` at @group(0) @binding(0) (`var<storage, read_write>`), but the 1st buffer argument"), "{h}");
+        assert!(h.contains("`access = \"readwrite\"`"), "{h}");
+        assert_eq!(binding_hint(&msg(0, 0, written), code, &[ReadWrite, Write]), None, "not the spec's doing");
+        let missing = "Binding is missing from the pipeline layout";
+        let h = binding_hint(&msg(0, 2, missing), code, &[ReadWrite, Write]).expect("a hint");
+        assert!(h.contains("declares `extra` at @group(0) @binding(2), but the spec has 2 buffer argument(s), bound at @binding(0) … @binding(1)"), "{h}");
+        let h = binding_hint(&msg(1, 0, missing), code, &[ReadWrite]).expect("a hint");
+        assert!(h.contains("@group(0) only; declare `far` at @group(1) @binding(0) in group 0"), "{h}");
+        let uniform = "Storage class Storage { access: StorageAccess(LOAD | STORE) } doesn't match the shader Uniform";
+        let h = binding_hint(&msg(0, 1, uniform), code, &[ReadWrite, Write, Read]).expect("a hint");
+        assert!(h.starts_with("kerntune binds `p` at @group(0) @binding(1), the 2nd buffer argument of [[args]], as a storage buffer"), "{h}");
+        assert_eq!(binding_hint("./k.wgsl: Unable to find entry point 'kk'", code, &[Read]), None);
     }
 }

@@ -59,10 +59,14 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     // The other languages' sources are read too: a missing or unreadable one (for a backend
     // this machine may not have) would otherwise surface only when tuning there.
     let mut warnings = spec.warnings.clone();
+    if let Ok(job) = spec.job(&language, 0) {
+        warnings.extend(job.unused_params());
+    }
     for other in spec.sources.keys().filter(|l| **l != language) {
-        if let Err(e) = spec.job(other, 0) {
-            let backend = if other == "wgsl" { "wgpu" } else { other.as_str() };
-            warnings.push(format!("{e} (a tune with --backend {backend} would stop there)"));
+        let backend = if other == "wgsl" { "wgpu" } else { other.as_str() };
+        match spec.job(other, 0) {
+            Err(e) => warnings.push(format!("{e} (a tune with --backend {backend} would stop there)")),
+            Ok(job) => warnings.extend(job.unused_params().into_iter().map(|w| format!("{w} (with --backend {backend})"))),
         }
     }
     let mut problems = Vec::new();

@@ -349,7 +349,12 @@ impl<B: Backend> Tuner<B> {
                 return Ok(hit);
             }
         }
-        let plan = candidates::plan(&ctx, self.backend().limits(), opts)?;
+        let mut plan = candidates::plan(&ctx, self.backend().limits(), opts)?;
+        // A parameter that changes nothing: said at once (the tune goes on) and kept in the notes.
+        for line in job.unused_params() {
+            emit(opts.observer.as_ref(), Event::Warning { message: &line });
+            plan.notes.push(line);
+        }
         tracing::debug!(seconds = t0.elapsed().as_secs_f64(), candidates = plan.cands.len(), "planned");
         emit(
             opts.observer.as_ref(),

@@ -535,6 +535,99 @@ impl TuneJob {
         read.peek().is_some() && read.all(|d| matches!(d, DType::F16 | DType::BF16))
     }
 
+    /// Parameters of more than one value that nothing a config compiles or launches reads, one
+    /// warning each: a name that appears nowhere in the source, the headers kerntune reads with it
+    /// ([`KernelSource::headers`]), the kernel's name (a template's arguments), the launch's grid,
+    /// block (not for WGSL, whose `@workgroup_size` sizes a workgroup) and shared memory, or a
+    /// scalar argument's value. Such a parameter's values compile and launch one kernel: the
+    /// tune measures it once per value and picks among them by noise, which is what a misspelt
+    /// name (`block_size_X`) does. The warning names a close identifier of the source where there
+    /// is one, and the headers included that were not searched (a library's, the toolkit's).
+    /// Generated configs and sources of other languages (`fake`) are not looked at.
+    ///
+    /// ```
+    /// use kerntune_core::spec::{KernelSource, Param, TuneJob};
+    /// let src = KernelSource::new("k", "cuda", "__global__ void k(float* y) { y[threadIdx.x] = TILE; }");
+    /// let mut job = TuneJob::new(src, vec![Param::new("TILE", [1, 2]), Param::new("tile_sise", [4, 8]), Param::new("WG", [64, 128])]);
+    /// job.block = ["WG".into(), "1".into(), "1".into()];
+    /// let w = job.unused_params();
+    /// assert_eq!(w.len(), 1, "{w:?}");
+    /// assert!(w[0].starts_with("parameter `tile_sise` (2 values) appears nowhere"), "{}", w[0]);
+    /// ```
+    pub fn unused_params(&self) -> Vec<String> {
+        let wgsl = self.source.language == "wgsl";
+        if self.generate.is_some() || !(wgsl || matches!(self.source.language.as_str(), "cuda" | "hip")) {
+            return Vec::new();
+        }
+        let in_source: std::collections::BTreeSet<&str> =
+            std::iter::once(self.source.code.as_str()).chain(self.source.headers.iter().map(|h| h.code.as_str())).flat_map(identifiers).collect();
+        let scalars = self.args.iter().filter_map(|a| match &a.kind {
+            ArgKind::Scalar { value, .. } => Some(value.as_str()),
+            ArgKind::Buffer { .. } => None,
+        });
+        let launch: std::collections::BTreeSet<&str> = self
+            .grid
+            .iter()
+            .map(String::as_str)
+            .chain(self.shared_mem.as_deref())
+            .chain(scalars)
+            .chain(std::iter::once(self.source.name.as_str()))
+            .chain(self.block.iter().map(String::as_str).filter(|_| !wgsl))
+            .flat_map(identifiers)
+            .collect();
+        let in_block = |name: &str| self.block.iter().any(|b| identifiers(b).any(|i| i == name));
+        let file = self.source.path.as_deref().map_or_else(
+            || "the kernel's source".to_string(),
+            |p| std::path::Path::new(p).file_name().map_or(p.to_string(), |f| f.to_string_lossy().into_owned()),
+        );
+        let read: Vec<&str> = self.source.headers.iter().map(|h| h.name.as_str()).collect();
+        let unread: Vec<String> = std::iter::once(self.source.code.as_str())
+            .chain(self.source.headers.iter().map(|h| h.code.as_str()))
+            .flat_map(crate::spec::source::included)
+            .filter(|n| !read.contains(&n.as_str()))
+            .fold(Vec::new(), |mut v, n| {
+                if !v.contains(&n) {
+                    v.push(n);
+                }
+                v
+            });
+        let mut out = Vec::new();
+        for p in self.params.iter().filter(|p| p.values.len() > 1) {
+            let name = p.name.as_str();
+            if in_source.contains(name) || launch.contains(name) {
+                continue;
+            }
+            let mut line = format!(
+                "parameter `{name}` ({} values) appears nowhere in {file}{}, the kernel's name, [launch] or the scalar arguments",
+                p.values.len(),
+                if read.is_empty() { String::new() } else { format!(" or its headers ({})", read.join(", ")) }
+            );
+            if wgsl && in_block(name) {
+                line.push_str(" but [launch] block, which does not size a WGSL workgroup (its `@workgroup_size` does)");
+            }
+            line.push_str(": its values compile and launch the same kernel, each measured as a config of its own");
+            let close = in_source
+                .iter()
+                .filter(|i| i.len() > 1 && !self.params.iter().any(|q| q.name == **i))
+                .map(|i| (strsim::damerau_levenshtein(i, name), *i))
+                .filter(|(d, _)| *d <= (name.len() / 4).max(1))
+                .min();
+            match close {
+                Some((_, i)) => line.push_str(&format!("; did you mean `{i}`, which {file} uses?")),
+                None => line.push_str(if wgsl {
+                    "; use it in the kernel (`override NAME: u32;`, or a constant by its name) or drop it"
+                } else {
+                    "; use it in the kernel (each parameter is a define) or drop it"
+                }),
+            }
+            if !unread.is_empty() {
+                line.push_str(&format!(" (not searched: the headers kerntune does not read, {})", unread.join(", ")));
+            }
+            out.push(line);
+        }
+        out
+    }
+
     /// A job with one-dimensional defaults: grid `1`, block `1`, verification against the
     /// default config; fill in the rest.
     pub fn new(source: KernelSource, params: Vec<Param>) -> TuneJob {
@@ -634,6 +727,11 @@ pub struct Param {
     pub values: Vec<Value>,
 }
 
+/// The identifiers of `text` (C's and WGSL's: a letter or `_`, then letters, digits or `_`).
+fn identifiers(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| w.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_'))
+}
+
 impl Param {
     /// A parameter with the given values.
     pub fn new(name: impl Into<String>, values: impl IntoIterator<Item = impl Into<Value>>) -> Param {
@@ -684,5 +782,44 @@ mod tests {
         let strict = crate::spec::Spec::parse(&text.replace("atol = 1e-2", "atol = 1e-2\nrtol = 1e-5"), &dir.join("hgemm.toml")).unwrap();
         let v = &strict.job("cuda", 0).unwrap().verify;
         assert!(v.per_output.is_empty() && v.tolerance.rtol == 1e-5, "{:?}", v.per_output);
+    }
+
+    /// A parameter of more than one value that nothing compiled or launched reads is warned of;
+    /// one read by a header, the kernel's template name, the grid, shared memory or a scalar
+    /// argument is not, nor one of a single value; WGSL's block does not count; a close name of
+    /// the source is suggested and the headers not searched are named.
+    #[test]
+    fn a_parameter_that_changes_nothing_is_warned_of() {
+        use crate::spec::source::Header;
+        let code = "#include \"tile.h\"\n#include <cub/block/block_reduce.cuh>\ntemplate <int B> __global__ void k(float* y, int s) { y[threadIdx.x] = TILE_SIZE + B + s; }";
+        let mut src = KernelSource::new("k<BLOCK>", "cuda", code);
+        src.path = Some("/x/kernels/k.cu".into());
+        src.headers = vec![Header { name: "tile.h".into(), path: "./tile.h".into(), code: "#define TILE_SIZE (HDR * 2)".into() }];
+        let p = |n: &str| Param::new(n, [1, 2]);
+        let mut job = TuneJob::new(src, vec![p("HDR"), p("BLOCK"), p("GX"), p("SMEM"), p("S"), p("TILE_SIZ"), p("NOTHING"), Param::new("ONE", [1])]);
+        job.grid = ["div_ceil(1024, GX)".into(), "1".into(), "1".into()];
+        job.shared_mem = Some("SMEM * 4".into());
+        job.args = vec![ArgSpec { name: "s".into(), kind: ArgKind::Scalar { dtype: DType::I32, value: "S + 1".into() } }];
+        let w = job.unused_params();
+        assert_eq!(w.len(), 2, "{w:#?}");
+        assert!(w[0].starts_with("parameter `TILE_SIZ` (2 values) appears nowhere in k.cu or its headers (tile.h), the kernel's name"), "{}", w[0]);
+        assert!(w[0].contains("did you mean `TILE_SIZE`, which k.cu uses?"), "{}", w[0]);
+        assert!(w[0].ends_with("(not searched: the headers kerntune does not read, cub/block/block_reduce.cuh)"), "{}", w[0]);
+        assert!(w[1].starts_with("parameter `NOTHING`") && w[1].contains("use it in the kernel (each parameter is a define) or drop it"), "{}", w[1]);
+        // WGSL: a parameter only the block names sizes nothing.
+        let wgsl = KernelSource::new("k", "wgsl", "override WG: u32 = 64u;\n@compute @workgroup_size(64) fn k() {}\n");
+        let mut job = TuneJob::new(wgsl, vec![p("WG"), p("BS")]);
+        job.block = ["BS".into(), "1".into(), "1".into()];
+        let w = job.unused_params();
+        assert_eq!(w.len(), 1, "{w:#?}");
+        assert!(
+            w[0].contains("`BS` (2 values) appears nowhere in the kernel's source")
+                && w[0].contains("but [launch] block, which does not size a WGSL workgroup"),
+            "{}",
+            w[0]
+        );
+        // Generated configs are the generator's.
+        job.generate = Some(GenerateSpec { class: Class::Elementwise, roles: vec![], shape: ["1".into(), "1".into(), "1".into()], elem_bytes: 4, top_k: None });
+        assert!(job.unused_params().is_empty());
     }
 }

@@ -217,6 +217,11 @@ fn include_dirs(options: &[String], base: &Path) -> Vec<std::path::PathBuf> {
     dirs
 }
 
+/// The names `text` includes (`#include "tile.h"`, `#include <cub/cub.cuh>`), in order.
+pub fn included(text: &str) -> impl Iterator<Item = String> {
+    includes(text).into_iter().map(|(name, _)| name)
+}
+
 /// The names `text` includes, each with whether it is quoted (`"…"`) rather than in angle
 /// brackets, in order. Directives commented out with `//` are skipped; a block comment or an
 /// `#if 0` is not understood (a header included there is read, which costs nothing but its
