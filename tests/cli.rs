@@ -312,6 +312,17 @@ fn bad_input_gets_one_clear_line() {
     }
     let p = write(dir, "bad_tail.toml", &format!("{}\n[tune]\ncompile_tail = 0.5\n", spec("ok.wgsl", "", "WG_SIZE")));
     bad(dir, &["tune", p.to_str().unwrap()], &["bad_tail.toml", "tune.compile_tail", "`0.5` is not a factor over the median compile greater than 1", "`off`"]);
+    for good in ["120", "\"90s\"", "\"2m\"", "\"off\""] {
+        let p = write(dir, "good_timeout.toml", &format!("{}\n[tune]\ncompile_timeout = {good}\n", spec("ok.wgsl", "", "WG_SIZE")));
+        let o = kerntune(dir, &["check", p.to_str().unwrap()]);
+        assert!(o.status.success(), "compile_timeout = {good}: {}", text(&o).1);
+    }
+    let p = write(dir, "bad_timeout.toml", &format!("{}\n[tune]\ncompile_timeout = \"forever\"\n", spec("ok.wgsl", "", "WG_SIZE")));
+    bad(
+        dir,
+        &["tune", p.to_str().unwrap()],
+        &["bad_timeout.toml", "tune.compile_timeout", "`forever` is not a duration of at most a day (such as 120s or 2m) or `off`"],
+    );
     // `check` reads every language's source, not only the one it shows: a missing one is a
     // warning naming the field, the file and the backend that would stop there.
     std::fs::copy(examples().join("triad/triad.cu"), dir.join("ok.cu")).unwrap();
@@ -358,6 +369,7 @@ fn bad_input_gets_one_clear_line() {
     bad(dir, &["generate", "--class", "attention", "--shape", "4096", "--target", "h100"], &["--shape", "attention needs three sizes", "has 1"]);
     bad(dir, &["generate", "--class", "matmul", "--shape", "M=1", "--target", "h100"], &["--shape", "`M=1` is not a shape", "4096x4096x4096"]);
     bad(dir, &["tune", good.to_str().unwrap(), "--compile-tail", "never"], &["--compile-tail", "`never`", "`off`"]);
+    bad(dir, &["tune", good.to_str().unwrap(), "--compile-timeout", "0s"], &["--compile-timeout", "`0s`", "`off`"]);
     bad(dir, &["tune", good.to_str().unwrap(), "-j", "0"], &["--jobs", "0"]);
     bad(dir, &["tune", good.to_str().unwrap(), "--strategy", "annealing", "--budget", "2%"], &["--budget", "`model` or `hybrid`", "`annealing` has none"]);
     if cfg!(feature = "hip") {

@@ -88,6 +88,12 @@ pub struct Args {
     /// end are always abandoned. Overrides the spec's [tune] compile_tail.
     #[arg(long, value_name = "K|off", value_parser = compile_tail)]
     compile_tail: Option<TailFactor>,
+    /// Give up on a config whose compile is still running after this long (`120s`, `2m`): it
+    /// fails as `compile timed out` in this tune and is not stored, so a later `--force` tune
+    /// compiles it again. `off` (the default) waits for every compile. Overrides the spec's
+    /// [tune] compile_timeout.
+    #[arg(long, value_name = "DURATION|off", value_parser = compile_timeout)]
+    compile_timeout: Option<CompileTimeout>,
     /// Rows in the result table.
     #[arg(long, default_value_t = 10)]
     top: usize,
@@ -160,6 +166,14 @@ struct TailFactor(Option<f64>);
 
 fn compile_tail(text: &str) -> Result<TailFactor, String> {
     kerntune::spec::settings::parse_compile_tail(text).map(TailFactor)
+}
+
+/// `--compile-timeout`: a duration, or `None` for `off`.
+#[derive(Clone, Copy, Debug)]
+struct CompileTimeout(Option<std::time::Duration>);
+
+fn compile_timeout(text: &str) -> Result<CompileTimeout, String> {
+    kerntune::spec::settings::parse_compile_timeout(text).map(CompileTimeout)
 }
 
 pub(crate) fn parse_key(text: &str, sizes: &[(String, Value)]) -> anyhow::Result<Vec<(String, Value)>> {
@@ -264,6 +278,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         compile_threads: a.jobs.map(usize::from),
         prior,
         compile_tail: a.compile_tail.map_or(base.compile_tail, |t| t.0),
+        compile_timeout: a.compile_timeout.map_or(base.compile_timeout, |t| t.0),
         bench: a.measuring.bench(&base.bench),
         ..base
     };

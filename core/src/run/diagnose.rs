@@ -192,6 +192,15 @@ pub fn few_mismatches<'a>(messages: impl IntoIterator<Item = &'a str>) -> Option
     })
 }
 
+/// How the message of a config whose compile ran past the compile timeout begins (a timeout
+/// too, but of the compiler, not of a launch: [`timeouts`] leaves it out).
+pub const COMPILE_TIMED_OUT: &str = "compile timed out";
+
+/// Whether a failure is a compile that ran past the compile timeout.
+pub fn is_compile_timeout(kind: FailureKind, message: &str) -> bool {
+    kind == FailureKind::TimedOut && message.starts_with(COMPILE_TIMED_OUT)
+}
+
 /// What explains configs that timed out, one finding per line: how far the launch timeout is
 /// above the slowest config measured (a kernel that never ends, or only a slow one), and the
 /// parameter value that every timed-out config has and no measured config has, where one does.
@@ -199,7 +208,7 @@ pub fn timeouts<'a>(results: impl IntoIterator<Item = &'a ConfigResult>, names: 
     let (mut late, mut measured) = (Vec::new(), Vec::new());
     for r in results.into_iter().filter(|r| !r.from_db) {
         match &r.outcome {
-            ResultOutcome::Failed { kind: FailureKind::TimedOut, .. } => late.push(r),
+            ResultOutcome::Failed { kind: FailureKind::TimedOut, message } if !is_compile_timeout(FailureKind::TimedOut, message) => late.push(r),
             ResultOutcome::Measured { stats } => measured.push((r, stats.mean)),
             _ => {}
         }

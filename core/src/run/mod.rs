@@ -123,6 +123,12 @@ pub struct TuneOptions {
     /// other configs (see [`tail`]). `None` waits for every compile (except at the time
     /// limit, where compiles still running are always abandoned).
     pub compile_tail: Option<f64>,
+    /// Give up on a config whose compile is still running after this long: it is a failure of
+    /// this tune (`compile timed out`), not stored, so a later tune that selects again
+    /// (`force`) compiles it again; the
+    /// compiler (NVRTC, hipRTC, naga) cannot be stopped and runs on in the background until
+    /// it ends or the process does. `None` (the default) waits for every compile.
+    pub compile_timeout: Option<std::time::Duration>,
 }
 
 impl TuneOptions {
@@ -167,6 +173,7 @@ impl TuneOptions {
             model: spec.model.unwrap_or(false),
             top_k: spec.top_k,
             compile_tail: spec.compile_tail.unwrap_or(Some(tail::DEFAULT_FACTOR)),
+            compile_timeout: spec.compile_timeout.flatten(),
             ..Default::default()
         })
     }
@@ -195,6 +202,7 @@ impl Default for TuneOptions {
             recheck: 0,
             memcheck: false,
             compile_tail: Some(tail::DEFAULT_FACTOR),
+            compile_timeout: None,
         }
     }
 }

@@ -52,7 +52,7 @@ use crate::search::strategy::{self, Candidates, Strategy};
 use crate::search::tail::Tail;
 use crate::spec::error::SpecError;
 use crate::spec::job::Reference;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
@@ -228,6 +228,9 @@ pub(crate) struct Coordinator<'e, B: Backend> {
     eval_s: HashMap<usize, f64>,
     /// The compiles far slower than the others (see [`Tail`]).
     tail: Tail,
+    /// Candidates whose compile ran past [`TuneOptions::compile_timeout`] and was given up on:
+    /// each fails when its abandoned compile answers.
+    compile_timed_out: HashSet<usize>,
     /// Calibration: the candidate timed on every device, and each device's mean of it.
     calibration: Option<usize>,
     calibrated: Vec<Option<f64>>,
@@ -322,6 +325,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             compile_s: HashMap::new(),
             eval_s: HashMap::new(),
             tail: Tail::new(opts.compile_tail),
+            compile_timed_out: HashSet::new(),
             calibration: None,
             calibrated: vec![None; n],
             extra: (0..n).map(|_| VecDeque::new()).collect(),
@@ -435,6 +439,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                     let why = if l.progress.cancelled { Some("interrupted") } else { l.progress.out_of_time().then_some("time limit") };
                     self.abandon_running(&mut l, why);
                 } else {
+                    self.watch_compile_timeout(&l);
                     self.watch_tail(&mut l, &refs);
                 }
                 if stopping && idle && flow.running().is_empty() {
@@ -791,6 +796,18 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         }
     }
 
+    /// Gives up on every compile that has run past [`TuneOptions::compile_timeout`]: told to stop
+    /// waiting, it answers at once, and its config fails ([`Self::compiled`]).
+    fn watch_compile_timeout(&mut self, l: &Turn<'_, '_, '_>) {
+        let Some(limit) = self.opts.compile_timeout else { return };
+        for r in l.flow.running().iter() {
+            if r.start.elapsed() > limit && !r.abandon.swap(true, Ordering::Relaxed) {
+                tracing::info!(config = self.plan.cands[r.cand].config.key(), seconds = limit.as_secs_f64(), "compile timed out");
+                self.compile_timed_out.insert(r.cand);
+            }
+        }
+    }
+
     /// At the time limit or when interrupted, tells every compile still running that the tune
     /// no longer waits for it (`why`: recorded in the report; `None`: a failure ends the tune).
     fn abandon_running(&mut self, l: &mut Turn<'_, '_, '_>, why: Option<&str>) {
@@ -1130,6 +1147,23 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                     // The compiler's earlier refusal, from the compile cache: no compile's seconds.
                     l.ledger.cached_refusals += 1;
                     self.compile_s.remove(&i);
+                }
+                if self.compile_timed_out.contains(&i) && matches!(e, BackendError::Abandoned(_)) {
+                    // Not stored: a later tune that selects again (`--force`, reusing what was
+                    // stored) compiles it again, on a less loaded machine or with a longer timeout.
+                    let limit = self.opts.compile_timeout.unwrap_or_default().as_secs_f64();
+                    let limit = if limit < 10.0 { format!("{limit:.1}") } else { format!("{limit:.0}") };
+                    let message = format!(
+                        "{}: still compiling after {limit} s, the compile timeout ([tune] compile_timeout, --compile-timeout); not stored: `kerntune tune --force` with a longer timeout (or `--compile-timeout off`) compiles and measures it, reusing the rest",
+                        crate::run::diagnose::COMPILE_TIMED_OUT
+                    );
+                    let r = self.result(i, ResultOutcome::Failed { kind: crate::error::FailureKind::TimedOut, message }, None, None, false);
+                    l.ledger.record(r, false);
+                    l.progress.in_flight[i] = false;
+                    l.progress.flying -= 1;
+                    told(l, i);
+                    self.reference_failed(l, refs, i);
+                    return Ok(());
                 }
                 let r = self.result(i, ResultOutcome::Failed { kind: e.kind(), message: e.to_string() }, None, None, false);
                 self.finish(l, refs, i, r);
@@ -1544,9 +1578,14 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         // The parameters that vary, which the findings below name where one tells configs apart.
         let names: Vec<&str> = self.ctx.job.params.iter().filter(|p| p.values.len() > 1).map(|p| p.name.as_str()).collect();
         // One finding for every timed-out cause (it looks at all their configs): made once.
-        let timed_out = causes.iter().any(|c| c.kind == crate::error::FailureKind::TimedOut);
-        let late = if timed_out { crate::run::diagnose::timeouts(ledger.results.values(), &names, self.opts.bench.timeout) } else { Vec::new() };
-        for cause in causes.iter_mut().filter(|c| c.kind == crate::error::FailureKind::TimedOut) {
+        let launch_timeout =
+            |c: &crate::run::diagnose::Cause| c.kind == crate::error::FailureKind::TimedOut && !crate::run::diagnose::is_compile_timeout(c.kind, &c.message);
+        let late = if causes.iter().any(launch_timeout) {
+            crate::run::diagnose::timeouts(ledger.results.values(), &names, self.opts.bench.timeout)
+        } else {
+            Vec::new()
+        };
+        for cause in causes.iter_mut().filter(|c| launch_timeout(c)) {
             cause.diagnosis = late.clone();
         }
         for cause in causes.iter_mut().filter(|c| c.kind == crate::error::FailureKind::CompileFailed) {

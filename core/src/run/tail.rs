@@ -114,4 +114,37 @@ mod tuned {
         assert!(r.compile_tail.is_none_or(|t| t.abandoned.is_empty()));
         assert_eq!(r.results.len(), 18);
     }
+
+    /// A compile still running after the compile timeout fails its config in this tune, even
+    /// in an exhaustive search (which the tail always waits for), with a message saying what
+    /// to change; it is not stored, so a tune without the timeout compiles and measures it.
+    #[test]
+    fn a_compile_past_the_timeout_fails_its_config_and_is_not_stored() {
+        let o = TuneOptions { strategy: "exhaustive".into(), compile_timeout: Some(Duration::from_millis(400)), ..opts() };
+        let (r, wall, db, _dir) = tune(|c| is(c, 32, 1), 60.0, o);
+        assert!(wall < 20.0, "the tune waited for the 60 s compile: {wall:.1} s");
+        let failed: Vec<_> = r.results.iter().filter(|x| x.stats().is_none()).collect();
+        assert_eq!(failed.len(), 1, "{:?}", r.results);
+        assert_eq!(failed[0].config.key(), "bx=32,vec=1");
+        let crate::run::report::ResultOutcome::Failed { kind, message } = &failed[0].outcome else { panic!("{:?}", failed[0]) };
+        assert_eq!(*kind, crate::error::FailureKind::TimedOut);
+        assert!(
+            message.starts_with("compile timed out: still compiling after 0.4 s, the compile timeout ([tune] compile_timeout, --compile-timeout)"),
+            "{message}"
+        );
+        assert_eq!(r.results.len(), 18, "every other config measured");
+        // One cause, without the launch timeout's findings (no launch ran past [bench] timeout).
+        let [cause] = &r.causes[..] else { panic!("{:?}", r.causes) };
+        assert!(cause.message.starts_with("compile timed out") && cause.diagnosis.iter().all(|d| !d.contains("[bench] timeout")), "{cause:?}");
+        let stored = db.entry(&r.entry).unwrap().unwrap();
+        assert!(!stored.measurements.contains_key("bx=32,vec=1"), "not stored");
+        assert_eq!(stored.measurements.len(), 17);
+        // Without the timeout, a tune that selects again (`--force`) compiles it (1 s) and
+        // measures it, and reads the rest from the database.
+        let fake = crate::fake::FakeBackend::new(Limits::preset("h100").unwrap().1, time)
+            .with_compile_times(|c| Duration::from_secs_f64(if is(c, 32, 1) { 1.0 } else { 0.02 }));
+        let r = Tuner::new(fake).tune(&job(), &TuneOptions { db: Some(db.clone()), strategy: "exhaustive".into(), force: true, ..opts() }).unwrap();
+        assert!(r.results.iter().any(|x| x.config.key() == "bx=32,vec=1" && x.stats().is_some() && !x.from_db), "{:?}", r.results);
+        assert_eq!(r.results.iter().filter(|x| x.from_db).count(), 17);
+    }
 }

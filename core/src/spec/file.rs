@@ -207,6 +207,9 @@ struct RawTune {
     /// A factor over the median compile, or `"off"`.
     #[serde(default)]
     compile_tail: Option<toml::Value>,
+    /// Seconds (`120`, `"120s"`, `"2m"`) or `"off"`.
+    #[serde(default)]
+    compile_timeout: Option<toml::Value>,
 }
 
 /// A parsed spec file.
@@ -247,6 +250,9 @@ pub struct Spec {
     /// `[tune] compile_tail`, when given: the factor over the median compile past which the
     /// end of a search stops waiting for a compile, or `None` for `"off"`.
     pub compile_tail: Option<Option<f64>>,
+    /// `[tune] compile_timeout`, when given: how long a compile may run before the tune gives
+    /// up on its config, or `None` for `"off"`.
+    pub compile_timeout: Option<Option<std::time::Duration>>,
     /// The CPU reference name, if `verify.reference = "cpu:NAME"`.
     pub cpu_reference: Option<String>,
     /// What the file holds that was accepted but not used as written (T1 files: see
@@ -774,6 +780,18 @@ impl Spec {
                     Some(crate::spec::settings::parse_compile_tail(&text).map_err(|m| err("tune.compile_tail", m))?)
                 }
             },
+            compile_timeout: match &raw.tune.compile_timeout {
+                None => None,
+                Some(v) => {
+                    let text = match v {
+                        toml::Value::Integer(i) => i.to_string(),
+                        toml::Value::Float(f) => f.to_string(),
+                        toml::Value::String(t) => t.clone(),
+                        other => return Err(err("tune.compile_timeout", format!("{other} is not a duration (such as 120, \"120s\" or \"2m\") or \"off\""))),
+                    };
+                    Some(crate::spec::settings::parse_compile_timeout(&text).map_err(|m| err("tune.compile_timeout", m))?)
+                }
+            },
             cpu_reference,
             warnings: Vec::new(),
         };
@@ -806,6 +824,7 @@ impl Spec {
             top_k: None,
             devices: None,
             compile_tail: None,
+            compile_timeout: None,
             cpu_reference: None,
             warnings,
         })

@@ -316,6 +316,25 @@ pub fn parse_compile_tail(text: &str) -> Result<Option<f64>, String> {
     }
 }
 
+/// Reads a compile timeout (`[tune] compile_timeout`, `--compile-timeout`): a duration in
+/// seconds (`120`, `120s`) or minutes (`2m`), or `off`. A compile still running after it is given
+/// up on and its config counted as a failure of this tune (see [`crate::run::TuneOptions::compile_timeout`]).
+pub fn parse_compile_timeout(text: &str) -> Result<Option<std::time::Duration>, String> {
+    let t = text.trim();
+    if t.eq_ignore_ascii_case("off") {
+        return Ok(None);
+    }
+    let (number, scale) = match (t.strip_suffix('s'), t.strip_suffix('m')) {
+        (Some(s), _) => (s, 1.0),
+        (None, Some(m)) => (m, 60.0),
+        (None, None) => (t, 1.0),
+    };
+    match number.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 && x * scale <= 86_400.0 => Ok(Some(std::time::Duration::from_secs_f64(x * scale))),
+        _ => Err(format!("`{}` is not a duration of at most a day (such as 120s or 2m) or `off`", crate::spec::error::quote(t))),
+    }
+}
+
 /// Checks a strategy name against a budget: a `%` budget needs a strategy with a model.
 pub fn check_strategy(name: &str, budget: &Budget) -> Result<&'static StrategyName, String> {
     let s = strategy_named(name)?;
@@ -401,6 +420,18 @@ impl std::fmt::Display for Shard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compile_timeouts_parse() {
+        use std::time::Duration;
+        assert_eq!(parse_compile_timeout("120"), Ok(Some(Duration::from_secs(120))));
+        assert_eq!(parse_compile_timeout("90s"), Ok(Some(Duration::from_secs(90))));
+        assert_eq!(parse_compile_timeout(" 2m "), Ok(Some(Duration::from_secs(120))));
+        assert_eq!(parse_compile_timeout("OFF"), Ok(None));
+        for bad in ["0", "-3s", "2h", "ten", "2d", "nan"] {
+            assert!(parse_compile_timeout(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn compile_tails_parse() {
