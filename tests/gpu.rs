@@ -358,6 +358,39 @@ fn the_winner_is_run_under_the_memory_checker_when_asked() {
     assert!(t.contains("compute-sanitizer (memcheck): Invalid __global__ read") && t.contains("buffer `x`"), "{t}");
 }
 
+/// A kernel that works in place on a buffer the spec leaves `access = "read"` (the default):
+/// the tune goes on (the buffer is restored before every verified launch) and says at once, and
+/// in its notes, that the reference config wrote it and how to have it compared; declared
+/// `readwrite`, nothing is said.
+#[test]
+fn an_input_the_kernel_writes_is_named() {
+    if cuda_devices("an input written").is_none() {
+        return;
+    }
+    let d = cache();
+    let dir = d.path();
+    std::fs::write(
+        dir.join("inplace.cu"),
+        "extern \"C\" __global__ void inplace(float* img, float* out, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i >= n) return;\n    img[i] = img[i] * 0.5f + 1.0f;\n    out[i] = img[i];\n}\n",
+    )
+    .unwrap();
+    let spec = |access: &str| {
+        let p = dir.join(format!("inplace{}.toml", access.len()));
+        std::fs::write(&p, format!("[kernel]\nname = \"inplace\"\nsource = {{ cuda = \"inplace.cu\" }}\n[params]\nWG = [128, 256]\n[[problems]]\nn = 1000000\n[[args]]\nname = \"img\"\ntype = \"f32\"\nlen = \"n\"\ninit = \"random\"\n{access}[[args]]\nname = \"out\"\ntype = \"f32\"\nlen = \"n\"\naccess = \"write\"\n[[args]]\nname = \"n\"\ntype = \"i32\"\nvalue = \"n\"\n[launch]\ngrid = [\"div_ceil(n, WG)\"]\nblock = [\"WG\"]\n")).unwrap();
+        p.display().to_string()
+    };
+    let line = "the reference config (WG=128) writes `img`, declared `access = \"read\"` (the default): 1000000 of its 1000000 elements changed.";
+    let o = kerntune(dir, &["tune", &spec(""), "--backend", "cuda", "--no-db"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains(&format!("warning: {line}")) && t.contains(&format!("note: {line}")), "{t}");
+    assert!(t.contains("winner: WG="), "{t}");
+    let o = kerntune(dir, &["tune", &spec("access = \"readwrite\"\n"), "--backend", "cuda", "--no-db"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(!t.contains("writes `img`"), "{t}");
+}
+
 /// On a GPU whose memory another process holds (here this test, which allocates all but what
 /// the case needs), a triad whose two 4 GiB buffers fit once but not with a device copy of each
 /// is tuned, its buffers restored from host memory and its output compared on the host, and the

@@ -179,7 +179,16 @@ impl<'a, B: Backend> Session<'a, B> {
     /// for those verification compares (the inputs stay on the device).
     fn reference(&mut self, kernel: &B::Kernel, launch: &Launch) -> Result<Vec<HostBuffer>, BackendError> {
         let (backend, timeout) = (self.backend, self.opts.bench.timeout);
-        let wanted = crate::measure::verify::compared_buffers(&self.ctx.job.verify.outputs, self.ctx.prep.data.buffers());
+        let compared = crate::measure::verify::compared_buffers(&self.ctx.job.verify.outputs, self.ctx.prep.data.buffers());
+        // The inputs too (once, up to a size), so the tuner can tell whether the kernel wrote
+        // one declared read-only: it would be restored, but never compared
+        // ([`crate::run::diagnose::written_inputs`]).
+        // WGSL binds read-only buffers read-only: no shader can write one.
+        let inputs = match self.ctx.job.source.language.as_str() {
+            "wgsl" => vec![false; compared.len()],
+            _ => crate::run::diagnose::inputs_to_check(self.ctx.prep.data.buffers()),
+        };
+        let wanted: Vec<bool> = compared.iter().zip(&inputs).map(|(c, i)| *c || *i).collect();
         let ws = self.workspace()?;
         backend.reset(ws, true)?;
         backend.time(ws, kernel, launch, &TimeRequest { launches: 1, flush: L2Flush::Off, timeout })?;

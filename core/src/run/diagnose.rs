@@ -18,7 +18,7 @@ use crate::plan::prepare::{Launch, Prepared};
 use crate::run::report::{ConfigResult, ResultOutcome};
 use crate::space::config::Config;
 use crate::spec::job::{Param, Verification};
-use crate::spec::problem::Access;
+use crate::spec::problem::{Access, HostBuffer};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -190,6 +190,52 @@ pub fn few_mismatches<'a>(messages: impl IntoIterator<Item = &'a str>) -> Option
             "the configs that computed a wrong output differ from the reference in at most {most} of the {of} elements of `{name}`: if so few may differ between correct configs (a tie broken another way, a point on an edge), allow them (verify.mismatches = {{ {name} = {most} }}, --mismatches {name}={most}); else those configs are wrong"
         )
     })
+}
+
+/// The most input bytes [`inputs_to_check`] reads back after the reference launch.
+pub const MAX_CHECKED_INPUT_BYTES: usize = 256 << 20;
+
+/// Which buffers (in argument order) the reference launch reads back besides the outputs it
+/// compares, so that [`written_inputs`] can tell whether the kernel wrote one declared
+/// read-only: every global-memory buffer with `access = "read"`, while their sizes together stay
+/// within [`MAX_CHECKED_INPUT_BYTES`] (larger problems are not checked).
+pub fn inputs_to_check<'a>(buffers: impl IntoIterator<Item = &'a HostBuffer>) -> Vec<bool> {
+    let mut room = MAX_CHECKED_INPUT_BYTES;
+    buffers
+        .into_iter()
+        .map(|b| {
+            let take = b.access == Access::Read && !b.memory.is_constant() && !b.data.is_empty() && b.data.len() <= room;
+            if take {
+                room -= b.data.len();
+            }
+            take
+        })
+        .collect()
+}
+
+/// After the reference launch: each buffer declared `access = "read"` whose contents read back
+/// (`read`, in argument order, as [`crate::Backend::read_outputs`] gives them) differ from its
+/// initial data (`initial`): the kernel writes it. kerntune restores such a buffer before every
+/// verified launch, so nothing is measured wrong, but never compares it: an in-place output
+/// declared read-only goes unverified. One line per buffer, naming the config and what to
+/// change. Buffers read back without their data are skipped.
+pub fn written_inputs<'a>(initial: impl IntoIterator<Item = &'a HostBuffer>, read: &[HostBuffer], config: &Config) -> Vec<String> {
+    initial
+        .into_iter()
+        .zip(read)
+        .filter(|(b, r)| b.access == Access::Read && !r.data.is_empty() && r.data.len() == b.data.len())
+        .filter_map(|(b, r)| {
+            let size = b.dtype.size().max(1);
+            let changed = b.data.chunks(size).zip(r.data.chunks(size)).filter(|(x, y)| x != y).count();
+            (changed > 0).then(|| {
+                format!(
+                    "the reference config ({config}) writes `{}`, declared `access = \"read\"` (the default): {changed} of its {} elements changed. kerntune restores it before every verified launch but does not compare it; if it is an output (a kernel that works in place), declare it `access = \"readwrite\"` so that every config's is compared",
+                    b.name,
+                    b.data.len() / size
+                )
+            })
+        })
+        .collect()
 }
 
 /// How the message of a config whose compile ran past the compile timeout begins (a timeout
@@ -620,6 +666,40 @@ pub fn disagreement(results: &[ConfigResult], params: &[Param], verify: &Verific
 mod tests {
     use super::*;
     use crate::measure::stats::Stats;
+
+    /// After the reference launch, a buffer declared read-only that the kernel wrote is named
+    /// with how many elements changed and what to declare; unchanged ones, outputs and buffers
+    /// read back without data are not; the inputs read back stay within the size bound.
+    #[test]
+    fn an_input_the_kernel_writes_is_named() {
+        use crate::spec::problem::{DType, Memory};
+        let buf = |name: &str, access, data: Vec<u8>| HostBuffer { name: name.into(), dtype: DType::F32, data, access, memory: Memory::Global };
+        let initial = [
+            buf("img", Access::Read, vec![0; 16]),
+            buf("w", Access::Read, vec![1; 16]),
+            buf("out", Access::Write, vec![0; 16]),
+            buf("big", Access::Read, vec![2; 8]),
+        ];
+        let mut written = vec![0u8; 16];
+        written[4] = 9; // element 1
+        written[15] = 9; // element 3
+        let read =
+            [buf("img", Access::Read, written), buf("w", Access::Read, vec![1; 16]), buf("out", Access::Write, vec![7; 16]), buf("big", Access::Read, vec![])];
+        let config = Config::new([("WG", 64)]);
+        let lines = written_inputs(&initial, &read, &config);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].starts_with("the reference config (WG=64) writes `img`, declared `access = \"read\"` (the default): 2 of its 4 elements changed."),
+            "{}",
+            lines[0]
+        );
+        assert!(lines[0].ends_with("declare it `access = \"readwrite\"` so that every config's is compared"), "{}", lines[0]);
+        assert_eq!(inputs_to_check(&initial), vec![true, true, false, true]);
+        let huge = buf("huge", Access::Read, vec![0; MAX_CHECKED_INPUT_BYTES]);
+        assert_eq!(inputs_to_check([&initial[0], &huge]), vec![true, false], "within the bound");
+        let constant = HostBuffer { memory: Memory::Constant { argument: false }, ..initial[0].clone() };
+        assert_eq!(inputs_to_check([&constant]), vec![false]);
+    }
 
     #[test]
     fn the_checkers_allocation_is_named_by_size_and_access() {
