@@ -1151,6 +1151,8 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 if self.compile_timed_out.contains(&i) && matches!(e, BackendError::Abandoned(_)) {
                     // Not stored: a later tune that selects again (`--force`, reusing what was
                     // stored) compiles it again, on a less loaded machine or with a longer timeout.
+                    // Its seconds count in the sum, not as a compile's (the slowest named).
+                    self.compile_s.remove(&i);
                     let limit = self.opts.compile_timeout.unwrap_or_default().as_secs_f64();
                     let limit = if limit < 10.0 { format!("{limit:.1}") } else { format!("{limit:.0}") };
                     let message = format!(
@@ -1158,11 +1160,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                         crate::run::diagnose::COMPILE_TIMED_OUT
                     );
                     let r = self.result(i, ResultOutcome::Failed { kind: crate::error::FailureKind::TimedOut, message }, None, None, false);
-                    l.ledger.record(r, false);
-                    l.progress.in_flight[i] = false;
-                    l.progress.flying -= 1;
-                    told(l, i);
-                    self.reference_failed(l, refs, i);
+                    self.settle(l, refs, i, r, false);
                     return Ok(());
                 }
                 let r = self.result(i, ResultOutcome::Failed { kind: e.kind(), message: e.to_string() }, None, None, false);
@@ -1190,11 +1188,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             l.flow.waiting.fetch_sub(1, Ordering::Relaxed);
             *l.ledger.pruned_after.entry(reason.category().to_string()).or_default() += 1;
             let r = self.result(i, ResultOutcome::Pruned { reason }, Some(compiled.usage.clone()), None, false);
-            l.ledger.record(r, false);
-            l.progress.in_flight[i] = false;
-            l.progress.flying -= 1;
-            told(l, i);
-            self.reference_failed(l, refs, i);
+            self.settle(l, refs, i, r, false);
             return Ok(());
         }
         self.ready.push_back((i, Arc::new(compiled), Some(secs)));
@@ -1274,8 +1268,14 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     /// Records candidate `i`'s final result, tells the strategy, and moves the reference on
     /// when it was the reference candidate.
     fn finish(&mut self, l: &mut Turn<'_, '_, '_>, refs: &mut RefState, i: usize, r: ConfigResult) {
+        self.settle(l, refs, i, r, true);
+    }
+
+    /// [`Self::finish`], storing the result in the database only with `persist` (a config pruned
+    /// after compiling, or whose compile timed out, is this tune's alone).
+    fn settle(&mut self, l: &mut Turn<'_, '_, '_>, refs: &mut RefState, i: usize, r: ConfigResult, persist: bool) {
         let failed = !matches!(r.outcome, ResultOutcome::Measured { .. });
-        l.ledger.record(r, true);
+        l.ledger.record(r, persist);
         l.progress.in_flight[i] = false;
         l.progress.flying -= 1;
         told(l, i);

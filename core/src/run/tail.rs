@@ -133,6 +133,7 @@ mod tuned {
             "{message}"
         );
         assert_eq!(r.results.len(), 18, "every other config measured");
+        assert!(failed[0].compile_seconds.is_none(), "not a compile's seconds: {:?}", failed[0]);
         // One cause, without the launch timeout's findings (no launch ran past [bench] timeout).
         let [cause] = &r.causes[..] else { panic!("{:?}", r.causes) };
         assert!(cause.message.starts_with("compile timed out") && cause.diagnosis.iter().all(|d| !d.contains("[bench] timeout")), "{cause:?}");

@@ -302,6 +302,19 @@ fn lexical(path: &Path) -> Option<PathBuf> {
     Some(out)
 }
 
+/// A `[tune]` setting given as a number or a string (`compile_tail = 3`, `compile_timeout =
+/// "2m"`), read by `parse` from its text; `what` it should be, for a value of another type.
+fn setting<T>(v: Option<&toml::Value>, what: &str, parse: fn(&str) -> Result<T, String>) -> Result<Option<T>, String> {
+    let text = match v {
+        None => return Ok(None),
+        Some(toml::Value::Integer(i)) => i.to_string(),
+        Some(toml::Value::Float(f)) => f.to_string(),
+        Some(toml::Value::String(t)) => t.clone(),
+        Some(other) => return Err(format!("{other} is not {what} or \"off\"")),
+    };
+    parse(&text).map(Some)
+}
+
 fn expr_text(v: &toml::Value) -> Option<String> {
     match v {
         toml::Value::String(s) => Some(s.clone()),
@@ -768,30 +781,14 @@ impl Spec {
                 }
                 Some(other) => return Err(err("tune.devices", format!("{other} is not \"all\" or a list of device indices such as [0, 2, 3]"))),
             },
-            compile_tail: match &raw.tune.compile_tail {
-                None => None,
-                Some(v) => {
-                    let text = match v {
-                        toml::Value::Integer(i) => i.to_string(),
-                        toml::Value::Float(f) => f.to_string(),
-                        toml::Value::String(t) => t.clone(),
-                        other => return Err(err("tune.compile_tail", format!("{other} is not a factor over the median compile (such as 3) or \"off\""))),
-                    };
-                    Some(crate::spec::settings::parse_compile_tail(&text).map_err(|m| err("tune.compile_tail", m))?)
-                }
-            },
-            compile_timeout: match &raw.tune.compile_timeout {
-                None => None,
-                Some(v) => {
-                    let text = match v {
-                        toml::Value::Integer(i) => i.to_string(),
-                        toml::Value::Float(f) => f.to_string(),
-                        toml::Value::String(t) => t.clone(),
-                        other => return Err(err("tune.compile_timeout", format!("{other} is not a duration (such as 120, \"120s\" or \"2m\") or \"off\""))),
-                    };
-                    Some(crate::spec::settings::parse_compile_timeout(&text).map_err(|m| err("tune.compile_timeout", m))?)
-                }
-            },
+            compile_tail: setting(raw.tune.compile_tail.as_ref(), "a factor over the median compile (such as 3)", crate::spec::settings::parse_compile_tail)
+                .map_err(|m| err("tune.compile_tail", m))?,
+            compile_timeout: setting(
+                raw.tune.compile_timeout.as_ref(),
+                "a duration (such as 120, \"120s\" or \"2m\")",
+                crate::spec::settings::parse_compile_timeout,
+            )
+            .map_err(|m| err("tune.compile_timeout", m))?,
             cpu_reference,
             warnings: Vec::new(),
         };
