@@ -56,12 +56,11 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         })?),
         None => None,
     };
+    let first = spec.job(&language, 0)?;
+    let mut warnings = spec.warnings.clone();
+    warnings.extend(first.unused_params());
     // The other languages' sources are read too: a missing or unreadable one (for a backend
     // this machine may not have) would otherwise surface only when tuning there.
-    let mut warnings = spec.warnings.clone();
-    if let Ok(job) = spec.job(&language, 0) {
-        warnings.extend(job.unused_params());
-    }
     for other in spec.sources.keys().filter(|l| **l != language) {
         let backend = if other == "wgsl" { "wgpu" } else { other.as_str() };
         match spec.job(other, 0) {
@@ -88,7 +87,6 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             .collect::<Vec<_>>();
         problems.push((summarize(&expanded, Duration::from_secs_f64(a.count_seconds), a.launches)?, fills));
     }
-    let first = spec.job(&language, 0)?;
     let verification = first.verify.in_full(None);
     // The user's own headers the source includes, which are part of the kernel's identity.
     let headers: Vec<(&str, &str)> = first.source.headers.iter().map(|h| (h.name.as_str(), h.path.as_str())).collect();

@@ -10,6 +10,7 @@ use crate::measure::stats::{became_distrusted, measure, races_on_fastest_verific
 use crate::measure::timing::TimeRequest;
 use crate::measure::verify::VerifyRequest;
 use crate::plan::prepare::Launch;
+use crate::run::diagnose::WrittenInput;
 use crate::run::{Context, RefOutputs, TuneOptions};
 use crate::spec::problem::HostBuffer;
 use crate::spec::settings::L2Flush;
@@ -92,7 +93,7 @@ pub(crate) type LateRef = Arc<std::sync::OnceLock<Arc<RefOutputs>>>;
 /// What a device did with a job.
 pub(crate) enum Done {
     /// The outputs of a reference candidate, or why it did not run.
-    Reference(Result<Vec<HostBuffer>, BackendError>),
+    Reference(Result<(Vec<HostBuffer>, Vec<WrittenInput>), BackendError>),
     /// A measurement, or why it failed; `verified` when the outputs were checked.
     Measured { result: Result<Stats, BackendError>, verified: bool, purpose: Purpose },
     /// Verified, and near enough the best on its verification launch (`prior`) to wait on the
@@ -176,8 +177,9 @@ impl<'a, B: Backend> Session<'a, B> {
     }
 
     /// Runs a reference candidate once on poisoned outputs and returns every buffer, with data
-    /// for those verification compares (the inputs stay on the device).
-    fn reference(&mut self, kernel: &B::Kernel, launch: &Launch) -> Result<Vec<HostBuffer>, BackendError> {
+    /// for those verification compares (the inputs stay on the device), and the inputs declared
+    /// read-only that the launch wrote.
+    fn reference(&mut self, kernel: &B::Kernel, launch: &Launch) -> Result<(Vec<HostBuffer>, Vec<WrittenInput>), BackendError> {
         let (backend, timeout) = (self.backend, self.opts.bench.timeout);
         let compared = crate::measure::verify::compared_buffers(&self.ctx.job.verify.outputs, self.ctx.prep.data.buffers());
         // The inputs too (once, up to a size), so the tuner can tell whether the kernel wrote
@@ -192,9 +194,16 @@ impl<'a, B: Backend> Session<'a, B> {
         let ws = self.workspace()?;
         backend.reset(ws, true)?;
         backend.time(ws, kernel, launch, &TimeRequest { launches: 1, flush: L2Flush::Off, timeout })?;
-        let outs = backend.read_outputs(ws, &wanted)?;
+        let mut outs = backend.read_outputs(ws, &wanted)?;
         backend.reset(ws, false)?;
-        Ok(outs)
+        let written = crate::run::diagnose::written_inputs(self.ctx.prep.data.buffers(), &outs);
+        // The inputs read back only for that: the reference keeps the outputs it compares.
+        for ((b, input), compared) in outs.iter_mut().zip(inputs).zip(compared) {
+            if input && !compared {
+                *b = b.described();
+            }
+        }
+        Ok((outs, written))
     }
 
     /// Verifies (against `reference`, when given) and measures one config, or shortlists it

@@ -213,13 +213,35 @@ pub fn inputs_to_check<'a>(buffers: impl IntoIterator<Item = &'a HostBuffer>) ->
         .collect()
 }
 
+/// A buffer declared `access = "read"` that the reference launch wrote ([`written_inputs`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WrittenInput {
+    /// The buffer.
+    pub name: String,
+    /// How many of its elements differ from its initial data.
+    pub changed: usize,
+    /// Its elements.
+    pub elements: usize,
+}
+
+impl WrittenInput {
+    /// What the tune says of it, naming the reference `config` and what to change.
+    pub fn line(&self, config: &Config) -> String {
+        format!(
+            "the reference config ({config}) writes `{}`, declared `access = \"read\"` (the default): {} of its {} elements changed. kerntune restores it before every verified launch but does not compare it; if it is an output (a kernel that works in place), declare it `access = \"readwrite\"` so that every config's is compared",
+            self.name, self.changed, self.elements
+        )
+    }
+}
+
 /// After the reference launch: each buffer declared `access = "read"` whose contents read back
 /// (`read`, in argument order, as [`crate::Backend::read_outputs`] gives them) differ from its
 /// initial data (`initial`): the kernel writes it. kerntune restores such a buffer before every
 /// verified launch, so nothing is measured wrong, but never compares it: an in-place output
-/// declared read-only goes unverified. One line per buffer, naming the config and what to
-/// change. Buffers read back without their data are skipped.
-pub fn written_inputs<'a>(initial: impl IntoIterator<Item = &'a HostBuffer>, read: &[HostBuffer], config: &Config) -> Vec<String> {
+/// declared read-only goes unverified. Buffers read back without their data are skipped. Run
+/// where the launch ran (a device's thread), not in the tuner's loop: it compares up to
+/// [`MAX_CHECKED_INPUT_BYTES`].
+pub fn written_inputs<'a>(initial: impl IntoIterator<Item = &'a HostBuffer>, read: &[HostBuffer]) -> Vec<WrittenInput> {
     initial
         .into_iter()
         .zip(read)
@@ -227,13 +249,7 @@ pub fn written_inputs<'a>(initial: impl IntoIterator<Item = &'a HostBuffer>, rea
         .filter_map(|(b, r)| {
             let size = b.dtype.size().max(1);
             let changed = b.data.chunks(size).zip(r.data.chunks(size)).filter(|(x, y)| x != y).count();
-            (changed > 0).then(|| {
-                format!(
-                    "the reference config ({config}) writes `{}`, declared `access = \"read\"` (the default): {changed} of its {} elements changed. kerntune restores it before every verified launch but does not compare it; if it is an output (a kernel that works in place), declare it `access = \"readwrite\"` so that every config's is compared",
-                    b.name,
-                    b.data.len() / size
-                )
-            })
+            (changed > 0).then(|| WrittenInput { name: b.name.clone(), changed, elements: b.data.len() / size })
         })
         .collect()
 }
@@ -686,7 +702,7 @@ mod tests {
         let read =
             [buf("img", Access::Read, written), buf("w", Access::Read, vec![1; 16]), buf("out", Access::Write, vec![7; 16]), buf("big", Access::Read, vec![])];
         let config = Config::new([("WG", 64)]);
-        let lines = written_inputs(&initial, &read, &config);
+        let lines: Vec<String> = written_inputs(&initial, &read).iter().map(|w| w.line(&config)).collect();
         assert_eq!(lines.len(), 1, "{lines:?}");
         assert!(
             lines[0].starts_with("the reference config (WG=64) writes `img`, declared `access = \"read\"` (the default): 2 of its 4 elements changed."),

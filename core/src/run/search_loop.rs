@@ -1309,19 +1309,12 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             self.lose(l.ledger, d, format!("it could not be recovered: {why}"));
         }
         match done {
-            Done::Reference(Ok(mut outputs)) => {
+            Done::Reference(Ok((outputs, written))) => {
                 let c = &self.plan.cands[i];
-                // The inputs read back with the outputs: said when the kernel wrote one, then
-                // dropped (the reference keeps the outputs it compares).
-                for line in crate::run::diagnose::written_inputs(self.ctx.prep.data.buffers(), &outputs, &c.config) {
+                // An input declared read-only that the launch wrote: said at once and kept.
+                for line in written.iter().map(|w| w.line(&c.config)) {
                     emit(self.opts.observer.as_ref(), Event::Warning { message: &line });
                     l.ledger.notes.push(line);
-                }
-                let compared = crate::measure::verify::compared_buffers(&self.ctx.job.verify.outputs, self.ctx.prep.data.buffers());
-                for (b, keep) in outputs.iter_mut().zip(compared) {
-                    if !keep && !b.data.is_empty() && !b.memory.is_constant() {
-                        *b = b.described();
-                    }
                 }
                 l.ledger.reference = Some(Arc::new(RefOutputs { id: crate::run::reference_id(), buffers: outputs }));
                 self.reference_cand = Some(i);

@@ -330,7 +330,7 @@ pub fn parse_compile_timeout(text: &str) -> Result<Option<std::time::Duration>, 
         (None, None) => (t, 1.0),
     };
     match number.trim().parse::<f64>() {
-        Ok(x) if x.is_finite() && x > 0.0 && x * scale <= 86_400.0 => Ok(Some(std::time::Duration::from_secs_f64(x * scale))),
+        Ok(x) if x.is_finite() && x > 0.0 && x * scale <= MAX_TIMEOUT_SECONDS => Ok(Some(std::time::Duration::from_secs_f64(x * scale))),
         _ => Err(format!("`{}` is not a duration of at most a day (such as 120s or 2m) or `off`", crate::spec::error::quote(t))),
     }
 }
