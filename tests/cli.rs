@@ -1957,3 +1957,85 @@ fn a_parameter_that_changes_nothing_and_a_read_only_buffer_written_are_explained
     );
     assert!(err.contains("give that argument `access = \"readwrite\"`"), "{err}");
 }
+
+/// `kerntune cache` shows, prunes and clears the compile caches (made here as a CUDA and a HIP
+/// tune leave them: one file per compiled kernel and kept compile error); a bound that is not a
+/// size is one error, before a tune measures anything.
+#[test]
+fn the_compile_caches_are_shown_pruned_to_their_bound_and_cleared() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let (cuda, hip) = (dir.join("cuda"), dir.join("hip"));
+    std::fs::create_dir_all(&cuda).unwrap();
+    std::fs::create_dir_all(&hip).unwrap();
+    let old = |p: &Path, days: u64| {
+        let f = std::fs::File::options().append(true).open(p).unwrap();
+        f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(days * 86_400)).unwrap();
+    };
+    // Ten CUDA kernels of 100 KiB, last used 10 … 1 days ago, one template instance's symbol;
+    // a kept refusal in the HIP folder used today.
+    for i in 0..10u64 {
+        let p = cuda.join(format!("{i:064x}.cubin"));
+        std::fs::write(&p, vec![0u8; 100 << 10]).unwrap();
+        old(&p, 10 - i);
+    }
+    std::fs::write(cuda.join(format!("{:064x}.sym", 0)), "_Z1kILi4EEvv").unwrap();
+    old(&cuda.join(format!("{:064x}.sym", 0)), 10);
+    std::fs::write(hip.join("ab.err"), r#"{"log":"error","options":[]}"#).unwrap();
+
+    let o = kerntune(dir, &["cache", "show"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("tunes keep it within 2.0 GiB (KERNTUNE_COMPILE_CACHE_MAX, default 2 GiB)"), "{out}");
+    assert!(out.contains("cuda: 10 compiled kernel(s), 0 kept compile error(s), 1000.0 KiB; last used between 10 days ago and 24 h ago"), "{out}");
+    assert!(out.contains("hip: 0 compiled kernel(s), 1 kept compile error(s), 28 B; last used within a minute or two"), "{out}");
+    let o = kerntune(dir, &["cache", "show", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["max_bytes"], 2u64 << 30);
+    assert_eq!(v["folders"][0]["binaries"], 10);
+
+    // Within 500 KiB: down to 400 KiB (80 %), the three most recently used kernels kept and the refusal.
+    let o = kerntune(dir, &["cache", "prune", "--max", "500KiB"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        out.contains(
+            "removed the 7 least recently used entries (700.0 KiB, none used in the last 4 days) to stay within 500.0 KiB (KERNTUNE_COMPILE_CACHE_MAX); 4 kept"
+        ),
+        "{out}"
+    );
+    let mut left: Vec<String> = std::fs::read_dir(&cuda).unwrap().map(|f| f.unwrap().file_name().into_string().unwrap()).collect();
+    left.sort();
+    assert_eq!(left, (7..10u64).map(|i| format!("{i:064x}.cubin")).collect::<Vec<_>>(), "the oldest went, the symbol with its kernel");
+    assert!(hip.join("ab.err").exists());
+    let o = kerntune(dir, &["cache", "prune", "--max", "500KiB"]);
+    assert!(text(&o).0.contains("within 500.0 KiB; nothing removed"), "{:?}", text(&o));
+
+    // Bad bounds: one line each, naming where it came from.
+    bad(dir, &["cache", "prune", "--max", "lots"], &["--max", "`lots` is not a size", "2GiB"]);
+    bad(dir, &["cache", "prune", "--max", "0"], &["--max", "KERNTUNE_NO_COMPILE_CACHE=1"]);
+    let spec = examples().join("triad/triad.toml");
+    let o = Command::new(env!("CARGO_BIN_EXE_kerntune"))
+        .args(["tune", spec.to_str().unwrap(), "--no-db"])
+        .env("KERNTUNE_CACHE_DIR", dir)
+        .env("KERNTUNE_COMPILE_CACHE_MAX", "2 jigabytes")
+        .output()
+        .unwrap();
+    let err = text(&o).1;
+    assert!(!o.status.success() && err.lines().filter(|l| l.starts_with("error:")).count() == 1, "{err}");
+    assert!(err.contains("error: KERNTUNE_COMPILE_CACHE_MAX: `2 jigabytes` is not a size"), "{err}");
+    let o = Command::new(env!("CARGO_BIN_EXE_kerntune"))
+        .args(["cache", "prune"])
+        .env("KERNTUNE_CACHE_DIR", dir)
+        .env("KERNTUNE_COMPILE_CACHE_MAX", "off")
+        .output()
+        .unwrap();
+    assert!(text(&o).1.contains("error: KERNTUNE_COMPILE_CACHE_MAX is off: nothing to prune to; give a bound with --max"), "{:?}", text(&o));
+
+    let o = kerntune(dir, &["cache", "clear"]);
+    let out = text(&o).0;
+    assert!(o.status.success() && out.starts_with("removed ") && out.contains("cuda (300.0 KiB)"), "{out}");
+    assert!(!cuda.exists() && !hip.exists());
+    assert!(text(&kerntune(dir, &["cache", "clear"])).0.contains("no compile cache; nothing to clear"));
+    assert!(text(&kerntune(dir, &["cache", "show"])).0.contains("no compile cache yet"));
+}

@@ -302,6 +302,62 @@ fn the_users_headers_compile_and_an_edit_is_a_new_kernel() {
     assert!(t.contains(failures) && t.contains("2 config(s) failed to compile before and were not compiled again"), "{t}");
 }
 
+/// The compile caches stay within `KERNTUNE_COMPILE_CACHE_MAX`: a tune of a second kernel that
+/// takes them past it removes the first kernel's CUBINs (least recently used) and says so in its
+/// notes; the second kernel's own stay, so tuning it again compiles nothing, while the first is
+/// compiled again.
+#[test]
+fn the_compile_caches_stay_within_their_bound() {
+    if cuda_devices("compile cache bound").is_none() {
+        return;
+    }
+    let d = cache();
+    let dir = d.path();
+    let source = |scale: &str| {
+        format!("extern \"C\" __global__ void scale(float* y, const float* x, int n) {{\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) y[i] = {scale} * x[i];\n}}\n")
+    };
+    for (name, scale) in [("first", "2.0f"), ("second", "3.0f")] {
+        std::fs::write(dir.join(format!("{name}.cu")), source(scale)).unwrap();
+        std::fs::write(
+            dir.join(format!("{name}.toml")),
+            format!("[kernel]\nname = \"scale\"\nsource = {{ cuda = \"{name}.cu\" }}\n[params]\nWG = [32, 64, 128, 256, 512, 1024]\n[[problems]]\nn = 1048576\n[[args]]\nname = \"y\"\ntype = \"f32\"\nlen = \"n\"\naccess = \"write\"\n[[args]]\nname = \"x\"\ntype = \"f32\"\nlen = \"n\"\ninit = \"random\"\n[[args]]\nname = \"n\"\ntype = \"i32\"\nvalue = \"n\"\n[launch]\ngrid = [\"div_ceil(n, WG)\"]\nblock = [\"WG\"]\n"),
+        )
+        .unwrap();
+    }
+    let tune = |name: &str, max: &str, flags: &[&str]| {
+        let spec = dir.join(format!("{name}.toml"));
+        let o = Command::new(bin())
+            .args([&["tune", spec.to_str().unwrap(), "--backend", "cuda", "--top", "1"], flags].concat())
+            .env("KERNTUNE_CACHE_DIR", dir)
+            .env("KERNTUNE_COMPILE_CACHE_MAX", max)
+            .env_remove("KERNTUNE_LOG")
+            .output()
+            .unwrap();
+        let t = text(&o);
+        assert!(o.status.success(), "{t}");
+        t
+    };
+    let t = tune("first", "2GiB", &[]);
+    assert!(t.contains("compiled 6 in") && !t.contains("compile cache:"), "{t}");
+    let o = kerntune(dir, &["cache", "show", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("{}", text(&o)));
+    let (binaries, bytes) = (v["folders"][0]["binaries"].as_u64().unwrap(), v["folders"][0]["bytes"].as_u64().unwrap());
+    assert_eq!(binaries, 6, "{v}");
+    // Room for one and a half kernels' six: the second's six take the caches past it, and the
+    // prune (down to 80 % of it, 1.2 kernels' worth) removes the least recently used, the first's.
+    let max = (bytes * 3 / 2).to_string();
+    let t = tune("second", &max, &[]);
+    assert!(t.contains("compiled 6 in") && t.contains("compile cache: removed the ") && t.contains("least recently used entr"), "{t}");
+    let o = kerntune(dir, &["cache", "show", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["folders"][0]["bytes"].as_u64().unwrap() <= bytes * 6 / 5, "{v}");
+    let t = tune("second", &max, &["--force"]);
+    assert!(t.contains("; 6 from the compile cache") && !t.contains("compile cache: removed"), "the second kernel's CUBINs were kept: {t}");
+    let t = tune("first", &max, &["--force"]);
+    assert!(!t.contains("; 6 from the compile cache"), "the first kernel's were removed: {t}");
+    println!("{t}");
+}
+
 /// `--memcheck` runs the winner once under compute-sanitizer: a kernel that reads one element
 /// past its input (and does not use it, so its output passes verification; 1,000,001 floats, so
 /// that the read lands in the 252 bytes between the buffer's end and its guard, rounded to 256

@@ -74,8 +74,7 @@ impl CudaBackend {
         unsafe {
             let _ = sys::cuDriverGetVersion(&mut driver);
         }
-        let cache_dir = if std::env::var_os("KERNTUNE_NO_COMPILE_CACHE").is_some() { None } else { Some(kerntune_core::store::db::cache_dir().join("cuda")) };
-        let cache = CompileCache::new(cache_dir, format!("nvrtc {}.{}", nvrtc.0, nvrtc.1));
+        let cache = CompileCache::new(kerntune_core::store::cache::folder("cuda"), format!("nvrtc {}.{}", nvrtc.0, nvrtc.1));
         tracing::debug!(ordinal, init_s, seconds = t.elapsed().as_secs_f64(), "CUDA device opened");
         Ok(CudaBackend { shared, summary, nvrtc, driver, cache, ordinal, worker: None })
     }

@@ -79,7 +79,7 @@ impl HipBackend {
         let mut runtime = 0;
         // SAFETY: valid out-pointer.
         unsafe { hip::hipRuntimeGetVersion(&mut runtime) };
-        let cache = std::env::var_os("KERNTUNE_NO_COMPILE_CACHE").is_none().then(|| kerntune_core::store::db::cache_dir().join("hip"));
+        let cache = kerntune_core::store::cache::folder("hip");
         Ok(HipBackend { summary: summary(o as i32), hiprtc, runtime, cache, worker: None, notes: Default::default() })
     }
 

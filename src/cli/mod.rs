@@ -1,6 +1,7 @@
 //! Command-line front end. Every error is printed as one `error:` line (with the file and field
 //! where it comes from a spec) and exits non-zero; nothing panics on bad input.
 
+mod cache;
 mod check;
 mod confirm;
 mod db;
@@ -44,6 +45,8 @@ enum Command {
     /// Inspect or maintain the winner database.
     #[command(allow_negative_numbers = true)]
     Db(db::Args),
+    /// Inspect, prune or clear the compile caches (compiled kernels and kept compile errors).
+    Cache(cache::Args),
     /// Print the config set a vendor's generator derives for a target, class and shape, the
     /// pruned configs with reasons, and the perf model's order.
     #[command(allow_negative_numbers = true)]
@@ -107,6 +110,7 @@ pub fn main() -> i32 {
         Command::Tune(a) => tune::run(*a),
         Command::Confirm(a) => confirm::run(a),
         Command::Db(a) => db::run(a),
+        Command::Cache(a) => cache::run(a),
         Command::Simulate(a) => simulate::run(a),
         Command::Report(a) => report::run(a),
         Command::Generate(a) => generate::run(a),

@@ -202,6 +202,9 @@ pub(crate) fn only_problem(problems: &mut Vec<Vec<(String, Value)>>, key: &str) 
 }
 
 pub fn run(a: Args) -> anyhow::Result<i32> {
+    // A compile-cache bound that is not a size is said before anything is measured (a tune that
+    // compiles prunes the caches to it at its end).
+    kerntune::store::cache::max_bytes().map_err(|m| anyhow::anyhow!("{m}"))?;
     let mut spec = kerntune::plan::prepare::load_with(&a.spec, kerntune::LoadOptions { allow_outside_sources: a.allow_outside_sources })?;
     for w in &spec.warnings {
         crate::cli::out::eprint_line(&format!("warning: {w}"));

@@ -396,7 +396,14 @@ impl<B: Backend> Tuner<B> {
         }
         persist::winner(&mut ledger, &plan, &selected)?;
         tracing::debug!(seconds = t0.elapsed().as_secs_f64(), "winner stored");
-        Ok(persist::report(&ledger, &plan, selected, strategy, recheck, t0))
+        let mut report = persist::report(&ledger, &plan, selected, strategy, recheck, t0);
+        // What this tune compiled (or saw refused) was added to the compile caches: keep them
+        // within their bound.
+        let refused = report.failures.get(&crate::error::FailureKind::CompileFailed.to_string()).copied().unwrap_or(0);
+        if report.compiled > report.compile_cache_hits || refused > report.compile_cache_refusals {
+            report.notes.extend(crate::store::cache::prune_after_tune());
+        }
+        Ok(report)
     }
 
     /// Stage 1: expand, compile the job's expressions, derive the entry id and the hashes.

@@ -11,13 +11,275 @@
 //! version, so the same key fails the same way — except where the log says an included file
 //! was not found: the toolkit's or the system's headers are not in the key, and installing the
 //! missing one must be seen, so such a failure is compiled again.
+//!
+//! The caches are bounded together ([`max_bytes`]: 2 GiB unless `KERNTUNE_COMPILE_CACHE_MAX`
+//! says otherwise): a tune that added to them removes the least recently used entries once they
+//! hold more ([`prune`], down to 80 % of the bound, as ccache does, so that the next tunes do not
+//! prune again at once). A served entry's file is touched, so its modification time is its last
+//! use (access times are often not kept: `noatime`, `relatime`). `kerntune cache` shows, prunes
+//! and clears them.
 
 use crate::error::BackendError;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// The backends that keep a compile cache, each in a folder of that name under kerntune's cache
+/// directory ([`crate::store::db::cache_dir`]).
+pub const BACKENDS: [&str; 2] = ["cuda", "hip"];
+
+/// The environment variable that bounds the compile caches ([`max_bytes`]).
+pub const MAX_VAR: &str = "KERNTUNE_COMPILE_CACHE_MAX";
+
+/// The bound of the compile caches together where [`MAX_VAR`] sets none: 2 GiB (a 1,650-config
+/// convolution space compiles to about 40 MB of CUBINs).
+pub const DEFAULT_MAX_BYTES: u64 = 2 << 30;
+
+/// Files of an entry being written (a temporary name, see [`store`]) older than this were left
+/// by a process that ended before renaming them, and are removed by [`prune`].
+const STALE_TEMPORARY: Duration = Duration::from_secs(3600);
+
+/// The compile cache folder of `backend` (one of [`BACKENDS`]), or `None` when
+/// `KERNTUNE_NO_COMPILE_CACHE` is set (nothing read or kept).
+pub fn folder(backend: &str) -> Option<PathBuf> {
+    std::env::var_os("KERNTUNE_NO_COMPILE_CACHE").is_none().then(|| crate::store::db::cache_dir().join(backend))
+}
+
+/// The bound [`MAX_VAR`] sets ([`parse_max`]), [`DEFAULT_MAX_BYTES`] where it is unset; `None`:
+/// never pruned. The error is one line naming the variable.
+pub fn max_bytes() -> Result<Option<u64>, String> {
+    match std::env::var(MAX_VAR) {
+        Err(std::env::VarError::NotPresent) => Ok(Some(DEFAULT_MAX_BYTES)),
+        Err(std::env::VarError::NotUnicode(v)) => Err(format!("{MAX_VAR}: {v:?} is not a size: write one such as `2GiB`, `500MB`, or `off`")),
+        Ok(v) => parse_max(&v).map_err(|m| format!("{MAX_VAR}: {m}")),
+    }
+}
+
+/// A bound of the compile caches: a size (`2GiB`, `500 MB`, `1.5G`, bytes as a plain number) or
+/// `off` (never pruned); `None` for `off`. Zero is refused: it would remove every binary after
+/// each tune (`KERNTUNE_NO_COMPILE_CACHE=1` keeps none).
+pub fn parse_max(v: &str) -> Result<Option<u64>, String> {
+    let t = v.trim();
+    if ["off", "none", "unlimited"].iter().any(|w| t.eq_ignore_ascii_case(w)) {
+        return Ok(None);
+    }
+    match t.parse::<bytesize::ByteSize>() {
+        Ok(b) if b.as_u64() > 0 => Ok(Some(b.as_u64())),
+        Ok(_) => Err(format!("`{v}` would remove every binary after each tune: give a size such as `2GiB`, or set KERNTUNE_NO_COMPILE_CACHE=1 to keep none")),
+        Err(_) => Err(format!("`{v}` is not a size: write one such as `2GiB`, `500MB`, or `off` (never pruned)")),
+    }
+}
+
+/// `bytes` for a person: `1.5 GiB`.
+pub fn size_text(bytes: u64) -> String {
+    bytesize::ByteSize::b(bytes).display().iec().to_string()
+}
+
+/// One entry of a compile cache: the files of one key (image, symbol, refusal).
+#[derive(Debug)]
+struct Entry {
+    files: Vec<PathBuf>,
+    bytes: u64,
+    /// The latest modification time of its files: its last use.
+    used: SystemTime,
+    refusal: bool,
+}
+
+/// The entries of the compile cache folders under `root`, and the temporary files left by
+/// writes that never finished (older than [`STALE_TEMPORARY`]) with their sizes.
+fn scan(root: &Path) -> (Vec<(&'static str, Entry)>, Vec<(PathBuf, u64)>) {
+    let (mut entries, mut stale) = (Vec::new(), Vec::new());
+    let now = SystemTime::now();
+    for backend in BACKENDS {
+        let Ok(dir) = std::fs::read_dir(root.join(backend)) else { continue };
+        let mut by_key: std::collections::BTreeMap<String, Entry> = Default::default();
+        for f in dir.flatten() {
+            let (Ok(meta), Some(name)) = (f.metadata(), f.file_name().to_str().map(str::to_string)) else { continue };
+            if !meta.is_file() {
+                continue;
+            }
+            let modified = meta.modified().unwrap_or(now);
+            if name.starts_with('.') {
+                if now.duration_since(modified).is_ok_and(|age| age > STALE_TEMPORARY) {
+                    stale.push((f.path(), meta.len()));
+                }
+                continue;
+            }
+            let Some((key, ext)) = name.rsplit_once('.') else { continue };
+            let e = by_key.entry(key.to_string()).or_insert(Entry { files: Vec::new(), bytes: 0, used: SystemTime::UNIX_EPOCH, refusal: false });
+            e.files.push(f.path());
+            e.bytes += meta.len();
+            e.used = e.used.max(modified);
+            e.refusal |= ext == REFUSED;
+        }
+        entries.extend(by_key.into_values().map(|e| (backend, e)));
+    }
+    (entries, stale)
+}
+
+/// What one backend's compile cache holds ([`usage`]).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct FolderUsage {
+    /// The backend (`cuda`, `hip`).
+    pub backend: String,
+    /// Its folder.
+    pub folder: PathBuf,
+    /// Compiled kernels (an image, with its symbol for a template instance).
+    pub binaries: usize,
+    /// Kept refusals of the compiler.
+    pub refusals: usize,
+    /// Bytes of every file.
+    pub bytes: u64,
+    /// The least recent last use of an entry, in seconds since the Unix epoch.
+    pub oldest_use: Option<u64>,
+    /// The most recent.
+    pub newest_use: Option<u64>,
+}
+
+/// What the compile caches under `root` (kerntune's cache directory) hold, one line per backend
+/// folder that exists.
+pub fn usage(root: &Path) -> Vec<FolderUsage> {
+    let (entries, stale) = scan(root);
+    let secs = |t: SystemTime| t.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    BACKENDS
+        .iter()
+        .filter(|b| root.join(b).is_dir())
+        .map(|&backend| {
+            let folder = root.join(backend);
+            let mine: Vec<&Entry> = entries.iter().filter(|(b, _)| *b == backend).map(|(_, e)| e).collect();
+            let left: u64 = stale.iter().filter(|(p, _)| p.starts_with(&folder)).map(|(_, n)| n).sum();
+            FolderUsage {
+                backend: backend.into(),
+                binaries: mine.iter().filter(|e| !e.refusal).count(),
+                refusals: mine.iter().filter(|e| e.refusal).count(),
+                bytes: mine.iter().map(|e| e.bytes).sum::<u64>() + left,
+                oldest_use: mine.iter().map(|e| secs(e.used)).min(),
+                newest_use: mine.iter().map(|e| secs(e.used)).max(),
+                folder,
+            }
+        })
+        .collect()
+}
+
+/// What [`prune`] removed and kept.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Pruned {
+    /// Entries removed (a compiled kernel or a refusal, with all its files).
+    pub removed: usize,
+    /// Their bytes, and those of temporary files left by writes that never finished.
+    pub removed_bytes: u64,
+    /// Entries kept.
+    pub kept: usize,
+    /// Their bytes.
+    pub kept_bytes: u64,
+    /// How long before the prune the most recently used entry removed was last used.
+    pub unused_for_s: Option<u64>,
+}
+
+impl Pruned {
+    /// One line for a tune's notes or `kerntune cache prune`: what was removed and why; `None`
+    /// when nothing was.
+    pub fn line(&self, max: u64) -> Option<String> {
+        if self.removed == 0 {
+            return (self.removed_bytes > 0).then(|| {
+                format!(
+                    "compile cache: removed {} of files left by compiles whose process ended while storing them; {} entr{} kept ({})",
+                    size_text(self.removed_bytes),
+                    self.kept,
+                    if self.kept == 1 { "y" } else { "ies" },
+                    size_text(self.kept_bytes)
+                )
+            });
+        }
+        Some({
+            let unused = self.unused_for_s.map(|s| format!(", none used in the last {}", ago(s))).unwrap_or_default();
+            format!(
+                "compile cache: removed the {} least recently used entr{} ({}{unused}) to stay within {} ({MAX_VAR}); {} kept ({})",
+                self.removed,
+                if self.removed == 1 { "y" } else { "ies" },
+                size_text(self.removed_bytes),
+                size_text(max),
+                self.kept,
+                size_text(self.kept_bytes)
+            )
+        })
+    }
+}
+
+/// `seconds` for a person, in its largest whole unit: `3 days`, `5 h`, `12 min`, `a minute`.
+pub fn ago(seconds: u64) -> String {
+    match seconds {
+        s if s >= 2 * 86_400 => format!("{} days", s / 86_400),
+        s if s >= 3_600 => format!("{} h", s / 3_600),
+        s if s >= 120 => format!("{} min", s / 60),
+        _ => "a minute".into(),
+    }
+}
+
+/// Bounds the compile caches under `root` (kerntune's cache directory) to `max` bytes together:
+/// when they hold more, removes whole entries, least recently used first, until they hold at
+/// most 80 % of it; and removes temporary files left by writes that never finished. Files that
+/// another process removed first, or that cannot be removed, are skipped: pruning never fails.
+pub fn prune(root: &Path, max: u64) -> Pruned {
+    let (mut entries, stale) = scan(root);
+    let mut out = Pruned::default();
+    for (path, bytes) in stale {
+        if std::fs::remove_file(&path).is_ok() {
+            out.removed_bytes += bytes;
+        }
+    }
+    let mut total: u64 = entries.iter().map(|(_, e)| e.bytes).sum();
+    if total > max {
+        let low = max / 10 * 8;
+        entries.sort_by_key(|(_, e)| e.used);
+        let now = SystemTime::now();
+        let mut cut = 0;
+        while cut < entries.len() && total > low {
+            let e = &entries[cut].1;
+            for f in &e.files {
+                let _ = std::fs::remove_file(f);
+            }
+            total -= e.bytes;
+            out.removed += 1;
+            out.removed_bytes += e.bytes;
+            out.unused_for_s = Some(now.duration_since(e.used).map(|d| d.as_secs()).unwrap_or(0));
+            cut += 1;
+        }
+        entries.drain(..cut);
+    }
+    out.kept = entries.len();
+    out.kept_bytes = entries.iter().map(|(_, e)| e.bytes).sum();
+    out
+}
+
+/// After a tune that compiled: bounds the compile caches ([`max_bytes`], [`prune`]), unless
+/// `KERNTUNE_NO_COMPILE_CACHE` is set; the line for the tune's notes when it removed anything, or
+/// when the bound is not a size (then nothing is removed).
+pub fn prune_after_tune() -> Option<String> {
+    std::env::var_os("KERNTUNE_NO_COMPILE_CACHE").is_none().then_some(())?;
+    match max_bytes() {
+        Ok(Some(max)) => {
+            let t = std::time::Instant::now();
+            let p = prune(&crate::store::db::cache_dir(), max);
+            tracing::debug!(seconds = t.elapsed().as_secs_f64(), removed = p.removed, kept = p.kept, "compile cache pruned");
+            p.line(max)
+        }
+        Ok(None) => None,
+        Err(m) => Some(format!("compile cache not pruned: {m}")),
+    }
+}
 
 /// The cached bytes under `dir/<key>.<ext>`, if present and non-empty.
 pub fn load(dir: &Path, key: &str, ext: &str) -> Option<Vec<u8>> {
     std::fs::read(dir.join(format!("{key}.{ext}"))).ok().filter(|b| !b.is_empty())
+}
+
+/// Marks `dir/<key>.<ext>` used now (its modification time: what [`prune`] orders by). Best
+/// effort: a cache that may not be written (shared read-only) is never pruned by this process
+/// either.
+fn touch(dir: &Path, key: &str, ext: &str) {
+    if let Ok(f) = std::fs::File::options().append(true).open(dir.join(format!("{key}.{ext}"))) {
+        let _ = f.set_modified(SystemTime::now());
+    }
 }
 
 /// Whether [`binary`] would serve `key` from `dir` (a plain kernel's image; a template
@@ -93,9 +355,11 @@ pub fn binary(
     if let Some(d) = dir {
         let entry = if templated { load(d, key, "sym").and_then(|b| String::from_utf8(b).ok()) } else { Some(name.to_string()) };
         if let (Some(entry), Some(bytes)) = (entry, load(d, key, ext)) {
+            touch(d, key, ext);
             return Ok(Binary { bytes, entry, cached: true });
         }
         if let Some(refused) = load(d, key, REFUSED).as_deref().and_then(refusal) {
+            touch(d, key, REFUSED);
             return Err(refused);
         }
     }
@@ -152,6 +416,75 @@ mod tests {
         assert!(!super::holds(None, "k", "cubin", false), "no cache holds nothing");
         super::store(d.path(), "e", "cubin", b"");
         assert!(!super::holds(Some(d.path()), "e", "cubin", false), "an empty file is not served");
+    }
+
+    /// Sets `dir/name`'s modification time to `days` days ago.
+    fn used_days_ago(dir: &std::path::Path, name: &str, days: u64) {
+        let f = std::fs::File::options().append(true).open(dir.join(name)).unwrap();
+        f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(days * 86_400)).unwrap();
+    }
+
+    #[test]
+    fn bounds_parse_and_bad_ones_say_what_to_write() {
+        assert_eq!(super::parse_max("2GiB"), Ok(Some(2 << 30)));
+        assert_eq!(super::parse_max(" 500 MB "), Ok(Some(500_000_000)));
+        assert_eq!(super::parse_max("1048576"), Ok(Some(1 << 20)));
+        assert_eq!(super::parse_max("OFF"), Ok(None));
+        let zero = super::parse_max("0").unwrap_err();
+        assert!(zero.contains("KERNTUNE_NO_COMPILE_CACHE=1"), "{zero}");
+        let bad = super::parse_max("two gigs").unwrap_err();
+        assert!(bad.contains("`two gigs` is not a size") && bad.contains("2GiB"), "{bad}");
+        assert_eq!(super::size_text(3 << 29), "1.5 GiB");
+    }
+
+    #[test]
+    fn pruning_removes_the_least_recently_used_entries_whole() {
+        let root = tempfile::tempdir().unwrap();
+        let (cuda, hip) = (root.path().join("cuda"), root.path().join("hip"));
+        // Five entries of 1,000 bytes: used 50, 40, 30, 20 and 10 days ago; one is a template
+        // instance (image and symbol), one a kept refusal, one in the HIP folder.
+        for (key, days) in [("a", 50), ("b", 40), ("c", 30), ("d", 20)] {
+            super::store(&cuda, key, "cubin", &[0; 1000]);
+            used_days_ago(&cuda, &format!("{key}.cubin"), days);
+        }
+        super::store(&cuda, "b", "sym", b"_Z1bv");
+        used_days_ago(&cuda, "b.sym", 40);
+        super::store(&hip, "e", "err", &[b' '; 1000]);
+        used_days_ago(&hip, "e.err", 10);
+        // A write that never finished, two hours ago, and one under way.
+        super::store(&cuda, "x", "cubin", b"");
+        std::fs::write(cuda.join(".f.cubin.1.ThreadId(2)"), [0; 100]).unwrap();
+        used_days_ago(&cuda, ".f.cubin.1.ThreadId(2)", 1);
+        std::fs::write(cuda.join(".g.cubin.1.ThreadId(3)"), [0; 100]).unwrap();
+        // `a` is served now: its use is today.
+        let served = super::binary(Some(&cuda), "a", "cubin", "a", false, || panic!("compiled")).unwrap();
+        assert!(served.cached);
+
+        let u = super::usage(root.path());
+        assert_eq!(u.iter().map(|f| (f.backend.as_str(), f.binaries, f.refusals)).collect::<Vec<_>>(), [("cuda", 5, 0), ("hip", 0, 1)]);
+        assert_eq!(u[0].bytes, 4005 + 100, "the entries' bytes and the stale temporary's (not one being written)");
+
+        // Within the bound: only the stale temporary goes.
+        let p = super::prune(root.path(), 10_000);
+        assert_eq!((p.removed, p.removed_bytes, p.kept), (0, 100, 6));
+        assert_eq!(
+            p.line(10_000).as_deref(),
+            Some("compile cache: removed 100 B of files left by compiles whose process ended while storing them; 6 entries kept (4.9 KiB)")
+        );
+        assert!(!cuda.join(".f.cubin.1.ThreadId(2)").exists() && cuda.join(".g.cubin.1.ThreadId(3)").exists());
+
+        // Over a bound of 4,000 bytes (5,105 held): down to 3,200, the oldest first — `b`
+        // (with its symbol) and `c`; `a`, served today, stays.
+        let p = super::prune(root.path(), 4_000);
+        assert_eq!((p.removed, p.removed_bytes, p.kept, p.kept_bytes), (2, 2005, 4, 3000));
+        assert_eq!(p.unused_for_s.map(|s| s / 86_400), Some(30), "the most recently used entry removed");
+        assert!(p.line(4_000).unwrap().contains("removed the 2 least recently used entries (2.0 KiB, none used in the last 30 days)"), "{:?}", p.line(4_000));
+        let left: std::collections::BTreeSet<String> = std::fs::read_dir(&cuda).unwrap().map(|f| f.unwrap().file_name().into_string().unwrap()).collect();
+        assert_eq!(left, ["a.cubin", "d.cubin", "x.cubin", ".g.cubin.1.ThreadId(3)"].map(String::from).into(), "whole entries go");
+        assert!(hip.join("e.err").exists());
+        assert_eq!(super::prune(root.path(), 4_000).line(4_000), None, "nothing more to do");
+        // A missing root prunes nothing and fails nothing.
+        assert_eq!(super::prune(&root.path().join("none"), 1), super::Pruned::default());
     }
 
     #[test]
