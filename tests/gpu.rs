@@ -351,11 +351,45 @@ fn the_compile_caches_stay_within_their_bound() {
     let o = kerntune(dir, &["cache", "show", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(v["folders"][0]["bytes"].as_u64().unwrap() <= bytes * 6 / 5, "{v}");
-    let t = tune("second", &max, &["--force"]);
+    let t = tune("second", &max, &["--remeasure"]);
     assert!(t.contains("; 6 from the compile cache") && !t.contains("compile cache: removed"), "the second kernel's CUBINs were kept: {t}");
-    let t = tune("first", &max, &["--force"]);
+    let t = tune("first", &max, &["--remeasure"]);
     assert!(!t.contains("; 6 from the compile cache"), "the first kernel's were removed: {t}");
     println!("{t}");
+}
+
+/// A published `.cu` file with its host program (`#include <stdio.h>`, `main` with `cudaMalloc`
+/// and a launch), which NVRTC refuses: the one error says how to keep the file, and once its host
+/// part is between `#ifndef __CUDACC_RTC__` and `#endif`, as it says, the kernel tunes.
+#[test]
+fn a_published_file_with_host_code_says_how_to_keep_it() {
+    if cuda_devices("host code").is_none() {
+        return;
+    }
+    let d = cache();
+    let dir = d.path();
+    let kernel = "extern \"C\" __global__ void add(float* y, const float* x, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) y[i] += x[i];\n}\n";
+    let host = "int main() {\n    float *x, *y;\n    cudaMalloc(&x, 1024 * sizeof(float));\n    cudaMalloc(&y, 1024 * sizeof(float));\n    add<<<4, 256>>>(y, x, 1024);\n    cudaDeviceSynchronize();\n    printf(\"done\\n\");\n    return 0;\n}\n";
+    let spec = "[kernel]\nname = \"add\"\nsource = { cuda = \"add.cu\" }\n[params]\nWG = [128, 256]\n[[problems]]\nn = 1048576\n[[args]]\nname = \"y\"\ntype = \"f32\"\nlen = \"n\"\naccess = \"readwrite\"\ninit = \"random\"\n[[args]]\nname = \"x\"\ntype = \"f32\"\nlen = \"n\"\ninit = \"random\"\n[[args]]\nname = \"n\"\ntype = \"i32\"\nvalue = \"n\"\n[launch]\ngrid = [\"div_ceil(n, WG)\"]\nblock = [\"WG\"]\n";
+    std::fs::write(dir.join("add.toml"), spec).unwrap();
+    let tune = || kerntune(dir, &["tune", dir.join("add.toml").to_str().unwrap(), "--backend", "cuda", "--no-db", "--top", "1"]);
+    std::fs::write(dir.join("add.cu"), format!("#include <stdio.h>\n#include <cuda_runtime.h>\n{kernel}{host}")).unwrap();
+    let o = tune();
+    let t = text(&o);
+    assert!(!o.status.success() && t.lines().filter(|l| l.starts_with("error:")).count() == 1, "{t}");
+    assert!(t.contains("cannot open source file \"stdio.h\"") && t.contains("(`stdio.h` here)") && t.contains("`#ifndef __CUDACC_RTC__` and `#endif`"), "{t}");
+    // The includes guarded, not the host code: NVRTC's refusal of `main` says what to do.
+    std::fs::write(dir.join("add.cu"), format!("#ifndef __CUDACC_RTC__\n#include <stdio.h>\n#endif\n#include <cuda_runtime.h>\n{kernel}{host}")).unwrap();
+    let t = text(&tune());
+    assert!(t.contains("the source holds host code (`int main() {`), which NVRTC does not compile"), "{t}");
+    std::fs::write(
+        dir.join("add.cu"),
+        format!("#ifndef __CUDACC_RTC__\n#include <stdio.h>\n#endif\n#include <cuda_runtime.h>\n{kernel}#ifndef __CUDACC_RTC__\n{host}#endif\n"),
+    )
+    .unwrap();
+    let o = tune();
+    let t = text(&o);
+    assert!(o.status.success() && t.contains("winner: WG="), "{t}");
 }
 
 /// `--memcheck` runs the winner once under compute-sanitizer: a kernel that reads one element

@@ -140,9 +140,10 @@ pub fn group_failures<'a>(failures: impl IntoIterator<Item = (&'a Config, Failur
 
 /// What a compile error of a published kernel usually means, where it is one of the known
 /// removals from CUDA — the warp intrinsics without a mask (`__shfl_down`, `__any`, …; deprecated
-/// in CUDA 9, gone for sm_70 and later) and texture references (gone in CUDA 12) — or a header
-/// with host code, which NVRTC refuses (`cub/cub.cuh`). One finding per cause the compiler's
-/// `message` shows.
+/// in CUDA 9, gone for sm_70 and later) and texture references (gone in CUDA 12) — or host code,
+/// which NVRTC refuses: a header that holds some (`cub/cub.cuh`), a published file's own (`main`,
+/// helpers without `__device__`), the C and C++ standard library's headers (which NVRTC lacks).
+/// One finding per cause the compiler's `message` shows.
 pub fn compile_hints(message: &str) -> Vec<String> {
     const WARP: &[&str] = &["__shfl", "__shfl_up", "__shfl_down", "__shfl_xor", "__any", "__all", "__ballot"];
     let mut out = Vec::new();
@@ -160,6 +161,31 @@ pub fn compile_hints(message: &str) -> Vec<String> {
                 .into(),
         );
     }
+    if let Some(header) = standard_header(message) {
+        let libcu = LIBCUXX
+            .iter()
+            .find(|(names, _)| names.contains(&header))
+            .map(|(_, std)| {
+                format!("; for what it declares in device code, CUDA's own `<cuda/std/{std}>` (libcu++, on NVRTC's include path) is the one to include")
+            })
+            .unwrap_or_default();
+        out.push(format!(
+            "NVRTC compiles device code only and has none of the C or C++ standard library's headers (`{header}` here); a kernel needs none for `printf` or the math functions (`sqrtf`, `expf`, …), which NVRTC knows{libcu}. Remove the include, or put it, with any host code of the file, between `#ifndef __CUDACC_RTC__` and `#endif` (NVRTC defines `__CUDACC_RTC__`, nvcc does not, so the file still builds as it did)"
+        ));
+    }
+    // NVRTC on a function without `__device__` or `__global__` in the kernel's own file (a
+    // published file's `main` and helpers). Its own advice, `-default-device`, fits helpers that
+    // lack `__device__`, not host code.
+    if message.contains("host functions are not allowed in JIT mode") {
+        let line = message.split(" | ").nth(1).map(|l| format!(" (`{}`)", l.trim())).unwrap_or_default();
+        let (file, lead) = match error_file(message) {
+            Some(f) if in_header(f) => (format!("the header `{f}`"), "a function without `__device__`"),
+            _ => ("the source".to_string(), "host code"),
+        };
+        out.push(format!(
+            "{file} holds {lead}{line}, which NVRTC does not compile: give a helper meant for the GPU `__device__` (or `__host__ __device__`), and put host code (`main`, `cudaMalloc`, `<<<…>>>` launches, standard headers) between `#ifndef __CUDACC_RTC__` and `#endif` (NVRTC defines `__CUDACC_RTC__`, nvcc does not, so the file still builds as it did) or in a file of its own"
+        ));
+    }
     // NVRTC 13 on a `texture<float, 2> tex;` line: `error: texture is not a template`.
     if ["texture is not a template", "identifier \"texture\" is undefined", "identifier \"tex1Dfetch\" is undefined"].iter().any(|m| message.contains(m)) {
         out.push(
@@ -168,6 +194,84 @@ pub fn compile_hints(message: &str) -> Vec<String> {
         );
     }
     out
+}
+
+/// The C standard library's headers (C11) and the POSIX ones published kernels' host code
+/// includes; a name without an extension is taken for a C++ standard header (`vector`,
+/// `cstdio`).
+const C_HEADERS: &[&str] = &[
+    "assert.h",
+    "complex.h",
+    "ctype.h",
+    "errno.h",
+    "fenv.h",
+    "float.h",
+    "inttypes.h",
+    "iso646.h",
+    "limits.h",
+    "locale.h",
+    "math.h",
+    "setjmp.h",
+    "signal.h",
+    "stdalign.h",
+    "stdarg.h",
+    "stdatomic.h",
+    "stdbool.h",
+    "stddef.h",
+    "stdint.h",
+    "stdio.h",
+    "stdlib.h",
+    "stdnoreturn.h",
+    "string.h",
+    "tgmath.h",
+    "threads.h",
+    "time.h",
+    "uchar.h",
+    "wchar.h",
+    "wctype.h",
+    "unistd.h",
+    "sys/time.h",
+    "sys/types.h",
+    "omp.h",
+    "malloc.h",
+    "memory.h",
+];
+
+/// Standard headers whose device-side counterpart libcu++ ships as `<cuda/std/…>`: the names a
+/// source may include, and the counterpart's.
+const LIBCUXX: &[(&[&str], &str)] = &[
+    (&["cstdint", "stdint.h", "inttypes.h", "cinttypes"], "cstdint"),
+    (&["cstddef", "stddef.h"], "cstddef"),
+    (&["climits", "limits.h"], "climits"),
+    (&["cfloat", "float.h"], "cfloat"),
+    (&["limits"], "limits"),
+    (&["type_traits"], "type_traits"),
+    (&["utility"], "utility"),
+    (&["tuple"], "tuple"),
+    (&["array"], "array"),
+    (&["complex", "complex.h"], "complex"),
+    (&["atomic", "stdatomic.h"], "atomic"),
+    (&["cassert", "assert.h"], "cassert"),
+];
+
+/// The standard library header a compile log says it could not open (NVRTC: ``catastrophic
+/// error: cannot open source file "stdio.h"``), if it is one.
+fn standard_header(message: &str) -> Option<&str> {
+    let rest = message.split("cannot open source file \"").nth(1)?;
+    let name = &rest[..rest.find('"')?];
+    let cxx = !name.is_empty() && name.chars().all(|c| c.is_ascii_lowercase() || c == '_');
+    (cxx || C_HEADERS.contains(&name)).then_some(name)
+}
+
+/// The file the error a compile log opens with is in (`FILE(LINE): error: …`).
+fn error_file(message: &str) -> Option<&str> {
+    message.split("): ").next().and_then(|f| f.rsplit_once('(')).map(|(f, _)| f).filter(|f| !f.is_empty())
+}
+
+/// Whether `file` is a header rather than the kernel's own source, which NVRTC names
+/// `<kernel>.cu`: a path, or a header's name.
+fn in_header(file: &str) -> bool {
+    file.contains('/') || [".h", ".hpp", ".cuh", ".hh", ".inl"].iter().any(|e| file.ends_with(e))
 }
 
 /// Where every config that computed a wrong output differs from the reference in only a few
@@ -857,7 +961,7 @@ mod tests {
         assert_eq!(few_mismatches(std::iter::empty()), None);
     }
 
-    /// A compile error that is a known removal from CUDA says what to write instead.    /// A compile error that is a known removal from CUDA says what to write instead.
+    /// A compile error that is a known removal from CUDA says what to write instead.
     #[test]
     fn removed_cuda_intrinsics_say_what_replaces_them() {
         let m = "spmv_kernel.cu(32): error: identifier \"__shfl_down\" is undefined | local_y += __shfl_down(local_y, s); | ^";
@@ -870,6 +974,38 @@ mod tests {
         assert!(compile_hints("k.cu(1): error: identifier \"__shfl_down_sync\" is undefined").is_empty(), "only the names without a mask");
         let jit = "/usr/local/cuda/include/cccl/thrust/system/cuda/detail/core/triple_chevron_launch.h(61): error: A function explicitly marked as a __host__ function is not allowed in JIT mode";
         assert!(compile_hints(jit)[0].contains("`cub/block/block_reduce.cuh`"), "{:?}", compile_hints(jit));
+        assert_eq!(compile_hints(jit).len(), 1, "not taken for the kernel's own host code");
+    }
+
+    /// A published file's host code and standard headers, as NVRTC 13 refuses them (the messages
+    /// are an H200's, docs/results/hostcode-2026-12-02): each says how to keep the file and tune
+    /// its kernels.
+    #[test]
+    fn host_code_and_standard_headers_say_how_to_keep_the_file() {
+        let stdio = "add.cu(1): catastrophic error: cannot open source file \"stdio.h\" | #include <stdio.h> | ^";
+        let [h] = &compile_hints(stdio)[..] else { panic!("{:?}", compile_hints(stdio)) };
+        assert!(h.contains("(`stdio.h` here)") && h.contains("`printf`") && h.contains("`#ifndef __CUDACC_RTC__` and `#endif`"), "{h}");
+        assert!(!h.contains("cuda/std"), "{h}");
+        for (header, std) in [("cstdint", "cstdint"), ("stdint.h", "cstdint"), ("type_traits", "type_traits")] {
+            let m = format!("k.cu(2): catastrophic error: cannot open source file \"{header}\" | #include <{header}> | ^");
+            let hints = compile_hints(&m);
+            assert!(hints.len() == 1 && hints[0].contains(&format!("`{header}` here")) && hints[0].contains(&format!("`<cuda/std/{std}>`")), "{hints:?}");
+        }
+        for header in ["iostream", "vector", "cmath", "sys/time.h"] {
+            let m = format!("k.cu(1): catastrophic error: cannot open source file \"{header}\"");
+            assert_eq!(compile_hints(&m).len(), 1, "{header}");
+        }
+        // The user's own header, missing, is not the standard library's.
+        assert!(compile_hints("k.cu(1): catastrophic error: cannot open source file \"helper_cuda.h\"").is_empty());
+        assert!(compile_hints("k.cu(1): catastrophic error: cannot open source file \"Tile.h\"").is_empty());
+        let main = "add.cu(6): error: A function without execution space annotations (__host__/__device__/__global__) is considered a host function, and host functions are not allowed in JIT mode. Consider using -default-device flag to process unannotated functions as __device__ functions in JIT mode | int main() { | ^";
+        let [h] = &compile_hints(main)[..] else { panic!("{:?}", compile_hints(main)) };
+        assert!(h.starts_with("the source holds host code (`int main() {`), which NVRTC does not compile") && h.contains("`#ifndef __CUDACC_RTC__`"), "{h}");
+        // The same words from a header the source includes are that header's, not the source's.
+        let header = "/opt/lib/include/helpers.cuh(12): error: A function without execution space annotations (__host__/__device__/__global__) is considered a host function, and host functions are not allowed in JIT mode.";
+        let [h] = &compile_hints(header)[..] else { panic!("{:?}", compile_hints(header)) };
+        assert!(h.starts_with("the header `/opt/lib/include/helpers.cuh` holds a function without `__device__`, which"), "{h}");
+        assert!(compile_hints(&header.replace("/opt/lib/include/helpers.cuh", "tile.h"))[0].starts_with("the header `tile.h`"));
     }
 
     /// Any kind of failure is told apart by a parameter where one does: the kind's first cause

@@ -77,6 +77,7 @@ pub fn size_text(bytes: u64) -> String {
 /// One entry of a compile cache: the files of one key (image, symbol, refusal).
 #[derive(Debug)]
 struct Entry {
+    backend: &'static str,
     files: Vec<PathBuf>,
     bytes: u64,
     /// The latest modification time of its files: its last use.
@@ -86,7 +87,7 @@ struct Entry {
 
 /// The entries of the compile cache folders under `root`, and the temporary files left by
 /// writes that never finished (older than [`STALE_TEMPORARY`]) with their sizes.
-fn scan(root: &Path) -> (Vec<(&'static str, Entry)>, Vec<(PathBuf, u64)>) {
+fn scan(root: &Path) -> (Vec<Entry>, Vec<(PathBuf, u64)>) {
     let (mut entries, mut stale) = (Vec::new(), Vec::new());
     let now = SystemTime::now();
     for backend in BACKENDS {
@@ -105,13 +106,13 @@ fn scan(root: &Path) -> (Vec<(&'static str, Entry)>, Vec<(PathBuf, u64)>) {
                 continue;
             }
             let Some((key, ext)) = name.rsplit_once('.') else { continue };
-            let e = by_key.entry(key.to_string()).or_insert(Entry { files: Vec::new(), bytes: 0, used: SystemTime::UNIX_EPOCH, refusal: false });
+            let e = by_key.entry(key.to_string()).or_insert(Entry { backend, files: Vec::new(), bytes: 0, used: SystemTime::UNIX_EPOCH, refusal: false });
             e.files.push(f.path());
             e.bytes += meta.len();
             e.used = e.used.max(modified);
             e.refusal |= ext == REFUSED;
         }
-        entries.extend(by_key.into_values().map(|e| (backend, e)));
+        entries.extend(by_key.into_values());
     }
     (entries, stale)
 }
@@ -145,7 +146,7 @@ pub fn usage(root: &Path) -> Vec<FolderUsage> {
         .filter(|b| root.join(b).is_dir())
         .map(|&backend| {
             let folder = root.join(backend);
-            let mine: Vec<&Entry> = entries.iter().filter(|(b, _)| *b == backend).map(|(_, e)| e).collect();
+            let mine: Vec<&Entry> = entries.iter().filter(|e| e.backend == backend).collect();
             let left: u64 = stale.iter().filter(|(p, _)| p.starts_with(&folder)).map(|(_, n)| n).sum();
             FolderUsage {
                 backend: backend.into(),
@@ -227,14 +228,14 @@ pub fn prune(root: &Path, max: u64) -> Pruned {
             out.removed_bytes += bytes;
         }
     }
-    let mut total: u64 = entries.iter().map(|(_, e)| e.bytes).sum();
+    let mut total: u64 = entries.iter().map(|e| e.bytes).sum();
     if total > max {
         let low = max / 10 * 8;
-        entries.sort_by_key(|(_, e)| e.used);
+        entries.sort_by_key(|e| e.used);
         let now = SystemTime::now();
         let mut cut = 0;
         while cut < entries.len() && total > low {
-            let e = &entries[cut].1;
+            let e = &entries[cut];
             for f in &e.files {
                 let _ = std::fs::remove_file(f);
             }
@@ -247,7 +248,7 @@ pub fn prune(root: &Path, max: u64) -> Pruned {
         entries.drain(..cut);
     }
     out.kept = entries.len();
-    out.kept_bytes = entries.iter().map(|(_, e)| e.bytes).sum();
+    out.kept_bytes = entries.iter().map(|e| e.bytes).sum();
     out
 }
 
