@@ -43,10 +43,75 @@ pub struct CompileRequest<'a> {
     /// How each buffer argument is used, in argument order (binding layouts need it).
     pub buffers: &'a [crate::spec::problem::Access],
     /// Set by the tuner when it stops waiting for this compile (it ran far longer than the
-    /// others, or the tune reached its time limit or was interrupted). A backend whose compile
-    /// can take long runs it through [`abandonable`], which returns as soon as this is set;
-    /// `None` (an application compiling for its own launch) waits for the compile.
-    pub abandon: Option<&'a AtomicBool>,
+    /// others, past the compile timeout, or the tune reached its time limit or was interrupted).
+    /// A backend whose compile can take long runs it through [`abandonable`], which returns as
+    /// soon as it is set and lets the tuner read the compile's CPU time; `None` (an application
+    /// compiling for its own launch) waits for the compile.
+    pub abandon: Option<&'a CompileWatch>,
+}
+
+/// What the tuner and a compile running through [`abandonable`] share: the order to stop
+/// waiting for it, and the thread it runs on, whose CPU time tells how much compiling it did
+/// (compiles running beside it share the cores, so its wall time also counts their load).
+#[derive(Debug, Default)]
+pub struct CompileWatch {
+    abandon: AtomicBool,
+    /// The compile's thread id (Linux), 0 until it starts.
+    thread: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl CompileWatch {
+    /// A watch for a compile not yet started.
+    pub fn new() -> CompileWatch {
+        CompileWatch::default()
+    }
+
+    /// Stops waiting for the compile; whether this was already asked.
+    pub fn abandon(&self) -> bool {
+        self.abandon.swap(true, Ordering::Relaxed)
+    }
+
+    /// Whether [`CompileWatch::abandon`] was asked.
+    pub fn abandoned(&self) -> bool {
+        self.abandon.load(Ordering::Relaxed)
+    }
+
+    /// The CPU seconds the compile's thread has used so far; `None` before it starts, for a
+    /// compile that does not run through [`abandonable`], or where the system does not say
+    /// (outside Linux).
+    pub fn cpu_seconds(&self) -> Option<f64> {
+        let tid = self.thread.load(Ordering::Relaxed);
+        (tid != 0).then_some(())?;
+        thread_cpu_seconds(tid)
+    }
+}
+
+/// The CPU seconds the calling thread has used (see [`CompileWatch::cpu_seconds`]); `None` where
+/// the system does not say.
+pub fn this_thread_cpu_seconds() -> Option<f64> {
+    thread_cpu_seconds(this_thread_id()).filter(|_| this_thread_id() != 0)
+}
+
+/// The CPU seconds a thread of this process has used (Linux: the scheduler's nanoseconds, else
+/// its user and system ticks).
+fn thread_cpu_seconds(tid: u64) -> Option<f64> {
+    let task = format!("/proc/self/task/{tid}");
+    if let Some(ns) = std::fs::read_to_string(format!("{task}/schedstat")).ok().and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok()) {
+        return Some(ns as f64 * 1e-9);
+    }
+    // `pid (comm) state … utime stime …`: the fields after the command's closing parenthesis.
+    let stat = std::fs::read_to_string(format!("{task}/stat")).ok()?;
+    let after = stat.rsplit_once(')')?.1;
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let ticks = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    // USER_HZ, which Linux fixes at 100 for what /proc reports.
+    Some(ticks as f64 / 100.0)
+}
+
+/// This thread's id, where the system says (Linux: `/proc/thread-self` links to
+/// `PID/task/TID`).
+fn this_thread_id() -> u64 {
+    std::fs::read_link("/proc/thread-self").ok().and_then(|p| p.file_name()?.to_str()?.parse().ok()).unwrap_or(0)
 }
 
 /// Runs `work` (a compile that owns what it needs) so that the caller can stop waiting for it:
@@ -54,22 +119,24 @@ pub struct CompileRequest<'a> {
 /// returns [`BackendError::Abandoned`] and `work` finishes unobserved in the background (a
 /// compiler call cannot be interrupted safely, and what it writes to a compile cache is then
 /// there for the next tune). Without `abandon`, `work` runs on this thread.
-pub fn abandonable<T, F>(abandon: Option<&AtomicBool>, work: F) -> Result<T, BackendError>
+pub fn abandonable<T, F>(abandon: Option<&CompileWatch>, work: F) -> Result<T, BackendError>
 where
     T: Send + 'static,
     F: FnOnce() -> Result<T, BackendError> + Send + 'static,
 {
-    let Some(flag) = abandon else { return work() };
+    let Some(watch) = abandon else { return work() };
     let t0 = std::time::Instant::now();
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    let thread = watch.thread.clone();
     std::thread::Builder::new()
         .name("kerntune-compile-job".into())
         .spawn(move || {
+            thread.store(this_thread_id(), Ordering::Relaxed);
             let _ = tx.send(work());
         })
         .map_err(|e| BackendError::other(format!("starting a compile thread: {e}")))?;
     loop {
-        if flag.load(Ordering::Relaxed) {
+        if watch.abandoned() {
             return Err(BackendError::Abandoned(t0.elapsed()));
         }
         match rx.recv_timeout(std::time::Duration::from_millis(20)) {

@@ -73,6 +73,8 @@ pub struct FakeBackend {
     noise: f64,
     rng: Mutex<rand_chacha::ChaCha8Rng>,
     compile_delay: Arc<dyn Fn(&Config) -> Duration + Send + Sync>,
+    /// Compiles use the CPU for their time (`spinning_compiles`) instead of sleeping through it.
+    spin: bool,
     lost: AtomicBool,
     /// Number of `compile` calls.
     pub compiles: AtomicUsize,
@@ -166,6 +168,7 @@ impl FakeBackend {
             noise: 0.0,
             rng: Mutex::new(rand_chacha::ChaCha8Rng::seed_from_u64(0)),
             compile_delay: Arc::new(|_| Duration::ZERO),
+            spin: false,
             lost: AtomicBool::new(false),
             compiles: AtomicUsize::new(0),
             launches: Mutex::new(HashMap::new()),
@@ -302,6 +305,14 @@ impl FakeBackend {
         self
     }
 
+    /// Each compile's time ([`FakeBackend::with_compile_times`]) is CPU time its thread spends
+    /// (as a compiler's is), not a sleep: compiles running together share the cores, and a
+    /// compile takes longer in wall time the more run beside it.
+    pub fn spinning_compiles(mut self) -> Self {
+        self.spin = true;
+        self
+    }
+
     /// Overrides the target (e.g. to test fingerprint namespacing).
     pub fn with_target(mut self, t: Target) -> Self {
         self.target = t;
@@ -384,8 +395,24 @@ impl Backend for FakeBackend {
         let slept = if delay.is_zero() {
             Ok(())
         } else {
+            let spin = self.spin;
             crate::backend::abandonable(req.abandon, move || {
-                std::thread::sleep(delay);
+                if !spin {
+                    std::thread::sleep(delay);
+                    return Ok(());
+                }
+                let (t0, start) = (std::time::Instant::now(), crate::backend::this_thread_cpu_seconds());
+                let mut x = 0u64;
+                // Spins until the thread has used `delay` of CPU (of wall time where the system
+                // does not tell a thread's CPU time).
+                while match (start, crate::backend::this_thread_cpu_seconds()) {
+                    (Some(a), Some(b)) => b - a < delay.as_secs_f64(),
+                    _ => t0.elapsed() < delay,
+                } {
+                    for i in 0..100_000u64 {
+                        x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+                    }
+                }
                 Ok(())
             })
         };

@@ -52,7 +52,7 @@ use crate::search::strategy::{self, Candidates, Strategy};
 use crate::search::tail::Tail;
 use crate::spec::error::SpecError;
 use crate::spec::job::Reference;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
@@ -124,6 +124,12 @@ enum RefState {
     Trying { order: Vec<usize>, pos: usize, current: Option<usize>, sent: bool },
 }
 
+/// A compile whose thread tells its CPU time is given up on once it has used the compile
+/// timeout's worth of it, or when this many times the timeout of wall time have passed and it
+/// has used less than a tenth of the timeout of CPU (a compiler waiting on a lock, not
+/// compiling: a compile slowed by the load beside it still gets a share of a core).
+const TIMED_OUT_WALL: f64 = 3.0;
+
 /// What the compile threads share with this one: the queue, the compiles running (candidate
 /// and start, for the compile-time model), how many compiled configs wait for a device (the
 /// threads pause when too many do), and the order to stop.
@@ -140,7 +146,7 @@ struct Flow {
 struct Running {
     cand: usize,
     start: Instant,
-    abandon: Arc<AtomicBool>,
+    watch: Arc<crate::backend::CompileWatch>,
 }
 
 impl Flow {
@@ -228,9 +234,9 @@ pub(crate) struct Coordinator<'e, B: Backend> {
     eval_s: HashMap<usize, f64>,
     /// The compiles far slower than the others (see [`Tail`]).
     tail: Tail,
-    /// Candidates whose compile ran past [`TuneOptions::compile_timeout`] and was given up on:
-    /// each fails when its abandoned compile answers.
-    compile_timed_out: HashSet<usize>,
+    /// Candidates whose compile ran past [`TuneOptions::compile_timeout`] and was given up on,
+    /// with its wall and CPU seconds then: each fails when its abandoned compile answers.
+    compile_timed_out: HashMap<usize, (f64, Option<f64>)>,
     /// Calibration: the candidate timed on every device, and each device's mean of it.
     calibration: Option<usize>,
     calibrated: Vec<Option<f64>>,
@@ -325,7 +331,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             compile_s: HashMap::new(),
             eval_s: HashMap::new(),
             tail: Tail::new(opts.compile_tail),
-            compile_timed_out: HashSet::new(),
+            compile_timed_out: HashMap::new(),
             calibration: None,
             calibrated: vec![None; n],
             extra: (0..n).map(|_| VecDeque::new()).collect(),
@@ -732,10 +738,10 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 }
                 let c: &Cand = &plan.cands[i];
                 let t = Instant::now();
-                let abandon = Arc::new(AtomicBool::new(false));
-                flow.running().push(Running { cand: i, start: t, abandon: abandon.clone() });
+                let watch = Arc::new(crate::backend::CompileWatch::new());
+                flow.running().push(Running { cand: i, start: t, watch: watch.clone() });
                 let inputs = CompileInputs::new(prep, source, &c.config, &c.launch);
-                let req = crate::backend::CompileRequest { abandon: Some(&abandon), ..inputs.request(source, &c.config, &c.launch) };
+                let req = crate::backend::CompileRequest { abandon: Some(&watch), ..inputs.request(source, &c.config, &c.launch) };
                 // Asked first (a lookup of the cache key): a compile error the cache serves is
                 // the compiler's earlier one, which the error itself does not say.
                 let held = backend.in_compile_cache(&req) == Some(true);
@@ -782,7 +788,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 continue;
             }
             if let Some(r) = l.flow.running().iter().find(|r| r.cand == i) {
-                r.abandon.store(true, Ordering::Relaxed);
+                r.watch.abandon();
             }
             let config = self.plan.cands[i].config.key();
             tracing::info!(config, seconds = secs, limit, "stopped waiting for a compile in the tail");
@@ -797,13 +803,26 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     }
 
     /// Gives up on every compile that has run past [`TuneOptions::compile_timeout`]: told to stop
-    /// waiting, it answers at once, and its config fails ([`Self::compiled`]).
+    /// waiting, it answers at once, and its config fails ([`Self::compiled`]). Where the compile's
+    /// thread tells its CPU time (a backend compiling through [`crate::backend::abandonable`], on
+    /// Linux), that is what the limit bounds: the compiles running beside it share the cores, and
+    /// would otherwise make a short compile look long (on an H200, 100-line kernels ran past 5 s
+    /// beside 10^5-line ones). A compile that does not use the CPU (waiting on a lock) is given
+    /// up on after three times the limit of wall time.
     fn watch_compile_timeout(&mut self, l: &Turn<'_, '_, '_>) {
         let Some(limit) = self.opts.compile_timeout else { return };
+        let limit = limit.as_secs_f64();
         for r in l.flow.running().iter() {
-            if r.start.elapsed() > limit && !r.abandon.swap(true, Ordering::Relaxed) {
-                tracing::info!(config = self.plan.cands[r.cand].config.key(), seconds = limit.as_secs_f64(), "compile timed out");
-                self.compile_timed_out.insert(r.cand);
+            let wall = r.start.elapsed().as_secs_f64();
+            // CPU time never exceeds wall time on one thread: read only once the wall is past.
+            if wall <= limit || r.watch.abandoned() {
+                continue;
+            }
+            let cpu = r.watch.cpu_seconds();
+            if cpu.is_none_or(|c| c > limit || (wall > TIMED_OUT_WALL * limit && c < limit / 10.0)) {
+                r.watch.abandon();
+                tracing::info!(config = self.plan.cands[r.cand].config.key(), wall, cpu, limit, "compile timed out");
+                self.compile_timed_out.insert(r.cand, (wall, cpu));
             }
         }
     }
@@ -813,7 +832,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     fn abandon_running(&mut self, l: &mut Turn<'_, '_, '_>, why: Option<&str>) {
         let mut newly = Vec::new();
         for r in l.flow.running().iter() {
-            if !r.abandon.swap(true, Ordering::Relaxed) {
+            if !r.watch.abandon() {
                 newly.push((r.cand, r.start.elapsed().as_secs_f64()));
             }
         }
@@ -1148,16 +1167,24 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                     l.ledger.cached_refusals += 1;
                     self.compile_s.remove(&i);
                 }
-                if self.compile_timed_out.contains(&i) && matches!(e, BackendError::Abandoned(_)) {
+                if let (Some(&(wall, cpu)), BackendError::Abandoned(_)) = (self.compile_timed_out.get(&i), &e) {
                     // Not stored: a later tune that selects again (`--force`, reusing what was
                     // stored) compiles it again, on a less loaded machine or with a longer timeout.
                     // Its seconds count in the sum, not as a compile's (the slowest named).
                     self.compile_s.remove(&i);
                     let limit = self.opts.compile_timeout.unwrap_or_default().as_secs_f64();
-                    let limit = if limit < 10.0 { format!("{limit:.1}") } else { format!("{limit:.0}") };
+                    let secs = |s: f64| if s < 10.0 { format!("{s:.1}") } else { format!("{s:.0}") };
+                    let past = match cpu {
+                        Some(c) if c > limit => format!("still compiling after {} s of its own CPU time ({} s of wall time)", secs(c), secs(wall)),
+                        Some(c) => {
+                            format!("still compiling after {} s of wall time having used {} s of CPU time (waiting, not compiling)", secs(wall), secs(c))
+                        }
+                        None => format!("still compiling after {} s", secs(wall)),
+                    };
                     let message = format!(
-                        "{}: still compiling after {limit} s, the compile timeout ([tune] compile_timeout, --compile-timeout); not stored: `kerntune tune --force` with a longer timeout (or `--compile-timeout off`) compiles and measures it, reusing the rest",
-                        crate::run::diagnose::COMPILE_TIMED_OUT
+                        "{}: {past}, past the compile timeout of {} s ([tune] compile_timeout, --compile-timeout); not stored: `kerntune tune --force` with a longer timeout (or `--compile-timeout off`) compiles and measures it, reusing the rest",
+                        crate::run::diagnose::COMPILE_TIMED_OUT,
+                        secs(limit)
                     );
                     let r = self.result(i, ResultOutcome::Failed { kind: crate::error::FailureKind::TimedOut, message }, None, None, false);
                     self.settle(l, refs, i, r, false);

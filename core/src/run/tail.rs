@@ -128,10 +128,14 @@ mod tuned {
         assert_eq!(failed[0].config.key(), "bx=32,vec=1");
         let crate::run::report::ResultOutcome::Failed { kind, message } = &failed[0].outcome else { panic!("{:?}", failed[0]) };
         assert_eq!(*kind, crate::error::FailureKind::TimedOut);
-        assert!(
-            message.starts_with("compile timed out: still compiling after 0.4 s, the compile timeout ([tune] compile_timeout, --compile-timeout)"),
-            "{message}"
-        );
+        // The fake compile sleeps: it uses no CPU, so it is given up on as a compile that waits,
+        // after three times the timeout (where the system tells a thread's CPU time).
+        let expected = if crate::backend::this_thread_cpu_seconds().is_some() {
+            "compile timed out: still compiling after 1.2 s of wall time having used 0.0 s of CPU time (waiting, not compiling), past the compile timeout of 0.4 s ([tune] compile_timeout, --compile-timeout)"
+        } else {
+            "compile timed out: still compiling after 0.4 s, past the compile timeout of 0.4 s ([tune] compile_timeout, --compile-timeout)"
+        };
+        assert!(message.starts_with(expected), "{message}");
         assert_eq!(r.results.len(), 18, "every other config measured");
         assert!(failed[0].compile_seconds.is_none(), "not a compile's seconds: {:?}", failed[0]);
         // One cause, without the launch timeout's findings (no launch ran past [bench] timeout).
@@ -147,5 +151,30 @@ mod tuned {
         let r = Tuner::new(fake).tune(&job(), &TuneOptions { db: Some(db.clone()), strategy: "exhaustive".into(), force: true, ..opts() }).unwrap();
         assert!(r.results.iter().any(|x| x.config.key() == "bx=32,vec=1" && x.stats().is_some() && !x.from_db), "{:?}", r.results);
         assert_eq!(r.results.iter().filter(|x| x.from_db).count(), 17);
+    }
+
+    /// The compile timeout bounds a compile's own CPU time: eight compiles at once on this
+    /// machine's cores (two in CI) each take several times their CPU time in wall time, and the
+    /// short ones (0.25 s of CPU) pass a 0.4 s timeout they would exceed by the wall clock, while
+    /// the long ones (4 s) are given up on once they have used 0.4 s of CPU.
+    #[test]
+    fn a_compile_timeout_bounds_the_compiles_own_cpu_time_not_the_load_beside_it() {
+        if crate::backend::this_thread_cpu_seconds().is_none() {
+            return; // the wall clock rule, tested above
+        }
+        let fake = FakeBackend::new(Limits::preset("h100").unwrap().1, time)
+            .with_compile_times(|c| Duration::from_secs_f64(if c.get_i64("bx") == Some(32) { 4.0 } else { 0.25 }))
+            .spinning_compiles();
+        let o = TuneOptions { strategy: "exhaustive".into(), compile_timeout: Some(Duration::from_millis(400)), compile_threads: Some(8), ..opts() };
+        let r = Tuner::new(fake).tune(&job(), &o).unwrap();
+        let failed: Vec<String> = r.results.iter().filter(|x| x.stats().is_none()).map(|x| x.config.key()).collect();
+        assert_eq!(failed, ["bx=32,vec=1", "bx=32,vec=2", "bx=32,vec=4"], "{:?}", r.results);
+        for x in r.results.iter().filter(|x| x.stats().is_none()) {
+            let crate::run::report::ResultOutcome::Failed { message, .. } = &x.outcome else { unreachable!() };
+            assert!(message.contains("s of its own CPU time (") && message.contains("past the compile timeout of 0.4 s"), "{message}");
+        }
+        // The short compiles ran longer than the timeout by the wall clock (shared cores).
+        let slowest = r.results.iter().filter_map(|x| x.compile_seconds).fold(0.0, f64::max);
+        assert!(slowest > 0.4 || std::thread::available_parallelism().map_or(0, |n| n.get()) >= 8, "{slowest}");
     }
 }

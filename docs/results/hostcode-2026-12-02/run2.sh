@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Second call, on an H200, with the hints: the first call's variants again (what each error now
 # says), libcu++'s `<cuda/std/…>` headers the hints name (do they compile through NVRTC with
-# kerntune's include path?), a header of the user's with a helper lacking `__device__`; then the
-# new GPU tests and every GPU suite.
+# kerntune's include path?), a header of the user's with a helper lacking `__device__`; the
+# fortieth session's macro-expanded kernel (10^L statements) with --compile-timeout 5s, now
+# bounding each compile's own CPU time (before: 7 of 8 timed out, the small L = 2 ones too);
+# then the new GPU tests and every GPU suite.
 set -u
 . scripts/device-env.sh
 W=/tmp/hostcode2; rm -rf $W; mkdir -p $W/hand
@@ -100,6 +102,14 @@ variant hostfn '' 'void init(float* p, int n) { for (int i = 0; i < n; ++i) p[i]
     $NEW tune $H/$v.toml --backend cuda --no-db --top 2 > $W/$v.txt 2>&1; echo "exit $?"
     grep -vE "^(┌|├|╞|└)" $W/$v.txt | cut -c1-1200 | head -30
   done
+  save
+  echo "== rep, --compile-timeout 5s (CPU time)"
+  tar xzf docs/results/overread-2026-12-02/call3.tgz -C $W hand/rep.cu hand/rep.toml
+  t0=$(date +%s.%N)
+  $NEW tune $H/rep.toml --backend cuda --no-db --compile-timeout 5s --top 8 > $W/rep-timeout.txt 2>&1; rc=$?
+  t1=$(date +%s.%N)
+  grep -vE "^(┌|├|╞|└)" $W/rep-timeout.txt | cut -c1-900
+  echo "exit $rc, $(python3 -c "print(f'{$t1-$t0:.2f}')") s"
   save
   for t in the_compile_caches_stay_within_their_bound a_published_file_with_host_code_says_how_to_keep_it; do
     echo "== $t"
