@@ -1999,9 +1999,7 @@ fn the_compile_caches_are_shown_pruned_to_their_bound_and_cleared() {
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     assert!(
-        out.contains(
-            "removed the 7 least recently used entries (700.0 KiB, none used in the last 4 days) to stay within 500.0 KiB (KERNTUNE_COMPILE_CACHE_MAX); 4 kept"
-        ),
+        out.contains("removed the 7 least recently used entries (700.0 KiB, none used in the last 4 days) to stay within 500.0 KiB (--max); 4 kept"),
         "{out}"
     );
     let mut left: Vec<String> = std::fs::read_dir(&cuda).unwrap().map(|f| f.unwrap().file_name().into_string().unwrap()).collect();

@@ -89,7 +89,10 @@ impl CompileWatch {
 /// The CPU seconds the calling thread has used (see [`CompileWatch::cpu_seconds`]); `None` where
 /// the system does not say.
 pub fn this_thread_cpu_seconds() -> Option<f64> {
-    thread_cpu_seconds(this_thread_id()).filter(|_| this_thread_id() != 0)
+    match this_thread_id() {
+        0 => None,
+        tid => thread_cpu_seconds(tid),
+    }
 }
 
 /// The CPU seconds a thread of this process has used (Linux: the scheduler's nanoseconds, else

@@ -97,11 +97,12 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             }
         }
         CacheCommand::Prune { max } => {
+            let whence = if max.is_some() { "--max" } else { cache::MAX_VAR };
             let Some(max) = bound(max.as_deref())? else {
                 anyhow::bail!("{} is off: nothing to prune to; give a bound with --max (such as --max 2GiB)", cache::MAX_VAR);
             };
             let p = cache::prune(&root, max);
-            match p.line(max) {
+            match p.line(max, whence) {
                 Some(l) => outln!("{l}"),
                 None => outln!("compile cache: {} held, within {}; nothing removed", cache::size_text(p.kept_bytes), cache::size_text(max)),
             }

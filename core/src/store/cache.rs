@@ -177,9 +177,9 @@ pub struct Pruned {
 }
 
 impl Pruned {
-    /// One line for a tune's notes or `kerntune cache prune`: what was removed and why; `None`
-    /// when nothing was.
-    pub fn line(&self, max: u64) -> Option<String> {
+    /// One line for a tune's notes or `kerntune cache prune`: what was removed and why (`max`,
+    /// set by `whence`); `None` when nothing was.
+    pub fn line(&self, max: u64, whence: &str) -> Option<String> {
         if self.removed == 0 {
             return (self.removed_bytes > 0).then(|| {
                 format!(
@@ -192,9 +192,10 @@ impl Pruned {
             });
         }
         Some({
-            let unused = self.unused_for_s.map(|s| format!(", none used in the last {}", ago(s))).unwrap_or_default();
+            // Entries used a minute ago were this tune's own neighbours: nothing worth saying.
+            let unused = self.unused_for_s.filter(|&s| s >= 120).map(|s| format!(", none used in the last {}", ago(s))).unwrap_or_default();
             format!(
-                "compile cache: removed the {} least recently used entr{} ({}{unused}) to stay within {} ({MAX_VAR}); {} kept ({})",
+                "compile cache: removed the {} least recently used entr{} ({}{unused}) to stay within {} ({whence}); {} kept ({})",
                 self.removed,
                 if self.removed == 1 { "y" } else { "ies" },
                 size_text(self.removed_bytes),
@@ -262,7 +263,7 @@ pub fn prune_after_tune() -> Option<String> {
             let t = std::time::Instant::now();
             let p = prune(&crate::store::db::cache_dir(), max);
             tracing::debug!(seconds = t.elapsed().as_secs_f64(), removed = p.removed, kept = p.kept, "compile cache pruned");
-            p.line(max)
+            p.line(max, MAX_VAR)
         }
         Ok(None) => None,
         Err(m) => Some(format!("compile cache not pruned: {m}")),
@@ -469,7 +470,7 @@ mod tests {
         let p = super::prune(root.path(), 10_000);
         assert_eq!((p.removed, p.removed_bytes, p.kept), (0, 100, 6));
         assert_eq!(
-            p.line(10_000).as_deref(),
+            p.line(10_000, super::MAX_VAR).as_deref(),
             Some("compile cache: removed 100 B of files left by compiles whose process ended while storing them; 6 entries kept (4.9 KiB)")
         );
         assert!(!cuda.join(".f.cubin.1.ThreadId(2)").exists() && cuda.join(".g.cubin.1.ThreadId(3)").exists());
@@ -479,11 +480,15 @@ mod tests {
         let p = super::prune(root.path(), 4_000);
         assert_eq!((p.removed, p.removed_bytes, p.kept, p.kept_bytes), (2, 2005, 4, 3000));
         assert_eq!(p.unused_for_s.map(|s| s / 86_400), Some(30), "the most recently used entry removed");
-        assert!(p.line(4_000).unwrap().contains("removed the 2 least recently used entries (2.0 KiB, none used in the last 30 days)"), "{:?}", p.line(4_000));
+        assert!(
+            p.line(4_000, super::MAX_VAR).unwrap().contains("removed the 2 least recently used entries (2.0 KiB, none used in the last 30 days)"),
+            "{:?}",
+            p.line(4_000, super::MAX_VAR)
+        );
         let left: std::collections::BTreeSet<String> = std::fs::read_dir(&cuda).unwrap().map(|f| f.unwrap().file_name().into_string().unwrap()).collect();
         assert_eq!(left, ["a.cubin", "d.cubin", "x.cubin", ".g.cubin.1.ThreadId(3)"].map(String::from).into(), "whole entries go");
         assert!(hip.join("e.err").exists());
-        assert_eq!(super::prune(root.path(), 4_000).line(4_000), None, "nothing more to do");
+        assert_eq!(super::prune(root.path(), 4_000).line(4_000, super::MAX_VAR), None, "nothing more to do");
         // A missing root prunes nothing and fails nothing.
         assert_eq!(super::prune(&root.path().join("none"), 1), super::Pruned::default());
     }
