@@ -806,9 +806,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     /// waiting, it answers at once, and its config fails ([`Self::compiled`]). Where the compile's
     /// thread tells its CPU time (a backend compiling through [`crate::backend::abandonable`], on
     /// Linux), that is what the limit bounds: the compiles running beside it share the cores, and
-    /// would otherwise make a short compile look long (on an H200, 100-line kernels ran past 5 s
-    /// beside 10^5-line ones). A compile that does not use the CPU (waiting on a lock) is given
-    /// up on after three times the limit of wall time.
+    /// would otherwise make a short compile look long. A compile that does not use the CPU is
+    /// given up on after three times the limit of wall time, as waiting (on an H200, NVRTC kept
+    /// 100-line kernels waiting, at 0.0 s of CPU, beside 10^5-line ones).
     fn watch_compile_timeout(&mut self, l: &Turn<'_, '_, '_>) {
         let Some(limit) = self.opts.compile_timeout else { return };
         let limit = limit.as_secs_f64();
