@@ -74,7 +74,7 @@ fn bound_text(b: Option<u64>) -> String {
 
 pub fn run(a: Args) -> anyhow::Result<i32> {
     let root = kerntune::store::db::cache_dir();
-    let off = std::env::var_os("KERNTUNE_NO_COMPILE_CACHE").is_some();
+    let off = cache::disabled();
     match a.command {
         CacheCommand::Show { json } => {
             let usage = cache::usage(&root);

@@ -170,7 +170,7 @@ pub fn compile_hints(message: &str) -> Vec<String> {
             })
             .unwrap_or_default();
         out.push(format!(
-            "NVRTC compiles device code only and has none of the C or C++ standard library's headers (`{header}` here); a kernel needs none for `printf` or the math functions (`sqrtf`, `expf`, …), which NVRTC knows{libcu}. Remove the include, or put it, with any host code of the file, between `#ifndef __CUDACC_RTC__` and `#endif` (NVRTC defines `__CUDACC_RTC__`, nvcc does not, so the file still builds as it did)"
+            "NVRTC compiles device code only and has none of the C or C++ standard library's headers (`{header}` here); a kernel needs none for `printf` or the math functions (`sqrtf`, `expf`, …), which NVRTC knows{libcu}. Remove the include, or put it, with any host code of the file, {GUARD}"
         ));
     }
     // NVRTC on a function without `__device__` or `__global__` in the kernel's own file (a
@@ -183,7 +183,7 @@ pub fn compile_hints(message: &str) -> Vec<String> {
             _ => ("the source".to_string(), "host code"),
         };
         out.push(format!(
-            "{file} holds {lead}{line}, which NVRTC does not compile: give a helper meant for the GPU `__device__` (or `__host__ __device__`), and put host code (`main`, `cudaMalloc`, `<<<…>>>` launches, standard headers) between `#ifndef __CUDACC_RTC__` and `#endif` (NVRTC defines `__CUDACC_RTC__`, nvcc does not, so the file still builds as it did) or in a file of its own"
+            "{file} holds {lead}{line}, which NVRTC does not compile: give a helper meant for the GPU `__device__` (or `__host__ __device__`), and put host code (`main`, `cudaMalloc`, `<<<…>>>` launches, standard headers) {GUARD} or in a file of its own"
         ));
     }
     // NVRTC 13 on a `texture<float, 2> tex;` line: `error: texture is not a template`.
@@ -195,6 +195,10 @@ pub fn compile_hints(message: &str) -> Vec<String> {
     }
     out
 }
+
+/// How to keep a file's host part from NVRTC and still build the file with nvcc, as the host-code
+/// hints of [`compile_hints`] say it.
+const GUARD: &str = "between `#ifndef __CUDACC_RTC__` and `#endif` (NVRTC defines `__CUDACC_RTC__`, nvcc does not, so the file still builds as it did)";
 
 /// The C standard library's headers (C11) and the POSIX ones published kernels' host code
 /// includes; a name without an extension is taken for a C++ standard header (`vector`,

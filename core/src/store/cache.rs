@@ -38,10 +38,15 @@ pub const DEFAULT_MAX_BYTES: u64 = 2 << 30;
 /// by a process that ended before renaming them, and are removed by [`prune`].
 const STALE_TEMPORARY: Duration = Duration::from_secs(3600);
 
-/// The compile cache folder of `backend` (one of [`BACKENDS`]), or `None` when
-/// `KERNTUNE_NO_COMPILE_CACHE` is set (nothing read or kept).
+/// Whether `KERNTUNE_NO_COMPILE_CACHE` is set: no compile cache is read, kept or pruned.
+pub fn disabled() -> bool {
+    std::env::var_os("KERNTUNE_NO_COMPILE_CACHE").is_some()
+}
+
+/// The compile cache folder of `backend` (one of [`BACKENDS`]), or `None` when the caches are
+/// [`disabled`] (nothing read or kept).
 pub fn folder(backend: &str) -> Option<PathBuf> {
-    std::env::var_os("KERNTUNE_NO_COMPILE_CACHE").is_none().then(|| crate::store::db::cache_dir().join(backend))
+    (!disabled()).then(|| crate::store::db::cache_dir().join(backend))
 }
 
 /// The bound [`MAX_VAR`] sets ([`parse_max`]), [`DEFAULT_MAX_BYTES`] where it is unset; `None`:
@@ -253,11 +258,13 @@ pub fn prune(root: &Path, max: u64) -> Pruned {
     out
 }
 
-/// After a tune that compiled: bounds the compile caches ([`max_bytes`], [`prune`]), unless
-/// `KERNTUNE_NO_COMPILE_CACHE` is set; the line for the tune's notes when it removed anything, or
-/// when the bound is not a size (then nothing is removed).
+/// After a tune that compiled: bounds the compile caches ([`max_bytes`], [`prune`]), unless they
+/// are [`disabled`]; the line for the tune's notes when it removed anything, or when the bound is
+/// not a size (then nothing is removed).
 pub fn prune_after_tune() -> Option<String> {
-    std::env::var_os("KERNTUNE_NO_COMPILE_CACHE").is_none().then_some(())?;
+    if disabled() {
+        return None;
+    }
     match max_bytes() {
         Ok(Some(max)) => {
             let t = std::time::Instant::now();
