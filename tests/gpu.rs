@@ -392,6 +392,63 @@ fn a_published_file_with_host_code_says_how_to_keep_it() {
     assert!(o.status.success() && t.contains("winner: WG="), "{t}");
 }
 
+/// The processes left running with `var` set in their environment (Linux; this user's).
+fn processes_with(var: &str) -> Vec<u32> {
+    let want = format!("{var}=1");
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| env.split(|&b| b == 0).any(|v| v == want.as_bytes())))
+        .collect()
+}
+
+/// A compile past `--compile-timeout` runs in a compiler process, which is killed: a kernel of
+/// 10^5 macro-expanded statements (`L = 5`) fails each of its configs at 3 s of its own CPU
+/// time, while the 100-statement ones (`L = 2`), which NVRTC kept waiting at 0.0 s of CPU beside
+/// it when every compile ran on a thread of the tuner, compile and are measured; once the tune
+/// has ended, no compiler process is left.
+#[test]
+fn a_compile_past_the_timeout_is_killed_and_the_others_compile() {
+    if cuda_devices("compile timeout").is_none() {
+        return;
+    }
+    let d = cache();
+    let dir = d.path();
+    let kernel = "#define S a = a * 0.9999f + __sinf(a + (float)k); ++k;\n#define R10(s) s s s s s s s s s s\nextern \"C\" __global__ void rep(float* y, const float* x, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i >= n) return;\n    float a = x[i];\n    int k = 0;\n#if L == 2\n    R10(R10(S))\n#else\n    R10(R10(R10(R10(R10(S)))))\n#endif\n    y[i] = a;\n}\n";
+    std::fs::write(dir.join("rep.cu"), kernel).unwrap();
+    let spec = "[kernel]\nname = \"rep\"\nsource = { cuda = \"rep.cu\" }\n[params]\nWG = [128, 256]\nL = [2, 5]\n[[problems]]\nn = 1048576\n[[args]]\nname = \"y\"\ntype = \"f32\"\nlen = \"n\"\naccess = \"write\"\n[[args]]\nname = \"x\"\ntype = \"f32\"\nlen = \"n\"\ninit = \"random\"\n[[args]]\nname = \"n\"\ntype = \"i32\"\nvalue = \"n\"\n[launch]\ngrid = [\"div_ceil(n, WG)\"]\nblock = [\"WG\"]\n[verify]\nreference = \"none\"\n";
+    std::fs::write(dir.join("rep.toml"), spec).unwrap();
+    let t0 = Instant::now();
+    let o = Command::new(bin())
+        .args(["tune", dir.join("rep.toml").to_str().unwrap(), "--backend", "cuda", "--no-db", "--compile-timeout", "3s", "--json"])
+        .env("KERNTUNE_CACHE_DIR", dir)
+        .env("CUDA_CACHE_PATH", dir.join("nv"))
+        .env_remove("KERNTUNE_LOG")
+        .output()
+        .expect("kerntune runs");
+    let wall = t0.elapsed().as_secs_f64();
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    let reports: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {t}"));
+    let results = reports[0]["results"].as_array().unwrap_or_else(|| panic!("{t}"));
+    for x in results {
+        let (config, message) = (&x["config"]["params"], x["message"].as_str().unwrap_or(""));
+        if config.as_array().is_some_and(|p| p.iter().any(|kv| kv[0] == "L" && kv[1] == 5)) {
+            assert!(
+                message.starts_with("compile timed out: still compiling after")
+                    && message.contains("s of its own CPU time (")
+                    && message.contains("(its compiler process was killed)"),
+                "{config}: {message}"
+            );
+        } else {
+            assert!(x["outcome"] == "measured", "{config} compiles and is measured: {x}");
+        }
+    }
+    assert_eq!(results.len(), 4, "{t}");
+    assert!(wall < 30.0, "{wall:.1} s: {t}");
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(processes_with("KERNTUNE_CUDA_COMPILER"), Vec::<u32>::new(), "compiler processes left after the tune");
+}
+
 /// `--memcheck` runs the winner once under compute-sanitizer: a kernel that reads one element
 /// past its input (and does not use it, so its output passes verification; 1,000,001 floats, so
 /// that the read lands in the 252 bytes between the buffer's end and its guard, rounded to 256

@@ -6,6 +6,7 @@ use crate::compile::{nvrtc_version, CompileCache, CompileOptions};
 use crate::device::{init, summary, DeviceSummary, Shared};
 use cudarc::driver::result;
 use cudarc::driver::sys;
+use kerntune_core::compiler::CompilerKind;
 use kerntune_core::worker::{WorkerKind, WorkerSlot};
 use kerntune_core::{
     Backend, BackendError, CompileRequest, Compiled, HostBuffer, Launch, Limits, Memcheck, OpenError, ProblemData, ResourceUsage, Target, TimeRequest,
@@ -15,6 +16,9 @@ use std::sync::Arc;
 
 /// The CUDA backend's kind of worker process (see [`crate::worker`]).
 pub static KIND: WorkerKind = WorkerKind::new("CUDA", "KERNTUNE_CUDA_WORKER", "KERNTUNE_CUDA_ISOLATION");
+
+/// The CUDA backend's compiler processes (NVRTC; see [`kerntune_core::compiler`]).
+pub static COMPILER: CompilerKind = CompilerKind::new("CUDA", "KERNTUNE_CUDA_COMPILER", crate::compile::nvrtc_job);
 
 /// A problem's device memory: in this process, or in the worker process.
 pub enum CudaWorkspace {
@@ -103,8 +107,9 @@ impl CudaBackend {
         let opts = CompileOptions::for_request(req, &self.summary.target.arch);
         let instance = req.source.instance(req.defines);
         let (cache, name, code, headers) = (self.cache.clone(), req.source.entry().to_string(), req.code.to_string(), req.source.headers.clone());
-        // NVRTC cannot be interrupted: the tuner may stop waiting (see `abandonable`).
-        kerntune_core::backend::abandonable(req.abandon, move || cache.compile(&name, instance.as_deref(), &code, &headers, &opts))
+        // NVRTC cannot be interrupted: the tuner may stop waiting, or kill a compiler process
+        // (see `kerntune_core::compiler`).
+        COMPILER.compile(req.abandon, move |run| cache.compile_with(&name, instance.as_deref(), &code, &headers, &opts, run))
     }
 
     /// The device's CUDA ordinal.

@@ -9,6 +9,7 @@
 //! memory, by the names the source includes them by.
 
 use cudarc::nvrtc::sys as nvrtc;
+use kerntune_core::compiler::{CompileJob, CompileOutput};
 use kerntune_core::store::cache::Binary;
 use kerntune_core::{BackendError, CompileRequest, Header};
 use std::ffi::{c_char, CStr, CString};
@@ -146,16 +147,34 @@ impl CompileCache {
     /// `extern "C"`) launches like any other. A config whose `__shared__` arrays exceed what a
     /// kernel may have statically is [`BackendError::OutOfResources`], from the cache too.
     pub fn compile(&self, name: &str, instance: Option<&str>, code: &str, headers: &[Header], opts: &CompileOptions) -> Result<Binary, BackendError> {
+        self.compile_with(name, instance, code, headers, opts, &nvrtc_job)
+    }
+
+    /// [`CompileCache::compile`] with NVRTC called through `run` on a miss (in this process, or
+    /// in a compiler process: see [`kerntune_core::compiler`]).
+    pub fn compile_with(
+        &self,
+        name: &str,
+        instance: Option<&str>,
+        code: &str,
+        headers: &[Header],
+        opts: &CompileOptions,
+        run: &dyn Fn(&CompileJob) -> Result<CompileOutput, BackendError>,
+    ) -> Result<Binary, BackendError> {
         let args = opts.to_args();
         let expr = instance.unwrap_or(name);
         let key = self.key(expr, code, headers, &args);
-        kerntune_core::store::cache::binary(self.dir.as_deref(), &key, "cubin", name, true, || nvrtc_compile(name, Some(expr), code, headers, &args)).map_err(
-            |e| match &e {
-                BackendError::CompileFailed { log, .. } => static_shared_overflow(log).map_or(e, BackendError::OutOfResources),
-                _ => e,
-            },
-        )
+        let job = || CompileJob { name: name.into(), expr: Some(expr.into()), code: code.into(), headers: headers.to_vec(), args: args.clone() };
+        kerntune_core::store::cache::binary(self.dir.as_deref(), &key, "cubin", name, true, || run(&job())).map_err(|e| match &e {
+            BackendError::CompileFailed { log, .. } => static_shared_overflow(log).map_or(e, BackendError::OutOfResources),
+            _ => e,
+        })
     }
+}
+
+/// NVRTC's compile of a job: what a compiler process runs (see [`crate::backend::COMPILER`]).
+pub(crate) fn nvrtc_job(job: &CompileJob) -> Result<CompileOutput, BackendError> {
+    nvrtc_compile(&job.name, job.expr.as_deref(), &job.code, &job.headers, &job.args)
 }
 
 /// Owns an `nvrtcProgram`.

@@ -12,9 +12,11 @@ use kerntune_core::BackendError;
 
 pub use crate::backend::KIND;
 
-/// Call first thing in `main`. In a CUDA worker process this serves requests and exits;
-/// otherwise it enables running kernels in workers for this program.
+/// Call first thing in `main`. In a CUDA worker or compiler process this serves requests and
+/// exits; otherwise it enables running kernels in workers, and compiling in compiler processes
+/// (see [`kerntune_core::compiler`]), for this program.
 pub fn hook() {
+    crate::backend::COMPILER.hook();
     KIND.hook(BackendExecutor::<CudaBackend>::default);
 }
 

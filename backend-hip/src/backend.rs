@@ -2,7 +2,7 @@
 //! cache, and running kernels in this process or in a worker process.
 
 use crate::bench::{HipKernel, LocalWorkspace};
-use crate::compile::{cached, compile, CompileOptions};
+use crate::compile::{cached, compile_with, CompileOptions};
 use crate::device::{init, no_device, summary, DeviceSummary};
 use crate::error::check;
 use hip_sys::hiprt::{self as hip, hipError_t};
@@ -15,6 +15,10 @@ use std::sync::Arc;
 
 /// The HIP backend's kind of worker process (see [`crate::worker`]).
 pub static KIND: WorkerKind = WorkerKind::new("HIP", "KERNTUNE_HIP_WORKER", "KERNTUNE_HIP_ISOLATION");
+
+/// The HIP backend's compiler processes (hipRTC; see [`kerntune_core::compiler`]).
+pub static COMPILER: kerntune_core::compiler::CompilerKind =
+    kerntune_core::compiler::CompilerKind::new("HIP", "KERNTUNE_HIP_COMPILER", crate::compile::hiprtc_job);
 
 /// A problem's device memory: in this process, or in the worker process.
 pub enum HipWorkspace {
@@ -90,8 +94,9 @@ impl HipBackend {
         let instance = req.source.instance(req.defines);
         let (cache, name, code, version, headers) =
             (self.cache.clone(), req.source.entry().to_string(), req.code.to_string(), self.version(), req.source.headers.clone());
-        // hipRTC cannot be interrupted: the tuner may stop waiting (see `abandonable`).
-        kerntune_core::backend::abandonable(req.abandon, move || compile(&name, instance.as_deref(), &code, &headers, &opts, cache.as_ref(), &version))
+        // hipRTC cannot be interrupted: the tuner may stop waiting, or kill a compiler process
+        // (see `kerntune_core::compiler`).
+        COMPILER.compile(req.abandon, move |run| compile_with(&name, instance.as_deref(), &code, &headers, &opts, cache.as_ref(), &version, run))
     }
 
     /// The device's HIP ordinal.

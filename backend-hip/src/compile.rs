@@ -1,6 +1,7 @@
 //! hipRTC compilation: options, a persistent cache of code objects, parallel-safe.
 
 use crate::hiprtc::Program;
+use kerntune_core::compiler::{CompileJob, CompileOutput};
 use kerntune_core::store::cache::Binary;
 use kerntune_core::{BackendError, CompileRequest, Header};
 use std::path::PathBuf;
@@ -55,19 +56,40 @@ pub fn compile(
     cache_dir: Option<&PathBuf>,
     version: &str,
 ) -> Result<Binary, BackendError> {
+    compile_with(name, instance, code, headers, opts, cache_dir, version, &hiprtc_job)
+}
+
+/// [`compile`] with hipRTC called through `run` on a miss (in this process, or in a compiler
+/// process: see [`kerntune_core::compiler`]).
+#[allow(clippy::too_many_arguments)]
+pub fn compile_with(
+    name: &str,
+    instance: Option<&str>,
+    code: &str,
+    headers: &[Header],
+    opts: &CompileOptions,
+    cache_dir: Option<&PathBuf>,
+    version: &str,
+    run: &dyn Fn(&CompileJob) -> Result<CompileOutput, BackendError>,
+) -> Result<Binary, BackendError> {
     let args = opts.to_args();
     let expr = instance.unwrap_or(name);
     let key = cache_key(expr, code, headers, &args, version);
-    kerntune_core::store::cache::binary(cache_dir.map(PathBuf::as_path), &key, "hsaco", name, true, || {
-        let failed = |e: crate::hiprtc::HiprtcError| BackendError::CompileFailed { log: e.0, options: args.clone() };
-        let machine = |e: crate::hiprtc::HiprtcError| BackendError::other(e.0);
-        let prog = Program::new(code, &format!("{name}.hip"), headers).map_err(machine)?;
-        prog.add_name_expression(expr).map_err(failed)?;
-        crate::hiprtc::require_gpu().map_err(machine)?;
-        prog.compile(&args).map_err(failed)?;
-        let lowered = Some(prog.lowered_name(expr).map_err(failed)?);
-        Ok((prog.code().map_err(machine)?, lowered))
-    })
+    let job = || CompileJob { name: name.into(), expr: Some(expr.into()), code: code.into(), headers: headers.to_vec(), args: args.clone() };
+    kerntune_core::store::cache::binary(cache_dir.map(PathBuf::as_path), &key, "hsaco", name, true, || run(&job()))
+}
+
+/// hipRTC's compile of a job: what a compiler process runs (see [`crate::backend::COMPILER`]).
+pub(crate) fn hiprtc_job(job: &CompileJob) -> Result<CompileOutput, BackendError> {
+    let failed = |e: crate::hiprtc::HiprtcError| BackendError::CompileFailed { log: e.0, options: job.args.clone() };
+    let machine = |e: crate::hiprtc::HiprtcError| BackendError::other(e.0);
+    let expr = job.expr.as_deref().unwrap_or(&job.name);
+    let prog = Program::new(&job.code, &format!("{}.hip", job.name), &job.headers).map_err(machine)?;
+    prog.add_name_expression(expr).map_err(failed)?;
+    crate::hiprtc::require_gpu().map_err(machine)?;
+    prog.compile(&job.args).map_err(failed)?;
+    let lowered = Some(prog.lowered_name(expr).map_err(failed)?);
+    Ok((prog.code().map_err(machine)?, lowered))
 }
 
 /// The compile cache's key of a compilation (the name expression, the source, the user's

@@ -58,12 +58,58 @@ pub struct CompileWatch {
     abandon: AtomicBool,
     /// The compile's thread id (Linux), 0 until it starts.
     thread: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// Whether the tuner wants the compile in a compiler process it can kill (see
+    /// [`crate::compiler`]), where the backend has one.
+    in_process: bool,
+    /// The compiler process's id while it compiles this, 0 otherwise.
+    process: std::sync::atomic::AtomicU32,
+    /// That process's CPU seconds (as `f64` bits) when it was given this compile.
+    process_base: std::sync::atomic::AtomicU64,
+    /// The CPU seconds (as `f64` bits, plus one so that 0 is none) the compiler process used on
+    /// this compile, once it answered or was stopped.
+    process_used: std::sync::atomic::AtomicU64,
 }
 
 impl CompileWatch {
     /// A watch for a compile not yet started.
     pub fn new() -> CompileWatch {
         CompileWatch::default()
+    }
+
+    /// A watch for a compile the tuner wants run in a compiler process, so that giving up on it
+    /// stops it (see [`crate::compiler`]); a backend without compiler processes runs it on a
+    /// thread as [`CompileWatch::new`]'s.
+    pub fn in_process() -> CompileWatch {
+        CompileWatch { in_process: true, ..CompileWatch::default() }
+    }
+
+    /// Whether the tuner asked for a compiler process ([`CompileWatch::in_process`]).
+    pub fn wants_process(&self) -> bool {
+        self.in_process
+    }
+
+    /// The compiler process compiling this, if one is.
+    pub fn process(&self) -> Option<u32> {
+        Some(self.process.load(Ordering::Relaxed)).filter(|&p| p != 0)
+    }
+
+    /// Records that process `pid` compiles this from now (`None`: no longer; what it used is
+    /// kept for [`CompileWatch::cpu_seconds`]). Call with `None` while the process is still
+    /// there to read.
+    pub(crate) fn set_process(&self, pid: Option<u32>) {
+        match pid {
+            Some(pid) => {
+                let base = crate::compiler::process_cpu_seconds(pid).unwrap_or(0.0);
+                self.process_base.store(base.to_bits(), Ordering::Relaxed);
+                self.process.store(pid, Ordering::Relaxed);
+            }
+            None => {
+                if let Some(used) = self.cpu_seconds().filter(|_| self.process().is_some()) {
+                    self.process_used.store(used.to_bits().wrapping_add(1), Ordering::Relaxed);
+                }
+                self.process.store(0, Ordering::Relaxed);
+            }
+        }
     }
 
     /// Stops waiting for the compile; whether this was already asked.
@@ -76,10 +122,17 @@ impl CompileWatch {
         self.abandon.load(Ordering::Relaxed)
     }
 
-    /// The CPU seconds the compile's thread has used so far; `None` before it starts, for a
-    /// compile that does not run through [`abandonable`], or where the system does not say
-    /// (outside Linux).
+    /// The CPU seconds the compile's thread (or compiler process) has used on it so far; `None`
+    /// before it starts, for a compile that does not run through [`abandonable`] or a compiler
+    /// process, or where the system does not say (outside Linux).
     pub fn cpu_seconds(&self) -> Option<f64> {
+        if let Some(pid) = self.process() {
+            let base = f64::from_bits(self.process_base.load(Ordering::Relaxed));
+            return crate::compiler::process_cpu_seconds(pid).map(|s| (s - base).max(0.0));
+        }
+        if let Some(bits) = Some(self.process_used.load(Ordering::Relaxed)).filter(|&b| b != 0) {
+            return Some(f64::from_bits(bits.wrapping_sub(1)));
+        }
         let tid = self.thread.load(Ordering::Relaxed);
         (tid != 0).then_some(())?;
         thread_cpu_seconds(tid)

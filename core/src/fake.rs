@@ -50,6 +50,40 @@ pub enum Behavior {
     /// Ends the process that runs it (a crash below the driver): in a worker the worker dies
     /// without a word; in the tuner's process it reports [`BackendError::WorkerDied`].
     Crash,
+    /// Crashes the compiler on this config's code: a compiler process ends (SIGABRT); on a
+    /// thread the fake reports it as an error (a real compiler's crash would end the tuner).
+    CompilerCrash,
+}
+
+/// The fake's compiler processes (see [`crate::compiler`]): [`fake_compile`] run in them.
+pub static COMPILER: crate::compiler::CompilerKind = crate::compiler::CompilerKind::new("FAKE", "KERNTUNE_FAKE_COMPILER", fake_compile);
+
+/// The fake's compiler, wherever it runs: its arguments say what to do — `sleep=S` (seconds of
+/// wall time), `spin=S` (seconds of the CPU: of this thread's, or where the system does not
+/// tell, of wall time), `crash`.
+fn fake_compile(job: &crate::compiler::CompileJob) -> Result<crate::compiler::CompileOutput, BackendError> {
+    for a in &job.args {
+        match a.split_once('=') {
+            Some(("sleep", s)) => std::thread::sleep(Duration::from_secs_f64(s.parse().unwrap_or(0.0))),
+            Some(("spin", s)) => {
+                let delay = s.parse().unwrap_or(0.0);
+                let (t0, start) = (std::time::Instant::now(), crate::backend::this_thread_cpu_seconds());
+                let mut x = 0u64;
+                while match (start, crate::backend::this_thread_cpu_seconds()) {
+                    (Some(a), Some(b)) => b - a < delay,
+                    _ => t0.elapsed().as_secs_f64() < delay,
+                } {
+                    for i in 0..100_000u64 {
+                        x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+                    }
+                }
+            }
+            None if a == "crash" && std::env::var_os(COMPILER.env).is_some() => std::process::abort(),
+            None if a == "crash" => return Err(BackendError::other("the fake compiler crashed (on a thread; a real compiler's crash would end the tuner)")),
+            _ => {}
+        }
+    }
+    Ok((b"fake".to_vec(), None))
 }
 
 /// The fake's kind of worker process (see [`FakeBackend::isolated`]).
@@ -58,6 +92,7 @@ pub static WORKER: crate::worker::WorkerKind = crate::worker::WorkerKind::new("F
 /// Call first thing in `main` of a program that tunes on isolated fakes: in a fake worker
 /// process this serves the parent and exits.
 pub fn hook() {
+    COMPILER.hook();
     WORKER.hook(crate::worker::BackendExecutor::<FakeBackend>::default);
 }
 
@@ -392,33 +427,18 @@ impl Backend for FakeBackend {
         self.max_compiling.fetch_max(now, Ordering::SeqCst);
         let hit = self.cache_hit(req.config);
         let delay = if hit { Duration::ZERO } else { (self.compile_delay)(req.config) };
-        let slept = if delay.is_zero() {
+        let behavior = (self.behavior)(req.config);
+        let crash = behavior == Behavior::CompilerCrash;
+        let slept = if delay.is_zero() && !crash {
             Ok(())
         } else {
-            let spin = self.spin;
-            crate::backend::abandonable(req.abandon, move || {
-                if !spin {
-                    std::thread::sleep(delay);
-                    return Ok(());
-                }
-                let (t0, start) = (std::time::Instant::now(), crate::backend::this_thread_cpu_seconds());
-                let mut x = 0u64;
-                // Spins until the thread has used `delay` of CPU (of wall time where the system
-                // does not tell a thread's CPU time).
-                while match (start, crate::backend::this_thread_cpu_seconds()) {
-                    (Some(a), Some(b)) => b - a < delay.as_secs_f64(),
-                    _ => t0.elapsed() < delay,
-                } {
-                    for i in 0..100_000u64 {
-                        x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
-                    }
-                }
-                Ok(())
-            })
+            let mut args = vec![format!("{}={}", if self.spin { "spin" } else { "sleep" }, delay.as_secs_f64())];
+            args.extend(crash.then(|| "crash".to_string()));
+            let job = crate::compiler::CompileJob { name: "fake".into(), expr: None, code: String::new(), headers: Vec::new(), args };
+            COMPILER.compile(req.abandon, move |compile| compile(&job).map(|_| ()))
         };
         self.compiling.fetch_sub(1, Ordering::SeqCst);
         slept?;
-        let behavior = (self.behavior)(req.config);
         if let Behavior::CompileError(log) = &behavior {
             let options = req.defines.iter().map(|(k, v)| format!("-D{k}={v}")).collect();
             return Err(BackendError::CompileFailed { log: log.clone(), options });

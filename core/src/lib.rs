@@ -47,6 +47,7 @@ pub mod measure;
 pub mod search;
 
 pub mod backend;
+pub mod compiler;
 
 pub mod store;
 pub mod worker;

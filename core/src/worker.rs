@@ -356,7 +356,7 @@ enum Blob<'a> {
     InProblem { offset: u64, len: u64 },
 }
 
-fn write_msg(w: &mut impl Write, header: &impl Serialize, blobs: &[&[u8]], shm: Option<&std::fs::File>) -> io::Result<()> {
+pub(crate) fn write_msg(w: &mut impl Write, header: &impl Serialize, blobs: &[&[u8]], shm: Option<&std::fs::File>) -> io::Result<()> {
     let blobs: Vec<Blob> = blobs.iter().map(|b| Blob::Bytes(b)).collect();
     write_blobs(w, header, &blobs, shm)
 }
@@ -402,7 +402,7 @@ fn read_u64(r: &mut impl Read) -> io::Result<u64> {
 const MAX_PART: u64 = 1 << 40;
 
 /// Reads a message; `problem` is the problem's file, when the worker inherited one.
-fn read_msg<T: DeserializeOwned>(r: &mut impl Read, shm: Option<&std::fs::File>, problem: Option<&std::fs::File>) -> io::Result<(T, Vec<Vec<u8>>)> {
+pub(crate) fn read_msg<T: DeserializeOwned>(r: &mut impl Read, shm: Option<&std::fs::File>, problem: Option<&std::fs::File>) -> io::Result<(T, Vec<Vec<u8>>)> {
     let n = read_u64(r)?;
     if n > MAX_PART {
         return Err(io::Error::other(format!("malformed message: header length {n}")));

@@ -236,7 +236,8 @@ pub(crate) struct Coordinator<'e, B: Backend> {
     tail: Tail,
     /// Candidates whose compile ran past [`TuneOptions::compile_timeout`] and was given up on,
     /// with its wall and CPU seconds then: each fails when its abandoned compile answers.
-    compile_timed_out: HashMap<usize, (f64, Option<f64>)>,
+    /// Whether the compiler ran in a process, killed when given up on (see [`crate::compiler`]).
+    compile_timed_out: HashMap<usize, (f64, Option<f64>, bool)>,
     /// Calibration: the candidate timed on every device, and each device's mean of it.
     calibration: Option<usize>,
     calibrated: Vec<Option<f64>>,
@@ -726,6 +727,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     {
         let (plan, prep, source, backend) = (self.plan, &self.ctx.prep, &self.ctx.job.source, &self.devices[0]);
         let limit = 2 * threads + 2 * self.devices.len();
+        // In compiler processes where the tuner may have to stop a compile (see
+        // `crate::compiler`): a thread cannot be stopped.
+        let in_process = crate::compiler::wanted(self.opts.compile_timeout.is_some());
         for w in 0..threads {
             let tx = self.tx.clone();
             let compile = move || loop {
@@ -738,7 +742,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 }
                 let c: &Cand = &plan.cands[i];
                 let t = Instant::now();
-                let watch = Arc::new(crate::backend::CompileWatch::new());
+                let watch = Arc::new(if in_process { crate::backend::CompileWatch::in_process() } else { crate::backend::CompileWatch::new() });
                 flow.running().push(Running { cand: i, start: t, watch: watch.clone() });
                 let inputs = CompileInputs::new(prep, source, &c.config, &c.launch);
                 let req = crate::backend::CompileRequest { abandon: Some(&watch), ..inputs.request(source, &c.config, &c.launch) };
@@ -803,8 +807,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     }
 
     /// Gives up on every compile that has run past [`TuneOptions::compile_timeout`]: told to stop
-    /// waiting, it answers at once, and its config fails ([`Self::compiled`]). Where the compile's
-    /// thread tells its CPU time (a backend compiling through [`crate::backend::abandonable`], on
+    /// waiting, it answers at once (in a compiler process, killed: see [`crate::compiler`]), and
+    /// its config fails ([`Self::compiled`]). Where the compile's thread or process tells its CPU
+    /// time (a backend compiling through [`crate::backend::abandonable`] or a compiler process, on
     /// Linux), that is what the limit bounds: the compiles running beside it share the cores, and
     /// would otherwise make a short compile look long. A compile that does not use the CPU is
     /// given up on after three times the limit of wall time, as waiting (on an H200, NVRTC kept
@@ -822,7 +827,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             if cpu.is_none_or(|c| c > limit || (wall > TIMED_OUT_WALL * limit && c < limit / 10.0)) {
                 r.watch.abandon();
                 tracing::info!(config = self.plan.cands[r.cand].config.key(), wall, cpu, limit, "compile timed out");
-                self.compile_timed_out.insert(r.cand, (wall, cpu));
+                self.compile_timed_out.insert(r.cand, (wall, cpu, r.watch.process().is_some()));
             }
         }
     }
@@ -1167,7 +1172,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                     l.ledger.cached_refusals += 1;
                     self.compile_s.remove(&i);
                 }
-                if let (Some(&(wall, cpu)), BackendError::Abandoned(_)) = (self.compile_timed_out.get(&i), &e) {
+                if let (Some(&(wall, cpu, killed)), BackendError::Abandoned(_)) = (self.compile_timed_out.get(&i), &e) {
                     // Not stored: a later tune that selects again (`--force`, reusing what was
                     // stored) compiles it again, on a less loaded machine or with a longer timeout.
                     // Its seconds count in the sum, not as a compile's (the slowest named).
@@ -1181,8 +1186,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                         }
                         None => format!("still compiling after {} s", secs(wall)),
                     };
+                    let stopped = if killed { " (its compiler process was killed)" } else { "" };
                     let message = format!(
-                        "{}: {past}, past the compile timeout of {} s ([tune] compile_timeout, --compile-timeout); not stored: `kerntune tune --force` with a longer timeout (or `--compile-timeout off`) compiles and measures it, reusing the rest",
+                        "{}: {past}, past the compile timeout of {} s ([tune] compile_timeout, --compile-timeout){stopped}; not stored: `kerntune tune --force` with a longer timeout (or `--compile-timeout off`) compiles and measures it, reusing the rest",
                         crate::run::diagnose::COMPILE_TIMED_OUT,
                         secs(limit)
                     );

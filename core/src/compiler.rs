@@ -1,0 +1,353 @@
+//! Compiler processes: compiles the tuner can stop, and whose crash costs one config.
+//!
+//! Why: an NVRTC or hipRTC call cannot be interrupted. On a thread, a compile the tuner gave up
+//! on (past `[tune] compile_timeout`, in the compile tail, at a time limit) runs on until it
+//! ends, holding a core — and, as an H200 showed, keeping other compiles waiting inside NVRTC
+//! (0.0 s of CPU in 15 s beside a 10^5-statement kernel) — and a compiler that crashes on a
+//! config's code ends the tuner with it. In a process of its own, a compile can be killed, and
+//! its crash is that config's failure.
+//!
+//! The compiler process is the host program started again with the kind's variable set
+//! (`KERNTUNE_CUDA_COMPILER=1`), as for the worker processes that run kernels
+//! ([`crate::worker`]): `kerntune::hook()` serves compiles there. A compile thread takes an idle
+//! compiler from its kind's pool (or starts one), sends it a [`CompileJob`], waits for the
+//! answer while checking its [`CompileWatch`], and gives the compiler back; one it gave up on is
+//! killed, so the cores and NVRTC are free at once. The backend's cache lookup and store stay in
+//! the tuner's process. Messages are [`crate::worker`]'s: a JSON header and raw blobs,
+//! length-prefixed, over the compiler's stdin and stdout.
+//!
+//! When: the tuner asks for compiler processes ([`CompileWatch::in_process`]) when a tune has a
+//! compile timeout, or for every compile with `KERNTUNE_COMPILE_ISOLATION=1`
+//! (`KERNTUNE_COMPILE_ISOLATION=0`: never); a program that did not call the hook compiles on
+//! threads.
+
+use crate::backend::{abandonable, CompileWatch};
+use crate::error::BackendError;
+use crate::spec::source::Header;
+use serde::{Deserialize, Serialize};
+use std::io::{self, BufReader, BufWriter};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// `1`: every compile of a tune in a compiler process; `0`: none, not even with a compile
+/// timeout; unset: with a compile timeout.
+pub const ISOLATION_VAR: &str = "KERNTUNE_COMPILE_ISOLATION";
+
+/// Whether a tune compiles in compiler processes: with a compile timeout unless
+/// [`ISOLATION_VAR`] says otherwise.
+pub fn wanted(compile_timeout: bool) -> bool {
+    match std::env::var(ISOLATION_VAR).ok().as_deref().map(str::trim) {
+        Some("1") => true,
+        Some("0") => false,
+        _ => compile_timeout,
+    }
+}
+
+/// One compile, as the backend's compiler takes it: the program's name, the name expression to
+/// lower (the kernel, or a template instance), the source text, the user's headers (given to
+/// the compiler in memory) and the compiler's arguments.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CompileJob {
+    /// The program's name (the kernel's entry point).
+    pub name: String,
+    /// The name expression whose lowered (mangled) symbol is wanted.
+    pub expr: Option<String>,
+    /// The source text.
+    pub code: String,
+    /// The user's headers the source includes.
+    pub headers: Vec<Header>,
+    /// The compiler's arguments.
+    pub args: Vec<String>,
+}
+
+/// What a compile produces: the binary and, for a name expression, the symbol it lowered to.
+pub type CompileOutput = (Vec<u8>, Option<String>);
+
+/// A backend's compiler, run in whichever process compiles.
+pub type CompileFn = fn(&CompileJob) -> Result<CompileOutput, BackendError>;
+
+/// The compiler's answer.
+#[derive(Serialize, Deserialize, Debug)]
+#[serde(tag = "status", rename_all = "snake_case")]
+enum Rep {
+    /// Compiled: the binary is the message's blob.
+    Ok { symbol: Option<String> },
+    /// The compiler refused the code ([`BackendError::CompileFailed`]).
+    Refused { log: String },
+    /// Anything else (the machine's verdict: out of memory, an internal error).
+    Failed { message: String },
+}
+
+/// A compiler process the tuner holds.
+struct Compiler {
+    child: Child,
+    stdin: BufWriter<ChildStdin>,
+    replies: Receiver<io::Result<(Rep, Vec<Vec<u8>>)>>,
+}
+
+impl Compiler {
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+/// One backend's compiler processes: its label for messages, the variable that makes this
+/// program one, its compiler, and the pool of idle ones.
+pub struct CompilerKind {
+    /// `CUDA`, `HIP`: used in messages.
+    pub label: &'static str,
+    /// Set (to `1`) in a compiler process.
+    pub env: &'static str,
+    local: CompileFn,
+    enabled: AtomicBool,
+    idle: Mutex<Vec<Compiler>>,
+    started: AtomicUsize,
+    killed: AtomicUsize,
+}
+
+impl std::fmt::Debug for CompilerKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompilerKind").field("label", &self.label).field("enabled", &self.enabled()).finish_non_exhaustive()
+    }
+}
+
+impl CompilerKind {
+    /// A kind whose compiler is `local`; compiler processes are off until [`CompilerKind::hook`]
+    /// runs.
+    pub const fn new(label: &'static str, env: &'static str, local: CompileFn) -> CompilerKind {
+        CompilerKind {
+            label,
+            env,
+            local,
+            enabled: AtomicBool::new(false),
+            idle: Mutex::new(Vec::new()),
+            started: AtomicUsize::new(0),
+            killed: AtomicUsize::new(0),
+        }
+    }
+
+    /// Call first thing in `main` (through the backend's `hook`). In a compiler process of this
+    /// kind it serves compiles until its input closes, then exits; otherwise it lets this
+    /// program compile in such processes.
+    pub fn hook(&self) {
+        if std::env::var_os(self.env).is_some() {
+            std::process::exit(self.serve());
+        }
+        self.enabled.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether [`CompilerKind::hook`] ran in this program.
+    pub fn enabled(&self) -> bool {
+        self.enabled.load(Ordering::SeqCst)
+    }
+
+    /// Compiler processes started so far in this program.
+    pub fn started(&self) -> usize {
+        self.started.load(Ordering::Relaxed)
+    }
+
+    /// Compiler processes killed so far in this program (compiles given up on).
+    pub fn killed(&self) -> usize {
+        self.killed.load(Ordering::Relaxed)
+    }
+
+    /// Runs `work` — the backend's cache lookup around a compile, which compiles through the
+    /// function it is given — so that the tuner can stop waiting: where `watch` asks for a
+    /// compiler process and this program has them, `work` runs on this thread and compiles in
+    /// a process, killed when the watch is abandoned; otherwise `work` runs through
+    /// [`abandonable`] with the compiler in this process. Without a watch (an application
+    /// compiling for its own launch), `work` compiles here, on this thread.
+    pub fn compile<T, W>(&'static self, watch: Option<&CompileWatch>, work: W) -> Result<T, BackendError>
+    where
+        T: Send + 'static,
+        W: FnOnce(&dyn Fn(&CompileJob) -> Result<CompileOutput, BackendError>) -> Result<T, BackendError> + Send + 'static,
+    {
+        match watch.filter(|w| w.wants_process() && self.enabled()) {
+            Some(w) => work(&|job| self.run(job, w)),
+            None => abandonable(watch, move || work(&|job| (self.local)(job))),
+        }
+    }
+
+    /// Compiles `job` in a compiler process; see [`CompilerKind::compile`].
+    fn run(&self, job: &CompileJob, watch: &CompileWatch) -> Result<CompileOutput, BackendError> {
+        let t0 = Instant::now();
+        let mut c = self.send(job)?;
+        watch.set_process(Some(c.pid()));
+        let answer = loop {
+            if watch.abandoned() {
+                watch.set_process(None);
+                self.kill(c);
+                return Err(BackendError::Abandoned(t0.elapsed()));
+            }
+            match c.replies.recv_timeout(Duration::from_millis(20)) {
+                Ok(Ok(m)) => break m,
+                Ok(Err(_)) | Err(RecvTimeoutError::Disconnected) => {
+                    watch.set_process(None);
+                    let status = c.child.wait().map(describe_exit).unwrap_or_else(|e| format!("its exit could not be read: {e}"));
+                    return Err(BackendError::other(format!(
+                        "the {} compiler ended while compiling this config ({status}): a crash of the compiler on this config's code, or the machine ran out of memory; the tune goes on without it",
+                        self.label
+                    )));
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+            }
+        };
+        watch.set_process(None);
+        self.idle.lock().unwrap_or_else(|p| p.into_inner()).push(c);
+        match answer {
+            (Rep::Ok { symbol }, blobs) => Ok((blobs.into_iter().next().unwrap_or_default(), symbol)),
+            (Rep::Refused { log }, _) => Err(BackendError::CompileFailed { log, options: job.args.clone() }),
+            (Rep::Failed { message }, _) => Err(BackendError::other(message)),
+        }
+    }
+
+    /// Sends `job` to an idle compiler, or to a new one; one found dead (killed from outside
+    /// while idle) is replaced.
+    fn send(&self, job: &CompileJob) -> Result<Compiler, BackendError> {
+        let idle = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        if let Some(mut c) = idle {
+            if crate::worker::write_msg(&mut c.stdin, job, &[], None).is_ok() {
+                return Ok(c);
+            }
+            self.kill(c);
+        }
+        let mut c = self.spawn()?;
+        crate::worker::write_msg(&mut c.stdin, job, &[], None)
+            .map_err(|e| BackendError::other(format!("sending a compile to a new {} compiler process: {e}", self.label)))?;
+        Ok(c)
+    }
+
+    /// Starts this program again as a compiler of this kind.
+    fn spawn(&self) -> Result<Compiler, BackendError> {
+        let label = self.label;
+        let exe = std::env::current_exe().map_err(|e| BackendError::other(format!("locating this program to start a {label} compiler: {e}")))?;
+        let mut child = Command::new(exe)
+            .env(self.env, "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| BackendError::other(format!("starting a {label} compiler process: {e}")))?;
+        let stdin = BufWriter::new(child.stdin.take().expect("piped"));
+        let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name(format!("kerntune-{}-compiler-reader", label.to_lowercase()))
+            .spawn(move || loop {
+                let m = crate::worker::read_msg::<Rep>(&mut stdout, None, None);
+                let end = m.is_err();
+                if tx.send(m).is_err() || end {
+                    break;
+                }
+            })
+            .map_err(|e| BackendError::other(format!("starting a reader thread: {e}")))?;
+        self.started.fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(pid = child.id(), "{label} compiler process started");
+        Ok(Compiler { child, stdin, replies: rx })
+    }
+
+    /// Kills a compiler (a compile given up on) and reaps it.
+    fn kill(&self, mut c: Compiler) {
+        let pid = c.pid();
+        let _ = c.child.kill();
+        let _ = c.child.wait();
+        self.killed.fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(pid, "{} compiler process killed", self.label);
+    }
+
+    /// The compiler's loop: compiles the jobs on stdin, answering on stdout, until stdin closes
+    /// (exit status 0) or the tuner is gone.
+    fn serve(&self) -> i32 {
+        // Ctrl-C reaches the whole process group: the tuner decides (it stops waiting and kills
+        // this), so the compiler ignores it.
+        #[cfg(unix)]
+        let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, std::sync::Arc::new(AtomicBool::new(false)));
+        // A tuner killed outside its control never closes this one's input while it compiles:
+        // leave once this process has been handed to another parent.
+        #[cfg(unix)]
+        {
+            let parent = std::os::unix::process::parent_id();
+            let _ = std::thread::Builder::new().name("kerntune-compiler-parent".into()).spawn(move || loop {
+                std::thread::sleep(Duration::from_millis(500));
+                if std::os::unix::process::parent_id() != parent {
+                    std::process::exit(0);
+                }
+            });
+        }
+        let mut input = BufReader::new(io::stdin().lock());
+        let mut output = BufWriter::new(io::stdout().lock());
+        loop {
+            let Ok((job, _)) = crate::worker::read_msg::<CompileJob>(&mut input, None, None) else { return 0 };
+            let sent = match (self.local)(&job) {
+                Ok((binary, symbol)) => crate::worker::write_msg(&mut output, &Rep::Ok { symbol }, &[&binary], None),
+                Err(BackendError::CompileFailed { log, .. }) => crate::worker::write_msg(&mut output, &Rep::Refused { log }, &[], None),
+                Err(e) => crate::worker::write_msg(&mut output, &Rep::Failed { message: e.to_string() }, &[], None),
+            };
+            if sent.is_err() {
+                return 0;
+            }
+        }
+    }
+}
+
+/// How a compiler process ended, in words (`killed by signal 11 (SIGSEGV)`).
+fn describe_exit(status: std::process::ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = status.signal() {
+            return match signal_hook::low_level::signal_name(sig) {
+                Some(name) => format!("killed by signal {sig} ({name})"),
+                None => format!("killed by signal {sig}"),
+            };
+        }
+    }
+    match status.code() {
+        Some(code) => format!("exit status {code}"),
+        None => status.to_string(),
+    }
+}
+
+/// The CPU seconds process `pid` has used, all its threads together (Linux: `/proc/PID/stat`'s
+/// user and system ticks); `None` where the system does not say.
+pub fn process_cpu_seconds(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) state … utime stime …`: the fields after the command's closing parenthesis.
+    let after = stat.rsplit_once(')')?.1;
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let ticks = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    // USER_HZ, which Linux fixes at 100 for what /proc reports.
+    Some(ticks as f64 / 100.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_variable_overrides_the_compile_timeout_either_way() {
+        // Read directly: setting the variable here would race with other tests.
+        let env = std::env::var(ISOLATION_VAR).ok();
+        if env.is_none() {
+            assert!(wanted(true) && !wanted(false));
+        }
+    }
+
+    #[test]
+    fn a_process_cpu_time_is_read_from_proc() {
+        let me = std::process::id();
+        if std::path::Path::new("/proc/self/stat").exists() {
+            let t0 = process_cpu_seconds(me).unwrap();
+            let mut x = 0u64;
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_millis(200) {
+                x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(1));
+            }
+            assert!(process_cpu_seconds(me).unwrap() >= t0 + 0.1, "{t0}");
+        }
+        assert_eq!(process_cpu_seconds(u32::MAX), None);
+    }
+}

@@ -1,0 +1,138 @@
+//! Compiler processes ([`kerntune_core::compiler`]), proven on a CPU: the fake backend's compiles
+//! run in this test program started again, where they spin on the CPU for as long as asked or
+//! crash on purpose.
+//!
+//! A custom `main` (harness = false) because a compiler process is this very program started
+//! again: the hook must run before anything else, as in a host program.
+
+use kerntune_core::fake::{self, Behavior, FakeBackend};
+use kerntune_core::{Config, FailureKind, Limits, ResultOutcome, TuneOptions, TuneReport, Tuner};
+use std::time::{Duration, Instant};
+
+fn job() -> kerntune_core::spec::TuneJob {
+    fake::xy_job(&[32, 64, 128, 256, 512, 1024], &[1, 2, 4], 1024)
+}
+
+/// Fastest at bx=256, vec=4; then bx=256, vec=2.
+fn time(c: &Config) -> f64 {
+    let (bx, vec) = (c.get_i64("bx").unwrap() as f64, c.get_i64("vec").unwrap() as f64);
+    1e-3 * (1.0 + 0.3 * (bx / 256.0).log2().abs()) * (1.0 + 0.2 * (4.0 / vec).log2())
+}
+
+fn limits() -> Limits {
+    Limits::preset("h100").unwrap().1
+}
+
+fn exhaustive(compile_timeout: Option<Duration>) -> TuneOptions {
+    TuneOptions { strategy: "exhaustive".into(), compile_threads: Some(2), compile_timeout, ..Default::default() }
+}
+
+fn failed(r: &TuneReport) -> Vec<(String, FailureKind, String)> {
+    r.results
+        .iter()
+        .filter_map(|x| match &x.outcome {
+            ResultOutcome::Failed { kind, message } => Some((x.config.key(), *kind, message.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The processes this one started that are still there, with their CPU seconds (Linux; `None`
+/// where the system does not list a process's children).
+fn children() -> Option<Vec<(u32, f64)>> {
+    let mut pids = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let list = std::fs::read_to_string(task.ok()?.path().join("children")).ok()?;
+        pids.extend(list.split_whitespace().filter_map(|p| p.parse::<u32>().ok()));
+    }
+    Some(pids.into_iter().filter_map(|p| Some((p, kerntune_core::compiler::process_cpu_seconds(p)?))).collect())
+}
+
+/// A compile past the timeout is killed, not left to run: the tune ends without waiting for
+/// the 60-second compiles, each fails saying its compiler process was killed, and afterwards no
+/// compiler uses the CPU (on threads, the three would spin on for a minute).
+fn a_compile_past_the_timeout_is_killed_and_uses_no_more_cpu() {
+    let (started, killed) = (fake::COMPILER.started(), fake::COMPILER.killed());
+    let fake = FakeBackend::new(limits(), time)
+        .with_compile_times(|c| Duration::from_secs_f64(if c.get_i64("bx") == Some(32) { 60.0 } else { 0.05 }))
+        .spinning_compiles();
+    let t0 = Instant::now();
+    let r = Tuner::new(fake).tune(&job(), &exhaustive(Some(Duration::from_millis(500)))).unwrap();
+    let wall = t0.elapsed().as_secs_f64();
+    assert!(wall < 30.0, "the tune waited for a 60 s compile: {wall:.1} s");
+    let f = failed(&r);
+    assert_eq!(f.iter().map(|x| x.0.as_str()).collect::<Vec<_>>(), ["bx=32,vec=1", "bx=32,vec=2", "bx=32,vec=4"], "{f:?}");
+    for (_, kind, message) in &f {
+        assert_eq!(*kind, FailureKind::TimedOut);
+        assert!(
+            message.contains("s of its own CPU time (")
+                && message
+                    .contains("past the compile timeout of 0.5 s ([tune] compile_timeout, --compile-timeout) (its compiler process was killed); not stored"),
+            "{message}"
+        );
+    }
+    assert_eq!(r.results.len(), 18);
+    assert_eq!(fake::COMPILER.killed() - killed, 3);
+    // One compiler per compile thread, and one more for each killed.
+    assert!(fake::COMPILER.started() - started <= 2 + 3, "{} started", fake::COMPILER.started() - started);
+    if let Some(before) = children() {
+        std::thread::sleep(Duration::from_millis(500));
+        let after = children().unwrap_or_default();
+        let busy: Vec<_> = after.iter().filter(|(p, cpu)| before.iter().any(|(q, c)| p == q && cpu - c > 0.2)).collect();
+        assert!(busy.is_empty(), "a compiler still computing after the tune: {busy:?} (children {after:?})");
+        assert!(after.len() <= 2, "only the idle compilers are left: {after:?}");
+    }
+}
+
+/// A compiler that crashes on one config's code (its process aborted) fails that config with
+/// what happened; the tune measures the rest and picks its winner.
+fn a_compiler_that_crashes_costs_its_config() {
+    let fake = FakeBackend::new(limits(), time).with_compile_times(|_| Duration::from_millis(20)).with_behavior(|c| {
+        if c.key() == "bx=256,vec=4" {
+            Behavior::CompilerCrash
+        } else {
+            Behavior::Ok
+        }
+    });
+    let r = Tuner::new(fake).tune(&job(), &exhaustive(Some(Duration::from_secs(60)))).unwrap();
+    let f = failed(&r);
+    let [(config, kind, message)] = &f[..] else { panic!("{f:?}") };
+    assert_eq!((config.as_str(), *kind), ("bx=256,vec=4", FailureKind::Other), "{message}");
+    assert!(
+        message.contains("the FAKE compiler ended while compiling this config (killed by signal 6 (SIGABRT)): a crash of the compiler on this config's code"),
+        "{message}"
+    );
+    assert_eq!(r.winner.key(), "bx=256,vec=2", "the fastest that compiled");
+    assert_eq!(r.results.len(), 18);
+}
+
+/// Without a compile timeout the compiles stay on threads; `KERNTUNE_COMPILE_ISOLATION=1` puts
+/// them in compiler processes all the same, which are reused from one tune to the next.
+fn compiler_processes_are_used_where_wanted_and_reused() {
+    let started = fake::COMPILER.started();
+    let fake = || FakeBackend::new(limits(), time).with_compile_times(|_| Duration::from_millis(5));
+    let r = Tuner::new(fake()).tune(&job(), &exhaustive(None)).unwrap();
+    assert_eq!((r.results.len(), fake::COMPILER.started()), (18, started), "no compiler process without a timeout");
+    // This program runs one test at a time: no other thread reads the environment now.
+    std::env::set_var(kerntune_core::compiler::ISOLATION_VAR, "1");
+    let r = Tuner::new(fake()).tune(&job(), &exhaustive(None));
+    let again = Tuner::new(fake()).tune(&job(), &exhaustive(None));
+    std::env::set_var(kerntune_core::compiler::ISOLATION_VAR, "0");
+    let off = Tuner::new(fake()).tune(&job(), &exhaustive(Some(Duration::from_secs(60))));
+    std::env::remove_var(kerntune_core::compiler::ISOLATION_VAR);
+    let (r, again, off) = (r.unwrap(), again.unwrap(), off.unwrap());
+    assert!(r.results.iter().chain(&again.results).chain(&off.results).all(|x| x.stats().is_some()));
+    assert_eq!(r.winner.key(), "bx=256,vec=4");
+    // Idle compilers from the earlier tests, then at most one per compile thread.
+    assert!(fake::COMPILER.started() - started <= 2, "{} started for two tunes", fake::COMPILER.started() - started);
+}
+
+fn main() {
+    fake::hook();
+    let tests: [(&str, fn()); 3] = [
+        ("a_compile_past_the_timeout_is_killed_and_uses_no_more_cpu", a_compile_past_the_timeout_is_killed_and_uses_no_more_cpu),
+        ("a_compiler_that_crashes_costs_its_config", a_compiler_that_crashes_costs_its_config),
+        ("compiler_processes_are_used_where_wanted_and_reused", compiler_processes_are_used_where_wanted_and_reused),
+    ];
+    kerntune_core::testing::run_tests(&tests);
+}
