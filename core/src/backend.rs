@@ -99,7 +99,7 @@ impl CompileWatch {
     pub(crate) fn set_process(&self, pid: Option<u32>) {
         match pid {
             Some(pid) => {
-                let base = crate::compiler::process_cpu_seconds(pid).unwrap_or(0.0);
+                let base = process_cpu_seconds(pid).unwrap_or(0.0);
                 self.process_base.store(base.to_bits(), Ordering::Relaxed);
                 self.process.store(pid, Ordering::Relaxed);
             }
@@ -128,7 +128,7 @@ impl CompileWatch {
     pub fn cpu_seconds(&self) -> Option<f64> {
         if let Some(pid) = self.process() {
             let base = f64::from_bits(self.process_base.load(Ordering::Relaxed));
-            return crate::compiler::process_cpu_seconds(pid).map(|s| (s - base).max(0.0));
+            return process_cpu_seconds(pid).map(|s| (s - base).max(0.0));
         }
         if let Some(bits) = Some(self.process_used.load(Ordering::Relaxed)).filter(|&b| b != 0) {
             return Some(f64::from_bits(bits.wrapping_sub(1)));
@@ -155,8 +155,20 @@ fn thread_cpu_seconds(tid: u64) -> Option<f64> {
     if let Some(ns) = std::fs::read_to_string(format!("{task}/schedstat")).ok().and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok()) {
         return Some(ns as f64 * 1e-9);
     }
+    stat_cpu_seconds(&std::fs::read_to_string(format!("{task}/stat")).ok()?)
+}
+
+/// The CPU seconds process `pid` has used, all its threads together (Linux: `/proc/PID/stat`'s
+/// user and system ticks); `None` where the system does not say. A compiler process's (see
+/// [`crate::compiler`]).
+pub fn process_cpu_seconds(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat_cpu_seconds(&stat)
+}
+
+/// The user and system ticks of a `/proc/…/stat` line, in seconds.
+fn stat_cpu_seconds(stat: &str) -> Option<f64> {
     // `pid (comm) state … utime stime …`: the fields after the command's closing parenthesis.
-    let stat = std::fs::read_to_string(format!("{task}/stat")).ok()?;
     let after = stat.rsplit_once(')')?.1;
     let f: Vec<&str> = after.split_whitespace().collect();
     let ticks = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;

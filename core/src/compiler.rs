@@ -21,6 +21,7 @@
 //! (`KERNTUNE_COMPILE_ISOLATION=0`: never); a program that did not call the hook compiles on
 //! threads.
 
+pub use crate::backend::process_cpu_seconds;
 use crate::backend::{abandonable, CompileWatch};
 use crate::error::BackendError;
 use crate::spec::source::Header;
@@ -309,18 +310,6 @@ fn describe_exit(status: std::process::ExitStatus) -> String {
         Some(code) => format!("exit status {code}"),
         None => status.to_string(),
     }
-}
-
-/// The CPU seconds process `pid` has used, all its threads together (Linux: `/proc/PID/stat`'s
-/// user and system ticks); `None` where the system does not say.
-pub fn process_cpu_seconds(pid: u32) -> Option<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // `pid (comm) state … utime stime …`: the fields after the command's closing parenthesis.
-    let after = stat.rsplit_once(')')?.1;
-    let f: Vec<&str> = after.split_whitespace().collect();
-    let ticks = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
-    // USER_HZ, which Linux fixes at 100 for what /proc reports.
-    Some(ticks as f64 / 100.0)
 }
 
 #[cfg(test)]

@@ -55,7 +55,8 @@ pub enum Behavior {
     CompilerCrash,
 }
 
-/// The fake's compiler processes (see [`crate::compiler`]): [`fake_compile`] run in them.
+/// The fake's compiler processes (see [`crate::compiler`]): its compiles, which spin, sleep or
+/// crash as a config asks, run in them.
 pub static COMPILER: crate::compiler::CompilerKind = crate::compiler::CompilerKind::new("FAKE", "KERNTUNE_FAKE_COMPILER", fake_compile);
 
 /// The fake's compiler, wherever it runs: its arguments say what to do — `sleep=S` (seconds of

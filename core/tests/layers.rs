@@ -17,6 +17,7 @@ const CORE_LAYERS: &[&[&str]] = &[
     &["search", "measure"],
     &["backend"],
     &["store", "worker"],
+    &["compiler"],
     &["run", "sim"],
     &["app", "analysis"],
     &["fake", "testing"],
