@@ -2,7 +2,7 @@
 //! cache, and running kernels in this process or in a worker process.
 
 use crate::bench::{HipKernel, LocalWorkspace};
-use crate::compile::{cached, compile_with, CompileOptions};
+use crate::compile::{cached, compile, CompileOptions};
 use crate::device::{init, no_device, summary, DeviceSummary};
 use crate::error::check;
 use hip_sys::hiprt::{self as hip, hipError_t};
@@ -96,7 +96,7 @@ impl HipBackend {
             (self.cache.clone(), req.source.entry().to_string(), req.code.to_string(), self.version(), req.source.headers.clone());
         // hipRTC cannot be interrupted: the tuner may stop waiting, or kill a compiler process
         // (see `kerntune_core::compiler`).
-        COMPILER.compile(req.abandon, move |run| compile_with(&name, instance.as_deref(), &code, &headers, &opts, cache.as_ref(), &version, run))
+        COMPILER.compile(req.abandon, move |run| compile(&name, instance.as_deref(), &code, &headers, &opts, cache.as_ref(), &version, run))
     }
 
     /// The device's HIP ordinal.

@@ -225,7 +225,7 @@ fn compare_code(arch: &str) -> Result<Vec<u8>, BackendError> {
     static CODE: verify::CompareBinaries = verify::CompareBinaries::new();
     CODE.get(arch, || {
         let opts = crate::compile::CompileOptions { arch: arch.to_string(), defines: vec![], std: Some("c++17".into()), extra: vec![] };
-        crate::compile::compile(verify::DEVICE_COMPARE_KERNEL, None, verify::DEVICE_COMPARE_SRC, &[], &opts, None, "")
+        crate::compile::compile(verify::DEVICE_COMPARE_KERNEL, None, verify::DEVICE_COMPARE_SRC, &[], &opts, None, "", &crate::compile::hiprtc_job)
             .map(|c| c.bytes)
             .map_err(|e| e.to_string())
     })

@@ -46,23 +46,11 @@ impl CompileOptions {
 /// `headers` (given to hipRTC in memory), or serves the code object and its symbol from
 /// `cache_dir` (keyed by source, headers, options and hipRTC version; hipRTC's refusal too, see
 /// [`kerntune_core::store::cache`]). Every kernel is named by a name expression, so a C++
-/// kernel (no `extern "C"`) launches by its mangled symbol.
-pub fn compile(
-    name: &str,
-    instance: Option<&str>,
-    code: &str,
-    headers: &[Header],
-    opts: &CompileOptions,
-    cache_dir: Option<&PathBuf>,
-    version: &str,
-) -> Result<Binary, BackendError> {
-    compile_with(name, instance, code, headers, opts, cache_dir, version, &hiprtc_job)
-}
-
-/// [`compile`] with hipRTC called through `run` on a miss (in this process, or in a compiler
-/// process: see [`kerntune_core::compiler`]).
+/// kernel (no `extern "C"`) launches by its mangled symbol. On a miss hipRTC is called through
+/// `run`: [`hiprtc_job`] in this process, or a compiler process (see
+/// [`kerntune_core::compiler`]).
 #[allow(clippy::too_many_arguments)]
-pub fn compile_with(
+pub fn compile(
     name: &str,
     instance: Option<&str>,
     code: &str,
@@ -79,8 +67,9 @@ pub fn compile_with(
     kerntune_core::store::cache::binary(cache_dir.map(PathBuf::as_path), &key, "hsaco", name, true, || run(&job()))
 }
 
-/// hipRTC's compile of a job: what a compiler process runs (see [`crate::backend::COMPILER`]).
-pub(crate) fn hiprtc_job(job: &CompileJob) -> Result<CompileOutput, BackendError> {
+/// hipRTC's compile of a job, in this process: what a compiler process runs (see
+/// [`crate::backend::COMPILER`]).
+pub fn hiprtc_job(job: &CompileJob) -> Result<CompileOutput, BackendError> {
     let failed = |e: crate::hiprtc::HiprtcError| BackendError::CompileFailed { log: e.0, options: job.args.clone() };
     let machine = |e: crate::hiprtc::HiprtcError| BackendError::other(e.0);
     let expr = job.expr.as_deref().unwrap_or(&job.name);
@@ -127,7 +116,7 @@ mod tests {
         assert!(!cached("k", None, "code", &[], &opts, d.as_ref(), "6.2"), "another hipRTC is another compile");
         assert!(!cached("k", None, "code", &[], &opts, None, "6.1"), "no cache directory, nothing cached");
         // What it holds, compile serves (hipRTC is never called: compiling needs an AMD GPU).
-        let b = compile("k", None, "code", &[], &opts, d.as_ref(), "6.1").unwrap();
+        let b = compile("k", None, "code", &[], &opts, d.as_ref(), "6.1", &hiprtc_job).unwrap();
         assert!(b.cached && b.bytes == b"object" && b.entry == "k", "{b:?}");
         // The user's headers are in the key by their contents.
         let h = |code: &str| vec![Header { name: "tile.h".into(), path: "./tile.h".into(), code: code.into() }];

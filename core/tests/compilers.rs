@@ -107,7 +107,8 @@ fn a_compiler_that_crashes_costs_its_config() {
 }
 
 /// Without a compile timeout the compiles stay on threads; `KERNTUNE_COMPILE_ISOLATION=1` puts
-/// them in compiler processes all the same, which are reused from one tune to the next.
+/// them in compiler processes all the same, which are reused from one tune to the next, and `0`
+/// keeps them on threads with a timeout; a value that is neither is ignored.
 fn compiler_processes_are_used_where_wanted_and_reused() {
     let started = fake::COMPILER.started();
     let fake = || FakeBackend::new(limits(), time).with_compile_times(|_| Duration::from_millis(5));
@@ -119,6 +120,11 @@ fn compiler_processes_are_used_where_wanted_and_reused() {
     let again = Tuner::new(fake()).tune(&job(), &exhaustive(None));
     std::env::set_var(kerntune_core::compiler::ISOLATION_VAR, "0");
     let off = Tuner::new(fake()).tune(&job(), &exhaustive(Some(Duration::from_secs(60))));
+    use kerntune_core::compiler::wanted;
+    for (value, with_timeout, without) in [("on", true, true), ("false", false, false), ("maybe", true, false), ("", true, false)] {
+        std::env::set_var(kerntune_core::compiler::ISOLATION_VAR, value);
+        assert_eq!((wanted(true), wanted(false)), (with_timeout, without), "{value:?}");
+    }
     std::env::remove_var(kerntune_core::compiler::ISOLATION_VAR);
     let (r, again, off) = (r.unwrap(), again.unwrap(), off.unwrap());
     assert!(r.results.iter().chain(&again.results).chain(&off.results).all(|x| x.stats().is_some()));
