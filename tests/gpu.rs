@@ -395,10 +395,15 @@ fn a_published_file_with_host_code_says_how_to_keep_it() {
 /// The processes left running with `var` set in their environment (Linux; this user's).
 fn processes_with(var: &str) -> Vec<u32> {
     let want = format!("{var}=1");
-    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
-    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| env.split(|&b| b == 0).any(|v| v == want.as_bytes())))
-        .collect()
+    processes(|pid| std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| env.split(|&b| b == 0).any(|v| v == want.as_bytes())))
+}
+
+/// The processes on this machine (Linux: `/proc`) that `keep` selects, in order.
+fn processes(keep: impl Fn(u32) -> bool) -> Vec<u32> {
+    let mut out: Vec<u32> =
+        std::fs::read_dir("/proc").into_iter().flatten().flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).filter(|&p| keep(p)).collect();
+    out.sort();
+    out
 }
 
 /// A compile past `--compile-timeout` runs in a compiler process, which is killed: a kernel of
@@ -639,17 +644,10 @@ impl Drop for Ballast {
 
 /// The workers (this CLI's children) serving `pid`.
 fn workers(pid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+    processes(|p| {
         let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
-        let ppid = stat.rsplit(')').next().and_then(|s| s.split_whitespace().nth(1)).and_then(|s| s.parse::<u32>().ok());
-        if ppid == Some(pid) {
-            out.push(p);
-        }
-    }
-    out.sort();
-    out
+        stat.rsplit(')').next().and_then(|s| s.split_whitespace().nth(1)).and_then(|s| s.parse::<u32>().ok()) == Some(pid)
+    })
 }
 
 /// Held by the tests that tune on every GPU, one at a time. Side by side (the harness runs tests

@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use std::io::{self, BufReader, BufWriter};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::mpsc::RecvTimeoutError;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -95,7 +95,7 @@ enum Rep {
 struct Compiler {
     child: Child,
     stdin: BufWriter<ChildStdin>,
-    replies: Receiver<io::Result<(Rep, Vec<Vec<u8>>)>>,
+    replies: crate::worker::Replies<Rep>,
 }
 
 impl Compiler {
@@ -243,18 +243,8 @@ impl CompilerKind {
             .spawn()
             .map_err(|e| BackendError::other(format!("starting a {label} compiler process: {e}")))?;
         let stdin = BufWriter::new(child.stdin.take().expect("piped"));
-        let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::Builder::new()
-            .name(format!("kerntune-{}-compiler-reader", label.to_lowercase()))
-            .spawn(move || loop {
-                let m = crate::worker::read_msg::<Rep>(&mut stdout, None, None);
-                let end = m.is_err();
-                if tx.send(m).is_err() || end {
-                    break;
-                }
-            })
-            .map_err(|e| BackendError::other(format!("starting a reader thread: {e}")))?;
+        let stdout = BufReader::new(child.stdout.take().expect("piped"));
+        let rx = crate::worker::read_on_thread(format!("kerntune-{}-compiler-reader", label.to_lowercase()), stdout, None)?;
         self.started.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(pid = child.id(), "{label} compiler process started");
         Ok(Compiler { child, stdin, replies: rx })
@@ -288,10 +278,7 @@ impl CompilerKind {
     /// The compiler's loop: compiles the jobs on stdin, answering on stdout, until stdin closes
     /// (exit status 0) or the tuner is gone.
     fn serve(&self) -> i32 {
-        // Ctrl-C reaches the whole process group: the tuner decides (it stops waiting and kills
-        // this), so the compiler ignores it.
-        #[cfg(unix)]
-        let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, std::sync::Arc::new(AtomicBool::new(false)));
+        crate::worker::ignore_interrupts();
         // A tuner killed outside its control never closes this one's input while it compiles:
         // leave once this process has been handed to another parent.
         #[cfg(unix)]

@@ -197,11 +197,8 @@ impl WorkerKind {
     /// enables worker processes for this program, unless the isolation variable is `0`.
     pub fn hook<E: Executor>(&self, make: impl FnOnce() -> E) {
         if std::env::var_os(self.worker_env).is_some() {
-            // Ctrl-C in a terminal reaches the whole process group: the parent decides what to
-            // do (finish the config in progress, save, exit), so the worker ignores it and
-            // ends when the parent closes its input.
-            #[cfg(unix)]
-            let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::new(AtomicBool::new(false)));
+            // The worker ends when the parent closes its input.
+            ignore_interrupts();
             std::process::exit(serve(&mut make()));
         }
         self.enabled.store(std::env::var(self.isolation_env).map_or(true, |v| v != "0"), Ordering::SeqCst);
@@ -398,6 +395,40 @@ fn read_u64(r: &mut impl Read) -> io::Result<u64> {
     Ok(u64::from_le_bytes(b))
 }
 
+/// In a child process (a worker, a compiler): Ctrl-C in a terminal reaches the whole process
+/// group, and the parent decides what to do (finish the config in progress, save, exit; stop
+/// waiting for a compile and kill its compiler), so the child ignores it.
+pub(crate) fn ignore_interrupts() {
+    #[cfg(unix)]
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::new(AtomicBool::new(false)));
+}
+
+/// A child process's messages as [`read_on_thread`] delivers them.
+pub(crate) type Replies<T> = Receiver<io::Result<(T, Vec<Vec<u8>>)>>;
+
+/// The messages a child process (a worker, a compiler) writes on `stdout`, read on a thread of
+/// its own named `name`, so that the parent can wait for each with a deadline; the channel ends
+/// after the first error (the child closed its output, or wrote something unreadable). `shm`:
+/// the shared-memory file large blobs arrive through, when the child has one.
+pub(crate) fn read_on_thread<T: DeserializeOwned + Send + 'static>(
+    name: String,
+    mut stdout: impl Read + Send + 'static,
+    shm: Option<std::fs::File>,
+) -> Result<Replies<T>, BackendError> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name(name)
+        .spawn(move || loop {
+            let m = read_msg::<T>(&mut stdout, shm.as_ref(), None);
+            let end = m.is_err();
+            if tx.send(m).is_err() || end {
+                break;
+            }
+        })
+        .map_err(|e| BackendError::other(format!("starting a reader thread: {e}")))?;
+    Ok(rx)
+}
+
 /// Largest header or blob accepted: a corrupted length fails cleanly instead of allocating.
 const MAX_PART: u64 = 1 << 40;
 
@@ -560,7 +591,7 @@ pub struct Worker {
     child: Option<Child>,
     /// `None` once closed (the worker then ends its loop).
     stdin: Option<BufWriter<ChildStdin>>,
-    replies: Receiver<io::Result<(Rep, Vec<Vec<u8>>)>>,
+    replies: Replies<Rep>,
     loaded: HashSet<u64>,
     ref_id: Option<u64>,
     /// The shared-memory file large blobs travel through, when the platform has one.
@@ -651,19 +682,8 @@ impl Worker {
             .spawn()
             .map_err(|e| BackendError::other(format!("starting a {label} worker process: {e}")))?;
         let stdin = BufWriter::with_capacity(1 << 20, child.stdin.take().expect("piped"));
-        let mut stdout = BufReader::with_capacity(1 << 20, child.stdout.take().expect("piped"));
-        let (tx, rx) = std::sync::mpsc::channel();
-        let reader_shm = shm.as_ref().and_then(|f| f.try_clone().ok());
-        std::thread::Builder::new()
-            .name(format!("kerntune-{}-worker-reader", label.to_lowercase()))
-            .spawn(move || loop {
-                let m = read_msg::<Rep>(&mut stdout, reader_shm.as_ref(), None);
-                let end = m.is_err();
-                if tx.send(m).is_err() || end {
-                    break;
-                }
-            })
-            .map_err(|e| BackendError::other(format!("starting a reader thread: {e}")))?;
+        let stdout = BufReader::with_capacity(1 << 20, child.stdout.take().expect("piped"));
+        let rx = read_on_thread(format!("kerntune-{}-worker-reader", label.to_lowercase()), stdout, shm.as_ref().and_then(|f| f.try_clone().ok()))?;
         let mut w = Worker {
             label,
             child: Some(child),
