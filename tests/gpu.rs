@@ -392,10 +392,63 @@ fn a_published_file_with_host_code_says_how_to_keep_it() {
     assert!(o.status.success() && t.contains("winner: WG="), "{t}");
 }
 
-/// The processes left running with `var` set in their environment (Linux; this user's).
-fn processes_with(var: &str) -> Vec<u32> {
-    let want = format!("{var}=1");
-    processes(|pid| std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| env.split(|&b| b == 0).any(|v| v == want.as_bytes())))
+/// The processes running with every one of `vars` (`NAME=value`) in their environment (Linux;
+/// this user's).
+fn processes_with(vars: &[&str]) -> Vec<u32> {
+    processes(|pid| std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| vars.iter().all(|want| env.split(|&b| b == 0).any(|v| v == want.as_bytes()))))
+}
+
+/// A value for `KERNTUNE_TEST_TAG` that marks one test's tune and the processes it starts (tests
+/// run side by side, each with its own compilers).
+fn tag(name: &str) -> String {
+    format!("KERNTUNE_TEST_TAG={name}-{}", std::process::id())
+}
+
+/// The CUDA compiler processes a tune marked with `tag` started that are still there.
+fn compilers_of(tag: &str) -> Vec<u32> {
+    processes_with(&["KERNTUNE_CUDA_COMPILER=1", tag])
+}
+
+/// NVRTC compiles in compiler processes by default (no compile timeout): a tune of `-j 4`
+/// starts four, ahead of its first compile, and no more; none outlives the tune. With
+/// `KERNTUNE_COMPILE_ISOLATION=0` the compiles run on the tuner's threads: no compiler process.
+#[test]
+fn nvrtc_compiles_in_compiler_processes_by_default() {
+    if cuda_devices("compiler processes").is_none() {
+        return;
+    }
+    let d = cache();
+    let dir = d.path();
+    let kernel = "extern \"C\" __global__ void scale(float* y, const float* x, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) y[i] = 2.0f * x[i];\n}\n";
+    std::fs::write(dir.join("scale.cu"), kernel).unwrap();
+    let spec = "[kernel]\nname = \"scale\"\nsource = { cuda = \"scale.cu\" }\n[params]\nWG = [32, 64, 128, 256, 512, 1024]\n[[problems]]\nn = 1048576\n[[args]]\nname = \"y\"\ntype = \"f32\"\nlen = \"n\"\naccess = \"write\"\n[[args]]\nname = \"x\"\ntype = \"f32\"\nlen = \"n\"\ninit = \"random\"\n[[args]]\nname = \"n\"\ntype = \"i32\"\nvalue = \"n\"\n[launch]\ngrid = [\"div_ceil(n, WG)\"]\nblock = [\"WG\"]\n[verify]\nreference = \"none\"\n";
+    std::fs::write(dir.join("scale.toml"), spec).unwrap();
+    for isolation in ["", "0"] {
+        let tag = tag(&format!("default-compilers{isolation}"));
+        let (name, value) = tag.split_once('=').unwrap();
+        let mut child = Command::new(bin())
+            .args(["tune", dir.join("scale.toml").to_str().unwrap(), "--backend", "cuda", "--no-db", "-j", "4"])
+            .env("KERNTUNE_CACHE_DIR", dir.join(format!("cache{isolation}")))
+            .env("CUDA_CACHE_PATH", dir.join(format!("nv{isolation}")))
+            .env("KERNTUNE_COMPILE_ISOLATION", isolation)
+            .env(name, value)
+            .env_remove("KERNTUNE_LOG")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("kerntune runs");
+        let mut most = 0;
+        while child.try_wait().unwrap().is_none() {
+            most = most.max(compilers_of(&tag).len());
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let o = child.wait_with_output().unwrap();
+        let t = text(&o);
+        assert!(o.status.success() && t.contains("winner: WG="), "{t}");
+        assert_eq!(most, if isolation.is_empty() { 4 } else { 0 }, "compiler processes at once, KERNTUNE_COMPILE_ISOLATION={isolation:?}: {t}");
+        std::thread::sleep(Duration::from_secs(1));
+        assert_eq!(compilers_of(&tag), Vec::<u32>::new(), "compiler processes left after the tune");
+    }
 }
 
 /// The processes on this machine (Linux: `/proc`) that `keep` selects, in order.
@@ -422,11 +475,13 @@ fn a_compile_past_the_timeout_is_killed_and_the_others_compile() {
     std::fs::write(dir.join("rep.cu"), kernel).unwrap();
     let spec = "[kernel]\nname = \"rep\"\nsource = { cuda = \"rep.cu\" }\n[params]\nWG = [128, 256]\nL = [2, 5]\n[[problems]]\nn = 1048576\n[[args]]\nname = \"y\"\ntype = \"f32\"\nlen = \"n\"\naccess = \"write\"\n[[args]]\nname = \"x\"\ntype = \"f32\"\nlen = \"n\"\ninit = \"random\"\n[[args]]\nname = \"n\"\ntype = \"i32\"\nvalue = \"n\"\n[launch]\ngrid = [\"div_ceil(n, WG)\"]\nblock = [\"WG\"]\n[verify]\nreference = \"none\"\n";
     std::fs::write(dir.join("rep.toml"), spec).unwrap();
+    let tag = tag("compile-timeout");
     let t0 = Instant::now();
     let o = Command::new(bin())
         .args(["tune", dir.join("rep.toml").to_str().unwrap(), "--backend", "cuda", "--no-db", "--compile-timeout", "3s", "--json"])
         .env("KERNTUNE_CACHE_DIR", dir)
         .env("CUDA_CACHE_PATH", dir.join("nv"))
+        .env(tag.split_once('=').unwrap().0, tag.split_once('=').unwrap().1)
         .env_remove("KERNTUNE_LOG")
         .output()
         .expect("kerntune runs");
@@ -451,7 +506,7 @@ fn a_compile_past_the_timeout_is_killed_and_the_others_compile() {
     assert_eq!(results.len(), 4, "{t}");
     assert!(wall < 30.0, "{wall:.1} s: {t}");
     std::thread::sleep(Duration::from_secs(1));
-    assert_eq!(processes_with("KERNTUNE_CUDA_COMPILER"), Vec::<u32>::new(), "compiler processes left after the tune");
+    assert_eq!(compilers_of(&tag), Vec::<u32>::new(), "compiler processes left after the tune");
 }
 
 /// `--memcheck` runs the winner once under compute-sanitizer: a kernel that reads one element
@@ -642,11 +697,13 @@ impl Drop for Ballast {
     }
 }
 
-/// The workers (this CLI's children) serving `pid`.
+/// The workers (this CLI's children other than its compiler processes) serving `pid`.
 fn workers(pid: u32) -> Vec<u32> {
+    let compilers = processes_with(&["KERNTUNE_CUDA_COMPILER=1"]);
     processes(|p| {
         let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
-        stat.rsplit(')').next().and_then(|s| s.split_whitespace().nth(1)).and_then(|s| s.parse::<u32>().ok()) == Some(pid)
+        let parent = stat.rsplit(')').next().and_then(|s| s.split_whitespace().nth(1)).and_then(|s| s.parse::<u32>().ok());
+        parent == Some(pid) && !compilers.contains(&p)
     })
 }
 

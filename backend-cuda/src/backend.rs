@@ -17,8 +17,10 @@ use std::sync::Arc;
 /// The CUDA backend's kind of worker process (see [`crate::worker`]).
 pub static KIND: WorkerKind = WorkerKind::new("CUDA", "KERNTUNE_CUDA_WORKER", "KERNTUNE_CUDA_ISOLATION");
 
-/// The CUDA backend's compiler processes (NVRTC; see [`kerntune_core::compiler`]).
-pub static COMPILER: CompilerKind = CompilerKind::new("CUDA", "KERNTUNE_CUDA_COMPILER", crate::compile::nvrtc_job);
+/// The CUDA backend's compiler processes (NVRTC; see [`kerntune_core::compiler`]): used by
+/// default, each loading NVRTC as it starts.
+pub static COMPILER: CompilerKind =
+    CompilerKind::new("CUDA", "KERNTUNE_CUDA_COMPILER", crate::compile::nvrtc_job).with_warm(crate::compile::nvrtc_warm).by_default();
 
 /// A problem's device memory: in this process, or in the worker process.
 pub enum CudaWorkspace {
@@ -192,6 +194,10 @@ impl Backend for CudaBackend {
             }
         };
         Ok(Compiled { kernel, usage, cached: cubin.cached })
+    }
+
+    fn prestart_compilers(&self, threads: usize, wanted: Option<bool>) {
+        COMPILER.prestart(threads, wanted);
     }
 
     fn in_compile_cache(&self, req: &CompileRequest<'_>) -> Option<bool> {

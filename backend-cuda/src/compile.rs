@@ -177,6 +177,13 @@ pub(crate) fn nvrtc_job(job: &CompileJob) -> Result<CompileOutput, BackendError>
     nvrtc_compile(&job.name, job.expr.as_deref(), &job.code, &job.headers, &job.args)
 }
 
+/// What a compiler process does as it starts, before its first compile: an empty kernel
+/// compiled (and forgotten), which loads NVRTC and its builtins.
+pub(crate) fn nvrtc_warm() {
+    let empty = "extern \"C\" __global__ void kerntune_warm() {}";
+    let _ = std::panic::catch_unwind(|| nvrtc_compile("kerntune_warm", None, empty, &[], &["--gpu-architecture=sm_75".to_string()]));
+}
+
 /// Owns an `nvrtcProgram`.
 struct Program(nvrtc::nvrtcProgram);
 

@@ -149,6 +149,10 @@ impl Backend for HipBackend {
         Ok(Compiled { kernel, usage, cached })
     }
 
+    fn prestart_compilers(&self, threads: usize, wanted: Option<bool>) {
+        COMPILER.prestart(threads, wanted);
+    }
+
     fn in_compile_cache(&self, req: &CompileRequest<'_>) -> Option<bool> {
         let opts = CompileOptions::for_request(req, &self.summary.target.arch);
         Some(cached(

@@ -58,9 +58,10 @@ pub struct CompileWatch {
     abandon: AtomicBool,
     /// The compile's thread id (Linux), 0 until it starts.
     thread: std::sync::Arc<std::sync::atomic::AtomicU64>,
-    /// Whether the tuner wants the compile in a compiler process it can kill (see
-    /// [`crate::compiler`]), where the backend has one.
-    in_process: bool,
+    /// Whether the tuner wants the compile in a compiler process it can kill (`Some(true)`), on
+    /// a thread (`Some(false)`), or as the backend compiles by default (`None`); see
+    /// [`crate::compiler`].
+    in_process: Option<bool>,
     /// The compiler process's id while it compiles this, 0 otherwise.
     process: std::sync::atomic::AtomicU32,
     /// That process's CPU seconds (as `f64` bits) when it was given this compile.
@@ -80,11 +81,19 @@ impl CompileWatch {
     /// stops it (see [`crate::compiler`]); a backend without compiler processes runs it on a
     /// thread as [`CompileWatch::new`]'s.
     pub fn in_process() -> CompileWatch {
-        CompileWatch { in_process: true, ..CompileWatch::default() }
+        CompileWatch::wanting(Some(true))
     }
 
-    /// Whether the tuner asked for a compiler process ([`CompileWatch::in_process`]).
-    pub fn wants_process(&self) -> bool {
+    /// A watch for a compile that runs in a compiler process (`Some(true)`), on a thread
+    /// (`Some(false)`), or as the backend compiles by default (`None`): what
+    /// [`crate::compiler::wanted`] says.
+    pub fn wanting(process: Option<bool>) -> CompileWatch {
+        CompileWatch { in_process: process, ..CompileWatch::default() }
+    }
+
+    /// Whether the tuner asked for a compiler process (`Some(true)`), a thread (`Some(false)`)
+    /// or left it to the backend (`None`, as [`CompileWatch::new`]'s).
+    pub fn wants_process(&self) -> Option<bool> {
         self.in_process
     }
 
@@ -304,6 +313,15 @@ pub trait Backend: Send + Sync {
     fn in_compile_cache(&self, req: &CompileRequest<'_>) -> Option<bool> {
         let _ = req;
         None
+    }
+
+    /// Starts, ahead of a tune's first compiles, the compiler processes that `threads` compile
+    /// threads will use (see [`crate::compiler::CompilerKind::prestart`]), where this backend
+    /// compiles in such processes and the tune uses them (`wanted`: what
+    /// [`crate::compiler::wanted`] says); nothing by default. The tuner calls it once it knows
+    /// it will compile.
+    fn prestart_compilers(&self, threads: usize, wanted: Option<bool>) {
+        let _ = (threads, wanted);
     }
 
     /// Whether a compile here takes a small part of what measuring a config takes, from the

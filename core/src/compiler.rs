@@ -16,10 +16,12 @@
 //! the tuner's process. Messages are [`crate::worker`]'s: a JSON header and raw blobs,
 //! length-prefixed, over the compiler's stdin and stdout.
 //!
-//! When: the tuner asks for compiler processes ([`CompileWatch::in_process`]) when a tune has a
-//! compile timeout, or for every compile with `KERNTUNE_COMPILE_ISOLATION=1`
-//! (`KERNTUNE_COMPILE_ISOLATION=0`: never); a program that did not call the hook compiles on
-//! threads.
+//! When: a tune with a compile timeout compiles in compiler processes, and so does every tune
+//! with `KERNTUNE_COMPILE_ISOLATION=1` (`KERNTUNE_COMPILE_ISOLATION=0`: never); otherwise the
+//! backend's default ([`CompilerKind::by_default`]: CUDA's NVRTC in processes, HIP's hipRTC on
+//! threads). A program that did not call the hook compiles on threads. The tuner starts a tune's
+//! compilers as soon as it knows it will compile ([`CompilerKind::prestart`]), and they load
+//! their compiler ([`CompilerKind::with_warm`]) while the search starts.
 
 pub use crate::backend::process_cpu_seconds;
 use crate::backend::{abandonable, CompileWatch};
@@ -37,21 +39,21 @@ use std::time::{Duration, Instant};
 /// timeout; unset: with a compile timeout.
 pub const ISOLATION_VAR: &str = "KERNTUNE_COMPILE_ISOLATION";
 
-/// Whether a tune compiles in compiler processes: with a compile timeout unless
-/// [`ISOLATION_VAR`] says otherwise (`1`, `on`, `true`, `yes`; `0`, `off`, `false`, `no`; any
-/// other value is warned of, once, and ignored).
-pub fn wanted(compile_timeout: bool) -> bool {
-    let Ok(v) = std::env::var(ISOLATION_VAR) else { return compile_timeout };
+/// Whether a tune compiles in compiler processes (`Some(true)`), on threads (`Some(false)`) or
+/// as the backend does by default (`None`; see [`CompilerKind::by_default`]): in processes with
+/// a compile timeout, unless [`ISOLATION_VAR`] says otherwise (`1`, `on`, `true`, `yes`; `0`,
+/// `off`, `false`, `no`; any other value is warned of, once, and ignored).
+pub fn wanted(compile_timeout: bool) -> Option<bool> {
+    let default = compile_timeout.then_some(true);
+    let Ok(v) = std::env::var(ISOLATION_VAR) else { return default };
     match v.trim().to_ascii_lowercase().as_str() {
-        "1" | "on" | "true" | "yes" => true,
-        "0" | "off" | "false" | "no" => false,
-        "" => compile_timeout,
+        "1" | "on" | "true" | "yes" => Some(true),
+        "0" | "off" | "false" | "no" => Some(false),
+        "" => default,
         _ => {
             static WARNED: std::sync::Once = std::sync::Once::new();
-            WARNED.call_once(|| {
-                tracing::warn!("{ISOLATION_VAR}={v:?} is neither 1 (compile in compiler processes) nor 0 (on threads); ignored: compiles run in processes only with a compile timeout")
-            });
-            compile_timeout
+            WARNED.call_once(|| tracing::warn!("{ISOLATION_VAR}={v:?} is neither 1 (compile in compiler processes) nor 0 (on threads); ignored"));
+            default
         }
     }
 }
@@ -112,8 +114,17 @@ pub struct CompilerKind {
     /// Set (to `1`) in a compiler process.
     pub env: &'static str,
     local: CompileFn,
+    warm: Option<fn()>,
+    default: bool,
     enabled: AtomicBool,
     idle: Mutex<Vec<Compiler>>,
+    /// Compilers [`CompilerKind::prestart`] is starting that are not yet idle.
+    pending: AtomicUsize,
+    /// Compilers a compile thread holds.
+    lent: AtomicUsize,
+    /// How many idle compilers are kept: the most compile threads a prestart asked for (one
+    /// given back beyond it is closed).
+    keep: AtomicUsize,
     started: AtomicUsize,
     killed: AtomicUsize,
 }
@@ -132,11 +143,87 @@ impl CompilerKind {
             label,
             env,
             local,
+            warm: None,
+            default: false,
             enabled: AtomicBool::new(false),
             idle: Mutex::new(Vec::new()),
+            pending: AtomicUsize::new(0),
+            lent: AtomicUsize::new(0),
+            keep: AtomicUsize::new(usize::MAX),
             started: AtomicUsize::new(0),
             killed: AtomicUsize::new(0),
         }
+    }
+
+    /// The same kind, whose compiler processes run `warm` as they start, before their first
+    /// compile: loading the compiler's libraries while the tuner prepares (see
+    /// [`CompilerKind::prestart`]).
+    pub const fn with_warm(mut self, warm: fn()) -> CompilerKind {
+        self.warm = Some(warm);
+        self
+    }
+
+    /// The same kind, compiling in processes when the tune does not say ([`wanted`] is `None`:
+    /// no compile timeout, [`ISOLATION_VAR`] unset); without this, such tunes compile on
+    /// threads.
+    pub const fn by_default(mut self) -> CompilerKind {
+        self.default = true;
+        self
+    }
+
+    /// Whether a compile the tuner wants in a process (`Some(true)`), on a thread
+    /// (`Some(false)`) or left to the backend (`None`) runs in a compiler process of this kind:
+    /// only in a program that called [`CompilerKind::hook`].
+    pub fn used(&self, wanted: Option<bool>) -> bool {
+        self.enabled() && wanted.unwrap_or(self.default)
+    }
+
+    /// Starts compiler processes for a tune of `threads` compile threads that uses them (see
+    /// [`CompilerKind::used`]), in the background, so that they have loaded their compiler by
+    /// the time the first compiles come: as many as there are threads, less those idle or
+    /// compiling already. From then on at most `threads` idle compilers are kept.
+    pub fn prestart(&'static self, threads: usize, wanted: Option<bool>) {
+        if !self.used(wanted) || threads == 0 {
+            return;
+        }
+        self.keep.store(threads, Ordering::Relaxed);
+        let have = self.idle().len() + self.lent.load(Ordering::Relaxed) + self.pending.load(Ordering::Relaxed);
+        let wanted = threads.saturating_sub(have);
+        if wanted == 0 {
+            return;
+        }
+        self.pending.fetch_add(wanted, Ordering::SeqCst);
+        let starting = std::thread::Builder::new().name(format!("kerntune-{}-compiler-start", self.label.to_lowercase())).spawn(move || {
+            for _ in 0..wanted {
+                match self.spawn() {
+                    Ok(c) => self.idle().push(c),
+                    Err(e) => tracing::debug!("starting a {} compiler process ahead: {e}", self.label),
+                }
+                self.pending.fetch_sub(1, Ordering::SeqCst);
+            }
+        });
+        if starting.is_err() {
+            self.pending.fetch_sub(wanted, Ordering::SeqCst);
+        }
+    }
+
+    fn idle(&self) -> std::sync::MutexGuard<'_, Vec<Compiler>> {
+        self.idle.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Puts a compiler that answered back in the pool, or closes it when the pool holds as
+    /// many as are kept.
+    fn give_back(&self, mut c: Compiler) {
+        self.lent.fetch_sub(1, Ordering::SeqCst);
+        let mut idle = self.idle();
+        if idle.len() < self.keep.load(Ordering::Relaxed) {
+            idle.push(c);
+            return;
+        }
+        drop(idle);
+        // At the end of its input it exits.
+        drop(c.stdin);
+        let _ = c.child.wait();
     }
 
     /// Call first thing in `main` (through the backend's `hook`). In a compiler process of this
@@ -166,8 +253,8 @@ impl CompilerKind {
     }
 
     /// Runs `work` — the backend's cache lookup around a compile, which compiles through the
-    /// function it is given — so that the tuner can stop waiting: where `watch` asks for a
-    /// compiler process and this program has them, `work` runs on this thread and compiles in
+    /// function it is given — so that the tuner can stop waiting: where the compile runs in a
+    /// compiler process ([`CompilerKind::used`] by what `watch` asks), `work` runs on this thread and compiles in
     /// a process, killed when the watch is abandoned; otherwise `work` runs through
     /// [`abandonable`] with the compiler in this process. Without a watch (an application
     /// compiling for its own launch), `work` compiles here, on this thread.
@@ -176,7 +263,7 @@ impl CompilerKind {
         T: Send + 'static,
         W: FnOnce(&dyn Fn(&CompileJob) -> Result<CompileOutput, BackendError>) -> Result<T, BackendError> + Send + 'static,
     {
-        match watch.filter(|w| w.wants_process() && self.enabled()) {
+        match watch.filter(|w| self.used(w.wants_process())) {
             Some(w) => work(&|job| self.run(job, w)),
             None => abandonable(watch, move || work(&|job| (self.local)(job))),
         }
@@ -190,6 +277,7 @@ impl CompilerKind {
         let answer = loop {
             if watch.abandoned() {
                 watch.set_process(None);
+                self.lent.fetch_sub(1, Ordering::SeqCst);
                 self.kill(c);
                 return Err(BackendError::Abandoned(t0.elapsed()));
             }
@@ -197,6 +285,7 @@ impl CompilerKind {
                 Ok(Ok(m)) => break m,
                 Ok(Err(_)) | Err(RecvTimeoutError::Disconnected) => {
                     watch.set_process(None);
+                    self.lent.fetch_sub(1, Ordering::SeqCst);
                     let status = self.ended(c);
                     return Err(BackendError::other(format!(
                         "the {} compiler ended while compiling this config ({status}): a crash of the compiler on this config's code, or the machine ran out of memory; the tune goes on without it",
@@ -207,7 +296,7 @@ impl CompilerKind {
             }
         };
         watch.set_process(None);
-        self.idle.lock().unwrap_or_else(|p| p.into_inner()).push(c);
+        self.give_back(c);
         match answer {
             (Rep::Ok { symbol }, blobs) => Ok((blobs.into_iter().next().unwrap_or_default(), symbol)),
             (Rep::Refused { log }, _) => Err(BackendError::CompileFailed { log, options: job.args.clone() }),
@@ -215,12 +304,20 @@ impl CompilerKind {
         }
     }
 
-    /// Sends `job` to an idle compiler, or to a new one; one found dead (killed from outside
-    /// while idle) is replaced.
+    /// Sends `job` to an idle compiler (waiting for one being started ahead), or to a new one;
+    /// one found dead (killed from outside while idle) is replaced. The compiler is lent to the
+    /// caller.
     fn send(&self, job: &CompileJob) -> Result<Compiler, BackendError> {
-        let idle = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let idle = loop {
+            let c = self.idle().pop();
+            if c.is_some() || self.pending.load(Ordering::SeqCst) == 0 {
+                break c;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        };
         if let Some(mut c) = idle {
             if crate::worker::write_msg(&mut c.stdin, job, &[], None).is_ok() {
+                self.lent.fetch_add(1, Ordering::SeqCst);
                 return Ok(c);
             }
             self.kill(c);
@@ -228,6 +325,7 @@ impl CompilerKind {
         let mut c = self.spawn()?;
         crate::worker::write_msg(&mut c.stdin, job, &[], None)
             .map_err(|e| BackendError::other(format!("sending a compile to a new {} compiler process: {e}", self.label)))?;
+        self.lent.fetch_add(1, Ordering::SeqCst);
         Ok(c)
     }
 
@@ -290,6 +388,9 @@ impl CompilerKind {
                     std::process::exit(0);
                 }
             });
+        }
+        if let Some(warm) = self.warm {
+            warm();
         }
         let mut input = BufReader::new(io::stdin().lock());
         let mut output = BufWriter::new(io::stdout().lock());

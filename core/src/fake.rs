@@ -472,6 +472,10 @@ impl Backend for FakeBackend {
         self.quick
     }
 
+    fn prestart_compilers(&self, threads: usize, wanted: Option<bool>) {
+        COMPILER.prestart(threads, wanted);
+    }
+
     fn shares_kernels(&self) -> bool {
         // A fake kernel is data: any fake can run it, here or in its worker.
         true

@@ -7,6 +7,7 @@
 
 use kerntune_core::fake::{self, Behavior, FakeBackend};
 use kerntune_core::{Config, FailureKind, Limits, ResultOutcome, TuneOptions, TuneReport, Tuner};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 fn job() -> kerntune_core::spec::TuneJob {
@@ -46,6 +47,39 @@ fn children() -> Option<Vec<(u32, f64)>> {
         pids.extend(list.split_whitespace().filter_map(|p| p.parse::<u32>().ok()));
     }
     Some(pids.into_iter().filter_map(|p| Some((p, kerntune_core::compiler::process_cpu_seconds(p)?))).collect())
+}
+
+/// In compiler processes, a tune starts one per compile thread as soon as it knows it will
+/// compile, so that they load their compiler while the search starts: they are there before
+/// the first compile is asked for (the observer holds the tuner at `Planned`, before any
+/// compile thread runs), and no other is started for the tune.
+fn compilers_start_ahead_one_per_compile_thread() {
+    let started = fake::COMPILER.started();
+    let ahead: Arc<Mutex<Option<usize>>> = Arc::default();
+    let seen = ahead.clone();
+    let observer: kerntune_core::run::Observer = Arc::new(move |e: &kerntune_core::run::Event<'_>| {
+        if let kerntune_core::run::Event::Planned { .. } = e {
+            let t = Instant::now();
+            let mut n = children().map(|c| c.len());
+            while n.is_some_and(|n| n < 3) && t.elapsed() < Duration::from_secs(5) {
+                std::thread::sleep(Duration::from_millis(10));
+                n = children().map(|c| c.len());
+            }
+            *seen.lock().unwrap() = n;
+        }
+    });
+    let fake = FakeBackend::new(limits(), time).with_compile_times(|_| Duration::from_millis(5));
+    let opts = TuneOptions { compile_threads: Some(3), observer: Some(observer), ..exhaustive(None) };
+    // This program runs one test at a time: no other thread reads the environment now.
+    std::env::set_var(kerntune_core::compiler::ISOLATION_VAR, "1");
+    let r = Tuner::new(fake).tune(&job(), &opts);
+    std::env::remove_var(kerntune_core::compiler::ISOLATION_VAR);
+    let r = r.unwrap();
+    assert!(r.results.iter().all(|x| x.stats().is_some()) && r.results.len() == 18);
+    if let Some(n) = *ahead.lock().unwrap() {
+        assert_eq!(n, 3, "compiler processes when the tune was planned");
+    }
+    assert_eq!(fake::COMPILER.started() - started, 3, "one per compile thread");
 }
 
 /// A compile past the timeout is killed, not left to run: the tune ends without waiting for
@@ -121,7 +155,9 @@ fn compiler_processes_are_used_where_wanted_and_reused() {
     std::env::set_var(kerntune_core::compiler::ISOLATION_VAR, "0");
     let off = Tuner::new(fake()).tune(&job(), &exhaustive(Some(Duration::from_secs(60))));
     use kerntune_core::compiler::wanted;
-    for (value, with_timeout, without) in [("on", true, true), ("false", false, false), ("maybe", true, false), ("", true, false)] {
+    for (value, with_timeout, without) in
+        [("on", Some(true), Some(true)), ("false", Some(false), Some(false)), ("maybe", Some(true), None), ("", Some(true), None)]
+    {
         std::env::set_var(kerntune_core::compiler::ISOLATION_VAR, value);
         assert_eq!((wanted(true), wanted(false)), (with_timeout, without), "{value:?}");
     }
@@ -135,7 +171,8 @@ fn compiler_processes_are_used_where_wanted_and_reused() {
 
 fn main() {
     fake::hook();
-    let tests: [(&str, fn()); 3] = [
+    let tests: [(&str, fn()); 4] = [
+        ("compilers_start_ahead_one_per_compile_thread", compilers_start_ahead_one_per_compile_thread),
         ("a_compile_past_the_timeout_is_killed_and_uses_no_more_cpu", a_compile_past_the_timeout_is_killed_and_uses_no_more_cpu),
         ("a_compiler_that_crashes_costs_its_config", a_compiler_that_crashes_costs_its_config),
         ("compiler_processes_are_used_where_wanted_and_reused", compiler_processes_are_used_where_wanted_and_reused),

@@ -132,6 +132,11 @@ pub struct TuneOptions {
 }
 
 impl TuneOptions {
+    /// The compile threads a tune runs: [`TuneOptions::compile_threads`], or one per core.
+    pub(crate) fn threads(&self) -> usize {
+        self.compile_threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1)
+    }
+
     /// Whether [`TuneOptions::cancel`] was set.
     pub fn cancelled(&self) -> bool {
         self.cancel.as_ref().is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
@@ -357,6 +362,9 @@ impl<B: Backend> Tuner<B> {
                 return Ok(hit);
             }
         }
+        // Compiles are coming: compiler processes (where the tune uses them) start now and load
+        // their compiler while the candidates are planned and the search starts.
+        self.backend().prestart_compilers(opts.threads(), crate::compiler::wanted(opts.compile_timeout.is_some()));
         let mut plan = candidates::plan(&ctx, self.backend().limits(), opts)?;
         // A parameter that changes nothing: said at once (the tune goes on) and kept in the notes.
         for line in job.unused_params() {

@@ -357,7 +357,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         let params = self.ctx.prep.space.params().to_vec();
         let coords: Vec<Vec<u32>> = plan.cands.iter().map(|c| c.coords.clone()).collect();
         let view = Candidates { params: &params, coords: &coords };
-        let threads = opts.compile_threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
+        let threads = opts.threads();
         ledger.compile_threads = threads;
         let Chosen { mut strat, compile: compile_prior, flight: flight_notes } = self.strategy(ledger, &view, threads)?;
         let flight_notes_at = ledger.notes.len();
@@ -742,7 +742,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 }
                 let c: &Cand = &plan.cands[i];
                 let t = Instant::now();
-                let watch = Arc::new(if in_process { crate::backend::CompileWatch::in_process() } else { crate::backend::CompileWatch::new() });
+                let watch = Arc::new(crate::backend::CompileWatch::wanting(in_process));
                 flow.running().push(Running { cand: i, start: t, watch: watch.clone() });
                 let inputs = CompileInputs::new(prep, source, &c.config, &c.launch);
                 let req = crate::backend::CompileRequest { abandon: Some(&watch), ..inputs.request(source, &c.config, &c.launch) };
