@@ -117,6 +117,8 @@ pub struct CompilerKind {
     warm: Option<fn()>,
     default: bool,
     enabled: AtomicBool,
+    /// Set once a compiler process could not be started: compiles run on threads from then on.
+    unstartable: AtomicBool,
     idle: Mutex<Vec<Compiler>>,
     /// Compilers [`CompilerKind::prestart`] is starting that are not yet idle.
     pending: AtomicUsize,
@@ -146,6 +148,7 @@ impl CompilerKind {
             warm: None,
             default: false,
             enabled: AtomicBool::new(false),
+            unstartable: AtomicBool::new(false),
             idle: Mutex::new(Vec::new()),
             pending: AtomicUsize::new(0),
             lent: AtomicUsize::new(0),
@@ -173,9 +176,10 @@ impl CompilerKind {
 
     /// Whether a compile the tuner wants in a process (`Some(true)`), on a thread
     /// (`Some(false)`) or left to the backend (`None`) runs in a compiler process of this kind:
-    /// only in a program that called [`CompilerKind::hook`].
+    /// only in a program that called [`CompilerKind::hook`], and not once a compiler process
+    /// could not be started.
     pub fn used(&self, wanted: Option<bool>) -> bool {
-        self.enabled() && wanted.unwrap_or(self.default)
+        self.enabled() && !self.unstartable.load(Ordering::Relaxed) && wanted.unwrap_or(self.default)
     }
 
     /// Starts compiler processes for a tune of `threads` compile threads that uses them (see
@@ -269,10 +273,24 @@ impl CompilerKind {
         }
     }
 
-    /// Compiles `job` in a compiler process; see [`CompilerKind::compile`].
-    fn run(&self, job: &CompileJob, watch: &CompileWatch) -> Result<CompileOutput, BackendError> {
+    /// Compiles `job` in a compiler process; see [`CompilerKind::compile`]. Where none can be
+    /// started (the system's process limit, this program's file gone), the compile runs on a
+    /// thread, as do this kind's later ones, said once.
+    fn run(&'static self, job: &CompileJob, watch: &CompileWatch) -> Result<CompileOutput, BackendError> {
         let t0 = Instant::now();
-        let c = self.send(job)?;
+        let c = match self.send(job) {
+            Ok(c) => c,
+            Err(e) => {
+                if !self.unstartable.swap(true, Ordering::SeqCst) {
+                    tracing::warn!(
+                        "{e}; the {} compiles of this run go on on the tuner's threads, where one given up on runs on until it ends and a crash of the compiler ends the tune ({ISOLATION_VAR}=0 compiles there from the start)",
+                        self.label
+                    );
+                }
+                let job = job.clone();
+                return abandonable(Some(watch), move || (self.local)(&job));
+            }
+        };
         watch.set_process(Some(c.pid()));
         let answer = loop {
             if watch.abandoned() {
@@ -333,13 +351,13 @@ impl CompilerKind {
     fn spawn(&self) -> Result<Compiler, BackendError> {
         let label = self.label;
         let exe = std::env::current_exe().map_err(|e| BackendError::other(format!("locating this program to start a {label} compiler: {e}")))?;
-        let mut child = Command::new(exe)
+        let mut child = Command::new(&exe)
             .env(self.env, "1")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
-            .map_err(|e| BackendError::other(format!("starting a {label} compiler process: {e}")))?;
+            .map_err(|e| BackendError::other(format!("starting a {label} compiler process ({}): {e}", exe.display())))?;
         let stdin = BufWriter::new(child.stdin.take().expect("piped"));
         let stdout = BufReader::new(child.stdout.take().expect("piped"));
         let rx = crate::worker::read_on_thread(format!("kerntune-{}-compiler-reader", label.to_lowercase()), stdout, None)?;

@@ -169,13 +169,44 @@ fn compiler_processes_are_used_where_wanted_and_reused() {
     assert!(fake::COMPILER.started() - started <= 2, "{} started for two tunes", fake::COMPILER.started() - started);
 }
 
+/// Where no compiler process can be started — here this program's file is gone, as when a
+/// binary is rebuilt or removed while it tunes — the compiles run on threads instead of failing:
+/// every config is measured, no compiler process started, and compiler processes are not tried
+/// again in this run. Run in a copy of this program, which deletes itself (`UNSTARTABLE` below).
+fn a_compiler_that_cannot_start_leaves_the_compiles_on_threads() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let copy = dir.path().join("compilers-copy");
+    std::fs::copy(std::env::current_exe().unwrap(), &copy).unwrap();
+    let o = std::process::Command::new(&copy).env(UNSTARTABLE, "1").output().unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success() && text.contains("18 measured on threads, 0 compiler processes started"), "{text}");
+}
+
+/// Set in the copy of this program that deletes itself, then tunes in compiler processes.
+const UNSTARTABLE: &str = "COMPILERS_TEST_UNSTARTABLE";
+
+fn tune_without_this_program() {
+    std::fs::remove_file(std::env::current_exe().unwrap()).unwrap();
+    let fake = FakeBackend::new(limits(), time).with_compile_times(|_| Duration::from_millis(5));
+    std::env::set_var(kerntune_core::compiler::ISOLATION_VAR, "1");
+    let r = Tuner::new(fake).tune(&job(), &exhaustive(Some(Duration::from_secs(60)))).unwrap();
+    let measured = r.results.iter().filter(|x| x.stats().is_some()).count();
+    assert!(!fake::COMPILER.used(Some(true)), "compiler processes tried again");
+    println!("{measured} measured on threads, {} compiler processes started", fake::COMPILER.started());
+}
+
 fn main() {
     fake::hook();
-    let tests: [(&str, fn()); 4] = [
+    if std::env::var_os(UNSTARTABLE).is_some() {
+        tune_without_this_program();
+        return;
+    }
+    let tests: [(&str, fn()); 5] = [
         ("compilers_start_ahead_one_per_compile_thread", compilers_start_ahead_one_per_compile_thread),
         ("a_compile_past_the_timeout_is_killed_and_uses_no_more_cpu", a_compile_past_the_timeout_is_killed_and_uses_no_more_cpu),
         ("a_compiler_that_crashes_costs_its_config", a_compiler_that_crashes_costs_its_config),
         ("compiler_processes_are_used_where_wanted_and_reused", compiler_processes_are_used_where_wanted_and_reused),
+        ("a_compiler_that_cannot_start_leaves_the_compiles_on_threads", a_compiler_that_cannot_start_leaves_the_compiles_on_threads),
     ];
     kerntune_core::testing::run_tests(&tests);
 }
