@@ -52,18 +52,27 @@ fn children() -> Option<Vec<(u32, f64)>> {
 /// In compiler processes, a tune starts one per compile thread as soon as it knows it will
 /// compile, so that they load their compiler while the search starts: they are there before
 /// the first compile is asked for (the observer holds the tuner at `Planned`, before any
-/// compile thread runs), and no other is started for the tune.
+/// compile thread runs), and no other is started for the tune. Each has asked the
+/// out-of-memory killer to take it before the tuner.
 fn compilers_start_ahead_one_per_compile_thread() {
     let started = fake::COMPILER.started();
-    let ahead: Arc<Mutex<Option<usize>>> = Arc::default();
+    let ahead: Arc<Mutex<Option<(usize, bool)>>> = Arc::default();
     let seen = ahead.clone();
     let observer: kerntune_core::run::Observer = Arc::new(move |e: &kerntune_core::run::Event<'_>| {
         if let kerntune_core::run::Event::Planned { .. } = e {
+            // The compilers there, and whether each has asked the out-of-memory killer to take
+            // it before the tuner (it does so as it starts).
+            let look = || {
+                children().map(|c| {
+                    let adj = |pid: u32| std::fs::read_to_string(format!("/proc/{pid}/oom_score_adj")).unwrap_or_default().trim() == "1000";
+                    (c.len(), c.iter().all(|&(pid, _)| adj(pid)))
+                })
+            };
             let t = Instant::now();
-            let mut n = children().map(|c| c.len());
-            while n.is_some_and(|n| n < 3) && t.elapsed() < Duration::from_secs(5) {
+            let mut n = look();
+            while n.is_some_and(|(n, adj)| n < 3 || !adj) && t.elapsed() < Duration::from_secs(5) {
                 std::thread::sleep(Duration::from_millis(10));
-                n = children().map(|c| c.len());
+                n = look();
             }
             *seen.lock().unwrap() = n;
         }
@@ -76,8 +85,9 @@ fn compilers_start_ahead_one_per_compile_thread() {
     std::env::remove_var(kerntune_core::compiler::ISOLATION_VAR);
     let r = r.unwrap();
     assert!(r.results.iter().all(|x| x.stats().is_some()) && r.results.len() == 18);
-    if let Some(n) = *ahead.lock().unwrap() {
+    if let Some((n, adj)) = *ahead.lock().unwrap() {
         assert_eq!(n, 3, "compiler processes when the tune was planned");
+        assert!(adj, "a compiler's oom_score_adj is not 1000");
     }
     assert_eq!(fake::COMPILER.started() - started, 3, "one per compile thread");
 }
