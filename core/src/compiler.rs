@@ -395,12 +395,9 @@ impl CompilerKind {
     /// (exit status 0) or the tuner is gone.
     fn serve(&self) -> i32 {
         crate::worker::ignore_interrupts();
-        // When the machine runs out of memory (a huge kernel's compile, or many at once), the
-        // kernel's out-of-memory killer ends a compiler before the tuner, which holds what was
-        // measured: that compile fails its config, and the tune goes on (Linux; any process may
-        // raise its own score).
-        #[cfg(target_os = "linux")]
-        let _ = std::fs::write("/proc/self/oom_score_adj", "1000");
+        // When the machine runs out of memory (a huge kernel's compile, or many at once), a
+        // compiler goes first, before the workers and the tuner: its config fails, the tune goes on.
+        crate::worker::oom_before_the_tuner(1000);
         // A tuner killed outside its control never closes this one's input while it compiles:
         // leave once this process has been handed to another parent.
         #[cfg(unix)]

@@ -199,6 +199,8 @@ impl WorkerKind {
         if std::env::var_os(self.worker_env).is_some() {
             // The worker ends when the parent closes its input.
             ignore_interrupts();
+            // Losing a worker costs a restart of its device's work, losing the tuner its tune.
+            oom_before_the_tuner(500);
             std::process::exit(serve(&mut make()));
         }
         self.enabled.store(std::env::var(self.isolation_env).map_or(true, |v| v != "0"), Ordering::SeqCst);
@@ -401,6 +403,17 @@ fn read_u64(r: &mut impl Read) -> io::Result<u64> {
 pub(crate) fn ignore_interrupts() {
     #[cfg(unix)]
     let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::new(AtomicBool::new(false)));
+}
+
+/// In a child process (a worker, a compiler), on Linux: asks the kernel's out-of-memory killer to
+/// end this process before the tuner, which holds what was measured (`score`: this process's
+/// `oom_score_adj`, up to 1000; any process may raise its own). A machine that runs out of
+/// memory then costs a compile or a worker's restart, not the tune.
+pub(crate) fn oom_before_the_tuner(score: u16) {
+    #[cfg(target_os = "linux")]
+    let _ = std::fs::write("/proc/self/oom_score_adj", score.min(1000).to_string());
+    #[cfg(not(target_os = "linux"))]
+    let _ = score;
 }
 
 /// A child process's messages as [`read_on_thread`] delivers them.

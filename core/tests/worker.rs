@@ -183,6 +183,11 @@ fn runs_and_verifies_in_the_worker() {
     assert!(outs[0].data.is_empty() && outs[0].name == p.buffers().next().unwrap().name, "{:?}", outs[0].name);
     assert_eq!(outs[1].to_f32()[10], 20.0);
     assert_eq!(s.starts(), 1, "one worker served all of that");
+    // The out-of-memory killer takes a worker before the tuner (and after a compiler).
+    if cfg!(target_os = "linux") {
+        let adj = std::fs::read_to_string(format!("/proc/{}/oom_score_adj", s.pid().expect("a worker"))).unwrap();
+        assert_eq!(adj.trim(), "500");
+    }
 }
 
 /// One slot serves a spec's problems one after another (a tune per problem): the worker started
