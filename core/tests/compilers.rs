@@ -92,6 +92,20 @@ fn compilers_start_ahead_one_per_compile_thread() {
     assert_eq!(fake::COMPILER.started() - started, 3, "one per compile thread");
 }
 
+/// A space whose first candidate is in the compile cache (a tune run again) starts no compiler
+/// ahead: here every compile is a hit, and with compiler processes wanted none is started.
+fn a_compiled_space_starts_no_compiler() {
+    let started = fake::COMPILER.started();
+    let fake = FakeBackend::new(limits(), time).with_compile_times(|_| Duration::from_millis(5)).with_compile_cache(|_| true);
+    // A fresh number of compile threads: a prestart would top the pool up to it.
+    let opts = TuneOptions { compile_threads: Some(7), ..exhaustive(None) };
+    std::env::set_var(kerntune_core::compiler::ISOLATION_VAR, "1");
+    let r = Tuner::new(fake).tune(&job(), &opts);
+    std::env::remove_var(kerntune_core::compiler::ISOLATION_VAR);
+    assert_eq!(r.unwrap().results.len(), 18);
+    assert_eq!(fake::COMPILER.started() - started, 0, "compiler processes started for a compiled space");
+}
+
 /// A compile past the timeout is killed, not left to run: the tune ends without waiting for
 /// the 60-second compiles, each fails saying its compiler process was killed, and afterwards no
 /// compiler uses the CPU (on threads, the three would spin on for a minute).
@@ -211,8 +225,9 @@ fn main() {
         tune_without_this_program();
         return;
     }
-    let tests: [(&str, fn()); 5] = [
+    let tests: [(&str, fn()); 6] = [
         ("compilers_start_ahead_one_per_compile_thread", compilers_start_ahead_one_per_compile_thread),
+        ("a_compiled_space_starts_no_compiler", a_compiled_space_starts_no_compiler),
         ("a_compile_past_the_timeout_is_killed_and_uses_no_more_cpu", a_compile_past_the_timeout_is_killed_and_uses_no_more_cpu),
         ("a_compiler_that_crashes_costs_its_config", a_compiler_that_crashes_costs_its_config),
         ("compiler_processes_are_used_where_wanted_and_reused", compiler_processes_are_used_where_wanted_and_reused),

@@ -901,10 +901,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     /// Whether candidate `i`'s compile would be served from the compile cache of the backend
     /// that compiles (see [`Backend::in_compile_cache`]).
     fn in_compile_cache(&self, i: usize) -> Option<bool> {
-        let c = self.plan.cands.get(i)?;
-        let source = &self.ctx.job.source;
-        let inputs = CompileInputs::new(&self.ctx.prep, source, &c.config, &c.launch);
-        self.devices[0].in_compile_cache(&inputs.request(source, &c.config, &c.launch))
+        in_compile_cache(&self.devices[0], self.ctx, self.plan, i)
     }
 
     /// Tells an adaptive strategy, before it proposes anything, what the database already holds
@@ -1865,4 +1862,14 @@ mod tests {
             assert_eq!(ledger.results.values().filter(|r| r.verified).count(), 16);
         });
     }
+}
+
+/// Whether candidate `i`'s compile is in the backend's compile cache (see
+/// [`Backend::in_compile_cache`]); `None` without such a candidate or where the backend cannot
+/// tell.
+pub(crate) fn in_compile_cache<B: Backend>(backend: &B, ctx: &Context, plan: &Plan, i: usize) -> Option<bool> {
+    let c = plan.cands.get(i)?;
+    let source = &ctx.job.source;
+    let inputs = CompileInputs::new(&ctx.prep, source, &c.config, &c.launch);
+    backend.in_compile_cache(&inputs.request(source, &c.config, &c.launch))
 }
