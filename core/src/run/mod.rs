@@ -366,9 +366,11 @@ impl<B: Backend> Tuner<B> {
         // Compiles are coming: compiler processes (where the tune uses them) start now and load
         // their compiler while the search starts. Not when the first candidate's compile is in
         // the compile cache: a space compiled before (a tune run again, `--force`) compiles
-        // little, and what it does compile starts its compiler then.
+        // little, and what it does compile starts its compiler then. No more than there are
+        // candidates.
         if search_loop::in_compile_cache(self.backend(), &ctx, &plan, 0) != Some(true) {
-            self.backend().prestart_compilers(opts.threads(), crate::compiler::wanted(opts.compile_timeout.is_some()));
+            let compilers = opts.threads().min(plan.cands.len());
+            self.backend().prestart_compilers(compilers, crate::compiler::wanted(opts.compile_timeout.is_some()));
         }
         // A parameter that changes nothing: said at once (the tune goes on) and kept in the notes.
         for line in job.unused_params() {
