@@ -58,6 +58,15 @@ pub fn wanted(compile_timeout: bool) -> Option<bool> {
     }
 }
 
+/// What the compiler processes have to say to the tune's report (that none could be started),
+/// until [`take_notes`].
+static NOTES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// The lines for the report of the tune that is ending (kept in its notes, `--json` too).
+pub fn take_notes() -> Vec<String> {
+    std::mem::take(&mut *NOTES.lock().unwrap_or_else(|p| p.into_inner()))
+}
+
 /// One compile, as the backend's compiler takes it: the program's name, the name expression to
 /// lower (the kernel, or a template instance), the source text, the user's headers (given to
 /// the compiler in memory) and the compiler's arguments.
@@ -282,10 +291,12 @@ impl CompilerKind {
             Ok(c) => c,
             Err(e) => {
                 if !self.unstartable.swap(true, Ordering::SeqCst) {
-                    tracing::warn!(
+                    let line = format!(
                         "{e}; the {} compiles of this run go on on the tuner's threads, where one given up on runs on until it ends and a crash of the compiler ends the tune ({ISOLATION_VAR}=0 compiles there from the start)",
                         self.label
                     );
+                    tracing::warn!("{line}");
+                    NOTES.lock().unwrap_or_else(|p| p.into_inner()).push(line);
                 }
                 let job = job.clone();
                 return abandonable(Some(watch), move || (self.local)(&job));

@@ -195,8 +195,8 @@ fn compiler_processes_are_used_where_wanted_and_reused() {
 
 /// Where no compiler process can be started — here this program's file is gone, as when a
 /// binary is rebuilt or removed while it tunes — the compiles run on threads instead of failing:
-/// every config is measured, no compiler process started, and compiler processes are not tried
-/// again in this run. Run in a copy of this program, which deletes itself (`UNSTARTABLE` below).
+/// every config is measured, no compiler process started, compiler processes are not tried
+/// again in this run, and the report's notes say why. Run in a copy of this program, which deletes itself (`UNSTARTABLE` below).
 fn a_compiler_that_cannot_start_leaves_the_compiles_on_threads() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let copy = dir.path().join("compilers-copy");
@@ -204,6 +204,13 @@ fn a_compiler_that_cannot_start_leaves_the_compiles_on_threads() {
     let o = std::process::Command::new(&copy).env(UNSTARTABLE, "1").output().unwrap();
     let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
     assert!(o.status.success() && text.contains("18 measured on threads, 0 compiler processes started"), "{text}");
+    // The report says why, naming what failed.
+    assert!(
+        text.contains("note: starting a FAKE compiler process (")
+            && text.contains("(deleted)): No such file or directory")
+            && text.contains("; the FAKE compiles of this run go on on the tuner's threads, where one given up on runs on until it ends"),
+        "{text}"
+    );
 }
 
 /// Set in the copy of this program that deletes itself, then tunes in compiler processes.
@@ -216,7 +223,8 @@ fn tune_without_this_program() {
     let r = Tuner::new(fake).tune(&job(), &exhaustive(Some(Duration::from_secs(60)))).unwrap();
     let measured = r.results.iter().filter(|x| x.stats().is_some()).count();
     assert!(!fake::COMPILER.used(Some(true)), "compiler processes tried again");
-    println!("{measured} measured on threads, {} compiler processes started", fake::COMPILER.started());
+    let note = r.notes.iter().find(|n| n.contains("compiler process")).cloned().unwrap_or_default();
+    println!("{measured} measured on threads, {} compiler processes started; note: {note}", fake::COMPILER.started());
 }
 
 fn main() {

@@ -408,6 +408,7 @@ impl<B: Backend> Tuner<B> {
             let on = if self.devices.len() > 1 { format!("device {d}: ") } else { String::new() };
             ledger.notes.extend(b.take_notes().into_iter().map(|n| format!("{on}{n}")));
         }
+        ledger.notes.extend(crate::compiler::take_notes());
         persist::winner(&mut ledger, &plan, &selected)?;
         tracing::debug!(seconds = t0.elapsed().as_secs_f64(), "winner stored");
         let mut report = persist::report(&ledger, &plan, selected, strategy, recheck, t0);

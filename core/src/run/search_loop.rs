@@ -1743,6 +1743,16 @@ fn host_reference(ctx: &Context) -> Result<Arc<RefOutputs>, Error> {
     Ok(Arc::new(RefOutputs { id: crate::run::reference_id(), buffers: outs }))
 }
 
+/// Whether candidate `i`'s compile is in the backend's compile cache (see
+/// [`Backend::in_compile_cache`]); `None` without such a candidate or where the backend cannot
+/// tell.
+pub(crate) fn in_compile_cache<B: Backend>(backend: &B, ctx: &Context, plan: &Plan, i: usize) -> Option<bool> {
+    let c = plan.cands.get(i)?;
+    let source = &ctx.job.source;
+    let inputs = CompileInputs::new(&ctx.prep, source, &c.config, &c.launch);
+    backend.in_compile_cache(&inputs.request(source, &c.config, &c.launch))
+}
+
 #[cfg(test)]
 mod tests {
     use crate::fake::{Behavior, FakeBackend};
@@ -1862,14 +1872,4 @@ mod tests {
             assert_eq!(ledger.results.values().filter(|r| r.verified).count(), 16);
         });
     }
-}
-
-/// Whether candidate `i`'s compile is in the backend's compile cache (see
-/// [`Backend::in_compile_cache`]); `None` without such a candidate or where the backend cannot
-/// tell.
-pub(crate) fn in_compile_cache<B: Backend>(backend: &B, ctx: &Context, plan: &Plan, i: usize) -> Option<bool> {
-    let c = plan.cands.get(i)?;
-    let source = &ctx.job.source;
-    let inputs = CompileInputs::new(&ctx.prep, source, &c.config, &c.launch);
-    backend.in_compile_cache(&inputs.request(source, &c.config, &c.launch))
 }
