@@ -36,7 +36,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// `1`: every compile of a tune in a compiler process; `0`: none, not even with a compile
-/// timeout; unset: with a compile timeout.
+/// timeout; unset: with a compile timeout, and where the backend compiles in them by default
+/// (CUDA; [`CompilerKind::by_default`]).
 pub const ISOLATION_VAR: &str = "KERNTUNE_COMPILE_ISOLATION";
 
 /// Whether a tune compiles in compiler processes (`Some(true)`), on threads (`Some(false)`) or
@@ -267,9 +268,9 @@ impl CompilerKind {
 
     /// Runs `work` — the backend's cache lookup around a compile, which compiles through the
     /// function it is given — so that the tuner can stop waiting: where the compile runs in a
-    /// compiler process ([`CompilerKind::used`] by what `watch` asks), `work` runs on this thread and compiles in
-    /// a process, killed when the watch is abandoned; otherwise `work` runs through
-    /// [`abandonable`] with the compiler in this process. Without a watch (an application
+    /// compiler process ([`CompilerKind::used`] by what `watch` asks), `work` runs on this
+    /// thread and compiles in a process, killed when the watch is abandoned; otherwise `work`
+    /// runs through [`abandonable`] with the compiler in this process. Without a watch (an application
     /// compiling for its own launch), `work` compiles here, on this thread.
     pub fn compile<T, W>(&'static self, watch: Option<&CompileWatch>, work: W) -> Result<T, BackendError>
     where
