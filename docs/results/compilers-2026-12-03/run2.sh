@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Second call, on an H200, at the final build: (1) a tune run again on a warm compile cache
+# Second call, on an H200, at the build of 141d50f: (1) a tune run again on a warm compile cache
 # starts no compiler process (SGEMM 410, once cold to fill the caches, then warm with --no-db,
 # in compiler processes by default and on threads, alternated, twice each; every kerntune
 # process counted and its memory summed every 0.1 s); (2) without a compile timeout, a compiler
