@@ -398,15 +398,18 @@ fn processes_with(vars: &[&str]) -> Vec<u32> {
     processes(|pid| std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| vars.iter().all(|want| env.split(|&b| b == 0).any(|v| v == want.as_bytes()))))
 }
 
-/// A value for `KERNTUNE_TEST_TAG` that marks one test's tune and the processes it starts (tests
-/// run side by side, each with its own compilers).
+/// A value for [`TAG`] that marks one test's tune and the processes it starts (tests run side
+/// by side, each with its own compilers).
 fn tag(name: &str) -> String {
-    format!("KERNTUNE_TEST_TAG={name}-{}", std::process::id())
+    format!("{name}-{}", std::process::id())
 }
+
+/// The variable a test's tune is marked with ([`tag`]).
+const TAG: &str = "KERNTUNE_TEST_TAG";
 
 /// The CUDA compiler processes a tune marked with `tag` started that are still there.
 fn compilers_of(tag: &str) -> Vec<u32> {
-    processes_with(&["KERNTUNE_CUDA_COMPILER=1", tag])
+    processes_with(&["KERNTUNE_CUDA_COMPILER=1", &format!("{TAG}={tag}")])
 }
 
 /// NVRTC compiles in compiler processes by default (no compile timeout): a tune of `-j 4`
@@ -425,13 +428,12 @@ fn nvrtc_compiles_in_compiler_processes_by_default() {
     std::fs::write(dir.join("scale.toml"), spec).unwrap();
     for isolation in ["", "0"] {
         let tag = tag(&format!("default-compilers{isolation}"));
-        let (name, value) = tag.split_once('=').unwrap();
         let mut child = Command::new(bin())
             .args(["tune", dir.join("scale.toml").to_str().unwrap(), "--backend", "cuda", "--no-db", "-j", "4"])
             .env("KERNTUNE_CACHE_DIR", dir.join(format!("cache{isolation}")))
             .env("CUDA_CACHE_PATH", dir.join(format!("nv{isolation}")))
             .env("KERNTUNE_COMPILE_ISOLATION", isolation)
-            .env(name, value)
+            .env(TAG, &tag)
             .env_remove("KERNTUNE_LOG")
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
@@ -481,7 +483,7 @@ fn a_compile_past_the_timeout_is_killed_and_the_others_compile() {
         .args(["tune", dir.join("rep.toml").to_str().unwrap(), "--backend", "cuda", "--no-db", "--compile-timeout", "3s", "--json"])
         .env("KERNTUNE_CACHE_DIR", dir)
         .env("CUDA_CACHE_PATH", dir.join("nv"))
-        .env(tag.split_once('=').unwrap().0, tag.split_once('=').unwrap().1)
+        .env(TAG, &tag)
         .env_remove("KERNTUNE_LOG")
         .output()
         .expect("kerntune runs");
