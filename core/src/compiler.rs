@@ -316,11 +316,8 @@ impl CompilerKind {
                 Ok(Err(_)) | Err(RecvTimeoutError::Disconnected) => {
                     watch.set_process(None);
                     self.lent.fetch_sub(1, Ordering::SeqCst);
-                    let status = self.ended(c);
-                    return Err(BackendError::other(format!(
-                        "the {} compiler ended while compiling this config ({status}): a crash of the compiler on this config's code, or the machine ran out of memory; the tune goes on without it",
-                        self.label
-                    )));
+                    let (status, killed) = self.ended(c);
+                    return Err(BackendError::CompilerDied { label: self.label.into(), status, killed });
                 }
                 Err(RecvTimeoutError::Timeout) => {}
             }
@@ -380,18 +377,19 @@ impl CompilerKind {
 
     /// How a compiler whose answer could not be read ended: its exit status once it has exited
     /// (at the end of its output it is exiting), or, when it is still there after a second (it
-    /// wrote something unreadable), killed.
-    fn ended(&self, mut c: Compiler) -> String {
+    /// wrote something unreadable), killed; and whether SIGKILL ended it (sent from outside: the
+    /// tuner kills only compiles it gave up on, which never come here).
+    fn ended(&self, mut c: Compiler) -> (String, bool) {
         let t = Instant::now();
         while t.elapsed() < Duration::from_secs(1) {
             match c.child.try_wait() {
-                Ok(Some(status)) => return describe_exit(status),
+                Ok(Some(status)) => return (describe_exit(status), killed_by_sigkill(status)),
                 Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-                Err(e) => return format!("its exit could not be read: {e}"),
+                Err(e) => return (format!("its exit could not be read: {e}"), false),
             }
         }
         self.kill(c);
-        "its answer could not be read, and it was killed".into()
+        ("its answer could not be read, and it was killed".into(), false)
     }
 
     /// Kills a compiler (a compile given up on) and reaps it.
@@ -438,6 +436,20 @@ impl CompilerKind {
                 return 0;
             }
         }
+    }
+}
+
+/// Whether a process was ended by SIGKILL.
+fn killed_by_sigkill(status: std::process::ExitStatus) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        status.signal() == Some(signal_hook::consts::SIGKILL)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = status;
+        false
     }
 }
 

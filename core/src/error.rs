@@ -48,6 +48,21 @@ pub enum BackendError {
     /// far longer than the others, or the tune reached its time limit or was interrupted.
     #[error("compile abandoned after {:.1} s", .0.as_secs_f64())]
     Abandoned(Duration),
+    /// A compiler process (see [`crate::compiler`]) ended without answering while it compiled
+    /// this config: a crash of the compiler on the config's code (SIGSEGV, SIGABRT), or killed
+    /// from outside (SIGKILL: most often the system's out-of-memory killer, when many large
+    /// compiles run at once). Like [`BackendError::WorkerDied`], nothing yet says the config
+    /// caused it: the tuner compiles the config again, alone, before blaming it.
+    #[error("the {label} compiler ended while compiling this config ({status})")]
+    CompilerDied {
+        /// The compiler's label (`CUDA`, `HIP`).
+        label: String,
+        /// How it ended, in words (`killed by signal 9 (SIGKILL)`).
+        status: String,
+        /// Whether it was killed by SIGKILL, which the tuner had not sent (the system's
+        /// out-of-memory killer, or a user): the machine's doing more likely than the config's.
+        killed: bool,
+    },
     /// Anything else, with the backend's own error inside.
     #[error("{0}")]
     Other(Box<dyn std::error::Error + Send + Sync>),
@@ -63,7 +78,7 @@ impl BackendError {
             BackendError::TimedOut(_) | BackendError::Abandoned(_) => FailureKind::TimedOut,
             BackendError::WrongOutput(_) => FailureKind::WrongOutput,
             BackendError::DeviceLost(_) | BackendError::WorkerDied(_) => FailureKind::DeviceLost,
-            BackendError::Other(_) => FailureKind::Other,
+            BackendError::CompilerDied { .. } | BackendError::Other(_) => FailureKind::Other,
         }
     }
 

@@ -53,6 +53,9 @@ pub enum Behavior {
     /// Crashes the compiler on this config's code: a compiler process ends (SIGABRT); on a
     /// thread the fake reports it as an error (a real compiler's crash would end the tuner).
     CompilerCrash,
+    /// Its compiler process is killed (SIGKILL, as the system's out-of-memory killer would) on
+    /// this config's first `n` compiles; on a thread it compiles.
+    CompilerKilled(u32),
 }
 
 /// The fake's compiler processes (see [`crate::compiler`]): its compiles, which spin, sleep or
@@ -61,7 +64,7 @@ pub static COMPILER: crate::compiler::CompilerKind = crate::compiler::CompilerKi
 
 /// The fake's compiler, wherever it runs: its arguments say what to do — `sleep=S` (seconds of
 /// wall time), `spin=S` (seconds of the CPU: of this thread's, or where the system does not
-/// tell, of wall time), `crash`.
+/// tell, of wall time), `crash`, `kill` (SIGKILL to its own process, in a compiler process).
 fn fake_compile(job: &crate::compiler::CompileJob) -> Result<crate::compiler::CompileOutput, BackendError> {
     for a in &job.args {
         match a.split_once('=') {
@@ -80,6 +83,10 @@ fn fake_compile(job: &crate::compiler::CompileJob) -> Result<crate::compiler::Co
                 }
             }
             None if a == "crash" && std::env::var_os(COMPILER.env).is_some() => std::process::abort(),
+            #[cfg(unix)]
+            None if a == "kill" && std::env::var_os(COMPILER.env).is_some() => {
+                let _ = signal_hook::low_level::raise(signal_hook::consts::SIGKILL);
+            }
             None if a == "crash" => return Err(BackendError::other("the fake compiler crashed (on a thread; a real compiler's crash would end the tuner)")),
             _ => {}
         }
@@ -114,6 +121,9 @@ pub struct FakeBackend {
     lost: AtomicBool,
     /// Number of `compile` calls.
     pub compiles: AtomicUsize,
+    /// Per config key, each `compile` call that was not a compile-cache hit: how many compiles
+    /// ran then, counting itself.
+    pub compiled: Mutex<HashMap<String, Vec<usize>>>,
     /// Timed launches per config key.
     pub launches: Mutex<HashMap<String, u32>>,
     /// Timed launches of every config, shared with whoever asked ([`FakeBackend::launch_counter`]).
@@ -207,6 +217,7 @@ impl FakeBackend {
             spin: false,
             lost: AtomicBool::new(false),
             compiles: AtomicUsize::new(0),
+            compiled: Mutex::new(HashMap::new()),
             launches: Mutex::new(HashMap::new()),
             timed: Arc::new(AtomicUsize::new(0)),
             recoveries: AtomicUsize::new(0),
@@ -430,11 +441,21 @@ impl Backend for FakeBackend {
         let delay = if hit { Duration::ZERO } else { (self.compile_delay)(req.config) };
         let behavior = (self.behavior)(req.config);
         let crash = behavior == Behavior::CompilerCrash;
-        let slept = if delay.is_zero() && !crash {
+        let attempt = if hit {
+            0
+        } else {
+            let mut compiled = self.compiled.lock().unwrap_or_else(|p| p.into_inner());
+            let calls = compiled.entry(req.config.key()).or_default();
+            calls.push(now);
+            calls.len()
+        };
+        let kill = matches!(behavior, Behavior::CompilerKilled(n) if attempt <= n as usize);
+        let slept = if delay.is_zero() && !crash && !kill {
             Ok(())
         } else {
             let mut args = vec![format!("{}={}", if self.spin { "spin" } else { "sleep" }, delay.as_secs_f64())];
             args.extend(crash.then(|| "crash".to_string()));
+            args.extend(kill.then(|| "kill".to_string()));
             let job = crate::compiler::CompileJob { name: "fake".into(), expr: None, code: String::new(), headers: Vec::new(), args };
             COMPILER.compile(req.abandon, move |compile| compile(&job).map(|_| ()))
         };

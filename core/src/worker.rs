@@ -309,7 +309,7 @@ fn to_wire(e: &BackendError) -> Rep {
         BackendError::WrongOutput(_) => "wrong_output",
         BackendError::DeviceLost(_) => "device_lost",
         BackendError::WorkerDied(_) => "worker_died",
-        BackendError::Abandoned(_) | BackendError::Other(_) => "other",
+        BackendError::Abandoned(_) | BackendError::CompilerDied { .. } | BackendError::Other(_) => "other",
     };
     let message = match e {
         BackendError::LaunchFailed(m)

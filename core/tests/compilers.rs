@@ -142,26 +142,88 @@ fn a_compile_past_the_timeout_is_killed_and_uses_no_more_cpu() {
     }
 }
 
-/// A compiler that crashes on one config's code (its process aborted) fails that config with
-/// what happened; the tune measures the rest and picks its winner.
+/// A tune of the fake with compiler processes, compiles of 50 ms on 4 threads, storing into a
+/// fresh database: the report, the tuner (its fake's counts) and what the database holds.
+fn tune_stored(behavior: fn(&Config) -> Behavior) -> (TuneReport, Tuner<FakeBackend>, kerntune_core::store::db::Entry) {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let db = kerntune_core::store::db::Database::at(dir.path().join("db.sqlite"));
+    let fake = FakeBackend::new(limits(), time).with_compile_times(|_| Duration::from_millis(50)).with_behavior(behavior);
+    let opts = TuneOptions { compile_threads: Some(4), db: Some(db.clone()), ..exhaustive(Some(Duration::from_secs(60))) };
+    let tuner = Tuner::new(fake);
+    let r = tuner.tune(&job(), &opts).unwrap();
+    let stored = db.entry(&r.entry).unwrap().unwrap();
+    (r, tuner, stored)
+}
+
+/// The compiles of `key` the fake saw: how many compiles ran at each, counting it.
+fn compiles_of(t: &Tuner<FakeBackend>, key: &str) -> Vec<usize> {
+    t.backend().compiled.lock().unwrap().get(key).cloned().unwrap_or_default()
+}
+
+/// A compiler that crashes on one config's code (its process aborted) is started again for it
+/// alone, crashes again, and then fails that config with what happened, stored (a later tune
+/// does not compile it again); the tune measures the rest and picks its winner.
 fn a_compiler_that_crashes_costs_its_config() {
-    let fake = FakeBackend::new(limits(), time).with_compile_times(|_| Duration::from_millis(20)).with_behavior(|c| {
-        if c.key() == "bx=256,vec=4" {
-            Behavior::CompilerCrash
-        } else {
-            Behavior::Ok
-        }
-    });
-    let r = Tuner::new(fake).tune(&job(), &exhaustive(Some(Duration::from_secs(60)))).unwrap();
+    let (r, tuner, stored) = tune_stored(|c| if c.key() == "bx=256,vec=4" { Behavior::CompilerCrash } else { Behavior::Ok });
     let f = failed(&r);
     let [(config, kind, message)] = &f[..] else { panic!("{f:?}") };
     assert_eq!((config.as_str(), *kind), ("bx=256,vec=4", FailureKind::Other), "{message}");
+    assert_eq!(
+        message,
+        "the FAKE compiler ended twice while compiling this config, the second time alone (killed by signal 6 (SIGABRT), both times): a crash of the compiler on this config's code; the tune goes on without it"
+    );
+    let again = compiles_of(&tuner, "bx=256,vec=4");
+    assert!(again.len() == 2 && again[1] == 1, "compiled twice, the second time alone: {again:?}");
+    assert!(stored.measurements.contains_key("bx=256,vec=4"), "a crash is stored");
     assert!(
-        message.contains("the FAKE compiler ended while compiling this config (killed by signal 6 (SIGABRT)): a crash of the compiler on this config's code"),
-        "{message}"
+        r.notes.iter().any(|n| n
+            == "config compiled again, alone, after its compiler process ended while compiling (bx=256,vec=4: killed by signal 6 (SIGABRT)): it failed again"),
+        "{:?}",
+        r.notes
     );
     assert_eq!(r.winner.key(), "bx=256,vec=2", "the fastest that compiled");
     assert_eq!(r.results.len(), 18);
+}
+
+/// A compiler process killed from outside (SIGKILL: the system's out-of-memory killer when many
+/// large compiles run at once) does not cost its config: the config is compiled again once the
+/// compiles running have ended, alone, and measured; the report says so. Killed again, alone, it
+/// fails saying why, and is not stored: a later tune compiles it again.
+fn a_compiler_killed_from_outside_compiles_again_alone() {
+    let (r, tuner, stored) = tune_stored(|c| match c.key().as_str() {
+        "bx=256,vec=4" => Behavior::CompilerKilled(1),
+        "bx=64,vec=1" => Behavior::CompilerKilled(1),
+        _ => Behavior::Ok,
+    });
+    assert!(failed(&r).is_empty(), "{:?}", failed(&r));
+    assert_eq!((r.results.len(), r.winner.key().as_str()), (18, "bx=256,vec=4"));
+    for key in ["bx=256,vec=4", "bx=64,vec=1"] {
+        let again = compiles_of(&tuner, key);
+        assert!(again.len() == 2 && again[1] == 1, "{key}: compiled twice, the second time alone: {again:?}");
+    }
+    // The other 16 compiled once, some side by side (4 threads).
+    assert!(
+        tuner.backend().compiled.lock().unwrap().values().all(|v| v.len() <= 2) && tuner.backend().max_compiling.load(std::sync::atomic::Ordering::SeqCst) > 1
+    );
+    assert!(
+        r.notes.iter().any(|n| n
+            == "2 configs compiled again, alone, after their compiler process ended while compiling (killed from outside (SIGKILL): most often the system's out-of-memory killer): each compiled the second time; fewer compile threads (`-j`) leave each compile more memory"),
+        "{:?}",
+        r.notes
+    );
+    assert_eq!(stored.measurements.len(), 18);
+
+    let (r, tuner, stored) = tune_stored(|c| if c.key() == "bx=256,vec=4" { Behavior::CompilerKilled(2) } else { Behavior::Ok });
+    let f = failed(&r);
+    let [(config, kind, message)] = &f[..] else { panic!("{f:?}") };
+    assert_eq!((config.as_str(), *kind), ("bx=256,vec=4", FailureKind::Other));
+    assert_eq!(
+        message,
+        "the FAKE compiler ended twice while compiling this config, the second time alone (killed by signal 9 (SIGKILL), both times): killed from outside, most often by the system's out-of-memory killer; not stored: a later tune compiles it again (fewer compile threads, `-j`, leave each compile more memory)"
+    );
+    assert_eq!(compiles_of(&tuner, "bx=256,vec=4").len(), 2);
+    assert!(!stored.measurements.contains_key("bx=256,vec=4") && stored.measurements.len() == 17, "not stored");
+    assert_eq!(r.winner.key(), "bx=256,vec=2");
 }
 
 /// Without a compile timeout the compiles stay on threads; `KERNTUNE_COMPILE_ISOLATION=1` puts
@@ -233,11 +295,12 @@ fn main() {
         tune_without_this_program();
         return;
     }
-    let tests: [(&str, fn()); 6] = [
+    let tests: [(&str, fn()); 7] = [
         ("compilers_start_ahead_one_per_compile_thread", compilers_start_ahead_one_per_compile_thread),
         ("a_compiled_space_starts_no_compiler", a_compiled_space_starts_no_compiler),
         ("a_compile_past_the_timeout_is_killed_and_uses_no_more_cpu", a_compile_past_the_timeout_is_killed_and_uses_no_more_cpu),
         ("a_compiler_that_crashes_costs_its_config", a_compiler_that_crashes_costs_its_config),
+        ("a_compiler_killed_from_outside_compiles_again_alone", a_compiler_killed_from_outside_compiles_again_alone),
         ("compiler_processes_are_used_where_wanted_and_reused", compiler_processes_are_used_where_wanted_and_reused),
         ("a_compiler_that_cannot_start_leaves_the_compiles_on_threads", a_compiler_that_cannot_start_leaves_the_compiles_on_threads),
     ];

@@ -2,13 +2,26 @@
 //! threads, in [`CompileOrder`] (the longest predicted compile first, so that a tail of slow
 //! compiles does not decide the wall time; the predictions come from
 //! [`CompileTimes`](crate::search::pipeline::CompileTimes)).
+//!
+//! A candidate can also be queued to compile **alone** ([`CompileQueue::push_alone`]): a compile
+//! whose compiler process was killed from outside (the out-of-memory killer, most likely) is
+//! compiled again with the machine's memory to itself. Such a candidate goes before the rest;
+//! no thread starts another compile once it is next, it starts when the compiles running have
+//! ended, and no other starts until it has ended.
 
 use crate::search::pipeline::CompileOrder;
+use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex, MutexGuard};
 
 #[derive(Default)]
 struct State {
     order: CompileOrder,
+    /// Candidates to compile alone, first in first out.
+    alone: VecDeque<usize>,
+    /// Compiles taken and not yet [`CompileQueue::done`].
+    active: usize,
+    /// The candidate compiling alone now.
+    solo: Option<usize>,
     closed: bool,
 }
 
@@ -30,19 +43,47 @@ impl CompileQueue {
         self.ready.notify_one();
     }
 
-    /// The next candidate to compile (the longest predicted), waiting for one, with how many
-    /// stay queued behind it; `None` once the queue is closed.
+    /// Queues candidate `index` to compile alone, before everything else (see the module docs).
+    pub(crate) fn push_alone(&self, index: usize) {
+        self.lock().alone.push_back(index);
+        self.ready.notify_all();
+    }
+
+    /// The next candidate to compile (one to compile alone once nothing compiles, else the
+    /// longest predicted), waiting for one, with how many stay queued behind it; `None` once the
+    /// queue is closed. The caller says [`CompileQueue::done`] when its compile has ended.
     pub(crate) fn pop(&self) -> Option<(usize, usize)> {
         let mut s = self.lock();
         loop {
             if s.closed {
                 return None;
             }
-            if let Some(i) = s.order.pop() {
-                return Some((i, s.order.len()));
+            if s.solo.is_none() {
+                if let Some(&i) = s.alone.front() {
+                    if s.active == 0 {
+                        s.alone.pop_front();
+                        s.solo = Some(i);
+                        s.active += 1;
+                        return Some((i, s.order.len() + s.alone.len()));
+                    }
+                } else if let Some(i) = s.order.pop() {
+                    s.active += 1;
+                    return Some((i, s.order.len()));
+                }
             }
             s = self.ready.wait(s).unwrap_or_else(|p| p.into_inner());
         }
+    }
+
+    /// Says that the compile of `index`, taken by [`CompileQueue::pop`], has ended.
+    pub(crate) fn done(&self, index: usize) {
+        let mut s = self.lock();
+        s.active = s.active.saturating_sub(1);
+        if s.solo == Some(index) {
+            s.solo = None;
+        }
+        drop(s);
+        self.ready.notify_all();
     }
 
     /// Drops what is queued and releases every waiting thread.
@@ -50,6 +91,7 @@ impl CompileQueue {
         let mut s = self.lock();
         s.closed = true;
         s.order.clear();
+        s.alone.clear();
         drop(s);
         self.ready.notify_all();
     }
@@ -61,7 +103,8 @@ impl CompileQueue {
 
     /// Candidates queued and not started.
     pub(crate) fn len(&self) -> usize {
-        self.lock().order.len()
+        let s = self.lock();
+        s.order.len() + s.alone.len()
     }
 }
 
@@ -98,5 +141,32 @@ mod tests {
             got.sort();
             assert_eq!(got, [None, Some(7)]);
         });
+    }
+
+    #[test]
+    fn a_candidate_queued_alone_waits_for_the_running_compiles_and_runs_alone() {
+        let q = CompileQueue::default();
+        for i in 0..3 {
+            q.push(i, 0.0);
+        }
+        assert_eq!(q.pop(), Some((0, 2)));
+        q.push_alone(9);
+        std::thread::scope(|s| {
+            // Compile 0 is running: the one queued alone waits for it, and nothing else starts.
+            let t = s.spawn(|| q.pop());
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            assert!(!t.is_finished(), "started beside a running compile");
+            q.done(0);
+            assert_eq!(t.join().unwrap(), Some((9, 2)));
+            // While it compiles, no other compile starts.
+            let u = s.spawn(|| q.pop());
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            assert!(!u.is_finished(), "started beside the compile running alone");
+            q.done(9);
+            assert_eq!(u.join().unwrap(), Some((1, 1)));
+        });
+        q.push_alone(8);
+        q.close();
+        assert_eq!((q.pop(), q.len()), (None, 0));
     }
 }

@@ -238,6 +238,10 @@ pub(crate) struct Coordinator<'e, B: Backend> {
     /// with its wall and CPU seconds then: each fails when its abandoned compile answers.
     /// Whether the compiler ran in a process, killed when given up on (see [`crate::compiler`]).
     compile_timed_out: HashMap<usize, (f64, Option<f64>, bool)>,
+    /// Candidates whose compiler process ended while compiling them, compiled again alone (see
+    /// [`BackendError::CompilerDied`]): how it ended, whether by SIGKILL, and, once the second
+    /// compile has answered, whether it compiled.
+    compiler_died: HashMap<usize, (String, bool, Option<bool>)>,
     /// Calibration: the candidate timed on every device, and each device's mean of it.
     calibration: Option<usize>,
     calibrated: Vec<Option<f64>>,
@@ -333,6 +337,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             eval_s: HashMap::new(),
             tail: Tail::new(opts.compile_tail),
             compile_timed_out: HashMap::new(),
+            compiler_died: HashMap::new(),
             calibration: None,
             calibrated: vec![None; n],
             extra: (0..n).map(|_| VecDeque::new()).collect(),
@@ -532,6 +537,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             ledger.notes.push(line);
         }
         ledger.compile_tail = Some(tail);
+        if let Some(line) = self.compiler_deaths_line() {
+            ledger.notes.push(line);
+        }
         // Kept with the measurements whatever comes next (a failure or a stop flushes them).
         let summary = strat.summary();
         let made_by = self.reference_cand.map(|i| self.plan.cands[i].config.to_string());
@@ -738,6 +746,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 }
                 let Some((i, behind)) = flow.queue.pop() else { return };
                 if flow.cancel.load(Ordering::Relaxed) {
+                    flow.queue.done(i);
                     continue;
                 }
                 let c: &Cand = &plan.cands[i];
@@ -751,6 +760,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 let held = backend.in_compile_cache(&req) == Some(true);
                 let result = backend.compile(&req);
                 flow.running().retain(|r| r.cand != i);
+                flow.queue.done(i);
                 flow.waiting.fetch_add(1, Ordering::Relaxed);
                 if tx.send(Msg::Compiled(CompileDone { index: i, result, seconds: t.elapsed().as_secs_f64(), behind, held })).is_err() {
                     return;
@@ -1142,6 +1152,36 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         }
     }
 
+    /// The report's line on compiles whose compiler process ended while compiling them (see
+    /// [`BackendError::CompilerDied`]): how many were compiled again, alone, and how that went.
+    fn compiler_deaths_line(&self) -> Option<String> {
+        let again: Vec<_> = self.compiler_died.iter().filter(|(_, d)| d.2.is_some()).collect();
+        if again.is_empty() {
+            return None;
+        }
+        let ok = again.iter().filter(|(_, d)| d.2 == Some(true)).count();
+        let killed = again.iter().filter(|(_, d)| d.1).count();
+        let mut first: Vec<_> = again.iter().map(|(&i, d)| (self.plan.cands[i].config.key(), d.0.clone())).collect();
+        first.sort();
+        let (config, status) = &first[0];
+        let n = again.len();
+        let (configs, their) = if n == 1 { ("config".to_string(), "its") } else { (format!("{n} configs"), "their") };
+        let how = if killed == n {
+            "killed from outside (SIGKILL): most often the system's out-of-memory killer".to_string()
+        } else {
+            format!("{config}: {status}{}", if n > 1 { ", and others" } else { "" })
+        };
+        let outcome = match (ok, n) {
+            (1, 1) => "it compiled the second time".to_string(),
+            (0, 1) => "it failed again".to_string(),
+            (ok, n) if ok == n => "each compiled the second time".to_string(),
+            (0, _) => "each failed again".to_string(),
+            (ok, n) => format!("{ok} of {n} compiled the second time"),
+        };
+        let fewer = if killed > 0 { "; fewer compile threads (`-j`) leave each compile more memory" } else { "" };
+        Some(format!("{configs} compiled again, alone, after {their} compiler process ended while compiling ({how}): {outcome}{fewer}"))
+    }
+
     /// A compiled (or failed) candidate arrived from a compile thread.
     fn compiled(&mut self, l: &mut Turn<'_, '_, '_>, refs: &mut RefState, done: CompileDone<B::Kernel>, stopping: bool) -> Result<(), Error> {
         let CompileDone { index: i, result, seconds: secs, behind, held } = done;
@@ -1168,6 +1208,23 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                     // The compiler's earlier refusal, from the compile cache: no compile's seconds.
                     l.ledger.cached_refusals += 1;
                     self.compile_s.remove(&i);
+                }
+                if let BackendError::CompilerDied { label, status, killed } = &e {
+                    // Not a compile's seconds.
+                    self.compile_s.remove(&i);
+                    let Some(first) = self.compiler_died.get_mut(&i) else {
+                        // Compiled again before it is blamed: alone, in case the machine's memory
+                        // was what ran out (still in flight meanwhile).
+                        tracing::warn!(config = c.config.key(), "{e}; compiling it again, alone");
+                        self.compiler_died.insert(i, (status.clone(), *killed, None));
+                        l.flow.queue.push_alone(i);
+                        return Ok(());
+                    };
+                    first.2 = Some(false);
+                    let (message, persist) = died_twice(label, &first.0, status, first.1 && *killed);
+                    let r = self.result(i, ResultOutcome::Failed { kind: e.kind(), message }, None, None, false);
+                    self.settle(l, refs, i, r, persist);
+                    return Ok(());
                 }
                 if let (Some(&(wall, cpu, killed)), BackendError::Abandoned(_)) = (self.compile_timed_out.get(&i), &e) {
                     // Not stored: a later tune that selects again (`--force`, reusing what was
@@ -1201,6 +1258,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         };
         l.ledger.compiled += 1;
         l.ledger.cache_hits += compiled.cached as usize;
+        if let Some(died) = self.compiler_died.get_mut(&i) {
+            died.2 = Some(true);
+        }
         if compiled.cached {
             // Read from the compile cache: not a compile's seconds (a prior read from this
             // database elsewhere would take them for one).
@@ -1727,6 +1787,22 @@ struct Turn<'a, 'l, 'c> {
 }
 
 /// Marks candidate `i` evaluated and tells the strategy its outcome.
+/// The failure of a config whose compiler process ended twice while compiling it (the second
+/// time alone), and whether it is stored: a crash of the compiler on the config's code is
+/// (a later tune does not compile it again), SIGKILL both times is not (`killed`: the system's
+/// out-of-memory killer, most likely, which depends on the machine and what ran beside it).
+fn died_twice(label: &str, first: &str, second: &str, killed: bool) -> (String, bool) {
+    let how = if first == second { format!("{first}, both times") } else { format!("{first}, then {second}") };
+    if killed {
+        let message = format!(
+            "the {label} compiler ended twice while compiling this config, the second time alone ({how}): killed from outside, most often by the system's out-of-memory killer; not stored: a later tune compiles it again (fewer compile threads, `-j`, leave each compile more memory)"
+        );
+        (message, false)
+    } else {
+        (format!("the {label} compiler ended twice while compiling this config, the second time alone ({how}): a crash of the compiler on this config's code; the tune goes on without it"), true)
+    }
+}
+
 fn told(l: &mut Turn<'_, '_, '_>, i: usize) {
     if !l.progress.evaluated[i] {
         l.progress.evaluated[i] = true;
