@@ -249,7 +249,8 @@ impl Backend for CudaBackend {
 
     fn memcheck(&self, problem: &ProblemData, kernel: &CudaKernel, launch: &Launch) -> Option<Memcheck> {
         let sanitizer = sanitizer()?;
-        let exe = std::env::current_exe().ok()?;
+        // The running program, even if its file has been replaced since it started.
+        let (exe, _) = kerntune_core::worker::this_program().ok()?;
         let log = std::env::temp_dir().join(format!("kerntune-sanitizer-{}-{}.log", std::process::id(), kernel.image().id));
         let mut cmd = std::process::Command::new(&sanitizer);
         // Padding after every allocation: a read past one buffer's end would otherwise land in

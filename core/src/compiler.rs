@@ -29,7 +29,7 @@ use crate::error::BackendError;
 use crate::spec::source::Header;
 use serde::{Deserialize, Serialize};
 use std::io::{self, BufReader, BufWriter};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::RecvTimeoutError;
 use std::sync::Mutex;
@@ -284,7 +284,7 @@ impl CompilerKind {
     }
 
     /// Compiles `job` in a compiler process; see [`CompilerKind::compile`]. Where none can be
-    /// started (the system's process limit, this program's file gone), the compile runs on a
+    /// started (the system's process limit, this program's file no longer executable), the compile runs on a
     /// thread, as do this kind's later ones, said once.
     fn run(&'static self, job: &CompileJob, watch: &CompileWatch) -> Result<CompileOutput, BackendError> {
         let t0 = Instant::now();
@@ -359,8 +359,9 @@ impl CompilerKind {
     /// Starts this program again as a compiler of this kind.
     fn spawn(&self) -> Result<Compiler, BackendError> {
         let label = self.label;
-        let exe = std::env::current_exe().map_err(|e| BackendError::other(format!("locating this program to start a {label} compiler: {e}")))?;
-        let mut child = Command::new(&exe)
+        let (mut cmd, exe) =
+            crate::worker::this_program_again().map_err(|e| BackendError::other(format!("locating this program to start a {label} compiler: {e}")))?;
+        let mut child = cmd
             .env(self.env, "1")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

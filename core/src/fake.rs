@@ -326,6 +326,11 @@ impl FakeBackend {
         self.worker.as_ref().and_then(|w| w.pid())
     }
 
+    /// How many worker processes this device has started (0 unless [`FakeBackend::isolated`]).
+    pub fn worker_starts(&self) -> usize {
+        self.worker.as_ref().map_or(0, |w| w.starts())
+    }
+
     /// Sets per-config behaviour.
     pub fn with_behavior(mut self, f: impl Fn(&Config) -> Behavior + Send + Sync + 'static) -> Self {
         self.behavior = Arc::new(f);

@@ -397,6 +397,42 @@ fn read_u64(r: &mut impl Read) -> io::Result<u64> {
     Ok(u64::from_le_bytes(b))
 }
 
+/// This program, to be started again as a worker or a compiler (or under a checker): the file
+/// to execute, and its path for messages. That is the path [`std::env::current_exe`] gives while
+/// it still holds the program running; on Linux, once that file has been replaced or removed (a
+/// `cargo build` or an upgrade while it tunes: a child started from the new file would speak
+/// another version of the messages, or not start), `/proc/PID/exe` of this process, which is
+/// the very program running (a child started through it is named `exe` in `top`; `ps` shows
+/// the path).
+pub fn this_program() -> io::Result<(std::path::PathBuf, std::path::PathBuf)> {
+    let path = std::env::current_exe();
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let proc = std::path::PathBuf::from(format!("/proc/{}/exe", std::process::id()));
+        if let Ok(running) = std::fs::metadata(&proc) {
+            let same = |p: &std::path::Path| std::fs::metadata(p).is_ok_and(|m| (m.dev(), m.ino()) == (running.dev(), running.ino()));
+            return Ok(match path {
+                Ok(p) if same(&p) => (p.clone(), p),
+                Ok(p) => (proc, p),
+                Err(_) => (proc.clone(), proc),
+            });
+        }
+    }
+    path.map(|p| (p.clone(), p))
+}
+
+/// A command that starts [`this_program`] again, named by its path (`argv[0]`, what `ps`
+/// shows); the path for messages.
+pub(crate) fn this_program_again() -> io::Result<(Command, std::path::PathBuf)> {
+    let (exe, shown) = this_program()?;
+    #[allow(unused_mut)]
+    let mut cmd = Command::new(exe);
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::arg0(&mut cmd, &shown);
+    Ok((cmd, shown))
+}
+
 /// In a child process (a worker, a compiler): Ctrl-C in a terminal reaches the whole process
 /// group, and the parent decides what to do (finish the config in progress, save, exit; stop
 /// waiting for a compile and kill its compiler), so the child ignores it.
@@ -628,8 +664,8 @@ enum Posted {
 impl Worker {
     /// Starts this program again as a worker of `kind` and initialises it with the problem.
     pub fn spawn(kind: &WorkerKind, ordinal: usize, problem: &Arc<ProblemData>) -> Result<Worker, BackendError> {
-        let exe = std::env::current_exe().map_err(|e| BackendError::other(format!("locating this program to start a {} worker: {e}", kind.label)))?;
-        Self::spawn_command(kind, Command::new(exe), ordinal, problem)
+        let (cmd, _) = this_program_again().map_err(|e| BackendError::other(format!("locating this program to start a {} worker: {e}", kind.label)))?;
+        Self::spawn_command(kind, cmd, ordinal, problem)
     }
 
     /// Like [`Worker::spawn`], with the program to start given (it must serve requests when the

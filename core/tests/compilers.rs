@@ -53,7 +53,8 @@ fn children() -> Option<Vec<(u32, f64)>> {
 /// compile, so that they load their compiler while the search starts: they are there before
 /// the first compile is asked for (the observer holds the tuner at `Planned`, before any
 /// compile thread runs), and no other is started for the tune. Each has asked the
-/// out-of-memory killer to take it before the tuner.
+/// out-of-memory killer to take it before the tuner, and is named as this program is (started
+/// from its file, not through `/proc/PID/exe`, while that file is the program running).
 fn compilers_start_ahead_one_per_compile_thread() {
     let started = fake::COMPILER.started();
     let ahead: Arc<Mutex<Option<(usize, bool)>>> = Arc::default();
@@ -65,7 +66,8 @@ fn compilers_start_ahead_one_per_compile_thread() {
             let look = || {
                 children().map(|c| {
                     let adj = |pid: u32| std::fs::read_to_string(format!("/proc/{pid}/oom_score_adj")).unwrap_or_default().trim() == "1000";
-                    (c.len(), c.iter().all(|&(pid, _)| adj(pid)))
+                    let comm = |pid: String| std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+                    (c.len(), c.iter().all(|&(pid, _)| adj(pid) && comm(pid.to_string()) == comm("self".into())))
                 })
             };
             let t = Instant::now();
@@ -87,7 +89,7 @@ fn compilers_start_ahead_one_per_compile_thread() {
     assert!(r.results.iter().all(|x| x.stats().is_some()) && r.results.len() == 18);
     if let Some((n, adj)) = *ahead.lock().unwrap() {
         assert_eq!(n, 3, "compiler processes when the tune was planned");
-        assert!(adj, "a compiler's oom_score_adj is not 1000");
+        assert!(adj, "a compiler's oom_score_adj is not 1000, or its name is not this program's");
     }
     assert_eq!(fake::COMPILER.started() - started, 3, "one per compile thread");
 }
@@ -255,54 +257,112 @@ fn compiler_processes_are_used_where_wanted_and_reused() {
     assert!(fake::COMPILER.started() - started <= 2, "{} started for two tunes", fake::COMPILER.started() - started);
 }
 
-/// Where no compiler process can be started — here this program's file is gone, as when a
-/// binary is rebuilt or removed while it tunes — the compiles run on threads instead of failing:
-/// every config is measured, no compiler process started, compiler processes are not tried
-/// again in this run, and the report's notes say why. Run in a copy of this program, which deletes itself (`UNSTARTABLE` below).
-fn a_compiler_that_cannot_start_leaves_the_compiles_on_threads() {
+/// Runs a copy of this program that does `what` to its own file (see [`tune_after`]) and then
+/// tunes in compiler processes; what it printed.
+fn copy_that(what: &str) -> String {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let copy = dir.path().join("compilers-copy");
     std::fs::copy(std::env::current_exe().unwrap(), &copy).unwrap();
-    let o = std::process::Command::new(&copy).env(UNSTARTABLE, "1").output().unwrap();
+    let o = std::process::Command::new(&copy).env(CHANGE_MY_FILE, what).output().unwrap();
     let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
-    assert!(o.status.success() && text.contains("18 measured on threads, 0 compiler processes started"), "{text}");
-    // The report says why, naming what failed.
+    assert!(o.status.success(), "{text}");
+    text
+}
+
+/// Where no compiler process can be started — here this program's file can no longer be
+/// executed (its permissions changed while it tunes; even root needs an execute bit) — the
+/// compiles run on threads instead of failing: every config is measured, no compiler process
+/// started, compiler processes are not tried again in this run, and the report's notes say why.
+#[cfg(unix)]
+fn a_compiler_that_cannot_start_leaves_the_compiles_on_threads() {
+    let text = copy_that("chmod");
+    assert!(text.contains("18 measured, 0 compiler processes started, compiler processes used: false"), "{text}");
+    // The report says why, naming the program and what failed.
     assert!(
-        text.contains("note: starting a FAKE compiler process (")
-            && text.contains("(deleted)): No such file or directory")
+        text.contains("note: \"starting a FAKE compiler process (")
+            && text.contains("compilers-copy): Permission denied")
             && text.contains("; the FAKE compiles of this run go on on the tuner's threads, where one given up on runs on until it ends"),
         "{text}"
     );
 }
 
-/// Set in the copy of this program that deletes itself, then tunes in compiler processes.
-const UNSTARTABLE: &str = "COMPILERS_TEST_UNSTARTABLE";
+/// A program whose file is replaced while it tunes (a `cargo build`, an upgrade) starts its
+/// compiler and worker processes from the program running, not from the new file (here a shell
+/// script that would exit with status 3): every config compiles in a compiler process, nothing
+/// falls back to threads, and a kernel that crashes its worker costs its config, not the
+/// device: the worker is started again twice (the config runs twice before it is blamed, then
+/// the next config needs a fresh worker).
+#[cfg(target_os = "linux")]
+fn compilers_and_workers_start_from_the_running_program_when_its_file_is_replaced() {
+    let text = copy_that("replace");
+    assert!(
+        text.contains(
+            "17 measured, 2 compiler processes started, compiler processes used: true; note: \"\"; 3 workers started; failed: [(\"bx=32,vec=1\", DeviceLost"
+        ),
+        "{text}"
+    );
+}
 
-fn tune_without_this_program() {
-    std::fs::remove_file(std::env::current_exe().unwrap()).unwrap();
-    let fake = FakeBackend::new(limits(), time).with_compile_times(|_| Duration::from_millis(5));
+/// Set in a copy of this program: what it does to its own file before it tunes (`chmod`: no
+/// execute bit; `replace`: another file in its place).
+const CHANGE_MY_FILE: &str = "COMPILERS_TEST_CHANGE_MY_FILE";
+
+/// In a copy of this program: changes its own file as [`CHANGE_MY_FILE`] says, tunes in
+/// compiler processes and prints what came of it.
+#[cfg(unix)]
+fn tune_after(what: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let me = std::env::current_exe().unwrap();
+    match what {
+        "chmod" => std::fs::set_permissions(&me, std::fs::Permissions::from_mode(0o644)).unwrap(),
+        "replace" => {
+            let new = me.with_extension("new");
+            std::fs::write(&new, "#!/bin/sh\nexit 3\n").unwrap();
+            std::fs::set_permissions(&new, std::fs::Permissions::from_mode(0o755)).unwrap();
+            std::fs::rename(&new, &me).unwrap();
+        }
+        other => panic!("{other}"),
+    }
+    let mut fake = FakeBackend::new(limits(), time).with_compile_times(|_| Duration::from_millis(5));
+    if what == "replace" {
+        // Kernels in worker processes, one of which crashes its worker.
+        fake = fake.with_behavior(|c| if c.key() == "bx=32,vec=1" { Behavior::Crash } else { Behavior::Ok }).isolated(0, None);
+    }
     std::env::set_var(kerntune_core::compiler::ISOLATION_VAR, "1");
-    let r = Tuner::new(fake).tune(&job(), &exhaustive(Some(Duration::from_secs(60)))).unwrap();
+    let tuner = Tuner::new(fake);
+    let r = tuner.tune(&job(), &exhaustive(Some(Duration::from_secs(60)))).unwrap();
     let measured = r.results.iter().filter(|x| x.stats().is_some()).count();
-    assert!(!fake::COMPILER.used(Some(true)), "compiler processes tried again");
     let note = r.notes.iter().find(|n| n.contains("compiler process")).cloned().unwrap_or_default();
-    println!("{measured} measured on threads, {} compiler processes started; note: {note}", fake::COMPILER.started());
+    println!(
+        "{measured} measured, {} compiler processes started, compiler processes used: {}; note: {note:?}; {} workers started; failed: {:?}",
+        fake::COMPILER.started(),
+        fake::COMPILER.used(Some(true)),
+        tuner.backend().worker_starts(),
+        failed(&r)
+    );
 }
 
 fn main() {
     fake::hook();
-    if std::env::var_os(UNSTARTABLE).is_some() {
-        tune_without_this_program();
+    #[cfg(unix)]
+    if let Ok(what) = std::env::var(CHANGE_MY_FILE) {
+        tune_after(&what);
         return;
     }
-    let tests: [(&str, fn()); 7] = [
+    let tests: &[(&str, fn())] = &[
         ("compilers_start_ahead_one_per_compile_thread", compilers_start_ahead_one_per_compile_thread),
         ("a_compiled_space_starts_no_compiler", a_compiled_space_starts_no_compiler),
         ("a_compile_past_the_timeout_is_killed_and_uses_no_more_cpu", a_compile_past_the_timeout_is_killed_and_uses_no_more_cpu),
         ("a_compiler_that_crashes_costs_its_config", a_compiler_that_crashes_costs_its_config),
         ("a_compiler_killed_from_outside_compiles_again_alone", a_compiler_killed_from_outside_compiles_again_alone),
         ("compiler_processes_are_used_where_wanted_and_reused", compiler_processes_are_used_where_wanted_and_reused),
+        #[cfg(unix)]
         ("a_compiler_that_cannot_start_leaves_the_compiles_on_threads", a_compiler_that_cannot_start_leaves_the_compiles_on_threads),
+        #[cfg(target_os = "linux")]
+        (
+            "compilers_and_workers_start_from_the_running_program_when_its_file_is_replaced",
+            compilers_and_workers_start_from_the_running_program_when_its_file_is_replaced,
+        ),
     ];
-    kerntune_core::testing::run_tests(&tests);
+    kerntune_core::testing::run_tests(tests);
 }
