@@ -433,6 +433,18 @@ pub(crate) fn this_program_again() -> io::Result<(Command, std::path::PathBuf)> 
     Ok((cmd, shown))
 }
 
+/// The program a command starts, for messages: its `argv[0]` where that names it (see
+/// [`this_program_again`]), else the file it executes.
+fn shown(cmd: &Command) -> String {
+    #[cfg(unix)]
+    if cmd.get_program().to_string_lossy().starts_with("/proc/") {
+        if let Ok((_, shown)) = this_program() {
+            return shown.display().to_string();
+        }
+    }
+    std::path::Path::new(cmd.get_program()).display().to_string()
+}
+
 /// In a child process (a worker, a compiler): Ctrl-C in a terminal reaches the whole process
 /// group, and the parent decides what to do (finish the config in progress, save, exit; stop
 /// waiting for a compile and kill its compiler), so the child ignores it.
@@ -729,7 +741,7 @@ impl Worker {
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
-            .map_err(|e| BackendError::other(format!("starting a {label} worker process: {e}")))?;
+            .map_err(|e| BackendError::other(format!("starting a {label} worker process ({}): {e}", shown(&cmd))))?;
         let stdin = BufWriter::with_capacity(1 << 20, child.stdin.take().expect("piped"));
         let stdout = BufReader::with_capacity(1 << 20, child.stdout.take().expect("piped"));
         let rx = read_on_thread(format!("kerntune-{}-worker-reader", label.to_lowercase()), stdout, shm.as_ref().and_then(|f| f.try_clone().ok()))?;

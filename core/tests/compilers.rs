@@ -284,6 +284,11 @@ fn a_compiler_that_cannot_start_leaves_the_compiles_on_threads() {
             && text.contains("; the FAKE compiles of this run go on on the tuner's threads, where one given up on runs on until it ends"),
         "{text}"
     );
+    // A worker that cannot start says which program it could not start.
+    assert!(
+        text.contains("isolated: Err(") && text.contains("starting a FAKE worker process (") && text.contains("compilers-copy): Permission denied"),
+        "{text}"
+    );
 }
 
 /// A program whose file is replaced while it tunes (a `cargo build`, an upgrade) starts its
@@ -340,6 +345,11 @@ fn tune_after(what: &str) {
         tuner.backend().worker_starts(),
         failed(&r)
     );
+    if what == "chmod" {
+        // Kernels in worker processes, which cannot start either: the error names the program.
+        let isolated = FakeBackend::new(limits(), time).isolated(0, None);
+        println!("isolated: {:?}", Tuner::new(isolated).tune(&job(), &exhaustive(None)).map(|r| r.results.len()));
+    }
 }
 
 fn main() {

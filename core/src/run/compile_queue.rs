@@ -3,6 +3,12 @@
 //! compiles does not decide the wall time; the predictions come from
 //! [`CompileTimes`](crate::search::pipeline::CompileTimes)).
 //!
+//! A candidate the tune cannot go on without (the one tried for the reference outputs, which
+//! alone is sent to a device until it has run) is queued **first**
+//! ([`CompileQueue::push_first`]): before the rest, whatever their predicted times, and a
+//! compile thread takes it even while compiled configs wait for a device
+//! ([`CompileQueue::has_first`]), which those configs do until it has run.
+//!
 //! A candidate can also be queued to compile **alone** ([`CompileQueue::push_alone`]): a compile
 //! whose compiler process was killed from outside (the out-of-memory killer, most likely) is
 //! compiled again with the machine's memory to itself. Such a candidate goes before the rest;
@@ -13,11 +19,19 @@ use crate::search::pipeline::CompileOrder;
 use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex, MutexGuard};
 
+impl State {
+    fn len(&self) -> usize {
+        self.order.len() + self.alone.len() + self.first.len()
+    }
+}
+
 #[derive(Default)]
 struct State {
     order: CompileOrder,
     /// Candidates to compile alone, first in first out.
     alone: VecDeque<usize>,
+    /// Candidates to compile before the rest, first in first out.
+    first: VecDeque<usize>,
     /// Compiles taken and not yet [`CompileQueue::done`].
     active: usize,
     /// The candidate compiling alone now.
@@ -43,15 +57,38 @@ impl CompileQueue {
         self.ready.notify_one();
     }
 
+    /// Queues candidate `index` before the rest (see the module docs).
+    pub(crate) fn push_first(&self, index: usize) {
+        self.lock().first.push_back(index);
+        self.ready.notify_all();
+    }
+
+    /// Moves candidate `index`, if it waits in the queue's order, to the front as
+    /// [`CompileQueue::push_first`] would queue it.
+    pub(crate) fn promote(&self, index: usize) {
+        let mut s = self.lock();
+        if s.order.remove(index) {
+            s.first.push_back(index);
+            drop(s);
+            self.ready.notify_all();
+        }
+    }
+
+    /// Whether a candidate queued by [`CompileQueue::push_first`] waits for a thread.
+    pub(crate) fn has_first(&self) -> bool {
+        !self.lock().first.is_empty()
+    }
+
     /// Queues candidate `index` to compile alone, before everything else (see the module docs).
     pub(crate) fn push_alone(&self, index: usize) {
         self.lock().alone.push_back(index);
         self.ready.notify_all();
     }
 
-    /// The next candidate to compile (one to compile alone once nothing compiles, else the
-    /// longest predicted), waiting for one, with how many stay queued behind it; `None` once the
-    /// queue is closed. The caller says [`CompileQueue::done`] when its compile has ended.
+    /// The next candidate to compile (one to compile alone once nothing compiles, else one
+    /// queued first, else the longest predicted), waiting for one, with how many stay queued
+    /// behind it; `None` once the queue is closed. The caller says [`CompileQueue::done`] when
+    /// its compile has ended.
     pub(crate) fn pop(&self) -> Option<(usize, usize)> {
         let mut s = self.lock();
         loop {
@@ -64,11 +101,11 @@ impl CompileQueue {
                         s.alone.pop_front();
                         s.solo = Some(i);
                         s.active += 1;
-                        return Some((i, s.order.len() + s.alone.len()));
+                        return Some((i, s.len()));
                     }
-                } else if let Some(i) = s.order.pop() {
+                } else if let Some(i) = s.first.pop_front().or_else(|| s.order.pop()) {
                     s.active += 1;
-                    return Some((i, s.order.len()));
+                    return Some((i, s.len()));
                 }
             }
             s = self.ready.wait(s).unwrap_or_else(|p| p.into_inner());
@@ -92,6 +129,7 @@ impl CompileQueue {
         s.closed = true;
         s.order.clear();
         s.alone.clear();
+        s.first.clear();
         drop(s);
         self.ready.notify_all();
     }
@@ -103,8 +141,7 @@ impl CompileQueue {
 
     /// Candidates queued and not started.
     pub(crate) fn len(&self) -> usize {
-        let s = self.lock();
-        s.order.len() + s.alone.len()
+        self.lock().len()
     }
 }
 
@@ -141,6 +178,24 @@ mod tests {
             got.sort();
             assert_eq!(got, [None, Some(7)]);
         });
+    }
+
+    #[test]
+    fn a_candidate_queued_first_goes_before_the_longest_predicted_and_stays_first() {
+        let q = CompileQueue::default();
+        q.push(0, 5.0);
+        q.push_first(1);
+        q.push(2, 9.0);
+        q.push(3, 0.0);
+        q.reprioritize(|i| 10.0 + i as f64);
+        assert!(q.has_first());
+        assert_eq!(q.pop(), Some((1, 3)));
+        assert!(!q.has_first());
+        // One queued in order, moved to the front; one not queued, left alone.
+        q.promote(0);
+        q.promote(7);
+        assert!(q.has_first());
+        assert_eq!((q.pop(), q.pop(), q.pop(), q.len()), (Some((0, 2)), Some((3, 1)), Some((2, 0)), 0));
     }
 
     #[test]

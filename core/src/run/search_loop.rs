@@ -741,7 +741,8 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         for w in 0..threads {
             let tx = self.tx.clone();
             let compile = move || loop {
-                while flow.waiting.load(Ordering::Relaxed) >= limit && !flow.cancel.load(Ordering::Relaxed) {
+                // Not while the candidate the tune waits on is queued (see `CompileQueue::push_first`).
+                while flow.waiting.load(Ordering::Relaxed) >= limit && !flow.cancel.load(Ordering::Relaxed) && !flow.queue.has_first() {
                     std::thread::sleep(Duration::from_millis(2));
                 }
                 let Some((i, behind)) = flow.queue.pop() else { return };
@@ -991,7 +992,10 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         if !l.progress.in_flight[j] {
             l.progress.in_flight[j] = true;
             l.progress.flying += 1;
-            l.flow.queue.push(j, f64::INFINITY);
+            l.flow.queue.push_first(j);
+        } else {
+            // Queued already (or compiling, or compiled): first in line if it still waits.
+            l.flow.queue.promote(j);
         }
     }
 
@@ -1947,5 +1951,25 @@ mod tests {
             assert!(ledger.notes.iter().any(|n| n == "reference: the outputs of bx=32,vec=2 (the first valid config that ran (the default config failed), after 2 config(s) before it failed)"), "{:?}", ledger.notes);
             assert_eq!(ledger.results.values().filter(|r| r.verified).count(), 16);
         });
+    }
+
+    /// Configs whose every launch fails, none of which can make the reference outputs: while
+    /// the tune tries one after another for the reference (sending only that one to the device),
+    /// the configs compiled meanwhile fill the compile threads' allowance of configs waiting
+    /// for a device. The candidate tried next must still be compiled: the tune ends, saying
+    /// that every config failed, instead of waiting for ever (as it did when a kernel worker
+    /// could not be started).
+    #[test]
+    fn a_tune_whose_every_launch_fails_ends() {
+        let fake = FakeBackend::new(Limits::preset("h100").unwrap().1, time).with_behavior(|_| Behavior::LaunchError);
+        let o = TuneOptions { strategy: "exhaustive".into(), compile_threads: Some(2), ..opts() };
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(Tuner::new(fake).tune(&job(), &o).map(|r| r.results.len()));
+        });
+        // Not a speed goal: a bound on a hang (the tune itself takes well under a second).
+        let r = rx.recv_timeout(std::time::Duration::from_secs(120)).expect("the tune did not end");
+        let Err(crate::run::Error::NoValidConfig(why)) = r else { panic!("{r:?}") };
+        assert!(why.starts_with("all 18 configs failed to launch: fake launch failure"), "{why}");
     }
 }

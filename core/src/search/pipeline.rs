@@ -108,6 +108,13 @@ impl CompileOrder {
         self.heap = jobs.into_iter().map(|j| Job { priority: predict(j.index), ..j }).collect();
     }
 
+    /// Takes candidate `index` out of the queue; whether it was there.
+    pub fn remove(&mut self, index: usize) -> bool {
+        let before = self.heap.len();
+        self.heap.retain(|j| j.index != index);
+        self.heap.len() < before
+    }
+
     /// Drops everything queued.
     pub fn clear(&mut self) {
         self.heap.clear();
