@@ -228,6 +228,27 @@ fn a_compiler_killed_from_outside_compiles_again_alone() {
     assert_eq!(r.winner.key(), "bx=256,vec=2");
 }
 
+/// The config the tune waits on for its reference outputs (the default), whose compiler is
+/// killed after a second, while the other 17 compiled meanwhile fill the compile threads'
+/// allowance of configs waiting for a device (only the reference's config runs until it has
+/// run): its second compile, alone, still starts, and the tune ends with every config measured
+/// and the default's outputs as the reference.
+fn the_reference_config_killed_while_the_rest_wait_compiled_compiles_again() {
+    let fake = FakeBackend::new(limits(), time)
+        .with_compile_times(|c| Duration::from_millis(if c.key() == "bx=256,vec=1" { 1000 } else { 20 }))
+        .with_behavior(|c| if c.key() == "bx=256,vec=1" { Behavior::CompilerKilled(1) } else { Behavior::Ok });
+    let opts = TuneOptions { compile_threads: Some(2), ..exhaustive(Some(Duration::from_secs(60))) };
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(Tuner::new(fake).tune(&job(), &opts));
+    });
+    // Not a speed goal: a bound on a hang (the tune takes about two seconds).
+    let r = rx.recv_timeout(Duration::from_secs(120)).expect("the tune did not end").unwrap();
+    assert!(failed(&r).is_empty() && r.results.len() == 18, "{:?}", failed(&r));
+    assert!(r.notes.iter().any(|n| n.starts_with("reference: the outputs of bx=256,vec=1 (the default config)")), "{:?}", r.notes);
+    assert!(r.notes.iter().any(|n| n.starts_with("config compiled again, alone")), "{:?}", r.notes);
+}
+
 /// Without a compile timeout the compiles stay on threads; `KERNTUNE_COMPILE_ISOLATION=1` puts
 /// them in compiler processes all the same, which are reused from one tune to the next, and `0`
 /// keeps them on threads with a timeout; a value that is neither is ignored.
@@ -365,6 +386,7 @@ fn main() {
         ("a_compile_past_the_timeout_is_killed_and_uses_no_more_cpu", a_compile_past_the_timeout_is_killed_and_uses_no_more_cpu),
         ("a_compiler_that_crashes_costs_its_config", a_compiler_that_crashes_costs_its_config),
         ("a_compiler_killed_from_outside_compiles_again_alone", a_compiler_killed_from_outside_compiles_again_alone),
+        ("the_reference_config_killed_while_the_rest_wait_compiled_compiles_again", the_reference_config_killed_while_the_rest_wait_compiled_compiles_again),
         ("compiler_processes_are_used_where_wanted_and_reused", compiler_processes_are_used_where_wanted_and_reused),
         #[cfg(unix)]
         ("a_compiler_that_cannot_start_leaves_the_compiles_on_threads", a_compiler_that_cannot_start_leaves_the_compiles_on_threads),

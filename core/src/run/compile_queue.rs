@@ -7,7 +7,8 @@
 //! alone is sent to a device until it has run) is queued **first**
 //! ([`CompileQueue::push_first`]): before the rest, whatever their predicted times, and a
 //! compile thread takes it even while compiled configs wait for a device
-//! ([`CompileQueue::has_first`]), which those configs do until it has run.
+//! ([`CompileQueue::has_first`]), which those configs do until it has run. So is one queued
+//! alone (below): it may be that candidate, compiled again.
 //!
 //! A candidate can also be queued to compile **alone** ([`CompileQueue::push_alone`]): a compile
 //! whose compiler process was killed from outside (the out-of-memory killer, most likely) is
@@ -74,9 +75,11 @@ impl CompileQueue {
         }
     }
 
-    /// Whether a candidate queued by [`CompileQueue::push_first`] waits for a thread.
+    /// Whether a candidate queued by [`CompileQueue::push_first`] or
+    /// [`CompileQueue::push_alone`] waits for a thread (the one the tune waits on may be either).
     pub(crate) fn has_first(&self) -> bool {
-        !self.lock().first.is_empty()
+        let s = self.lock();
+        !s.first.is_empty() || !s.alone.is_empty()
     }
 
     /// Queues candidate `index` to compile alone, before everything else (see the module docs).
