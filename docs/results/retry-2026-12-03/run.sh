@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One call on an H200, forty-fourth session, at the build of 7f4feca: (1) a compiler process killed from outside
+# One call on an H200, forty-fourth session, at the build of d618ac3: (1) a compiler process killed from outside
 # (SIGKILL, as the out-of-memory killer would) costs nothing: the convolution, random 30 (seed
 # 1), cold; 5 s in, SIGKILL to the compiler that has used the most CPU; its config must be
 # compiled again, alone, and measured, and the report's notes say so; (2) the kerntune binary
