@@ -284,8 +284,8 @@ impl CompilerKind {
     }
 
     /// Compiles `job` in a compiler process; see [`CompilerKind::compile`]. Where none can be
-    /// started (the system's process limit, this program's file no longer executable), the compile runs on a
-    /// thread, as do this kind's later ones, said once.
+    /// started (the system's process limit, this program's file no longer executable), the
+    /// compile runs on a thread, as do this kind's later ones, said once.
     fn run(&'static self, job: &CompileJob, watch: &CompileWatch) -> Result<CompileOutput, BackendError> {
         let t0 = Instant::now();
         let c = match self.send(job) {

@@ -1790,7 +1790,6 @@ struct Turn<'a, 'l, 'c> {
     adaptive: bool,
 }
 
-/// Marks candidate `i` evaluated and tells the strategy its outcome.
 /// The failure of a config whose compiler process ended twice while compiling it (the second
 /// time alone), and whether it is stored: a crash of the compiler on the config's code is
 /// (a later tune does not compile it again), SIGKILL both times is not (`killed`: the system's
@@ -1807,6 +1806,7 @@ fn died_twice(label: &str, first: &str, second: &str, killed: bool) -> (String, 
     }
 }
 
+/// Marks candidate `i` evaluated and tells the strategy its outcome.
 fn told(l: &mut Turn<'_, '_, '_>, i: usize) {
     if !l.progress.evaluated[i] {
         l.progress.evaluated[i] = true;
