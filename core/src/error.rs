@@ -52,7 +52,7 @@ pub enum BackendError {
     /// this config: a crash of the compiler on the config's code (SIGSEGV, SIGABRT), or killed
     /// from outside (SIGKILL: most often the system's out-of-memory killer, when many large
     /// compiles run at once). Like [`BackendError::WorkerDied`], nothing yet says the config
-    /// caused it: the tuner compiles the config again, alone, before blaming it.
+    /// caused it: the tuner compiles the config again before blaming it (after SIGKILL alone).
     #[error("the {label} compiler ended while compiling this config ({status})")]
     CompilerDied {
         /// The compiler's label (`CUDA`, `HIP`).

@@ -238,9 +238,9 @@ pub(crate) struct Coordinator<'e, B: Backend> {
     /// with its wall and CPU seconds then: each fails when its abandoned compile answers.
     /// Whether the compiler ran in a process, killed when given up on (see [`crate::compiler`]).
     compile_timed_out: HashMap<usize, (f64, Option<f64>, bool)>,
-    /// Candidates whose compiler process ended while compiling them, compiled again alone (see
-    /// [`BackendError::CompilerDied`]): how it ended, whether by SIGKILL, and, once the second
-    /// compile has answered, whether it compiled.
+    /// Candidates whose compiler process ended while compiling them, compiled again (alone after
+    /// SIGKILL; see [`BackendError::CompilerDied`]): how it ended, whether by SIGKILL, and, once
+    /// the second compile has answered, whether it compiled.
     compiler_died: HashMap<usize, (String, bool, Option<bool>)>,
     /// Calibration: the candidate timed on every device, and each device's mean of it.
     calibration: Option<usize>,
@@ -1157,7 +1157,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     }
 
     /// The report's line on compiles whose compiler process ended while compiling them (see
-    /// [`BackendError::CompilerDied`]): how many were compiled again, alone, and how that went.
+    /// [`BackendError::CompilerDied`]): how many were compiled again, and how that went.
     fn compiler_deaths_line(&self) -> Option<String> {
         let again: Vec<_> = self.compiler_died.iter().filter(|(_, d)| d.2.is_some()).collect();
         if again.is_empty() {
@@ -1183,7 +1183,8 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             (ok, n) => format!("{ok} of {n} compiled the second time"),
         };
         let fewer = if killed > 0 { "; fewer compile threads (`-j`) leave each compile more memory" } else { "" };
-        Some(format!("{configs} compiled again, alone, after {their} compiler process ended while compiling ({how}): {outcome}{fewer}"))
+        let alone = if killed == n { ", alone," } else { "" };
+        Some(format!("{configs} compiled again{alone} after {their} compiler process ended while compiling ({how}): {outcome}{fewer}"))
     }
 
     /// A compiled (or failed) candidate arrived from a compile thread.
@@ -1217,11 +1218,17 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                     // Not a compile's seconds.
                     self.compile_s.remove(&i);
                     let Some(first) = self.compiler_died.get_mut(&i) else {
-                        // Compiled again before it is blamed: alone, in case the machine's memory
-                        // was what ran out (still in flight meanwhile).
-                        tracing::warn!(config = c.config.key(), "{e}; compiling it again, alone");
+                        // Compiled again before it is blamed (still in flight meanwhile): after
+                        // SIGKILL alone, in case the machine's memory was what ran out (the
+                        // other compile threads wait for it: on an H200, 13 s of a 23 s tune of
+                        // long compiles); after a crash at once.
+                        tracing::warn!(config = c.config.key(), "{e}; compiling it again{}", if *killed { ", alone" } else { "" });
                         self.compiler_died.insert(i, (status.clone(), *killed, None));
-                        l.flow.queue.push_alone(i);
+                        if *killed {
+                            l.flow.queue.push_alone(i);
+                        } else {
+                            l.flow.queue.push_first(i);
+                        }
                         return Ok(());
                     };
                     first.2 = Some(false);
@@ -1790,9 +1797,9 @@ struct Turn<'a, 'l, 'c> {
     adaptive: bool,
 }
 
-/// The failure of a config whose compiler process ended twice while compiling it (the second
-/// time alone), and whether it is stored: a crash of the compiler on the config's code is
-/// (a later tune does not compile it again), SIGKILL both times is not (`killed`: the system's
+/// The failure of a config whose compiler process ended twice while compiling it, and whether
+/// it is stored: a crash of the compiler on the config's code is (a later tune does not compile
+/// it again), SIGKILL both times (the second time alone) is not (`killed`: the system's
 /// out-of-memory killer, most likely, which depends on the machine and what ran beside it).
 fn died_twice(label: &str, first: &str, second: &str, killed: bool) -> (String, bool) {
     let how = if first == second { format!("{first}, both times") } else { format!("{first}, then {second}") };
@@ -1802,7 +1809,7 @@ fn died_twice(label: &str, first: &str, second: &str, killed: bool) -> (String, 
         );
         (message, false)
     } else {
-        (format!("the {label} compiler ended twice while compiling this config, the second time alone ({how}): a crash of the compiler on this config's code; the tune goes on without it"), true)
+        (format!("the {label} compiler ended twice while compiling this config ({how}): a crash of the compiler on this config's code; the tune goes on without it"), true)
     }
 }
 
