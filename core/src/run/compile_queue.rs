@@ -7,7 +7,7 @@
 //! alone is sent to a device until it has run) is queued **first**
 //! ([`CompileQueue::push_first`]): before the rest, whatever their predicted times, and a
 //! compile thread takes it even while compiled configs wait for a device
-//! ([`CompileQueue::has_first`]), which those configs do until it has run. So is one queued
+//! ([`CompileQueue::has_urgent`]), which those configs do until it has run. So is one queued
 //! alone (below): it may be that candidate, compiled again.
 //!
 //! A candidate can also be queued to compile **alone** ([`CompileQueue::push_alone`]): a compile
@@ -19,12 +19,6 @@
 use crate::search::pipeline::CompileOrder;
 use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex, MutexGuard};
-
-impl State {
-    fn len(&self) -> usize {
-        self.order.len() + self.alone.len() + self.first.len()
-    }
-}
 
 #[derive(Default)]
 struct State {
@@ -38,6 +32,13 @@ struct State {
     /// The candidate compiling alone now.
     solo: Option<usize>,
     closed: bool,
+}
+
+impl State {
+    /// Candidates queued and not started.
+    fn len(&self) -> usize {
+        self.order.len() + self.alone.len() + self.first.len()
+    }
 }
 
 /// Candidates waiting to compile; compile threads block in [`CompileQueue::pop`].
@@ -77,7 +78,7 @@ impl CompileQueue {
 
     /// Whether a candidate queued by [`CompileQueue::push_first`] or
     /// [`CompileQueue::push_alone`] waits for a thread (the one the tune waits on may be either).
-    pub(crate) fn has_first(&self) -> bool {
+    pub(crate) fn has_urgent(&self) -> bool {
         let s = self.lock();
         !s.first.is_empty() || !s.alone.is_empty()
     }
@@ -191,13 +192,13 @@ mod tests {
         q.push(2, 9.0);
         q.push(3, 0.0);
         q.reprioritize(|i| 10.0 + i as f64);
-        assert!(q.has_first());
+        assert!(q.has_urgent());
         assert_eq!(q.pop(), Some((1, 3)));
-        assert!(!q.has_first());
+        assert!(!q.has_urgent());
         // One queued in order, moved to the front; one not queued, left alone.
         q.promote(0);
         q.promote(7);
-        assert!(q.has_first());
+        assert!(q.has_urgent());
         assert_eq!((q.pop(), q.pop(), q.pop(), q.len()), (Some((0, 2)), Some((3, 1)), Some((2, 0)), 0));
     }
 

@@ -741,8 +741,8 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         for w in 0..threads {
             let tx = self.tx.clone();
             let compile = move || loop {
-                // Not while the candidate the tune waits on is queued (see `CompileQueue::push_first`).
-                while flow.waiting.load(Ordering::Relaxed) >= limit && !flow.cancel.load(Ordering::Relaxed) && !flow.queue.has_first() {
+                // Not while the candidate the tune waits on is queued (see `CompileQueue::has_urgent`).
+                while flow.waiting.load(Ordering::Relaxed) >= limit && !flow.cancel.load(Ordering::Relaxed) && !flow.queue.has_urgent() {
                     std::thread::sleep(Duration::from_millis(2));
                 }
                 let Some((i, behind)) = flow.queue.pop() else { return };
