@@ -28,6 +28,13 @@ pub enum BackendError {
     /// instead of each config failing. The message says what they need and what is free.
     #[error("{0}")]
     ProblemTooLarge(String),
+    /// The device's worker process (see [`crate::worker`]) could not be started, or started and
+    /// could not take the problem, twice in a row: no config can run on the device, so it
+    /// leaves the tune (its configs go to the others) instead of each config failing, and
+    /// nothing is stored for the config it was to run. The message says what failed and what
+    /// to do.
+    #[error("{0}")]
+    WorkerStart(String),
     /// The kernel did not finish in time.
     #[error("timed out after {:.3} s", .0.as_secs_f64())]
     TimedOut(Duration),
@@ -77,7 +84,7 @@ impl BackendError {
             BackendError::OutOfResources(_) | BackendError::ProblemTooLarge(_) => FailureKind::OutOfResources,
             BackendError::TimedOut(_) | BackendError::Abandoned(_) => FailureKind::TimedOut,
             BackendError::WrongOutput(_) => FailureKind::WrongOutput,
-            BackendError::DeviceLost(_) | BackendError::WorkerDied(_) => FailureKind::DeviceLost,
+            BackendError::DeviceLost(_) | BackendError::WorkerDied(_) | BackendError::WorkerStart(_) => FailureKind::DeviceLost,
             BackendError::CompilerDied { .. } | BackendError::Other(_) => FailureKind::Other,
         }
     }
@@ -87,6 +94,17 @@ impl BackendError {
     /// the device is used again.
     pub fn needs_recovery(&self) -> bool {
         matches!(self, BackendError::DeviceLost(_) | BackendError::WorkerDied(_) | BackendError::TimedOut(_))
+    }
+
+    /// Why no config can run on the device that reported this error — its problem does not
+    /// fit ([`BackendError::ProblemTooLarge`]) or its worker cannot start
+    /// ([`BackendError::WorkerStart`]) — so that the device leaves the tune and the config is
+    /// not blamed; `None` for every other error.
+    pub fn device_unusable(&self) -> Option<&str> {
+        match self {
+            BackendError::ProblemTooLarge(why) | BackendError::WorkerStart(why) => Some(why),
+            _ => None,
+        }
     }
 
     /// Wraps any error as [`BackendError::Other`].

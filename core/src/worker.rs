@@ -305,6 +305,7 @@ fn to_wire(e: &BackendError) -> Rep {
         BackendError::LaunchFailed(_) => "launch_failed",
         BackendError::OutOfResources(_) => "out_of_resources",
         BackendError::ProblemTooLarge(_) => "problem_too_large",
+        BackendError::WorkerStart(_) => "worker_start",
         BackendError::TimedOut(_) => "timed_out",
         BackendError::WrongOutput(_) => "wrong_output",
         BackendError::DeviceLost(_) => "device_lost",
@@ -316,7 +317,8 @@ fn to_wire(e: &BackendError) -> Rep {
         | BackendError::WrongOutput(m)
         | BackendError::DeviceLost(m)
         | BackendError::WorkerDied(m)
-        | BackendError::ProblemTooLarge(m) => m.clone(),
+        | BackendError::ProblemTooLarge(m)
+        | BackendError::WorkerStart(m) => m.clone(),
         other => other.to_string(),
     };
     Rep::Err { kind: kind.into(), message }
@@ -328,6 +330,7 @@ fn from_wire(kind: &str, message: String, timeout: Duration) -> BackendError {
         // A limit violation found at launch travels as its message.
         "launch_failed" | "out_of_resources" => BackendError::LaunchFailed(message),
         "problem_too_large" => BackendError::ProblemTooLarge(message),
+        "worker_start" => BackendError::WorkerStart(message),
         "timed_out" => BackendError::TimedOut(timeout),
         "wrong_output" => BackendError::WrongOutput(message),
         "device_lost" => BackendError::DeviceLost(message),
@@ -1055,12 +1058,7 @@ impl WorkerSlot {
     pub fn with<T>(&self, problem: &Arc<ProblemData>, f: impl FnOnce(&mut Worker) -> Result<T, BackendError>) -> Result<T, BackendError> {
         let mut guard = self.worker.lock().unwrap_or_else(|p| p.into_inner());
         if guard.is_none() {
-            let w = match &self.command {
-                Some(c) => Worker::spawn_command(self.kind, c(), self.ordinal, problem)?,
-                None => Worker::spawn(self.kind, self.ordinal, problem)?,
-            };
-            self.starts.fetch_add(1, Ordering::SeqCst);
-            *guard = Some(w);
+            *guard = Some(self.start(problem)?);
         }
         let w = guard.as_mut().expect("just started");
         // A worker started for another problem (the slot outlives a tune: a spec's next
@@ -1084,6 +1082,43 @@ impl WorkerSlot {
         let r = f(w);
         kill_after_fault(&mut guard, &r);
         r
+    }
+
+    /// Starts a worker for `problem`, and once more when that fails (a process limit or memory
+    /// short for a moment, a worker killed while it opened the device). Failing twice is
+    /// [`BackendError::WorkerStart`], which takes the device out of the tune: no config could
+    /// run there, and none is blamed. A problem too large for the device is said as such.
+    fn start(&self, problem: &Arc<ProblemData>) -> Result<Worker, BackendError> {
+        let once = || match &self.command {
+            Some(c) => Worker::spawn_command(self.kind, c(), self.ordinal, problem),
+            None => Worker::spawn(self.kind, self.ordinal, problem),
+        };
+        let (label, ordinal) = (self.kind.label, self.ordinal);
+        let first = match once() {
+            Ok(w) => {
+                self.starts.fetch_add(1, Ordering::SeqCst);
+                return Ok(w);
+            }
+            Err(e @ BackendError::ProblemTooLarge(_)) => return Err(e),
+            Err(e) => e,
+        };
+        tracing::debug!(ordinal, "the {label} worker did not start ({first}); starting it once more");
+        std::thread::sleep(Duration::from_millis(200));
+        match once() {
+            Ok(w) => {
+                self.starts.fetch_add(1, Ordering::SeqCst);
+                Ok(w)
+            }
+            Err(e @ BackendError::ProblemTooLarge(_)) => Err(e),
+            Err(second) => {
+                let (first, second) = (first.to_string(), second.to_string());
+                let both = if first == second { format!("{second}; the same the first time") } else { format!("{second}; the first time: {first}") };
+                Err(BackendError::WorkerStart(format!(
+                    "the {label} worker process of device {ordinal} failed to start twice ({both}); kernels run in a worker process so that one that faults or hangs costs its config, not the tune: fix what failed, or set {}=0 to run them in the tuner's process",
+                    self.kind.isolation_env
+                )))
+            }
+        }
     }
 
     /// Runs `f` on the worker running now, without starting one; `None` when none runs (never
@@ -1425,6 +1460,7 @@ mod tests {
             BackendError::LaunchFailed("z".into()),
             BackendError::TimedOut(Duration::from_secs(1)),
             BackendError::ProblemTooLarge("w".into()),
+            BackendError::WorkerStart("v".into()),
         ] {
             let Rep::Err { kind, message } = to_wire(&e) else { panic!() };
             let back = from_wire(&kind, message, Duration::from_secs(1));

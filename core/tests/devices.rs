@@ -8,6 +8,8 @@
 use kerntune_core::fake::{self, Behavior, FakeBackend};
 use kerntune_core::spec::TuneJob;
 use kerntune_core::{Config, Error, FailureKind, Limits, ResultOutcome, Target, TuneOptions, TuneReport, Tuner, Vendor};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 fn job() -> TuneJob {
@@ -231,9 +233,72 @@ fn a_problem_that_fits_no_device_ends_with_its_own_message() {
     }
 }
 
+/// A fake on device `ordinal` whose worker is `program` run with `args`; `starts` counts the
+/// times it is started.
+fn worker_from(ordinal: usize, program: &'static str, args: &'static [&'static str], starts: Arc<AtomicUsize>) -> FakeBackend {
+    FakeBackend::new(limits(), time).with_launch_delay(Duration::from_millis(1)).isolated(
+        ordinal,
+        Some(Box::new(move || {
+            starts.fetch_add(1, Ordering::SeqCst);
+            let mut c = std::process::Command::new(program);
+            c.args(args);
+            c
+        })),
+    )
+}
+
+/// A device whose worker process cannot start (its program missing) leaves the tune at once,
+/// started twice, and the other measures every config: no config is blamed for it, and the
+/// winner is the one-device tune's.
+fn a_device_whose_worker_cannot_start_leaves_and_the_other_tunes() {
+    let one = Tuner::new(FakeBackend::new(limits(), time)).tune(&job(), &opts()).unwrap();
+    let starts = Arc::new(AtomicUsize::new(0));
+    let devices =
+        vec![FakeBackend::new(limits(), time).with_launch_delay(Duration::from_millis(1)), worker_from(1, "/nonexistent/kerntune-worker", &[], starts.clone())];
+    let r = Tuner::with_devices(devices).unwrap().tune(&job(), &opts()).unwrap();
+    assert_eq!(r.winner.key(), one.winner.key());
+    assert_eq!(measured(&r), 18, "{:?}", r.failures);
+    assert!(r.failures.is_empty(), "{:?}", r.failures);
+    assert_eq!(starts.load(Ordering::SeqCst), 2, "started twice, then out of the tune: {:?} {:?}", r.devices, r.notes);
+    assert!(r.devices[0].lost.is_none() && r.devices[1].measured == 0, "{:?}", r.devices);
+    let why = r.devices[1].lost.as_deref().unwrap_or_default();
+    assert!(
+        why.starts_with("the FAKE worker process of device 1 failed to start twice (starting a FAKE worker process (/nonexistent/kerntune-worker): No such file or directory")
+            && why.contains("; the same the first time)")
+            && why.ends_with("set KERNTUNE_FAKE_ISOLATION=0 to run them in the tuner's process"),
+        "{why}"
+    );
+}
+
+/// A worker that starts and ends at once (it cannot open its device) ends a one-device tune
+/// with one message that says what failed and what to do, not a failure per config, and
+/// stores nothing: a later tune, once the cause is fixed, measures every config.
+fn a_worker_that_cannot_start_ends_the_tune_with_one_message_and_stores_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = kerntune_core::store::db::Database::at(dir.path().join("db.json"));
+    let o = TuneOptions { db: Some(db.clone()), ..opts() };
+    let starts = Arc::new(AtomicUsize::new(0));
+    let Err(e) = Tuner::new(worker_from(0, "sh", &["-c", "echo 'no device here' >&2; exit 3"], starts.clone())).tune(&job(), &o) else { panic!("tuned") };
+    let m = e.to_string();
+    assert!(m.starts_with("the FAKE worker process of device 0 failed to start twice (worker died: the FAKE worker ended without a reply"), "{m}");
+    assert!(m.contains("exit status: 3") && m.ends_with("set KERNTUNE_FAKE_ISOLATION=0 to run them in the tuner's process"), "{m}");
+    assert!(!m.contains("every device") && !m.contains("configs failed") && !m.contains("backend:"), "{m}");
+    assert_eq!(starts.load(Ordering::SeqCst), 2);
+    let stored = db.load().unwrap();
+    assert!(stored.entries.values().all(|e| e.measurements.is_empty()), "{:?}", stored.entries.values().map(|e| e.measurements.len()).collect::<Vec<_>>());
+    // Fixed: every config measured, none skipped as failed before.
+    let r = Tuner::new(FakeBackend::new(limits(), time)).tune(&job(), &o).unwrap();
+    assert_eq!(measured(&r), 18, "{:?}", r.failures);
+}
+
 fn main() {
     fake::hook();
-    let tests: [(&str, fn()); 10] = [
+    let tests: [(&str, fn()); 12] = [
+        ("a_device_whose_worker_cannot_start_leaves_and_the_other_tunes", a_device_whose_worker_cannot_start_leaves_and_the_other_tunes),
+        (
+            "a_worker_that_cannot_start_ends_the_tune_with_one_message_and_stores_nothing",
+            a_worker_that_cannot_start_ends_the_tune_with_one_message_and_stores_nothing,
+        ),
         ("a_worker_that_dies_on_the_reference_candidate_costs_a_rerun", a_worker_that_dies_on_the_reference_candidate_costs_a_rerun),
         ("a_device_without_room_for_the_problem_leaves_and_the_other_tunes", a_device_without_room_for_the_problem_leaves_and_the_other_tunes),
         ("a_problem_that_fits_no_device_ends_with_its_own_message", a_problem_that_fits_no_device_ends_with_its_own_message),

@@ -155,6 +155,9 @@ pub(crate) struct Session<'a, B: Backend> {
     /// Set when a verification launch first ran so much slower than its config's later
     /// launches that none races a config alone any more (the ratio), until told.
     distrusted: Option<f64>,
+    /// Why the workspace made before the first job could not be (see
+    /// [`BackendError::device_unusable`]): the first job meets this error without trying again.
+    unusable: Option<BackendError>,
 }
 
 /// What [`Session::measure`] made of a config.
@@ -166,10 +169,13 @@ enum Measured {
 
 impl<'a, B: Backend> Session<'a, B> {
     pub fn new(index: usize, backend: &'a B, ctx: &'a Context, opts: &'a TuneOptions) -> Session<'a, B> {
-        Session { index, backend, ctx, opts, ws: None, excess: VerifyExcess::default(), distrusted: None }
+        Session { index, backend, ctx, opts, ws: None, excess: VerifyExcess::default(), distrusted: None, unusable: None }
     }
 
     fn workspace(&mut self) -> Result<&mut B::Workspace, BackendError> {
+        if let Some(e) = self.unusable.take() {
+            return Err(e);
+        }
         if self.ws.is_none() {
             self.ws = Some(self.backend.workspace(&self.ctx.prep.data)?);
         }
@@ -281,9 +287,12 @@ impl<'a, B: Backend> Session<'a, B> {
         // The workspace (on CUDA and HIP a worker process, its context and the problem's
         // buffers) is made now, while the first configs compile and a CPU reference is
         // computed, not when the first job arrives. An error here is left for that job to meet
-        // again and report.
+        // again and report; one that says no config can run here (a worker that did not start,
+        // twice) is kept for it, not met again.
         let t = Instant::now();
-        let ok = self.workspace().is_ok();
+        let made = self.workspace().map(|_| ());
+        let ok = made.is_ok();
+        self.unusable = made.err().filter(|e| e.device_unusable().is_some());
         tracing::debug!(device = self.index, seconds = t.elapsed().as_secs_f64(), ok, "device workspace made");
         let mut idle = Instant::now();
         for job in jobs {

@@ -22,9 +22,10 @@ pub enum Error {
     #[error("could not compute the reference output: {0}")]
     Reference(String),
     /// A backend error outside any single config (allocating buffers, device lost for good).
-    /// A problem too large for the device says so in its own words (it names the buffers).
+    /// A problem too large for the device says so in its own words (it names the buffers), as
+    /// does a worker that could not start (it names the program and what to do).
     /// (Not the error's `source()` either: its text is in this one's.)
-    #[error("{}", match .0 { BackendError::ProblemTooLarge(m) => m.clone(), e => format!("backend: {e}") })]
+    #[error("{}", match .0 { BackendError::ProblemTooLarge(m) | BackendError::WorkerStart(m) => m.clone(), e => format!("backend: {e}") })]
     Backend(BackendError),
     /// An expression in the job failed to evaluate.
     #[error("{0}")]

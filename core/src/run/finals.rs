@@ -69,6 +69,13 @@ impl<B: Backend> Coordinator<'_, B> {
                 let job = Job::in_full(i, kernel.clone(), plan.cands[i].launch, reference, Purpose::Final);
                 let Some(answer) = self.run_one(ledger, judge, job) else { break };
                 let Done::Measured { result, .. } = answer.done else { continue };
+                if let Some(e) = result.as_ref().err().filter(|e| e.device_unusable().is_some()) {
+                    // No config can run there now: the times measured before stand.
+                    let why = e.to_string();
+                    self.lose(ledger, judge, why.clone());
+                    ledger.notes.push(format!("the final round stopped on device {judge}: {why}; the pick uses the times measured before"));
+                    break;
+                }
                 let outcome = match result {
                     Ok(stats) => {
                         if let (Some(d), Some(old)) = (before.device, before.stats()) {

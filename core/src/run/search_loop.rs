@@ -224,6 +224,8 @@ pub(crate) struct Coordinator<'e, B: Backend> {
     /// Devices taken out because the problem's buffers did not fit on them, and the first's
     /// words (the tune's error when that took every device out).
     no_room: (usize, Option<String>),
+    /// Devices taken out because their worker process could not start, and the first's words.
+    no_start: (usize, Option<String>),
     /// The config whose outputs became the reference, and how many candidates failed first.
     reference_cand: Option<usize>,
     /// Whether [`Self::warn_if_nothing_compiles`] has judged the first compiles.
@@ -331,6 +333,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             deaths: HashMap::new(),
             retired_for: HashMap::new(),
             no_room: (0, None),
+            no_start: (0, None),
             reference_cand: None,
             compiles_judged: false,
             compile_s: HashMap::new(),
@@ -688,26 +691,37 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         Ok(())
     }
 
-    /// Why every device is out of the tune: the problem's own words when it fitted on none.
+    /// Why every device is out of the tune: the problem's own words when it fitted on none, the
+    /// worker's when none could start one.
     fn every_device_lost(&self, ledger: &Ledger<'_>) -> BackendError {
         if let (n, Some(why)) = &self.no_room {
             if *n == ledger.devices.len() {
                 return BackendError::ProblemTooLarge(why.clone());
             }
         }
+        if let (n, Some(why)) = &self.no_start {
+            if *n == ledger.devices.len() {
+                return BackendError::WorkerStart(why.clone());
+            }
+        }
         let reasons: Vec<String> = ledger.devices.iter().filter_map(|d| d.lost.as_ref().map(|l| format!("device {} ({}): {l}", d.index, d.name))).collect();
         BackendError::DeviceLost(format!("every device was lost: {}", reasons.join("; ")))
     }
 
-    /// The problem's buffers did not fit on device `d` (see [`BackendError::ProblemTooLarge`]):
-    /// `d` leaves the tune, the job is not the config's failure. Whether another device can run
-    /// it (without one the loop ends with [`Self::every_device_lost`]).
-    fn no_room_on(&mut self, ledger: &mut Ledger<'_>, d: usize, why: &str) -> bool {
+    /// No config can run on device `d` (see [`BackendError::device_unusable`]: the problem's
+    /// buffers did not fit, or its worker could not start): `d` leaves the tune, and the job is
+    /// not the config's failure. Whether another device can run it (without one the loop ends
+    /// with [`Self::every_device_lost`]).
+    fn unusable(&mut self, ledger: &mut Ledger<'_>, d: usize, e: &BackendError) -> bool {
+        let (count, why) = match e {
+            BackendError::ProblemTooLarge(why) => (&mut self.no_room, format!("the problem does not fit on it: {why}")),
+            other => (&mut self.no_start, other.to_string()),
+        };
         if self.live[d] {
-            self.no_room.0 += 1;
-            self.no_room.1.get_or_insert_with(|| why.to_string());
+            count.0 += 1;
+            count.1.get_or_insert_with(|| e.to_string());
         }
-        self.lose(ledger, d, format!("the problem does not fit on it: {why}"));
+        self.lose(ledger, d, why);
         self.live.iter().any(|&x| x)
     }
 
@@ -1143,7 +1157,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     }
 
     /// Takes device `d` out of the tune.
-    fn lose(&mut self, ledger: &mut Ledger<'_>, d: usize, why: String) {
+    pub(crate) fn lose(&mut self, ledger: &mut Ledger<'_>, d: usize, why: String) {
         if self.live[d] {
             // With no device left, the tune's error says why; a warning would say it twice.
             if self.live.iter().enumerate().any(|(i, &live)| live && i != d) {
@@ -1453,9 +1467,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             }
             Done::Reference(Err(e)) | Done::Measured { result: Err(e), purpose: Purpose::Search, .. } => {
                 self.deferred.remove(&i);
-                if let BackendError::ProblemTooLarge(why) = &e {
+                if e.device_unusable().is_some() {
                     // Not the config's failure: it runs on another device, if there is one.
-                    if self.no_room_on(l.ledger, d, why) {
+                    if self.unusable(l.ledger, d, &e) {
                         self.run_again(l, refs, i, kernel);
                     }
                     return Ok(());
@@ -1509,8 +1523,8 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 self.timed(l, i, seconds);
                 let r = match result {
                     Ok(()) => self.held_result(l.ledger, i, h, true),
-                    Err(BackendError::ProblemTooLarge(why)) => {
-                        if self.no_room_on(l.ledger, d, &why) {
+                    Err(e) if e.device_unusable().is_some() => {
+                        if self.unusable(l.ledger, d, &e) {
                             self.held.insert(i, h);
                             self.to_verify.push_front(i);
                         }
@@ -1546,6 +1560,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 Ok(s) => {
                     l.ledger.devices[d].measured += 1;
                     self.calibrated(l.ledger, d, s.mean);
+                }
+                Err(e) if e.device_unusable().is_some() => {
+                    self.unusable(l.ledger, d, &e);
                 }
                 Err(e) => l.ledger.notes.push(format!("device {d} could not time the calibration config: {e}")),
             },
