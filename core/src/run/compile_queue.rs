@@ -8,13 +8,15 @@
 //! ([`CompileQueue::push_first`]): before the rest, whatever their predicted times, and a
 //! compile thread takes it even while compiled configs wait for a device
 //! ([`CompileQueue::has_urgent`]), which those configs do until it has run. So is one queued
-//! alone (below): it may be that candidate, compiled again.
+//! with **fewer beside it** (below): it may be that candidate, compiled again.
 //!
-//! A candidate can also be queued to compile **alone** ([`CompileQueue::push_alone`]): a compile
-//! whose compiler process was killed from outside (the out-of-memory killer, most likely) is
-//! compiled again with the machine's memory to itself. Such a candidate goes before the rest;
-//! no thread starts another compile once it is next, it starts when the compiles running have
-//! ended, and no other starts until it has ended.
+//! A candidate can also be queued to compile with at most `room` compiles at once, itself
+//! included ([`CompileQueue::push_spared`]; `room` 1 is alone): a compile whose compiler process
+//! was killed from outside (the out-of-memory killer, most likely) is compiled again with more
+//! of the machine's memory to itself. Such a candidate goes before the rest; no thread starts
+//! another compile once it is next, it starts as soon as fewer than `room` compiles run (not
+//! when all have ended: a long compile then idles the other threads; on an H200, 13 s of a 23 s
+//! convolution tune), and while it runs others start only up to `room` at once.
 
 use crate::search::pipeline::CompileOrder;
 use std::collections::VecDeque;
@@ -23,21 +25,21 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 #[derive(Default)]
 struct State {
     order: CompileOrder,
-    /// Candidates to compile alone, first in first out.
-    alone: VecDeque<usize>,
+    /// Candidates to compile with at most so many compiles at once, first in first out.
+    spared: VecDeque<(usize, usize)>,
     /// Candidates to compile before the rest, first in first out.
     first: VecDeque<usize>,
     /// Compiles taken and not yet [`CompileQueue::done`].
     active: usize,
-    /// The candidate compiling alone now.
-    solo: Option<usize>,
+    /// The candidate compiling spared now, and how many compiles may run at once meanwhile.
+    solo: Option<(usize, usize)>,
     closed: bool,
 }
 
 impl State {
     /// Candidates queued and not started.
     fn len(&self) -> usize {
-        self.order.len() + self.alone.len() + self.first.len()
+        self.order.len() + self.spared.len() + self.first.len()
     }
 }
 
@@ -77,40 +79,46 @@ impl CompileQueue {
     }
 
     /// Whether a candidate queued by [`CompileQueue::push_first`] or
-    /// [`CompileQueue::push_alone`] waits for a thread (the one the tune waits on may be either).
+    /// [`CompileQueue::push_spared`] waits for a thread (the one the tune waits on may be
+    /// either).
     pub(crate) fn has_urgent(&self) -> bool {
         let s = self.lock();
-        !s.first.is_empty() || !s.alone.is_empty()
+        !s.first.is_empty() || !s.spared.is_empty()
     }
 
-    /// Queues candidate `index` to compile alone, before everything else (see the module docs).
-    pub(crate) fn push_alone(&self, index: usize) {
-        self.lock().alone.push_back(index);
+    /// Queues candidate `index` to compile with at most `room` compiles at once, itself
+    /// included (1: alone), before everything else (see the module docs).
+    pub(crate) fn push_spared(&self, index: usize, room: usize) {
+        self.lock().spared.push_back((index, room.max(1)));
         self.ready.notify_all();
     }
 
-    /// The next candidate to compile (one to compile alone once nothing compiles, else one
-    /// queued first, else the longest predicted), waiting for one, with how many stay queued
-    /// behind it; `None` once the queue is closed. The caller says [`CompileQueue::done`] when
-    /// its compile has ended.
+    /// The next candidate to compile (one queued spared once fewer compiles than its room run,
+    /// else one queued first, else the longest predicted), waiting for one, with how many stay
+    /// queued behind it; `None` once the queue is closed. The caller says
+    /// [`CompileQueue::done`] when its compile has ended.
     pub(crate) fn pop(&self) -> Option<(usize, usize)> {
         let mut s = self.lock();
         loop {
             if s.closed {
                 return None;
             }
-            if s.solo.is_none() {
-                if let Some(&i) = s.alone.front() {
-                    if s.active == 0 {
-                        s.alone.pop_front();
-                        s.solo = Some(i);
+            match (s.solo, s.spared.front().copied()) {
+                (None, Some((i, room))) => {
+                    if s.active < room {
+                        s.spared.pop_front();
+                        s.solo = Some((i, room));
                         s.active += 1;
                         return Some((i, s.len()));
                     }
-                } else if let Some(i) = s.first.pop_front().or_else(|| s.order.pop()) {
-                    s.active += 1;
-                    return Some((i, s.len()));
                 }
+                (solo, _) if solo.is_none_or(|(_, room)| s.active < room) => {
+                    if let Some(i) = s.first.pop_front().or_else(|| s.order.pop()) {
+                        s.active += 1;
+                        return Some((i, s.len()));
+                    }
+                }
+                _ => {}
             }
             s = self.ready.wait(s).unwrap_or_else(|p| p.into_inner());
         }
@@ -120,7 +128,7 @@ impl CompileQueue {
     pub(crate) fn done(&self, index: usize) {
         let mut s = self.lock();
         s.active = s.active.saturating_sub(1);
-        if s.solo == Some(index) {
+        if s.solo.is_some_and(|(i, _)| i == index) {
             s.solo = None;
         }
         drop(s);
@@ -132,7 +140,7 @@ impl CompileQueue {
         let mut s = self.lock();
         s.closed = true;
         s.order.clear();
-        s.alone.clear();
+        s.spared.clear();
         s.first.clear();
         drop(s);
         self.ready.notify_all();
@@ -203,13 +211,43 @@ mod tests {
     }
 
     #[test]
+    fn a_candidate_queued_spared_waits_for_room_and_keeps_it() {
+        let q = CompileQueue::default();
+        for i in 0..6 {
+            q.push(i, 0.0);
+        }
+        assert_eq!((q.pop(), q.pop(), q.pop()), (Some((0, 5)), Some((1, 4)), Some((2, 3))));
+        q.push_spared(9, 2);
+        std::thread::scope(|s| {
+            // Three compiles run: it waits until fewer than two do, and nothing else starts.
+            let t = s.spawn(|| q.pop());
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            assert!(!t.is_finished(), "started beside three running compiles");
+            q.done(0);
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            assert!(!t.is_finished(), "started beside two running compiles");
+            q.done(1);
+            assert_eq!(t.join().unwrap(), Some((9, 3)));
+            // It and compile 2 run: no other starts until one has ended.
+            let u = s.spawn(|| q.pop());
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            assert!(!u.is_finished(), "a third compile beside it");
+            q.done(2);
+            assert_eq!(u.join().unwrap(), Some((3, 2)));
+            q.done(9);
+        });
+        // Once it has ended, the room is the threads' again.
+        assert_eq!((q.pop(), q.pop()), (Some((4, 1)), Some((5, 0))));
+    }
+
+    #[test]
     fn a_candidate_queued_alone_waits_for_the_running_compiles_and_runs_alone() {
         let q = CompileQueue::default();
         for i in 0..3 {
             q.push(i, 0.0);
         }
         assert_eq!(q.pop(), Some((0, 2)));
-        q.push_alone(9);
+        q.push_spared(9, 1);
         std::thread::scope(|s| {
             // Compile 0 is running: the one queued alone waits for it, and nothing else starts.
             let t = s.spawn(|| q.pop());
@@ -224,7 +262,7 @@ mod tests {
             q.done(9);
             assert_eq!(u.join().unwrap(), Some((1, 1)));
         });
-        q.push_alone(8);
+        q.push_spared(8, 1);
         q.close();
         assert_eq!((q.pop(), q.len()), (None, 0));
     }

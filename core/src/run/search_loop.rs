@@ -240,10 +240,13 @@ pub(crate) struct Coordinator<'e, B: Backend> {
     /// with its wall and CPU seconds then: each fails when its abandoned compile answers.
     /// Whether the compiler ran in a process, killed when given up on (see [`crate::compiler`]).
     compile_timed_out: HashMap<usize, (f64, Option<f64>, bool)>,
-    /// Candidates whose compiler process ended while compiling them, compiled again (alone after
-    /// SIGKILL; see [`BackendError::CompilerDied`]): how it ended, whether by SIGKILL, and, once
-    /// the second compile has answered, whether it compiled.
+    /// Candidates whose compiler process ended while compiling them, compiled again (with
+    /// fewer compiles beside it after SIGKILL, see [`spared_room`]; see
+    /// [`BackendError::CompilerDied`]): how it ended, whether by SIGKILL, and, once the second
+    /// compile has answered, whether it compiled.
     compiler_died: HashMap<usize, (String, bool, Option<bool>)>,
+    /// How many compiles may run at once while one killed from outside compiles again.
+    spared_room: usize,
     /// Calibration: the candidate timed on every device, and each device's mean of it.
     calibration: Option<usize>,
     calibrated: Vec<Option<f64>>,
@@ -334,6 +337,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             retired_for: HashMap::new(),
             no_room: (0, None),
             no_start: (0, None),
+            spared_room: 1,
             reference_cand: None,
             compiles_judged: false,
             compile_s: HashMap::new(),
@@ -1197,8 +1201,8 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             (ok, n) => format!("{ok} of {n} compiled the second time"),
         };
         let fewer = if killed > 0 { "; fewer compile threads (`-j`) leave each compile more memory" } else { "" };
-        let alone = if killed == n { ", alone," } else { "" };
-        Some(format!("{configs} compiled again{alone} after {their} compiler process ended while compiling ({how}): {outcome}{fewer}"))
+        let spared = if killed == n { format!(", {},", spared_words(self.spared_room)) } else { String::new() };
+        Some(format!("{configs} compiled again{spared} after {their} compiler process ended while compiling ({how}): {outcome}{fewer}"))
     }
 
     /// A compiled (or failed) candidate arrived from a compile thread.
@@ -1233,20 +1237,23 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                     self.compile_s.remove(&i);
                     let Some(first) = self.compiler_died.get_mut(&i) else {
                         // Compiled again before it is blamed (still in flight meanwhile): after
-                        // SIGKILL alone, in case the machine's memory was what ran out (the
-                        // other compile threads wait for it: on an H200, 13 s of a 23 s tune of
-                        // long compiles); after a crash at once.
-                        tracing::warn!(config = c.config.key(), "{e}; compiling it again{}", if *killed { ", alone" } else { "" });
+                        // SIGKILL with at most half the compile threads compiling, itself
+                        // included, in case the machine's memory was what ran out (alone, the
+                        // other threads waited for every running compile to end: on an H200,
+                        // 13 s of a 23 s tune of long compiles); after a crash at once.
+                        self.spared_room = spared_room(l.threads);
+                        let how = if *killed { format!(", {}", spared_words(self.spared_room)) } else { String::new() };
+                        tracing::warn!(config = c.config.key(), "{e}; compiling it again{how}");
                         self.compiler_died.insert(i, (status.clone(), *killed, None));
                         if *killed {
-                            l.flow.queue.push_alone(i);
+                            l.flow.queue.push_spared(i, self.spared_room);
                         } else {
                             l.flow.queue.push_first(i);
                         }
                         return Ok(());
                     };
                     first.2 = Some(false);
-                    let (message, persist) = died_twice(label, &first.0, status, first.1 && *killed);
+                    let (message, persist) = died_twice(label, &first.0, status, (first.1 && *killed).then_some(self.spared_room));
                     let r = self.result(i, ResultOutcome::Failed { kind: e.kind(), message }, None, None, false);
                     self.settle(l, refs, i, r, persist);
                     return Ok(());
@@ -1814,15 +1821,33 @@ struct Turn<'a, 'l, 'c> {
     adaptive: bool,
 }
 
+/// How many compiles may run at once, itself included, while a config whose compiler was
+/// killed from outside compiles again with `threads` compile threads: half of them (1: alone).
+fn spared_room(threads: usize) -> usize {
+    (threads / 2).max(1)
+}
+
+/// How a config killed from outside compiled again, in words: `alone`, or `with at most 8
+/// compiles at once`.
+fn spared_words(room: usize) -> String {
+    if room <= 1 {
+        "alone".into()
+    } else {
+        format!("with at most {room} compiles at once")
+    }
+}
+
 /// The failure of a config whose compiler process ended twice while compiling it, and whether
 /// it is stored: a crash of the compiler on the config's code is (a later tune does not compile
-/// it again), SIGKILL both times (the second time alone) is not (`killed`: the system's
-/// out-of-memory killer, most likely, which depends on the machine and what ran beside it).
-fn died_twice(label: &str, first: &str, second: &str, killed: bool) -> (String, bool) {
+/// it again), SIGKILL both times (the second time with at most `killed` compiles at once) is
+/// not (the system's out-of-memory killer, most likely, which depends on the machine and what
+/// ran beside it).
+fn died_twice(label: &str, first: &str, second: &str, killed: Option<usize>) -> (String, bool) {
     let how = if first == second { format!("{first}, both times") } else { format!("{first}, then {second}") };
-    if killed {
+    if let Some(room) = killed {
         let message = format!(
-            "the {label} compiler ended twice while compiling this config, the second time alone ({how}): killed from outside, most often by the system's out-of-memory killer; not stored: a later tune compiles it again (fewer compile threads, `-j`, leave each compile more memory)"
+            "the {label} compiler ended twice while compiling this config, the second time {} ({how}): killed from outside, most often by the system's out-of-memory killer; not stored: a later tune compiles it again (fewer compile threads, `-j`, leave each compile more memory)",
+            spared_words(room)
         );
         (message, false)
     } else {
