@@ -104,14 +104,14 @@ impl CompileQueue {
                 return None;
             }
             match (s.solo, s.spared.front().copied()) {
-                (None, Some((i, room))) => {
-                    if s.active < room {
-                        s.spared.pop_front();
-                        s.solo = Some((i, room));
-                        s.active += 1;
-                        return Some((i, s.len()));
-                    }
+                (None, Some((i, room))) if s.active < room => {
+                    s.spared.pop_front();
+                    s.solo = Some((i, room));
+                    s.active += 1;
+                    return Some((i, s.len()));
                 }
+                // It waits for room: nothing else starts meanwhile.
+                (None, Some(_)) => {}
                 (solo, _) if solo.is_none_or(|(_, room)| s.active < room) => {
                     if let Some(i) = s.first.pop_front().or_else(|| s.order.pop()) {
                         s.active += 1;
