@@ -94,6 +94,33 @@ fn compilers_start_ahead_one_per_compile_thread() {
     assert_eq!(fake::COMPILER.started() - started, 3, "one per compile thread");
 }
 
+/// Compiler processes left idle after a tune (they serve the next one) and killed meanwhile
+/// (the out-of-memory killer, a user) cost the next tune nothing: each config is compiled and
+/// measured, none fails or is compiled again, and the dead compilers are replaced.
+#[cfg(target_os = "linux")]
+fn idle_compilers_killed_between_tunes_cost_nothing() {
+    let fake = || FakeBackend::new(limits(), time).with_compile_times(|_| Duration::from_millis(5));
+    let opts = TuneOptions { compile_threads: Some(3), ..exhaustive(None) };
+    std::env::set_var(kerntune_core::compiler::ISOLATION_VAR, "1");
+    let first = Tuner::new(fake()).tune(&job(), &opts);
+    let idle = children().unwrap_or_default();
+    for (pid, _) in &idle {
+        let _ = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    let started = fake::COMPILER.started();
+    // The fake keeps no compile cache: every config is compiled again.
+    let r = Tuner::new(fake()).tune(&job(), &opts);
+    std::env::remove_var(kerntune_core::compiler::ISOLATION_VAR);
+    assert_eq!(first.unwrap().results.len(), 18);
+    assert!(idle.len() >= 3, "idle compilers after the first tune: {idle:?}");
+    let r = r.unwrap();
+    assert!(failed(&r).is_empty() && r.results.len() == 18, "{:?}", failed(&r));
+    assert!(fake::COMPILER.started() > started, "no compiler started in place of the dead ones");
+    // Found dead before a compile was sent: none was even compiled again.
+    assert!(!r.notes.iter().any(|n| n.contains("compiled again")), "{:?}", r.notes);
+}
+
 /// A space whose first candidate is in the compile cache (a tune run again) starts no compiler
 /// ahead: here every compile is a hit, and with compiler processes wanted none is started.
 fn a_compiled_space_starts_no_compiler() {
@@ -405,6 +432,8 @@ fn main() {
     let tests: &[(&str, fn())] = &[
         ("compilers_start_ahead_one_per_compile_thread", compilers_start_ahead_one_per_compile_thread),
         ("a_compiled_space_starts_no_compiler", a_compiled_space_starts_no_compiler),
+        #[cfg(target_os = "linux")]
+        ("idle_compilers_killed_between_tunes_cost_nothing", idle_compilers_killed_between_tunes_cost_nothing),
         ("a_compile_past_the_timeout_is_killed_and_uses_no_more_cpu", a_compile_past_the_timeout_is_killed_and_uses_no_more_cpu),
         ("a_compiler_that_crashes_costs_its_config", a_compiler_that_crashes_costs_its_config),
         ("a_compiler_killed_from_outside_compiles_again_with_fewer_beside_it", a_compiler_killed_from_outside_compiles_again_with_fewer_beside_it),
