@@ -1233,8 +1233,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                     self.compile_s.remove(&i);
                 }
                 if let BackendError::CompilerDied { label, status, killed } = &e {
-                    // Not a compile's seconds.
+                    // Not a compile's seconds, nor one in the average the flight is sized by.
                     self.compile_s.remove(&i);
+                    l.progress.compile_s = (l.progress.compile_s.0 - secs, l.progress.compile_s.1.saturating_sub(1));
                     let Some(first) = self.compiler_died.get_mut(&i) else {
                         // Compiled again before it is blamed (still in flight meanwhile): after
                         // SIGKILL with at most half the compile threads compiling, itself
