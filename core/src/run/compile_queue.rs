@@ -6,8 +6,9 @@
 //! A candidate the tune cannot go on without (the one tried for the reference outputs, which
 //! alone is sent to a device until it has run) is queued **first**
 //! ([`CompileQueue::push_first`]): before the rest, whatever their predicted times, and a
-//! compile thread takes it even while compiled configs wait for a device
-//! ([`CompileQueue::has_urgent`]), which those configs do until it has run. So is one queued
+//! compile thread takes it even while compiled configs fill the allowance of those waiting for
+//! a device ([`CompileQueue::pop_urgent`]: that candidate only, not the rest), which those
+//! configs do until it has run. So is one queued
 //! with **fewer beside it** (below): it may be that candidate, compiled again.
 //!
 //! A candidate can also be queued to compile with at most `room` compiles at once, itself
@@ -78,12 +79,12 @@ impl CompileQueue {
         }
     }
 
-    /// Whether a candidate queued by [`CompileQueue::push_first`] or
-    /// [`CompileQueue::push_spared`] waits for a thread (the one the tune waits on may be
-    /// either).
-    pub(crate) fn has_urgent(&self) -> bool {
-        let s = self.lock();
-        !s.first.is_empty() || !s.spared.is_empty()
+    /// A candidate queued by [`CompileQueue::push_first`] or [`CompileQueue::push_spared`]
+    /// that may start now (the one the tune waits on may be either), without waiting; `None`
+    /// when there is none. For a compile thread held back while many compiled configs wait for
+    /// a device: it takes that candidate and no other. The caller says [`CompileQueue::done`].
+    pub(crate) fn pop_urgent(&self) -> Option<(usize, usize)> {
+        take(&mut self.lock(), true)
     }
 
     /// Queues candidate `index` to compile with at most `room` compiles at once, itself
@@ -103,22 +104,8 @@ impl CompileQueue {
             if s.closed {
                 return None;
             }
-            match (s.solo, s.spared.front().copied()) {
-                (None, Some((i, room))) if s.active < room => {
-                    s.spared.pop_front();
-                    s.solo = Some((i, room));
-                    s.active += 1;
-                    return Some((i, s.len()));
-                }
-                // It waits for room: nothing else starts meanwhile.
-                (None, Some(_)) => {}
-                (solo, _) if solo.is_none_or(|(_, room)| s.active < room) => {
-                    if let Some(i) = s.first.pop_front().or_else(|| s.order.pop()) {
-                        s.active += 1;
-                        return Some((i, s.len()));
-                    }
-                }
-                _ => {}
+            if let Some(next) = take(&mut s, false) {
+                return Some(next);
             }
             s = self.ready.wait(s).unwrap_or_else(|p| p.into_inner());
         }
@@ -154,6 +141,30 @@ impl CompileQueue {
     /// Candidates queued and not started.
     pub(crate) fn len(&self) -> usize {
         self.lock().len()
+    }
+}
+
+/// The candidate that may start now (see [`CompileQueue::pop`]), with how many stay queued; with
+/// `urgent` one queued first or spared only.
+fn take(s: &mut State, urgent: bool) -> Option<(usize, usize)> {
+    if s.closed {
+        return None;
+    }
+    match (s.solo, s.spared.front().copied()) {
+        (None, Some((i, room))) if s.active < room => {
+            s.spared.pop_front();
+            s.solo = Some((i, room));
+            s.active += 1;
+            Some((i, s.len()))
+        }
+        // It waits for room: nothing else starts meanwhile.
+        (None, Some(_)) => None,
+        (solo, _) if solo.is_none_or(|(_, room)| s.active < room) => {
+            let i = s.first.pop_front().or_else(|| if urgent { None } else { s.order.pop() })?;
+            s.active += 1;
+            Some((i, s.len()))
+        }
+        _ => None,
     }
 }
 
@@ -200,14 +211,21 @@ mod tests {
         q.push(2, 9.0);
         q.push(3, 0.0);
         q.reprioritize(|i| 10.0 + i as f64);
-        assert!(q.has_urgent());
-        assert_eq!(q.pop(), Some((1, 3)));
-        assert!(!q.has_urgent());
+        // A thread held back takes it, and only it.
+        assert_eq!(q.pop_urgent(), Some((1, 3)));
+        assert_eq!(q.pop_urgent(), None);
         // One queued in order, moved to the front; one not queued, left alone.
         q.promote(0);
         q.promote(7);
-        assert!(q.has_urgent());
         assert_eq!((q.pop(), q.pop(), q.pop(), q.len()), (Some((0, 2)), Some((3, 1)), Some((2, 0)), 0));
+        // One queued spared waits for room, even for a thread held back.
+        q.push_spared(4, 2);
+        q.push(5, 0.0);
+        assert_eq!(q.pop_urgent(), None, "4 compiles run");
+        for i in [1, 0, 3] {
+            q.done(i);
+        }
+        assert_eq!((q.pop_urgent(), q.pop_urgent()), (Some((4, 1)), None));
     }
 
     #[test]

@@ -759,11 +759,18 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         for w in 0..threads {
             let tx = self.tx.clone();
             let compile = move || loop {
-                // Not while the candidate the tune waits on is queued (see `CompileQueue::has_urgent`).
-                while flow.waiting.load(Ordering::Relaxed) >= limit && !flow.cancel.load(Ordering::Relaxed) && !flow.queue.has_urgent() {
+                let next = loop {
+                    if flow.waiting.load(Ordering::Relaxed) < limit || flow.cancel.load(Ordering::Relaxed) {
+                        break flow.queue.pop();
+                    }
+                    // Held back, but the candidate the tune waits on is compiled all the same
+                    // (see `CompileQueue::pop_urgent`), and only it.
+                    if let Some(urgent) = flow.queue.pop_urgent() {
+                        break Some(urgent);
+                    }
                     std::thread::sleep(Duration::from_millis(2));
-                }
-                let Some((i, behind)) = flow.queue.pop() else { return };
+                };
+                let Some((i, behind)) = next else { return };
                 if flow.cancel.load(Ordering::Relaxed) {
                     flow.queue.done(i);
                     continue;
