@@ -291,9 +291,39 @@ fn a_worker_that_cannot_start_ends_the_tune_with_one_message_and_stores_nothing(
     assert_eq!(measured(&r), 18, "{:?}", r.failures);
 }
 
+/// Failures an earlier version stored when the worker could not start (every config failed
+/// with `starting a FAKE worker process (…)`) are not reused: the configs are measured again,
+/// and the report says why.
+fn failures_stored_for_a_worker_that_could_not_start_are_measured_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = kerntune_core::store::db::Database::at(dir.path().join("db.json"));
+    let o = TuneOptions { db: Some(db.clone()), ..opts() };
+    let r = Tuner::new(FakeBackend::new(limits(), time)).tune(&job(), &o).unwrap();
+    // What the earlier version stored: every config failed, the worker's words.
+    db.update_entry(&r.entry, |e| {
+        for m in e.as_mut().unwrap().measurements.values_mut() {
+            m.status = kerntune_core::store::db::Status::Failed {
+                failure: FailureKind::Other,
+                message: "starting a FAKE worker process (/opt/kerntune): Permission denied (os error 13)".into(),
+            };
+        }
+        e.as_mut().unwrap().winner = None;
+    })
+    .unwrap();
+    let r = Tuner::new(FakeBackend::new(limits(), time)).tune(&job(), &o).unwrap();
+    assert_eq!((measured(&r), r.results.iter().filter(|x| x.from_db).count()), (18, 0), "{:?}", r.failures);
+    assert!(
+        r.notes.iter().any(|n| n
+            == "database: 18 stored failures came from a kernel worker that could not start (stored by an earlier version; not the configs' doing): their configs are measured again"),
+        "{:?}",
+        r.notes
+    );
+}
+
 fn main() {
     fake::hook();
-    let tests: [(&str, fn()); 12] = [
+    let tests: [(&str, fn()); 13] = [
+        ("failures_stored_for_a_worker_that_could_not_start_are_measured_again", failures_stored_for_a_worker_that_could_not_start_are_measured_again),
         ("a_device_whose_worker_cannot_start_leaves_and_the_other_tunes", a_device_whose_worker_cannot_start_leaves_and_the_other_tunes),
         (
             "a_worker_that_cannot_start_ends_the_tune_with_one_message_and_stores_nothing",

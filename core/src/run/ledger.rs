@@ -80,16 +80,28 @@ pub(crate) struct Ledger<'a> {
     run: u64,
 }
 
+/// Whether `m` is a failure earlier versions stored when the device's kernel worker could not
+/// start (every config then failed in turn with `starting a CUDA worker process (…): …`): the
+/// worker's, not the config's, so it is measured again. Failures since are not stored (see
+/// [`crate::BackendError::WorkerStart`]).
+fn workers_failure(m: &Measurement) -> bool {
+    matches!(&m.status, Status::Failed { failure: FailureKind::Other, message }
+        if (message.starts_with("starting a ") || message.starts_with("locating this program to start a ")) && message.contains(" worker"))
+}
+
 impl<'a> Ledger<'a> {
     /// A ledger with nothing measured yet; `stored` is the database entry, if any.
     pub fn new<B: Backend>(ctx: &'a Context, opts: &'a TuneOptions, stored: Option<Entry>, devices: &[B], t0: Instant) -> Ledger<'a> {
         // Records made for another setup (arguments, launch, verification … changed since, or
         // timeouts under a shorter limit) are not reused, and go at the first write.
         let stale = stored.as_ref().and_then(|e| stale::stale(e, &stale::setup(ctx, &opts.bench)));
-        let known = match (stored, opts.remeasure) {
+        let mut known: HashMap<String, Measurement> = match (stored, opts.remeasure) {
             (Some(e), false) => e.measurements.into_iter().filter(|(_, m)| stale.as_ref().is_none_or(|s| s.keeps(m))).collect(),
             _ => HashMap::new(),
         };
+        let before = known.len();
+        known.retain(|_, m| !workers_failure(m));
+        let workers = before - known.len();
         let first = &devices[0];
         let mut details: BTreeMap<String, String> = first.environment().into_iter().collect();
         let peaks = Peaks::of_device(first.limits(), &first.target().backend, &first.target().name).map(|p| p.for_precision(ctx.job.half_precision()));
@@ -122,7 +134,15 @@ impl<'a> Ledger<'a> {
             devices: devices.iter().enumerate().map(|(i, d)| DeviceReport { index: i, name: d.target().name.clone(), ..Default::default() }).collect(),
             ratios: vec![1.0; devices.len()],
             reference: ctx.expected.clone(),
-            notes: stale.as_ref().and_then(|s| s.note(opts.only.is_some())).into_iter().collect(),
+            notes: stale
+                .as_ref()
+                .and_then(|s| s.note(opts.only.is_some()))
+                .into_iter()
+                .chain((workers > 0).then(|| {
+                    let (s, their) = if workers == 1 { ("", "its config is") } else { ("s", "their configs are") };
+                    format!("database: {workers} stored failure{s} came from a kernel worker that could not start (stored by an earlier version; not the configs' doing): {their} measured again")
+                }))
+                .collect(),
             // A tune of some configs only (`confirm`) leaves the others' records.
             stale: stale.filter(|_| opts.only.is_none()),
             causes: Vec::new(),
