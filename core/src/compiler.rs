@@ -63,6 +63,37 @@ pub fn wanted(compile_timeout: bool) -> Option<bool> {
 /// until [`take_notes`].
 static NOTES: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
+/// Where [`oom_kills`] reads the count (`None`: `/proc/vmstat`); see [`count_oom_kills_in`].
+static OOM_KILLS_IN: Mutex<Option<std::path::PathBuf>> = Mutex::new(None);
+
+/// How many processes the system's out-of-memory killer has ended since the machine started,
+/// cgroup limits included (Linux 4.13 and later: `oom_kill` in `/proc/vmstat`); `None` where the
+/// system does not say. Read when a compile starts and again when its compiler was killed, so
+/// that the tuner can tell the out-of-memory killer from a user or a job scheduler.
+pub fn oom_kills() -> Option<u64> {
+    let path = OOM_KILLS_IN.lock().unwrap_or_else(|p| p.into_inner()).clone().unwrap_or_else(|| "/proc/vmstat".into());
+    parse_oom_kills(&std::fs::read_to_string(path).ok()?)
+}
+
+/// The `oom_kill` count of a `/proc/vmstat` text.
+fn parse_oom_kills(vmstat: &str) -> Option<u64> {
+    vmstat.lines().find_map(|l| l.strip_prefix("oom_kill ")).and_then(|v| v.trim().parse().ok())
+}
+
+/// Reads [`oom_kills`] from `path` (a file in `/proc/vmstat`'s form) instead, or from
+/// `/proc/vmstat` again with `None`: for tests, whose fake compilers count their own
+/// "out-of-memory" kills there.
+#[doc(hidden)]
+pub fn count_oom_kills_in(path: Option<std::path::PathBuf>) {
+    *OOM_KILLS_IN.lock().unwrap_or_else(|p| p.into_inner()) = path;
+}
+
+/// The file [`count_oom_kills_in`] set, if any.
+#[doc(hidden)]
+pub fn oom_kills_file() -> Option<std::path::PathBuf> {
+    OOM_KILLS_IN.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
 /// The lines for the report of the tune that is ending (kept in its notes, `--json` too).
 pub fn take_notes() -> Vec<String> {
     std::mem::take(&mut *NOTES.lock().unwrap_or_else(|p| p.into_inner()))
@@ -288,6 +319,7 @@ impl CompilerKind {
     /// compile runs on a thread, as do this kind's later ones, said once.
     fn run(&'static self, job: &CompileJob, watch: &CompileWatch) -> Result<CompileOutput, BackendError> {
         let t0 = Instant::now();
+        let oom_before = oom_kills();
         let c = match self.send(job) {
             Ok(c) => c,
             Err(e) => {
@@ -317,7 +349,11 @@ impl CompilerKind {
                     watch.set_process(None);
                     self.lent.fetch_sub(1, Ordering::SeqCst);
                     let (status, killed) = self.ended(c);
-                    return Err(BackendError::CompilerDied { label: self.label.into(), status, killed });
+                    let oom = match (killed, oom_before, oom_kills()) {
+                        (true, Some(before), Some(now)) => Some(now > before),
+                        _ => None,
+                    };
+                    return Err(BackendError::CompilerDied { label: self.label.into(), status, killed, oom });
                 }
                 Err(RecvTimeoutError::Timeout) => {}
             }
@@ -489,5 +525,16 @@ mod tests {
             assert!(process_cpu_seconds(me).unwrap() >= t0 + 0.1, "{t0}");
         }
         assert_eq!(process_cpu_seconds(u32::MAX), None);
+    }
+
+    #[test]
+    fn the_out_of_memory_killers_count_is_read_from_vmstat() {
+        assert_eq!(parse_oom_kills("pgfault 12\noom_kill 3\nnr_free_pages 9\n"), Some(3));
+        assert_eq!(parse_oom_kills("pgfault 12\n"), None);
+        assert_eq!(parse_oom_kills("oom_kill x\n"), None);
+        // On Linux 4.13 and later the machine's own count reads.
+        if std::path::Path::new("/proc/vmstat").exists() {
+            assert!(oom_kills().is_some(), "{:?}", std::fs::read_to_string("/proc/vmstat").map(|t| t.len()));
+        }
     }
 }

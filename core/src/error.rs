@@ -60,7 +60,11 @@ pub enum BackendError {
     /// from outside (SIGKILL: most often the system's out-of-memory killer, when many large
     /// compiles run at once). Like [`BackendError::WorkerDied`], nothing yet says the config
     /// caused it: the tuner compiles the config again before blaming it (after SIGKILL alone).
-    #[error("the {label} compiler ended while compiling this config ({status})")]
+    #[error("the {label} compiler ended while compiling this config ({status}{})", match (.killed, .oom) {
+        (true, Some(true)) => ", by the out-of-memory killer",
+        (true, Some(false)) => ", not by the out-of-memory killer",
+        _ => "",
+    })]
     CompilerDied {
         /// The compiler's label (`CUDA`, `HIP`).
         label: String,
@@ -69,6 +73,10 @@ pub enum BackendError {
         /// Whether it was killed by SIGKILL, which the tuner had not sent (the system's
         /// out-of-memory killer, or a user): the machine's doing more likely than the config's.
         killed: bool,
+        /// When killed: whether the system's out-of-memory killer ended a process while it
+        /// compiled (Linux's count in `/proc/vmstat`; compilers are its first choice), so that
+        /// it most likely was the one; `None` where the system does not count them.
+        oom: Option<bool>,
     },
     /// Anything else, with the backend's own error inside.
     #[error("{0}")]

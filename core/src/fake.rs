@@ -53,9 +53,14 @@ pub enum Behavior {
     /// Crashes the compiler on this config's code: a compiler process ends (SIGABRT); on a
     /// thread the fake reports it as an error (a real compiler's crash would end the tuner).
     CompilerCrash,
-    /// Its compiler process is killed (SIGKILL, as the system's out-of-memory killer would) on
-    /// this config's first `n` compiles; on a thread it compiles.
+    /// Its compiler process is killed by the "out-of-memory killer" on this config's first `n`
+    /// compiles: SIGKILL, with the count the tuner reads (see
+    /// [`crate::compiler::oom_kills`]) raised first, in a file of the fake's; on a thread it
+    /// compiles.
     CompilerKilled(u32),
+    /// Its compiler process is killed by SIGKILL on this config's first `n` compiles, the
+    /// out-of-memory killer's count unchanged (a user, a job scheduler); on a thread it compiles.
+    CompilerKilledByHand(u32),
 }
 
 /// The fake's compiler processes (see [`crate::compiler`]): its compiles, which spin, sleep or
@@ -64,7 +69,8 @@ pub static COMPILER: crate::compiler::CompilerKind = crate::compiler::CompilerKi
 
 /// The fake's compiler, wherever it runs: its arguments say what to do — `sleep=S` (seconds of
 /// wall time), `spin=S` (seconds of the CPU: of this thread's, or where the system does not
-/// tell, of wall time), `crash`, `kill` (SIGKILL to its own process, in a compiler process).
+/// tell, of wall time), `crash`, `oom=FILE` (raises the `oom_kill` count in FILE, in a compiler
+/// process), `kill` (SIGKILL to its own process, in a compiler process).
 fn fake_compile(job: &crate::compiler::CompileJob) -> Result<crate::compiler::CompileOutput, BackendError> {
     for a in &job.args {
         match a.split_once('=') {
@@ -83,6 +89,10 @@ fn fake_compile(job: &crate::compiler::CompileJob) -> Result<crate::compiler::Co
                 }
             }
             None if a == "crash" && std::env::var_os(COMPILER.env).is_some() => std::process::abort(),
+            Some(("oom", file)) if std::env::var_os(COMPILER.env).is_some() => {
+                let n = std::fs::read_to_string(file).ok().and_then(|t| t.trim().strip_prefix("oom_kill ")?.parse::<u64>().ok()).unwrap_or(0);
+                let _ = std::fs::write(file, format!("oom_kill {}\n", n + 1));
+            }
             #[cfg(unix)]
             None if a == "kill" && std::env::var_os(COMPILER.env).is_some() => {
                 let _ = signal_hook::low_level::raise(signal_hook::consts::SIGKILL);
@@ -92,6 +102,22 @@ fn fake_compile(job: &crate::compiler::CompileJob) -> Result<crate::compiler::Co
         }
     }
     Ok((b"fake".to_vec(), None))
+}
+
+/// The file the fake's "out-of-memory killer" counts in (see [`Behavior::CompilerKilled`]): the
+/// one the tuner reads, made and set for this process on first use.
+fn oom_file() -> std::path::PathBuf {
+    static MADE: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    MADE.get_or_init(|| {
+        let file = crate::compiler::oom_kills_file().unwrap_or_else(|| {
+            let file = std::env::temp_dir().join(format!("kerntune-fake-oom-{}", std::process::id()));
+            let _ = std::fs::write(&file, "oom_kill 0\n");
+            crate::compiler::count_oom_kills_in(Some(file.clone()));
+            file
+        });
+        file
+    })
+    .clone()
 }
 
 /// The fake's kind of worker process (see [`FakeBackend::isolated`]).
@@ -454,12 +480,14 @@ impl Backend for FakeBackend {
             calls.push(now);
             calls.len()
         };
-        let kill = matches!(behavior, Behavior::CompilerKilled(n) if attempt <= n as usize);
+        let kill = matches!(behavior, Behavior::CompilerKilled(n) | Behavior::CompilerKilledByHand(n) if attempt <= n as usize);
+        let oom = kill && matches!(behavior, Behavior::CompilerKilled(_));
         let slept = if delay.is_zero() && !crash && !kill {
             Ok(())
         } else {
             let mut args = vec![format!("{}={}", if self.spin { "spin" } else { "sleep" }, delay.as_secs_f64())];
             args.extend(crash.then(|| "crash".to_string()));
+            args.extend(oom.then(|| format!("oom={}", oom_file().display())));
             args.extend(kill.then(|| "kill".to_string()));
             let job = crate::compiler::CompileJob { name: "fake".into(), expr: None, code: String::new(), headers: Vec::new(), args };
             COMPILER.compile(req.abandon, move |compile| compile(&job).map(|_| ()))

@@ -215,10 +215,11 @@ fn a_compiler_that_crashes_costs_its_config() {
     assert_eq!(r.results.len(), 18);
 }
 
-/// A compiler process killed from outside (SIGKILL: the system's out-of-memory killer when many
-/// large compiles run at once) does not cost its config: the config is compiled again with at
-/// most half the compile threads compiling (2 of 4), itself included, and measured; the report
-/// says so. Killed again, it fails saying why, and is not stored: a later tune compiles it again.
+/// A compiler process the out-of-memory killer ends (SIGKILL, its count raised: when many large
+/// compiles run at once) does not cost its config: the config is compiled again with at most
+/// half the compile threads compiling (2 of 4), itself included, and measured; the report says
+/// so, naming the killer. Killed again, it fails saying why, and is not stored: a later tune
+/// compiles it again.
 fn a_compiler_killed_from_outside_compiles_again_with_fewer_beside_it() {
     let (r, tuner, stored) = tune_stored(|c| match c.key().as_str() {
         "bx=256,vec=4" => Behavior::CompilerKilled(1),
@@ -237,7 +238,7 @@ fn a_compiler_killed_from_outside_compiles_again_with_fewer_beside_it() {
     );
     assert!(
         r.notes.iter().any(|n| n
-            == "2 configs compiled again, with at most 2 compiles at once, after their compiler process ended while compiling (killed from outside (SIGKILL): most often the system's out-of-memory killer): each compiled the second time; fewer compile threads (`-j`) leave each compile more memory"),
+            == "2 configs compiled again, with at most 2 compiles at once, after their compiler process ended while compiling (killed by the system's out-of-memory killer (SIGKILL)): each compiled the second time; fewer compile threads (`-j`) leave each compile more memory"),
         "{:?}",
         r.notes
     );
@@ -249,11 +250,36 @@ fn a_compiler_killed_from_outside_compiles_again_with_fewer_beside_it() {
     assert_eq!((config.as_str(), *kind), ("bx=256,vec=4", FailureKind::Other));
     assert_eq!(
         message,
-        "the FAKE compiler ended twice while compiling this config, the second time with at most 2 compiles at once (killed by signal 9 (SIGKILL), both times): killed from outside, most often by the system's out-of-memory killer; not stored: a later tune compiles it again (fewer compile threads, `-j`, leave each compile more memory)"
+        "the FAKE compiler ended twice while compiling this config, the second time with at most 2 compiles at once (killed by signal 9 (SIGKILL), both times): killed by the system's out-of-memory killer; not stored: a later tune compiles it again (fewer compile threads, `-j`, leave each compile more memory)"
     );
     assert_eq!(compiles_of(&tuner, "bx=256,vec=4").len(), 2);
     assert!(!stored.measurements.contains_key("bx=256,vec=4") && stored.measurements.len() == 17, "not stored");
     assert_eq!(r.winner.key(), "bx=256,vec=2");
+}
+
+/// A compiler killed by SIGKILL while the out-of-memory killer's count stays (a user, a job
+/// scheduler: not the machine's memory) is compiled again at once, with the threads it had, not
+/// spared; the report says who did not kill it. Killed so twice, the config fails, not stored.
+fn a_compiler_killed_by_hand_compiles_again_at_once() {
+    let (r, tuner, stored) = tune_stored(|c| if c.key() == "bx=64,vec=1" { Behavior::CompilerKilledByHand(1) } else { Behavior::Ok });
+    assert!(failed(&r).is_empty() && r.results.len() == 18, "{:?}", failed(&r));
+    assert_eq!(compiles_of(&tuner, "bx=64,vec=1").len(), 2);
+    assert!(
+        r.notes.iter().any(|n| n
+            == "config compiled again after its compiler process ended while compiling (killed from outside (SIGKILL), not by the out-of-memory killer (its count in /proc/vmstat did not move): a user or a job scheduler): it compiled the second time"),
+        "{:?}",
+        r.notes
+    );
+    assert_eq!(stored.measurements.len(), 18);
+    let (r, _, stored) = tune_stored(|c| if c.key() == "bx=64,vec=1" { Behavior::CompilerKilledByHand(2) } else { Behavior::Ok });
+    let f = failed(&r);
+    let [(config, _, message)] = &f[..] else { panic!("{f:?}") };
+    assert_eq!(config, "bx=64,vec=1");
+    assert_eq!(
+        message,
+        "the FAKE compiler ended twice while compiling this config (killed by signal 9 (SIGKILL), both times): killed from outside both times, not by the out-of-memory killer (its count in /proc/vmstat did not move): a user or a job scheduler; not stored: a later tune compiles it again"
+    );
+    assert!(!stored.measurements.contains_key("bx=64,vec=1") && stored.measurements.len() == 17, "not stored");
 }
 
 /// A config killed from outside while a long compile runs (the default config's, 1.5 s, started
@@ -438,6 +464,7 @@ fn main() {
         ("a_compiler_that_crashes_costs_its_config", a_compiler_that_crashes_costs_its_config),
         ("a_compiler_killed_from_outside_compiles_again_with_fewer_beside_it", a_compiler_killed_from_outside_compiles_again_with_fewer_beside_it),
         ("a_killed_compile_does_not_wait_for_a_long_one", a_killed_compile_does_not_wait_for_a_long_one),
+        ("a_compiler_killed_by_hand_compiles_again_at_once", a_compiler_killed_by_hand_compiles_again_at_once),
         ("the_reference_config_killed_while_the_rest_wait_compiled_compiles_again", the_reference_config_killed_while_the_rest_wait_compiled_compiles_again),
         ("compiler_processes_are_used_where_wanted_and_reused", compiler_processes_are_used_where_wanted_and_reused),
         #[cfg(unix)]

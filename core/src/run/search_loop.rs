@@ -244,7 +244,7 @@ pub(crate) struct Coordinator<'e, B: Backend> {
     /// fewer compiles beside it after SIGKILL, see [`spared_room`]; see
     /// [`BackendError::CompilerDied`]): how it ended, whether by SIGKILL, and, once the second
     /// compile has answered, whether it compiled.
-    compiler_died: HashMap<usize, (String, bool, Option<bool>)>,
+    compiler_died: HashMap<usize, Died>,
     /// How many compiles may run at once while one killed from outside compiles again.
     spared_room: usize,
     /// Calibration: the candidate timed on every device, and each device's mean of it.
@@ -1184,19 +1184,22 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     /// The report's line on compiles whose compiler process ended while compiling them (see
     /// [`BackendError::CompilerDied`]): how many were compiled again, and how that went.
     fn compiler_deaths_line(&self) -> Option<String> {
-        let again: Vec<_> = self.compiler_died.iter().filter(|(_, d)| d.2.is_some()).collect();
+        let again: Vec<_> = self.compiler_died.iter().filter(|(_, d)| d.compiled.is_some()).collect();
         if again.is_empty() {
             return None;
         }
-        let ok = again.iter().filter(|(_, d)| d.2 == Some(true)).count();
-        let killed = again.iter().filter(|(_, d)| d.1).count();
-        let mut first: Vec<_> = again.iter().map(|(&i, d)| (self.plan.cands[i].config.key(), d.0.clone())).collect();
+        let ok = again.iter().filter(|(_, d)| d.compiled == Some(true)).count();
+        let killed = again.iter().filter(|(_, d)| d.killed).count();
+        let spared = again.iter().filter(|(_, d)| d.spared()).count();
+        let mut first: Vec<_> = again.iter().map(|(&i, d)| (self.plan.cands[i].config.key(), d.status.clone())).collect();
         first.sort();
         let (config, status) = &first[0];
         let n = again.len();
         let (configs, their) = if n == 1 { ("config".to_string(), "its") } else { (format!("{n} configs"), "their") };
         let how = if killed == n {
-            "killed from outside (SIGKILL): most often the system's out-of-memory killer".to_string()
+            // One verdict when all share it.
+            let oom = again[0].1.oom;
+            killer(if again.iter().all(|(_, d)| d.oom == oom) { oom } else { None }).to_string()
         } else {
             format!("{config}: {status}{}", if n > 1 { ", and others" } else { "" })
         };
@@ -1207,8 +1210,8 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             (0, _) => "each failed again".to_string(),
             (ok, n) => format!("{ok} of {n} compiled the second time"),
         };
-        let fewer = if killed > 0 { "; fewer compile threads (`-j`) leave each compile more memory" } else { "" };
-        let spared = if killed == n { format!(", {},", spared_words(self.spared_room)) } else { String::new() };
+        let fewer = if spared > 0 { "; fewer compile threads (`-j`) leave each compile more memory" } else { "" };
+        let spared = if spared == n { format!(", {},", spared_words(self.spared_room)) } else { String::new() };
         Some(format!("{configs} compiled again{spared} after {their} compiler process ended while compiling ({how}): {outcome}{fewer}"))
     }
 
@@ -1239,29 +1242,32 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                     l.ledger.cached_refusals += 1;
                     self.compile_s.remove(&i);
                 }
-                if let BackendError::CompilerDied { label, status, killed } = &e {
+                if let BackendError::CompilerDied { label, status, killed, oom } = &e {
                     // Not a compile's seconds, nor one in the average the flight is sized by.
                     self.compile_s.remove(&i);
                     l.progress.compile_s = (l.progress.compile_s.0 - secs, l.progress.compile_s.1.saturating_sub(1));
                     let Some(first) = self.compiler_died.get_mut(&i) else {
                         // Compiled again before it is blamed (still in flight meanwhile): after
-                        // SIGKILL with at most half the compile threads compiling, itself
-                        // included, in case the machine's memory was what ran out (alone, the
-                        // other threads waited for every running compile to end: on an H200,
-                        // 13 s of a 23 s tune of long compiles); after a crash at once.
+                        // SIGKILL, unless the out-of-memory killer is known not to have acted,
+                        // with at most half the compile threads compiling, itself included, in
+                        // case the machine's memory was what ran out (alone, the other threads
+                        // waited for every running compile to end: on an H200, 13 s of a 23 s
+                        // tune of long compiles); after a crash, or a kill by hand, at once.
+                        let died = Died { status: status.clone(), killed: *killed, oom: *oom, compiled: None };
                         self.spared_room = spared_room(l.threads);
-                        let how = if *killed { format!(", {}", spared_words(self.spared_room)) } else { String::new() };
+                        let how = if died.spared() { format!(", {}", spared_words(self.spared_room)) } else { String::new() };
                         tracing::warn!(config = c.config.key(), "{e}; compiling it again{how}");
-                        self.compiler_died.insert(i, (status.clone(), *killed, None));
-                        if *killed {
+                        if died.spared() {
                             l.flow.queue.push_spared(i, self.spared_room);
                         } else {
                             l.flow.queue.push_first(i);
                         }
+                        self.compiler_died.insert(i, died);
                         return Ok(());
                     };
-                    first.2 = Some(false);
-                    let (message, persist) = died_twice(label, &first.0, status, (first.1 && *killed).then_some(self.spared_room));
+                    first.compiled = Some(false);
+                    let second = Died { status: status.clone(), killed: *killed, oom: *oom, compiled: None };
+                    let (message, persist) = died_twice(label, first, &second, self.spared_room);
                     let r = self.result(i, ResultOutcome::Failed { kind: e.kind(), message }, None, None, false);
                     self.settle(l, refs, i, r, persist);
                     return Ok(());
@@ -1299,7 +1305,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         l.ledger.compiled += 1;
         l.ledger.cache_hits += compiled.cached as usize;
         if let Some(died) = self.compiler_died.get_mut(&i) {
-            died.2 = Some(true);
+            died.compiled = Some(true);
         }
         if compiled.cached {
             // Read from the compile cache: not a compile's seconds (a prior read from this
@@ -1845,18 +1851,56 @@ fn spared_words(room: usize) -> String {
     }
 }
 
+/// A candidate whose compiler process ended while compiling it (see
+/// [`BackendError::CompilerDied`]).
+struct Died {
+    /// How it ended, in words.
+    status: String,
+    /// Whether by SIGKILL, and then whether the out-of-memory killer acted meanwhile.
+    killed: bool,
+    oom: Option<bool>,
+    /// Once its second compile has answered, whether it compiled.
+    compiled: Option<bool>,
+}
+
+impl Died {
+    /// Whether it compiles again with fewer compiles beside it (see [`spared_room`]): killed,
+    /// unless the out-of-memory killer is known not to have acted.
+    fn spared(&self) -> bool {
+        self.killed && self.oom != Some(false)
+    }
+}
+
+/// Who killed a compiler (SIGKILL), in words, from whether the out-of-memory killer acted
+/// meanwhile (`None`: the system does not say).
+fn killer(oom: Option<bool>) -> &'static str {
+    match oom {
+        Some(true) => "killed by the system's out-of-memory killer (SIGKILL)",
+        Some(false) => "killed from outside (SIGKILL), not by the out-of-memory killer (its count in /proc/vmstat did not move): a user or a job scheduler",
+        None => "killed from outside (SIGKILL): most often the system's out-of-memory killer",
+    }
+}
+
 /// The failure of a config whose compiler process ended twice while compiling it, and whether
 /// it is stored: a crash of the compiler on the config's code is (a later tune does not compile
-/// it again), SIGKILL both times (the second time with at most `killed` compiles at once) is
-/// not (the system's out-of-memory killer, most likely, which depends on the machine and what
-/// ran beside it).
-fn died_twice(label: &str, first: &str, second: &str, killed: Option<usize>) -> (String, bool) {
-    let how = if first == second { format!("{first}, both times") } else { format!("{first}, then {second}") };
-    if let Some(room) = killed {
-        let message = format!(
-            "the {label} compiler ended twice while compiling this config, the second time {} ({how}): killed from outside, most often by the system's out-of-memory killer; not stored: a later tune compiles it again (fewer compile threads, `-j`, leave each compile more memory)",
-            spared_words(room)
-        );
+/// it again), SIGKILL both times is not (the out-of-memory killer, which depends on the machine
+/// and what ran beside it, or a user); `room`: the compiles at once beside a spared second.
+fn died_twice(label: &str, first: &Died, second: &Died, room: usize) -> (String, bool) {
+    let (a, b) = (&first.status, &second.status);
+    let how = if a == b { format!("{a}, both times") } else { format!("{a}, then {b}") };
+    if first.killed && second.killed {
+        let when = if first.spared() { format!(", the second time {}", spared_words(room)) } else { String::new() };
+        let message = match (first.oom, second.oom) {
+            (Some(false), Some(false)) => format!(
+                "the {label} compiler ended twice while compiling this config ({how}): killed from outside both times, not by the out-of-memory killer (its count in /proc/vmstat did not move): a user or a job scheduler; not stored: a later tune compiles it again"
+            ),
+            (Some(true), _) | (_, Some(true)) => format!(
+                "the {label} compiler ended twice while compiling this config{when} ({how}): killed by the system's out-of-memory killer; not stored: a later tune compiles it again (fewer compile threads, `-j`, leave each compile more memory)"
+            ),
+            _ => format!(
+                "the {label} compiler ended twice while compiling this config{when} ({how}): killed from outside, most often by the system's out-of-memory killer; not stored: a later tune compiles it again (fewer compile threads, `-j`, leave each compile more memory)"
+            ),
+        };
         (message, false)
     } else {
         (format!("the {label} compiler ended twice while compiling this config ({how}): a crash of the compiler on this config's code; the tune goes on without it"), true)
