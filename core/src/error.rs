@@ -59,7 +59,8 @@ pub enum BackendError {
     /// this config: a crash of the compiler on the config's code (SIGSEGV, SIGABRT), or killed
     /// from outside (SIGKILL: most often the system's out-of-memory killer, when many large
     /// compiles run at once). Like [`BackendError::WorkerDied`], nothing yet says the config
-    /// caused it: the tuner compiles the config again before blaming it (after SIGKILL alone).
+    /// caused it: the tuner compiles the config again before blaming it (after the
+    /// out-of-memory killer's SIGKILL with fewer compiles beside it).
     #[error("the {label} compiler ended while compiling this config ({status}{})", match (.killed, .oom) {
         (true, Some(true)) => ", by the out-of-memory killer",
         (true, Some(false)) => ", not by the out-of-memory killer",

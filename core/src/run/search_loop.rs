@@ -240,10 +240,8 @@ pub(crate) struct Coordinator<'e, B: Backend> {
     /// with its wall and CPU seconds then: each fails when its abandoned compile answers.
     /// Whether the compiler ran in a process, killed when given up on (see [`crate::compiler`]).
     compile_timed_out: HashMap<usize, (f64, Option<f64>, bool)>,
-    /// Candidates whose compiler process ended while compiling them, compiled again (with
-    /// fewer compiles beside it after SIGKILL, see [`spared_room`]; see
-    /// [`BackendError::CompilerDied`]): how it ended, whether by SIGKILL, and, once the second
-    /// compile has answered, whether it compiled.
+    /// Candidates whose compiler process ended while compiling them, compiled again (see
+    /// [`Died`] and [`BackendError::CompilerDied`]).
     compiler_died: HashMap<usize, Died>,
     /// How many compiles may run at once while one killed from outside compiles again.
     spared_room: usize,
