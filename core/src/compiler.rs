@@ -477,7 +477,7 @@ impl CompilerKind {
 }
 
 /// Whether a process was ended by SIGKILL.
-fn killed_by_sigkill(status: std::process::ExitStatus) -> bool {
+pub(crate) fn killed_by_sigkill(status: std::process::ExitStatus) -> bool {
     #[cfg(unix)]
     {
         use std::os::unix::process::ExitStatusExt;

@@ -665,6 +665,9 @@ pub struct Worker {
     /// The problem the worker holds (a weak handle: the parent's workspace owns it; its
     /// allocation outlives it, so that another problem is never taken for this one).
     problem: std::sync::Weak<ProblemData>,
+    /// The out-of-memory killer's count when the last request was sent (see
+    /// [`crate::compiler::oom_kills`]), to tell whether it ended a worker killed by SIGKILL.
+    oom_at_send: Option<u64>,
 }
 
 /// A request sent without waiting for its reply: unloads and loads go out with the request that
@@ -758,6 +761,7 @@ impl Worker {
             shm,
             unanswered: Vec::new(),
             problem: std::sync::Weak::new(),
+            oom_at_send: crate::compiler::oom_kills(),
         };
         // The process opens its device (see `Executor::prepare`) while the problem is written.
         let placed = placed.filter(|p| p.fill(problem));
@@ -814,6 +818,7 @@ impl Worker {
 
     fn send(&mut self, req: &Req, blobs: &[Blob<'_>]) -> Result<(), BackendError> {
         let label = self.label;
+        self.oom_at_send = crate::compiler::oom_kills();
         let written = match self.stdin.as_mut() {
             Some(stdin) => write_blobs(stdin, req, blobs, self.shm.as_ref()),
             None => Err(io::Error::other("its input was closed")),
@@ -842,7 +847,15 @@ impl Worker {
     fn exit_note(&mut self) -> String {
         std::thread::sleep(Duration::from_millis(20));
         match self.child.as_mut().map(Child::try_wait) {
-            Some(Ok(Some(s))) => format!("; it exited with {s}"),
+            Some(Ok(Some(s))) => {
+                // SIGKILL: whether the out-of-memory killer's count moved since the request.
+                let who = match (crate::compiler::killed_by_sigkill(s), self.oom_at_send, crate::compiler::oom_kills()) {
+                    (true, Some(before), Some(now)) if now > before => ", by the out-of-memory killer (its count in /proc/vmstat moved)",
+                    (true, Some(_), Some(_)) => ", not by the out-of-memory killer (its count in /proc/vmstat did not move)",
+                    _ => "",
+                };
+                format!("; it exited with {s}{who}")
+            }
             _ => String::new(),
         }
     }

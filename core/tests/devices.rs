@@ -175,6 +175,15 @@ fn one_device_restarts_a_killed_worker() {
     .unwrap();
     assert_eq!(measured(&r), 18, "{:?}", r.failures);
     assert!(r.notes.iter().any(|n| n.contains("it was restarted and the config measured again")), "{:?}", r.notes);
+    // Whether the out-of-memory killer did it (on Linux, from its count; here it did not, unless
+    // it acted on this machine at that moment).
+    if kerntune_core::compiler::oom_kills().is_some() {
+        assert!(
+            r.notes.iter().any(|n| n.contains("(SIGKILL), not by the out-of-memory killer") || n.contains("(SIGKILL), by the out-of-memory killer")),
+            "{:?}",
+            r.notes
+        );
+    }
 }
 
 /// A kernel that never ends is killed with its worker at the deadline and blamed; the tune
