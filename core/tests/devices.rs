@@ -289,7 +289,8 @@ fn a_worker_that_cannot_start_ends_the_tune_with_one_message_and_stores_nothing(
     let starts = Arc::new(AtomicUsize::new(0));
     let Err(e) = Tuner::new(worker_from(0, "sh", &["-c", "echo 'no device here' >&2; exit 3"], starts.clone())).tune(&job(), &o) else { panic!("tuned") };
     let m = e.to_string();
-    assert!(m.starts_with("the FAKE worker process of device 0 failed to start twice (worker died: the FAKE worker ended without a reply"), "{m}");
+    // The worker ends before or after the problem is written to it: either is said.
+    assert!(m.starts_with("the FAKE worker process of device 0 failed to start twice (worker died: the FAKE worker "), "{m}");
     assert!(m.contains("exit status: 3") && m.ends_with("set KERNTUNE_FAKE_ISOLATION=0 to run them in the tuner's process"), "{m}");
     assert!(!m.contains("every device") && !m.contains("configs failed") && !m.contains("backend:"), "{m}");
     assert_eq!(starts.load(Ordering::SeqCst), 2);
