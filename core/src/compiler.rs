@@ -441,6 +441,7 @@ impl CompilerKind {
     /// The compiler's loop: compiles the jobs on stdin, answering on stdout, until stdin closes
     /// (exit status 0) or the tuner is gone.
     fn serve(&self) -> i32 {
+        crate::worker::name_after_argv0();
         crate::worker::ignore_interrupts();
         // When the machine runs out of memory (a huge kernel's compile, or many at once), a
         // compiler goes first, before the workers and the tuner: its config fails, the tune goes on.

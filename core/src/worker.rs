@@ -198,6 +198,7 @@ impl WorkerKind {
     pub fn hook<E: Executor>(&self, make: impl FnOnce() -> E) {
         if std::env::var_os(self.worker_env).is_some() {
             // The worker ends when the parent closes its input.
+            name_after_argv0();
             ignore_interrupts();
             // Losing a worker costs a restart of its device's work, losing the tuner its tune.
             oom_before_the_tuner(500);
@@ -405,8 +406,8 @@ fn read_u64(r: &mut impl Read) -> io::Result<u64> {
 /// it still holds the program running; on Linux, once that file has been replaced or removed (a
 /// `cargo build` or an upgrade while it tunes: a child started from the new file would speak
 /// another version of the messages, or not start), `/proc/PID/exe` of this process, which is
-/// the very program running (a child started through it is named `exe` in `top`; `ps` shows
-/// the path).
+/// the very program running (a child started through it is named again after its path, see
+/// [`name_after_argv0`]).
 pub fn this_program() -> io::Result<(std::path::PathBuf, std::path::PathBuf)> {
     let path = std::env::current_exe();
     #[cfg(target_os = "linux")]
@@ -423,6 +424,28 @@ pub fn this_program() -> io::Result<(std::path::PathBuf, std::path::PathBuf)> {
         }
     }
     path.map(|p| (p.clone(), p))
+}
+
+/// In a child started through `/proc/PID/exe` (see [`this_program`]) the kernel names the
+/// process `exe`: named again here after its `argv[0]`, the program's path (without the
+/// ` (deleted)` Linux adds to a replaced file's), as `top`, `pkill` and `killall` expect. Called
+/// first thing in a worker or compiler process; nothing elsewhere, or where the name is not `exe`.
+pub(crate) fn name_after_argv0() {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        if std::fs::read_to_string("/proc/self/comm").unwrap_or_default().trim_end() != "exe" {
+            return;
+        }
+        let Some(arg0) = std::env::args_os().next() else { return };
+        let path = arg0.as_bytes();
+        let path = path.strip_suffix(b" (deleted)").unwrap_or(path);
+        let name = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
+        // The kernel keeps 15 bytes.
+        if let Ok(name) = std::ffi::CString::new(name.iter().copied().take(15).collect::<Vec<u8>>()) {
+            let _ = rustix::thread::set_name(&name);
+        }
+    }
 }
 
 /// A command that starts [`this_program`] again, named by its path (`argv[0]`, what `ps`

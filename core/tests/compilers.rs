@@ -392,7 +392,8 @@ fn a_compiler_that_cannot_start_leaves_the_compiles_on_threads() {
 /// script that would exit with status 3): every config compiles in a compiler process, nothing
 /// falls back to threads, and a kernel that crashes its worker costs its config, not the
 /// device: the worker is started again twice (the config runs twice before it is blamed, then
-/// the next config needs a fresh worker).
+/// the next config needs a fresh worker). Started through `/proc/PID/exe`, they are named after
+/// the program's path, not `exe`.
 #[cfg(target_os = "linux")]
 fn compilers_and_workers_start_from_the_running_program_when_its_file_is_replaced() {
     let text = copy_that("replace");
@@ -402,6 +403,8 @@ fn compilers_and_workers_start_from_the_running_program_when_its_file_is_replace
         ),
         "{text}"
     );
+    // Started through /proc/PID/exe, named again after the program's path (`exe` otherwise).
+    assert!(text.contains("; children named {\"compilers-copy\"}"), "{text}");
 }
 
 /// Set in a copy of this program: what it does to its own file before it tunes (`chmod`: no
@@ -434,8 +437,15 @@ fn tune_after(what: &str) {
     let r = tuner.tune(&job(), &exhaustive(Some(Duration::from_secs(60)))).unwrap();
     let measured = r.results.iter().filter(|x| x.stats().is_some()).count();
     let note = r.notes.iter().find(|n| n.contains("compiler process")).cloned().unwrap_or_default();
+    // What `top` and `pkill` see the processes this one started as (`exe`, the kernel's name
+    // for a program started through `/proc/PID/exe`, unless named again).
+    let names: std::collections::BTreeSet<String> = children()
+        .unwrap_or_default()
+        .iter()
+        .map(|(pid, _)| std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default().trim_end().to_string())
+        .collect();
     println!(
-        "{measured} measured, {} compiler processes started, compiler processes used: {}; note: {note:?}; {} workers started; failed: {:?}",
+        "{measured} measured, {} compiler processes started, compiler processes used: {}; note: {note:?}; {} workers started; failed: {:?}; children named {names:?}",
         fake::COMPILER.started(),
         fake::COMPILER.used(Some(true)),
         tuner.backend().worker_starts(),
