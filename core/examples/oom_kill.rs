@@ -27,13 +27,13 @@ fn time(c: &Config) -> f64 {
 /// `oom_kill fill`: fills memory 10 MiB at a time (touching every page) until the
 /// out-of-memory killer's count moves, then exits (the run script starts it beside the tune).
 fn fill() {
-    let start = kerntune_core::compiler::oom_kills();
+    let start = kerntune_core::worker::oom_kills();
     let mut held: Vec<Vec<u8>> = Vec::new();
-    while kerntune_core::compiler::oom_kills() == start {
+    while kerntune_core::worker::oom_kills() == start {
         held.push(vec![1u8; 10 << 20]);
         std::thread::sleep(Duration::from_millis(2));
     }
-    println!("filler: oom_kill {start:?} -> {:?} after {} MiB", kerntune_core::compiler::oom_kills(), held.len() * 10);
+    println!("filler: oom_kill {start:?} -> {:?} after {} MiB", kerntune_core::worker::oom_kills(), held.len() * 10);
 }
 
 fn main() {
@@ -46,7 +46,7 @@ fn main() {
     let fake = FakeBackend::new(Limits::preset("h100").expect("a preset").1, time).with_compile_times(|_| Duration::from_secs(2));
     let opts = TuneOptions { compile_threads: Some(2), ..Default::default() };
     let job = fake::xy_job(&[32, 64, 128, 256, 512, 1024], &[1, 2, 4], 1024);
-    let before = kerntune_core::compiler::oom_kills();
+    let before = kerntune_core::worker::oom_kills();
     match Tuner::new(fake).tune(&job, &opts) {
         Ok(r) => {
             let measured = r.results.iter().filter(|x| x.stats().is_some()).count();
@@ -60,5 +60,5 @@ fn main() {
         }
         Err(e) => println!("error: {e}"),
     }
-    println!("oom_kill in /proc/vmstat: {before:?} before the tune, {:?} after", kerntune_core::compiler::oom_kills());
+    println!("oom_kill in /proc/vmstat: {before:?} before the tune, {:?} after", kerntune_core::worker::oom_kills());
 }

@@ -63,37 +63,6 @@ pub fn wanted(compile_timeout: bool) -> Option<bool> {
 /// until [`take_notes`].
 static NOTES: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
-/// Where [`oom_kills`] reads the count (`None`: `/proc/vmstat`); see [`count_oom_kills_in`].
-static OOM_KILLS_IN: Mutex<Option<std::path::PathBuf>> = Mutex::new(None);
-
-/// How many processes the system's out-of-memory killer has ended since the machine started,
-/// cgroup limits included (Linux 4.13 and later: `oom_kill` in `/proc/vmstat`); `None` where the
-/// system does not say. Read when a compile starts and again when its compiler was killed, so
-/// that the tuner can tell the out-of-memory killer from a user or a job scheduler.
-pub fn oom_kills() -> Option<u64> {
-    let path = OOM_KILLS_IN.lock().unwrap_or_else(|p| p.into_inner()).clone().unwrap_or_else(|| "/proc/vmstat".into());
-    parse_oom_kills(&std::fs::read_to_string(path).ok()?)
-}
-
-/// The `oom_kill` count of a `/proc/vmstat` text.
-fn parse_oom_kills(vmstat: &str) -> Option<u64> {
-    vmstat.lines().find_map(|l| l.strip_prefix("oom_kill ")).and_then(|v| v.trim().parse().ok())
-}
-
-/// Reads [`oom_kills`] from `path` (a file in `/proc/vmstat`'s form) instead, or from
-/// `/proc/vmstat` again with `None`: for tests, whose fake compilers count their own
-/// "out-of-memory" kills there.
-#[doc(hidden)]
-pub fn count_oom_kills_in(path: Option<std::path::PathBuf>) {
-    *OOM_KILLS_IN.lock().unwrap_or_else(|p| p.into_inner()) = path;
-}
-
-/// The file [`count_oom_kills_in`] set, if any.
-#[doc(hidden)]
-pub fn oom_kills_file() -> Option<std::path::PathBuf> {
-    OOM_KILLS_IN.lock().unwrap_or_else(|p| p.into_inner()).clone()
-}
-
 /// The lines for the report of the tune that is ending (kept in its notes, `--json` too).
 pub fn take_notes() -> Vec<String> {
     std::mem::take(&mut *NOTES.lock().unwrap_or_else(|p| p.into_inner()))
@@ -319,7 +288,7 @@ impl CompilerKind {
     /// compile runs on a thread, as do this kind's later ones, said once.
     fn run(&'static self, job: &CompileJob, watch: &CompileWatch) -> Result<CompileOutput, BackendError> {
         let t0 = Instant::now();
-        let oom_before = oom_kills();
+        let oom_before = crate::worker::oom_kills();
         let c = match self.send(job) {
             Ok(c) => c,
             Err(e) => {
@@ -349,7 +318,7 @@ impl CompilerKind {
                     watch.set_process(None);
                     self.lent.fetch_sub(1, Ordering::SeqCst);
                     let (status, killed) = self.ended(c);
-                    let oom = match (killed, oom_before, oom_kills()) {
+                    let oom = match (killed, oom_before, crate::worker::oom_kills()) {
                         (true, Some(before), Some(now)) => Some(now > before),
                         _ => None,
                     };
@@ -420,7 +389,7 @@ impl CompilerKind {
         let t = Instant::now();
         while t.elapsed() < Duration::from_secs(1) {
             match c.child.try_wait() {
-                Ok(Some(status)) => return (describe_exit(status), killed_by_sigkill(status)),
+                Ok(Some(status)) => return (describe_exit(status), crate::worker::killed_by_sigkill(status)),
                 Ok(None) => std::thread::sleep(Duration::from_millis(10)),
                 Err(e) => return (format!("its exit could not be read: {e}"), false),
             }
@@ -477,20 +446,6 @@ impl CompilerKind {
     }
 }
 
-/// Whether a process was ended by SIGKILL.
-pub(crate) fn killed_by_sigkill(status: std::process::ExitStatus) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt;
-        status.signal() == Some(signal_hook::consts::SIGKILL)
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = status;
-        false
-    }
-}
-
 /// How a compiler process ended, in words (`killed by signal 11 (SIGSEGV)`).
 fn describe_exit(status: std::process::ExitStatus) -> String {
     #[cfg(unix)]
@@ -526,16 +481,5 @@ mod tests {
             assert!(process_cpu_seconds(me).unwrap() >= t0 + 0.1, "{t0}");
         }
         assert_eq!(process_cpu_seconds(u32::MAX), None);
-    }
-
-    #[test]
-    fn the_out_of_memory_killers_count_is_read_from_vmstat() {
-        assert_eq!(parse_oom_kills("pgfault 12\noom_kill 3\nnr_free_pages 9\n"), Some(3));
-        assert_eq!(parse_oom_kills("pgfault 12\n"), None);
-        assert_eq!(parse_oom_kills("oom_kill x\n"), None);
-        // On Linux 4.13 and later the machine's own count reads.
-        if std::path::Path::new("/proc/vmstat").exists() {
-            assert!(oom_kills().is_some(), "{:?}", std::fs::read_to_string("/proc/vmstat").map(|t| t.len()));
-        }
     }
 }

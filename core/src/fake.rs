@@ -55,7 +55,7 @@ pub enum Behavior {
     CompilerCrash,
     /// Its compiler process is killed by the "out-of-memory killer" on this config's first `n`
     /// compiles: SIGKILL, with the count the tuner reads (see
-    /// [`crate::compiler::oom_kills`]) raised first, in a file of the fake's; on a thread it
+    /// [`crate::worker::oom_kills`]) raised first, in a file of the fake's; on a thread it
     /// compiles.
     CompilerKilled(u32),
     /// Its compiler process is killed by SIGKILL on this config's first `n` compiles, the
@@ -109,10 +109,10 @@ fn fake_compile(job: &crate::compiler::CompileJob) -> Result<crate::compiler::Co
 fn oom_file() -> std::path::PathBuf {
     static MADE: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
     MADE.get_or_init(|| {
-        let file = crate::compiler::oom_kills_file().unwrap_or_else(|| {
+        let file = crate::worker::oom_kills_file().unwrap_or_else(|| {
             let file = std::env::temp_dir().join(format!("kerntune-fake-oom-{}", std::process::id()));
             let _ = std::fs::write(&file, "oom_kill 0\n");
-            crate::compiler::count_oom_kills_in(Some(file.clone()));
+            crate::worker::count_oom_kills_in(Some(file.clone()));
             file
         });
         file

@@ -426,6 +426,52 @@ pub fn this_program() -> io::Result<(std::path::PathBuf, std::path::PathBuf)> {
     path.map(|p| (p.clone(), p))
 }
 
+/// Where [`oom_kills`] reads the count (`None`: `/proc/vmstat`); see [`count_oom_kills_in`].
+static OOM_KILLS_IN: Mutex<Option<std::path::PathBuf>> = Mutex::new(None);
+
+/// How many processes the system's out-of-memory killer has ended since the machine started,
+/// cgroup limits included (Linux 4.13 and later: `oom_kill` in `/proc/vmstat`); `None` where the
+/// system does not say. Read when a compile starts and again when its compiler was killed, so
+/// that the tuner can tell the out-of-memory killer from a user or a job scheduler (see
+/// [`crate::BackendError::CompilerDied`]); a worker's likewise, when each request is sent.
+pub fn oom_kills() -> Option<u64> {
+    let path = OOM_KILLS_IN.lock().unwrap_or_else(|p| p.into_inner()).clone().unwrap_or_else(|| "/proc/vmstat".into());
+    parse_oom_kills(&std::fs::read_to_string(path).ok()?)
+}
+
+/// The `oom_kill` count of a `/proc/vmstat` text.
+fn parse_oom_kills(vmstat: &str) -> Option<u64> {
+    vmstat.lines().find_map(|l| l.strip_prefix("oom_kill ")).and_then(|v| v.trim().parse().ok())
+}
+
+/// Reads [`oom_kills`] from `path` (a file in `/proc/vmstat`'s form) instead, or from
+/// `/proc/vmstat` again with `None`: for tests, whose fake compilers count their own
+/// "out-of-memory" kills there.
+#[doc(hidden)]
+pub fn count_oom_kills_in(path: Option<std::path::PathBuf>) {
+    *OOM_KILLS_IN.lock().unwrap_or_else(|p| p.into_inner()) = path;
+}
+
+/// The file [`count_oom_kills_in`] set, if any.
+#[doc(hidden)]
+pub fn oom_kills_file() -> Option<std::path::PathBuf> {
+    OOM_KILLS_IN.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
+/// Whether a process was ended by SIGKILL.
+pub(crate) fn killed_by_sigkill(status: std::process::ExitStatus) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        status.signal() == Some(signal_hook::consts::SIGKILL)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = status;
+        false
+    }
+}
+
 /// In a child started through `/proc/PID/exe` (see [`this_program`]) the kernel names the
 /// process `exe`: named again here after its `argv[0]`, the program's path (without the
 /// ` (deleted)` Linux adds to a replaced file's), as `top`, `pkill` and `killall` expect. Called
@@ -689,7 +735,7 @@ pub struct Worker {
     /// allocation outlives it, so that another problem is never taken for this one).
     problem: std::sync::Weak<ProblemData>,
     /// The out-of-memory killer's count when the last request was sent (see
-    /// [`crate::compiler::oom_kills`]), to tell whether it ended a worker killed by SIGKILL.
+    /// [`oom_kills`]), to tell whether it ended a worker killed by SIGKILL.
     oom_at_send: Option<u64>,
 }
 
@@ -784,7 +830,7 @@ impl Worker {
             shm,
             unanswered: Vec::new(),
             problem: std::sync::Weak::new(),
-            oom_at_send: crate::compiler::oom_kills(),
+            oom_at_send: oom_kills(),
         };
         // The process opens its device (see `Executor::prepare`) while the problem is written.
         let placed = placed.filter(|p| p.fill(problem));
@@ -841,7 +887,7 @@ impl Worker {
 
     fn send(&mut self, req: &Req, blobs: &[Blob<'_>]) -> Result<(), BackendError> {
         let label = self.label;
-        self.oom_at_send = crate::compiler::oom_kills();
+        self.oom_at_send = oom_kills();
         let written = match self.stdin.as_mut() {
             Some(stdin) => write_blobs(stdin, req, blobs, self.shm.as_ref()),
             None => Err(io::Error::other("its input was closed")),
@@ -872,7 +918,7 @@ impl Worker {
         match self.child.as_mut().map(Child::try_wait) {
             Some(Ok(Some(s))) => {
                 // SIGKILL: whether the out-of-memory killer's count moved since the request.
-                let who = match (crate::compiler::killed_by_sigkill(s), self.oom_at_send, crate::compiler::oom_kills()) {
+                let who = match (killed_by_sigkill(s), self.oom_at_send, oom_kills()) {
                     (true, Some(before), Some(now)) if now > before => ", by the out-of-memory killer (its count in /proc/vmstat moved)",
                     (true, Some(_), Some(_)) => ", not by the out-of-memory killer (its count in /proc/vmstat did not move)",
                     _ => "",
@@ -1514,5 +1560,16 @@ mod tests {
         buf.extend_from_slice(&u64::MAX.to_le_bytes());
         assert!(read_msg::<Req>(&mut buf.as_slice(), None, None).is_err());
         assert!(read_msg::<Req>(&mut [1u8, 2].as_slice(), None, None).is_err());
+    }
+
+    #[test]
+    fn the_out_of_memory_killers_count_is_read_from_vmstat() {
+        assert_eq!(parse_oom_kills("pgfault 12\noom_kill 3\nnr_free_pages 9\n"), Some(3));
+        assert_eq!(parse_oom_kills("pgfault 12\n"), None);
+        assert_eq!(parse_oom_kills("oom_kill x\n"), None);
+        // On Linux 4.13 and later the machine's own count reads.
+        if std::path::Path::new("/proc/vmstat").exists() {
+            assert!(oom_kills().is_some(), "{:?}", std::fs::read_to_string("/proc/vmstat").map(|t| t.len()));
+        }
     }
 }

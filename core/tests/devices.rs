@@ -177,7 +177,7 @@ fn one_device_restarts_a_killed_worker() {
     assert!(r.notes.iter().any(|n| n.contains("it was restarted and the config measured again")), "{:?}", r.notes);
     // Whether the out-of-memory killer did it (on Linux, from its count; here it did not, unless
     // it acted on this machine at that moment).
-    if kerntune_core::compiler::oom_kills().is_some() {
+    if kerntune_core::worker::oom_kills().is_some() {
         assert!(
             r.notes.iter().any(|n| n.contains("(SIGKILL), not by the out-of-memory killer") || n.contains("(SIGKILL), by the out-of-memory killer")),
             "{:?}",
