@@ -406,8 +406,8 @@ fn read_u64(r: &mut impl Read) -> io::Result<u64> {
 /// it still holds the program running; on Linux, once that file has been replaced or removed (a
 /// `cargo build` or an upgrade while it tunes: a child started from the new file would speak
 /// another version of the messages, or not start), `/proc/PID/exe` of this process, which is
-/// the very program running (a child started through it is named again after its path, see
-/// [`name_after_argv0`]).
+/// the very program running (a child started through it, which the kernel names `exe`, names
+/// itself again after its path as it starts).
 pub fn this_program() -> io::Result<(std::path::PathBuf, std::path::PathBuf)> {
     let path = std::env::current_exe();
     #[cfg(target_os = "linux")]
