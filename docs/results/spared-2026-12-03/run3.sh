@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The third H200 call, forty-fifth session, at the session's last code (13114cb): a compiler and
+# The third H200 call, forty-fifth session, at the session's last code (b3ceb4c): a compiler and
 # the kernel worker killed by hand mid-tune (their notes say not the out-of-memory killer), a
 # compiler started through /proc/PID/exe after the binary is replaced (named after the program,
 # not `exe`), and every suite.
