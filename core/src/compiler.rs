@@ -318,10 +318,7 @@ impl CompilerKind {
                     watch.set_process(None);
                     self.lent.fetch_sub(1, Ordering::SeqCst);
                     let (status, killed) = self.ended(c);
-                    let oom = match (killed, oom_before, crate::worker::oom_kills()) {
-                        (true, Some(before), Some(now)) => Some(now > before),
-                        _ => None,
-                    };
+                    let oom = killed.then(|| crate::worker::oom_killed_since(oom_before)).flatten();
                     return Err(BackendError::CompilerDied { label: self.label.into(), status, killed, oom });
                 }
                 Err(RecvTimeoutError::Timeout) => {}

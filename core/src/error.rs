@@ -105,15 +105,12 @@ impl BackendError {
         matches!(self, BackendError::DeviceLost(_) | BackendError::WorkerDied(_) | BackendError::TimedOut(_))
     }
 
-    /// Why no config can run on the device that reported this error — its problem does not
-    /// fit ([`BackendError::ProblemTooLarge`]) or its worker cannot start
+    /// Whether this error says no config can run on the device that reported it — its problem
+    /// does not fit ([`BackendError::ProblemTooLarge`]) or its worker cannot start
     /// ([`BackendError::WorkerStart`]) — so that the device leaves the tune and the config is
-    /// not blamed; `None` for every other error.
-    pub fn device_unusable(&self) -> Option<&str> {
-        match self {
-            BackendError::ProblemTooLarge(why) | BackendError::WorkerStart(why) => Some(why),
-            _ => None,
-        }
+    /// not blamed.
+    pub fn device_unusable(&self) -> bool {
+        matches!(self, BackendError::ProblemTooLarge(_) | BackendError::WorkerStart(_))
     }
 
     /// Wraps any error as [`BackendError::Other`].

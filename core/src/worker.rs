@@ -40,7 +40,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The worker side of a backend: what a worker process does with the parent's requests. Every
 /// method runs in the worker process, on its one thread.
@@ -439,8 +439,14 @@ pub fn oom_kills() -> Option<u64> {
     parse_oom_kills(&std::fs::read_to_string(path).ok()?)
 }
 
-/// The `oom_kill` count of a `/proc/vmstat` text.
-fn parse_oom_kills(vmstat: &str) -> Option<u64> {
+/// Whether the out-of-memory killer has ended a process since its count was `before` (read
+/// with [`oom_kills`]); `None` where the system does not say.
+pub(crate) fn oom_killed_since(before: Option<u64>) -> Option<bool> {
+    Some(oom_kills()? > before?)
+}
+
+/// The `oom_kill` count of a `/proc/vmstat` text (or of the fake's file in its form).
+pub(crate) fn parse_oom_kills(vmstat: &str) -> Option<u64> {
     vmstat.lines().find_map(|l| l.strip_prefix("oom_kill ")).and_then(|v| v.trim().parse().ok())
 }
 
@@ -734,9 +740,10 @@ pub struct Worker {
     /// The problem the worker holds (a weak handle: the parent's workspace owns it; its
     /// allocation outlives it, so that another problem is never taken for this one).
     problem: std::sync::Weak<ProblemData>,
-    /// The out-of-memory killer's count when the last request was sent (see
-    /// [`oom_kills`]), to tell whether it ended a worker killed by SIGKILL.
-    oom_at_send: Option<u64>,
+    /// The out-of-memory killer's count (see [`oom_kills`]) read at most a second before the
+    /// last request was sent, and when: to tell whether it ended a worker killed by SIGKILL.
+    /// Not read for every request: that is some 30 µs of the kernel's, a config sends several.
+    oom_at_send: (Option<u64>, Instant),
 }
 
 /// A request sent without waiting for its reply: unloads and loads go out with the request that
@@ -830,7 +837,7 @@ impl Worker {
             shm,
             unanswered: Vec::new(),
             problem: std::sync::Weak::new(),
-            oom_at_send: oom_kills(),
+            oom_at_send: (oom_kills(), Instant::now()),
         };
         // The process opens its device (see `Executor::prepare`) while the problem is written.
         let placed = placed.filter(|p| p.fill(problem));
@@ -887,7 +894,9 @@ impl Worker {
 
     fn send(&mut self, req: &Req, blobs: &[Blob<'_>]) -> Result<(), BackendError> {
         let label = self.label;
-        self.oom_at_send = oom_kills();
+        if self.oom_at_send.1.elapsed() >= Duration::from_secs(1) {
+            self.oom_at_send = (oom_kills(), Instant::now());
+        }
         let written = match self.stdin.as_mut() {
             Some(stdin) => write_blobs(stdin, req, blobs, self.shm.as_ref()),
             None => Err(io::Error::other("its input was closed")),
@@ -918,10 +927,10 @@ impl Worker {
         match self.child.as_mut().map(Child::try_wait) {
             Some(Ok(Some(s))) => {
                 // SIGKILL: whether the out-of-memory killer's count moved since the request.
-                let who = match (killed_by_sigkill(s), self.oom_at_send, oom_kills()) {
-                    (true, Some(before), Some(now)) if now > before => ", by the out-of-memory killer (its count in /proc/vmstat moved)",
-                    (true, Some(_), Some(_)) => ", not by the out-of-memory killer (its count in /proc/vmstat did not move)",
-                    _ => "",
+                let who = match killed_by_sigkill(s).then(|| oom_killed_since(self.oom_at_send.0)).flatten() {
+                    Some(true) => ", by the out-of-memory killer (its count in /proc/vmstat moved)",
+                    Some(false) => ", not by the out-of-memory killer (its count in /proc/vmstat did not move)",
+                    None => "",
                 };
                 format!("; it exited with {s}{who}")
             }
@@ -1176,30 +1185,27 @@ impl WorkerSlot {
             None => Worker::spawn(self.kind, self.ordinal, problem),
         };
         let (label, ordinal) = (self.kind.label, self.ordinal);
-        let first = match once() {
-            Ok(w) => {
-                self.starts.fetch_add(1, Ordering::SeqCst);
-                return Ok(w);
-            }
-            Err(e @ BackendError::ProblemTooLarge(_)) => return Err(e),
-            Err(e) => e,
-        };
-        tracing::debug!(ordinal, "the {label} worker did not start ({first}); starting it once more");
-        std::thread::sleep(Duration::from_millis(200));
-        match once() {
-            Ok(w) => {
-                self.starts.fetch_add(1, Ordering::SeqCst);
-                Ok(w)
-            }
-            Err(e @ BackendError::ProblemTooLarge(_)) => Err(e),
-            Err(second) => {
-                let (first, second) = (first.to_string(), second.to_string());
-                let both = if first == second { format!("{second}; the same the first time") } else { format!("{second}; the first time: {first}") };
-                Err(BackendError::WorkerStart(format!(
-                    "the {label} worker process of device {ordinal} failed to start twice ({both}); kernels run in a worker process so that one that faults or hangs costs its config, not the tune: fix what failed, or set {}=0 to run them in the tuner's process",
-                    self.kind.isolation_env
-                )))
-            }
+        let mut first: Option<String> = None;
+        loop {
+            let second = match once() {
+                Ok(w) => {
+                    self.starts.fetch_add(1, Ordering::SeqCst);
+                    return Ok(w);
+                }
+                Err(e @ BackendError::ProblemTooLarge(_)) => return Err(e),
+                Err(e) => e.to_string(),
+            };
+            let Some(first) = &first else {
+                tracing::debug!(ordinal, "the {label} worker did not start ({second}); starting it once more");
+                std::thread::sleep(Duration::from_millis(200));
+                first = Some(second);
+                continue;
+            };
+            let both = if *first == second { format!("{second}; the same the first time") } else { format!("{second}; the first time: {first}") };
+            return Err(BackendError::WorkerStart(format!(
+                "the {label} worker process of device {ordinal} failed to start twice ({both}); kernels run in a worker process so that one that faults or hangs costs its config, not the tune: fix what failed, or set {}=0 to run them in the tuner's process",
+                self.kind.isolation_env
+            )));
         }
     }
 

@@ -292,7 +292,7 @@ impl<'a, B: Backend> Session<'a, B> {
         let t = Instant::now();
         let made = self.workspace().map(|_| ());
         let ok = made.is_ok();
-        self.unusable = made.err().filter(|e| e.device_unusable().is_some());
+        self.unusable = made.err().filter(|e| e.device_unusable());
         tracing::debug!(device = self.index, seconds = t.elapsed().as_secs_f64(), ok, "device workspace made");
         let mut idle = Instant::now();
         for job in jobs {

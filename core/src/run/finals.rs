@@ -69,7 +69,7 @@ impl<B: Backend> Coordinator<'_, B> {
                 let job = Job::in_full(i, kernel.clone(), plan.cands[i].launch, reference, Purpose::Final);
                 let Some(answer) = self.run_one(ledger, judge, job) else { break };
                 let Done::Measured { result, .. } = answer.done else { continue };
-                if let Some(e) = result.as_ref().err().filter(|e| e.device_unusable().is_some()) {
+                if let Some(e) = result.as_ref().err().filter(|e| e.device_unusable()) {
                     // No config can run there now: the times measured before stand.
                     let why = e.to_string();
                     self.lose(ledger, judge, why.clone());

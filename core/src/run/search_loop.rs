@@ -243,8 +243,6 @@ pub(crate) struct Coordinator<'e, B: Backend> {
     /// Candidates whose compiler process ended while compiling them, compiled again (see
     /// [`Died`] and [`BackendError::CompilerDied`]).
     compiler_died: HashMap<usize, Died>,
-    /// How many compiles may run at once while one killed from outside compiles again.
-    spared_room: usize,
     /// Calibration: the candidate timed on every device, and each device's mean of it.
     calibration: Option<usize>,
     calibrated: Vec<Option<f64>>,
@@ -335,7 +333,6 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             retired_for: HashMap::new(),
             no_room: (0, None),
             no_start: (0, None),
-            spared_room: 1,
             reference_cand: None,
             compiles_judged: false,
             compile_s: HashMap::new(),
@@ -1188,7 +1185,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         }
         let ok = again.iter().filter(|(_, d)| d.compiled == Some(true)).count();
         let killed = again.iter().filter(|(_, d)| d.killed).count();
-        let spared = again.iter().filter(|(_, d)| d.spared()).count();
+        let spared: Vec<usize> = again.iter().filter_map(|(_, d)| d.room).collect();
         let mut first: Vec<_> = again.iter().map(|(&i, d)| (self.plan.cands[i].config.key(), d.status.clone())).collect();
         first.sort();
         let (config, status) = &first[0];
@@ -1208,8 +1205,8 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             (0, _) => "each failed again".to_string(),
             (ok, n) => format!("{ok} of {n} compiled the second time"),
         };
-        let fewer = if spared > 0 { "; fewer compile threads (`-j`) leave each compile more memory" } else { "" };
-        let spared = if spared == n { format!(", {},", spared_words(self.spared_room)) } else { String::new() };
+        let fewer = if spared.is_empty() { "" } else { "; fewer compile threads (`-j`) leave each compile more memory" };
+        let spared = if spared.len() == n { format!(", {},", spared_words(spared[0])) } else { String::new() };
         Some(format!("{configs} compiled again{spared} after {their} compiler process ended while compiling ({how}): {outcome}{fewer}"))
     }
 
@@ -1251,21 +1248,20 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                         // case the machine's memory was what ran out (alone, the other threads
                         // waited for every running compile to end: on an H200, 13 s of a 23 s
                         // tune of long compiles); after a crash, or a kill by hand, at once.
-                        let died = Died { status: status.clone(), killed: *killed, oom: *oom, compiled: None };
-                        self.spared_room = spared_room(l.threads);
-                        let how = if died.spared() { format!(", {}", spared_words(self.spared_room)) } else { String::new() };
+                        let spared = *killed && *oom != Some(false);
+                        let died = Died { status: status.clone(), killed: *killed, oom: *oom, room: spared.then(|| spared_room(l.threads)), compiled: None };
+                        let how = died.room.map_or(String::new(), |room| format!(", {}", spared_words(room)));
                         tracing::warn!(config = c.config.key(), "{e}; compiling it again{how}");
-                        if died.spared() {
-                            l.flow.queue.push_spared(i, self.spared_room);
-                        } else {
-                            l.flow.queue.push_first(i);
+                        match died.room {
+                            Some(room) => l.flow.queue.push_spared(i, room),
+                            None => l.flow.queue.push_first(i),
                         }
                         self.compiler_died.insert(i, died);
                         return Ok(());
                     };
                     first.compiled = Some(false);
-                    let second = Died { status: status.clone(), killed: *killed, oom: *oom, compiled: None };
-                    let (message, persist) = died_twice(label, first, &second, self.spared_room);
+                    let second = Died { status: status.clone(), killed: *killed, oom: *oom, room: None, compiled: None };
+                    let (message, persist) = died_twice(label, first, &second);
                     let r = self.result(i, ResultOutcome::Failed { kind: e.kind(), message }, None, None, false);
                     self.settle(l, refs, i, r, persist);
                     return Ok(());
@@ -1486,7 +1482,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             }
             Done::Reference(Err(e)) | Done::Measured { result: Err(e), purpose: Purpose::Search, .. } => {
                 self.deferred.remove(&i);
-                if e.device_unusable().is_some() {
+                if e.device_unusable() {
                     // Not the config's failure: it runs on another device, if there is one.
                     if self.unusable(l.ledger, d, &e) {
                         self.run_again(l, refs, i, kernel);
@@ -1542,7 +1538,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 self.timed(l, i, seconds);
                 let r = match result {
                     Ok(()) => self.held_result(l.ledger, i, h, true),
-                    Err(e) if e.device_unusable().is_some() => {
+                    Err(e) if e.device_unusable() => {
                         if self.unusable(l.ledger, d, &e) {
                             self.held.insert(i, h);
                             self.to_verify.push_front(i);
@@ -1580,7 +1576,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                     l.ledger.devices[d].measured += 1;
                     self.calibrated(l.ledger, d, s.mean);
                 }
-                Err(e) if e.device_unusable().is_some() => {
+                Err(e) if e.device_unusable() => {
                     self.unusable(l.ledger, d, &e);
                 }
                 Err(e) => l.ledger.notes.push(format!("device {d} could not time the calibration config: {e}")),
@@ -1857,16 +1853,12 @@ struct Died {
     /// Whether by SIGKILL, and then whether the out-of-memory killer acted meanwhile.
     killed: bool,
     oom: Option<bool>,
+    /// How many compiles at once its second compile had, itself included, when spared (see
+    /// [`spared_room`]: killed, unless the out-of-memory killer is known not to have acted);
+    /// `None`: compiled again at once.
+    room: Option<usize>,
     /// Once its second compile has answered, whether it compiled.
     compiled: Option<bool>,
-}
-
-impl Died {
-    /// Whether it compiles again with fewer compiles beside it (see [`spared_room`]): killed,
-    /// unless the out-of-memory killer is known not to have acted.
-    fn spared(&self) -> bool {
-        self.killed && self.oom != Some(false)
-    }
 }
 
 /// Who killed a compiler (SIGKILL), in words, from whether the out-of-memory killer acted
@@ -1882,12 +1874,12 @@ fn killer(oom: Option<bool>) -> &'static str {
 /// The failure of a config whose compiler process ended twice while compiling it, and whether
 /// it is stored: a crash of the compiler on the config's code is (a later tune does not compile
 /// it again), SIGKILL both times is not (the out-of-memory killer, which depends on the machine
-/// and what ran beside it, or a user); `room`: the compiles at once beside a spared second.
-fn died_twice(label: &str, first: &Died, second: &Died, room: usize) -> (String, bool) {
+/// and what ran beside it, or a user).
+fn died_twice(label: &str, first: &Died, second: &Died) -> (String, bool) {
     let (a, b) = (&first.status, &second.status);
     let how = if a == b { format!("{a}, both times") } else { format!("{a}, then {b}") };
     if first.killed && second.killed {
-        let when = if first.spared() { format!(", the second time {}", spared_words(room)) } else { String::new() };
+        let when = first.room.map_or(String::new(), |room| format!(", the second time {}", spared_words(room)));
         let message = match (first.oom, second.oom) {
             (Some(false), Some(false)) => format!(
                 "the {label} compiler ended twice while compiling this config ({how}): killed from outside both times, not by the out-of-memory killer (its count in /proc/vmstat did not move): a user or a job scheduler; not stored: a later tune compiles it again"
