@@ -433,7 +433,8 @@ static OOM_KILLS_IN: Mutex<Option<std::path::PathBuf>> = Mutex::new(None);
 /// cgroup limits included (Linux 4.13 and later: `oom_kill` in `/proc/vmstat`); `None` where the
 /// system does not say. Read when a compile starts and again when its compiler was killed, so
 /// that the tuner can tell the out-of-memory killer from a user or a job scheduler (see
-/// [`crate::BackendError::CompilerDied`]); a worker's likewise, when each request is sent.
+/// [`crate::BackendError::CompilerDied`]); a worker's likewise, at most a second before each
+/// request.
 pub fn oom_kills() -> Option<u64> {
     let path = OOM_KILLS_IN.lock().unwrap_or_else(|p| p.into_inner()).clone().unwrap_or_else(|| "/proc/vmstat".into());
     parse_oom_kills(&std::fs::read_to_string(path).ok()?)
@@ -926,7 +927,8 @@ impl Worker {
         std::thread::sleep(Duration::from_millis(20));
         match self.child.as_mut().map(Child::try_wait) {
             Some(Ok(Some(s))) => {
-                // SIGKILL: whether the out-of-memory killer's count moved since the request.
+                // SIGKILL: whether the out-of-memory killer's count moved since it was read, at most a
+                // second before the request.
                 let who = match killed_by_sigkill(s).then(|| oom_killed_since(self.oom_at_send.0)).flatten() {
                     Some(true) => ", by the out-of-memory killer (its count in /proc/vmstat moved)",
                     Some(false) => ", not by the out-of-memory killer (its count in /proc/vmstat did not move)",
