@@ -1,5 +1,6 @@
 //! A compiler process the kernel's out-of-memory killer ends, on a real kernel: the tuner must
-//! tell it from a kill by hand (`oom_kill` in `/proc/vmstat` moved while the config compiled),
+//! tell it from a kill by hand (the `oom_kill` count of the tuner's memory cgroup, or of
+//! `/proc/vmstat`, moved while the config compiled),
 //! compile the config again with fewer compiles beside it, and say so.
 //!
 //! Run inside a memory cgroup with a process that fills it (`oom_kill fill`: the same program,
@@ -25,7 +26,7 @@ fn time(c: &Config) -> f64 {
 }
 
 /// `oom_kill fill`: fills memory 10 MiB at a time (touching every page) until the
-/// out-of-memory killer's count moves, then exits (the run script starts it beside the tune).
+/// out-of-memory killer's count (its cgroup's) moves, then exits (the run script starts it beside the tune).
 fn fill() {
     let start = kerntune_core::worker::oom_kills();
     let mut held: Vec<Vec<u8>> = Vec::new();
@@ -60,5 +61,6 @@ fn main() {
         }
         Err(e) => println!("error: {e}"),
     }
-    println!("oom_kill in /proc/vmstat: {before:?} before the tune, {:?} after", kerntune_core::worker::oom_kills());
+    let file = kerntune_core::worker::oom_count_file().map_or("(none)".into(), |p| p.display().to_string());
+    println!("oom_kill in {file}: {before:?} before the tune, {:?} after", kerntune_core::worker::oom_kills());
 }

@@ -74,9 +74,10 @@ pub enum BackendError {
         /// Whether it was killed by SIGKILL, which the tuner had not sent (the system's
         /// out-of-memory killer, or a user): the machine's doing more likely than the config's.
         killed: bool,
-        /// When killed: whether the system's out-of-memory killer ended a process while it
-        /// compiled (Linux's count in `/proc/vmstat`; compilers are its first choice), so that
-        /// it most likely was the one; `None` where the system does not count them.
+        /// When killed: whether the system's out-of-memory killer ended a process of the
+        /// tuner's cgroup while it compiled (Linux's count, see [`crate::worker::oom_kills`];
+        /// compilers are its first choice), so that it most likely was the one; `None` where the
+        /// system does not count them.
         oom: Option<bool>,
     },
     /// Anything else, with the backend's own error inside.

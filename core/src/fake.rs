@@ -482,6 +482,11 @@ impl Backend for FakeBackend {
         };
         let kill = matches!(behavior, Behavior::CompilerKilled(n) | Behavior::CompilerKilledByHand(n) if attempt <= n as usize);
         let oom = kill && matches!(behavior, Behavior::CompilerKilled(_));
+        if kill {
+            // The tuner reads the fake's count, whichever kill: the machine's own kills do not
+            // move it.
+            oom_file();
+        }
         let slept = if delay.is_zero() && !crash && !kill {
             Ok(())
         } else {

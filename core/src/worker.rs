@@ -426,18 +426,99 @@ pub fn this_program() -> io::Result<(std::path::PathBuf, std::path::PathBuf)> {
     path.map(|p| (p.clone(), p))
 }
 
-/// Where [`oom_kills`] reads the count (`None`: `/proc/vmstat`); see [`count_oom_kills_in`].
+/// Where [`oom_kills`] reads the count instead (see [`count_oom_kills_in`]).
 static OOM_KILLS_IN: Mutex<Option<std::path::PathBuf>> = Mutex::new(None);
 
-/// How many processes the system's out-of-memory killer has ended since the machine started,
-/// cgroup limits included (Linux 4.13 and later: `oom_kill` in `/proc/vmstat`); `None` where the
-/// system does not say. Read when a compile starts and again when its compiler was killed, so
-/// that the tuner can tell the out-of-memory killer from a user or a job scheduler (see
+/// The file [`oom_kills`] reads when no test set one: found once per process.
+static OOM_COUNT_FILE: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
+
+/// How many of this process's cgroup's processes the system's out-of-memory killer has ended
+/// (Linux 4.13 and later), cgroup limits and the whole machine's memory alike; `None` where the
+/// system does not say. The count is the tuner's own memory cgroup's where it has one
+/// (`oom_kill` in `memory.events` under cgroup v2, `memory.oom_control` under v1: a Slurm job's,
+/// a Kubernetes container's, a systemd unit's), so that another job's process killed meanwhile
+/// is not counted; else the machine's (`/proc/vmstat`). Compilers and workers are the tuner's
+/// children, in its cgroup. Read when a compile starts and again when its compiler was killed,
+/// so that the tuner can tell the out-of-memory killer from a user or a job scheduler (see
 /// [`crate::BackendError::CompilerDied`]); a worker's likewise, at most a second before each
-/// request.
+/// request. [`oom_count_file`] says which file.
 pub fn oom_kills() -> Option<u64> {
-    let path = OOM_KILLS_IN.lock().unwrap_or_else(|p| p.into_inner()).clone().unwrap_or_else(|| "/proc/vmstat".into());
-    parse_oom_kills(&std::fs::read_to_string(path).ok()?)
+    parse_oom_kills(&std::fs::read_to_string(oom_count_file()?).ok()?)
+}
+
+/// The file [`oom_kills`] reads, if any: the one a test set, else the first file of this
+/// process's memory cgroup that holds the count (`memory.events` under cgroup v2,
+/// `memory.oom_control` under v1, found through `/proc/self/cgroup` and
+/// `/proc/self/mountinfo`), else `/proc/vmstat` where it does. Found once per process.
+pub fn oom_count_file() -> Option<std::path::PathBuf> {
+    if let Some(p) = OOM_KILLS_IN.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+        return Some(p);
+    }
+    OOM_COUNT_FILE
+        .get_or_init(|| {
+            let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
+            let counts = |p: &std::path::Path| std::fs::read_to_string(p).ok().and_then(|t| parse_oom_kills(&t)).is_some();
+            let found = oom_count_candidates(&read("/proc/self/cgroup"), &read("/proc/self/mountinfo")).into_iter().find(|p| counts(p));
+            let found = found.or_else(|| Some("/proc/vmstat".into()).filter(|p: &std::path::PathBuf| counts(p)));
+            tracing::debug!(file = ?found, "the out-of-memory killer's count");
+            found
+        })
+        .clone()
+}
+
+/// The file [`oom_kills`] reads, in words for a verdict (`its count in … moved`): its path, or
+/// `/proc/vmstat` for a test's file in that form.
+pub(crate) fn oom_count_place() -> String {
+    match (oom_kills_file(), oom_count_file()) {
+        (None, Some(p)) => p.display().to_string(),
+        _ => "/proc/vmstat".into(),
+    }
+}
+
+/// The files that may hold the out-of-memory killer's count for this process's memory cgroup,
+/// from `/proc/self/cgroup` (`cgroup`) and `/proc/self/mountinfo` (`mountinfo`): under cgroup
+/// v2 (`0::PATH`) `memory.events` below each `cgroup2` mount, under v1 (`N:…memory…:PATH`,
+/// not the root) `memory.oom_control` below each `cgroup` mount with the memory controller;
+/// `/sys/fs/cgroup` and `/sys/fs/cgroup/memory` where `mountinfo` names none. A mount of a
+/// cgroup below the hierarchy's root (a container's) takes the paths below it.
+pub(crate) fn oom_count_candidates(cgroup: &str, mountinfo: &str) -> Vec<std::path::PathBuf> {
+    // (root within the hierarchy, mount point, version 2, has the memory controller)
+    let mounts: Vec<(&str, &str, bool, bool)> = mountinfo
+        .lines()
+        .filter_map(|l| {
+            let (left, right) = l.split_once(" - ")?;
+            let left: Vec<&str> = left.split(' ').collect();
+            let right: Vec<&str> = right.split(' ').collect();
+            let (root, point) = (*left.get(3)?, *left.get(4)?);
+            match *right.first()? {
+                "cgroup2" => Some((root, point, true, true)),
+                "cgroup" => Some((root, point, false, right.get(2)?.split(',').any(|o| o == "memory"))),
+                _ => None,
+            }
+        })
+        .collect();
+    let defaults = [("/", "/sys/fs/cgroup", true, true), ("/", "/sys/fs/cgroup/memory", false, true)];
+    let mounts = if mounts.is_empty() { &defaults[..] } else { &mounts[..] };
+    let mut out = Vec::new();
+    for line in cgroup.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(id), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next()) else { continue };
+        let v2 = id == "0" && controllers.is_empty();
+        if !v2 && (!controllers.split(',').any(|c| c == "memory") || path == "/") {
+            continue;
+        }
+        let file = if v2 { "memory.events" } else { "memory.oom_control" };
+        for &(root, point, version2, memory) in mounts {
+            if version2 != v2 || !memory {
+                continue;
+            }
+            let below = if root == "/" { Some(path) } else { path.strip_prefix(root).filter(|r| r.is_empty() || r.starts_with('/')) };
+            if let Some(below) = below {
+                out.push(std::path::Path::new(point).join(below.trim_start_matches('/')).join(file));
+            }
+        }
+    }
+    out
 }
 
 /// Whether the out-of-memory killer has ended a process since its count was `before` (read
@@ -446,13 +527,14 @@ pub(crate) fn oom_killed_since(before: Option<u64>) -> Option<bool> {
     Some(oom_kills()? > before?)
 }
 
-/// The `oom_kill` count of a `/proc/vmstat` text (or of the fake's file in its form).
+/// The `oom_kill` count of a `/proc/vmstat`, `memory.events` or `memory.oom_control` text (or
+/// of the fake's file in that form).
 pub(crate) fn parse_oom_kills(vmstat: &str) -> Option<u64> {
     vmstat.lines().find_map(|l| l.strip_prefix("oom_kill ")).and_then(|v| v.trim().parse().ok())
 }
 
 /// Reads [`oom_kills`] from `path` (a file in `/proc/vmstat`'s form) instead, or from
-/// `/proc/vmstat` again with `None`: for tests, whose fake compilers count their own
+/// the process's own file again with `None`: for tests, whose fake compilers count their own
 /// "out-of-memory" kills there.
 #[doc(hidden)]
 pub fn count_oom_kills_in(path: Option<std::path::PathBuf>) {
@@ -930,9 +1012,9 @@ impl Worker {
                 // SIGKILL: whether the out-of-memory killer's count moved since it was read, at most a
                 // second before the request.
                 let who = match killed_by_sigkill(s).then(|| oom_killed_since(self.oom_at_send.0)).flatten() {
-                    Some(true) => ", by the out-of-memory killer (its count in /proc/vmstat moved)",
-                    Some(false) => ", not by the out-of-memory killer (its count in /proc/vmstat did not move)",
-                    None => "",
+                    Some(true) => format!(", by the out-of-memory killer (its count in {} moved)", oom_count_place()),
+                    Some(false) => format!(", not by the out-of-memory killer (its count in {} did not move)", oom_count_place()),
+                    None => String::new(),
                 };
                 format!("; it exited with {s}{who}")
             }
@@ -1571,10 +1653,50 @@ mod tests {
     }
 
     #[test]
+    fn the_out_of_memory_killers_count_is_the_cgroups() {
+        use std::path::PathBuf;
+        let paths = |v: Vec<PathBuf>| v.into_iter().map(|p| p.display().to_string()).collect::<Vec<_>>();
+        // cgroup v2 alone (a systemd machine, a Slurm job's step).
+        let v2 = "25 1 0:22 / /sys/fs/cgroup rw,nosuid shared:9 - cgroup2 cgroup2 rw,nsdelegate\n30 1 8:1 / / rw - ext4 /dev/sda1 rw\n";
+        assert_eq!(
+            paths(oom_count_candidates("0::/system.slice/slurmstepd.scope/job_12/step_0\n", v2)),
+            ["/sys/fs/cgroup/system.slice/slurmstepd.scope/job_12/step_0/memory.events"]
+        );
+        // A container's namespace: its cgroup is the root it sees, and has the file.
+        assert_eq!(paths(oom_count_candidates("0::/\n", v2)), ["/sys/fs/cgroup/memory.events"]);
+        // cgroup v1, hybrid (this kind of machine): the memory hierarchy's memory.oom_control, not
+        // the unified hierarchy's (no memory controller there); the root's is the machine's.
+        let hybrid = "33 25 0:28 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n\
+                      40 25 0:35 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n\
+                      41 25 0:36 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n";
+        let cg = "9:name=systemd:/\n4:memory:/process_api/203f\n1:cpu,cpuacct:/\n0::/\n";
+        assert_eq!(
+            paths(oom_count_candidates(cg, hybrid)),
+            ["/sys/fs/cgroup/memory/process_api/203f/memory.oom_control", "/sys/fs/cgroup/unified/memory.events"]
+        );
+        assert!(oom_count_candidates("4:memory:/\n", hybrid).is_empty());
+        // A mount of a cgroup below its hierarchy's root takes the paths below it, and no other.
+        let below = "40 25 0:35 /kubepods/pod1 /sys/fs/cgroup/memory ro - cgroup cgroup rw,memory\n";
+        assert_eq!(paths(oom_count_candidates("4:memory:/kubepods/pod1/c2\n", below)), ["/sys/fs/cgroup/memory/c2/memory.oom_control"]);
+        assert!(oom_count_candidates("4:memory:/kubepods/pod10\n", below).is_empty());
+        // No mountinfo: the usual mount points.
+        assert_eq!(paths(oom_count_candidates("4:memory:/a\n0::/b\n", "")), ["/sys/fs/cgroup/memory/a/memory.oom_control", "/sys/fs/cgroup/b/memory.events"]);
+        // This process's: a file that holds the count, or none where the system does not say.
+        if std::path::Path::new("/proc/vmstat").exists() {
+            let file = oom_count_file().expect("Linux 4.13 and later count");
+            assert!(parse_oom_kills(&std::fs::read_to_string(&file).unwrap()).is_some(), "{file:?}");
+        }
+    }
+
+    #[test]
     fn the_out_of_memory_killers_count_is_read_from_vmstat() {
         assert_eq!(parse_oom_kills("pgfault 12\noom_kill 3\nnr_free_pages 9\n"), Some(3));
         assert_eq!(parse_oom_kills("pgfault 12\n"), None);
         assert_eq!(parse_oom_kills("oom_kill x\n"), None);
+        // cgroup v2's memory.events (oom_group_kill is another count) and v1's memory.oom_control.
+        assert_eq!(parse_oom_kills("low 0\nhigh 0\nmax 12\noom 2\noom_kill 2\noom_group_kill 0\n"), Some(2));
+        assert_eq!(parse_oom_kills("oom_group_kill 5\n"), None);
+        assert_eq!(parse_oom_kills("oom_kill_disable 0\nunder_oom 0\noom_kill 7\n"), Some(7));
         // On Linux 4.13 and later the machine's own count reads.
         if std::path::Path::new("/proc/vmstat").exists() {
             assert!(oom_kills().is_some(), "{:?}", std::fs::read_to_string("/proc/vmstat").map(|t| t.len()));

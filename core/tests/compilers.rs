@@ -218,8 +218,8 @@ fn a_compiler_that_crashes_costs_its_config() {
 /// A compiler process the out-of-memory killer ends (SIGKILL, its count raised: when many large
 /// compiles run at once) does not cost its config: the config is compiled again with at most
 /// half the compile threads compiling (2 of 4), itself included, and measured; the report says
-/// so, naming the killer. Killed again, it fails saying why, and is not stored: a later tune
-/// compiles it again.
+/// so, naming the killer. Killed again, it compiles a third time, alone; killed then too, it
+/// fails saying why, and is not stored: a later tune compiles it again.
 fn a_compiler_killed_from_outside_compiles_again_with_fewer_beside_it() {
     let (r, tuner, stored) = tune_stored(|c| match c.key().as_str() {
         "bx=256,vec=4" => Behavior::CompilerKilled(1),
@@ -244,17 +244,36 @@ fn a_compiler_killed_from_outside_compiles_again_with_fewer_beside_it() {
     );
     assert_eq!(stored.measurements.len(), 18);
 
+    // Killed again with one beside it: a third time, alone, and measured.
     let (r, tuner, stored) = tune_stored(|c| if c.key() == "bx=256,vec=4" { Behavior::CompilerKilled(2) } else { Behavior::Ok });
+    assert!(failed(&r).is_empty(), "{:?}", failed(&r));
+    let again = compiles_of(&tuner, "bx=256,vec=4");
+    assert!(again.len() == 3 && again[1] <= 2 && again[2] == 1, "compiled three times, the last alone: {again:?}");
+    assert!(
+        r.notes.iter().any(|n| n
+            == "config compiled again, with at most 2 compiles at once, after its compiler process ended while compiling (killed by the system's out-of-memory killer (SIGKILL)): it was killed again and compiled the third time, alone; fewer compile threads (`-j`) leave each compile more memory"),
+        "{:?}",
+        r.notes
+    );
+    assert_eq!((stored.measurements.len(), r.winner.key().as_str()), (18, "bx=256,vec=4"));
+
+    // Killed the third time too: it fails, saying why, not stored.
+    let (r, tuner, stored) = tune_stored(|c| if c.key() == "bx=256,vec=4" { Behavior::CompilerKilled(3) } else { Behavior::Ok });
     let f = failed(&r);
     let [(config, kind, message)] = &f[..] else { panic!("{f:?}") };
     assert_eq!((config.as_str(), *kind), ("bx=256,vec=4", FailureKind::Other));
     assert_eq!(
         message,
-        "the FAKE compiler ended twice while compiling this config, the second time with at most 2 compiles at once (killed by signal 9 (SIGKILL), both times): killed by the system's out-of-memory killer; not stored: a later tune compiles it again (fewer compile threads, `-j`, leave each compile more memory)"
+        "the FAKE compiler ended three times while compiling this config, the second time with at most 2 compiles at once, the third alone (killed by signal 9 (SIGKILL), each time): killed by the system's out-of-memory killer; not stored: a later tune compiles it again (fewer compile threads, `-j`, leave each compile more memory)"
     );
-    assert_eq!(compiles_of(&tuner, "bx=256,vec=4").len(), 2);
+    assert_eq!(compiles_of(&tuner, "bx=256,vec=4").len(), 3);
     assert!(!stored.measurements.contains_key("bx=256,vec=4") && stored.measurements.len() == 17, "not stored");
     assert_eq!(r.winner.key(), "bx=256,vec=2");
+    assert!(
+        r.notes.iter().any(|n| n.ends_with("it was killed again, and the third time, alone, too; fewer compile threads (`-j`) leave each compile more memory")),
+        "{:?}",
+        r.notes
+    );
 }
 
 /// A compiler killed by SIGKILL while the out-of-memory killer's count stays (a user, a job

@@ -114,6 +114,37 @@ fn stored_only_uses_the_database_or_the_default_and_never_tunes() {
     assert!(winner(&cfg) && origin == Origin::Database, "{cfg} {origin:?}");
 }
 
+/// A program whose tuner cannot measure here (the kernel worker process does not start: a
+/// process limit, the program's file gone) runs the default config instead of failing, stores
+/// nothing, and the next process tunes; a tune that fails for the kernel's sake (no config
+/// compiles) is still the program's error.
+#[test]
+fn tune_now_runs_the_default_where_the_tuner_cannot_measure() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::at(dir.path().join("db.sqlite"));
+    let limits = Limits::preset("h100").unwrap().1;
+    let time = |_: &Config| 1e-3;
+    let no_worker = FakeBackend::new(limits.clone(), time).isolated(0, Some(Box::new(|| std::process::Command::new("/nonexistent/kerntune-worker"))));
+    let app = FakeTunable::new(Arc::new(Tuner::new(no_worker)), job(), opts(Some(db.clone())), Policy::Tune, &[]);
+    let k = app.kernel(&[1024]).expect("the default config, not the tune's error");
+    let (cfg, origin) = k.current();
+    assert_eq!((cfg.get_i64("bx"), cfg.get_i64("vec"), origin), (Some(256), Some(1), Origin::Default));
+    let x = vec![1f32; 1024];
+    let mut y = vec![0f32; 1024];
+    k.launch((In(&x), Out(&mut y))).unwrap();
+    assert_eq!(y[7], 1.0);
+    assert!(db.load().unwrap().entries.values().all(|e| e.measurements.is_empty()), "nothing stored");
+    // The next process, able to measure, tunes.
+    let app = FakeTunable::new(tuner(), job(), opts(Some(db)), Policy::Tune, &[]);
+    let (cfg, origin) = app.kernel(&[1024]).unwrap().current();
+    assert!(winner(&cfg) && origin == Origin::Tuned, "{cfg} {origin:?}");
+
+    let broken = FakeBackend::new(limits, time).with_behavior(|_| kerntune_core::fake::Behavior::CompileError("error: expected ';'".into()));
+    let app = FakeTunable::new(Arc::new(Tuner::new(broken)), job(), opts(None), Policy::Tune, &[]);
+    let e = app.kernel(&[1024]).err().expect("no config compiles: the tune's error");
+    assert!(matches!(e, Error::NoValidConfig(_)), "{e}");
+}
+
 #[test]
 fn background_starts_with_the_default_and_swaps_the_winner_in() {
     let t = tuner();

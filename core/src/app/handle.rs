@@ -44,7 +44,11 @@ use std::time::Instant;
 /// # Ok::<(), kerntune_core::Error>(())
 /// ```
 pub enum Policy {
-    /// Tune now (blocking) unless a valid winner is stored or embedded.
+    /// Tune now (blocking) unless a valid winner is stored or embedded. Where the tuner cannot
+    /// measure on this machine (its kernel worker process does not start, or the problem does
+    /// not fit on the device beside what tuning keeps), the default config runs instead, with a
+    /// warning, and the next process tries again; a tune that fails for the kernel's sake (no
+    /// config compiles, or none is valid) is the error.
     #[default]
     Tune,
     /// Use the stored or embedded winner; the default config if there is none. Never tunes.
@@ -510,11 +514,21 @@ impl<B: Backend + 'static, K: Send + Sync + 'static> Inner<B, K> {
             return Ok((self.build(job, &prep, cfg, Origin::Embedded, None)?, false));
         }
         match self.policy {
-            Policy::Tune => {
-                let report = self.tune(job)?;
-                let cfg = report.winner.clone();
-                Ok((self.build(job, &prep, cfg, Origin::Tuned, Some(report))?, false))
-            }
+            Policy::Tune => match self.tune(job) {
+                Ok(report) => {
+                    let cfg = report.winner.clone();
+                    Ok((self.build(job, &prep, cfg, Origin::Tuned, Some(report))?, false))
+                }
+                Err(Error::Backend(e)) if e.device_unusable() => {
+                    // The tuner could not measure here (its kernel worker did not start, or the
+                    // problem did not fit beside what it keeps): nothing about the kernel. The
+                    // program runs the default config on its own buffers, as it would untuned;
+                    // the next process tunes again.
+                    tracing::warn!(kernel = %job.source.name, error = %e, "could not tune this problem here; using the default config ({})", prep.default);
+                    Ok((self.build(job, &prep, prep.default.clone(), Origin::Default, None)?, false))
+                }
+                Err(e) => Err(e),
+            },
             Policy::Stored | Policy::Default => {
                 tracing::info!(kernel = %job.source.name, "no stored or embedded winner for this problem; using the default config ({})", prep.default);
                 Ok((self.build(job, &prep, prep.default.clone(), Origin::Default, None)?, false))

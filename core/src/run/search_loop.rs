@@ -1184,21 +1184,29 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             return None;
         }
         let ok = again.iter().filter(|(_, d)| d.compiled == Some(true)).count();
-        let killed = again.iter().filter(|(_, d)| d.killed).count();
+        let killed = again.iter().filter(|(_, d)| d.first.killed).count();
         let spared: Vec<usize> = again.iter().filter_map(|(_, d)| d.room).collect();
-        let mut first: Vec<_> = again.iter().map(|(&i, d)| (self.plan.cands[i].config.key(), d.status.clone())).collect();
+        let mut first: Vec<_> = again.iter().map(|(&i, d)| (self.plan.cands[i].config.key(), d.first.status.clone())).collect();
         first.sort();
         let (config, status) = &first[0];
         let n = again.len();
         let (configs, their) = if n == 1 { ("config".to_string(), "its") } else { (format!("{n} configs"), "their") };
         let how = if killed == n {
             // One verdict when all share it.
-            let oom = again[0].1.oom;
-            killer(if again.iter().all(|(_, d)| d.oom == oom) { oom } else { None }).to_string()
+            let oom = again[0].1.first.oom;
+            killer(if again.iter().all(|(_, d)| d.first.oom == oom) { oom } else { None })
         } else {
             format!("{config}: {status}{}", if n > 1 { ", and others" } else { "" })
         };
+        // Those killed again beside others and compiled a third time, alone.
+        let thirds = again.iter().filter(|(_, d)| d.second.is_some()).count();
+        let thirds_ok = again.iter().filter(|(_, d)| d.second.is_some() && d.compiled == Some(true)).count();
         let outcome = match (ok, n) {
+            (1, 1) if thirds == 1 => "it was killed again and compiled the third time, alone".to_string(),
+            (0, 1) if thirds == 1 => "it was killed again, and the third time, alone, too".to_string(),
+            _ if thirds > 0 => {
+                format!("{ok} of {n} compiled{}", if thirds_ok > 0 { format!(", {thirds_ok} only the third time, alone") } else { String::new() })
+            }
             (1, 1) => "it compiled the second time".to_string(),
             (0, 1) => "it failed again".to_string(),
             (ok, n) if ok == n => "each compiled the second time".to_string(),
@@ -1241,27 +1249,35 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                     // Not a compile's seconds, nor one in the average the flight is sized by.
                     self.compile_s.remove(&i);
                     l.progress.compile_s = (l.progress.compile_s.0 - secs, l.progress.compile_s.1.saturating_sub(1));
-                    let Some(first) = self.compiler_died.get_mut(&i) else {
+                    let death = Death { status: status.clone(), killed: *killed, oom: *oom };
+                    let Some(died) = self.compiler_died.get_mut(&i) else {
                         // Compiled again before it is blamed (still in flight meanwhile): after
                         // SIGKILL, unless the out-of-memory killer is known not to have acted,
                         // with at most half the compile threads compiling, itself included, in
                         // case the machine's memory was what ran out (alone, the other threads
                         // waited for every running compile to end: on an H200, 13 s of a 23 s
                         // tune of long compiles); after a crash, or a kill by hand, at once.
-                        let spared = *killed && *oom != Some(false);
-                        let died = Died { status: status.clone(), killed: *killed, oom: *oom, room: spared.then(|| spared_room(l.threads)), compiled: None };
-                        let how = died.room.map_or(String::new(), |room| format!(", {}", spared_words(room)));
+                        let room = death.spares().then(|| spared_room(l.threads));
+                        let how = room.map_or(String::new(), |room| format!(", {}", spared_words(room)));
                         tracing::warn!(config = c.config.key(), "{e}; compiling it again{how}");
-                        match died.room {
+                        match room {
                             Some(room) => l.flow.queue.push_spared(i, room),
                             None => l.flow.queue.push_first(i),
                         }
-                        self.compiler_died.insert(i, died);
+                        self.compiler_died.insert(i, Died { first: death, room, second: None, compiled: None });
                         return Ok(());
                     };
-                    first.compiled = Some(false);
-                    let second = Died { status: status.clone(), killed: *killed, oom: *oom, room: None, compiled: None };
-                    let (message, persist) = died_twice(label, first, &second);
+                    if died.second.is_none() && died.room.is_some_and(|r| r > 1) && death.spares() {
+                        // Killed again with others beside it: a third time, alone, before the
+                        // config is given up on (its compile may need more than half the
+                        // machine's memory).
+                        tracing::warn!(config = c.config.key(), "{e}; compiling it again, alone");
+                        l.flow.queue.push_spared(i, 1);
+                        died.second = Some(death);
+                        return Ok(());
+                    }
+                    died.compiled = Some(false);
+                    let (message, persist) = died_again(label, died, &death);
                     let r = self.result(i, ResultOutcome::Failed { kind: e.kind(), message }, None, None, false);
                     self.settle(l, refs, i, r, persist);
                     return Ok(());
@@ -1845,55 +1861,84 @@ fn spared_words(room: usize) -> String {
     }
 }
 
-/// A candidate whose compiler process ended while compiling it (see
-/// [`BackendError::CompilerDied`]).
-struct Died {
+/// How a compiler process ended while compiling a candidate (see [`BackendError::CompilerDied`]).
+struct Death {
     /// How it ended, in words.
     status: String,
     /// Whether by SIGKILL, and then whether the out-of-memory killer acted meanwhile.
     killed: bool,
     oom: Option<bool>,
+}
+
+impl Death {
+    /// Killed, unless the out-of-memory killer is known not to have acted: compiled again with
+    /// fewer compiles beside it, in case the machine's memory was what ran out.
+    fn spares(&self) -> bool {
+        self.killed && self.oom != Some(false)
+    }
+}
+
+/// A candidate whose compiler process ended while compiling it (see
+/// [`BackendError::CompilerDied`]).
+struct Died {
+    /// The first time.
+    first: Death,
     /// How many compiles at once its second compile had, itself included, when spared (see
-    /// [`spared_room`]: killed, unless the out-of-memory killer is known not to have acted);
-    /// `None`: compiled again at once.
+    /// [`spared_room`]); `None`: compiled again at once.
     room: Option<usize>,
-    /// Once its second compile has answered, whether it compiled.
+    /// The second time, when spared with others beside it and killed again so: compiled a third
+    /// time, alone.
+    second: Option<Death>,
+    /// Once its last compile has answered, whether it compiled.
     compiled: Option<bool>,
 }
 
 /// Who killed a compiler (SIGKILL), in words, from whether the out-of-memory killer acted
 /// meanwhile (`None`: the system does not say).
-fn killer(oom: Option<bool>) -> &'static str {
+fn killer(oom: Option<bool>) -> String {
     match oom {
-        Some(true) => "killed by the system's out-of-memory killer (SIGKILL)",
-        Some(false) => "killed from outside (SIGKILL), not by the out-of-memory killer (its count in /proc/vmstat did not move): a user or a job scheduler",
-        None => "killed from outside (SIGKILL): most often the system's out-of-memory killer",
+        Some(true) => "killed by the system's out-of-memory killer (SIGKILL)".into(),
+        Some(false) => format!("killed from outside (SIGKILL), {}", not_the_oom_killer()),
+        None => "killed from outside (SIGKILL): most often the system's out-of-memory killer".into(),
     }
 }
 
-/// The failure of a config whose compiler process ended twice while compiling it, and whether
-/// it is stored: a crash of the compiler on the config's code is (a later tune does not compile
-/// it again), SIGKILL both times is not (the out-of-memory killer, which depends on the machine
-/// and what ran beside it, or a user).
-fn died_twice(label: &str, first: &Died, second: &Died) -> (String, bool) {
-    let (a, b) = (&first.status, &second.status);
-    let how = if a == b { format!("{a}, both times") } else { format!("{a}, then {b}") };
-    if first.killed && second.killed {
-        let when = first.room.map_or(String::new(), |room| format!(", the second time {}", spared_words(room)));
-        let message = match (first.oom, second.oom) {
-            (Some(false), Some(false)) => format!(
-                "the {label} compiler ended twice while compiling this config ({how}): killed from outside both times, not by the out-of-memory killer (its count in /proc/vmstat did not move): a user or a job scheduler; not stored: a later tune compiles it again"
-            ),
-            (Some(true), _) | (_, Some(true)) => format!(
-                "the {label} compiler ended twice while compiling this config{when} ({how}): killed by the system's out-of-memory killer; not stored: a later tune compiles it again (fewer compile threads, `-j`, leave each compile more memory)"
-            ),
-            _ => format!(
-                "the {label} compiler ended twice while compiling this config{when} ({how}): killed from outside, most often by the system's out-of-memory killer; not stored: a later tune compiles it again (fewer compile threads, `-j`, leave each compile more memory)"
-            ),
+/// The verdict on a kill its count says the out-of-memory killer did not make.
+fn not_the_oom_killer() -> String {
+    format!("not by the out-of-memory killer (its count in {} did not move): a user or a job scheduler", crate::worker::oom_count_place())
+}
+
+/// The failure of a config whose compiler process ended each time it compiled (twice, or three
+/// times when spared), and whether it is stored: a crash of the compiler on the config's code is
+/// (a later tune does not compile it again), SIGKILL each time is not (the out-of-memory killer,
+/// which depends on the machine and what ran beside it, or a user).
+fn died_again(label: &str, died: &Died, last: &Death) -> (String, bool) {
+    let deaths: Vec<&Death> = std::iter::once(&died.first).chain(died.second.as_ref()).chain(std::iter::once(last)).collect();
+    let (times, each) = if deaths.len() == 2 { ("twice", "both times") } else { ("three times", "each time") };
+    let how = if deaths.iter().all(|d| d.status == deaths[0].status) {
+        format!("{}, {each}", deaths[0].status)
+    } else {
+        deaths.iter().map(|d| d.status.as_str()).collect::<Vec<_>>().join(", then ")
+    };
+    if deaths.iter().all(|d| d.killed) {
+        let mut when = died.room.map_or(String::new(), |room| format!(", the second time {}", spared_words(room)));
+        if died.second.is_some() {
+            when.push_str(", the third alone");
+        }
+        let message = if deaths.iter().all(|d| d.oom == Some(false)) {
+            format!("the {label} compiler ended {times} while compiling this config ({how}): killed from outside {each}, {}; not stored: a later tune compiles it again", not_the_oom_killer())
+        } else if deaths.iter().any(|d| d.oom == Some(true)) {
+            format!(
+                "the {label} compiler ended {times} while compiling this config{when} ({how}): killed by the system's out-of-memory killer; not stored: a later tune compiles it again (fewer compile threads, `-j`, leave each compile more memory)"
+            )
+        } else {
+            format!(
+                "the {label} compiler ended {times} while compiling this config{when} ({how}): killed from outside, most often by the system's out-of-memory killer; not stored: a later tune compiles it again (fewer compile threads, `-j`, leave each compile more memory)"
+            )
         };
         (message, false)
     } else {
-        (format!("the {label} compiler ended twice while compiling this config ({how}): a crash of the compiler on this config's code; the tune goes on without it"), true)
+        (format!("the {label} compiler ended {times} while compiling this config ({how}): a crash of the compiler on this config's code; the tune goes on without it"), true)
     }
 }
 
