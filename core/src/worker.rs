@@ -466,13 +466,15 @@ pub fn oom_count_file() -> Option<std::path::PathBuf> {
         .clone()
 }
 
-/// The file [`oom_kills`] reads, in words for a verdict (`its count in … moved`): its path, or
-/// `/proc/vmstat` for a test's file in that form.
-pub(crate) fn oom_count_place() -> String {
-    match (oom_kills_file(), oom_count_file()) {
+/// Whether the count [`oom_kills`] reads moved, in words for a verdict, naming its file (a
+/// test's file in `/proc/vmstat`'s form is named so): `its count in /sys/fs/cgroup/…/memory.events
+/// did not move`.
+pub(crate) fn oom_count_words(moved: bool) -> String {
+    let place = match (oom_kills_file(), oom_count_file()) {
         (None, Some(p)) => p.display().to_string(),
         _ => "/proc/vmstat".into(),
-    }
+    };
+    format!("its count in {place} {}", if moved { "moved" } else { "did not move" })
 }
 
 /// The files that may hold the out-of-memory killer's count for this process's memory cgroup,
@@ -1012,8 +1014,7 @@ impl Worker {
                 // SIGKILL: whether the out-of-memory killer's count moved since it was read, at most a
                 // second before the request.
                 let who = match killed_by_sigkill(s).then(|| oom_killed_since(self.oom_at_send.0)).flatten() {
-                    Some(true) => format!(", by the out-of-memory killer (its count in {} moved)", oom_count_place()),
-                    Some(false) => format!(", not by the out-of-memory killer (its count in {} did not move)", oom_count_place()),
+                    Some(moved) => format!(", {}by the out-of-memory killer ({})", if moved { "" } else { "not " }, oom_count_words(moved)),
                     None => String::new(),
                 };
                 format!("; it exited with {s}{who}")

@@ -1905,7 +1905,7 @@ fn killer(oom: Option<bool>) -> String {
 
 /// The verdict on a kill its count says the out-of-memory killer did not make.
 fn not_the_oom_killer() -> String {
-    format!("not by the out-of-memory killer (its count in {} did not move): a user or a job scheduler", crate::worker::oom_count_place())
+    format!("not by the out-of-memory killer ({}): a user or a job scheduler", crate::worker::oom_count_words(false))
 }
 
 /// The failure of a config whose compiler process ended each time it compiled (twice, or three
