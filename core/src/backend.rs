@@ -58,6 +58,9 @@ pub struct CompileWatch {
     abandon: AtomicBool,
     /// The compile's thread id (Linux), 0 until it starts.
     thread: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// The CPU seconds (as `f64` bits, plus one so that 0 is none) that thread used, kept as it
+    /// ends: read after it (the answer not yet taken), its time would be gone.
+    thread_used: std::sync::Arc<std::sync::atomic::AtomicU64>,
     /// Whether the tuner wants the compile in a compiler process it can kill (`Some(true)`), on
     /// a thread (`Some(false)`), or as the backend compiles by default (`None`); see
     /// [`crate::compiler`].
@@ -69,6 +72,8 @@ pub struct CompileWatch {
     /// The CPU seconds (as `f64` bits, plus one so that 0 is none) the compiler process used on
     /// this compile, once it answered or was stopped.
     process_used: std::sync::atomic::AtomicU64,
+    /// Whether its CPU time will be told (see [`CompileWatch::track`]).
+    tracked: AtomicBool,
 }
 
 impl CompileWatch {
@@ -121,6 +126,16 @@ impl CompileWatch {
         }
     }
 
+    /// Marks a compile whose CPU time will be told (it runs through [`abandonable`] or in a
+    /// compiler process, where the system tells a thread's CPU time): until its thread or process
+    /// is known it has used none, so that a compile whose thread has not yet run (a loaded
+    /// machine) is not given up on by the wall clock as one whose time cannot be told.
+    pub(crate) fn track(&self) {
+        if !self.tracked.load(Ordering::Relaxed) && this_thread_cpu_seconds().is_some() {
+            self.tracked.store(true, Ordering::Relaxed);
+        }
+    }
+
     /// Stops waiting for the compile; whether this was already asked.
     pub fn abandon(&self) -> bool {
         self.abandon.swap(true, Ordering::Relaxed)
@@ -131,9 +146,10 @@ impl CompileWatch {
         self.abandon.load(Ordering::Relaxed)
     }
 
-    /// The CPU seconds the compile's thread (or compiler process) has used on it so far; `None`
-    /// before it starts, for a compile that does not run through [`abandonable`] or a compiler
-    /// process, or where the system does not say (outside Linux).
+    /// The CPU seconds the compile's thread (or compiler process) has used on it so far (0 once
+    /// it runs through [`abandonable`] or a compiler process, before its thread or process is
+    /// known); `None` before that, for a compile that runs neither way, or where the system
+    /// does not say (outside Linux).
     pub fn cpu_seconds(&self) -> Option<f64> {
         if let Some(pid) = self.process() {
             let base = f64::from_bits(self.process_base.load(Ordering::Relaxed));
@@ -142,9 +158,13 @@ impl CompileWatch {
         if let Some(bits) = Some(self.process_used.load(Ordering::Relaxed)).filter(|&b| b != 0) {
             return Some(f64::from_bits(bits.wrapping_sub(1)));
         }
-        let tid = self.thread.load(Ordering::Relaxed);
-        (tid != 0).then_some(())?;
-        thread_cpu_seconds(tid)
+        match self.thread.load(Ordering::Relaxed) {
+            0 => self.tracked.load(Ordering::Relaxed).then_some(0.0),
+            tid => thread_cpu_seconds(tid).or_else(|| {
+                let bits = self.thread_used.load(Ordering::Relaxed);
+                (bits != 0).then(|| f64::from_bits(bits.wrapping_sub(1)))
+            }),
+        }
     }
 }
 
@@ -202,14 +222,19 @@ where
     F: FnOnce() -> Result<T, BackendError> + Send + 'static,
 {
     let Some(watch) = abandon else { return work() };
+    watch.track();
     let t0 = std::time::Instant::now();
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
-    let thread = watch.thread.clone();
+    let (thread, used) = (watch.thread.clone(), watch.thread_used.clone());
     std::thread::Builder::new()
         .name("kerntune-compile-job".into())
         .spawn(move || {
             thread.store(this_thread_id(), Ordering::Relaxed);
-            let _ = tx.send(work());
+            let r = work();
+            if let Some(s) = this_thread_cpu_seconds() {
+                used.store(s.to_bits().wrapping_add(1), Ordering::Relaxed);
+            }
+            let _ = tx.send(r);
         })
         .map_err(|e| BackendError::other(format!("starting a compile thread: {e}")))?;
     loop {
@@ -432,4 +457,44 @@ pub fn verify_on_host<B: Backend + ?Sized>(
     b.check_outputs(ws, req)?;
     b.reset(ws, false)?;
     Ok(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A compile that runs through `abandonable` has used no CPU before its thread has run (a
+    /// loaded machine may not run it for a while), and what its thread used once that thread
+    /// has ended: not "cannot tell", which the compile timeout would take for a wall-clock limit
+    /// and give the compile up on (a race the CI met: a 0.25 s compile, done but its answer not
+    /// yet taken, given up on as "still compiling after 0.5 s").
+    #[test]
+    fn a_tracked_compile_has_used_no_cpu_before_its_thread_runs() {
+        let watch = CompileWatch::new();
+        assert_eq!(watch.cpu_seconds(), None, "not started");
+        watch.track();
+        let tells = this_thread_cpu_seconds().is_some();
+        assert_eq!(watch.cpu_seconds(), tells.then_some(0.0));
+        // While its thread runs, that thread's time.
+        let watch = std::sync::Arc::new(watch);
+        let w = watch.clone();
+        let spinning = std::thread::spawn(move || {
+            abandonable(Some(&w), || {
+                let t = std::time::Instant::now();
+                while t.elapsed() < std::time::Duration::from_millis(300) {
+                    std::hint::spin_loop();
+                }
+                Ok(())
+            })
+        });
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        if tells {
+            assert!(watch.cpu_seconds().is_some_and(|s| s > 0.0), "{:?}", watch.cpu_seconds());
+        }
+        assert!(spinning.join().unwrap().is_ok());
+        // And once it ended (its thread gone before the tuner took the answer), what it used.
+        if tells {
+            assert!(watch.cpu_seconds().is_some_and(|s| s > 0.1), "{:?}", watch.cpu_seconds());
+        }
+    }
 }

@@ -287,6 +287,7 @@ impl CompilerKind {
     /// started (the system's process limit, this program's file no longer executable), the
     /// compile runs on a thread, as do this kind's later ones, said once.
     fn run(&'static self, job: &CompileJob, watch: &CompileWatch) -> Result<CompileOutput, BackendError> {
+        watch.track();
         let t0 = Instant::now();
         let oom_before = crate::worker::oom_kills();
         let c = match self.send(job) {

@@ -829,6 +829,80 @@ pub struct Worker {
     /// last request was sent, and when: to tell whether it ended a worker killed by SIGKILL.
     /// Not read for every request: that is some 30 µs of the kernel's, a config sends several.
     oom_at_send: (Option<u64>, Instant),
+    /// The last lines it wrote to its standard error, for its death note.
+    words: LastWords,
+}
+
+/// The last lines a child process wrote to its standard error: passed on to the tuner's own as
+/// they come (what the user saw before), and kept, so that a worker that ends says why in its
+/// note and the tune's error (a device it cannot open, a library it cannot load), not only on a
+/// terminal that a job scheduler's log may not hold.
+#[derive(Clone, Default)]
+pub(crate) struct LastWords(Arc<Mutex<(std::collections::VecDeque<String>, bool)>>);
+
+impl LastWords {
+    /// How many lines are kept, and how much of each.
+    const LINES: usize = 4;
+    const WIDTH: usize = 300;
+
+    /// Reads `stderr` on a thread named `name` until it ends.
+    pub(crate) fn follow(name: String, stderr: impl Read + Send + 'static) -> LastWords {
+        let words = LastWords::default();
+        let kept = words.clone();
+        let read = move || {
+            let mut input = BufReader::new(stderr);
+            let mut line = Vec::new();
+            while matches!(io::BufRead::read_until(&mut input, b'\n', &mut line), Ok(n) if n > 0) {
+                let _ = io::stderr().write_all(&line);
+                let text = strip_ansi(&String::from_utf8_lossy(&line));
+                let text = text.trim();
+                if !text.is_empty() {
+                    let mut g = kept.0.lock().unwrap_or_else(|p| p.into_inner());
+                    if g.0.len() == Self::LINES {
+                        g.0.pop_front();
+                    }
+                    g.0.push_back(text.chars().take(Self::WIDTH).collect());
+                }
+                line.clear();
+            }
+            kept.0.lock().unwrap_or_else(|p| p.into_inner()).1 = true;
+        };
+        if std::thread::Builder::new().name(name).spawn(read).is_err() {
+            words.0.lock().unwrap_or_else(|p| p.into_inner()).1 = true;
+        }
+        words
+    }
+
+    /// What it wrote last, in one line (`a | b`), once its standard error has ended (waiting at
+    /// most 200 ms for that: the process has exited, a child of its may hold the pipe).
+    pub(crate) fn said(&self) -> Option<String> {
+        let t = Instant::now();
+        while !self.0.lock().unwrap_or_else(|p| p.into_inner()).1 && t.elapsed() < Duration::from_millis(200) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let g = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        (!g.0.is_empty()).then(|| g.0.iter().map(String::as_str).collect::<Vec<_>>().join(" | "))
+    }
+}
+
+/// `text` without its terminal escape sequences (a colored log line).
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            if chars.next() == Some('[') {
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// A request sent without waiting for its reply: unloads and loads go out with the request that
@@ -906,9 +980,10 @@ impl Worker {
             .env(ORDINAL_VAR, ordinal.to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| BackendError::other(format!("starting a {label} worker process ({}): {e}", shown(&cmd))))?;
+        let words = LastWords::follow(format!("kerntune-{}-worker-stderr", label.to_lowercase()), child.stderr.take().expect("piped"));
         let stdin = BufWriter::with_capacity(1 << 20, child.stdin.take().expect("piped"));
         let stdout = BufReader::with_capacity(1 << 20, child.stdout.take().expect("piped"));
         let rx = read_on_thread(format!("kerntune-{}-worker-reader", label.to_lowercase()), stdout, shm.as_ref().and_then(|f| f.try_clone().ok()))?;
@@ -923,6 +998,7 @@ impl Worker {
             unanswered: Vec::new(),
             problem: std::sync::Weak::new(),
             oom_at_send: (oom_kills(), Instant::now()),
+            words,
         };
         // The process opens its device (see `Executor::prepare`) while the problem is written.
         let placed = placed.filter(|p| p.fill(problem));
@@ -1017,7 +1093,8 @@ impl Worker {
                     Some(moved) => format!(", {}by the out-of-memory killer ({})", if moved { "" } else { "not " }, oom_count_words(moved)),
                     None => String::new(),
                 };
-                format!("; it exited with {s}{who}")
+                let said = self.words.said().map_or(String::new(), |w| format!("; its last words on stderr: {w}"));
+                format!("; it exited with {s}{who}{said}")
             }
             _ => String::new(),
         }
@@ -1651,6 +1728,16 @@ mod tests {
         buf.extend_from_slice(&u64::MAX.to_le_bytes());
         assert!(read_msg::<Req>(&mut buf.as_slice(), None, None).is_err());
         assert!(read_msg::<Req>(&mut [1u8, 2].as_slice(), None, None).is_err());
+    }
+
+    #[test]
+    fn a_childs_last_words_are_kept_without_their_colors() {
+        let text = b"first\n\x1b[2m2026-12-03\x1b[0m \x1b[33m WARN\x1b[0m no device\n\n  \nc\nd\ne without a newline";
+        let words = LastWords::follow("test-stderr".into(), std::io::Cursor::new(text.to_vec()));
+        assert_eq!(words.said().as_deref(), Some("2026-12-03  WARN no device | c | d | e without a newline"));
+        assert_eq!(LastWords::follow("test-stderr".into(), std::io::empty()).said(), None);
+        let long = LastWords::follow("test-stderr".into(), std::io::Cursor::new("x".repeat(1000)));
+        assert_eq!(long.said().map(|s| s.len()), Some(LastWords::WIDTH));
     }
 
     #[test]

@@ -280,8 +280,8 @@ fn a_device_whose_worker_cannot_start_leaves_and_the_other_tunes() {
 }
 
 /// A worker that starts and ends at once (it cannot open its device) ends a one-device tune
-/// with one message that says what failed and what to do, not a failure per config, and
-/// stores nothing: a later tune, once the cause is fixed, measures every config.
+/// with one message that says what failed, in the worker's words, and what to do, not a
+/// failure per config, and stores nothing: a later tune, once the cause is fixed, measures every config.
 fn a_worker_that_cannot_start_ends_the_tune_with_one_message_and_stores_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let db = kerntune_core::store::db::Database::at(dir.path().join("db.json"));
@@ -292,6 +292,8 @@ fn a_worker_that_cannot_start_ends_the_tune_with_one_message_and_stores_nothing(
     // The worker ends before or after the problem is written to it: either is said.
     assert!(m.starts_with("the FAKE worker process of device 0 failed to start twice (worker died: the FAKE worker "), "{m}");
     assert!(m.contains("exit status: 3") && m.ends_with("set KERNTUNE_FAKE_ISOLATION=0 to run them in the tuner's process"), "{m}");
+    // Why, in the worker's own words (its standard error), not only on a terminal.
+    assert!(m.contains("exit status: 3; its last words on stderr: no device here"), "{m}");
     assert!(!m.contains("every device") && !m.contains("configs failed") && !m.contains("backend:"), "{m}");
     assert_eq!(starts.load(Ordering::SeqCst), 2);
     let stored = db.load().unwrap();
