@@ -119,7 +119,7 @@ impl CompileWatch {
             }
             None => {
                 if let Some(used) = self.cpu_seconds().filter(|_| self.process().is_some()) {
-                    self.process_used.store(used.to_bits().wrapping_add(1), Ordering::Relaxed);
+                    store_seconds(&self.process_used, used);
                 }
                 self.process.store(0, Ordering::Relaxed);
             }
@@ -155,17 +155,26 @@ impl CompileWatch {
             let base = f64::from_bits(self.process_base.load(Ordering::Relaxed));
             return process_cpu_seconds(pid).map(|s| (s - base).max(0.0));
         }
-        if let Some(bits) = Some(self.process_used.load(Ordering::Relaxed)).filter(|&b| b != 0) {
-            return Some(f64::from_bits(bits.wrapping_sub(1)));
+        if let Some(used) = stored_seconds(&self.process_used) {
+            return Some(used);
         }
         match self.thread.load(Ordering::Relaxed) {
             0 => self.tracked.load(Ordering::Relaxed).then_some(0.0),
-            tid => thread_cpu_seconds(tid).or_else(|| {
-                let bits = self.thread_used.load(Ordering::Relaxed);
-                (bits != 0).then(|| f64::from_bits(bits.wrapping_sub(1)))
-            }),
+            tid => thread_cpu_seconds(tid).or_else(|| stored_seconds(&self.thread_used)),
         }
     }
+}
+
+/// Keeps `seconds` in `slot` (as `f64` bits, plus one so that 0 is none; see
+/// [`stored_seconds`]).
+fn store_seconds(slot: &std::sync::atomic::AtomicU64, seconds: f64) {
+    slot.store(seconds.to_bits().wrapping_add(1), Ordering::Relaxed);
+}
+
+/// The seconds [`store_seconds`] kept in `slot`, if any.
+fn stored_seconds(slot: &std::sync::atomic::AtomicU64) -> Option<f64> {
+    let bits = slot.load(Ordering::Relaxed);
+    (bits != 0).then(|| f64::from_bits(bits.wrapping_sub(1)))
 }
 
 /// The CPU seconds the calling thread has used (see [`CompileWatch::cpu_seconds`]); `None` where
@@ -232,7 +241,7 @@ where
             thread.store(this_thread_id(), Ordering::Relaxed);
             let r = work();
             if let Some(s) = this_thread_cpu_seconds() {
-                used.store(s.to_bits().wrapping_add(1), Ordering::Relaxed);
+                store_seconds(&used, s);
             }
             let _ = tx.send(r);
         })

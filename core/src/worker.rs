@@ -451,7 +451,7 @@ pub fn oom_kills() -> Option<u64> {
 /// `memory.oom_control` under v1, found through `/proc/self/cgroup` and
 /// `/proc/self/mountinfo`), else `/proc/vmstat` where it does. Found once per process.
 pub fn oom_count_file() -> Option<std::path::PathBuf> {
-    if let Some(p) = OOM_KILLS_IN.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+    if let Some(p) = oom_kills_file() {
         return Some(p);
     }
     OOM_COUNT_FILE
