@@ -465,7 +465,9 @@ fn processes(keep: impl Fn(u32) -> bool) -> Vec<u32> {
 /// 10^5 macro-expanded statements (`L = 5`) fails each of its configs at 3 s of its own CPU
 /// time, while the 100-statement ones (`L = 2`), which NVRTC kept waiting at 0.0 s of CPU beside
 /// it when every compile ran on a thread of the tuner, compile and are measured; once the tune
-/// has ended, no compiler process is left.
+/// has ended, no compiler process is left. The timeouts are stored: the same tune again
+/// (`--force`) reads them back and waits for no compile, and one with a longer timeout compiles
+/// them again, saying so.
 #[test]
 fn a_compile_past_the_timeout_is_killed_and_the_others_compile() {
     if cuda_devices("compile timeout").is_none() {
@@ -478,27 +480,34 @@ fn a_compile_past_the_timeout_is_killed_and_the_others_compile() {
     let spec = "[kernel]\nname = \"rep\"\nsource = { cuda = \"rep.cu\" }\n[params]\nWG = [128, 256]\nL = [2, 5]\n[[problems]]\nn = 1048576\n[[args]]\nname = \"y\"\ntype = \"f32\"\nlen = \"n\"\naccess = \"write\"\n[[args]]\nname = \"x\"\ntype = \"f32\"\nlen = \"n\"\ninit = \"random\"\n[[args]]\nname = \"n\"\ntype = \"i32\"\nvalue = \"n\"\n[launch]\ngrid = [\"div_ceil(n, WG)\"]\nblock = [\"WG\"]\n[verify]\nreference = \"none\"\n";
     std::fs::write(dir.join("rep.toml"), spec).unwrap();
     let tag = tag("compile-timeout");
-    let t0 = Instant::now();
-    let o = Command::new(bin())
-        .args(["tune", dir.join("rep.toml").to_str().unwrap(), "--backend", "cuda", "--no-db", "--compile-timeout", "3s", "--json"])
-        .env("KERNTUNE_CACHE_DIR", dir)
-        .env("CUDA_CACHE_PATH", dir.join("nv"))
-        .env(TAG, &tag)
-        .env_remove("KERNTUNE_LOG")
-        .output()
-        .expect("kerntune runs");
-    let wall = t0.elapsed().as_secs_f64();
-    let t = text(&o);
-    assert!(o.status.success(), "{t}");
-    let reports: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {t}"));
-    let results = reports[0]["results"].as_array().unwrap_or_else(|| panic!("{t}"));
+    let db = dir.join("db.sqlite");
+    let tune = |extra: &[&str]| {
+        let t0 = Instant::now();
+        let o = Command::new(bin())
+            .args(["tune", dir.join("rep.toml").to_str().unwrap(), "--backend", "cuda", "--db", db.to_str().unwrap(), "--json"])
+            .args(extra)
+            .env("KERNTUNE_CACHE_DIR", dir)
+            .env("CUDA_CACHE_PATH", dir.join("nv"))
+            .env(TAG, &tag)
+            .env_remove("KERNTUNE_LOG")
+            .output()
+            .expect("kerntune runs");
+        let wall = t0.elapsed().as_secs_f64();
+        let t = text(&o);
+        assert!(o.status.success(), "{t}");
+        let reports: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {t}"));
+        (reports[0].clone(), wall, t)
+    };
+    let long = |x: &serde_json::Value| x["config"]["params"].as_array().is_some_and(|p| p.iter().any(|kv| kv[0] == "L" && kv[1] == 5));
+    let (r, wall, t) = tune(&["--compile-timeout", "3s"]);
+    let results = r["results"].as_array().unwrap_or_else(|| panic!("{t}"));
     for x in results {
         let (config, message) = (&x["config"]["params"], x["message"].as_str().unwrap_or(""));
-        if config.as_array().is_some_and(|p| p.iter().any(|kv| kv[0] == "L" && kv[1] == 5)) {
+        if long(x) {
             assert!(
                 message.starts_with("compile timed out: still compiling after")
                     && message.contains("s of its own CPU time (")
-                    && message.contains("(its compiler process was killed)"),
+                    && message.contains("(its compiler process was killed); stored"),
                 "{config}: {message}"
             );
         } else {
@@ -509,6 +518,26 @@ fn a_compile_past_the_timeout_is_killed_and_the_others_compile() {
     assert!(wall < 30.0, "{wall:.1} s: {t}");
     std::thread::sleep(Duration::from_secs(1));
     assert_eq!(compilers_of(&tag), Vec::<u32>::new(), "compiler processes left after the tune");
+
+    // Again under the same timeout: the timeouts read back, no compile waited for.
+    let (r, wall, t) = tune(&["--compile-timeout", "3s", "--force"]);
+    let results = r["results"].as_array().unwrap_or_else(|| panic!("{t}"));
+    assert_eq!(results.len(), 4, "{t}");
+    assert!(results.iter().filter(|x| long(x)).all(|x| x["from_db"] == true && x["outcome"] == "failed"), "{t}");
+    assert!(wall < 3.0, "waited for a compile again: {wall:.1} s: {t}");
+    // A longer timeout: compiled again, said, and given up on again at 4 s.
+    let (r, wall, t) = tune(&["--compile-timeout", "4s", "--force"]);
+    let notes: Vec<&str> = r["notes"].as_array().unwrap().iter().filter_map(|n| n.as_str()).collect();
+    assert!(
+        notes.contains(&"database: 2 configs whose compile timed out under the 3 s compile timeout are compiled again under 4 s ([tune] compile_timeout, --compile-timeout)"),
+        "{notes:?}"
+    );
+    let results = r["results"].as_array().unwrap_or_else(|| panic!("{t}"));
+    assert!(
+        results.iter().filter(|x| long(x)).all(|x| x["from_db"] == false && x["message"].as_str().unwrap_or("").contains("past the compile timeout of 4.0 s")),
+        "{t}"
+    );
+    assert!(wall > 4.0 && wall < 30.0, "{wall:.1} s: {t}");
 }
 
 /// `--memcheck` runs the winner once under compute-sanitizer: a kernel that reads one element

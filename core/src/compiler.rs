@@ -108,6 +108,9 @@ struct Compiler {
     child: Child,
     stdin: BufWriter<ChildStdin>,
     replies: crate::worker::Replies<Rep>,
+    /// What it wrote to its standard error since its current compile was sent (passed on to
+    /// the tuner's as it comes).
+    words: crate::worker::LastWords,
 }
 
 impl Compiler {
@@ -318,9 +321,10 @@ impl CompilerKind {
                 Ok(Err(_)) | Err(RecvTimeoutError::Disconnected) => {
                     watch.set_process(None);
                     self.lent.fetch_sub(1, Ordering::SeqCst);
+                    let words = c.words.clone();
                     let (status, killed) = self.ended(c);
                     let oom = killed.then(|| crate::worker::oom_killed_since(oom_before)).flatten();
-                    return Err(BackendError::CompilerDied { label: self.label.into(), status, killed, oom });
+                    return Err(BackendError::CompilerDied { label: self.label.into(), status, killed, oom, words: words.said() });
                 }
                 Err(RecvTimeoutError::Timeout) => {}
             }
@@ -346,6 +350,7 @@ impl CompilerKind {
             std::thread::sleep(Duration::from_millis(1));
         };
         if let Some(mut c) = idle {
+            c.words.forget();
             if crate::worker::write_msg(&mut c.stdin, job, &[], None).is_ok() {
                 self.lent.fetch_add(1, Ordering::SeqCst);
                 return Ok(c);
@@ -353,6 +358,7 @@ impl CompilerKind {
             self.kill(c);
         }
         let mut c = self.spawn()?;
+        c.words.forget();
         crate::worker::write_msg(&mut c.stdin, job, &[], None)
             .map_err(|e| BackendError::other(format!("sending a compile to a new {} compiler process: {e}", self.label)))?;
         self.lent.fetch_add(1, Ordering::SeqCst);
@@ -368,15 +374,16 @@ impl CompilerKind {
             .env(self.env, "1")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| BackendError::other(format!("starting a {label} compiler process ({}): {e}", exe.display())))?;
         let stdin = BufWriter::new(child.stdin.take().expect("piped"));
         let stdout = BufReader::new(child.stdout.take().expect("piped"));
         let rx = crate::worker::read_on_thread(format!("kerntune-{}-compiler-reader", label.to_lowercase()), stdout, None)?;
+        let words = crate::worker::LastWords::follow(format!("kerntune-{}-compiler-stderr", label.to_lowercase()), child.stderr.take().expect("piped"));
         self.started.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(pid = child.id(), "{label} compiler process started");
-        Ok(Compiler { child, stdin, replies: rx })
+        Ok(Compiler { child, stdin, replies: rx, words })
     }
 
     /// How a compiler whose answer could not be read ended: its exit status once it has exited

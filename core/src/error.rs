@@ -61,11 +61,11 @@ pub enum BackendError {
     /// compiles run at once). Like [`BackendError::WorkerDied`], nothing yet says the config
     /// caused it: the tuner compiles the config again before blaming it (after the
     /// out-of-memory killer's SIGKILL with fewer compiles beside it).
-    #[error("the {label} compiler ended while compiling this config ({status}{})", match (.killed, .oom) {
+    #[error("the {label} compiler ended while compiling this config ({status}{}){}", match (.killed, .oom) {
         (true, Some(true)) => ", by the out-of-memory killer",
         (true, Some(false)) => ", not by the out-of-memory killer",
         _ => "",
-    })]
+    }, .words.as_ref().map_or(String::new(), |w| format!("; its last words on stderr: {w}")))]
     CompilerDied {
         /// The compiler's label (`CUDA`, `HIP`).
         label: String,
@@ -79,6 +79,9 @@ pub enum BackendError {
         /// compilers are its first choice), so that it most likely was the one; `None` where the
         /// system does not count them.
         oom: Option<bool>,
+        /// The last lines it wrote to its standard error while compiling this config (a failed
+        /// assertion, a library it could not load), in one line; `None`: nothing.
+        words: Option<String>,
     },
     /// Anything else, with the backend's own error inside.
     #[error("{0}")]

@@ -88,7 +88,11 @@ fn fake_compile(job: &crate::compiler::CompileJob) -> Result<crate::compiler::Co
                     }
                 }
             }
-            None if a == "crash" && std::env::var_os(COMPILER.env).is_some() => std::process::abort(),
+            None if a == "crash" && std::env::var_os(COMPILER.env).is_some() => {
+                // As a real compiler's failed assertion says where before it aborts.
+                eprintln!("fake-compiler: internal error: assertion `nodes.is_sorted()` failed on this config's code");
+                std::process::abort()
+            }
             Some(("oom", file)) if std::env::var_os(COMPILER.env).is_some() => {
                 let n = std::fs::read_to_string(file).ok().and_then(|t| crate::worker::parse_oom_kills(&t)).unwrap_or(0);
                 let _ = std::fs::write(file, format!("oom_kill {}\n", n + 1));

@@ -873,6 +873,12 @@ impl LastWords {
         words
     }
 
+    /// Forgets the lines kept so far: what a compiler process wrote before the compile it is
+    /// sent next is not that compile's.
+    pub(crate) fn forget(&self) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).0.clear();
+    }
+
     /// What it wrote last, in one line (`a | b`), once its standard error has ended (waiting at
     /// most 200 ms for that: the process has exited, a child of its may hold the pipe).
     pub(crate) fn said(&self) -> Option<String> {

@@ -153,8 +153,7 @@ fn a_compile_past_the_timeout_is_killed_and_uses_no_more_cpu() {
         assert_eq!(*kind, FailureKind::TimedOut);
         assert!(
             message.contains("s of its own CPU time (")
-                && message
-                    .contains("past the compile timeout of 0.5 s ([tune] compile_timeout, --compile-timeout) (its compiler process was killed); not stored"),
+                && message.contains("past the compile timeout of 0.5 s ([tune] compile_timeout, --compile-timeout) (its compiler process was killed); stored"),
             "{message}"
         );
     }
@@ -191,7 +190,8 @@ fn compiles_of(t: &Tuner<FakeBackend>, key: &str) -> Vec<usize> {
 
 /// A compiler that crashes on one config's code (its process aborted) is started again for it
 /// at once (not alone: a crash is not the machine's memory), crashes again, and then fails that
-/// config with what happened, stored (a later tune does not compile it again); the tune
+/// config with what happened and what the compiler wrote last on its stderr (the words of that
+/// compile only: the compilers compiled other configs before, which said nothing), stored (a later tune does not compile it again); the tune
 /// measures the rest and picks its winner.
 fn a_compiler_that_crashes_costs_its_config() {
     let (r, tuner, stored) = tune_stored(|c| if c.key() == "bx=256,vec=4" { Behavior::CompilerCrash } else { Behavior::Ok });
@@ -200,7 +200,7 @@ fn a_compiler_that_crashes_costs_its_config() {
     assert_eq!((config.as_str(), *kind), ("bx=256,vec=4", FailureKind::Other), "{message}");
     assert_eq!(
         message,
-        "the FAKE compiler ended twice while compiling this config (killed by signal 6 (SIGABRT), both times): a crash of the compiler on this config's code; the tune goes on without it"
+        "the FAKE compiler ended twice while compiling this config (killed by signal 6 (SIGABRT), both times): a crash of the compiler on this config's code; the tune goes on without it; its last words on stderr: fake-compiler: internal error: assertion `nodes.is_sorted()` failed on this config's code"
     );
     assert_eq!(compiles_of(&tuner, "bx=256,vec=4").len(), 2, "compiled twice");
     assert!(stored.measurements.contains_key("bx=256,vec=4"), "a crash is stored");

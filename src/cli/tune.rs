@@ -88,10 +88,10 @@ pub struct Args {
     /// end are always abandoned. Overrides the spec's [tune] compile_tail.
     #[arg(long, value_name = "K|off", value_parser = compile_tail)]
     compile_tail: Option<TailFactor>,
-    /// Give up on a config whose compile is still running after this long (`120s`, `2m`): it
-    /// fails as `compile timed out` in this tune and is not stored, so a later `--force` tune
-    /// compiles it again. `off` (the default) waits for every compile. Overrides the spec's
-    /// [tune] compile_timeout.
+    /// Give up on a config whose compile is still running after this long (`120s`, `2m`) of its
+    /// own CPU time: it fails as `compile timed out`, stored, and a later tune with a longer
+    /// timeout (`--force` where a winner is stored) compiles it again. `off` (the default) waits
+    /// for every compile. Overrides the spec's [tune] compile_timeout.
     #[arg(long, value_name = "DURATION|off", value_parser = compile_timeout)]
     compile_timeout: Option<CompileTimeout>,
     /// Rows in the result table.

@@ -553,7 +553,7 @@ impl<B: Backend + 'static, K: Send + Sync + 'static> Inner<B, K> {
         }
         let ctx = self.tuner.prepare(job)?;
         let entry = crate::run::lookup::stored_entry(self.opts.db.as_ref(), &ctx.id)?;
-        Ok(crate::run::lookup::stored_winner(self.tuner.backend(), &ctx, entry.as_ref(), self.opts.shard, &self.opts.bench, Instant::now()))
+        Ok(crate::run::lookup::stored_winner(self.tuner.backend(), &ctx, entry.as_ref(), &self.opts, Instant::now()))
     }
 
     /// An embedded winner for this job on this target, if one matches and parses.

@@ -94,7 +94,7 @@ impl<'a> Ledger<'a> {
     pub fn new<B: Backend>(ctx: &'a Context, opts: &'a TuneOptions, stored: Option<Entry>, devices: &[B], t0: Instant) -> Ledger<'a> {
         // Records made for another setup (arguments, launch, verification … changed since, or
         // timeouts under a shorter limit) are not reused, and go at the first write.
-        let stale = stored.as_ref().and_then(|e| stale::stale(e, &stale::setup(ctx, &opts.bench)));
+        let stale = stored.as_ref().and_then(|e| stale::stale(e, &stale::setup(ctx, opts)));
         let mut known: HashMap<String, Measurement> = match (stored, opts.remeasure) {
             (Some(e), false) => e.measurements.into_iter().filter(|(_, m)| stale.as_ref().is_none_or(|s| s.keeps(m))).collect(),
             _ => HashMap::new(),
@@ -136,8 +136,9 @@ impl<'a> Ledger<'a> {
             reference: ctx.expected.clone(),
             notes: stale
                 .as_ref()
-                .and_then(|s| s.note(opts.only.is_some()))
+                .map(|s| s.notes(opts.only.is_some()))
                 .into_iter()
+                .flatten()
                 .chain((workers > 0).then(|| {
                     let (s, their) = if workers == 1 { ("", "its config is") } else { ("s", "their configs are") };
                     format!("database: {workers} stored failure{s} came from a kernel worker that could not start (stored by an earlier version; not the configs' doing): {their} measured again")
@@ -303,7 +304,7 @@ impl<'a> Ledger<'a> {
             verify: self.ctx.verify_hash.clone(),
             shard: self.opts.shard,
             merged: Vec::new(),
-            setup: crate::run::stale::setup(self.ctx, &self.opts.bench),
+            setup: crate::run::stale::setup(self.ctx, self.opts),
         }
     }
 

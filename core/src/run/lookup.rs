@@ -21,21 +21,16 @@ pub(crate) fn stored_entry(db: Option<&Database>, id: &EntryId) -> Result<Option
 
 /// The report of a database hit, when `entry` holds a winner that is still valid for `ctx`.
 /// A shard's winner (the best of its part of the space) answers only that shard's tune.
-pub(crate) fn stored_winner<B: Backend>(
-    backend: &B,
-    ctx: &Context,
-    entry: Option<&Entry>,
-    shard: Option<crate::spec::settings::Shard>,
-    bench: &crate::spec::settings::BenchOptions,
-    t0: Instant,
-) -> Option<TuneReport> {
+pub(crate) fn stored_winner<B: Backend>(backend: &B, ctx: &Context, entry: Option<&Entry>, opts: &crate::run::TuneOptions, t0: Instant) -> Option<TuneReport> {
+    let shard = opts.shard;
     let entry = entry?;
     // An entry of shards (one, or some merged) answers only the tune of exactly that shard.
     if entry.origin.as_ref().is_some_and(|o| o.shard.is_some() && !o.is_of(shard)) {
         return None;
     }
-    // Measurements made for another setup (see `stale`) choose no winner for this one.
-    if crate::run::stale::stale(entry, &crate::run::stale::setup(ctx, bench)).is_some() {
+    // Measurements made for another setup (see `stale`) choose no winner for this one; a
+    // longer compile timeout alone leaves it (`Stale::keeps_the_winner`).
+    if crate::run::stale::stale(entry, &crate::run::stale::setup(ctx, opts)).is_some_and(|s| !s.keeps_the_winner()) {
         return None;
     }
     let w = entry.winner.as_ref().filter(|w| w.space == ctx.space_hash && w.verify == ctx.verify_hash)?;
@@ -105,18 +100,18 @@ mod tests {
         let first = t.tune(&job(), &o).unwrap();
         let ctx = t.prepare(&job()).unwrap();
         let entry = stored_entry(Some(&db), &ctx.id).unwrap();
-        let hit = stored_winner(t.backend(), &ctx, entry.as_ref(), None, &Default::default(), Instant::now()).expect("hit");
+        let hit = stored_winner(t.backend(), &ctx, entry.as_ref(), &TuneOptions::default(), Instant::now()).expect("hit");
         assert!(hit.db_hit && hit.compiled == 0);
         assert_eq!((hit.winner, hit.evaluated), (first.winner, first.evaluated));
         // Another space (one more value) or another tolerance: no hit.
         let mut wider = job();
         wider.params[1].values.push(crate::spec::value::Value::Int(8));
         let ctx = t.prepare(&wider).unwrap();
-        assert!(stored_winner(t.backend(), &ctx, entry.as_ref(), None, &Default::default(), Instant::now()).is_none());
+        assert!(stored_winner(t.backend(), &ctx, entry.as_ref(), &TuneOptions::default(), Instant::now()).is_none());
         let mut stricter = job();
         stricter.verify.tolerance.atol /= 10.0;
         let ctx = t.prepare(&stricter).unwrap();
-        assert!(stored_winner(t.backend(), &ctx, entry.as_ref(), None, &Default::default(), Instant::now()).is_none());
+        assert!(stored_winner(t.backend(), &ctx, entry.as_ref(), &TuneOptions::default(), Instant::now()).is_none());
         assert!(stored_entry(None, &ctx.id).unwrap().is_none());
     }
 
@@ -162,7 +157,10 @@ mod tests {
         let faster = if zero.winner_stats.mean <= two.winner_stats.mean { &zero } else { &two };
         assert_eq!(entry().winner.unwrap().config, faster.winner.key(), "the better of the two shards' winners");
         for asked in [None, shard(0), shard(2)] {
-            assert!(stored_winner(t.backend(), &ctx, Some(&entry()), asked, &Default::default(), Instant::now()).is_none(), "{asked:?}");
+            assert!(
+                stored_winner(t.backend(), &ctx, Some(&entry()), &TuneOptions { shard: asked, ..Default::default() }, Instant::now()).is_none(),
+                "{asked:?}"
+            );
         }
         tune(1);
         assert_eq!(entry().origin.unwrap().shards(), None, "every shard: the whole space");
@@ -207,13 +205,16 @@ mod tests {
         let two = entry().origin.unwrap();
         assert_eq!(two.shards(), Some(([0, 2].into(), 3)), "{two:?}");
         for asked in [None, Some(Shard { index: 0, count: 3 }), Some(Shard { index: 2, count: 3 })] {
-            assert!(stored_winner(t.backend(), &ctx, Some(&entry()), asked, &Default::default(), Instant::now()).is_none(), "{asked:?}");
+            assert!(
+                stored_winner(t.backend(), &ctx, Some(&entry()), &TuneOptions { shard: asked, ..Default::default() }, Instant::now()).is_none(),
+                "{asked:?}"
+            );
         }
         merge(2);
         assert_eq!(entry().origin.unwrap().shards(), Some(([0, 2].into(), 3)), "a shard merged twice counts once");
         merge(1);
         assert_eq!(entry().origin.unwrap().shards(), None, "every shard: the whole space");
-        let hit = stored_winner(t.backend(), &ctx, Some(&entry()), None, &Default::default(), Instant::now()).expect("the space's winner");
+        let hit = stored_winner(t.backend(), &ctx, Some(&entry()), &TuneOptions::default(), Instant::now()).expect("the space's winner");
         let whole = t.tune(&job(), &TuneOptions { db: None, ..opts() }).unwrap();
         assert_eq!(hit.winner, whole.winner);
     }

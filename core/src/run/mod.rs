@@ -123,11 +123,13 @@ pub struct TuneOptions {
     /// other configs (see [`tail`]). `None` waits for every compile (except at the time
     /// limit, where compiles still running are always abandoned).
     pub compile_tail: Option<f64>,
-    /// Give up on a config whose compile is still running after this long: it is a failure of
-    /// this tune (`compile timed out`), not stored, so a later tune that selects again
-    /// (`force`) compiles it again; the
-    /// compiler (NVRTC, hipRTC, naga) cannot be stopped and runs on in the background until
-    /// it ends or the process does. `None` (the default) waits for every compile.
+    /// Give up on a config whose compile is still running after this long (its own CPU time
+    /// where the system tells it, else the wall clock): it fails as `compile timed out`. One
+    /// that used more CPU time than this is stored, and a later tune with a longer timeout (or
+    /// none) compiles it again; one given up on by the wall clock is not stored. A
+    /// compiler process is killed; an in-process compiler (NVRTC, hipRTC, naga) cannot be
+    /// stopped and runs on in the background until it ends or the process does. `None` (the
+    /// default) waits for every compile.
     pub compile_timeout: Option<std::time::Duration>,
 }
 
@@ -355,7 +357,7 @@ impl<B: Backend> Tuner<B> {
         let _tuning = opts.db.as_ref().and_then(|d| d.lock_entry(&ctx.id, opts.shard));
         let stored = lookup::stored_entry(opts.db.as_ref(), &ctx.id)?;
         if !opts.force && !opts.remeasure && opts.only.is_none() {
-            if let Some(mut hit) = lookup::stored_winner(self.backend(), &ctx, stored.as_ref(), opts.shard, &opts.bench, t0) {
+            if let Some(mut hit) = lookup::stored_winner(self.backend(), &ctx, stored.as_ref(), opts, t0) {
                 if opts.memcheck {
                     hit.memcheck = Some(self.memcheck_stored(&ctx, &hit.winner));
                 }

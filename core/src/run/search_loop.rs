@@ -1245,11 +1245,11 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                     l.ledger.cached_refusals += 1;
                     self.compile_s.remove(&i);
                 }
-                if let BackendError::CompilerDied { label, status, killed, oom } = &e {
+                if let BackendError::CompilerDied { label, status, killed, oom, words } = &e {
                     // Not a compile's seconds, nor one in the average the flight is sized by.
                     self.compile_s.remove(&i);
                     l.progress.compile_s = (l.progress.compile_s.0 - secs, l.progress.compile_s.1.saturating_sub(1));
-                    let death = Death { status: status.clone(), killed: *killed, oom: *oom };
+                    let death = Death { status: status.clone(), killed: *killed, oom: *oom, words: words.clone() };
                     let Some(died) = self.compiler_died.get_mut(&i) else {
                         // Compiled again before it is blamed (still in flight meanwhile): after
                         // SIGKILL, unless the out-of-memory killer is known not to have acted,
@@ -1283,12 +1283,16 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                     return Ok(());
                 }
                 if let (Some(&(wall, cpu, killed)), BackendError::Abandoned(_)) = (self.compile_timed_out.get(&i), &e) {
-                    // Not stored: a later tune that selects again (`--force`, reusing what was
-                    // stored) compiles it again, on a less loaded machine or with a longer timeout.
-                    // Its seconds count in the sum, not as a compile's (the slowest named).
+                    // A compile that used more CPU time than the limit is stored: the tunes
+                    // after it (a shard run again, `--force`) do not wait for it again, and one
+                    // with a longer compile timeout compiles it again (`stale`). One given up on
+                    // by the wall clock is not: it waited, or its CPU time is unknown, and the
+                    // load beside it decided that. Its seconds count in the sum, not as a
+                    // compile's (the slowest named).
                     self.compile_s.remove(&i);
                     let limit = self.opts.compile_timeout.unwrap_or_default().as_secs_f64();
                     let secs = |s: f64| if s < 10.0 { format!("{s:.1}") } else { format!("{s:.0}") };
+                    let persist = cpu.is_some_and(|c| c > limit);
                     let past = match cpu {
                         Some(c) if c > limit => format!("still compiling after {} s of its own CPU time ({} s of wall time)", secs(c), secs(wall)),
                         Some(c) => {
@@ -1297,13 +1301,18 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                         None => format!("still compiling after {} s", secs(wall)),
                     };
                     let stopped = if killed { " (its compiler process was killed)" } else { "" };
+                    let kept = if persist {
+                        "stored: a tune with a longer timeout (or `--compile-timeout off`; `kerntune tune --force` where a winner is stored) compiles it again, reusing the rest"
+                    } else {
+                        "not stored: `kerntune tune --force` with a longer timeout (or `--compile-timeout off`) compiles and measures it, reusing the rest"
+                    };
                     let message = format!(
-                        "{}: {past}, past the compile timeout of {} s ([tune] compile_timeout, --compile-timeout){stopped}; not stored: `kerntune tune --force` with a longer timeout (or `--compile-timeout off`) compiles and measures it, reusing the rest",
+                        "{}: {past}, past the compile timeout of {} s ([tune] compile_timeout, --compile-timeout){stopped}; {kept}",
                         crate::run::diagnose::COMPILE_TIMED_OUT,
                         secs(limit)
                     );
                     let r = self.result(i, ResultOutcome::Failed { kind: crate::error::FailureKind::TimedOut, message }, None, None, false);
-                    self.settle(l, refs, i, r, false);
+                    self.settle(l, refs, i, r, persist);
                     return Ok(());
                 }
                 let r = self.result(i, ResultOutcome::Failed { kind: e.kind(), message: e.to_string() }, None, None, false);
@@ -1868,6 +1877,8 @@ struct Death {
     /// Whether by SIGKILL, and then whether the out-of-memory killer acted meanwhile.
     killed: bool,
     oom: Option<bool>,
+    /// What it wrote last on its standard error, while compiling it.
+    words: Option<String>,
 }
 
 impl Death {
@@ -1920,7 +1931,9 @@ fn died_again(label: &str, died: &Died, last: &Death) -> (String, bool) {
     } else {
         deaths.iter().map(|d| d.status.as_str()).collect::<Vec<_>>().join(", then ")
     };
-    if deaths.iter().all(|d| d.killed) {
+    // The last it said (a compiler that said nothing the last time may have the time before).
+    let said = deaths.iter().rev().find_map(|d| d.words.as_ref()).map_or(String::new(), |w| format!("; its last words on stderr: {w}"));
+    let (message, persist) = if deaths.iter().all(|d| d.killed) {
         let mut when = died.room.map_or(String::new(), |room| format!(", the second time {}", spared_words(room)));
         if died.second.is_some() {
             when.push_str(", the third alone");
@@ -1939,7 +1952,8 @@ fn died_again(label: &str, died: &Died, last: &Death) -> (String, bool) {
         (message, false)
     } else {
         (format!("the {label} compiler ended {times} while compiling this config ({how}): a crash of the compiler on this config's code; the tune goes on without it"), true)
-    }
+    };
+    (format!("{message}{said}"), persist)
 }
 
 /// Marks candidate `i` evaluated and tells the strategy its outcome.

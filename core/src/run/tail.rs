@@ -117,7 +117,8 @@ mod tuned {
 
     /// A compile still running after the compile timeout fails its config in this tune, even
     /// in an exhaustive search (which the tail always waits for), with a message saying what
-    /// to change; it is not stored, so a tune without the timeout compiles and measures it.
+    /// to change; one that waited (by the wall clock: the fake's compile sleeps) is not stored,
+    /// so a tune without the timeout compiles and measures it.
     #[test]
     fn a_compile_past_the_timeout_fails_its_config_and_is_not_stored() {
         let o = TuneOptions { strategy: "exhaustive".into(), compile_timeout: Some(Duration::from_millis(400)), ..opts() };
@@ -180,5 +181,70 @@ mod tuned {
         // The short compiles ran longer than the timeout by the wall clock (shared cores).
         let slowest = r.results.iter().filter_map(|x| x.compile_seconds).fold(0.0, f64::max);
         assert!(slowest > 0.4 || std::thread::available_parallelism().map_or(0, |n| n.get()) >= 8, "{slowest}");
+    }
+
+    /// A compile that used more CPU time than the compile timeout is stored: a tune with the
+    /// same timeout that selects again (`--force`) reads it and does not wait for it again; a
+    /// program's lookup without a timeout still finds the winner; a tune that selects again
+    /// with no timeout compiles it, says why, and measures it.
+    #[test]
+    fn a_compile_past_the_timeout_by_its_cpu_time_is_stored_until_the_timeout_is_longer() {
+        if crate::backend::this_thread_cpu_seconds().is_none() {
+            return; // the wall clock rule does not store (the first test)
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let db = crate::store::db::Database::at(dir.path().join("db.sqlite"));
+        let slow = |secs: f64| {
+            Tuner::new(
+                FakeBackend::new(Limits::preset("h100").unwrap().1, time)
+                    .with_compile_times(move |c| Duration::from_secs_f64(if is(c, 32, 1) { secs } else { 0.02 }))
+                    .spinning_compiles(),
+            )
+        };
+        let o = |timeout: Option<f64>, force: bool| TuneOptions {
+            db: Some(db.clone()),
+            strategy: "exhaustive".into(),
+            compile_timeout: timeout.map(Duration::from_secs_f64),
+            force,
+            ..opts()
+        };
+        let key = "bx=32,vec=1";
+        let compiled = |t: &Tuner<FakeBackend>| t.backend().compiled.lock().unwrap().contains_key(key);
+        let t = slow(1.5);
+        let r = t.tune(&job(), &o(Some(0.4), false)).unwrap();
+        let failed = r.results.iter().find(|x| x.config.key() == key).expect("a result");
+        let crate::run::report::ResultOutcome::Failed { message, .. } = &failed.outcome else { panic!("{failed:?}") };
+        assert!(message.contains("s of its own CPU time (") && message.contains("; stored: a tune with a longer timeout"), "{message}");
+        let stored = db.entry(&r.entry).unwrap().unwrap();
+        assert_eq!(stored.measurements.len(), 18, "stored with the 17 measured");
+        assert_eq!(stored.origin.as_ref().unwrap().setup.get("compile_timeout").map(String::as_str), Some("0.4"));
+
+        // The same timeout, selecting again: read back, not compiled, no note.
+        let t = slow(1.5);
+        let r = t.tune(&job(), &o(Some(0.4), true)).unwrap();
+        assert!(!compiled(&t), "compiled again under the same timeout");
+        assert!(r.results.iter().any(|x| x.config.key() == key && x.from_db && x.stats().is_none()), "{:?}", r.results);
+        assert!(r.notes.iter().all(|n| !n.contains("compiled again")), "{:?}", r.notes);
+
+        // A program's lookup sets no timeout: the stored winner stands.
+        let r = slow(1.5).tune(&job(), &o(None, false)).unwrap();
+        assert!(r.db_hit, "a longer compile timeout alone does not tune again");
+
+        // Selecting again without a timeout: compiled, measured, and said.
+        let t = slow(0.3);
+        let r = t.tune(&job(), &o(None, true)).unwrap();
+        assert!(compiled(&t));
+        assert!(r.results.iter().any(|x| x.config.key() == key && !x.from_db && x.stats().is_some()), "{:?}", r.results);
+        assert!(
+            r.notes.contains(
+                &"database: 1 config whose compile timed out under the 0.4 s compile timeout is compiled again with no timeout ([tune] compile_timeout, --compile-timeout)"
+                    .to_string()
+            ),
+            "{:?}",
+            r.notes
+        );
+        let stored = db.entry(&r.entry).unwrap().unwrap();
+        assert!(matches!(stored.measurements[key].status, crate::store::db::Status::Ok { .. }));
+        assert_eq!(stored.origin.as_ref().unwrap().setup.get("compile_timeout").map(String::as_str), Some("off"));
     }
 }

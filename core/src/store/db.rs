@@ -372,8 +372,8 @@ impl RunNote {
 }
 
 /// The parts of an [`Origin::setup`] compared by hash (the tune's words for one that changed,
-/// and `db merge`'s for shards that differ in it); the launch timeout ([`SETUP_TIMEOUT`]) is
-/// compared by value.
+/// and `db merge`'s for shards that differ in it); the launch timeout ([`SETUP_TIMEOUT`]) and
+/// the compile timeout ([`SETUP_COMPILE_TIMEOUT`]) are compared by value.
 pub const SETUP_PARTS: &[(&str, &str, &str)] = &[
     ("args", "the arguments", "arguments"),
     ("launch", "the launch geometry", "launch geometries"),
@@ -384,6 +384,9 @@ pub const SETUP_PARTS: &[(&str, &str, &str)] = &[
 
 /// The key of the launch timeout in an [`Origin::setup`]: its value in seconds.
 pub const SETUP_TIMEOUT: &str = "timeout";
+
+/// The key of the compile timeout in an [`Origin::setup`]: its value in seconds, or `off`.
+pub const SETUP_COMPILE_TIMEOUT: &str = "compile_timeout";
 
 /// What an entry's measurements were made for (see [`Entry::origin`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
