@@ -23,6 +23,8 @@
 //! compilers as soon as it knows it will compile ([`CompilerKind::prestart`]), and they load
 //! their compiler ([`CompilerKind::with_warm`]) while the search starts.
 
+pub mod memory;
+
 pub use crate::backend::process_cpu_seconds;
 use crate::backend::{abandonable, CompileWatch};
 use crate::error::BackendError;
@@ -238,6 +240,7 @@ impl CompilerKind {
             return;
         }
         drop(idle);
+        memory::gone(c.pid());
         // At the end of its input it exits.
         drop(c.stdin);
         let _ = c.child.wait();
@@ -330,6 +333,7 @@ impl CompilerKind {
             }
         };
         watch.set_process(None);
+        memory::ended(c.pid());
         self.give_back(c);
         match answer {
             (Rep::Ok { symbol }, blobs) => Ok((blobs.into_iter().next().unwrap_or_default(), symbol)),
@@ -351,6 +355,7 @@ impl CompilerKind {
         };
         if let Some(mut c) = idle {
             c.words.forget();
+            memory::started(c.pid());
             if crate::worker::write_msg(&mut c.stdin, job, &[], None).is_ok() {
                 self.lent.fetch_add(1, Ordering::SeqCst);
                 return Ok(c);
@@ -359,8 +364,11 @@ impl CompilerKind {
         }
         let mut c = self.spawn()?;
         c.words.forget();
-        crate::worker::write_msg(&mut c.stdin, job, &[], None)
-            .map_err(|e| BackendError::other(format!("sending a compile to a new {} compiler process: {e}", self.label)))?;
+        memory::started(c.pid());
+        if let Err(e) = crate::worker::write_msg(&mut c.stdin, job, &[], None) {
+            memory::gone(c.pid());
+            return Err(BackendError::other(format!("sending a compile to a new {} compiler process: {e}", self.label)));
+        }
         self.lent.fetch_add(1, Ordering::SeqCst);
         Ok(c)
     }
@@ -382,6 +390,7 @@ impl CompilerKind {
         let rx = crate::worker::read_on_thread(format!("kerntune-{}-compiler-reader", label.to_lowercase()), stdout, None)?;
         let words = crate::worker::LastWords::follow(format!("kerntune-{}-compiler-stderr", label.to_lowercase()), child.stderr.take().expect("piped"));
         self.started.fetch_add(1, Ordering::Relaxed);
+        memory::spawned(child.id());
         tracing::debug!(pid = child.id(), "{label} compiler process started");
         Ok(Compiler { child, stdin, replies: rx, words })
     }
@@ -391,6 +400,7 @@ impl CompilerKind {
     /// wrote something unreadable), killed; and whether SIGKILL ended it (sent from outside: the
     /// tuner kills only compiles it gave up on, which never come here).
     fn ended(&self, mut c: Compiler) -> (String, bool) {
+        memory::gone(c.pid());
         let t = Instant::now();
         while t.elapsed() < Duration::from_secs(1) {
             match c.child.try_wait() {
@@ -406,6 +416,7 @@ impl CompilerKind {
     /// Kills a compiler (a compile given up on) and reaps it.
     fn kill(&self, mut c: Compiler) {
         let pid = c.pid();
+        memory::gone(pid);
         let _ = c.child.kill();
         let _ = c.child.wait();
         self.killed.fetch_add(1, Ordering::Relaxed);

@@ -70,12 +70,26 @@ pub static COMPILER: crate::compiler::CompilerKind = crate::compiler::CompilerKi
 /// The fake's compiler, wherever it runs: its arguments say what to do — `sleep=S` (seconds of
 /// wall time), `spin=S` (seconds of the CPU: of this thread's, or where the system does not
 /// tell, of wall time), `crash`, `oom=FILE` (raises the `oom_kill` count in FILE, in a compiler
-/// process), `kill` (SIGKILL to its own process, in a compiler process).
+/// process), `kill` (SIGKILL to its own process, in a compiler process), `mem=MIB` (takes that
+/// much memory, every page touched, until the compile ends).
 fn fake_compile(job: &crate::compiler::CompileJob) -> Result<crate::compiler::CompileOutput, BackendError> {
+    // Taken in ten steps through a sleep (a compiler's memory grows as it works), else at once.
+    let mut held: Vec<Vec<u8>> = Vec::new();
+    let mut memory = 0;
     for a in &job.args {
         match a.split_once('=') {
+            Some(("mem", mib)) => memory = mib.parse::<usize>().unwrap_or(0) << 20,
+            Some(("sleep", s)) if memory > 0 => {
+                for _ in 0..10 {
+                    held.push(vec![1u8; memory / 10]);
+                    std::thread::sleep(Duration::from_secs_f64(s.parse::<f64>().unwrap_or(0.0) / 10.0));
+                }
+            }
             Some(("sleep", s)) => std::thread::sleep(Duration::from_secs_f64(s.parse().unwrap_or(0.0))),
             Some(("spin", s)) => {
+                if memory > 0 {
+                    held.push(vec![1u8; memory]);
+                }
                 let delay = s.parse().unwrap_or(0.0);
                 let (t0, start) = (std::time::Instant::now(), crate::backend::this_thread_cpu_seconds());
                 let mut x = 0u64;
@@ -105,6 +119,7 @@ fn fake_compile(job: &crate::compiler::CompileJob) -> Result<crate::compiler::Co
             _ => {}
         }
     }
+    drop(std::hint::black_box(held));
     Ok((b"fake".to_vec(), None))
 }
 
@@ -146,6 +161,9 @@ pub struct FakeBackend {
     noise: f64,
     rng: Mutex<rand_chacha::ChaCha8Rng>,
     compile_delay: Arc<dyn Fn(&Config) -> Duration + Send + Sync>,
+    /// Memory each compile takes and holds until it ends, in MiB (see
+    /// [`FakeBackend::with_compile_memory`]).
+    compile_memory: Arc<dyn Fn(&Config) -> usize + Send + Sync>,
     /// Compiles use the CPU for their time (`spinning_compiles`) instead of sleeping through it.
     spin: bool,
     lost: AtomicBool,
@@ -244,6 +262,7 @@ impl FakeBackend {
             noise: 0.0,
             rng: Mutex::new(rand_chacha::ChaCha8Rng::seed_from_u64(0)),
             compile_delay: Arc::new(|_| Duration::ZERO),
+            compile_memory: Arc::new(|_| 0),
             spin: false,
             lost: AtomicBool::new(false),
             compiles: AtomicUsize::new(0),
@@ -387,6 +406,13 @@ impl FakeBackend {
         self
     }
 
+    /// Memory each compile takes (in MiB, every page touched) as it starts and holds until it
+    /// ends: in a compiler process, that process's; on a thread, the tuner's.
+    pub fn with_compile_memory(mut self, f: impl Fn(&Config) -> usize + Send + Sync + 'static) -> Self {
+        self.compile_memory = Arc::new(f);
+        self
+    }
+
     /// Each compile's time ([`FakeBackend::with_compile_times`]) is CPU time its thread spends
     /// (as a compiler's is), not a sleep: compiles running together share the cores, and a
     /// compile takes longer in wall time the more run beside it.
@@ -491,10 +517,12 @@ impl Backend for FakeBackend {
             // move it.
             oom_file();
         }
-        let slept = if delay.is_zero() && !crash && !kill {
+        let memory = if hit { 0 } else { (self.compile_memory)(req.config) };
+        let slept = if delay.is_zero() && !crash && !kill && memory == 0 {
             Ok(())
         } else {
-            let mut args = vec![format!("{}={}", if self.spin { "spin" } else { "sleep" }, delay.as_secs_f64())];
+            let mut args: Vec<String> = (memory > 0).then(|| format!("mem={memory}")).into_iter().collect();
+            args.push(format!("{}={}", if self.spin { "spin" } else { "sleep" }, delay.as_secs_f64()));
             args.extend(crash.then(|| "crash".to_string()));
             args.extend(oom.then(|| format!("oom={}", oom_file().display())));
             args.extend(kill.then(|| "kill".to_string()));

@@ -478,12 +478,27 @@ pub(crate) fn oom_count_words(moved: bool) -> String {
 }
 
 /// The files that may hold the out-of-memory killer's count for this process's memory cgroup,
-/// from `/proc/self/cgroup` (`cgroup`) and `/proc/self/mountinfo` (`mountinfo`): under cgroup
-/// v2 (`0::PATH`) `memory.events` below each `cgroup2` mount, under v1 (`N:…memory…:PATH`,
-/// not the root) `memory.oom_control` below each `cgroup` mount with the memory controller;
-/// `/sys/fs/cgroup` and `/sys/fs/cgroup/memory` where `mountinfo` names none. A mount of a
-/// cgroup below the hierarchy's root (a container's) takes the paths below it.
+/// from `/proc/self/cgroup` (`cgroup`) and `/proc/self/mountinfo` (`mountinfo`):
+/// `memory.events` (cgroup v2) or `memory.oom_control` (v1) in each of [`memory_cgroups`].
 pub(crate) fn oom_count_candidates(cgroup: &str, mountinfo: &str) -> Vec<std::path::PathBuf> {
+    memory_cgroups(cgroup, mountinfo).into_iter().map(|c| c.dir.join(if c.v2 { "memory.events" } else { "memory.oom_control" })).collect()
+}
+
+/// A memory cgroup's folder as mounted here, the mount point of its hierarchy, and whether it
+/// is cgroup v2.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct MemoryCgroup {
+    pub dir: std::path::PathBuf,
+    pub mount: std::path::PathBuf,
+    pub v2: bool,
+}
+
+/// The folders that may be this process's memory cgroup, from `/proc/self/cgroup` (`cgroup`)
+/// and `/proc/self/mountinfo` (`mountinfo`): under cgroup v2 (`0::PATH`) below each `cgroup2`
+/// mount, under v1 (`N:…memory…:PATH`, not the root) below each `cgroup` mount with the memory
+/// controller; `/sys/fs/cgroup` and `/sys/fs/cgroup/memory` where `mountinfo` names none. A
+/// mount of a cgroup below the hierarchy's root (a container's) takes the paths below it.
+pub(crate) fn memory_cgroups(cgroup: &str, mountinfo: &str) -> Vec<MemoryCgroup> {
     // (root within the hierarchy, mount point, version 2, has the memory controller)
     let mounts: Vec<(&str, &str, bool, bool)> = mountinfo
         .lines()
@@ -509,14 +524,13 @@ pub(crate) fn oom_count_candidates(cgroup: &str, mountinfo: &str) -> Vec<std::pa
         if !v2 && (!controllers.split(',').any(|c| c == "memory") || path == "/") {
             continue;
         }
-        let file = if v2 { "memory.events" } else { "memory.oom_control" };
         for &(root, point, version2, memory) in mounts {
             if version2 != v2 || !memory {
                 continue;
             }
             let below = if root == "/" { Some(path) } else { path.strip_prefix(root).filter(|r| r.is_empty() || r.starts_with('/')) };
             if let Some(below) = below {
-                out.push(std::path::Path::new(point).join(below.trim_start_matches('/')).join(file));
+                out.push(MemoryCgroup { dir: std::path::Path::new(point).join(below.trim_start_matches('/')), mount: point.into(), v2 });
             }
         }
     }

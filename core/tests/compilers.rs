@@ -215,6 +215,32 @@ fn a_compiler_that_crashes_costs_its_config() {
     assert_eq!(r.results.len(), 18);
 }
 
+/// Compiles wait for the memory they need (`compiler::memory`): each takes 60 MiB more in its
+/// compiler process, and 170 MiB is left to all of them (a limit assumed for the test), so once
+/// the first compiles have shown what they take, no more than two compile at once (four threads:
+/// without the check every wave is four); every config compiles, and the report says how often
+/// a compile waited.
+fn compiles_wait_for_the_memory_they_need() {
+    kerntune_core::compiler::memory::assume_limit(Some(170 << 20));
+    let fake = FakeBackend::new(limits(), time).with_compile_times(|_| Duration::from_millis(300)).with_compile_memory(|_| 60);
+    let tuner = Tuner::new(fake);
+    std::env::set_var(kerntune_core::compiler::ISOLATION_VAR, "1");
+    let r = tuner.tune(&job(), &TuneOptions { compile_threads: Some(4), ..exhaustive(None) });
+    std::env::remove_var(kerntune_core::compiler::ISOLATION_VAR);
+    kerntune_core::compiler::memory::assume_limit(None);
+    let r = r.unwrap();
+    assert!(failed(&r).is_empty(), "{:?}", failed(&r));
+    assert_eq!(r.results.len(), 18);
+    // How many compiles ran as each started, itself included: more than two only in the first
+    // wave (four threads start at once, before any compile has taken memory).
+    let counts: Vec<usize> = tuner.backend().compiled.lock().unwrap().values().flatten().copied().collect();
+    assert_eq!(counts.len(), 18, "{counts:?}");
+    assert!(counts.iter().filter(|&&n| n > 2).count() <= 2, "{counts:?}");
+    assert!(kerntune_core::compiler::memory::footprint() >= 60 << 20);
+    let note = r.notes.iter().find(|n| n.starts_with("compile memory: ")).unwrap_or_else(|| panic!("{:?}", r.notes));
+    assert!(note.contains("left to a test's limit"), "{note}");
+}
+
 /// A compiler process the out-of-memory killer ends (SIGKILL, its count raised: when many large
 /// compiles run at once) does not cost its config: the config is compiled again with at most
 /// half the compile threads compiling (2 of 4), itself included, and measured; the report says
@@ -491,6 +517,7 @@ fn main() {
         ("idle_compilers_killed_between_tunes_cost_nothing", idle_compilers_killed_between_tunes_cost_nothing),
         ("a_compile_past_the_timeout_is_killed_and_uses_no_more_cpu", a_compile_past_the_timeout_is_killed_and_uses_no_more_cpu),
         ("a_compiler_that_crashes_costs_its_config", a_compiler_that_crashes_costs_its_config),
+        ("compiles_wait_for_the_memory_they_need", compiles_wait_for_the_memory_they_need),
         ("a_compiler_killed_from_outside_compiles_again_with_fewer_beside_it", a_compiler_killed_from_outside_compiles_again_with_fewer_beside_it),
         ("a_killed_compile_does_not_wait_for_a_long_one", a_killed_compile_does_not_wait_for_a_long_one),
         ("a_compiler_killed_by_hand_compiles_again_at_once", a_compiler_killed_by_hand_compiles_again_at_once),

@@ -22,6 +22,7 @@
 use crate::search::pipeline::CompileOrder;
 use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Duration;
 
 #[derive(Default)]
 struct State {
@@ -107,7 +108,9 @@ impl CompileQueue {
             if let Some(next) = take(&mut s, false) {
                 return Some(next);
             }
-            s = self.ready.wait(s).unwrap_or_else(|p| p.into_inner());
+            // Woken when work comes or a compile ends; and now and then to see whether memory
+            // was freed for a compile held back (see `room_in_memory`).
+            s = self.ready.wait_timeout(s, Duration::from_millis(50)).unwrap_or_else(|p| p.into_inner()).0;
         }
     }
 
@@ -152,6 +155,9 @@ fn take(s: &mut State, urgent: bool) -> Option<(usize, usize)> {
     }
     match (s.solo, s.spared.front().copied()) {
         (None, Some((i, room))) if s.active < room => {
+            if !room_in_memory(s) {
+                return None;
+            }
             s.spared.pop_front();
             s.solo = Some((i, room));
             s.active += 1;
@@ -160,12 +166,21 @@ fn take(s: &mut State, urgent: bool) -> Option<(usize, usize)> {
         // It waits for room: nothing else starts meanwhile.
         (None, Some(_)) => None,
         (solo, _) if solo.is_none_or(|(_, room)| s.active < room) => {
+            if (s.first.is_empty() && (urgent || s.order.is_empty())) || !room_in_memory(s) {
+                return None;
+            }
             let i = s.first.pop_front().or_else(|| if urgent { None } else { s.order.pop() })?;
             s.active += 1;
             Some((i, s.len()))
         }
         _ => None,
     }
+}
+
+/// Whether memory is left for another compile beside the ones running (see
+/// [`crate::compiler::memory`]): always for the first.
+fn room_in_memory(s: &State) -> bool {
+    s.active == 0 || crate::compiler::memory::fits(s.active)
 }
 
 #[cfg(test)]

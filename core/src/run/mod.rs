@@ -411,6 +411,7 @@ impl<B: Backend> Tuner<B> {
             ledger.notes.extend(b.take_notes().into_iter().map(|n| format!("{on}{n}")));
         }
         ledger.notes.extend(crate::compiler::take_notes());
+        ledger.notes.extend(crate::compiler::memory::take_note());
         persist::winner(&mut ledger, &plan, &selected)?;
         tracing::debug!(seconds = t0.elapsed().as_secs_f64(), "winner stored");
         let mut report = persist::report(&ledger, &plan, selected, strategy, recheck, t0);

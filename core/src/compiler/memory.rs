@@ -1,0 +1,362 @@
+//! Memory for compiles: a compile starts only where what it needs is left.
+//!
+//! Why: a tune starts as many compiles as it has compile threads. Where memory is limited — a
+//! Slurm job's `--mem`, a Kubernetes pod's limit, a container's, or a machine with little of it
+//! — and each compile takes much of it (a large templated kernel through NVRTC can take
+//! gigabytes), the out-of-memory killer ends compiler processes: each such config compiles
+//! again with fewer beside it (see [`crate::compiler`]), but the other threads go on starting
+//! compiles, and the next wave is killed again, its work lost.
+//!
+//! So the compiler processes are watched: the most resident memory one has reached while
+//! compiling (`VmHWM` as a compile answers, and what a compile running holds now) is a
+//! compiler's footprint ([`footprint`]). Before another compile starts beside those running,
+//! `fits` asks whether what is left — the least of what the tuner's memory cgroup and each
+//! cgroup above it may still use (its limit less its working set: usage less inactive file
+//! pages, as Kubernetes counts it) and the machine's `MemAvailable` — covers what the compiles
+//! running may still take to reach that footprint, and what the next one needs beyond what its
+//! idle compiler process already holds (an eighth more for what is not counted). If not, it
+//! waits until a compile ends or memory is freed, and the tune's notes say how often.
+//!
+//! Not known before a compile in a process has taken memory: the first compiles start as they
+//! always did. Compiles on the tuner's threads (HIP's by default, or
+//! `KERNTUNE_COMPILE_ISOLATION=0`) are not counted. Linux only (elsewhere every compile starts).
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// What this program knows of its compiler processes' memory.
+struct State {
+    /// The most resident memory a compiler process reached while compiling, in bytes.
+    footprint: u64,
+    /// The compiler processes alive, and whether each is compiling.
+    processes: Vec<(u32, bool)>,
+    /// Compile starts held back for memory since [`take_note`], whether one is held now, and the
+    /// fewest compiles that ran while one was held.
+    held: usize,
+    holding: bool,
+    fewest: usize,
+    /// What the last hold saw: bytes left, bytes needed, and where the least was left.
+    last: Option<(u64, u64, String)>,
+}
+
+static STATE: Mutex<State> = Mutex::new(State { footprint: 0, processes: Vec::new(), held: 0, holding: false, fewest: usize::MAX, last: None });
+
+fn state() -> std::sync::MutexGuard<'static, State> {
+    STATE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Compiler process `pid` started (idle).
+pub(crate) fn spawned(pid: u32) {
+    state().processes.push((pid, false));
+}
+
+/// A compile was sent to compiler process `pid`.
+pub(crate) fn started(pid: u32) {
+    let mut s = state();
+    match s.processes.iter_mut().find(|p| p.0 == pid) {
+        Some(p) => p.1 = true,
+        None => s.processes.push((pid, true)),
+    }
+}
+
+/// The compile in compiler process `pid` answered: the most the process has held is a
+/// compiler's footprint.
+pub(crate) fn ended(pid: u32) {
+    let peak = status_bytes(pid, "VmHWM:");
+    let mut s = state();
+    if let Some(p) = s.processes.iter_mut().find(|p| p.0 == pid) {
+        p.1 = false;
+    }
+    s.footprint = s.footprint.max(peak.unwrap_or(0));
+}
+
+/// Compiler process `pid` is gone (killed, closed, or it died).
+pub(crate) fn gone(pid: u32) {
+    state().processes.retain(|p| p.0 != pid);
+}
+
+/// The most resident memory a compiler process of this program has reached while compiling,
+/// in bytes (0: none measured).
+pub fn footprint() -> u64 {
+    state().footprint
+}
+
+/// Whether another compile may start beside the `running` ones: always alone, or while no
+/// compiler's footprint is known; otherwise only where what is left covers what the compiles
+/// running in processes may still take to reach the footprint, and what the next one needs
+/// beyond what its idle compiler holds.
+pub(crate) fn fits(running: usize) -> bool {
+    if !enabled() {
+        return true;
+    }
+    let (known, processes) = {
+        let s = state();
+        (s.footprint, s.processes.clone())
+    };
+    if running == 0 || processes.is_empty() {
+        state().holding = false;
+        return true;
+    }
+    let Some((left, from)) = left() else { return true };
+    // Room for every compiler process, and one more, at the footprint: no need to look closer
+    // (one read of what is left, where memory is plentiful).
+    let bound = known.saturating_mul(processes.len().max(running) as u64 + 1);
+    if known > 0 && left >= bound.saturating_add(bound / 8) {
+        state().holding = false;
+        return true;
+    }
+    let held: Vec<(u64, bool)> = processes.iter().filter_map(|&(pid, compiling)| Some((resident(pid)?, compiling))).collect();
+    let Some(Verdict { ok, short, need }) = judge(known, &held, running, left) else {
+        state().holding = false;
+        return true;
+    };
+    let mut s = state();
+    if ok {
+        s.holding = false;
+    } else {
+        if !s.holding {
+            s.held += 1;
+            s.holding = true;
+        }
+        s.fewest = s.fewest.min(running);
+        s.last = Some((short, need, from));
+    }
+    ok
+}
+
+/// [`fits`]'s answer: whether another compile starts, what is left beyond what the compiles
+/// running may still take, and what the next one needs (bytes).
+#[derive(Debug, PartialEq)]
+struct Verdict {
+    ok: bool,
+    short: u64,
+    need: u64,
+}
+
+/// [`fits`] from the footprint known (`known`), the compiler processes' resident bytes and
+/// whether each compiles (`held`), the compiles running (`running`, those taken from the queue
+/// and not yet sent included) and the bytes `left`; `None` while no footprint is known.
+fn judge(known: u64, held: &[(u64, bool)], running: usize, left: u64) -> Option<Verdict> {
+    // A compile running holds at least what it holds now: the footprint, before any has ended.
+    let footprint = held.iter().filter(|h| h.1).map(|h| h.0).fold(known, u64::max);
+    if footprint == 0 {
+        return None;
+    }
+    let compiling = held.iter().filter(|h| h.1).count();
+    // Taken from the queue and not yet sent: counted as a whole footprint.
+    let unsent = running.saturating_sub(compiling) as u64;
+    let coming: u64 = held.iter().filter(|h| h.1).map(|h| footprint.saturating_sub(h.0)).sum::<u64>() + unsent * footprint;
+    // The next compile goes to an idle compiler, which holds some of it already.
+    let idle = held.iter().filter(|h| !h.1).map(|h| h.0).max().unwrap_or(0);
+    let need = footprint.saturating_sub(idle) + footprint / 8;
+    let short = left.saturating_sub(coming);
+    Some(Verdict { ok: short >= need, short, need })
+}
+
+/// `0` (or `off`, `false`, `no`): compiles start without the memory check, as before it existed.
+pub const CHECK_VAR: &str = "KERNTUNE_COMPILE_MEMORY_CHECK";
+
+/// Whether the check is on ([`CHECK_VAR`], read once).
+fn enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| !std::env::var(CHECK_VAR).is_ok_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "0" | "off" | "false" | "no")))
+}
+
+/// The tune's note on compiles held back for memory since the last call, if any were.
+pub fn take_note() -> Option<String> {
+    let mut s = state();
+    let held = std::mem::take(&mut s.held);
+    let fewest = std::mem::replace(&mut s.fewest, usize::MAX);
+    s.holding = false;
+    let (left, need, from) = s.last.take()?;
+    (held > 0).then(|| {
+        format!(
+            "compile memory: a compile start waited {held} time{} for memory, with {fewest} or more compiling (a compiler process takes up to {}; {} left to {from} beyond what the compiles running may still take, {} needed)",
+            if held == 1 { "" } else { "s" },
+            mib(s.footprint),
+            mib(left),
+            mib(need)
+        )
+    })
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.0} MiB", bytes as f64 / (1u64 << 20) as f64)
+}
+
+/// The memory this program may still use, in bytes, and where the least of it is counted (a
+/// cgroup's folder, or `MemAvailable`): the least of each limited memory cgroup it is in (its
+/// limit less its working set) and the machine's available memory. `None` where neither is
+/// known.
+fn left() -> Option<(u64, String)> {
+    if let Some(limit) = *ASSUMED.lock().unwrap_or_else(|p| p.into_inner()) {
+        let pids: Vec<u32> = state().processes.iter().map(|p| p.0).collect();
+        let used: u64 = pids.into_iter().filter_map(resident).sum();
+        return Some((limit.saturating_sub(used), "a test's limit".into()));
+    }
+    let machine =
+        std::fs::read_to_string("/proc/meminfo").ok().and_then(|t| kilobytes(&t, "MemAvailable:")).map(|b| (b, "the machine (MemAvailable)".to_string()));
+    let cgroups = limited().iter().filter_map(|c| c.left().map(|b| (b, format!("its memory cgroup ({})", c.dir.display()))));
+    machine.into_iter().chain(cgroups).min_by_key(|(b, _)| *b)
+}
+
+/// A limit for the compiler processes alone, in bytes, instead of the cgroups' and the
+/// machine's ([`assume_limit`]).
+static ASSUMED: Mutex<Option<u64>> = Mutex::new(None);
+
+/// Counts the memory left as `limit` bytes less what the compiler processes hold, instead of
+/// the cgroups' and the machine's (`None`: those again): for tests, which cannot limit their
+/// own memory.
+#[doc(hidden)]
+pub fn assume_limit(limit: Option<u64>) {
+    *ASSUMED.lock().unwrap_or_else(|p| p.into_inner()) = limit;
+}
+
+/// A memory cgroup with a limit, this program's or one above it.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Limited {
+    pub dir: PathBuf,
+    pub v2: bool,
+}
+
+impl Limited {
+    /// Its limit less its working set, in bytes.
+    fn left(&self) -> Option<u64> {
+        let read = |name: &str| std::fs::read_to_string(self.dir.join(name)).ok();
+        let (limit, usage, stat) = if self.v2 {
+            (read("memory.max")?, read("memory.current")?, read("memory.stat")?)
+        } else {
+            (read("memory.limit_in_bytes")?, read("memory.usage_in_bytes")?, read("memory.stat")?)
+        };
+        let limit = limit_bytes(&limit)?;
+        let usage: u64 = usage.trim().parse().ok()?;
+        let inactive = stat_value(&stat, if self.v2 { "inactive_file" } else { "total_inactive_file" }).unwrap_or(0);
+        Some(limit.saturating_sub(usage.saturating_sub(inactive)))
+    }
+}
+
+/// A limit file's value in bytes; `None` for no limit (`max`, or v1's page-counter maximum).
+fn limit_bytes(text: &str) -> Option<u64> {
+    let v: u64 = text.trim().parse().ok()?;
+    // cgroup v1 writes its "no limit" as the largest page count in bytes (about 2^63).
+    (v < 1 << 60).then_some(v)
+}
+
+/// The value of `key` in a `memory.stat` text.
+fn stat_value(text: &str, key: &str) -> Option<u64> {
+    text.lines().find_map(|l| l.strip_prefix(key)?.strip_prefix(' ')?.trim().parse().ok())
+}
+
+/// This program's memory cgroups with a limit: its own and each above it, up to its
+/// hierarchy's mount (found once per process).
+fn limited() -> &'static [Limited] {
+    static FOUND: std::sync::OnceLock<Vec<Limited>> = std::sync::OnceLock::new();
+    FOUND.get_or_init(|| {
+        let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
+        let found = limited_in(crate::worker::memory_cgroups(&read("/proc/self/cgroup"), &read("/proc/self/mountinfo")), |d, v2| {
+            let file = if v2 { "memory.max" } else { "memory.limit_in_bytes" };
+            std::fs::read_to_string(d.join(file)).ok().and_then(|t| limit_bytes(&t)).is_some()
+        });
+        tracing::debug!(?found, "memory cgroups with a limit");
+        found
+    })
+}
+
+/// Of `cgroups` (folder, mount point, v2), the first that exists, and each folder from it up to
+/// its mount point, those `limited` says have a limit.
+pub(crate) fn limited_in(cgroups: Vec<crate::worker::MemoryCgroup>, limited: impl Fn(&Path, bool) -> bool) -> Vec<Limited> {
+    let Some(c) = cgroups.into_iter().find(|c| c.dir.is_dir()) else { return Vec::new() };
+    let mut out = Vec::new();
+    let mut dir = Some(c.dir.as_path());
+    while let Some(d) = dir.filter(|d| d.starts_with(&c.mount)) {
+        if limited(d, c.v2) {
+            out.push(Limited { dir: d.to_path_buf(), v2: c.v2 });
+        }
+        dir = d.parent();
+    }
+    out
+}
+
+/// A process's resident memory now (`VmRSS`) and its peak since last reset (`VmHWM`), in bytes.
+fn status_bytes(pid: u32, key: &str) -> Option<u64> {
+    let t = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    kilobytes(&t, key)
+}
+
+/// The value of `key` (`VmHWM:`, `MemAvailable:`) in kilobytes in a `/proc` text, in bytes.
+fn kilobytes(text: &str, key: &str) -> Option<u64> {
+    let kb: u64 = text.lines().find_map(|l| l.strip_prefix(key))?.trim().trim_end_matches("kB").trim().parse().ok()?;
+    Some(kb * 1024)
+}
+
+fn resident(pid: u32) -> Option<u64> {
+    status_bytes(pid, "VmRSS:")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: u64 = 1 << 20;
+
+    #[test]
+    fn a_compile_starts_where_what_it_needs_is_left() {
+        // No footprint known and no compiler process (compiles on threads): nothing to go by.
+        assert_eq!(judge(0, &[], 1, 0), None);
+        assert_eq!(judge(0, &[(10 * MIB, false)], 1, 0), None, "an idle compiler says nothing of a compile");
+        // One compile at 60 MiB of a 160 MiB footprint (it may take 100 more), an idle compiler
+        // holding 40: the next needs 120 + 20.
+        let v = judge(160 * MIB, &[(60 * MIB, true), (40 * MIB, false)], 1, 250 * MIB).unwrap();
+        assert_eq!(v, Verdict { ok: true, short: 150 * MIB, need: 140 * MIB });
+        assert!(!judge(160 * MIB, &[(60 * MIB, true), (40 * MIB, false)], 1, 230 * MIB).unwrap().ok);
+        // Before any compile has ended, one running shows the footprint is at least what it holds.
+        assert_eq!(judge(0, &[(80 * MIB, true)], 1, 100 * MIB).unwrap(), Verdict { ok: true, short: 100 * MIB, need: 90 * MIB });
+        // A compile taken from the queue and not yet sent counts whole; so does a new process.
+        assert_eq!(judge(100 * MIB, &[(100 * MIB, true)], 2, 300 * MIB).unwrap(), Verdict { ok: true, short: 200 * MIB, need: 112 * MIB + MIB / 2 });
+        assert!(!judge(100 * MIB, &[(100 * MIB, true)], 3, 300 * MIB).unwrap().ok);
+    }
+
+    #[test]
+    fn limits_and_counts_are_read_from_cgroup_and_proc_texts() {
+        assert_eq!(limit_bytes("max\n"), None);
+        assert_eq!(limit_bytes("9223372036854771712\n"), None, "cgroup v1's no limit");
+        assert_eq!(limit_bytes("419430400\n"), Some(400 * MIB));
+        let stat = "cache 0\nrss 10\ninactive_file 4096\ntotal_inactive_file 8192\n";
+        assert_eq!((stat_value(stat, "inactive_file"), stat_value(stat, "total_inactive_file")), (Some(4096), Some(8192)));
+        assert_eq!(kilobytes("MemTotal:  100 kB\nMemAvailable:   2048 kB\n", "MemAvailable:"), Some(2048 * 1024));
+        assert_eq!(kilobytes("VmHWM:\t  1000 kB\nVmRSS:\t 900 kB\n", "VmRSS:"), Some(900 * 1024));
+    }
+
+    /// A cgroup's limit, or one above it (a Slurm job's, above its step's), bounds what is left:
+    /// each limited folder from the process's own up to the mount counts; working set is usage
+    /// less inactive file pages.
+    #[test]
+    fn every_limited_cgroup_from_the_processs_up_to_the_mount_counts() {
+        let root = tempfile::tempdir().unwrap();
+        let mount = root.path().join("memory");
+        let job = mount.join("slurm/uid_0/job_7");
+        let step = job.join("step_0");
+        std::fs::create_dir_all(&step).unwrap();
+        let write = |d: &Path, limit: &str, usage: u64, inactive: u64| {
+            std::fs::write(d.join("memory.limit_in_bytes"), limit).unwrap();
+            std::fs::write(d.join("memory.usage_in_bytes"), usage.to_string()).unwrap();
+            std::fs::write(d.join("memory.stat"), format!("rss 1\ntotal_inactive_file {inactive}\n")).unwrap();
+        };
+        write(&mount, "9223372036854771712", 0, 0);
+        write(&job, "1073741824", 700 * MIB, 100 * MIB);
+        write(&step, "9223372036854771712", 500 * MIB, 0);
+        let cg = crate::worker::MemoryCgroup { dir: step.clone(), mount: mount.clone(), v2: false };
+        let missing = crate::worker::MemoryCgroup { dir: mount.join("nowhere"), mount: mount.clone(), v2: false };
+        let limited =
+            limited_in(vec![missing, cg], |d, _| std::fs::read_to_string(d.join("memory.limit_in_bytes")).ok().and_then(|t| limit_bytes(&t)).is_some());
+        assert_eq!(limited, [Limited { dir: job.clone(), v2: false }]);
+        assert_eq!(limited[0].left(), Some(1024 * MIB - 600 * MIB));
+        // cgroup v2's names.
+        let v2 = root.path().join("v2");
+        std::fs::create_dir_all(&v2).unwrap();
+        std::fs::write(v2.join("memory.max"), "524288000\n").unwrap();
+        std::fs::write(v2.join("memory.current"), (300 * MIB).to_string()).unwrap();
+        std::fs::write(v2.join("memory.stat"), format!("anon 1\ninactive_file {}\n", 50 * MIB)).unwrap();
+        assert_eq!(Limited { dir: v2, v2: true }.left(), Some(500 * MIB - 250 * MIB));
+    }
+}
