@@ -47,16 +47,26 @@ pub const ISOLATION_VAR: &str = "KERNTUNE_COMPILE_ISOLATION";
 /// a compile timeout, unless [`ISOLATION_VAR`] says otherwise (`1`, `on`, `true`, `yes`; `0`,
 /// `off`, `false`, `no`; any other value is warned of, once, and ignored).
 pub fn wanted(compile_timeout: bool) -> Option<bool> {
-    let default = compile_timeout.then_some(true);
-    let Ok(v) = std::env::var(ISOLATION_VAR) else { return default };
+    switch(ISOLATION_VAR, "compile in compiler processes", "on threads").or(compile_timeout.then_some(true))
+}
+
+/// Whether the switch variable `var` is set on (`1`, `on`, `true`, `yes`: `on` says what that
+/// does) or off (`0`, `off`, `false`, `no`: `off`); `None` when unset or empty. Any other value is
+/// warned of, once per variable, and ignored (`None`).
+pub(crate) fn switch(var: &str, on: &str, off: &str) -> Option<bool> {
+    let v = std::env::var(var).ok()?;
     match v.trim().to_ascii_lowercase().as_str() {
         "1" | "on" | "true" | "yes" => Some(true),
         "0" | "off" | "false" | "no" => Some(false),
-        "" => default,
+        "" => None,
         _ => {
-            static WARNED: std::sync::Once = std::sync::Once::new();
-            WARNED.call_once(|| tracing::warn!("{ISOLATION_VAR}={v:?} is neither 1 (compile in compiler processes) nor 0 (on threads); ignored"));
-            default
+            static WARNED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+            let mut warned = WARNED.lock().unwrap_or_else(|p| p.into_inner());
+            if !warned.iter().any(|w| w == var) {
+                warned.push(var.to_string());
+                tracing::warn!("{var}={v:?} is neither 1 ({on}) nor 0 ({off}); ignored");
+            }
+            None
         }
     }
 }

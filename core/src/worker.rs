@@ -456,9 +456,8 @@ pub fn oom_count_file() -> Option<std::path::PathBuf> {
     }
     OOM_COUNT_FILE
         .get_or_init(|| {
-            let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
             let counts = |p: &std::path::Path| std::fs::read_to_string(p).ok().and_then(|t| parse_oom_kills(&t)).is_some();
-            let found = oom_count_candidates(&read("/proc/self/cgroup"), &read("/proc/self/mountinfo")).into_iter().find(|p| counts(p));
+            let found = own_memory_cgroups().iter().map(MemoryCgroup::oom_count_file).find(|p| counts(p));
             let found = found.or_else(|| Some("/proc/vmstat".into()).filter(|p: &std::path::PathBuf| counts(p)));
             tracing::debug!(file = ?found, "the out-of-memory killer's count");
             found
@@ -477,13 +476,6 @@ pub(crate) fn oom_count_words(moved: bool) -> String {
     format!("its count in {place} {}", if moved { "moved" } else { "did not move" })
 }
 
-/// The files that may hold the out-of-memory killer's count for this process's memory cgroup,
-/// from `/proc/self/cgroup` (`cgroup`) and `/proc/self/mountinfo` (`mountinfo`):
-/// `memory.events` (cgroup v2) or `memory.oom_control` (v1) in each of [`memory_cgroups`].
-pub(crate) fn oom_count_candidates(cgroup: &str, mountinfo: &str) -> Vec<std::path::PathBuf> {
-    memory_cgroups(cgroup, mountinfo).into_iter().map(|c| c.dir.join(if c.v2 { "memory.events" } else { "memory.oom_control" })).collect()
-}
-
 /// A memory cgroup's folder as mounted here, the mount point of its hierarchy, and whether it
 /// is cgroup v2.
 #[derive(Clone, Debug, PartialEq)]
@@ -491,6 +483,24 @@ pub(crate) struct MemoryCgroup {
     pub dir: std::path::PathBuf,
     pub mount: std::path::PathBuf,
     pub v2: bool,
+}
+
+impl MemoryCgroup {
+    /// The file that holds the out-of-memory killer's count for it: `memory.events` (cgroup v2)
+    /// or `memory.oom_control` (v1).
+    fn oom_count_file(&self) -> std::path::PathBuf {
+        self.dir.join(if self.v2 { "memory.events" } else { "memory.oom_control" })
+    }
+}
+
+/// This process's [`memory_cgroups`], from its `/proc/self/cgroup` and `/proc/self/mountinfo`
+/// (read once per process).
+pub(crate) fn own_memory_cgroups() -> &'static [MemoryCgroup] {
+    static FOUND: std::sync::OnceLock<Vec<MemoryCgroup>> = std::sync::OnceLock::new();
+    FOUND.get_or_init(|| {
+        let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
+        memory_cgroups(&read("/proc/self/cgroup"), &read("/proc/self/mountinfo"))
+    })
 }
 
 /// The folders that may be this process's memory cgroup, from `/proc/self/cgroup` (`cgroup`)
@@ -1691,6 +1701,12 @@ pub mod shm {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The files that may hold the out-of-memory killer's count for a process whose
+    /// `/proc/self/cgroup` and `/proc/self/mountinfo` are these.
+    fn oom_count_candidates(cgroup: &str, mountinfo: &str) -> Vec<std::path::PathBuf> {
+        memory_cgroups(cgroup, mountinfo).iter().map(MemoryCgroup::oom_count_file).collect()
+    }
 
     /// Blobs large enough to be copied through a mapping by several threads land where the
     /// reader looks for them, after a small one written through the file, at an offset that is

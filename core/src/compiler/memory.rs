@@ -21,7 +21,7 @@
 //! always did. Compiles on the tuner's threads (HIP's by default, or
 //! `KERNTUNE_COMPILE_ISOLATION=0`) are not counted. Linux only (elsewhere every compile starts).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Mutex;
 
 /// What this program knows of its compiler processes' memory.
@@ -86,42 +86,41 @@ pub fn footprint() -> u64 {
 /// running in processes may still take to reach the footprint, and what the next one needs
 /// beyond what its idle compiler holds.
 pub(crate) fn fits(running: usize) -> bool {
-    if !enabled() {
+    let wait = if enabled() && running > 0 { shortfall(running) } else { None };
+    let mut s = state();
+    let Some(last) = wait else {
+        s.holding = false;
         return true;
+    };
+    if !s.holding {
+        s.held += 1;
+        s.holding = true;
     }
+    s.fewest = s.fewest.min(running);
+    s.last = Some(last);
+    false
+}
+
+/// Why another compile may not start beside the `running` ones (at least one), if so: what is
+/// left beyond what they may still take, what it needs, and where the least is left.
+fn shortfall(running: usize) -> Option<(u64, u64, String)> {
     let (known, processes) = {
         let s = state();
         (s.footprint, s.processes.clone())
     };
-    if running == 0 || processes.is_empty() {
-        state().holding = false;
-        return true;
+    if processes.is_empty() {
+        return None;
     }
-    let Some((left, from)) = left() else { return true };
+    let (left, from) = left()?;
     // Room for every compiler process, and one more, at the footprint: no need to look closer
     // (one read of what is left, where memory is plentiful).
     let bound = known.saturating_mul(processes.len().max(running) as u64 + 1);
     if known > 0 && left >= bound.saturating_add(bound / 8) {
-        state().holding = false;
-        return true;
+        return None;
     }
     let held: Vec<(u64, bool)> = processes.iter().filter_map(|&(pid, compiling)| Some((resident(pid)?, compiling))).collect();
-    let Some(Verdict { ok, short, need }) = judge(known, &held, running, left) else {
-        state().holding = false;
-        return true;
-    };
-    let mut s = state();
-    if ok {
-        s.holding = false;
-    } else {
-        if !s.holding {
-            s.held += 1;
-            s.holding = true;
-        }
-        s.fewest = s.fewest.min(running);
-        s.last = Some((short, need, from));
-    }
-    ok
+    let Verdict { ok, short, need } = judge(known, &held, running, left)?;
+    (!ok).then_some((short, need, from))
 }
 
 /// [`fits`]'s answer: whether another compile starts, what is left beyond what the compiles
@@ -159,7 +158,7 @@ pub const CHECK_VAR: &str = "KERNTUNE_COMPILE_MEMORY_CHECK";
 /// Whether the check is on ([`CHECK_VAR`], read once).
 fn enabled() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| !std::env::var(CHECK_VAR).is_ok_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "0" | "off" | "false" | "no")))
+    *ON.get_or_init(|| super::switch(CHECK_VAR, "the memory check", "no memory check") != Some(false))
 }
 
 /// The tune's note on compiles held back for memory since the last call, if any were.
@@ -220,15 +219,20 @@ pub(crate) struct Limited {
 }
 
 impl Limited {
+    fn read(&self, name: &str) -> Option<String> {
+        std::fs::read_to_string(self.dir.join(name)).ok()
+    }
+
+    /// Its limit, in bytes; `None` without one.
+    fn limit(&self) -> Option<u64> {
+        limit_bytes(&self.read(if self.v2 { "memory.max" } else { "memory.limit_in_bytes" })?)
+    }
+
     /// Its limit less its working set, in bytes.
     fn left(&self) -> Option<u64> {
-        let read = |name: &str| std::fs::read_to_string(self.dir.join(name)).ok();
-        let (limit, usage, stat) = if self.v2 {
-            (read("memory.max")?, read("memory.current")?, read("memory.stat")?)
-        } else {
-            (read("memory.limit_in_bytes")?, read("memory.usage_in_bytes")?, read("memory.stat")?)
-        };
-        let limit = limit_bytes(&limit)?;
+        let limit = self.limit()?;
+        let usage = self.read(if self.v2 { "memory.current" } else { "memory.usage_in_bytes" })?;
+        let stat = self.read("memory.stat")?;
         let usage: u64 = usage.trim().parse().ok()?;
         let inactive = stat_value(&stat, if self.v2 { "inactive_file" } else { "total_inactive_file" }).unwrap_or(0);
         Some(limit.saturating_sub(usage.saturating_sub(inactive)))
@@ -252,32 +256,30 @@ fn stat_value(text: &str, key: &str) -> Option<u64> {
 fn limited() -> &'static [Limited] {
     static FOUND: std::sync::OnceLock<Vec<Limited>> = std::sync::OnceLock::new();
     FOUND.get_or_init(|| {
-        let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
-        let found = limited_in(crate::worker::memory_cgroups(&read("/proc/self/cgroup"), &read("/proc/self/mountinfo")), |d, v2| {
-            let file = if v2 { "memory.max" } else { "memory.limit_in_bytes" };
-            std::fs::read_to_string(d.join(file)).ok().and_then(|t| limit_bytes(&t)).is_some()
-        });
+        let found = limited_in(crate::worker::own_memory_cgroups());
         tracing::debug!(?found, "memory cgroups with a limit");
         found
     })
 }
 
 /// Of `cgroups` (folder, mount point, v2), the first that exists, and each folder from it up to
-/// its mount point, those `limited` says have a limit.
-pub(crate) fn limited_in(cgroups: Vec<crate::worker::MemoryCgroup>, limited: impl Fn(&Path, bool) -> bool) -> Vec<Limited> {
-    let Some(c) = cgroups.into_iter().find(|c| c.dir.is_dir()) else { return Vec::new() };
+/// its mount point, those with a limit.
+fn limited_in(cgroups: &[crate::worker::MemoryCgroup]) -> Vec<Limited> {
+    let Some(c) = cgroups.iter().find(|c| c.dir.is_dir()) else { return Vec::new() };
     let mut out = Vec::new();
     let mut dir = Some(c.dir.as_path());
     while let Some(d) = dir.filter(|d| d.starts_with(&c.mount)) {
-        if limited(d, c.v2) {
-            out.push(Limited { dir: d.to_path_buf(), v2: c.v2 });
+        let cgroup = Limited { dir: d.to_path_buf(), v2: c.v2 };
+        if cgroup.limit().is_some() {
+            out.push(cgroup);
         }
         dir = d.parent();
     }
     out
 }
 
-/// A process's resident memory now (`VmRSS`) and its peak since last reset (`VmHWM`), in bytes.
+/// A value of a process's `/proc/PID/status` in bytes: its resident memory now (`VmRSS:`) or at
+/// its most (`VmHWM:`).
 fn status_bytes(pid: u32, key: &str) -> Option<u64> {
     let t = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     kilobytes(&t, key)
@@ -337,7 +339,7 @@ mod tests {
         let job = mount.join("slurm/uid_0/job_7");
         let step = job.join("step_0");
         std::fs::create_dir_all(&step).unwrap();
-        let write = |d: &Path, limit: &str, usage: u64, inactive: u64| {
+        let write = |d: &std::path::Path, limit: &str, usage: u64, inactive: u64| {
             std::fs::write(d.join("memory.limit_in_bytes"), limit).unwrap();
             std::fs::write(d.join("memory.usage_in_bytes"), usage.to_string()).unwrap();
             std::fs::write(d.join("memory.stat"), format!("rss 1\ntotal_inactive_file {inactive}\n")).unwrap();
@@ -347,8 +349,7 @@ mod tests {
         write(&step, "9223372036854771712", 500 * MIB, 0);
         let cg = crate::worker::MemoryCgroup { dir: step.clone(), mount: mount.clone(), v2: false };
         let missing = crate::worker::MemoryCgroup { dir: mount.join("nowhere"), mount: mount.clone(), v2: false };
-        let limited =
-            limited_in(vec![missing, cg], |d, _| std::fs::read_to_string(d.join("memory.limit_in_bytes")).ok().and_then(|t| limit_bytes(&t)).is_some());
+        let limited = limited_in(&[missing, cg]);
         assert_eq!(limited, [Limited { dir: job.clone(), v2: false }]);
         assert_eq!(limited[0].left(), Some(1024 * MIB - 600 * MIB));
         // cgroup v2's names.

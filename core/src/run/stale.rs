@@ -131,26 +131,22 @@ pub(crate) fn stale(entry: &Entry, now: &BTreeMap<String, String>) -> Option<Sta
     // A limit stored as `off` (no compile timeout) is infinite; a key either side lacks (an
     // older kerntune's entry) compares nothing.
     let seconds = |s: Option<&String>| s.and_then(|s| if s == OFF { Some(f64::INFINITY) } else { s.parse::<f64>().ok() });
-    let longer = |key: &str, ran_past: fn(&Measurement) -> bool| {
+    let longer = |key: &str, compile: bool| {
         let (was, now) = (seconds(was.get(key))?, seconds(now.get(key))?);
-        let count = entry.measurements.values().filter(|m| ran_past(m)).count();
+        let count = entry.measurements.values().filter(|m| ran_past(m, compile)).count();
         (now > was && count > 0).then_some(Longer { was, now, count })
     };
-    let (launch, compile) = (longer(SETUP_TIMEOUT, timed_out), longer(SETUP_COMPILE_TIMEOUT, compile_timed_out));
+    let (launch, compile) = (longer(SETUP_TIMEOUT, false), longer(SETUP_COMPILE_TIMEOUT, true));
     (launch.is_some() || compile.is_some()).then_some(Stale::Timeouts { launch, compile })
 }
 
 /// How a setup without a compile timeout records it.
 const OFF: &str = "off";
 
-/// A stored launch that ran past the launch timeout.
-fn timed_out(m: &Measurement) -> bool {
-    matches!(&m.status, Status::Failed { failure: FailureKind::TimedOut, message } if !crate::run::diagnose::is_compile_timeout(FailureKind::TimedOut, message))
-}
-
-/// A stored compile that used more CPU time than the compile timeout.
-fn compile_timed_out(m: &Measurement) -> bool {
-    matches!(&m.status, Status::Failed { failure: FailureKind::TimedOut, message } if crate::run::diagnose::is_compile_timeout(FailureKind::TimedOut, message))
+/// Whether stored measurement `m` ran past the compile timeout (`compile`: its compile used more
+/// CPU time than it) or the launch timeout.
+fn ran_past(m: &Measurement, compile: bool) -> bool {
+    matches!(&m.status, Status::Failed { failure: FailureKind::TimedOut, message } if crate::run::diagnose::is_compile_timeout(FailureKind::TimedOut, message) == compile)
 }
 
 impl Stale {
@@ -158,7 +154,7 @@ impl Stale {
     pub(crate) fn keeps(&self, m: &Measurement) -> bool {
         match self {
             Stale::Changed { .. } => false,
-            Stale::Timeouts { launch, compile } => !(launch.is_some() && timed_out(m) || compile.is_some() && compile_timed_out(m)),
+            Stale::Timeouts { launch, compile } => !(launch.is_some() && ran_past(m, false) || compile.is_some() && ran_past(m, true)),
         }
     }
 
@@ -331,7 +327,7 @@ mod tests {
         let mut cleaned = e.clone();
         s.clean(&mut cleaned);
         assert_eq!(cleaned.measurements.len(), 2, "the measured config and the launch's timeout stay");
-        assert!(cleaned.measurements.values().all(|m| !compile_timed_out(m)));
+        assert!(cleaned.measurements.values().all(|m| !ran_past(m, true)));
         // Both longer: each kind is tried again, each with its line.
         let s = stale(&e, &now(&[("timeout", "5"), ("compile_timeout", "60")])).expect("stale");
         assert_eq!(s.notes(false).len(), 2, "{s:?}");
