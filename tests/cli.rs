@@ -1463,6 +1463,101 @@ outputs = ["y"]
     assert_eq!(wrong.len(), 3, "each MODE = 1 config caught, after and before right ones: {r}");
 }
 
+/// wgpu never faults on an access past a buffer (it clamps the index or drops the write), so a
+/// buffer the spec sized too small tuned as if nothing were wrong. The guard words after each
+/// buffer find it: a stencil reading past its input fails in every config with one message
+/// naming the buffer; a write past `y` and a read past `x` fail their configs and the right
+/// ones win; a kernel that asks a buffer's length (`arrayLength`) sees the spec's.
+#[test]
+fn a_read_or_write_past_a_wgpu_buffer_is_found_by_the_guard_words() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    if !have_device(dir) {
+        return;
+    }
+    // The shipped stencil (examples/faults/read_past.toml), smaller.
+    std::fs::copy(examples().join("faults/stencil.wgsl"), dir.join("stencil.wgsl")).unwrap();
+    let toml = std::fs::read_to_string(examples().join("faults/read_past.toml")).unwrap().replace("nx = 4096", "nx = 256").replace("ny = 4096", "ny = 256");
+    let p = write(dir, "read_past.toml", &toml);
+    let o = kerntune(dir, &["tune", p.to_str().unwrap(), "--no-db", "--backend", "wgpu", "--strategy", "random", "--budget", "3"]);
+    let (out, err) = text(&o);
+    assert!(!o.status.success(), "{out}\n{err}");
+    assert!(err.contains("all 3 configs failed to launch: out-of-bounds read past the end of `in` (262144 bytes as the spec sizes it)"), "{err}");
+    assert!(err.contains("`in` holds exactly the problem's 256×256 = 65536 elements"), "{err}");
+
+    // FAULT 1: no bounds check on `y` (N is not a multiple of WG): writes past its end. FAULT 2:
+    // reads the next element of `x` without checking it is there.
+    write(
+        dir,
+        "planted.wgsl",
+        "override WG: u32 = 64u;\n@group(0) @binding(0) var<storage, read> x: array<f32>;\n@group(0) @binding(1) var<storage, read_write> y: array<f32>;\n@compute @workgroup_size(WG)\nfn planted(@builtin(global_invocation_id) g: vec3<u32>) {\n  let i = g.x;\n  if (FAULT == 1) { y[i] = x[min(i, n - 1u)]; return; }\n  if (i >= n) { return; }\n  if (FAULT == 2) { y[i] = x[i] + x[i + 1u]; return; }\n  y[i] = x[i] + select(0.0, x[min(i + 1u, n - 1u)], i + 1u < n);\n}\n",
+    );
+    let planted = |kernel: &str| {
+        format!(
+            r#"[kernel]
+name = "{kernel}"
+source = {{ wgsl = "{kernel}.wgsl" }}
+[params]
+WG = [32, 64]
+FAULT = {{ values = [0, 1, 2], default = 0 }}
+[[problems]]
+N = 1000
+[[args]]
+name = "x"
+type = "f32"
+len = "N"
+init = "random"
+[[args]]
+name = "y"
+type = "f32"
+len = "N"
+access = "write"
+[[args]]
+name = "n"
+type = "u32"
+value = "N"
+[launch]
+grid = ["div_ceil(N, WG)"]
+block = ["WG"]
+"#
+        )
+    };
+    let p = write(dir, "planted.toml", &planted("planted"));
+    let o = kerntune(dir, &["tune", p.to_str().unwrap(), "--no-db", "--json", "--memcheck"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    let r = &serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()[0];
+    let fault = |c: &serde_json::Value| c["params"].as_array().unwrap().iter().find(|kv| kv[0] == "FAULT").unwrap()[1].as_i64().unwrap();
+    assert_eq!(fault(&r["winner"]), 0, "{out}");
+    for x in r["results"].as_array().unwrap() {
+        let (f, why) = (fault(&x["config"]), x["message"].as_str().unwrap_or(""));
+        match f {
+            0 => assert_eq!(x["outcome"], "measured", "{x}"),
+            1 => assert!(
+                x["kind"] == "launch_failed" && why.starts_with("launch failed: out-of-bounds write past the end of `y` (4000 bytes as the spec sizes it)"),
+                "{x}"
+            ),
+            _ => assert!(
+                x["kind"] == "launch_failed" && why.starts_with("launch failed: out-of-bounds read past the end of `x` (4000 bytes as the spec sizes it)"),
+                "{x}"
+            ),
+        }
+    }
+    assert_eq!(r["memcheck"]["verdict"], "clean", "{}", r["memcheck"]);
+    assert!(r["memcheck"]["line"].as_str().unwrap().starts_with("kerntune's guard words (wgpu"), "{}", r["memcheck"]);
+
+    // `arrayLength(&y)` is the spec's 1000 elements, not the guard's more: nothing is past.
+    write(
+        dir,
+        "sized.wgsl",
+        "override WG: u32 = 64u;\n@group(0) @binding(0) var<storage, read> x: array<f32>;\n@group(0) @binding(1) var<storage, read_write> y: array<f32>;\n@compute @workgroup_size(WG)\nfn sized(@builtin(global_invocation_id) g: vec3<u32>) {\n  let i = g.x;\n  if (i < arrayLength(&y)) { y[i] = x[i] + f32(FAULT); }\n}\n",
+    );
+    let p = write(dir, "sized.toml", &planted("sized").replace("values = [0, 1, 2], default = 0", "values = [0], default = 0"));
+    let o = kerntune(dir, &["tune", p.to_str().unwrap(), "--no-db", "--memcheck"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success() && !out.contains("failures") && out.contains("saw no out-of-bounds access"), "{out}\n{err}");
+}
+
 /// The diagnosis of a timeout says "raise [bench] timeout (or --timeout)"; a user who does and tunes again gets
 /// the configs that timed out measured, not the stored timeouts read back as before. A spec
 /// changed elsewhere (a buffer's length) is measured again whole.
@@ -1881,12 +1976,14 @@ fn the_users_headers_are_listed_and_a_clash_is_named() {
     bad(dir, &["check", p], &["scale.toml", "kernel.source.cuda", "two files are included as `tile.h`", "rename one"]);
 }
 
-/// `--memcheck` on a backend without a memory checker (wgpu: kerntune runs CUDA's
-/// compute-sanitizer) says so in one line, on a tune and on the database hit after it, in the
-/// report (kept with the run) and in `--json`; the tune is not affected. (The CUDA checker's verdicts: the GPU suite's
+/// `--memcheck` on wgpu runs the winner with the guard words after its buffers filled two ways
+/// and says what it saw in one line, on a tune and on the database hit after it, in the report
+/// (kept with the run) and in `--json`; the tune is not affected. (A winner that reads past a
+/// buffer: `a_read_or_write_past_a_wgpu_buffer_is_found_by_the_guard_words` finds such configs
+/// before they can win; the CUDA checker's verdicts: the GPU suite's
 /// `the_winner_is_run_under_the_memory_checker_when_asked`.)
 #[test]
-fn memcheck_says_where_there_is_no_memory_checker() {
+fn memcheck_runs_the_winner_with_the_guard_words_on_wgpu() {
     let d = tempfile::tempdir().unwrap();
     let dir = d.path();
     if !have_device(dir) {
@@ -1899,7 +1996,11 @@ fn memcheck_says_where_there_is_no_memory_checker() {
         let o = kerntune(dir, &["tune", &p, "--memcheck", "--db", &db]);
         let (out, err) = text(&o);
         assert!(o.status.success(), "{err}");
-        assert!(out.contains("\nmemcheck: not run: the wgpu backend has no memory checker (kerntune runs CUDA's compute-sanitizer)\n"), "{run}: {out}");
+        assert!(
+            out.contains("\nmemcheck: kerntune's guard words (wgpu: 256 bytes to 64 KiB after each buffer, filled two ways) ran the winner ("),
+            "{run}: {out}"
+        );
+        assert!(out.contains(") and saw no out-of-bounds access\n"), "{run}: {out}");
         assert!(!out.contains("warning: memcheck"), "{out}");
         assert_eq!(out.contains("database hit"), run == "database hit", "{out}");
     }
@@ -1908,10 +2009,10 @@ fn memcheck_says_where_there_is_no_memory_checker() {
     let o = kerntune(dir, &["report", "--db", &db, "-o", html.to_str().unwrap()]);
     assert!(o.status.success(), "{}", text(&o).1);
     let page = std::fs::read_to_string(&html).unwrap();
-    assert!(page.contains("memcheck: not run: the wgpu backend has no memory checker"), "{page}");
+    assert!(page.contains("memcheck: kerntune&#39;s guard words (wgpu") || page.contains("memcheck: kerntune's guard words (wgpu"), "{page}");
     let o = kerntune(dir, &["tune", &p, "--memcheck", "--json", "--no-db"]);
     let v: serde_json::Value = serde_json::from_str(&text(&o).0).unwrap();
-    assert_eq!(v[0]["memcheck"]["verdict"], "unavailable", "{v}");
+    assert_eq!(v[0]["memcheck"]["verdict"], "clean", "{v}");
     let o = kerntune(dir, &["tune", &p, "--json", "--no-db"]);
     let v: serde_json::Value = serde_json::from_str(&text(&o).0).unwrap();
     assert!(v[0]["memcheck"].is_null(), "not asked, not run: {v}");

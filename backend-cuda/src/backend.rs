@@ -247,7 +247,7 @@ impl Backend for CudaBackend {
         self.worker.is_some()
     }
 
-    fn memcheck(&self, problem: &ProblemData, kernel: &CudaKernel, launch: &Launch) -> Option<Memcheck> {
+    fn memcheck(&self, problem: &std::sync::Arc<ProblemData>, kernel: &CudaKernel, launch: &Launch) -> Option<Memcheck> {
         let sanitizer = sanitizer()?;
         // The running program, even if its file has been replaced since it started.
         let (exe, _) = kerntune_core::worker::this_program().ok()?;

@@ -6,7 +6,7 @@ use crate::device::{adapter_limits, sorted_adapters};
 use crate::limits::target_from_info;
 use kerntune_core::worker::{WorkerKind, WorkerSlot};
 use kerntune_core::{
-    Access, Backend, BackendError, CompileRequest, Compiled, HostBuffer, Launch, Limits, OpenError, ProblemData, ResourceUsage, Target, TimeRequest,
+    Access, Backend, BackendError, CompileRequest, Compiled, HostBuffer, Launch, Limits, Memcheck, OpenError, ProblemData, ResourceUsage, Target, TimeRequest,
     TimingMethod, VerifyRequest,
 };
 use std::collections::HashMap;
@@ -216,6 +216,37 @@ impl WgpuBackend {
         r
     }
 
+    /// Verifies a kernel in this process: outputs poisoned, one launch, the guards after the
+    /// buffers it can write checked (see [`crate::guard`]), the outputs screened on the device
+    /// and compared, the buffers restored. Outputs that differ from the reference's are
+    /// probed for a read past a buffer's end before they are called wrong.
+    fn verify_local(&self, l: &mut Buffers, kernel: &WgpuKernel, launch: &Launch, req: &VerifyRequest<'_>) -> Result<Vec<f64>, BackendError> {
+        bench::reset(&self.device, self.queue(), l, true)?;
+        let t = self.time_local(l, kernel, launch, &TimeRequest { launches: 1, flush: kerntune_core::L2Flush::Off, timeout: req.timeout })?;
+        let damage = self.note_hang(crate::guard::damage(&self.device, self.queue(), l))?;
+        if !damage.is_empty() {
+            return Err(BackendError::LaunchFailed(crate::guard::wrote_past(l, &damage)));
+        }
+        match self.note_hang(bench::check(&self.device, self.queue(), l, req, &self.notes)) {
+            Err(BackendError::WrongOutput(m)) => {
+                return Err(match self.probe(l, kernel, launch, req.timeout)? {
+                    crate::guard::Found::Past(report) => BackendError::LaunchFailed(report),
+                    _ => BackendError::WrongOutput(m),
+                })
+            }
+            other => other?,
+        }
+        bench::reset(&self.device, self.queue(), l, false)?;
+        Ok(t)
+    }
+
+    /// [`crate::guard::probe`] of a kernel in this process.
+    fn probe(&self, l: &mut Buffers, kernel: &WgpuKernel, launch: &Launch, timeout: std::time::Duration) -> Result<crate::guard::Found, BackendError> {
+        let once = TimeRequest { launches: 1, flush: kerntune_core::L2Flush::Off, timeout };
+        let mut run = |l: &mut Buffers| self.time_local(l, kernel, launch, &once).map(drop);
+        self.note_hang(crate::guard::probe(&self.device, self.queue(), l, &mut run))
+    }
+
     fn timer(&self) -> Timer<'_> {
         Timer { device: &self.device, queue: self.queue(), timestamps: self.timestamps, period_ns: self.period_ns }
     }
@@ -305,8 +336,8 @@ impl Backend for WgpuBackend {
 
     fn verify(&self, ws: &mut WgpuWorkspace, kernel: &WgpuKernel, launch: &Launch, req: &VerifyRequest<'_>) -> Result<Vec<f64>, BackendError> {
         match &mut ws.0 {
-            // Outputs poisoned, compared and restored on the device (`reset`, `check_outputs`).
-            Place::Local(_) => kerntune_core::backend::verify_on_host(self, ws, kernel, launch, req),
+            // Outputs poisoned, compared and restored on the device, the guards checked.
+            Place::Local(l) => self.verify_local(l, kernel, launch, req),
             // Compared in the worker, against the reference it is sent once.
             Place::Remote(p) => self.with_worker(p, |w| w.verify(kernel.image(), launch, req)),
         }
@@ -326,6 +357,30 @@ impl Backend for WgpuBackend {
             // (Not reached: a worker's verification runs whole in the worker.)
             Place::Remote(_) => req.check(&self.read_outputs(ws, &req.wanted())?),
         }
+    }
+
+    fn bounds(&self, ws: &mut WgpuWorkspace, kernel: &WgpuKernel, launch: &Launch, timeout: std::time::Duration) -> Result<Option<Memcheck>, BackendError> {
+        match &mut ws.0 {
+            Place::Local(l) => self.probe(l, kernel, launch, timeout).map(|f| Some(f.memcheck())),
+            Place::Remote(p) => self.with_worker(p, |w| w.bounds(kernel.image(), launch, timeout)),
+        }
+    }
+
+    fn memcheck(&self, problem: &Arc<ProblemData>, kernel: &WgpuKernel, launch: &Launch) -> Option<Memcheck> {
+        let timeout = std::time::Duration::from_secs(60);
+        let found = match &self.worker {
+            // The worker's workspace is this problem's (a tune's diagnosis, its winner).
+            Some(_) => self.with_worker(problem, |w| w.bounds(kernel.image(), launch, timeout)),
+            // A workspace of its own: the tune's belongs to its device's session.
+            None => bench::create_workspace(&self.device, self.queue(), problem.clone(), &self.info.name, &self.notes)
+                .and_then(|mut l| self.probe(&mut l, kernel, launch, timeout))
+                .map(|f| Some(f.memcheck())),
+        };
+        Some(match found {
+            Ok(Some(m)) => m,
+            Ok(None) => Memcheck::Inconclusive("the worker did not check".into()),
+            Err(e) => Memcheck::Inconclusive(format!("{}: {e}", crate::guard::tool())),
+        })
     }
 
     fn shares_kernels(&self) -> bool {

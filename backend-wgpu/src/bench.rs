@@ -27,6 +27,38 @@ pub(crate) struct Buffers {
     /// The reference's outputs the device screens (see [`on_device`]), and the reference id
     /// they belong to.
     pub(crate) reference: Option<(u64, Vec<Option<wgpu::Buffer>>)>,
+    /// Each buffer's guard (see [`crate::guard`]): where it starts (the buffer's size padded to
+    /// 4 bytes) and its length in bytes (0: none).
+    pub(crate) guards: Vec<(u64, u64)>,
+    /// The word each buffer's guard holds now ([`FILL`] but while probing).
+    pub(crate) canary: Vec<u32>,
+}
+
+impl Buffers {
+    /// How a kernel may use buffer `i`.
+    pub(crate) fn access(&self, i: usize) -> Access {
+        self.problem.buffers().nth(i).map_or(Access::Read, |b| b.access)
+    }
+
+    /// Buffer `i`'s name in the spec.
+    pub(crate) fn name(&self, i: usize) -> &str {
+        self.problem.buffers().nth(i).map_or("?", |b| b.name.as_str())
+    }
+
+    /// Buffer `i`'s size in bytes, as the spec makes it.
+    pub(crate) fn len(&self, i: usize) -> usize {
+        self.problem.buffers().nth(i).map_or(0, |b| b.data.len())
+    }
+
+    /// Buffer `i` as binding `i` of a kernel: whole, its guard with it, or without the guard
+    /// where the kernel asks its length (`sized`, see [`crate::compile::lengths_asked`]).
+    pub(crate) fn binding(&self, i: usize, sized: bool) -> wgpu::BindingResource<'_> {
+        let (data, guard) = self.guards[i];
+        if sized && guard > 0 {
+            return wgpu::BindingResource::Buffer(wgpu::BufferBinding { buffer: &self.buffers[i], offset: 0, size: wgpu::BufferSize::new(data) });
+        }
+        self.buffers[i].as_entire_binding()
+    }
 }
 
 impl Drop for Buffers {
@@ -55,6 +87,33 @@ fn padded(len: usize) -> u64 {
     (len.max(4) as u64).div_ceil(4) * 4
 }
 
+// The guard words after each buffer (see `crate::guard`).
+
+/// The word a guard holds while tuning: a quiet NaN for an f32 read, a large number for an
+/// integer one.
+pub(crate) const FILL: u32 = 0x7FC5_A5A5;
+/// The guard after a buffer of `data` bytes (already padded to 4) on a device that binds at
+/// most `max_binding` bytes: a sixteenth of it, at least 256 bytes and at most 64 KiB, a
+/// multiple of 4, less where the binding limit leaves less (none for a buffer at the limit).
+pub(crate) fn guard_bytes(data: u64, max_binding: u64) -> u64 {
+    let want = (data / 16).clamp(256, 64 << 10).next_multiple_of(4);
+    want.min(max_binding.saturating_sub(data) / 4 * 4)
+}
+
+/// Fills the guard of buffer `i` with its word ([`Buffers::canary`]), from the host: the write
+/// lands before the next submission's commands.
+pub(crate) fn fill(queue: &wgpu::Queue, ws: &Buffers, i: usize) {
+    fill_with(queue, &ws.buffers[i], ws.guards[i], ws.canary[i]);
+}
+
+/// Fills the guard `(at, len)` of `buf` with `word`, from the host.
+pub(crate) fn fill_with(queue: &wgpu::Queue, buf: &wgpu::Buffer, (at, len): (u64, u64), word: u32) {
+    if len > 0 {
+        let words: Vec<u8> = std::iter::repeat_n(word.to_le_bytes(), (len / 4) as usize).flatten().collect();
+        queue.write_buffer(buf, at, &words);
+    }
+}
+
 /// How much a write from the host puts in one staging buffer: wgpu stages each write in a
 /// buffer of its size (on a discrete GPU often in device memory the host can see), so a
 /// buffer of gigabytes is written in pieces, at most two staged at once, and a problem that
@@ -75,15 +134,18 @@ pub(crate) fn create_workspace(
     notes: &Notes,
 ) -> Result<Buffers, BackendError> {
     let bufs: Vec<&HostBuffer> = problem.buffers().collect();
-    let make = |b: &HostBuffer| {
+    // Each buffer with its guard after it (see `crate::guard`).
+    let max_binding = device.limits().max_storage_buffer_binding_size.min(device.limits().max_buffer_size);
+    let guards: Vec<(u64, u64)> = bufs.iter().map(|b| (padded(b.data.len()), guard_bytes(padded(b.data.len()), max_binding))).collect();
+    let make = |i: usize| {
         device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(&b.name),
-            size: padded(b.data.len()),
+            label: Some(&bufs[i].name),
+            size: guards[i].0 + guards[i].1,
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         })
     };
-    let sizes: Vec<(&str, usize)> = bufs.iter().map(|b| (b.name.as_str(), padded(b.data.len()) as usize)).collect();
+    let sizes: Vec<(&str, usize)> = bufs.iter().zip(&guards).map(|(b, g)| (b.name.as_str(), (g.0 + g.1) as usize)).collect();
     let before = memory::device_memory(device);
     tracing::debug!(?before, need = sizes.iter().map(|b| b.1).sum::<usize>(), "device memory (free, total) before the workspace");
     let too_large = || {
@@ -95,17 +157,19 @@ pub(crate) fn create_workspace(
     if before.is_some_and(|(free, _)| sizes.iter().map(|b| b.1).sum::<usize>() > free) {
         return Err(too_large());
     }
-    let buffers: Vec<wgpu::Buffer> = memory::try_alloc(device, || bufs.iter().map(|b| make(b)).collect()).ok_or_else(too_large)?;
-    for (b, buf) in bufs.iter().zip(&buffers) {
+    let buffers: Vec<wgpu::Buffer> = memory::try_alloc(device, || (0..bufs.len()).map(make).collect()).ok_or_else(too_large)?;
+    for ((b, buf), &guard) in bufs.iter().zip(&buffers).zip(&guards) {
         write_padded(device, queue, buf, &b.data)?.ok_or_else(too_large)?;
+        fill_with(queue, buf, guard, FILL);
     }
+    let canary = vec![FILL; bufs.len()];
     // A writable buffer's pristine copy is copied from it on the device (the queue's writes
     // land before the submission that follows them), largest first while there is room.
     let mut pristine: Vec<Option<wgpu::Buffer>> = bufs.iter().map(|_| None).collect();
     let mut enc = device.create_command_encoder(&Default::default());
     let writable: Vec<(&str, usize)> = bufs.iter().zip(&sizes).map(|(b, &(n, size))| (n, if b.access == Access::Read { 0 } else { size })).collect();
     let copy = |i: usize| -> Result<bool, BackendError> {
-        let Some(copy) = memory::try_alloc(device, || make(bufs[i])) else { return Ok(false) };
+        let Some(copy) = memory::try_alloc(device, || make(i)) else { return Ok(false) };
         enc.copy_buffer_to_buffer(&buffers[i], 0, &copy, 0, buffers[i].size());
         pristine[i] = Some(copy);
         Ok(true)
@@ -118,7 +182,7 @@ pub(crate) fn create_workspace(
         notes.note(note);
     }
     let staging = bufs.iter().map(|_| None).collect();
-    Ok(Buffers { buffers, staging, pristine, problem, ops: None, reference: None })
+    Ok(Buffers { buffers, staging, pristine, problem, ops: None, reference: None, guards, canary })
 }
 
 /// Uploads a host buffer to a new device buffer (its exact size, at least 4 bytes): `None`
@@ -189,7 +253,22 @@ pub(crate) fn reset(device: &wgpu::Device, queue: &wgpu::Queue, ws: &mut Buffers
         }
     }
     queue.submit([enc.finish()]);
+    // The guards of the buffers a kernel can write, filled again after the copies and fills
+    // above (which cover them) and any write past a buffer's end (see `crate::guard`): the
+    // queued writes land before the next submission.
+    for i in 0..ws.buffers.len() {
+        if ws.access(i) != Access::Read {
+            fill(queue, ws, i);
+        }
+    }
     Ok(())
+}
+
+/// The data of every buffer a kernel can write, read back (the others empty): what
+/// [`crate::guard::probe`] compares between launches.
+pub(crate) fn outputs(device: &wgpu::Device, queue: &wgpu::Queue, ws: &mut Buffers) -> Result<Vec<Vec<u8>>, BackendError> {
+    let writable: Vec<bool> = (0..ws.buffers.len()).map(|i| ws.access(i) != Access::Read).collect();
+    Ok(read_selected(device, queue, ws, |i| writable[i])?.into_iter().map(|b| b.data).collect())
 }
 
 fn wait(device: &wgpu::Device, idx: wgpu::SubmissionIndex, timeout: std::time::Duration) -> Result<(), BackendError> {
@@ -234,8 +313,9 @@ impl Timer<'_> {
 
     pub fn time(&self, ws: &Buffers, k: &WgpuKernel, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError> {
         let layout = k.pipeline.get_bind_group_layout(0);
-        let entries: Vec<wgpu::BindGroupEntry<'_>> =
-            ws.buffers.iter().enumerate().map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() }).collect();
+        let entries: Vec<wgpu::BindGroupEntry<'_>> = (0..ws.buffers.len())
+            .map(|i| wgpu::BindGroupEntry { binding: i as u32, resource: ws.binding(i, k.lengths.get(i).copied().unwrap_or(true)) })
+            .collect();
         let bg = self.device.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout: &layout, entries: &entries });
         let mut out = Vec::with_capacity(req.launches as usize);
         if !self.timestamps {
@@ -296,16 +376,18 @@ impl Timer<'_> {
 fn read_selected(device: &wgpu::Device, queue: &wgpu::Queue, ws: &mut Buffers, wanted: impl Fn(usize) -> bool) -> Result<Vec<HostBuffer>, BackendError> {
     let mut enc = device.create_command_encoder(&Default::default());
     let picked: Vec<bool> = (0..ws.buffers.len()).map(&wanted).collect();
-    for ((b, s), _) in ws.buffers.iter().zip(ws.staging.iter_mut()).zip(&picked).filter(|(_, &p)| p) {
+    // The data without the guard after it.
+    for (i, s) in ws.staging.iter_mut().enumerate().filter(|(i, _)| picked[*i]) {
+        let (b, size) = (&ws.buffers[i], ws.guards[i].0);
         let s = s.get_or_insert_with(|| {
             device.create_buffer(&wgpu::BufferDescriptor {
                 label: None,
-                size: b.size(),
+                size,
                 usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             })
         });
-        enc.copy_buffer_to_buffer(b, 0, s, 0, b.size());
+        enc.copy_buffer_to_buffer(b, 0, s, 0, size);
     }
     let idx = queue.submit([enc.finish()]);
     wait(device, idx, std::time::Duration::from_secs(60))?;
@@ -595,6 +677,19 @@ mod tests {
     use kerntune_core::spec::job::Tolerance;
     use kerntune_core::DType;
     use kerntune_core::{Access, Memory};
+
+    #[test]
+    fn a_guard_is_a_sixteenth_within_its_bounds_and_the_binding_limit() {
+        assert_eq!(guard_bytes(4, 1 << 30), 256);
+        assert_eq!(guard_bytes(16 << 10, 1 << 30), 1 << 10);
+        assert_eq!(guard_bytes(1 << 30, 2 << 30), 64 << 10);
+        // A multiple of 4 from an odd sixteenth.
+        assert_eq!(guard_bytes(4100 * 4, 1 << 30) % 4, 0);
+        // The binding limit leaves less, or none.
+        assert_eq!(guard_bytes(1000, 1100), 100);
+        assert_eq!(guard_bytes(1 << 20, 1 << 20), 0);
+        assert_eq!(guard_bytes(1 << 20, 1000), 0);
+    }
 
     fn f32_buffer(name: &str, v: &[f32], access: Access) -> HostBuffer {
         HostBuffer { name: name.into(), dtype: DType::F32, data: v.iter().flat_map(|x| x.to_le_bytes()).collect(), access, memory: Memory::Global }

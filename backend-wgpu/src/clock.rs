@@ -252,7 +252,7 @@ fn calibrate(timer: &Timer<'_>) -> Result<(WgpuKernel, Buffers), BackendError> {
         compilation_options: Default::default(),
         cache: None,
     });
-    let k = WgpuKernel::new(pipeline, Vec::new());
+    let k = WgpuKernel::new(pipeline, Vec::new(), crate::compile::lengths_asked(PROBE, 1));
     let mut iters = 64.0f32;
     loop {
         let data: Vec<u8> = std::iter::once(iters).chain(std::iter::repeat_n(0.0, 64)).flat_map(f32::to_le_bytes).collect();

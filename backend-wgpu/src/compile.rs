@@ -166,7 +166,7 @@ pub(crate) struct Recipe {
     /// Its file, for messages.
     file: String,
     /// The source with `const` lines prepended.
-    code: String,
+    pub(crate) code: String,
     /// How many lines were prepended (compiler line numbers are mapped back by it).
     shift: usize,
     /// Values of the source's `override` constants.
@@ -310,7 +310,7 @@ pub(crate) fn compile(device: &wgpu::Device, layout: &wgpu::PipelineLayout, req:
     // Shader and pipeline creation (naga, then the driver's compiler) may be stopped waiting
     // for, like NVRTC: see `abandonable`. The error scope is pushed and popped on that thread.
     kerntune_core::backend::abandonable(req.abandon, move || match ship {
-        Ship::Nothing => Ok(WgpuKernel::new(build(&device, &layout, &recipe, None)?, Vec::new())),
+        Ship::Nothing => Ok(WgpuKernel::new(build(&device, &layout, &recipe, None)?, Vec::new(), lengths_asked(&recipe.code, recipe.access.len()))),
         Ship::Recipe { pipeline_cache } => {
             // SAFETY: no initial data, so nothing of unknown origin reaches the driver.
             let cache = pipeline_cache
@@ -318,7 +318,7 @@ pub(crate) fn compile(device: &wgpu::Device, layout: &wgpu::PipelineLayout, req:
             let pipeline = build(&device, &layout, &recipe, cache.as_ref())?;
             let compiled = cache.and_then(|c| c.get_data()).unwrap_or_default();
             tracing::trace!(bytes = compiled.len(), "pipeline cache data for the worker");
-            Ok(WgpuKernel::new(pipeline, Image::encode(&recipe, &compiled)?))
+            Ok(WgpuKernel::new(pipeline, Image::encode(&recipe, &compiled)?, lengths_asked(&recipe.code, recipe.access.len())))
         }
     })
 }
@@ -418,6 +418,36 @@ pub(crate) fn build(
     Ok(pipeline)
 }
 
+/// Which of `n` bindings (in binding order, group 0) a WGSL source asks the length of
+/// (`arrayLength`, of the array or of a struct whose last member it is): those are bound at the
+/// buffer's own size, without the guard after it (see [`crate::guard`]), so that the length
+/// the kernel reads is the spec's. A source naga cannot read (its compile fails anyway), or a
+/// length asked through a pointer argument, marks every binding.
+pub(crate) fn lengths_asked(code: &str, n: usize) -> Vec<bool> {
+    use wgpu::naga::Expression;
+    let Ok(module) = wgpu::naga::front::wgsl::parse_str(code) else { return vec![true; n] };
+    let mut asked = vec![false; n];
+    let functions = module.functions.iter().map(|(_, f)| f).chain(module.entry_points.iter().map(|e| &e.function));
+    for f in functions {
+        for (_, e) in f.expressions.iter() {
+            let Expression::ArrayLength(mut at) = *e else { continue };
+            loop {
+                match f.expressions[at] {
+                    Expression::AccessIndex { base, .. } | Expression::Access { base, .. } => at = base,
+                    Expression::GlobalVariable(g) => {
+                        if let Some(b) = module.global_variables[g].binding.filter(|b| b.group == 0 && (b.binding as usize) < n) {
+                            asked[b.binding as usize] = true;
+                        }
+                        break;
+                    }
+                    _ => return vec![true; n],
+                }
+            }
+        }
+    }
+    asked
+}
+
 /// A compiled config: its pipeline, and where it runs in a worker process, the recipe the
 /// worker builds it from.
 pub struct WgpuKernel {
@@ -426,12 +456,14 @@ pub struct WgpuKernel {
     pub(crate) id: u64,
     /// The [`Image`] a worker process builds it from; empty where kernels run in this process.
     pub(crate) image: Vec<u8>,
+    /// Which bindings the kernel asks the length of ([`lengths_asked`]).
+    pub(crate) lengths: Vec<bool>,
 }
 
 impl WgpuKernel {
-    pub(crate) fn new(pipeline: wgpu::ComputePipeline, image: Vec<u8>) -> WgpuKernel {
+    pub(crate) fn new(pipeline: wgpu::ComputePipeline, image: Vec<u8>, lengths: Vec<bool>) -> WgpuKernel {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        WgpuKernel { pipeline: Arc::new(pipeline), id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed), image }
+        WgpuKernel { pipeline: Arc::new(pipeline), id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed), image, lengths }
     }
 }
 
@@ -452,6 +484,22 @@ impl Drop for WgpuKernel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A binding whose length the kernel asks is bound at its own size; a struct's runtime
+    /// array counts as its binding; a length asked through a pointer argument, or a source
+    /// naga cannot read, marks every binding.
+    #[test]
+    fn the_bindings_whose_length_a_kernel_asks_are_found() {
+        let decl = "@group(0) @binding(0) var<storage, read> x: array<f32>;\nstruct S { n: u32, v: array<f32> }\n@group(0) @binding(1) var<storage, read_write> s: S;\n@group(0) @binding(2) var<storage, read_write> y: array<f32>;\n";
+        let kernel = |body: &str| format!("{decl}@compute @workgroup_size(64)\nfn k(@builtin(global_invocation_id) g: vec3<u32>) {{\n{body}\n}}\n");
+        assert_eq!(lengths_asked(&kernel("y[g.x] = x[g.x];"), 3), [false, false, false]);
+        assert_eq!(lengths_asked(&kernel("if (g.x < arrayLength(&y)) { y[g.x] = x[g.x]; }"), 3), [false, false, true]);
+        assert_eq!(lengths_asked(&kernel("if (g.x < arrayLength(&s.v)) { s.v[g.x] = x[g.x]; }"), 3), [false, true, false]);
+        // In a helper function too.
+        let helper = format!("{decl}fn len() -> u32 {{ return arrayLength(&x); }}\n@compute @workgroup_size(64)\nfn k(@builtin(global_invocation_id) g: vec3<u32>) {{ if (g.x < len()) {{ y[g.x] = x[g.x]; }} }}\n");
+        assert_eq!(lengths_asked(&helper, 3), [true, false, false]);
+        assert_eq!(lengths_asked("this is not WGSL", 2), [true, true]);
+    }
 
     #[test]
     fn overrides_become_pipeline_constants_the_rest_consts() {

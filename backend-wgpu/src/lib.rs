@@ -33,6 +33,7 @@ mod clock;
 mod compile;
 mod device;
 mod error;
+mod guard;
 pub mod launch;
 mod limits;
 mod memory;

@@ -56,6 +56,6 @@ impl WorkerBackend for WgpuBackend {
             }
         });
         let pipeline = crate::compile::build(self.device(), &self.layout(&image.recipe.access), &image.recipe, cache.as_ref())?;
-        Ok(WgpuKernel::new(pipeline, Vec::new()))
+        Ok(WgpuKernel::new(pipeline, Vec::new(), crate::compile::lengths_asked(&image.recipe.code, image.recipe.access.len())))
     }
 }

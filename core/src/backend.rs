@@ -19,6 +19,7 @@ use crate::spec::settings::L2Flush;
 use crate::spec::source::KernelSource;
 use crate::target::Target;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// What the backend is asked to compile.
 #[derive(Clone, Debug)]
@@ -281,8 +282,8 @@ impl<'a> CompileInputs<'a> {
     }
 }
 
-/// What a memory checker said of one launch ([`Backend::memcheck`]).
-#[derive(Clone, Debug, PartialEq)]
+/// What a memory checker said of one launch ([`Backend::memcheck`], [`Backend::bounds`]).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Memcheck {
     /// It ran the launch to the end and saw no out-of-bounds or other memory access error;
     /// `tool`: what ran, with the settings that bound what it can see (e.g. `compute-sanitizer
@@ -408,12 +409,26 @@ pub trait Backend: Send + Sync {
     }
 
     /// Runs `kernel` once under the platform's memory checker (e.g. NVIDIA's
-    /// `compute-sanitizer`) and says what it saw; `None` where there is no such tool. Called
-    /// for one config of each cause of a memory fault, and for the winner when asked
-    /// (`--memcheck`), never while timing.
-    fn memcheck(&self, problem: &ProblemData, kernel: &Self::Kernel, launch: &Launch) -> Option<Memcheck> {
+    /// `compute-sanitizer`, or the backend's own [`Backend::bounds`] in a workspace of its
+    /// own) and says what it saw; `None` where there is no such tool. Called for one config of
+    /// each cause of a memory fault, and for the winner when asked (`--memcheck`), never while
+    /// timing.
+    fn memcheck(&self, problem: &Arc<ProblemData>, kernel: &Self::Kernel, launch: &Launch) -> Option<Memcheck> {
         let _ = (problem, kernel, launch);
         None
+    }
+
+    /// Launches `kernel` again in `ws` to find whether it reads or writes past a buffer's end,
+    /// where the backend can tell without a tool: wgpu, whose accesses past a buffer never
+    /// fault (they are clamped or dropped), keeps guard words after each buffer and launches
+    /// the config with them filled two ways. `None` where it cannot (the default: CUDA's
+    /// buffers end before an unmapped range, so such a launch faults, and
+    /// [`Backend::memcheck`] runs `compute-sanitizer`). The tuner asks it of each reference
+    /// candidate, whose outputs every other config is held to, before taking its outputs; the
+    /// workspace is left as [`Backend::reset`] leaves it.
+    fn bounds(&self, ws: &mut Self::Workspace, kernel: &Self::Kernel, launch: &Launch, timeout: std::time::Duration) -> Result<Option<Memcheck>, BackendError> {
+        let _ = (ws, kernel, launch, timeout);
+        Ok(None)
     }
 
     /// What the backend had to do to measure honestly since the last call (e.g. bringing a

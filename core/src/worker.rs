@@ -63,6 +63,11 @@ pub trait Executor {
     fn verify(&mut self, id: u64, launch: &Launch, req: &VerifyRequest<'_>) -> Result<Vec<f64>, BackendError>;
     /// [`Backend::read_outputs`].
     fn read_outputs(&mut self, wanted: &[bool]) -> Result<Vec<HostBuffer>, BackendError>;
+    /// [`Backend::bounds`] of kernel `id`.
+    fn bounds(&mut self, id: u64, launch: &Launch, timeout: Duration) -> Result<Option<crate::backend::Memcheck>, BackendError> {
+        let _ = (id, launch, timeout);
+        Ok(None)
+    }
     /// [`Backend::take_notes`]: what the device's side had to do to measure honestly.
     fn take_notes(&mut self) -> Vec<String> {
         Vec::new()
@@ -155,6 +160,9 @@ impl<B: WorkerBackend> Executor for BackendExecutor<B> {
     fn read_outputs(&mut self, wanted: &[bool]) -> Result<Vec<HostBuffer>, BackendError> {
         let (b, ws) = self.parts()?;
         b.read_outputs(ws, wanted)
+    }
+    fn bounds(&mut self, id: u64, launch: &Launch, timeout: Duration) -> Result<Option<crate::backend::Memcheck>, BackendError> {
+        self.with_kernel(id, |b, ws, k| b.bounds(ws, k, launch, timeout))
     }
     fn take_notes(&mut self) -> Vec<String> {
         self.backend.as_ref().map(B::take_notes).unwrap_or_default()
@@ -273,6 +281,12 @@ enum Req {
     Read {
         wanted: Vec<bool>,
     },
+    /// [`Backend::bounds`] of kernel `id`: its answer travels as one JSON blob.
+    Bounds {
+        id: u64,
+        launch: Launch,
+        timeout: f64,
+    },
     /// The worker's [`Executor::take_notes`], one blob per note.
     Notes,
 }
@@ -288,6 +302,7 @@ impl Req {
             Req::Time { .. } => "time",
             Req::Verify { .. } => "verify",
             Req::Read { .. } => "read",
+            Req::Bounds { .. } => "bounds",
             Req::Notes => "notes",
         }
     }
@@ -1223,6 +1238,21 @@ impl Worker {
         Ok(problem.buffers().zip(blobs).map(|(b, data)| HostBuffer { data, ..b.described() }).collect())
     }
 
+    /// [`Backend::bounds`] in the worker: a handful of launches of `k`, each within
+    /// `timeout`.
+    pub fn bounds(&mut self, k: KernelImage<'_>, launch: &Launch, timeout: Duration) -> Result<Option<crate::backend::Memcheck>, BackendError> {
+        self.ensure_loaded(k)?;
+        let r = Req::Bounds { id: k.id, launch: *launch, timeout: timeout.as_secs_f64() };
+        // At most 3 launches and one per buffer more, each with a reset and a read-back.
+        let launches = 3 + self.problem.upgrade().map_or(8, |p| p.buffers().count()) as u32;
+        let (_, blobs) = match self.call(&r, &[], (timeout + Duration::from_secs(5)) * launches) {
+            Err(BackendError::TimedOut(_)) => return Err(BackendError::TimedOut(timeout)),
+            other => other?,
+        };
+        let blob = blobs.into_iter().next().unwrap_or_default();
+        serde_json::from_slice(&blob).map_err(|e| BackendError::other(format!("worker: a bounds answer did not read: {e}")))
+    }
+
     /// [`Backend::take_notes`] from the worker.
     pub fn take_notes(&mut self) -> Result<Vec<String>, BackendError> {
         let (_, blobs) = self.call(&Req::Notes, &[], Duration::from_secs(60))?;
@@ -1499,6 +1529,13 @@ fn handle(exec: &mut impl Executor, st: &mut Served, req: Req, blobs: Vec<Vec<u8
             Ok((exec.verify(id, &launch, &req)?, vec![]))
         }
         Req::Read { wanted } => Ok((vec![], exec.read_outputs(&wanted)?.into_iter().map(|b| b.data).collect())),
+        Req::Bounds { id, launch, timeout } => {
+            if !st.loaded.contains_key(&id) {
+                return Err(BackendError::other("kernel not loaded"));
+            }
+            let found = exec.bounds(id, &launch, Duration::from_secs_f64(timeout))?;
+            Ok((vec![], vec![serde_json::to_vec(&found).map_err(BackendError::other)?]))
+        }
         Req::Notes => Ok((vec![], exec.take_notes().into_iter().map(String::into_bytes).collect())),
     }
 }

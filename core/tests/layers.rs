@@ -25,8 +25,17 @@ const CORE_LAYERS: &[&[&str]] = &[
 
 /// Each backend crate's files, bottom first (same order in every backend; a backend lacks the
 /// files it does not need, and HIP adds its hand-written hipRTC binding at the bottom).
-const BACKEND_LAYERS: &[&[&str]] =
-    &[&["error", "hiprtc"], &["limits", "memory"], &["device"], &["compile", "cubin"], &["bench"], &["clock"], &["backend"], &["launch", "worker"], &["lib"]];
+const BACKEND_LAYERS: &[&[&str]] = &[
+    &["error", "hiprtc"],
+    &["limits", "memory"],
+    &["device"],
+    &["compile", "cubin"],
+    &["bench"],
+    &["clock", "guard"],
+    &["backend"],
+    &["launch", "worker"],
+    &["lib"],
+];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap() {

@@ -92,7 +92,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                 }
                 // Nor is one the memory checker saw reading or writing past its buffers.
                 if e.winner.is_some() && e.runs.last().is_some_and(|r| r.winner_out_of_bounds()) {
-                    winner += "; the winner reads or writes past its buffers (compute-sanitizer, tune --memcheck)";
+                    winner += "; the winner reads or writes past its buffers (tune --memcheck)";
                 }
                 outln!(
                     "{} on {} [{}] {}: {} measured ({} failed); {}",

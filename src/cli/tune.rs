@@ -76,9 +76,10 @@ pub struct Args {
     /// --remeasure, so both measurements are this tune's).
     #[arg(long, value_name = "N")]
     recheck: Option<usize>,
-    /// After the tune, run the winner once under CUDA's compute-sanitizer (memcheck) and say
-    /// whether it reads or writes past its buffers (its outputs may pass verification anyway);
-    /// on a database hit, the stored winner. Other backends have no memory checker (said so).
+    /// After the tune, run the winner once under CUDA's compute-sanitizer (memcheck), or on wgpu
+    /// with kerntune's guard words after its buffers filled two ways, and say whether it reads
+    /// or writes past its buffers (its outputs may pass verification anyway); on a database
+    /// hit, the stored winner. HIP has no memory checker (said so).
     #[arg(long)]
     memcheck: bool,
     /// At the end of a search, stop waiting for compiles running longer than K times the

@@ -202,6 +202,14 @@ impl<'a, B: Backend> Session<'a, B> {
         backend.time(ws, kernel, launch, &TimeRequest { launches: 1, flush: L2Flush::Off, timeout })?;
         let mut outs = backend.read_outputs(ws, &wanted)?;
         backend.reset(ws, false)?;
+        // Where the backend can tell without a tool (wgpu's guard words), whether the candidate
+        // reads or writes past a buffer: every config is held to its outputs, and a read past
+        // a buffer's end reads there in every config alike.
+        match backend.bounds(ws, kernel, launch, timeout)? {
+            Some(crate::backend::Memcheck::Reported { report, .. }) => return Err(BackendError::LaunchFailed(report)),
+            Some(crate::backend::Memcheck::Inconclusive(why)) => tracing::debug!(why, "the reference candidate's bounds could not be told"),
+            _ => {}
+        }
         let written = crate::run::diagnose::written_inputs(self.ctx.prep.data.buffers(), &outs);
         // The inputs read back only for that: the reference keeps the outputs it compares.
         for ((b, input), compared) in outs.iter_mut().zip(inputs).zip(compared) {

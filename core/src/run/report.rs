@@ -165,7 +165,7 @@ impl WinnerMemcheck {
     pub(crate) fn of(winner: &Config, backend: &str, seen: Option<crate::backend::Memcheck>, prep: &crate::plan::Prepared) -> WinnerMemcheck {
         use crate::backend::Memcheck;
         let (verdict, line) = match seen {
-            None => ("unavailable", format!("not run: the {backend} backend has no memory checker (kerntune runs CUDA's compute-sanitizer)")),
+            None => ("unavailable", format!("not run: the {backend} backend has no memory checker (kerntune runs CUDA's compute-sanitizer, and on wgpu its own guard words)")),
             Some(Memcheck::Clean { tool }) => ("clean", format!("{tool} ran the winner ({winner}) and saw no out-of-bounds access")),
             Some(Memcheck::Reported { tool, report }) => (
                 "out of bounds",

@@ -1765,6 +1765,8 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             let (Some(d), Ok(kernel)) = (self.judge_device(), self.kernel_of(i)) else { continue };
             if let Some(Answer { done: Done::Diagnosed(Some(seen)), .. }) = self.run_one(ledger, d, Job::Diagnose { cand: i, kernel, launch: c.launch }) {
                 match seen {
+                    // A backend whose own check made the failure (wgpu's guard words) says again what the message says.
+                    Memcheck::Reported { report, .. } if cause.message.contains(report.as_str()) => {}
                     Memcheck::Reported { tool, report } => cause.diagnosis.push(crate::run::diagnose::name_allocation(&format!("{tool}: {report}"), &self.ctx.prep)),
                     // It ran the launch cleanly and saw nothing: say so, since that is a finding too.
                     Memcheck::Clean { tool } => cause.diagnosis.push(format!(
