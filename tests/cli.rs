@@ -1467,7 +1467,8 @@ outputs = ["y"]
 /// buffer the spec sized too small tuned as if nothing were wrong. The guard words after each
 /// buffer find it: a stencil reading past its input fails in every config with one message
 /// naming the buffer; a write past `y` and a read past `x` fail their configs and the right
-/// ones win; a kernel that asks a buffer's length (`arrayLength`) sees the spec's.
+/// ones win (the write also without verification); a kernel that asks a buffer's length
+/// (`arrayLength`) sees the spec's.
 #[test]
 fn a_read_or_write_past_a_wgpu_buffer_is_found_by_the_guard_words() {
     let d = tempfile::tempdir().unwrap();
@@ -1545,6 +1546,18 @@ block = ["WG"]
     }
     assert_eq!(r["memcheck"]["verdict"], "clean", "{}", r["memcheck"]);
     assert!(r["memcheck"]["line"].as_str().unwrap().starts_with("kerntune's guard words (wgpu"), "{}", r["memcheck"]);
+    // Without verification a write past `y` still fails its configs (as a fault does on CUDA);
+    // a read is not told without outputs to compare.
+    let o = kerntune(dir, &["tune", p.to_str().unwrap(), "--no-db", "--json", "--reference", "none"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    let r = &serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()[0];
+    for x in r["results"].as_array().unwrap() {
+        match fault(&x["config"]) {
+            1 => assert!(x["message"].as_str().unwrap_or("").starts_with("launch failed: out-of-bounds write past the end of `y`"), "{x}"),
+            _ => assert_eq!(x["outcome"], "measured", "{x}"),
+        }
+    }
 
     // `arrayLength(&y)` is the spec's 1000 elements, not the guard's more: nothing is past.
     write(

@@ -366,6 +366,18 @@ impl Backend for WgpuBackend {
         }
     }
 
+    fn wrote_past(&self, ws: &mut WgpuWorkspace) -> Result<Option<String>, BackendError> {
+        match &mut ws.0 {
+            Place::Local(l) => {
+                // The guards written are filled again: the next config's launches are checked on
+                // their own.
+                let damage = self.note_hang(crate::guard::damage(&self.device, self.queue(), l))?;
+                Ok((!damage.is_empty()).then(|| crate::guard::wrote_past(l, &damage)))
+            }
+            Place::Remote(p) => self.with_worker(p, |w| w.wrote_past()),
+        }
+    }
+
     fn memcheck(&self, problem: &Arc<ProblemData>, kernel: &WgpuKernel, launch: &Launch) -> Option<Memcheck> {
         let timeout = std::time::Duration::from_secs(60);
         let found = match &self.worker {

@@ -32,6 +32,9 @@ pub(crate) struct Buffers {
     pub(crate) guards: Vec<(u64, u64)>,
     /// The word each buffer's guard holds now ([`FILL`] but while probing).
     pub(crate) canary: Vec<u32>,
+    /// The host-readable copy of the guards of the buffers a kernel can write, made the first
+    /// time they are checked and kept.
+    pub(crate) guards_read: Option<wgpu::Buffer>,
 }
 
 impl Buffers {
@@ -72,6 +75,7 @@ impl Drop for Buffers {
                 std::mem::take(&mut self.pristine),
                 self.ops.take(),
                 self.reference.take(),
+                self.guards_read.take(),
             ));
         }
     }
@@ -137,27 +141,30 @@ pub(crate) fn create_workspace(
     // Each buffer with its guard after it (see `crate::guard`).
     let max_binding = device.limits().max_storage_buffer_binding_size.min(device.limits().max_buffer_size);
     let guards: Vec<(u64, u64)> = bufs.iter().map(|b| (padded(b.data.len()), guard_bytes(padded(b.data.len()), max_binding))).collect();
-    let make = |i: usize| {
+    // Buffer `i`, with its guard or (a pristine copy: every reset fills the guard) without.
+    let make = |i: usize, guarded: bool| {
         device.create_buffer(&wgpu::BufferDescriptor {
             label: Some(&bufs[i].name),
-            size: guards[i].0 + guards[i].1,
+            size: guards[i].0 + if guarded { guards[i].1 } else { 0 },
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         })
     };
-    let sizes: Vec<(&str, usize)> = bufs.iter().zip(&guards).map(|(b, g)| (b.name.as_str(), (g.0 + g.1) as usize)).collect();
+    // As the messages name them (the spec's sizes); the guards count too.
+    let sizes: Vec<(&str, usize)> = bufs.iter().zip(&guards).map(|(b, g)| (b.name.as_str(), g.0 as usize)).collect();
+    let need: usize = guards.iter().map(|g| (g.0 + g.1) as usize).sum();
     let before = memory::device_memory(device);
-    tracing::debug!(?before, need = sizes.iter().map(|b| b.1).sum::<usize>(), "device memory (free, total) before the workspace");
+    tracing::debug!(?before, need, "device memory (free, total) before the workspace");
     let too_large = || {
         BackendError::ProblemTooLarge(match before {
             Some((free, total)) => core_memory::does_not_fit(&sizes, free, total),
             None => memory::no_memory(&sizes, adapter),
         })
     };
-    if before.is_some_and(|(free, _)| sizes.iter().map(|b| b.1).sum::<usize>() > free) {
+    if before.is_some_and(|(free, _)| need > free) {
         return Err(too_large());
     }
-    let buffers: Vec<wgpu::Buffer> = memory::try_alloc(device, || (0..bufs.len()).map(make).collect()).ok_or_else(too_large)?;
+    let buffers: Vec<wgpu::Buffer> = memory::try_alloc(device, || (0..bufs.len()).map(|i| make(i, true)).collect()).ok_or_else(too_large)?;
     for ((b, buf), &guard) in bufs.iter().zip(&buffers).zip(&guards) {
         write_padded(device, queue, buf, &b.data)?.ok_or_else(too_large)?;
         fill_with(queue, buf, guard, FILL);
@@ -167,10 +174,11 @@ pub(crate) fn create_workspace(
     // land before the submission that follows them), largest first while there is room.
     let mut pristine: Vec<Option<wgpu::Buffer>> = bufs.iter().map(|_| None).collect();
     let mut enc = device.create_command_encoder(&Default::default());
-    let writable: Vec<(&str, usize)> = bufs.iter().zip(&sizes).map(|(b, &(n, size))| (n, if b.access == Access::Read { 0 } else { size })).collect();
+    let writable: Vec<(&str, usize)> =
+        bufs.iter().zip(&guards).map(|(b, g)| (b.name.as_str(), if b.access == Access::Read { 0 } else { g.0 as usize })).collect();
     let copy = |i: usize| -> Result<bool, BackendError> {
-        let Some(copy) = memory::try_alloc(device, || make(i)) else { return Ok(false) };
-        enc.copy_buffer_to_buffer(&buffers[i], 0, &copy, 0, buffers[i].size());
+        let Some(copy) = memory::try_alloc(device, || make(i, false)) else { return Ok(false) };
+        enc.copy_buffer_to_buffer(&buffers[i], 0, &copy, 0, copy.size());
         pristine[i] = Some(copy);
         Ok(true)
     };
@@ -182,7 +190,7 @@ pub(crate) fn create_workspace(
         notes.note(note);
     }
     let staging = bufs.iter().map(|_| None).collect();
-    Ok(Buffers { buffers, staging, pristine, problem, ops: None, reference: None, guards, canary })
+    Ok(Buffers { buffers, staging, pristine, problem, ops: None, reference: None, guards, canary, guards_read: None })
 }
 
 /// Uploads a host buffer to a new device buffer (its exact size, at least 4 bytes): `None`
@@ -240,10 +248,10 @@ fn write_padded(device: &wgpu::Device, queue: &wgpu::Queue, buf: &wgpu::Buffer, 
 pub(crate) fn reset(device: &wgpu::Device, queue: &wgpu::Queue, ws: &mut Buffers, poison: bool) -> Result<(), BackendError> {
     let ops = if poison { Some(ws.ops.get_or_insert_with(|| DeviceOps::new(device))) } else { None };
     let mut enc = device.create_command_encoder(&Default::default());
-    for ((buf, init), pristine) in ws.buffers.iter().zip(ws.problem.buffers()).zip(&ws.pristine) {
+    for (((buf, init), pristine), &(size, _)) in ws.buffers.iter().zip(ws.problem.buffers()).zip(&ws.pristine).zip(&ws.guards) {
         match (init.access, &ops, pristine) {
-            (Access::Write, Some(ops), _) => ops.record_poison(device, &mut enc, buf),
-            (_, _, Some(p)) => enc.copy_buffer_to_buffer(p, 0, buf, 0, buf.size()),
+            (Access::Write, Some(ops), _) => ops.record_poison(device, &mut enc, buf, size),
+            (_, _, Some(p)) => enc.copy_buffer_to_buffer(p, 0, buf, 0, p.size()),
             (Access::Read, _, None) => {}
             // No room for a device copy: written from the host (before the submission below).
             (_, _, None) => {
@@ -252,15 +260,9 @@ pub(crate) fn reset(device: &wgpu::Device, queue: &wgpu::Queue, ws: &mut Buffers
             }
         }
     }
+    // The copies and fills cover each buffer's data, not the guard after it: a guard a launch
+    // wrote is filled again where that is found (see `crate::guard::damage`).
     queue.submit([enc.finish()]);
-    // The guards of the buffers a kernel can write, filled again after the copies and fills
-    // above (which cover them) and any write past a buffer's end (see `crate::guard`): the
-    // queued writes land before the next submission.
-    for i in 0..ws.buffers.len() {
-        if ws.access(i) != Access::Read {
-            fill(queue, ws, i);
-        }
-    }
     Ok(())
 }
 
@@ -540,17 +542,21 @@ impl DeviceOps {
         }
     }
 
-    /// Records a dispatch of the fill shader over `buf` (all bits set: NaN for f32).
-    pub(crate) fn record_poison(&self, device: &wgpu::Device, enc: &mut wgpu::CommandEncoder, buf: &wgpu::Buffer) {
+    /// Records a dispatch of the fill shader over the first `size` bytes of `buf` (all bits
+    /// set: NaN for f32): a buffer's data, not the guard after it.
+    pub(crate) fn record_poison(&self, device: &wgpu::Device, enc: &mut wgpu::CommandEncoder, buf: &wgpu::Buffer, size: u64) {
         let bg = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: None,
             layout: &self.fill.get_bind_group_layout(0),
-            entries: &[wgpu::BindGroupEntry { binding: 0, resource: buf.as_entire_binding() }],
+            entries: &[wgpu::BindGroupEntry {
+                binding: 0,
+                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding { buffer: buf, offset: 0, size: wgpu::BufferSize::new(size) }),
+            }],
         });
         let mut pass = enc.begin_compute_pass(&Default::default());
         pass.set_pipeline(&self.fill);
         pass.set_bind_group(0, &bg, &[]);
-        pass.dispatch_workgroups(groups(buf.size() / 4), 1, 1);
+        pass.dispatch_workgroups(groups(size / 4), 1, 1);
     }
 
     /// How many of `want`'s elements `got` is not proven within `tol` of: f32 outputs by the

@@ -7,11 +7,14 @@
 //! check) would then compute from zeros and write nowhere, every config alike, so that
 //! verification against the reference config passes and the tune ends as if nothing were
 //! wrong. So each buffer of a workspace is made longer than the spec sizes it by a guard
-//! ([`crate::bench::guard_bytes`]: a sixteenth of it, at least 256 bytes and at most 64 KiB), filled with a
-//! known word, and bound whole: an access just past the buffer's end lands in the guard.
+//! ([`crate::bench::guard_bytes`]: a sixteenth of it, at least 256 bytes and at most 64 KiB),
+//! filled with a known word ([`crate::bench::FILL`]), and bound whole: an access just past the
+//! buffer's end lands in the guard. Restoring and poisoning a buffer cover its data only; a
+//! guard is filled again where a check found it written.
 //!
-//! - **Writes**: after a verification launch (and the reference candidate's), a guard whose
-//!   words changed says the launch wrote past that buffer ([`damage`]); the config fails
+//! - **Writes**: after a verification launch (and the reference candidate's), and after the
+//!   timing launches of a config no verification looks at (`--reference none`), a guard whose
+//!   words changed says a launch wrote past that buffer ([`damage`]); the config fails
 //!   (`out-of-bounds write past the end of …`), a reference candidate is replaced by the next.
 //! - **Reads**: a read past the end reads the guard's word, the same in every config, so its
 //!   outputs agree with a reference that reads there too. [`probe`] launches the config again
@@ -46,20 +49,26 @@ pub(crate) struct Damage {
     pub(crate) first: u64,
 }
 
-/// The guards of the buffers a kernel can write that the last launch changed, read back in one
-/// copy.
+/// The guards of the buffers a kernel can write that the launches since the last check
+/// changed, read back in one copy; each is filled again (its writes land before the next
+/// submission), so that the next check sees the next launches' alone.
 pub(crate) fn damage(device: &wgpu::Device, queue: &wgpu::Queue, ws: &mut Buffers) -> Result<Vec<Damage>, BackendError> {
     let checked: Vec<usize> = (0..ws.buffers.len()).filter(|&i| ws.guards[i].1 > 0 && ws.access(i) != Access::Read).collect();
     let total: u64 = checked.iter().map(|&i| ws.guards[i].1).sum();
     if total == 0 {
         return Ok(Vec::new());
     }
-    let read = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("kerntune guards"),
-        size: total,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
+    let read = ws
+        .guards_read
+        .get_or_insert_with(|| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("kerntune guards"),
+                size: total,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        })
+        .clone();
     let mut enc = device.create_command_encoder(&Default::default());
     let mut at = 0;
     for &i in &checked {
@@ -79,6 +88,9 @@ pub(crate) fn damage(device: &wgpu::Device, queue: &wgpu::Queue, ws: &mut Buffer
             out.push(Damage { buffer: i, changed: changed.len() as u64, words: len as u64 / 4, first: 4 * first as u64 });
         }
         at += len;
+    }
+    for d in &out {
+        fill(queue, ws, d.buffer);
     }
     Ok(out)
 }
@@ -152,10 +164,7 @@ pub(crate) fn probe(
             let word = if other.contains(&i) { OTHER } else { FILL };
             if ws.canary[i] != word {
                 ws.canary[i] = word;
-                // A writable buffer's guard is filled again by every reset.
-                if ws.access(i) == Access::Read {
-                    fill(queue, ws, i);
-                }
+                fill(queue, ws, i);
             }
         }
         crate::bench::reset(device, queue, ws, true)?;

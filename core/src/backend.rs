@@ -431,6 +431,16 @@ pub trait Backend: Send + Sync {
         Ok(None)
     }
 
+    /// After launches no verification looked at (`--reference none`, a config outside
+    /// `--verify-sample`), whether one wrote past a buffer's end, where the backend can tell
+    /// without a tool (wgpu's guard words, filled again for the launches after): the failure's
+    /// message. `None` where nothing did, or the backend cannot tell (the default: on CUDA such
+    /// a launch faults).
+    fn wrote_past(&self, ws: &mut Self::Workspace) -> Result<Option<String>, BackendError> {
+        let _ = ws;
+        Ok(None)
+    }
+
     /// What the backend had to do to measure honestly since the last call (e.g. bringing a
     /// GPU's clock back up after it idled), as lines for the tune's report; the tuner calls
     /// it once at the end of every tune, so each tune reports only its own.

@@ -68,6 +68,10 @@ pub trait Executor {
         let _ = (id, launch, timeout);
         Ok(None)
     }
+    /// [`Backend::wrote_past`].
+    fn wrote_past(&mut self) -> Result<Option<String>, BackendError> {
+        Ok(None)
+    }
     /// [`Backend::take_notes`]: what the device's side had to do to measure honestly.
     fn take_notes(&mut self) -> Vec<String> {
         Vec::new()
@@ -163,6 +167,10 @@ impl<B: WorkerBackend> Executor for BackendExecutor<B> {
     }
     fn bounds(&mut self, id: u64, launch: &Launch, timeout: Duration) -> Result<Option<crate::backend::Memcheck>, BackendError> {
         self.with_kernel(id, |b, ws, k| b.bounds(ws, k, launch, timeout))
+    }
+    fn wrote_past(&mut self) -> Result<Option<String>, BackendError> {
+        let (b, ws) = self.parts()?;
+        b.wrote_past(ws)
     }
     fn take_notes(&mut self) -> Vec<String> {
         self.backend.as_ref().map(B::take_notes).unwrap_or_default()
@@ -287,6 +295,8 @@ enum Req {
         launch: Launch,
         timeout: f64,
     },
+    /// [`Backend::wrote_past`]: its answer travels as one JSON blob.
+    WrotePast,
     /// The worker's [`Executor::take_notes`], one blob per note.
     Notes,
 }
@@ -303,6 +313,7 @@ impl Req {
             Req::Verify { .. } => "verify",
             Req::Read { .. } => "read",
             Req::Bounds { .. } => "bounds",
+            Req::WrotePast => "wrote_past",
             Req::Notes => "notes",
         }
     }
@@ -1253,6 +1264,13 @@ impl Worker {
         serde_json::from_slice(&blob).map_err(|e| BackendError::other(format!("worker: a bounds answer did not read: {e}")))
     }
 
+    /// [`Backend::wrote_past`] in the worker.
+    pub fn wrote_past(&mut self) -> Result<Option<String>, BackendError> {
+        let (_, blobs) = self.call(&Req::WrotePast, &[], Duration::from_secs(60))?;
+        let blob = blobs.into_iter().next().unwrap_or_default();
+        serde_json::from_slice(&blob).map_err(|e| BackendError::other(format!("worker: a wrote-past answer did not read: {e}")))
+    }
+
     /// [`Backend::take_notes`] from the worker.
     pub fn take_notes(&mut self) -> Result<Vec<String>, BackendError> {
         let (_, blobs) = self.call(&Req::Notes, &[], Duration::from_secs(60))?;
@@ -1536,6 +1554,7 @@ fn handle(exec: &mut impl Executor, st: &mut Served, req: Req, blobs: Vec<Vec<u8
             let found = exec.bounds(id, &launch, Duration::from_secs_f64(timeout))?;
             Ok((vec![], vec![serde_json::to_vec(&found).map_err(BackendError::other)?]))
         }
+        Req::WrotePast => Ok((vec![], vec![serde_json::to_vec(&exec.wrote_past()?).map_err(BackendError::other)?])),
         Req::Notes => Ok((vec![], exec.take_notes().into_iter().map(String::into_bytes).collect())),
     }
 }

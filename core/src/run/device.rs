@@ -230,6 +230,8 @@ impl<'a, B: Backend> Session<'a, B> {
         best: Option<&Stats>,
         short: Short,
     ) -> Result<Measured, BackendError> {
+        // A config measured without a verification (no reference, or none yet).
+        let unverified = reference.is_none() && !matches!(short, Short::Resumed { .. });
         let (prior, may) = match (short, reference) {
             (Short::Resumed { prior }, _) => (prior, None),
             (short, Some(r)) => (self.verify(kernel, launch, r)?, Some(short).filter(|s| *s != Short::No)),
@@ -253,6 +255,13 @@ impl<'a, B: Backend> Session<'a, B> {
             later = times.iter().copied().fold(later, f64::min);
             Ok(times)
         })?;
+        // No verification looked at what its launches did: where the backend can tell (wgpu's
+        // guard words), whether one wrote past a buffer, as a fault says it on CUDA.
+        if unverified {
+            if let Some(wrote) = backend.wrote_past(ws)? {
+                return Err(BackendError::LaunchFailed(wrote));
+            }
+        }
         if let Some(&v) = prior.last() {
             let was = self.excess.largest();
             self.excess.observe(v, later);
