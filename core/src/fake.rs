@@ -61,6 +61,12 @@ pub enum Behavior {
     /// Its compiler process is killed by SIGKILL on this config's first `n` compiles, the
     /// out-of-memory killer's count unchanged (a user, a job scheduler); on a thread it compiles.
     CompilerKilledByHand(u32),
+    /// Right outputs, but it reads past a buffer's end where that never faults (wgpu): the
+    /// fake's [`Backend::bounds`] says so, as wgpu's guard words do.
+    ReadsPast,
+    /// Right outputs, but its launches write past a buffer's end where that never faults
+    /// (wgpu): the fake's [`Backend::bounds`] and [`Backend::wrote_past`] say so.
+    WritesPast,
 }
 
 /// The fake's compiler processes (see [`crate::compiler`]): its compiles, which spin, sleep or
@@ -249,6 +255,8 @@ impl Drop for FakeKernel {
 pub struct FakeWorkspace {
     initial: Arc<ProblemData>,
     current: Vec<HostBuffer>,
+    /// Whether a launch since the last look wrote past a buffer ([`Behavior::WritesPast`]).
+    wrote_past: bool,
 }
 
 impl FakeBackend {
@@ -586,7 +594,7 @@ impl Backend for FakeBackend {
             // Start the worker now, so that a worker that cannot start fails before measuring.
             slot.with(problem, |_| Ok(()))?;
         }
-        Ok(FakeWorkspace { initial: problem.clone(), current: problem.buffers().cloned().collect() })
+        Ok(FakeWorkspace { initial: problem.clone(), current: problem.buffers().cloned().collect(), wrote_past: false })
     }
 
     fn reset(&self, ws: &mut FakeWorkspace, poison: bool) -> Result<(), BackendError> {
@@ -628,6 +636,14 @@ impl Backend for FakeBackend {
         let Some(slot) = &self.worker else {
             self.reset(ws, true)?;
             let t = self.time(ws, k, launch, &TimeRequest { launches: 1, flush: crate::spec::settings::L2Flush::Off, timeout: req.timeout })?;
+            // As wgpu's guard words find them: a write past a buffer after the launch, a read
+            // past one by outputs that change with what lies there.
+            if let Some(wrote) = self.wrote_past(ws)? {
+                return Err(BackendError::LaunchFailed(wrote));
+            }
+            if k.behavior == Behavior::ReadsPast {
+                return Err(BackendError::LaunchFailed("out-of-bounds read past the end of `x` (fake)".into()));
+            }
             req.check(&self.read_outputs(ws, &req.wanted())?)?;
             self.reset(ws, false)?;
             return Ok(t);
@@ -643,6 +659,26 @@ impl Backend for FakeBackend {
         }
         self.check_alive()?;
         Ok(ws.current.iter().enumerate().map(|(i, b)| if wanted.get(i).copied().unwrap_or(false) { b.clone() } else { b.described() }).collect())
+    }
+
+    fn bounds(&self, ws: &mut FakeWorkspace, k: &FakeKernel, launch: &Launch, timeout: Duration) -> Result<Option<crate::backend::Memcheck>, BackendError> {
+        if let Some(slot) = &self.worker {
+            let binary = k.binary();
+            return slot.with(&ws.initial, |w| w.bounds(crate::worker::KernelImage { id: k.id, name: "fake", binary: &binary }, launch, timeout));
+        }
+        let tool = "the fake's guard".to_string();
+        Ok(Some(match k.behavior {
+            Behavior::ReadsPast => crate::backend::Memcheck::Reported { tool, report: "out-of-bounds read past the end of `x` (fake)".into() },
+            Behavior::WritesPast => crate::backend::Memcheck::Reported { tool, report: "out-of-bounds write past the end of `y` (fake)".into() },
+            _ => crate::backend::Memcheck::Clean { tool },
+        }))
+    }
+
+    fn wrote_past(&self, ws: &mut FakeWorkspace) -> Result<Option<String>, BackendError> {
+        if let Some(slot) = &self.worker {
+            return slot.with(&ws.initial, |w| w.wrote_past());
+        }
+        Ok(std::mem::take(&mut ws.wrote_past).then(|| "out-of-bounds write past the end of `y` (fake)".into()))
     }
 
     fn recover(&self) -> Result<(), BackendError> {
@@ -694,6 +730,7 @@ impl FakeBackend {
                 std::thread::sleep(Duration::from_secs_f64(k.delay_ms / 1e3));
             }
             compute(&mut ws.current, Some(&k.behavior));
+            ws.wrote_past |= k.behavior == Behavior::WritesPast;
             times.push(k.base_time);
         }
         Ok(times)

@@ -332,9 +332,36 @@ fn failures_stored_for_a_worker_that_could_not_start_are_measured_again() {
     );
 }
 
+/// A read or write past a buffer that never faults (wgpu), found by the backend's own checks
+/// in the worker process (`Req::Bounds` for the reference candidate, the verification there,
+/// `Req::WrotePast` after the launches of a config no verification looks at).
+fn a_read_or_write_past_a_buffer_is_found_in_the_worker() {
+    let behavior = |c: &Config| match (c.get_i64("bx"), c.get_i64("vec")) {
+        (_, Some(1)) => Behavior::ReadsPast,
+        (Some(128), Some(4)) => Behavior::WritesPast,
+        _ => Behavior::Ok,
+    };
+    let message = |r: &TuneReport, key: &str| {
+        r.results.iter().find(|x| x.config.key() == key).map(|x| match &x.outcome {
+            ResultOutcome::Failed { kind: FailureKind::LaunchFailed, message } => message.clone(),
+            other => format!("{other:?}"),
+        })
+    };
+    let r = Tuner::new(isolated(0, 1.0, 0, behavior)).tune(&job(), &TuneOptions { strategy: "exhaustive".into(), ..opts() }).unwrap();
+    assert!(message(&r, "bx=32,vec=1").unwrap().contains("out-of-bounds read past the end of `x`"), "the first reference candidate");
+    assert!(message(&r, "bx=128,vec=4").unwrap().contains("out-of-bounds write past the end of `y`"));
+    assert!(r.winner.get_i64("vec") != Some(1) && r.winner.key() != "bx=128,vec=4", "winner {}", r.winner);
+    let mut j = job();
+    j.verify.reference = kerntune_core::spec::job::Reference::None;
+    let r = Tuner::new(isolated(0, 1.0, 0, behavior)).tune(&j, &TuneOptions { strategy: "exhaustive".into(), ..opts() }).unwrap();
+    assert!(message(&r, "bx=128,vec=4").unwrap().contains("out-of-bounds write past the end of `y`"));
+    assert_eq!(r.results.iter().filter(|x| matches!(x.outcome, ResultOutcome::Failed { .. })).count(), 1);
+}
+
 fn main() {
     fake::hook();
-    let tests: [(&str, fn()); 13] = [
+    let tests: [(&str, fn()); 14] = [
+        ("a_read_or_write_past_a_buffer_is_found_in_the_worker", a_read_or_write_past_a_buffer_is_found_in_the_worker),
         ("failures_stored_for_a_worker_that_could_not_start_are_measured_again", failures_stored_for_a_worker_that_could_not_start_are_measured_again),
         ("a_device_whose_worker_cannot_start_leaves_and_the_other_tunes", a_device_whose_worker_cannot_start_leaves_and_the_other_tunes),
         (

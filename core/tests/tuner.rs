@@ -1153,6 +1153,39 @@ fn when_every_config_faults_one_message_names_the_cause_and_the_buffer() {
     assert_eq!(entry.runs.len(), 1, "one note for the run, with its findings");
 }
 
+/// Where a read or write past a buffer never faults (wgpu), the backend's own checks
+/// (`Backend::bounds`, `Backend::wrote_past`, as wgpu's guard words) fail the config: a first
+/// reference candidate that reads past a buffer is replaced by the next, a config that reads or
+/// writes past one never wins, and one that writes past one fails without verification too.
+/// (In a worker process: core/tests/devices.rs.)
+#[test]
+fn a_config_that_reads_or_writes_past_a_buffer_fails_where_that_never_faults() {
+    let fake = || {
+        FakeBackend::new(limits(), time).with_behavior(|c| match c.get_i64("vec") {
+            Some(1) => Behavior::ReadsPast,
+            _ if is(c, 128, 4) => Behavior::WritesPast,
+            _ => Behavior::Ok,
+        })
+    };
+    let r = Tuner::new(fake()).tune(&job(), &TuneOptions { strategy: "exhaustive".into(), ..opts() }).unwrap();
+    let failed = |r: &TuneReport, bx: i64, vec: i64| match &result_of(r, bx, vec).outcome {
+        ResultOutcome::Failed { kind: FailureKind::LaunchFailed, message } => message.clone(),
+        other => panic!("bx={bx} vec={vec}: {other:?}"),
+    };
+    assert!(failed(&r, 32, 1).contains("out-of-bounds read past the end of `x`"), "the first reference candidate");
+    assert!(failed(&r, 512, 1).contains("out-of-bounds read past the end of `x`"), "a config verified against the reference");
+    assert!(failed(&r, 128, 4).contains("out-of-bounds write past the end of `y`"));
+    assert!(r.winner.get_i64("vec") != Some(1) && !is(&r.winner, 128, 4), "winner {}", r.winner);
+    assert!(r.notes.iter().any(|n| n.starts_with("reference: the outputs of ") && !n.contains("bx=32,vec=1")), "{:?}", r.notes);
+    // No verification: the write past `y` still fails its config; a read cannot be told.
+    let mut j = job();
+    j.verify.reference = Reference::None;
+    let r = Tuner::new(fake()).tune(&j, &TuneOptions { strategy: "exhaustive".into(), ..opts() }).unwrap();
+    assert!(failed(&r, 128, 4).contains("out-of-bounds write past the end of `y`"));
+    assert!(matches!(result_of(&r, 32, 1).outcome, ResultOutcome::Measured { .. }));
+    assert_eq!(r.results.iter().filter(|x| matches!(x.outcome, ResultOutcome::Failed { .. })).count(), 1);
+}
+
 /// Some configs fault, one cause: grouped once in the report, diagnosed once, with the value
 /// they share.
 #[test]
