@@ -223,9 +223,8 @@ impl WgpuBackend {
     fn verify_local(&self, l: &mut Buffers, kernel: &WgpuKernel, launch: &Launch, req: &VerifyRequest<'_>) -> Result<Vec<f64>, BackendError> {
         bench::reset(&self.device, self.queue(), l, true)?;
         let t = self.time_local(l, kernel, launch, &TimeRequest { launches: 1, flush: kerntune_core::L2Flush::Off, timeout: req.timeout })?;
-        let damage = self.note_hang(crate::guard::damage(&self.device, self.queue(), l))?;
-        if !damage.is_empty() {
-            return Err(BackendError::LaunchFailed(crate::guard::wrote_past(l, &damage)));
+        if let Some(wrote) = self.note_hang(crate::guard::written(&self.device, self.queue(), l))? {
+            return Err(BackendError::LaunchFailed(wrote));
         }
         match self.note_hang(bench::check(&self.device, self.queue(), l, req, &self.notes)) {
             Err(BackendError::WrongOutput(m)) => {
@@ -368,12 +367,9 @@ impl Backend for WgpuBackend {
 
     fn wrote_past(&self, ws: &mut WgpuWorkspace) -> Result<Option<String>, BackendError> {
         match &mut ws.0 {
-            Place::Local(l) => {
-                // The guards written are filled again: the next config's launches are checked on
-                // their own.
-                let damage = self.note_hang(crate::guard::damage(&self.device, self.queue(), l))?;
-                Ok((!damage.is_empty()).then(|| crate::guard::wrote_past(l, &damage)))
-            }
+            // The guards written are filled again: the next config's launches are checked on
+            // their own.
+            Place::Local(l) => self.note_hang(crate::guard::written(&self.device, self.queue(), l)),
             Place::Remote(p) => self.with_worker(p, |w| w.wrote_past()),
         }
     }

@@ -49,10 +49,17 @@ pub(crate) struct Damage {
     pub(crate) first: u64,
 }
 
+/// Whether the launches since the last check wrote past a buffer a kernel can write: the
+/// failure's message ([`wrote_past`]) of the guards [`damage`] found changed.
+pub(crate) fn written(device: &wgpu::Device, queue: &wgpu::Queue, ws: &mut Buffers) -> Result<Option<String>, BackendError> {
+    let damage = damage(device, queue, ws)?;
+    Ok((!damage.is_empty()).then(|| wrote_past(ws, &damage)))
+}
+
 /// The guards of the buffers a kernel can write that the launches since the last check
 /// changed, read back in one copy; each is filled again (its writes land before the next
 /// submission), so that the next check sees the next launches' alone.
-pub(crate) fn damage(device: &wgpu::Device, queue: &wgpu::Queue, ws: &mut Buffers) -> Result<Vec<Damage>, BackendError> {
+fn damage(device: &wgpu::Device, queue: &wgpu::Queue, ws: &mut Buffers) -> Result<Vec<Damage>, BackendError> {
     let checked: Vec<usize> = (0..ws.buffers.len()).filter(|&i| ws.guards[i].1 > 0 && ws.access(i) != Access::Read).collect();
     let total: u64 = checked.iter().map(|&i| ws.guards[i].1).sum();
     if total == 0 {
@@ -96,7 +103,7 @@ pub(crate) fn damage(device: &wgpu::Device, queue: &wgpu::Queue, ws: &mut Buffer
 }
 
 /// The failure of a launch that wrote past buffers: one clause per buffer.
-pub(crate) fn wrote_past(ws: &Buffers, damage: &[Damage]) -> String {
+fn wrote_past(ws: &Buffers, damage: &[Damage]) -> String {
     let each: Vec<String> = damage
         .iter()
         .map(|d| {
@@ -160,31 +167,31 @@ pub(crate) fn probe(
     // One launch with the guards of `other` filled with the other word, the rest with FILL:
     // the outputs, or the failure of a write past a buffer.
     let mut run = |other: &[usize]| -> Result<Launched, BackendError> {
-        for i in 0..n {
-            let word = if other.contains(&i) { OTHER } else { FILL };
-            if ws.canary[i] != word {
-                ws.canary[i] = word;
-                fill(queue, ws, i);
-            }
-        }
+        fill_other(queue, ws, other);
         crate::bench::reset(device, queue, ws, true)?;
         launch(ws)?;
-        let damage = damage(device, queue, ws)?;
-        if !damage.is_empty() {
-            return Ok(Err(wrote_past(ws, &damage)));
+        if let Some(wrote) = written(device, queue, ws)? {
+            return Ok(Err(wrote));
         }
         crate::bench::outputs(device, queue, ws).map(Ok)
     };
     let r = decide(&guarded, &mut run, &names);
     // Every guard back to its word, and the buffers to their initial contents.
-    for i in 0..n {
-        if ws.canary[i] != FILL {
-            ws.canary[i] = FILL;
+    fill_other(queue, ws, &[]);
+    crate::bench::reset(device, queue, ws, false)?;
+    r
+}
+
+/// Fills the guards of the buffers `other` names with the other word and the rest with
+/// [`FILL`], each whose word changes.
+fn fill_other(queue: &wgpu::Queue, ws: &mut Buffers, other: &[usize]) {
+    for i in 0..ws.buffers.len() {
+        let word = if other.contains(&i) { OTHER } else { FILL };
+        if ws.canary[i] != word {
+            ws.canary[i] = word;
             fill(queue, ws, i);
         }
     }
-    crate::bench::reset(device, queue, ws, false)?;
-    r
 }
 
 /// What the launches `run` makes say (`run(other)`: the outputs of a launch with the guards of

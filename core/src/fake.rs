@@ -69,6 +69,10 @@ pub enum Behavior {
     WritesPast,
 }
 
+/// What the fake's checks say of [`Behavior::ReadsPast`] and [`Behavior::WritesPast`].
+const READ_PAST: &str = "out-of-bounds read past the end of `x` (fake)";
+const WROTE_PAST: &str = "out-of-bounds write past the end of `y` (fake)";
+
 /// The fake's compiler processes (see [`crate::compiler`]): its compiles, which spin, sleep or
 /// crash as a config asks, run in them.
 pub static COMPILER: crate::compiler::CompilerKind = crate::compiler::CompilerKind::new("FAKE", "KERNTUNE_FAKE_COMPILER", fake_compile);
@@ -642,7 +646,7 @@ impl Backend for FakeBackend {
                 return Err(BackendError::LaunchFailed(wrote));
             }
             if k.behavior == Behavior::ReadsPast {
-                return Err(BackendError::LaunchFailed("out-of-bounds read past the end of `x` (fake)".into()));
+                return Err(BackendError::LaunchFailed(READ_PAST.into()));
             }
             req.check(&self.read_outputs(ws, &req.wanted())?)?;
             self.reset(ws, false)?;
@@ -668,8 +672,8 @@ impl Backend for FakeBackend {
         }
         let tool = "the fake's guard".to_string();
         Ok(Some(match k.behavior {
-            Behavior::ReadsPast => crate::backend::Memcheck::Reported { tool, report: "out-of-bounds read past the end of `x` (fake)".into() },
-            Behavior::WritesPast => crate::backend::Memcheck::Reported { tool, report: "out-of-bounds write past the end of `y` (fake)".into() },
+            Behavior::ReadsPast => crate::backend::Memcheck::Reported { tool, report: READ_PAST.into() },
+            Behavior::WritesPast => crate::backend::Memcheck::Reported { tool, report: WROTE_PAST.into() },
             _ => crate::backend::Memcheck::Clean { tool },
         }))
     }
@@ -678,7 +682,7 @@ impl Backend for FakeBackend {
         if let Some(slot) = &self.worker {
             return slot.with(&ws.initial, |w| w.wrote_past());
         }
-        Ok(std::mem::take(&mut ws.wrote_past).then(|| "out-of-bounds write past the end of `y` (fake)".into()))
+        Ok(std::mem::take(&mut ws.wrote_past).then(|| WROTE_PAST.into()))
     }
 
     fn recover(&self) -> Result<(), BackendError> {
