@@ -66,6 +66,32 @@ fn planted_faults_are_survived_and_named() {
 }
 
 #[test]
+fn a_kernel_that_prints_and_asserts_is_tuned_and_told() {
+    if cuda_devices("prints and asserts").is_none() {
+        return;
+    }
+    let d = cache();
+    // Its worker's standard output is its pipe to the tuner: before, the printed line broke it
+    // and every config failed; `--json`'s output stays JSON.
+    let o = kerntune(d.path(), &["tune", &example("prints.toml"), "--backend", "cuda", "--no-db", "--json"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("stdout is JSON ({e}): {t}"));
+    let r = &v[0];
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("warning: the kernel prints to standard output (device printf): ") && stderr.contains("`triad: n = 1048576, "), "{stderr}");
+    let notes = r["notes"].to_string();
+    assert!(notes.contains("the kernel printed to standard output (device printf) in ") && notes.contains("`triad: n = 1048576, "), "{notes}");
+    // kerntune's assert.h compiled it; the two configs over 1024 elements per block assert.
+    let cause = &r["causes"][0];
+    assert_eq!(cause["count"], 2, "{cause}");
+    assert!(cause["message"].as_str().unwrap().contains("Assertion `WG_SIZE * PER_THREAD <= 1024` failed."), "{cause}");
+    assert!(cause["diagnosis"].to_string().contains(r#"[space] restrictions = [\"WG_SIZE * PER_THREAD <= 1024\"]"#), "{cause}");
+    let w = &r["winner"]["params"];
+    assert!(w[0][1].as_i64().unwrap() * w[1][1].as_i64().unwrap() <= 1024, "{w}");
+}
+
+#[test]
 fn an_invalid_default_is_never_run() {
     if cuda_devices("invalid default").is_none() {
         return;

@@ -235,6 +235,12 @@ impl Backend for CudaBackend {
         }
     }
 
+    fn printed(&self, _ws: &mut CudaWorkspace) -> Option<kerntune_core::Printed> {
+        // In a worker, kernels print to its standard output, which it reads apart; in this
+        // process, to the tuner's own.
+        self.worker.as_ref()?.take_printed()
+    }
+
     fn read_outputs(&self, ws: &mut CudaWorkspace, wanted: &[bool]) -> Result<Vec<HostBuffer>, BackendError> {
         match ws {
             CudaWorkspace::Local(l) => l.read_masked(wanted),

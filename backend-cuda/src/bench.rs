@@ -740,8 +740,11 @@ impl StreamOps for CudaStream<'_> {
             Ok(()) => Ok(true),
             Err(DriverError(CUresult::CUDA_ERROR_NOT_READY)) => Ok(false),
             Err(e) => {
+                let assertion = e.0 == CUresult::CUDA_ERROR_ASSERT;
                 let err = launch_error(e);
-                if matches!(err, BackendError::DeviceLost(_)) {
+                if assertion {
+                    self.shared.discard(self.gen);
+                } else if matches!(err, BackendError::DeviceLost(_)) {
                     self.shared.mark_dead(self.gen);
                 }
                 Err(err)

@@ -136,6 +136,7 @@ impl CompileCache {
     /// Whether [`CompileCache::compile`] would serve these arguments from the cache (a CUBIN, or
     /// NVRTC's refusal).
     pub fn holds(&self, name: &str, instance: Option<&str>, code: &str, headers: &[Header], opts: &CompileOptions) -> bool {
+        let headers = &with_assert_h(code, headers);
         let key = self.key(instance.unwrap_or(name), code, headers, &opts.to_args());
         kerntune_core::store::cache::holds(self.dir.as_deref(), &key, "cubin", true)
     }
@@ -161,6 +162,7 @@ impl CompileCache {
         opts: &CompileOptions,
         run: &dyn Fn(&CompileJob) -> Result<CompileOutput, BackendError>,
     ) -> Result<Binary, BackendError> {
+        let headers = &with_assert_h(code, headers)[..];
         let args = opts.to_args();
         let expr = instance.unwrap_or(name);
         let key = self.key(expr, code, headers, &args);
@@ -169,6 +171,46 @@ impl CompileCache {
             BackendError::CompileFailed { log, .. } => static_shared_overflow(log).map_or(e, BackendError::OutOfResources),
             _ => e,
         })
+    }
+}
+
+/// `assert.h` as NVRTC lacks it: the device-side assertion as CUDA's own headers declare it
+/// (a failed one prints `FILE:LINE: FUNCTION: block: […], thread: […] Assertion `EXPR` failed.`
+/// and stops the kernel with `CUDA_ERROR_ASSERT`).
+const ASSERT_H: &str = r#"// kerntune's assert.h for NVRTC, which has none: the device-side assert as CUDA's headers declare it.
+#pragma once
+#ifdef NDEBUG
+#define assert(e) ((void)0)
+#else
+extern "C" __device__ void __assertfail(const char* message, const char* file, unsigned int line, const char* function, size_t charSize);
+#define assert(e) ((e) ? (void)0 : __assertfail(#e, __FILE__, __LINE__, __func__, sizeof(char)))
+#endif
+"#;
+
+/// `headers` with kerntune's `assert.h` (and `cassert`) added where the source or one of them
+/// includes it and the user gave none by that name: NVRTC has none of the C library's headers,
+/// and a kernel written for nvcc that asserts includes one (without it, every config fails to
+/// compile with `cannot open source file "assert.h"`).
+fn with_assert_h<'h>(code: &str, headers: &'h [Header]) -> std::borrow::Cow<'h, [Header]> {
+    let includes = |text: &str, name: &str| {
+        text.lines().any(|l| {
+            let l = l.trim_start();
+            l.strip_prefix('#').map(str::trim_start).and_then(|l| l.strip_prefix("include")).is_some_and(|l| {
+                let l = l.trim();
+                l == format!("<{name}>") || l == format!("\"{name}\"")
+            })
+        })
+    };
+    let mut added = Vec::new();
+    for name in ["assert.h", "cassert"] {
+        if !headers.iter().any(|h| h.name == name) && (includes(code, name) || headers.iter().any(|h| includes(&h.code, name))) {
+            added.push(Header { name: name.into(), path: format!("kerntune's {name} for NVRTC"), code: ASSERT_H.into() });
+        }
+    }
+    if added.is_empty() {
+        std::borrow::Cow::Borrowed(headers)
+    } else {
+        std::borrow::Cow::Owned(headers.iter().cloned().chain(added).collect())
     }
 }
 
@@ -328,6 +370,20 @@ mod tests {
         assert_eq!(failure_log(Some("x.cu(3): error: y".into()), r), "x.cu(3): error: y");
         let missing = failure_log(Some("x.cu(1): catastrophic error: cannot open source file \"cuda_fp16.h\"".into()), r);
         assert_eq!(missing.contains("set CUDA_PATH"), toolkit_include().is_none(), "{missing}");
+    }
+
+    /// A kernel that includes `assert.h` or `cassert` (itself or through a header of the user's)
+    /// is given kerntune's, unless the user has one by that name; others are left as they are.
+    #[test]
+    fn a_kernel_that_includes_assert_h_is_given_one() {
+        let h = |name: &str, code: &str| Header { name: name.into(), path: name.into(), code: code.into() };
+        let names = |v: &[Header]| v.iter().map(|h| h.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&with_assert_h("#include <assert.h>\n__global__ void k() { assert(1); }", &[])), ["assert.h"]);
+        assert_eq!(names(&with_assert_h("  #  include \"cassert\"\n", &[])), ["cassert"]);
+        assert_eq!(names(&with_assert_h("#include \"tile.h\"\n", &[h("tile.h", "#include <cassert>\n")])), ["tile.h", "cassert"]);
+        assert_eq!(names(&with_assert_h("#include <assert.h>\n", &[h("assert.h", "// mine")])), ["assert.h"]);
+        assert!(matches!(with_assert_h("// #include <assert.h> is not needed\n__global__ void k() {}", &[]), std::borrow::Cow::Borrowed(v) if v.is_empty()));
+        assert!(with_assert_h("#include <assert.h>", &[])[0].code.contains("__assertfail(#e, __FILE__, __LINE__"));
     }
 
     #[test]

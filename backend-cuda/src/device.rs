@@ -193,16 +193,25 @@ impl Shared {
         }
     }
 
-    /// Replaces the context. The old one is destroyed on a helper thread; if that does not
-    /// finish within ten seconds (a kernel that never ends), it is abandoned.
-    pub(crate) fn recover(&self) -> Result<(), BackendError> {
+    /// After a failed device-side assertion: the context of `gen` goes now, not at recovery,
+    /// since the driver prints the assertion's lines (to standard error) only as it goes, and a
+    /// worker reports them with its error (see `kerntune_core::worker`). Recovery then makes a
+    /// fresh one.
+    pub(crate) fn discard(&self, gen: u64) {
         let mut s = self.state.lock().expect("context lock");
-        if s.ctx.is_null() {
-            s.ctx = Self::create_context(self.device)?;
-            s.dead = false;
-            return Ok(());
+        if s.gen != gen || s.ctx.is_null() {
+            return;
         }
-        let old = s.ctx as usize;
+        let old = std::mem::replace(&mut s.ctx, std::ptr::null_mut());
+        s.dead = true;
+        s.gen += 1;
+        Self::destroy(old);
+    }
+
+    /// Destroys `old` on a helper thread; if that does not finish within ten seconds (a kernel
+    /// that never ends), it is abandoned.
+    fn destroy(old: sys::CUcontext) {
+        let old = old as usize;
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             // SAFETY: the old context is no longer used by anything (all users check the
@@ -215,6 +224,17 @@ impl Shared {
             Ok(false) => tracing::warn!("destroying the faulted CUDA context reported an error; continuing with a new one"),
             Err(_) => tracing::warn!("the faulted CUDA context did not go away within 10 s (a kernel is still running); continuing with a new context, measurements may be disturbed"),
         }
+    }
+
+    /// Replaces the context (see [`Shared::destroy`] for the old one).
+    pub(crate) fn recover(&self) -> Result<(), BackendError> {
+        let mut s = self.state.lock().expect("context lock");
+        if s.ctx.is_null() {
+            s.ctx = Self::create_context(self.device)?;
+            s.dead = false;
+            return Ok(());
+        }
+        Self::destroy(s.ctx);
         s.ctx = Self::create_context(self.device)?;
         s.gen += 1;
         s.dead = false;

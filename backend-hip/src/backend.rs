@@ -197,6 +197,12 @@ impl Backend for HipBackend {
         }
     }
 
+    fn printed(&self, _ws: &mut HipWorkspace) -> Option<kerntune_core::Printed> {
+        // In a worker, kernels print to its standard output, which it reads apart; in this
+        // process, to the tuner's own.
+        self.worker.as_ref()?.take_printed()
+    }
+
     fn read_outputs(&self, ws: &mut HipWorkspace, wanted: &[bool]) -> Result<Vec<HostBuffer>, BackendError> {
         match ws {
             HipWorkspace::Local(l) => l.read_masked(wanted),

@@ -304,6 +304,83 @@ pub enum Memcheck {
     Inconclusive(String),
 }
 
+/// What kernels printed to standard output (device `printf`, a failed device-side assertion's
+/// line) where the backend kept it out of the tuner's own output: a worker process's standard
+/// output is its pipe to the tuner, so there it is read, counted and kept in part
+/// ([`Backend::printed`]).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Printed {
+    /// Bytes printed.
+    pub bytes: u64,
+    /// Lines printed (ended by a newline).
+    pub lines: u64,
+    /// The first lines, each cut to [`Printed::WIDTH`] characters.
+    pub first: Vec<String>,
+    /// The last line, cut alike, where there were more than [`Printed::FIRST`].
+    pub last: Option<String>,
+}
+
+impl Printed {
+    /// How many of the first lines are kept.
+    pub const FIRST: usize = 3;
+    /// How much of a kept line.
+    pub const WIDTH: usize = 200;
+
+    /// Whether nothing was printed.
+    pub fn is_empty(&self) -> bool {
+        self.bytes == 0
+    }
+
+    /// Counts one line (its newline excluded from `line`, counted in `bytes` by the caller).
+    pub fn line(&mut self, line: &str) {
+        self.lines += 1;
+        let cut: String = line.trim_end_matches('\r').chars().take(Self::WIDTH).collect();
+        if self.first.len() < Self::FIRST {
+            self.first.push(cut);
+        } else {
+            self.last = Some(cut);
+        }
+    }
+
+    /// `other`, printed after this.
+    pub fn add(&mut self, other: Printed) {
+        self.bytes += other.bytes;
+        self.lines += other.lines;
+        let mut rest = other.first.into_iter().chain(other.last);
+        while self.first.len() < Self::FIRST {
+            match rest.next() {
+                Some(l) => self.first.push(l),
+                None => break,
+            }
+        }
+        if let Some(l) = rest.last() {
+            self.last = Some(l);
+        }
+    }
+
+    /// The lines kept, quoted: the first ones, then `…` and the last where lines were left out.
+    pub fn quoted(&self) -> String {
+        let mut q: Vec<String> = self.first.iter().map(|l| format!("`{l}`")).collect();
+        if let Some(l) = &self.last {
+            if self.lines > self.first.len() as u64 + 1 {
+                q.push("…".into());
+            }
+            q.push(format!("`{l}`"));
+        }
+        q.join(", ")
+    }
+
+    /// "3 lines (120 bytes)", or the bytes alone where no line ended.
+    pub fn size(&self) -> String {
+        let bytes = bytesize::ByteSize(self.bytes).display().si().to_string();
+        match self.lines {
+            0 => bytes,
+            1 => format!("1 line ({bytes})"),
+            n => format!("{n} lines ({bytes})"),
+        }
+    }
+}
+
 /// A compiled kernel with its resource report.
 #[derive(Debug)]
 pub struct Compiled<K> {
@@ -439,6 +516,15 @@ pub trait Backend: Send + Sync {
     fn wrote_past(&self, ws: &mut Self::Workspace) -> Result<Option<String>, BackendError> {
         let _ = ws;
         Ok(None)
+    }
+
+    /// What the kernels launched in `ws` printed since the last call (device `printf`), where
+    /// the backend kept it out of the tuner's output (a worker process's standard output).
+    /// `None` where nothing was printed, or where printing goes to this process's standard
+    /// output (kernels run in it; the default).
+    fn printed(&self, ws: &mut Self::Workspace) -> Option<Printed> {
+        let _ = ws;
+        None
     }
 
     /// What the backend had to do to measure honestly since the last call (e.g. bringing a

@@ -67,6 +67,12 @@ pub enum Behavior {
     /// Right outputs, but its launches write past a buffer's end where that never faults
     /// (wgpu): the fake's [`Backend::bounds`] and [`Backend::wrote_past`] say so.
     WritesPast,
+    /// Right outputs, and each launch prints a line to standard output (device `printf`): in
+    /// a worker, to the worker's standard output; in the tuner's process it prints nothing.
+    Prints,
+    /// A device-side assertion fails: in a worker, three lines on standard error as CUDA prints
+    /// them, then a lost device.
+    Asserts,
 }
 
 /// What the fake's checks say of [`Behavior::ReadsPast`] and [`Behavior::WritesPast`].
@@ -657,6 +663,12 @@ impl Backend for FakeBackend {
         Ok(self.first_launch_of(k, self.observed(t)))
     }
 
+    fn printed(&self, _ws: &mut FakeWorkspace) -> Option<crate::backend::Printed> {
+        // In a worker, kernels print to its standard output, which it reads apart; in this
+        // process, to the tuner's own.
+        self.worker.as_ref()?.take_printed()
+    }
+
     fn read_outputs(&self, ws: &mut FakeWorkspace, wanted: &[bool]) -> Result<Vec<HostBuffer>, BackendError> {
         if let Some(slot) = &self.worker {
             return slot.with(&ws.initial, |w| w.read_outputs(&ws.initial, wanted));
@@ -719,6 +731,15 @@ impl FakeBackend {
                 self.lost.store(true, Ordering::SeqCst);
                 return Err(BackendError::DeviceLost("fake illegal address; context is unusable".into()));
             }
+            Behavior::Asserts => {
+                if self.in_worker {
+                    for t in 0..3 {
+                        eprintln!("fake.cu:26: fake: block: [0,0,0], thread: [{t},0,0] Assertion `bx <= 512` failed.");
+                    }
+                }
+                self.lost.store(true, Ordering::SeqCst);
+                return Err(BackendError::DeviceLost("CUDA_ERROR_ASSERT: device-side assert triggered (fake)".into()));
+            }
             Behavior::TooManyRegisters => {
                 return Err(BackendError::OutOfResources(LimitViolation {
                     limit: "registers_per_block".into(),
@@ -735,6 +756,9 @@ impl FakeBackend {
             }
             compute(&mut ws.current, Some(&k.behavior));
             ws.wrote_past |= k.behavior == Behavior::WritesPast;
+            if k.behavior == Behavior::Prints && self.in_worker {
+                println!("fake kernel: n = {}, block {}", ws.current.len(), launch.block[0]);
+            }
             times.push(k.base_time);
         }
         Ok(times)

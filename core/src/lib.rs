@@ -61,7 +61,7 @@ pub mod app;
 pub mod fake;
 
 pub use app::{Autotuned, EmbeddedWinner, LaunchError, Origin, Policy, Tuned};
-pub use backend::{Backend, CompileInputs, CompileRequest, CompileWatch, Compiled, Memcheck};
+pub use backend::{Backend, CompileInputs, CompileRequest, CompileWatch, Compiled, Memcheck, Printed};
 pub use error::{BackendError, FailureKind, OpenError};
 /// The `half` crate whose `f16` and `bf16` are the launch APIs' half-precision element and
 /// scalar types (the same version as kerntune's, so that its types match).

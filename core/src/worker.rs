@@ -25,7 +25,7 @@
 //! and [`BackendExecutor`] serves the worker's side with the backend's own [`Backend`] calls;
 //! anything else can implement [`Executor`] directly. The parent's side is a [`WorkerSlot`].
 
-use crate::backend::Backend;
+use crate::backend::{Backend, Printed};
 use crate::error::BackendError;
 use crate::measure::timing::TimeRequest;
 use crate::measure::verify::VerifyRequest;
@@ -41,6 +41,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+mod printed;
 
 /// The worker side of a backend: what a worker process does with the parent's requests. Every
 /// method runs in the worker process, on its one thread.
@@ -322,8 +324,18 @@ impl Req {
 #[derive(Serialize, Deserialize, Debug)]
 #[serde(tag = "status", rename_all = "snake_case")]
 enum Rep {
-    Ok { times: Vec<f64> },
-    Err { kind: String, message: String },
+    Ok {
+        times: Vec<f64>,
+        /// What kernels printed while the request ran (see [`printed`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        printed: Option<Printed>,
+    },
+    Err {
+        kind: String,
+        message: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        printed: Option<Printed>,
+    },
 }
 
 fn to_wire(e: &BackendError) -> Rep {
@@ -348,7 +360,7 @@ fn to_wire(e: &BackendError) -> Rep {
         | BackendError::WorkerStart(m) => m.clone(),
         other => other.to_string(),
     };
-    Rep::Err { kind: kind.into(), message }
+    Rep::Err { kind: kind.into(), message, printed: None }
 }
 
 fn from_wire(kind: &str, message: String, timeout: Duration) -> BackendError {
@@ -881,19 +893,44 @@ pub struct Worker {
     oom_at_send: (Option<u64>, Instant),
     /// The last lines it wrote to its standard error, for its death note.
     words: LastWords,
+    /// What kernels printed in replies not yet taken ([`Worker::take_printed`]).
+    printed: Printed,
 }
 
 /// The last lines a child process wrote to its standard error: passed on to the tuner's own as
 /// they come (what the user saw before), and kept, so that a worker that ends says why in its
 /// note and the tune's error (a device it cannot open, a library it cannot load), not only on a
-/// terminal that a job scheduler's log may not hold.
+/// terminal that a job scheduler's log may not hold. A failed device-side assertion's lines
+/// (CUDA prints one for every thread that failed it) are counted apart and the first kept:
+/// only the first is passed on, and the worker's error says it ([`LastWords::assertion`]).
 #[derive(Clone, Default)]
-pub(crate) struct LastWords(Arc<Mutex<(std::collections::VecDeque<String>, bool)>>);
+pub(crate) struct LastWords(Arc<Mutex<Said>>);
+
+#[derive(Default)]
+struct Said {
+    lines: std::collections::VecDeque<String>,
+    ended: bool,
+    /// Lines of failed device-side assertions not yet told, and the first of them.
+    assertions: u64,
+    assertion: Option<String>,
+}
+
+/// Whether a line of standard error is a failed device-side assertion's: CUDA's `FILE:LINE:
+/// FUNCTION: block: [x,y,z], thread: [x,y,z] Assertion `EXPR` failed.`, HIP's `…: Device-side
+/// assertion `EXPR' failed.`
+pub(crate) fn is_assertion(line: &str) -> bool {
+    (line.contains("block: [") && line.contains("thread: [") && line.contains("Assertion `") && line.ends_with("failed."))
+        || line.contains("Device-side assertion `")
+}
 
 impl LastWords {
     /// How many lines are kept, and how much of each.
     const LINES: usize = 4;
     const WIDTH: usize = 300;
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Said> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
 
     /// Reads `stderr` on a thread named `name` until it ends.
     pub(crate) fn follow(name: String, stderr: impl Read + Send + 'static) -> LastWords {
@@ -902,23 +939,34 @@ impl LastWords {
         let read = move || {
             let mut input = BufReader::new(stderr);
             let mut line = Vec::new();
+            let mut assertions = 0u64;
             while matches!(io::BufRead::read_until(&mut input, b'\n', &mut line), Ok(n) if n > 0) {
-                let _ = io::stderr().write_all(&line);
                 let text = strip_ansi(&String::from_utf8_lossy(&line));
                 let text = text.trim();
-                if !text.is_empty() {
-                    let mut g = kept.0.lock().unwrap_or_else(|p| p.into_inner());
-                    if g.0.len() == Self::LINES {
-                        g.0.pop_front();
+                if is_assertion(text) {
+                    assertions += 1;
+                    if assertions == 1 {
+                        let _ = io::stderr().write_all(&line);
                     }
-                    g.0.push_back(text.chars().take(Self::WIDTH).collect());
+                    let mut g = kept.lock();
+                    g.assertions += 1;
+                    g.assertion.get_or_insert_with(|| text.chars().take(Self::WIDTH).collect());
+                } else {
+                    let _ = io::stderr().write_all(&line);
+                    if !text.is_empty() {
+                        let mut g = kept.lock();
+                        if g.lines.len() == Self::LINES {
+                            g.lines.pop_front();
+                        }
+                        g.lines.push_back(text.chars().take(Self::WIDTH).collect());
+                    }
                 }
                 line.clear();
             }
-            kept.0.lock().unwrap_or_else(|p| p.into_inner()).1 = true;
+            kept.lock().ended = true;
         };
         if std::thread::Builder::new().name(name).spawn(read).is_err() {
-            words.0.lock().unwrap_or_else(|p| p.into_inner()).1 = true;
+            words.lock().ended = true;
         }
         words
     }
@@ -926,18 +974,34 @@ impl LastWords {
     /// Forgets the lines kept so far: what a compiler process wrote before the compile it is
     /// sent next is not that compile's.
     pub(crate) fn forget(&self) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).0.clear();
+        self.lock().lines.clear();
+    }
+
+    /// Waits at most `wait` for standard error to end (the process has exited; a child of its
+    /// may hold the pipe).
+    fn await_end(&self, wait: Duration) {
+        let t = Instant::now();
+        while !self.lock().ended && t.elapsed() < wait {
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
 
     /// What it wrote last, in one line (`a | b`), once its standard error has ended (waiting at
-    /// most 200 ms for that: the process has exited, a child of its may hold the pipe).
+    /// most 200 ms for that).
     pub(crate) fn said(&self) -> Option<String> {
-        let t = Instant::now();
-        while !self.0.lock().unwrap_or_else(|p| p.into_inner()).1 && t.elapsed() < Duration::from_millis(200) {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        let g = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        (!g.0.is_empty()).then(|| g.0.iter().map(String::as_str).collect::<Vec<_>>().join(" | "))
+        self.await_end(Duration::from_millis(200));
+        let g = self.lock();
+        (!g.lines.is_empty()).then(|| g.lines.iter().map(String::as_str).collect::<Vec<_>>().join(" | "))
+    }
+
+    /// The failed device-side assertion it reported since the last call, once its standard error
+    /// has ended (waiting at most `wait`: a worker exits after a lost device): how many lines
+    /// said one failed, and the first.
+    pub(crate) fn assertion(&self, wait: Duration) -> Option<(u64, String)> {
+        self.await_end(wait);
+        let mut g = self.lock();
+        let n = std::mem::take(&mut g.assertions);
+        g.assertion.take().map(|a| (n, a))
     }
 }
 
@@ -1055,6 +1119,7 @@ impl Worker {
             problem: std::sync::Weak::new(),
             oom_at_send: (oom_kills(), Instant::now()),
             words,
+            printed: Printed::default(),
         };
         // The process opens its device (see `Executor::prepare`) while the problem is written.
         let placed = placed.filter(|p| p.fill(problem));
@@ -1128,8 +1193,28 @@ impl Worker {
     fn reply(&mut self, deadline: Duration) -> Result<(Vec<f64>, Vec<Vec<u8>>), BackendError> {
         let label = self.label;
         match self.replies.recv_timeout(deadline) {
-            Ok(Ok((Rep::Ok { times }, blobs))) => Ok((times, blobs)),
-            Ok(Ok((Rep::Err { kind, message }, _))) => Err(from_wire(&kind, message, deadline)),
+            Ok(Ok((Rep::Ok { times, printed }, blobs))) => {
+                if let Some(p) = printed {
+                    self.printed.add(p);
+                }
+                Ok((times, blobs))
+            }
+            Ok(Ok((Rep::Err { kind, mut message, printed }, _))) => {
+                if let Some(p) = printed {
+                    message =
+                        format!("{message}; before it failed, the kernel printed {} to standard output (kept out of kerntune's): {}", p.size(), p.quoted());
+                }
+                // After a lost device the worker exits: its standard error ends once a failed
+                // device-side assertion's lines, which the driver prints as the context goes,
+                // are all there.
+                if kind == "device_lost" {
+                    if let Some((n, first)) = self.words.assertion(Duration::from_secs(2)) {
+                        let lines = if n == 1 { "1 line".to_string() } else { format!("{n} lines") };
+                        message = format!("{message}; a device-side assertion in the kernel failed ({lines} on standard error), the first: `{first}`");
+                    }
+                }
+                Err(from_wire(&kind, message, deadline))
+            }
             Ok(Err(e)) => Err(BackendError::WorkerDied(format!("the {label} worker ended without a reply ({e}){}", self.exit_note()))),
             Err(RecvTimeoutError::Timeout) => {
                 self.kill();
@@ -1154,6 +1239,14 @@ impl Worker {
             }
             _ => String::new(),
         }
+    }
+
+    /// What kernels printed to the worker's standard output since the last call, in the
+    /// replies of requests that did not fail (a failure's message says what was printed before
+    /// it).
+    pub fn take_printed(&mut self) -> Option<Printed> {
+        let p = std::mem::take(&mut self.printed);
+        (!p.is_empty()).then_some(p)
     }
 
     /// Kills the process (a hung kernel goes with it).
@@ -1458,6 +1551,11 @@ impl WorkerSlot {
         Some(r)
     }
 
+    /// [`Backend::printed`]: what kernels printed in the running worker since the last call.
+    pub fn take_printed(&self) -> Option<Printed> {
+        self.if_running(|w| Ok(w.take_printed())).and_then(Result::ok).flatten()
+    }
+
     /// [`Backend::recover`]: the faulted worker is gone (or killed
     /// now); the next call starts a fresh one.
     pub fn recover(&self) {
@@ -1564,7 +1662,12 @@ fn handle(exec: &mut impl Executor, st: &mut Served, req: Req, blobs: Vec<Vec<u8
 /// fresh worker).
 pub fn serve(exec: &mut impl Executor) -> i32 {
     let mut input = BufReader::with_capacity(1 << 20, io::stdin().lock());
-    let mut output = BufWriter::with_capacity(1 << 20, io::stdout().lock());
+    // Kernels print to standard output: the tuner is spoken to on a copy of it.
+    let (capture, proto) = match printed::Capture::start() {
+        Some((c, proto)) => (Some(c), Box::new(proto) as Box<dyn Write>),
+        None => (None, Box::new(io::stdout()) as Box<dyn Write>),
+    };
+    let mut output = BufWriter::with_capacity(1 << 20, proto);
     let shm = shm::inherited();
     let shm = shm.as_ref();
     let problem_file = shm::inherited_problem();
@@ -1584,16 +1687,21 @@ pub fn serve(exec: &mut impl Executor) -> i32 {
         let handled = handle(exec, &mut st, req, blobs);
         let times: &[f64] = handled.as_ref().map_or(&[], |(t, _)| t);
         tracing::trace!(request = kind, waited = (t - waited).as_secs_f64(), seconds = t.elapsed().as_secs_f64(), ?times, "worker: request served");
+        let printed = capture.as_ref().and_then(printed::Capture::take);
         match handled {
             Ok((times, out)) => {
                 let refs: Vec<&[u8]> = out.iter().map(|b| b.as_slice()).collect();
-                if write_msg(&mut output, &Rep::Ok { times }, &refs, shm).is_err() {
+                if write_msg(&mut output, &Rep::Ok { times, printed }, &refs, shm).is_err() {
                     return 0;
                 }
             }
             Err(e) => {
                 let lost = e.needs_recovery();
-                let _ = write_msg(&mut output, &to_wire(&e), &[], shm);
+                let mut rep = to_wire(&e);
+                if let Rep::Err { printed: p, .. } = &mut rep {
+                    *p = printed;
+                }
+                let _ = write_msg(&mut output, &rep, &[], shm);
                 if lost {
                     return 3;
                 }
@@ -1804,13 +1912,13 @@ mod tests {
             BackendError::ProblemTooLarge("w".into()),
             BackendError::WorkerStart("v".into()),
         ] {
-            let Rep::Err { kind, message } = to_wire(&e) else { panic!() };
+            let Rep::Err { kind, message, .. } = to_wire(&e) else { panic!() };
             let back = from_wire(&kind, message, Duration::from_secs(1));
             assert_eq!(back.kind(), e.kind());
             assert_eq!(back.to_string(), e.to_string());
         }
         // A problem too large for the device stays that, so that the tuner takes the device out.
-        let Rep::Err { kind, message } = to_wire(&BackendError::ProblemTooLarge("w".into())) else { panic!() };
+        let Rep::Err { kind, message, .. } = to_wire(&BackendError::ProblemTooLarge("w".into())) else { panic!() };
         assert!(matches!(from_wire(&kind, message, Duration::ZERO), BackendError::ProblemTooLarge(m) if m == "w"));
     }
 

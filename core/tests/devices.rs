@@ -358,9 +358,60 @@ fn a_read_or_write_past_a_buffer_is_found_in_the_worker() {
     assert_eq!(r.results.iter().filter(|x| matches!(x.outcome, ResultOutcome::Failed { .. })).count(), 1);
 }
 
+/// A kernel that prints (device `printf`) in a worker, whose standard output is its pipe to
+/// the tuner: the tune goes on as if it did not (before, every config "ended without a reply":
+/// the protocol read the printed line), says so at once and in the report, with the first line
+/// and the config that printed it; a failed device-side assertion fails its config with the
+/// assertion's first line, and the tune goes on.
+fn a_kernel_that_prints_or_asserts_in_a_worker_is_told_and_the_tune_goes_on() {
+    let printing = |c: &Config| if c.get_i64("vec") == Some(2) { Behavior::Prints } else { Behavior::Ok };
+    let warnings = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let w = warnings.clone();
+    let observer: kerntune_core::run::Observer = Arc::new(move |e: &kerntune_core::run::Event<'_>| {
+        if let kerntune_core::run::Event::Warning { message } = e {
+            w.lock().unwrap().push(message.to_string());
+        }
+    });
+    let o = TuneOptions { strategy: "exhaustive".into(), observer: Some(observer), ..opts() };
+    let r = Tuner::new(isolated(0, 1.0, 0, printing)).tune(&job(), &o).unwrap();
+    assert_eq!(measured(&r), 18, "{:?}", r.failures);
+    let said = warnings.lock().unwrap().clone();
+    let said: Vec<&String> = said.iter().filter(|m| m.contains("prints to standard output")).collect();
+    assert_eq!(said.len(), 1, "said once: {said:?}");
+    assert!(said[0].contains("vec=2") && said[0].contains("`fake kernel: n = ") && said[0].contains("times measured include it"), "{}", said[0]);
+    let note = r.notes.iter().find(|n| n.contains("printed to standard output")).unwrap_or_else(|| panic!("{:?}", r.notes));
+    assert!(note.contains("in 6 configs") && note.contains(" lines (") && note.contains("`fake kernel: n = "), "{note}");
+    // None of the configs that do not print is said to.
+    let ok = Tuner::new(isolated(0, 1.0, 0, |_| Behavior::Ok)).tune(&job(), &TuneOptions { strategy: "exhaustive".into(), ..opts() }).unwrap();
+    assert!(!ok.notes.iter().any(|n| n.contains("printed")), "{:?}", ok.notes);
+
+    let asserting = |c: &Config| if c.get_i64("bx") == Some(1024) { Behavior::Asserts } else { Behavior::Ok };
+    let r = Tuner::new(isolated(0, 1.0, 0, asserting)).tune(&job(), &TuneOptions { strategy: "exhaustive".into(), ..opts() }).unwrap();
+    assert_eq!(measured(&r), 15);
+    let failed: Vec<&str> = r
+        .results
+        .iter()
+        .filter_map(|x| match &x.outcome {
+            ResultOutcome::Failed { kind: FailureKind::DeviceLost, message } => Some(message.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(failed.len(), 3, "{:?}", r.results);
+    for m in failed {
+        assert!(
+            m.contains("device-side assert triggered (fake); a device-side assertion in the kernel failed (3 lines on standard error), the first: `fake.cu:26: fake: block: [0,0,0], thread: [0,0,0] Assertion `bx <= 512` failed.`"),
+            "{m}"
+        );
+    }
+    // The assertion names a parameter only: the restriction it stands for.
+    let cause = r.causes.iter().find(|c| c.kind == FailureKind::DeviceLost).unwrap();
+    assert!(cause.diagnosis.iter().any(|d| d.contains("[space] restrictions = [\"bx <= 512\"]")), "{:?}", cause.diagnosis);
+}
+
 fn main() {
     fake::hook();
-    let tests: [(&str, fn()); 14] = [
+    let tests: [(&str, fn()); 15] = [
+        ("a_kernel_that_prints_or_asserts_in_a_worker_is_told_and_the_tune_goes_on", a_kernel_that_prints_or_asserts_in_a_worker_is_told_and_the_tune_goes_on),
         ("a_read_or_write_past_a_buffer_is_found_in_the_worker", a_read_or_write_past_a_buffer_is_found_in_the_worker),
         ("failures_stored_for_a_worker_that_could_not_start_are_measured_again", failures_stored_for_a_worker_that_could_not_start_are_measured_again),
         ("a_device_whose_worker_cannot_start_leaves_and_the_other_tunes", a_device_whose_worker_cannot_start_leaves_and_the_other_tunes),

@@ -120,6 +120,9 @@ pub(crate) struct Answer<K> {
     /// from now on no verification launch on this device races a config alone
     /// ([`crate::measure::stats::trusted`]).
     pub distrusted: Option<f64>,
+    /// What the job's kernel printed (device `printf`) where the backend kept it out of the
+    /// tuner's output ([`Backend::printed`]).
+    pub printed: Option<crate::backend::Printed>,
 }
 
 /// What the search loop's thread receives: compiled configs and devices' answers.
@@ -346,7 +349,8 @@ impl<'a, B: Backend> Session<'a, B> {
             let recovery = failed.map(|e| self.recover(e));
             let dead = matches!(recovery, Some(Err(_)));
             let distrusted = self.distrusted.take();
-            let answer = Answer { device: self.index, cand, kernel, done, seconds: t.elapsed().as_secs_f64(), recovery, distrusted };
+            let printed = self.ws.as_mut().and_then(|ws| self.backend.printed(ws));
+            let answer = Answer { device: self.index, cand, kernel, done, seconds: t.elapsed().as_secs_f64(), recovery, distrusted, printed };
             tracing::trace!(device = self.index, seconds = answer.seconds, "device: job done");
             if out.send(Msg::Device(answer)).is_err() || dead {
                 return;

@@ -138,6 +138,74 @@ pub fn group_failures<'a>(failures: impl IntoIterator<Item = (&'a Config, Failur
     v
 }
 
+/// The expression of a failed device-side assertion a failure's message quotes: CUDA's
+/// ``Assertion `EXPR` failed.``, HIP's ``Device-side assertion `EXPR' failed.``
+pub fn assertion_of(message: &str) -> Option<&str> {
+    [("Assertion `", "` failed"), ("Device-side assertion `", "' failed")].iter().find_map(|(open, close)| {
+        let rest = &message[message.find(open)? + open.len()..];
+        Some(&rest[..rest.find(close)?])
+    })
+}
+
+/// A C condition as a spec's expression (Python's syntax): `&&`, `||` and `!` as words. `None`
+/// where it holds more than names, numbers, arithmetic, comparisons and parentheses (a cast, a
+/// ternary, a member, a call).
+fn c_condition(expr: &str) -> Option<String> {
+    if !expr.chars().all(|c| c.is_ascii_alphanumeric() || " _*+-/%<>=!&|()".contains(c)) {
+        return None;
+    }
+    let mut out = String::with_capacity(expr.len() + 8);
+    let mut chars = expr.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek()) {
+            ('&', Some('&')) | ('|', Some('|')) => {
+                chars.next();
+                out.push_str(if c == '&' { " and " } else { " or " });
+            }
+            ('!', Some('=')) => out.push('!'),
+            ('!', _) => out.push_str(" not "),
+            _ => out.push(c),
+        }
+    }
+    Some(out.split_whitespace().collect::<Vec<_>>().join(" ").replace("( ", "(").replace(" )", ")"))
+}
+
+/// For a cause whose message quotes a failed device-side assertion ([`assertion_of`]) over the
+/// space's parameters only, that is false in every config of the cause among `results` and
+/// true in every config measured: the restriction that would have kept those configs out,
+/// in words. `params` are every parameter's name.
+pub fn assertion_restriction<'a>(cause: &Cause, results: impl IntoIterator<Item = &'a ConfigResult>, params: &[&str]) -> Option<String> {
+    let asserted = assertion_of(&cause.message)?;
+    let condition = c_condition(asserted)?;
+    let expr = crate::spec::expr::Expr::compile(&condition, params).ok()?;
+    if expr.vars_used().is_empty() {
+        return None;
+    }
+    let holds = |c: &Config| {
+        let slots: Option<Vec<crate::spec::value::Value>> = params.iter().map(|n| c.get(n).cloned()).collect();
+        expr.eval_bool(&slots?).ok()
+    };
+    let (mut failed, mut measured) = (0, 0);
+    for r in results {
+        match &r.outcome {
+            ResultOutcome::Failed { kind, message } if *kind == cause.kind && assertion_of(message) == Some(asserted) => {
+                (holds(&r.config) == Some(false)).then_some(())?;
+                failed += 1;
+            }
+            ResultOutcome::Measured { .. } => {
+                (holds(&r.config) == Some(true)).then_some(())?;
+                measured += 1;
+            }
+            _ => {}
+        }
+    }
+    (failed > 0).then(|| {
+        format!(
+            "the assertion `{asserted}` names only parameters, and is false in every config that failed so ({failed}) and true in every config measured ({measured}): make it a restriction of the spec ([space] restrictions = [\"{condition}\"]) and such configs are never compiled or launched"
+        )
+    })
+}
+
 /// What a compile error of a published kernel usually means, where it is one of the known
 /// removals from CUDA — the warp intrinsics without a mask (`__shfl_down`, `__any`, …; deprecated
 /// in CUDA 9, gone for sm_70 and later) and texture references (gone in CUDA 12) — or host code,
@@ -896,6 +964,39 @@ mod tests {
         assert!(m.starts_with("all 2 configs faulted: CUDA_ERROR_ILLEGAL_ADDRESS"), "{m}");
         let m = nothing_passed(&res[..3], &[]);
         assert!(m.starts_with("none of the 3 evaluated configs passed: 2 × device lost:"), "{m}");
+    }
+
+    /// A kernel's failed assertion over parameters only is the restriction the spec lacks,
+    /// where it tells the configs that failed so from those measured; other assertions say
+    /// nothing more.
+    #[test]
+    fn a_failed_assertion_over_parameters_is_offered_as_a_restriction() {
+        let cuda = |t: i64| {
+            format!("CUDA_ERROR_ASSERT: device-side assert triggered; a device-side assertion in the kernel failed (256 lines on standard error), the first: `triad.cu:27: triad: block: [{t},0,0], thread: [960,0,0] Assertion `WG * PT <= 1024 && !(PT == 3)` failed.`")
+        };
+        assert_eq!(assertion_of(&cuda(1)), Some("WG * PT <= 1024 && !(PT == 3)"));
+        assert_eq!(assertion_of("k.cpp:3: k: Device-side assertion `n > WG' failed."), Some("n > WG"));
+        assert_eq!(assertion_of("CUDA_ERROR_ILLEGAL_ADDRESS"), None);
+        assert_eq!(c_condition("WG * PT <= 1024 && !(PT == 3) || x != 2").as_deref(), Some("WG * PT <= 1024 and not (PT == 3) or x != 2"));
+        assert_eq!(c_condition("n < s.size && k ? 1 : 0"), None);
+        let res = vec![
+            r(&[("PT", 2), ("WG", 1024)], failed(FailureKind::DeviceLost, &cuda(125))),
+            r(&[("PT", 4), ("WG", 512)], failed(FailureKind::DeviceLost, &cuda(48))),
+            r(&[("PT", 1), ("WG", 1024)], ok()),
+            r(&[("PT", 2), ("WG", 256)], ok()),
+            r(&[("PT", 4), ("WG", 32)], failed(FailureKind::TimedOut, "timed out after 5.000 s")),
+        ];
+        let causes = group(&res);
+        let line = assertion_restriction(&causes[0], &res, &["WG", "PT"]).unwrap();
+        assert!(line.starts_with("the assertion `WG * PT <= 1024 && !(PT == 3)` names only parameters, and is false in every config that failed so (2) and true in every config measured (2): make it a restriction of the spec ([space] restrictions = [\"WG * PT <= 1024 and not (PT == 3)\"])"), "{line}");
+        // A measured config it does not hold in (it depends on more than the parameters), a
+        // name that is not a parameter, a condition a spec cannot write: nothing.
+        let mut more = res.clone();
+        more.push(r(&[("PT", 8), ("WG", 1024)], ok()));
+        assert_eq!(assertion_restriction(&causes[0], &more, &["WG", "PT"]), None);
+        assert_eq!(assertion_restriction(&causes[0], &res, &["WG"]), None);
+        let other = group(&[r(&[("PT", 2)], failed(FailureKind::DeviceLost, "… Assertion `p->n > 0` failed."))]);
+        assert_eq!(assertion_restriction(&other[0], &res, &["PT"]), None);
     }
 
     /// A compile error's cause is the compiler's log, not the options line every config has its

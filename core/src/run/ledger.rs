@@ -67,6 +67,9 @@ pub(crate) struct Ledger<'a> {
     pub compile_tail: Option<crate::run::CompileTail>,
     /// Configs verified so far during the search (the sample counts them).
     pub verified: usize,
+    /// What kernels printed (device `printf`), where the backend kept it out of the tuner's
+    /// output.
+    pub printed: PrintedTally,
     /// The number the next result of this run gets.
     next_seq: usize,
     /// Environment facts for the database.
@@ -78,6 +81,55 @@ pub(crate) struct Ledger<'a> {
     timing: crate::measure::timing::TimingMethod,
     t0: Instant,
     run: u64,
+}
+
+/// What the kernels of a tune printed (device `printf`) where the backend kept it out of the
+/// tuner's output (a worker's standard output): said once as it starts, and summed up in the
+/// report's notes.
+#[derive(Default)]
+pub(crate) struct PrintedTally {
+    /// The configs whose jobs printed.
+    configs: std::collections::BTreeSet<String>,
+    all: crate::backend::Printed,
+    /// The config of the first line kept.
+    first: Option<String>,
+}
+
+/// What the times of a kernel that prints include, and what to do.
+const PRINTING_COSTS: &str = "printing costs time, and the times measured include it: remove the printf (or put it under an `#ifdef`) before you trust them";
+
+impl PrintedTally {
+    /// Adds what `config` printed; the warning to give at once when it is the tune's first.
+    pub fn add(&mut self, config: &crate::space::config::Config, p: crate::backend::Printed) -> Option<String> {
+        let first = self.first.is_none();
+        let said = first.then(|| {
+            format!(
+                "the kernel prints to standard output (device printf): {config} printed {} while measured, the first: `{}`; kerntune keeps it out of its own output and counts it (the summary says how much). {}{}",
+                p.size(),
+                p.first.first().map_or("", String::as_str),
+                PRINTING_COSTS[..1].to_uppercase(),
+                &PRINTING_COSTS[1..]
+            )
+        });
+        if first {
+            self.first = Some(config.to_string());
+        }
+        self.configs.insert(config.key());
+        self.all.add(p);
+        said
+    }
+
+    /// The report's note, where anything was printed.
+    pub fn note(&self) -> Option<String> {
+        let first = self.first.as_ref()?;
+        let n = self.configs.len();
+        Some(format!(
+            "the kernel printed to standard output (device printf) in {n} config{}: {}, kept out of kerntune's output; the first from {first}: {}; {PRINTING_COSTS}",
+            if n == 1 { "" } else { "s" },
+            self.all.size(),
+            self.all.quoted()
+        ))
+    }
 }
 
 /// Whether `m` is a failure earlier versions stored when the device's kernel worker could not
@@ -153,6 +205,7 @@ impl<'a> Ledger<'a> {
             note_written: None,
             compile_tail: None,
             verified: 0,
+            printed: PrintedTally::default(),
             next_seq: 0,
             environment,
             peaks,

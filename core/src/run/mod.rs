@@ -410,6 +410,7 @@ impl<B: Backend> Tuner<B> {
             let on = if self.devices.len() > 1 { format!("device {d}: ") } else { String::new() };
             ledger.notes.extend(b.take_notes().into_iter().map(|n| format!("{on}{n}")));
         }
+        ledger.notes.extend(ledger.printed.note());
         ledger.notes.extend(crate::compiler::take_notes());
         ledger.notes.extend(crate::compiler::memory::take_note());
         persist::winner(&mut ledger, &plan, &selected)?;

@@ -1452,8 +1452,13 @@ impl<'e, B: Backend> Coordinator<'e, B> {
 
     /// A device answered.
     fn answered(&mut self, l: &mut Turn<'_, '_, '_>, refs: &mut RefState, a: Answer<B::Kernel>) -> Result<(), Error> {
-        let Answer { device: d, cand: i, kernel, done, seconds, recovery, distrusted } = a;
+        let Answer { device: d, cand: i, kernel, done, seconds, recovery, distrusted, printed } = a;
         self.busy[d] = None;
+        if let Some(p) = printed {
+            if let Some(line) = l.ledger.printed.add(&self.plan.cands[i].config, p) {
+                emit(self.opts.observer.as_ref(), Event::Warning { message: &line });
+            }
+        }
         if let Some(x) = distrusted {
             l.ledger.notes.push(format!(
                 "racing: a verification launch on device {d} took {x:.1}× its config's later launches (over the {:.2}× allowed for chance, as when a driver compiles each kernel at its first launch); from then on configs there were raced on warm launches only",
@@ -1786,6 +1791,13 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             }
         }
         crate::run::diagnose::add_shared_findings(&mut causes, &failed, &measured, &names);
+        // A kernel's failed assertion over parameters only: the restriction it stands for.
+        let params: Vec<&str> = self.ctx.job.params.iter().map(|p| p.name.as_str()).collect();
+        for cause in causes.iter_mut() {
+            if let Some(line) = crate::run::diagnose::assertion_restriction(cause, ledger.results.values().filter(|r| !r.from_db), &params) {
+                cause.diagnosis.push(line);
+            }
+        }
         let wrong = ledger.results.values().filter(|r| !r.from_db).filter_map(|r| match &r.outcome {
             crate::run::report::ResultOutcome::Failed { kind: crate::error::FailureKind::WrongOutput, message } => Some(message.as_str()),
             _ => None,
