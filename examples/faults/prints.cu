@@ -15,7 +15,7 @@ extern "C" __global__ void triad(const float* __restrict__ x, float* __restrict_
     const unsigned total = gridDim.x * WG_SIZE;
     const unsigned gid = blockIdx.x * WG_SIZE + threadIdx.x;
     if (gid == 0) {
-        printf("triad: n = %u, %u blocks of %u threads\n", n, gridDim.x, WG_SIZE);
+        printf("triad: n = %u, %u blocks of %u threads\n", n, (unsigned)gridDim.x, (unsigned)WG_SIZE);
     }
     assert(WG_SIZE * PER_THREAD <= 1024);
     for (unsigned k = 0; k < PER_THREAD; k++) {
