@@ -331,10 +331,16 @@ impl Printed {
         self.bytes == 0
     }
 
+    /// A line as it is kept: without a carriage return at its end, cut to [`Printed::WIDTH`]
+    /// characters.
+    pub fn cut(line: &str) -> String {
+        line.trim_end_matches('\r').chars().take(Self::WIDTH).collect()
+    }
+
     /// Counts one line (its newline excluded from `line`, counted in `bytes` by the caller).
     pub fn line(&mut self, line: &str) {
         self.lines += 1;
-        let cut: String = line.trim_end_matches('\r').chars().take(Self::WIDTH).collect();
+        let cut = Self::cut(line);
         if self.first.len() < Self::FIRST {
             self.first.push(cut);
         } else {

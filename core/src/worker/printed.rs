@@ -58,6 +58,8 @@ mod unix {
         partial: Vec<u8>,
         /// The last whole line past the first ones (turned into text when taken).
         last: Vec<u8>,
+        /// What each read reads into, made once (reads follow every request).
+        buf: Vec<u8>,
     }
 
     impl State {
@@ -87,7 +89,7 @@ mod unix {
         fn take(&mut self) -> Printed {
             if !self.last.is_empty() {
                 let line = String::from_utf8_lossy(&self.last);
-                self.printed.last = Some(line.trim_end_matches('\r').chars().take(Printed::WIDTH).collect());
+                self.printed.last = Some(Printed::cut(&line));
                 self.last.clear();
             }
             std::mem::take(&mut self.printed)
@@ -149,19 +151,22 @@ mod unix {
         /// Reads what the pipe holds; `false` once it has ended or failed.
         fn drain(&self) -> bool {
             let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-            let mut buf = vec![0u8; 1 << 16];
-            loop {
+            let mut buf = std::mem::take(&mut st.buf);
+            buf.resize(1 << 16, 0);
+            let open = loop {
                 // SAFETY: reads into a buffer of that length.
                 let n = unsafe { libc::read(self.read.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
                 match n {
                     n if n > 0 => st.bytes(&buf[..n as usize]),
-                    0 => return false,
+                    0 => break false,
                     _ => match io::Error::last_os_error().kind() {
                         io::ErrorKind::Interrupted => {}
-                        k => return k == io::ErrorKind::WouldBlock,
+                        k => break k == io::ErrorKind::WouldBlock,
                     },
                 }
-            }
+            };
+            st.buf = buf;
+            open
         }
 
         pub(super) fn take(&self) -> Option<Printed> {
