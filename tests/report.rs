@@ -75,7 +75,7 @@ fn least(kind: &str) -> usize {
 fn check_charts(html: &str) {
     let f = figures(html);
     let kinds: std::collections::BTreeSet<&str> = f.iter().map(|(k, _)| k.as_str()).collect();
-    for k in ["distribution", "parameter", "trace", "compile", "failures", "roofline", "comparison"] {
+    for k in ["distribution", "parameter", "trace", "timeline", "compile", "failures", "roofline", "comparison"] {
         assert!(kinds.contains(k), "no {k} chart; charts: {kinds:?}");
     }
     for (kind, body) in &f {
@@ -104,9 +104,20 @@ fn a_fleet_database_becomes_one_self_contained_page() {
     assert_eq!(urls, html.matches("http://www.w3.org/2000/svg").count(), "a URL other than the SVG namespace");
     assert!(html.split("href=\"").skip(1).all(|h| h.starts_with('#')), "a link out of the page");
     // Every part, for every entry.
-    for part in
-        ["Side by side", "Portability", "entry-1", "entry-2", "entry-3", "Fastest configs", "Parameters", "Search", "Compile times", "Failures", "Roofline"]
-    {
+    for part in [
+        "Side by side",
+        "Portability",
+        "entry-1",
+        "entry-2",
+        "entry-3",
+        "Fastest configs",
+        "Parameters",
+        "Search",
+        "Where the time went",
+        "Compile times",
+        "Failures",
+        "Roofline",
+    ] {
         assert!(html.contains(part), "no `{part}`");
     }
     assert!(!html.contains("gemm"), "another kernel's entry is not shown");
@@ -278,6 +289,7 @@ fn a_small_tune_reads_in_whole_numbers_and_names_what_its_failures_share() {
         findings: vec![limit.into(), shared.replace("(2 configs)", "(3 configs)")],
         verification: None,
         memcheck: None,
+        time: None,
     };
     e.note_runs([&note]);
     let mut f = DbFile::default();
@@ -320,6 +332,7 @@ fn a_winner_that_reads_past_its_buffers_is_said_by_the_report_and_db_show() {
             findings: Vec::new(),
             verification: Some("default config".into()),
             memcheck: Some(kerntune::store::db::WinnerMemcheck { config: "a=1".into(), verdict: verdict.into(), line: said.into() }),
+            time: None,
         };
         e.note_runs([&note]);
         let mut f = DbFile::default();

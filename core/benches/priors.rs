@@ -11,7 +11,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use kerntune_core::search::{Candidates, PriorBuilder, Strategy, Transfer};
-use kerntune_core::store::db::{Entry, EntryId, Environment, Measurement, Trace};
+use kerntune_core::store::db::{Entry, EntryId, Environment, Measurement, Span, SpanKind, Trace};
 use kerntune_core::*;
 use std::hint::black_box;
 use std::time::Instant;
@@ -70,6 +70,12 @@ fn priors(c: &mut Criterion) {
                     eval_s: Some(0.05 + (i % 10) as f64 / 100.0),
                     device: None,
                     by: None,
+                    // Its compile, verification and measurement.
+                    spans: vec![
+                        Span::new(SpanKind::Compile, None, i as f64 * 0.01, 0.5),
+                        Span::new(SpanKind::Verify, Some(0), i as f64 * 0.01 + 0.5, 0.01),
+                        Span::new(SpanKind::Measure, Some(0), i as f64 * 0.01 + 0.51, 0.05),
+                    ],
                 });
                 e.measurements.insert(m.config.key(), m);
             }

@@ -68,7 +68,7 @@ pub fn synthetic_entry(target_name: &str, target: &str, problem: &str, configs: 
     use crate::error::FailureKind;
     use crate::measure::stats::Stats;
     use crate::space::config::Config;
-    use crate::store::db::{Entry, EntryId, Environment, Measurement, Status, Trace, Winner};
+    use crate::store::db::{Entry, EntryId, Environment, Measurement, Span, SpanKind, Status, Trace, Winner};
     let mix = |x: u64| {
         let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -95,15 +95,12 @@ pub fn synthetic_entry(target_name: &str, target: &str, problem: &str, configs: 
         let model = 1.0 + 0.35 * (a - 4.0).abs() + 0.2 * (b - 6.0).abs() + 0.03 * c + 0.05 * unit(code ^ seed);
         let time = bytes / (0.85 * 3.35e12) * model * slowness;
         let (run, seq) = if i < first_run { (runs[0], i) } else { (runs[1], i - first_run) };
-        let trace = Trace {
-            run,
-            seq,
-            elapsed_s: 0.05 * seq as f64 + 0.2,
-            compile_s: Some(0.2 + 1.5 * unit(code * 3 + 1)),
-            eval_s: Some(0.02 + 0.05 * unit(code * 5 + 2)),
-            device: None,
-            by: None,
-        };
+        let (elapsed_s, compile_s, eval_s) = (0.05 * seq as f64 + 0.2, 0.2 + 1.5 * unit(code * 3 + 1), 0.02 + 0.05 * unit(code * 5 + 2));
+        // Its compile, then its job on the device (at most the 50 ms between results).
+        let job = eval_s.min(0.05);
+        let spans =
+            vec![Span::new(SpanKind::Compile, None, elapsed_s - job - compile_s, compile_s), Span::new(SpanKind::Measure, Some(0), elapsed_s - job, job)];
+        let trace = Trace { run, seq, elapsed_s, compile_s: Some(compile_s), eval_s: Some(eval_s), device: None, by: None, spans };
         let f = unit(code * 7 + seed);
         let status = if f < 0.01 {
             Status::Failed {

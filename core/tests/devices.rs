@@ -59,6 +59,17 @@ fn two_devices_share_the_work_and_agree_with_one() {
     // The stored winner's time is the judging device's.
     let judge = r.results.iter().find(|x| x.config == r.winner).unwrap();
     assert_eq!(judge.device, Some(0));
+    // Where the time went: each device's jobs one after another on it, the final round's on
+    // the judging device, and both devices busy in the account.
+    let a = r.time.as_ref().expect("the account of the tune's time");
+    assert!(a.devices.len() == 2 && a.devices.iter().all(|d| d.busy_s > 0.0), "{a:?}");
+    for d in 0..2 {
+        let mut jobs: Vec<(f64, f64)> = r.results.iter().flat_map(|x| &x.spans).filter(|s| s.device == Some(d)).map(|s| (s.from_s, s.to_s)).collect();
+        jobs.sort_by(|a, b| a.0.total_cmp(&b.0));
+        assert!(!jobs.is_empty() && jobs.windows(2).all(|w| w[1].0 >= w[0].1 - 0.0015), "device {d}'s jobs overlap: {jobs:?}");
+    }
+    let finals: Vec<_> = r.results.iter().flat_map(|x| &x.spans).filter(|s| s.what == kerntune_core::store::db::SpanKind::Final).collect();
+    assert!(finals.iter().all(|s| s.device == Some(0)), "{finals:?}");
 }
 
 /// Exhaustive search on two devices meets the configs slowest first: each config verified and

@@ -1301,3 +1301,59 @@ fn a_time_limit_records_the_shortlist_with_its_verification_launches() {
     assert!(one >= 4, "{one} recorded with their verification launch alone");
     assert!(measured.iter().any(|(x, _)| x.config == r.winner));
 }
+
+/// Where a tune's time went: every config compiled has its compile's span, every config
+/// measured its device jobs after its compile, a device's jobs never overlap, the database
+/// keeps the spans and the run's length, and the account says the device waited for compiles
+/// (compiles of 40 ms against jobs of a millisecond); a config pruned after compiling is no
+/// record's, and counted apart.
+#[test]
+fn where_the_time_went_is_recorded_and_accounted_for() {
+    let fake = FakeBackend::new(limits(), time)
+        .with_behavior(|c| if is(c, 1024, 4) { Behavior::TooManyRegisters } else { Behavior::Ok })
+        .with_compile_delay(Duration::from_millis(40));
+    let d = tempfile::tempdir().unwrap();
+    let db = Database::at(d.path().join("db.sqlite"));
+    let o = TuneOptions { strategy: "exhaustive".into(), db: Some(db.clone()), ..opts() };
+    let r = Tuner::new(fake).tune(&job(), &o).unwrap();
+    let wall = r.wall_seconds + 0.002;
+    let mut jobs: Vec<(f64, f64)> = Vec::new();
+    for x in r.results.iter().filter(|x| !matches!(x.outcome, ResultOutcome::Pruned { .. })) {
+        let compiles: Vec<&store::db::Span> = x.spans.iter().filter(|s| !s.what.on_device()).collect();
+        assert_eq!(compiles.len(), 1, "{}: {:?}", x.config, x.spans);
+        let c = compiles[0];
+        assert!(c.seconds() >= 0.039 && c.to_s <= wall, "{}: {c:?}", x.config);
+        let on_device: Vec<&store::db::Span> = x.spans.iter().filter(|s| s.what.on_device()).collect();
+        assert!(!on_device.is_empty() || !matches!(x.outcome, ResultOutcome::Measured { .. }), "{}: {:?}", x.config, x.spans);
+        for s in on_device {
+            assert_eq!(s.device, Some(0));
+            assert!(s.from_s >= c.to_s - 0.002 && s.to_s <= wall, "{}: a job before its compile ended: {:?}", x.config, x.spans);
+            jobs.push((s.from_s, s.to_s));
+        }
+    }
+    jobs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    assert!(jobs.windows(2).all(|w| w[1].0 >= w[0].1 - 0.0015), "one device's jobs overlap: {jobs:?}");
+    let a = r.time.as_ref().expect("the account of the tune's time");
+    assert_eq!((a.compile_threads, a.devices.len()), (2, 1));
+    // 18 compiles of 40 ms, the pruned one's included.
+    assert!(a.compile_s >= 18.0 * 0.039, "{a:?}");
+    assert_eq!(a.bound, run::timeline::Bound::Compiling, "{a:?}: {}", a.line());
+    assert!(a.devices[0].compiles_s > a.devices[0].busy_s, "{a:?}");
+    assert!(a.line().starts_with("time: the device was busy "), "{}", a.line());
+    // The database: the same spans with each record, and the run's length and threads.
+    let f = db.load().unwrap();
+    let entry = f.entries.values().next().unwrap();
+    for x in r.results.iter().filter(|x| !matches!(x.outcome, ResultOutcome::Pruned { .. })) {
+        let m = &entry.measurements[&x.config.key()];
+        assert_eq!(m.trace.as_ref().map(|t| &t.spans), Some(&x.spans), "{}", x.config);
+    }
+    let time = entry.runs.last().and_then(|n| n.time.clone()).expect("the run's time in its note");
+    assert_eq!((time.compile_threads, time.devices, time.unrecorded_compiles), (2, 1, 1));
+    assert!(time.wall_ms > 0 && time.unrecorded_compile_ms >= 39, "{time:?}");
+    // What the report draws: the run's timeline, with the same account.
+    let view = analysis::EntryView::new(entry, &analysis::Hints::default());
+    let t = view.runs.last().and_then(|r| r.timeline.as_ref()).expect("the run's timeline");
+    assert_eq!(t.compile_threads, 2);
+    assert!(t.compile_lanes <= 2, "two compile threads fill at most two lanes: {}", t.compile_lanes);
+    assert_eq!(t.account().bound, run::timeline::Bound::Compiling);
+}

@@ -154,6 +154,9 @@ pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) -> Result<(), crate:
             );
         }
         outln!("{}", compile_line(r));
+        if let Some(t) = &r.time {
+            outln!("{}", t.line());
+        }
         let join = |m: &std::collections::BTreeMap<String, usize>| m.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ");
         if !r.pruned_before.is_empty() {
             outln!("pruned before compiling: {}", join(&r.pruned_before));

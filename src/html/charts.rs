@@ -6,7 +6,9 @@
 
 use kerntune_core::analysis::portability::{Cell, Portability};
 use kerntune_core::analysis::{sample, Effect, EntryView, Point};
+use kerntune_core::run::timeline::{Bar, Timeline};
 use kerntune_core::search::proposer;
+use kerntune_core::store::db::SpanKind;
 use plotters::coord::combinators::WithKeyPoints;
 use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
@@ -345,6 +347,116 @@ pub fn compile(v: &EntryView) -> Result<Option<String>, ChartError> {
             let (x, y, w) = pts[i];
             Circle::new((x, y), if w { 5 } else { 2 }, if w { WINNER.filled() } else { CONFIG.mix(0.7).filled() })
         }))?;
+        Ok(())
+    })
+    .map(Some)
+}
+
+/// Spans a timeline draws at most (the longest; the caption says how many were left out).
+pub const SPANS: usize = 6000;
+/// Compile lanes a timeline draws at most.
+const COMPILE_LANES: usize = 32;
+/// Device jobs: a config measured (or verified, timed again).
+const JOB: RGBColor = RGBColor(0x1f, 0x78, 0xb4);
+/// A compile.
+const COMPILING: RGBColor = RGBColor(0x9e, 0x9a, 0xc8);
+
+/// The newest run of `v` whose records hold spans, and its position among the runs.
+pub fn timed_run(v: &EntryView) -> Option<(usize, &Timeline)> {
+    v.runs.iter().enumerate().rev().find_map(|(k, r)| Some((k, r.timeline.as_ref()?)))
+}
+
+/// Where the newest timed run's time went: a lane per device (its jobs), one for the CPU
+/// reference where there was one, and the compile lanes (each compile on the first lane free
+/// when it began). Coloured by what each span was; the winner's spans in green, failed
+/// configs' in red.
+pub fn timeline(v: &EntryView) -> Result<Option<String>, ChartError> {
+    let Some((_, t)) = timed_run(v) else { return Ok(None) };
+    let mut names: Vec<String> = (0..t.devices).map(|d| format!("device {d}")).collect();
+    let reference_lane = t.reference.map(|_| {
+        names.push("CPU reference".into());
+        names.len() - 1
+    });
+    let lanes = t.compile_lanes.min(COMPILE_LANES);
+    let first_compile = names.len();
+    names.extend((0..lanes).map(|l| format!("compile {}", l + 1)));
+    let n = names.len();
+    // The longest spans, when there are too many to draw.
+    let mut shown: Vec<&Bar> = t.bars.iter().filter(|b| b.span.what.on_device() || b.lane < lanes).collect();
+    if shown.len() > SPANS {
+        shown.sort_by(|a, b| b.span.seconds().total_cmp(&a.span.seconds()));
+        shown.truncate(SPANS);
+    }
+    let wall = t.wall_s.max(1e-3);
+    // A span under a pixel still shows.
+    let least = wall / 800.0;
+    let winner = v.winner.as_deref();
+    let height = (60 + 18 * n as u32).max(200);
+    let row = |lane: usize| (n - 1 - lane) as f64;
+    let lane_of = |b: &Bar| if b.span.what.on_device() { b.lane } else { first_compile + b.lane };
+    svg("timeline", (880, height), |root| {
+        let (chart, key) = root.split_horizontally(720);
+        let mut c = ChartBuilder::on(&chart).margin(10).x_label_area_size(36).y_label_area_size(96).build_cartesian_2d(0.0..wall * 1.01, slots(n))?;
+        let label = |y: &f64| {
+            let k = y.round();
+            if (y - k).abs() > 1e-9 || k < 0.0 || k as usize >= n {
+                return String::new();
+            }
+            names[n - 1 - k as usize].clone()
+        };
+        c.configure_mesh()
+            .x_desc("seconds since the tune started")
+            .x_label_formatter(&tick)
+            .y_labels(n)
+            .y_label_formatter(&label)
+            .disable_y_mesh()
+            .max_light_lines(1)
+            .draw()?;
+        let rect = |lane: usize, from: f64, to: f64, color: RGBAColor| {
+            let y = row(lane);
+            Rectangle::new([(from, y - 0.38), (to.max(from + least), y + 0.38)], color.filled())
+        };
+        type Kind = (&'static str, RGBAColor, fn(&Bar, Option<&str>) -> bool);
+        let kinds: [Kind; 6] = [
+            ("compile", COMPILING.to_rgba(), |b, w| b.span.what == SpanKind::Compile && !b.failed && Some(b.key.as_str()) != w),
+            ("from the compile cache", GREY.mix(0.5), |b, w| b.span.what == SpanKind::Cached && !b.failed && Some(b.key.as_str()) != w),
+            ("verify and measure", JOB.mix(0.9), |b, w| b.span.what.on_device() && b.span.what != SpanKind::Final && !b.failed && Some(b.key.as_str()) != w),
+            ("final round", JOB.mix(0.45), |b, w| b.span.what == SpanKind::Final && !b.failed && Some(b.key.as_str()) != w),
+            ("the winner", WINNER.to_rgba(), |b, w| Some(b.key.as_str()) == w),
+            ("a config that failed", CEILING.mix(0.8), |b, w| b.failed && Some(b.key.as_str()) != w),
+        ];
+        // Spans side by side on a lane, told apart: every other one on its lane lighter.
+        let mut light = vec![false; shown.len()];
+        let mut order: Vec<usize> = (0..shown.len()).collect();
+        order.sort_by(|&a, &b| shown[a].span.from_s.total_cmp(&shown[b].span.from_s));
+        let mut on_lane = vec![0usize; n];
+        for i in order {
+            let k = &mut on_lane[lane_of(shown[i])];
+            *k += 1;
+            light[i] = k.is_multiple_of(2);
+        }
+        let mut drawn: Vec<(&str, RGBAColor)> = Vec::new();
+        for (name, color, keep) in kinds {
+            let of_kind: Vec<usize> = (0..shown.len()).filter(|&i| keep(shown[i], winner)).collect();
+            if of_kind.is_empty() {
+                continue;
+            }
+            c.draw_series(of_kind.iter().map(|&i| {
+                let b = shown[i];
+                rect(lane_of(b), b.span.from_s, b.span.to_s, if light[i] { color.mix(color.3 * 0.65) } else { color })
+            }))?;
+            drawn.push((name, color));
+        }
+        if let (Some(lane), Some((a, b))) = (reference_lane, t.reference) {
+            c.draw_series(std::iter::once(rect(lane, a, b, DEFAULT.mix(0.7))))?;
+            drawn.push(("CPU reference", DEFAULT.mix(0.7)));
+        }
+        // The key, beside the chart (over it, it hid the lanes).
+        for (k, (name, color)) in drawn.iter().enumerate() {
+            let y = 14 + 18 * k as i32;
+            key.draw(&Rectangle::new([(6, y - 5), (20, y + 5)], color.filled()))?;
+            key.draw(&Text::new(name.to_string(), (26, y - 6), (FONT, 11).into_font()))?;
+        }
         Ok(())
     })
     .map(Some)

@@ -99,6 +99,35 @@ fn memcheck(m: &kerntune_core::store::db::WinnerMemcheck) -> Markup {
     }
 }
 
+/// What the timeline of run `k` (from 0) shows, and its account of the run's time.
+fn timeline_caption(k: usize, t: &kerntune_core::run::timeline::Timeline) -> String {
+    let a = t.account();
+    let mut s = format!(
+        "Run {}: each bar is one config's compile (on the first compile lane free when it began) or one job a device ran for it. {}.",
+        k + 1,
+        capitalized(a.line().trim_start_matches("time: "))
+    );
+    if t.compile_lanes > 32 {
+        s.push_str(&format!(" The first 32 of {} compile lanes are drawn.", t.compile_lanes));
+    }
+    if t.bars.len() > charts::SPANS {
+        s.push_str(&format!(" The longest {} of {} spans are drawn.", charts::SPANS, t.bars.len()));
+    }
+    let (n, secs) = t.unrecorded;
+    if n > 0 {
+        s.push_str(&format!(
+            " {n} compile(s) of configs no record keeps (pruned after compiling, or given up on), {secs:.1} s summed, are counted in the compile threads' share but not drawn."
+        ));
+    }
+    s
+}
+
+/// `s` with its first letter upper-case.
+fn capitalized(s: &str) -> String {
+    let mut c = s.chars();
+    c.next().map(|f| f.to_uppercase().chain(c).collect()).unwrap_or_default()
+}
+
 fn figure(chart: &str, svg: Result<Option<String>, ChartError>, caption: &str, absent: &str) -> Result<Markup, ChartError> {
     Ok(match svg? {
         Some(s) => html! { figure data-chart=(chart) { (PreEscaped(s)) figcaption.muted { (caption) } } },
@@ -256,6 +285,17 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
         if v.points.is_empty() { NOTHING } else { "No compile times recorded (database records, or an older kerntune)." },
     )?;
     let failures = figure("failures", charts::failures(v), "", "No config failed.")?;
+    let timed = charts::timed_run(v);
+    let timeline = figure(
+        "timeline",
+        charts::timeline(v),
+        &timed.map(|(k, t)| timeline_caption(k, t)).unwrap_or_default(),
+        if v.runs.is_empty() {
+            NOTHING
+        } else {
+            "No run recorded when its compiles and measurements ran (recorded by an older kerntune, or every result came from the database)."
+        },
+    )?;
     // What the last tune found out about its failures, then what the records show (each kind's
     // shared value, over every run's records: it replaces the last tune's line on the same kind,
     // which counted that run's configs only).
@@ -379,6 +419,8 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
                 @if tagged.len() > PROPOSAL_TABLES { p.muted { "Who proposed what is shown for the newest " (PROPOSAL_TABLES) " of the " (tagged.len()) " runs that learned from priors." } }
             }
             @if v.untraced > 0 { p.muted { (v.untraced) " measurement(s) carry no trace (recorded by an older kerntune) and are not in the search chart." } }
+            h3 { "Where the time went" }
+            (timeline)
             h3 { "Compile times" }
             (compile)
             @if !slowest_compiles.is_empty() {

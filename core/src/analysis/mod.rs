@@ -19,6 +19,7 @@ pub use crate::plan::roofline;
 
 use crate::error::FailureKind;
 use crate::run::diagnose::{group_failures, Cause};
+use crate::run::timeline::{Spanned, Timeline};
 use crate::search::proposer;
 use crate::space::config::Config;
 use crate::store::db::{Entry, RunNote, Status, Trace};
@@ -104,6 +105,8 @@ pub struct Run {
     /// Evaluations per device (position in the run's device list), for a run over several
     /// devices (empty for one): the device that measured each kept record.
     pub devices: BTreeMap<usize, usize>,
+    /// Where its time went, from its records' spans (`None` for records of older kerntunes).
+    pub timeline: Option<Timeline>,
 }
 
 /// The evaluations one proposer made in a run (see [`proposer`]) and the best it found.
@@ -234,10 +237,17 @@ impl EntryView {
         // Per run: evaluation number, seconds, time, key, who proposed it and the device.
         type Eval<'e> = (usize, f64, Option<f64>, &'e str, Option<&'e str>, Option<usize>);
         let mut by_run: BTreeMap<u64, Vec<Eval<'_>>> = BTreeMap::new();
+        // Per run: each config's key, spans and whether it failed.
+        let mut spans: BTreeMap<u64, Vec<Spanned<'_>>> = BTreeMap::new();
         let mut from_spec = 0usize;
         for (key, m) in &entry.measurements {
             match &m.trace {
-                Some(t) => by_run.entry(t.run).or_default().push((t.seq, t.elapsed_s, m.stats().map(|s| s.mean), key, t.by.as_deref(), t.device)),
+                Some(t) => {
+                    by_run.entry(t.run).or_default().push((t.seq, t.elapsed_s, m.stats().map(|s| s.mean), key, t.by.as_deref(), t.device));
+                    if !t.spans.is_empty() {
+                        spans.entry(t.run).or_default().push((key, &t.spans, matches!(m.status, Status::Failed { .. })));
+                    }
+                }
                 None => untraced += 1,
             }
             match &m.status {
@@ -286,11 +296,14 @@ impl EntryView {
             .map(|(started, mut evals)| {
                 evals.sort_by_key(|e| e.0);
                 let proposed = Proposed::group(&evals.iter().map(|e| (e.0, e.2, e.3, e.4)).collect::<Vec<_>>());
+                let note = entry.runs.iter().rev().find(|n| n.run == started).cloned();
+                let timeline = spans.remove(&started).and_then(|s| Timeline::new(s, note.as_ref().and_then(|n| n.time.as_ref())));
                 Run {
                     started,
+                    timeline,
                     by: evals.iter().map(|e| e.4.map(str::to_string)).collect(),
                     evals: evals.iter().map(|e| (e.0, e.1, e.2)).collect(),
-                    note: entry.runs.iter().rev().find(|n| n.run == started).cloned(),
+                    note,
                     proposed,
                     devices: evals.iter().filter_map(|e| e.5).fold(BTreeMap::new(), |mut m, d| {
                         *m.entry(d).or_default() += 1;
@@ -483,7 +496,7 @@ mod tests {
             for vec in [1i64, 2] {
                 let c = Config::new([("bx", bx), ("vec", vec)]);
                 let t = 1e-3 * (256 / bx) as f64 * if vec == 2 { 1.01 } else { 1.0 };
-                let trace = Trace { run: 7, seq, elapsed_s: seq as f64, compile_s: Some(0.5), eval_s: None, device: None, by: None };
+                let trace = Trace { run: 7, seq, elapsed_s: seq as f64, compile_s: Some(0.5), eval_s: None, device: None, by: None, spans: Vec::new() };
                 seq += 1;
                 let status = if bx == 32 && vec == 2 {
                     Status::Failed { failure: FailureKind::LaunchFailed, message: "launch failed: an illegal memory access at 0x7f00".into() }

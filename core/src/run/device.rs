@@ -14,6 +14,7 @@ use crate::run::diagnose::WrittenInput;
 use crate::run::{Context, RefOutputs, TuneOptions};
 use crate::spec::problem::HostBuffer;
 use crate::spec::settings::L2Flush;
+use crate::store::db::SpanKind;
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::Arc;
 use std::time::Instant;
@@ -105,13 +106,28 @@ pub(crate) enum Done {
     Verified(Result<(), BackendError>),
 }
 
+impl Done {
+    /// What the job was, for the tune's account of its time.
+    pub fn span_kind(&self) -> SpanKind {
+        match self {
+            Done::Reference(_) => SpanKind::Reference,
+            Done::Measured { purpose: Purpose::Search, .. } => SpanKind::Measure,
+            Done::Measured { purpose: Purpose::Calibrate, .. } => SpanKind::Calibrate,
+            Done::Measured { purpose: Purpose::Final, .. } => SpanKind::Final,
+            Done::Shortlisted { .. } | Done::Verified(_) => SpanKind::Verify,
+            Done::Diagnosed(_) => SpanKind::Memcheck,
+        }
+    }
+}
+
 /// A device's answer to a job, with the kernel handed back.
 pub(crate) struct Answer<K> {
     pub device: usize,
     pub cand: usize,
     pub kernel: Kernel<K>,
     pub done: Done,
-    /// Seconds the job took.
+    /// When the job began, and the seconds it took.
+    pub started: Instant,
     pub seconds: f64,
     /// When the job's error needed the device recovered: `Err` says why the device is
     /// unusable now (its thread has stopped taking jobs).
@@ -141,6 +157,7 @@ pub(crate) enum Msg<K> {
 pub(crate) struct CompileDone<K> {
     pub index: usize,
     pub result: Result<Compiled<K>, BackendError>,
+    pub started: Instant,
     pub seconds: f64,
     pub behind: usize,
     pub held: bool,
@@ -350,7 +367,7 @@ impl<'a, B: Backend> Session<'a, B> {
             let dead = matches!(recovery, Some(Err(_)));
             let distrusted = self.distrusted.take();
             let printed = self.ws.as_mut().and_then(|ws| self.backend.printed(ws));
-            let answer = Answer { device: self.index, cand, kernel, done, seconds: t.elapsed().as_secs_f64(), recovery, distrusted, printed };
+            let answer = Answer { device: self.index, cand, kernel, done, started: t, seconds: t.elapsed().as_secs_f64(), recovery, distrusted, printed };
             tracing::trace!(device = self.index, seconds = answer.seconds, "device: job done");
             if out.send(Msg::Device(answer)).is_err() || dead {
                 return;

@@ -936,6 +936,7 @@ mod tests {
             elapsed_s: None,
             verified: true,
             proposed_by: None,
+            spans: Vec::new(),
         }
     }
 

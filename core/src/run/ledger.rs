@@ -11,7 +11,7 @@ use crate::run::report::{ConfigResult, DeviceReport, Event, ResultOutcome};
 use crate::run::stale::{self, Stale};
 use crate::run::{Context, RefOutputs, TuneOptions};
 use crate::search::strategy::Outcome;
-use crate::store::db::{self, Entry, Environment, Measurement, Status, Trace};
+use crate::store::db::{self, Entry, Environment, Measurement, Span, SpanKind, Status, Trace};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Instant;
@@ -70,6 +70,10 @@ pub(crate) struct Ledger<'a> {
     /// What kernels printed (device `printf`), where the backend kept it out of the tuner's
     /// output.
     pub printed: PrintedTally,
+    /// Where each config's time went in this run (compiles, device jobs), by config key.
+    spans: HashMap<String, Vec<Span>>,
+    /// When the CPU computed the expected outputs, where it did: seconds from the start.
+    pub reference_span: Option<(f64, f64)>,
     /// The number the next result of this run gets.
     next_seq: usize,
     /// Environment facts for the database.
@@ -206,6 +210,8 @@ impl<'a> Ledger<'a> {
             compile_tail: None,
             verified: 0,
             printed: PrintedTally::default(),
+            spans: HashMap::new(),
+            reference_span: None,
             next_seq: 0,
             environment,
             peaks,
@@ -214,6 +220,56 @@ impl<'a> Ledger<'a> {
             timing: first.timing_method(),
             t0,
             run: db::now(),
+        }
+    }
+
+    /// Notes that `key`'s config spent `seconds` from `started` in `what`: on a compile thread,
+    /// or on `device` (whose busy time it adds to). Kept with its record (see [`Trace::spans`]).
+    pub fn span(&mut self, key: String, what: SpanKind, device: Option<usize>, started: Instant, seconds: f64) {
+        let from = started.saturating_duration_since(self.t0).as_secs_f64();
+        if let Some(d) = device.and_then(|d| self.devices.get_mut(d)) {
+            d.busy_s += seconds;
+        }
+        self.spans.entry(key).or_default().push(Span::new(what, device, from, seconds));
+    }
+
+    /// Every span of `key`'s config in this run so far: those after its record too (the
+    /// re-measurements of `--recheck`, the memory checker), which its record does not keep.
+    pub fn spans_of(&self, key: &str) -> &[Span] {
+        self.spans.get(key).map_or(&[], Vec::as_slice)
+    }
+
+    /// When the CPU computed the expected outputs (from `started`, for `seconds`).
+    pub fn reference_computed(&mut self, started: Instant, seconds: f64) {
+        let from = started.saturating_duration_since(self.t0).as_secs_f64();
+        self.reference_span = Some((from, from + seconds));
+    }
+
+    /// The run's length so far and what it ran on, with the compiles no record keeps: for the
+    /// run's note ([`db::RunNote::time`]) and the report's account of its time.
+    pub fn run_time(&self) -> db::RunTime {
+        let ms = |s: f64| (s.max(0.0) * 1e3).round() as u64;
+        let unrecorded: Vec<f64> = self
+            .spans
+            .iter()
+            .filter(|(k, _)| self.results.get(*k).is_none_or(|r| matches!(r.outcome, ResultOutcome::Pruned { .. })))
+            .flat_map(|(_, v)| v.iter().filter(|s| !s.what.on_device()).map(Span::seconds))
+            .collect();
+        db::RunTime {
+            wall_ms: ms(self.t0.elapsed().as_secs_f64()),
+            compile_threads: self.compile_threads as u32,
+            devices: self.devices.len() as u32,
+            reference_ms: self.reference_span.map(|(a, b)| (ms(a), ms(b))),
+            unrecorded_compiles: unrecorded.len() as u32,
+            unrecorded_compile_ms: ms(unrecorded.iter().sum()),
+        }
+    }
+
+    /// Puts the run's length so far in its note ([`Ledger::run_time`]).
+    pub fn note_time(&mut self) {
+        let time = self.run_time();
+        if let Some(n) = self.note.as_mut() {
+            n.time = Some(time);
         }
     }
 
@@ -247,6 +303,7 @@ impl<'a> Ledger<'a> {
     pub fn record(&mut self, mut r: ConfigResult, persist: bool) {
         let key = r.config.key();
         if !r.from_db {
+            r.spans = self.spans.get(&key).cloned().unwrap_or_default();
             if r.seq.is_none() {
                 r.seq = Some(self.next_seq);
                 self.next_seq += 1;
@@ -278,6 +335,7 @@ impl<'a> Ledger<'a> {
                     eval_s: r.eval_seconds,
                     device: r.device.filter(|_| self.devices.len() > 1),
                     by: r.proposed_by.clone(),
+                    spans: r.spans.clone(),
                 };
                 let verified = Some(r.verified || !matches!(r.outcome, ResultOutcome::Measured { .. }));
                 self.pending.push((
@@ -373,6 +431,7 @@ impl<'a> Ledger<'a> {
             findings: Vec::new(),
             verification: Some(verification),
             memcheck: None,
+            time: Some(self.run_time()),
         });
     }
 

@@ -66,6 +66,7 @@ pub(crate) fn stored_winner<B: Backend>(backend: &B, ctx: &Context, entry: Optio
         compile_seconds: 0.0,
         compile_threads: 0,
         compile_efficiency: None,
+        time: None,
         timing: backend.timing_method(),
         strategy: "database".into(),
         reference: ctx.job.verify.describe(),

@@ -43,6 +43,7 @@ pub mod report;
 mod search_loop;
 pub(crate) mod stale;
 pub mod tail;
+pub mod timeline;
 
 pub use error::Error;
 pub use priors::PriorSetting;

@@ -125,6 +125,10 @@ pub struct ConfigResult {
     /// [`crate::search::proposer`] (`sources`, `favourite:A100`, `search:yardstick`, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proposed_by: Option<String>,
+    /// Its compiles and device jobs in this run, in order (seconds from the tune's start): see
+    /// [`crate::run::timeline`].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub spans: Vec<crate::store::db::Span>,
 }
 
 impl ConfigResult {
@@ -234,6 +238,9 @@ pub struct TuneReport {
     /// Compile-parallel efficiency: compile seconds summed over threads ÷ (the tune's wall
     /// time × compile threads). 1.0 would mean every thread compiled for the whole tune.
     pub compile_efficiency: Option<f64>,
+    /// Where the tune's time went: how busy each device was, why it waited, how full the
+    /// compile threads were and what bound the tune (`None` for a database hit).
+    pub time: Option<crate::run::timeline::Account>,
     /// Timing method.
     pub timing: TimingMethod,
     /// Strategy name.
@@ -312,6 +319,8 @@ pub struct DeviceReport {
     pub lost: Option<String>,
     /// Its times divided by the judging device's on the configs timed on both, and how many.
     pub ratio: Option<(f64, usize)>,
+    /// Seconds it spent running jobs.
+    pub busy_s: f64,
 }
 
 /// Failed configs counted by failure kind.
@@ -353,5 +362,6 @@ pub(crate) fn to_result(m: &Measurement, from_db: bool, metrics: (Option<f64>, O
         elapsed_s: None,
         verified: m.verified.unwrap_or(true),
         proposed_by: None,
+        spans: Vec::new(),
     }
 }

@@ -52,6 +52,7 @@ use crate::search::strategy::{self, Candidates, Strategy};
 use crate::search::tail::Tail;
 use crate::spec::error::SpecError;
 use crate::spec::job::Reference;
+use crate::store::db::SpanKind;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
@@ -129,6 +130,9 @@ enum RefState {
 /// has used less than a tenth of the timeout of CPU (a compiler waiting on a lock, not
 /// compiling: a compile slowed by the load beside it still gets a share of a core).
 const TIMED_OUT_WALL: f64 = 3.0;
+
+/// The CPU reference's outputs (or why not), from its thread: when it began and its seconds.
+type HostRef = std::sync::Mutex<Option<(Result<Arc<RefOutputs>, Error>, Instant, f64)>>;
 
 /// What the compile threads share with this one: the queue, the compiles running (candidate
 /// and start, for the compile-time model), how many compiled configs wait for a device (the
@@ -398,7 +402,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         }
         let mut failure: Option<Error> = None;
         // The CPU reference's outputs, from its thread.
-        let host_ref: std::sync::Mutex<Option<Result<Arc<RefOutputs>, Error>>> = Default::default();
+        let host_ref: HostRef = Default::default();
         std::thread::scope(|s| {
             failure = self.spawn_compilers(s, threads, &flow).err();
             if failure.is_none() && matches!(refs, RefState::Computing) {
@@ -410,7 +414,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                     if let Ok(made) = &r {
                         let _ = late.set(made.clone());
                     }
-                    *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
+                    *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some((r, t, t.elapsed().as_secs_f64()));
                     let _ = tx.send(Msg::HostReference);
                 });
                 if let Err(e) = spawned {
@@ -672,13 +676,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
 
     /// The CPU reference's thread has put its outputs (or why there are none) in `slot`: from
     /// now on configs are verified as they are measured, and the held ones are queued to be.
-    fn host_reference_ready(
-        &mut self,
-        ledger: &mut Ledger<'_>,
-        refs: &mut RefState,
-        slot: &std::sync::Mutex<Option<Result<Arc<RefOutputs>, Error>>>,
-    ) -> Result<(), Error> {
-        let Some(made) = slot.lock().unwrap_or_else(|p| p.into_inner()).take() else { return Ok(()) };
+    fn host_reference_ready(&mut self, ledger: &mut Ledger<'_>, refs: &mut RefState, slot: &HostRef) -> Result<(), Error> {
+        let Some((made, started, seconds)) = slot.lock().unwrap_or_else(|p| p.into_inner()).take() else { return Ok(()) };
+        ledger.reference_computed(started, seconds);
         let reference = made?;
         ledger.reference = Some(reference);
         if matches!(refs, RefState::Computing) {
@@ -783,7 +783,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 flow.running().retain(|r| r.cand != i);
                 flow.queue.done(i);
                 flow.waiting.fetch_add(1, Ordering::Relaxed);
-                if tx.send(Msg::Compiled(CompileDone { index: i, result, seconds: t.elapsed().as_secs_f64(), behind, held })).is_err() {
+                if tx.send(Msg::Compiled(CompileDone { index: i, result, started: t, seconds: t.elapsed().as_secs_f64(), behind, held })).is_err() {
                     return;
                 }
             };
@@ -1220,8 +1220,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
 
     /// A compiled (or failed) candidate arrived from a compile thread.
     fn compiled(&mut self, l: &mut Turn<'_, '_, '_>, refs: &mut RefState, done: CompileDone<B::Kernel>, stopping: bool) -> Result<(), Error> {
-        let CompileDone { index: i, result, seconds: secs, behind, held } = done;
+        let CompileDone { index: i, result, started, seconds: secs, behind, held } = done;
         l.ledger.compile_seconds += secs;
+        l.ledger.span(self.plan.cands[i].config.key(), if held { SpanKind::Cached } else { SpanKind::Compile }, None, started, secs);
         if self.tail.is_abandoned(i) {
             // Given up on: already out of flight and told to the strategy.
             l.flow.waiting.fetch_sub(1, Ordering::Relaxed);
@@ -1417,6 +1418,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             elapsed_s: None,
             verified,
             proposed_by: None,
+            spans: Vec::new(),
         }
     }
 
@@ -1452,8 +1454,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
 
     /// A device answered.
     fn answered(&mut self, l: &mut Turn<'_, '_, '_>, refs: &mut RefState, a: Answer<B::Kernel>) -> Result<(), Error> {
-        let Answer { device: d, cand: i, kernel, done, seconds, recovery, distrusted, printed } = a;
+        let Answer { device: d, cand: i, kernel, done, started, seconds, recovery, distrusted, printed } = a;
         self.busy[d] = None;
+        l.ledger.span(self.plan.cands[i].config.key(), done.span_kind(), Some(d), started, seconds);
         if let Some(p) = printed {
             if let Some(line) = l.ledger.printed.add(&self.plan.cands[i].config, p) {
                 emit(self.opts.observer.as_ref(), Event::Warning { message: &line });
@@ -1721,7 +1724,11 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             return None;
         }
         loop {
-            match self.rx.recv() {
+            let msg = self.rx.recv();
+            if let Ok(Msg::Device(a)) = &msg {
+                ledger.span(self.plan.cands[a.cand].config.key(), a.done.span_kind(), Some(a.device), a.started, a.seconds);
+            }
+            match msg {
                 Ok(Msg::Device(a)) if a.device == d && a.cand == cand && !matches!(a.done, Done::Measured { purpose: Purpose::Calibrate, .. }) => {
                     if let Some(Err(why)) = &a.recovery {
                         self.lose(ledger, d, format!("it could not be recovered: {why}"));

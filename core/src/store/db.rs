@@ -188,6 +188,69 @@ pub struct Trace {
     /// [`crate::search::proposer`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub by: Option<String>,
+    /// When it was compiled and when a device worked on it in that run, in order: where the
+    /// run's time went ([`crate::run::timeline`]). Absent in older records.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spans: Vec<Span>,
+}
+
+/// A stretch of a tune's time spent on one config: its compile on a compile thread, or a job a
+/// device ran for it. Seconds from the start of the run, to the millisecond.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Span {
+    /// What it was.
+    pub what: SpanKind,
+    /// The device (position in the run's device list) for a device's job; absent for a compile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<usize>,
+    /// When it began.
+    pub from_s: f64,
+    /// When it ended.
+    pub to_s: f64,
+}
+
+/// What a [`Span`] was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum SpanKind {
+    /// Compiled (or failed to) on a compile thread.
+    Compile,
+    /// Read from the compile cache (the binary, or the compiler's earlier refusal).
+    Cached,
+    /// Launched once to make the expected outputs (a reference config).
+    Reference,
+    /// Verified and measured for the search (or raced, or failed there).
+    Measure,
+    /// Verified only: its verification launch, shortlisted, or a deferred verification.
+    Verify,
+    /// Timed on another device to learn that device's speed.
+    Calibrate,
+    /// Measured again in the final round.
+    Final,
+    /// Run under the backend's memory checker.
+    Memcheck,
+}
+
+impl SpanKind {
+    /// Whether a device ran it (not a compile thread).
+    pub fn on_device(self) -> bool {
+        !matches!(self, SpanKind::Compile | SpanKind::Cached)
+    }
+}
+
+impl Span {
+    /// A span of `seconds` that began at `from_s`, both rounded to the millisecond (what the
+    /// database keeps).
+    pub fn new(what: SpanKind, device: Option<usize>, from_s: f64, seconds: f64) -> Span {
+        let ms = |s: f64| (s.max(0.0) * 1e3).round() / 1e3;
+        Span { what, device, from_s: ms(from_s), to_s: ms(from_s + seconds.max(0.0)) }
+    }
+
+    /// Its length in seconds.
+    pub fn seconds(&self) -> f64 {
+        (self.to_s - self.from_s).max(0.0)
+    }
 }
 
 impl Measurement {
@@ -335,6 +398,36 @@ pub struct RunNote {
     /// not asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memcheck: Option<WinnerMemcheck>,
+    /// How long the run took and what it ran on, for the account of where its time went
+    /// ([`crate::run::timeline`]). Absent in notes of older kerntunes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<RunTime>,
+}
+
+/// A run's length and what it ran on, in milliseconds: with its measurements' [`Span`]s, where
+/// its time went.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct RunTime {
+    /// From its start to its end (or to its last write, for a run that did not finish).
+    pub wall_ms: u64,
+    /// Compile threads it ran.
+    pub compile_threads: u32,
+    /// Devices it measured on.
+    pub devices: u32,
+    /// When the expected outputs were computed on the CPU, where they were (from, to).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_ms: Option<(u64, u64)>,
+    /// Compiles of configs it kept no record of (pruned after compiling, compiles given up on or
+    /// stopped), and their milliseconds summed: time the spans do not show.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unrecorded_compiles: u32,
+    /// Their milliseconds summed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unrecorded_compile_ms: u64,
+}
+
+fn is_zero<T: Default + PartialEq>(x: &T) -> bool {
+    *x == T::default()
 }
 
 /// What the memory checker said of a tune's winner ([`crate::run::TuneOptions::memcheck`]):
@@ -1516,6 +1609,7 @@ mod tests {
             findings: Vec::new(),
             verification: None,
             memcheck: None,
+            time: None,
         };
         let mut a = Entry::new(id.clone(), "A".into(), Environment::default());
         let mut b = a.clone();

@@ -109,7 +109,7 @@ pub fn entry(path: &Path) -> Result<Entry, String> {
                 Status::Failed { failure: failure_of(&marker), message: format!("{marker} (as recorded)") }
             }
         };
-        let trace = Trace { run, seq, elapsed_s: elapsed, compile_s: space.compile_s[i], eval_s: space.eval_s[i], device: None, by: None };
+        let trace = Trace { run, seq, elapsed_s: elapsed, compile_s: space.compile_s[i], eval_s: space.eval_s[i], device: None, by: None, spans: Vec::new() };
         let per_launch = |rate: Option<f64>| rate.zip(space.times[i]).map(|(r, ms)| r * ms / 1e3).filter(|x| x.is_finite() && *x > 0.0);
         let (flops, bytes) = (per_launch(rates[i].0), per_launch(rates[i].1));
         e.measurements.insert(config.key(), Measurement { config, status, usage: None, at: run, verified: None, trace: Some(trace), flops, bytes });
