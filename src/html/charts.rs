@@ -355,7 +355,7 @@ pub fn compile(v: &EntryView) -> Result<Option<String>, ChartError> {
 /// Spans a timeline draws at most (the longest; the caption says how many were left out).
 pub const SPANS: usize = 6000;
 /// Compile lanes a timeline draws at most.
-const COMPILE_LANES: usize = 32;
+pub const COMPILE_LANES: usize = 32;
 /// Device jobs: a config measured (or verified, timed again).
 const JOB: RGBColor = RGBColor(0x1f, 0x78, 0xb4);
 /// A compile.

@@ -107,8 +107,8 @@ fn timeline_caption(k: usize, t: &kerntune_core::run::timeline::Timeline) -> Str
         k + 1,
         capitalized(a.line().trim_start_matches("time: "))
     );
-    if t.compile_lanes > 32 {
-        s.push_str(&format!(" The first 32 of {} compile lanes are drawn.", t.compile_lanes));
+    if t.compile_lanes > charts::COMPILE_LANES {
+        s.push_str(&format!(" The first {} of {} compile lanes are drawn.", charts::COMPILE_LANES, t.compile_lanes));
     }
     if t.bars.len() > charts::SPANS {
         s.push_str(&format!(" The longest {} of {} spans are drawn.", charts::SPANS, t.bars.len()));

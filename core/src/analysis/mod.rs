@@ -105,7 +105,8 @@ pub struct Run {
     /// Evaluations per device (position in the run's device list), for a run over several
     /// devices (empty for one): the device that measured each kept record.
     pub devices: BTreeMap<usize, usize>,
-    /// Where its time went, from its records' spans (`None` for records of older kerntunes).
+    /// Where its time went, from its records' spans: for the newest run that recorded any (the
+    /// one the report draws); `None` for the others, and for records of older kerntunes.
     pub timeline: Option<Timeline>,
 }
 
@@ -291,13 +292,18 @@ impl EntryView {
             }
         }
         points.sort_by(|a, b| a.time.total_cmp(&b.time).then_with(|| a.key.cmp(&b.key)));
+        // Only the newest run with spans is drawn: the others' lanes are not made.
+        let newest = spans.keys().next_back().copied();
         let runs = by_run
             .into_iter()
             .map(|(started, mut evals)| {
                 evals.sort_by_key(|e| e.0);
                 let proposed = Proposed::group(&evals.iter().map(|e| (e.0, e.2, e.3, e.4)).collect::<Vec<_>>());
                 let note = entry.runs.iter().rev().find(|n| n.run == started).cloned();
-                let timeline = spans.remove(&started).and_then(|s| Timeline::new(s, note.as_ref().and_then(|n| n.time.as_ref())));
+                let timeline = match spans.remove(&started) {
+                    Some(s) if Some(started) == newest => Timeline::new(s, note.as_ref().and_then(|n| n.time.as_ref())),
+                    _ => None,
+                };
                 Run {
                     started,
                     timeline,

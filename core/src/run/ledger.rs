@@ -224,12 +224,9 @@ impl<'a> Ledger<'a> {
     }
 
     /// Notes that `key`'s config spent `seconds` from `started` in `what`: on a compile thread,
-    /// or on `device` (whose busy time it adds to). Kept with its record (see [`Trace::spans`]).
+    /// or on `device`. Kept with its record (see [`Trace::spans`]).
     pub fn span(&mut self, key: String, what: SpanKind, device: Option<usize>, started: Instant, seconds: f64) {
         let from = started.saturating_duration_since(self.t0).as_secs_f64();
-        if let Some(d) = device.and_then(|d| self.devices.get_mut(d)) {
-            d.busy_s += seconds;
-        }
         self.spans.entry(key).or_default().push(Span::new(what, device, from, seconds));
     }
 

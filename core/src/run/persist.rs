@@ -8,7 +8,7 @@ use crate::plan::roofline::Position;
 use crate::run::candidates::Plan;
 use crate::run::error::Error;
 use crate::run::ledger::Ledger;
-use crate::run::report::{failure_counts, sorted, ConfigResult, TuneReport};
+use crate::run::report::{failure_counts, sorted, ConfigResult, ResultOutcome, TuneReport};
 use crate::space::config::Config;
 use crate::store::db::{self, Entry};
 use std::time::Instant;
@@ -141,19 +141,16 @@ pub(crate) fn report(ledger: &Ledger<'_>, plan: &Plan, sel: Selected, strategy: 
 /// Where this run's time went, from its configs' spans (all of them: the device jobs after a
 /// config's record, `--recheck`'s and the memory checker's, are the run's time too).
 fn timeline(ledger: &Ledger<'_>, results: &[ConfigResult]) -> Option<crate::run::timeline::Account> {
-    let time = ledger.run_time();
-    use crate::run::report::ResultOutcome;
-    // As the database keeps them: a config pruned after compiling is counted in `time`, not
-    // drawn (counted twice, the summary's share of the threads read 93 % where the report's
-    // read 80 %, on an H200).
-    let kept = results.iter().filter(|r| !r.from_db && !matches!(r.outcome, ResultOutcome::Pruned { .. }));
-    let configs = kept.map(|r| {
-        let key = r.config.key();
-        let spans = ledger.spans_of(&key);
-        (key, spans, matches!(r.outcome, ResultOutcome::Failed { .. }))
-    });
-    let keyed: Vec<(String, &[db::Span], bool)> = configs.collect();
-    crate::run::timeline::Timeline::new(keyed.iter().map(|(k, s, f)| (k.as_str(), *s, *f)), Some(&time)).map(|t| t.account())
+    // As the database keeps them: a config pruned after compiling is counted in the run's
+    // time, not among the spans (counted twice, the summary's share of the threads read 93 %
+    // where the report's read 80 %, on an H200).
+    let kept: Vec<(String, bool)> = results
+        .iter()
+        .filter(|r| !r.from_db && !matches!(r.outcome, ResultOutcome::Pruned { .. }))
+        .map(|r| (r.config.key(), matches!(r.outcome, ResultOutcome::Failed { .. })))
+        .collect();
+    let configs = kept.iter().map(|(key, failed)| (key.as_str(), ledger.spans_of(key), *failed));
+    crate::run::timeline::Timeline::new(configs, Some(&ledger.run_time())).map(|t| t.account())
 }
 
 /// Compile seconds summed over threads ÷ (wall × threads); `None` when nothing was compiled.

@@ -319,8 +319,6 @@ pub struct DeviceReport {
     pub lost: Option<String>,
     /// Its times divided by the judging device's on the configs timed on both, and how many.
     pub ratio: Option<(f64, usize)>,
-    /// Seconds it spent running jobs.
-    pub busy_s: f64,
 }
 
 /// Failed configs counted by failure kind.

@@ -298,19 +298,15 @@ pub struct Score {
     pub repeats: usize,
     /// Proposals withdrawn before they were measured, on the mean over seeds (only with
     /// proposals in flight; in a tune, each is a compile that was not measured).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::store::db::is_zero")]
     pub withdrawn: f64,
     /// Evaluations the sources' ranking proposed, on the mean over seeds (a search that learns
     /// from priors; 0 otherwise).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::store::db::is_zero")]
     pub from_sources: f64,
     /// The share of seeds whose final pick the sources' ranking proposed.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::store::db::is_zero")]
     pub pick_from_sources: f64,
-}
-
-fn is_zero(x: &f64) -> bool {
-    *x == 0.0
 }
 
 impl Score {

@@ -426,7 +426,8 @@ pub struct RunTime {
     pub unrecorded_compile_ms: u64,
 }
 
-fn is_zero<T: Default + PartialEq>(x: &T) -> bool {
+/// Whether `x` is its type's default (zero): for `skip_serializing_if`.
+pub(crate) fn is_zero<T: Default + PartialEq>(x: &T) -> bool {
     *x == T::default()
 }
 
