@@ -1308,6 +1308,35 @@ fn a_time_limit_records_the_shortlist_with_its_verification_launches() {
 /// (compiles of 40 ms against jobs of a millisecond); a config pruned after compiling is no
 /// record's, and counted apart.
 #[test]
+fn device_jobs_after_a_configs_record_are_kept_with_it() {
+    // `--recheck` measures configs again after the final round, long after their records were
+    // made: the summary's account counted those jobs, while the database and `--json` lacked
+    // them (the report's lanes showed the device idle then).
+    let d = tempfile::tempdir().unwrap();
+    let db = Database::at(d.path().join("db.sqlite"));
+    let o = TuneOptions { strategy: "exhaustive".into(), db: Some(db.clone()), recheck: 4, ..opts() };
+    let r = Tuner::new(FakeBackend::new(limits(), time)).tune(&job(), &o).unwrap();
+    let rechecked = r.recheck.as_ref().expect("the recheck");
+    assert!(rechecked.rows.len() >= 2, "{rechecked:?}");
+    let f = db.load().unwrap();
+    let entry = f.entries.values().next().unwrap();
+    for row in &rechecked.rows {
+        let x = r.results.iter().find(|x| x.config == row.config).unwrap();
+        let again: Vec<&store::db::Span> = x.spans.iter().filter(|s| s.what == store::db::SpanKind::Recheck).collect();
+        assert_eq!(again.len(), 1, "{}: {:?}", x.config, x.spans);
+        // After everything else the config ran.
+        assert!(x.spans.iter().filter(|s| s.what != store::db::SpanKind::Recheck).all(|s| s.to_s <= again[0].from_s + 0.0015), "{}: {:?}", x.config, x.spans);
+        let kept = entry.measurements[&x.config.key()].trace.as_ref().map(|t| &t.spans);
+        assert_eq!(kept, Some(&x.spans), "{}: the database keeps every span; {:?}", x.config, entry.measurements[&x.config.key()].trace);
+    }
+    // The summary's account and the report's, from the database, agree on the device's work.
+    let summary = r.time.as_ref().expect("the account");
+    let view = analysis::EntryView::new(entry, &analysis::Hints::default());
+    let report = view.runs.last().and_then(|r| r.timeline.as_ref()).expect("the run's timeline").account();
+    assert!((summary.devices[0].busy_s - report.devices[0].busy_s).abs() < 0.01, "summary {summary:?}\nreport {report:?}");
+}
+
+#[test]
 fn where_the_time_went_is_recorded_and_accounted_for() {
     let fake = FakeBackend::new(limits(), time)
         .with_behavior(|c| if is(c, 1024, 4) { Behavior::TooManyRegisters } else { Behavior::Ok })

@@ -420,8 +420,8 @@ pub fn timeline(v: &EntryView) -> Result<Option<String>, ChartError> {
         let kinds: [Kind; 6] = [
             ("compile", COMPILING.to_rgba(), |b, w| b.span.what == SpanKind::Compile && !b.failed && Some(b.key.as_str()) != w),
             ("from the compile cache", GREY.mix(0.5), |b, w| b.span.what == SpanKind::Cached && !b.failed && Some(b.key.as_str()) != w),
-            ("verify and measure", JOB.mix(0.9), |b, w| b.span.what.on_device() && b.span.what != SpanKind::Final && !b.failed && Some(b.key.as_str()) != w),
-            ("final round", JOB.mix(0.45), |b, w| b.span.what == SpanKind::Final && !b.failed && Some(b.key.as_str()) != w),
+            ("verify and measure", JOB.mix(0.9), |b, w| b.span.what.on_device() && !after_search(b.span.what) && !b.failed && Some(b.key.as_str()) != w),
+            ("final round, recheck", JOB.mix(0.45), |b, w| after_search(b.span.what) && !b.failed && Some(b.key.as_str()) != w),
             ("the winner", WINNER.to_rgba(), |b, w| Some(b.key.as_str()) == w),
             ("a config that failed", CEILING.mix(0.8), |b, w| b.failed && Some(b.key.as_str()) != w),
         ];
@@ -460,6 +460,11 @@ pub fn timeline(v: &EntryView) -> Result<Option<String>, ChartError> {
         Ok(())
     })
     .map(Some)
+}
+
+/// Measured again after the search: the final round and `--recheck`.
+fn after_search(k: SpanKind) -> bool {
+    matches!(k, SpanKind::Final | SpanKind::Recheck)
 }
 
 /// Failed configs per kind.

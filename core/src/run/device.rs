@@ -32,6 +32,8 @@ pub(crate) enum Purpose {
     Calibrate,
     /// The final round: the contenders again, on the judging device.
     Final,
+    /// Measured again after the final round (`--recheck`).
+    Recheck,
 }
 
 /// Work for a device.
@@ -114,6 +116,7 @@ impl Done {
             Done::Measured { purpose: Purpose::Search, .. } => SpanKind::Measure,
             Done::Measured { purpose: Purpose::Calibrate, .. } => SpanKind::Calibrate,
             Done::Measured { purpose: Purpose::Final, .. } => SpanKind::Final,
+            Done::Measured { purpose: Purpose::Recheck, .. } => SpanKind::Recheck,
             Done::Shortlisted { .. } | Done::Verified(_) => SpanKind::Verify,
             Done::Diagnosed(_) => SpanKind::Memcheck,
         }

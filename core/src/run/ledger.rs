@@ -84,7 +84,7 @@ pub(crate) struct Ledger<'a> {
     target: crate::target::Target,
     timing: crate::measure::timing::TimingMethod,
     t0: Instant,
-    run: u64,
+    pub(crate) run: u64,
 }
 
 /// What the kernels of a tune printed (device `printf`) where the backend kept it out of the
@@ -230,10 +230,18 @@ impl<'a> Ledger<'a> {
         self.spans.entry(key).or_default().push(Span::new(what, device, from, seconds));
     }
 
-    /// Every span of `key`'s config in this run so far: those after its record too (the
-    /// re-measurements of `--recheck`, the memory checker), which its record does not keep.
-    pub fn spans_of(&self, key: &str) -> &[Span] {
-        self.spans.get(key).map_or(&[], Vec::as_slice)
+    /// The configs whose spans went on after their record (the re-measurements of `--recheck`,
+    /// the memory checker, diagnosis): each result of this run is given every span its config
+    /// has, and those that changed are returned, for their records in the database.
+    pub fn late_spans(&mut self) -> Vec<(String, Vec<Span>)> {
+        let mut late = Vec::new();
+        for (key, r) in self.results.iter_mut().filter(|(_, r)| !r.from_db) {
+            if let Some(all) = self.spans.get(key).filter(|all| all.len() > r.spans.len()) {
+                r.spans = all.clone();
+                late.push((key.clone(), all.clone()));
+            }
+        }
+        late
     }
 
     /// When the CPU computed the expected outputs (from `started`, for `seconds`).
@@ -372,8 +380,11 @@ impl<'a> Ledger<'a> {
 
     /// Writes pending measurements to the database.
     pub fn flush(&mut self) -> Result<(), crate::run::Error> {
-        if let Some(d) = &self.opts.db {
-            if !self.pending.is_empty() || self.note != self.note_written {
+        let opts = self.opts;
+        if let Some(d) = &opts.db {
+            let late = self.late_spans();
+            if !self.pending.is_empty() || self.note != self.note_written || !late.is_empty() {
+                let run = self.run;
                 let pending = std::mem::take(&mut self.pending);
                 self.note_written = self.note.clone();
                 let (id, env, tname, origin) = (self.ctx.id.clone(), self.environment.clone(), self.target_name.clone(), self.origin());
@@ -389,6 +400,7 @@ impl<'a> Ledger<'a> {
                     }
                     let e = e.get_or_insert_with(|| Entry::new(id.clone(), tname, env));
                     e.record_all(origin, pending);
+                    keep_late(e, run, &late);
                     e.note_runs(note.as_ref());
                 })?;
             }
@@ -464,4 +476,14 @@ impl<'a> Ledger<'a> {
 /// `s` with every time multiplied by `k`.
 pub(crate) fn scaled(s: &Stats, k: f64) -> Stats {
     Stats { mean: s.mean * k, median: s.median * k, min: s.min * k, max: s.max * k, stddev: s.stddev * k, ci_half: s.ci_half * k, ..s.clone() }
+}
+
+/// Gives the records of run `run` in `e` the spans their configs had after the records were
+/// made ([`Ledger::late_spans`]); a record kept from an earlier run keeps that run's.
+pub(crate) fn keep_late(e: &mut Entry, run: u64, late: &[(String, Vec<Span>)]) {
+    for (key, spans) in late {
+        if let Some(t) = e.measurements.get_mut(key).and_then(|m| m.trace.as_mut()).filter(|t| t.run == run) {
+            t.spans.clone_from(spans);
+        }
+    }
 }

@@ -10,7 +10,7 @@ use crate::run::error::Error;
 use crate::run::ledger::Ledger;
 use crate::run::report::{failure_counts, sorted, ConfigResult, ResultOutcome, TuneReport};
 use crate::space::config::Config;
-use crate::store::db::{self, Entry};
+use crate::store::db::{self, Entry, Span};
 use std::time::Instant;
 
 /// The winner and its tie band.
@@ -50,8 +50,10 @@ pub(crate) fn select(ledger: &mut Ledger<'_>, plan: &Plan) -> Result<Selected, E
 /// Writes the pending measurements, the winner and what the run says of its search to the
 /// database (if the tune has one).
 pub(crate) fn winner(ledger: &mut Ledger<'_>, plan: &Plan, sel: &Selected) -> Result<(), Error> {
+    let late = ledger.late_spans();
     let Some(d) = &ledger.opts.db else { return Ok(()) };
     let pending = std::mem::take(&mut ledger.pending);
+    let run = ledger.run;
     let w = db::Winner {
         config: sel.winner.key(),
         stats: sel.stats.clone(),
@@ -73,6 +75,7 @@ pub(crate) fn winner(ledger: &mut Ledger<'_>, plan: &Plan, sel: &Selected) -> Re
             s.clean(e);
         }
         e.record_all(origin.clone(), pending);
+        crate::run::ledger::keep_late(e, run, &late);
         e.set_winner(origin, w);
         e.note_runs(note.as_ref());
     })?;
@@ -139,17 +142,18 @@ pub(crate) fn report(ledger: &Ledger<'_>, plan: &Plan, sel: Selected, strategy: 
 }
 
 /// Where this run's time went, from its configs' spans (all of them: the device jobs after a
-/// config's record, `--recheck`'s and the memory checker's, are the run's time too).
+/// config's record, `--recheck`'s and the memory checker's, are the run's time too, and
+/// [`winner`] gave them to the results, as to their records).
 fn timeline(ledger: &Ledger<'_>, results: &[ConfigResult]) -> Option<crate::run::timeline::Account> {
     // As the database keeps them: a config pruned after compiling is counted in the run's
     // time, not among the spans (counted twice, the summary's share of the threads read 93 %
     // where the report's read 80 %, on an H200).
-    let kept: Vec<(String, bool)> = results
+    let kept: Vec<(String, &[Span], bool)> = results
         .iter()
         .filter(|r| !r.from_db && !matches!(r.outcome, ResultOutcome::Pruned { .. }))
-        .map(|r| (r.config.key(), matches!(r.outcome, ResultOutcome::Failed { .. })))
+        .map(|r| (r.config.key(), r.spans.as_slice(), matches!(r.outcome, ResultOutcome::Failed { .. })))
         .collect();
-    let configs = kept.iter().map(|(key, failed)| (key.as_str(), ledger.spans_of(key), *failed));
+    let configs = kept.iter().map(|(key, spans, failed)| (key.as_str(), *spans, *failed));
     crate::run::timeline::Timeline::new(configs, Some(&ledger.run_time())).map(|t| t.account())
 }
 

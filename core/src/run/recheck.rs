@@ -102,7 +102,7 @@ impl<B: Backend> Coordinator<'_, B> {
                     continue;
                 }
             };
-            let job = Job::in_full(i, kernel, plan.cands[i].launch, None, Purpose::Final);
+            let job = Job::in_full(i, kernel, plan.cands[i].launch, None, Purpose::Recheck);
             let answer = self.run_one(ledger, judge, job)?;
             ledger.devices[judge].measured += 1;
             match answer.done {

@@ -1614,7 +1614,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 }
                 Err(e) => l.ledger.notes.push(format!("device {d} could not time the calibration config: {e}")),
             },
-            Done::Measured { purpose: Purpose::Final, .. } | Done::Diagnosed(_) => {}
+            Done::Measured { purpose: Purpose::Final | Purpose::Recheck, .. } | Done::Diagnosed(_) => {}
         }
         Ok(())
     }

@@ -230,6 +230,11 @@ pub enum SpanKind {
     Final,
     /// Run under the backend's memory checker.
     Memcheck,
+    /// Measured again after the final round, to check its interval (`--recheck`).
+    Recheck,
+    /// A kind a newer kerntune wrote, read by this one.
+    #[serde(other)]
+    Other,
 }
 
 impl SpanKind {
@@ -1570,6 +1575,18 @@ pub fn now() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A span of a kind a newer kerntune writes still reads (a fleet's database is shared
+    /// between versions); the kinds this one writes read back as written.
+    #[test]
+    fn a_span_of_a_kind_unknown_here_still_reads() {
+        let s: Span = serde_json::from_str(r#"{"what":"warm_up","device":0,"from_s":1.5,"to_s":2.0}"#).unwrap();
+        assert_eq!((s.what, s.device, s.seconds()), (SpanKind::Other, Some(0), 0.5));
+        let r = Span::new(SpanKind::Recheck, Some(1), 3.0, 0.25);
+        let text = serde_json::to_string(&r).unwrap();
+        assert!(text.contains(r#""what":"recheck""#), "{text}");
+        assert_eq!(serde_json::from_str::<Span>(&text).unwrap(), r);
+    }
 
     /// Many connections opening a database that does not exist yet, all at once (shards or
     /// tunes started together on a fresh cache): each gets in. SQLite answers some of them
