@@ -480,3 +480,47 @@ fn kernel_tuner_caches_are_drawn_as_entries() {
         assert!(!err.contains("db clear"), "never the advice to delete it: {err}");
     }
 }
+
+/// Two parameters whose best values depend on each other are drawn as a grid of the fastest
+/// time of each pair of values, with the winner's cell outlined and the caption saying how much
+/// they explain together; parameters that act alone get no such chart.
+#[test]
+fn parameters_that_act_together_are_drawn_as_a_grid() {
+    let cache = |interact: bool| {
+        let mut cache = serde_json::Map::new();
+        for b in [1i64, 2, 4, 8] {
+            for c in [1i64, 2, 4, 8] {
+                for d in [0i64, 1] {
+                    // Fastest where b × c = 8, or, acting alone, with b and c each small.
+                    let t = if interact { 1.0 + ((b * c) as f64 / 8.0).log2().abs() } else { (b * c) as f64 } * (1.0 + 0.01 * d as f64);
+                    cache.insert(format!("{b},{c},{d}"), serde_json::json!({"b": b, "c": c, "d": d, "time": t, "times": [t]}));
+                }
+            }
+        }
+        serde_json::json!({"device_name": "NVIDIA A100", "kernel_name": "tiles", "problem_size": [4096], "tune_params_keys": ["b", "c", "d"],
+            "tune_params": {"b": [1, 2, 4, 8], "c": [1, 2, 4, 8], "d": [0, 1]}, "objective": "time", "cache": cache})
+        .to_string()
+    };
+    let d = tempfile::tempdir().unwrap();
+    for interact in [true, false] {
+        let file = d.path().join(format!("tiles_{interact}.json"));
+        std::fs::write(&file, cache(interact)).unwrap();
+        let out = d.path().join(format!("{interact}.html"));
+        let o = kerntune(&["report", "--db", file.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let html = std::fs::read_to_string(&out).unwrap();
+        let grid: Vec<(String, &str)> = figures(&html).into_iter().filter(|(k, _)| k == "interaction").collect();
+        if !interact {
+            assert!(grid.is_empty(), "parameters acting alone drawn as a pair");
+            continue;
+        }
+        assert_eq!(grid.len(), 1, "no grid of the pair");
+        let body = grid[0].1;
+        assert!(body.contains("b × c: the fastest of each pair of values"), "{body}");
+        assert!(body.contains("b and c together explain 100 % of the variance of log(time)") && body.contains("the fastest c depends on b"), "{body}");
+        assert!(body.contains("outlined: the winner"), "{body}");
+        // 16 cells, each written in: the four where b × c = 8 read 1.00 (the `d = 0` configs).
+        assert!(marks(body) >= 16, "{} marks", marks(body));
+        assert_eq!(body.matches(">\n1.00\n<").count(), 4, "{body}");
+    }
+}

@@ -5,7 +5,7 @@
 //! Charts of one mark per config draw [`kerntune_core::analysis::sample`] of the configs.
 
 use kerntune_core::analysis::portability::{Cell, Portability};
-use kerntune_core::analysis::{sample, Effect, EntryView, Point};
+use kerntune_core::analysis::{sample, Effect, EntryView, Interaction, Point};
 use kerntune_core::run::timeline::{Bar, Timeline};
 use kerntune_core::search::proposer;
 use kerntune_core::store::db::SpanKind;
@@ -13,6 +13,7 @@ use plotters::coord::combinators::WithKeyPoints;
 use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// A chart could not be drawn.
 #[derive(Debug, thiserror::Error)]
@@ -236,6 +237,80 @@ pub fn effect(e: &Effect) -> Result<String, ChartError> {
             r
         }))?;
         c.draw_series((0..n).map(|i| Circle::new((i as f64, q(i, 2)), 3, BLACK.filled())))?;
+        Ok(())
+    })
+}
+
+/// Where a cell `k` times slower than the fastest sits on the interaction chart's colour scale:
+/// 1 (bright) for the fastest, 0 (dark) at [`SLOWEST`] and beyond, on a log scale.
+fn shade(k: f64) -> f64 {
+    (1.0 - k.max(1.0).ln() / SLOWEST.ln()).clamp(0.0, 1.0)
+}
+
+/// The interaction chart's darkest colour: this many times slower than the fastest, or more.
+const SLOWEST: f64 = 100.0;
+
+/// Two parameters together: a grid of their values, each cell coloured by the fastest config
+/// measured with both (as a multiple of the fastest overall, written in it where there is
+/// room), blank where none was; the winner's cell outlined; the colour key beside.
+pub fn interaction(i: &Interaction) -> Result<String, ChartError> {
+    let (nr, nc) = (i.row_values.len(), i.column_values.len());
+    let best = i.fastest.iter().flatten().copied().fold(f64::INFINITY, f64::min);
+    let width = (170 + 56 * nc as u32).clamp(420, 800);
+    let height = (110 + 30 * nr as u32).clamp(240, 720);
+    let write_in = nr * nc <= 12 * 16;
+    svg("interaction", (width + 90, height), |root| {
+        let (chart, key) = root.split_horizontally(width);
+        let mut c = ChartBuilder::on(&chart)
+            .caption(format!("{} × {}: the fastest of each pair of values", i.rows, i.columns), (FONT, 15))
+            .margin(10)
+            .x_label_area_size(36)
+            .y_label_area_size(60)
+            .build_cartesian_2d(slots(nc), slots(nr))?;
+        let (cols, rows) = (&i.column_values, &i.row_values);
+        let xl = |x: &f64| slot_label(cols, *x);
+        let yl = |y: &f64| slot_label(rows, *y);
+        c.configure_mesh().x_labels(nc).y_labels(nr).x_label_formatter(&xl).y_label_formatter(&yl).x_desc(&i.columns).y_desc(&i.rows).disable_mesh().draw()?;
+        let map = ViridisRGB;
+        let cell = |r: usize, k: usize| [(k as f64 - 0.5, r as f64 - 0.5), (k as f64 + 0.5, r as f64 + 0.5)];
+        let mut cells = Vec::new();
+        let mut labels = Vec::new();
+        for r in 0..nr {
+            for k in 0..nc {
+                match i.at(r, k) {
+                    Some(t) => {
+                        let slower = t / best;
+                        let h = shade(slower);
+                        cells.push(Rectangle::new(cell(r, k), map.get_color(h as f32).filled()));
+                        if write_in {
+                            let text = if slower < 9.95 { format!("{slower:.2}") } else { format!("{slower:.0}") };
+                            let color = if h < 0.55 { WHITE } else { BLACK };
+                            labels.push(Text::new(text, (k as f64, r as f64), (FONT, 11).into_font().color(&color).pos(Pos::new(HPos::Center, VPos::Center))));
+                        }
+                    }
+                    None => cells.push(Rectangle::new(cell(r, k), GREY.mix(0.12).filled())),
+                }
+            }
+        }
+        c.draw_series(cells)?;
+        c.draw_series(labels)?;
+        if let Some((r, k)) = i.winner {
+            c.draw_series(std::iter::once(Rectangle::new(cell(r, k), BLACK.stroke_width(3))))?;
+        }
+        // The key: the scale from the fastest (top) to SLOWEST times slower (bottom).
+        let (top, bottom) = (40, height as i32 - 50);
+        let steps = 48;
+        for s in 0..steps {
+            let y0 = top + (bottom - top) * s / steps;
+            let y1 = top + (bottom - top) * (s + 1) / steps;
+            let h = 1.0 - s as f64 / (steps - 1) as f64;
+            key.draw(&Rectangle::new([(10, y0), (28, y1)], map.get_color(h as f32).filled()))?;
+        }
+        key.draw(&Text::new("× fastest", (6, top - 22), (FONT, 11).into_font()))?;
+        for k in [1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0] {
+            let y = top + ((bottom - top) as f64 * (1.0 - shade(k))) as i32;
+            key.draw(&Text::new(if k < 100.0 { format!("{k}") } else { format!("≥ {k}") }, (32, y - 6), (FONT, 11).into_font()))?;
+        }
         Ok(())
     })
 }

@@ -99,6 +99,20 @@ fn memcheck(m: &kerntune_core::store::db::WinnerMemcheck) -> Markup {
     }
 }
 
+/// What the interaction chart shows, and what it means for tuning.
+fn interaction_caption(i: &kerntune_core::analysis::Interaction) -> String {
+    format!(
+        "{r} and {c} together explain {j:.0} % of the variance of log(time), {r} alone {a:.0} % and {c} alone {b:.0} %; {x:.0} % is how they act together: the fastest {c} depends on {r}, so a search that changes one parameter at a time can miss the fastest pair. Each cell: the fastest config measured with both values, as a multiple of the fastest measured (1.00); blank where no config with both was measured (or every one failed){w}.",
+        r = i.rows,
+        c = i.columns,
+        j = i.explained * 100.0,
+        a = i.alone.0 * 100.0,
+        b = i.alone.1 * 100.0,
+        x = i.interaction * 100.0,
+        w = if i.winner.is_some() { "; outlined: the winner's" } else { "" },
+    )
+}
+
 /// What the timeline of run `k` (from 0) shows, and its account of the run's time.
 fn timeline_caption(k: usize, t: &kerntune_core::run::timeline::Timeline) -> String {
     let a = t.account();
@@ -267,6 +281,7 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
     let d = v.default_point();
     let peaks = v.peaks.as_ref();
     let effects = v.effects.iter().take(PARAM_CHARTS).map(charts::effect).collect::<Result<Vec<_>, _>>()?;
+    let interaction = v.interaction.as_ref().map(|i| figure("interaction", charts::interaction(i).map(Some), &interaction_caption(i), NOTHING)).transpose()?;
     let distribution = figure("distribution", charts::distribution(v), "Each bar counts the configs whose time falls in it (log-spaced bins).", NOTHING)?;
     let trace = figure(
         "trace",
@@ -392,6 +407,7 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
                 div.grid { @for s in effects { figure data-chart="parameter" { (PreEscaped(s)) } } }
                 @if v.effects.len() > PARAM_CHARTS { p.muted { "Charts for the " (PARAM_CHARTS) " parameters that explain most; the table lists all " (v.effects.len()) "." } }
                 p.muted { "Boxes: the middle half of the times of the configs with that value; whiskers: fastest to slowest; dot: median." }
+                @if let Some(f) = interaction { (f) }
             }
             h3 { "Search" }
             (trace)

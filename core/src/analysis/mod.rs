@@ -214,6 +214,8 @@ pub struct EntryView {
     pub default: Option<String>,
     /// Parameters' effects, most explaining first.
     pub effects: Vec<Effect>,
+    /// The pair of parameters that interact most, where a pair does.
+    pub interaction: Option<Interaction>,
     /// The runs that measured the entry, oldest first.
     pub runs: Vec<Run>,
     /// Measurements without a trace (recorded by an older kerntune).
@@ -343,12 +345,14 @@ impl EntryView {
         let kinds: Vec<(&Config, FailureKind)> = failed.iter().map(|f| (f.0, f.1)).collect();
         let every: Vec<&Config> = measured.iter().copied().chain(kinds.iter().map(|f| f.0)).collect();
         crate::run::diagnose::add_shared_findings(&mut causes, &kinds, &measured, &crate::run::diagnose::varying(&every));
+        let (effects, interaction) = effects(&points, winner.as_deref());
         EntryView {
             kernel: entry.id.kernel.clone(),
             target_name: entry.target_name.clone(),
             target: entry.id.target.clone(),
             problem: entry.id.problem.clone(),
-            effects: effects(&points),
+            effects,
+            interaction,
             causes,
             findings: entry.runs.iter().rev().find(|r| !r.findings.is_empty()).map(|r| r.findings.clone()).unwrap_or_default(),
             failures,
@@ -414,15 +418,22 @@ fn quartiles(sorted: &[f64]) -> [f64; 5] {
     [sorted[0], q(0.25), q(0.5), q(0.75), sorted[sorted.len() - 1]]
 }
 
-/// Every parameter's effect: times per value and the share of log-time variance it explains.
-pub fn effects(points: &[Point]) -> Vec<Effect> {
-    if points.is_empty() {
-        return Vec::new();
-    }
-    let logs: Vec<f64> = points.iter().map(|p| p.time.max(1e-300).ln()).collect();
-    let mean = logs.iter().sum::<f64>() / logs.len() as f64;
-    let total: f64 = logs.iter().map(|l| (l - mean).powi(2)).sum();
-    // Parameter names in declaration order, knobs after.
+/// One parameter's value in every point, as codes into its distinct values.
+struct Coded {
+    /// The parameter (`@threads` etc. for knobs).
+    name: String,
+    /// Its distinct values as written in config keys (`(unset)` where a config lacks it), in
+    /// their natural order (4 before 16).
+    values: Vec<String>,
+    /// Each point's value: a position in `values`.
+    codes: Vec<u32>,
+}
+
+/// Every parameter's (and set knob's) values in `points`, coded: parameter names in
+/// declaration order, knobs after. Each distinct value is written out once.
+fn coded(points: &[Point]) -> Vec<Coded> {
+    use crate::spec::value::Value;
+    use rustc_hash::FxHashMap;
     let mut names: Vec<String> = Vec::new();
     for p in points {
         for (k, _) in &p.config.params {
@@ -431,56 +442,222 @@ pub fn effects(points: &[Point]) -> Vec<Effect> {
             }
         }
     }
-    let knob_names = ["threads", "num_warps", "num_stages", "occupancy", "num_ctas", "maxnreg"];
-    let knob = |c: &Config, n: &str| -> Option<u32> {
-        let k = &c.knobs;
-        match n {
-            "threads" => k.threads,
-            "num_warps" => k.num_warps,
-            "num_stages" => k.num_stages,
-            "occupancy" => k.occupancy,
-            "num_ctas" => k.num_ctas,
-            _ => k.maxnreg,
+    // Codes in order of first appearance, then renumbered in the values' natural order.
+    fn finish(name: String, mut values: Vec<String>, mut codes: Vec<u32>) -> Coded {
+        let mut order: Vec<usize> = (0..values.len()).collect();
+        order.sort_by(|&a, &b| match (values[a].parse::<f64>(), values[b].parse::<f64>()) {
+            (Ok(x), Ok(y)) => x.total_cmp(&y),
+            _ => values[a].cmp(&values[b]),
+        });
+        let mut rank = vec![0u32; values.len()];
+        for (r, &i) in order.iter().enumerate() {
+            rank[i] = r as u32;
         }
-    };
+        for c in &mut codes {
+            *c = rank[*c as usize];
+        }
+        let mut sorted: Vec<String> = order.iter().map(|&i| std::mem::take(&mut values[i])).collect();
+        sorted.shrink_to_fit();
+        Coded { name, values: sorted, codes }
+    }
     let mut out = Vec::new();
-    let params = names.iter().map(|n| (n.clone(), None)).chain(knob_names.iter().map(|k| (format!("@{k}"), Some(*k))));
-    for (name, knob_name) in params {
-        let mut groups: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-        for (i, p) in points.iter().enumerate() {
-            let v = match knob_name {
-                None => p.config.get(&name).map(|v| v.to_string()),
-                Some(k) => knob(&p.config, k).map(|v| v.to_string()),
-            };
-            groups.entry(v.unwrap_or_else(|| "(unset)".into())).or_default().push(i);
-        }
-        if knob_name.is_some() && groups.keys().all(|k| k == "(unset)") {
+    for name in names {
+        let mut seen: FxHashMap<Option<&Value>, u32> = FxHashMap::default();
+        let mut values = Vec::new();
+        let codes = points
+            .iter()
+            .map(|p| {
+                let v = p.config.get(&name);
+                *seen.entry(v).or_insert_with(|| {
+                    values.push(v.map_or_else(|| "(unset)".to_string(), Value::to_string));
+                    values.len() as u32 - 1
+                })
+            })
+            .collect();
+        out.push(finish(name, values, codes));
+    }
+    type Knob = (&'static str, fn(&Config) -> Option<u32>);
+    let knobs: [Knob; 6] = [
+        ("threads", |c| c.knobs.threads),
+        ("num_warps", |c| c.knobs.num_warps),
+        ("num_stages", |c| c.knobs.num_stages),
+        ("occupancy", |c| c.knobs.occupancy),
+        ("num_ctas", |c| c.knobs.num_ctas),
+        ("maxnreg", |c| c.knobs.maxnreg),
+    ];
+    for (knob, of) in knobs {
+        if points.iter().all(|p| of(&p.config).is_none()) {
             continue;
         }
+        let mut seen: FxHashMap<Option<u32>, u32> = FxHashMap::default();
+        let mut values = Vec::new();
+        let codes = points
+            .iter()
+            .map(|p| {
+                let v = of(&p.config);
+                *seen.entry(v).or_insert_with(|| {
+                    values.push(v.map_or_else(|| "(unset)".to_string(), |v| v.to_string()));
+                    values.len() as u32 - 1
+                })
+            })
+            .collect();
+        out.push(finish(format!("@{knob}"), values, codes));
+    }
+    out
+}
+
+/// Every parameter's effect: times per value and the share of log-time variance it explains;
+/// and the pair of parameters that interact most ([`Interaction`]), where one stands out.
+pub fn effects(points: &[Point], winner: Option<&str>) -> (Vec<Effect>, Option<Interaction>) {
+    if points.is_empty() {
+        return (Vec::new(), None);
+    }
+    let logs: Vec<f64> = points.iter().map(|p| p.time.max(1e-300).ln()).collect();
+    let mean = logs.iter().sum::<f64>() / logs.len() as f64;
+    let total: f64 = logs.iter().map(|l| (l - mean).powi(2)).sum();
+    let coded = coded(points);
+    let mut out = Vec::new();
+    for c in &coded {
+        let mut groups: Vec<Vec<usize>> = vec![Vec::new(); c.values.len()];
+        for (i, &k) in c.codes.iter().enumerate() {
+            groups[k as usize].push(i);
+        }
         let between: f64 = groups
-            .values()
+            .iter()
             .map(|ix| {
                 let m = ix.iter().map(|&i| logs[i]).sum::<f64>() / ix.len() as f64;
                 ix.len() as f64 * (m - mean).powi(2)
             })
             .sum();
-        let mut values: Vec<ValueTimes> = groups
-            .into_iter()
-            .map(|(value, ix)| {
+        let values: Vec<ValueTimes> = groups
+            .iter()
+            .zip(&c.values)
+            .map(|(ix, value)| {
                 let mut times: Vec<f64> = ix.iter().map(|&i| points[i].time).collect();
                 times.sort_by(f64::total_cmp);
-                ValueTimes { value, count: times.len(), quartiles: quartiles(&times) }
+                ValueTimes { value: value.clone(), count: times.len(), quartiles: quartiles(&times) }
             })
             .collect();
-        values.sort_by(|a, b| match (a.value.parse::<f64>(), b.value.parse::<f64>()) {
-            (Ok(x), Ok(y)) => x.total_cmp(&y),
-            _ => a.value.cmp(&b.value),
-        });
         let explained = if total > 0.0 { (between / total).clamp(0.0, 1.0) } else { 0.0 };
-        out.push(Effect { name, values, explained });
+        out.push(Effect { name: c.name.clone(), values, explained });
     }
+    let pair = interaction(points, &logs, total, &coded, &out, winner);
     out.sort_by(|a, b| b.explained.total_cmp(&a.explained));
-    out
+    (out, pair)
+}
+
+/// Two parameters' joint effect: the fastest time of each pair of their values, and how much
+/// of the variance of log(time) the pair explains beyond what each does alone — the part
+/// where the best value of one depends on the other, so that tuning them one at a time misses
+/// the optimum.
+#[derive(Clone, Debug, Serialize)]
+pub struct Interaction {
+    /// The parameter of the rows: of the two, the one declared first.
+    pub rows: String,
+    /// The parameter of the columns.
+    pub columns: String,
+    /// The rows' values, in their natural order.
+    pub row_values: Vec<String>,
+    /// The columns' values.
+    pub column_values: Vec<String>,
+    /// The fastest time (seconds) measured with each pair of values, row by row; `None` where
+    /// no config with both was measured.
+    pub fastest: Vec<Option<f64>>,
+    /// Configs measured with each pair of values, row by row.
+    pub counts: Vec<usize>,
+    /// Share of the variance of log(time) the pair explains together (η² of its cells).
+    pub explained: f64,
+    /// Of that, the interaction's share: the pair's sum of squares less each one's alone and
+    /// less what chance gives its extra cells (ω²-like, from the spread within cells); the
+    /// pair is shown only where this is at least [`Interaction::SHOWN`].
+    pub interaction: f64,
+    /// Each parameter's share alone (rows', columns').
+    pub alone: (f64, f64),
+    /// The winner's cell (row, column), where the winner was measured.
+    pub winner: Option<(usize, usize)>,
+}
+
+impl Interaction {
+    /// The interaction share below which no pair is shown: the parameters act about
+    /// independently, and the one-parameter charts say it all.
+    pub const SHOWN: f64 = 0.02;
+    /// A side longer than this many values is not drawn as a grid.
+    pub const SIDE: usize = 24;
+
+    /// The fastest time of the cell at `row`, `column`.
+    pub fn at(&self, row: usize, column: usize) -> Option<f64> {
+        self.fastest[row * self.column_values.len() + column]
+    }
+}
+
+/// The pair of parameters (each of 2 to [`Interaction::SIDE`] values) whose interaction
+/// explains most, where it explains at least [`Interaction::SHOWN`] and its cells hold on
+/// average two configs or more (so the spread within them can be told from the pair's effect).
+fn interaction(points: &[Point], logs: &[f64], total: f64, coded: &[Coded], effects: &[Effect], winner: Option<&str>) -> Option<Interaction> {
+    let n = points.len();
+    if total <= 0.0 || n < 8 {
+        return None;
+    }
+    let mean = logs.iter().sum::<f64>() / n as f64;
+    let usable: Vec<usize> = (0..coded.len()).filter(|&i| (2..=Interaction::SIDE).contains(&coded[i].values.len())).collect();
+    let mut best: Option<(f64, usize, usize, f64)> = None;
+    for (x, &a) in usable.iter().enumerate() {
+        for &b in &usable[x + 1..] {
+            let (na, nb) = (coded[a].values.len(), coded[b].values.len());
+            let mut sum = vec![0.0f64; na * nb];
+            let mut count = vec![0usize; na * nb];
+            for ((&x, &y), l) in coded[a].codes.iter().zip(&coded[b].codes).zip(logs) {
+                let c = x as usize * nb + y as usize;
+                sum[c] += l;
+                count[c] += 1;
+            }
+            let cells = count.iter().filter(|&&k| k > 0).count();
+            if cells < 4 || n < 2 * cells {
+                continue;
+            }
+            let joint: f64 = sum.iter().zip(&count).filter(|(_, &k)| k > 0).map(|(s, &k)| k as f64 * (s / k as f64 - mean).powi(2)).sum();
+            // What chance adds: each cell beyond the two parameters' own values explains the
+            // within-cell variance once.
+            let within = (total - joint).max(0.0) / (n - cells) as f64;
+            let extra_cells = cells.saturating_sub(na + nb - 1) as f64;
+            let ss = joint - (effects[a].explained + effects[b].explained) * total - extra_cells * within;
+            let share = ss / total;
+            if best.is_none_or(|(s, ..)| share > s) {
+                best = Some((share, a, b, joint / total));
+            }
+        }
+    }
+    let (share, a, b, joint) = best?;
+    if share < Interaction::SHOWN {
+        return None;
+    }
+    // Rows: the one declared first (the spec's order).
+    let (r, c) = (a, b);
+    let (nr, nc) = (coded[r].values.len(), coded[c].values.len());
+    let mut fastest: Vec<Option<f64>> = vec![None; nr * nc];
+    let mut counts = vec![0usize; nr * nc];
+    let mut winner_cell = None;
+    for (i, p) in points.iter().enumerate() {
+        let (x, y) = (coded[r].codes[i] as usize, coded[c].codes[i] as usize);
+        let k = x * nc + y;
+        if Some(p.key.as_str()) == winner {
+            winner_cell = Some((x, y));
+        }
+        counts[k] += 1;
+        fastest[k] = Some(fastest[k].map_or(p.time, |t: f64| t.min(p.time)));
+    }
+    Some(Interaction {
+        rows: coded[r].name.clone(),
+        columns: coded[c].name.clone(),
+        row_values: coded[r].values.clone(),
+        column_values: coded[c].values.clone(),
+        fastest,
+        counts,
+        explained: joint.clamp(0.0, 1.0),
+        interaction: share.min(1.0),
+        alone: (effects[r].explained, effects[c].explained),
+        winner: winner_cell,
+    })
 }
 
 #[cfg(test)]
@@ -525,6 +702,57 @@ mod tests {
             default: Some("bx=64,vec=1".into()),
         });
         e
+    }
+
+    /// An entry of `a`, `b` (1, 2, 4, 8 each) and `u` (0, 1: nothing) timed by `time`.
+    fn entry_of(time: impl Fn(i64, i64) -> f64) -> Entry {
+        let id = EntryId { kernel: "k".into(), kernel_hash: "h".into(), target: "t".into(), toolchain: "tc".into(), problem: "n=1".into() };
+        let mut e = Entry::new(id, "NVIDIA H100 80GB HBM3".into(), Environment::default());
+        for a in [1i64, 2, 4, 8] {
+            for b in [1i64, 2, 4, 8] {
+                for u in [0i64, 1] {
+                    let c = Config::new([("a", a), ("b", b), ("u", u)]);
+                    // A little noise, the same for both `u`, so that `u` explains nothing.
+                    let t = time(a, b) * (1.0 + 0.003 * ((a * 3 + b * 5 + u) % 7) as f64);
+                    e.record(
+                        c.key(),
+                        Measurement {
+                            config: c,
+                            status: Status::Ok { stats: stats(t) },
+                            usage: None,
+                            at: 1,
+                            verified: Some(true),
+                            trace: None,
+                            flops: None,
+                            bytes: None,
+                        },
+                    );
+                }
+            }
+        }
+        e
+    }
+
+    #[test]
+    fn the_pair_of_parameters_that_interact_is_found_and_a_pair_that_does_not_is_not_shown() {
+        // The best `b` depends on `a`: fastest where a × b = 8 (a tile split two ways).
+        let v = EntryView::new(&entry_of(|a, b| 1e-3 * (1.0 + ((a * b) as f64 / 8.0).log2().abs())), &Hints::default());
+        let i = v.interaction.as_ref().expect("a and b interact");
+        assert_eq!((i.rows.as_str(), i.columns.as_str()), ("a", "b"), "{i:?}");
+        assert_eq!(i.row_values, ["1", "2", "4", "8"]);
+        assert!(i.interaction > 0.5 && i.explained > 0.95, "{i:?}");
+        // Each row's fastest column is a × b = 8.
+        for (r, a) in [1usize, 2, 4, 8].iter().enumerate() {
+            let fastest = (0..4).min_by(|&x, &y| i.at(r, x).unwrap().total_cmp(&i.at(r, y).unwrap())).unwrap();
+            assert_eq!(i.column_values[fastest], (8 / a).to_string(), "row a={a}: {i:?}");
+        }
+        assert_eq!(i.counts.iter().sum::<usize>(), 32);
+        // Each alone: the same time whatever `b` for a given `a`, so neither tells much.
+        assert!(i.alone.0 < 0.3 && i.alone.1 < 0.3, "{i:?}");
+        // Times that multiply (log-additive): each parameter acts on its own; nothing to show.
+        let v = EntryView::new(&entry_of(|a, b| 1e-3 * (a * b) as f64), &Hints::default());
+        assert!(v.interaction.is_none(), "{:?}", v.interaction);
+        assert!(v.effects[0].explained > 0.45 && v.effects[1].explained > 0.45, "{:?}", v.effects);
     }
 
     #[test]

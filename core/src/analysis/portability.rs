@@ -121,6 +121,7 @@ mod tests {
             tie_band: vec![],
             default: None,
             effects: vec![],
+            interaction: None,
             runs: vec![],
             untraced: 0,
             peaks: None,
