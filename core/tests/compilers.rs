@@ -241,6 +241,43 @@ fn compiles_wait_for_the_memory_they_need() {
     assert!(note.contains("left to a test's limit"), "{note}");
 }
 
+/// The first compiles of a tune, every thread starting one at once, are held too where an
+/// earlier tune of the kernel measured what its compiles take: kept in the compile cache folder
+/// (a tuning farm's shards start knowing it). Without it they all start at once.
+fn a_later_tune_of_a_kernel_knows_what_its_compiles_take() {
+    let dir = tempfile::tempdir().unwrap();
+    std::env::set_var("KERNTUNE_CACHE_DIR", dir.path());
+    kerntune_core::compiler::memory::assume_limit(Some(170 << 20));
+    std::env::set_var(kerntune_core::compiler::ISOLATION_VAR, "1");
+    // Each tune as a program of its own: nothing measured or read before it, and no compiler
+    // process left from an earlier one (an idle one keeps the memory its compiles took).
+    let tune = || {
+        for (pid, _) in children().unwrap_or_default() {
+            let _ = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        kerntune_core::compiler::memory::forget();
+        let fake = FakeBackend::new(limits(), time).with_compile_times(|_| Duration::from_millis(300)).with_compile_memory(|_| 60);
+        let tuner = Tuner::new(fake);
+        let r = tuner.tune(&job(), &TuneOptions { compile_threads: Some(4), ..exhaustive(None) }).unwrap();
+        assert!(failed(&r).is_empty(), "{:?}", failed(&r));
+        // The most compiles that ran at once: more than two only in a first wave started
+        // before any compile has shown what it takes (see `compiles_wait_for_the_memory_they_need`).
+        (tuner.backend().max_compiling.load(std::sync::atomic::Ordering::SeqCst), r.notes)
+    };
+    let (first, _) = tune();
+    let kept: Vec<_> = std::fs::read_dir(dir.path().join("fake")).map(|d| d.flatten().map(|e| e.file_name()).collect()).unwrap_or_default();
+    let (second, notes) = tune();
+    std::env::remove_var(kerntune_core::compiler::ISOLATION_VAR);
+    kerntune_core::compiler::memory::assume_limit(None);
+    std::env::remove_var("KERNTUNE_CACHE_DIR");
+    assert!(first > 2, "the first tune knows nothing: its first wave starts at once ({first} compiling)");
+    assert!(kept.iter().any(|f| f.to_string_lossy().ends_with(".mem")), "the footprint kept: {kept:?}");
+    assert!(second <= 2, "the second tune holds its first wave ({second} compiling)");
+    let note = notes.iter().find(|n| n.starts_with("compile memory: ")).unwrap_or_else(|| panic!("{notes:?}"));
+    assert!(note.contains("the first compiles held by what an earlier tune of this kernel measured"), "{note}");
+}
+
 /// A compiler process the out-of-memory killer ends (SIGKILL, its count raised: when many large
 /// compiles run at once) does not cost its config: the config is compiled again with at most
 /// half the compile threads compiling (2 of 4), itself included, and measured; the report says
@@ -518,6 +555,7 @@ fn main() {
         ("a_compile_past_the_timeout_is_killed_and_uses_no_more_cpu", a_compile_past_the_timeout_is_killed_and_uses_no_more_cpu),
         ("a_compiler_that_crashes_costs_its_config", a_compiler_that_crashes_costs_its_config),
         ("compiles_wait_for_the_memory_they_need", compiles_wait_for_the_memory_they_need),
+        ("a_later_tune_of_a_kernel_knows_what_its_compiles_take", a_later_tune_of_a_kernel_knows_what_its_compiles_take),
         ("a_compiler_killed_from_outside_compiles_again_with_fewer_beside_it", a_compiler_killed_from_outside_compiles_again_with_fewer_beside_it),
         ("a_killed_compile_does_not_wait_for_a_long_one", a_killed_compile_does_not_wait_for_a_long_one),
         ("a_compiler_killed_by_hand_compiles_again_at_once", a_compiler_killed_by_hand_compiles_again_at_once),

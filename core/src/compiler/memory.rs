@@ -17,8 +17,13 @@
 //! idle compiler process already holds (an eighth more for what is not counted). If not, it
 //! waits until a compile ends or memory is freed, and the tune's notes say how often.
 //!
-//! Not known before a compile in a process has taken memory: the first compiles start as they
-//! always did. Compiles on the tuner's threads (HIP's by default, or
+//! Before a compile of this tune has taken memory, the footprint an earlier tune of the same
+//! kernel measured stands for it ([`Remembered`]: kept in the backend's compile cache folder as
+//! `<kernel hash>.mem`), so that the first compiles — every thread starting one at once — are
+//! held too: in a tuning farm, each shard of a kernel (a Slurm array task, a CI job) starts
+//! knowing what its compiles take from the first shard on. Without one (a kernel never tuned
+//! here, the compile cache off), the first compiles start as they always did. Compiles on the
+//! tuner's threads (HIP's by default, or
 //! `KERNTUNE_COMPILE_ISOLATION=0`) are not counted. Linux only (elsewhere every compile starts).
 
 use std::path::PathBuf;
@@ -28,18 +33,35 @@ use std::sync::Mutex;
 struct State {
     /// The most resident memory a compiler process reached while compiling, in bytes.
     footprint: u64,
+    /// What an earlier tune of the kernel being tuned measured (0: nothing), in bytes.
+    remembered: u64,
+    /// The most a compiler process reached while compiling in this tune (since [`Remembered`]
+    /// began), in bytes: what is kept for the next.
+    this_tune: u64,
     /// The compiler processes alive, and whether each is compiling.
     processes: Vec<(u32, bool)>,
     /// Compile starts held back for memory since [`take_note`], whether one is held now, and the
     /// fewest compiles that ran while one was held.
     held: usize,
     holding: bool,
+    /// Whether a compile start was held while only an earlier tune's footprint was known.
+    early: bool,
     fewest: usize,
     /// What the last hold saw: bytes left, bytes needed, and where the least was left.
     last: Option<(u64, u64, String)>,
 }
 
-static STATE: Mutex<State> = Mutex::new(State { footprint: 0, processes: Vec::new(), held: 0, holding: false, fewest: usize::MAX, last: None });
+static STATE: Mutex<State> = Mutex::new(State {
+    footprint: 0,
+    remembered: 0,
+    this_tune: 0,
+    processes: Vec::new(),
+    held: 0,
+    holding: false,
+    early: false,
+    fewest: usize::MAX,
+    last: None,
+});
 
 fn state() -> std::sync::MutexGuard<'static, State> {
     STATE.lock().unwrap_or_else(|p| p.into_inner())
@@ -68,6 +90,7 @@ pub(crate) fn ended(pid: u32) {
         p.1 = false;
     }
     s.footprint = s.footprint.max(peak.unwrap_or(0));
+    s.this_tune = s.this_tune.max(peak.unwrap_or(0));
 }
 
 /// Compiler process `pid` is gone (killed, closed, or it died).
@@ -98,6 +121,7 @@ pub(crate) fn fits(running: usize) -> bool {
     }
     s.fewest = s.fewest.min(running);
     s.last = Some(last);
+    s.early |= s.remembered > s.footprint;
     false
 }
 
@@ -106,9 +130,11 @@ pub(crate) fn fits(running: usize) -> bool {
 fn shortfall(running: usize) -> Option<(u64, u64, String)> {
     let (known, processes) = {
         let s = state();
-        (s.footprint, s.processes.clone())
+        (s.footprint.max(s.remembered), s.processes.clone())
     };
-    if processes.is_empty() {
+    // Nothing known, nothing to go by. (Compiles may be running before the compiler processes
+    // started ahead are listed: those count as a whole footprint each.)
+    if processes.is_empty() && known == 0 {
         return None;
     }
     let (left, from) = left()?;
@@ -152,6 +178,59 @@ fn judge(known: u64, held: &[(u64, bool)], running: usize, left: u64) -> Option<
     Some(Verdict { ok: short >= need, short, need })
 }
 
+/// What an earlier tune of a kernel measured of its compiles' memory, for the tune of it now:
+/// read when the tune starts ([`Remembered::begin`]), and what this tune measured written back
+/// (the larger of the two) when it ends (dropped). Best effort: a compile cache that cannot be
+/// read or written only leaves the first compiles unheld.
+pub(crate) struct Remembered {
+    file: Option<(PathBuf, String)>,
+    read: u64,
+}
+
+/// The extension of a kernel's remembered footprint in its backend's compile cache folder.
+const EXT: &str = "mem";
+
+impl Remembered {
+    /// Starts a tune of the kernel of hash `kernel` on `backend`: the footprint an earlier tune
+    /// of it kept stands for this tune's until one is measured.
+    pub(crate) fn begin(backend: &str, kernel: &str) -> Remembered {
+        let file = crate::store::cache::folder(backend).map(|d| (d, kernel.to_string()));
+        let read = file
+            .as_ref()
+            .and_then(|(d, k)| crate::store::cache::load(d, k, EXT))
+            .and_then(|b| String::from_utf8(b).ok())
+            .and_then(|t| t.trim().parse::<u64>().ok())
+            .unwrap_or(0);
+        let mut s = state();
+        s.remembered = read;
+        s.this_tune = 0;
+        Remembered { file, read }
+    }
+}
+
+impl Drop for Remembered {
+    fn drop(&mut self) {
+        let measured = {
+            let mut s = state();
+            s.remembered = 0;
+            std::mem::take(&mut s.this_tune)
+        };
+        if let Some((dir, kernel)) = self.file.as_ref().filter(|_| measured > self.read) {
+            crate::store::cache::store(dir, kernel, EXT, measured.to_string().as_bytes());
+        }
+    }
+}
+
+/// Forgets every footprint this program has measured or read: for tests, which tune one kernel
+/// after another in one program as tunes in separate ones.
+#[doc(hidden)]
+pub fn forget() {
+    let mut s = state();
+    s.footprint = 0;
+    s.remembered = 0;
+    s.this_tune = 0;
+}
+
 /// `0` (or `off`, `false`, `no`): compiles start without the memory check, as before it existed.
 pub const CHECK_VAR: &str = "KERNTUNE_COMPILE_MEMORY_CHECK";
 
@@ -167,12 +246,15 @@ pub fn take_note() -> Option<String> {
     let held = std::mem::take(&mut s.held);
     let fewest = std::mem::replace(&mut s.fewest, usize::MAX);
     s.holding = false;
+    let early = std::mem::take(&mut s.early);
     let (left, need, from) = s.last.take()?;
     (held > 0).then(|| {
         format!(
-            "compile memory: a compile start waited {held} time{} for memory, with {fewest} or more compiling (a compiler process takes up to {}; {} left to {from} beyond what the compiles running may still take, {} needed)",
+            "compile memory: a compile start waited {held} time{} for memory, with {fewest} or more compiling{} (a compiler process takes up to {}{}; {} left to {from} beyond what the compiles running may still take, {} needed)",
             if held == 1 { "" } else { "s" },
-            mib(s.footprint),
+            if early { ", the first compiles held by what an earlier tune of this kernel measured" } else { "" },
+            mib(s.footprint.max(s.remembered)),
+            if s.remembered > s.footprint { ", as an earlier tune of this kernel measured" } else { "" },
             mib(left),
             mib(need)
         )

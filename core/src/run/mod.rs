@@ -371,6 +371,9 @@ impl<B: Backend> Tuner<B> {
         // the compile cache: a space compiled before (a tune run again, `--force`) compiles
         // little, and what it does compile starts its compiler then. No more than there are
         // candidates.
+        // What an earlier tune of this kernel's compiles took holds the first compiles where
+        // memory is short (see `compiler::memory`); what this one's take is kept when it ends.
+        let _memory = crate::compiler::memory::Remembered::begin(&self.backend().target().backend, &ctx.id.kernel_hash);
         if search_loop::in_compile_cache(self.backend(), &ctx, &plan, 0) != Some(true) {
             let compilers = opts.threads().min(plan.cands.len());
             self.backend().prestart_compilers(compilers, crate::compiler::wanted(opts.compile_timeout.is_some()));
