@@ -222,6 +222,7 @@ impl CompilerKind {
             return;
         }
         self.pending.fetch_add(wanted, Ordering::SeqCst);
+        memory::starting(wanted, true);
         let starting = std::thread::Builder::new().name(format!("kerntune-{}-compiler-start", self.label.to_lowercase())).spawn(move || {
             for _ in 0..wanted {
                 match self.spawn() {
@@ -229,10 +230,12 @@ impl CompilerKind {
                     Err(e) => tracing::debug!("starting a {} compiler process ahead: {e}", self.label),
                 }
                 self.pending.fetch_sub(1, Ordering::SeqCst);
+                memory::starting(1, false);
             }
         });
         if starting.is_err() {
             self.pending.fetch_sub(wanted, Ordering::SeqCst);
+            memory::starting(wanted, false);
         }
     }
 

@@ -40,6 +40,8 @@ struct State {
     this_tune: u64,
     /// The compiler processes alive, and whether each is compiling.
     processes: Vec<(u32, bool)>,
+    /// Compiler processes being started ahead, not listed yet.
+    starting: usize,
     /// Compile starts held back for memory since [`take_note`], whether one is held now, and the
     /// fewest compiles that ran while one was held.
     held: usize,
@@ -56,6 +58,7 @@ static STATE: Mutex<State> = Mutex::new(State {
     remembered: 0,
     this_tune: 0,
     processes: Vec::new(),
+    starting: 0,
     held: 0,
     holding: false,
     early: false,
@@ -65,6 +68,13 @@ static STATE: Mutex<State> = Mutex::new(State {
 
 fn state() -> std::sync::MutexGuard<'static, State> {
     STATE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// `n` compiler processes are being started ahead (`true`), or one of those is listed or could
+/// not be started (`false`).
+pub(crate) fn starting(n: usize, more: bool) {
+    let mut s = state();
+    s.starting = if more { s.starting + n } else { s.starting.saturating_sub(n) };
 }
 
 /// Compiler process `pid` started (idle).
@@ -128,13 +138,14 @@ pub(crate) fn fits(running: usize) -> bool {
 /// Why another compile may not start beside the `running` ones (at least one), if so: what is
 /// left beyond what they may still take, what it needs, and where the least is left.
 fn shortfall(running: usize) -> Option<(u64, u64, String)> {
-    let (known, processes) = {
+    let (known, processes, starting) = {
         let s = state();
-        (s.footprint.max(s.remembered), s.processes.clone())
+        (s.footprint.max(s.remembered), s.processes.clone(), s.starting)
     };
-    // Nothing known, nothing to go by. (Compiles may be running before the compiler processes
-    // started ahead are listed: those count as a whole footprint each.)
-    if processes.is_empty() && known == 0 {
+    // No compiler process, none coming: the compiles run on the tuner's threads, which are not
+    // counted. Nor, with none listed yet, when nothing is known. (The first compiles may be
+    // asked for before the processes started ahead are listed: each counts a whole footprint.)
+    if processes.is_empty() && (starting == 0 || known == 0) {
         return None;
     }
     let (left, from) = left()?;
