@@ -198,9 +198,6 @@ pub(crate) struct Remembered {
     read: u64,
 }
 
-/// The extension of a kernel's remembered footprint in its backend's compile cache folder.
-const EXT: &str = "mem";
-
 impl Remembered {
     /// Starts a tune of the kernel of hash `kernel` on `backend`: the footprint an earlier tune
     /// of it kept stands for this tune's until one is measured.
@@ -208,7 +205,7 @@ impl Remembered {
         let file = crate::store::cache::folder(backend).map(|d| (d, kernel.to_string()));
         let read = file
             .as_ref()
-            .and_then(|(d, k)| crate::store::cache::load(d, k, EXT))
+            .and_then(|(d, k)| crate::store::cache::load(d, k, crate::store::cache::FOOTPRINT))
             .and_then(|b| String::from_utf8(b).ok())
             .and_then(|t| t.trim().parse::<u64>().ok())
             .unwrap_or(0);
@@ -227,7 +224,7 @@ impl Drop for Remembered {
             std::mem::take(&mut s.this_tune)
         };
         if let Some((dir, kernel)) = self.file.as_ref().filter(|_| measured > self.read) {
-            crate::store::cache::store(dir, kernel, EXT, measured.to_string().as_bytes());
+            crate::store::cache::store(dir, kernel, crate::store::cache::FOOTPRINT, measured.to_string().as_bytes());
         }
     }
 }

@@ -111,6 +111,10 @@ fn scan(root: &Path) -> (Vec<Entry>, Vec<(PathBuf, u64)>) {
                 continue;
             }
             let Some((key, ext)) = name.rsplit_once('.') else { continue };
+            // A kernel's remembered compile footprint: a few bytes beside the entries, not one.
+            if ext == FOOTPRINT {
+                continue;
+            }
             let e = by_key.entry(key.to_string()).or_insert(Entry { backend, files: Vec::new(), bytes: 0, used: SystemTime::UNIX_EPOCH, refusal: false });
             e.files.push(f.path());
             e.bytes += meta.len();
@@ -300,6 +304,11 @@ pub fn holds(dir: Option<&Path>, key: &str, ext: &str, templated: bool) -> bool 
 
 /// The extension of a kept refusal.
 const REFUSED: &str = "err";
+
+/// The extension of a kernel's remembered compile footprint (`<kernel hash>.mem`, the bytes as
+/// text; see [`crate::compiler::memory`]): kept beside the entries, neither counted, pruned nor
+/// served as one (`kerntune cache clear` removes it with its folder).
+pub const FOOTPRINT: &str = "mem";
 
 /// What compile logs say when an included file was not found (NVRTC; hipRTC's clang).
 const MISSING_FILE: [&str; 2] = ["cannot open source file", "file not found"];
@@ -498,6 +507,20 @@ mod tests {
         assert_eq!(super::prune(root.path(), 4_000).line(4_000, super::MAX_VAR), None, "nothing more to do");
         // A missing root prunes nothing and fails nothing.
         assert_eq!(super::prune(&root.path().join("none"), 1), super::Pruned::default());
+    }
+
+    #[test]
+    fn a_kernels_remembered_footprint_is_no_entry() {
+        let root = tempfile::tempdir().unwrap();
+        let cuda = root.path().join("cuda");
+        super::store(&cuda, "k1", "cubin", &[0u8; 1000]);
+        super::store(&cuda, "kernelhash", super::FOOTPRINT, b"146812928");
+        let u = super::usage(root.path());
+        assert_eq!((u[0].binaries, u[0].refusals, u[0].bytes), (1, 0, 1000), "{u:?}");
+        // Pruned to nothing, it stays: the next tune of the kernel still reads it.
+        let p = super::prune(root.path(), 1);
+        assert_eq!(p.removed, 1, "{p:?}");
+        assert_eq!(super::load(&cuda, "kernelhash", super::FOOTPRINT).as_deref(), Some(&b"146812928"[..]));
     }
 
     #[test]
