@@ -7,9 +7,10 @@
 //! again with fewer beside it (see [`crate::compiler`]), but the other threads go on starting
 //! compiles, and the next wave is killed again, its work lost.
 //!
-//! So the compiler processes are watched: the most resident memory one has reached while
-//! compiling (`VmHWM` as a compile answers, and what a compile running holds now) is a
-//! compiler's footprint ([`footprint`]). Before another compile starts beside those running,
+//! So the compiler processes are watched: the most memory of its own one has reached while
+//! compiling (`VmHWM` as a compile answers, less the file pages it maps — the compiler's library,
+//! which every compiler process shares and a cgroup counts once — and what a compile running
+//! holds now: `RssAnon` and `RssShmem`) is a compiler's footprint ([`footprint`]). Before another compile starts beside those running,
 //! `fits` asks whether what is left — the least of what the tuner's memory cgroup and each
 //! cgroup above it may still use (its limit less its working set: usage less inactive file
 //! pages, as Kubernetes counts it) and the machine's `MemAvailable` — covers what the compiles
@@ -94,7 +95,7 @@ pub(crate) fn started(pid: u32) {
 /// The compile in compiler process `pid` answered: the most the process has held is a
 /// compiler's footprint.
 pub(crate) fn ended(pid: u32) {
-    let peak = status_bytes(pid, "VmHWM:");
+    let peak = std::fs::read_to_string(format!("/proc/{pid}/status")).ok().and_then(|t| own_peak(&t));
     let mut s = state();
     if let Some(p) = s.processes.iter_mut().find(|p| p.0 == pid) {
         p.1 = false;
@@ -370,19 +371,27 @@ fn limited_in(cgroups: &[crate::worker::MemoryCgroup]) -> Vec<Limited> {
 
 /// A value of a process's `/proc/PID/status` in bytes: its resident memory now (`VmRSS:`) or at
 /// its most (`VmHWM:`).
-fn status_bytes(pid: u32, key: &str) -> Option<u64> {
-    let t = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    kilobytes(&t, key)
-}
-
 /// The value of `key` (`VmHWM:`, `MemAvailable:`) in kilobytes in a `/proc` text, in bytes.
 fn kilobytes(text: &str, key: &str) -> Option<u64> {
     let kb: u64 = text.lines().find_map(|l| l.strip_prefix(key))?.trim().trim_end_matches("kB").trim().parse().ok()?;
     Some(kb * 1024)
 }
 
+/// What a process holds of its own: its resident memory less the file pages it maps (the
+/// compiler's library, the program's code), which every compiler process shares and a memory
+/// cgroup counts once. (On an H200 a convolution's NVRTC compiler processes each reached
+/// 146–163 MiB resident, while 16 of them compiling at once, with the tuner and its kernel
+/// worker, peaked at 0.95 GB in their cgroup.)
 fn resident(pid: u32) -> Option<u64> {
-    status_bytes(pid, "VmRSS:")
+    let t = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    Some(kilobytes(&t, "RssAnon:")? + kilobytes(&t, "RssShmem:").unwrap_or(0))
+}
+
+/// The most a process has held of its own (see [`resident`]), from its `/proc/PID/status`
+/// text: its peak resident memory (`VmHWM`) less the file pages it maps now, which stay mapped.
+fn own_peak(status: &str) -> Option<u64> {
+    let hwm = kilobytes(status, "VmHWM:")?;
+    Some(hwm.saturating_sub(kilobytes(status, "RssFile:").unwrap_or(0)))
 }
 
 #[cfg(test)]
@@ -417,6 +426,10 @@ mod tests {
         assert_eq!((stat_value(stat, "inactive_file"), stat_value(stat, "total_inactive_file")), (Some(4096), Some(8192)));
         assert_eq!(kilobytes("MemTotal:  100 kB\nMemAvailable:   2048 kB\n", "MemAvailable:"), Some(2048 * 1024));
         assert_eq!(kilobytes("VmHWM:\t  1000 kB\nVmRSS:\t 900 kB\n", "VmRSS:"), Some(900 * 1024));
+        // A compiler's own peak: its peak resident memory less the library pages it maps.
+        let status = "VmHWM:\t  150000 kB\nVmRSS:\t 120000 kB\nRssAnon:\t 40000 kB\nRssFile:\t 80000 kB\nRssShmem:\t 0 kB\n";
+        assert_eq!(own_peak(status), Some(70000 * 1024));
+        assert_eq!(own_peak("VmHWM:\t 100 kB\n"), Some(100 * 1024), "no RssFile line (an older kernel): the whole peak");
     }
 
     /// A cgroup's limit, or one above it (a Slurm job's, above its step's), bounds what is left:
