@@ -8,18 +8,18 @@
 //! compiles, and the next wave is killed again, its work lost.
 //!
 //! So the compiler processes are watched: the most memory of its own one has reached while
-//! compiling (`VmHWM` as a compile answers, less the file pages it maps — the compiler's library,
-//! which every compiler process shares and a cgroup counts once — and what a compile running
-//! holds now: `RssAnon` and `RssShmem`) is a compiler's footprint ([`footprint`]). Before another compile starts beside those running,
-//! `fits` asks whether what is left — the least of what the tuner's memory cgroup and each
-//! cgroup above it may still use (its limit less its working set: usage less inactive file
+//! compiling (`VmHWM` as a compile answers, less the file pages it maps — the compiler's
+//! library, which every compiler process shares and a cgroup counts once — and what a compile
+//! running holds now: `RssAnon` and `RssShmem`) is a compiler's footprint ([`footprint`]).
+//! Before another compile starts beside those running, `fits` asks whether what is left — the
+//! least of what the tuner's memory cgroup and each cgroup above it may still use (its limit less its working set: usage less inactive file
 //! pages, as Kubernetes counts it) and the machine's `MemAvailable` — covers what the compiles
 //! running may still take to reach that footprint, and what the next one needs beyond what its
 //! idle compiler process already holds (an eighth more for what is not counted). If not, it
 //! waits until a compile ends or memory is freed, and the tune's notes say how often.
 //!
 //! Before a compile of this tune has taken memory, the footprint an earlier tune of the same
-//! kernel measured stands for it ([`Remembered`]: kept in the backend's compile cache folder as
+//! kernel measured stands for it (`Remembered`: kept in the backend's compile cache folder as
 //! `<kernel hash>.mem`), so that the first compiles — every thread starting one at once — are
 //! held too: in a tuning farm, each shard of a kernel (a Slurm array task, a CI job) starts
 //! knowing what its compiles take from the first shard on. Without one (a kernel never tuned
@@ -32,7 +32,7 @@ use std::sync::Mutex;
 
 /// What this program knows of its compiler processes' memory.
 struct State {
-    /// The most resident memory a compiler process reached while compiling, in bytes.
+    /// The most memory of its own a compiler process reached while compiling, in bytes.
     footprint: u64,
     /// What an earlier tune of the kernel being tuned measured (0: nothing), in bytes.
     remembered: u64,
@@ -369,8 +369,6 @@ fn limited_in(cgroups: &[crate::worker::MemoryCgroup]) -> Vec<Limited> {
     out
 }
 
-/// A value of a process's `/proc/PID/status` in bytes: its resident memory now (`VmRSS:`) or at
-/// its most (`VmHWM:`).
 /// The value of `key` (`VmHWM:`, `MemAvailable:`) in kilobytes in a `/proc` text, in bytes.
 fn kilobytes(text: &str, key: &str) -> Option<u64> {
     let kb: u64 = text.lines().find_map(|l| l.strip_prefix(key))?.trim().trim_end_matches("kB").trim().parse().ok()?;
