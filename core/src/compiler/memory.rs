@@ -12,8 +12,9 @@
 //! library, which every compiler process shares and a cgroup counts once — and what a compile
 //! running holds now: `RssAnon` and `RssShmem`) is a compiler's footprint ([`footprint`]).
 //! Before another compile starts beside those running, `fits` asks whether what is left — the
-//! least of what the tuner's memory cgroup and each cgroup above it may still use (its limit less its working set: usage less inactive file
-//! pages, as Kubernetes counts it) and the machine's `MemAvailable` — covers what the compiles
+//! least of what the tuner's memory cgroup and each cgroup above it may still use (its limit
+//! less its working set: usage less inactive file pages, as Kubernetes counts it) and the
+//! machine's `MemAvailable` — covers what the compiles
 //! running may still take to reach that footprint, and what the next one needs beyond what its
 //! idle compiler process already holds (an eighth more for what is not counted). If not, it
 //! waits until a compile ends or memory is freed, and the tune's notes say how often.
