@@ -1225,8 +1225,19 @@ impl Worker {
     }
 
     fn exit_note(&mut self) -> String {
-        std::thread::sleep(Duration::from_millis(20));
-        match self.child.as_mut().map(Child::try_wait) {
+        // Its pipe closed, it is exiting; a process of gigabytes (a CUDA context, its buffers)
+        // takes longer than a moment to be torn down, and without its exit status the tune
+        // could not say who ended it (an H200's worker killed by its cgroup's out-of-memory
+        // killer was told only as `failed to fill whole buffer`). So it is given up to a second.
+        let waited = Instant::now();
+        let status = loop {
+            std::thread::sleep(Duration::from_millis(20));
+            match self.child.as_mut().map(Child::try_wait) {
+                Some(Ok(None)) if waited.elapsed() < Duration::from_secs(1) => continue,
+                other => break other,
+            }
+        };
+        match status {
             Some(Ok(Some(s))) => {
                 // SIGKILL: whether the out-of-memory killer's count moved since it was read, at most a
                 // second before the request.

@@ -45,6 +45,19 @@ impl HostExec {
                 std::thread::sleep(Duration::from_secs(1));
             },
             b"lost" => return Err(BackendError::DeviceLost("the device fell off the bus".into())),
+            // Its pipe closed at once, its end a while later (a large process torn down, then
+            // killed: as a worker of gigabytes that the out-of-memory killer ends).
+            #[cfg(unix)]
+            b"slow-end" => {
+                for fd in 3..1024 {
+                    unsafe { libc::close(fd) };
+                }
+                std::thread::sleep(Duration::from_millis(300));
+                unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+                loop {
+                    std::thread::sleep(Duration::from_secs(1));
+                }
+            }
             other => return Err(BackendError::LaunchFailed(format!("unknown kernel {}", String::from_utf8_lossy(other)))),
         }
         Ok(())
@@ -339,6 +352,16 @@ fn a_crash_costs_one_worker_not_the_tune() {
     assert_eq!(s.starts(), 3);
 }
 
+/// A worker whose pipe closes well before its process has ended is waited for, so that its
+/// failure says how it ended (here SIGKILL, from no out-of-memory killer).
+#[cfg(unix)]
+fn a_worker_that_takes_a_while_to_end_is_told_how_it_ended() {
+    let (s, p) = (slot(), problem());
+    let e = s.with(&p, |w| w.time(image(5, "slow-end"), &LAUNCH, &timing(Duration::from_secs(5)))).unwrap_err();
+    assert!(matches!(&e, BackendError::WorkerDied(m) if m.contains("it exited with signal: 9 (SIGKILL)")), "{e}");
+    s.recover();
+}
+
 /// A kernel that never ends is killed with its process once the deadline passes.
 fn a_hang_is_killed_at_the_deadline() {
     let (s, p) = (slot(), problem());
@@ -423,7 +446,7 @@ fn loads_travel_with_the_next_request_and_their_errors_come_back() {
 fn main() {
     KIND.hook(HostExec::default);
     assert!(KIND.enabled(), "the hook enables isolation unless told otherwise");
-    let tests: [(&str, fn()); 9] = [
+    let tests: &[(&str, fn())] = &[
         ("another_problem_replaces_the_one_the_worker_holds", another_problem_replaces_the_one_the_worker_holds),
         ("notes_come_back_from_the_worker", notes_come_back_from_the_worker),
         ("loads_travel_with_the_next_request_and_their_errors_come_back", loads_travel_with_the_next_request_and_their_errors_come_back),
@@ -432,7 +455,9 @@ fn main() {
         ("several_workers_share_one_copy_of_the_problem", several_workers_share_one_copy_of_the_problem),
         ("a_crash_costs_one_worker_not_the_tune", a_crash_costs_one_worker_not_the_tune),
         ("a_hang_is_killed_at_the_deadline", a_hang_is_killed_at_the_deadline),
+        #[cfg(unix)]
+        ("a_worker_that_takes_a_while_to_end_is_told_how_it_ended", a_worker_that_takes_a_while_to_end_is_told_how_it_ended),
         ("a_launch_failure_keeps_the_worker", a_launch_failure_keeps_the_worker),
     ];
-    kerntune_core::testing::run_tests(&tests);
+    kerntune_core::testing::run_tests(tests);
 }
