@@ -48,9 +48,20 @@ pub enum BackendError {
     /// The process that ran kernels for this device (a worker) ended without reporting an
     /// error: killed from outside, out of memory, or a crash below the driver. Unlike
     /// [`BackendError::DeviceLost`], nothing says the config caused it, so the tuner runs the
-    /// config again (on another device when it has several) before blaming it.
-    #[error("worker died: {0}")]
-    WorkerDied(String),
+    /// config again (on another device when it has several) before blaming it; and not at all
+    /// when the system's out-of-memory killer ended it ([`BackendError::oom_killed_worker`]).
+    #[error("worker died: {message}")]
+    WorkerDied {
+        /// What happened, in words: how the request failed, how the worker ended, its last
+        /// words on standard error.
+        message: String,
+        /// Whether it was killed by SIGKILL, which the tuner had not sent.
+        killed: bool,
+        /// When killed: whether the system's out-of-memory killer ended a process of the
+        /// tuner's cgroup meanwhile (see [`crate::worker::oom_kills`]); `None` where the system
+        /// does not count them, or the worker was not killed.
+        oom: Option<bool>,
+    },
     /// The tuner stopped waiting for a compile (see [`crate::backend::abandonable`]): it ran
     /// far longer than the others, or the tune reached its time limit or was interrupted.
     #[error("compile abandoned after {:.1} s", .0.as_secs_f64())]
@@ -97,7 +108,7 @@ impl BackendError {
             BackendError::OutOfResources(_) | BackendError::ProblemTooLarge(_) => FailureKind::OutOfResources,
             BackendError::TimedOut(_) | BackendError::Abandoned(_) => FailureKind::TimedOut,
             BackendError::WrongOutput(_) => FailureKind::WrongOutput,
-            BackendError::DeviceLost(_) | BackendError::WorkerDied(_) | BackendError::WorkerStart(_) => FailureKind::DeviceLost,
+            BackendError::DeviceLost(_) | BackendError::WorkerDied { .. } | BackendError::WorkerStart(_) => FailureKind::DeviceLost,
             BackendError::CompilerDied { .. } | BackendError::Other(_) => FailureKind::Other,
         }
     }
@@ -106,7 +117,7 @@ impl BackendError {
     /// launch that never ended): the backend must [`recover`](crate::Backend::recover) before
     /// the device is used again.
     pub fn needs_recovery(&self) -> bool {
-        matches!(self, BackendError::DeviceLost(_) | BackendError::WorkerDied(_) | BackendError::TimedOut(_))
+        matches!(self, BackendError::DeviceLost(_) | BackendError::WorkerDied { .. } | BackendError::TimedOut(_))
     }
 
     /// Whether this error says no config can run on the device that reported it — its problem
@@ -115,6 +126,19 @@ impl BackendError {
     /// not blamed.
     pub fn device_unusable(&self) -> bool {
         matches!(self, BackendError::ProblemTooLarge(_) | BackendError::WorkerStart(_))
+    }
+
+    /// A worker that died for what it was told, not for what the system did to it: killed by
+    /// nobody, or by a crash (a config's doing, perhaps).
+    pub fn worker_died(message: impl Into<String>) -> BackendError {
+        BackendError::WorkerDied { message: message.into(), killed: false, oom: None }
+    }
+
+    /// Whether this is a worker the system's out-of-memory killer ended (SIGKILL, with its count
+    /// moved meanwhile): the machine ran short of memory — most often for the compiles beside
+    /// the worker — which says nothing of the config it ran.
+    pub fn oom_killed_worker(&self) -> bool {
+        matches!(self, BackendError::WorkerDied { killed: true, oom: Some(true), .. })
     }
 
     /// Wraps any error as [`BackendError::Other`].

@@ -61,6 +61,12 @@ pub enum Behavior {
     /// Its compiler process is killed by SIGKILL on this config's first `n` compiles, the
     /// out-of-memory killer's count unchanged (a user, a job scheduler); on a thread it compiles.
     CompilerKilledByHand(u32),
+    /// The worker process that runs it is killed by the "out-of-memory killer" on this config's
+    /// first `n` launch requests (measurements, verifications, reference launches; `u32::MAX`:
+    /// every one): SIGKILL, with the count the tuner reads raised first, in a file of the
+    /// fake's (as when a cgroup's memory runs out while the worker runs it). Otherwise, and on
+    /// a thread, it runs as [`Behavior::Ok`].
+    WorkerKilled(u32),
     /// Right outputs, but it reads past a buffer's end where that never faults (wgpu): the
     /// fake's [`Backend::bounds`] says so, as wgpu's guard words do.
     ReadsPast,
@@ -123,10 +129,7 @@ fn fake_compile(job: &crate::compiler::CompileJob) -> Result<crate::compiler::Co
                 eprintln!("fake-compiler: internal error: assertion `nodes.is_sorted()` failed on this config's code");
                 std::process::abort()
             }
-            Some(("oom", file)) if std::env::var_os(COMPILER.env).is_some() => {
-                let n = std::fs::read_to_string(file).ok().and_then(|t| crate::worker::parse_oom_kills(&t)).unwrap_or(0);
-                let _ = std::fs::write(file, format!("oom_kill {}\n", n + 1));
-            }
+            Some(("oom", file)) if std::env::var_os(COMPILER.env).is_some() => raise_oom_count(std::path::Path::new(file)),
             #[cfg(unix)]
             None if a == "kill" && std::env::var_os(COMPILER.env).is_some() => {
                 let _ = signal_hook::low_level::raise(signal_hook::consts::SIGKILL);
@@ -137,6 +140,12 @@ fn fake_compile(job: &crate::compiler::CompileJob) -> Result<crate::compiler::Co
     }
     drop(std::hint::black_box(held));
     Ok((b"fake".to_vec(), None))
+}
+
+/// Raises the `oom_kill` count in `file` (the fake's "out-of-memory killer" acting).
+fn raise_oom_count(file: &std::path::Path) {
+    let n = std::fs::read_to_string(file).ok().and_then(|t| crate::worker::parse_oom_kills(&t)).unwrap_or(0);
+    let _ = std::fs::write(file, format!("oom_kill {}\n", n + 1));
 }
 
 /// The file the fake's "out-of-memory killer" counts in (see [`Behavior::CompilerKilled`]): the
@@ -190,6 +199,8 @@ pub struct FakeBackend {
     pub compiled: Mutex<HashMap<String, Vec<usize>>>,
     /// Timed launches per config key.
     pub launches: Mutex<HashMap<String, u32>>,
+    /// Requests to a worker per config key of [`Behavior::WorkerKilled`].
+    worker_runs: Mutex<HashMap<String, u32>>,
     /// Timed launches of every config, shared with whoever asked ([`FakeBackend::launch_counter`]).
     timed: Arc<AtomicUsize>,
     /// Number of `recover` calls.
@@ -243,7 +254,14 @@ pub struct FakeKernel {
     /// Whether workers may have loaded it (they are told when it is dropped).
     #[serde(skip)]
     shipped: bool,
+    /// Set for a request its worker is killed on ([`Behavior::WorkerKilled`]): the file of
+    /// the "out-of-memory killer's" count, raised first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    oom_kill: Option<std::path::PathBuf>,
 }
+
+/// Fake kernels' ids, unique in the process.
+static NEXT_KERNEL: AtomicU64 = AtomicU64::new(1);
 
 impl FakeKernel {
     fn binary(&self) -> Vec<u8> {
@@ -286,6 +304,7 @@ impl FakeBackend {
             compiles: AtomicUsize::new(0),
             compiled: Mutex::new(HashMap::new()),
             launches: Mutex::new(HashMap::new()),
+            worker_runs: Mutex::new(HashMap::new()),
             timed: Arc::new(AtomicUsize::new(0)),
             recoveries: AtomicUsize::new(0),
             compiling: AtomicUsize::new(0),
@@ -381,6 +400,9 @@ impl FakeBackend {
     /// started again (it must call [`hook`] first in `main`), or `command` when given.
     pub fn isolated(mut self, ordinal: usize, command: Option<Box<dyn Fn() -> std::process::Command + Send + Sync>>) -> Self {
         let slot = crate::worker::WorkerSlot::new(&WORKER, ordinal);
+        // The tuner reads the fake's count from the first request on (see
+        // `Behavior::WorkerKilled`): the machine's own kills do not move it.
+        oom_file();
         self.worker = Some(match command {
             Some(c) => slot.with_command(c),
             None => slot,
@@ -560,15 +582,15 @@ impl Backend for FakeBackend {
             max_threads_per_block: Some(self.limits.max_threads_per_block),
             active_blocks_per_sm: None,
         };
-        static NEXT: AtomicU64 = AtomicU64::new(1);
         let kernel = FakeKernel {
             key: req.config.key(),
             behavior,
             base_time: (self.time)(req.config),
             delay_ms: self.launch_delay.as_secs_f64() * 1e3,
             first_launch: (self.first_launch)(req.config),
-            id: NEXT.fetch_add(1, Ordering::Relaxed),
+            id: NEXT_KERNEL.fetch_add(1, Ordering::Relaxed),
             shipped: self.worker.is_some(),
+            oom_kill: None,
         };
         Ok(Compiled { kernel, usage, cached: hit })
     }
@@ -624,8 +646,10 @@ impl Backend for FakeBackend {
     fn time(&self, ws: &mut FakeWorkspace, k: &FakeKernel, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError> {
         let base = match &self.worker {
             Some(slot) => {
-                let binary = k.binary();
-                slot.with(&ws.initial, |w| w.time(crate::worker::KernelImage { id: k.id, name: "fake", binary: &binary }, launch, req))?
+                let doomed = self.doomed(k);
+                let sent = doomed.as_ref().unwrap_or(k);
+                let binary = sent.binary();
+                slot.with(&ws.initial, |w| w.time(crate::worker::KernelImage { id: sent.id, name: "fake", binary: &binary }, launch, req))?
             }
             None => self.run_here(ws, k, launch, req)?,
         };
@@ -658,8 +682,10 @@ impl Backend for FakeBackend {
             self.reset(ws, false)?;
             return Ok(t);
         };
-        let binary = k.binary();
-        let t = slot.with(&ws.initial, |w| w.verify(crate::worker::KernelImage { id: k.id, name: "fake", binary: &binary }, launch, req))?;
+        let doomed = self.doomed(k);
+        let sent = doomed.as_ref().unwrap_or(k);
+        let binary = sent.binary();
+        let t = slot.with(&ws.initial, |w| w.verify(crate::worker::KernelImage { id: sent.id, name: "fake", binary: &binary }, launch, req))?;
         Ok(self.first_launch_of(k, self.observed(t)))
     }
 
@@ -726,7 +752,12 @@ impl FakeBackend {
                 return Err(BackendError::TimedOut(req.timeout));
             }
             Behavior::Crash if self.in_worker => std::process::abort(),
-            Behavior::Crash => return Err(BackendError::WorkerDied("the fake kernel crashed its process".into())),
+            #[cfg(unix)]
+            Behavior::WorkerKilled(_) if self.in_worker && k.oom_kill.is_some() => {
+                raise_oom_count(k.oom_kill.as_deref().unwrap_or(std::path::Path::new("")));
+                let _ = signal_hook::low_level::raise(signal_hook::consts::SIGKILL);
+            }
+            Behavior::Crash => return Err(BackendError::worker_died("the fake kernel crashed its process")),
             Behavior::DeviceLost => {
                 self.lost.store(true, Ordering::SeqCst);
                 return Err(BackendError::DeviceLost("fake illegal address; context is unusable".into()));
@@ -762,6 +793,25 @@ impl FakeBackend {
             times.push(k.base_time);
         }
         Ok(times)
+    }
+
+    /// For a request to a worker: a copy of `k` that gets the worker killed, on the first `n`
+    /// requests of a config of [`Behavior::WorkerKilled`]`(n)` (a fresh id: no worker has it).
+    fn doomed(&self, k: &FakeKernel) -> Option<FakeKernel> {
+        let Behavior::WorkerKilled(n) = k.behavior else { return None };
+        let mut runs = self.worker_runs.lock().unwrap_or_else(|p| p.into_inner());
+        let run = runs.entry(k.key.clone()).or_default();
+        *run += 1;
+        (*run <= n).then(|| FakeKernel {
+            key: k.key.clone(),
+            behavior: k.behavior.clone(),
+            base_time: k.base_time,
+            delay_ms: k.delay_ms,
+            first_launch: k.first_launch,
+            id: NEXT_KERNEL.fetch_add(1, Ordering::Relaxed),
+            shipped: false,
+            oom_kill: Some(oom_file()),
+        })
     }
 
     /// `times` with [`FakeBackend::with_first_launch`]'s cost added to the first, when they are

@@ -218,8 +218,13 @@ impl WorkerKind {
             // The worker ends when the parent closes its input.
             name_after_argv0();
             ignore_interrupts();
-            // Losing a worker costs a restart of its device's work, losing the tuner its tune.
-            oom_before_the_tuner(500);
+            // Losing a worker costs a restart of its device's work, losing the tuner its tune;
+            // losing a compiler (1000) costs one compile. Low, because the kernel adds
+            // `oom_score_adj` thousandths of the memory limit to a process's pages: at 500, in a
+            // cgroup of 0.64 GB an H200's CUDA worker outranked the compilers beside it (6 of 9
+            // kills were the worker's); at 100 it must hold 0.9 of the limit more than a
+            // compiler to be taken first, and still goes before the tuner.
+            oom_before_the_tuner(100);
             std::process::exit(serve(&mut make()));
         }
         self.enabled.store(std::env::var(self.isolation_env).map_or(true, |v| v != "0"), Ordering::SeqCst);
@@ -348,14 +353,14 @@ fn to_wire(e: &BackendError) -> Rep {
         BackendError::TimedOut(_) => "timed_out",
         BackendError::WrongOutput(_) => "wrong_output",
         BackendError::DeviceLost(_) => "device_lost",
-        BackendError::WorkerDied(_) => "worker_died",
+        BackendError::WorkerDied { .. } => "worker_died",
         BackendError::Abandoned(_) | BackendError::CompilerDied { .. } | BackendError::Other(_) => "other",
     };
     let message = match e {
         BackendError::LaunchFailed(m)
         | BackendError::WrongOutput(m)
         | BackendError::DeviceLost(m)
-        | BackendError::WorkerDied(m)
+        | BackendError::WorkerDied { message: m, .. }
         | BackendError::ProblemTooLarge(m)
         | BackendError::WorkerStart(m) => m.clone(),
         other => other.to_string(),
@@ -373,7 +378,7 @@ fn from_wire(kind: &str, message: String, timeout: Duration) -> BackendError {
         "timed_out" => BackendError::TimedOut(timeout),
         "wrong_output" => BackendError::WrongOutput(message),
         "device_lost" => BackendError::DeviceLost(message),
-        "worker_died" => BackendError::WorkerDied(message),
+        "worker_died" => BackendError::worker_died(message),
         _ => BackendError::other(message),
     }
 }
@@ -1184,7 +1189,7 @@ impl Worker {
             None => Err(io::Error::other("its input was closed")),
         };
         if let Err(e) = written {
-            return Err(BackendError::WorkerDied(format!("the {label} worker stopped ({e}){}", self.exit_note())));
+            return Err(self.died(format!("the {label} worker stopped ({e})")));
         }
         Ok(())
     }
@@ -1215,16 +1220,24 @@ impl Worker {
                 }
                 Err(from_wire(&kind, message, deadline))
             }
-            Ok(Err(e)) => Err(BackendError::WorkerDied(format!("the {label} worker ended without a reply ({e}){}", self.exit_note()))),
+            Ok(Err(e)) => Err(self.died(format!("the {label} worker ended without a reply ({e})"))),
             Err(RecvTimeoutError::Timeout) => {
                 self.kill();
                 Err(BackendError::TimedOut(deadline))
             }
-            Err(RecvTimeoutError::Disconnected) => Err(BackendError::WorkerDied(format!("the {label} worker ended without a reply{}", self.exit_note()))),
+            Err(RecvTimeoutError::Disconnected) => Err(self.died(format!("the {label} worker ended without a reply"))),
         }
     }
 
-    fn exit_note(&mut self) -> String {
+    /// The worker's death, `what` failed, with how it ended (see [`Self::exit_note`]).
+    fn died(&mut self, what: String) -> BackendError {
+        let (note, killed, oom) = self.exit_note();
+        BackendError::WorkerDied { message: format!("{what}{note}"), killed, oom }
+    }
+
+    /// How the worker ended, in words (empty when its status is not known yet), whether by
+    /// SIGKILL, and then whether the out-of-memory killer's count moved.
+    fn exit_note(&mut self) -> (String, bool, Option<bool>) {
         // Its pipe closed, it is exiting; a process of gigabytes (a CUDA context, its buffers)
         // takes longer than a moment to be torn down, and without its exit status the tune
         // could not say who ended it (an H200's worker killed by its cgroup's out-of-memory
@@ -1241,14 +1254,16 @@ impl Worker {
             Some(Ok(Some(s))) => {
                 // SIGKILL: whether the out-of-memory killer's count moved since it was read, at most a
                 // second before the request.
-                let who = match killed_by_sigkill(s).then(|| oom_killed_since(self.oom_at_send.0)).flatten() {
+                let killed = killed_by_sigkill(s);
+                let oom = killed.then(|| oom_killed_since(self.oom_at_send.0)).flatten();
+                let who = match oom {
                     Some(moved) => format!(", {}by the out-of-memory killer ({})", if moved { "" } else { "not " }, oom_count_words(moved)),
                     None => String::new(),
                 };
                 let said = self.words.said().map_or(String::new(), |w| format!("; its last words on stderr: {w}"));
-                format!("; it exited with {s}{who}{said}")
+                (format!("; it exited with {s}{who}{said}"), killed, oom)
             }
-            _ => String::new(),
+            _ => (String::new(), false, None),
         }
     }
 

@@ -197,6 +197,99 @@ fn one_device_restarts_a_killed_worker() {
     }
 }
 
+/// A worker the system's out-of-memory killer ends (the fake raises the count the tuner reads,
+/// then SIGKILL) is not its config's failure, on one device or several: the config runs again,
+/// no device leaves the tune, compiles are held to fewer at once, and one note says so.
+fn a_worker_the_out_of_memory_killer_ends_is_not_the_configs_failure() {
+    // Killed on each device's first two requests of it (alone), first request (two devices).
+    let twice = |c: &Config| if c.key() == "bx=64,vec=2" { Behavior::WorkerKilled(2) } else { Behavior::Ok };
+    let once = |c: &Config| if c.key() == "bx=64,vec=2" { Behavior::WorkerKilled(1) } else { Behavior::Ok };
+    for (devices, killed) in [(1, twice as fn(&Config) -> Behavior), (2, once)] {
+        let fakes: Vec<FakeBackend> = (0..devices).map(|d| isolated(d, 1.0, 1, killed)).collect();
+        let tuner = Tuner::with_devices(fakes).unwrap();
+        let r = tuner.tune(&job(), &opts()).unwrap();
+        assert_eq!(measured(&r), 18, "{devices} device(s): every config measured: {:?} {:?}", r.failures, r.notes);
+        assert!(r.devices.iter().all(|d| d.lost.is_none()), "{:?}", r.devices);
+        let note =
+            r.notes.iter().find(|n| n.starts_with("memory: the system's out-of-memory killer ended a worker ")).unwrap_or_else(|| panic!("{:?}", r.notes));
+        // Alone: twice. Two devices: once, or twice when it ran again on the other first.
+        let told = if devices == 1 {
+            note.contains("ended a worker 2 times (device 0)")
+        } else {
+            note.contains("ended a worker once (device") || note.contains("ended a worker 2 times (device 0: 1, device 1: 1)")
+        };
+        assert!(told, "{note}");
+        assert!(note.contains("the config it ran ran again, not blamed") && note.contains("at most 1 from the last kill on") && note.contains("-j"), "{note}");
+        assert!(note.contains("(SIGKILL), by the out-of-memory killer"), "{note}");
+        assert!(!r.notes.iter().any(|n| n.contains("it was restarted and the config measured again")), "{:?}", r.notes);
+    }
+}
+
+/// After a worker killed for memory, no device runs a job until the compiles running beside it
+/// are down to the hold (half of them): holding new starts alone frees nothing.
+fn a_worker_killed_for_memory_waits_for_the_compiles_beside_it() {
+    // The default config (the reference, measured first, while the others compile).
+    let killed = |c: &Config| if c.key() == "bx=256,vec=1" { Behavior::WorkerKilled(1) } else { Behavior::Ok };
+    let fake = isolated(0, 1.0, 1, killed).with_compile_times(|_| Duration::from_millis(400));
+    let tuner = Tuner::new(fake);
+    let r = tuner.tune(&job(), &TuneOptions { compile_threads: Some(4), ..opts() }).unwrap();
+    assert_eq!(measured(&r), 18, "{:?}", r.failures);
+    let note =
+        r.notes.iter().find(|n| n.starts_with("memory: the system's out-of-memory killer ended a worker once")).unwrap_or_else(|| panic!("{:?}", r.notes));
+    let waited: f64 = note
+        .split("the devices waited ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("the devices waited: {note}"));
+    assert!(waited > 0.0 && (note.contains("at most 1 from the last kill on") || note.contains("at most 2 from the last kill on")), "{note}");
+    // From the tune's spans: the first device job after the kill started with at most two
+    // compiles running (four ran when it was killed).
+    use kerntune_core::store::db::SpanKind;
+    let spans: Vec<_> = r.results.iter().flat_map(|x| x.spans.iter().map(move |s| (x.config.key(), s))).collect();
+    let killed_at = spans.iter().filter(|(k, s)| k == "bx=256,vec=1" && s.device.is_some()).map(|(_, s)| s.to_s).fold(f64::INFINITY, f64::min);
+    let next = spans.iter().filter(|(_, s)| s.device.is_some() && s.from_s >= killed_at).map(|(_, s)| s.from_s).fold(f64::INFINITY, f64::min);
+    let compiling = |t: f64| spans.iter().filter(|(_, s)| s.what == SpanKind::Compile && s.from_s < t && t < s.to_s).count();
+    assert!(
+        next.is_finite() && compiling(killed_at) >= 3 && compiling(next) <= 2,
+        "killed at {killed_at} s with {} compiling; next job at {next} s with {}",
+        compiling(killed_at),
+        compiling(next)
+    );
+}
+
+/// A config whose worker the out-of-memory killer ends every time it runs, while the others
+/// run, is blamed after three (and not stored); the device stays.
+fn a_config_whose_worker_is_killed_for_memory_every_time_is_blamed_after_three() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let db = kerntune_core::store::db::Database::at(dir.path().join("db.sqlite"));
+    let killed = |c: &Config| if c.key() == "bx=512,vec=1" { Behavior::WorkerKilled(u32::MAX) } else { Behavior::Ok };
+    let tuner = Tuner::new(isolated(0, 1.0, 1, killed));
+    let opts = TuneOptions { db: Some(db.clone()), ..opts() };
+    let r = tuner.tune(&job(), &opts).unwrap();
+    assert_eq!(measured(&r), 17, "{:?}", r.failures);
+    let bad = r.results.iter().find(|x| x.config.key() == "bx=512,vec=1").unwrap();
+    let ResultOutcome::Failed { kind, message } = &bad.outcome else { panic!("{:?}", bad.outcome) };
+    assert_eq!(*kind, FailureKind::DeviceLost);
+    assert!(message.starts_with("the system's out-of-memory killer ended the worker each of the 3 times it ran this config"), "{message}");
+    assert!(r.devices[0].lost.is_none(), "{:?}", r.devices);
+    assert_eq!(tuner.backend().worker_starts(), 4, "three kills, then the rest on one more worker");
+    // Not stored: a machine with more memory may run it.
+    let stored = db.entry(&r.entry).unwrap().unwrap();
+    assert_eq!(stored.measurements.len(), 17);
+    assert!(!stored.measurements.contains_key("bx=512,vec=1"));
+}
+
+/// When the out-of-memory killer ends the worker whatever it runs, even with compiles held to
+/// one at a time, the tune ends with one message saying what to do, after a few kills.
+fn a_worker_killed_for_memory_whatever_it_runs_ends_the_tune_with_what_to_do() {
+    let tuner = Tuner::new(isolated(0, 1.0, 1, |_| Behavior::WorkerKilled(u32::MAX)));
+    let e = tuner.tune(&job(), &opts()).unwrap_err().to_string();
+    assert!(e.contains("the system's out-of-memory killer ended its worker") && e.contains("too small for this device's worker") && e.contains("--mem"), "{e}");
+    assert!(tuner.backend().worker_starts() <= 5, "{} workers started", tuner.backend().worker_starts());
+    assert!(!e.contains("died twice"), "{e}");
+}
+
 /// A kernel that never ends is killed with its worker at the deadline and blamed; the tune
 /// goes on in a fresh worker.
 fn a_hang_in_a_worker_is_blamed_and_the_tune_goes_on() {
@@ -421,7 +514,17 @@ fn a_kernel_that_prints_or_asserts_in_a_worker_is_told_and_the_tune_goes_on() {
 
 fn main() {
     fake::hook();
-    let tests: [(&str, fn()); 15] = [
+    let tests: [(&str, fn()); 19] = [
+        ("a_worker_killed_for_memory_waits_for_the_compiles_beside_it", a_worker_killed_for_memory_waits_for_the_compiles_beside_it),
+        ("a_worker_the_out_of_memory_killer_ends_is_not_the_configs_failure", a_worker_the_out_of_memory_killer_ends_is_not_the_configs_failure),
+        (
+            "a_config_whose_worker_is_killed_for_memory_every_time_is_blamed_after_three",
+            a_config_whose_worker_is_killed_for_memory_every_time_is_blamed_after_three,
+        ),
+        (
+            "a_worker_killed_for_memory_whatever_it_runs_ends_the_tune_with_what_to_do",
+            a_worker_killed_for_memory_whatever_it_runs_ends_the_tune_with_what_to_do,
+        ),
         ("a_kernel_that_prints_or_asserts_in_a_worker_is_told_and_the_tune_goes_on", a_kernel_that_prints_or_asserts_in_a_worker_is_told_and_the_tune_goes_on),
         ("a_read_or_write_past_a_buffer_is_found_in_the_worker", a_read_or_write_past_a_buffer_is_found_in_the_worker),
         ("failures_stored_for_a_worker_that_could_not_start_are_measured_again", failures_stored_for_a_worker_that_could_not_start_are_measured_again),

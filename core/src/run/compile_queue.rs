@@ -18,6 +18,10 @@
 //! another compile once it is next, it starts as soon as fewer than `room` compiles run (not
 //! when all have ended: a long compile then idles the other threads; on an H200, 13 s of a 23 s
 //! convolution tune), and while it runs others start only up to `room` at once.
+//!
+//! And the whole queue can be held to fewer compiles at once for the rest of the tune
+//! ([`CompileQueue::hold_to`]): after the out-of-memory killer ended a device's worker, the
+//! compiles beside it are what the tune can give up to leave the worker its memory.
 
 use crate::search::pipeline::CompileOrder;
 use std::collections::VecDeque;
@@ -35,6 +39,8 @@ struct State {
     active: usize,
     /// The candidate compiling spared now, and how many compiles may run at once meanwhile.
     solo: Option<(usize, usize)>,
+    /// At most so many compiles at once, whatever the threads (see [`CompileQueue::hold_to`]).
+    cap: Option<usize>,
     closed: bool,
 }
 
@@ -125,6 +131,25 @@ impl CompileQueue {
         self.ready.notify_all();
     }
 
+    /// From now on at most `most` compiles start at once (at least one; never more than an
+    /// earlier hold allowed); those running go on. Returns the hold now.
+    pub(crate) fn hold_to(&self, most: usize) -> usize {
+        let mut s = self.lock();
+        let cap = s.cap.map_or(most, |c| c.min(most)).max(1);
+        s.cap = Some(cap);
+        cap
+    }
+
+    /// Compiles taken from the queue that have not ended.
+    pub(crate) fn active(&self) -> usize {
+        self.lock().active
+    }
+
+    /// The hold set by [`CompileQueue::hold_to`], if any.
+    pub(crate) fn held_to(&self) -> Option<usize> {
+        self.lock().cap
+    }
+
     /// Drops what is queued and releases every waiting thread.
     pub(crate) fn close(&self) {
         let mut s = self.lock();
@@ -153,8 +178,9 @@ fn take(s: &mut State, urgent: bool) -> Option<(usize, usize)> {
     if s.closed {
         return None;
     }
+    let cap = s.cap.unwrap_or(usize::MAX);
     match (s.solo, s.spared.front().copied()) {
-        (None, Some((i, room))) if s.active < room => {
+        (None, Some((i, room))) if s.active < room.min(cap) => {
             if !room_in_memory(s) {
                 return None;
             }
@@ -165,7 +191,7 @@ fn take(s: &mut State, urgent: bool) -> Option<(usize, usize)> {
         }
         // It waits for room: nothing else starts meanwhile.
         (None, Some(_)) => None,
-        (solo, _) if solo.is_none_or(|(_, room)| s.active < room) => {
+        (solo, _) if s.active < solo.map_or(cap, |(_, room)| room.min(cap)) => {
             if (s.first.is_empty() && (urgent || s.order.is_empty())) || !room_in_memory(s) {
                 return None;
             }
@@ -200,6 +226,28 @@ mod tests {
         assert_eq!(q.pop(), Some((6, 1)));
         q.close();
         assert_eq!((q.pop(), q.len()), (None, 0));
+    }
+
+    #[test]
+    fn a_hold_limits_the_compiles_at_once_and_only_tightens() {
+        let q = CompileQueue::default();
+        for i in 0..6 {
+            q.push(i, 0.0);
+        }
+        assert!(q.pop().is_some() && q.pop().is_some());
+        assert_eq!(q.hold_to(2), 2);
+        assert_eq!(q.pop_urgent(), None);
+        // Two run: a third waits, spared ones too, until one ends.
+        q.push_spared(9, 4);
+        assert_eq!(take(&mut q.lock(), false), None);
+        q.done(0);
+        assert_eq!(take(&mut q.lock(), false), Some((9, 4)));
+        assert_eq!(q.hold_to(8), 2, "a later, looser hold does not loosen it");
+        assert_eq!((q.hold_to(0), q.held_to()), (1, Some(1)), "at least one at a time");
+        q.done(9);
+        q.done(1);
+        assert!(q.pop().is_some());
+        assert_eq!(take(&mut q.lock(), false), None);
     }
 
     #[test]

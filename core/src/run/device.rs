@@ -109,6 +109,15 @@ pub(crate) enum Done {
 }
 
 impl Done {
+    /// The error of a failed search job (a reference launch, a measurement for the search, a
+    /// verification), if it failed.
+    pub fn search_error(&self) -> Option<&BackendError> {
+        match self {
+            Done::Reference(Err(e)) | Done::Measured { result: Err(e), purpose: Purpose::Search, .. } | Done::Verified(Err(e)) => Some(e),
+            _ => None,
+        }
+    }
+
     /// What the job was, for the tune's account of its time.
     pub fn span_kind(&self) -> SpanKind {
         match self {

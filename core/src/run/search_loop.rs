@@ -224,6 +224,8 @@ pub(crate) struct Coordinator<'e, B: Backend> {
     keep: Keep<B::Kernel>,
     /// Unexplained worker deaths per candidate, and the device taken out for each.
     deaths: HashMap<usize, usize>,
+    /// Workers the system's out-of-memory killer ended (see [`Self::worker_oom_killed`]).
+    oom_workers: OomWorkers,
     retired_for: HashMap<usize, usize>,
     /// Devices taken out because the problem's buffers did not fit on them, and the first's
     /// words (the tune's error when that took every device out).
@@ -334,6 +336,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             ready: VecDeque::new(),
             keep: Keep { best: Vec::new() },
             deaths: HashMap::new(),
+            oom_workers: OomWorkers::default(),
             retired_for: HashMap::new(),
             no_room: (0, None),
             no_start: (0, None),
@@ -544,6 +547,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         }
         ledger.compile_tail = Some(tail);
         if let Some(line) = self.compiler_deaths_line() {
+            ledger.notes.push(line);
+        }
+        if let Some(line) = self.oom_workers.line() {
             ledger.notes.push(line);
         }
         // Kept with the measurements whatever comes next (a failure or a stop flushes them).
@@ -1029,6 +1035,10 @@ impl<'e, B: Backend> Coordinator<'e, B> {
 
     /// [`Self::dispatch`]'s work: whether the strategy withdrew a proposal.
     fn send_waiting(&mut self, l: &mut Turn<'_, '_, '_>, refs: &mut RefState) -> bool {
+        if self.oom_workers.draining(&l.flow.queue) {
+            // A worker was killed for memory: the compiles beside it end first.
+            return false;
+        }
         let mut withdrew = false;
         for d in 0..self.live.len() {
             if self.live[d] && self.busy[d].is_none() {
@@ -1471,6 +1481,15 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         if let Some(Err(why)) = &recovery {
             self.lose(l.ledger, d, format!("it could not be recovered: {why}"));
         }
+        match done.search_error() {
+            Some(e) if e.oom_killed_worker() => return self.worker_oom_killed(l, refs, d, i, kernel, done),
+            // A job done: the worker lived through it.
+            None if !matches!(done, Done::Measured { result: Err(_), .. }) => {
+                self.oom_workers.in_row = (0, 0);
+                self.oom_workers.in_row_configs.clear();
+            }
+            _ => {}
+        }
         match done {
             Done::Reference(Ok((outputs, written))) => {
                 let c = &self.plan.cands[i];
@@ -1522,7 +1541,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                     }
                     return Ok(());
                 }
-                if let BackendError::WorkerDied(why) = &e {
+                if let BackendError::WorkerDied { message: why, .. } = &e {
                     let deaths = self.deaths.entry(i).or_default();
                     *deaths += 1;
                     if *deaths == 1 {
@@ -1536,7 +1555,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                     }
                 }
                 let message = match &e {
-                    BackendError::WorkerDied(m) => format!("the worker process died twice running this config (on two devices where there were several): {m}"),
+                    BackendError::WorkerDied { message: m, .. } => {
+                        format!("the worker process died twice running this config (on two devices where there were several): {m}")
+                    }
                     other => other.to_string(),
                 };
                 let usage = Some(kernel.usage.clone());
@@ -1578,7 +1599,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                         }
                         return Ok(());
                     }
-                    Err(BackendError::WorkerDied(why)) if *self.deaths.entry(i).and_modify(|n| *n += 1).or_insert(1) == 1 => {
+                    Err(BackendError::WorkerDied { message: why, .. }) if *self.deaths.entry(i).and_modify(|n| *n += 1).or_insert(1) == 1 => {
                         // As for a measurement: the verification runs again.
                         if self.after_worker_death(l.ledger, d, i, &why, ("verifying", "verified")) {
                             self.held.insert(i, h);
@@ -1654,6 +1675,109 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 ledger.devices[o].ratio = Some((m / judged, 1));
             }
         }
+    }
+
+    /// The system's out-of-memory killer ended device `d`'s worker while it ran candidate `i`'s
+    /// search job (`done`: a reference launch, a measurement, a verification). The machine ran
+    /// short of memory, which says nothing of the config: it is not blamed but runs again (after
+    /// a restarted worker, on any device), and from now on fewer compiles run at once beside the
+    /// workers (half as many as were running, down to one), the compiles' memory being what the
+    /// tune can give up; until the compiles running are down to that, no device is given a job
+    /// (holding new starts frees nothing: on an H200 a worker restarted at once was killed three
+    /// times in 1.5 s while 16 compiles still ran). Two kills in a row with at most one compile
+    /// running leave nothing to give: the device leaves the tune, saying that its worker does not
+    /// fit in the memory the tune may use (alone, the tune ends so) — kills of two configs or
+    /// more in a row, so that one config
+    /// that takes the memory itself does not take the device out: the config runs again after
+    /// those waiting (the reference candidate at once), and one whose worker was killed each of
+    /// [`OOM_BLAMED`] times it ran is blamed after all (not stored: a machine with more memory
+    /// may run it).
+    fn worker_oom_killed(
+        &mut self,
+        l: &mut Turn<'_, '_, '_>,
+        refs: &mut RefState,
+        d: usize,
+        i: usize,
+        kernel: Kernel<B::Kernel>,
+        done: Done,
+    ) -> Result<(), Error> {
+        let Some(e) = done.search_error() else { return Ok(()) };
+        let (why, kind) = (e.to_string(), e.kind());
+        let config = self.plan.cands[i].config.to_string();
+        let running = l.flow.queue.active();
+        let before = l.flow.queue.held_to().unwrap_or(l.threads);
+        let hold = l.flow.queue.hold_to(before.min(running) / 2);
+        let o = &mut self.oom_workers;
+        o.total += 1;
+        o.in_row.0 += 1;
+        o.in_row.1 += usize::from(running <= 1);
+        if running > hold {
+            o.draining.get_or_insert_with(Instant::now);
+        }
+        o.in_row_configs.insert(i);
+        *o.devices.entry(d).or_default() += 1;
+        o.hold = Some(hold);
+        o.first.get_or_insert_with(|| why.clone());
+        let times = {
+            let n = o.configs.entry(i).or_default();
+            *n += 1;
+            *n
+        };
+        let (in_row, at_one) = o.in_row;
+        if at_one >= 2 && o.in_row_configs.len() >= 2 {
+            tracing::warn!(device = d, config, "{why}");
+            self.lose(
+                l.ledger,
+                d,
+                format!(
+                    "the system's out-of-memory killer ended its worker {in_row} times in a row, the last {at_one} with at most one compile running beside it: the memory this tune may use is too small for this device's worker (the last: {why}); give the tune more memory (Slurm's `--mem`, the container's or pod's memory limit) or run it with less beside it"
+                ),
+            );
+        } else {
+            tracing::warn!(
+                device = d,
+                config,
+                "{why}; it runs again (not blamed) once at most {hold} compile(s) run ({running} now), compiles held to that from now on"
+            );
+        }
+        if times >= OOM_BLAMED && self.live.iter().any(|&x| x) {
+            // Killed each time it ran: its own doing, most likely.
+            let between = if in_row < times { ", while other configs ran between" } else { "" };
+            let message = format!("the system's out-of-memory killer ended the worker each of the {times} times it ran this config{between}: it most likely takes more host memory than the tune may use (the last: {why})");
+            let (usage, device) = match &done {
+                Done::Verified(_) => match self.held.remove(&i) {
+                    Some(h) => (Some(h.kernel.usage.clone()), h.device),
+                    None => return Ok(()),
+                },
+                _ => {
+                    self.deferred.remove(&i);
+                    (Some(kernel.usage.clone()), d)
+                }
+            };
+            let r = self.result(i, ResultOutcome::Failed { kind, message }, usage, Some(device), false);
+            self.settle(l, refs, i, r, false);
+            return Ok(());
+        }
+        if !self.live.iter().any(|&x| x) {
+            return Ok(());
+        }
+        let reference = matches!(refs, RefState::Trying { current: Some(j), .. } if *j == i);
+        match done {
+            Done::Verified(_) => {
+                if self.held.contains_key(&i) {
+                    self.to_verify.push_back(i);
+                }
+            }
+            _ if reference => self.run_again(l, refs, i, kernel),
+            _ => {
+                // After the others waiting for a device: if they are killed too, it was not
+                // this config's doing.
+                self.deferred.remove(&i);
+                self.ready.push_back((i, kernel, None));
+                l.flow.waiting.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        Ok(())
     }
 
     /// A worker died without a word while running candidate `i` on device `d`: with other
@@ -1873,6 +1997,68 @@ struct Turn<'a, 'l, 'c> {
     times: &'a mut CompileTimes,
     threads: usize,
     adaptive: bool,
+}
+
+/// How many times the out-of-memory killer may end the worker running one config, other configs
+/// running between, before that config is blamed (see `Search::worker_oom_killed`).
+const OOM_BLAMED: usize = 3;
+
+/// Workers the system's out-of-memory killer ended during the search.
+#[derive(Default)]
+struct OomWorkers {
+    /// In all, and per device.
+    total: usize,
+    devices: std::collections::BTreeMap<usize, usize>,
+    /// Since a job last ended without a worker killed: kills, those with compiles held to one at
+    /// a time already, and the candidates they ran.
+    in_row: (usize, usize),
+    in_row_configs: std::collections::BTreeSet<usize>,
+    /// Times per candidate.
+    configs: HashMap<usize, usize>,
+    /// The compiles held to after the last kill, and the first kill's words.
+    hold: Option<usize>,
+    first: Option<String>,
+    /// Since when the devices wait for the compiles running to come down to the hold, and the
+    /// seconds they waited so before.
+    draining: Option<Instant>,
+    drained_s: f64,
+}
+
+impl OomWorkers {
+    /// Whether the devices wait for the compiles running to come down to the hold (ends it when
+    /// they have).
+    fn draining(&mut self, queue: &crate::run::compile_queue::CompileQueue) -> bool {
+        let Some(since) = self.draining else { return false };
+        if queue.active() > self.hold.unwrap_or(1) {
+            return true;
+        }
+        self.drained_s += since.elapsed().as_secs_f64();
+        self.draining = None;
+        false
+    }
+
+    /// The tune's note on them, if any.
+    fn line(&self) -> Option<String> {
+        let first = self.first.as_ref()?;
+        let n = self.total;
+        let times = if n == 1 { "once".to_string() } else { format!("{n} times") };
+        let devices = if self.devices.len() > 1 {
+            format!(" ({})", self.devices.iter().map(|(d, k)| format!("device {d}: {k}")).collect::<Vec<_>>().join(", "))
+        } else {
+            format!(" (device {})", self.devices.keys().next().copied().unwrap_or(0))
+        };
+        let configs = self.configs.len();
+        let ran = if configs == 1 { "the config it ran".to_string() } else { format!("the {configs} configs they ran") };
+        let hold = self.hold.map_or(String::new(), |h| {
+            let waited = self.drained_s + self.draining.map_or(0.0, |t| t.elapsed().as_secs_f64());
+            let waited =
+                if waited > 0.0 { format!("; the devices waited {waited:.1} s in all for the compiles running to come down to that") } else { String::new() };
+            format!(", and compiles were held to fewer at once (at most {h} from the last kill on{waited})")
+        });
+        Some(format!(
+            "memory: the system's out-of-memory killer ended a worker {times}{devices}; {ran} ran again, not blamed{hold}: the memory the tune may use ran short, most likely for the compiles beside the worker — fewer compile threads (`-j`) or a larger memory limit avoid it (the first: {first})"
+        ))
+    }
 }
 
 /// How many compiles may run at once, itself included, while a config whose compiler was
