@@ -239,6 +239,12 @@ fn compiles_wait_for_the_memory_they_need() {
     assert!(kerntune_core::compiler::memory::footprint() >= 60 << 20);
     let note = r.notes.iter().find(|n| n.starts_with("compile memory: ")).unwrap_or_else(|| panic!("{:?}", r.notes));
     assert!(note.contains("left to a test's limit"), "{note}");
+    // How long the compile starts waited: in the note, and in the tune's account of its time
+    // (two of four threads compiling, the device idle for them).
+    let held: f64 = note.split("for memory (").nth(1).and_then(|t| t.split(' ').next()).and_then(|t| t.parse().ok()).unwrap_or_else(|| panic!("{note}"));
+    let time = r.time.as_ref().expect("the account of its time");
+    assert!(held > 0.5 && (time.memory_held_s - held).abs() < 0.2, "{held} s in the note, {} s in the account", time.memory_held_s);
+    println!("{}", time.line());
 }
 
 /// The first compiles of a tune, every thread starting one at once, are held too where an

@@ -53,6 +53,10 @@ struct State {
     fewest: usize,
     /// What the last hold saw: bytes left, bytes needed, and where the least was left.
     last: Option<(u64, u64, String)>,
+    /// Since when compile starts are held now, and the seconds they were held before, in this
+    /// tune (since [`Remembered::begin`]).
+    held_since: Option<std::time::Instant>,
+    held_s: f64,
 }
 
 static STATE: Mutex<State> = Mutex::new(State {
@@ -66,6 +70,8 @@ static STATE: Mutex<State> = Mutex::new(State {
     early: false,
     fewest: usize::MAX,
     last: None,
+    held_since: None,
+    held_s: 0.0,
 });
 
 fn state() -> std::sync::MutexGuard<'static, State> {
@@ -125,12 +131,16 @@ pub(crate) fn fits(running: usize) -> bool {
     let mut s = state();
     let Some(last) = wait else {
         s.holding = false;
+        if let Some(t) = s.held_since.take() {
+            s.held_s += t.elapsed().as_secs_f64();
+        }
         return true;
     };
     if !s.holding {
         s.held += 1;
         s.holding = true;
     }
+    s.held_since.get_or_insert_with(std::time::Instant::now);
     s.fewest = s.fewest.min(running);
     s.last = Some(last);
     s.early |= s.remembered > s.footprint;
@@ -214,6 +224,8 @@ impl Remembered {
         let mut s = state();
         s.remembered = read;
         s.this_tune = 0;
+        s.held_since = None;
+        s.held_s = 0.0;
         Remembered { file, read }
     }
 }
@@ -241,6 +253,13 @@ pub fn forget() {
     s.this_tune = 0;
 }
 
+/// Seconds compile starts have been held for memory in this tune so far (since it began): time
+/// the compile threads stood idle that the tune's account of its time says was memory's.
+pub fn held_seconds() -> f64 {
+    let s = state();
+    s.held_s + s.held_since.map_or(0.0, |t| t.elapsed().as_secs_f64())
+}
+
 /// `0` (or `off`, `false`, `no`): compiles start without the memory check, as before it existed.
 pub const CHECK_VAR: &str = "KERNTUNE_COMPILE_MEMORY_CHECK";
 
@@ -260,8 +279,9 @@ pub fn take_note() -> Option<String> {
     let (left, need, from) = s.last.take()?;
     (held > 0).then(|| {
         format!(
-            "compile memory: a compile start waited {held} time{} for memory, with {fewest} or more compiling{} (a compiler process takes up to {}{}; {} left to {from} beyond what the compiles running may still take, {} needed)",
+            "compile memory: a compile start waited {held} time{} for memory ({:.1} s in all), with {fewest} or more compiling{} (a compiler process takes up to {}{}; {} left to {from} beyond what the compiles running may still take, {} needed)",
             if held == 1 { "" } else { "s" },
+            s.held_s + s.held_since.map_or(0.0, |t| t.elapsed().as_secs_f64()),
             if early { ", the first compiles held by what an earlier tune of this kernel measured" } else { "" },
             mib(s.footprint.max(s.remembered)),
             if s.remembered > s.footprint { ", as an earlier tune of this kernel measured" } else { "" },

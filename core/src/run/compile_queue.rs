@@ -204,9 +204,10 @@ fn take(s: &mut State, urgent: bool) -> Option<(usize, usize)> {
 }
 
 /// Whether memory is left for another compile beside the ones running (see
-/// [`crate::compiler::memory`]): always for the first.
+/// [`crate::compiler::memory`]): always for the first (asked all the same, so that a hold ends
+/// when the compiles running have all ended).
 fn room_in_memory(s: &State) -> bool {
-    s.active == 0 || crate::compiler::memory::fits(s.active)
+    crate::compiler::memory::fits(s.active)
 }
 
 #[cfg(test)]

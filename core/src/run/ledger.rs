@@ -267,6 +267,7 @@ impl<'a> Ledger<'a> {
             reference_ms: self.reference_span.map(|(a, b)| (ms(a), ms(b))),
             unrecorded_compiles: unrecorded.len() as u32,
             unrecorded_compile_ms: ms(unrecorded.iter().sum()),
+            memory_held_ms: ms(crate::compiler::memory::held_seconds()),
         }
     }
 

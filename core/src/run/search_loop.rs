@@ -1687,11 +1687,10 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     /// times in 1.5 s while 16 compiles still ran). Two kills in a row with at most one compile
     /// running leave nothing to give: the device leaves the tune, saying that its worker does not
     /// fit in the memory the tune may use (alone, the tune ends so) — kills of two configs or
-    /// more in a row, so that one config
-    /// that takes the memory itself does not take the device out: the config runs again after
-    /// those waiting (the reference candidate at once), and one whose worker was killed each of
-    /// [`OOM_BLAMED`] times it ran is blamed after all (not stored: a machine with more memory
-    /// may run it).
+    /// more in a row, so that one config that takes the memory itself does not take the device
+    /// out: the config runs again after those waiting (the reference candidate at once), and one
+    /// whose worker was killed each of [`OOM_BLAMED`] times it ran is blamed after all (not
+    /// stored: a machine with more memory may run it).
     fn worker_oom_killed(
         &mut self,
         l: &mut Turn<'_, '_, '_>,

@@ -47,6 +47,8 @@ pub struct Timeline {
     pub bars: Vec<Bar>,
     /// When the CPU computed the expected outputs, where it did.
     pub reference: Option<(f64, f64)>,
+    /// Seconds compile starts were held for memory.
+    pub memory_held_s: f64,
     /// Compiles of configs no record keeps (pruned after compiling, given up on) and their
     /// seconds summed.
     pub unrecorded: (usize, f64),
@@ -105,6 +107,8 @@ pub struct Account {
     pub compile_tail_s: f64,
     /// What held the tune.
     pub bound: Bound,
+    /// Seconds compile starts were held for memory.
+    pub memory_held_s: f64,
 }
 
 /// `spans` merged into disjoint intervals, in order.
@@ -174,6 +178,7 @@ impl Timeline {
             bars: compiles.into_iter().chain(jobs).collect(),
             reference: time.and_then(|t| t.reference_ms).map(|(a, b)| (ms(a), ms(b))),
             unrecorded: time.map_or((0, 0.0), |t| (t.unrecorded_compiles as usize, ms(t.unrecorded_compile_ms))),
+            memory_held_s: time.map_or(0.0, |t| ms(t.memory_held_ms)),
         })
     }
 
@@ -266,6 +271,7 @@ impl Timeline {
             slowest_compile,
             compile_tail_s,
             bound,
+            memory_held_s: self.memory_held_s,
         }
     }
 }
@@ -333,6 +339,11 @@ impl Account {
         let devices = if self.devices.len() == 1 { "the device" } else { "the devices" };
         match self.bound {
             Bound::Measuring => format!("measuring bound this tune ({devices} busy {}): more devices (`--devices`) or a budget shorten it", pct(self.device_busy())),
+            Bound::Compiling if self.compile_busy < 0.7 && self.memory_held_s >= 0.2 * self.wall_s => format!(
+                "compiling bound this tune, with the compile threads {} full: compile starts waited {} of it for the memory they need (the `compile memory:` note says how little was left); more memory for the tune (Slurm's `--mem`, a container's or pod's limit) shortens it",
+                pct(self.compile_busy),
+                secs(self.memory_held_s)
+            ),
             Bound::Compiling if self.compile_tail_s >= 0.2 * self.wall_s => {
                 let slowest = self.slowest_compile.as_ref().map(|(k, s)| format!(" (the slowest, {k}, took {})", secs(*s))).unwrap_or_default();
                 format!(
@@ -409,7 +420,16 @@ mod tests {
         // the threads were far from full.
         assert_eq!(acc.bound, Bound::Compiling);
         let line = acc.line();
-        assert!(line.starts_with("time: the device was busy 20 % of 10.0 s (idle 2.00 s before its first job, 2.50 s while compiles ran, 1.00 s while the CPU computed the expected outputs, 2.50 s otherwise); compiles filled 13 % of 4 threads × 10.0 s; compiling bound this tune, with the compile threads 13 % full"), "{line}");
+        assert!(line.starts_with("time: the device was busy 20 % of 10.0 s (idle 2.00 s before its first job, 2.50 s while compiles ran, 1.00 s while the CPU computed the expected outputs, 2.50 s otherwise); compiles filled 13 % of 4 threads × 10.0 s; compiling bound this tune, with the compile threads 13 % full: the device waited on a few long compiles"), "{line}");
+        // The same run with compile starts held 3 s for memory: that is what is told.
+        let held = RunTime { memory_held_ms: 3_000, ..time };
+        let t = Timeline::new([("a", &a[..], false), ("b", &b[..], false), ("x", &x[..], false)], Some(&held)).unwrap();
+        let verdict = t.account().verdict();
+        assert!(
+            verdict.starts_with("compiling bound this tune, with the compile threads 13 % full: compile starts waited 3.00 s of it for the memory they need"),
+            "{verdict}"
+        );
+        assert!(verdict.contains("--mem"), "{verdict}");
     }
 
     #[test]

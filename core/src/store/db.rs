@@ -429,6 +429,9 @@ pub struct RunTime {
     /// Their milliseconds summed.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unrecorded_compile_ms: u64,
+    /// Milliseconds compile starts were held for memory (see [`crate::compiler::memory`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub memory_held_ms: u64,
 }
 
 /// Whether `x` is its type's default (zero): for `skip_serializing_if`.
