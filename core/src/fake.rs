@@ -67,6 +67,11 @@ pub enum Behavior {
     /// fake's (as when a cgroup's memory runs out while the worker runs it). Otherwise, and on
     /// a thread, it runs as [`Behavior::Ok`].
     WorkerKilled(u32),
+    /// Runs as [`Behavior::Ok`], but each verification of it (a verification launch against the
+    /// reference outputs) ends as though the out-of-memory killer ended its worker: in a worker
+    /// as [`Behavior::WorkerKilled`] does; on a thread it reports [`BackendError::WorkerDied`]
+    /// killed, the count moved.
+    WorkerKilledVerifying,
     /// Right outputs, but it reads past a buffer's end where that never faults (wgpu): the
     /// fake's [`Backend::bounds`] says so, as wgpu's guard words do.
     ReadsPast,
@@ -667,6 +672,13 @@ impl Backend for FakeBackend {
     ) -> Result<Vec<f64>, BackendError> {
         let _ = self.first_verify.compare_exchange(usize::MAX, self.timed.load(Ordering::SeqCst), Ordering::SeqCst, Ordering::SeqCst);
         std::thread::sleep(self.verify_delay);
+        if k.behavior == Behavior::WorkerKilledVerifying && self.worker.is_none() {
+            return Err(BackendError::WorkerDied {
+                message: "the fake's worker was killed while verifying (on a thread: as the out-of-memory killer would)".into(),
+                killed: true,
+                oom: Some(true),
+            });
+        }
         let Some(slot) = &self.worker else {
             self.reset(ws, true)?;
             let t = self.time(ws, k, launch, &TimeRequest { launches: 1, flush: crate::spec::settings::L2Flush::Off, timeout: req.timeout })?;
@@ -682,7 +694,7 @@ impl Backend for FakeBackend {
             self.reset(ws, false)?;
             return Ok(t);
         };
-        let doomed = self.doomed(k);
+        let doomed = if k.behavior == Behavior::WorkerKilledVerifying { Some(self.killing(k)) } else { self.doomed(k) };
         let sent = doomed.as_ref().unwrap_or(k);
         let binary = sent.binary();
         let t = slot.with(&ws.initial, |w| w.verify(crate::worker::KernelImage { id: sent.id, name: "fake", binary: &binary }, launch, req))?;
@@ -753,7 +765,7 @@ impl FakeBackend {
             }
             Behavior::Crash if self.in_worker => std::process::abort(),
             #[cfg(unix)]
-            Behavior::WorkerKilled(_) if self.in_worker && k.oom_kill.is_some() => {
+            Behavior::WorkerKilled(_) | Behavior::WorkerKilledVerifying if self.in_worker && k.oom_kill.is_some() => {
                 raise_oom_count(k.oom_kill.as_deref().unwrap_or(std::path::Path::new("")));
                 let _ = signal_hook::low_level::raise(signal_hook::consts::SIGKILL);
             }
@@ -802,7 +814,12 @@ impl FakeBackend {
         let mut runs = self.worker_runs.lock().unwrap_or_else(|p| p.into_inner());
         let run = runs.entry(k.key.clone()).or_default();
         *run += 1;
-        (*run <= n).then(|| FakeKernel {
+        (*run <= n).then(|| self.killing(k))
+    }
+
+    /// A copy of `k` that gets the worker running it killed (see [`Self::doomed`]).
+    fn killing(&self, k: &FakeKernel) -> FakeKernel {
+        FakeKernel {
             key: k.key.clone(),
             behavior: k.behavior.clone(),
             base_time: k.base_time,
@@ -811,7 +828,7 @@ impl FakeBackend {
             id: NEXT_KERNEL.fetch_add(1, Ordering::Relaxed),
             shipped: false,
             oom_kill: Some(oom_file()),
-        })
+        }
     }
 
     /// `times` with [`FakeBackend::with_first_launch`]'s cost added to the first, when they are

@@ -1234,6 +1234,22 @@ fn a_verification_sample_still_verifies_the_winner() {
     assert!(verified < r.results.len() && result_of(&r, r.winner.get_i64("bx").unwrap(), r.winner.get_i64("vec").unwrap()).verified, "{verified}");
 }
 
+/// A worker the out-of-memory killer ends while the final round verifies the winner (left
+/// unverified by the sample) does not fail the winner: the job runs again, and killed again,
+/// the times measured before stand and the note says so.
+#[test]
+fn a_worker_killed_for_memory_in_the_final_round_leaves_the_times_measured_before() {
+    let mut j = job();
+    j.verify.sample = VerifySample::First(3);
+    let fake = FakeBackend::new(limits(), time).with_behavior(|c| if is(c, 128, 4) { Behavior::WorkerKilledVerifying } else { Behavior::Ok });
+    let r = Tuner::new(fake).tune(&j, &TuneOptions { strategy: "exhaustive".into(), ..opts() }).unwrap();
+    assert!(is(&r.winner, 128, 4), "the fastest still wins: {}", r.winner);
+    let w = result_of(&r, 128, 4);
+    assert!(w.stats().is_some() && !w.verified, "{:?}", w.outcome);
+    let note = r.notes.iter().find(|n| n.starts_with("the final round could not measure bx=128")).unwrap_or_else(|| panic!("{:?}", r.notes));
+    assert!(note.contains("out-of-memory killer ended the worker twice") && note.contains("the times measured before stand, still unverified"), "{note}");
+}
+
 /// One parameter `p` in 1..=40, each config 10 % faster than the one declared before it (the
 /// last, p=40, takes 1 ms): in the enumeration's order every config beats all before it.
 fn ever_faster_job() -> TuneJob {

@@ -66,9 +66,27 @@ impl<B: Backend> Coordinator<'_, B> {
                 };
                 let reference = ledger.reference.clone();
                 let verified = reference.is_some();
-                let job = Job::in_full(i, kernel.clone(), plan.cands[i].launch, reference, Purpose::Final);
-                let Some(answer) = self.run_one(ledger, judge, job) else { break };
+                // A worker the out-of-memory killer ends says nothing of the config (see
+                // `Search::worker_oom_killed`): the job runs once more on a fresh worker, and
+                // killed again, the times measured before stand.
+                let mut answer = None;
+                for _ in 0..2 {
+                    let job = Job::in_full(i, kernel.clone(), plan.cands[i].launch, reference.clone(), Purpose::Final);
+                    answer = self.run_one(ledger, judge, job);
+                    if !matches!(&answer, Some(a) if matches!(&a.done, Done::Measured { result: Err(e), .. } if e.oom_killed_worker())) {
+                        break;
+                    }
+                }
+                let Some(answer) = answer else { break };
                 let Done::Measured { result, .. } = answer.done else { continue };
+                if let Some(e) = result.as_ref().err().filter(|e| e.oom_killed_worker()) {
+                    let unverified = if verified && !before.verified { ", still unverified" } else { "" };
+                    ledger.notes.push(format!(
+                        "the final round could not measure {} on device {judge}: the system's out-of-memory killer ended the worker twice ({e}); the times measured before stand{unverified}",
+                        plan.cands[i].config
+                    ));
+                    continue;
+                }
                 if let Some(e) = result.as_ref().err().filter(|e| e.device_unusable()) {
                     // No config can run there now: the times measured before stand.
                     let why = e.to_string();
