@@ -274,6 +274,8 @@ fn a_config_whose_worker_is_killed_for_memory_every_time_is_blamed_after_three()
     assert!(message.starts_with("the system's out-of-memory killer ended the worker each of the 3 times it ran this config"), "{message}");
     assert!(r.devices[0].lost.is_none(), "{:?}", r.devices);
     assert_eq!(tuner.backend().worker_starts(), 4, "three kills, then the rest on one more worker");
+    let note = r.notes.iter().find(|n| n.starts_with("memory: ")).unwrap_or_else(|| panic!("{:?}", r.notes));
+    assert!(note.contains("ended a worker 3 times (device 0); the config it ran was killed each of the 3 times and blamed"), "{note}");
     // Not stored: a machine with more memory may run it.
     let stored = db.entry(&r.entry).unwrap().unwrap();
     assert_eq!(stored.measurements.len(), 17);

@@ -1753,6 +1753,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                     (Some(kernel.usage.clone()), d)
                 }
             };
+            self.oom_workers.blamed += 1;
             let r = self.result(i, ResultOutcome::Failed { kind, message }, usage, Some(device), false);
             self.settle(l, refs, i, r, false);
             return Ok(());
@@ -1998,8 +1999,8 @@ struct Turn<'a, 'l, 'c> {
     adaptive: bool,
 }
 
-/// How many times the out-of-memory killer may end the worker running one config, other configs
-/// running between, before that config is blamed (see `Search::worker_oom_killed`).
+/// How many times the out-of-memory killer may end the worker running one config before that
+/// config is blamed (see `Coordinator::worker_oom_killed`).
 const OOM_BLAMED: usize = 3;
 
 /// Workers the system's out-of-memory killer ended during the search.
@@ -2008,12 +2009,13 @@ struct OomWorkers {
     /// In all, and per device.
     total: usize,
     devices: std::collections::BTreeMap<usize, usize>,
-    /// Since a job last ended without a worker killed: kills, those with compiles held to one at
-    /// a time already, and the candidates they ran.
+    /// Since a job last ended without a worker killed: kills, those with at most one compile
+    /// running beside the worker, and the candidates they ran.
     in_row: (usize, usize),
     in_row_configs: std::collections::BTreeSet<usize>,
-    /// Times per candidate.
+    /// Times per candidate, and the candidates blamed for them.
     configs: HashMap<usize, usize>,
+    blamed: usize,
     /// The compiles held to after the last kill, and the first kill's words.
     hold: Option<usize>,
     first: Option<String>,
@@ -2047,7 +2049,12 @@ impl OomWorkers {
             format!(" (device {})", self.devices.keys().next().copied().unwrap_or(0))
         };
         let configs = self.configs.len();
-        let ran = if configs == 1 { "the config it ran".to_string() } else { format!("the {configs} configs they ran") };
+        let ran = match (configs, self.blamed) {
+            (1, 0) => "the config it ran ran again, not blamed".to_string(),
+            (1, _) => format!("the config it ran was killed each of the {OOM_BLAMED} times and blamed"),
+            (n, 0) => format!("the {n} configs they ran ran again, not blamed"),
+            (n, b) => format!("the {n} configs they ran ran again, not blamed ({b} killed each of {OOM_BLAMED} times and blamed)"),
+        };
         let hold = self.hold.map_or(String::new(), |h| {
             let waited = self.drained_s + self.draining.map_or(0.0, |t| t.elapsed().as_secs_f64());
             let waited =
@@ -2055,7 +2062,7 @@ impl OomWorkers {
             format!(", and compiles were held to fewer at once (at most {h} from the last kill on{waited})")
         });
         Some(format!(
-            "memory: the system's out-of-memory killer ended a worker {times}{devices}; {ran} ran again, not blamed{hold}: the memory the tune may use ran short, most likely for the compiles beside the worker — fewer compile threads (`-j`) or a larger memory limit avoid it (the first: {first})"
+            "memory: the system's out-of-memory killer ended a worker {times}{devices}; {ran}{hold}: the memory the tune may use ran short, most likely for the compiles beside the worker — fewer compile threads (`-j`) or a larger memory limit avoid it (the first: {first})"
         ))
     }
 }
