@@ -651,7 +651,7 @@ impl Backend for FakeBackend {
     fn time(&self, ws: &mut FakeWorkspace, k: &FakeKernel, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError> {
         let base = match &self.worker {
             Some(slot) => {
-                let doomed = self.doomed(k);
+                let doomed = self.doomed(k, false);
                 let sent = doomed.as_ref().unwrap_or(k);
                 let binary = sent.binary();
                 slot.with(&ws.initial, |w| w.time(crate::worker::KernelImage { id: sent.id, name: "fake", binary: &binary }, launch, req))?
@@ -694,7 +694,7 @@ impl Backend for FakeBackend {
             self.reset(ws, false)?;
             return Ok(t);
         };
-        let doomed = if k.behavior == Behavior::WorkerKilledVerifying { Some(self.killing(k)) } else { self.doomed(k) };
+        let doomed = self.doomed(k, true);
         let sent = doomed.as_ref().unwrap_or(k);
         let binary = sent.binary();
         let t = slot.with(&ws.initial, |w| w.verify(crate::worker::KernelImage { id: sent.id, name: "fake", binary: &binary }, launch, req))?;
@@ -765,9 +765,12 @@ impl FakeBackend {
             }
             Behavior::Crash if self.in_worker => std::process::abort(),
             #[cfg(unix)]
-            Behavior::WorkerKilled(_) | Behavior::WorkerKilledVerifying if self.in_worker && k.oom_kill.is_some() => {
-                raise_oom_count(k.oom_kill.as_deref().unwrap_or(std::path::Path::new("")));
-                let _ = signal_hook::low_level::raise(signal_hook::consts::SIGKILL);
+            Behavior::WorkerKilled(_) | Behavior::WorkerKilledVerifying if self.in_worker => {
+                // Sent to be killed on this request (see `FakeBackend::doomed`); else it runs.
+                if let Some(file) = &k.oom_kill {
+                    raise_oom_count(file);
+                    let _ = signal_hook::low_level::raise(signal_hook::consts::SIGKILL);
+                }
             }
             Behavior::Crash => return Err(BackendError::worker_died("the fake kernel crashed its process")),
             Behavior::DeviceLost => {
@@ -807,19 +810,22 @@ impl FakeBackend {
         Ok(times)
     }
 
-    /// For a request to a worker: a copy of `k` that gets the worker killed, on the first `n`
-    /// requests of a config of [`Behavior::WorkerKilled`]`(n)` (a fresh id: no worker has it).
-    fn doomed(&self, k: &FakeKernel) -> Option<FakeKernel> {
-        let Behavior::WorkerKilled(n) = k.behavior else { return None };
-        let mut runs = self.worker_runs.lock().unwrap_or_else(|p| p.into_inner());
-        let run = runs.entry(k.key.clone()).or_default();
-        *run += 1;
-        (*run <= n).then(|| self.killing(k))
-    }
-
-    /// A copy of `k` that gets the worker running it killed (see [`Self::doomed`]).
-    fn killing(&self, k: &FakeKernel) -> FakeKernel {
-        FakeKernel {
+    /// For a request to a worker (a verification with `verifying`): a copy of `k` that gets the
+    /// worker killed, on the first `n` requests of a config of [`Behavior::WorkerKilled`]`(n)`
+    /// and on every verification of one of [`Behavior::WorkerKilledVerifying`] (a fresh id: no
+    /// worker has it).
+    fn doomed(&self, k: &FakeKernel, verifying: bool) -> Option<FakeKernel> {
+        let doomed = match k.behavior {
+            Behavior::WorkerKilled(n) => {
+                let mut runs = self.worker_runs.lock().unwrap_or_else(|p| p.into_inner());
+                let run = runs.entry(k.key.clone()).or_default();
+                *run += 1;
+                *run <= n
+            }
+            Behavior::WorkerKilledVerifying => verifying,
+            _ => false,
+        };
+        doomed.then(|| FakeKernel {
             key: k.key.clone(),
             behavior: k.behavior.clone(),
             base_time: k.base_time,
@@ -828,7 +834,7 @@ impl FakeBackend {
             id: NEXT_KERNEL.fetch_add(1, Ordering::Relaxed),
             shipped: false,
             oom_kill: Some(oom_file()),
-        }
+        })
     }
 
     /// `times` with [`FakeBackend::with_first_launch`]'s cost added to the first, when they are

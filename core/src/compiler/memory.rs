@@ -74,6 +74,13 @@ static STATE: Mutex<State> = Mutex::new(State {
     held_s: 0.0,
 });
 
+impl State {
+    /// Seconds compile starts were held in this tune, the hold now included.
+    fn held_for(&self) -> f64 {
+        self.held_s + self.held_since.map_or(0.0, |t| t.elapsed().as_secs_f64())
+    }
+}
+
 fn state() -> std::sync::MutexGuard<'static, State> {
     STATE.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -256,8 +263,7 @@ pub fn forget() {
 /// Seconds compile starts have been held for memory in this tune so far (since it began): time
 /// the compile threads stood idle that the tune's account of its time says was memory's.
 pub fn held_seconds() -> f64 {
-    let s = state();
-    s.held_s + s.held_since.map_or(0.0, |t| t.elapsed().as_secs_f64())
+    state().held_for()
 }
 
 /// `0` (or `off`, `false`, `no`): compiles start without the memory check, as before it existed.
@@ -281,7 +287,7 @@ pub fn take_note() -> Option<String> {
         format!(
             "compile memory: a compile start waited {held} time{} for memory ({:.1} s in all), with {fewest} or more compiling{} (a compiler process takes up to {}{}; {} left to {from} beyond what the compiles running may still take, {} needed)",
             if held == 1 { "" } else { "s" },
-            s.held_s + s.held_since.map_or(0.0, |t| t.elapsed().as_secs_f64()),
+            s.held_for(),
             if early { ", the first compiles held by what an earlier tune of this kernel measured" } else { "" },
             mib(s.footprint.max(s.remembered)),
             if s.remembered > s.footprint { ", as an earlier tune of this kernel measured" } else { "" },

@@ -67,7 +67,7 @@ impl<B: Backend> Coordinator<'_, B> {
                 let reference = ledger.reference.clone();
                 let verified = reference.is_some();
                 // A worker the out-of-memory killer ends says nothing of the config (see
-                // `Search::worker_oom_killed`): the job runs once more on a fresh worker, and
+                // `Coordinator::worker_oom_killed`): the job runs once more on a fresh worker, and
                 // killed again, the times measured before stand.
                 let mut answer = None;
                 for _ in 0..2 {
