@@ -463,7 +463,11 @@ impl CompilerKind {
         let mut output = BufWriter::new(io::stdout().lock());
         loop {
             let Ok((job, _)) = crate::worker::read_msg::<CompileJob>(&mut input, None, None) else { return 0 };
-            let sent = match (self.local)(&job) {
+            let result = (self.local)(&job);
+            // Before answering: once the tuner reads the answer, the memory is free to the
+            // next compile's check ([`memory`]).
+            give_back_freed_memory();
+            let sent = match result {
                 Ok((binary, symbol)) => crate::worker::write_msg(&mut output, &Rep::Ok { symbol }, &[&binary], None),
                 Err(BackendError::CompileFailed { log, .. }) => crate::worker::write_msg(&mut output, &Rep::Refused { log }, &[], None),
                 Err(e) => crate::worker::write_msg(&mut output, &Rep::Failed { message: e.to_string() }, &[], None),
@@ -472,6 +476,21 @@ impl CompilerKind {
                 return 0;
             }
         }
+    }
+}
+
+/// Gives the memory freed by a compile back to the system. The C library's allocator keeps what
+/// a program frees for its next allocations, so an idle compiler process would hold what its
+/// last compile freed (55 of the 60 MiB a fake compile took) while other compiles, the kernel
+/// worker and the rest of a memory-limited job (Slurm's `--mem`, a pod's limit) need it. (NVRTC
+/// frees most of its memory to the system itself: on an H200 a 16-thread convolution tune's
+/// peak fell from 1045 MiB to 901–934 MiB with this.) glibc only: elsewhere nothing is done.
+fn give_back_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free heap pages to the system; it takes the allocator's
+    // locks like any allocation and touches no memory in use.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 

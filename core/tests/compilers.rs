@@ -121,6 +121,34 @@ fn idle_compilers_killed_between_tunes_cost_nothing() {
     assert!(!r.notes.iter().any(|n| n.contains("compiled again")), "{:?}", r.notes);
 }
 
+/// An idle compiler process gives back the memory its compiles took (to the system, not only to
+/// its allocator): in a job with a memory limit, sixteen idle compilers each keeping their last
+/// compile's heap would hold most of it. Each compile here takes 60 MiB, every page touched; once
+/// the tune has ended, no compiler process holds half of that of its own.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn idle_compilers_give_back_the_memory_their_compiles_took() {
+    let own = |pid: u32| -> Option<u64> {
+        let t = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let kb = |key: &str| t.lines().find_map(|l| l.strip_prefix(key))?.trim().trim_end_matches("kB").trim().parse::<u64>().ok();
+        Some((kb("RssAnon:")? + kb("RssShmem:").unwrap_or(0)) << 10)
+    };
+    for (pid, _) in children().unwrap_or_default() {
+        let _ = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    kerntune_core::compiler::memory::forget();
+    let fake = FakeBackend::new(limits(), time).with_compile_times(|_| Duration::from_millis(50)).with_compile_memory(|_| 60);
+    std::env::set_var(kerntune_core::compiler::ISOLATION_VAR, "1");
+    let r = Tuner::new(fake).tune(&job(), &TuneOptions { compile_threads: Some(2), ..exhaustive(None) });
+    std::env::remove_var(kerntune_core::compiler::ISOLATION_VAR);
+    let r = r.unwrap();
+    assert!(failed(&r).is_empty() && r.results.len() == 18, "{:?}", failed(&r));
+    assert!(kerntune_core::compiler::memory::footprint() >= 60 << 20, "the compiles took their memory");
+    let held: Vec<(u32, u64)> = children().unwrap_or_default().into_iter().filter_map(|(pid, _)| Some((pid, own(pid)?))).collect();
+    assert!(!held.is_empty(), "no idle compiler left");
+    assert!(held.iter().all(|&(_, b)| b < 30 << 20), "idle compilers' own memory (pid, bytes): {held:?}");
+}
+
 /// A space whose first candidate is in the compile cache (a tune run again) starts no compiler
 /// ahead: here every compile is a hit, and with compiler processes wanted none is started.
 fn a_compiled_space_starts_no_compiler() {
@@ -256,7 +284,7 @@ fn a_later_tune_of_a_kernel_knows_what_its_compiles_take() {
     kerntune_core::compiler::memory::assume_limit(Some(170 << 20));
     std::env::set_var(kerntune_core::compiler::ISOLATION_VAR, "1");
     // Each tune as a program of its own: nothing measured or read before it, and no compiler
-    // process left from an earlier one (an idle one keeps the memory its compiles took).
+    // process left from an earlier one.
     let tune = || {
         for (pid, _) in children().unwrap_or_default() {
             let _ = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
@@ -556,6 +584,8 @@ fn main() {
     let tests: &[(&str, fn())] = &[
         ("compilers_start_ahead_one_per_compile_thread", compilers_start_ahead_one_per_compile_thread),
         ("a_compiled_space_starts_no_compiler", a_compiled_space_starts_no_compiler),
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        ("idle_compilers_give_back_the_memory_their_compiles_took", idle_compilers_give_back_the_memory_their_compiles_took),
         #[cfg(target_os = "linux")]
         ("idle_compilers_killed_between_tunes_cost_nothing", idle_compilers_killed_between_tunes_cost_nothing),
         ("a_compile_past_the_timeout_is_killed_and_uses_no_more_cpu", a_compile_past_the_timeout_is_killed_and_uses_no_more_cpu),

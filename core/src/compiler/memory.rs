@@ -10,7 +10,9 @@
 //! So the compiler processes are watched: the most memory of its own one has reached while
 //! compiling (`VmHWM` as a compile answers, less the file pages it maps — the compiler's
 //! library, which every compiler process shares and a cgroup counts once — and what a compile
-//! running holds now: `RssAnon` and `RssShmem`) is a compiler's footprint ([`footprint`]).
+//! running holds now: `RssAnon` and `RssShmem`) is a compiler's footprint ([`footprint`]). An
+//! idle compiler process holds little of its own: it gives the memory a compile freed back to
+//! the system before it answers.
 //! Before another compile starts beside those running, `fits` asks whether what is left — the
 //! least of what the tuner's memory cgroup and each cgroup above it may still use (its limit
 //! less its working set: usage less inactive file pages, as Kubernetes counts it) and the

@@ -337,9 +337,12 @@ impl Account {
     /// What bound the tune, and what would shorten it.
     pub fn verdict(&self) -> String {
         let devices = if self.devices.len() == 1 { "the device" } else { "the devices" };
+        // Compile starts held for memory: whatever else the devices waited for (compiles given
+        // up on or killed leave no span, so the time they ran reads as the tuner's own).
+        let held = self.bound != Bound::Measuring && self.compile_busy < 0.7 && self.memory_held_s >= 0.2 * self.wall_s;
         match self.bound {
             Bound::Measuring => format!("measuring bound this tune ({devices} busy {}): more devices (`--devices`) or a budget shorten it", pct(self.device_busy())),
-            Bound::Compiling if self.compile_busy < 0.7 && self.memory_held_s >= 0.2 * self.wall_s => format!(
+            _ if held => format!(
                 "compiling bound this tune, with the compile threads {} full: compile starts waited {} of it for the memory they need (the `compile memory:` note says how little was left); more memory for the tune (Slurm's `--mem`, a container's or pod's limit) shortens it",
                 pct(self.compile_busy),
                 secs(self.memory_held_s)
@@ -430,6 +433,16 @@ mod tests {
             "{verdict}"
         );
         assert!(verdict.contains("--mem"), "{verdict}");
+        // Idle mostly with no compile recorded (compiles given up on at a time limit, or killed,
+        // leave no span): the tuner's own work, unless compile starts were held for memory.
+        let long = RunTime { wall_ms: 20_000, reference_ms: None, ..time };
+        let t = Timeline::new([("a", &a[..], false), ("b", &b[..], false), ("x", &x[..], false)], Some(&long)).unwrap();
+        assert_eq!(t.account().bound, Bound::Tuner);
+        assert!(t.account().verdict().contains("the tuner's own work"), "{}", t.account().verdict());
+        let held = RunTime { memory_held_ms: 5_000, ..long };
+        let t = Timeline::new([("a", &a[..], false), ("b", &b[..], false), ("x", &x[..], false)], Some(&held)).unwrap();
+        let verdict = t.account().verdict();
+        assert!(verdict.contains("compile starts waited 5.00 s of it for the memory they need"), "{verdict}");
     }
 
     #[test]
