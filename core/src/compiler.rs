@@ -75,6 +75,19 @@ pub(crate) fn switch(var: &str, on: &str, off: &str) -> Option<bool> {
 /// until [`take_notes`].
 static NOTES: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
+/// The compiler kinds this program has used, for [`shed_idle`].
+static KINDS: Mutex<Vec<&'static CompilerKind>> = Mutex::new(Vec::new());
+
+/// Closes the idle compiler processes beyond `keep` of each kind: while compile starts are held
+/// for memory ([`memory`]), compilers no compile can use hold memory one could (on an H200, 14
+/// MiB each of their own once NVRTC is loaded: 16 idle ones took 224 MiB of a 627 MiB job
+/// where compiles ran one or two at a time). A compile that finds none idle starts one. How many
+/// were closed.
+pub(crate) fn shed_idle(keep: usize) -> usize {
+    let kinds: Vec<&'static CompilerKind> = KINDS.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    kinds.into_iter().map(|k| k.shed(keep)).sum()
+}
+
 /// The lines for the report of the tune that is ending (kept in its notes, `--json` too).
 pub fn take_notes() -> Vec<String> {
     std::mem::take(&mut *NOTES.lock().unwrap_or_else(|p| p.into_inner()))
@@ -215,6 +228,7 @@ impl CompilerKind {
         if !self.used(wanted) || threads == 0 {
             return;
         }
+        self.register();
         self.keep.store(threads, Ordering::Relaxed);
         let have = self.idle().len() + self.lent.load(Ordering::Relaxed) + self.pending.load(Ordering::Relaxed);
         let wanted = threads.saturating_sub(have);
@@ -243,9 +257,41 @@ impl CompilerKind {
         self.idle.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Lists this kind among those [`shed_idle`] looks at.
+    fn register(&'static self) {
+        let mut kinds = KINDS.lock().unwrap_or_else(|p| p.into_inner());
+        if !kinds.iter().any(|k| std::ptr::eq(*k, self)) {
+            kinds.push(self);
+        }
+    }
+
+    /// Closes this kind's idle compilers beyond the `keep` used last; how many it closed.
+    fn shed(&self, keep: usize) -> usize {
+        let extra: Vec<Compiler> = {
+            let mut idle = self.idle();
+            let n = idle.len().saturating_sub(keep);
+            idle.drain(..n).collect()
+        };
+        let n = extra.len();
+        for c in extra {
+            self.close(c);
+        }
+        if n > 0 {
+            tracing::debug!("{n} idle {} compiler process(es) closed for memory", self.label);
+        }
+        n
+    }
+
+    /// Closes an idle compiler: at the end of its input it exits.
+    fn close(&self, mut c: Compiler) {
+        memory::gone(c.pid());
+        drop(c.stdin);
+        let _ = c.child.wait();
+    }
+
     /// Puts a compiler that answered back in the pool, or closes it when the pool holds as
     /// many as are kept.
-    fn give_back(&self, mut c: Compiler) {
+    fn give_back(&self, c: Compiler) {
         self.lent.fetch_sub(1, Ordering::SeqCst);
         let mut idle = self.idle();
         if idle.len() < self.keep.load(Ordering::Relaxed) {
@@ -253,10 +299,7 @@ impl CompilerKind {
             return;
         }
         drop(idle);
-        memory::gone(c.pid());
-        // At the end of its input it exits.
-        drop(c.stdin);
-        let _ = c.child.wait();
+        self.close(c);
     }
 
     /// Call first thing in `main` (through the backend's `hook`). In a compiler process of this
@@ -306,6 +349,7 @@ impl CompilerKind {
     /// started (the system's process limit, this program's file no longer executable), the
     /// compile runs on a thread, as do this kind's later ones, said once.
     fn run(&'static self, job: &CompileJob, watch: &CompileWatch) -> Result<CompileOutput, BackendError> {
+        self.register();
         watch.track();
         let t0 = Instant::now();
         let oom_before = crate::worker::oom_kills();

@@ -275,6 +275,31 @@ fn compiles_wait_for_the_memory_they_need() {
     println!("{}", time.line());
 }
 
+/// While compile starts wait for memory, the idle compiler processes but one are closed: they
+/// hold memory a compile could use. Eight threads where memory lets two compile at once: after
+/// the tune, no more compiler processes are left than compiled at once at its end and one more
+/// (without closing them, all eight prestarted stay), and every config compiled.
+#[cfg(target_os = "linux")]
+fn idle_compilers_are_closed_while_compiles_wait_for_memory() {
+    for (pid, _) in children().unwrap_or_default() {
+        let _ = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    kerntune_core::compiler::memory::forget();
+    kerntune_core::compiler::memory::assume_limit(Some(170 << 20));
+    let fake = FakeBackend::new(limits(), time).with_compile_times(|_| Duration::from_millis(200)).with_compile_memory(|_| 60);
+    let tuner = Tuner::new(fake);
+    std::env::set_var(kerntune_core::compiler::ISOLATION_VAR, "1");
+    let r = tuner.tune(&job(), &TuneOptions { compile_threads: Some(8), ..exhaustive(None) });
+    std::env::remove_var(kerntune_core::compiler::ISOLATION_VAR);
+    kerntune_core::compiler::memory::assume_limit(None);
+    let r = r.unwrap();
+    assert!(failed(&r).is_empty() && r.results.len() == 18, "{:?}", failed(&r));
+    assert!(r.notes.iter().any(|n| n.starts_with("compile memory: ")), "no compile start waited: {:?}", r.notes);
+    let left = children().unwrap_or_default().len();
+    assert!((1..=3).contains(&left), "{left} compiler processes left after the tune");
+}
+
 /// The first compiles of a tune, every thread starting one at once, are held too where an
 /// earlier tune of the kernel measured what its compiles take: kept in the compile cache folder
 /// (a tuning farm's shards start knowing it). Without it they all start at once.
@@ -591,6 +616,8 @@ fn main() {
         ("a_compile_past_the_timeout_is_killed_and_uses_no_more_cpu", a_compile_past_the_timeout_is_killed_and_uses_no_more_cpu),
         ("a_compiler_that_crashes_costs_its_config", a_compiler_that_crashes_costs_its_config),
         ("compiles_wait_for_the_memory_they_need", compiles_wait_for_the_memory_they_need),
+        #[cfg(target_os = "linux")]
+        ("idle_compilers_are_closed_while_compiles_wait_for_memory", idle_compilers_are_closed_while_compiles_wait_for_memory),
         ("a_later_tune_of_a_kernel_knows_what_its_compiles_take", a_later_tune_of_a_kernel_knows_what_its_compiles_take),
         ("a_compiler_killed_from_outside_compiles_again_with_fewer_beside_it", a_compiler_killed_from_outside_compiles_again_with_fewer_beside_it),
         ("a_killed_compile_does_not_wait_for_a_long_one", a_killed_compile_does_not_wait_for_a_long_one),

@@ -19,7 +19,9 @@
 //! machine's `MemAvailable` — covers what the compiles
 //! running may still take to reach that footprint, and what the next one needs beyond what its
 //! idle compiler process already holds (an eighth more for what is not counted). If not, it
-//! waits until a compile ends or memory is freed, and the tune's notes say how often.
+//! waits until a compile ends or memory is freed, and the tune's notes say how often; meanwhile
+//! the idle compiler processes but one are closed, for the memory they hold
+//! ([`super::shed_idle`]).
 //!
 //! Before a compile of this tune has taken memory, the footprint an earlier tune of the same
 //! kernel measured stands for it (`Remembered`: kept in the backend's compile cache folder as
@@ -137,6 +139,10 @@ pub fn footprint() -> u64 {
 /// beyond what its idle compiler holds.
 pub(crate) fn fits(running: usize) -> bool {
     let wait = if enabled() && running > 0 { shortfall(running) } else { None };
+    if wait.is_some() {
+        // Held: the idle compilers but the one the next compile goes to hold memory for nothing.
+        super::shed_idle(1);
+    }
     let mut s = state();
     let Some(last) = wait else {
         s.holding = false;

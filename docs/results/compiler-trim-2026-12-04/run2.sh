@@ -6,7 +6,9 @@
 #  new in a cgroup of LIMIT bytes (default 657960960: 0.6 of the old binary's unlimited peak in
 #  call 1), seed 2, `--budget 50,120s`, with the memory check and without
 #  (KERNTUNE_COMPILE_MEMORY_CHECK=0). RUNS picks some of: old-unlimited new-unlimited
-#  new-limited new-nocheck.
+#  new-limited new-limited2 new-nocheck suites (the GPU test suites, scripts/device-suites.sh).
+# Call 3 (TAG=call3 RUNS="new-unlimited new-limited new-limited2 suites"): the build that also
+# closes idle compiler processes while compile starts are held for memory.
 set -u
 . scripts/device-env.sh
 W=/tmp/s53; rm -rf $W; mkdir -p $W
@@ -41,7 +43,8 @@ seedmem() { mkdir -p $W/cache-$1/cuda; cp $W/cache-$2/cuda/*.mem $W/cache-$1/cud
     case $r in
       old-unlimited) tune $r $OLD max 1 50 120 ;;
       new-unlimited) tune $r $NEW max 1 50 120 ;;
-      new-limited) seedmem $r new-unlimited; tune $r $NEW $L 2 50,120s 135 ;;
+      new-limited|new-limited2) seedmem $r new-unlimited; tune $r $NEW $L 2 50,120s 135 ;;
+      suites) bash scripts/device-suites.sh $W ;;
       new-nocheck) seedmem $r new-unlimited; tune $r $NEW $L 2 50,120s 135 KERNTUNE_COMPILE_MEMORY_CHECK=0 ;;
     esac
     save
