@@ -369,6 +369,9 @@ impl CompilerKind {
             }
         };
         watch.set_process(Some(c.pid()));
+        // The most the compile holds of its own, looked at as the answer is awaited: this
+        // compile's, where the process's peak is the largest of every compile it ran.
+        let mut peak = None;
         let answer = loop {
             if watch.abandoned() {
                 watch.set_process(None);
@@ -386,11 +389,11 @@ impl CompilerKind {
                     let oom = killed.then(|| crate::worker::oom_killed_since(oom_before)).flatten();
                     return Err(BackendError::CompilerDied { label: self.label.into(), status, killed, oom, words: words.said() });
                 }
-                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Timeout) => peak = peak.max(memory::own_now(c.pid())),
             }
         };
         watch.set_process(None);
-        memory::ended(c.pid());
+        memory::ended(c.pid(), peak);
         self.give_back(c);
         match answer {
             (Rep::Ok { symbol }, blobs) => Ok((blobs.into_iter().next().unwrap_or_default(), symbol)),

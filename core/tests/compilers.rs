@@ -275,6 +275,53 @@ fn compiles_wait_for_the_memory_they_need() {
     println!("{}", time.line());
 }
 
+/// The memory check goes by what most compiles take, not by the largest: one config whose
+/// compile takes four times the others' (here the reference, 120 MiB against 30, compiled
+/// first) does not hold every later compile start to it. Four threads, memory for about four
+/// of the others at once: once eight compiles are measured, compiles again run three or more at
+/// once (held to one at a time by the largest, only the first wave did).
+fn the_memory_check_goes_by_what_most_compiles_take() {
+    for (pid, _) in children().unwrap_or_default() {
+        let _ = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    // A cache of its own: the footprint it leaves is not the other tests' business.
+    let cache = tempfile::tempdir().unwrap();
+    let before = std::env::var_os("KERNTUNE_CACHE_DIR");
+    std::env::set_var("KERNTUNE_CACHE_DIR", cache.path());
+    kerntune_core::compiler::memory::forget();
+    kerntune_core::compiler::memory::assume_limit(Some(160 << 20));
+    let fake = FakeBackend::new(limits(), time).with_compile_times(|_| Duration::from_millis(200)).with_compile_memory(|c| {
+        if c.key() == "bx=256,vec=1" {
+            120
+        } else {
+            30
+        }
+    });
+    let tuner = Tuner::new(fake);
+    std::env::set_var(kerntune_core::compiler::ISOLATION_VAR, "1");
+    // 36 configs: the first eight measured go by the largest, the rest by the nine in ten.
+    let job = fake::xy_job(&[32, 64, 128, 256, 512, 1024], &[1, 2, 4, 8, 16, 32], 1024);
+    let r = tuner.tune(&job, &TuneOptions { compile_threads: Some(4), ..exhaustive(None) });
+    std::env::remove_var(kerntune_core::compiler::ISOLATION_VAR);
+    match before {
+        Some(d) => std::env::set_var("KERNTUNE_CACHE_DIR", d),
+        None => std::env::remove_var("KERNTUNE_CACHE_DIR"),
+    }
+    kerntune_core::compiler::memory::assume_limit(None);
+    let r = r.unwrap();
+    assert!(failed(&r).is_empty() && r.results.len() == 36, "{:?}", failed(&r));
+    assert!(
+        kerntune_core::compiler::memory::footprint() >= 100 << 20,
+        "the large compile was measured: {}",
+        kerntune_core::compiler::memory::footprint() >> 20
+    );
+    let counts: Vec<usize> = tuner.backend().compiled.lock().unwrap().values().flatten().copied().collect();
+    assert!(counts.iter().filter(|&&n| n >= 3).count() >= 12, "compiles running as each started: {counts:?}");
+    let note = r.notes.iter().find(|n| n.starts_with("compile memory: ")).unwrap_or_else(|| panic!("{:?}", r.notes));
+    assert!(note.contains("nine compiles in ten up to"), "{note}");
+}
+
 /// While compile starts wait for memory, the idle compiler processes but one are closed: they
 /// hold memory a compile could use. Eight threads where memory lets two compile at once: after
 /// the tune, no more compiler processes are left than compiled at once at its end and one more
@@ -285,6 +332,10 @@ fn idle_compilers_are_closed_while_compiles_wait_for_memory() {
         let _ = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
     }
     std::thread::sleep(Duration::from_millis(100));
+    // A cache of its own: the footprint it leaves is not the other tests' business.
+    let cache = tempfile::tempdir().unwrap();
+    let before = std::env::var_os("KERNTUNE_CACHE_DIR");
+    std::env::set_var("KERNTUNE_CACHE_DIR", cache.path());
     kerntune_core::compiler::memory::forget();
     kerntune_core::compiler::memory::assume_limit(Some(170 << 20));
     let fake = FakeBackend::new(limits(), time).with_compile_times(|_| Duration::from_millis(200)).with_compile_memory(|_| 60);
@@ -292,6 +343,10 @@ fn idle_compilers_are_closed_while_compiles_wait_for_memory() {
     std::env::set_var(kerntune_core::compiler::ISOLATION_VAR, "1");
     let r = tuner.tune(&job(), &TuneOptions { compile_threads: Some(8), ..exhaustive(None) });
     std::env::remove_var(kerntune_core::compiler::ISOLATION_VAR);
+    match before {
+        Some(d) => std::env::set_var("KERNTUNE_CACHE_DIR", d),
+        None => std::env::remove_var("KERNTUNE_CACHE_DIR"),
+    }
     kerntune_core::compiler::memory::assume_limit(None);
     let r = r.unwrap();
     assert!(failed(&r).is_empty() && r.results.len() == 18, "{:?}", failed(&r));
@@ -616,6 +671,7 @@ fn main() {
         ("a_compile_past_the_timeout_is_killed_and_uses_no_more_cpu", a_compile_past_the_timeout_is_killed_and_uses_no_more_cpu),
         ("a_compiler_that_crashes_costs_its_config", a_compiler_that_crashes_costs_its_config),
         ("compiles_wait_for_the_memory_they_need", compiles_wait_for_the_memory_they_need),
+        ("the_memory_check_goes_by_what_most_compiles_take", the_memory_check_goes_by_what_most_compiles_take),
         #[cfg(target_os = "linux")]
         ("idle_compilers_are_closed_while_compiles_wait_for_memory", idle_compilers_are_closed_while_compiles_wait_for_memory),
         ("a_later_tune_of_a_kernel_knows_what_its_compiles_take", a_later_tune_of_a_kernel_knows_what_its_compiles_take),
