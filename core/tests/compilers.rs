@@ -121,6 +121,43 @@ fn idle_compilers_killed_between_tunes_cost_nothing() {
     assert!(!r.notes.iter().any(|n| n.contains("compiled again")), "{:?}", r.notes);
 }
 
+/// A tune in compiler processes as in a program of its own, for the memory tests: no compiler
+/// process left from an earlier test, nothing measured or remembered, a compile cache of its own
+/// (the footprint it leaves is not the other tests' business) and, with `limit`, that much memory
+/// for the compilers. Undone when dropped.
+struct AloneInMemory {
+    _cache: tempfile::TempDir,
+    before: Option<std::ffi::OsString>,
+}
+
+impl AloneInMemory {
+    fn new(limit: Option<u64>) -> AloneInMemory {
+        for (pid, _) in children().unwrap_or_default() {
+            let _ = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        let cache = tempfile::tempdir().unwrap();
+        let before = std::env::var_os("KERNTUNE_CACHE_DIR");
+        // This program runs one test at a time: no other thread reads the environment now.
+        std::env::set_var("KERNTUNE_CACHE_DIR", cache.path());
+        std::env::set_var(kerntune_core::compiler::ISOLATION_VAR, "1");
+        kerntune_core::compiler::memory::forget();
+        kerntune_core::compiler::memory::assume_limit(limit);
+        AloneInMemory { _cache: cache, before }
+    }
+}
+
+impl Drop for AloneInMemory {
+    fn drop(&mut self) {
+        std::env::remove_var(kerntune_core::compiler::ISOLATION_VAR);
+        match self.before.take() {
+            Some(d) => std::env::set_var("KERNTUNE_CACHE_DIR", d),
+            None => std::env::remove_var("KERNTUNE_CACHE_DIR"),
+        }
+        kerntune_core::compiler::memory::assume_limit(None);
+    }
+}
+
 /// An idle compiler process gives back the memory its compiles took (to the system, not only to
 /// its allocator): in a job with a memory limit, sixteen idle compilers each keeping their last
 /// compile's heap would hold most of it. Each compile here takes 60 MiB, every page touched; once
@@ -132,15 +169,10 @@ fn idle_compilers_give_back_the_memory_their_compiles_took() {
         let kb = |key: &str| t.lines().find_map(|l| l.strip_prefix(key))?.trim().trim_end_matches("kB").trim().parse::<u64>().ok();
         Some((kb("RssAnon:")? + kb("RssShmem:").unwrap_or(0)) << 10)
     };
-    for (pid, _) in children().unwrap_or_default() {
-        let _ = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
-    }
-    std::thread::sleep(Duration::from_millis(100));
-    kerntune_core::compiler::memory::forget();
+    let alone = AloneInMemory::new(None);
     let fake = FakeBackend::new(limits(), time).with_compile_times(|_| Duration::from_millis(50)).with_compile_memory(|_| 60);
-    std::env::set_var(kerntune_core::compiler::ISOLATION_VAR, "1");
     let r = Tuner::new(fake).tune(&job(), &TuneOptions { compile_threads: Some(2), ..exhaustive(None) });
-    std::env::remove_var(kerntune_core::compiler::ISOLATION_VAR);
+    drop(alone);
     let r = r.unwrap();
     assert!(failed(&r).is_empty() && r.results.len() == 18, "{:?}", failed(&r));
     assert!(kerntune_core::compiler::memory::footprint() >= 60 << 20, "the compiles took their memory");
@@ -281,16 +313,7 @@ fn compiles_wait_for_the_memory_they_need() {
 /// of the others at once: once eight compiles are measured, compiles again run three or more at
 /// once (held to one at a time by the largest, only the first wave did).
 fn the_memory_check_goes_by_what_most_compiles_take() {
-    for (pid, _) in children().unwrap_or_default() {
-        let _ = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
-    }
-    std::thread::sleep(Duration::from_millis(100));
-    // A cache of its own: the footprint it leaves is not the other tests' business.
-    let cache = tempfile::tempdir().unwrap();
-    let before = std::env::var_os("KERNTUNE_CACHE_DIR");
-    std::env::set_var("KERNTUNE_CACHE_DIR", cache.path());
-    kerntune_core::compiler::memory::forget();
-    kerntune_core::compiler::memory::assume_limit(Some(160 << 20));
+    let alone = AloneInMemory::new(Some(160 << 20));
     let fake = FakeBackend::new(limits(), time).with_compile_times(|_| Duration::from_millis(200)).with_compile_memory(|c| {
         if c.key() == "bx=256,vec=1" {
             120
@@ -299,16 +322,10 @@ fn the_memory_check_goes_by_what_most_compiles_take() {
         }
     });
     let tuner = Tuner::new(fake);
-    std::env::set_var(kerntune_core::compiler::ISOLATION_VAR, "1");
     // 36 configs: the first eight measured go by the largest, the rest by the nine in ten.
     let job = fake::xy_job(&[32, 64, 128, 256, 512, 1024], &[1, 2, 4, 8, 16, 32], 1024);
     let r = tuner.tune(&job, &TuneOptions { compile_threads: Some(4), ..exhaustive(None) });
-    std::env::remove_var(kerntune_core::compiler::ISOLATION_VAR);
-    match before {
-        Some(d) => std::env::set_var("KERNTUNE_CACHE_DIR", d),
-        None => std::env::remove_var("KERNTUNE_CACHE_DIR"),
-    }
-    kerntune_core::compiler::memory::assume_limit(None);
+    drop(alone);
     let r = r.unwrap();
     assert!(failed(&r).is_empty() && r.results.len() == 36, "{:?}", failed(&r));
     assert!(
@@ -328,26 +345,11 @@ fn the_memory_check_goes_by_what_most_compiles_take() {
 /// (without closing them, all eight prestarted stay), and every config compiled.
 #[cfg(target_os = "linux")]
 fn idle_compilers_are_closed_while_compiles_wait_for_memory() {
-    for (pid, _) in children().unwrap_or_default() {
-        let _ = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
-    }
-    std::thread::sleep(Duration::from_millis(100));
-    // A cache of its own: the footprint it leaves is not the other tests' business.
-    let cache = tempfile::tempdir().unwrap();
-    let before = std::env::var_os("KERNTUNE_CACHE_DIR");
-    std::env::set_var("KERNTUNE_CACHE_DIR", cache.path());
-    kerntune_core::compiler::memory::forget();
-    kerntune_core::compiler::memory::assume_limit(Some(170 << 20));
+    let alone = AloneInMemory::new(Some(170 << 20));
     let fake = FakeBackend::new(limits(), time).with_compile_times(|_| Duration::from_millis(200)).with_compile_memory(|_| 60);
     let tuner = Tuner::new(fake);
-    std::env::set_var(kerntune_core::compiler::ISOLATION_VAR, "1");
     let r = tuner.tune(&job(), &TuneOptions { compile_threads: Some(8), ..exhaustive(None) });
-    std::env::remove_var(kerntune_core::compiler::ISOLATION_VAR);
-    match before {
-        Some(d) => std::env::set_var("KERNTUNE_CACHE_DIR", d),
-        None => std::env::remove_var("KERNTUNE_CACHE_DIR"),
-    }
-    kerntune_core::compiler::memory::assume_limit(None);
+    drop(alone);
     let r = r.unwrap();
     assert!(failed(&r).is_empty() && r.results.len() == 18, "{:?}", failed(&r));
     assert!(r.notes.iter().any(|n| n.starts_with("compile memory: ")), "no compile start waited: {:?}", r.notes);

@@ -23,8 +23,8 @@
 //! running may still take to reach that footprint, and what the next one needs beyond what its
 //! idle compiler process already holds (an eighth more for what is not counted). If not, it
 //! waits until a compile ends or memory is freed, and the tune's notes say how often; meanwhile
-//! the idle compiler processes but one are closed, for the memory they hold
-//! ([`super::shed_idle`]).
+//! the idle compiler processes but one are closed, for the memory they hold (`shed_idle` in
+//! [`crate::compiler`]).
 //!
 //! Before a compile of this tune has taken memory, the footprint an earlier tune of the same
 //! kernel measured stands for it (`Remembered`: kept in the backend's compile cache folder as
