@@ -89,9 +89,13 @@ static STATE: Mutex<State> = Mutex::new(State {
 /// largest footprint known.
 const PEAKS_KNOWN: usize = 8;
 
+/// The latest compiles [`State::expected`] goes by (sorted at each look while starts are held:
+/// a long tune's every compile would cost more than the compiles it holds).
+const PEAKS_KEPT: usize = 512;
+
 impl State {
-    /// What a compile is taken to reach, in bytes: nine in ten of this tune's compiles reached
-    /// no more, once [`PEAKS_KNOWN`] have been measured; before, the most a compiler process
+    /// What a compile is taken to reach, in bytes: nine in ten of this tune's latest compiles
+    /// ([`PEAKS_KEPT`]) reached no more, once [`PEAKS_KNOWN`] have been measured; before, the most a compiler process
     /// has reached (or an earlier tune of the kernel measured). Not the largest: one config's
     /// compile can take twice what the rest do (on an H200, 138 MiB of a convolution's, where a
     /// tune of 50 other configs of it stayed under 72 MiB), and holding every compile start to it left the compile
@@ -101,15 +105,20 @@ impl State {
         if self.peaks.len() < PEAKS_KNOWN {
             return self.footprint.max(self.remembered);
         }
-        let mut p = self.peaks.clone();
-        p.sort_unstable();
-        p[(p.len() * 9).div_ceil(10) - 1]
+        nine_in_ten(&self.peaks)
     }
 
     /// Seconds compile starts were held in this tune, the hold now included.
     fn held_for(&self) -> f64 {
         self.held_s + self.held_since.map_or(0.0, |t| t.elapsed().as_secs_f64())
     }
+}
+
+/// The least value nine in ten of `peaks` (not empty) do not exceed.
+fn nine_in_ten(peaks: &[u64]) -> u64 {
+    let mut p = peaks.to_vec();
+    p.sort_unstable();
+    p[(p.len() * 9).div_ceil(10) - 1]
 }
 
 fn state() -> std::sync::MutexGuard<'static, State> {
@@ -149,6 +158,9 @@ pub(crate) fn ended(pid: u32, seen: Option<u64>) {
     s.footprint = s.footprint.max(peak.unwrap_or(0));
     s.this_tune = s.this_tune.max(peak.unwrap_or(0));
     if let Some(p) = seen {
+        if s.peaks.len() == PEAKS_KEPT {
+            s.peaks.remove(0);
+        }
         s.peaks.push(p);
     }
 }
@@ -508,6 +520,20 @@ mod tests {
         // A compile taken from the queue and not yet sent counts whole; so does a new process.
         assert_eq!(judge(100 * MIB, &[(100 * MIB, true)], 2, 300 * MIB).unwrap(), Verdict { ok: true, short: 200 * MIB, need: 112 * MIB + MIB / 2 });
         assert!(!judge(100 * MIB, &[(100 * MIB, true)], 3, 300 * MIB).unwrap().ok);
+    }
+
+    #[test]
+    fn nine_in_ten_compiles_take_no_more() {
+        // Eight or nine: the largest; ten: one may take more; twenty: two may.
+        assert_eq!(nine_in_ten(&[5, 1, 2, 3, 4, 6, 7, 100]), 100);
+        assert_eq!(nine_in_ten(&[5, 1, 2, 3, 4, 6, 7, 8, 9, 100]), 9);
+        let twenty: Vec<u64> = (1..=18).chain([100, 200]).collect();
+        assert_eq!(nine_in_ten(&twenty), 18);
+        // A process's own memory now, from statm (resident less shared pages).
+        if std::path::Path::new("/proc/self/statm").exists() {
+            assert!(own_now(std::process::id()).is_some_and(|b| b > 0));
+        }
+        assert_eq!(own_now(u32::MAX), None);
     }
 
     #[test]
