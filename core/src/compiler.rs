@@ -389,7 +389,7 @@ impl CompilerKind {
                     let oom = killed.then(|| crate::worker::oom_killed_since(oom_before)).flatten();
                     return Err(BackendError::CompilerDied { label: self.label.into(), status, killed, oom, words: words.said() });
                 }
-                Err(RecvTimeoutError::Timeout) => peak = peak.max(memory::own_now(c.pid())),
+                Err(RecvTimeoutError::Timeout) => peak = peak.max(memory::resident(c.pid())),
             }
         };
         watch.set_process(None);
@@ -531,7 +531,8 @@ impl CompilerKind {
 /// last compile freed (55 of the 60 MiB a fake compile took) while other compiles, the kernel
 /// worker and the rest of a memory-limited job (Slurm's `--mem`, a pod's limit) need it. (NVRTC
 /// frees most of its memory to the system itself: on an H200 a 16-thread convolution tune's
-/// peak fell from 1045 MiB to 901–934 MiB with this.) glibc only: elsewhere nothing is done.
+/// peak was 1045 MiB twice without this and 901–1022 MiB in four runs with it.) glibc only:
+/// elsewhere nothing is done.
 fn give_back_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only returns free heap pages to the system; it takes the allocator's

@@ -47,8 +47,8 @@ struct State {
     /// The most a compiler process reached while compiling in this tune (since [`Remembered`]
     /// began), in bytes: what is kept for the next.
     this_tune: u64,
-    /// Each compile's own peak in this tune, in bytes, as seen while it ran (every 20 ms: see
-    /// [`own_now`]).
+    /// Each compile's own peak in this tune, in bytes, as seen while it ran (its [`resident`]
+    /// memory, looked at every 20 ms).
     peaks: Vec<u64>,
     /// The compiler processes alive, and whether each is compiling.
     processes: Vec<(u32, bool)>,
@@ -95,17 +95,22 @@ const PEAKS_KEPT: usize = 512;
 
 impl State {
     /// What a compile is taken to reach, in bytes: nine in ten of this tune's latest compiles
-    /// ([`PEAKS_KEPT`]) reached no more, once [`PEAKS_KNOWN`] have been measured; before, the most a compiler process
-    /// has reached (or an earlier tune of the kernel measured). Not the largest: one config's
-    /// compile can take twice what the rest do (on an H200, 138 MiB of a convolution's, where a
-    /// tune of 50 other configs of it stayed under 72 MiB), and holding every compile start to it left the compile
-    /// threads idle; a compile that outgrows what is left is killed by the out-of-memory killer
-    /// and compiled again with fewer beside it ([`crate::compiler`]).
+    /// ([`PEAKS_KEPT`]) reached no more, once [`PEAKS_KNOWN`] have been measured; before, the
+    /// [`State::largest`]. Not the largest: one config's compile can take twice what the rest do
+    /// (on an H200, 138 MiB of a convolution's, where a tune of 50 other configs of it stayed
+    /// under 72 MiB), and holding every compile start to it left the compile threads idle; a
+    /// compile that outgrows what is left is killed by the out-of-memory killer and compiled
+    /// again with fewer beside it ([`crate::compiler`]).
     fn expected(&self) -> u64 {
         if self.peaks.len() < PEAKS_KNOWN {
-            return self.footprint.max(self.remembered);
+            return self.largest();
         }
         nine_in_ten(&self.peaks)
+    }
+
+    /// The most a compiler process has reached, or an earlier tune of the kernel measured.
+    fn largest(&self) -> u64 {
+        self.footprint.max(self.remembered)
     }
 
     /// Seconds compile starts were held in this tune, the hold now included.
@@ -342,12 +347,9 @@ pub fn take_note() -> Option<String> {
             if held == 1 { "" } else { "s" },
             s.held_for(),
             if early { ", the first compiles held by what an earlier tune of this kernel measured" } else { "" },
-            mib(s.footprint.max(s.remembered)),
+            mib(s.largest()),
             if s.remembered > s.footprint { ", as an earlier tune of this kernel measured" } else { "" },
-            match s.expected() {
-                e if s.peaks.len() >= PEAKS_KNOWN && e < s.footprint.max(s.remembered) => format!(", nine compiles in ten up to {}, which the check goes by", mib(e)),
-                _ => String::new(),
-            },
+            if s.expected() < s.largest() { format!(", nine compiles in ten up to {}, which the check goes by", mib(s.expected())) } else { String::new() },
             mib(left),
             mib(need)
         )
@@ -464,32 +466,9 @@ fn kilobytes(text: &str, key: &str) -> Option<u64> {
 /// cgroup counts once. (On an H200 a convolution's NVRTC compiler processes each reached
 /// 146–163 MiB resident, while 16 of them compiling at once, with the tuner and its kernel
 /// worker, peaked at 0.95 GB in their cgroup.)
-fn resident(pid: u32) -> Option<u64> {
+pub(crate) fn resident(pid: u32) -> Option<u64> {
     let t = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     Some(kilobytes(&t, "RssAnon:")? + kilobytes(&t, "RssShmem:").unwrap_or(0))
-}
-
-/// What compiler process `pid` holds of its own now, in bytes (see [`resident`]), from
-/// `/proc/PID/statm` (resident less shared pages, its anonymous memory: cheaper to read than the status text, as a
-/// compile thread reads it every 20 ms while it waits); `None` where it cannot be read.
-pub(crate) fn own_now(pid: u32) -> Option<u64> {
-    let t = std::fs::read_to_string(format!("/proc/{pid}/statm")).ok()?;
-    let mut f = t.split_whitespace().skip(1).map(|x| x.parse::<u64>().ok());
-    let (resident, shared) = (f.next()??, f.next()??);
-    Some(resident.saturating_sub(shared) * page_size())
-}
-
-/// The system's page size, in bytes.
-fn page_size() -> u64 {
-    static SIZE: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    *SIZE.get_or_init(|| {
-        #[cfg(unix)]
-        // SAFETY: sysconf reads a constant of the system and touches no memory of this program.
-        let size = u64::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).ok().filter(|&p| p > 0);
-        #[cfg(not(unix))]
-        let size = None;
-        size.unwrap_or(4096)
-    })
 }
 
 /// The most a process has held of its own (see [`resident`]), from its `/proc/PID/status`
@@ -529,11 +508,11 @@ mod tests {
         assert_eq!(nine_in_ten(&[5, 1, 2, 3, 4, 6, 7, 8, 9, 100]), 9);
         let twenty: Vec<u64> = (1..=18).chain([100, 200]).collect();
         assert_eq!(nine_in_ten(&twenty), 18);
-        // A process's own memory now, from statm (resident less shared pages).
-        if std::path::Path::new("/proc/self/statm").exists() {
-            assert!(own_now(std::process::id()).is_some_and(|b| b > 0));
+        // A process's own memory now, as a compile thread reads it while it waits.
+        if std::path::Path::new("/proc/self/status").exists() {
+            assert!(resident(std::process::id()).is_some_and(|b| b > 0));
         }
-        assert_eq!(own_now(u32::MAX), None);
+        assert_eq!(resident(u32::MAX), None);
     }
 
     #[test]

@@ -339,7 +339,7 @@ impl Account {
         let devices = if self.devices.len() == 1 { "the device" } else { "the devices" };
         // Compile starts held for memory: whatever else the devices waited for (compiles given
         // up on or killed leave no span, so the time they ran reads as the tuner's own).
-        let held = self.bound != Bound::Measuring && self.compile_busy < 0.7 && self.memory_held_s >= 0.2 * self.wall_s;
+        let held = self.compile_busy < 0.7 && self.memory_held_s >= 0.2 * self.wall_s;
         match self.bound {
             Bound::Measuring => format!("measuring bound this tune ({devices} busy {}): more devices (`--devices`) or a budget shorten it", pct(self.device_busy())),
             _ if held => format!(
