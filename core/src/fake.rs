@@ -67,6 +67,18 @@ pub enum Behavior {
     /// fake's (as when a cgroup's memory runs out while the worker runs it). Otherwise, and on
     /// a thread, it runs as [`Behavior::Ok`].
     WorkerKilled(u32),
+    /// As [`Behavior::WorkerKilled`], on this config's launch requests `from` (1 the first) to
+    /// `from + times - 1` to the worker of device `device` (any, when `None`; requests are
+    /// counted per device): a config measured well that is killed later (the final round,
+    /// `--recheck`, a calibration). [`FakeBackend::worker_requests`] counts its requests.
+    WorkerKilledFrom {
+        /// The first request killed (1: the config's first).
+        from: u32,
+        /// How many in a row (`u32::MAX`: every one from `from` on).
+        times: u32,
+        /// Only on this device's worker (its ordinal, [`FakeBackend::isolated`]).
+        device: Option<usize>,
+    },
     /// Runs as [`Behavior::Ok`], but each verification of it (a verification launch against the
     /// reference outputs) ends as though the out-of-memory killer ended its worker: in a worker
     /// as [`Behavior::WorkerKilled`] does; on a thread it reports [`BackendError::WorkerDied`]
@@ -204,7 +216,8 @@ pub struct FakeBackend {
     pub compiled: Mutex<HashMap<String, Vec<usize>>>,
     /// Timed launches per config key.
     pub launches: Mutex<HashMap<String, u32>>,
-    /// Requests to a worker per config key of [`Behavior::WorkerKilled`].
+    /// Requests to a worker per config key of [`Behavior::WorkerKilled`] and
+    /// [`Behavior::WorkerKilledFrom`].
     worker_runs: Mutex<HashMap<String, u32>>,
     /// Timed launches of every config, shared with whoever asked ([`FakeBackend::launch_counter`]).
     timed: Arc<AtomicUsize>,
@@ -423,6 +436,20 @@ impl FakeBackend {
     /// How many worker processes this device has started (0 unless [`FakeBackend::isolated`]).
     pub fn worker_starts(&self) -> usize {
         self.worker.as_ref().map_or(0, |w| w.starts())
+    }
+
+    /// Launch requests to a worker so far of the config `key`, when its behaviour is
+    /// [`Behavior::WorkerKilled`] or [`Behavior::WorkerKilledFrom`] (others are not counted).
+    pub fn worker_requests(&self, key: &str) -> u32 {
+        self.worker_runs.lock().unwrap_or_else(|p| p.into_inner()).get(key).copied().unwrap_or(0)
+    }
+
+    /// Counts a launch request of `key` to a worker; its number, 1 the first.
+    fn worker_request(&self, key: &str) -> u32 {
+        let mut runs = self.worker_runs.lock().unwrap_or_else(|p| p.into_inner());
+        let run = runs.entry(key.to_string()).or_default();
+        *run += 1;
+        *run
     }
 
     /// Sets per-config behaviour.
@@ -765,7 +792,7 @@ impl FakeBackend {
             }
             Behavior::Crash if self.in_worker => std::process::abort(),
             #[cfg(unix)]
-            Behavior::WorkerKilled(_) | Behavior::WorkerKilledVerifying if self.in_worker => {
+            Behavior::WorkerKilled(_) | Behavior::WorkerKilledFrom { .. } | Behavior::WorkerKilledVerifying if self.in_worker => {
                 // Sent to be killed on this request (see `FakeBackend::doomed`); else it runs.
                 if let Some(file) = &k.oom_kill {
                     raise_oom_count(file);
@@ -811,16 +838,16 @@ impl FakeBackend {
     }
 
     /// For a request to a worker (a verification with `verifying`): a copy of `k` that gets the
-    /// worker killed, on the first `n` requests of a config of [`Behavior::WorkerKilled`]`(n)`
-    /// and on every verification of one of [`Behavior::WorkerKilledVerifying`] (a fresh id: no
+    /// worker killed, on the first `n` requests of a config of [`Behavior::WorkerKilled`]`(n)`,
+    /// on the requests a [`Behavior::WorkerKilledFrom`] names, and on every verification of one of [`Behavior::WorkerKilledVerifying`] (a fresh id: no
     /// worker has it).
     fn doomed(&self, k: &FakeKernel, verifying: bool) -> Option<FakeKernel> {
         let doomed = match k.behavior {
-            Behavior::WorkerKilled(n) => {
-                let mut runs = self.worker_runs.lock().unwrap_or_else(|p| p.into_inner());
-                let run = runs.entry(k.key.clone()).or_default();
-                *run += 1;
-                *run <= n
+            Behavior::WorkerKilled(n) => self.worker_request(&k.key) <= n,
+            Behavior::WorkerKilledFrom { from, times, device } => {
+                let run = self.worker_request(&k.key);
+                let here = device.is_none() || device == self.worker.as_ref().map(|w| w.ordinal());
+                here && run >= from && run - from < times
             }
             Behavior::WorkerKilledVerifying => verifying,
             _ => false,

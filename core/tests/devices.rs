@@ -282,6 +282,107 @@ fn a_config_whose_worker_is_killed_for_memory_every_time_is_blamed_after_three()
     assert!(!stored.measurements.contains_key("bx=512,vec=1"));
 }
 
+/// `--recheck` measures configs again after the final round. A worker the out-of-memory killer
+/// ends then says nothing of the config: it runs once more on a fresh worker, and killed both
+/// times it is "not measured again", for the machine's memory, not among the failed; the
+/// measurement the tune used stands.
+fn a_worker_killed_for_memory_in_the_recheck_is_not_a_failed_measurement() {
+    const WINNER: &str = "bx=128,vec=4";
+    let o = TuneOptions { strategy: "exhaustive".into(), recheck: 2, ..opts() };
+    let tuner = |kill: Behavior| {
+        let fake = FakeBackend::new(limits(), time)
+            .with_launch_delay(Duration::from_millis(1))
+            .with_behavior(move |c| if c.key() == WINNER { kill.clone() } else { Behavior::Ok })
+            .isolated(0, None);
+        Tuner::new(fake)
+    };
+    // The winner's requests before the recheck: a tune without it (never killed, counted).
+    let counted = tuner(Behavior::WorkerKilledFrom { from: u32::MAX, times: 1, device: None });
+    counted.tune(&job(), &TuneOptions { recheck: 0, ..o.clone() }).unwrap();
+    let before = counted.backend().worker_requests(WINNER);
+    assert!(before >= 2, "{before} requests: measured and in the final round");
+    for (times, again) in [(1, true), (2, false)] {
+        let t = tuner(Behavior::WorkerKilledFrom { from: before + 1, times, device: None });
+        let r = t.tune(&job(), &o).unwrap();
+        assert_eq!(r.winner.key(), WINNER, "{:?}", r.notes);
+        // A job may be several requests; a killed one ends with its first.
+        let requests = t.backend().worker_requests(WINNER);
+        assert!(if again { requests > before + 1 } else { requests == before + 2 }, "{requests} requests, {before} before the recheck");
+        let rechecked = r.recheck.as_ref().expect("the recheck");
+        assert!(rechecked.failed.is_empty(), "{rechecked:?}");
+        let row = rechecked.rows.iter().any(|x| x.config.key() == WINNER);
+        let line = rechecked.line();
+        if again {
+            assert!(row && rechecked.killed.is_empty(), "{rechecked:?}");
+            assert!(!line.contains("not measured again"), "{line}");
+        } else {
+            assert!(!row && rechecked.killed == [WINNER], "{rechecked:?}");
+            assert!(
+                line.contains("; 1 not measured again: the system's out-of-memory killer ended the worker each of the two times it ran it (bx=128,vec=4)"),
+                "{line}"
+            );
+            // The measurement the pick used stands.
+            assert!(r.results.iter().any(|x| x.config.key() == WINNER && x.stats().is_some()));
+        }
+        assert!(!line.contains("failed"), "{line}");
+        let note = r.notes.iter().find(|n| n.starts_with("memory: ")).unwrap_or_else(|| panic!("{:?}", r.notes));
+        let kills = if again { "once" } else { "2 times" };
+        assert!(note.contains(&format!("ended a worker {kills} (device 0)")), "{note}");
+    }
+}
+
+/// With two devices the first config measured is timed on the other as well (its calibration).
+/// A worker the out-of-memory killer ends then is not the device's or the config's doing: the
+/// calibration runs once more on a fresh worker, and killed again, a note says what was not
+/// compared. The tune goes on with both devices.
+fn a_worker_killed_for_memory_while_calibrating_times_it_again() {
+    // One compile at a time, each far longer than a launch, so that the default config (the
+    // reference) is the first measured, on device 0, and calibrated on device 1 (its first
+    // request there).
+    const DEFAULT: &str = "bx=256,vec=1";
+    for (times, again) in [(1, true), (2, false)] {
+        let kill = Behavior::WorkerKilledFrom { from: 1, times, device: Some(1) };
+        let fakes: Vec<FakeBackend> = (0..2)
+            .map(|d| {
+                let kill = kill.clone();
+                FakeBackend::new(limits(), time)
+                    .with_launch_delay(Duration::from_millis(1))
+                    .with_compile_delay(Duration::from_millis(100))
+                    .with_behavior(move |c| if c.key() == DEFAULT { kill.clone() } else { Behavior::Ok })
+                    .isolated(d, None)
+            })
+            .collect();
+        let tuner = Tuner::with_devices(fakes).unwrap();
+        let r = tuner.tune(&job(), &TuneOptions { compile_threads: Some(1), ..opts() }).unwrap();
+        assert_eq!(measured(&r), 18, "{:?} {:?}", r.failures, r.notes);
+        assert!(r.devices.iter().all(|d| d.lost.is_none()), "{:?}", r.devices);
+        let calibrated: Vec<_> = r
+            .results
+            .iter()
+            .flat_map(|x| x.spans.iter().map(move |s| (x.config.key(), s)))
+            .filter(|(_, s)| s.what == kerntune_core::store::db::SpanKind::Calibrate)
+            .map(|(k, s)| (k, s.device))
+            .collect();
+        assert_eq!(
+            calibrated,
+            vec![(DEFAULT.to_string(), Some(1)); 2],
+            "killed, then again: {:?} {:?}",
+            r.notes,
+            r.results.iter().find(|x| x.config.key() == DEFAULT).map(|x| &x.spans)
+        );
+        let note = r.notes.iter().find(|n| n.starts_with("memory: ")).unwrap_or_else(|| panic!("{:?}", r.notes));
+        let could_not = r.notes.iter().find(|n| n.starts_with("device 1 could not time the calibration config"));
+        if again {
+            assert!(note.contains("ended a worker once (device 1); the config it ran ran again, not blamed"), "{note}");
+            assert!(could_not.is_none(), "{could_not:?}");
+        } else {
+            assert!(note.contains("ended a worker 2 times (device 1)"), "{note}");
+            let could_not = could_not.unwrap_or_else(|| panic!("{:?}", r.notes));
+            assert!(could_not.contains("the system's out-of-memory killer ended its worker both times it ran it"), "{could_not}");
+        }
+    }
+}
+
 /// When the out-of-memory killer ends the worker whatever it runs, even with compiles held to
 /// one at a time, the tune ends with one message saying what to do, after a few kills.
 fn a_worker_killed_for_memory_whatever_it_runs_ends_the_tune_with_what_to_do() {
@@ -516,7 +617,9 @@ fn a_kernel_that_prints_or_asserts_in_a_worker_is_told_and_the_tune_goes_on() {
 
 fn main() {
     fake::hook();
-    let tests: [(&str, fn()); 19] = [
+    let tests: [(&str, fn()); 21] = [
+        ("a_worker_killed_for_memory_in_the_recheck_is_not_a_failed_measurement", a_worker_killed_for_memory_in_the_recheck_is_not_a_failed_measurement),
+        ("a_worker_killed_for_memory_while_calibrating_times_it_again", a_worker_killed_for_memory_while_calibrating_times_it_again),
         ("a_worker_killed_for_memory_waits_for_the_compiles_beside_it", a_worker_killed_for_memory_waits_for_the_compiles_beside_it),
         ("a_worker_the_out_of_memory_killer_ends_is_not_the_configs_failure", a_worker_the_out_of_memory_killer_ends_is_not_the_configs_failure),
         (

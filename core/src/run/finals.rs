@@ -13,7 +13,7 @@
 //! on; the round repeats until the winner and its band are settled (at most [`ROUNDS`] times).
 
 use crate::backend::Backend;
-use crate::run::device::{Done, Job, Purpose};
+use crate::run::device::{Answer, Done, Job, Purpose};
 use crate::run::error::Error;
 use crate::run::ledger::Ledger;
 use crate::run::persist::{select, Selected};
@@ -73,9 +73,11 @@ impl<B: Backend> Coordinator<'_, B> {
                 for _ in 0..2 {
                     let job = Job::in_full(i, kernel.clone(), plan.cands[i].launch, reference.clone(), Purpose::Final);
                     answer = self.run_one(ledger, judge, job);
-                    if !matches!(&answer, Some(a) if matches!(&a.done, Done::Measured { result: Err(e), .. } if e.oom_killed_worker())) {
+                    let Some(Answer { done: Done::Measured { result: Err(e), .. }, .. }) = &answer else { break };
+                    if !e.oom_killed_worker() {
                         break;
                     }
+                    self.oom_workers.after_search(judge, i, &e.to_string());
                 }
                 let Some(answer) = answer else { break };
                 let Done::Measured { result, .. } = answer.done else { continue };

@@ -405,6 +405,7 @@ impl<B: Backend> Tuner<B> {
                     n.memcheck = Some(m);
                 }
             }
+            coord.oom_note_after_search(&mut ledger);
             Ok((strategy, selected, recheck))
         })
         .inspect_err(|_| {

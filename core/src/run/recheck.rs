@@ -44,14 +44,26 @@ pub struct Recheck {
     pub inside: usize,
     /// Configs that could not be measured again (a failure now), by config.
     pub failed: Vec<String>,
+    /// Configs not measured again because the system's out-of-memory killer ended the worker
+    /// each of the two times it ran one (the machine's memory, not the config: not a failure).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub killed: Vec<String>,
 }
 
 impl Recheck {
     /// The one line the report prints.
     pub fn line(&self) -> String {
         let n = self.rows.len();
+        let killed = match self.killed.len() {
+            0 => String::new(),
+            k => format!(
+                "; {k} not measured again: the system's out-of-memory killer ended the worker each of the two times it ran {} ({}), the machine's memory and not the config's doing",
+                if k == 1 { "it" } else { "each" },
+                self.killed.join(", ")
+            ),
+        };
         if n == 0 {
-            return "recheck: no config with an interval to measure again".into();
+            return format!("recheck: no config with an interval measured again{killed}");
         }
         let tie: Vec<&RecheckRow> = self.rows.iter().filter(|r| r.tie_band).collect();
         let shifts: Vec<f64> = self.rows.iter().map(|r| (r.second.mean / r.first.mean - 1.0).abs()).collect();
@@ -70,6 +82,7 @@ impl Recheck {
         if !self.failed.is_empty() {
             line.push_str(&format!("; {} failed when measured again ({})", self.failed.len(), self.failed.join(", ")));
         }
+        line.push_str(&killed);
         line
     }
 }
@@ -102,16 +115,35 @@ impl<B: Backend> Coordinator<'_, B> {
                     continue;
                 }
             };
-            let job = Job::in_full(i, kernel, plan.cands[i].launch, None, Purpose::Recheck);
-            let answer = self.run_one(ledger, judge, job)?;
-            ledger.devices[judge].measured += 1;
+            // A worker the out-of-memory killer ends says nothing of the config (see
+            // `Coordinator::worker_oom_killed`): it runs once more on a fresh worker.
+            let killed = |a: &crate::run::device::Answer<_>| matches!(&a.done, Done::Measured { result: Err(e), .. } if e.oom_killed_worker());
+            let mut tries = 0;
+            let answer = loop {
+                tries += 1;
+                let job = Job::in_full(i, kernel.clone(), plan.cands[i].launch, None, Purpose::Recheck);
+                let a = self.run_one(ledger, judge, job)?;
+                if let Done::Measured { result: Err(e), .. } = &a.done {
+                    if e.oom_killed_worker() {
+                        self.oom_workers.after_search(judge, i, &e.to_string());
+                    }
+                }
+                if tries == 2 || !killed(&a) {
+                    break a;
+                }
+            };
+            if killed(&answer) {
+                out.killed.push(config.to_string());
+            } else {
+                ledger.devices[judge].measured += 1;
+            }
             match answer.done {
                 Done::Measured { result: Ok(second), .. } => {
                     let inside = (second.mean - before.mean).abs() <= before.ci_half;
                     out.inside += usize::from(inside);
                     out.rows.push(RecheckRow { config, tie_band: in_band, seq, first: before, second, inside });
                 }
-                Done::Measured { result: Err(e), .. } => out.failed.push(format!("{config}: {e}")),
+                Done::Measured { result: Err(e), .. } if !e.oom_killed_worker() => out.failed.push(format!("{config}: {e}")),
                 _ => {}
             }
             if self.parts().1.cancelled() {

@@ -225,7 +225,9 @@ pub(crate) struct Coordinator<'e, B: Backend> {
     /// Unexplained worker deaths per candidate, and the device taken out for each.
     deaths: HashMap<usize, usize>,
     /// Workers the system's out-of-memory killer ended (see [`Self::worker_oom_killed`]).
-    oom_workers: OomWorkers,
+    pub(crate) oom_workers: OomWorkers,
+    /// Where the search put its note on them in the tune's notes.
+    oom_note_at: Option<usize>,
     retired_for: HashMap<usize, usize>,
     /// Devices taken out because the problem's buffers did not fit on them, and the first's
     /// words (the tune's error when that took every device out).
@@ -252,6 +254,8 @@ pub(crate) struct Coordinator<'e, B: Backend> {
     /// Calibration: the candidate timed on every device, and each device's mean of it.
     calibration: Option<usize>,
     calibrated: Vec<Option<f64>>,
+    /// Devices whose calibration ran again after the out-of-memory killer ended their worker.
+    recalibrated: Vec<bool>,
     /// Jobs a device runs before any other once it is free (its calibration).
     extra: Vec<VecDeque<Job<B::Kernel>>>,
     /// Candidates sent to be measured before the reference was ready, whose verification the
@@ -337,6 +341,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             keep: Keep { best: Vec::new() },
             deaths: HashMap::new(),
             oom_workers: OomWorkers::default(),
+            oom_note_at: None,
             retired_for: HashMap::new(),
             no_room: (0, None),
             no_start: (0, None),
@@ -349,6 +354,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             compiler_died: HashMap::new(),
             calibration: None,
             calibrated: vec![None; n],
+            recalibrated: vec![false; n],
             extra: (0..n).map(|_| VecDeque::new()).collect(),
             deferred: Default::default(),
             held: HashMap::new(),
@@ -550,6 +556,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             ledger.notes.push(line);
         }
         if let Some(line) = self.oom_workers.line() {
+            self.oom_note_at = Some(ledger.notes.len());
             ledger.notes.push(line);
         }
         // Kept with the measurements whatever comes next (a failure or a stop flushes them).
@@ -1633,6 +1640,21 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 Err(e) if e.device_unusable() => {
                     self.unusable(l.ledger, d, &e);
                 }
+                Err(e) if e.oom_killed_worker() => {
+                    // The machine's memory, not the device or the config: compiles are held as
+                    // for a search job's worker, and the calibration runs once more (first on
+                    // that device, once the compiles beside it are down to the hold).
+                    let why = e.to_string();
+                    self.hold_compiles_after_oom_kill(l, d, &why);
+                    if std::mem::replace(&mut self.recalibrated[d], true) {
+                        l.ledger.notes.push(format!(
+                            "device {d} could not time the calibration config: the system's out-of-memory killer ended its worker both times it ran it ({why}); its times were taken as the judging device's, with no ratio, until the final round measured the best configs again there"
+                        ));
+                    } else {
+                        *self.oom_workers.configs.entry(i).or_default() += 1;
+                        self.extra[d].push_front(Job::in_full(i, kernel, self.plan.cands[i].launch, None, Purpose::Calibrate));
+                    }
+                }
                 Err(e) => l.ledger.notes.push(format!("device {d} could not time the calibration config: {e}")),
             },
             Done::Measured { purpose: Purpose::Final | Purpose::Recheck, .. } | Done::Diagnosed(_) => {}
@@ -1703,20 +1725,11 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         let Some(e) = done.search_error() else { return Ok(()) };
         let (why, kind) = (e.to_string(), e.kind());
         let config = self.plan.cands[i].config.to_string();
-        let running = l.flow.queue.active();
-        let before = l.flow.queue.held_to().unwrap_or(l.threads);
-        let hold = l.flow.queue.hold_to(before.min(running) / 2);
+        let (running, hold) = self.hold_compiles_after_oom_kill(l, d, &why);
         let o = &mut self.oom_workers;
-        o.total += 1;
         o.in_row.0 += 1;
         o.in_row.1 += usize::from(running <= 1);
-        if running > hold {
-            o.draining.get_or_insert_with(Instant::now);
-        }
         o.in_row_configs.insert(i);
-        *o.devices.entry(d).or_default() += 1;
-        o.hold = Some(hold);
-        o.first.get_or_insert_with(|| why.clone());
         let times = {
             let n = o.configs.entry(i).or_default();
             *n += 1;
@@ -1780,6 +1793,23 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         Ok(())
     }
 
+    /// The system's out-of-memory killer ended device `d`'s worker (`why`): compiles are held to
+    /// half of those running (down to one) from now on, and until the compiles running are down
+    /// to that no device is given a job (see [`Self::worker_oom_killed`]). The compiles running
+    /// when it was killed, and the hold.
+    fn hold_compiles_after_oom_kill(&mut self, l: &mut Turn<'_, '_, '_>, d: usize, why: &str) -> (usize, usize) {
+        let running = l.flow.queue.active();
+        let before = l.flow.queue.held_to().unwrap_or(l.threads);
+        let hold = l.flow.queue.hold_to(before.min(running) / 2);
+        let o = &mut self.oom_workers;
+        o.count(d, why);
+        if running > hold {
+            o.draining.get_or_insert_with(Instant::now);
+        }
+        o.hold = Some(hold);
+        (running, hold)
+    }
+
     /// A worker died without a word while running candidate `i` on device `d`: with other
     /// devices, `d` leaves the tune and `i` runs elsewhere; alone, `d` was recovered and `i`
     /// runs there again.
@@ -1837,6 +1867,16 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         let r = self.result(i, ResultOutcome::Measured { stats: h.stats.clone() }, Some(h.kernel.usage.clone()), Some(h.device), verified);
         self.keep.offer(h.stats.mean / ledger.ratios[h.device], i, h.kernel);
         r
+    }
+
+    /// After the final round and `--recheck`: the note on workers the out-of-memory killer ended
+    /// counts those after the search too (the search's note replaced, or the first).
+    pub(crate) fn oom_note_after_search(&mut self, ledger: &mut Ledger<'_>) {
+        let Some(line) = self.oom_workers.line() else { return };
+        match self.oom_note_at.and_then(|k| ledger.notes.get_mut(k)) {
+            Some(note) => *note = line,
+            None => ledger.notes.push(line),
+        }
     }
 
     /// Sends one job and waits for its answer (the final round and diagnosis run one job at a
@@ -2005,7 +2045,7 @@ const OOM_BLAMED: usize = 3;
 
 /// Workers the system's out-of-memory killer ended during the search.
 #[derive(Default)]
-struct OomWorkers {
+pub(crate) struct OomWorkers {
     /// In all, and per device.
     total: usize,
     devices: std::collections::BTreeMap<usize, usize>,
@@ -2026,6 +2066,20 @@ struct OomWorkers {
 }
 
 impl OomWorkers {
+    /// One more worker killed, on device `d` (`why`: the error it ended with).
+    fn count(&mut self, d: usize, why: &str) {
+        self.total += 1;
+        *self.devices.entry(d).or_default() += 1;
+        self.first.get_or_insert_with(|| why.to_string());
+    }
+
+    /// A worker killed after the search (the final round, `--recheck`) while it ran candidate
+    /// `i` on device `d`: counted for the tune's note; nothing compiles then, so nothing is held.
+    pub(crate) fn after_search(&mut self, d: usize, i: usize, why: &str) {
+        self.count(d, why);
+        *self.configs.entry(i).or_default() += 1;
+    }
+
     /// Whether the devices wait for the compiles running to come down to the hold (ends it when
     /// they have).
     fn draining(&mut self, queue: &crate::run::compile_queue::CompileQueue) -> bool {
@@ -2061,9 +2115,13 @@ impl OomWorkers {
                 if waited > 0.0 { format!("; the devices waited {waited:.1} s in all for the compiles running to come down to that") } else { String::new() };
             format!(", and compiles were held to fewer at once (at most {h} from the last kill on{waited})")
         });
-        Some(format!(
-            "memory: the system's out-of-memory killer ended a worker {times}{devices}; {ran}{hold}: the memory the tune may use ran short, most likely for the compiles beside the worker — fewer compile threads (`-j`) or a larger memory limit avoid it (the first: {first})"
-        ))
+        let why = if self.hold.is_some() {
+            "the memory the tune may use ran short, most likely for the compiles beside the worker — fewer compile threads (`-j`) or a larger memory limit avoid it"
+        } else {
+            // Killed only after the search (the final round, `--recheck`).
+            "the memory the tune may use ran short after the search, with nothing compiling beside the worker — a larger memory limit avoids it"
+        };
+        Some(format!("memory: the system's out-of-memory killer ended a worker {times}{devices}; {ran}{hold}: {why} (the first: {first})"))
     }
 }
 
