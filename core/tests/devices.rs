@@ -219,14 +219,17 @@ fn a_worker_the_out_of_memory_killer_ends_is_not_the_configs_failure() {
             note.contains("ended a worker once (device") || note.contains("ended a worker 2 times (device 0: 1, device 1: 1)")
         };
         assert!(told, "{note}");
-        assert!(note.contains("the config it ran ran again, not blamed") && note.contains("at most 1 from the last kill on") && note.contains("-j"), "{note}");
+        // Held to one; it may rise back before the tune ends.
+        let held = note.contains("at most 1 from the last kill on") || note.contains("at most 1 after the last kill");
+        assert!(note.contains("the config it ran ran again, not blamed") && held && note.contains("-j"), "{note}");
         assert!(note.contains("(SIGKILL), by the out-of-memory killer"), "{note}");
         assert!(!r.notes.iter().any(|n| n.contains("it was restarted and the config measured again")), "{:?}", r.notes);
     }
 }
 
 /// After a worker killed for memory, no device runs a job until the compiles running beside it
-/// are down to the hold (half of them): holding new starts alone frees nothing.
+/// are down to the hold (half of them): holding new starts alone frees nothing. The hold then
+/// rises by one each time as many compiles as it allows have compiled, back to every thread.
 fn a_worker_killed_for_memory_waits_for_the_compiles_beside_it() {
     // The default config (the reference, measured first, while the others compile).
     let killed = |c: &Config| if c.key() == "bx=256,vec=1" { Behavior::WorkerKilled(1) } else { Behavior::Ok };
@@ -242,7 +245,6 @@ fn a_worker_killed_for_memory_waits_for_the_compiles_beside_it() {
         .and_then(|t| t.split(' ').next())
         .and_then(|t| t.parse().ok())
         .unwrap_or_else(|| panic!("the devices waited: {note}"));
-    assert!(waited > 0.0 && (note.contains("at most 1 from the last kill on") || note.contains("at most 2 from the last kill on")), "{note}");
     // From the tune's spans: the first device job after the kill started with at most two
     // compiles running (four ran when it was killed).
     use kerntune_core::store::db::SpanKind;
@@ -256,6 +258,11 @@ fn a_worker_killed_for_memory_waits_for_the_compiles_beside_it() {
         compiling(killed_at),
         compiling(next)
     );
+    // Later, more than the hold's two compiled at once (four only near the end of 18 configs).
+    let most_later = spans.iter().filter(|(_, s)| s.what == SpanKind::Compile && s.from_s > next).map(|(_, s)| compiling(s.from_s + 0.001)).max();
+    assert!(most_later >= Some(3), "the most compiles at once after the first job after the kill: {most_later:?}");
+    assert!(waited > 0.0 && (note.contains("at most 1 after the last kill") || note.contains("at most 2 after the last kill")), "{note}");
+    assert!(note.contains("then one more each time as many compiles as the hold allowed had compiled: all 4 threads again by the end)"), "{note}");
 }
 
 /// A config whose worker the out-of-memory killer ends every time it runs, while the others

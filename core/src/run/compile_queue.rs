@@ -19,9 +19,13 @@
 //! when all have ended: a long compile then idles the other threads; on an H200, 13 s of a 23 s
 //! convolution tune), and while it runs others start only up to `room` at once.
 //!
-//! And the whole queue can be held to fewer compiles at once for the rest of the tune
-//! ([`CompileQueue::hold_to`]): after the out-of-memory killer ended a device's worker, the
-//! compiles beside it are what the tune can give up to leave the worker its memory.
+//! And the whole queue can be held to fewer compiles at once ([`CompileQueue::hold_to`]): after
+//! the out-of-memory killer ended a device's worker, the compiles beside it are what the tune
+//! can give up to leave the worker its memory. The hold rises again by one each time as many
+//! compiles as it allows, started under it, have compiled (as a network's congestion window
+//! does), until the threads are no longer held: a memory shortage that passed (a large compile,
+//! another job's process) does not leave the rest of the tune compiling one at a time. The next
+//! kill halves it again.
 
 use crate::search::pipeline::CompileOrder;
 use std::collections::VecDeque;
@@ -41,6 +45,13 @@ struct State {
     solo: Option<(usize, usize)>,
     /// At most so many compiles at once, whatever the threads (see [`CompileQueue::hold_to`]).
     cap: Option<usize>,
+    /// The threads, the hold's ceiling: reached, the hold ends.
+    ceiling: usize,
+    /// Changes of the hold so far, and the change each compile running started under.
+    epoch: u64,
+    started: std::collections::HashMap<usize, u64>,
+    /// Compiles that started under the hold now and compiled.
+    calm: usize,
     closed: bool,
 }
 
@@ -121,22 +132,37 @@ impl CompileQueue {
     }
 
     /// Says that the compile of `index`, taken by [`CompileQueue::pop`], has ended.
-    pub(crate) fn done(&self, index: usize) {
+    /// `compiled`: it gave a kernel (not a failure, a kill or a cancelled start), which counts
+    /// toward raising a hold it started under (see the module docs).
+    pub(crate) fn done(&self, index: usize, compiled: bool) {
         let mut s = self.lock();
         s.active = s.active.saturating_sub(1);
         if s.solo.is_some_and(|(i, _)| i == index) {
             s.solo = None;
         }
+        let epoch = s.started.remove(&index);
+        if let (Some(cap), true) = (s.cap, compiled && epoch == Some(s.epoch)) {
+            s.calm += 1;
+            if s.calm >= cap {
+                s.cap = (cap + 1 < s.ceiling).then_some(cap + 1);
+                s.epoch += 1;
+                s.calm = 0;
+            }
+        }
         drop(s);
         self.ready.notify_all();
     }
 
-    /// From now on at most `most` compiles start at once (at least one; never more than an
-    /// earlier hold allowed); those running go on. Returns the hold now.
-    pub(crate) fn hold_to(&self, most: usize) -> usize {
+    /// From now on at most `most` compiles start at once (at least one; never more than the
+    /// hold now allows), rising again toward `threads` (see the module docs); those running go
+    /// on. Returns the hold now.
+    pub(crate) fn hold_to(&self, most: usize, threads: usize) -> usize {
         let mut s = self.lock();
         let cap = s.cap.map_or(most, |c| c.min(most)).max(1);
         s.cap = Some(cap);
+        s.ceiling = threads;
+        s.epoch += 1;
+        s.calm = 0;
         cap
     }
 
@@ -186,7 +212,7 @@ fn take(s: &mut State, urgent: bool) -> Option<(usize, usize)> {
             }
             s.spared.pop_front();
             s.solo = Some((i, room));
-            s.active += 1;
+            start(s, i);
             Some((i, s.len()))
         }
         // It waits for room: nothing else starts meanwhile.
@@ -196,11 +222,18 @@ fn take(s: &mut State, urgent: bool) -> Option<(usize, usize)> {
                 return None;
             }
             let i = s.first.pop_front().or_else(|| if urgent { None } else { s.order.pop() })?;
-            s.active += 1;
+            start(s, i);
             Some((i, s.len()))
         }
         _ => None,
     }
+}
+
+/// Candidate `i` starts, under the hold now.
+fn start(s: &mut State, i: usize) {
+    s.active += 1;
+    let epoch = s.epoch;
+    s.started.insert(i, epoch);
 }
 
 /// Whether memory is left for another compile beside the ones running (see
@@ -236,19 +269,56 @@ mod tests {
             q.push(i, 0.0);
         }
         assert!(q.pop().is_some() && q.pop().is_some());
-        assert_eq!(q.hold_to(2), 2);
+        assert_eq!(q.hold_to(2, 16), 2);
         assert_eq!(q.pop_urgent(), None);
         // Two run: a third waits, spared ones too, until one ends.
         q.push_spared(9, 4);
         assert_eq!(take(&mut q.lock(), false), None);
-        q.done(0);
+        q.done(0, false);
         assert_eq!(take(&mut q.lock(), false), Some((9, 4)));
-        assert_eq!(q.hold_to(8), 2, "a later, looser hold does not loosen it");
-        assert_eq!((q.hold_to(0), q.held_to()), (1, Some(1)), "at least one at a time");
-        q.done(9);
-        q.done(1);
+        assert_eq!(q.hold_to(8, 16), 2, "a later, looser hold does not loosen it");
+        assert_eq!((q.hold_to(0, 16), q.held_to()), (1, Some(1)), "at least one at a time");
+        q.done(9, false);
+        q.done(1, false);
         assert!(q.pop().is_some());
         assert_eq!(take(&mut q.lock(), false), None);
+    }
+
+    #[test]
+    fn a_hold_rises_by_one_each_time_as_many_compiles_as_it_allows_have_compiled() {
+        let q = CompileQueue::default();
+        for i in 0..20 {
+            q.push(i, 0.0);
+        }
+        let pop = || q.pop().unwrap().0;
+        // Four run when a worker is killed: held to two. They started before the hold: their
+        // ends count for nothing.
+        let before: Vec<usize> = (0..4).map(|_| pop()).collect();
+        assert_eq!(q.hold_to(2, 4), 2);
+        for &i in &before {
+            q.done(i, true);
+        }
+        assert_eq!(q.held_to(), Some(2));
+        let (a, b) = (pop(), pop());
+        assert_eq!(take(&mut q.lock(), false), None, "two at once");
+        q.done(a, true);
+        q.done(b, false);
+        assert_eq!(q.held_to(), Some(2), "one compiled, one failed: not yet");
+        let (c, d) = (pop(), pop());
+        q.done(c, true);
+        assert_eq!(q.held_to(), Some(3), "two compiled under a hold of two");
+        // `d` started under the hold of two: its end does not count toward three.
+        let e = pop();
+        q.done(d, true);
+        let (f, g) = (pop(), pop());
+        assert_eq!(take(&mut q.lock(), false), None, "three at once");
+        q.done(e, true);
+        q.done(f, true);
+        assert_eq!(q.held_to(), Some(3));
+        q.done(g, true);
+        assert_eq!(q.held_to(), None, "four is every thread: no hold");
+        // The next kill holds again, from the threads.
+        assert_eq!(q.hold_to(1, 4), 1);
     }
 
     #[test]
@@ -287,7 +357,7 @@ mod tests {
         q.push(5, 0.0);
         assert_eq!(q.pop_urgent(), None, "4 compiles run");
         for i in [1, 0, 3] {
-            q.done(i);
+            q.done(i, false);
         }
         assert_eq!((q.pop_urgent(), q.pop_urgent()), (Some((4, 1)), None));
     }
@@ -305,18 +375,18 @@ mod tests {
             let t = s.spawn(|| q.pop());
             std::thread::sleep(std::time::Duration::from_millis(50));
             assert!(!t.is_finished(), "started beside three running compiles");
-            q.done(0);
+            q.done(0, false);
             std::thread::sleep(std::time::Duration::from_millis(50));
             assert!(!t.is_finished(), "started beside two running compiles");
-            q.done(1);
+            q.done(1, false);
             assert_eq!(t.join().unwrap(), Some((9, 3)));
             // It and compile 2 run: no other starts until one has ended.
             let u = s.spawn(|| q.pop());
             std::thread::sleep(std::time::Duration::from_millis(50));
             assert!(!u.is_finished(), "a third compile beside it");
-            q.done(2);
+            q.done(2, false);
             assert_eq!(u.join().unwrap(), Some((3, 2)));
-            q.done(9);
+            q.done(9, false);
         });
         // Once it has ended, the room is the threads' again.
         assert_eq!((q.pop(), q.pop()), (Some((4, 1)), Some((5, 0))));
@@ -335,13 +405,13 @@ mod tests {
             let t = s.spawn(|| q.pop());
             std::thread::sleep(std::time::Duration::from_millis(50));
             assert!(!t.is_finished(), "started beside a running compile");
-            q.done(0);
+            q.done(0, false);
             assert_eq!(t.join().unwrap(), Some((9, 2)));
             // While it compiles, no other compile starts.
             let u = s.spawn(|| q.pop());
             std::thread::sleep(std::time::Duration::from_millis(50));
             assert!(!u.is_finished(), "started beside the compile running alone");
-            q.done(9);
+            q.done(9, false);
             assert_eq!(u.join().unwrap(), Some((1, 1)));
         });
         q.push_spared(8, 1);

@@ -510,6 +510,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 }
             }
             flow.stop();
+            self.oom_workers.hold_end = Some((flow.queue.held_to(), threads));
         });
         // The reference's thread has ended with the scope: a reference made after the loop
         // stopped is kept for the final round. Configs held unverified then (time limit,
@@ -780,7 +781,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 };
                 let Some((i, behind)) = next else { return };
                 if flow.cancel.load(Ordering::Relaxed) {
-                    flow.queue.done(i);
+                    flow.queue.done(i, false);
                     continue;
                 }
                 let c: &Cand = &plan.cands[i];
@@ -794,7 +795,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 let held = backend.in_compile_cache(&req) == Some(true);
                 let result = backend.compile(&req);
                 flow.running().retain(|r| r.cand != i);
-                flow.queue.done(i);
+                flow.queue.done(i, result.is_ok() && !held);
                 flow.waiting.fetch_add(1, Ordering::Relaxed);
                 if tx.send(Msg::Compiled(CompileDone { index: i, result, started: t, seconds: t.elapsed().as_secs_f64(), behind, held })).is_err() {
                     return;
@@ -1702,8 +1703,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     /// The system's out-of-memory killer ended device `d`'s worker while it ran candidate `i`'s
     /// search job (`done`: a reference launch, a measurement, a verification). The machine ran
     /// short of memory, which says nothing of the config: it is not blamed but runs again (after
-    /// a restarted worker, on any device), and from now on fewer compiles run at once beside the
-    /// workers (half as many as were running, down to one), the compiles' memory being what the
+    /// a restarted worker, on any device), and fewer compiles run at once beside the workers
+    /// (half as many as were running, down to one, rising again by one each time as many as that
+    /// allows have compiled: see `CompileQueue::hold_to`), the compiles' memory being what the
     /// tune can give up; until the compiles running are down to that, no device is given a job
     /// (holding new starts frees nothing: on an H200 a worker restarted at once was killed three
     /// times in 1.5 s while 16 compiles still ran). Two kills in a row with at most one compile
@@ -1800,7 +1802,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     fn hold_compiles_after_oom_kill(&mut self, l: &mut Turn<'_, '_, '_>, d: usize, why: &str) -> (usize, usize) {
         let running = l.flow.queue.active();
         let before = l.flow.queue.held_to().unwrap_or(l.threads);
-        let hold = l.flow.queue.hold_to(before.min(running) / 2);
+        let hold = l.flow.queue.hold_to(before.min(running) / 2, l.threads);
         let o = &mut self.oom_workers;
         o.count(d, why);
         if running > hold {
@@ -2063,6 +2065,8 @@ pub(crate) struct OomWorkers {
     /// seconds they waited so before.
     draining: Option<Instant>,
     drained_s: f64,
+    /// The compile queue's hold when the search ended (none: not held), and the threads.
+    hold_end: Option<(Option<usize>, usize)>,
 }
 
 impl OomWorkers {
@@ -2113,7 +2117,17 @@ impl OomWorkers {
             let waited = self.drained_s + self.draining.map_or(0.0, |t| t.elapsed().as_secs_f64());
             let waited =
                 if waited > 0.0 { format!("; the devices waited {waited:.1} s in all for the compiles running to come down to that") } else { String::new() };
-            format!(", and compiles were held to fewer at once (at most {h} from the last kill on{waited})")
+            let rose = match self.hold_end {
+                Some((Some(n), _)) if n > h => Some(format!("{n} by the end")),
+                Some((None, threads)) => Some(format!("all {threads} threads again by the end")),
+                _ => None,
+            };
+            match rose {
+                Some(rose) => format!(
+                    ", and compiles were held to fewer at once (at most {h} after the last kill{waited}; then one more each time as many compiles as the hold allowed had compiled: {rose})"
+                ),
+                None => format!(", and compiles were held to fewer at once (at most {h} from the last kill on{waited})"),
+            }
         });
         let why = if self.hold.is_some() {
             "the memory the tune may use ran short, most likely for the compiles beside the worker — fewer compile threads (`-j`) or a larger memory limit avoid it"
