@@ -128,6 +128,13 @@ fn a_fleet_database_becomes_one_self_contained_page() {
     assert!(html.contains("default"), "the default is marked");
     assert!(html.contains("illegal memory access"), "a failure cause with its message");
     assert!(html.contains(", on 2 devices (device 0: "), "the H200 entry's runs say which device measured how many");
+    // Each of the three entries was measured by two runs: both runs' timelines, the earlier
+    // folded below the newest.
+    let timelines: Vec<&str> = figures(&html).into_iter().filter(|(k, _)| k == "timeline").map(|(_, f)| f).collect();
+    assert_eq!(timelines.len(), 6, "a timeline per run");
+    assert_eq!(timelines.iter().filter(|f| f.contains("Run 2: ")).count(), 3);
+    assert_eq!(timelines.iter().filter(|f| f.contains("Run 1: ") && f.contains("keeps one record")).count(), 3);
+    assert_eq!(html.matches("<summary>Earlier runs (1)</summary>").count(), 3);
     check_charts(&html);
 }
 

@@ -436,17 +436,16 @@ const JOB: RGBColor = RGBColor(0x1f, 0x78, 0xb4);
 /// A compile.
 const COMPILING: RGBColor = RGBColor(0x9e, 0x9a, 0xc8);
 
-/// The newest run of `v` whose records hold spans, and its position among the runs.
-pub fn timed_run(v: &EntryView) -> Option<(usize, &Timeline)> {
-    v.runs.iter().enumerate().rev().find_map(|(k, r)| Some((k, r.timeline.as_ref()?)))
+/// The runs of `v` with a timeline, newest first, each with its position among the runs.
+pub fn timed_runs(v: &EntryView) -> Vec<(usize, &Timeline)> {
+    v.runs.iter().enumerate().rev().filter_map(|(k, r)| Some((k, r.timeline.as_ref()?))).collect()
 }
 
-/// Where the newest timed run's time went: a lane per device (its jobs), one for the CPU
+/// Where a run's time went (`t`, a run of `v`): a lane per device (its jobs), one for the CPU
 /// reference where there was one, and the compile lanes (each compile on the first lane free
 /// when it began). Coloured by what each span was; the winner's spans in green, failed
 /// configs' in red.
-pub fn timeline(v: &EntryView) -> Result<Option<String>, ChartError> {
-    let Some((_, t)) = timed_run(v) else { return Ok(None) };
+pub fn timeline(v: &EntryView, t: &Timeline) -> Result<Option<String>, ChartError> {
     let mut names: Vec<String> = (0..t.devices).map(|d| format!("device {d}")).collect();
     let reference_lane = t.reference.map(|_| {
         names.push("CPU reference".into());

@@ -113,14 +113,18 @@ fn interaction_caption(i: &kerntune_core::analysis::Interaction) -> String {
     )
 }
 
-/// What the timeline of run `k` (from 0) shows, and its account of the run's time.
-fn timeline_caption(k: usize, t: &kerntune_core::run::timeline::Timeline) -> String {
+/// What the timeline of run `k` (from 0) shows, and its account of the run's time; `later`:
+/// a later run measured the entry too.
+fn timeline_caption(k: usize, t: &kerntune_core::run::timeline::Timeline, later: bool) -> String {
     let a = t.account();
     let mut s = format!(
         "Run {}: each bar is one config's compile (on the first compile lane free when it began) or one job a device ran for it. {}.",
         k + 1,
         capitalized(a.line().trim_start_matches("time: "))
     );
+    if later {
+        s.push_str(" A config measured by more than one run keeps one record, and its bars are drawn in that record's run only.");
+    }
     if t.compile_lanes > charts::COMPILE_LANES {
         s.push_str(&format!(" The first {} of {} compile lanes are drawn.", charts::COMPILE_LANES, t.compile_lanes));
     }
@@ -300,17 +304,16 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
         if v.points.is_empty() { NOTHING } else { "No compile times recorded (database records, or an older kerntune)." },
     )?;
     let failures = figure("failures", charts::failures(v), "", "No config failed.")?;
-    let timed = charts::timed_run(v);
-    let timeline = figure(
-        "timeline",
-        charts::timeline(v),
-        &timed.map(|(k, t)| timeline_caption(k, t)).unwrap_or_default(),
-        if v.runs.is_empty() {
-            NOTHING
-        } else {
-            "No run recorded when its compiles and measurements ran (recorded by an older kerntune, or every result came from the database)."
-        },
-    )?;
+    let timed = charts::timed_runs(v);
+    let absent = if v.runs.is_empty() {
+        NOTHING
+    } else {
+        "No run recorded when its compiles and measurements ran (recorded by an older kerntune, or every result came from the database)."
+    };
+    // The newest run's timeline; the earlier ones drawn below it, folded.
+    let mut timelines = timed.iter().map(|&(k, t)| figure("timeline", charts::timeline(v, t), &timeline_caption(k, t, k + 1 < v.runs.len()), absent));
+    let timeline = timelines.next().unwrap_or_else(|| figure("timeline", Ok(None), "", absent))?;
+    let earlier = timelines.collect::<Result<Vec<_>, _>>()?;
     // What the last tune found out about its failures, then what the records show (each kind's
     // shared value, over every run's records: it replaces the last tune's line on the same kind,
     // which counted that run's configs only).
@@ -437,6 +440,15 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
             @if v.untraced > 0 { p.muted { (v.untraced) " measurement(s) carry no trace (recorded by an older kerntune) and are not in the search chart." } }
             h3 { "Where the time went" }
             (timeline)
+            @if !earlier.is_empty() {
+                details {
+                    summary { "Earlier runs (" (earlier.len()) ")" }
+                    @for f in &earlier { (f) }
+                }
+            }
+            @if v.timed_runs > timed.len() {
+                p.muted { "The timelines of the newest " (timed.len()) " of the " (v.timed_runs) " runs that recorded them are drawn." }
+            }
             h3 { "Compile times" }
             (compile)
             @if !slowest_compiles.is_empty() {

@@ -105,8 +105,9 @@ pub struct Run {
     /// Evaluations per device (position in the run's device list), for a run over several
     /// devices (empty for one): the device that measured each kept record.
     pub devices: BTreeMap<usize, usize>,
-    /// Where its time went, from its records' spans: for the newest run that recorded any (the
-    /// one the report draws); `None` for the others, and for records of older kerntunes.
+    /// Where its time went, from its records' spans: for the newest [`TIMELINES`] runs that
+    /// recorded any (those the report draws); `None` for the others, and for records of older
+    /// kerntunes. A config measured again by a later run keeps that run's spans only.
     pub timeline: Option<Timeline>,
 }
 
@@ -220,11 +221,18 @@ pub struct EntryView {
     pub runs: Vec<Run>,
     /// Measurements without a trace (recorded by an older kerntune).
     pub untraced: usize,
+    /// Runs whose records hold spans (the newest [`TIMELINES`] of them have a timeline).
+    pub timed_runs: usize,
     /// The device's peaks, where known.
     pub peaks: Option<Peaks>,
     /// Things the reader should know about these numbers.
     pub notes: Vec<String>,
 }
+
+/// Runs of an entry whose timelines are made (the newest that recorded spans): a timeline of a
+/// long tune holds thousands of bars, and a report of a kernel tuned many times would draw them
+/// all.
+pub const TIMELINES: usize = 3;
 
 impl EntryView {
     /// The view of an entry.
@@ -294,8 +302,9 @@ impl EntryView {
             }
         }
         points.sort_by(|a, b| a.time.total_cmp(&b.time).then_with(|| a.key.cmp(&b.key)));
-        // Only the newest run with spans is drawn: the others' lanes are not made.
-        let newest = spans.keys().next_back().copied();
+        // Only the newest runs with spans are drawn: the others' lanes are not made.
+        let timed_runs = spans.len();
+        let drawn: Vec<u64> = spans.keys().rev().take(TIMELINES).copied().collect();
         let runs = by_run
             .into_iter()
             .map(|(started, mut evals)| {
@@ -303,7 +312,7 @@ impl EntryView {
                 let proposed = Proposed::group(&evals.iter().map(|e| (e.0, e.2, e.3, e.4)).collect::<Vec<_>>());
                 let note = entry.runs.iter().rev().find(|n| n.run == started).cloned();
                 let timeline = match spans.remove(&started) {
-                    Some(s) if Some(started) == newest => Timeline::new(s, note.as_ref().and_then(|n| n.time.as_ref())),
+                    Some(s) if drawn.contains(&started) => Timeline::new(s, note.as_ref().and_then(|n| n.time.as_ref())),
                     _ => None,
                 };
                 Run {
@@ -362,6 +371,7 @@ impl EntryView {
             default,
             runs,
             untraced,
+            timed_runs,
             peaks,
             notes,
             points,
@@ -664,7 +674,7 @@ fn interaction(points: &[Point], logs: &[f64], total: f64, coded: &[Coded], effe
 mod tests {
     use super::*;
     use crate::measure::stats::Stats;
-    use crate::store::db::{EntryId, Environment, Measurement, Winner};
+    use crate::store::db::{EntryId, Environment, Measurement, Span, SpanKind, Winner};
 
     fn stats(t: f64) -> Stats {
         Stats::from_samples(&[t, t * 1.01, t * 0.99], false)
@@ -839,6 +849,21 @@ mod tests {
     }
 
     /// A run over two devices counts each one's evaluations.
+    #[test]
+    fn the_newest_runs_with_spans_get_timelines() {
+        // Eight records over four runs (two each), each with a compile and a measurement.
+        let mut e = entry();
+        for (k, m) in e.measurements.values_mut().enumerate() {
+            let t = m.trace.as_mut().unwrap();
+            t.run = 10 + (k / 2) as u64;
+            t.spans = vec![Span::new(SpanKind::Compile, None, 0.0, 0.5), Span::new(SpanKind::Measure, Some(0), 0.5, 0.1)];
+        }
+        let v = EntryView::new(&e, &Hints::default());
+        assert_eq!((v.runs.len(), v.timed_runs), (4, 4));
+        let drawn: Vec<bool> = v.runs.iter().map(|r| r.timeline.is_some()).collect();
+        assert_eq!(drawn, [false, true, true, true], "the newest {TIMELINES}, oldest run first");
+    }
+
     #[test]
     fn a_run_over_several_devices_counts_each_ones_evaluations() {
         let mut e = entry();

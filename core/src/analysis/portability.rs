@@ -124,6 +124,7 @@ mod tests {
             interaction: None,
             runs: vec![],
             untraced: 0,
+            timed_runs: 0,
             peaks: None,
             notes: vec![],
         }
