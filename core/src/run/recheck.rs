@@ -117,22 +117,24 @@ impl<B: Backend> Coordinator<'_, B> {
             };
             // A worker the out-of-memory killer ends says nothing of the config (see
             // `Coordinator::worker_oom_killed`): it runs once more on a fresh worker.
-            let killed = |a: &crate::run::device::Answer<_>| matches!(&a.done, Done::Measured { result: Err(e), .. } if e.oom_killed_worker());
+            let killed = |a: &crate::run::device::Answer<_>| match &a.done {
+                Done::Measured { result: Err(e), .. } if e.oom_killed_worker() => Some(e.to_string()),
+                _ => None,
+            };
             let mut tries = 0;
             let answer = loop {
                 tries += 1;
                 let job = Job::in_full(i, kernel.clone(), plan.cands[i].launch, None, Purpose::Recheck);
                 let a = self.run_one(ledger, judge, job)?;
-                if let Done::Measured { result: Err(e), .. } = &a.done {
-                    if e.oom_killed_worker() {
-                        self.oom_workers.after_search(judge, i, &e.to_string());
-                    }
+                let why = killed(&a);
+                if let Some(why) = &why {
+                    self.oom_workers.after_search(judge, i, why);
                 }
-                if tries == 2 || !killed(&a) {
+                if tries == 2 || why.is_none() {
                     break a;
                 }
             };
-            if killed(&answer) {
+            if killed(&answer).is_some() {
                 out.killed.push(config.to_string());
             } else {
                 ledger.devices[judge].measured += 1;

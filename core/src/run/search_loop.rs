@@ -1796,9 +1796,10 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     }
 
     /// The system's out-of-memory killer ended device `d`'s worker (`why`): compiles are held to
-    /// half of those running (down to one) from now on, and until the compiles running are down
-    /// to that no device is given a job (see [`Self::worker_oom_killed`]). The compiles running
-    /// when it was killed, and the hold.
+    /// half of those running (down to one; the hold then rises again, see
+    /// `CompileQueue::hold_to`), and until the compiles running are down to that no device is
+    /// given a job (see [`Self::worker_oom_killed`]). The compiles running when it was killed,
+    /// and the hold.
     fn hold_compiles_after_oom_kill(&mut self, l: &mut Turn<'_, '_, '_>, d: usize, why: &str) -> (usize, usize) {
         let running = l.flow.queue.active();
         let before = l.flow.queue.held_to().unwrap_or(l.threads);
@@ -2045,7 +2046,8 @@ struct Turn<'a, 'l, 'c> {
 /// config is blamed (see `Coordinator::worker_oom_killed`).
 const OOM_BLAMED: usize = 3;
 
-/// Workers the system's out-of-memory killer ended during the search.
+/// Workers the system's out-of-memory killer ended: during the search, and counted after it
+/// (the final round, `--recheck`: [`OomWorkers::after_search`]).
 #[derive(Default)]
 pub(crate) struct OomWorkers {
     /// In all, and per device.
