@@ -904,6 +904,23 @@ fn reference_after_launches(fake: &FakeBackend) -> (Reference, Arc<std::sync::at
     (reference, waited)
 }
 
+/// A CPU reference that does not return every buffer argument, in order, is refused with one
+/// message naming both lists (its outputs would be compared with another buffer's contents, or
+/// not at all); one that does is verified against, with the inputs it returned dropped.
+#[test]
+fn a_cpu_reference_that_returns_other_buffers_is_refused_by_name() {
+    let mut j = job();
+    j.verify.reference = Reference::Host("outputs only".into(), Arc::new(|p| Ok(FakeBackend::reference(p).into_iter().filter(|b| b.name != "x").collect())));
+    let e = Tuner::new(FakeBackend::new(limits(), time)).tune(&j, &opts()).unwrap_err().to_string();
+    assert!(
+        e.contains("cpu reference `outputs only` returned the buffers (y, z), where the problem's are (x, y, z): it must return every buffer argument, in argument order"),
+        "{e}"
+    );
+    j.verify.reference = Reference::Host("fake".into(), Arc::new(|p| Ok(FakeBackend::reference(p))));
+    let r = Tuner::new(FakeBackend::new(limits(), time)).tune(&j, &opts()).unwrap();
+    assert!(r.results.iter().all(|x| x.verified), "{:?}", r.results.iter().filter(|x| !x.verified).collect::<Vec<_>>());
+}
+
 /// A slow CPU reference does not hold the devices: configs are measured while it is computed
 /// and verified once it is made, a wrong one included.
 #[test]

@@ -56,7 +56,7 @@ use crate::plan::expand::{expand, Expanded};
 use crate::plan::prepare::{Launch, Prepared};
 use crate::space::config::Config;
 use crate::spec::job::{Reference, TuneJob};
-use crate::spec::problem::{ArgData, HostBuffer};
+use crate::spec::problem::{ArgData, HostBuffer, ProblemData};
 use crate::spec::settings::{BenchOptions, Budget, PruneOptions, Shard};
 use crate::store::db::{Database, EntryId};
 use std::collections::BTreeMap;
@@ -228,6 +228,23 @@ pub(crate) struct RefOutputs {
     pub id: u64,
     /// Every buffer as it must look after one launch, in argument order.
     pub buffers: Vec<HostBuffer>,
+}
+
+impl RefOutputs {
+    /// Every buffer after one launch (`buffers`, in the argument order of `problem`), keeping the
+    /// contents of those a verification of `outputs` compares only: the others (a kernel's
+    /// inputs) are never looked at, and a CPU reference or expected outputs given as files
+    /// return them whole — on a triad of two 64 MiB buffers, 64 MiB of the tuner's 277.
+    pub(crate) fn compared(buffers: Vec<HostBuffer>, outputs: &[String], problem: &ProblemData) -> RefOutputs {
+        let compared = crate::measure::verify::compared_buffers(outputs, problem.buffers());
+        let buffers = if compared.len() == buffers.len() {
+            buffers.into_iter().zip(compared).map(|(b, kept)| if kept { b } else { HostBuffer { data: Vec::new(), ..b } }).collect()
+        } else {
+            // Not one per buffer (refused before a CPU reference gets here): kept whole.
+            buffers
+        };
+        RefOutputs { id: reference_id(), buffers }
+    }
 }
 
 /// A job made ready for one backend: the output of the prepare stage.
@@ -449,15 +466,16 @@ impl<B: Backend> Tuner<B> {
         tracing::debug!(seconds = t0.elapsed().as_secs_f64(), "problem data built");
         let expected = match &job.verify.reference {
             Reference::Expected(files) => {
-                Some(Arc::new(RefOutputs { id: reference_id(), buffers: expected_outputs(&prep, files, &job.verify).map_err(|(f, m)| spec_error(&f, m))? }))
+                Some(RefOutputs { id: reference_id(), buffers: expected_outputs(&prep, files, &job.verify).map_err(|(f, m)| spec_error(&f, m))? })
             }
             _ => None,
         };
         let id = self.entry_id(&job, &prep);
         let space_hash = prep.space.fingerprint();
         // What the verification and the setup are hashed from, made once (a file-read buffer and
-        // the expected outputs are hashed by their bytes).
-        let texts = stale::Texts::of(&job, &prep.data, expected.as_deref());
+        // the expected outputs are hashed by their bytes, every buffer as before).
+        let texts = stale::Texts::of(&job, &prep.data, expected.as_ref());
+        let expected = expected.map(|e| Arc::new(RefOutputs::compared(e.buffers, &job.verify.outputs, &prep.data)));
         let verify_hash = verify_hash(&prep, &texts);
         let setup = stale::job_setup(&job, &texts);
         Ok(Context { job, prep, id, space_hash, verify_hash, setup, generated_pruned: pruned, expected })
@@ -607,5 +625,29 @@ pub(crate) mod fixture {
             let r = c.search(&mut ledger, t0);
             f(&mut ledger, &p, &mut c, r)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RefOutputs;
+    use crate::spec::problem::{Access, ArgData, DType, HostBuffer, Init, ProblemData};
+
+    /// A reference keeps the contents of the buffers a verification compares (the named outputs,
+    /// or every buffer a kernel may write), not the inputs a CPU reference returns with them.
+    #[test]
+    fn a_reference_keeps_the_buffers_a_verification_compares() {
+        let buffer = |name: &str, access| HostBuffer::new(name, DType::F32, 1024, &Init::Random { seed: 1 }, access);
+        let problem = ProblemData { args: vec![ArgData::Buffer(buffer("x", Access::Read)), ArgData::Buffer(buffer("y", Access::ReadWrite))] };
+        let outs = || problem.buffers().cloned().collect::<Vec<_>>();
+        let kept = |outputs: &[&str]| {
+            let outputs: Vec<String> = outputs.iter().map(|s| s.to_string()).collect();
+            RefOutputs::compared(outs(), &outputs, &problem).buffers.iter().map(|b| b.data.len()).collect::<Vec<_>>()
+        };
+        assert_eq!(kept(&[]), [0, 4096], "every buffer a kernel may write: y");
+        assert_eq!(kept(&["x"]), [4096, 0], "the outputs named");
+        // Not one per buffer: kept whole.
+        let one = RefOutputs::compared(outs()[..1].to_vec(), &[], &problem);
+        assert_eq!(one.buffers[0].data.len(), 4096);
     }
 }

@@ -2257,7 +2257,16 @@ fn told(l: &mut Turn<'_, '_, '_>, i: usize) {
 fn host_reference(ctx: &Context) -> Result<Arc<RefOutputs>, Error> {
     let Reference::Host(name, f) = &ctx.job.verify.reference else { return Err(Error::Reference("no CPU reference".into())) };
     let outs = f(&ctx.prep.data).map_err(|e| Error::Reference(format!("cpu reference `{name}`: {e}")))?;
-    Ok(Arc::new(RefOutputs { id: crate::run::reference_id(), buffers: outs }))
+    // One buffer per buffer argument, in their order: else outputs would be compared with
+    // another buffer's contents, or not at all.
+    let names = |b: &mut dyn Iterator<Item = &crate::spec::problem::HostBuffer>| b.map(|b| b.name.as_str()).collect::<Vec<_>>().join(", ");
+    let (got, want) = (names(&mut outs.iter()), names(&mut ctx.prep.data.buffers()));
+    if got != want {
+        return Err(Error::Reference(format!(
+            "cpu reference `{name}` returned the buffers ({got}), where the problem's are ({want}): it must return every buffer argument, in argument order, as it is after one launch"
+        )));
+    }
+    Ok(Arc::new(RefOutputs::compared(outs, &ctx.job.verify.outputs, &ctx.prep.data)))
 }
 
 /// Whether candidate `i`'s compile is in the backend's compile cache (see
