@@ -65,7 +65,8 @@ fn two_devices_share_the_work_and_agree_with_one() {
     assert!(a.devices.len() == 2 && a.devices.iter().all(|d| d.busy_s > 0.0), "{a:?}");
     for d in 0..2 {
         let mut jobs: Vec<(f64, f64)> = r.results.iter().flat_map(|x| &x.spans).filter(|s| s.device == Some(d)).map(|s| (s.from_s, s.to_s)).collect();
-        jobs.sort_by(|a, b| a.0.total_cmp(&b.0));
+        // Kept to the millisecond: of two jobs starting in the same one, the shorter went first.
+        jobs.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
         assert!(!jobs.is_empty() && jobs.windows(2).all(|w| w[1].0 >= w[0].1 - 0.0015), "device {d}'s jobs overlap: {jobs:?}");
     }
     let finals: Vec<_> = r.results.iter().flat_map(|x| &x.spans).filter(|s| s.what == kerntune_core::store::db::SpanKind::Final).collect();
