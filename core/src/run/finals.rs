@@ -13,7 +13,7 @@
 //! on; the round repeats until the winner and its band are settled (at most [`ROUNDS`] times).
 
 use crate::backend::Backend;
-use crate::run::device::{Answer, Done, Job, Purpose};
+use crate::run::device::{Done, Job, Purpose};
 use crate::run::error::Error;
 use crate::run::ledger::Ledger;
 use crate::run::persist::{select, Selected};
@@ -66,20 +66,10 @@ impl<B: Backend> Coordinator<'_, B> {
                 };
                 let reference = ledger.reference.clone();
                 let verified = reference.is_some();
-                // A worker the out-of-memory killer ends says nothing of the config (see
-                // `Coordinator::worker_oom_killed`): the job runs once more on a fresh worker, and
-                // killed again, the times measured before stand.
-                let mut answer = None;
-                for _ in 0..2 {
-                    let job = Job::in_full(i, kernel.clone(), plan.cands[i].launch, reference.clone(), Purpose::Final);
-                    answer = self.run_one(ledger, judge, job);
-                    let Some(Answer { done: Done::Measured { result: Err(e), .. }, .. }) = &answer else { break };
-                    if !e.oom_killed_worker() {
-                        break;
-                    }
-                    self.oom_workers.after_search(judge, i, &e.to_string());
-                }
-                let Some(answer) = answer else { break };
+                // Killed for memory twice (see `Coordinator::run_one_past_oom_kill`), the times
+                // measured before stand.
+                let job = || Job::in_full(i, kernel.clone(), plan.cands[i].launch, reference.clone(), Purpose::Final);
+                let Some(answer) = self.run_one_past_oom_kill(ledger, judge, i, job) else { break };
                 let Done::Measured { result, .. } = answer.done else { continue };
                 if let Some(e) = result.as_ref().err().filter(|e| e.oom_killed_worker()) {
                     let unverified = if verified && !before.verified { ", still unverified" } else { "" };

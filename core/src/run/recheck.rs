@@ -115,26 +115,11 @@ impl<B: Backend> Coordinator<'_, B> {
                     continue;
                 }
             };
-            // A worker the out-of-memory killer ends says nothing of the config (see
-            // `Coordinator::worker_oom_killed`): it runs once more on a fresh worker.
-            let killed = |a: &crate::run::device::Answer<_>| match &a.done {
-                Done::Measured { result: Err(e), .. } if e.oom_killed_worker() => Some(e.to_string()),
-                _ => None,
-            };
-            let mut tries = 0;
-            let answer = loop {
-                tries += 1;
-                let job = Job::in_full(i, kernel.clone(), plan.cands[i].launch, None, Purpose::Recheck);
-                let a = self.run_one(ledger, judge, job)?;
-                let why = killed(&a);
-                if let Some(why) = &why {
-                    self.oom_workers.after_search(judge, i, why);
-                }
-                if tries == 2 || why.is_none() {
-                    break a;
-                }
-            };
-            if killed(&answer).is_some() {
+            // Killed for memory twice (see `Coordinator::run_one_past_oom_kill`): not measured
+            // again, and not a failure.
+            let job = || Job::in_full(i, kernel.clone(), plan.cands[i].launch, None, Purpose::Recheck);
+            let answer = self.run_one_past_oom_kill(ledger, judge, i, job)?;
+            if matches!(&answer.done, Done::Measured { result: Err(e), .. } if e.oom_killed_worker()) {
                 out.killed.push(config.to_string());
             } else {
                 ledger.devices[judge].measured += 1;

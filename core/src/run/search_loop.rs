@@ -1882,6 +1882,23 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         }
     }
 
+    /// [`Self::run_one`] for candidate `i`'s measurement after the search (the final round,
+    /// `--recheck`; `job` makes it): a worker the out-of-memory killer ends says nothing of the
+    /// config (see [`Self::worker_oom_killed`]), so the job runs once more on a fresh worker,
+    /// each kill counted for the tune's `memory:` note. The last answer.
+    pub(crate) fn run_one_past_oom_kill(&mut self, ledger: &mut Ledger<'_>, d: usize, i: usize, job: impl Fn() -> Job<B::Kernel>) -> Option<Answer<B::Kernel>> {
+        let mut answer = None;
+        for _ in 0..2 {
+            answer = self.run_one(ledger, d, job());
+            let Some(Answer { done: Done::Measured { result: Err(e), .. }, .. }) = &answer else { break };
+            if !e.oom_killed_worker() {
+                break;
+            }
+            self.oom_workers.after_search(d, i, &e.to_string());
+        }
+        answer
+    }
+
     /// Sends one job and waits for its answer (the final round and diagnosis run one job at a
     /// time); answers to earlier jobs (calibration) are handled on the way.
     pub(crate) fn run_one(&mut self, ledger: &mut Ledger<'_>, d: usize, job: Job<B::Kernel>) -> Option<Answer<B::Kernel>> {
@@ -2259,11 +2276,13 @@ fn host_reference(ctx: &Context) -> Result<Arc<RefOutputs>, Error> {
     let outs = f(&ctx.prep.data).map_err(|e| Error::Reference(format!("cpu reference `{name}`: {e}")))?;
     // One buffer per buffer argument, in their order: else outputs would be compared with
     // another buffer's contents, or not at all.
-    let names = |b: &mut dyn Iterator<Item = &crate::spec::problem::HostBuffer>| b.map(|b| b.name.as_str()).collect::<Vec<_>>().join(", ");
-    let (got, want) = (names(&mut outs.iter()), names(&mut ctx.prep.data.buffers()));
+    let got: Vec<&str> = outs.iter().map(|b| b.name.as_str()).collect();
+    let want: Vec<&str> = ctx.prep.data.buffers().map(|b| b.name.as_str()).collect();
     if got != want {
         return Err(Error::Reference(format!(
-            "cpu reference `{name}` returned the buffers ({got}), where the problem's are ({want}): it must return every buffer argument, in argument order, as it is after one launch"
+            "cpu reference `{name}` returned the buffers ({}), where the problem's are ({}): it must return every buffer argument, in argument order, as it is after one launch",
+            got.join(", "),
+            want.join(", ")
         )));
     }
     Ok(Arc::new(RefOutputs::compared(outs, &ctx.job.verify.outputs, &ctx.prep.data)))
