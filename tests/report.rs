@@ -282,7 +282,18 @@ fn a_small_tune_reads_in_whole_numbers_and_names_what_its_failures_share() {
     for last in [8i64, 9] {
         let config = kerntune::Config::new([("a", 9i64), ("b", 9), ("c", 9), ("d", 9), ("e", last)]);
         let status = Status::Failed { failure: kerntune::FailureKind::TimedOut, message: "timed out after 1.000 s".into() };
-        e.record(config.key(), Measurement { config, status, usage: None, at: 1, verified: None, trace: None, flops: None, bytes: None });
+        // Evaluations of the newer run, after its two measured configs.
+        let trace = kerntune::store::db::Trace {
+            run: 1_763_990_000,
+            seq: 2 + (last - 8) as usize,
+            elapsed_s: 0.4,
+            compile_s: None,
+            eval_s: None,
+            device: None,
+            by: None,
+            spans: vec![],
+        };
+        e.record(config.key(), Measurement { config, status, usage: None, at: 1, verified: None, trace: Some(trace), flops: None, bytes: None });
     }
     // The tune's own findings, stored with its run (the report shows them before what the
     // records show; the shared value once, counted over the records).
@@ -314,6 +325,11 @@ fn a_small_tune_reads_in_whole_numbers_and_names_what_its_failures_share() {
             assert!(labels.iter().all(|l| !l.contains('.')), "the {kind} chart counts configs in fractions: {labels:?}");
         }
     }
+    // The two failed evaluations are drawn in the search chart too (a red tick each, in each
+    // half, and one in the legend of the two runs' lines), and its caption counts them.
+    let trace = figures(&html).into_iter().find(|(k, _)| k == "trace").expect("a search chart").1;
+    assert_eq!(trace.matches("stroke=\"#C0392B\"").count(), 2 * 2 + 1, "a red tick per failed evaluation in each half: {trace}");
+    assert!(html.contains("Red ticks along the top are the 2 evaluations that failed (see Failures)."), "the search chart's caption counts them");
     let failures = figures(&html).into_iter().find(|(k, _)| k == "failures").expect("a failures chart").1;
     assert!(numeric_labels(failures).starts_with(&["0".to_string(), "1".to_string(), "2".to_string()]), "{:?}", numeric_labels(failures));
     assert_eq!(html.matches(shared).count(), 1, "the shared value, once");

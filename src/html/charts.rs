@@ -69,21 +69,27 @@ fn log_span(lo: f64, hi: f64) -> (f64, f64) {
     }
 }
 
-/// Tick values for a log axis over `lo..hi`: the 1-2-5 steps of each decade inside it, or
-/// every 1..9 step where that gives fewer than three (a range inside one decade).
+/// Tick values for a log axis over `lo..hi`: the 1-2-5 steps of each decade inside it, or the
+/// first of denser steps (1..9; then with 1.5 and 2.5; then in fifths below 5) that gives three
+/// or more and leaves neither end of the axis a quarter of its length without one (times
+/// from 1.3 to 4.5 ms had ticks at 2, 3, 4 and 5 only: the fastest configs sat under no label).
 fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    const STEPS: [&[f64]; 4] = [
+        &[1.0, 2.0, 5.0],
+        &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0],
+        &[1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0],
+        &[1.0, 1.2, 1.4, 1.6, 1.8, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.0, 9.0],
+    ];
     let steps = |ms: &[f64]| -> Vec<f64> {
         let (a, b) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
         (a..=b).flat_map(|d| ms.iter().map(move |m| m * 10f64.powi(d))).filter(|v| *v >= lo && *v <= hi).collect()
     };
-    let mut t = steps(&[1.0, 2.0, 5.0]);
-    if t.len() < 3 {
-        t = steps(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]);
-    }
-    if t.len() < 2 {
-        t = vec![lo, (lo * hi).sqrt(), hi];
-    }
-    t
+    let span = (hi / lo).log10();
+    let covers = |t: &[f64]| match (t.first(), t.last()) {
+        (Some(&a), Some(&b)) => t.len() >= 3 && (a / lo).log10() <= span / 4.0 && (hi / b).log10() <= span / 4.0,
+        _ => false,
+    };
+    STEPS.iter().map(|ms| steps(ms)).find(|t| covers(t)).unwrap_or_else(|| vec![lo, (lo * hi).sqrt(), hi])
 }
 
 /// A log axis over `lo..hi` with [`log_ticks`].
@@ -320,10 +326,20 @@ pub fn proposed_by_priors(v: &EntryView) -> bool {
     v.runs.iter().any(|r| r.by.iter().flatten().any(|b| proposer::from_priors(b)))
 }
 
+/// The runs [`trace`] draws: the first eight with a successful evaluation.
+fn traced_runs(v: &EntryView) -> Vec<&kerntune_core::analysis::Run> {
+    v.runs.iter().filter(|r| r.evals.iter().any(|e| e.2.is_some())).take(8).collect()
+}
+
+/// The failed evaluations of the runs [`trace`] draws (its red ticks along the top).
+pub fn failed_evaluations(v: &EntryView) -> usize {
+    traced_runs(v).iter().map(|r| r.evals.iter().filter(|e| e.2.is_none()).count()).sum()
+}
+
 /// The best time so far, one line per run, against evaluations (left) and seconds (right), over
 /// every successful evaluation as a grey dot.
 pub fn trace(v: &EntryView) -> Result<Option<String>, ChartError> {
-    let runs: Vec<_> = v.runs.iter().filter(|r| r.evals.iter().any(|e| e.2.is_some())).take(8).collect();
+    let runs = traced_runs(v);
     if runs.is_empty() {
         return Ok(None);
     }
@@ -353,6 +369,7 @@ pub fn trace(v: &EntryView) -> Result<Option<String>, ChartError> {
                 .max_light_lines(1)
                 .draw()?;
             let x = |e: &Eval| if by_seconds { e.1 } else { e.0 as f64 + 1.0 };
+            let mut failed_labelled = false;
             for (k, r) in runs.iter().enumerate() {
                 // Each successful evaluation, and whether the sources' ranking proposed it.
                 let ok: Vec<(&Eval, bool)> =
@@ -367,6 +384,16 @@ pub fn trace(v: &EntryView) -> Result<Option<String>, ChartError> {
                 let s = c.draw_series(mine.iter().map(|i| Circle::new(dot(i), 3, PRIOR.mix(0.8).filled())))?;
                 if tagged && !by_seconds && k == 0 {
                     s.label("proposed by the sources' ranking").legend(|(x, y)| Circle::new((x + 8, y), 3, PRIOR.mix(0.8).filled()));
+                }
+                // Each failed evaluation: a red tick along the top (a run whose first
+                // evaluations failed drew nothing there, as though they had not happened).
+                let failed: Vec<&Eval> = r.evals.iter().filter(|e| e.2.is_none()).collect();
+                let top = hi * (lo / hi).powf(0.05);
+                let s = c.draw_series(
+                    sample(failed.len(), MARKS / runs.len(), &[]).into_iter().map(|i| PathElement::new(vec![(x(failed[i]), hi), (x(failed[i]), top)], CEILING.mix(0.8))),
+                )?;
+                if (several || tagged) && !by_seconds && !failed.is_empty() && !std::mem::replace(&mut failed_labelled, true) {
+                    s.label("failed").legend(|(x, y)| PathElement::new(vec![(x + 8, y - 5), (x + 8, y + 5)], CEILING.mix(0.8)));
                 }
                 let color = if several { Palette99::pick(k).to_rgba() } else { WINNER.to_rgba() };
                 let best = r.best_so_far();
@@ -747,4 +774,24 @@ pub fn comparison(views: &[EntryView], table: &Portability) -> Result<String, Ch
         legend(&mut c, SeriesLabelPosition::UpperRight, 12)?;
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::log_ticks;
+
+    /// Neither end of a log axis is left a quarter of its length without a label, and a wide
+    /// range keeps the sparse 1-2-5 steps.
+    #[test]
+    fn a_log_axis_has_a_label_near_each_end() {
+        for (lo, hi) in [(1.128, 5.14), (0.0435, 30.0), (1.1, 40.0), (8.0, 11.0), (0.9, 1.3), (2.2e-3, 3.1e-3), (0.5, 900.0)] {
+            let t = log_ticks(lo, hi);
+            let span = (hi / lo).log10();
+            assert!(t.len() >= 3, "{lo}..{hi}: {t:?}");
+            assert!((t[0] / lo).log10() <= span / 4.0 + 1e-12 && (hi / t[t.len() - 1]).log10() <= span / 4.0 + 1e-12, "{lo}..{hi}: {t:?}");
+            assert!(t.windows(2).all(|w| w[0] < w[1]) && t.iter().all(|v| (lo..=hi).contains(v)), "{lo}..{hi}: {t:?}");
+        }
+        assert_eq!(log_ticks(1.128, 5.14), vec![1.5, 2.0, 2.5, 3.0, 4.0, 5.0]);
+        assert_eq!(log_ticks(0.0435, 30.0), vec![0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0]);
+    }
 }

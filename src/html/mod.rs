@@ -287,14 +287,20 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
     let effects = v.effects.iter().take(PARAM_CHARTS).map(charts::effect).collect::<Result<Vec<_>, _>>()?;
     let interaction = v.interaction.as_ref().map(|i| figure("interaction", charts::interaction(i).map(Some), &interaction_caption(i), NOTHING)).transpose()?;
     let distribution = figure("distribution", charts::distribution(v), "Each bar counts the configs whose time falls in it (log-spaced bins).", NOTHING)?;
+    let failed = match charts::failed_evaluations(v) {
+        0 => String::new(),
+        1 => " The red tick along the top is the evaluation that failed (see Failures).".to_string(),
+        n => format!(" Red ticks along the top are the {n} evaluations that failed (see Failures)."),
+    };
+    let trace_caption = if charts::proposed_by_priors(v) {
+        format!("The line steps down when a run finds a faster config; dots are every successful evaluation, blue where the sources' ranking (other devices' results) proposed it.{failed}")
+    } else {
+        format!("The line steps down when a run finds a faster config; dots are every successful evaluation.{failed}")
+    };
     let trace = figure(
         "trace",
         charts::trace(v),
-        if charts::proposed_by_priors(v) {
-            "The line steps down when a run finds a faster config; dots are every successful evaluation, blue where the sources' ranking (other devices' results) proposed it."
-        } else {
-            "The line steps down when a run finds a faster config; dots are every successful evaluation."
-        },
+        &trace_caption,
         if v.points.is_empty() { NOTHING } else { "No measurement records its place in a run (recorded by an older kerntune)." },
     )?;
     let compile = figure(
