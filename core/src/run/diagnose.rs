@@ -93,8 +93,19 @@ fn pattern(message: &str) -> String {
     out
 }
 
+/// A message's first three lines (blank lines and a diagnostic's bare `│` gutters left out),
+/// one line: where they end at a location of a naga (wgpu) diagnostic, `┌─ wgsl:1:28`, with the
+/// source line it points at (`1 │ const BOGUS = x;`), which says more than the rest.
 fn first_lines(message: &str) -> String {
-    message.lines().map(str::trim).filter(|l| !l.is_empty()).take(3).collect::<Vec<_>>().join(" | ")
+    let lines: Vec<&str> = message.lines().map(str::trim).filter(|l| !l.is_empty() && l.trim_matches(|c: char| c == '│' || c.is_whitespace()) != "").collect();
+    let mut out: Vec<&str> = lines.iter().take(3).copied().collect();
+    if let Some(at) = out.iter().position(|l| l.starts_with("┌─")) {
+        let source = |l: &&str| l.split_once(" │ ").is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
+        if let Some(src) = lines.iter().skip(at + 1).take(2).find(|l| source(l)).filter(|l| !out.contains(l)) {
+            out.push(src);
+        }
+    }
+    out.join(" | ")
 }
 
 /// Failed configs grouped by cause, most frequent first (ties: kind, then pattern).
@@ -865,6 +876,20 @@ pub fn disagreement(results: &[ConfigResult], params: &[Param], verify: &Verific
 mod tests {
     use super::*;
     use crate::measure::stats::Stats;
+
+    /// A naga diagnostic's cause keeps the source line its location points at (an injected
+    /// constant that is no WGSL expression), not the bare gutter line before it; other
+    /// compilers' logs keep their first three lines.
+    #[test]
+    fn a_wgsl_compile_error_keeps_the_line_it_points_at() {
+        let naga = "./bad.wgsl (its directives, or the injected constants):\nShader 'triad' parsing error: Unexpected runtime-expression\n  ┌─ wgsl:1:28\n  │\n1 │ const BOGUS_CONST_FOR_WG = x;\n  │                            ^ see msg\n\n\n";
+        assert_eq!(
+            first_lines(naga),
+            "./bad.wgsl (its directives, or the injected constants): | Shader 'triad' parsing error: Unexpected runtime-expression | ┌─ wgsl:1:28 | 1 │ const BOGUS_CONST_FOR_WG = x;"
+        );
+        let nvrtc = "kernel.cu(12): error: identifier \"x\" is undefined\n\n1 error detected in the compilation of \"kernel.cu\".\nmore\n";
+        assert_eq!(first_lines(nvrtc), "kernel.cu(12): error: identifier \"x\" is undefined | 1 error detected in the compilation of \"kernel.cu\". | more");
+    }
 
     /// After the reference launch, a buffer declared read-only that the kernel wrote is named
     /// with how many elements changed and what to declare; unchanged ones, outputs and buffers
