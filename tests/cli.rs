@@ -1569,6 +1569,27 @@ block = ["WG"]
     let o = kerntune(dir, &["tune", p.to_str().unwrap(), "--no-db", "--memcheck"]);
     let (out, err) = text(&o);
     assert!(o.status.success() && !out.contains("failures") && out.contains("saw no out-of-bounds access"), "{out}\n{err}");
+
+    // The shipped triad without its bounds check, N not a multiple of any block: each config
+    // updates `y` in place past its end (`y[i] = a * x[i] + y[i]`), verified against the CPU
+    // reference (no GPU reference is probed). From guards holding a NaN, a NaN computed from
+    // NaNs kept its bits on llvmpipe and the tune picked a winner; the writable buffer's finite
+    // guard word is moved by it.
+    std::fs::write(
+        dir.join("inplace.wgsl"),
+        std::fs::read_to_string(examples().join("triad/triad.wgsl")).unwrap().replace("if (i < u32(n)) {", "{"),
+    )
+    .unwrap();
+    let toml = std::fs::read_to_string(examples().join("triad/triad.toml"))
+        .unwrap()
+        .replace("triad.wgsl", "inplace.wgsl")
+        .replace("N = 1048576", "N = 100003")
+        .replace(", cuda = \"triad.cu\", hip = \"triad.cu\"", "");
+    let p = write(dir, "inplace.toml", &toml);
+    let o = kerntune(dir, &["tune", p.to_str().unwrap(), "--no-db", "--backend", "wgpu", "--strategy", "random", "--budget", "3"]);
+    let (out, err) = text(&o);
+    assert!(!o.status.success(), "{out}\n{err}");
+    assert!(err.contains("all 3 configs failed to launch: out-of-bounds write past the end of `y` (400012 bytes as the spec sizes it)"), "{err}");
 }
 
 /// The diagnosis of a timeout says "raise [bench] timeout (or --timeout)"; a user who does and tunes again gets

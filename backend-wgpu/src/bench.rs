@@ -30,7 +30,7 @@ pub(crate) struct Buffers {
     /// Each buffer's guard (see [`crate::guard`]): where it starts (the buffer's size padded to
     /// 4 bytes) and its length in bytes (0: none).
     pub(crate) guards: Vec<(u64, u64)>,
-    /// The word each buffer's guard holds now ([`FILL`] but while probing).
+    /// The word each buffer's guard holds now ([`fill_word`] but while probing).
     pub(crate) canary: Vec<u32>,
     /// The host-readable copy of the guards of the buffers a kernel can write, made the first
     /// time they are checked and kept.
@@ -93,9 +93,25 @@ fn padded(len: usize) -> u64 {
 
 // The guard words after each buffer (see `crate::guard`).
 
-/// The word a guard holds while tuning: a quiet NaN for an f32 read, a large number for an
-/// integer one.
+/// The word the guard of a read-only buffer holds while tuning: a quiet NaN for an f32 read, a
+/// large number for an integer one.
 pub(crate) const FILL: u32 = 0x7FC5_A5A5;
+/// The word the guard of a buffer a kernel can write holds while tuning: a finite f32 near its
+/// largest (3.4e38), a large number for an integer read. Not a NaN: a kernel that updates a
+/// buffer in place past its end (`y[i] = a * x[i] + y[i]` without a bounds check) computes a
+/// NaN from NaNs, which on a CPU keeps the first one's bits, and so wrote [`FILL`] back where it
+/// stood: the write went unseen. From this word any arithmetic moves it (to a NaN, infinity or
+/// another number).
+pub(crate) const FILL_WRITABLE: u32 = 0x7F7F_A5A5;
+
+/// The word a buffer's guard holds while tuning ([`FILL`] or [`FILL_WRITABLE`]).
+pub(crate) fn fill_word(access: Access) -> u32 {
+    if access == Access::Read {
+        FILL
+    } else {
+        FILL_WRITABLE
+    }
+}
 /// The guard after a buffer of `data` bytes (already padded to 4) on a device that binds at
 /// most `max_binding` bytes: a sixteenth of it, at least 256 bytes and at most 64 KiB, a
 /// multiple of 4, less where the binding limit leaves less (none for a buffer at the limit).
@@ -167,9 +183,9 @@ pub(crate) fn create_workspace(
     let buffers: Vec<wgpu::Buffer> = memory::try_alloc(device, || (0..bufs.len()).map(|i| make(i, true)).collect()).ok_or_else(too_large)?;
     for ((b, buf), &guard) in bufs.iter().zip(&buffers).zip(&guards) {
         write_padded(device, queue, buf, &b.data)?.ok_or_else(too_large)?;
-        fill_with(queue, buf, guard, FILL);
+        fill_with(queue, buf, guard, fill_word(b.access));
     }
-    let canary = vec![FILL; bufs.len()];
+    let canary: Vec<u32> = bufs.iter().map(|b| fill_word(b.access)).collect();
     // A writable buffer's pristine copy is copied from it on the device (the queue's writes
     // land before the submission that follows them), largest first while there is room.
     let mut pristine: Vec<Option<wgpu::Buffer>> = bufs.iter().map(|_| None).collect();

@@ -8,7 +8,8 @@
 //! verification against the reference config passes and the tune ends as if nothing were
 //! wrong. So each buffer of a workspace is made longer than the spec sizes it by a guard
 //! ([`crate::bench::guard_bytes`]: a sixteenth of it, at least 256 bytes and at most 64 KiB),
-//! filled with a known word ([`crate::bench::FILL`]), and bound whole: an access just past the
+//! filled with a known word ([`crate::bench::fill_word`]: a NaN after a read-only buffer, a
+//! finite number after one a kernel can write, which arithmetic on it moves), and bound whole: an access just past the
 //! buffer's end lands in the guard. Restoring and poisoning a buffer cover its data only; a
 //! guard is filled again where a check found it written.
 //!
@@ -26,7 +27,7 @@
 //! A binding whose length the shader asks (`arrayLength`) is bound at the buffer's own size,
 //! so that the length the kernel reads is the spec's: past its end the guard sees nothing.
 
-use crate::bench::{fill, Buffers, FILL};
+use crate::bench::{fill, fill_word, Buffers};
 use kerntune_core::{Access, BackendError, Memcheck};
 
 /// The word [`probe`] fills guards with to find reads (π as f32).
@@ -151,7 +152,7 @@ impl Found {
 
 /// Launches a config again (`launch`: once, on the workspace as [`crate::bench::reset`] left
 /// it, poisoned) to find whether it reads or writes past a buffer (see [`decide`]). The
-/// workspace is left restored, every guard with [`FILL`].
+/// workspace is left restored, every guard with its own word ([`fill_word`]).
 pub(crate) fn probe(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
@@ -164,7 +165,7 @@ pub(crate) fn probe(
         return Ok(Found::Unsure("no buffer has guard words after it (each is as large as the device binds)".into()));
     }
     let names: Vec<String> = (0..n).map(|i| format!("`{}` ({} bytes as the spec sizes it)", ws.name(i), ws.len(i))).collect();
-    // One launch with the guards of `other` filled with the other word, the rest with FILL:
+    // One launch with the guards of `other` filled with the other word, the rest with their own:
     // the outputs, or the failure of a write past a buffer.
     let mut run = |other: &[usize]| -> Result<Launched, BackendError> {
         fill_other(queue, ws, other);
@@ -183,10 +184,10 @@ pub(crate) fn probe(
 }
 
 /// Fills the guards of the buffers `other` names with the other word and the rest with
-/// [`FILL`], each whose word changes.
+/// their own ([`fill_word`]), each whose word changes.
 fn fill_other(queue: &wgpu::Queue, ws: &mut Buffers, other: &[usize]) {
     for i in 0..ws.buffers.len() {
-        let word = if other.contains(&i) { OTHER } else { FILL };
+        let word = if other.contains(&i) { OTHER } else { fill_word(ws.access(i)) };
         if ws.canary[i] != word {
             ws.canary[i] = word;
             fill(queue, ws, i);
@@ -196,9 +197,9 @@ fn fill_other(queue: &wgpu::Queue, ws: &mut Buffers, other: &[usize]) {
 
 /// What the launches `run` makes say (`run(other)`: the outputs of a launch with the guards of
 /// the buffers `other` names filled with the other word, or the failure of a write past a
-/// buffer): with every guard filled with [`FILL`], then with the other word; outputs that
+/// buffer): with every guard filled with its own word, then with the other word; outputs that
 /// differ read past a buffer, found by filling one buffer's guard at a time with the other word
-/// (after a third launch with [`FILL`] again has shown that the kernel's outputs do not vary by
+/// (after a third launch with their own words again has shown that the kernel's outputs do not vary by
 /// themselves, as a kernel adding floats atomically may). `names`: each buffer as the messages
 /// name it.
 fn decide(guarded: &[usize], run: &mut dyn FnMut(&[usize]) -> Result<Launched, BackendError>, names: &[String]) -> Result<Found, BackendError> {
