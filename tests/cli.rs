@@ -1575,11 +1575,7 @@ block = ["WG"]
     // reference (no GPU reference is probed). From guards holding a NaN, a NaN computed from
     // NaNs kept its bits on llvmpipe and the tune picked a winner; the writable buffer's finite
     // guard word is moved by it.
-    std::fs::write(
-        dir.join("inplace.wgsl"),
-        std::fs::read_to_string(examples().join("triad/triad.wgsl")).unwrap().replace("if (i < u32(n)) {", "{"),
-    )
-    .unwrap();
+    std::fs::write(dir.join("inplace.wgsl"), std::fs::read_to_string(examples().join("triad/triad.wgsl")).unwrap().replace("if (i < u32(n)) {", "{")).unwrap();
     let toml = std::fs::read_to_string(examples().join("triad/triad.toml"))
         .unwrap()
         .replace("triad.wgsl", "inplace.wgsl")
@@ -1590,6 +1586,35 @@ block = ["WG"]
     let (out, err) = text(&o);
     assert!(!o.status.success(), "{out}\n{err}");
     assert!(err.contains("all 3 configs failed to launch: out-of-bounds write past the end of `y` (400012 bytes as the spec sizes it)"), "{err}");
+}
+
+/// wgpu makes a pipeline whatever workgroup memory its shader declares (llvmpipe ran a 256 KiB
+/// array where it allows 32 KiB), so the config was measured, and could win, where the adapter
+/// does not have it. naga's layout of the entry point's `var<workgroup>` is the compile's
+/// resource report: such a config is pruned after compiling, with an example.
+#[test]
+fn a_wgpu_config_with_more_workgroup_memory_than_the_adapter_has_is_pruned() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    if !have_device(dir) {
+        return;
+    }
+    write(
+        dir,
+        "tiled.wgsl",
+        "@group(0) @binding(0) var<storage, read> x: array<f32>;\n@group(0) @binding(1) var<storage, read_write> y: array<f32>;\nvar<workgroup> tile: array<f32, TILE>;\n@compute @workgroup_size(64)\nfn tiled(@builtin(global_invocation_id) g: vec3<u32>, @builtin(local_invocation_index) l: u32) {\n  if (g.x < n) { tile[l] = x[g.x]; }\n  workgroupBarrier();\n  if (g.x < n) { y[g.x] = tile[l]; }\n}\n",
+    );
+    let p = write(
+        dir,
+        "tiled.toml",
+        "[kernel]\nname = \"tiled\"\nsource = { wgsl = \"tiled.wgsl\" }\n[params]\nTILE = { values = [64, 1048576], default = 64 }\n[[problems]]\nN = 4096\n[[args]]\nname = \"x\"\ntype = \"f32\"\nlen = \"N\"\ninit = \"random\"\n[[args]]\nname = \"y\"\ntype = \"f32\"\nlen = \"N\"\naccess = \"write\"\n[[args]]\nname = \"n\"\ntype = \"u32\"\nvalue = \"N\"\n[launch]\ngrid = [\"div_ceil(N, 64)\"]\nblock = [\"64\"]\n[verify]\noutputs = [\"y\"]\n",
+    );
+    let o = kerntune(dir, &["tune", p.to_str().unwrap(), "--no-db", "--backend", "wgpu"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(out.contains("winner: TILE=64 "), "{out}");
+    assert!(out.contains("pruned after compiling: shared_memory 1"), "{out}");
+    assert!(out.contains("e.g. shared_memory: TILE=1048576: shared_memory: shared_mem_per_block_optin: needs 4194304, device allows"), "{out}");
 }
 
 /// The diagnosis of a timeout says "raise [bench] timeout (or --timeout)"; a user who does and tunes again gets

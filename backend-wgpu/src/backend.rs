@@ -289,8 +289,8 @@ impl Backend for WgpuBackend {
             Some(_) => crate::compile::Ship::Recipe { pipeline_cache: self.pipeline_caches },
             None => crate::compile::Ship::Nothing,
         };
-        let kernel = crate::compile::compile(&self.device, &layout, req, ship)?;
-        Ok(Compiled { kernel, usage: ResourceUsage::default(), cached: false })
+        let (kernel, workgroup_bytes) = crate::compile::compile(&self.device, &layout, req, ship)?;
+        Ok(Compiled { kernel, usage: ResourceUsage { static_shared_bytes: workgroup_bytes, ..ResourceUsage::default() }, cached: false })
     }
 
     fn compiles_quickly(&self) -> bool {

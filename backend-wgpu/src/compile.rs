@@ -303,24 +303,61 @@ pub(crate) enum Ship {
 }
 
 /// Compiles one config into a pipeline on `device`, keeping what a worker process builds it
-/// from as `ship` says.
-pub(crate) fn compile(device: &wgpu::Device, layout: &wgpu::PipelineLayout, req: &CompileRequest<'_>, ship: Ship) -> Result<WgpuKernel, BackendError> {
+/// from as `ship` says; with the bytes of workgroup memory it declares ([`workgroup_bytes`]).
+pub(crate) fn compile(
+    device: &wgpu::Device,
+    layout: &wgpu::PipelineLayout,
+    req: &CompileRequest<'_>,
+    ship: Ship,
+) -> Result<(WgpuKernel, Option<u64>), BackendError> {
     let recipe = Recipe::new(req);
     let (device, layout) = (device.clone(), layout.clone());
     // Shader and pipeline creation (naga, then the driver's compiler) may be stopped waiting
     // for, like NVRTC: see `abandonable`. The error scope is pushed and popped on that thread.
-    kerntune_core::backend::abandonable(req.abandon, move || match ship {
-        Ship::Nothing => Ok(WgpuKernel::new(build(&device, &layout, &recipe, None)?, Vec::new(), lengths_asked(&recipe.code, recipe.access.len()))),
-        Ship::Recipe { pipeline_cache } => {
-            // SAFETY: no initial data, so nothing of unknown origin reaches the driver.
-            let cache = pipeline_cache
-                .then(|| unsafe { device.create_pipeline_cache(&wgpu::PipelineCacheDescriptor { label: Some("kerntune"), data: None, fallback: true }) });
-            let pipeline = build(&device, &layout, &recipe, cache.as_ref())?;
-            let compiled = cache.and_then(|c| c.get_data()).unwrap_or_default();
-            tracing::trace!(bytes = compiled.len(), "pipeline cache data for the worker");
-            Ok(WgpuKernel::new(pipeline, Image::encode(&recipe, &compiled)?, lengths_asked(&recipe.code, recipe.access.len())))
-        }
+    kerntune_core::backend::abandonable(req.abandon, move || {
+        let kernel = match ship {
+            Ship::Nothing => WgpuKernel::new(build(&device, &layout, &recipe, None)?, Vec::new(), lengths_asked(&recipe.code, recipe.access.len())),
+            Ship::Recipe { pipeline_cache } => {
+                // SAFETY: no initial data, so nothing of unknown origin reaches the driver.
+                let cache = pipeline_cache
+                    .then(|| unsafe { device.create_pipeline_cache(&wgpu::PipelineCacheDescriptor { label: Some("kerntune"), data: None, fallback: true }) });
+                let pipeline = build(&device, &layout, &recipe, cache.as_ref())?;
+                let compiled = cache.and_then(|c| c.get_data()).unwrap_or_default();
+                tracing::trace!(bytes = compiled.len(), "pipeline cache data for the worker");
+                WgpuKernel::new(pipeline, Image::encode(&recipe, &compiled)?, lengths_asked(&recipe.code, recipe.access.len()))
+            }
+        };
+        Ok((kernel, workgroup_bytes(&recipe.code, &recipe.entry, &recipe.constants)))
     })
+}
+
+/// The bytes of workgroup memory (`var<workgroup>`) the entry point `entry` of `code` uses, the
+/// pipeline constants `constants` put in (an array sized by an `override`), as naga lays them
+/// out: the compiler's resource report a CUDA kernel's static shared memory is, so that a config
+/// declaring more than the adapter allows is pruned by it. wgpu does not check it when it makes
+/// the pipeline: a 256 KiB array on llvmpipe (32 KiB allowed) was measured and could win.
+/// `None` where naga cannot tell.
+pub(crate) fn workgroup_bytes(code: &str, entry: &str, constants: &[(String, f64)]) -> Option<u64> {
+    use wgpu::naga;
+    let module = naga::front::wgsl::parse_str(code).ok()?;
+    let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all()).validate(&module).ok()?;
+    let mut pipeline_constants = naga::back::PipelineConstants::default();
+    for (name, value) in constants {
+        pipeline_constants.insert(name.clone(), *value);
+    }
+    let (module, info) =
+        naga::back::pipeline_constants::process_overrides(&module, &info, Some((naga::ShaderStage::Compute, entry)), &pipeline_constants).ok()?;
+    let at = module.entry_points.iter().position(|e| e.name == entry && e.stage == naga::ShaderStage::Compute)?;
+    let used = info.get_entry_point(at);
+    let ctx = module.to_ctx();
+    Some(
+        module
+            .global_variables
+            .iter()
+            .filter(|(handle, var)| var.space == naga::AddressSpace::WorkGroup && !used[*handle].is_empty())
+            .map(|(_, var)| u64::from(module.types[var.ty].inner.size(ctx)))
+            .sum(),
+    )
 }
 
 /// A kernel's image for a worker process: the length of the recipe's JSON (8 bytes, little
@@ -484,6 +521,20 @@ impl Drop for WgpuKernel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The workgroup memory an entry point uses: its arrays and atomics, an array an override
+    /// sizes at the pipeline constant's value, and not what another entry point uses.
+    #[test]
+    fn the_workgroup_memory_an_entry_point_uses_is_counted() {
+        let code = "override T: u32 = 16u;\nconst TILE = 1024;\nvar<workgroup> tile: array<f32, TILE>;\nvar<workgroup> sized: array<vec4<f32>, T>;\nvar<workgroup> count: atomic<u32>;\nvar<workgroup> other: array<f32, 4096>;\n\
+            @compute @workgroup_size(64) fn k(@builtin(local_invocation_index) i: u32) { tile[i] = 1.0; sized[i] = vec4<f32>(tile[i]); atomicAdd(&count, 1u); }\n\
+            @compute @workgroup_size(64) fn j(@builtin(local_invocation_index) i: u32) { other[i] = 2.0; }\n";
+        assert_eq!(workgroup_bytes(code, "k", &[]), Some(4 * 1024 + 16 * 16 + 4));
+        assert_eq!(workgroup_bytes(code, "k", &[("T".into(), 256.0)]), Some(4 * 1024 + 16 * 256 + 4));
+        assert_eq!(workgroup_bytes(code, "j", &[]), Some(4 * 4096));
+        assert_eq!(workgroup_bytes("@compute @workgroup_size(1) fn k() {}", "k", &[]), Some(0));
+        assert_eq!(workgroup_bytes("not wgsl", "k", &[]), None);
+    }
 
     /// A binding whose length the kernel asks is bound at its own size; a struct's runtime
     /// array counts as its binding; a length asked through a pointer argument, or a source

@@ -186,7 +186,7 @@ fn build(device: &wgpu::Device, job: &TuneJob, prep: &Prepared, cfg: &Config, la
     let inputs = CompileInputs::new(prep, &job.source, cfg, launch);
     let req = inputs.request(&job.source, cfg, launch);
     let layout = crate::compile::pipeline_layout(device, req.buffers);
-    let k = crate::compile::compile(device, &layout, &req, crate::compile::Ship::Nothing)?;
+    let (k, _) = crate::compile::compile(device, &layout, &req, crate::compile::Ship::Nothing)?;
     Ok(AppKernel { pipeline: k.pipeline.clone(), grid: launch.grid, signature: Signature::new(&job.source.name, &prep.layout, false, false) })
 }
 

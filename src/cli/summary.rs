@@ -166,6 +166,16 @@ pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) -> Result<(), crate:
         }
         if !r.pruned_after.is_empty() {
             outln!("pruned after compiling: {}", join(&r.pruned_after));
+            // One example of each category, as for those pruned before compiling.
+            for k in r.pruned_after.keys() {
+                let example = r.results.iter().find_map(|x| match &x.outcome {
+                    kerntune::ResultOutcome::Pruned { reason } if reason.category() == k => Some(format!("{}: {reason}", x.config)),
+                    _ => None,
+                });
+                if let Some(ex) = example {
+                    outln!("    e.g. {k}: {ex}");
+                }
+            }
         }
         if !r.causes.is_empty() {
             outln!("failures: {} ({} cause{})", join(&r.failures), r.causes.len(), if r.causes.len() == 1 { "" } else { "s" });

@@ -390,7 +390,9 @@ pub fn trace(v: &EntryView) -> Result<Option<String>, ChartError> {
                 let failed: Vec<&Eval> = r.evals.iter().filter(|e| e.2.is_none()).collect();
                 let top = hi * (lo / hi).powf(0.05);
                 let s = c.draw_series(
-                    sample(failed.len(), MARKS / runs.len(), &[]).into_iter().map(|i| PathElement::new(vec![(x(failed[i]), hi), (x(failed[i]), top)], CEILING.mix(0.8))),
+                    sample(failed.len(), MARKS / runs.len(), &[])
+                        .into_iter()
+                        .map(|i| PathElement::new(vec![(x(failed[i]), hi), (x(failed[i]), top)], CEILING.mix(0.8))),
                 )?;
                 if (several || tagged) && !by_seconds && !failed.is_empty() && !std::mem::replace(&mut failed_labelled, true) {
                     s.label("failed").legend(|(x, y)| PathElement::new(vec![(x + 8, y - 5), (x + 8, y + 5)], CEILING.mix(0.8)));

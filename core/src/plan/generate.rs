@@ -193,6 +193,8 @@ impl Generate for NvidiaMultiStage {
             block: [threads.max(1) as u32, 1, 1],
             grid: [div_ceil(ctx.shape.n, bn), div_ceil(ctx.shape.m, bm), 1],
             shared_bytes: smem,
+            // The generator's estimate, pruning before compiling only.
+            dynamic_shared_bytes: 0,
             regs_per_thread: Some(matmul_regs(ctx, r, threads)),
             tile: Some(([bm as u64, bn as u64], [ctx.shape.m, ctx.shape.n])),
         }
@@ -244,6 +246,7 @@ impl Generate for AmdGenerator {
             block: [threads.max(1) as u32, 1, 1],
             grid: [div_ceil(ctx.shape.n, bn), div_ceil(ctx.shape.m, bm), 1],
             shared_bytes: lds,
+            dynamic_shared_bytes: 0,
             regs_per_thread: Some(matmul_regs(ctx, r, threads) + if stages == 0 { (bm * bk / threads.max(1)) as u32 } else { 0 }),
             tile: Some(([bm as u64, bn as u64], [ctx.shape.m, ctx.shape.n])),
         }
@@ -293,7 +296,14 @@ impl Generate for OccupancyOnly {
         // A persistent grid: SMs × occupancy blocks, capped by the work available.
         let work_blocks = ctx.shape.n.div_ceil((threads * role(r, "vec", 1)).max(1) as u64).max(1);
         let blocks = (ctx.limits.sm_count as u64 * occ).min(work_blocks);
-        Estimate { block: [threads.max(1) as u32, 1, 1], grid: [blocks as u32, 1, 1], shared_bytes: 0, regs_per_thread: Some(32), tile: None }
+        Estimate {
+            block: [threads.max(1) as u32, 1, 1],
+            grid: [blocks as u32, 1, 1],
+            shared_bytes: 0,
+            dynamic_shared_bytes: 0,
+            regs_per_thread: Some(32),
+            tile: None,
+        }
     }
     fn compatible(&self, _ctx: &GenContext<'_>, _r: &Roles) -> Result<(), PruneReason> {
         Ok(())

@@ -204,7 +204,14 @@ impl Prepared {
             (Some(t), Some(d)) => Some(([num(&t[0])? as u64, num(&t[1])? as u64], [num(&d[0])? as u64, num(&d[1])? as u64])),
             _ => None,
         };
-        Ok(Estimate { block: launch.block, grid: launch.grid, shared_bytes: extra + launch.shared_mem_bytes as u64, regs_per_thread: regs, tile })
+        Ok(Estimate {
+            block: launch.block,
+            grid: launch.grid,
+            shared_bytes: extra + launch.shared_mem_bytes as u64,
+            dynamic_shared_bytes: launch.shared_mem_bytes as u64,
+            regs_per_thread: regs,
+            tile,
+        })
     }
 
     /// FLOPs and bytes of a config's launch, where the job gives formulas.

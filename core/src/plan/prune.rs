@@ -16,6 +16,9 @@ pub struct Estimate {
     pub grid: [u32; 3],
     /// Shared memory per block, bytes (static estimate plus dynamic, stages included).
     pub shared_bytes: u64,
+    /// Of it, the dynamic shared memory the launch asks for (`[launch] shared_mem`): after
+    /// compiling, the compiler's static figure replaces the rest, the spec's estimate of it.
+    pub dynamic_shared_bytes: u64,
     /// Registers per thread, if a formula gives them.
     pub regs_per_thread: Option<u32>,
     /// Output tile per block along (m, n) and the problem's (m, n), for shape rules.
@@ -164,7 +167,13 @@ pub fn prune_after(limits: &Limits, est: &Estimate, usage: &ResourceUsage, opts:
     if let Some(r) = usage.registers {
         limits.check_registers(r, threads).map_err(|violation| PruneReason::Registers { violation })?;
     }
-    let shared = usage.static_shared_bytes.unwrap_or(0) + est.shared_bytes;
+    // The compiler's static shared memory, where it reports it, in place of the spec's estimate
+    // of it (`[resources] shared_mem`, counted in `shared_bytes`): both made the matmul's tiles
+    // count twice (40 KiB for 20 KiB declared).
+    let shared = match usage.static_shared_bytes {
+        Some(s) => s + est.dynamic_shared_bytes,
+        None => est.shared_bytes,
+    };
     if usage.static_shared_bytes.is_some() {
         limits.check_shared(shared).map_err(|violation| PruneReason::SharedMemory { violation })?;
     }
@@ -256,5 +265,24 @@ mod tests {
         assert_eq!(prune_after(&l, &e, &u, &o).unwrap_err().category(), "cannot_launch");
         let u = ResourceUsage { registers: Some(32), local_bytes: Some(0), ..Default::default() };
         assert!(prune_after(&l, &e, &u, &o).is_ok());
+    }
+
+    /// After compiling, the compiler's static shared memory replaces the spec's estimate of it
+    /// (`[resources] shared_mem`); the launch's dynamic shared memory is added to it.
+    #[test]
+    fn the_compiled_static_shared_memory_replaces_the_estimate_of_it() {
+        let o = PruneOptions::default();
+        let mut l = h100();
+        l.shared_mem_per_block_optin = 32 * 1024;
+        l.shared_mem_per_sm = 32 * 1024;
+        // 20 KiB of tiles, estimated and compiled alike: fits (it counted 40 KiB).
+        let e = est([256, 1, 1], 20 * 1024);
+        let u = ResourceUsage { static_shared_bytes: Some(20 * 1024), ..Default::default() };
+        assert!(prune_after(&l, &e, &u, &o).is_ok());
+        // With 16 KiB asked at launch on top: 36 KiB does not.
+        let e = Estimate { shared_bytes: 36 * 1024, dynamic_shared_bytes: 16 * 1024, ..e };
+        assert_eq!(prune_after(&l, &e, &u, &o).unwrap_err().category(), "shared_memory");
+        // No compiler figure: the estimate stands (its 36 KiB leave no block room on an SM of 32).
+        assert_eq!(prune_after(&l, &e, &ResourceUsage::default(), &o).unwrap_err().category(), "occupancy");
     }
 }
