@@ -97,7 +97,7 @@ fn pattern(message: &str) -> String {
 /// one line: where they end at a location of a naga (wgpu) diagnostic, `┌─ wgsl:1:28`, with the
 /// source line it points at (`1 │ const BOGUS = x;`), which says more than the rest.
 fn first_lines(message: &str) -> String {
-    let lines: Vec<&str> = message.lines().map(str::trim).filter(|l| !l.is_empty() && l.trim_matches(|c: char| c == '│' || c.is_whitespace()) != "").collect();
+    let lines: Vec<&str> = message.lines().map(str::trim).filter(|l| !l.trim_matches(|c: char| c == '│' || c.is_whitespace()).is_empty()).collect();
     let mut out: Vec<&str> = lines.iter().take(3).copied().collect();
     if let Some(at) = out.iter().position(|l| l.starts_with("┌─")) {
         let source = |l: &&str| l.split_once(" │ ").is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
