@@ -198,6 +198,35 @@ impl Recipe {
     }
 }
 
+/// naga's rendering of an error (`┌─ wgsl:17:34`, then `17 │     let total = …`) with the
+/// user's file and line numbers: those of the compiled source count the `shift` lines of
+/// injected constants above the user's first (the same error read `syn.wgsl:14:34` and
+/// `wgsl:17:34`, `17 │`). Lines at or above the shift are left as they are.
+fn renumber(message: &str, shift: usize, file: &str) -> String {
+    let lines: Vec<String> = message
+        .lines()
+        .map(|line| {
+            if let Some((head, at)) = line.split_once("┌─ wgsl:") {
+                let (num, rest) = at.split_at(at.find(|c: char| !c.is_ascii_digit()).unwrap_or(at.len()));
+                if let Some(n) = num.parse::<usize>().ok().filter(|&n| n > shift) {
+                    return format!("{head}┌─ {file}:{}{rest}", n - shift);
+                }
+            } else if let Some((num, rest)) = line.split_once(" │") {
+                let digits = num.trim_start();
+                if let Some(n) = digits.parse::<usize>().ok().filter(|&n| n > shift) {
+                    return format!("{:>width$} │{rest}", n - shift, width = num.len());
+                }
+            }
+            line.to_string()
+        })
+        .collect();
+    let mut out = lines.join("\n");
+    if message.ends_with('\n') {
+        out.push('\n');
+    }
+    out
+}
+
 /// A wgpu error as one message: wgpu's "Validation Error / Caused by:" frame dropped and its
 /// chain of contexts joined, so that the cause (e.g. "Unable to find entry point 'f'") is in
 /// the first line a report shows, not the fifth.
@@ -407,9 +436,12 @@ pub(crate) fn build(
     for m in &info.messages {
         if m.message_type == wgpu::CompilationMessageType::Error {
             match &m.location {
-                Some(loc) if loc.line_number as usize > r.shift => {
-                    log.push_str(&format!("{file}:{}:{}: {}\n", loc.line_number as usize - r.shift, loc.line_position, m.message))
-                }
+                Some(loc) if loc.line_number as usize > r.shift => log.push_str(&format!(
+                    "{file}:{}:{}: {}\n",
+                    loc.line_number as usize - r.shift,
+                    loc.line_position,
+                    renumber(&m.message, r.shift, file)
+                )),
                 Some(_) => log.push_str(&format!("{file} (its directives, or the injected constants): {}\n", m.message)),
                 None => log.push_str(&format!("{file}: {}\n", m.message)),
             }
@@ -521,6 +553,22 @@ impl Drop for WgpuKernel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// naga's snippet of an error in the user's source carries the user's file and line numbers,
+    /// not those of the source with the constants injected above it.
+    #[test]
+    fn an_error_s_snippet_has_the_user_s_line_numbers() {
+        let naga = "Shader 'triad' parsing error: expected expression, found \";\"\n   ┌─ wgsl:17:34\n   │\n17 │     let total = nwg.x * WG_SIZE +;\n   │                                  ^ expected expression\n";
+        assert_eq!(
+            renumber(naga, 3, "./syn.wgsl"),
+            "Shader 'triad' parsing error: expected expression, found \";\"\n   ┌─ ./syn.wgsl:14:34\n   │\n14 │     let total = nwg.x * WG_SIZE +;\n   │                                  ^ expected expression\n"
+        );
+        // An injected constant's line stays as it is.
+        let injected = "parsing error: Unexpected runtime-expression\n  ┌─ wgsl:1:28\n  │\n1 │ const B = x;\n";
+        assert_eq!(renumber(injected, 3, "k.wgsl"), injected);
+        // A two-digit line that becomes one keeps its gutter's width.
+        assert!(renumber("  ┌─ wgsl:10:2\n10 │ x\n", 3, "k.wgsl").ends_with(" 7 │ x\n"), "{}", renumber("  ┌─ wgsl:10:2\n10 │ x\n", 3, "k.wgsl"));
+    }
 
     /// The workgroup memory an entry point uses: its arrays and atomics, an array an override
     /// sizes at the pipeline constant's value, and not what another entry point uses.
