@@ -161,7 +161,10 @@ pub fn distribution(v: &EntryView) -> Result<Option<String>, ChartError> {
         let b = (((ms(p) / lo).ln() / step).floor() as usize).min(bins - 1);
         counts[b] += 1;
     }
-    let top = *counts.iter().max().unwrap_or(&1) as f64 * 1.15 + 0.5;
+    // Room above the bars under the legend (the upper right corner, about a quarter of the
+    // width and a third of the height): a tall bar there was drawn under it.
+    let under_legend = counts[bins - bins.div_ceil(4)..].iter().copied().max().unwrap_or(0) as f64;
+    let top = (*counts.iter().max().unwrap_or(&1) as f64 * 1.15 + 0.5).max(under_legend / 0.62);
     let edge = |i: usize| lo * (step * i as f64).exp();
     let tied: Vec<f64> = v.points.iter().filter(|p| v.tie_band.contains(&p.key)).map(ms).collect();
     svg("distribution", (880, 340), |root| {

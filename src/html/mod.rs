@@ -44,7 +44,7 @@ body { font-family: sans-serif; margin: 24px auto; max-width: 1100px; color: #22
 h1 { font-size: 1.6em; margin-bottom: 0.2em; } h2 { border-bottom: 2px solid #ddd; padding-bottom: 4px; margin-top: 2.2em; }
 h3 { margin-top: 1.6em; } .muted { color: #666; } .note { background: #fff8e1; border-left: 4px solid #f0b400; padding: 6px 10px; margin: 6px 0; }
 table { border-collapse: collapse; margin: 8px 0; font-size: 0.9em; } th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }
-th { background: #f4f4f4; } td.num { text-align: right; font-variant-numeric: tabular-nums; } code { font-size: 0.95em; } td code { overflow-wrap: anywhere; }
+th { background: #f4f4f4; } td.num { text-align: right; font-variant-numeric: tabular-nums; } code { font-size: 0.95em; overflow-wrap: anywhere; }
 figure { margin: 10px 0; } figure svg { max-width: 100%; height: auto; } .grid { display: flex; flex-wrap: wrap; gap: 8px; }
 .winner { color: #1b9e77; font-weight: bold; } .default { color: #d95f02; } nav li { margin: 2px 0; }
 ";
