@@ -496,6 +496,22 @@ fn kernel_tuner_caches_are_drawn_as_entries() {
     assert!(html.contains("6 evaluations over 5.0 s"), "the run as its timestamps give it");
     // Kernel Tuner's GB/s observer: bytes per launch, so the achieved rate per config is drawn.
     assert!(kinds.iter().any(|k| k == "roofline"), "no rate chart: {kinds:?}");
+    // `c` has one value: a chart for `b` in each entry, none for `c`, and a line that says so.
+    assert_eq!(kinds.iter().filter(|k| *k == "parameter").count(), 2, "{kinds:?}");
+    assert_eq!(html.matches("No chart for a parameter with one value measured (1).").count(), 2);
+    // Without timestamps (as the recorded spaces in ../shared/spaces/gpus are kept) the run has
+    // no start: the seconds are the recorded compile and benchmark times summed (3.9 + 0.3 s),
+    // not since 1970.
+    let c = d.path().join("stencil_untimed.json");
+    let mut untimed: serde_json::Value = serde_json::from_str(&kt_cache("NVIDIA A100", 2)).unwrap();
+    for e in untimed["cache"].as_object_mut().unwrap().values_mut() {
+        e.as_object_mut().unwrap().remove("timestamp");
+    }
+    std::fs::write(&c, untimed.to_string()).unwrap();
+    let o = kerntune(&["report", "--db", c.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("run 1 (its start not recorded): 6 evaluations over 4.2 s") && !html.contains("1970"), "the run without a start");
     for args in [vec!["db", "show", "--db", a.to_str().unwrap()], vec!["db", "show", "--db", b.to_str().unwrap()]] {
         let o = kerntune(&args);
         let err = stderr(&o);

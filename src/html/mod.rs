@@ -284,7 +284,10 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
     let w = v.winner_point();
     let d = v.default_point();
     let peaks = v.peaks.as_ref();
-    let effects = v.effects.iter().take(PARAM_CHARTS).map(charts::effect).collect::<Result<Vec<_>, _>>()?;
+    // A parameter with one value measured (a fixed filter size, `use_cmem = [1]`) has no effect
+    // to draw: its chart was one box at "0 %" in place of a parameter that varies.
+    let varying: Vec<_> = v.effects.iter().filter(|e| e.values.len() > 1).collect();
+    let effects = varying.iter().take(PARAM_CHARTS).map(|e| charts::effect(e)).collect::<Result<Vec<_>, _>>()?;
     let interaction = v.interaction.as_ref().map(|i| figure("interaction", charts::interaction(i).map(Some), &interaction_caption(i), NOTHING)).transpose()?;
     let distribution = figure("distribution", charts::distribution(v), "Each bar counts the configs whose time falls in it (log-spaced bins).", NOTHING)?;
     let failed = match charts::failed_evaluations(v) {
@@ -414,7 +417,11 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
                     }
                 }
                 div.grid { @for s in effects { figure data-chart="parameter" { (PreEscaped(s)) } } }
-                @if v.effects.len() > PARAM_CHARTS { p.muted { "Charts for the " (PARAM_CHARTS) " parameters that explain most; the table lists all " (v.effects.len()) "." } }
+                @if varying.len() > PARAM_CHARTS {
+                    p.muted { "Charts for the " (PARAM_CHARTS) " parameters that explain most; the table lists all " (v.effects.len()) "." }
+                } @else if varying.len() < v.effects.len() {
+                    p.muted { "No chart for a parameter with one value measured (" (v.effects.len() - varying.len()) ")." }
+                }
                 p.muted { "Boxes: the middle half of the times of the configs with that value; whiskers: fastest to slowest; dot: median." }
                 @if let Some(f) = interaction { (f) }
             }
@@ -423,7 +430,9 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
             @if !v.runs.is_empty() {
                 ul { @for (k, r) in v.runs.iter().enumerate() {
                     li {
-                        "run " (k + 1) ", started " (utc(r.started)) ": " (r.evals.len()) " evaluations over " (format!("{:.1}", r.evals.iter().map(|e| e.1).fold(0.0, f64::max))) " s"
+                        // A Kernel Tuner cache without timestamps has no start (its seconds are
+                        // the recorded compile and benchmark times summed): not 1970.
+                        "run " (k + 1) @if r.started > 0 { ", started " (utc(r.started)) } @else { " (its start not recorded)" } ": " (r.evals.len()) " evaluations over " (format!("{:.1}", r.evals.iter().map(|e| e.1).fold(0.0, f64::max))) " s"
                         @if r.devices.len() > 1 {
                             ", on " (r.devices.len()) " devices ("
                             (r.devices.iter().map(|(d, n)| format!("device {d}: {n}")).collect::<Vec<_>>().join(", "))
