@@ -496,6 +496,7 @@ fn kernel_tuner_caches_are_drawn_as_entries() {
     assert!(html.contains("6 evaluations over 5.0 s"), "the run as its timestamps give it");
     // Kernel Tuner's GB/s observer: bytes per launch, so the achieved rate per config is drawn.
     assert!(kinds.iter().any(|k| k == "roofline"), "no rate chart: {kinds:?}");
+    assert!(html.contains("A recorded space (a Kernel Tuner cache or T4 file) keeps no record of when each compile"), "why no timeline");
     // `c` has one value: a chart for `b` in each entry, none for `c`, and a line that says so.
     assert_eq!(kinds.iter().filter(|k| *k == "parameter").count(), 2, "{kinds:?}");
     assert_eq!(html.matches("No chart for a parameter with one value measured (1).").count(), 2);

@@ -316,6 +316,8 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
     let timed = charts::timed_runs(v);
     let absent = if v.runs.is_empty() {
         NOTHING
+    } else if kerntune_core::store::foreign::is_recorded(&v.target) {
+        "A recorded space (a Kernel Tuner cache or T4 file) keeps no record of when each compile and measurement ran."
     } else {
         "No run recorded when its compiles and measurements ran (recorded by an older kerntune, or every result came from the database)."
     };
