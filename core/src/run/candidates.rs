@@ -168,7 +168,8 @@ pub(crate) fn plan(ctx: &Context, limits: &Limits, opts: &TuneOptions) -> Result
                 "all {} valid configs were pruned ({}); e.g. {}",
                 plan.valid,
                 plan.pruned_before.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(", "),
-                plan.prune_examples.values().next().cloned().unwrap_or_default()
+                // One of each reason: a user whose every config is pruned fixes each.
+                plan.prune_examples.values().cloned().collect::<Vec<_>>().join("; ")
             )
         };
         return Err(Error::NoValidConfig(why));
@@ -442,5 +443,13 @@ mod tests {
         j.default = None;
         let e = plan(&t.prepare(&j).unwrap(), t.backend().limits(), &opts()).err().unwrap().to_string();
         assert!(e.contains("all 3 valid configs were pruned (threads: 3)"), "{e}");
+        // Two reasons: an example of each (a grid that divides by zero, and too many threads).
+        let mut j = job();
+        j.params[0].values = vec![Value::Int(64), Value::Int(2048)];
+        j.grid[0] = "n / (bx - 64) * 0 + 1".into();
+        j.default = None;
+        let e = plan(&t.prepare(&j).unwrap(), t.backend().limits(), &opts()).err().unwrap().to_string();
+        assert!(e.contains("all 6 valid configs were pruned (geometry: 3, threads: 3)"), "{e}");
+        assert!(e.contains("e.g. bx=64,vec=1: geometry: grid.x `n / (bx - 64) * 0 + 1`: division by zero; bx=2048,vec=1: threads:"), "{e}");
     }
 }
