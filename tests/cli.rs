@@ -1617,6 +1617,51 @@ fn a_wgpu_config_with_more_workgroup_memory_than_the_adapter_has_is_pruned() {
     assert!(out.contains("e.g. shared_memory: TILE=1048576: shared_memory: shared_mem_per_block_optin: needs 4194304, device allows"), "{out}");
 }
 
+/// A published kernel whose default config computes wrongly (`PER_THREAD = 8` skips its last
+/// stripe) and no CPU reference: the default is the reference, so every right config "fails".
+/// The warning says the reference is the likely culprit (the configs that disagree all differ
+/// from it alike) and what to do; doing it (`--reference first-valid`) gives a right winner and
+/// blames the wrong value.
+#[test]
+fn a_wrong_default_as_the_reference_is_named_and_another_reference_fixes_it() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    if !have_device(dir) {
+        return;
+    }
+    std::fs::write(
+        dir.join("wd.wgsl"),
+        std::fs::read_to_string(examples().join("triad/triad.wgsl"))
+            .unwrap()
+            .replace("let i = gid.x + k * total;", "let i = gid.x + k * total;\n        if (PER_THREAD == 8 && k == 7u) { continue; }"),
+    )
+    .unwrap();
+    let toml = std::fs::read_to_string(examples().join("triad/triad.toml"))
+        .unwrap()
+        .replace("triad.wgsl", "wd.wgsl")
+        .replace("PER_THREAD = [1, 2, 4, 8]", "PER_THREAD = { values = [1, 2, 4, 8], default = 8 }")
+        .replace("reference = \"cpu:triad\"", "")
+        .replace("N = 1048576", "N = 65536")
+        .replace(", cuda = \"triad.cu\", hip = \"triad.cu\"", "");
+    let p = write(dir, "wd.toml", &toml);
+    let o = kerntune(dir, &["tune", p.to_str().unwrap(), "--no-db", "--backend", "wgpu"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(
+        out.contains("warning: 18 of the 23 verified configs disagree with the reference")
+            && out.contains("the 18 that disagree differ from it alike")
+            && out.contains("is more likely the wrong one (only the configs with `PER_THREAD` = 8 agree with it)")
+            && out.contains("--reference first-valid"),
+        "{out}"
+    );
+    let o = kerntune(dir, &["tune", p.to_str().unwrap(), "--no-db", "--backend", "wgpu", "--reference", "first-valid"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    let winner = out.lines().find(|l| l.starts_with("winner: ")).unwrap_or_else(|| panic!("{out}"));
+    assert!(!winner.contains("PER_THREAD=8"), "{winner}");
+    assert!(out.contains("every config that computed a wrong output has PER_THREAD = 8 (5 configs)"), "{out}");
+}
+
 /// The diagnosis of a timeout says "raise [bench] timeout (or --timeout)"; a user who does and tunes again gets
 /// the configs that timed out measured, not the stored timeouts read back as before. A spec
 /// changed elsewhere (a buffer's length) is measured again whole.

@@ -436,12 +436,9 @@ pub(crate) fn build(
     for m in &info.messages {
         if m.message_type == wgpu::CompilationMessageType::Error {
             match &m.location {
-                Some(loc) if loc.line_number as usize > r.shift => log.push_str(&format!(
-                    "{file}:{}:{}: {}\n",
-                    loc.line_number as usize - r.shift,
-                    loc.line_position,
-                    renumber(&m.message, r.shift, file)
-                )),
+                Some(loc) if loc.line_number as usize > r.shift => {
+                    log.push_str(&format!("{file}:{}:{}: {}\n", loc.line_number as usize - r.shift, loc.line_position, renumber(&m.message, r.shift, file)))
+                }
                 Some(_) => log.push_str(&format!("{file} (its directives, or the injected constants): {}\n", m.message)),
                 None => log.push_str(&format!("{file}: {}\n", m.message)),
             }

@@ -17,7 +17,7 @@ use crate::measure::verify::Mismatch;
 use crate::plan::prepare::{Launch, Prepared};
 use crate::run::report::{ConfigResult, ResultOutcome};
 use crate::space::config::Config;
-use crate::spec::job::{Param, Verification};
+use crate::spec::job::{Param, Reference, Verification};
 use crate::spec::problem::{Access, HostBuffer};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -844,6 +844,8 @@ pub fn disagreement(results: &[ConfigResult], params: &[Param], verify: &Verific
     // Configs whose output agrees with the reference's once sorted: the same values in another
     // order (the element comparison says so).
     let reordered: Vec<&str> = messages.iter().filter(|m| m.contains(crate::measure::verify::SORTED_AGREE)).filter_map(|m| output_named(m)).collect();
+    // Three or more that disagree, each with the same message: the same outputs.
+    let alike = disagreed >= 3 && messages.len() == disagreed && messages.windows(2).all(|w| w[0] == w[1]);
     let advice = match (&parameter, largest_relative_error, &partial) {
         _ if !reordered.is_empty() => {
             let o = reordered[0];
@@ -863,6 +865,30 @@ pub fn disagreement(results: &[ConfigResult], params: &[Param], verify: &Verific
             format!(
                 "configs write different elements of `{o}` than the reference: if they are partial results whose number depends on {by} (a partial sum per block, say), compare their sums (verify.compare = {{ {o} = \"sum\" }}, --compare {o}=sum); else give expected outputs (verify.expected, --reference NAME=FILE) or a CPU reference"
             )
+        }
+        // Every config that disagrees says the same of the reference (the same elements
+        // differ, first at the same one, by the same values): their outputs agree with each
+        // other, and they are most of the verified configs. The reference is the odd one out:
+        // a published default that computes wrongly, which every right config then "failed".
+        _ if alike => {
+            let whose = match &verify.reference {
+                Reference::DefaultConfig => "the reference (the default config's outputs, else the first valid config's)",
+                Reference::FirstValid => "the reference (the first valid config's outputs)",
+                Reference::Host(..) => "the CPU reference",
+                _ => "the reference",
+            };
+            let agreed = compared.len() - disagreed;
+            let check = "check it against a CPU reference or expected outputs (verify.expected, --reference NAME=FILE), or take another config's outputs (--reference first-valid) and tune again";
+            match &parameter {
+                // A parameter that changes the output by design looks the same from here.
+                Some((p, agree, ..)) => format!(
+                    "the {disagreed} that disagree differ from it alike (the same elements, by the same values), so their outputs agree with each other: if `{p}` changes the output by design, verify against expected outputs (verify.expected, --reference NAME=FILE) or without a reference (verify.reference = \"none\", --reference none); if not, {whose} is more likely the wrong one (only the configs with `{p}` = {} agree with it), and the winner is one of the {agreed} configs that agree with it: {check}",
+                    agree.join(", ")
+                ),
+                None => format!(
+                    "the {disagreed} that disagree differ from it alike (the same elements, by the same values), so their outputs agree with each other: {whose} is more likely the wrong one, and the winner is one of the {agreed} configs that agree with it: {check}"
+                ),
+            }
         }
         (Some((p, _, _, _)), _, _) => format!(
             "if `{p}` changes the output by design, verify against expected outputs (verify.expected, --reference NAME=FILE) or without a reference (verify.reference = \"none\", --reference none); else the configs with the values that disagree are wrong"
@@ -1246,6 +1272,44 @@ mod tests {
         assert!(d.advice.contains("loosen the tolerance") && d.advice.contains("--rtol 2e-4"), "{}", d.advice);
         // Half or fewer: nothing to say.
         assert!(disagreement(&res[..6], &params, &Verification::default()).is_none());
+    }
+
+    /// A default config that computes wrongly is the reference: the right configs, most of them,
+    /// all differ from it alike (one message), and the advice says the reference is the likely
+    /// culprit, naming the value only the configs that agree with it have; by design or not, the
+    /// parameter's other reading is kept. Configs that differ each in their own way are not alike.
+    #[test]
+    fn a_wrong_default_config_as_the_reference_is_named_the_likely_culprit() {
+        let wrong =
+            "`y`: 131070 of 1048576 elements differ (first at index 917504: got 1.2394269, expected 0.89462876); largest error 2.000e0 (relative 5.814e5)";
+        let mut res = Vec::new();
+        for pt in [1, 2, 4, 8] {
+            for wg in [64, 128, 256] {
+                res.push(r(&[("PER_THREAD", pt), ("WG", wg)], if pt == 8 { ok() } else { failed(FailureKind::WrongOutput, wrong) }));
+            }
+        }
+        let params = vec![Param::new("PER_THREAD", [1, 2, 4, 8]), Param::new("WG", [64, 128, 256])];
+        let d = disagreement(&res, &params, &Verification::default()).expect("9 of 12 disagree");
+        assert!(
+            d.advice.contains("the 9 that disagree differ from it alike")
+                && d.advice.contains("the reference (the default config's outputs, else the first valid config's) is more likely the wrong one (only the configs with `PER_THREAD` = 8 agree with it)")
+                && d.advice.contains("the winner is one of the 3 configs that agree with it")
+                && d.advice.contains("--reference first-valid")
+                && d.advice.contains("if `PER_THREAD` changes the output by design"),
+            "{}",
+            d.advice
+        );
+        // Each wrong in its own way: no claim about the reference.
+        let mut own = res.clone();
+        for (k, x) in own.iter_mut().filter(|x| matches!(x.outcome, ResultOutcome::Failed { .. })).enumerate() {
+            x.outcome = failed(FailureKind::WrongOutput, &wrong.replace("131070", &(131070 + k).to_string()));
+        }
+        let d = disagreement(&own, &params, &Verification::default()).unwrap();
+        assert!(
+            !d.advice.contains("more likely the wrong one") && d.advice.contains("else the configs with the values that disagree are wrong"),
+            "{}",
+            d.advice
+        );
     }
 
     /// Configs that write the reference's values in another order are told to compare sorted.
