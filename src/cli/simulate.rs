@@ -530,7 +530,8 @@ fn plot(path: &std::path::Path, scores: &[(String, &Score)], budget: usize) -> R
             .x_label_area_size(32)
             .y_label_area_size(48)
             .build_cartesian_2d(1usize..budget.max(2), (ymin - 0.02).max(0.0)..1.005f64)?;
-        chart.configure_mesh().x_desc("evaluations").y_desc("best found / optimum (dashed: 5th pct.)").draw()?;
+        // One light line between labels, as the report's charts have (the default drew graph paper).
+        chart.configure_mesh().x_desc("evaluations").y_desc("best found / optimum (dashed: 5th pct.)").max_light_lines(1).draw()?;
         for (k, (label, s)) in mine.iter().enumerate() {
             let color = CURVES[k % CURVES.len()].to_rgba();
             chart
