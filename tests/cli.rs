@@ -1586,6 +1586,18 @@ block = ["WG"]
     let (out, err) = text(&o);
     assert!(!o.status.success(), "{out}\n{err}");
     assert!(err.contains("all 3 configs failed to launch: out-of-bounds write past the end of `y` (400012 bytes as the spec sizes it)"), "{err}");
+    // A copy without a bounds check (`y[i] = x[i]`): it copied `x`'s guard word onto `y`'s, the
+    // same NaN, and went unseen as well.
+    write(
+        dir,
+        "copy.wgsl",
+        "override WG: u32 = 64u;\n@group(0) @binding(0) var<storage, read> x: array<f32>;\n@group(0) @binding(1) var<storage, read_write> y: array<f32>;\n@compute @workgroup_size(WG)\nfn copy(@builtin(global_invocation_id) g: vec3<u32>) {\n  y[g.x] = x[g.x] + f32(FAULT);\n}\n",
+    );
+    let p = write(dir, "copy.toml", &planted("copy").replace("values = [0, 1, 2], default = 0", "values = [0], default = 0"));
+    let o = kerntune(dir, &["tune", p.to_str().unwrap(), "--no-db", "--backend", "wgpu"]);
+    let (out, err) = text(&o);
+    assert!(!o.status.success(), "{out}\n{err}");
+    assert!(err.contains("failed to launch: out-of-bounds write past the end of `y` (4000 bytes as the spec sizes it)"), "{err}");
 }
 
 /// wgpu makes a pipeline whatever workgroup memory its shader declares (llvmpipe ran a 256 KiB
