@@ -1656,9 +1656,16 @@ fn a_wrong_default_as_the_reference_is_named_and_another_reference_fixes_it() {
         .replace("N = 1048576", "N = 65536")
         .replace(", cuda = \"triad.cu\", hip = \"triad.cu\"", "");
     let p = write(dir, "wd.toml", &toml);
-    let o = kerntune(dir, &["tune", p.to_str().unwrap(), "--no-db", "--backend", "wgpu"]);
+    let db = dir.join("wd.json");
+    let o = kerntune(dir, &["tune", p.to_str().unwrap(), "--db", db.to_str().unwrap(), "--backend", "wgpu"]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{out}\n{err}");
+    // The report says it too, under the failures (it showed the 18 "wrong outputs" alone).
+    let html = dir.join("wd.html");
+    let o = kerntune(dir, &["report", p.to_str().unwrap(), "--db", db.to_str().unwrap(), "-o", html.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("the 18 that disagree differ from it alike"), "the report's findings");
     assert!(
         out.contains("warning: 18 of the 23 verified configs disagree with the reference")
             && out.contains("the 18 that disagree differ from it alike")

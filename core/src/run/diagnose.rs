@@ -781,9 +781,9 @@ impl std::fmt::Display for Disagreement {
 }
 
 /// The disagreement analysis of the module docs; `None` when at most half disagree.
-pub fn disagreement(results: &[ConfigResult], params: &[Param], verify: &Verification) -> Option<Disagreement> {
+pub fn disagreement<'a>(results: impl IntoIterator<Item = &'a ConfigResult>, params: &[Param], verify: &Verification) -> Option<Disagreement> {
     let compared: Vec<(&ConfigResult, bool)> = results
-        .iter()
+        .into_iter()
         .filter(|r| !r.from_db)
         .filter_map(|r| match &r.outcome {
             ResultOutcome::Measured { .. } if r.verified => Some((r, true)),

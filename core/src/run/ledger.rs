@@ -447,9 +447,21 @@ impl<'a> Ledger<'a> {
 
     /// Notes what the tune found out about its failures (each cause's diagnosis, after its
     /// kind), for the run's note in the database.
+    /// Most configs disagreeing with the reference ([`crate::run::diagnose::disagreement`]) come
+    /// first: the report showed the 18 configs a wrong default made "wrong output", and the
+    /// value they share, without the warning the tune printed that the reference was the likely
+    /// culprit.
     pub fn note_findings(&mut self) {
+        // In the configs' order, not the map's: the same finding every run.
+        let mut results: Vec<&ConfigResult> = self.results.values().collect();
+        results.sort_by(|a, b| a.config.key().cmp(&b.config.key()));
+        let disagreement = crate::run::diagnose::disagreement(results, self.ctx.prep.space.params(), &self.ctx.job.verify);
         if let Some(n) = self.note.as_mut() {
-            n.findings = self.causes.iter().flat_map(|c| c.findings()).collect();
+            n.findings = disagreement
+                .map(|d| format!("{}: {d}", crate::error::FailureKind::WrongOutput))
+                .into_iter()
+                .chain(self.causes.iter().flat_map(|c| c.findings()))
+                .collect();
         }
     }
 
