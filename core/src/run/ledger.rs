@@ -454,7 +454,7 @@ impl<'a> Ledger<'a> {
     pub fn note_findings(&mut self) {
         // In the configs' order, not the map's: the same finding every run.
         let mut results: Vec<&ConfigResult> = self.results.values().collect();
-        results.sort_by(|a, b| a.config.key().cmp(&b.config.key()));
+        results.sort_by_cached_key(|r| r.config.key());
         let disagreement = crate::run::diagnose::disagreement(results, self.ctx.prep.space.params(), &self.ctx.job.verify);
         if let Some(n) = self.note.as_mut() {
             n.findings = disagreement
