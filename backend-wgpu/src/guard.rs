@@ -9,9 +9,9 @@
 //! wrong. So each buffer of a workspace is made longer than the spec sizes it by a guard
 //! ([`crate::bench::guard_bytes`]: a sixteenth of it, at least 256 bytes and at most 64 KiB),
 //! filled with a known word ([`crate::bench::fill_word`]: a NaN after a read-only buffer, a
-//! finite number after one a kernel can write, which arithmetic on it moves), and bound whole: an access just past the
-//! buffer's end lands in the guard. Restoring and poisoning a buffer cover its data only; a
-//! guard is filled again where a check found it written.
+//! finite number after one a kernel can write, which arithmetic on it moves), and bound whole:
+//! an access just past the buffer's end lands in the guard. Restoring and poisoning a buffer
+//! cover its data only; a guard is filled again where a check found it written.
 //!
 //! - **Writes**: after a verification launch (and the reference candidate's), and after the
 //!   timing launches of a config no verification looks at (`--reference none`), a guard whose
@@ -199,9 +199,9 @@ fn fill_other(queue: &wgpu::Queue, ws: &mut Buffers, other: &[usize]) {
 /// the buffers `other` names filled with the other word, or the failure of a write past a
 /// buffer): with every guard filled with its own word, then with the other word; outputs that
 /// differ read past a buffer, found by filling one buffer's guard at a time with the other word
-/// (after a third launch with their own words again has shown that the kernel's outputs do not vary by
-/// themselves, as a kernel adding floats atomically may). `names`: each buffer as the messages
-/// name it.
+/// (after a third launch with their own words again has shown that the kernel's outputs do not
+/// vary by themselves, as a kernel adding floats atomically may). `names`: each buffer as the
+/// messages name it.
 fn decide(guarded: &[usize], run: &mut dyn FnMut(&[usize]) -> Result<Launched, BackendError>, names: &[String]) -> Result<Found, BackendError> {
     let first = match run(&[])? {
         Ok(o) => o,

@@ -295,11 +295,8 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
         1 => " The red tick along the top is the evaluation that failed (see Failures).".to_string(),
         n => format!(" Red ticks along the top are the {n} evaluations that failed (see Failures)."),
     };
-    let trace_caption = if charts::proposed_by_priors(v) {
-        format!("The line steps down when a run finds a faster config; dots are every successful evaluation, blue where the sources' ranking (other devices' results) proposed it.{failed}")
-    } else {
-        format!("The line steps down when a run finds a faster config; dots are every successful evaluation.{failed}")
-    };
+    let blue = if charts::proposed_by_priors(v) { ", blue where the sources' ranking (other devices' results) proposed it" } else { "" };
+    let trace_caption = format!("The line steps down when a run finds a faster config; dots are every successful evaluation{blue}.{failed}");
     let trace = figure(
         "trace",
         charts::trace(v),

@@ -748,6 +748,13 @@ pub fn nothing_passed<'a>(results: impl IntoIterator<Item = &'a ConfigResult>, c
     format!("none of the {n} evaluated configs passed: {}{more}", parts.join("; "))
 }
 
+/// What to do where parameter `p` changes the output by design (the disagreement's advice).
+fn by_design(p: &str) -> String {
+    format!(
+        "if `{p}` changes the output by design, verify against expected outputs (verify.expected, --reference NAME=FILE) or without a reference (verify.reference = \"none\", --reference none)"
+    )
+}
+
 /// The output a comparison's message names first (`` `partial`: … ``).
 fn output_named(message: &str) -> Option<&str> {
     message.split('`').nth(1)
@@ -878,21 +885,16 @@ pub fn disagreement<'a>(results: impl IntoIterator<Item = &'a ConfigResult>, par
                 _ => "the reference",
             };
             let agreed = compared.len() - disagreed;
-            let check = "check it against a CPU reference or expected outputs (verify.expected, --reference NAME=FILE), or take another config's outputs (--reference first-valid) and tune again";
-            match &parameter {
-                // A parameter that changes the output by design looks the same from here.
-                Some((p, agree, ..)) => format!(
-                    "the {disagreed} that disagree differ from it alike (the same elements, by the same values), so their outputs agree with each other: if `{p}` changes the output by design, verify against expected outputs (verify.expected, --reference NAME=FILE) or without a reference (verify.reference = \"none\", --reference none); if not, {whose} is more likely the wrong one (only the configs with `{p}` = {} agree with it), and the winner is one of the {agreed} configs that agree with it: {check}",
-                    agree.join(", ")
-                ),
-                None => format!(
-                    "the {disagreed} that disagree differ from it alike (the same elements, by the same values), so their outputs agree with each other: {whose} is more likely the wrong one, and the winner is one of the {agreed} configs that agree with it: {check}"
-                ),
-            }
+            // A parameter that changes the output by design looks the same from here.
+            let (design, only) = match &parameter {
+                Some((p, agree, ..)) => (format!("{}; if not, ", by_design(p)), format!(" (only the configs with `{p}` = {} agree with it)", agree.join(", "))),
+                None => (String::new(), String::new()),
+            };
+            format!(
+                "the {disagreed} that disagree differ from it alike (the same elements, by the same values), so their outputs agree with each other: {design}{whose} is more likely the wrong one{only}, and the winner is one of the {agreed} configs that agree with it: check it against a CPU reference or expected outputs (verify.expected, --reference NAME=FILE), or take another config's outputs (--reference first-valid) and tune again"
+            )
         }
-        (Some((p, _, _, _)), _, _) => format!(
-            "if `{p}` changes the output by design, verify against expected outputs (verify.expected, --reference NAME=FILE) or without a reference (verify.reference = \"none\", --reference none); else the configs with the values that disagree are wrong"
-        ),
+        (Some((p, _, _, _)), _, _) => format!("{}; else the configs with the values that disagree are wrong", by_design(p)),
         (None, _, _) => "the reference itself may be wrong (it is the output of one config): give expected outputs (verify.expected, --reference NAME=FILE) or a CPU reference, or turn verification off with --reference none".into(),
     };
     Some(Disagreement { verified: compared.len(), disagreed, parameter, largest_relative_error, advice })

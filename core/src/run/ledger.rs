@@ -447,6 +447,7 @@ impl<'a> Ledger<'a> {
 
     /// Notes what the tune found out about its failures (each cause's diagnosis, after its
     /// kind), for the run's note in the database.
+    ///
     /// Most configs disagreeing with the reference ([`crate::run::diagnose::disagreement`]) come
     /// first: the report showed the 18 configs a wrong default made "wrong output", and the
     /// value they share, without the warning the tune printed that the reference was the likely
