@@ -383,6 +383,12 @@ fn from_wire(kind: &str, message: String, timeout: Duration) -> BackendError {
     }
 }
 
+/// How a failure's message goes on when the kernel printed before it failed (device printf):
+/// the rest says what it printed. Always last in the message; [`crate::run::diagnose`] groups
+/// failures by what comes before it, as the printing is read before the failure or not by
+/// timing alone.
+pub const PRINTED_BEFORE: &str = "; before it failed, the kernel printed ";
+
 /// The device a worker will be given, told at its start (see [`Executor::prepare`]).
 const ORDINAL_VAR: &str = "KERNTUNE_WORKER_ORDINAL";
 
@@ -1205,10 +1211,6 @@ impl Worker {
                 Ok((times, blobs))
             }
             Ok(Ok((Rep::Err { kind, mut message, printed }, _))) => {
-                if let Some(p) = printed {
-                    message =
-                        format!("{message}; before it failed, the kernel printed {} to standard output (kept out of kerntune's): {}", p.size(), p.quoted());
-                }
                 // After a lost device the worker exits: its standard error ends once a failed
                 // device-side assertion's lines, which the driver prints as the context goes,
                 // are all there.
@@ -1217,6 +1219,12 @@ impl Worker {
                         let lines = if n == 1 { "1 line".to_string() } else { format!("{n} lines") };
                         message = format!("{message}; a device-side assertion in the kernel failed ({lines} on standard error), the first: `{first}`");
                     }
+                }
+                // Last: whether the kernel's printing was read before the failure is a matter
+                // of timing, so the failure's cause is grouped by what comes before it
+                // ([`PRINTED_BEFORE`]).
+                if let Some(p) = printed {
+                    message = format!("{message}{PRINTED_BEFORE}{} to standard output (kept out of kerntune's): {}", p.size(), p.quoted());
                 }
                 Err(from_wire(&kind, message, deadline))
             }
