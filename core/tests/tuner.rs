@@ -1414,10 +1414,13 @@ fn where_the_time_went_is_recorded_and_accounted_for() {
     let time = entry.runs.last().and_then(|n| n.time.clone()).expect("the run's time in its note");
     assert_eq!((time.compile_threads, time.devices, time.unrecorded_compiles), (2, 1, 1));
     assert!(time.wall_ms > 0 && time.unrecorded_compile_ms >= 39, "{time:?}");
+    // When it ran: a device idle then waited for it.
+    assert!(matches!(time.unrecorded_spans_ms[..], [(a, b)] if b - a >= 39 && b <= time.wall_ms), "{time:?}");
     // What the report draws: the run's timeline, with the same account.
     let view = analysis::EntryView::new(entry, &analysis::Hints::default());
     let t = view.runs.last().and_then(|r| r.timeline.as_ref()).expect("the run's timeline");
     assert_eq!(t.compile_threads, 2);
+    assert_eq!(t.unrecorded_spans.len(), 1, "{t:?}");
     assert!(t.compile_lanes <= 2, "two compile threads fill at most two lanes: {}", t.compile_lanes);
     assert_eq!(t.account().bound, run::timeline::Bound::Compiling);
 }

@@ -254,11 +254,11 @@ impl<'a> Ledger<'a> {
     /// run's note ([`db::RunNote::time`]) and the report's account of its time.
     pub fn run_time(&self) -> db::RunTime {
         let ms = |s: f64| (s.max(0.0) * 1e3).round() as u64;
-        let unrecorded: Vec<f64> = self
+        let unrecorded: Vec<&Span> = self
             .spans
             .iter()
             .filter(|(k, _)| self.results.get(*k).is_none_or(|r| matches!(r.outcome, ResultOutcome::Pruned { .. })))
-            .flat_map(|(_, v)| v.iter().filter(|s| !s.what.on_device()).map(Span::seconds))
+            .flat_map(|(_, v)| v.iter().filter(|s| !s.what.on_device()))
             .collect();
         db::RunTime {
             wall_ms: ms(self.t0.elapsed().as_secs_f64()),
@@ -266,7 +266,11 @@ impl<'a> Ledger<'a> {
             devices: self.devices.len() as u32,
             reference_ms: self.reference_span.map(|(a, b)| (ms(a), ms(b))),
             unrecorded_compiles: unrecorded.len() as u32,
-            unrecorded_compile_ms: ms(unrecorded.iter().sum()),
+            unrecorded_compile_ms: ms(unrecorded.iter().map(|s| s.seconds()).sum()),
+            unrecorded_spans_ms: crate::run::timeline::merged(unrecorded.iter().map(|s| (s.from_s, s.to_s)).collect())
+                .into_iter()
+                .map(|(a, b)| (ms(a), ms(b)))
+                .collect(),
             memory_held_ms: ms(crate::compiler::memory::held_seconds()),
         }
     }

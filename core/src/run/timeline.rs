@@ -52,6 +52,9 @@ pub struct Timeline {
     /// Compiles of configs no record keeps (pruned after compiling, given up on) and their
     /// seconds summed.
     pub unrecorded: (usize, f64),
+    /// When those compiles ran (from, to), merged: not drawn, but a device idle then waited for
+    /// them.
+    pub unrecorded_spans: Vec<(f64, f64)>,
 }
 
 /// What one device did with the run's time, in seconds.
@@ -112,7 +115,7 @@ pub struct Account {
 }
 
 /// `spans` merged into disjoint intervals, in order.
-fn merged(mut spans: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
+pub(crate) fn merged(mut spans: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
     spans.sort_by(|a, b| a.0.total_cmp(&b.0));
     let mut out: Vec<(f64, f64)> = Vec::with_capacity(spans.len());
     for (a, b) in spans {
@@ -178,6 +181,7 @@ impl Timeline {
             bars: compiles.into_iter().chain(jobs).collect(),
             reference: time.and_then(|t| t.reference_ms).map(|(a, b)| (ms(a), ms(b))),
             unrecorded: time.map_or((0, 0.0), |t| (t.unrecorded_compiles as usize, ms(t.unrecorded_compile_ms))),
+            unrecorded_spans: time.map_or(Vec::new(), |t| t.unrecorded_spans_ms.iter().map(|&(a, b)| (ms(a), ms(b))).collect()),
             memory_held_s: time.map_or(0.0, |t| ms(t.memory_held_ms)),
         })
     }
@@ -186,7 +190,9 @@ impl Timeline {
     pub fn account(&self) -> Account {
         let wall = self.wall_s;
         let compile_spans: Vec<(f64, f64)> = self.bars.iter().filter(|b| !b.span.what.on_device()).map(|b| (b.span.from_s, b.span.to_s)).collect();
-        let compiling = merged(compile_spans.clone());
+        // A device idle while a compile no record keeps ran (one given up on at the time limit,
+        // say) waited for it too.
+        let compiling = merged(compile_spans.iter().chain(&self.unrecorded_spans).copied().collect());
         let reference: Vec<(f64, f64)> = self.reference.into_iter().collect();
         let devices = (0..self.devices)
             .map(|d| {
@@ -425,7 +431,7 @@ mod tests {
         let line = acc.line();
         assert!(line.starts_with("time: the device was busy 20 % of 10.0 s (idle 2.00 s before its first job, 2.50 s while compiles ran, 1.00 s while the CPU computed the expected outputs, 2.50 s otherwise); compiles filled 13 % of 4 threads × 10.0 s; compiling bound this tune, with the compile threads 13 % full: the device waited on a few long compiles"), "{line}");
         // The same run with compile starts held 3 s for memory: that is what is told.
-        let held = RunTime { memory_held_ms: 3_000, ..time };
+        let held = RunTime { memory_held_ms: 3_000, ..time.clone() };
         let t = Timeline::new([("a", &a[..], false), ("b", &b[..], false), ("x", &x[..], false)], Some(&held)).unwrap();
         let verdict = t.account().verdict();
         assert!(
@@ -433,16 +439,24 @@ mod tests {
             "{verdict}"
         );
         assert!(verdict.contains("--mem"), "{verdict}");
-        // Idle mostly with no compile recorded (compiles given up on at a time limit, or killed,
-        // leave no span): the tuner's own work, unless compile starts were held for memory.
+        // Idle mostly with no compile running: the tuner's own work, unless compile starts were
+        // held for memory.
         let long = RunTime { wall_ms: 20_000, reference_ms: None, ..time };
         let t = Timeline::new([("a", &a[..], false), ("b", &b[..], false), ("x", &x[..], false)], Some(&long)).unwrap();
         assert_eq!(t.account().bound, Bound::Tuner);
         assert!(t.account().verdict().contains("the tuner's own work"), "{}", t.account().verdict());
-        let held = RunTime { memory_held_ms: 5_000, ..long };
+        let held = RunTime { memory_held_ms: 5_000, ..long.clone() };
         let t = Timeline::new([("a", &a[..], false), ("b", &b[..], false), ("x", &x[..], false)], Some(&held)).unwrap();
         let verdict = t.account().verdict();
         assert!(verdict.contains("compile starts waited 5.00 s of it for the memory they need"), "{verdict}");
+        // The same idle time while a compile ran that no record keeps (given up on at the time
+        // limit, from 8 to 20 s): the device waited for it (on an H200, a tune with 60 of its
+        // 120 s "otherwise" and one compile running 92 s until the limit read as the tuner's).
+        let given_up = RunTime { unrecorded_compiles: 1, unrecorded_compile_ms: 12_000, unrecorded_spans_ms: vec![(8_000, 20_000)], ..long };
+        let t = Timeline::new([("a", &a[..], false), ("b", &b[..], false), ("x", &x[..], false)], Some(&given_up)).unwrap();
+        let acc = t.account();
+        assert!(near(acc.devices[0].compiles_s, 2.5 + 12.0) && near(acc.devices[0].other_s, 1.5), "{:?}", acc.devices[0]); // 3–5, 7–7.5, 8–20; 6–7, 7.5–8
+        assert_eq!(acc.bound, Bound::Compiling, "{}", acc.line());
     }
 
     #[test]

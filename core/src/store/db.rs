@@ -429,6 +429,10 @@ pub struct RunTime {
     /// Their milliseconds summed.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unrecorded_compile_ms: u64,
+    /// When they ran (from, to), merged where they overlap: a device that waited then waited
+    /// for them (a compile still running at the time limit, say, was given up on unrecorded).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unrecorded_spans_ms: Vec<(u64, u64)>,
     /// Milliseconds compile starts were held for memory (see [`crate::compiler::memory`]).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub memory_held_ms: u64,
