@@ -422,6 +422,10 @@ fn a_compiler_killed_from_outside_compiles_again_with_fewer_beside_it() {
         r.notes
     );
     assert_eq!(stored.measurements.len(), 18);
+    // The run's note counts the compiles the killer ended, for the `time:` line.
+    let killed = |e: &kerntune_core::store::db::Entry| e.runs.last().and_then(|n| n.time.as_ref()).map(|t| t.compiles_killed_for_memory);
+    assert_eq!(killed(&stored), Some(2));
+    assert_eq!(r.time.as_ref().map(|a| a.killed_for_memory), Some(2));
 
     // Killed again with one beside it: a third time, alone, and measured.
     let (r, tuner, stored) = tune_stored(|c| if c.key() == "bx=256,vec=4" { Behavior::CompilerKilled(2) } else { Behavior::Ok });
@@ -435,6 +439,7 @@ fn a_compiler_killed_from_outside_compiles_again_with_fewer_beside_it() {
         r.notes
     );
     assert_eq!((stored.measurements.len(), r.winner.key().as_str()), (18, "bx=256,vec=4"));
+    assert_eq!(killed(&stored), Some(2));
 
     // Killed the third time too: it fails, saying why, not stored.
     let (r, tuner, stored) = tune_stored(|c| if c.key() == "bx=256,vec=4" { Behavior::CompilerKilled(3) } else { Behavior::Ok });
@@ -447,6 +452,7 @@ fn a_compiler_killed_from_outside_compiles_again_with_fewer_beside_it() {
     );
     assert_eq!(compiles_of(&tuner, "bx=256,vec=4").len(), 3);
     assert!(!stored.measurements.contains_key("bx=256,vec=4") && stored.measurements.len() == 17, "not stored");
+    assert_eq!(killed(&stored), Some(3));
     assert_eq!(r.winner.key(), "bx=256,vec=2");
     assert!(
         r.notes.iter().any(|n| n.ends_with("it was killed again, and the third time, alone, too; fewer compile threads (`-j`) leave each compile more memory")),

@@ -34,6 +34,8 @@ pub(crate) struct Ledger<'a> {
     pub cache_hits: usize,
     /// Compile failures the compile cache answered (see [`crate::store::cache::binary`]).
     pub cached_refusals: usize,
+    /// Compiler processes the out-of-memory killer ended while compiling.
+    pub compiles_killed_for_memory: u32,
     /// Seconds spent compiling, summed over threads.
     pub compile_seconds: f64,
     /// Compile threads the search loop ran.
@@ -184,6 +186,7 @@ impl<'a> Ledger<'a> {
             compiled: 0,
             cache_hits: 0,
             cached_refusals: 0,
+            compiles_killed_for_memory: 0,
             compile_seconds: 0.0,
             compile_threads: 1,
             pruned_after: BTreeMap::new(),
@@ -271,6 +274,7 @@ impl<'a> Ledger<'a> {
                 .into_iter()
                 .map(|(a, b)| (ms(a), ms(b)))
                 .collect(),
+            compiles_killed_for_memory: self.compiles_killed_for_memory,
             memory_held_ms: ms(crate::compiler::memory::held_seconds()),
         }
     }

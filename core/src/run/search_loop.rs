@@ -1269,6 +1269,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                     self.compile_s.remove(&i);
                     l.progress.compile_s = (l.progress.compile_s.0 - secs, l.progress.compile_s.1.saturating_sub(1));
                     let death = Death { status: status.clone(), killed: *killed, oom: *oom, words: words.clone() };
+                    if *killed && *oom == Some(true) {
+                        l.ledger.compiles_killed_for_memory += 1;
+                    }
                     let Some(died) = self.compiler_died.get_mut(&i) else {
                         // Compiled again before it is blamed (still in flight meanwhile): after
                         // SIGKILL, unless the out-of-memory killer is known not to have acted,

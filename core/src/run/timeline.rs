@@ -55,6 +55,8 @@ pub struct Timeline {
     /// When those compiles ran (from, to), merged: not drawn, but a device idle then waited for
     /// them.
     pub unrecorded_spans: Vec<(f64, f64)>,
+    /// Compiler processes the out-of-memory killer ended while compiling.
+    pub killed_for_memory: u32,
 }
 
 /// What one device did with the run's time, in seconds.
@@ -112,6 +114,8 @@ pub struct Account {
     pub bound: Bound,
     /// Seconds compile starts were held for memory.
     pub memory_held_s: f64,
+    /// Compiler processes the out-of-memory killer ended while compiling.
+    pub killed_for_memory: u32,
 }
 
 /// `spans` merged into disjoint intervals, in order.
@@ -182,6 +186,7 @@ impl Timeline {
             reference: time.and_then(|t| t.reference_ms).map(|(a, b)| (ms(a), ms(b))),
             unrecorded: time.map_or((0, 0.0), |t| (t.unrecorded_compiles as usize, ms(t.unrecorded_compile_ms))),
             unrecorded_spans: time.map_or(Vec::new(), |t| t.unrecorded_spans_ms.iter().map(|&(a, b)| (ms(a), ms(b))).collect()),
+            killed_for_memory: time.map_or(0, |t| t.compiles_killed_for_memory),
             memory_held_s: time.map_or(0.0, |t| ms(t.memory_held_ms)),
         })
     }
@@ -278,6 +283,7 @@ impl Timeline {
             compile_tail_s,
             bound,
             memory_held_s: self.memory_held_s,
+            killed_for_memory: self.killed_for_memory,
         }
     }
 }
@@ -353,6 +359,17 @@ impl Account {
                 pct(self.compile_busy),
                 secs(self.memory_held_s)
             ),
+            // Compiles the out-of-memory killer ended, compiled again with fewer beside them (some
+            // alone): the compile threads stood mostly idle, and the time the killed compiles
+            // had run was spent again.
+            Bound::Compiling | Bound::Tuner if self.killed_for_memory > 0 && self.compile_busy < 0.7 => {
+                let n = self.killed_for_memory;
+                format!(
+                    "compiling bound this tune, with the compile threads {} full: the out-of-memory killer ended {n} compile{} and each was compiled again with fewer beside it (a note says which); more memory for the tune (Slurm's `--mem`, a container's or pod's limit), or fewer compile threads (`-j`), shortens it",
+                    pct(self.compile_busy),
+                    if n == 1 { "" } else { "s" }
+                )
+            }
             Bound::Compiling if self.compile_tail_s >= 0.2 * self.wall_s => {
                 let slowest = self.slowest_compile.as_ref().map(|(k, s)| format!(" (the slowest, {k}, took {})", secs(*s))).unwrap_or_default();
                 format!(
@@ -452,11 +469,22 @@ mod tests {
         // The same idle time while a compile ran that no record keeps (given up on at the time
         // limit, from 8 to 20 s): the device waited for it (on an H200, a tune with 60 of its
         // 120 s "otherwise" and one compile running 92 s until the limit read as the tuner's).
-        let given_up = RunTime { unrecorded_compiles: 1, unrecorded_compile_ms: 12_000, unrecorded_spans_ms: vec![(8_000, 20_000)], ..long };
+        let given_up = RunTime { unrecorded_compiles: 1, unrecorded_compile_ms: 12_000, unrecorded_spans_ms: vec![(8_000, 20_000)], ..long.clone() };
         let t = Timeline::new([("a", &a[..], false), ("b", &b[..], false), ("x", &x[..], false)], Some(&given_up)).unwrap();
         let acc = t.account();
         assert!(near(acc.devices[0].compiles_s, 2.5 + 12.0) && near(acc.devices[0].other_s, 1.5), "{:?}", acc.devices[0]); // 3–5, 7–7.5, 8–20; 6–7, 7.5–8
         assert_eq!(acc.bound, Bound::Compiling, "{}", acc.line());
+        // Compiles the out-of-memory killer ended (the memory check off): that is what is told,
+        // whether the idle time reads as compiling or as the tuner's.
+        for time in [RunTime { compiles_killed_for_memory: 18, ..given_up }, RunTime { compiles_killed_for_memory: 1, ..long }] {
+            let verdict = Timeline::new([("a", &a[..], false), ("b", &b[..], false), ("x", &x[..], false)], Some(&time)).unwrap().account().verdict();
+            let n = time.compiles_killed_for_memory;
+            let said = format!("the out-of-memory killer ended {n} compile{} and each was compiled again with fewer beside it", if n == 1 { "" } else { "s" });
+            assert!(
+                verdict.starts_with("compiling bound this tune, with the compile threads ") && verdict.contains(&said) && verdict.contains("--mem"),
+                "{verdict}"
+            );
+        }
     }
 
     #[test]

@@ -433,6 +433,10 @@ pub struct RunTime {
     /// for them (a compile still running at the time limit, say, was given up on unrecorded).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unrecorded_spans_ms: Vec<(u64, u64)>,
+    /// Compiler processes the out-of-memory killer ended while compiling (each config compiled
+    /// again, with fewer beside it).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub compiles_killed_for_memory: u32,
     /// Milliseconds compile starts were held for memory (see [`crate::compiler::memory`]).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub memory_held_ms: u64,
