@@ -159,10 +159,17 @@ fn fake_compile(job: &crate::compiler::CompileJob) -> Result<crate::compiler::Co
     Ok((b"fake".to_vec(), None))
 }
 
-/// Raises the `oom_kill` count in `file` (the fake's "out-of-memory killer" acting).
+/// Raises the `oom_kill` count in `file` (the fake's "out-of-memory killer" acting). The new
+/// count is written beside it and renamed over it: written in place, the file is empty for a
+/// moment, and a tuner reading the count then (a compile starting, a death being told) read no
+/// count, so a kill read as "not known to be the out-of-memory killer's" (one run in many of
+/// `a_compiler_killed_from_outside_compiles_again_with_fewer_beside_it`, on a loaded machine).
 fn raise_oom_count(file: &std::path::Path) {
     let n = std::fs::read_to_string(file).ok().and_then(|t| crate::worker::parse_oom_kills(&t)).unwrap_or(0);
-    let _ = std::fs::write(file, format!("oom_kill {}\n", n + 1));
+    let next = file.with_extension(format!("next-{}", std::process::id()));
+    if std::fs::write(&next, format!("oom_kill {}\n", n + 1)).is_ok() {
+        let _ = std::fs::rename(&next, file);
+    }
 }
 
 /// The file the fake's "out-of-memory killer" counts in (see [`Behavior::CompilerKilled`]): the
