@@ -489,18 +489,18 @@ impl Transfer {
         above < flying
     }
 
-    /// Whether the model's proposals have found a better config than the fallback's (`None`
-    /// until the fallback has proposed some).
-    fn model_leads(&self) -> Option<bool> {
+    /// Whether the model's proposals have found a config at least as fast as the fallback's,
+    /// give or take `slack` (log time: the fallback's best must be that much faster to lead);
+    /// `None` until the model has made its first picks and the fallback has proposed some.
+    fn model_leads(&self, slack: f64) -> Option<bool> {
         let (m, b) = (&self.outcomes.0, &self.outcomes.1);
-        (m.len() >= FIRST && !b.is_empty()).then(|| best_of(m) <= best_of(b))
+        (m.len() >= FIRST && !b.is_empty()).then(|| best_of(m) <= best_of(b) + slack)
     }
 
     /// Whether the fallback's proposals have found a config [`MODEL_GAIN`] (2 %) faster than
     /// any the model's found: less would be a plateau the two share.
     fn model_outdone(&self) -> bool {
-        let (m, b) = (&self.outcomes.0, &self.outcomes.1);
-        m.len() >= FIRST && best_of(b) < best_of(m) + (1.0 - MODEL_GAIN).ln()
+        self.model_leads(-(1.0 - MODEL_GAIN).ln()) == Some(false)
     }
 
     /// The config the sources rank last (by their mean score over the sources that measured
@@ -570,7 +570,7 @@ impl Transfer {
         if self.outcomes.0.len() < FIRST {
             return self.turn.is_multiple_of(2).then_some(Handed::Blind);
         }
-        match (self.model_leads(), self.lead.map(|(_, tau)| tau)) {
+        match (self.model_leads(0.0), self.lead.map(|(_, tau)| tau)) {
             // The sources rank what was measured here worse than chance: whoever leads, they
             // are not this device's.
             _ if self.overall < DISTRUST => Some(Handed::Distrust),
