@@ -391,7 +391,7 @@ mod tests {
         let log = "ptxas error   : Entry function 'hgemm' uses too much shared data (0xcc00 bytes, 0xc000 max)";
         let v = static_shared_overflow(log).unwrap();
         assert_eq!((v.requested, v.allowed), (52224, 49152));
-        assert!(v.to_string().contains("static shared memory") && v.to_string().contains("needs 52224, device allows 49152"), "{v}");
+        assert!(v.to_string().contains("static shared memory") && v.to_string().contains("needs 52224 B, device allows 49152 B"), "{v}");
         assert!(static_shared_overflow("x.cu(3): error: identifier \"y\" is undefined").is_none());
     }
 

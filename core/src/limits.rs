@@ -65,9 +65,37 @@ pub struct LimitViolation {
     pub allowed: u64,
 }
 
+impl LimitViolation {
+    /// The limit in words a user of any backend reads (a block is CUDA's and HIP's word, a
+    /// workgroup wgpu's), and whether its amounts are bytes. A limit named in words already
+    /// (a backend's own, e.g. static shared memory) is itself.
+    pub fn described(&self) -> (String, bool) {
+        let axis = |prefix: &str| self.limit.strip_prefix(prefix).filter(|a| ["x", "y", "z"].contains(a));
+        if let Some(a) = axis("max_block_dim.") {
+            return (format!("threads per block (workgroup) along {a}"), false);
+        }
+        if let Some(a) = axis("max_grid_dim.") {
+            return (format!("blocks (workgroups) in the grid along {a}"), false);
+        }
+        if let Some(name) = self.limit.strip_prefix("max_storage_buffer_binding_size (").and_then(|r| r.strip_suffix(')')) {
+            return (format!("one storage buffer's binding ({name})"), true);
+        }
+        match self.limit.as_str() {
+            "max_threads_per_block" => ("threads per block (workgroup)".into(), false),
+            "shared_mem_per_block_optin" => ("shared memory per block (workgroup storage)".into(), true),
+            "max_registers_per_thread" => ("registers per thread".into(), false),
+            "registers_per_block" => ("registers per block".into(), false),
+            "max_threads_per_block (compiled)" => ("threads per block the compiled kernel can launch with".into(), false),
+            other => (other.into(), other.starts_with("static shared memory")),
+        }
+    }
+}
+
 impl fmt::Display for LimitViolation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: needs {}, device allows {}", self.limit, self.requested, self.allowed)
+        let (what, bytes) = self.described();
+        let unit = if bytes { " B" } else { "" };
+        write!(f, "{what}: needs {}{unit}, device allows {}{unit}", self.requested, self.allowed)
     }
 }
 
@@ -420,6 +448,17 @@ mod tests {
         assert_eq!(v.limit, "max_registers_per_thread");
         let v = h100.check_registers(128, 1024).unwrap_err();
         assert_eq!((v.limit.as_str(), v.requested), ("registers_per_block", 131072));
+        // Said in words, in bytes where the amounts are bytes.
+        assert_eq!(
+            h100.check_shared(300 * 1024).unwrap_err().to_string(),
+            "shared memory per block (workgroup storage): needs 307200 B, device allows 232448 B"
+        );
+        assert_eq!(h100.check_block([64, 32, 1]).unwrap_err().to_string(), "threads per block (workgroup): needs 2048, device allows 1024");
+        assert_eq!(h100.check_block([1, 1, 128]).unwrap_err().to_string(), "threads per block (workgroup) along z: needs 128, device allows 64");
+        assert_eq!(h100.check_grid([1, 1 << 20, 1]).unwrap_err().to_string(), "blocks (workgroups) in the grid along y: needs 1048576, device allows 65535");
+        let named = |limit: &str| LimitViolation { limit: limit.into(), requested: 2, allowed: 1 }.to_string();
+        assert_eq!(named("max_storage_buffer_binding_size (x)"), "one storage buffer's binding (x): needs 2 B, device allows 1 B");
+        assert_eq!(named("a backend's own words"), "a backend's own words: needs 2, device allows 1");
     }
 
     #[test]

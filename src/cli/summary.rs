@@ -160,8 +160,9 @@ pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) -> Result<(), crate:
         let join = |m: &std::collections::BTreeMap<String, usize>| m.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ");
         if !r.pruned_before.is_empty() {
             outln!("pruned before compiling: {}", join(&r.pruned_before));
-            for (k, ex) in &r.prune_examples {
-                outln!("    e.g. {k}: {ex}");
+            // Each example names its reason (a resource in words, or `occupancy:`, `shape:` …).
+            for ex in r.prune_examples.values() {
+                outln!("    e.g. {ex}");
             }
         }
         if !r.pruned_after.is_empty() {
@@ -173,7 +174,7 @@ pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) -> Result<(), crate:
                     _ => None,
                 });
                 if let Some(ex) = example {
-                    outln!("    e.g. {k}: {ex}");
+                    outln!("    e.g. {ex}");
                 }
             }
         }

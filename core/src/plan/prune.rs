@@ -118,7 +118,8 @@ impl fmt::Display for PruneReason {
             | PruneReason::SharedMemory { violation }
             | PruneReason::Registers { violation }
             | PruneReason::CannotLaunch { violation } => {
-                write!(f, "{}: {violation}", self.category())
+                // The violation names its resource in words (`LimitViolation::described`).
+                write!(f, "{violation}")
             }
             PruneReason::Occupancy { blocks_per_sm, floor, limited_by } => {
                 write!(f, "occupancy: {blocks_per_sm} blocks/SM (limited by {limited_by}) < floor {floor}")
