@@ -172,13 +172,34 @@ fn raise_oom_count(file: &std::path::Path) {
     }
 }
 
+/// How the fake's out-of-memory count files are named, before the owning process's id.
+const OOM_FILE: &str = "kerntune-fake-oom-";
+
+/// Removes the count files (and any half-renamed `.next-…` beside them) of processes that have
+/// ended: nothing removes a process's own at its exit, and test runs left hundreds in the
+/// temporary directory. Linux only (a process is alive while `/proc/PID` is there).
+fn remove_ended_oom_files() {
+    if !std::path::Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(dir) = std::fs::read_dir(std::env::temp_dir()) else { return };
+    for entry in dir.flatten() {
+        let name = entry.file_name();
+        let owner = name.to_str().and_then(|n| n.strip_prefix(OOM_FILE)).and_then(|rest| rest.split('.').next()?.parse::<u32>().ok());
+        if owner.is_some_and(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists()) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// The file the fake's "out-of-memory killer" counts in (see [`Behavior::CompilerKilled`]): the
 /// one the tuner reads, made and set for this process on first use.
 fn oom_file() -> std::path::PathBuf {
     static MADE: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
     MADE.get_or_init(|| {
         let file = crate::worker::oom_kills_file().unwrap_or_else(|| {
-            let file = std::env::temp_dir().join(format!("kerntune-fake-oom-{}", std::process::id()));
+            remove_ended_oom_files();
+            let file = std::env::temp_dir().join(format!("{OOM_FILE}{}", std::process::id()));
             let _ = std::fs::write(&file, "oom_kill 0\n");
             crate::worker::count_oom_kills_in(Some(file.clone()));
             file
@@ -1109,6 +1130,33 @@ pub mod app {
     impl HostArgs for (Out<'_>, Out<'_>) {
         fn run(&mut self) {
             buffers(&[], &mut [&mut *self.0 .0, &mut *self.1 .0]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The count files of ended processes go; a live process's stays.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn count_files_of_ended_processes_are_removed() {
+        let tmp = std::env::temp_dir();
+        // No process has this id (Linux's largest is 4194304).
+        let ended = tmp.join(format!("{}4000000000", super::OOM_FILE));
+        let ended_next = tmp.join(format!("{}4000000000.next-4000000001", super::OOM_FILE));
+        // The parent's (cargo's, or the shell's), not this process's, which a test beside this
+        // one may be counting in.
+        let alive = tmp.join(format!("{}{}", super::OOM_FILE, std::os::unix::process::parent_id()));
+        let was = std::fs::read(&alive).ok();
+        for f in [&ended, &ended_next, &alive] {
+            std::fs::write(f, "oom_kill 0\n").unwrap();
+        }
+        super::remove_ended_oom_files();
+        assert!(!ended.exists() && !ended_next.exists(), "an ended process's files stay");
+        assert!(alive.exists(), "a live process's file went");
+        match was {
+            Some(text) => std::fs::write(alive, text).unwrap(),
+            None => std::fs::remove_file(alive).unwrap(),
         }
     }
 }
