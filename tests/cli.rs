@@ -1674,12 +1674,27 @@ fn a_wrong_default_as_the_reference_is_named_and_another_reference_fixes_it() {
             && out.contains("--reference first-valid"),
         "{out}"
     );
-    let o = kerntune(dir, &["tune", p.to_str().unwrap(), "--no-db", "--backend", "wgpu", "--reference", "first-valid"]);
+    // The winner, one of the 5 that agree with a wrong reference, is not stored: the next tune or
+    // launch must not take it. The measurements are; `db show` says why there is no winner.
+    assert!(
+        out.contains("(measurements written, no winner: 18 of the 23 verified configs differ from the reference alike, so the reference is more likely wrong"),
+        "{out}"
+    );
+    let shown = kerntune(dir, &["db", "show", "--db", db.to_str().unwrap()]);
+    assert!(text(&shown).0.contains("23 measured (18 failed); no winner: the last tune withheld it (18 of the 23"), "{}", text(&shown).0);
+    // Tuned again as it was, from the stored measurements: told again, and still not stored.
+    let o = kerntune(dir, &["tune", p.to_str().unwrap(), "--db", db.to_str().unwrap(), "--backend", "wgpu"]);
+    let (again, err) = text(&o);
+    assert!(o.status.success(), "{again}\n{err}");
+    assert!(again.contains("evaluated 23 (23 from the database)") && again.contains("warning: 18 of the 23 verified configs disagree"), "{again}");
+    assert!(again.contains("measurements written, no winner"), "{again}");
+    let o = kerntune(dir, &["tune", p.to_str().unwrap(), "--db", db.to_str().unwrap(), "--backend", "wgpu", "--reference", "first-valid"]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{out}\n{err}");
     let winner = out.lines().find(|l| l.starts_with("winner: ")).unwrap_or_else(|| panic!("{out}"));
     assert!(!winner.contains("PER_THREAD=8"), "{winner}");
     assert!(out.contains("every config that computed a wrong output has PER_THREAD = 8 (5 configs)"), "{out}");
+    assert!(out.contains("(winner written)"), "{out}");
 }
 
 /// The diagnosis of a timeout says "raise [bench] timeout (or --timeout)"; a user who does and tunes again gets

@@ -308,6 +308,7 @@ fn a_small_tune_reads_in_whole_numbers_and_names_what_its_failures_share() {
         verification: None,
         memcheck: None,
         time: None,
+        winner_withheld: None,
     };
     e.note_runs([&note]);
     let mut f = DbFile::default();
@@ -356,6 +357,7 @@ fn a_winner_that_reads_past_its_buffers_is_said_by_the_report_and_db_show() {
             verification: Some("default config".into()),
             memcheck: Some(kerntune::store::db::WinnerMemcheck { config: "a=1".into(), verdict: verdict.into(), line: said.into() }),
             time: None,
+            winner_withheld: None,
         };
         e.note_runs([&note]);
         let mut f = DbFile::default();

@@ -212,7 +212,10 @@ pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) -> Result<(), crate:
         outln!("memcheck: {}", m.line);
     }
     if let Some(p) = db {
-        outln!("database: {} ({})", p.display(), if r.db_hit { "read" } else { "winner written" });
+        match &r.winner_withheld {
+            Some(why) => outln!("database: {} (measurements written, no winner: {why})", p.display()),
+            None => outln!("database: {} ({})", p.display(), if r.db_hit { "read" } else { "winner written" }),
+        }
     }
     Ok(())
 }

@@ -251,7 +251,7 @@ fn side_by_side(views: &[EntryView], t: &Portability) -> Result<Markup, ChartErr
                         td { (v.kernel) } td { (v.target_name) } td { code { (v.problem) } }
                         @match v.winner_point() {
                             Some(w) => { td { (config_key(&w.key)) } td.num { (time(w.time)) } td { (position_words(w)) } }
-                            None => { td colspan="3" { "no winner (unfinished tune or a shard)" } }
+                            None => { td colspan="3" { "no winner (unfinished tune, a shard, or withheld: see the entry)" } }
                         }
                         td.num { (v.points.len()) } td.num { (v.failures.values().sum::<usize>()) }
                     }

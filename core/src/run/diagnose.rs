@@ -780,6 +780,11 @@ pub struct Disagreement {
     pub largest_relative_error: Option<f64>,
     /// What to do, in one sentence.
     pub advice: String,
+    /// Whether the reference is the likelier culprit: the configs that disagree (three or
+    /// more, most of those verified) all differ from it alike, so their outputs agree with each
+    /// other. The winner is then one of the few that agree with a reference that is probably
+    /// wrong, and the tune does not store it.
+    pub reference_suspect: bool,
 }
 
 impl std::fmt::Display for Disagreement {
@@ -794,9 +799,11 @@ impl std::fmt::Display for Disagreement {
 
 /// The disagreement analysis of the module docs; `None` when at most half disagree.
 pub fn disagreement<'a>(results: impl IntoIterator<Item = &'a ConfigResult>, params: &[Param], verify: &Verification) -> Option<Disagreement> {
+    // Stored measurements count too (the database reuses them only under the same
+    // verification): a tune that continues an entry whose configs mostly disagreed is told so
+    // again, and does not store the winner the first one withheld.
     let compared: Vec<(&ConfigResult, bool)> = results
         .into_iter()
-        .filter(|r| !r.from_db)
         .filter_map(|r| match &r.outcome {
             ResultOutcome::Measured { .. } if r.verified => Some((r, true)),
             ResultOutcome::Failed { kind: FailureKind::WrongOutput, .. } => Some((r, false)),
@@ -858,6 +865,7 @@ pub fn disagreement<'a>(results: impl IntoIterator<Item = &'a ConfigResult>, par
     let reordered: Vec<&str> = messages.iter().filter(|m| m.contains(crate::measure::verify::SORTED_AGREE)).filter_map(|m| output_named(m)).collect();
     // Three or more that disagree, each with the same message: the same outputs.
     let alike = disagreed >= 3 && messages.len() == disagreed && messages.windows(2).all(|w| w[0] == w[1]);
+    let mut reference_suspect = false;
     let advice = match (&parameter, largest_relative_error, &partial) {
         _ if !reordered.is_empty() => {
             let o = reordered[0];
@@ -883,6 +891,7 @@ pub fn disagreement<'a>(results: impl IntoIterator<Item = &'a ConfigResult>, par
         // other, and they are most of the verified configs. The reference is the odd one out:
         // a published default that computes wrongly, which every right config then "failed".
         _ if alike => {
+            reference_suspect = true;
             let whose = match &verify.reference {
                 Reference::DefaultConfig => "the reference (the default config's outputs, else the first valid config's)",
                 Reference::FirstValid => "the reference (the first valid config's outputs)",
@@ -902,7 +911,7 @@ pub fn disagreement<'a>(results: impl IntoIterator<Item = &'a ConfigResult>, par
         (Some((p, _, _, _)), _, _) => format!("{}; else the configs with the values that disagree are wrong", by_design(p)),
         (None, _, _) => "the reference itself may be wrong (it is the output of one config): give expected outputs (verify.expected, --reference NAME=FILE) or a CPU reference, or turn verification off with --reference none".into(),
     };
-    Some(Disagreement { verified: compared.len(), disagreed, parameter, largest_relative_error, advice })
+    Some(Disagreement { verified: compared.len(), disagreed, parameter, largest_relative_error, advice, reference_suspect })
 }
 
 #[cfg(test)]

@@ -450,6 +450,7 @@ impl<'a> Ledger<'a> {
             verification: Some(verification),
             memcheck: None,
             time: Some(self.run_time()),
+            winner_withheld: None,
         });
     }
 

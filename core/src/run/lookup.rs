@@ -75,6 +75,7 @@ pub(crate) fn stored_winner<B: Backend>(backend: &B, ctx: &Context, entry: Optio
         devices: Vec::new(),
         causes: Vec::new(),
         disagreement: None,
+        winner_withheld: None,
         notes: Vec::new(),
         shard: None,
         prior: None,

@@ -47,9 +47,32 @@ pub(crate) fn select(ledger: &mut Ledger<'_>, plan: &Plan) -> Result<Selected, E
     Err(Error::NoValidConfig(crate::run::diagnose::nothing_passed(ledger.results.values(), &ledger.causes)))
 }
 
+/// Most verified configs disagreeing with the reference, over every result of the tune (the
+/// database's included), in the configs' order.
+pub(crate) fn disagreement(ledger: &Ledger<'_>) -> Option<crate::run::diagnose::Disagreement> {
+    let mut results: Vec<&ConfigResult> = ledger.results.values().collect();
+    results.sort_by_cached_key(|r| r.config.key());
+    crate::run::diagnose::disagreement(results, ledger.ctx.prep.space.params(), &ledger.ctx.job.verify)
+}
+
+/// Why the winner is not stored, if it is not: the reference is the likelier culprit of most
+/// configs' wrong outputs, so the winner is one of the few that agree with a reference that is
+/// probably wrong, and a later tune or launch must not take it from the database.
+pub(crate) fn withheld(disagreement: Option<&crate::run::diagnose::Disagreement>) -> Option<String> {
+    let d = disagreement.filter(|d| d.reference_suspect)?;
+    Some(format!(
+        "{} of the {} verified configs differ from the reference alike, so the reference is more likely wrong and the winner one of the {} that agree with it; give a reference you trust (a CPU reference, expected outputs, --reference first-valid) and tune again",
+        d.disagreed,
+        d.verified,
+        d.verified - d.disagreed
+    ))
+}
+
 /// Writes the pending measurements, the winner and what the run says of its search to the
-/// database (if the tune has one).
-pub(crate) fn winner(ledger: &mut Ledger<'_>, plan: &Plan, sel: &Selected) -> Result<(), Error> {
+/// database (if the tune has one). With `withheld` (see [`withheld`]), the measurements
+/// without the winner: the entry keeps no winner, and an earlier one of the same verification
+/// goes.
+pub(crate) fn winner(ledger: &mut Ledger<'_>, plan: &Plan, sel: &Selected, withheld: Option<String>) -> Result<(), Error> {
     let late = ledger.late_spans();
     let Some(d) = &ledger.opts.db else { return Ok(()) };
     let pending = std::mem::take(&mut ledger.pending);
@@ -67,6 +90,9 @@ pub(crate) fn winner(ledger: &mut Ledger<'_>, plan: &Plan, sel: &Selected) -> Re
     let (env, tname, origin) = (env.clone(), tname.to_string(), ledger.origin());
     let id = ledger.ctx.id.clone();
     ledger.note_time();
+    if let Some(n) = ledger.note.as_mut() {
+        n.winner_withheld = withheld.clone();
+    }
     let note = ledger.note.clone();
     let stale = ledger.stale.take();
     d.update_entry(&id, |e| {
@@ -76,14 +102,26 @@ pub(crate) fn winner(ledger: &mut Ledger<'_>, plan: &Plan, sel: &Selected) -> Re
         }
         e.record_all(origin.clone(), pending);
         crate::run::ledger::keep_late(e, run, &late);
-        e.set_winner(origin, w);
+        if withheld.is_some() {
+            e.withhold_winner(origin);
+        } else {
+            e.set_winner(origin, w);
+        }
         e.note_runs(note.as_ref());
     })?;
     Ok(())
 }
 
 /// The report of a tune that ran.
-pub(crate) fn report(ledger: &Ledger<'_>, plan: &Plan, sel: Selected, strategy: String, recheck: Option<crate::run::Recheck>, t0: Instant) -> TuneReport {
+pub(crate) fn report(
+    ledger: &Ledger<'_>,
+    plan: &Plan,
+    sel: Selected,
+    strategy: String,
+    recheck: Option<crate::run::Recheck>,
+    disagreement: Option<crate::run::diagnose::Disagreement>,
+    t0: Instant,
+) -> TuneReport {
     let failures = failure_counts(ledger.results.values());
     let results: Vec<ConfigResult> = ledger.results.values().cloned().collect();
     let time = timeline(ledger, &results);
@@ -93,7 +131,6 @@ pub(crate) fn report(ledger: &Ledger<'_>, plan: &Plan, sel: Selected, strategy: 
     let wall = t0.elapsed().as_secs_f64();
     let mut notes = plan.notes.clone();
     notes.extend(ledger.notes.iter().cloned());
-    let disagreement = crate::run::diagnose::disagreement(&results, prep.space.params(), &ctx.job.verify);
     let (flops, bytes) = prep.metrics(&sel.winner);
     let roofline = Some(Position::of(flops, bytes, sel.stats.mean, ledger.peaks.as_ref()));
     TuneReport {
@@ -129,6 +166,7 @@ pub(crate) fn report(ledger: &Ledger<'_>, plan: &Plan, sel: Selected, strategy: 
         default_included: plan.default_included,
         devices: ledger.devices.clone(),
         causes: ledger.causes.clone(),
+        winner_withheld: ledger.opts.db.as_ref().and(withheld(disagreement.as_ref())),
         disagreement,
         notes,
         shard: ledger.opts.shard,
@@ -183,7 +221,7 @@ mod tests {
             assert!(is(&sel.winner, 128, 4), "{}", sel.winner);
             assert!((sel.stats.mean - 1e-3).abs() < 1e-12);
             assert!(!ledger.pending.is_empty(), "nothing flushed yet (flush_every is an hour)");
-            winner(ledger, p, &sel).unwrap();
+            winner(ledger, p, &sel, None).unwrap();
             assert!(ledger.pending.is_empty());
             let e = db.entry(&ledger.ctx.id).unwrap().unwrap();
             assert_eq!(e.winner.unwrap().config, sel.winner.key());
@@ -191,7 +229,7 @@ mod tests {
             // Each record says where it stands in the run.
             let seqs: std::collections::BTreeSet<usize> = e.measurements.values().map(|m| m.trace.as_ref().unwrap().seq).collect();
             assert_eq!(seqs, (0..18).collect());
-            let r = report(ledger, p, sel, "exhaustive".into(), None, Instant::now());
+            let r = report(ledger, p, sel, "exhaustive".into(), None, None, Instant::now());
             assert_eq!((r.evaluated, r.candidates, r.valid), (18, 18, 21));
             assert!(r.results[0].stats().unwrap().mean <= r.results[1].stats().map_or(f64::INFINITY, |s| s.mean));
         });

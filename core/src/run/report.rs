@@ -258,6 +258,11 @@ pub struct TuneReport {
     /// Set when more than half of the verified configs disagreed with the reference: which
     /// parameter best tells agreeing from disagreeing configs, and what to do.
     pub disagreement: Option<crate::run::diagnose::Disagreement>,
+    /// Why the tune stored its measurements but not its winner (the database's entry keeps no
+    /// winner, so the next tune or launch does not take it): the reference is the likelier
+    /// culprit of most configs' wrong outputs ([`crate::run::diagnose::Disagreement`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub winner_withheld: Option<String>,
     /// What the plan and the search noted for the reader (an invalid default that was not run,
     /// the config the reference came from, a shard's part).
     pub notes: Vec<String>,

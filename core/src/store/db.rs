@@ -407,6 +407,10 @@ pub struct RunNote {
     /// ([`crate::run::timeline`]). Absent in notes of older kerntunes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time: Option<RunTime>,
+    /// Why the run stored no winner, where it withheld one (its reference the likelier culprit
+    /// of most configs' wrong outputs): what `db show` and the report say in its place.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub winner_withheld: Option<String>,
 }
 
 /// A run's length and what it ran on, in milliseconds: with its measurements' [`Span`]s, where
@@ -686,6 +690,14 @@ impl Entry {
         }
         self.origin = Some(origin);
         self.winner = Some(winner);
+    }
+
+    /// A tune of `origin` that measured but stores no winner (its reference is the likelier
+    /// culprit of most configs' wrong outputs): the entry keeps its measurements and no winner,
+    /// so that no later tune or launch takes the one it would have stored, or an earlier one.
+    pub fn withhold_winner(&mut self, origin: Origin) {
+        self.origin = Some(origin);
+        self.winner = None;
     }
 
     /// Records what a tune of `origin` has measured so far (a flush before its winner): the
@@ -1639,6 +1651,7 @@ mod tests {
             verification: None,
             memcheck: None,
             time: None,
+            winner_withheld: None,
         };
         let mut a = Entry::new(id.clone(), "A".into(), Environment::default());
         let mut b = a.clone();
