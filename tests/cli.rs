@@ -1697,6 +1697,40 @@ fn a_wrong_default_as_the_reference_is_named_and_another_reference_fixes_it() {
     assert!(out.contains("(winner written)"), "{out}");
 }
 
+/// A reduction whose default config (`num_blocks = 128`) adds 100 to its sum, compared by the
+/// sum of its partial sums: the right configs' sums differ from the reference's alike only up
+/// to rounding (each sums in its own order, and writes as many partial sums as it has blocks),
+/// so the reference is still named the likely culprit and the winner is not stored.
+#[test]
+fn a_wrong_default_of_a_reduction_is_named_though_the_right_sums_differ_by_rounding() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    if !have_device(dir) {
+        return;
+    }
+    let wgsl = std::fs::read_to_string(examples().join("reduction/reduction.wgsl")).unwrap();
+    let wrong = wgsl.replace("partial[wg.x] = s[0];", "partial[wg.x] = s[0] + select(0.0, 100.0, nwg.x == 128u && wg.x == 0u);");
+    assert_ne!(wgsl, wrong, "the example changed: plant the fault again");
+    std::fs::write(dir.join("rd.wgsl"), wrong).unwrap();
+    let toml = std::fs::read_to_string(examples().join("reduction/reduction.toml"))
+        .unwrap()
+        .replace("wgsl = \"reduction.wgsl\"", "wgsl = \"rd.wgsl\"")
+        .replace("cuda = \"reduction.cu\", hip = \"reduction.cu\", ", "")
+        .replace("n = 4194304", "n = 262144");
+    let p = write(dir, "rd.toml", &toml);
+    let db = dir.join("rd.json");
+    let o = kerntune(dir, &["tune", p.to_str().unwrap(), "--db", db.to_str().unwrap(), "--backend", "wgpu"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(
+        out.contains("warning: 25 of the 30 verified configs disagree with the reference")
+            && out.contains("the 25 that disagree differ from it alike")
+            && out.contains("is more likely the wrong one (only the configs with `num_blocks` = 128 agree with it)"),
+        "{out}"
+    );
+    assert!(out.contains("(measurements written, no winner: 25 of the 30 verified configs differ from the reference alike"), "{out}");
+}
+
 /// The diagnosis of a timeout says "raise [bench] timeout (or --timeout)"; a user who does and tunes again gets
 /// the configs that timed out measured, not the stored timeouts read back as before. A spec
 /// changed elsewhere (a buffer's length) is measured again whole.

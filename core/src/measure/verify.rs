@@ -353,6 +353,59 @@ impl Mismatch {
         message.contains("were written where the reference's were not")
     }
 
+    /// The first differing element a [`Mismatch::message`] states: its index, the value got
+    /// and the value expected.
+    pub fn first_in(message: &str) -> Option<(u64, f64, f64)> {
+        let at = message.find("(first at index ")? + "(first at index ".len();
+        let (index, rest) = message[at..].split_once(": got ")?;
+        let (got, rest) = rest.split_once(", expected ")?;
+        let expected = rest.split(')').next()?;
+        Some((index.parse().ok()?, got.parse().ok()?, expected.parse().ok()?))
+    }
+
+    /// What a [`compare_sum`] message (or a tune's record of it, after `wrong output: `)
+    /// states: the output, the sum got and the sum expected.
+    pub fn sum_in(message: &str) -> Option<(&str, f64, f64)> {
+        let m = message.strip_prefix("wrong output: ").unwrap_or(message);
+        let (name, rest) = m.strip_prefix('`')?.split_once("`: the sum of its ")?;
+        let (_, rest) = rest.split_once(") is ")?;
+        let (got, rest) = rest.split_once("; expected ")?;
+        let expected = rest.split(',').next()?;
+        Some((name, got.parse().ok()?, expected.parse().ok()?))
+    }
+
+    /// The largest absolute error a [`Mismatch::message`] states, when it states one.
+    pub fn largest_absolute(message: &str) -> Option<f64> {
+        let at = message.find("; largest error ")? + "; largest error ".len();
+        message[at..].split(' ').next()?.parse().ok()
+    }
+
+    /// Whether two [`Mismatch::message`]s say the same of two configs' outputs against one
+    /// reference, up to rounding: the same output, the same elements differing (their count
+    /// and the first), the first got within 0.1 % and the largest error within 1 % of each
+    /// other. Configs that sum in another order differ from a wrong reference alike, but not
+    /// in the last digits.
+    pub fn alike(a: &str, b: &str) -> bool {
+        if a == b {
+            return true;
+        }
+        let near = |x: f64, y: f64, by: f64| (x - y).abs() <= by * x.abs().max(y.abs());
+        // Outputs compared by their sum ([`compare_sum`]): the same output, the same sum
+        // expected, and sums near each other (however many elements each config wrote: a
+        // partial result per block, as many as a parameter says).
+        if let (Some(sa), Some(sb)) = (Self::sum_in(a), Self::sum_in(b)) {
+            return sa.0 == sb.0 && sa.2 == sb.2 && near(sa.1, sb.1, 1e-3);
+        }
+        let (Some(ca), Some(cb), Some(fa), Some(fb)) = (Self::counts_in(a), Self::counts_in(b), Self::first_in(a), Self::first_in(b)) else { return false };
+        let largest = match (Self::largest_absolute(a), Self::largest_absolute(b)) {
+            (Some(x), Some(y)) => near(x, y, 1e-2),
+            (x, y) => x.is_none() && y.is_none(),
+        };
+        // What else they say (elements never written, written beyond) must be the same.
+        let rest = |m: &str| m.split("; ").skip(1).filter(|p| !p.starts_with("largest error ")).map(str::to_string).collect::<Vec<_>>();
+        ca == cb && fa.0 == fb.0 && fa.2 == fb.2 && near(fa.1, fb.1, 1e-3) && largest && rest(a) == rest(b)
+    }
+
     /// The output a [`Mismatch::message`] (or a tune's record of it, after `wrong output: `)
     /// names, with how many of its elements differ and of how many: `` `bitmap`: 4 of 20000000
     /// elements differ `` gives (`bitmap`, 4, 20000000); `None` for another message (a sum's, a
@@ -829,6 +882,14 @@ mod tests {
         );
         assert_eq!((sum_text(-1123.091464996338), sum_text(16384.0), sum_text(f64::NAN)), ("-1.12309146e3".into(), "1.6384e4".into(), "NaN".into()));
         assert_eq!(Mismatch::largest_relative(&e), Some(0.4), "the diagnosis reads the error back");
+        // Two configs whose sums differ from the reference alike, up to rounding, however many
+        // partial sums each wrote (a tune's record starts `wrong output: `); not a third whose
+        // sum is another.
+        assert_eq!(Mismatch::sum_in(&e), Some(("p", 6.0, 10.0)));
+        let other = compare_sum(&buffer(&[1.0, 2.0, 3.0000002, 0.0]), &want, tol).unwrap_err();
+        assert!(Mismatch::alike(&format!("wrong output: {e}"), &format!("wrong output: {other}")), "{e} | {other}");
+        let third = compare_sum(&buffer(&[1.0, 2.0, 4.0, poison]), &want, tol).unwrap_err();
+        assert!(!Mismatch::alike(&e, &third), "{e} | {third}");
         let none = compare_sum(&buffer(&[poison; 4]), &want, tol).unwrap_err();
         assert!(Mismatch::unwritten_in(&none), "{none}");
         // A NaN the kernel computed is no sum.

@@ -863,8 +863,9 @@ pub fn disagreement<'a>(results: impl IntoIterator<Item = &'a ConfigResult>, par
     // Configs whose output agrees with the reference's once sorted: the same values in another
     // order (the element comparison says so).
     let reordered: Vec<&str> = messages.iter().filter(|m| m.contains(crate::measure::verify::SORTED_AGREE)).filter_map(|m| output_named(m)).collect();
-    // Three or more that disagree, each with the same message: the same outputs.
-    let alike = disagreed >= 3 && messages.len() == disagreed && messages.windows(2).all(|w| w[0] == w[1]);
+    // Three or more that disagree, each saying the same of the reference (up to rounding: a
+    // sum in another order): the same outputs.
+    let alike = disagreed >= 3 && messages.len() == disagreed && messages.iter().all(|m| Mismatch::alike(messages[0], m));
     let mut reference_suspect = false;
     let advice = match (&parameter, largest_relative_error, &partial) {
         _ if !reordered.is_empty() => {
@@ -905,7 +906,7 @@ pub fn disagreement<'a>(results: impl IntoIterator<Item = &'a ConfigResult>, par
                 None => (String::new(), String::new()),
             };
             format!(
-                "the {disagreed} that disagree differ from it alike (the same elements, by the same values), so their outputs agree with each other: {design}{whose} is more likely the wrong one{only}, and the winner is one of the {agreed} configs that agree with it: check it against a CPU reference or expected outputs (verify.expected, --reference NAME=FILE), or take another config's outputs (--reference first-valid) and tune again"
+                "the {disagreed} that disagree differ from it alike (the same elements, by the same values up to rounding), so their outputs agree with each other: {design}{whose} is more likely the wrong one{only}, and the winner is one of the {agreed} configs that agree with it: check it against a CPU reference or expected outputs (verify.expected, --reference NAME=FILE), or take another config's outputs (--reference first-valid) and tune again"
             )
         }
         (Some((p, _, _, _)), _, _) => format!("{}; else the configs with the values that disagree are wrong", by_design(p)),
@@ -1336,6 +1337,20 @@ mod tests {
             "{}",
             d.advice
         );
+        assert!(!d.reference_suspect);
+        // Alike up to rounding (a sum in another order in each config): the reference is still
+        // the odd one out. Not once the first value differs by more than rounding.
+        let rounded = |got: &str, largest: &str| wrong.replace("1.2394269", got).replace("2.000e0", largest);
+        for (got, largest, suspect) in [("1.2394271", "2.001e0", true), ("1.2394262", "1.999e0", true), ("1.2494269", "2.000e0", false)] {
+            let mut near = res.clone();
+            let failed_ones = near.iter_mut().filter(|x| matches!(x.outcome, ResultOutcome::Failed { .. }));
+            for x in failed_ones.skip(1) {
+                x.outcome = failed(FailureKind::WrongOutput, &rounded(got, largest));
+            }
+            let d = disagreement(&near, &params, &Verification::default()).unwrap();
+            assert_eq!(d.reference_suspect, suspect, "{got}: {}", d.advice);
+            assert_eq!(d.advice.contains("is more likely the wrong one"), suspect, "{}", d.advice);
+        }
     }
 
     /// Configs that write the reference's values in another order are told to compare sorted.
