@@ -516,6 +516,12 @@ impl<B: Backend + 'static, K: Send + Sync + 'static> Inner<B, K> {
         match self.policy {
             Policy::Tune => match self.tune(job) {
                 Ok(report) => {
+                    if let Some(why) = &report.winner_withheld {
+                        // Its outputs agree with a reference most configs disagree with: not
+                        // stored, so every process tunes again until the spec's verification is
+                        // one to trust.
+                        tracing::warn!(kernel = %job.source.name, "the tune's winner ({}) was not stored: {why}; this process runs it, and the next one tunes again", report.winner);
+                    }
                     let cfg = report.winner.clone();
                     Ok((self.build(job, &prep, cfg, Origin::Tuned, Some(report))?, false))
                 }
