@@ -780,10 +780,11 @@ pub struct Disagreement {
     pub largest_relative_error: Option<f64>,
     /// What to do, in one sentence.
     pub advice: String,
-    /// Whether the reference is the likelier culprit: the configs that disagree (three or
-    /// more, most of those verified) all differ from it alike, so their outputs agree with each
-    /// other. The winner is then one of the few that agree with a reference that is probably
-    /// wrong, and the tune does not store it.
+    /// Whether the reference, a config's outputs (the default's or the first valid one's), is
+    /// the likelier culprit: the configs that disagree (three or more, most of those verified)
+    /// all differ from it alike, so their outputs agree with each other. The winner is then one
+    /// of the few that agree with a reference that is probably wrong, and the tune does not
+    /// store it. A CPU reference or expected outputs are the user's word: never in doubt here.
     pub reference_suspect: bool,
 }
 
@@ -892,7 +893,9 @@ pub fn disagreement<'a>(results: impl IntoIterator<Item = &'a ConfigResult>, par
         // other, and they are most of the verified configs. The reference is the odd one out:
         // a published default that computes wrongly, which every right config then "failed".
         _ if alike => {
-            reference_suspect = true;
+            // A config's outputs as the reference are what is in doubt; a CPU function or
+            // expected outputs are the user's word, and the winner that agrees with them stays.
+            reference_suspect = matches!(verify.reference, Reference::DefaultConfig | Reference::FirstValid);
             let whose = match &verify.reference {
                 Reference::DefaultConfig => "the reference (the default config's outputs, else the first valid config's)",
                 Reference::FirstValid => "the reference (the first valid config's outputs)",
@@ -1338,6 +1341,10 @@ mod tests {
             d.advice
         );
         assert!(!d.reference_suspect);
+        // Expected outputs the user gave are not in doubt, nor the winner that agrees with them.
+        let given = Verification { reference: Reference::Expected(Vec::new()), ..Default::default() };
+        assert!(disagreement(&res, &params, &Verification::default()).unwrap().reference_suspect);
+        assert!(!disagreement(&res, &params, &given).unwrap().reference_suspect);
         // Alike up to rounding (a sum in another order in each config): the reference is still
         // the odd one out. Not once the first value differs by more than rounding.
         let rounded = |got: &str, largest: &str| wrong.replace("1.2394269", got).replace("2.000e0", largest);
