@@ -76,10 +76,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                 let mut winner = match &e.winner {
                     Some(w) => format!("winner {} at {:.4} ms", w.config, w.stats.mean * 1e3),
                     None if failed > 0 && failed == e.measurements.len() => "no winner (every config measured failed)".into(),
-                    None if e.runs.last().is_some_and(|r| r.winner_withheld.is_some()) => {
-                        format!("no winner: the last tune withheld it ({})", e.runs.last().and_then(|r| r.winner_withheld.as_deref()).unwrap_or_default())
-                    }
-                    None => "no winner yet (unfinished tune)".into(),
+                    None => e.withheld_line().unwrap_or_else(|| "no winner yet (unfinished tune)".into()),
                 };
                 // A split tune's entry that does not hold every shard: its winner is their part's.
                 if let Some(part) = e.origin.as_ref().and_then(|o| o.part()) {

@@ -339,13 +339,10 @@ impl EntryView {
         let (winner, tie_band) = match &entry.winner {
             Some(w) => (Some(w.config.clone()), w.tie_band.clone()),
             None => {
-                let withheld = entry.runs.last().and_then(|r| r.winner_withheld.as_deref());
                 notes.push(if points.is_empty() && !failed.is_empty() {
                     format!("no winner: every config measured failed ({}; see Failures)", failed.len())
-                } else if let Some(why) = withheld {
-                    format!("no winner: the last tune withheld it ({why})")
                 } else {
-                    "no winner yet: the tune that made these measurements did not finish".into()
+                    entry.withheld_line().unwrap_or_else(|| "no winner yet: the tune that made these measurements did not finish".into())
                 });
                 (None, Vec::new())
             }

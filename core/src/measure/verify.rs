@@ -338,8 +338,7 @@ impl Mismatch {
     /// The largest relative error a [`Mismatch::message`] states, when it states one: a
     /// report reads it back to tell whether a looser tolerance would make outputs agree.
     pub fn largest_relative(message: &str) -> Option<f64> {
-        let at = message.find("(relative ")? + "(relative ".len();
-        message[at..].split(')').next()?.parse().ok()
+        after(message, "(relative ")?.split(')').next()?.parse().ok()
     }
 
     /// Whether a [`Mismatch::message`] says that some elements were never written.
@@ -356,8 +355,7 @@ impl Mismatch {
     /// The first differing element a [`Mismatch::message`] states: its index, the value got
     /// and the value expected.
     pub fn first_in(message: &str) -> Option<(u64, f64, f64)> {
-        let at = message.find("(first at index ")? + "(first at index ".len();
-        let (index, rest) = message[at..].split_once(": got ")?;
+        let (index, rest) = after(message, "(first at index ")?.split_once(": got ")?;
         let (got, rest) = rest.split_once(", expected ")?;
         let expected = rest.split(')').next()?;
         Some((index.parse().ok()?, got.parse().ok()?, expected.parse().ok()?))
@@ -366,8 +364,7 @@ impl Mismatch {
     /// What a [`compare_sum`] message (or a tune's record of it, after `wrong output: `)
     /// states: the output, the sum got and the sum expected.
     pub fn sum_in(message: &str) -> Option<(&str, f64, f64)> {
-        let m = message.strip_prefix("wrong output: ").unwrap_or(message);
-        let (name, rest) = m.strip_prefix('`')?.split_once("`: the sum of its ")?;
+        let (name, rest) = bare(message).strip_prefix('`')?.split_once("`: the sum of its ")?;
         let (_, rest) = rest.split_once(") is ")?;
         let (got, rest) = rest.split_once("; expected ")?;
         let expected = rest.split(',').next()?;
@@ -376,8 +373,7 @@ impl Mismatch {
 
     /// The largest absolute error a [`Mismatch::message`] states, when it states one.
     pub fn largest_absolute(message: &str) -> Option<f64> {
-        let at = message.find("; largest error ")? + "; largest error ".len();
-        message[at..].split(' ').next()?.parse().ok()
+        after(message, "; largest error ")?.split(' ').next()?.parse().ok()
     }
 
     /// Whether two [`Mismatch::message`]s say the same of two configs' outputs against one
@@ -411,8 +407,7 @@ impl Mismatch {
     /// elements differ `` gives (`bitmap`, 4, 20000000); `None` for another message (a sum's, a
     /// sorted comparison's, another length).
     pub fn counts_in(message: &str) -> Option<(&str, u64, u64)> {
-        let m = message.strip_prefix("wrong output: ").unwrap_or(message);
-        let (name, rest) = m.strip_prefix('`')?.split_once("`: ")?;
+        let (name, rest) = bare(message).strip_prefix('`')?.split_once("`: ")?;
         let (bad, rest) = rest.split_once(" of ")?;
         let (n, rest) = rest.split_once(' ')?;
         if !rest.starts_with("elements differ") {
@@ -420,6 +415,16 @@ impl Mismatch {
         }
         Some((name, bad.parse().ok()?, n.parse().ok()?))
     }
+}
+
+/// A [`Mismatch::message`] without the `wrong output: ` a tune's record puts before it.
+fn bare(message: &str) -> &str {
+    message.strip_prefix("wrong output: ").unwrap_or(message)
+}
+
+/// What follows the first `marker` in a [`Mismatch::message`], for reading a number back.
+fn after<'m>(message: &'m str, marker: &str) -> Option<&'m str> {
+    message.find(marker).map(|at| &message[at + marker.len()..])
 }
 
 /// Entry point of [`DEVICE_COMPARE_SRC`] for f32 outputs.

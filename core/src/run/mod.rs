@@ -436,9 +436,10 @@ impl<B: Backend> Tuner<B> {
         ledger.notes.extend(crate::compiler::take_notes());
         ledger.notes.extend(crate::compiler::memory::take_note());
         let disagreement = persist::disagreement(&ledger);
-        persist::winner(&mut ledger, &plan, &selected, persist::withheld(disagreement.as_ref()))?;
+        let withheld = persist::winner(&mut ledger, &plan, &selected, persist::withheld(disagreement.as_ref()))?;
         tracing::debug!(seconds = t0.elapsed().as_secs_f64(), "winner stored");
         let mut report = persist::report(&ledger, &plan, selected, strategy, recheck, disagreement, t0);
+        report.winner_withheld = withheld;
         // What this tune compiled (or saw refused) was added to the compile caches: keep them
         // within their bound.
         let refused = report.failures.get(&crate::error::FailureKind::CompileFailed.to_string()).copied().unwrap_or(0);

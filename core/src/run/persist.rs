@@ -71,10 +71,10 @@ pub(crate) fn withheld(disagreement: Option<&crate::run::diagnose::Disagreement>
 /// Writes the pending measurements, the winner and what the run says of its search to the
 /// database (if the tune has one). With `withheld` (see [`withheld`]), the measurements
 /// without the winner: the entry keeps no winner, and an earlier one of the same verification
-/// goes.
-pub(crate) fn winner(ledger: &mut Ledger<'_>, plan: &Plan, sel: &Selected, withheld: Option<String>) -> Result<(), Error> {
+/// goes. Returns why the winner was withheld from a database (`None` without one).
+pub(crate) fn winner(ledger: &mut Ledger<'_>, plan: &Plan, sel: &Selected, withheld: Option<String>) -> Result<Option<String>, Error> {
     let late = ledger.late_spans();
-    let Some(d) = &ledger.opts.db else { return Ok(()) };
+    let Some(d) = &ledger.opts.db else { return Ok(None) };
     let pending = std::mem::take(&mut ledger.pending);
     let run = ledger.run;
     let w = db::Winner {
@@ -109,7 +109,7 @@ pub(crate) fn winner(ledger: &mut Ledger<'_>, plan: &Plan, sel: &Selected, withh
         }
         e.note_runs(note.as_ref());
     })?;
-    Ok(())
+    Ok(withheld)
 }
 
 /// The report of a tune that ran.
@@ -166,7 +166,8 @@ pub(crate) fn report(
         default_included: plan.default_included,
         devices: ledger.devices.clone(),
         causes: ledger.causes.clone(),
-        winner_withheld: ledger.opts.db.as_ref().and(withheld(disagreement.as_ref())),
+        // What `winner` stored: the caller sets it.
+        winner_withheld: None,
         disagreement,
         notes,
         shard: ledger.opts.shard,

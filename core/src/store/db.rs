@@ -700,6 +700,13 @@ impl Entry {
         self.winner = None;
     }
 
+    /// Why the entry has no winner, where its last tune withheld it: `no winner: the last tune
+    /// withheld it (…)`, as `db show` and the report say it.
+    pub fn withheld_line(&self) -> Option<String> {
+        let why = self.runs.last()?.winner_withheld.as_deref()?;
+        Some(format!("no winner: the last tune withheld it ({why})"))
+    }
+
     /// Records what a tune of `origin` has measured so far (a flush before its winner): the
     /// entry's origin becomes the tune's, unless the entry holds a winner, whose origin stays
     /// with it until the tune stores its own ([`Entry::set_winner`]).
