@@ -832,8 +832,11 @@ pub fn disagreement<'a>(results: impl IntoIterator<Item = &'a ConfigResult>, par
             continue;
         }
         let right: usize = tally.values().map(|(a, d)| (*a).max(*d)).sum();
-        let agree: Vec<String> = tally.iter().filter(|(_, (a, d))| a > d).map(|(v, _)| v.clone()).collect();
-        let differ: Vec<String> = tally.iter().filter(|(_, (a, d))| a <= d).map(|(v, _)| v.clone()).collect();
+        // In the parameter's own order (64, 128, 256; not the strings' 128, 256, 64).
+        let mut values: Vec<(&String, &(usize, usize))> = tally.iter().collect();
+        values.sort_by_key(|(v, _)| p.values.iter().position(|x| x.to_string() == **v).unwrap_or(usize::MAX));
+        let agree: Vec<String> = values.iter().filter(|(_, (a, d))| a > d).map(|(v, _)| (*v).clone()).collect();
+        let differ: Vec<String> = values.iter().filter(|(_, (a, d))| a <= d).map(|(v, _)| (*v).clone()).collect();
         if agree.is_empty() {
             continue;
         }
@@ -908,8 +911,12 @@ pub fn disagreement<'a>(results: impl IntoIterator<Item = &'a ConfigResult>, par
                 Some((p, agree, ..)) => (format!("{}; if not, ", by_design(p)), format!(" (only the configs with `{p}` = {} agree with it)", agree.join(", "))),
                 None => (String::new(), String::new()),
             };
+            let winner = if agreed == 1 { "the winner is the one config that agrees with it".to_string() } else { format!("the winner is one of the {agreed} configs that agree with it") };
+            // The first valid config is already the reference when asked for: another config's
+            // outputs are then no option.
+            let other = if matches!(verify.reference, Reference::FirstValid) { "" } else { ", or take another config's outputs (--reference first-valid)" };
             format!(
-                "the {disagreed} that disagree differ from it alike (the same elements, by the same values up to rounding), so their outputs agree with each other: {design}{whose} is more likely the wrong one{only}, and the winner is one of the {agreed} configs that agree with it: check it against a CPU reference or expected outputs (verify.expected, --reference NAME=FILE), or take another config's outputs (--reference first-valid) and tune again"
+                "the {disagreed} that disagree differ from it alike (the same elements, by the same values up to rounding), so their outputs agree with each other: {design}{whose} is more likely the wrong one{only}, and {winner}: check it against a CPU reference or expected outputs (verify.expected, --reference NAME=FILE){other} and tune again"
             )
         }
         (Some((p, _, _, _)), _, _) => format!("{}; else the configs with the values that disagree are wrong", by_design(p)),
@@ -1358,6 +1365,30 @@ mod tests {
             assert_eq!(d.reference_suspect, suspect, "{got}: {}", d.advice);
             assert_eq!(d.advice.contains("is more likely the wrong one"), suspect, "{}", d.advice);
         }
+    }
+
+    /// The first valid config as the reference, the one config that agrees with it: the advice
+    /// does not offer `--reference first-valid` (already the reference), says "the one config",
+    /// and lists the parameter's values in its own order; the withheld winner's line likewise,
+    /// and it names the parameter's other reading, by design.
+    #[test]
+    fn the_first_valid_config_in_doubt_is_not_offered_as_the_remedy() {
+        let wrong = "`y`: 1 of 4096 elements differ (first at index 5: got -1.6444422, expected 1); largest error 2.644e0 (relative 2.644e0)";
+        let res: Vec<ConfigResult> =
+            [32, 64, 128, 256].into_iter().map(|wg| r(&[("WG", wg)], if wg == 32 { ok() } else { failed(FailureKind::WrongOutput, wrong) })).collect();
+        let params = vec![Param::new("WG", [32, 64, 128, 256])];
+        let first = Verification { reference: Reference::FirstValid, ..Default::default() };
+        let d = disagreement(&res, &params, &first).expect("3 of 4 disagree");
+        assert!(d.reference_suspect);
+        assert!(d.advice.contains("the winner is the one config that agrees with it") && !d.advice.contains("--reference first-valid"), "{}", d.advice);
+        assert_eq!(d.parameter.as_ref().map(|p| p.2.join(", ")), Some("64, 128, 256".to_string()));
+        let line = crate::run::persist::withheld(Some(&d), &first.reference).unwrap();
+        assert!(line.contains("all with `WG` = 64, 128, 256: either `WG` changes the output by design"), "{line}");
+        assert!(line.contains("the winner the one config that agrees with it") && !line.contains("first-valid"), "{line}");
+        // The default as the reference: another config's outputs are a remedy.
+        let d = disagreement(&res, &params, &Verification::default()).unwrap();
+        assert!(d.advice.contains("--reference first-valid"), "{}", d.advice);
+        assert!(crate::run::persist::withheld(Some(&d), &Reference::DefaultConfig).unwrap().contains("--reference first-valid"));
     }
 
     /// Configs that write the reference's values in another order are told to compare sorted.

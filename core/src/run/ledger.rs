@@ -461,18 +461,25 @@ impl<'a> Ledger<'a> {
     /// first: the report showed the 18 configs a wrong default made "wrong output", and the
     /// value they share, without the warning the tune printed that the reference was the likely
     /// culprit.
-    pub fn note_findings(&mut self) {
+    ///
+    /// Called after the search and again after the finals (whose verifications count too), so
+    /// that the note, the warning and the winner's withholding read the same disagreement.
+    /// Returns it: most verified configs disagreeing with the reference, over every result of
+    /// the tune (the database's included).
+    pub fn note_findings(&mut self) -> Option<crate::run::diagnose::Disagreement> {
         // In the configs' order, not the map's: the same finding every run.
         let mut results: Vec<&ConfigResult> = self.results.values().collect();
         results.sort_by_cached_key(|r| r.config.key());
         let disagreement = crate::run::diagnose::disagreement(results, self.ctx.prep.space.params(), &self.ctx.job.verify);
         if let Some(n) = self.note.as_mut() {
             n.findings = disagreement
+                .as_ref()
                 .map(|d| format!("{}: {d}", crate::error::FailureKind::WrongOutput))
                 .into_iter()
                 .chain(self.causes.iter().flat_map(|c| c.findings()))
                 .collect();
         }
+        disagreement
     }
 
     /// The environment record and target name for the database.

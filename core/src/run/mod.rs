@@ -435,8 +435,11 @@ impl<B: Backend> Tuner<B> {
         ledger.notes.extend(ledger.printed.note());
         ledger.notes.extend(crate::compiler::take_notes());
         ledger.notes.extend(crate::compiler::memory::take_note());
-        let disagreement = persist::disagreement(&ledger);
-        let withheld = persist::winner(&mut ledger, &plan, &selected, persist::withheld(disagreement.as_ref()))?;
+        // After the finals, whose verifications count too: the note the database keeps, the
+        // warning and the withholding all read this one.
+        let disagreement = ledger.note_findings();
+        let withheld = persist::withheld(disagreement.as_ref(), &ledger.ctx.job.verify.reference);
+        let withheld = persist::winner(&mut ledger, &plan, &selected, withheld)?;
         tracing::debug!(seconds = t0.elapsed().as_secs_f64(), "winner stored");
         let mut report = persist::report(&ledger, &plan, selected, strategy, recheck, disagreement, t0);
         report.winner_withheld = withheld;

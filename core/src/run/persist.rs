@@ -47,25 +47,31 @@ pub(crate) fn select(ledger: &mut Ledger<'_>, plan: &Plan) -> Result<Selected, E
     Err(Error::NoValidConfig(crate::run::diagnose::nothing_passed(ledger.results.values(), &ledger.causes)))
 }
 
-/// Most verified configs disagreeing with the reference, over every result of the tune (the
-/// database's included), in the configs' order.
-pub(crate) fn disagreement(ledger: &Ledger<'_>) -> Option<crate::run::diagnose::Disagreement> {
-    let mut results: Vec<&ConfigResult> = ledger.results.values().collect();
-    results.sort_by_cached_key(|r| r.config.key());
-    crate::run::diagnose::disagreement(results, ledger.ctx.prep.space.params(), &ledger.ctx.job.verify)
-}
-
-/// Why the winner is not stored, if it is not: the reference is the likelier culprit of most
-/// configs' wrong outputs, so the winner is one of the few that agree with a reference that is
-/// probably wrong, and a later tune or launch must not take it from the database.
-pub(crate) fn withheld(disagreement: Option<&crate::run::diagnose::Disagreement>) -> Option<String> {
+/// Why the winner is not stored, if it is not: the reference (a config's outputs, by
+/// `reference`) is the likelier culprit of most configs' wrong outputs, so the winner is one of
+/// the few that agree with a reference that is probably wrong, and a later tune or launch must
+/// not take it from the database.
+pub(crate) fn withheld(disagreement: Option<&crate::run::diagnose::Disagreement>, reference: &crate::spec::job::Reference) -> Option<String> {
     let d = disagreement.filter(|d| d.reference_suspect)?;
-    Some(format!(
-        "{} of the {} verified configs differ from the reference alike, so the reference is more likely wrong and the winner one of the {} that agree with it; give a reference you trust (a CPU reference, expected outputs, --reference first-valid) and tune again",
-        d.disagreed,
-        d.verified,
-        d.verified - d.disagreed
-    ))
+    let (n, agree) = (d.disagreed, d.verified - d.disagreed);
+    let head = format!("{n} of the {} verified configs differ from the reference alike", d.verified);
+    let winner =
+        if agree == 1 { "the winner the one config that agrees with it".to_string() } else { format!("the winner one of the {agree} that agree with it") };
+    // `--reference first-valid` is no other reference when it is the one in doubt.
+    let trusted = if matches!(reference, crate::spec::job::Reference::FirstValid) {
+        "a CPU reference or expected outputs"
+    } else {
+        "a CPU reference, expected outputs, --reference first-valid"
+    };
+    // A parameter that tells them apart without an exception may change the output by design
+    // (a radius, a number of time steps): the data cannot tell that from a wrong reference.
+    if let Some((p, _, differ, _)) = d.parameter.as_ref().filter(|p| p.3 == d.verified) {
+        return Some(format!(
+            "{head}, all with `{p}` = {}: either `{p}` changes the output by design (verify against expected outputs or without a reference: --reference none) or the reference is wrong and {winner} (give a reference you trust: {trusted}); then tune again",
+            differ.join(", ")
+        ));
+    }
+    Some(format!("{head}, so the reference is more likely wrong and {winner}; give a reference you trust ({trusted}) and tune again"))
 }
 
 /// Writes the pending measurements, the winner and what the run says of its search to the
