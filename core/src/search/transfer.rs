@@ -45,6 +45,11 @@
 //! - when the sources rank what was measured here worse than chance (τ < [`DISTRUST`] over
 //!   every measured config), or the fallback's proposals have found a better config than the
 //!   model's and the sources do not rank it well (τ < [`TRUST`]), the fallback takes every turn;
+//!   with [`FRESH_RUNWAY`] evaluations or more of the budget left (or no count of them), the fresh
+//!   copy of the fallback described below takes them (the fallback told the sources' first picks
+//!   climbs from the best of them, and inverted sources' picks gave the convolution A100 0.68 of
+//!   its optimum, a basin it then stayed in: 0.740 at 100 evaluations against 0.844 without
+//!   priors, and 0.847 with the fresh copy);
 //! - when the contrast beats every config the model has found, the sources' ranking runs the
 //!   wrong way where it matters: the two take turns until the model's picks beat it;
 //! - when even the model's own picks are ranked poorly by the best source (τ <
@@ -140,6 +145,16 @@ const STALLED_MODEL_TURN: u64 = 4;
 /// search without priors started with fewer would spend them on its first, random picks (its
 /// model's initial design alone is 12), and the model's next favourites are the better bet.
 const RUNWAY: usize = 2 * STALL;
+/// The fewest evaluations a budget must have left for sources that are distrusted (or beaten,
+/// [`Handed::Distrust`], [`Handed::Beaten`]) to hand the turns to a fresh search without priors
+/// instead of the fallback told every outcome so far. The fallback told the sources' first picks
+/// climbs from the best of them, which near the start is the better bet (at 20 evaluations the
+/// fresh search lowered the misleading cases' mean and their worst, −0.053 → −0.075); a long
+/// tune that climbs from a basin the sources led it into stays there (the convolution A100 with
+/// inverted sources ended at 0.740 of its optimum at 100 evaluations, against 0.844 without
+/// priors; with the fresh search 0.847). Measured crossover: at 40 evaluations the two are
+/// level, at 50 and 100 the fresh search is ahead on the worst case (docs/benchmarks.md).
+const FRESH_RUNWAY: usize = 5 * STALL;
 /// How far below the model's best config (log time over their best) the sources must rank a
 /// config of the fallback's for its coming close here to be a surprise: 1.65× slower.
 const SURPRISE_GAP: f64 = 0.5;
@@ -625,7 +640,11 @@ impl Strategy for Transfer {
             let for_a_source =
                 if self.proposals.0 >= FIRST && self.proposals.1 == 0 && self.for_a_source.is_none() { self.pick_for_a_source(cands) } else { None };
             let why = if for_a_source.is_some() { None } else { self.fallback_turn() };
-            if why == Some(Handed::Stalled) {
+            // The fallback told everything climbs from the sources' basin; a search without priors
+            // takes over once the model stalls, or once the sources are distrusted (or beaten)
+            // with a long way to go.
+            let fresh_start = why == Some(Handed::Stalled) || (matches!(why, Some(Handed::Distrust | Handed::Beaten)) && self.left() >= FRESH_RUNWAY);
+            if fresh_start {
                 if let Some(fresh) = self.fresh.take() {
                     // The search without priors, started afresh: told only what it asks for.
                     self.base = fresh;
@@ -1246,6 +1265,55 @@ mod tests {
             let said = t.summary().unwrap();
             assert_eq!(!seen.lock().unwrap().0.is_empty(), takes_over, "budget {budget:?}: {said}");
             assert_eq!(said.contains("finding nothing better"), takes_over, "budget {budget:?}: {said}");
+        }
+    }
+
+    /// Sources whose ranking runs backwards here (inverted times): the fallback takes every turn
+    /// (distrust). With a long way to go it is the fresh copy, told only what it asks for, not
+    /// the fallback told the sources' first picks, that takes them; with a short one the
+    /// fallback told everything keeps them.
+    #[test]
+    fn distrusted_sources_with_a_long_way_to_go_hand_over_to_a_fresh_search() {
+        use std::sync::Mutex;
+        /// Random search that records what it is told.
+        struct Recorded(Box<dyn Strategy>, Arc<Mutex<(Vec<usize>, Vec<usize>)>>);
+        impl Strategy for Recorded {
+            fn name(&self) -> String {
+                "recorded".into()
+            }
+            fn ask(&mut self, cands: &Candidates<'_>, max: usize) -> Vec<usize> {
+                let out = self.0.ask(cands, max);
+                self.1.lock().unwrap().0.extend(&out);
+                out
+            }
+            fn tell(&mut self, index: usize, outcome: &Outcome) {
+                self.1.lock().unwrap().1.push(index);
+                self.0.tell(index, outcome);
+            }
+        }
+        let params = vec![Param::new("a", 0..120)];
+        let coords: Vec<Vec<u32>> = (0..120).map(|i| vec![i]).collect();
+        let cands = Candidates { params: &params, coords: &coords };
+        let truth = |i: usize| 1.0 + i as f64;
+        // Both sources rank the configs the other way round.
+        let source = Source { name: "s".into(), times: (0..120).map(|i| 200.0 - i as f32).collect() };
+        let mut backwards = second_opinion((0..120).map(|i| 2.0 + i as f32).collect());
+        backwards.reverse();
+        let other = Source { name: "t".into(), times: backwards };
+        let prior = Arc::new(Prior { sources: vec![source, other], ..Default::default() });
+        for (budget, fresh_takes_over) in [(Some(100), true), (None, true), (Some(30), false)] {
+            let seen = Arc::new(Mutex::new((Vec::new(), Vec::new())));
+            let fresh = Recorded(crate::search::by_name("random", 2).unwrap(), seen.clone());
+            let mut t = Transfer::new(prior.clone(), crate::search::by_name("random", 1).unwrap()).with_fresh_base(Box::new(fresh)).with_budget(budget);
+            for _ in 0..30 {
+                let i = t.ask(&cands, 1)[0];
+                t.tell(i, &Outcome::Time(truth(i)));
+            }
+            let said = t.summary().unwrap();
+            assert!(said.contains("with the sources ranking the configs measured here worse than chance"), "{said}");
+            let (asked, told) = &*seen.lock().unwrap();
+            assert_eq!(!asked.is_empty(), fresh_takes_over, "budget {budget:?}: {said}");
+            assert!(told.iter().all(|i| asked.contains(i)), "the fresh copy is told only what it asked for: asked {asked:?}, told {told:?}");
         }
     }
 
