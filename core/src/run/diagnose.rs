@@ -870,6 +870,11 @@ pub fn disagreement<'a>(results: impl IntoIterator<Item = &'a ConfigResult>, par
     // Three or more that disagree, each saying the same of the reference (up to rounding: a
     // sum in another order): the same outputs.
     let alike = disagreed >= 3 && messages.len() == disagreed && messages.iter().all(|m| Mismatch::alike(messages[0], m));
+    // Alike, and the configs that disagree agree with each other ten times more closely than
+    // with the reference: the reference is the odd one out, even where the difference is small
+    // enough to be rounding (a default that adds 1 to a sum of 1120). Read from the sums, or
+    // from the first element that differs.
+    let odd_one_out = alike.then(|| odd_reference(&messages)).flatten();
     let mut reference_suspect = false;
     let advice = match (&parameter, largest_relative_error, &partial) {
         _ if !reordered.is_empty() => {
@@ -879,12 +884,22 @@ pub fn disagreement<'a>(results: impl IntoIterator<Item = &'a ConfigResult>, par
                 "{which} the values of `{o}` that the reference does, in another order: if the order does not matter (a compaction through atomics, say), compare sorted (verify.compare = {{ {o} = \"sorted\" }}, --compare {o}=sorted); else those configs are wrong"
             )
         }
-        (_, Some(e), _) if e < 1e-2 && e > verify.tolerance.rtol => format!(
-            "every difference is below {:.1e} relative: if that is rounding (a different summation order), loosen the tolerance, e.g. verify.rtol = {:.0e} (--rtol {:.0e})",
-            e,
-            (e * 2.0).max(1e-6),
-            (e * 2.0).max(1e-6)
-        ),
+        (_, Some(e), _) if e < 1e-2 && e > verify.tolerance.rtol => {
+            let mut advice = format!(
+                "every difference is below {:.1e} relative: if that is rounding (a different summation order), loosen the tolerance, e.g. verify.rtol = {:.0e} (--rtol {:.0e})",
+                e,
+                (e * 2.0).max(1e-6),
+                (e * 2.0).max(1e-6)
+            );
+            if let Some((spread, distance)) = odd_one_out.filter(|_| matches!(verify.reference, Reference::DefaultConfig | Reference::FirstValid)) {
+                advice += &format!(
+                    "; but the {disagreed} that disagree agree with each other within {spread:.1e} relative, ten times closer than to the reference ({distance:.1e}): if that is not rounding, the reference (a config's outputs) is the wrong one, and the winner one of the {} configs that agree with it: check it against a CPU reference or expected outputs (verify.expected, --reference NAME=FILE){}",
+                    compared.len() - disagreed,
+                    if matches!(verify.reference, Reference::DefaultConfig) { ", or take another config's outputs (--reference first-valid)" } else { "" }
+                );
+            }
+            advice
+        }
         (_, _, Some(o)) => {
             let by = parameter.as_ref().map_or("a parameter".to_string(), |(p, ..)| format!("`{p}`"));
             format!(
@@ -923,6 +938,26 @@ pub fn disagreement<'a>(results: impl IntoIterator<Item = &'a ConfigResult>, par
         (None, _, _) => "the reference itself may be wrong (it is the output of one config): give expected outputs (verify.expected, --reference NAME=FILE) or a CPU reference, or turn verification off with --reference none".into(),
     };
     Some(Disagreement { verified: compared.len(), disagreed, parameter, largest_relative_error, advice, reference_suspect })
+}
+
+/// How far apart the values that configs disagreeing alike got are (their spread, relative),
+/// and how far they are from the reference's (relative), when the first is at most a tenth of
+/// the second: the sums of outputs compared by their sum, else the first element that differs.
+/// `None` when the messages state no such value, or the configs are not that close together.
+fn odd_reference(messages: &[&str]) -> Option<(f64, f64)> {
+    let values: Vec<(f64, f64)> = messages
+        .iter()
+        .map(|m| Mismatch::sum_in(m).map(|(_, got, want)| (got, want)).or_else(|| Mismatch::first_in(m).map(|(_, got, want)| (got, want))))
+        .collect::<Option<_>>()?;
+    let want = values.first()?.1;
+    let (lo, hi) = values.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v.0), hi.max(v.0)));
+    let mean = values.iter().map(|v| v.0).sum::<f64>() / values.len() as f64;
+    let scale = want.abs().max(mean.abs());
+    if !(scale > 0.0 && scale.is_finite()) {
+        return None;
+    }
+    let (spread, distance) = ((hi - lo) / scale, (mean - want).abs() / scale);
+    (distance > 0.0 && spread * 10.0 <= distance).then_some((spread, distance))
 }
 
 #[cfg(test)]
@@ -1389,6 +1424,39 @@ mod tests {
         let d = disagreement(&res, &params, &Verification::default()).unwrap();
         assert!(d.advice.contains("--reference first-valid"), "{}", d.advice);
         assert!(crate::run::persist::withheld(Some(&d), &Reference::DefaultConfig).unwrap().contains("--reference first-valid"));
+    }
+
+    /// A default that adds 1 to a sum of about 1120 (8.9e-4 relative, which rounding could
+    /// explain): the rounding advice comes first, and says too that the configs that disagree
+    /// agree with each other ten times more closely than with the reference, which is then the
+    /// odd one out. Sums as spread as their distance to the reference get the rounding advice
+    /// alone; a CPU reference is not put in doubt.
+    #[test]
+    fn a_reference_off_by_little_that_the_others_agree_on_is_named_beside_rounding() {
+        let sum = |got: &str| {
+            format!(
+                "`p`: the sum of its 128 written elements (of 1024) is {got}; expected -1.11922461e3, the sum of the reference's 128; largest error 1.000e0 (relative 8.935e-4)"
+            )
+        };
+        let params = vec![Param::new("num_blocks", [128, 256, 512, 1024]), Param::new("bs", [64, 128, 256])];
+        let tight = ["-1.12022461e3", "-1.12022463e3", "-1.12022458e3"];
+        let spread = ["-1.12022461e3", "-1.12012463e3", "-1.12032458e3"];
+        for (gots, verify, odd) in [
+            (tight, Verification::default(), true),
+            (spread, Verification::default(), false),
+            (tight, Verification { reference: Reference::Expected(Vec::new()), ..Default::default() }, false),
+        ] {
+            let mut res = Vec::new();
+            for nb in [128, 256, 512, 1024] {
+                for (k, bs) in [64, 128, 256].into_iter().enumerate() {
+                    res.push(r(&[("num_blocks", nb), ("bs", bs)], if nb == 128 { ok() } else { failed(FailureKind::WrongOutput, &sum(gots[k])) }));
+                }
+            }
+            let d = disagreement(&res, &params, &verify).expect("9 of 12 disagree");
+            assert!(d.advice.starts_with("every difference is below 8.9e-4 relative"), "{}", d.advice);
+            assert_eq!(d.advice.contains("ten times closer than to the reference"), odd, "{}", d.advice);
+            assert!(!d.reference_suspect);
+        }
     }
 
     /// Configs that write the reference's values in another order are told to compare sorted.
