@@ -974,6 +974,24 @@ mod tests {
         times
     }
 
+    /// A search that records what it asks for and what it is told: (asked, told).
+    struct Recorded(Box<dyn Strategy>, Arc<std::sync::Mutex<(Vec<usize>, Vec<usize>)>>);
+
+    impl Strategy for Recorded {
+        fn name(&self) -> String {
+            "recorded".into()
+        }
+        fn ask(&mut self, cands: &Candidates<'_>, max: usize) -> Vec<usize> {
+            let out = self.0.ask(cands, max);
+            self.1.lock().unwrap().0.extend(&out);
+            out
+        }
+        fn tell(&mut self, index: usize, outcome: &Outcome) {
+            self.1.lock().unwrap().1.push(index);
+            self.0.tell(index, outcome);
+        }
+    }
+
     /// The model's own picks among `picks` (a batch asked blind shares its turns with the
     /// fallback's).
     fn models_picks(t: &Transfer, picks: &[usize]) -> Vec<usize> {
@@ -1207,23 +1225,6 @@ mod tests {
     /// that takes over is told only what it asks for (a config measured already at no cost).
     #[test]
     fn a_stalled_model_hands_its_turns_to_a_fresh_search() {
-        use std::sync::Mutex;
-        /// Random search that records what it is told.
-        struct Recorded(Box<dyn Strategy>, Arc<Mutex<(Vec<usize>, Vec<usize>)>>);
-        impl Strategy for Recorded {
-            fn name(&self) -> String {
-                "recorded".into()
-            }
-            fn ask(&mut self, cands: &Candidates<'_>, max: usize) -> Vec<usize> {
-                let out = self.0.ask(cands, max);
-                self.1.lock().unwrap().0.extend(&out);
-                out
-            }
-            fn tell(&mut self, index: usize, outcome: &Outcome) {
-                self.1.lock().unwrap().1.push(index);
-                self.0.tell(index, outcome);
-            }
-        }
         let params = vec![Param::new("a", 0..60)];
         let coords: Vec<Vec<u32>> = (0..60).map(|i| vec![i]).collect();
         let cands = Candidates { params: &params, coords: &coords };
@@ -1231,7 +1232,7 @@ mod tests {
         let source = Source { name: "s".into(), times: (0..60).map(|i| 1.0 + i as f32).collect() };
         let other = Source { name: "t".into(), times: second_opinion((0..60).map(|i| 2.0 + i as f32).collect()) };
         let prior = Arc::new(Prior { sources: vec![source, other], ..Default::default() });
-        let seen = Arc::new(Mutex::new((Vec::new(), Vec::new())));
+        let seen = Arc::new(std::sync::Mutex::new((Vec::new(), Vec::new())));
         let fresh = Recorded(crate::search::by_name("random", 2).unwrap(), seen.clone());
         let mut t = Transfer::new(prior.clone(), crate::search::by_name("random", 1).unwrap()).with_fresh_base(Box::new(fresh));
         for _ in 0..40 {
@@ -1255,7 +1256,7 @@ mod tests {
         // The stall comes within 20 evaluations; with a budget of 20 the fresh search would have
         // no room, and the model keeps its turns (with 40, the fresh copy takes over as above).
         for (budget, takes_over) in [(Some(20), false), (None, true), (Some(40), true)] {
-            let seen = Arc::new(Mutex::new((Vec::new(), Vec::new())));
+            let seen = Arc::new(std::sync::Mutex::new((Vec::new(), Vec::new())));
             let fresh = Recorded(crate::search::by_name("random", 2).unwrap(), seen.clone());
             let mut t = Transfer::new(prior.clone(), crate::search::by_name("random", 1).unwrap()).with_fresh_base(Box::new(fresh)).with_budget(budget);
             for _ in 0..20 {
@@ -1274,23 +1275,6 @@ mod tests {
     /// fallback told everything keeps them.
     #[test]
     fn distrusted_sources_with_a_long_way_to_go_hand_over_to_a_fresh_search() {
-        use std::sync::Mutex;
-        /// Random search that records what it is told.
-        struct Recorded(Box<dyn Strategy>, Arc<Mutex<(Vec<usize>, Vec<usize>)>>);
-        impl Strategy for Recorded {
-            fn name(&self) -> String {
-                "recorded".into()
-            }
-            fn ask(&mut self, cands: &Candidates<'_>, max: usize) -> Vec<usize> {
-                let out = self.0.ask(cands, max);
-                self.1.lock().unwrap().0.extend(&out);
-                out
-            }
-            fn tell(&mut self, index: usize, outcome: &Outcome) {
-                self.1.lock().unwrap().1.push(index);
-                self.0.tell(index, outcome);
-            }
-        }
         let params = vec![Param::new("a", 0..120)];
         let coords: Vec<Vec<u32>> = (0..120).map(|i| vec![i]).collect();
         let cands = Candidates { params: &params, coords: &coords };
@@ -1302,7 +1286,7 @@ mod tests {
         let other = Source { name: "t".into(), times: backwards };
         let prior = Arc::new(Prior { sources: vec![source, other], ..Default::default() });
         for (budget, fresh_takes_over) in [(Some(100), true), (None, true), (Some(30), false)] {
-            let seen = Arc::new(Mutex::new((Vec::new(), Vec::new())));
+            let seen = Arc::new(std::sync::Mutex::new((Vec::new(), Vec::new())));
             let fresh = Recorded(crate::search::by_name("random", 2).unwrap(), seen.clone());
             let mut t = Transfer::new(prior.clone(), crate::search::by_name("random", 1).unwrap()).with_fresh_base(Box::new(fresh)).with_budget(budget);
             for _ in 0..30 {
