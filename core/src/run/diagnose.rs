@@ -832,11 +832,9 @@ pub fn disagreement<'a>(results: impl IntoIterator<Item = &'a ConfigResult>, par
             continue;
         }
         let right: usize = tally.values().map(|(a, d)| (*a).max(*d)).sum();
-        // In the parameter's own order (64, 128, 256; not the strings' 128, 256, 64).
-        let mut values: Vec<(&String, &(usize, usize))> = tally.iter().collect();
-        values.sort_by_key(|(v, _)| p.values.iter().position(|x| x.to_string() == **v).unwrap_or(usize::MAX));
-        let agree: Vec<String> = values.iter().filter(|(_, (a, d))| a > d).map(|(v, _)| (*v).clone()).collect();
-        let differ: Vec<String> = values.iter().filter(|(_, (a, d))| a <= d).map(|(v, _)| (*v).clone()).collect();
+        // In numeric order (64, 128, 256; not the strings' 128, 256, 64), as the shared values are.
+        let agree = sorted_values(tally.iter().filter(|(_, (a, d))| a > d).map(|(v, _)| v.clone()));
+        let differ = sorted_values(tally.iter().filter(|(_, (a, d))| a <= d).map(|(v, _)| v.clone()));
         if agree.is_empty() {
             continue;
         }
@@ -893,9 +891,9 @@ pub fn disagreement<'a>(results: impl IntoIterator<Item = &'a ConfigResult>, par
             );
             if let Some((spread, distance)) = odd_one_out.filter(|_| matches!(verify.reference, Reference::DefaultConfig | Reference::FirstValid)) {
                 advice += &format!(
-                    "; but the {disagreed} that disagree agree with each other within {spread:.1e} relative, ten times closer than to the reference ({distance:.1e}): if that is not rounding, the reference (a config's outputs) is the wrong one, and the winner one of the {} configs that agree with it: check it against a CPU reference or expected outputs (verify.expected, --reference NAME=FILE){}",
-                    compared.len() - disagreed,
-                    if matches!(verify.reference, Reference::DefaultConfig) { ", or take another config's outputs (--reference first-valid)" } else { "" }
+                    "; but the {disagreed} that disagree agree with each other within {spread:.1e} relative, ten times closer than to the reference ({distance:.1e}): if that is not rounding, the reference (a config's outputs) is the wrong one, and the winner {}: check it against a CPU reference or expected outputs (verify.expected, --reference NAME=FILE){}",
+                    agreeing(compared.len() - disagreed),
+                    if another_config_helps(&verify.reference) { ", or take another config's outputs (--reference first-valid)" } else { "" }
                 );
             }
             advice
@@ -926,18 +924,32 @@ pub fn disagreement<'a>(results: impl IntoIterator<Item = &'a ConfigResult>, par
                 Some((p, agree, ..)) => (format!("{}; if not, ", by_design(p)), format!(" (only the configs with `{p}` = {} agree with it)", agree.join(", "))),
                 None => (String::new(), String::new()),
             };
-            let winner = if agreed == 1 { "the winner is the one config that agrees with it".to_string() } else { format!("the winner is one of the {agreed} configs that agree with it") };
-            // The first valid config is already the reference when asked for: another config's
-            // outputs are then no option.
-            let other = if matches!(verify.reference, Reference::FirstValid) { "" } else { ", or take another config's outputs (--reference first-valid)" };
+            let other = if another_config_helps(&verify.reference) { ", or take another config's outputs (--reference first-valid)" } else { "" };
             format!(
-                "the {disagreed} that disagree differ from it alike (the same elements, by the same values up to rounding), so their outputs agree with each other: {design}{whose} is more likely the wrong one{only}, and {winner}: check it against a CPU reference or expected outputs (verify.expected, --reference NAME=FILE){other} and tune again"
+                "the {disagreed} that disagree differ from it alike (the same elements, by the same values up to rounding), so their outputs agree with each other: {design}{whose} is more likely the wrong one{only}, and the winner is {}: check it against a CPU reference or expected outputs (verify.expected, --reference NAME=FILE){other} and tune again",
+                agreeing(agreed)
             )
         }
         (Some((p, _, _, _)), _, _) => format!("{}; else the configs with the values that disagree are wrong", by_design(p)),
         (None, _, _) => "the reference itself may be wrong (it is the output of one config): give expected outputs (verify.expected, --reference NAME=FILE) or a CPU reference, or turn verification off with --reference none".into(),
     };
     Some(Disagreement { verified: compared.len(), disagreed, parameter, largest_relative_error, advice, reference_suspect })
+}
+
+/// The configs that agree with a reference in doubt, in words: `the one config that agrees with
+/// it`, `one of the 5 configs that agree with it`.
+pub(crate) fn agreeing(n: usize) -> String {
+    if n == 1 {
+        "the one config that agrees with it".into()
+    } else {
+        format!("one of the {n} configs that agree with it")
+    }
+}
+
+/// Whether another config's outputs (`--reference first-valid`) can stand in for a config's
+/// outputs as `reference`: not when the first valid config's are the reference already.
+pub(crate) fn another_config_helps(reference: &Reference) -> bool {
+    !matches!(reference, Reference::FirstValid)
 }
 
 /// How far apart the values that configs disagreeing alike got are (their spread, relative),

@@ -55,13 +55,12 @@ pub(crate) fn withheld(disagreement: Option<&crate::run::diagnose::Disagreement>
     let d = disagreement.filter(|d| d.reference_suspect)?;
     let (n, agree) = (d.disagreed, d.verified - d.disagreed);
     let head = format!("{n} of the {} verified configs differ from the reference alike", d.verified);
-    let winner =
-        if agree == 1 { "the winner the one config that agrees with it".to_string() } else { format!("the winner one of the {agree} that agree with it") };
+    let winner = format!("the winner {}", crate::run::diagnose::agreeing(agree));
     // `--reference first-valid` is no other reference when it is the one in doubt.
-    let trusted = if matches!(reference, crate::spec::job::Reference::FirstValid) {
-        "a CPU reference or expected outputs"
-    } else {
+    let trusted = if crate::run::diagnose::another_config_helps(reference) {
         "a CPU reference, expected outputs, --reference first-valid"
+    } else {
+        "a CPU reference or expected outputs"
     };
     // A parameter that tells them apart without an exception may change the output by design
     // (a radius, a number of time steps): the data cannot tell that from a wrong reference.
