@@ -127,6 +127,9 @@ impl Peaks {
     }
 }
 
+/// Below this fraction of the roof that bounds it, a config is said to be far below it.
+const FAR_BELOW: f64 = 0.1;
+
 /// What limits a config.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -185,10 +188,20 @@ impl Position {
             "bandwidth" => "peak bandwidth".to_string(),
             w => format!("the {w} peak"),
         };
-        let bound = match self.bound {
-            Some(Bound::Memory) => "memory-bound",
-            Some(Bound::Compute) => "compute-bound",
-            None => "",
+        // Far below the roof its intensity puts it under, the roof is not what limits it: a
+        // tiny hgemm (9 µs a launch on an H100) reads `memory-bound` by its intensity at 1 % of
+        // peak bandwidth, and said so plainly that points at the wrong remedy.
+        let far = f < FAR_BELOW;
+        let bound = match (self.bound, far) {
+            (Some(Bound::Memory), false) => "memory-bound",
+            (Some(Bound::Compute), false) => "compute-bound",
+            (Some(Bound::Memory), true) => {
+                "memory-bound by its intensity, but far below the roof: launch latency, too little parallelism or the kernel itself limits it"
+            }
+            (Some(Bound::Compute), true) => {
+                "compute-bound by its intensity, but far below the roof: launch latency, too little parallelism or the kernel itself limits it"
+            }
+            (None, _) => "",
         };
         // Above a peak is possible (a working set that fits in L2 beats DRAM bandwidth) or a
         // sign that the spec's flops/bytes formula counts more than the kernel does: say which.
@@ -237,6 +250,17 @@ mod tests {
         let p = Position::of(Some(2.0 * n), Some(24.0 * n), 24.0 * n / 6.7e12, Some(&h100()));
         let w = p.words().unwrap();
         assert!(w.starts_with("200 % of peak bandwidth (memory-bound; above the DRAM peak"), "{w}");
+        // A small hgemm (2·256³ FLOP, 3·2·256² bytes, 9.4 µs): under the ridge of the FP16
+        // tensor peak, at 1 % of peak bandwidth. The roof is not what limits it, and it is said.
+        let n = 256f64;
+        let half = h100().for_precision(true);
+        let p = Position::of(Some(2.0 * n * n * n), Some(6.0 * n * n), 9.4e-6, Some(&half));
+        assert_eq!(p.bound, Some(Bound::Memory));
+        let w = p.words().unwrap();
+        assert_eq!(
+            w,
+            "1 % of peak bandwidth (memory-bound by its intensity, but far below the roof: launch latency, too little parallelism or the kernel itself limits it)"
+        );
     }
 
     #[test]
@@ -252,7 +276,10 @@ mod tests {
         // of the FP32 one.
         let half = h100().for_precision(true);
         let p = Position::of(Some(40e12), Some(1e9), 1.0, Some(&half));
-        assert_eq!(p.words().unwrap(), "4 % of the FP16 tensor peak (compute-bound)");
+        assert_eq!(
+            p.words().unwrap(),
+            "4 % of the FP16 tensor peak (compute-bound by its intensity, but far below the roof: launch latency, too little parallelism or the kernel itself limits it)"
+        );
         assert_eq!(Position::of(Some(40e12), Some(1e9), 1.0, Some(&h100())).words().unwrap(), "60 % of the FP32 peak (compute-bound)");
         // Stored with the entry, so that a report says the same.
         let mut d = BTreeMap::new();

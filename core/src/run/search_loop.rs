@@ -76,6 +76,10 @@ pub(crate) struct Progress {
     pub flying: usize,
     max_evals: usize,
     deadline: Option<Instant>,
+    /// When the first config was timed (the pace [`Progress::evaluations_left_in_time`] goes
+    /// by is taken from then: before it, the reference, the first compiles and the pipeline's
+    /// filling make a config look several times slower than the tune then runs).
+    first_timed: Option<Instant>,
     /// The tune was asked to stop.
     cancelled: bool,
     /// Compile and evaluation seconds so far, summed, with their counts.
@@ -106,6 +110,20 @@ impl Progress {
     }
     fn done(&self) -> bool {
         self.count >= self.max_evals || self.out_of_time() || self.cancelled
+    }
+    /// Evaluations a time limit still allows beyond those in flight, at the pace of the search
+    /// since its first config was timed (the wall seconds since over the configs timed since:
+    /// compiles, the devices' number and the tuner's own work are all in it); `None` without a
+    /// time limit or before two configs are timed.
+    fn evaluations_left_in_time(&self) -> Option<usize> {
+        let deadline = self.deadline?;
+        let first = self.first_timed?;
+        let since = self.eval_s.1.checked_sub(1).filter(|&n| n > 0)?;
+        let now = Instant::now();
+        let pace = now.duration_since(first).as_secs_f64() / since as f64;
+        let left = deadline.saturating_duration_since(now).as_secs_f64() / pace.max(1e-9);
+        // A float cast to an integer saturates; the estimate is rounded down.
+        Some((left as usize).saturating_sub(self.flying))
     }
     /// Evaluations the budget still allows beyond those done and in flight.
     fn room(&self) -> usize {
@@ -390,6 +408,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             flying: 0,
             max_evals: plan.max_evals.unwrap_or(usize::MAX),
             deadline: opts.budget.max_seconds.map(|s| t0 + Duration::from_secs_f64(s)),
+            first_timed: None,
             cancelled: false,
             compile_s: (0.0, 0),
             eval_s: (0.0, 0),
@@ -915,6 +934,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             if l.progress.flying >= capacity || l.progress.room() == 0 || l.progress.done() || idle >= 1000 {
                 break;
             }
+            if let Some(left) = l.progress.evaluations_left_in_time() {
+                l.strat.evaluations_left_in_time(left);
+            }
             let asked = l.strat.ask(l.view, (capacity - l.progress.flying).min(l.progress.room()));
             if asked.is_empty() {
                 return;
@@ -1412,6 +1434,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     /// configs the mean evaluation is taken over, with every part's seconds.
     fn timed(&mut self, l: &mut Turn<'_, '_, '_>, i: usize, seconds: f64) {
         add_seconds(&mut l.progress.eval_s, &mut self.eval_s, i, seconds);
+        l.progress.first_timed.get_or_insert_with(Instant::now);
     }
 
     /// A result for candidate `i` as this run saw it.
@@ -2334,6 +2357,44 @@ mod tests {
         assert_eq!(super::sizing(cheap.0, cheap.1, None, 1, 16, true).1, 3);
         assert_eq!(super::sizing(cheap.0, cheap.1, None, 8, 16, true).1, 9);
         assert_eq!(super::sizing(cheap.0, cheap.1, None, 8, 16, false).1, usize::MAX);
+    }
+
+    /// A time limit is read as the evaluations it leaves at the search's pace since its first
+    /// config was timed, less those in flight (what a strategy that plans by evaluations left is
+    /// told).
+    #[test]
+    fn a_time_limit_is_read_as_the_evaluations_it_leaves_at_the_pace_so_far() {
+        use std::time::{Duration, Instant};
+        let now = Instant::now();
+        let mut p = super::Progress {
+            evaluated: Vec::new(),
+            in_flight: Vec::new(),
+            count: 0,
+            flying: 0,
+            max_evals: usize::MAX,
+            deadline: Some(now + Duration::from_secs(60)),
+            first_timed: None,
+            cancelled: false,
+            compile_s: (0.0, 0),
+            eval_s: (0.0, 0),
+            cache: None,
+            quick: false,
+        };
+        assert_eq!(p.evaluations_left_in_time(), None, "nothing timed yet");
+        p.eval_s = (0.1, 1);
+        p.first_timed = now.checked_sub(Duration::from_secs(20));
+        assert_eq!(p.evaluations_left_in_time(), None, "one config timed: no pace yet");
+        // Ten more configs timed in the 20 s since the first: one every 2 s, and 60 s left.
+        p.eval_s = (1.0, 11);
+        let left = p.evaluations_left_in_time().unwrap();
+        assert!((28..=30).contains(&left), "{left}");
+        p.flying = 5;
+        let left = p.evaluations_left_in_time().unwrap();
+        assert!((23..=25).contains(&left), "{left}");
+        p.deadline = now.checked_sub(Duration::from_secs(1));
+        assert_eq!(p.evaluations_left_in_time(), Some(0), "past the limit");
+        p.deadline = None;
+        assert_eq!(p.evaluations_left_in_time(), None, "no time limit");
     }
 
     #[test]

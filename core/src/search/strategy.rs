@@ -88,6 +88,15 @@ pub trait Strategy: Send {
     fn expected_seconds(&self) -> Option<(f64, f64)> {
         None
     }
+    /// The tuner's estimate of how many more evaluations a time limit leaves beyond those in
+    /// flight: the seconds left over the wall seconds per config timed since the first was
+    /// (compiles and several devices are counted in), told before each ask of a tune with a time
+    /// limit once two configs are timed. A strategy that plans by the evaluations left
+    /// (the transfer search: whether a fresh search has room to get going) goes by the lesser of
+    /// this and its count; a tune limited by time alone otherwise looks endless to it.
+    fn evaluations_left_in_time(&mut self, left: usize) {
+        let _ = left;
+    }
     /// Whether a proposal the tuner gave up on (a compile far slower than the others, at the
     /// end of the search) may have its evaluation go to another config. Exhaustive search
     /// needs every config, so it may not.

@@ -45,7 +45,9 @@
 //! - when the sources rank what was measured here worse than chance (τ < [`DISTRUST`] over
 //!   every measured config), or the fallback's proposals have found a better config than the
 //!   model's and the sources do not rank it well (τ < [`TRUST`]), the fallback takes every turn;
-//!   with [`FRESH_RUNWAY`] evaluations or more of the budget left (or no count of them), the fresh
+//!   with [`FRESH_RUNWAY`] evaluations or more of the budget left (or no count of them; under a
+//!   time limit, no more than the tuner's estimate of what the time left allows:
+//!   [`Strategy::evaluations_left_in_time`]), the fresh
 //!   copy of the fallback described below takes them (the fallback told the sources' first picks
 //!   climbs from the best of them, and inverted sources' picks gave the convolution A100 0.68 of
 //!   its optimum, a basin it then stayed in: 0.740 at 100 evaluations against 0.844 without
@@ -212,6 +214,11 @@ pub struct Transfer {
     told: std::collections::HashMap<usize, Outcome>,
     /// Most evaluations the tune makes, when it counts them ([`Transfer::with_budget`]).
     budget: Option<usize>,
+    /// The tuner's last estimate of the evaluations its time limit leaves
+    /// ([`Strategy::evaluations_left_in_time`]).
+    in_time: Option<usize>,
+    /// When the fresh copy took over.
+    fresh_from: Option<FreshStart>,
     /// The model's proposals asked and not told yet (in flight).
     pending: Vec<bool>,
     /// Outcomes told, and the model's proposals withdrawn before they were measured.
@@ -287,6 +294,17 @@ impl Handed {
     }
 }
 
+/// When the fresh copy of the fallback took over, for the summary.
+#[derive(Clone, Copy, Debug)]
+struct FreshStart {
+    /// Proposals made before.
+    after: usize,
+    why: Handed,
+    /// The evaluations left then, where anything counted them, and whether the time limit's
+    /// estimate was the lesser count.
+    left: Option<(usize, bool)>,
+}
+
 impl Transfer {
     /// Learns from `prior`, falling back to `base`.
     pub fn new(prior: Arc<Prior>, base: Box<dyn Strategy>) -> Transfer {
@@ -318,6 +336,8 @@ impl Transfer {
             base_asked: Default::default(),
             told: Default::default(),
             budget: None,
+            in_time: None,
+            fresh_from: None,
             pending: Vec::new(),
             heard: 0,
             withdrawn: 0,
@@ -557,10 +577,12 @@ impl Transfer {
         self.obs.iter().filter(|o| self.from_base.contains(&o.0)).any(|&(i, t)| self.ensemble[i] - self.ensemble[b] >= SURPRISE_GAP && t - y < SURPRISE_NEAR)
     }
 
-    /// Evaluations the budget has left (as many as can be counted without one): every config
-    /// proposed or told spends one.
+    /// Evaluations the budget has left: every config proposed or told spends one; under a time
+    /// limit, no more than the tuner's estimate of what the time left allows (as many as can be
+    /// counted without either).
     fn left(&self) -> usize {
-        self.budget.map_or(usize::MAX, |b| b.saturating_sub(self.taken.iter().filter(|&&t| t).count()))
+        let counted = self.budget.map_or(usize::MAX, |b| b.saturating_sub(self.taken.iter().filter(|&&t| t).count()));
+        counted.min(self.in_time.unwrap_or(usize::MAX))
     }
 
     /// Whether this turn goes to the fallback search, and why.
@@ -649,6 +671,8 @@ impl Strategy for Transfer {
                     // The search without priors, started afresh: told only what it asks for.
                     self.base = fresh;
                     self.independent = true;
+                    let left = Some(self.left()).filter(|&n| n != usize::MAX).map(|n| (n, self.in_time == Some(n)));
+                    self.fresh_from = why.map(|why| FreshStart { after: self.proposals.0 + self.proposals.1, why, left });
                 }
             }
             if let Some(why) = why {
@@ -721,6 +745,10 @@ impl Strategy for Transfer {
         self.prior.seconds
     }
 
+    fn evaluations_left_in_time(&mut self, left: usize) {
+        self.in_time = Some(left);
+    }
+
     fn proposed_by(&self, index: usize) -> Option<String> {
         self.proposed.get(&index).cloned()
     }
@@ -738,6 +766,19 @@ impl Strategy for Transfer {
         let whys: Vec<String> = self.handed.iter().map(|(why, n)| format!("{n} {}", why.said())).collect();
         if !whys.is_empty() {
             line += &format!(" ({})", whys.join("; "));
+        }
+        if let Some(FreshStart { after, why, left }) = self.fresh_from {
+            let room = match left {
+                Some((left, true)) => format!(" (about {left} evaluations left at this tune's pace within its time limit)"),
+                Some((left, false)) => format!(" ({left} evaluations of the budget left)"),
+                None => String::new(),
+            };
+            line += &format!(
+                "; from proposal {} on, a fresh {} search, told none of the sources' picks, took the fallback's turns {}{room}",
+                after + 1,
+                self.base.name(),
+                why.said()
+            );
         }
         if self.withdrawn > 0 {
             line +=
@@ -1285,18 +1326,43 @@ mod tests {
         backwards.reverse();
         let other = Source { name: "t".into(), times: backwards };
         let prior = Arc::new(Prior { sources: vec![source, other], ..Default::default() });
-        for (budget, fresh_takes_over) in [(Some(100), true), (None, true), (Some(30), false)] {
+        // A time limit alone counts nothing: the tuner's estimate of what its time left allows
+        // (told before each ask) decides as a count would.
+        for (budget, in_time, fresh_takes_over) in [
+            (Some(100), None, true),
+            (None, None, true),
+            (Some(30), None, false),
+            (None, Some(20), false),
+            (None, Some(100), true),
+            (Some(100), Some(20), false),
+        ] {
             let seen = Arc::new(std::sync::Mutex::new((Vec::new(), Vec::new())));
             let fresh = Recorded(crate::search::by_name("random", 2).unwrap(), seen.clone());
             let mut t = Transfer::new(prior.clone(), crate::search::by_name("random", 1).unwrap()).with_fresh_base(Box::new(fresh)).with_budget(budget);
-            for _ in 0..30 {
+            for k in 0..30 {
+                if let Some(n) = in_time {
+                    t.evaluations_left_in_time(usize::saturating_sub(n, k));
+                }
                 let i = t.ask(&cands, 1)[0];
                 t.tell(i, &Outcome::Time(truth(i)));
             }
             let said = t.summary().unwrap();
             assert!(said.contains("with the sources ranking the configs measured here worse than chance"), "{said}");
             let (asked, told) = &*seen.lock().unwrap();
-            assert_eq!(!asked.is_empty(), fresh_takes_over, "budget {budget:?}: {said}");
+            assert_eq!(!asked.is_empty(), fresh_takes_over, "budget {budget:?}, {in_time:?} in time: {said}");
+            // The summary says when the fresh search took over, and with what room.
+            assert_eq!(
+                said.contains("a fresh recorded search, told none of the sources' picks, took the fallback's turns with the sources ranking"),
+                fresh_takes_over,
+                "{said}"
+            );
+            let room = match (budget, in_time) {
+                (_, Some(_)) => Some("evaluations left at this tune's pace within its time limit)"),
+                (Some(_), None) => Some("evaluations of the budget left)"),
+                (None, None) => None,
+            };
+            assert_eq!(room.is_some_and(|r| said.contains(r)), fresh_takes_over && room.is_some(), "{said}");
+            assert!(room.is_some() || !said.contains("evaluations"), "{said}");
             assert!(told.iter().all(|i| asked.contains(i)), "the fresh copy is told only what it asked for: asked {asked:?}, told {told:?}");
         }
     }
