@@ -1463,6 +1463,38 @@ outputs = ["y"]
     assert_eq!(wrong.len(), 3, "each MODE = 1 config caught, after and before right ones: {r}");
 }
 
+/// The shipped kernel with planted non-finite outputs (examples/faults/nonfinite.toml), smaller:
+/// the configs that write NaN or infinity where the CPU reference is finite are one cause that
+/// says so, with what to look for, and no allowance of a mismatch is offered for one element.
+#[test]
+fn nan_or_infinity_where_the_reference_is_finite_is_named() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    if !have_device(dir) {
+        return;
+    }
+    std::fs::copy(examples().join("faults/nonfinite.wgsl"), dir.join("nonfinite.wgsl")).unwrap();
+    let toml = std::fs::read_to_string(examples().join("faults/nonfinite.toml")).unwrap().replace("N = 1048576", "N = 65536");
+    let p = write(dir, "nonfinite.toml", &toml);
+    let o = kerntune(dir, &["tune", p.to_str().unwrap(), "--no-db", "--backend", "wgpu", "--json"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    let r = &serde_json::from_str::<serde_json::Value>(&out).unwrap()[0];
+    let pt = r["winner"]["params"][1][1].as_i64().unwrap();
+    assert!(pt == 1 || pt == 4, "{}", r["winner"]);
+    let causes = r["causes"].as_array().unwrap();
+    assert_eq!(causes.len(), 1, "{causes:?}");
+    let message = causes[0]["message"].as_str().unwrap();
+    assert!(message.contains("1 of 65536 elements differ") && message.contains("; 1 is NaN or infinite where the reference is finite"), "{message}");
+    let diagnosis = causes[0]["diagnosis"].to_string();
+    assert!(
+        diagnosis.contains("all 11 configs that computed a wrong output wrote NaN or infinity where the reference is finite, which no tolerance covers"),
+        "{diagnosis}"
+    );
+    assert!(diagnosis.contains("PER_THREAD = 2 or 8"), "{diagnosis}");
+    assert!(!diagnosis.contains("verify.mismatches"), "one NaN is no tie to allow: {diagnosis}");
+}
+
 /// wgpu never faults on an access past a buffer (it clamps the index or drops the write), so a
 /// buffer the spec sized too small tuned as if nothing were wrong. The guard words after each
 /// buffer find it: a stencil reading past its input fails in every config with one message

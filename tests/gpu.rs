@@ -65,6 +65,27 @@ fn planted_faults_are_survived_and_named() {
     }
 }
 
+/// NaN and infinity where the reference is finite, counted by the device comparison kernel
+/// (CUDA compares f32 outputs on the device): the same words as the host's on wgpu.
+#[test]
+fn nan_or_infinity_where_the_reference_is_finite_is_named_on_the_device() {
+    if cuda_devices("non-finite outputs").is_none() {
+        return;
+    }
+    let d = cache();
+    let o = kerntune(d.path(), &["tune", &example("nonfinite.toml"), "--backend", "cuda", "--no-db", "--json"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("stdout is JSON ({e}): {t}"));
+    let causes = v[0]["causes"].as_array().unwrap();
+    assert_eq!(causes.len(), 1, "{causes:?}");
+    let message = causes[0]["message"].as_str().unwrap();
+    assert!(message.contains("1 of 1048576 elements differ") && message.contains("; 1 is NaN or infinite where the reference is finite"), "{message}");
+    let diagnosis = causes[0]["diagnosis"].to_string();
+    assert!(diagnosis.contains("all 11 configs that computed a wrong output wrote NaN or infinity where the reference is finite"), "{diagnosis}");
+    assert!(!diagnosis.contains("verify.mismatches"), "{diagnosis}");
+}
+
 #[test]
 fn a_kernel_that_prints_and_asserts_is_tuned_and_told() {
     if cuda_devices("prints and asserts").is_none() {

@@ -35,6 +35,8 @@ pub fn compare_allowing(got: &HostBuffer, want: &HostBuffer, tol: Tolerance, all
                 m.unwritten += 1;
             } else if unwritten(&want.data[i * size..(i + 1) * size]) {
                 m.extra += 1;
+            } else if !g.is_finite() && w.is_finite() {
+                m.nonfinite += 1;
             }
             m.observe(g, w);
             if first.is_none() {
@@ -291,6 +293,10 @@ fn written_sum(b: &HostBuffer) -> (f64, usize) {
     (sum + carry, n)
 }
 
+/// What a [`Mismatch::message`] says of elements written as NaN or infinity where the
+/// reference's are finite.
+const NONFINITE: &str = "NaN or infinite where the reference is finite";
+
 /// What differed in one output: counts and the largest errors among the differing elements
 /// (both finite), so that a report can tell a tolerance problem from a wrong result.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -302,6 +308,9 @@ pub struct Mismatch {
     /// Of those, elements written where the reference's hold the poison pattern (the reference
     /// config never wrote them): configs that write different numbers of elements.
     pub extra: u64,
+    /// Of those, elements written as NaN or infinity where the reference's are finite: no
+    /// tolerance or allowance makes those agree.
+    pub nonfinite: u64,
     /// Largest |got - expected| among finite differing elements.
     pub max_abs: f64,
     /// Largest |got - expected| / |expected| among finite differing elements with a non-zero
@@ -332,6 +341,10 @@ impl Mismatch {
         if self.extra > 0 {
             msg.push_str(&format!("; {} were written where the reference's were not", self.extra));
         }
+        if self.nonfinite > 0 {
+            let (n, verb) = (self.nonfinite, if self.nonfinite == 1 { "is" } else { "are" });
+            msg.push_str(&format!("; {n} {verb} {NONFINITE}"));
+        }
         msg
     }
 
@@ -339,6 +352,12 @@ impl Mismatch {
     /// report reads it back to tell whether a looser tolerance would make outputs agree.
     pub fn largest_relative(message: &str) -> Option<f64> {
         after(message, "(relative ")?.split(')').next()?.parse().ok()
+    }
+
+    /// Whether a [`Mismatch::message`] says that some elements are NaN or infinite where the
+    /// reference's are finite.
+    pub fn nonfinite_in(message: &str) -> bool {
+        message.contains(NONFINITE)
     }
 
     /// Whether a [`Mismatch::message`] says that some elements were never written.
@@ -450,8 +469,9 @@ pub fn device_compare_kernel(dtype: crate::spec::problem::DType) -> Option<&'sta
 /// the first mismatching index, mismatches that still hold the poison pattern (all bits set:
 /// never written), the bits of the largest absolute and relative errors among finite
 /// mismatches (non-negative doubles order as their bits do, so `atomicMax` on the bits keeps the
-/// largest), and mismatches written where the reference holds the poison pattern. The
-/// tolerance rule and NaN handling are those of [`compare`].
+/// largest), mismatches written where the reference holds the poison pattern, and mismatches
+/// written as NaN or infinity where the reference is finite. The tolerance rule and NaN
+/// handling are those of [`compare`].
 pub const DEVICE_COMPARE_SRC: &str = r#"
 __device__ __forceinline__ float kt_of_f32(float x) { return x; }
 __device__ __forceinline__ unsigned kt_bits_f32(float x) { return __float_as_uint(x); }
@@ -477,6 +497,7 @@ extern "C" __global__ void NAME(const T* got, const T* want, unsigned long long 
             atomicMin(&out[1], i);                                                                      \
             if (BITS(got[i]) == POISON) atomicAdd(&out[2], 1ull);                                       \
             else if (BITS(want[i]) == POISON) atomicAdd(&out[5], 1ull);                                 \
+            else if (!isfinite(g) && isfinite(w)) atomicAdd(&out[6], 1ull);                             \
             if (isfinite(g) && isfinite(w)) {                                                           \
                 double d = fabs((double)g - (double)w);                                                 \
                 atomicMax(&out[3], (unsigned long long)__double_as_longlong(d));                        \
@@ -611,12 +632,13 @@ impl<P: Copy> DeviceReference<P> {
 }
 
 /// The comparison kernel's counters: mismatches, first mismatching index, never-written
-/// mismatches, the bits of the largest absolute and relative errors (f64), and mismatches
-/// written where the reference's elements were not.
-pub type CompareCounters = [u64; 6];
+/// mismatches, the bits of the largest absolute and relative errors (f64), mismatches written
+/// where the reference's elements were not, and mismatches written as NaN or infinity where
+/// the reference's are finite.
+pub type CompareCounters = [u64; 7];
 
 /// Initial values of the comparison kernel's counters.
-pub const DEVICE_COMPARE_INIT: CompareCounters = [0, u64::MAX, 0, 0, 0, 0];
+pub const DEVICE_COMPARE_INIT: CompareCounters = [0, u64::MAX, 0, 0, 0, 0, 0];
 
 /// Threads per block of a [`DEVICE_COMPARE_KERNEL`] launch.
 pub const DEVICE_COMPARE_THREADS: u32 = 256;
@@ -635,7 +657,7 @@ pub struct CompareArgs<P> {
 
 impl<P> CompareArgs<P> {
     /// Compares `n` f32 elements of `got` with `want` under `tol`, counting into `counters`
-    /// (three u64 initialised to [`DEVICE_COMPARE_INIT`]).
+    /// (the [`CompareCounters`], initialised to [`DEVICE_COMPARE_INIT`]).
     pub fn new(got: P, want: P, n: u64, tol: Tolerance, counters: P) -> CompareArgs<P> {
         CompareArgs { got, want, n, atol: tol.atol, rtol: tol.rtol, counters }
     }
@@ -670,8 +692,14 @@ pub fn device_verdict(
     }
     let i = counters[1];
     let (g, w) = first(i)?;
-    let m =
-        Mismatch { bad: counters[0], unwritten: counters[2], extra: counters[5], max_abs: f64::from_bits(counters[3]), max_rel: f64::from_bits(counters[4]) };
+    let m = Mismatch {
+        bad: counters[0],
+        unwritten: counters[2],
+        extra: counters[5],
+        nonfinite: counters[6],
+        max_abs: f64::from_bits(counters[3]),
+        max_rel: f64::from_bits(counters[4]),
+    };
     Err(m.message(name, n, &format!("first at index {i}: got {}, expected {}", shown(dtype, g), shown(dtype, w))) + &over_allowance(allowed))
 }
 
@@ -945,12 +973,15 @@ mod tests {
         let mut got = want.clone();
         got.set_f64(3, 9.0);
         got.data[20..24].copy_from_slice(&[0xFF; 4]);
+        // An infinity this config computed where the reference is finite.
+        got.set_f64(6, f64::INFINITY);
         // The reference never wrote element 7; this config did.
         want.data[28..32].copy_from_slice(&[0xFF; 4]);
         let host = compare(&got, &want, Tolerance::default()).unwrap_err();
         assert!(host.contains("1 were never written") && Mismatch::written_beyond(&host), "{host}");
+        assert!(host.contains("; 1 is NaN or infinite where the reference is finite") && Mismatch::nonfinite_in(&host), "{host}");
         // What the comparison kernel would count for the same buffers.
-        let counters = [3, 3, 1, 6f64.to_bits(), 2f64.to_bits(), 1];
+        let counters = [4, 3, 1, 6f64.to_bits(), 2f64.to_bits(), 1, 1];
         let device = device_verdict("y", DType::F32, counters, (8, 0), |i| Ok((got.get_f64(i as usize), want.get_f64(i as usize)))).unwrap_err();
         assert_eq!(host, device);
         assert!(device_verdict("y", DType::F32, DEVICE_COMPARE_INIT, (8, 0), |_| unreachable!()).is_ok());
@@ -1007,6 +1038,8 @@ mod tests {
                         c[2] += 1;
                     } else if unwritten(&want[i * size..(i + 1) * size]) {
                         c[5] += 1;
+                    } else if !g.is_finite() && w.is_finite() {
+                        c[6] += 1;
                     }
                     if g.is_finite() && w.is_finite() {
                         let d = (g as f64 - w as f64).abs();
@@ -1054,8 +1087,11 @@ mod tests {
         // A mismatch reads exactly as the host comparison's.
         dev.bufs[1].set_f64(5, 99.0);
         dev.bufs[1].data[40..44].copy_from_slice(&[0xFF; 4]);
+        dev.bufs[1].set_f64(12, f64::NAN);
+        dev.bufs[1].set_f64(13, f64::NEG_INFINITY);
         let e = r.check(&mut dev, &req(1)).unwrap_err();
         let host = compare(&dev.bufs[1], &y, Tolerance::default()).unwrap_err();
+        assert!(host.contains("; 2 are NaN or infinite where the reference is finite"), "{host}");
         assert!(matches!(&e, crate::BackendError::WrongOutput(m) if *m == host), "{e} vs {host}");
         // Outputs after the first are checked too: a wrong i32 output is caught.
         dev.bufs[1] = y.clone();

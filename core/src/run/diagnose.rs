@@ -370,6 +370,10 @@ fn in_header(file: &str) -> bool {
 pub fn few_mismatches<'a>(messages: impl IntoIterator<Item = &'a str>) -> Option<String> {
     let (mut name, mut most, mut of) = (None::<&str>, 0u64, 0u64);
     for m in messages {
+        // A NaN or an infinity where the reference is finite is no tie and no edge.
+        if Mismatch::nonfinite_in(m) {
+            return None;
+        }
         let (o, bad, n) = Mismatch::counts_in(m)?;
         if *name.get_or_insert(o) != o {
             return None;
@@ -382,6 +386,27 @@ pub fn few_mismatches<'a>(messages: impl IntoIterator<Item = &'a str>) -> Option
             "the configs that computed a wrong output differ from the reference in at most {most} of the {of} elements of `{name}`: if so few may differ between correct configs (a tie broken another way, a point on an edge), allow them (verify.mismatches = {{ {name} = {most} }}, --mismatches {name}={most}); else those configs are wrong"
         )
     })
+}
+
+/// Where configs computed NaN or infinity where the reference is finite (the comparison's
+/// `messages` say so, [`Mismatch::nonfinite_in`]), what that points at: no tolerance or
+/// allowance is the remedy. `None` where none did.
+pub fn nonfinite_outputs<'a>(messages: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    let (mut wrong, mut nonfinite) = (0usize, 0usize);
+    for m in messages {
+        wrong += 1;
+        nonfinite += usize::from(Mismatch::nonfinite_in(m));
+    }
+    let which = match (nonfinite, wrong) {
+        (0, _) => return None,
+        (1, 1) => "the config that computed a wrong output wrote".to_string(),
+        (n, w) if n == w => format!("all {n} configs that computed a wrong output wrote"),
+        (1, w) => format!("1 of the {w} configs that computed a wrong output wrote"),
+        (n, w) => format!("{n} of the {w} configs that computed a wrong output wrote"),
+    };
+    Some(format!(
+        "{which} NaN or infinity where the reference is finite, which no tolerance covers: look in those configs for a division by zero, a square root or logarithm of a negative number, an overflow, or a value read before anything wrote it (shared memory, a local variable)"
+    ))
 }
 
 /// The most input bytes [`inputs_to_check`] reads back after the reference launch.
@@ -1207,6 +1232,28 @@ mod tests {
         assert_eq!(few_mismatches([m(4).as_str(), "`z`: 4 of 20000000 elements differ (…)"]), None, "two outputs");
         assert_eq!(few_mismatches([m(4).as_str(), "`p`: the sum of its 128 written elements is 1, expected 2"]), None);
         assert_eq!(few_mismatches(std::iter::empty()), None);
+        // One element, but a NaN where the reference is finite: no tie, no edge.
+        let nan = "`y`: 1 of 1048576 elements differ (first at index 77: got NaN, expected -1.3213129); 1 is NaN or infinite where the reference is finite";
+        assert_eq!(few_mismatches([nan]), None);
+        assert_eq!(few_mismatches([m(4).as_str(), nan]), None);
+    }
+
+    /// Configs that wrote NaN or infinity where the reference is finite are told what to look
+    /// for, and how many of the wrong ones did.
+    #[test]
+    fn a_nan_where_the_reference_is_finite_points_at_the_kernel() {
+        let nan = "`y`: 1 of 1048576 elements differ (first at index 77: got NaN, expected -1.3213129); 1 is NaN or infinite where the reference is finite";
+        let off = "`y`: 3 of 1048576 elements differ (first at index 7: got 1, expected 2); largest error 1.000e0 (relative 5.000e-1)";
+        let all = nonfinite_outputs([nan, nan]).unwrap();
+        assert!(
+            all.starts_with("all 2 configs that computed a wrong output wrote NaN or infinity where the reference is finite, which no tolerance covers"),
+            "{all}"
+        );
+        assert!(all.contains("a division by zero"), "{all}");
+        assert!(nonfinite_outputs([nan]).unwrap().starts_with("the config that computed a wrong output wrote NaN"));
+        assert!(nonfinite_outputs([nan, off, off]).unwrap().starts_with("1 of the 3 configs that computed a wrong output wrote NaN"));
+        assert_eq!(nonfinite_outputs([off]), None);
+        assert_eq!(nonfinite_outputs(std::iter::empty()), None);
     }
 
     /// A compile error that is a known removal from CUDA says what to write instead.

@@ -2015,14 +2015,18 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 cause.diagnosis.push(line);
             }
         }
-        let wrong = ledger.results.values().filter(|r| !r.from_db).filter_map(|r| match &r.outcome {
-            crate::run::report::ResultOutcome::Failed { kind: crate::error::FailureKind::WrongOutput, message } => Some(message.as_str()),
-            _ => None,
-        });
-        if let (Some(line), Some(first)) =
-            (crate::run::diagnose::few_mismatches(wrong), causes.iter_mut().find(|c| c.kind == crate::error::FailureKind::WrongOutput))
-        {
-            first.diagnosis.push(line);
+        let wrong: Vec<&str> = ledger
+            .results
+            .values()
+            .filter(|r| !r.from_db)
+            .filter_map(|r| match &r.outcome {
+                crate::run::report::ResultOutcome::Failed { kind: crate::error::FailureKind::WrongOutput, message } => Some(message.as_str()),
+                _ => None,
+            })
+            .collect();
+        let lines = [crate::run::diagnose::nonfinite_outputs(wrong.iter().copied()), crate::run::diagnose::few_mismatches(wrong.iter().copied())];
+        if let Some(first) = causes.iter_mut().find(|c| c.kind == crate::error::FailureKind::WrongOutput) {
+            first.diagnosis.extend(lines.into_iter().flatten());
         }
         ledger.causes = causes;
         ledger.note_findings();
