@@ -71,10 +71,14 @@ pub fn is_memory_fault(message: &str) -> bool {
         .any(|p| m.contains(p))
 }
 
+/// Nouns a message counts (`1 line`, `2 lines`), whose singular [`pattern`] makes plural.
+const COUNTED: &[&str] = &["line", "element", "config", "byte", "thread", "block", "time", "compile"];
+
 /// A message's first lines with the numbers that vary between configs masked, and without what
 /// the kernel printed before it failed ([`PRINTED_BEFORE`]): whether that was read in time
 /// varies between launches of one fault (an H200 told two configs that failed the same
-/// assertion apart by it, one run in four).
+/// assertion apart by it, one run in four), and a counted noun always plural ([`COUNTED`]: the
+/// same H200 told them apart by `1 line` and `2 lines` of the assertion read).
 fn pattern(message: &str) -> String {
     let message = message.split_once(PRINTED_BEFORE).map_or(message, |(m, _)| m);
     let head: String = message.lines().map(str::trim).filter(|l| !l.is_empty()).take(2).collect::<Vec<_>>().join(" | ");
@@ -91,6 +95,12 @@ fn pattern(message: &str) -> String {
             prev_masked = true;
         } else {
             out.push_str(word);
+            // A count's noun, singular or plural as the count was (`1 line`, `2 lines`), is the
+            // plural here: how many lines an assertion printed before the failure was read is
+            // timing.
+            if prev_masked && COUNTED.contains(&word) {
+                out.push('s');
+            }
             prev_masked = false;
         }
         out.push_str(sep);
@@ -1155,6 +1165,11 @@ mod tests {
         ];
         let causes = group(&res);
         assert_eq!((causes[0].kind, causes[0].count), (FailureKind::DeviceLost, 2), "{causes:?}");
+        // One line of the assertion read before the failure, or several: one cause (on an H200,
+        // `1 line on standard error` beside `256 lines` made two).
+        let one_line = cuda(3).replace("(256 lines on", "(1 line on");
+        assert_eq!(pattern(&one_line), pattern(&cuda(5)));
+        assert_ne!(pattern(&one_line), pattern(&one_line.replace("standard error", "standard output")));
         let line = assertion_restriction(&causes[0], &res, &["WG", "PT"]).unwrap();
         assert!(line.starts_with("the assertion `WG * PT <= 1024 && !(PT == 3)` names only parameters, and is false in every config that failed so (2) and true in every config measured (2): make it a restriction of the spec ([space] restrictions = [\"WG * PT <= 1024 and not (PT == 3)\"])"), "{line}");
         // A measured config it does not hold in (it depends on more than the parameters), a

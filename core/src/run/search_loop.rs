@@ -2024,9 +2024,20 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 _ => None,
             })
             .collect();
-        let lines = [crate::run::diagnose::nonfinite_outputs(wrong.iter().copied()), crate::run::diagnose::few_mismatches(wrong.iter().copied())];
-        if let Some(first) = causes.iter_mut().find(|c| c.kind == crate::error::FailureKind::WrongOutput) {
-            first.diagnosis.extend(lines.into_iter().flatten());
+        // Said beside the first wrong output that is NaN or infinite where the reference is
+        // finite (a driver may compute 0/0 as 0 for some configs: those are another cause).
+        let wrong_cause = |c: &crate::run::diagnose::Cause| c.kind == crate::error::FailureKind::WrongOutput;
+        if let Some(line) = crate::run::diagnose::nonfinite_outputs(wrong.iter().copied()) {
+            let at = causes
+                .iter()
+                .position(|c| wrong_cause(c) && crate::measure::verify::Mismatch::nonfinite_in(&c.message))
+                .or_else(|| causes.iter().position(wrong_cause));
+            if let Some(at) = at {
+                causes[at].diagnosis.push(line);
+            }
+        }
+        if let (Some(line), Some(first)) = (crate::run::diagnose::few_mismatches(wrong.iter().copied()), causes.iter_mut().find(|c| wrong_cause(c))) {
+            first.diagnosis.push(line);
         }
         ledger.causes = causes;
         ledger.note_findings();
