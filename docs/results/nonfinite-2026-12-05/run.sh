@@ -24,6 +24,12 @@ one() {
   one nonfinite-cuda tune examples/faults/nonfinite.toml --backend cuda --no-db
   one nonfinite-wgpu tune examples/faults/nonfinite.toml --backend wgpu --no-db
   one hgemm-cuda tune examples/hgemm/hgemm.toml --backend cuda --budget 30s --no-db
+  # The kernel that prints and asserts, four times: its two asserting configs must be one cause
+  # each time (call 1's gpu suite made two of them, `1 line` beside more lines read).
+  for k in 1 2 3 4; do
+    timeout 120 $BIN tune examples/faults/prints.toml --backend cuda --no-db --json > $W/prints-$k.json 2> $W/prints-$k.err
+    python3 -c "import json,sys; r=json.load(open(sys.argv[1]))[0]; print('prints', sys.argv[2], [(c['count'], c['kind'], c['message'][:150]) for c in r['causes']])" $W/prints-$k.json $k
+  done
   bash scripts/device-suites.sh $W/suites
 } 2>&1 | tee $OUT/nonfinite.txt
-(cd $W && tar czf $OUT/all.tgz *.txt suites/*.txt 2>/dev/null)
+(cd $W && tar czf $OUT/all.tgz *.txt *.json *.err suites/*.txt 2>/dev/null)
