@@ -41,6 +41,8 @@ pub enum Behavior {
     Hang,
     /// Writes wrong values.
     WrongOutput,
+    /// Writes NaN to the first element of each output (a 0/0), the rest right.
+    NonFinite,
     /// Leaves the last quarter of each output unwritten.
     SkipWrites,
     /// Kills the device (a sticky error); the backend must recover.
@@ -568,6 +570,9 @@ fn compute(bufs: &mut [HostBuffer], behavior: Option<&Behavior>) {
             }
             if behavior == Some(&Behavior::WrongOutput) {
                 v += 1.0;
+            }
+            if behavior == Some(&Behavior::NonFinite) && i == 0 {
+                v = f64::NAN;
             }
             b.set_f64(i, v);
         }

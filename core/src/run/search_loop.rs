@@ -2412,6 +2412,29 @@ mod tests {
         assert_eq!(p.evaluations_left_in_time(), None, "no time limit");
     }
 
+    /// Configs that write NaN where the reference is finite, beside configs wrong otherwise: the
+    /// line on NaN goes to their cause, and no allowance of a mismatch is offered for them.
+    #[test]
+    fn a_nan_is_told_under_its_own_cause() {
+        // Fewer configs write NaN than are wrong otherwise: theirs is not the first cause listed.
+        let fake = FakeBackend::new(Limits::preset("h100").unwrap().1, time).with_behavior(|c| match (c.get_i64("vec"), c.get_i64("bx")) {
+            (Some(2), _) => Behavior::WrongOutput,
+            (Some(4), Some(bx)) if bx <= 64 => Behavior::NonFinite,
+            _ => Behavior::Ok,
+        });
+        let r = Tuner::new(fake).tune(&job(), &opts()).unwrap();
+        use crate::run::diagnose::Cause;
+        let wrong: Vec<&Cause> = r.causes.iter().filter(|c| c.kind == crate::error::FailureKind::WrongOutput).collect();
+        assert_eq!(wrong.len(), 2, "{:?}", r.causes);
+        let (nan, off): (Vec<&Cause>, Vec<&Cause>) = wrong.iter().partition(|c| c.message.contains("got NaN"));
+        let (nan, off) = (nan[0], off[0]);
+        assert!(nan.message.contains("; 1 is NaN or infinite where the reference is finite"), "{}", nan.message);
+        let said = |c: &Cause| c.diagnosis.join("\n");
+        assert!(said(nan).contains("2 of the 8 configs that computed a wrong output wrote NaN or infinity"), "{}", said(nan));
+        assert!(!said(off).contains("NaN"), "{}", said(off));
+        assert!(!said(nan).contains("verify.mismatches") && !said(off).contains("verify.mismatches"), "{:?}", r.causes);
+    }
+
     #[test]
     fn a_config_timed_in_parts_counts_once_with_all_its_seconds() {
         let (mut all, mut each) = ((0.0, 0), std::collections::HashMap::new());
