@@ -188,20 +188,18 @@ impl Position {
             "bandwidth" => "peak bandwidth".to_string(),
             w => format!("the {w} peak"),
         };
+        let bound = match self.bound {
+            Some(Bound::Memory) => "memory-bound",
+            Some(Bound::Compute) => "compute-bound",
+            None => "",
+        };
         // Far below the roof its intensity puts it under, the roof is not what limits it: a
         // tiny hgemm (9 µs a launch on an H100) reads `memory-bound` by its intensity at 1 % of
         // peak bandwidth, and said so plainly that points at the wrong remedy.
-        let far = f < FAR_BELOW;
-        let bound = match (self.bound, far) {
-            (Some(Bound::Memory), false) => "memory-bound",
-            (Some(Bound::Compute), false) => "compute-bound",
-            (Some(Bound::Memory), true) => {
-                "memory-bound by its intensity, but far below the roof: launch latency, too little parallelism or the kernel itself limits it"
-            }
-            (Some(Bound::Compute), true) => {
-                "compute-bound by its intensity, but far below the roof: launch latency, too little parallelism or the kernel itself limits it"
-            }
-            (None, _) => "",
+        let far = if f < FAR_BELOW && !bound.is_empty() {
+            " by its intensity, but far below the roof: launch latency, too little parallelism or the kernel itself limits it"
+        } else {
+            ""
         };
         // Above a peak is possible (a working set that fits in L2 beats DRAM bandwidth) or a
         // sign that the spec's flops/bytes formula counts more than the kernel does: say which.
@@ -216,7 +214,7 @@ impl Position {
         let paren = match (bound.is_empty(), above.is_empty()) {
             (true, true) => String::new(),
             (true, false) => format!(" ({})", &above[2..]),
-            (false, _) => format!(" ({bound}{above})"),
+            (false, _) => format!(" ({bound}{far}{above})"),
         };
         Some(format!("{:.0} % of {of}{paren}", f * 100.0))
     }
