@@ -163,8 +163,9 @@ impl Prepared {
     /// Launch geometry of a config.
     pub fn launch(&self, cfg: &Config) -> Result<Launch, String> {
         let s = self.slots(cfg);
+        let first = self.space.params().len();
         let dim = |e: &Expr, what: &str| -> Result<u32, String> {
-            let v = e.eval_i64(&s).map_err(|x| format!("{what} `{e}`: {x}"))?;
+            let v = e.eval_i64(&s).map_err(|x| format!("{what} `{e}`: {x}{}", sizes_at_fault(e, &self.sizes, first)))?;
             u32::try_from(v).ok().filter(|&v| v > 0).ok_or_else(|| format!("{what} `{e}` = {v}, must be a positive 32-bit integer"))
         };
         let shared = match &self.shared_mem {
@@ -329,6 +330,28 @@ fn spec_err(job: &TuneJob) -> impl Fn(&str, String) -> SpecError + '_ {
     move |field: &str, message: String| SpecError { file: job.origin.clone(), field: field.into(), message }
 }
 
+/// The problem's sizes that `e` reads (from slot `first` on) and that are no whole number, said
+/// beside the error of evaluating it (`` (the problem's size `M` is 1.5, no whole number: …) ``):
+/// the value at fault is in `[[problems]]` or `--key`, not in the field whose expression failed.
+/// Empty when every size it reads is an integer.
+fn sizes_at_fault(e: &Expr, sizes: &[(String, Value)], first: usize) -> String {
+    let odd: Vec<String> = e
+        .vars_used()
+        .iter()
+        .filter_map(|&i| sizes.get(i.checked_sub(first)?))
+        .filter_map(|(n, v)| match v {
+            Value::Int(_) | Value::Bool(_) => None,
+            Value::Float(_) => Some(format!("`{n}` is {v}")),
+            Value::Str(s) => Some(format!("`{n}` is the string '{s}'")),
+        })
+        .collect();
+    match odd.len() {
+        0 => String::new(),
+        1 => format!(" (the problem's size {}, no whole number: give it one in `[[problems]]` or `--key`)", odd[0]),
+        _ => format!(" (the problem's sizes {}, no whole numbers: give them ones in `[[problems]]` or `--key`)", odd.join(", ")),
+    }
+}
+
 /// One argument's shape, evaluated from the job's expressions over its sizes, before any data
 /// is made.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -392,7 +415,7 @@ pub fn layout(job: &TuneJob) -> Result<Vec<ArgLayout>, SpecError> {
                     named if !named.is_empty() => len_over_parameters(job, len, &named).map_err(|m| err(&f, m))?,
                     _ => {
                         let e = Expr::compile(len, &size_names).map_err(|e| err(&f, e.to_string()))?;
-                        let n = e.eval_i64(&size_vals).map_err(|e| err(&f, e.to_string()))?;
+                        let n = e.eval_i64(&size_vals).map_err(|x| err(&f, format!("{x}{}", sizes_at_fault(&e, &job.sizes, 0))))?;
                         u64::try_from(n).map_err(|_| err(&f, format!("length {n} is negative")))?
                     }
                 };
@@ -411,7 +434,7 @@ pub fn layout(job: &TuneJob) -> Result<Vec<ArgLayout>, SpecError> {
             ArgKind::Scalar { dtype, value } => {
                 let f = format!("{field}.value");
                 let e = Expr::compile(value, &size_names).map_err(|e| err(&f, e.to_string()))?;
-                let v = e.eval(&size_vals).map_err(|e| err(&f, e.to_string()))?;
+                let v = e.eval(&size_vals).map_err(|x| err(&f, format!("{x}{}", sizes_at_fault(&e, &job.sizes, 0))))?;
                 out.push(ArgLayout { name: a.name.clone(), dtype: *dtype, kind: LayoutKind::Scalar { value: v } });
             }
         }
@@ -419,7 +442,11 @@ pub fn layout(job: &TuneJob) -> Result<Vec<ArgLayout>, SpecError> {
     let buffers: Vec<&str> = job.args.iter().filter(|a| matches!(a.kind, ArgKind::Buffer { .. })).map(|a| a.name.as_str()).collect();
     for o in &job.verify.outputs {
         if !buffers.contains(&o.as_str()) {
-            return Err(err("verify.outputs", format!("`{o}` is not a buffer argument")));
+            // Expected outputs name the outputs they hold (verify.expected, or `--reference
+            // NAME=FILE` on the command line, where `NAME` may be mistyped).
+            let given = matches!(&job.verify.reference, crate::spec::job::Reference::Expected(f) if f.iter().any(|(n, _)| n == o));
+            let by = if given { "; expected outputs (verify.expected, or --reference NAME=FILE) name it: give each file for an output buffer" } else { "" };
+            return Err(err("verify.outputs", format!("`{o}` is not a buffer argument (buffers: {}){by}", buffers.join(", "))));
         }
     }
     // A tolerance for a name that is no buffer would be silently unused (a typo, or an output
@@ -587,4 +614,50 @@ fn default_config(job: &TuneJob, space: &SearchSpace, explicit: Option<&[Config]
 /// Kernel Tuner's name rule for unroll factors (`loop_unroll_factor`, `loop_unroll_factor_t`).
 fn is_unroll_factor(name: &str) -> bool {
     name.contains("loop_unroll_factor")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shipped matmul with its problem's `M` replaced by `value`: the error of preparing it
+    /// (`Err`) or the geometry of its default config.
+    fn matmul_with_m(value: &str) -> Result<Result<Launch, String>, String> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/matmul");
+        let text = std::fs::read_to_string(dir.join("matmul.toml")).unwrap().replacen("M = 512", &format!("M = {value}"), 1);
+        let spec = crate::spec::Spec::parse(&text, &dir.join("matmul.toml")).unwrap();
+        let job = spec.job("wgsl", 0).unwrap();
+        let prep = Prepared::without_data(&job, None).map_err(|e| e.to_string())?;
+        let default = prep.default.clone();
+        Ok(prep.launch(&default))
+    }
+
+    /// An expected output named for an argument that is no buffer (`--reference N=FILE`) says
+    /// the buffers there are and where the name came from.
+    #[test]
+    fn an_expected_output_for_no_buffer_names_the_buffers() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/triad");
+        let spec = crate::spec::Spec::parse(&std::fs::read_to_string(dir.join("triad.toml")).unwrap(), &dir.join("triad.toml")).unwrap();
+        let mut job = spec.job("wgsl", 0).unwrap();
+        job.verify.outputs = vec!["N".into()];
+        let e = Prepared::without_data(&job, None).err().expect("an error").to_string();
+        assert!(e.contains("verify.outputs: `N` is not a buffer argument (buffers: x, y)") && !e.contains("--reference"), "{e}");
+        job.verify.reference = crate::spec::job::Reference::Expected(vec![("N".into(), Init::File { path: "y.bin".into() })]);
+        let e = Prepared::without_data(&job, None).err().expect("an error").to_string();
+        assert!(e.contains("(buffers: x, y); expected outputs (verify.expected, or --reference NAME=FILE) name it"), "{e}");
+    }
+
+    /// A problem size that is no whole number is named where an expression that reads it fails
+    /// (a buffer's length, the grid): the field that failed is not where the fault is.
+    #[test]
+    fn a_size_that_is_no_whole_number_is_named_where_it_is_read() {
+        let e = matmul_with_m("\"x\"").unwrap_err();
+        assert!(e.contains("args[0] (A).len") && e.contains("the problem's size `M` is the string 'x', no whole number: give it one in `[[problems]]`"), "{e}");
+        let e = matmul_with_m("1.5").unwrap().unwrap_err();
+        assert!(e.starts_with("grid.y `div_ceil(M, WG_Y * TM)`: ") && e.ends_with("(the problem's size `M` is 1.5, no whole number: give it one in `[[problems]]` or `--key`)"), "{e}");
+        // Whole sizes: no such words (and the geometry is made).
+        assert!(matmul_with_m("512").unwrap().is_ok());
+        let e = matmul_with_m("-4").unwrap_err();
+        assert!(e.contains("length -2048 is negative") && !e.contains("problem's size"), "{e}");
+    }
 }

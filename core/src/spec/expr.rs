@@ -310,7 +310,8 @@ impl Compiler<'_> {
                             return Err(ExprError::UnknownName {
                                 source_text: quote(self.text).into_owned(),
                                 name: id.to_string(),
-                                known: quote(&self.names.join(", ")).into_owned(),
+                                // A problem that gives no sizes leaves a buffer's length nothing to name.
+                                known: if self.names.is_empty() { "none".into() } else { quote(&self.names.join(", ")).into_owned() },
                             })
                         }
                     },
@@ -883,6 +884,8 @@ mod tests {
         let e = Expr::compile("a <= c", &["a", "b"]).unwrap_err();
         assert!(matches!(e, ExprError::UnknownName { ref name, .. } if name == "c"), "{e}");
         assert!(e.to_string().contains("known names: a, b"));
+        let e = Expr::compile("n", &[]).unwrap_err();
+        assert!(e.to_string().ends_with("uses unknown name `n`; known names: none"), "{e}");
         let e = Expr::compile("a <= ", &["a"]).unwrap_err();
         assert!(matches!(e, ExprError::Syntax { .. }), "{e}");
         let e = Expr::compile("lambda x: x", &["a"]).unwrap_err();
