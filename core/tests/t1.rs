@@ -229,12 +229,15 @@ fn bad_input_is_one_clear_error_naming_the_field() {
         (arg("0", "MemoryType"), json!("Local"), "Arguments[0].MemoryType", "Vector or Scalar"),
         (vec!["Budget"], json!([{"Type": "ConfigurationCount", "BudgetValue": "many"}]), "Budget[0].BudgetValue", "positive number"),
         (vec!["Budget"], json!([{"Type": "TuningDuration", "BudgetValue": 1e300}]), "Budget", "longer than a year"),
-        (vec!["Budget"], json!([{"Type": "Energy", "BudgetValue": 1}]), "Budget[0].Type", "ConfigurationCount"),
+        (vec!["Budget"], json!([{"Type": "Energy", "BudgetValue": 1}]), "Budget[0].Type", "\"Energy\" is not one: give ConfigurationCount"),
+        (vec!["Budget"], json!([{"Type": 7, "BudgetValue": 1}]), "Budget[0].Type", "7 is not one: give ConfigurationCount"),
+        (vec!["Budget"], json!([{"BudgetValue": 1}]), "Budget[0].Type", "missing: give ConfigurationCount"),
         (vec!["Search", "Name"], json!("Quantum"), "Search.Name", "unknown strategy"),
     ];
     for (path, value, field, says) in cases {
         let e = load_modified(&path, value.clone()).err().unwrap_or_else(|| panic!("{path:?} = {value} loaded"));
         assert!(e.field.contains(field) && e.message.contains(says), "{path:?}: {e}");
+        assert!(!e.message.contains("Some(") && !e.message.contains("None"), "{path:?}: Rust's words in the message: {e}");
         assert!(e.to_string().len() < 800, "{path:?}: the message quotes the input short ({} chars)", e.to_string().len());
     }
 }

@@ -654,7 +654,11 @@ mod tests {
         let e = matmul_with_m("\"x\"").unwrap_err();
         assert!(e.contains("args[0] (A).len") && e.contains("the problem's size `M` is the string 'x', no whole number: give it one in `[[problems]]`"), "{e}");
         let e = matmul_with_m("1.5").unwrap().unwrap_err();
-        assert!(e.starts_with("grid.y `div_ceil(M, WG_Y * TM)`: ") && e.ends_with("(the problem's size `M` is 1.5, no whole number: give it one in `[[problems]]` or `--key`)"), "{e}");
+        assert!(
+            e.starts_with("grid.y `div_ceil(M, WG_Y * TM)`: ")
+                && e.ends_with("(the problem's size `M` is 1.5, no whole number: give it one in `[[problems]]` or `--key`)"),
+            "{e}"
+        );
         // Whole sizes: no such words (and the geometry is made).
         assert!(matmul_with_m("512").unwrap().is_ok());
         let e = matmul_with_m("-4").unwrap_err();

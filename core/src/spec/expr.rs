@@ -312,7 +312,7 @@ impl Compiler<'_> {
                                 name: id.to_string(),
                                 // A problem that gives no sizes leaves a buffer's length nothing to name.
                                 known: if self.names.is_empty() { "none".into() } else { quote(&self.names.join(", ")).into_owned() },
-                            })
+                            });
                         }
                     },
                 }

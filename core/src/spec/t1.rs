@@ -605,8 +605,12 @@ fn budget(cx: &Ctx<'_>, v: &J) -> Result<Option<String>, SpecError> {
             // Resolved against the valid configs when the space is known.
             Some("ConfigurationFraction") if value <= 1.0 => format!("{}%space", value * 100.0),
             Some("ConfigurationFraction") => return Err(cx.err(&format!("Budget[{i}].BudgetValue"), format!("{value} is not a fraction between 0 and 1"))),
-            other => {
-                return Err(cx.err(&format!("Budget[{i}].Type"), format!("{other:?} is not ConfigurationCount, TuningDuration or ConfigurationFraction")));
+            _ => {
+                let given = match b.get("Type") {
+                    None => "missing".to_string(),
+                    Some(t) => format!("{} is not one", shown(t)),
+                };
+                return Err(cx.err(&format!("Budget[{i}].Type"), format!("{given}: give ConfigurationCount, TuningDuration or ConfigurationFraction")));
             }
         });
     }
