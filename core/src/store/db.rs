@@ -1053,6 +1053,28 @@ impl Database {
         Ok(c)
     }
 
+    /// Checks that a kerntune database (one with its `meta` table) has its other tables: one
+    /// dropped by hand or by another program failed every read with SQLite's words ("no such
+    /// table"); now the read takes the writable path, which makes it again (empty: what it held
+    /// is gone already). (A check before that path's set-up would race with another process
+    /// creating the file: its tables appear one by one.)
+    fn check_tables(&self, c: &rusqlite::Connection) -> Result<(), DbError> {
+        let has = |table: &str| -> Result<bool, DbError> {
+            c.query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1", [table], |r| r.get::<_, i64>(0))
+                .map(|n| n > 0)
+                .map_err(self.sql("reading"))
+        };
+        if !has("meta")? {
+            return Ok(());
+        }
+        for table in ["entries", "measurements"] {
+            if !has(table)? {
+                return Err(DbError::Corrupt { path: self.path.clone(), detail: format!("a kerntune database without its `{table}` table") });
+            }
+        }
+        Ok(())
+    }
+
     /// Checks that `c` is a kerntune database of this layout, upgrading layout 2 when `writable`.
     fn check_layout(&self, c: &rusqlite::Connection, writable: bool) -> Result<(), DbError> {
         let meta = |name: &str| -> Result<Option<String>, DbError> {
@@ -1062,6 +1084,7 @@ impl Database {
         if meta("schema")?.as_deref() != Some(SCHEMA_NAME) {
             return Err(DbError::Corrupt { path: self.path.clone(), detail: "an SQLite file, but not a kerntune database".into() });
         }
+        self.check_tables(c)?;
         let mut layout = meta("layout")?.and_then(|v| v.parse::<u32>().ok()).unwrap_or(0);
         if layout == 2 && writable {
             // Layout 2 had no `time` column: add it, filled from the records, in one transaction.
@@ -1127,7 +1150,7 @@ impl Database {
             return DbFile::parse(&text, &self.path);
         }
         let Some(c) = self.open(false)? else { return Ok(DbFile::default()) };
-        read_all(&c).map_err(self.sql("reading"))?.map_err(|detail| DbError::Corrupt { path: self.path.clone(), detail })
+        read_all(&c, &self.path).map_err(self.sql("reading"))
     }
 
     /// One entry, if present: a lookup by key, whatever the database's size.
@@ -1136,17 +1159,16 @@ impl Database {
             return Ok(self.load()?.entries.remove(&id.key()));
         }
         let Some(c) = self.open(false)? else { return Ok(None) };
-        read_entry(&c, &id.key()).map_err(self.sql("reading"))?.map_err(|detail| DbError::Corrupt { path: self.path.clone(), detail })
+        read_entry(&c, &self.path, &id.key()).map_err(self.sql("reading"))
     }
 
     /// Applies `change` to one entry (absent: `None`) in a transaction that re-reads it first,
     /// and writes back what changed.
     pub fn update_entry<T>(&self, id: &EntryId, change: impl FnOnce(&mut Option<Entry>) -> T) -> Result<T, DbError> {
         let mut c = self.open(true)?.expect("created");
-        let corrupt = |detail| DbError::Corrupt { path: self.path.clone(), detail };
         let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(self.sql("locking"))?;
         let key = id.key();
-        let before = read_entry(&tx, &key).map_err(self.sql("reading"))?.map_err(corrupt)?;
+        let before = read_entry(&tx, &self.path, &key).map_err(self.sql("reading"))?;
         let mut after = before.clone();
         let out = change(&mut after);
         write_entry(&tx, has_compile_column(&tx), &key, before.as_ref(), after.as_ref()).map_err(self.sql("writing"))?;
@@ -1158,9 +1180,8 @@ impl Database {
     /// tune's own writes use [`Database::update_entry`].
     pub fn update<T>(&self, change: impl FnOnce(&mut DbFile) -> T) -> Result<T, DbError> {
         let mut c = self.open(true)?.expect("created");
-        let corrupt = |detail| DbError::Corrupt { path: self.path.clone(), detail };
         let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(self.sql("locking"))?;
-        let before = read_all(&tx).map_err(self.sql("reading"))?.map_err(corrupt)?;
+        let before = read_all(&tx, &self.path).map_err(self.sql("reading"))?;
         let mut after = before.clone();
         let out = change(&mut after);
         let column = has_compile_column(&tx);
@@ -1483,16 +1504,32 @@ pub struct EntryLock {
     _file: File,
 }
 
-type Rows<T> = rusqlite::Result<Result<T, String>>;
+/// Warns, once per process for each, of a record the database at `path` holds but this build
+/// cannot decode (`what`: which, and why): it is skipped, and left in the file as it is (a
+/// config measured again, or an entry tuned again, replaces it). One damaged record (edited by
+/// hand, written by a build with a bug) must not cost every other measurement in the file.
+fn unreadable(path: &Path, what: String, then: &str) {
+    static SEEN: std::sync::Mutex<std::collections::BTreeSet<String>> = std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let id = format!("{}\u{0}{what}", path.display());
+    if SEEN.lock().unwrap_or_else(|e| e.into_inner()).insert(id) {
+        tracing::warn!("database {}: {what}; skipped, and left in the file as it is ({then})", path.display());
+    }
+}
 
-fn read_entry(c: &rusqlite::Connection, key: &str) -> Rows<Option<Entry>> {
+/// Entry `key`, if present; records that cannot be decoded are skipped ([`unreadable`]): a
+/// header, as if the entry were absent (its measurements stay in the file, and come back once a
+/// tune writes the header again); a measurement, as if that config were not measured.
+fn read_entry(c: &rusqlite::Connection, path: &Path, key: &str) -> rusqlite::Result<Option<Entry>> {
     use rusqlite::OptionalExtension;
     let Some(header): Option<String> = c.query_row("SELECT header FROM entries WHERE key = ?1", [key], |r| r.get(0)).optional()? else {
-        return Ok(Ok(None));
+        return Ok(None);
     };
     let mut e: Entry = match serde_json::from_str(&header) {
         Ok(e) => e,
-        Err(err) => return Ok(Err(format!("entry {}: {err}", crate::spec::error::quote(key)))),
+        Err(err) => {
+            unreadable(path, format!("entry {} cannot be read ({err})", crate::spec::error::quote(key)), "tuning its kernel and problem again writes it anew");
+            return Ok(None);
+        }
     };
     let mut st = c.prepare_cached("SELECT config, record FROM measurements WHERE entry = ?1")?;
     let rows = st.query_map([key], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
@@ -1502,25 +1539,25 @@ fn read_entry(c: &rusqlite::Connection, key: &str) -> Rows<Option<Entry>> {
             Ok(m) => {
                 e.measurements.insert(config, m);
             }
-            Err(err) => return Ok(Err(format!("entry {}, config {config}: {err}", crate::spec::error::quote(key)))),
+            Err(err) => unreadable(
+                path,
+                format!("the measurement of {} in entry {} cannot be read ({err})", crate::spec::error::quote(&config), crate::spec::error::quote(key)),
+                "measuring that config again replaces it",
+            ),
         }
     }
-    Ok(Ok(Some(e)))
+    Ok(Some(e))
 }
 
-fn read_all(c: &rusqlite::Connection) -> Rows<DbFile> {
+fn read_all(c: &rusqlite::Connection, path: &Path) -> rusqlite::Result<DbFile> {
     let mut file = DbFile::default();
     let keys: Vec<String> = c.prepare("SELECT key FROM entries ORDER BY key")?.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
     for key in keys {
-        match read_entry(c, &key)? {
-            Ok(Some(e)) => {
-                file.entries.insert(key, e);
-            }
-            Ok(None) => {}
-            Err(detail) => return Ok(Err(detail)),
+        if let Some(e) = read_entry(c, path, &key)? {
+            file.entries.insert(key, e);
         }
     }
-    Ok(Ok(file))
+    Ok(file)
 }
 
 /// Writes what changed between `before` and `after` (`None`: absent) for entry `key`; with
@@ -1642,6 +1679,77 @@ mod tests {
             let failed: Vec<&String> = opened.iter().filter_map(|r| r.as_ref().err()).collect();
             assert!(failed.is_empty(), "round {round}: {} of 16 failed: {:?}", failed.len(), failed.first());
         }
+    }
+
+    /// A record this build cannot decode (a measurement, or an entry's header) is skipped on
+    /// reading, not the whole file refused, and stays in the file as it is: a write of the entry
+    /// leaves it; measuring that config again replaces it; tuning the entry again writes its
+    /// header anew, and its measurements read again.
+    #[test]
+    fn a_record_that_cannot_be_read_costs_only_itself() {
+        use crate::measure::stats::Stats;
+        use crate::space::config::Config;
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::at(dir.path().join("db.sqlite"));
+        let id = |k: &str| EntryId { kernel: k.into(), kernel_hash: "h".into(), target: "t".into(), toolchain: "c".into(), problem: "n=1".into() };
+        let m = |x: i64, t: f64| {
+            let c = Config::new([("x", crate::spec::value::Value::Int(x))]);
+            (c.key(), Measurement::timed(c, Stats::from_samples(&[t, t], false), 1))
+        };
+        for k in ["a", "b"] {
+            db.update_entry(&id(k), |e| {
+                let mut n = Entry::new(id(k), "T".into(), Environment::default());
+                for x in 1..=3 {
+                    let (key, v) = m(x, x as f64);
+                    n.measurements.insert(key, v);
+                }
+                *e = Some(n);
+            })
+            .unwrap();
+        }
+        let sql = rusqlite::Connection::open(dir.path().join("db.sqlite")).unwrap();
+        let x2 = m(2, 0.0).0;
+        sql.execute("UPDATE measurements SET record = '{\"config\": 7}' WHERE entry = ?1 AND config = ?2", [id("a").key(), x2.clone()]).unwrap();
+        sql.execute("UPDATE entries SET header = '{\"kernel\": 7}' WHERE key = ?1", [id("b").key()]).unwrap();
+        let read = db.load().unwrap();
+        assert_eq!(read.entries.len(), 1, "the entry whose header cannot be read is skipped");
+        let a = &read.entries[&id("a").key()];
+        assert_eq!(a.measurements.len(), 2, "the measurement that cannot be read is skipped");
+        assert!(db.entry(&id("b")).unwrap().is_none());
+        let rows = |e: &str| -> i64 { sql.query_row("SELECT count(*) FROM measurements WHERE entry = ?1", [e], |r| r.get(0)).unwrap() };
+        // A write of the entry (a fourth config) leaves the damaged record in the file.
+        db.update_entry(&id("a"), |e| {
+            let (key, v) = m(4, 4.0);
+            e.as_mut().unwrap().measurements.insert(key, v);
+        })
+        .unwrap();
+        assert_eq!(rows(&id("a").key()), 4);
+        assert_eq!(db.entry(&id("a")).unwrap().unwrap().measurements.len(), 3);
+        // Measuring that config again replaces it.
+        db.update_entry(&id("a"), |e| {
+            let (key, v) = m(2, 2.5);
+            e.as_mut().unwrap().measurements.insert(key, v);
+        })
+        .unwrap();
+        let a = db.entry(&id("a")).unwrap().unwrap();
+        assert_eq!((a.measurements.len(), a.measurements[&x2].stats().map(|s| s.mean)), (4, Some(2.5)));
+        // Tuning `b` again writes its header; its three measurements read again beside the new one.
+        db.update_entry(&id("b"), |e| {
+            assert!(e.is_none());
+            let mut n = Entry::new(id("b"), "T".into(), Environment::default());
+            let (key, v) = m(9, 9.0);
+            n.measurements.insert(key, v);
+            *e = Some(n);
+        })
+        .unwrap();
+        assert_eq!(db.entry(&id("b")).unwrap().unwrap().measurements.len(), 4);
+        assert_eq!(db.load().unwrap().entries.len(), 2);
+        // A table dropped by hand is made again (empty) where the file can be written, not
+        // SQLite's "no such table" on every read; the entries are kept.
+        sql.execute_batch("DROP TABLE measurements").unwrap();
+        let read = db.load().unwrap();
+        assert_eq!(read.entries.len(), 2);
+        assert!(read.entries.values().all(|e| e.measurements.is_empty()));
     }
 
     /// Run notes merge as the measurements do: the union, the same whichever side is merged
