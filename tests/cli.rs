@@ -1495,6 +1495,33 @@ fn nan_or_infinity_where_the_reference_is_finite_is_named() {
     assert!(!diagnosis.contains("verify.mismatches"), "one NaN is no tie to allow: {diagnosis}");
 }
 
+/// A race between threads is no read past a buffer: the shipped reduction without its first
+/// `workgroupBarrier()` (its threads add neighbours' partial sums before they are written) gave
+/// outputs that change from launch to launch, and the guard-word probe called three of its
+/// configs `out-of-bounds read past the end of `partial` … and `x``, in three runs of three on
+/// llvmpipe, though it reads neither past its end. Now its configs are wrong outputs.
+#[test]
+fn a_race_between_threads_is_not_called_a_read_past_a_buffer() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    if !have_device(dir) {
+        return;
+    }
+    let wgsl = std::fs::read_to_string(examples().join("reduction/reduction.wgsl")).unwrap();
+    let racy = wgsl.replacen("workgroupBarrier();\n    for", "for", 1);
+    assert_ne!(racy, wgsl, "the shipped reduction's first barrier");
+    write(dir, "reduction.wgsl", &racy);
+    std::fs::copy(examples().join("reduction/reduction.cu"), dir.join("reduction.cu")).unwrap();
+    let p = write(dir, "reduction.toml", &std::fs::read_to_string(examples().join("reduction/reduction.toml")).unwrap());
+    for _ in 0..2 {
+        let o = kerntune(dir, &["tune", p.to_str().unwrap(), "--no-db", "--backend", "wgpu", "--budget", "30"]);
+        let (out, err) = text(&o);
+        let all = format!("{out}\n{err}");
+        assert!(!all.contains("out-of-bounds read"), "{all}");
+        assert!(all.contains("× wrong output: `partial`"), "the race gives wrong outputs: {all}");
+    }
+}
+
 /// wgpu never faults on an access past a buffer (it clamps the index or drops the write), so a
 /// buffer the spec sized too small tuned as if nothing were wrong. The guard words after each
 /// buffer find it: a stencil reading past its input fails in every config with one message
@@ -2181,7 +2208,7 @@ fn the_users_headers_are_listed_and_a_clash_is_named() {
     bad(dir, &["check", p], &["scale.toml", "kernel.source.cuda", "two files are included as `tile.h`", "rename one"]);
 }
 
-/// `--memcheck` on wgpu runs the winner with the guard words after its buffers filled two ways
+/// `--memcheck` on wgpu runs the winner with the guard words after its buffers filled three ways
 /// and says what it saw in one line, on a tune and on the database hit after it, in the report
 /// (kept with the run) and in `--json`; the tune is not affected. (A winner that reads past a
 /// buffer: `a_read_or_write_past_a_wgpu_buffer_is_found_by_the_guard_words` finds such configs
@@ -2202,7 +2229,7 @@ fn memcheck_runs_the_winner_with_the_guard_words_on_wgpu() {
         let (out, err) = text(&o);
         assert!(o.status.success(), "{err}");
         assert!(
-            out.contains("\nmemcheck: kerntune's guard words (wgpu: 256 bytes to 64 KiB after each buffer, filled two ways) ran the winner ("),
+            out.contains("\nmemcheck: kerntune's guard words (wgpu: 256 bytes to 64 KiB after each buffer, filled three ways) ran the winner ("),
             "{run}: {out}"
         );
         assert!(out.contains(") and saw no out-of-bounds access\n"), "{run}: {out}");

@@ -19,8 +19,9 @@
 //!   (`out-of-bounds write past the end of …`), a reference candidate is replaced by the next.
 //! - **Reads**: a read past the end reads the guard's word, the same in every config, so its
 //!   outputs agree with a reference that reads there too. [`probe`] launches the config again
-//!   with the guards filled with another word: outputs that change read past a buffer, found
-//!   by changing one buffer's guard at a time. The reference candidate is probed before its
+//!   with the guards filled with another word: outputs that change, the same way at each such
+//!   launch and another way with a third word, read past a buffer (a race between threads
+//!   changes them too, but not with the word), found by changing one buffer's guard at a time. The reference candidate is probed before its
 //!   outputs are taken, and a config whose outputs differ from the reference's is probed before
 //!   its failure is called a wrong output; `tune --memcheck` probes the winner.
 //!
@@ -30,12 +31,13 @@
 use crate::bench::{fill, fill_word, Buffers};
 use kerntune_core::{Access, BackendError, Memcheck};
 
-/// The word [`probe`] fills guards with to find reads (π as f32).
-const OTHER: u32 = 0x4049_0FDB;
+/// The words [`probe`] fills guards with to find reads: π as f32, and −1000.25 (another sign
+/// and size, for the check that outputs follow the word read, not only that it changed).
+const OTHER: [u32; 2] = [0x4049_0FDB, 0xC47A_1000];
 
 /// The checker's name, as `tune --memcheck` and a diagnosis quote it.
 pub(crate) fn tool() -> String {
-    "kerntune's guard words (wgpu: 256 bytes to 64 KiB after each buffer, filled two ways)".into()
+    "kerntune's guard words (wgpu: 256 bytes to 64 KiB after each buffer, filled three ways)".into()
 }
 
 /// What a launch did to one buffer's guard.
@@ -167,8 +169,8 @@ pub(crate) fn probe(
     let names: Vec<String> = (0..n).map(|i| format!("`{}` ({} bytes as the spec sizes it)", ws.name(i), ws.len(i))).collect();
     // One launch with the guards of `other` filled with the other word, the rest with their own:
     // the outputs, or the failure of a write past a buffer.
-    let mut run = |other: &[usize]| -> Result<Launched, BackendError> {
-        fill_other(queue, ws, other);
+    let mut run = |other: &[usize], word: usize| -> Result<Launched, BackendError> {
+        fill_other(queue, ws, other, OTHER[word]);
         crate::bench::reset(device, queue, ws, true)?;
         launch(ws)?;
         if let Some(wrote) = written(device, queue, ws)? {
@@ -178,16 +180,16 @@ pub(crate) fn probe(
     };
     let r = decide(&guarded, &mut run, &names);
     // Every guard back to its word, and the buffers to their initial contents.
-    fill_other(queue, ws, &[]);
+    fill_other(queue, ws, &[], OTHER[0]);
     crate::bench::reset(device, queue, ws, false)?;
     r
 }
 
-/// Fills the guards of the buffers `other` names with the other word and the rest with
-/// their own ([`fill_word`]), each whose word changes.
-fn fill_other(queue: &wgpu::Queue, ws: &mut Buffers, other: &[usize]) {
+/// Fills the guards of the buffers `other` names with `word` and the rest with their own
+/// ([`fill_word`]), each whose word changes.
+fn fill_other(queue: &wgpu::Queue, ws: &mut Buffers, other: &[usize], word: u32) {
     for i in 0..ws.buffers.len() {
-        let word = if other.contains(&i) { OTHER } else { fill_word(ws.access(i)) };
+        let word = if other.contains(&i) { word } else { fill_word(ws.access(i)) };
         if ws.canary[i] != word {
             ws.canary[i] = word;
             fill(queue, ws, i);
@@ -195,47 +197,61 @@ fn fill_other(queue: &wgpu::Queue, ws: &mut Buffers, other: &[usize]) {
     }
 }
 
-/// What the launches `run` makes say (`run(other)`: the outputs of a launch with the guards of
-/// the buffers `other` names filled with the other word, or the failure of a write past a
-/// buffer): with every guard filled with its own word, then with the other word; outputs that
-/// differ read past a buffer, found by filling one buffer's guard at a time with the other word
-/// (after a third launch with their own words again has shown that the kernel's outputs do not
-/// vary by themselves, as a kernel adding floats atomically may). `names`: each buffer as the
-/// messages name it.
-fn decide(guarded: &[usize], run: &mut dyn FnMut(&[usize]) -> Result<Launched, BackendError>, names: &[String]) -> Result<Found, BackendError> {
-    let first = match run(&[])? {
+/// What the launches `run` makes say (`run(other, word)`: the outputs of a launch with the
+/// guards of the buffers `other` names filled with `OTHER[word]`, or the failure of a write past
+/// a buffer): with every guard filled with its own word, then with the other word; outputs that
+/// differ read past a buffer, found by filling one buffer's guard at a time with the other word.
+/// Only outputs that follow the word read are called a read past a buffer: the launches with
+/// their own words agree, and so do those with the other word, and a third word gives outputs of
+/// their own. A race between threads (a missing barrier) gives outputs that vary by themselves,
+/// and may vary with a launch's history, the guards refilled or not: the reduction without its
+/// first barrier was called a read past `x` and `partial` on llvmpipe, though it reads neither
+/// past its end. `names`: each buffer as the messages name it.
+fn decide(guarded: &[usize], run: &mut dyn FnMut(&[usize], usize) -> Result<Launched, BackendError>, names: &[String]) -> Result<Found, BackendError> {
+    let varies = || {
+        Ok(Found::Unsure(
+            "its outputs differ between two launches on the same inputs, and do not follow the words past its buffers (atomics, or a race between threads: a missing barrier, say), so what it reads past them cannot be told from them".into(),
+        ))
+    };
+    let first = match run(&[], 0)? {
         Ok(o) => o,
         Err(wrote) => return Ok(Found::Past(wrote)),
     };
-    match run(guarded)? {
+    let other = match run(guarded, 0)? {
         Err(wrote) => return Ok(Found::Past(wrote)),
         Ok(o) if o == first => return Ok(Found::Within),
-        Ok(_) => {}
-    }
-    match run(&[])? {
-        Err(wrote) => return Ok(Found::Past(wrote)),
-        Ok(o) if o != first => {
-            return Ok(Found::Unsure(
-                "its outputs differ between two launches on the same inputs (atomics, or a race between threads), so what it reads past its buffers cannot be told from them".into(),
-            ))
+        Ok(o) => o,
+    };
+    for (guards, word, want) in [(&[][..], 0, Some(&first)), (guarded, 0, Some(&other)), (guarded, 1, None)] {
+        match run(guards, word)? {
+            Err(wrote) => return Ok(Found::Past(wrote)),
+            // The third word: outputs of their own, unlike both.
+            Ok(o) if want.is_none() && (o == first || o == other) => return varies(),
+            Ok(o) if want.is_some_and(|w| &o != w) => return varies(),
+            Ok(_) => {}
         }
-        Ok(_) => {}
     }
     let mut read = Vec::new();
     for &i in guarded {
-        match run(&[i])? {
+        match run(&[i], 0)? {
             Err(wrote) => return Ok(Found::Past(wrote)),
             Ok(o) if o != first => read.push(i),
             Ok(_) => {}
         }
     }
+    // And once more with their own words, after the launches that named the buffers.
+    match run(&[], 0)? {
+        Err(wrote) => return Ok(Found::Past(wrote)),
+        Ok(o) if o != first => return varies(),
+        Ok(_) => {}
+    }
     let named: Vec<&str> = read.iter().map(|&i| names[i].as_str()).collect();
     let (them, verb) = if read.len() == 1 { ("it", "lies") } else { ("them", "lie") };
     Ok(Found::Past(if named.is_empty() {
-        "out-of-bounds read past the end of its buffers: the outputs change with what lies after them (kerntune's guard words, filled two ways), though with no one buffer's alone; size each buffer for every element the kernel reads".into()
+        "out-of-bounds read past the end of its buffers: the outputs change with what lies after them (kerntune's guard words, filled three ways), though with no one buffer's alone; size each buffer for every element the kernel reads".into()
     } else {
         format!(
-            "out-of-bounds read past the end of {}: the outputs change with what {verb} after {them} (kerntune's guard words, filled two ways); size {them} for every element the kernel reads (a stencil's halo, the grid's last block)",
+            "out-of-bounds read past the end of {}: the outputs change with what {verb} after {them} (kerntune's guard words, filled three ways); size {them} for every element the kernel reads (a stencil's halo, the grid's last block)",
             named.join(" and "),
         )
     }))
@@ -248,13 +264,18 @@ mod tests {
     /// Launches as `decide` asks for them: the outputs of each, from the guards filled with the
     /// other word (`outputs(other, nth)`), and the launches asked for.
     fn decided(guarded: &[usize], outputs: impl Fn(&[usize], usize) -> Launched) -> (Found, Vec<Vec<usize>>) {
+        decided_by_word(guarded, |other, _, nth| outputs(other, nth))
+    }
+
+    /// As [`decided`], the outputs also given the word (`outputs(other, word, nth)`).
+    fn decided_by_word(guarded: &[usize], outputs: impl Fn(&[usize], usize, usize) -> Launched) -> (Found, Vec<Vec<usize>>) {
         let mut asked = Vec::new();
         let names: Vec<String> = ["`a`", "`b`", "`c`"].map(String::from).to_vec();
         let found = decide(
             guarded,
-            &mut |other: &[usize]| {
+            &mut |other: &[usize], word: usize| {
                 asked.push(other.to_vec());
-                Ok(outputs(other, asked.len() - 1))
+                Ok(outputs(other, word, asked.len() - 1))
             },
             &names,
         )
@@ -268,15 +289,18 @@ mod tests {
         let (found, asked) = decided(&[0, 1, 2], |_, _| Ok(vec![vec![1, 2]]));
         assert_eq!((found, asked.len()), (Found::Within, 2));
         // `b` read past: its guard alone changes the outputs.
-        let (found, asked) = decided(&[0, 1, 2], |other, _| Ok(vec![vec![other.contains(&1) as u8]]));
-        assert_eq!(asked, [vec![], vec![0, 1, 2], vec![], vec![0], vec![1], vec![2]]);
+        // (The outputs follow the word read: 1 with the other word, 2 with the third.)
+        let (found, asked) = decided_by_word(&[0, 1, 2], |other, word, _| Ok(vec![vec![other.contains(&1) as u8 * (word as u8 + 1)]]));
+        assert_eq!(asked, [vec![], vec![0, 1, 2], vec![], vec![0, 1, 2], vec![0, 1, 2], vec![0], vec![1], vec![2], vec![]]);
         let Found::Past(m) = found else { panic!("{found:?}") };
         assert!(m.starts_with("out-of-bounds read past the end of `b`: the outputs change with what lies after it"), "{m}");
         // Both `a` and `c`.
-        let (found, _) = decided(&[0, 1, 2], |other, _| Ok(vec![vec![other.contains(&0) as u8, other.contains(&2) as u8]]));
+        let (found, _) = decided_by_word(&[0, 1, 2], |other, word, _| {
+            Ok(vec![vec![other.contains(&0) as u8 * (word as u8 + 1), other.contains(&2) as u8 * (word as u8 + 1)]])
+        });
         assert!(matches!(&found, Found::Past(m) if m.contains("`a` and `c`: the outputs change with what lie after them")), "{found:?}");
         // Only together (a sum of reads past two buffers that cancels alone is not one): no name.
-        let (found, _) = decided(&[0, 1], |other, _| Ok(vec![vec![(other.len() == 2) as u8]]));
+        let (found, _) = decided_by_word(&[0, 1], |other, word, _| Ok(vec![vec![(other.len() == 2) as u8 * (word as u8 + 1)]]));
         assert!(matches!(&found, Found::Past(m) if m.contains("though with no one buffer's alone")), "{found:?}");
     }
 
@@ -286,6 +310,19 @@ mod tests {
         let (found, asked) = decided(&[0, 1], |_, nth| Ok(vec![vec![nth as u8]]));
         assert!(matches!(found, Found::Unsure(_)), "{found:?}");
         assert_eq!(asked.len(), 3);
+        // A race whose outputs take one of two values at random: the first and third launches
+        // agree by chance, the second and fourth (the other word) do not.
+        let (found, asked) = decided(&[0, 1], |_, nth| Ok(vec![vec![[0, 1, 0, 2][nth.min(3)]]]));
+        assert!(matches!(&found, Found::Unsure(m) if m.contains("a race between threads")), "{found:?}");
+        assert_eq!(asked.len(), 4);
+        // Or only the launches that name the buffers disagree, and the last with their own words.
+        let (found, _) = decided_by_word(&[0, 1], |other, word, nth| Ok(vec![vec![if nth >= 6 { 9 } else { other.len().min(1) as u8 * (word as u8 + 1) }]]));
+        assert!(matches!(found, Found::Unsure(_)), "{found:?}");
+        // Outputs that change whenever the guards were filled with another word, but not with
+        // which word (a race that follows the launch's history): not a read past a buffer.
+        let (found, asked) = decided(&[0, 1], |other, _| Ok(vec![vec![!other.is_empty() as u8]]));
+        assert!(matches!(&found, Found::Unsure(m) if m.contains("do not follow the words past its buffers")), "{found:?}");
+        assert_eq!(asked.len(), 5);
     }
 
     #[test]

@@ -504,7 +504,7 @@ pub trait Backend: Send + Sync {
     /// Launches `kernel` again in `ws` to find whether it reads or writes past a buffer's end,
     /// where the backend can tell without a tool: wgpu, whose accesses past a buffer never
     /// fault (they are clamped or dropped), keeps guard words after each buffer and launches
-    /// the config with them filled two ways. `None` where it cannot (the default: CUDA's
+    /// the config with them filled three ways. `None` where it cannot (the default: CUDA's
     /// buffers end before an unmapped range, so such a launch faults, and
     /// [`Backend::memcheck`] runs `compute-sanitizer`). The tuner asks it of each reference
     /// candidate, whose outputs every other config is held to, before taking its outputs; the

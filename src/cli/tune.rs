@@ -77,7 +77,7 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     recheck: Option<usize>,
     /// After the tune, run the winner once under CUDA's compute-sanitizer (memcheck), or on wgpu
-    /// with kerntune's guard words after its buffers filled two ways, and say whether it reads
+    /// with kerntune's guard words after its buffers filled three ways, and say whether it reads
     /// or writes past its buffers (its outputs may pass verification anyway); on a database
     /// hit, the stored winner. HIP has no memory checker (said so).
     #[arg(long)]
