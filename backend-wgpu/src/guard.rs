@@ -197,6 +197,10 @@ fn fill_other(queue: &wgpu::Queue, ws: &mut Buffers, other: &[usize], word: u32)
     }
 }
 
+/// A launch with the guards of the buffers named filled with one of the [`OTHER`] words (its
+/// index), the rest with their own: its outputs, or the failure of a write past a buffer.
+type Launches<'a> = dyn FnMut(&[usize], usize) -> Result<Launched, BackendError> + 'a;
+
 /// What the launches `run` makes say (`run(other, word)`: the outputs of a launch with the
 /// guards of the buffers `other` names filled with `OTHER[word]`, or the failure of a write past
 /// a buffer): with every guard filled with its own word, then with the other word; outputs that
@@ -207,7 +211,7 @@ fn fill_other(queue: &wgpu::Queue, ws: &mut Buffers, other: &[usize], word: u32)
 /// and may vary with a launch's history, the guards refilled or not: the reduction without its
 /// first barrier was called a read past `x` and `partial` on llvmpipe, though it reads neither
 /// past its end. `names`: each buffer as the messages name it.
-fn decide(guarded: &[usize], run: &mut dyn FnMut(&[usize], usize) -> Result<Launched, BackendError>, names: &[String]) -> Result<Found, BackendError> {
+fn decide(guarded: &[usize], run: &mut Launches<'_>, names: &[String]) -> Result<Found, BackendError> {
     let varies = || {
         Ok(Found::Unsure(
             "its outputs differ between two launches on the same inputs, and do not follow the words past its buffers (atomics, or a race between threads: a missing barrier, say), so what it reads past them cannot be told from them".into(),
