@@ -1498,8 +1498,9 @@ fn nan_or_infinity_where_the_reference_is_finite_is_named() {
 /// A race between threads is no read past a buffer: the shipped reduction without its first
 /// `workgroupBarrier()` (its threads add neighbours' partial sums before they are written) gave
 /// outputs that change from launch to launch, and the guard-word probe called three of its
-/// configs `out-of-bounds read past the end of `partial` … and `x``, in three runs of three on
-/// llvmpipe, though it reads neither past its end. Now its configs are wrong outputs.
+/// configs `out-of-bounds read past the end of `partial` … and `x`` on llvmpipe (and a fourth
+/// "past the end of its buffers"), though it reads neither past its end; this test failed so
+/// with that probe. Now its configs are wrong outputs.
 #[test]
 fn a_race_between_threads_is_not_called_a_read_past_a_buffer() {
     let d = tempfile::tempdir().unwrap();

@@ -21,9 +21,10 @@
 //!   outputs agree with a reference that reads there too. [`probe`] launches the config again
 //!   with the guards filled with another word: outputs that change, the same way at each such
 //!   launch and another way with a third word, read past a buffer (a race between threads
-//!   changes them too, but not with the word), found by changing one buffer's guard at a time. The reference candidate is probed before its
-//!   outputs are taken, and a config whose outputs differ from the reference's is probed before
-//!   its failure is called a wrong output; `tune --memcheck` probes the winner.
+//!   changes them too, but not with the word), found by changing one buffer's guard at a time.
+//!   The reference candidate is probed before its outputs are taken, and a config whose
+//!   outputs differ from the reference's is probed before its failure is called a wrong
+//!   output; `tune --memcheck` probes the winner.
 //!
 //! A binding whose length the shader asks (`arrayLength`) is bound at the buffer's own size,
 //! so that the length the kernel reads is the spec's: past its end the guard sees nothing.
@@ -226,14 +227,19 @@ fn decide(guarded: &[usize], run: &mut Launches<'_>, names: &[String]) -> Result
         Ok(o) if o == first => return Ok(Found::Within),
         Ok(o) => o,
     };
-    for (guards, word, want) in [(&[][..], 0, Some(&first)), (guarded, 0, Some(&other)), (guarded, 1, None)] {
-        match run(guards, word)? {
+    // Each fill again: the same outputs as before.
+    for (guards, want) in [(&[][..], &first), (guarded, &other)] {
+        match run(guards, 0)? {
             Err(wrote) => return Ok(Found::Past(wrote)),
-            // The third word: outputs of their own, unlike both.
-            Ok(o) if want.is_none() && (o == first || o == other) => return varies(),
-            Ok(o) if want.is_some_and(|w| &o != w) => return varies(),
+            Ok(o) if &o != want => return varies(),
             Ok(_) => {}
         }
+    }
+    // The third word: outputs of their own, unlike both.
+    match run(guarded, 1)? {
+        Err(wrote) => return Ok(Found::Past(wrote)),
+        Ok(o) if o == first || o == other => return varies(),
+        Ok(_) => {}
     }
     let mut read = Vec::new();
     for &i in guarded {

@@ -1053,22 +1053,17 @@ impl Database {
         Ok(c)
     }
 
-    /// Checks that a kerntune database (one with its `meta` table) has its other tables: one
+    /// Checks that a kerntune database (its `meta` table read already) has its other tables: one
     /// dropped by hand or by another program failed every read with SQLite's words ("no such
-    /// table"); now the read takes the writable path, which makes it again (empty: what it held
-    /// is gone already). (A check before that path's set-up would race with another process
-    /// creating the file: its tables appear one by one.)
+    /// table"). Now a read of a file that can be written falls back to the writable path
+    /// ([`Database::open`]), which makes it again (empty: what it held is gone already), and a
+    /// read-only file is called corrupt, naming the table. (A check before the writable path's
+    /// set-up would race with another process creating the file: its tables appear one by one.)
     fn check_tables(&self, c: &rusqlite::Connection) -> Result<(), DbError> {
-        let has = |table: &str| -> Result<bool, DbError> {
-            c.query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1", [table], |r| r.get::<_, i64>(0))
-                .map(|n| n > 0)
-                .map_err(self.sql("reading"))
-        };
-        if !has("meta")? {
-            return Ok(());
-        }
         for table in ["entries", "measurements"] {
-            if !has(table)? {
+            let n: i64 =
+                c.query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1", [table], |r| r.get(0)).map_err(self.sql("reading"))?;
+            if n == 0 {
                 return Err(DbError::Corrupt { path: self.path.clone(), detail: format!("a kerntune database without its `{table}` table") });
             }
         }
