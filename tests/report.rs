@@ -523,6 +523,58 @@ fn kernel_tuner_caches_are_drawn_as_entries() {
     }
 }
 
+/// A Kernel Tuner cache as Python's `json` writes it (`NaN` and `Infinity` where numbers go) and
+/// as a run still writing it leaves it (cut off inside an entry): `report` draws both, says the
+/// second was cut off and how many entries it read, `simulate` reads them with the same note, and
+/// a command given one as its database says what it is, never that it is a damaged database
+/// to clear (both read `is corrupt … run kerntune db clear` before).
+#[test]
+fn kernel_tuner_caches_with_python_numbers_or_cut_off_are_read() {
+    let d = tempfile::tempdir().unwrap();
+    // Kernel Tuner writes its header first and its cache last, entry by entry.
+    let v: serde_json::Value = serde_json::from_str(&kt_cache("NVIDIA A100", 2)).unwrap();
+    let mut head = v.clone();
+    head.as_object_mut().unwrap().remove("cache");
+    let head = head.to_string();
+    let text = format!("{},\"cache\":{}}}", &head[..head.len() - 1], v["cache"]);
+    // Python's non-finite numbers: a config timed NaN, a repetition and a rate infinite.
+    let python = text.replacen(r#""time":5.0"#, r#""time":NaN"#, 1).replacen(r#""times":[2.0]"#, r#""times":[2.0,Infinity]"#, 1).replacen(
+        r#""GB/s":50.0"#,
+        r#""GB/s":-Infinity"#,
+        1,
+    );
+    assert!(python.contains("NaN") && python.contains("[2.0,Infinity]") && python.contains("-Infinity"), "{python}");
+    let a = d.path().join("python.json");
+    std::fs::write(&a, &python).unwrap();
+    // Cut off in the middle of its fifth entry, as Kernel Tuner leaves a cache it is writing.
+    let cut = d.path().join("cut.json");
+    let fifth = text.match_indices("\"timestamp\"").nth(4).unwrap().0;
+    std::fs::write(&cut, &text[..fifth + 5]).unwrap();
+    let out = d.path().join("kt.html");
+    let o = kerntune(&["report", "--db", a.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("NaN (no time) (as recorded)"), "the config timed NaN is a failure");
+    let o = kerntune(&["report", "--db", cut.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("cut.json: the file ends before its last closing braces") && stderr(&o).contains("its 4 complete entries were read"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(std::fs::read_to_string(&out).unwrap().contains("its 4 complete entries were read"), "the page says so too");
+    let o = kerntune(&["simulate", cut.to_str().unwrap(), a.to_str().unwrap(), "--repeats", "2", "--budget", "3", "--strategy", "random"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("its 4 complete entries were read"), "{}", stderr(&o));
+    for file in [&a, &cut] {
+        let o = kerntune(&["db", "show", "--db", file.to_str().unwrap()]);
+        let err = stderr(&o);
+        assert!(!o.status.success() && err.contains("is a Kernel Tuner cache, not a kerntune database"), "{err}");
+        assert!(!err.contains("db clear"), "never the advice to delete it: {err}");
+    }
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), python, "left untouched");
+}
+
 /// Two parameters whose best values depend on each other are drawn as a grid of the fastest
 /// time of each pair of values, with the winner's cell outlined and the caption saying how much
 /// they explain together; parameters that act alone get no such chart.

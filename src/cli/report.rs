@@ -71,19 +71,23 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         anyhow::bail!("--out: {} does not end in .html; the report is an HTML page", a.out.display());
     }
     let mut file = DbFile::default();
+    let mut notes = Vec::new();
     for path in &paths {
         match Database::at(path).load() {
             Ok(f) => file.merge(&f),
             // Another tuner's results: one entry.
             Err(DbError::Foreign { .. }) => {
-                let e = kerntune::store::foreign::entry(path).map_err(|m| anyhow::anyhow!("--db: {m}"))?;
+                let (e, note) = kerntune::store::foreign::entry(path).map_err(|m| anyhow::anyhow!("--db: {m}"))?;
+                if let Some(note) = note {
+                    crate::cli::out::eprint_line(&format!("note: {note}"));
+                    notes.push(note);
+                }
                 file.entries.insert(e.id.key(), e);
             }
             Err(e) => return Err(e.into()),
         }
     }
     let path = paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
-    let mut notes = Vec::new();
     let mut kernel = a.kernel.clone();
     let spec = match &a.spec {
         Some(s) => {

@@ -198,6 +198,15 @@ impl std::ops::Deref for Resolved {
     }
 }
 
+/// A recorded space, with a note where its file was cut off while written.
+fn load(path: &std::path::Path) -> anyhow::Result<RecordedSpace> {
+    let space = RecordedSpace::load(path).map_err(anyhow::Error::msg)?;
+    if space.cut_off {
+        crate::cli::out::eprint_line(&format!("note: {}", kerntune::store::recorded::cut_off_note(path, space.len())));
+    }
+    Ok(space)
+}
+
 /// `--leave-one-out`: see the flag's help.
 fn leave_one_out(a: &Resolved) -> anyhow::Result<i32> {
     use kerntune::sim::simulate::{leave_one_out, PriorKind};
@@ -207,7 +216,7 @@ fn leave_one_out(a: &Resolved) -> anyhow::Result<i32> {
     }
     let base = if a.strategy == "all" { "hybrid".to_string() } else { a.strategy.clone() };
     kerntune::search::strategy::by_name(&base, 0).map_err(|m| anyhow::anyhow!("--strategy: {m}"))?;
-    let spaces: Vec<RecordedSpace> = a.spaces.iter().map(|p| RecordedSpace::load(p).map_err(anyhow::Error::msg)).collect::<anyhow::Result<_>>()?;
+    let spaces: Vec<RecordedSpace> = a.spaces.iter().map(|p| load(p)).collect::<anyhow::Result<_>>()?;
     for (s, p) in spaces.iter().zip(&a.spaces) {
         if s.optimum().is_infinite() {
             anyhow::bail!("{}: no config in this space succeeded; nothing to score against", p.display());
@@ -356,7 +365,7 @@ fn run_resolved(a: &Resolved) -> anyhow::Result<i32> {
     let progress = Progress::start(a.spaces.len() * strategies.len() * a.repeats, a.json);
     for path in &a.spaces {
         progress.doing(format!("({}: loading)", path.file_name().map_or_else(|| path.display().to_string(), |f| f.to_string_lossy().into_owned())));
-        let space = RecordedSpace::load(path).map_err(anyhow::Error::msg)?;
+        let space = load(path)?;
         if space.optimum().is_infinite() {
             anyhow::bail!("{}: no config in this space succeeded; nothing to score against", path.display());
         }
@@ -435,7 +444,10 @@ fn wall(a: &Resolved, strategies: &[String], threads: usize) -> anyhow::Result<i
         anyhow::bail!("--compile-threads must be at least 1");
     }
     let mut rows: Vec<Comparison> = Vec::new();
-    let spaces: Vec<RecordedSpace> = a.spaces.iter().map(|p| RecordedSpace::load(p).map_err(anyhow::Error::msg)).collect::<Result<_, _>>()?;
+    let spaces: Vec<RecordedSpace> = a.spaces.iter().map(|p| load(p)).collect::<anyhow::Result<_>>()?;
+    if let Some((_, path)) = spaces.iter().zip(&a.spaces).find(|(s, _)| s.is_empty()) {
+        anyhow::bail!("{}: the space holds no config; nothing to simulate", path.display());
+    }
     let progress = Progress::start(spaces.len() * strategies.len() * a.repeats, a.json);
     for (h, (space, path)) in spaces.iter().zip(&a.spaces).enumerate() {
         // The other spaces of the same parameters (the same kernel on other devices): their

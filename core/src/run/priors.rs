@@ -214,6 +214,9 @@ fn from_file(b: &mut PriorBuilder<'_>, f: &std::path::Path, ctx: &Context, targe
             let name = if p.device.is_empty() { f.display().to_string() } else { format!("{} ({})", p.device, f.display()) };
             let compile: Vec<_> = p.compile_records().collect();
             let seconds: Vec<_> = p.seconds().collect();
+            if p.cut_off {
+                b.note(crate::store::recorded::cut_off_note(f, p.records.len()));
+            }
             if b.add(&name, &p.params, p.records) {
                 b.add_compile(compile);
                 b.add_seconds(seconds);

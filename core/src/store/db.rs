@@ -783,7 +783,17 @@ impl DbFile {
 
     /// Parses a database file's text.
     pub fn parse(text: &str, path: &Path) -> Result<DbFile, DbError> {
-        let v: serde_json::Value = serde_json::from_str(text).map_err(|e| DbError::Corrupt { path: path.into(), detail: e.to_string() })?;
+        let v: serde_json::Value = match serde_json::from_str(text) {
+            Ok(v) => v,
+            // Another tuner's file that is no strict JSON (Python's NaN, a Kernel Tuner cache
+            // still being written) is that file, not a damaged database to clear.
+            Err(e) => {
+                return Err(match crate::store::foreign::kind_of_text(text) {
+                    Some(kind) => DbError::Foreign { path: path.into(), kind },
+                    None => DbError::Corrupt { path: path.into(), detail: e.to_string() },
+                })
+            }
+        };
         if v.get("schema").and_then(|s| s.as_str()) != Some(SCHEMA_NAME) {
             if let Some(kind) = crate::store::foreign::kind_of(&v) {
                 return Err(DbError::Foreign { path: path.into(), kind });
@@ -876,10 +886,7 @@ impl Database {
         }
         // A gzipped Kernel Tuner cache or T4 file.
         if head.starts_with(&[0x1f, 0x8b]) {
-            let kind = crate::store::recorded::read_text(&self.path)
-                .ok()
-                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-                .and_then(|v| crate::store::foreign::kind_of(&v));
+            let kind = crate::store::recorded::read_text(&self.path).ok().and_then(|t| crate::store::foreign::kind_of_text(&t));
             if let Some(kind) = kind {
                 return Err(DbError::Foreign { path: self.path.clone(), kind });
             }

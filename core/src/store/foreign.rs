@@ -36,11 +36,24 @@ pub fn kind_of(v: &J) -> Option<&'static str> {
     }
 }
 
-/// The entry a Kernel Tuner cache or T4 file describes; `Err` says why the file is not one.
-pub fn entry(path: &Path) -> Result<Entry, String> {
+/// What kind of file `text` holds, when it is another tuner's, read as such files are (Python's
+/// non-finite numbers; a Kernel Tuner cache cut off while written); `None` where it is not. A
+/// text that does not parse even so but names Kernel Tuner's `tune_params_keys` is a damaged
+/// cache: reading it as one says where it is damaged.
+pub(crate) fn kind_of_text(text: &str) -> Option<&'static str> {
+    match crate::store::recorded::parse_space(text, Path::new("")) {
+        Ok((v, _)) => kind_of(&v),
+        Err(_) => text.contains("\"tune_params_keys\"").then_some("a Kernel Tuner cache"),
+    }
+}
+
+/// The entry a Kernel Tuner cache or T4 file describes, with a note where the file was cut off
+/// while written (read up to its last complete entry); `Err` says why the file is not one.
+pub fn entry(path: &Path) -> Result<(Entry, Option<String>), String> {
     let text = crate::store::recorded::read_text(path)?;
-    let v = crate::store::recorded::parse_space(&text, path)?;
+    let (v, cut_off) = crate::store::recorded::parse_space(&text, path)?;
     let space = RecordedSpace::from_value(&v, path)?;
+    let note = cut_off.then(|| crate::store::recorded::cut_off_note(path, space.len()));
     let kt = v.get("cache").is_some();
     // Each config's place in the file and its timestamp, in `space`'s order (a cache's entries
     // by key, as `RecordedSpace` reads them; a T4 file's results in order).
@@ -119,7 +132,7 @@ pub fn entry(path: &Path) -> Result<Entry, String> {
         e.winner =
             Some(Winner { config: key.clone(), stats, space: "recorded".into(), verify: "recorded".into(), tie_band: vec![key], at: run, default: None });
     }
-    Ok(e)
+    Ok((e, note))
 }
 
 /// A failure marker as a kind: Kernel Tuner's `CompilationFailedConfig`, `RuntimeFailedConfig`
@@ -190,7 +203,7 @@ fn file_order(text: &str) -> Vec<String> {
     struct Doc {
         cache: Keys,
     }
-    serde_json::from_str::<Doc>(text).map(|d| d.cache.0).unwrap_or_default()
+    serde_json::from_str::<Doc>(&crate::store::recorded::python_numbers(text)).map(|d| d.cache.0).unwrap_or_default()
 }
 
 /// Seconds since the Unix epoch of a timestamp as Kernel Tuner writes it
@@ -249,7 +262,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("x.t4.json");
         std::fs::write(&p, text).unwrap();
-        let e = entry(&p).unwrap();
+        let e = entry(&p).unwrap().0;
         assert_eq!((e.id.kernel.as_str(), e.id.problem.as_str(), e.target_name.as_str()), ("triad", "N=4096", "GPU X"));
         assert_eq!(e.measurements[&Config::new([("b", 1)]).key()].stats().unwrap().mean, 5e-4);
         assert!(matches!(e.measurements[&Config::new([("b", 2)]).key()].status, Status::Failed { failure: FailureKind::CompileFailed, .. }));
@@ -263,7 +276,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("k.json");
         std::fs::write(&p, text).unwrap();
-        let e = entry(&p).unwrap();
+        let e = entry(&p).unwrap().0;
         let seq = |b: i64| e.measurements[&Config::new([("b", b)]).key()].trace.as_ref().unwrap().seq;
         assert_eq!((seq(3), seq(1), seq(2)), (0, 1, 2));
         assert_eq!(e.winner.as_ref().unwrap().config, Config::new([("b", 3)]).key(), "the fastest");

@@ -37,6 +37,9 @@ pub struct RecordedSpace {
     /// Each config's recorded seconds of benchmarking and verifying, where recorded (Kernel
     /// Tuner's `benchmark_time` plus `verification_time`).
     pub eval_s: Vec<Option<f64>>,
+    /// The file ended early (a Kernel Tuner run still writing it, or stopped): it was closed
+    /// after its last complete entry ([`cut_off_note`] says so where it is read).
+    pub cut_off: bool,
 }
 
 /// A file's text, gunzipped where its name ends in `.gz`.
@@ -53,29 +56,91 @@ pub(crate) fn read_text(path: &Path) -> Result<String, String> {
 }
 
 /// A Kernel Tuner cache's or T4 file's text parsed (repaired where cut off); `Err` names `path`.
-pub(crate) fn parse_space(text: &str, path: &Path) -> Result<J, String> {
+/// With it, whether the file was cut off (see [`parse_repairing`]).
+pub(crate) fn parse_space(text: &str, path: &Path) -> Result<(J, bool), String> {
     parse_repairing(text).map_err(|e| format!("{}: not a Kernel Tuner cache or T4 file: {e}", path.display()))
 }
 
-/// Parses JSON, repairing a Kernel Tuner cache that was cut off while being written.
-fn parse_repairing(text: &str) -> Result<J, String> {
-    match serde_json::from_str(text) {
-        Ok(v) => Ok(v),
-        Err(first) => {
-            let t = text.trim_end().trim_end_matches(',');
-            for tail in ["}}", "}", "}}}"] {
-                if let Ok(v) = serde_json::from_str(&format!("{t}{tail}")) {
-                    return Ok(v);
+/// What a file cut off while it was written says where it is read.
+pub fn cut_off_note(path: &Path, configs: usize) -> String {
+    format!(
+        "{}: the file ends before its last closing braces (a Kernel Tuner run still writing it, or stopped); its {configs} complete entr{} were read",
+        path.display(),
+        if configs == 1 { "y" } else { "ies" }
+    )
+}
+
+/// Python's `json` writes `NaN`, `Infinity` and `-Infinity`, which JSON has not, and Kernel
+/// Tuner's caches and T4 files are written with it: outside strings, each is read as the string
+/// of its name (`"NaN"`), which no number field accepts.
+pub(crate) fn python_numbers(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("NaN") && !text.contains("Infinity") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len() + 64);
+    let (mut in_string, mut escaped, mut last, mut i) = (false, false, 0, 0);
+    'scan: while i < b.len() {
+        let c = b[i];
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else if c == b'"' {
+            in_string = true;
+        } else {
+            for token in ["NaN", "Infinity", "-Infinity"] {
+                if b[i..].starts_with(token.as_bytes()) {
+                    // Every boundary here is at an ASCII byte, so the slices are whole characters.
+                    out.push_str(&text[last..i]);
+                    out.push('"');
+                    out.push_str(token);
+                    out.push('"');
+                    i += token.len();
+                    last = i;
+                    continue 'scan;
                 }
             }
-            // Drop a last, partially written entry.
+        }
+        i += 1;
+    }
+    out.push_str(&text[last..]);
+    std::borrow::Cow::Owned(out)
+}
+
+/// Whether a string read where a number belongs is one of Python's non-finite numbers.
+fn python_non_finite(s: &str) -> bool {
+    matches!(s, "NaN" | "Infinity" | "-Infinity")
+}
+
+/// Parses JSON (with Python's non-finite numbers, [`python_numbers`]), repairing a Kernel Tuner
+/// cache that was cut off while being written: closed after its last complete entry. Only a
+/// text that ends early is repaired; a syntax error inside it is the file's damage, and is
+/// reported, so that no entry after it is silently lost. With it, whether it was repaired.
+fn parse_repairing(text: &str) -> Result<(J, bool), String> {
+    let text = python_numbers(text);
+    match serde_json::from_str(&text) {
+        Ok(v) => Ok((v, false)),
+        Err(first) if first.classify() == serde_json::error::Category::Eof => {
+            let t = text.trim_end().trim_end_matches(',');
+            // Cut after an entry's closing brace, or after the cache's.
+            for tail in ["}}", "}"] {
+                if let Ok(v) = serde_json::from_str(&format!("{t}{tail}")) {
+                    return Ok((v, true));
+                }
+            }
+            // Cut inside an entry: drop it.
             if let Some(cut) = t.rfind("},") {
                 if let Ok(v) = serde_json::from_str(&format!("{}}}}}", &t[..cut + 1])) {
-                    return Ok(v);
+                    return Ok((v, true));
                 }
             }
             Err(first.to_string())
         }
+        Err(first) => Err(first.to_string()),
     }
 }
 
@@ -91,7 +156,17 @@ fn quote_json(v: &J) -> String {
     crate::spec::error::quote(&v.to_string()).into_owned()
 }
 
-/// A recorded time: finite and not negative.
+/// A config's recorded time: finite and above zero (a zero would be an optimum no search
+/// could be scored against).
+fn config_time(t: f64, entry: &str) -> Result<f64, String> {
+    if t.is_finite() && t > 0.0 {
+        Ok(t)
+    } else {
+        Err(format!("entry `{entry}`: `time` {t} is not a time (zero, negative or not finite); the file is damaged: remove that entry or record it again"))
+    }
+}
+
+/// A recorded duration: finite and not negative.
 fn non_negative(t: f64, entry: &str, field: &str) -> Result<f64, String> {
     if t.is_finite() && t >= 0.0 {
         Ok(t)
@@ -145,7 +220,8 @@ impl RecordedSpace {
     /// Reads a Kernel Tuner cache (`.json`, `.json.gz`) or a T4 results file.
     pub fn load(path: &Path) -> Result<RecordedSpace, String> {
         let text = read_text(path)?;
-        Self::from_value(&parse_space(&text, path)?, path)
+        let (v, cut_off) = parse_space(&text, path)?;
+        Ok(RecordedSpace { cut_off, ..Self::from_value(&v, path)? })
     }
 
     /// The space a parsed Kernel Tuner cache or T4 file holds (`path` names it, in errors and
@@ -174,9 +250,12 @@ impl RecordedSpace {
         let params = params_of(&keys, &lists)?;
         let mut s = RecordedSpace { device: v["device_name"].as_str().unwrap_or("").to_string(), ..RecordedSpace::from_times(&name, params, vec![], vec![]) };
         for (key, e) in v["cache"].as_object().ok_or("`cache` is not an object")? {
+            if !e.is_object() {
+                return Err(format!("entry `{key}` is {}, not an object of parameter values and `time`", quote_json(e)));
+            }
             let mut coords = Vec::with_capacity(keys.len());
             for (k, l) in keys.iter().zip(&lists) {
-                let val = &e[k];
+                let val = e.get(k).ok_or(format!("entry `{key}` has no `{k}`"))?;
                 let i = l.iter().position(|x| same(x, val)).ok_or(format!("entry `{key}`: `{k}` = {} is not among tune_params", quote_json(val)))?;
                 coords.push(i as u32);
             }
@@ -186,17 +265,22 @@ impl RecordedSpace {
                     if t >= 1e19 {
                         (None, Some("1e20 (failed)".to_string()))
                     } else {
-                        (Some(non_negative(t, key, "time")?), None)
+                        (Some(config_time(t, key)?), None)
                     }
                 }
+                // Python's json writes a NaN or an infinity as such: no time.
+                J::String(m) if python_non_finite(m) => (None, Some(format!("{m} (no time)"))),
                 // Kernel Tuner writes failures as strings ("CompilationFailedConfig", ...).
                 J::String(m) => (None, Some(m.clone())),
                 other => return Err(format!("entry `{key}`: `time` is {}, neither a number of ms nor a failure string", quote_json(other))),
             };
             let samples = match &e["times"] {
                 J::Null => Vec::new(),
+                J::String(s) if python_non_finite(s) => Vec::new(),
+                // A repetition Python wrote as NaN or an infinity is no repetition.
                 J::Array(a) => a
                     .iter()
+                    .filter(|x| !x.as_str().is_some_and(python_non_finite))
                     .map(|x| {
                         x.as_f64().ok_or(format!("entry `{key}`: `times` holds {}, not a number", quote_json(x))).and_then(|t| non_negative(t, key, "times"))
                     })
@@ -263,7 +347,7 @@ impl RecordedSpace {
                     "ns" => 1e-6,
                     other => return Err(format!("{key}: the time's unit `{}` is not s, ms, us or ns", crate::spec::error::quote(other))),
                 };
-                non_negative(val * scale, &key, "time").map(Some)
+                config_time(val * scale, &key).map(Some)
             };
             let time = match r["measurements"].as_array().and_then(|m| m.iter().find(|m| m["name"] == "time")) {
                 Some(m) => ms(m)?,
@@ -273,6 +357,7 @@ impl RecordedSpace {
                 J::Null => Vec::new(),
                 J::Array(a) => a
                     .iter()
+                    .filter(|x| !x.as_str().is_some_and(python_non_finite))
                     .map(|x| {
                         x.as_f64().ok_or(format!("{key}: `times.runtimes` holds {}, not a number", quote_json(x))).and_then(|t| non_negative(t, &key, "times"))
                     })
@@ -312,6 +397,7 @@ impl RecordedSpace {
             failures,
             compile_s: vec![None; n],
             eval_s: vec![None; n],
+            cut_off: false,
         }
     }
 
@@ -353,6 +439,9 @@ pub struct PriorFile {
     /// size a tune's first flight as if measuring bounded it where compiling does
     /// (docs/benchmarks.md, "The first flight from the sources' seconds").
     pub eval_s: Vec<Option<f64>>,
+    /// The file ended early and was closed after its last complete entry, as a
+    /// [`RecordedSpace`]'s `cut_off`.
+    pub cut_off: bool,
 }
 
 impl PriorFile {
@@ -370,13 +459,13 @@ impl PriorFile {
     /// Reads a file; `Err` says why it is not one this reads.
     pub fn load(path: &Path) -> Result<PriorFile, String> {
         let text = read_text(path)?;
-        // Python's json writes NaN and Infinity, which JSON has not: read them as null.
-        let text = text.replace(": NaN", ": null").replace(": Infinity", ": null").replace(": -Infinity", ": null");
-        let v = parse_repairing(&text)
+        let (v, cut_off) = parse_repairing(&text)
             .map_err(|e| format!("{}: not a Kernel Tuner cache, T4 file or kerntune database (no SQLite header): {e}", path.display()))?;
         let time = |t: &J| -> Result<f64, String> {
             match t {
                 J::Number(n) => Ok(n.as_f64().unwrap_or(f64::NAN)),
+                // Python's NaN or infinity: not a time (counted as such), not a failure.
+                J::String(s) if python_non_finite(s) => Ok(f64::NAN),
                 J::String(s) => Err(s.clone()),
                 _ => Ok(f64::NAN),
             }
@@ -401,7 +490,7 @@ impl PriorFile {
                 .collect();
             let compile_s = cache.values().map(|e| e["compile_time"].as_f64().map(|ms| ms / 1e3)).collect();
             let eval_s = vec![None; cache.len()];
-            return Ok(PriorFile { device: v["device_name"].as_str().unwrap_or("").to_string(), params: keys, records, compile_s, eval_s });
+            return Ok(PriorFile { device: v["device_name"].as_str().unwrap_or("").to_string(), params: keys, records, compile_s, eval_s, cut_off });
         }
         if let Some(results) = v.get("results").and_then(J::as_array) {
             let mut params: Vec<String> = Vec::new();
@@ -437,7 +526,7 @@ impl PriorFile {
                 .iter()
                 .map(|r| eval_secs(r["times"]["benchmark"].as_f64(), r["times"]["validation"].as_f64()).map(|ms| ms / 1e3).filter(|_| ours))
                 .collect();
-            return Ok(PriorFile { device: v["metadata"]["hardware"]["name"].as_str().unwrap_or("").to_string(), params, records, compile_s, eval_s });
+            return Ok(PriorFile { device: v["metadata"]["hardware"]["name"].as_str().unwrap_or("").to_string(), params, records, compile_s, eval_s, cut_off });
         }
         match (v.get("cache"), v.get("results")) {
             (Some(c), _) => Err(format!("{}: `cache` is {}, not an object of configs (a Kernel Tuner cache)", path.display(), quote_json(c))),
@@ -543,11 +632,11 @@ mod tests {
         let kt = |entry: &str, extra: &str| {
             let text =
                 format!(r#"{{"tune_params_keys": ["a"], "tune_params": {{"a": [1, 2]}}{extra}, "cache": {{"1": {{"a": 1, "time": 1.0}}, "2": {}}}}}"#, entry);
-            let v = parse_repairing(&text).unwrap();
+            let v = parse_repairing(&text).unwrap().0;
             check_version(&v).and_then(|_| RecordedSpace::from_kernel_tuner(&v, "t".into())).err().unwrap_or_default()
         };
         let e = kt(r#"{"a": 2, "time": -1.0}"#, "");
-        assert!(e.contains("entry `2`: `time` -1 is not a time (negative") && e.ends_with("remove that entry or record it again"), "{e}");
+        assert!(e.contains("entry `2`: `time` -1 is not a time (zero, negative") && e.ends_with("remove that entry or record it again"), "{e}");
         assert!(kt(r#"{"a": 2, "time": null}"#, "").contains("`time` is null"));
         assert!(kt(r#"{"a": 2, "time": {"v": 1}}"#, "").contains("neither a number"));
         assert!(kt(r#"{"a": 2, "time": 1.0, "times": [1.0, "x"]}"#, "").contains("not a number"));
@@ -558,7 +647,7 @@ mod tests {
         assert!(e.contains("not among tune_params") && e.len() < 400, "{}", e.len());
         // T4: an unknown unit is refused, not read as milliseconds.
         let t4 = r#"{"results": [{"configuration": {"a": 1}, "measurements": [{"name": "time", "value": 2.0, "unit": "fortnights"}]}]}"#;
-        let e = RecordedSpace::from_t4(&parse_repairing(t4).unwrap(), "t".into()).err().unwrap();
+        let e = RecordedSpace::from_t4(&parse_repairing(t4).unwrap().0, "t".into()).err().unwrap();
         assert!(e.contains("unit `fortnights`"), "{e}");
     }
 
@@ -657,7 +746,7 @@ mod tests {
 "2,8": {"a": 2, "b": 8, "time": "CompilationFailedConfig"},
 "2,16": {"a": 2, "b": 16, "time": 1.5, "times": [1.4, 1.6]},
 "#;
-        let v = parse_repairing(full).unwrap();
+        let v = parse_repairing(full).unwrap().0;
         let s = RecordedSpace::from_kernel_tuner(&v, "t".into()).unwrap();
         assert_eq!(s.len(), 4);
         assert_eq!(s.optimum(), 1.5);
@@ -666,8 +755,62 @@ mod tests {
         assert_eq!(s.coords[best], vec![1, 1]);
         // Cut inside the last entry: that entry is dropped.
         let cut = &full[..full.len() - 30];
-        let v = parse_repairing(cut).unwrap();
+        let v = parse_repairing(cut).unwrap().0;
         assert_eq!(RecordedSpace::from_kernel_tuner(&v, "t".into()).unwrap().len(), 3);
+    }
+
+    /// Python's `json` (Kernel Tuner's writer) puts `NaN`, `Infinity` and `-Infinity` where
+    /// numbers go: read as their names outside strings, untouched inside them; a config timed
+    /// NaN is a failure, a repetition NaN is none, and a zero time is refused as damage.
+    #[test]
+    fn python_non_finite_numbers_read() {
+        let text = r#"{"a": NaN, "b": [1.0, Infinity, -Infinity], "s": "NaN \" Infinity", "NaN": -Infinity}"#;
+        let v: J = serde_json::from_str(&python_numbers(text)).unwrap();
+        assert_eq!(v["a"], "NaN");
+        assert_eq!(v["b"], json!([1.0, "Infinity", "-Infinity"]));
+        assert_eq!(v["s"], "NaN \" Infinity", "inside a string, as written");
+        assert_eq!(v["NaN"], "-Infinity");
+        assert!(matches!(python_numbers(r#"{"a": 1}"#), std::borrow::Cow::Borrowed(_)));
+        let cache = r#"{"tune_params_keys": ["a"], "tune_params": {"a": [1, 2, 3]}, "cache": {
+"1": {"a": 1, "time": NaN, "times": [NaN]},
+"2": {"a": 2, "time": 2.0, "times": [2.0, NaN, Infinity], "compile_time": NaN, "GB/s": Infinity},
+"3": {"a": 3, "time": 3.0, "times": NaN}}}"#;
+        let (v, cut_off) = parse_repairing(cache).unwrap();
+        assert!(!cut_off);
+        let s = RecordedSpace::from_kernel_tuner(&v, "t".into()).unwrap();
+        assert_eq!(s.times, vec![None, Some(2.0), Some(3.0)]);
+        assert_eq!(s.failures[0].as_deref(), Some("NaN (no time)"));
+        assert_eq!(s.samples, vec![vec![], vec![2.0], vec![]]);
+        assert_eq!(s.compile_s[1], None);
+        let p = std::env::temp_dir().join(format!("kerntune-python-{}.json", std::process::id()));
+        std::fs::write(&p, cache).unwrap();
+        let prior = PriorFile::load(&p).unwrap();
+        std::fs::remove_file(&p).unwrap();
+        assert!(prior.records[0].1.as_ref().is_ok_and(|t| t.is_nan()), "a NaN time is no time, not a failure");
+        let zero = cache.replace(r#""time": 3.0"#, r#""time": 0.0"#);
+        let e = RecordedSpace::from_kernel_tuner(&parse_repairing(&zero).unwrap().0, "t".into()).err().unwrap();
+        assert!(e.contains("entry `3`: `time` 0 is not a time (zero"), "{e}");
+        // An entry that is no object, or lacks a parameter, says so.
+        let e = RecordedSpace::from_kernel_tuner(&parse_repairing(&cache.replace(r#"{"a": 3, "time": 3.0, "times": NaN}"#, "7")).unwrap().0, "t".into());
+        assert!(e.err().unwrap().contains("entry `3` is 7, not an object of parameter values and `time`"));
+        let e = RecordedSpace::from_kernel_tuner(&parse_repairing(&cache.replace(r#""a": 3, "#, "")).unwrap().0, "t".into());
+        assert!(e.err().unwrap().contains("entry `3` has no `a`"));
+    }
+
+    /// Only a file that ends early is repaired: a syntax error inside a file is reported, where
+    /// closing the file after its last complete entry would have dropped every entry after it.
+    #[test]
+    fn damage_inside_a_file_is_not_taken_for_a_cut_off_file() {
+        let text = r#"{"tune_params_keys": ["a"], "tune_params": {"a": [1, 2, 3]}, "cache": {
+"1": {"a": 1, "time": 1.0},
+"2": {"a": 2, "time": 2.0 oops},
+"3": {"a": 3, "time": 3.0}}}"#;
+        let e = parse_repairing(text).err().unwrap();
+        assert!(e.contains("line 3"), "{e}");
+        let cut = &text[..text.len() - 12];
+        let (v, cut_off) = parse_repairing(&cut.replace(" oops", "")).unwrap();
+        assert!(cut_off);
+        assert_eq!(RecordedSpace::from_kernel_tuner(&v, "t".into()).unwrap().len(), 2);
     }
 
     #[test]
