@@ -85,7 +85,7 @@ impl Sim<'_> {
         self.space.compile_s[i].filter(|s| *s > 0.0).ok_or_else(|| {
             let config: Vec<String> =
                 self.space.params.iter().zip(&self.space.coords[i]).map(|(p, &v)| format!("{}={}", p.name, p.values[v as usize])).collect();
-            format!("config {} has no recorded compile time; simulating wall time needs Kernel Tuner's `compile_time` for every config", config.join(", "))
+            format!("config {} has no recorded compile time; simulating wall time needs every config's compile time (Kernel Tuner's `compile_time`, a T4 file's `times.compilation`)", config.join(", "))
         })
     }
 

@@ -781,9 +781,18 @@ impl DbFile {
         }
     }
 
-    /// Parses a database file's text.
+    /// Parses a database file's text. A record it cannot decode (an entry's header or one
+    /// measurement, edited by hand or damaged) is skipped with a warning, as the SQLite
+    /// database's are, and the rest is read: one damaged record must not cost every other
+    /// measurement in the file.
     pub fn parse(text: &str, path: &Path) -> Result<DbFile, DbError> {
-        let v: serde_json::Value = match serde_json::from_str(text) {
+        Self::parse_counting(text, path).map(|(f, _)| f)
+    }
+
+    /// [`DbFile::parse`], with how many records were skipped.
+    fn parse_counting(text: &str, path: &Path) -> Result<(DbFile, usize), DbError> {
+        // A number edited by hand in Python (`NaN`) costs only its record, as any damage does.
+        let v: serde_json::Value = match serde_json::from_str(&crate::store::recorded::python_numbers(text)) {
             Ok(v) => v,
             // Another tuner's file that is no strict JSON (Python's NaN, a Kernel Tuner cache
             // still being written) is that file, not a damaged database to clear.
@@ -804,7 +813,63 @@ impl DbFile {
         if found != SCHEMA_VERSION {
             return Err(DbError::Version { path: path.into(), found, expected: SCHEMA_VERSION });
         }
-        serde_json::from_value(v).map_err(|e| DbError::Corrupt { path: path.into(), detail: e.to_string() })
+        let entries = match v.get("entries") {
+            Some(serde_json::Value::Object(m)) => m,
+            other => {
+                let found = other.map_or("missing".to_string(), |o| format!("{}, not an object of entries", crate::spec::error::quote(&o.to_string())));
+                return Err(DbError::Corrupt { path: path.into(), detail: format!("`entries` is {found}") });
+            }
+        };
+        let (mut file, mut skipped) = (DbFile::default(), 0);
+        for (key, record) in entries {
+            let quoted = crate::spec::error::quote(key);
+            let mut header = record.clone();
+            let measurements = header.as_object_mut().and_then(|o| o.insert("measurements".into(), serde_json::json!({})));
+            let mut e: Entry = match decode_header(header) {
+                Ok((e, partial)) => {
+                    if let Some(partial) = partial {
+                        unreadable(path, format!("in entry {quoted}, {partial}"), "tuning its kernel and problem again writes them anew");
+                        skipped += 1;
+                    }
+                    e
+                }
+                Err(err) => {
+                    unreadable(path, format!("entry {quoted} cannot be read ({err})"), "tuning its kernel and problem again writes it anew");
+                    skipped += 1;
+                    continue;
+                }
+            };
+            let ms = match measurements {
+                Some(serde_json::Value::Object(ms)) => ms,
+                other => {
+                    let found = other.map_or("missing".to_string(), |o| crate::spec::error::quote(&o.to_string()).into_owned());
+                    unreadable(
+                        path,
+                        format!("the measurements of entry {quoted} are {found}, not an object of configs"),
+                        "measuring its configs again replaces them",
+                    );
+                    skipped += 1;
+                    serde_json::Map::new()
+                }
+            };
+            for (config, m) in ms {
+                match serde_json::from_value::<Measurement>(m) {
+                    Ok(m) => {
+                        e.measurements.insert(config, m);
+                    }
+                    Err(err) => {
+                        unreadable(
+                            path,
+                            format!("the measurement of {} in entry {quoted} cannot be read ({err})", crate::spec::error::quote(&config)),
+                            "measuring that config again replaces it",
+                        );
+                        skipped += 1;
+                    }
+                }
+            }
+            file.entries.insert(key.clone(), e);
+        }
+        Ok((file, skipped))
     }
 }
 
@@ -1122,7 +1187,18 @@ impl Database {
             return Ok(()); // another process converted it meanwhile
         }
         let text = fs::read_to_string(&self.path).map_err(self.io("reading"))?;
-        let file = DbFile::parse(&text, &self.path)?;
+        let (file, skipped) = DbFile::parse_counting(&text, &self.path)?;
+        // The records the SQLite database will lack stay in a copy of the JSON file.
+        if skipped > 0 {
+            let copy = self.path.with_file_name(format!("{}.unreadable-records.json", self.path.file_name().and_then(|n| n.to_str()).unwrap_or("db")));
+            fs::copy(&self.path, &copy).map_err(self.io("keeping a copy of the JSON database"))?;
+            tracing::warn!(
+                "database {}: converted to SQLite without {skipped} record{} it could not read; the JSON file as it was is kept as {}",
+                self.path.display(),
+                if skipped == 1 { "" } else { "s" },
+                copy.display()
+            );
+        }
         let tmp = Database::at(self.path.with_file_name(format!(
             ".{}.converting.{}",
             self.path.file_name().and_then(|n| n.to_str()).unwrap_or("db"),
@@ -1518,6 +1594,33 @@ fn unreadable(path: &Path, what: String, then: &str) {
     }
 }
 
+/// An entry's header decoded. Where it cannot be, it is decoded again without the optional
+/// parts that cannot be read alone (the winner, the origin, the run notes: a tune writes them
+/// anew), and the second value says which were left out and why; only a header whose other
+/// fields are damaged is an error.
+fn decode_header(mut v: serde_json::Value) -> Result<(Entry, Option<String>), serde_json::Error> {
+    let err = match serde_json::from_value::<Entry>(v.clone()) {
+        Ok(e) => return Ok((e, None)),
+        Err(err) => err,
+    };
+    let Some(o) = v.as_object_mut() else { return Err(err) };
+    let readable = |k: &str, x: &serde_json::Value| match k {
+        "winner" => serde_json::from_value::<Option<Winner>>(x.clone()).is_ok(),
+        "origin" => serde_json::from_value::<Option<Origin>>(x.clone()).is_ok(),
+        _ => serde_json::from_value::<Vec<RunNote>>(x.clone()).is_ok(),
+    };
+    let dropped: Vec<&str> = ["winner", "origin", "runs"].into_iter().filter(|k| o.get(*k).is_some_and(|x| !readable(k, x))).collect();
+    if dropped.is_empty() {
+        return Err(err);
+    }
+    for k in &dropped {
+        o.remove(*k);
+    }
+    let what = dropped.iter().map(|k| if *k == "runs" { "run notes" } else { k }).collect::<Vec<_>>().join(" and ");
+    let them = if dropped.len() == 1 { "it" } else { "them" };
+    serde_json::from_value(v).map(|e| (e, Some(format!("its {what} cannot be read ({err}); the entry is read without {them}")))).map_err(|_| err)
+}
+
 /// Entry `key`, if present; records that cannot be decoded are skipped ([`unreadable`]): a
 /// header, as if the entry were absent (its measurements stay in the file, and come back once a
 /// tune writes the header again); a measurement, as if that config were not measured.
@@ -1526,8 +1629,13 @@ fn read_entry(c: &rusqlite::Connection, path: &Path, key: &str) -> rusqlite::Res
     let Some(header): Option<String> = c.query_row("SELECT header FROM entries WHERE key = ?1", [key], |r| r.get(0)).optional()? else {
         return Ok(None);
     };
-    let mut e: Entry = match serde_json::from_str(&header) {
-        Ok(e) => e,
+    let mut e: Entry = match serde_json::from_str(&header).and_then(decode_header) {
+        Ok((e, partial)) => {
+            if let Some(partial) = partial {
+                unreadable(path, format!("in entry {}, {partial}", crate::spec::error::quote(key)), "tuning its kernel and problem again writes them anew");
+            }
+            e
+        }
         Err(err) => {
             unreadable(path, format!("entry {} cannot be read ({err})", crate::spec::error::quote(key)), "tuning its kernel and problem again writes it anew");
             return Ok(None);
@@ -1752,6 +1860,60 @@ mod tests {
         let read = db.load().unwrap();
         assert_eq!(read.entries.len(), 2);
         assert!(read.entries.values().all(|e| e.measurements.is_empty()));
+    }
+
+    /// The same for a database in JSON (kerntune's export, or a database from before SQLite):
+    /// a damaged measurement, a winner that cannot be read and a `NaN` written by hand cost
+    /// only their records (the whole file was refused as corrupt); converting such a file to
+    /// SQLite for a tune keeps the JSON as it was beside it, since the SQLite lacks them.
+    #[test]
+    fn a_json_database_s_damaged_records_cost_only_themselves() {
+        use crate::measure::stats::Stats;
+        use crate::space::config::Config;
+        let dir = tempfile::tempdir().unwrap();
+        let id = |k: &str| EntryId { kernel: k.into(), kernel_hash: "h".into(), target: "t".into(), toolchain: "c".into(), problem: "n=1".into() };
+        let m = |x: i64| {
+            let c = Config::new([("x", crate::spec::value::Value::Int(x))]);
+            (c.key(), Measurement::timed(c, Stats::from_samples(&[x as f64, x as f64], false), 1))
+        };
+        let mut file = DbFile::default();
+        for k in ["a", "b"] {
+            let mut n = Entry::new(id(k), "T".into(), Environment::default());
+            for x in 1..=3 {
+                let (key, v) = m(x);
+                n.measurements.insert(key, v);
+            }
+            file.entries.insert(id(k).key(), n);
+        }
+        let mut v = serde_json::to_value(&file).unwrap();
+        let (x2, x3) = (m(2).0, m(3).0);
+        v["entries"][id("a").key()]["measurements"][&x2] = serde_json::json!({"config": 7});
+        v["entries"][id("a").key()]["measurements"][&x3] = serde_json::json!({"config": "__nan__"});
+        v["entries"][id("b").key()]["winner"] = serde_json::json!({"config": 7});
+        let text = v.to_string().replace("\"__nan__\"", "NaN");
+        assert!(text.contains(":NaN"));
+        let path = dir.path().join("db.json");
+        std::fs::write(&path, &text).unwrap();
+        let db = Database::at(&path);
+        let read = db.load().unwrap();
+        assert_eq!(read.entries.len(), 2, "both entries read");
+        assert_eq!(read.entries[&id("a").key()].measurements.len(), 1, "the two damaged measurements skipped");
+        let b = &read.entries[&id("b").key()];
+        assert_eq!((b.measurements.len(), b.winner.is_none()), (3, true), "the damaged winner left out, the measurements kept");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "reading leaves the file as it is");
+        // A tune's write converts it to SQLite; the JSON as it was is kept beside it.
+        db.update_entry(&id("a"), |e| {
+            let (key, v) = m(4);
+            e.as_mut().unwrap().measurements.insert(key, v);
+        })
+        .unwrap();
+        assert_eq!(std::fs::read_to_string(dir.path().join("db.json.unreadable-records.json")).unwrap(), text);
+        assert_eq!(db.entry(&id("a")).unwrap().unwrap().measurements.len(), 2);
+        assert_eq!(db.entry(&id("b")).unwrap().unwrap().measurements.len(), 3);
+        // Entries that are no object of entries: the file is refused, naming the field.
+        std::fs::write(&path, r#"{"schema": "kerntune-db", "version": 1, "entries": [1]}"#).unwrap();
+        let e = Database::at(&path).load().unwrap_err().to_string();
+        assert!(e.contains("`entries` is [1], not an object of entries"), "{e}");
     }
 
     /// Run notes merge as the measurements do: the union, the same whichever side is merged

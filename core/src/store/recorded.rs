@@ -304,8 +304,12 @@ impl RecordedSpace {
         let results = v["results"].as_array().ok_or("`results` is not an array")?;
         let mut keys: Vec<String> = Vec::new();
         let mut lists: Vec<Vec<J>> = Vec::new();
-        for r in results {
-            for (k, val) in r["configuration"].as_object().ok_or("a result has no `configuration` object")? {
+        for (n, r) in results.iter().enumerate() {
+            let conf = r["configuration"].as_object().ok_or_else(|| match &r["configuration"] {
+                J::Null => format!("results[{n}] has no `configuration`"),
+                other => format!("results[{n}]: `configuration` is {}, not an object of parameter values", quote_json(other)),
+            })?;
+            for (k, val) in conf {
                 let p = match keys.iter().position(|x| x == k) {
                     Some(p) => p,
                     None => {
