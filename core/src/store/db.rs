@@ -75,6 +75,15 @@ pub enum DbError {
         /// What the parser said.
         detail: String,
     },
+    /// The file is JSON but no kerntune database, nor another tuner's results: it is left
+    /// untouched, and never called a damaged database to clear (it may be any file of the user's).
+    #[error("{path} is not a kerntune database ({detail}); it was left untouched: give --db a kerntune database file, or a path where one is to be made")]
+    NotOurs {
+        /// The file.
+        path: PathBuf,
+        /// What it is.
+        detail: String,
+    },
     /// The file is another tuner's results (a Kernel Tuner cache, a T4 file), not a database.
     /// It is left untouched.
     #[error("{path} is {kind}, not a kerntune database; it was left untouched: draw it with `kerntune report --db {path}`, learn from it in a tune with `--prior {path}`, and give --db a kerntune database file")]
@@ -804,10 +813,10 @@ impl DbFile {
             }
         };
         if v.get("schema").and_then(|s| s.as_str()) != Some(SCHEMA_NAME) {
-            if let Some(kind) = crate::store::foreign::kind_of(&v) {
+            if let Some(kind) = crate::store::foreign::kind_of(&v).or_else(|| crate::store::foreign::kind_of_damaged(&v)) {
                 return Err(DbError::Foreign { path: path.into(), kind });
             }
-            return Err(DbError::Corrupt { path: path.into(), detail: format!("missing \"schema\": \"{SCHEMA_NAME}\"") });
+            return Err(DbError::NotOurs { path: path.into(), detail: format!("JSON without \"schema\": \"{SCHEMA_NAME}\"") });
         }
         let found = v.get("version").and_then(|s| s.as_u64()).unwrap_or(0) as u32;
         if found != SCHEMA_VERSION {
@@ -1914,6 +1923,13 @@ mod tests {
         std::fs::write(&path, r#"{"schema": "kerntune-db", "version": 1, "entries": [1]}"#).unwrap();
         let e = Database::at(&path).load().unwrap_err().to_string();
         assert!(e.contains("`entries` is [1], not an object of entries"), "{e}");
+        // JSON that is no kerntune database (a file of the user's named by mistake): said so,
+        // and never the advice to clear it; a damaged T4 file is read as one, to say where.
+        std::fs::write(&path, r#"{"name": "my settings"}"#).unwrap();
+        let e = Database::at(&path).load().unwrap_err().to_string();
+        assert!(e.contains("is not a kerntune database (JSON without") && !e.contains("db clear"), "{e}");
+        std::fs::write(&path, r#"{"results": 7}"#).unwrap();
+        assert!(matches!(Database::at(&path).load(), Err(DbError::Foreign { kind: "a T4 results file", .. })));
     }
 
     /// Run notes merge as the measurements do: the union, the same whichever side is merged

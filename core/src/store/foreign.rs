@@ -36,6 +36,19 @@ pub fn kind_of(v: &J) -> Option<&'static str> {
     }
 }
 
+/// What kind of file `v` would be, were it not damaged: a `cache` or `tune_params_keys` is
+/// Kernel Tuner's, `results` without kerntune's `schema` a T4 file's. Reading it as one says
+/// where it is damaged.
+pub(crate) fn kind_of_damaged(v: &J) -> Option<&'static str> {
+    if v.get("cache").is_some() || v.get("tune_params_keys").is_some() {
+        Some("a Kernel Tuner cache")
+    } else if v.get("results").is_some() && v.get("schema").is_none() {
+        Some("a T4 results file")
+    } else {
+        None
+    }
+}
+
 /// What kind of file `text` holds, when it is another tuner's, read as such files are (Python's
 /// non-finite numbers; a Kernel Tuner cache cut off while written); `None` where it is not. A
 /// text that does not parse even so but names Kernel Tuner's `tune_params_keys` is a damaged

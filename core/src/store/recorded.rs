@@ -359,6 +359,7 @@ impl RecordedSpace {
             };
             let samples: Vec<f64> = match &r["times"]["runtimes"] {
                 J::Null => Vec::new(),
+                J::String(s) if python_non_finite(s) => Vec::new(),
                 J::Array(a) => a
                     .iter()
                     .filter(|x| !x.as_str().is_some_and(python_non_finite))
