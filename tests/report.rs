@@ -404,6 +404,36 @@ fn an_entry_of_failures_says_every_config_failed() {
     assert_eq!(html.matches("Nothing was measured successfully.").count(), 3, "times, search and compile times say so");
 }
 
+/// A database damaged or edited by hand draws, never panics: a span 10^300 s into its run, a
+/// job on device 2^53, a compile of −5 s and a run started in the year 285 million (before, the
+/// report panicked or aborted on each); the page says what it left out.
+#[test]
+fn records_no_tune_could_have_made_are_left_out_of_the_pictures() {
+    let d = tempfile::tempdir().unwrap();
+    let mut e = synthetic_entry("NVIDIA H200", "cuda-sm_90-h200", "n=1024", 40, 1.0, 1);
+    let mut traces = e.measurements.values_mut().filter_map(|m| m.trace.as_mut());
+    let t = traces.next().unwrap();
+    t.spans.push(kerntune::store::db::Span { what: kerntune::store::db::SpanKind::Compile, device: None, from_s: 1e300, to_s: 1e300 });
+    t.compile_s = Some(-5.0);
+    let t = traces.next().unwrap();
+    t.spans.push(kerntune::store::db::Span { what: kerntune::store::db::SpanKind::Measure, device: Some(1 << 53), from_s: 1.0, to_s: 2.0 });
+    t.run = 1 << 53;
+    let mut f = DbFile::default();
+    f.entries.insert(e.id.key(), e);
+    let db = d.path().join("damaged.json");
+    std::fs::write(&db, serde_json::to_string(&f).unwrap()).unwrap();
+    let out = d.path().join("damaged.html");
+    let o = kerntune(&["report", "--db", db.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("2 recorded span(s) or run time(s) no tune could have recorded"), "the page says what it left out");
+    assert!(html.contains("s after 1970 (not a date: a damaged record)"));
+    let kinds: Vec<String> = figures(&html).into_iter().map(|(k, _)| k).collect();
+    for want in ["timeline", "trace", "compile"] {
+        assert!(kinds.iter().any(|k| k == want), "no {want} chart: {kinds:?}");
+    }
+}
+
 /// A kernel with a byte formula alone: its rates are drawn against rank by time, and a config's
 /// dot stands at the rank the table gives it (the winner at 1; the chart counted from 0, so
 /// every dot stood one rank left of its row). A tune without priors says nothing of sources.

@@ -75,6 +75,10 @@ fn rate(x: Option<f64>, scale: f64) -> String {
 }
 
 fn utc(secs: u64) -> String {
+    // humantime writes years up to 9999; a later start is a damaged record, not a date.
+    if secs > 253_402_300_799 {
+        return format!("{secs} s after 1970 (not a date: a damaged record)");
+    }
     humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs)).to_string().replace('T', " ").replace('Z', " UTC")
 }
 

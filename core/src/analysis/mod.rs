@@ -277,7 +277,8 @@ impl EntryView {
                         samples: stats.samples,
                         raced: stats.raced,
                         position: Position::of(flops, bytes, stats.mean, peaks.as_ref()),
-                        compile_s: m.trace.as_ref().and_then(|t| t.compile_s),
+                        // A compile time no compile could take (a damaged record) is none.
+                        compile_s: m.trace.as_ref().and_then(|t| t.compile_s).filter(|&c| crate::run::timeline::plausible(0.0, c)),
                         trace: m.trace.clone(),
                     });
                 }
@@ -305,7 +306,7 @@ impl EntryView {
         // Only the newest runs with spans are drawn: the others' lanes are not made.
         let timed_runs = spans.len();
         let drawn: Vec<u64> = spans.keys().rev().take(TIMELINES).copied().collect();
-        let runs = by_run
+        let runs: Vec<Run> = by_run
             .into_iter()
             .map(|(started, mut evals)| {
                 evals.sort_by_key(|e| e.0);
@@ -330,6 +331,14 @@ impl EntryView {
             })
             .collect();
         let mut notes = Vec::new();
+        let implausible: usize = runs.iter().filter_map(|r| r.timeline.as_ref()).map(|t| t.implausible).sum();
+        if implausible > 0 {
+            notes.push(format!(
+                "{implausible} recorded span(s) or run time(s) no tune could have recorded (reversed, negative, past {:.0} days, or on a device past {}) are not drawn: a damaged record",
+                crate::run::timeline::HORIZON_S / 86_400.0,
+                crate::run::timeline::MAX_LANES
+            ));
+        }
         if from_spec > 0 {
             notes.push(format!("FLOPs and bytes of {from_spec} config(s) were computed from the spec's formulas: their records predate storing them"));
         }

@@ -18,6 +18,18 @@ const SLACK: f64 = 0.0015;
 /// One config's spans as a timeline takes them: its key, its spans and whether it failed.
 pub type Spanned<'a> = (&'a str, &'a [Span], bool);
 
+/// The longest a run's recorded times may be, in seconds (about 116 days): beyond it a span is
+/// a damaged record, not a tune.
+pub const HORIZON_S: f64 = 1e7;
+
+/// The most device or compile lanes a run's records may name: beyond it, a damaged record.
+pub const MAX_LANES: usize = 4096;
+
+/// Whether `from..to` (seconds into a run) is a span a tune could have recorded.
+pub fn plausible(from: f64, to: f64) -> bool {
+    from.is_finite() && to.is_finite() && 0.0 <= from && from <= to && to <= HORIZON_S
+}
+
 /// One span of one config, on its lane.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Bar {
@@ -57,6 +69,8 @@ pub struct Timeline {
     pub unrecorded_spans: Vec<(f64, f64)>,
     /// Compiler processes the out-of-memory killer ended while compiling.
     pub killed_for_memory: u32,
+    /// Spans and run times left out as no tune could have recorded them (see [`Timeline::new`]).
+    pub implausible: usize,
 }
 
 /// What one device did with the run's time, in seconds.
@@ -140,11 +154,21 @@ impl Timeline {
     /// The timeline of one run: each config's key, spans and whether it failed, with the
     /// run's [`RunTime`] where its note has one. `None` when no span was recorded (an older
     /// kerntune's records, or a tune that read every result from the database).
+    ///
+    /// Spans no tune could have recorded (reversed, negative, past [`HORIZON_S`], or on a device
+    /// past [`MAX_LANES`]: a database damaged or edited by hand) are left out and counted in
+    /// `implausible`, and so are such numbers in `time`: one damaged record must not stretch a
+    /// chart over 10^300 seconds, or make a lane for each of 2^53 devices.
     pub fn new<'a>(configs: impl IntoIterator<Item = Spanned<'a>>, time: Option<&RunTime>) -> Option<Timeline> {
         let mut compiles: Vec<Bar> = Vec::new();
         let mut jobs: Vec<Bar> = Vec::new();
+        let mut implausible = 0;
         for (key, spans, failed) in configs {
             for s in spans {
+                if !plausible(s.from_s, s.to_s) || s.device.is_some_and(|d| d >= MAX_LANES) {
+                    implausible += 1;
+                    continue;
+                }
                 let bar = Bar { key: key.to_string(), span: s.clone(), lane: s.device.unwrap_or(0), failed };
                 if s.what.on_device() {
                     jobs.push(bar);
@@ -156,6 +180,19 @@ impl Timeline {
         if compiles.is_empty() && jobs.is_empty() {
             return None;
         }
+        let ms = |x: u64| x as f64 / 1e3;
+        let span_ms = |(a, b): (u64, u64)| -> Option<(f64, f64)> { plausible(ms(a), ms(b)).then_some((ms(a), ms(b))) };
+        let lanes = |n: u32| (n as usize <= MAX_LANES).then_some(n as usize);
+        let wall_ms = time.map(|t| t.wall_ms).filter(|&w| ms(w) <= HORIZON_S);
+        let devices_recorded = time.map_or(Some(1), |t| lanes(t.devices));
+        let threads_recorded = time.map_or(Some(0), |t| lanes(t.compile_threads));
+        let reference = time.and_then(|t| t.reference_ms).and_then(span_ms);
+        let unrecorded_spans: Vec<(f64, f64)> = time.map_or(Vec::new(), |t| t.unrecorded_spans_ms.iter().filter_map(|&r| span_ms(r)).collect());
+        if let Some(t) = time {
+            let dropped = [wall_ms.is_none(), devices_recorded.is_none(), threads_recorded.is_none(), t.reference_ms.is_some() && reference.is_none()];
+            implausible += dropped.iter().filter(|&&d| d).count() + t.unrecorded_spans_ms.len() - unrecorded_spans.len();
+        }
+        let (devices_recorded, threads_recorded) = (devices_recorded.unwrap_or(1), threads_recorded.unwrap_or(0));
         let by_start = |a: &Bar, b: &Bar| a.span.from_s.total_cmp(&b.span.from_s).then_with(|| a.key.cmp(&b.key));
         compiles.sort_by(by_start);
         jobs.sort_by(by_start);
@@ -174,20 +211,20 @@ impl Timeline {
             }
         }
         let last = compiles.iter().chain(&jobs).map(|b| b.span.to_s).fold(0.0, f64::max);
-        let ms = |x: u64| x as f64 / 1e3;
-        let wall_s = time.map_or(last, |t| ms(t.wall_ms).max(last));
-        let devices = jobs.iter().map(|b| b.lane + 1).max().unwrap_or(0).max(time.map_or(1, |t| t.devices as usize)).max(1);
+        let wall_s = wall_ms.map_or(last, |w| ms(w).max(last));
+        let devices = jobs.iter().map(|b| b.lane + 1).max().unwrap_or(0).max(devices_recorded).max(1);
         Some(Timeline {
             wall_s,
-            compile_threads: time.map_or(0, |t| t.compile_threads as usize).max(ends.len()).max(1),
+            compile_threads: threads_recorded.max(ends.len()).max(1),
             devices,
             compile_lanes: ends.len(),
             bars: compiles.into_iter().chain(jobs).collect(),
-            reference: time.and_then(|t| t.reference_ms).map(|(a, b)| (ms(a), ms(b))),
-            unrecorded: time.map_or((0, 0.0), |t| (t.unrecorded_compiles as usize, ms(t.unrecorded_compile_ms))),
-            unrecorded_spans: time.map_or(Vec::new(), |t| t.unrecorded_spans_ms.iter().map(|&(a, b)| (ms(a), ms(b))).collect()),
+            reference,
+            unrecorded: time.map_or((0, 0.0), |t| (t.unrecorded_compiles as usize, ms(t.unrecorded_compile_ms).min(HORIZON_S))),
+            unrecorded_spans,
             killed_for_memory: time.map_or(0, |t| t.compiles_killed_for_memory),
-            memory_held_s: time.map_or(0.0, |t| ms(t.memory_held_ms)),
+            memory_held_s: time.map_or(0.0, |t| ms(t.memory_held_ms).min(HORIZON_S)),
+            implausible,
         })
     }
 
@@ -406,6 +443,40 @@ mod tests {
     }
     fn m(d: usize, from: f64, to: f64) -> Span {
         Span::new(SpanKind::Measure, Some(d), from, to - from)
+    }
+
+    /// Spans and run times no tune could have recorded (a database damaged or edited by hand)
+    /// are left out and counted: a report drew them by stretching its axis over 10^300 s
+    /// (plotters overflowed) or by making a lane for each of 2^53 devices (the process aborted
+    /// for memory), and a run of 4 billion devices would have been accounted device by device.
+    #[test]
+    fn spans_no_tune_could_have_recorded_are_left_out_and_counted() {
+        let good = [c(0.0, 1.0), m(0, 1.0, 2.0)];
+        // As read from a damaged record (`Span::new` would have clamped them).
+        let raw = |device: Option<usize>, from_s: f64, to_s: f64| Span {
+            what: if device.is_some() { SpanKind::Measure } else { SpanKind::Compile },
+            device,
+            from_s,
+            to_s,
+        };
+        let bad = [raw(None, 1e300, 1e300), raw(Some(1 << 53), 1.0, 2.0), raw(None, 3.0, 2.0), raw(None, -1.0, 0.5), raw(None, 0.0, f64::NAN)];
+        let time = RunTime {
+            wall_ms: u64::MAX,
+            compile_threads: u32::MAX,
+            devices: u32::MAX,
+            reference_ms: Some((5, u64::MAX)),
+            unrecorded_spans_ms: vec![(0, 10), (7, 3)],
+            ..Default::default()
+        };
+        let t = Timeline::new([("a", &good[..], false), ("b", &bad[..], false)], Some(&time)).unwrap();
+        assert_eq!(t.bars.len(), 2, "{t:?}");
+        assert_eq!(t.implausible, 5 + 4 + 1, "five spans; the wall, devices, threads and reference; one unrecorded span");
+        assert_eq!((t.wall_s, t.devices, t.compile_threads, t.reference, t.unrecorded_spans.len()), (2.0, 1, 1, None, 1));
+        let acc = t.account();
+        assert_eq!(acc.devices.len(), 1);
+        assert!((acc.devices[0].busy_s - 1.0).abs() < 1e-9, "{acc:?}");
+        // Nothing left at all: no timeline, as for a run without spans.
+        assert!(Timeline::new([("b", &bad[..], false)], None).is_none());
     }
 
     #[test]
