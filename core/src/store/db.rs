@@ -930,7 +930,17 @@ impl Database {
     }
 
     fn io(&self, action: &'static str) -> impl FnOnce(std::io::Error) -> DbError + '_ {
-        move |error| DbError::Io { path: self.path.clone(), action, error }
+        move |error| {
+            use std::io::ErrorKind::*;
+            // A place the database cannot be: say where else it can go.
+            let error = match error.kind() {
+                NotADirectory | NotFound | PermissionDenied | ReadOnlyFilesystem if matches!(action, "opening" | "creating its directory") => {
+                    std::io::Error::new(error.kind(), format!("{error}; {}", self.elsewhere()))
+                }
+                _ => error,
+            };
+            DbError::Io { path: self.path.clone(), action, error }
+        }
     }
 
     fn sql(&self, action: &'static str) -> impl Fn(rusqlite::Error) -> DbError + '_ {
@@ -938,8 +948,22 @@ impl Database {
             rusqlite::Error::SqliteFailure(f, _) if matches!(f.code, rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt) => {
                 DbError::Corrupt { path: self.path.clone(), detail: e.to_string() }
             }
+            rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::CannotOpen => {
+                DbError::Io { path: self.path.clone(), action, error: std::io::Error::other(format!("{e}; {}", self.elsewhere())) }
+            }
             other => DbError::Io { path: self.path.clone(), action, error: std::io::Error::other(other.to_string()) },
         }
+    }
+
+    /// Where else a database that cannot be made here can go: its folder named, and whether
+    /// `KERNTUNE_CACHE_DIR` chose it.
+    fn elsewhere(&self) -> String {
+        let folder = self.path.parent().map_or_else(|| ".".to_string(), |p| p.display().to_string());
+        let chosen = match std::env::var_os("KERNTUNE_CACHE_DIR").filter(|d| !d.is_empty()) {
+            Some(d) if self.path.starts_with(&d) => format!(" (KERNTUNE_CACHE_DIR={} chose it)", Path::new(&d).display()),
+            _ => String::new(),
+        };
+        format!("{folder} is no folder this process can write{chosen}: name a database in one with --db FILE (or set KERNTUNE_CACHE_DIR to one), or tune with --no-db")
     }
 
     fn kind(&self) -> Result<Kind, DbError> {
@@ -1869,6 +1893,21 @@ mod tests {
         let read = db.load().unwrap();
         assert_eq!(read.entries.len(), 2);
         assert!(read.entries.values().all(|e| e.measurements.is_empty()));
+    }
+
+    /// A database where none can be (under a file, say from a mistyped KERNTUNE_CACHE_DIR): the
+    /// error names the folder and says where else it can go (it said only `Not a directory`).
+    #[test]
+    fn a_database_where_none_can_be_says_where_else_it_can_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a-file");
+        std::fs::write(&file, "x").unwrap();
+        let id = EntryId { kernel: "k".into(), kernel_hash: "h".into(), target: "t".into(), toolchain: "c".into(), problem: "n=1".into() };
+        for path in [file.join("db.sqlite"), file.join("sub").join("db.sqlite")] {
+            let e = Database::at(&path).update_entry(&id, |e| *e = Some(Entry::new(id.clone(), "T".into(), Environment::default()))).unwrap_err().to_string();
+            let folder = path.parent().unwrap().display().to_string();
+            assert!(e.contains(&format!("{folder} is no folder this process can write")) && e.contains("--db FILE") && e.contains("--no-db"), "{e}");
+        }
     }
 
     /// The same for a database in JSON (kerntune's export, or a database from before SQLite):
