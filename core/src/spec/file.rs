@@ -875,6 +875,12 @@ impl Spec {
             field: field.clone(),
             message: format!("cannot read kernel file {}: {e}", path.display()),
         })?;
+        // A byte-order mark (Windows editors write one) is no source: naga stopped at it
+        // (`expected global item … found "\u{feff}"`).
+        let code = match code.strip_prefix('\u{feff}') {
+            Some(rest) => rest.to_string(),
+            None => code,
+        };
         if language == "wgsl" {
             if let Some((i, a)) = self.template.args.iter().enumerate().find(|(_, a)| matches!(a.kind, ArgKind::Buffer { memory: Memory::Constant { .. }, .. }))
             {

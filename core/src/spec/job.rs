@@ -784,6 +784,21 @@ mod tests {
         assert!(v.per_output.is_empty() && v.tolerance.rtol == 1e-5, "{:?}", v.per_output);
     }
 
+    /// A kernel file that starts with a byte-order mark (Windows editors write one) is read
+    /// without it: naga stopped at it (`expected global item … found "\u{feff}"`).
+    #[test]
+    fn a_byte_order_mark_is_no_source() {
+        let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/triad");
+        let dir = tempfile::tempdir().unwrap();
+        for f in ["triad.toml", "triad.cu"] {
+            std::fs::copy(shipped.join(f), dir.path().join(f)).unwrap();
+        }
+        let wgsl = std::fs::read_to_string(shipped.join("triad.wgsl")).unwrap();
+        std::fs::write(dir.path().join("triad.wgsl"), format!("\u{feff}{wgsl}")).unwrap();
+        let spec = crate::spec::Spec::load(&dir.path().join("triad.toml")).unwrap();
+        assert_eq!(spec.job("wgsl", 0).unwrap().source.code, wgsl);
+    }
+
     /// A parameter of more than one value that nothing compiled or launched reads is warned of;
     /// one read by a header, the kernel's template name, the grid, shared memory or a scalar
     /// argument is not, nor one of a single value; WGSL's block does not count; a close name of
