@@ -189,6 +189,14 @@ fn absent_optional_fields_are_fine() {
     assert!(s.warnings.iter().any(|w| w.contains("Device.Name `A100` is not used")), "{:?}", s.warnings);
     let s = load_modified(&["Search"], serde_json::json!({"Name": "GeneticAlgorithm", "Attributes": []})).unwrap();
     assert_eq!(s.strategy.as_deref(), Some("genetic"));
+    // A byte-order mark, as a Windows editor saves the file, is not JSON: read without it.
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["gemm.json", "gemm.cu"] {
+        std::fs::copy(example(f), dir.path().join(f)).unwrap();
+    }
+    let text = std::fs::read_to_string(dir.path().join("gemm.json")).unwrap();
+    std::fs::write(dir.path().join("gemm.json"), format!("\u{feff}{text}")).unwrap();
+    load(&dir.path().join("gemm.json")).unwrap_or_else(|e| panic!("with a byte-order mark: {e}"));
 }
 
 #[test]

@@ -800,6 +800,7 @@ impl DbFile {
 
     /// [`DbFile::parse`], with how many records were skipped.
     fn parse_counting(text: &str, path: &Path) -> Result<(DbFile, usize), DbError> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         // A number edited by hand in Python (`NaN`) costs only its record, as any damage does.
         let v: serde_json::Value = match serde_json::from_str(&crate::store::recorded::python_numbers(text)) {
             Ok(v) => v,
@@ -979,7 +980,9 @@ impl Database {
         if head.starts_with(b"SQLite format 3\0") {
             return Ok(Kind::Sqlite);
         }
-        if head[..n].iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
+        // JSON, after a byte-order mark where an editor wrote one.
+        let body = head[..n].strip_prefix(b"\xef\xbb\xbf").unwrap_or(&head[..n]);
+        if body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
             return Ok(Kind::Json);
         }
         // A gzipped Kernel Tuner cache or T4 file.
@@ -1941,6 +1944,9 @@ mod tests {
         let text = v.to_string().replace("\"__nan__\"", "NaN");
         assert!(text.contains(":NaN"));
         let path = dir.path().join("db.json");
+        // With a byte-order mark, as a Windows editor saves it.
+        std::fs::write(&path, format!("\u{feff}{text}")).unwrap();
+        assert_eq!(Database::at(&path).load().unwrap().entries.len(), 2);
         std::fs::write(&path, &text).unwrap();
         let db = Database::at(&path);
         let read = db.load().unwrap();

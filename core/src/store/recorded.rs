@@ -42,17 +42,22 @@ pub struct RecordedSpace {
     pub cut_off: bool,
 }
 
-/// A file's text, gunzipped where its name ends in `.gz`.
+/// A file's text, gunzipped where its name ends in `.gz`, without a byte-order mark (Windows
+/// editors write one, and JSON has none).
 pub(crate) fn read_text(path: &Path) -> Result<String, String> {
     let mut bytes = Vec::new();
     std::fs::File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-    if path.extension().is_some_and(|e| e == "gz") {
+    let text = if path.extension().is_some_and(|e| e == "gz") {
         let mut out = String::new();
         flate2::read::GzDecoder::new(&bytes[..]).read_to_string(&mut out).map_err(|e| format!("{}: not valid gzip: {e}", path.display()))?;
-        Ok(out)
+        out
     } else {
-        String::from_utf8(bytes).map_err(|e| format!("{}: not UTF-8: {e}", path.display()))
-    }
+        String::from_utf8(bytes).map_err(|e| format!("{}: not UTF-8: {e}", path.display()))?
+    };
+    Ok(match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_string(),
+        None => text,
+    })
 }
 
 /// A Kernel Tuner cache's or T4 file's text parsed (repaired where cut off); `Err` names `path`.
@@ -788,8 +793,10 @@ mod tests {
         assert_eq!(s.samples, vec![vec![], vec![2.0], vec![]]);
         assert_eq!(s.compile_s[1], None);
         let p = std::env::temp_dir().join(format!("kerntune-python-{}.json", std::process::id()));
-        std::fs::write(&p, cache).unwrap();
+        // With a byte-order mark, as a Windows editor saves it.
+        std::fs::write(&p, format!("\u{feff}{cache}")).unwrap();
         let prior = PriorFile::load(&p).unwrap();
+        assert_eq!(RecordedSpace::load(&p).unwrap().times, s.times);
         std::fs::remove_file(&p).unwrap();
         assert!(prior.records[0].1.as_ref().is_ok_and(|t| t.is_nan()), "a NaN time is no time, not a failure");
         let zero = cache.replace(r#""time": 3.0"#, r#""time": 0.0"#);
