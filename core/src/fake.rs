@@ -43,6 +43,9 @@ pub enum Behavior {
     WrongOutput,
     /// Writes NaN to the first element of each output (a 0/0), the rest right.
     NonFinite,
+    /// Writes outputs that vary from launch to launch (a race between threads, a missing
+    /// barrier): each launch adds the count of racy launches before it.
+    Racy,
     /// Leaves the last quarter of each output unwritten.
     SkipWrites,
     /// Kills the device (a sticky error); the backend must recover.
@@ -556,7 +559,11 @@ impl FakeBackend {
     }
 }
 
+/// Racy launches so far ([`Behavior::Racy`]).
+static RACES: AtomicU64 = AtomicU64::new(0);
+
 fn compute(bufs: &mut [HostBuffer], behavior: Option<&Behavior>) {
+    let race = if behavior == Some(&Behavior::Racy) { RACES.fetch_add(1, Ordering::SeqCst) as f64 + 1.0 } else { 0.0 };
     let inputs: Vec<HostBuffer> = bufs.iter().filter(|b| b.access == Access::Read).cloned().collect();
     for b in bufs.iter_mut().filter(|b| b.access != Access::Read) {
         let n = b.len();
@@ -571,6 +578,7 @@ fn compute(bufs: &mut [HostBuffer], behavior: Option<&Behavior>) {
             if behavior == Some(&Behavior::WrongOutput) {
                 v += 1.0;
             }
+            v += race;
             if behavior == Some(&Behavior::NonFinite) && i == 0 {
                 v = f64::NAN;
             }

@@ -874,6 +874,28 @@ fn a_default_that_breaks_the_restrictions_is_never_run() {
     assert!(e.contains("the restrictions leave no valid config"), "{e}");
 }
 
+/// A reference whose outputs vary from launch to launch (a race between threads) is no
+/// reference: it is launched twice, and where its two launches disagree it is a wrong output
+/// that says so, and the next config is tried. The racy default used to be the reference, call
+/// every config that disagreed with it wrong, and win; a kernel racy in every config has no
+/// winner, and the error says why.
+#[test]
+fn a_reference_whose_outputs_vary_from_launch_to_launch_is_no_reference() {
+    let fake = FakeBackend::new(limits(), time).with_behavior(|c| if is(c, 256, 1) { Behavior::Racy } else { Behavior::Ok });
+    let r = Tuner::new(fake).tune(&job(), &opts()).unwrap();
+    match &result_of(&r, 256, 1).outcome {
+        ResultOutcome::Failed { kind: FailureKind::WrongOutput, message } => {
+            assert!(message.contains("its outputs differ between two launches on the same inputs, so no output can be checked against it"), "{message}")
+        }
+        other => panic!("the racy default: {other:?}"),
+    }
+    assert!(is(&r.winner, 128, 4), "{:?}", r.winner);
+    assert!(r.notes.iter().any(|n| n.contains("the first valid config that ran (the default config failed)")), "{:?}", r.notes);
+    let racy = FakeBackend::new(limits(), time).with_behavior(|_| Behavior::Racy);
+    let e = Tuner::new(racy).tune(&job(), &opts()).unwrap_err().to_string();
+    assert!(e.contains("no valid config left") && e.contains("its outputs differ between two launches on the same inputs"), "{e}");
+}
+
 #[test]
 fn a_cpu_reference_checks_every_config() {
     let mut j = job();

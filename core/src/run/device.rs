@@ -218,7 +218,7 @@ impl<'a, B: Backend> Session<'a, B> {
     /// for those verification compares (the inputs stay on the device), and the inputs declared
     /// read-only that the launch wrote.
     fn reference(&mut self, kernel: &B::Kernel, launch: &Launch) -> Result<(Vec<HostBuffer>, Vec<WrittenInput>), BackendError> {
-        let (backend, timeout) = (self.backend, self.opts.bench.timeout);
+        let (backend, timeout, ctx) = (self.backend, self.opts.bench.timeout, self.ctx);
         let compared = crate::measure::verify::compared_buffers(&self.ctx.job.verify.outputs, self.ctx.prep.data.buffers());
         // The inputs too (once, up to a size), so the tuner can tell whether the kernel wrote
         // one declared read-only: it would be restored, but never compared
@@ -233,7 +233,15 @@ impl<'a, B: Backend> Session<'a, B> {
         backend.reset(ws, true)?;
         backend.time(ws, kernel, launch, &TimeRequest { launches: 1, flush: L2Flush::Off, timeout })?;
         let mut outs = backend.read_outputs(ws, &wanted)?;
+        // Launched again from the same inputs, it must give the same outputs (as the outputs
+        // are compared): a reference whose outputs vary from launch to launch (a race between
+        // threads, atomics that sum in another order each time) would call right configs wrong
+        // and win the tune itself, as the example reduction without its first barrier did.
+        backend.reset(ws, true)?;
+        backend.time(ws, kernel, launch, &TimeRequest { launches: 1, flush: L2Flush::Off, timeout })?;
+        let again = backend.read_outputs(ws, &compared)?;
         backend.reset(ws, false)?;
+        reproduces(&ctx.job.verify, timeout, &outs, &again, &compared)?;
         // Where the backend can tell without a tool (wgpu's guard words), whether the candidate
         // reads or writes past a buffer: every config is held to its outputs, and a read past
         // a buffer's end reads there in every config alike.
@@ -421,4 +429,34 @@ impl<K: Send + Sync + 'static> Pool<K> {
     pub fn send(&self, d: usize, job: Job<K>) -> bool {
         self.jobs[d].as_ref().is_some_and(|tx| tx.send(job).is_ok())
     }
+}
+
+/// Whether a reference candidate's second launch (`again`, its compared outputs) gave the
+/// outputs of its first (`first`), as verification compares them; `Err` (a wrong output)
+/// says how they differ.
+fn reproduces(
+    verify: &crate::spec::job::Verification,
+    timeout: std::time::Duration,
+    first: &[HostBuffer],
+    again: &[HostBuffer],
+    compared: &[bool],
+) -> Result<(), BackendError> {
+    let vr = VerifyRequest {
+        reference: first,
+        reference_id: 0,
+        outputs: &verify.outputs,
+        tolerance: verify.tolerance,
+        per_output: &verify.per_output,
+        compare: &verify.compare,
+        mismatches: &verify.mismatches,
+        timeout,
+    };
+    for ((want, got), _) in first.iter().zip(again).zip(compared).filter(|(_, c)| **c) {
+        if let Err(BackendError::WrongOutput(how)) = vr.compare_output(got, want) {
+            return Err(BackendError::WrongOutput(format!(
+                "its outputs differ between two launches on the same inputs, so no output can be checked against it ({how}, the second launch against the first): a race between threads (a missing barrier, say), or atomics that sum in another order each time (compare such an output by its sum, or loosen its tolerance)"
+            )));
+        }
+    }
+    Ok(())
 }
