@@ -214,9 +214,10 @@ impl<'a, B: Backend> Session<'a, B> {
         Ok(self.ws.as_mut().expect("just made"))
     }
 
-    /// Runs a reference candidate once on poisoned outputs and returns every buffer, with data
-    /// for those verification compares (the inputs stay on the device), and the inputs declared
-    /// read-only that the launch wrote.
+    /// Runs a reference candidate on poisoned outputs and returns every buffer, with data for
+    /// those verification compares (the inputs stay on the device), and the inputs declared
+    /// read-only that the launch wrote. It runs twice from the same inputs: outputs that differ
+    /// between the two are a wrong output ([`reproduces`]), no reference.
     fn reference(&mut self, kernel: &B::Kernel, launch: &Launch) -> Result<(Vec<HostBuffer>, Vec<WrittenInput>), BackendError> {
         let (backend, timeout, ctx) = (self.backend, self.opts.bench.timeout, self.ctx);
         let compared = crate::measure::verify::compared_buffers(&self.ctx.job.verify.outputs, self.ctx.prep.data.buffers());

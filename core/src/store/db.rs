@@ -1658,6 +1658,7 @@ fn decode_header(mut v: serde_json::Value) -> Result<(Entry, Option<String>), se
 }
 
 /// Entry `key`, if present; records that cannot be decoded are skipped ([`unreadable`]): a
+/// header's winner, origin or run notes, as if it had none ([`decode_header`]); the rest of a
 /// header, as if the entry were absent (its measurements stay in the file, and come back once a
 /// tune writes the header again); a measurement, as if that config were not measured.
 fn read_entry(c: &rusqlite::Connection, path: &Path, key: &str) -> rusqlite::Result<Option<Entry>> {
