@@ -273,7 +273,8 @@ pub fn read_elements(path: &std::path::Path, dtype: DType, len: usize) -> Result
     let count = shape.split(',').map(str::trim).filter(|d| !d.is_empty()).try_fold(1usize, |acc, d| d.parse::<usize>().ok().and_then(|d| acc.checked_mul(d)));
     let count = count.ok_or_else(|| bad("the shape is not a list of sizes"))?;
     if count != len {
-        return Err(format!("{shown}: the array has {count} elements (shape ({shape})), the buffer {len}"));
+        let s = if count == 1 { "" } else { "s" };
+        return Err(format!("{shown}: the array has {count} element{s} (shape ({shape})), the buffer {len}"));
     }
     let data = bytes.get(at + header_len..).ok_or_else(|| bad("no data"))?;
     if data.len() != want {
