@@ -772,7 +772,22 @@ pub struct VerifyRequest<'a> {
     pub timeout: Duration,
 }
 
-impl VerifyRequest<'_> {
+impl<'a> VerifyRequest<'a> {
+    /// The request a tune's `verify` settings make against `reference` (`reference_id`
+    /// identifies it), each launch limited to `timeout`.
+    pub fn of(verify: &'a crate::spec::job::Verification, reference: &'a [HostBuffer], reference_id: u64, timeout: Duration) -> VerifyRequest<'a> {
+        VerifyRequest {
+            reference,
+            reference_id,
+            outputs: &verify.outputs,
+            tolerance: verify.tolerance,
+            per_output: &verify.per_output,
+            compare: &verify.compare,
+            mismatches: &verify.mismatches,
+            timeout,
+        }
+    }
+
     /// Whether a buffer is compared: the named outputs, or every written buffer.
     pub fn selects(&self, b: &HostBuffer) -> bool {
         compared(self.outputs, b)

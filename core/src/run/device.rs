@@ -242,7 +242,7 @@ impl<'a, B: Backend> Session<'a, B> {
         backend.time(ws, kernel, launch, &TimeRequest { launches: 1, flush: L2Flush::Off, timeout })?;
         let again = backend.read_outputs(ws, &compared)?;
         backend.reset(ws, false)?;
-        reproduces(&ctx.job.verify, timeout, &outs, &again, &compared)?;
+        reproduces(&ctx.job.verify, timeout, &outs, &again)?;
         // Where the backend can tell without a tool (wgpu's guard words), whether the candidate
         // reads or writes past a buffer: every config is held to its outputs, and a read past
         // a buffer's end reads there in every config alike.
@@ -318,17 +318,7 @@ impl<'a, B: Backend> Session<'a, B> {
     fn verify(&mut self, kernel: &B::Kernel, launch: &Launch, reference: &RefOutputs) -> Result<Vec<f64>, BackendError> {
         let (backend, bench, verify) = (self.backend, &self.opts.bench, &self.ctx.job.verify);
         let ws = self.workspace()?;
-        let vr = VerifyRequest {
-            reference: &reference.buffers,
-            reference_id: reference.id,
-            outputs: &verify.outputs,
-            tolerance: verify.tolerance,
-            per_output: &verify.per_output,
-            compare: &verify.compare,
-            mismatches: &verify.mismatches,
-            timeout: bench.timeout,
-        };
-        backend.verify(ws, kernel, launch, &vr)
+        backend.verify(ws, kernel, launch, &VerifyRequest::of(verify, &reference.buffers, reference.id, bench.timeout))
     }
 
     /// After an error that left the device unusable: a fresh context and, on next use, a fresh
@@ -435,29 +425,11 @@ impl<K: Send + Sync + 'static> Pool<K> {
 /// Whether a reference candidate's second launch (`again`, its compared outputs) gave the
 /// outputs of its first (`first`), as verification compares them; `Err` (a wrong output)
 /// says how they differ.
-fn reproduces(
-    verify: &crate::spec::job::Verification,
-    timeout: std::time::Duration,
-    first: &[HostBuffer],
-    again: &[HostBuffer],
-    compared: &[bool],
-) -> Result<(), BackendError> {
-    let vr = VerifyRequest {
-        reference: first,
-        reference_id: 0,
-        outputs: &verify.outputs,
-        tolerance: verify.tolerance,
-        per_output: &verify.per_output,
-        compare: &verify.compare,
-        mismatches: &verify.mismatches,
-        timeout,
-    };
-    for ((want, got), _) in first.iter().zip(again).zip(compared).filter(|(_, c)| **c) {
-        if let Err(BackendError::WrongOutput(how)) = vr.compare_output(got, want) {
-            return Err(BackendError::WrongOutput(format!(
-                "its outputs differ between two launches on the same inputs, so no output can be checked against it ({how}, the second launch against the first): a race between threads (a missing barrier, say), or atomics that sum in another order each time (compare such an output by its sum, or loosen its tolerance)"
-            )));
-        }
-    }
-    Ok(())
+fn reproduces(verify: &crate::spec::job::Verification, timeout: std::time::Duration, first: &[HostBuffer], again: &[HostBuffer]) -> Result<(), BackendError> {
+    VerifyRequest::of(verify, first, 0, timeout).check(again).map_err(|e| match e {
+        BackendError::WrongOutput(how) => BackendError::WrongOutput(format!(
+            "its outputs differ between two launches on the same inputs, so no output can be checked against it ({how}, the second launch against the first): a race between threads (a missing barrier, say), or atomics that sum in another order each time (compare such an output by its sum, or loosen its tolerance)"
+        )),
+        other => other,
+    })
 }
