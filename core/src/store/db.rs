@@ -832,30 +832,20 @@ impl DbFile {
         };
         let (mut file, mut skipped) = (DbFile::default(), 0);
         for (key, record) in entries {
-            let quoted = crate::spec::error::quote(key);
             let mut header = record.clone();
             let measurements = header.as_object_mut().and_then(|o| o.insert("measurements".into(), serde_json::json!({})));
-            let mut e: Entry = match decode_header(header) {
-                Ok((e, partial)) => {
-                    if let Some(partial) = partial {
-                        unreadable(path, format!("in entry {quoted}, {partial}"), "tuning its kernel and problem again writes them anew");
-                        skipped += 1;
-                    }
-                    e
-                }
-                Err(err) => {
-                    unreadable(path, format!("entry {quoted} cannot be read ({err})"), "tuning its kernel and problem again writes it anew");
-                    skipped += 1;
-                    continue;
-                }
+            let Some((mut e, partial)) = read_header(path, key, Ok(header)) else {
+                skipped += 1;
+                continue;
             };
+            skipped += usize::from(partial);
             let ms = match measurements {
                 Some(serde_json::Value::Object(ms)) => ms,
                 other => {
                     let found = other.map_or("missing".to_string(), |o| crate::spec::error::quote(&o.to_string()).into_owned());
                     unreadable(
                         path,
-                        format!("the measurements of entry {quoted} are {found}, not an object of configs"),
+                        format!("the measurements of entry {} are {found}, not an object of configs", crate::spec::error::quote(key)),
                         "measuring its configs again replaces them",
                     );
                     skipped += 1;
@@ -863,18 +853,11 @@ impl DbFile {
                 }
             };
             for (config, m) in ms {
-                match serde_json::from_value::<Measurement>(m) {
-                    Ok(m) => {
+                match read_measurement(path, key, &config, serde_json::from_value(m)) {
+                    Some(m) => {
                         e.measurements.insert(config, m);
                     }
-                    Err(err) => {
-                        unreadable(
-                            path,
-                            format!("the measurement of {} in entry {quoted} cannot be read ({err})", crate::spec::error::quote(&config)),
-                            "measuring that config again replaces it",
-                        );
-                        skipped += 1;
-                    }
+                    None => skipped += 1,
                 }
             }
             file.entries.insert(key.clone(), e);
@@ -1657,6 +1640,39 @@ fn decode_header(mut v: serde_json::Value) -> Result<(Entry, Option<String>), se
     serde_json::from_value(v).map(|e| (e, Some(format!("its {what} cannot be read ({err}); the entry is read without {them}")))).map_err(|_| err)
 }
 
+/// Entry `key`'s header as read from `path` (`Err`: it is no JSON), decoded by
+/// [`decode_header`]; what cannot be read is warned of ([`unreadable`]). `None` where the
+/// entry cannot be read at all; with it, whether a part of it was left out.
+fn read_header(path: &Path, key: &str, header: serde_json::Result<serde_json::Value>) -> Option<(Entry, bool)> {
+    let quoted = crate::spec::error::quote(key);
+    match header.and_then(decode_header) {
+        Ok((e, partial)) => {
+            if let Some(partial) = &partial {
+                unreadable(path, format!("in entry {quoted}, {partial}"), "tuning its kernel and problem again writes them anew");
+            }
+            Some((e, partial.is_some()))
+        }
+        Err(err) => {
+            unreadable(path, format!("entry {quoted} cannot be read ({err})"), "tuning its kernel and problem again writes it anew");
+            None
+        }
+    }
+}
+
+/// A measurement of `config` in entry `key` as read from `path`; `None`, warned of
+/// ([`unreadable`]), where it cannot be decoded.
+fn read_measurement(path: &Path, key: &str, config: &str, record: serde_json::Result<Measurement>) -> Option<Measurement> {
+    record
+        .map_err(|err| {
+            unreadable(
+                path,
+                format!("the measurement of {} in entry {} cannot be read ({err})", crate::spec::error::quote(config), crate::spec::error::quote(key)),
+                "measuring that config again replaces it",
+            )
+        })
+        .ok()
+}
+
 /// Entry `key`, if present; records that cannot be decoded are skipped ([`unreadable`]): a
 /// header's winner, origin or run notes, as if it had none ([`decode_header`]); the rest of a
 /// header, as if the entry were absent (its measurements stay in the file, and come back once a
@@ -1666,31 +1682,13 @@ fn read_entry(c: &rusqlite::Connection, path: &Path, key: &str) -> rusqlite::Res
     let Some(header): Option<String> = c.query_row("SELECT header FROM entries WHERE key = ?1", [key], |r| r.get(0)).optional()? else {
         return Ok(None);
     };
-    let mut e: Entry = match serde_json::from_str(&header).and_then(decode_header) {
-        Ok((e, partial)) => {
-            if let Some(partial) = partial {
-                unreadable(path, format!("in entry {}, {partial}", crate::spec::error::quote(key)), "tuning its kernel and problem again writes them anew");
-            }
-            e
-        }
-        Err(err) => {
-            unreadable(path, format!("entry {} cannot be read ({err})", crate::spec::error::quote(key)), "tuning its kernel and problem again writes it anew");
-            return Ok(None);
-        }
-    };
+    let Some((mut e, _)) = read_header(path, key, serde_json::from_str(&header)) else { return Ok(None) };
     let mut st = c.prepare_cached("SELECT config, record FROM measurements WHERE entry = ?1")?;
     let rows = st.query_map([key], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
     for row in rows {
         let (config, record) = row?;
-        match serde_json::from_str::<Measurement>(&record) {
-            Ok(m) => {
-                e.measurements.insert(config, m);
-            }
-            Err(err) => unreadable(
-                path,
-                format!("the measurement of {} in entry {} cannot be read ({err})", crate::spec::error::quote(&config), crate::spec::error::quote(key)),
-                "measuring that config again replaces it",
-            ),
+        if let Some(m) = read_measurement(path, key, &config, serde_json::from_str(&record)) {
+            e.measurements.insert(config, m);
         }
     }
     Ok(Some(e))
