@@ -167,7 +167,7 @@ impl CompileCache {
         let expr = instance.unwrap_or(name);
         let key = self.key(expr, code, headers, &args);
         let job = || CompileJob { name: name.into(), expr: Some(expr.into()), code: code.into(), headers: headers.to_vec(), args: args.clone() };
-        kerntune_core::store::cache::binary(self.dir.as_deref(), &key, "cubin", name, true, || run(&job())).map_err(|e| match &e {
+        kerntune_core::store::cache::binary(self.dir.as_deref(), &key, "cubin", name, true, &crate::cubin::readable, || run(&job())).map_err(|e| match &e {
             BackendError::CompileFailed { log, .. } => static_shared_overflow(log).map_or(e, BackendError::OutOfResources),
             _ => e,
         })
@@ -438,14 +438,27 @@ mod tests {
         let opts = CompileOptions::for_request(&req, "sm_90");
         assert!(!c.holds("k", None, "code", &[], &opts));
         let key = c.key("k", "code", &[], &opts.to_args());
-        kerntune_core::store::cache::store(dir.path(), &key, "cubin", b"image");
-        kerntune_core::store::cache::store(dir.path(), &key, "sym", b"k");
+        // A CUBIN NVRTC made, whose kernel is `sgemm`.
+        let image = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/cubin/sgemm_16_8_8_8_16.sm_90.cubin")).unwrap();
+        kerntune_core::store::cache::store(dir.path(), &key, "cubin", &image);
+        kerntune_core::store::cache::store(dir.path(), &key, "sym", b"sgemm");
         assert!(c.holds("k", None, "code", &[], &opts));
         assert!(!c.holds("k", Some("k<2>"), "code", &[], &opts), "another instance is another compile");
         assert!(!c.holds("k", None, "code2", &[], &opts));
         // What it holds, compile serves (NVRTC is never called: this machine may have none).
         let b = c.compile("k", None, "code", &[], &opts).unwrap();
-        assert!(b.cached && b.bytes == b"image" && b.entry == "k", "{b:?}");
+        assert!(b.cached && b.bytes == image && b.entry == "sgemm", "{:?}", (b.cached, &b.entry));
+        // A damaged CUBIN is not served: compiled again, by the compiler `run` stands for here.
+        let compiled = |_: &CompileJob| -> Result<CompileOutput, BackendError> { Ok((image.clone(), Some("sgemm".into()))) };
+        for damaged in [&image[..image.len() / 2], b"image"] {
+            kerntune_core::store::cache::store(dir.path(), &key, "cubin", damaged);
+            let b = c.compile_with("k", None, "code", &[], &opts, &compiled).unwrap();
+            assert!(!b.cached && b.bytes == image, "{}", damaged.len());
+        }
+        // Nor one whose symbol file names another kernel.
+        kerntune_core::store::cache::store(dir.path(), &key, "sym", b"other");
+        assert!(!c.compile_with("k", None, "code", &[], &opts, &compiled).unwrap().cached);
+        assert!(c.compile("k", None, "code", &[], &opts).unwrap().cached, "stored again");
         // A kept refusal is served as one; ptxas's static shared overflow as the limit it is.
         let refused = |log: &str| format!("{{\"log\": {log:?}, \"options\": []}}");
         let bad = c.key("k", "bad", &[], &opts.to_args());

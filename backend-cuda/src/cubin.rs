@@ -73,6 +73,13 @@ fn u32_at(b: &[u8], i: usize) -> Option<u32> {
 
 /// Reads `kernel`'s resources from a CUBIN. An error says what is missing; the caller can then
 /// ask the driver instead.
+/// Whether `cubin` is an ELF CUBIN holding the symbol `kernel`: what the compile cache checks
+/// before it serves one (see [`kerntune_core::store::cache::binary`]).
+pub fn readable(cubin: &[u8], kernel: &str) -> Result<(), String> {
+    let file = object::File::parse(cubin).map_err(|e| format!("not an ELF CUBIN: {e}"))?;
+    file.symbols().any(|s| s.name() == Ok(kernel)).then_some(()).ok_or_else(|| format!("no symbol `{kernel}` in the CUBIN"))
+}
+
 pub fn usage(cubin: &[u8], kernel: &str) -> Result<CubinUsage, String> {
     let file = object::File::parse(cubin).map_err(|e| format!("not an ELF CUBIN: {e}"))?;
     let symbol = file.symbols().find(|s| s.name() == Ok(kernel)).ok_or_else(|| format!("no symbol `{kernel}` in the CUBIN"))?.index().0 as u32;

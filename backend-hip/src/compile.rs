@@ -64,7 +64,7 @@ pub fn compile(
     let expr = instance.unwrap_or(name);
     let key = cache_key(expr, code, headers, &args, version);
     let job = || CompileJob { name: name.into(), expr: Some(expr.into()), code: code.into(), headers: headers.to_vec(), args: args.clone() };
-    kerntune_core::store::cache::binary(cache_dir.map(PathBuf::as_path), &key, "hsaco", name, true, || run(&job()))
+    kerntune_core::store::cache::binary(cache_dir.map(PathBuf::as_path), &key, "hsaco", name, true, &kerntune_core::store::cache::checksum_only, || run(&job()))
 }
 
 /// hipRTC's compile of a job, in this process: what a compiler process runs (see
@@ -118,6 +118,15 @@ mod tests {
         // What it holds, compile serves (hipRTC is never called: compiling needs an AMD GPU).
         let b = compile("k", None, "code", &[], &opts, d.as_ref(), "6.1", &hiprtc_job).unwrap();
         assert!(b.cached && b.bytes == b"object" && b.entry == "k", "{b:?}");
+        // A code object whose bytes changed since it was stored is compiled again (by the
+        // compiler `run` stands for here), not served.
+        let run = |_: &CompileJob| -> Result<CompileOutput, BackendError> { Ok((b"object 2".to_vec(), Some("k".into()))) };
+        assert!(!compile("k", None, "code 2", &[], &opts, d.as_ref(), "6.1", &run).unwrap().cached);
+        assert!(compile("k", None, "code 2", &[], &opts, d.as_ref(), "6.1", &run).unwrap().cached);
+        let key2 = cache_key("k", "code 2", &[], &opts.to_args(), "6.1");
+        std::fs::write(dir.path().join(format!("{key2}.hsaco")), b"object 3").unwrap();
+        let again = compile("k", None, "code 2", &[], &opts, d.as_ref(), "6.1", &run).unwrap();
+        assert!(!again.cached && again.bytes == b"object 2", "{again:?}");
         // The user's headers are in the key by their contents.
         let h = |code: &str| vec![Header { name: "tile.h".into(), path: "./tile.h".into(), code: code.into() }];
         assert!(!cached("k", None, "code", &h("#define T 4"), &opts, d.as_ref(), "6.1"), "another header is another compile");

@@ -334,14 +334,52 @@ fn refusal(bytes: &[u8]) -> Option<BackendError> {
     Some(BackendError::CompileFailed { log, options })
 }
 
-/// Stores `bytes` under `dir/<key>.<ext>` atomically (temporary file, then rename).
+/// Stores `bytes` under `dir/<key>.<ext>` atomically (temporary file, then rename). A write
+/// that fails (a full disk) leaves nothing behind, not even its temporary file.
 pub fn store(dir: &Path, key: &str, ext: &str, bytes: &[u8]) {
     if std::fs::create_dir_all(dir).is_err() {
         return;
     }
     let tmp = dir.join(format!(".{key}.{ext}.{}.{:?}", std::process::id(), std::thread::current().id()));
-    if std::fs::write(&tmp, bytes).is_ok() && std::fs::rename(&tmp, dir.join(format!("{key}.{ext}"))).is_err() {
+    if std::fs::write(&tmp, bytes).is_err() || std::fs::rename(&tmp, dir.join(format!("{key}.{ext}"))).is_err() {
         let _ = std::fs::remove_file(&tmp);
+    }
+}
+
+/// A backend's reading of a cached image and the symbol to launch in it: `Err` says why it is
+/// not one the backend could load ([`binary`]).
+pub type Readable = dyn Fn(&[u8], &str) -> Result<(), String>;
+
+/// The extension of an image's checksum (`<key>.sum`: [`crate::hash::short_hash`] of the
+/// image), stored beside it so that an image whose bytes changed on disk is told from the one
+/// the compiler made.
+const CHECKSUM: &str = "sum";
+
+/// Why the cached image `bytes` (stored under `dir/<key>.<ext>`) is not the one the compiler
+/// made: it differs from the checksum stored with it (an entry an older kerntune stored has
+/// none), or `readable` refuses it (the backend's own reading: an ELF with the kernel's symbol
+/// in it); `None` when it may be served.
+fn damage(dir: &Path, key: &str, bytes: &[u8], entry: &str, readable: &Readable) -> Option<String> {
+    if let Some(sum) = load(dir, key, CHECKSUM) {
+        let (kept, now) = (String::from_utf8_lossy(&sum).trim().to_string(), crate::hash::short_hash(bytes));
+        if kept != now {
+            return Some(format!("its bytes are not those the compiler made (checksum {now}, stored {kept:?})"));
+        }
+    }
+    readable(bytes, entry).err()
+}
+
+/// The reading of a backend that cannot tell a readable image from its bytes (hipRTC's output
+/// may be a code object or a bundle of them): its checksum alone says whether it is damaged.
+pub fn checksum_only(_: &[u8], _: &str) -> Result<(), String> {
+    Ok(())
+}
+
+/// Removes the files of a cached image (the image, its symbol and checksum), best effort; a
+/// kept refusal of the same key stays.
+fn evict(dir: &Path, key: &str, ext: &str) {
+    for e in [ext, "sym", CHECKSUM] {
+        let _ = std::fs::remove_file(dir.join(format!("{key}.{e}")));
     }
 }
 
@@ -362,19 +400,34 @@ pub struct Binary {
 /// (stored beside the image, extension `sym`); a plain kernel's symbol is `name`. A compile
 /// the compiler refused is kept as well (see the module's docs) and served as that refusal, the
 /// [`BackendError::CompileFailed`] it was ([`holds`] says so before).
+///
+/// A cached image is served only when it is the one the compiler made: its checksum (stored
+/// with it) matches and `readable` (the backend's reading of an image and its symbol) accepts
+/// it. One that is not — cut short, overwritten, another kernel's — is removed with a warning
+/// naming its file, and the config compiled again: a damaged cache costs a compile, never a
+/// config.
 pub fn binary(
     dir: Option<&Path>,
     key: &str,
     ext: &str,
     name: &str,
     templated: bool,
+    readable: &Readable,
     compile: impl FnOnce() -> Result<(Vec<u8>, Option<String>), BackendError>,
 ) -> Result<Binary, BackendError> {
     if let Some(d) = dir {
         let entry = if templated { load(d, key, "sym").and_then(|b| String::from_utf8(b).ok()) } else { Some(name.to_string()) };
         if let (Some(entry), Some(bytes)) = (entry, load(d, key, ext)) {
-            touch(d, key, ext);
-            return Ok(Binary { bytes, entry, cached: true });
+            match damage(d, key, &bytes, &entry, readable) {
+                None => {
+                    touch(d, key, ext);
+                    return Ok(Binary { bytes, entry, cached: true });
+                }
+                Some(why) => {
+                    tracing::warn!("compile cache: {} is damaged ({why}); removed, and the config compiled again", d.join(format!("{key}.{ext}")).display());
+                    evict(d, key, ext);
+                }
+            }
         }
         if let Some(refused) = load(d, key, REFUSED).as_deref().and_then(refusal) {
             touch(d, key, REFUSED);
@@ -395,6 +448,7 @@ pub fn binary(
         if let Some(sym) = &lowered {
             store(d, key, "sym", sym.as_bytes());
         }
+        store(d, key, CHECKSUM, crate::hash::short_hash(&bytes).as_bytes());
     }
     Ok(Binary { bytes, entry: lowered.unwrap_or_else(|| name.to_string()), cached: false })
 }
@@ -402,24 +456,75 @@ pub fn binary(
 #[cfg(test)]
 mod tests {
     use super::binary;
+    use super::checksum_only as any;
     use crate::error::BackendError;
 
     #[test]
     fn binaries_and_their_symbols_are_served_from_the_cache() {
         let d = tempfile::tempdir().unwrap();
         let compiled = || Ok((b"image".to_vec(), Some("_Z1kILi4EEvv".to_string())));
-        let first = binary(Some(d.path()), "key", "bin", "k", true, compiled).unwrap();
+        let first = binary(Some(d.path()), "key", "bin", "k", true, &any, compiled).unwrap();
         assert_eq!((first.entry.as_str(), first.cached), ("_Z1kILi4EEvv", false));
-        let again = binary(Some(d.path()), "key", "bin", "k", true, || Err(BackendError::other("must not compile again"))).unwrap();
+        let again = binary(Some(d.path()), "key", "bin", "k", true, &any, || Err(BackendError::other("must not compile again"))).unwrap();
         assert_eq!((again.bytes.as_slice(), again.entry.as_str(), again.cached), (&b"image"[..], "_Z1kILi4EEvv", true));
         // A template instance whose symbol is missing is compiled again, not launched by the wrong name.
         std::fs::remove_file(d.path().join("key.sym")).unwrap();
-        assert!(!binary(Some(d.path()), "key", "bin", "k", true, compiled).unwrap().cached);
-        let plain = binary(Some(d.path()), "plain", "bin", "triad", false, || Ok((b"x".to_vec(), None))).unwrap();
+        assert!(!binary(Some(d.path()), "key", "bin", "k", true, &any, compiled).unwrap().cached);
+        let plain = binary(Some(d.path()), "plain", "bin", "triad", false, &any, || Ok((b"x".to_vec(), None))).unwrap();
         assert_eq!(plain.entry, "triad");
-        assert!(binary(Some(d.path()), "plain", "bin", "triad", false, || Err(BackendError::other("cached"))).unwrap().cached);
-        let uncached = binary(None, "plain", "bin", "triad", false, || Ok((b"y".to_vec(), None))).unwrap();
+        assert!(binary(Some(d.path()), "plain", "bin", "triad", false, &any, || Err(BackendError::other("cached"))).unwrap().cached);
+        let uncached = binary(None, "plain", "bin", "triad", false, &any, || Ok((b"y".to_vec(), None))).unwrap();
         assert!(!uncached.cached);
+    }
+
+    #[test]
+    fn a_damaged_image_is_compiled_again_not_served() {
+        let d = tempfile::tempdir().unwrap();
+        let compiles = std::cell::Cell::new(0);
+        let compile = || {
+            compiles.set(compiles.get() + 1);
+            Ok((b"IMG: the image of k".to_vec(), Some("k".to_string())))
+        };
+        // The backend's reading: an image starts with `IMG`, and holds its symbol.
+        let readable = |b: &[u8], sym: &str| -> Result<(), String> {
+            if !b.starts_with(b"IMG") {
+                return Err("not an image".into());
+            }
+            String::from_utf8_lossy(b).contains(sym).then_some(()).ok_or_else(|| format!("no symbol `{sym}`"))
+        };
+        let serve = || binary(Some(d.path()), "key", "bin", "k", true, &readable, compile).unwrap();
+        assert!(!serve().cached);
+        assert!(serve().cached, "served from the cache");
+        assert_eq!(compiles.get(), 1);
+        let image = d.path().join("key.bin");
+        // Damage the backend's reading cannot see (a byte changed in the code): the checksum does.
+        std::fs::write(&image, b"IMG: the imagE of k").unwrap();
+        let again = serve();
+        assert!(!again.cached && again.bytes == b"IMG: the image of k", "compiled again: {again:?}");
+        assert_eq!(compiles.get(), 2);
+        assert!(serve().cached, "and stored again");
+        // Cut short, or another file: the backend's reading refuses it (an older kerntune's
+        // entry, without a checksum, is read the same way).
+        for (damaged, checksum) in [(&b"IMG: the im"[..], true), (b"\x7fELF...", false), (b"\x7fELF...", true)] {
+            std::fs::write(&image, damaged).unwrap();
+            if !checksum {
+                std::fs::remove_file(d.path().join("key.sum")).unwrap();
+            }
+            assert!(!serve().cached, "{damaged:?}");
+        }
+        assert_eq!(compiles.get(), 5);
+        // A symbol file naming another kernel.
+        std::fs::write(d.path().join("key.sym"), b"other").unwrap();
+        assert!(!serve().cached);
+        assert_eq!(compiles.get(), 6);
+        // An older kerntune's entry the reading accepts is served as it was.
+        std::fs::remove_file(d.path().join("key.sum")).unwrap();
+        assert!(serve().cached);
+        assert_eq!(compiles.get(), 6);
+        // Nothing but the entry's image and symbol (its checksum removed above), and no
+        // temporary file.
+        let files: std::collections::BTreeSet<String> = std::fs::read_dir(d.path()).unwrap().map(|f| f.unwrap().file_name().into_string().unwrap()).collect();
+        assert_eq!(files, ["key.bin", "key.sym"].map(String::from).into());
     }
 
     #[test]
@@ -475,7 +580,7 @@ mod tests {
         used_days_ago(&cuda, ".f.cubin.1.ThreadId(2)", 1);
         std::fs::write(cuda.join(".g.cubin.1.ThreadId(3)"), [0; 100]).unwrap();
         // `a` is served now: its use is today.
-        let served = super::binary(Some(&cuda), "a", "cubin", "a", false, || panic!("compiled")).unwrap();
+        let served = super::binary(Some(&cuda), "a", "cubin", "a", false, &any, || panic!("compiled")).unwrap();
         assert!(served.cached);
 
         let u = super::usage(root.path());
@@ -536,10 +641,10 @@ mod tests {
     fn the_compilers_refusals_are_kept_but_not_a_missing_header_nor_the_machines() {
         let d = tempfile::tempdir().unwrap();
         let refused = || Err(BackendError::CompileFailed { log: "k.cu(3): error: identifier \"x\" is undefined".into(), options: vec!["-DA=1".into()] });
-        let first = binary(Some(d.path()), "bad", "bin", "k", true, refused).unwrap_err();
+        let first = binary(Some(d.path()), "bad", "bin", "k", true, &any, refused).unwrap_err();
         assert!(matches!(first, BackendError::CompileFailed { .. }), "{first:?}");
         assert!(super::holds(Some(d.path()), "bad", "bin", true), "a kept refusal is served without compiling");
-        let again = binary(Some(d.path()), "bad", "bin", "k", true, || panic!("compiled again")).unwrap_err();
+        let again = binary(Some(d.path()), "bad", "bin", "k", true, &any, || panic!("compiled again")).unwrap_err();
         match again {
             BackendError::CompileFailed { log, options } => {
                 assert_eq!((log.as_str(), options), ("k.cu(3): error: identifier \"x\" is undefined", vec!["-DA=1".to_string()]));
@@ -552,16 +657,16 @@ mod tests {
             ("clang", BackendError::CompileFailed { log: "fatal error: 'tile.h' file not found".into(), options: vec![] }),
             ("machine", BackendError::other("NVRTC_ERROR_OUT_OF_MEMORY")),
         ] {
-            let _ = binary(Some(d.path()), key, "bin", "k", false, || Err(e));
+            let _ = binary(Some(d.path()), key, "bin", "k", false, &any, || Err(e));
             assert!(!super::holds(Some(d.path()), key, "bin", false), "{key}");
-            assert!(binary(Some(d.path()), key, "bin", "k", false, || Ok((b"x".to_vec(), None))).is_ok(), "{key} compiles again");
+            assert!(binary(Some(d.path()), key, "bin", "k", false, &any, || Ok((b"x".to_vec(), None))).is_ok(), "{key} compiles again");
         }
         // A damaged refusal is compiled again.
         super::store(d.path(), "torn", "err", b"{\"log\": ");
-        assert!(binary(Some(d.path()), "torn", "bin", "k", false, || Ok((b"x".to_vec(), None))).is_ok());
+        assert!(binary(Some(d.path()), "torn", "bin", "k", false, &any, || Ok((b"x".to_vec(), None))).is_ok());
         // A later success wins over an older refusal.
         super::store(d.path(), "bad", "bin", b"image");
         super::store(d.path(), "bad", "sym", b"k");
-        assert!(binary(Some(d.path()), "bad", "bin", "k", true, || panic!("compiled")).unwrap().cached);
+        assert!(binary(Some(d.path()), "bad", "bin", "k", true, &any, || panic!("compiled")).unwrap().cached);
     }
 }
