@@ -28,8 +28,8 @@ const CORE_LAYERS: &[&[&str]] = &[
 const BACKEND_LAYERS: &[&[&str]] = &[
     &["error", "hiprtc"],
     &["limits", "memory"],
-    &["device"],
-    &["compile", "cubin"],
+    &["device", "cubin"],
+    &["compile"],
     &["bench"],
     &["clock", "guard"],
     &["backend"],
