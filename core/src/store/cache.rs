@@ -363,7 +363,9 @@ fn damage(dir: &Path, key: &str, bytes: &[u8], entry: &str, readable: &Readable)
     if let Some(sum) = load(dir, key, CHECKSUM) {
         let (kept, now) = (String::from_utf8_lossy(&sum).trim().to_string(), crate::hash::short_hash(bytes));
         if kept != now {
-            return Some(format!("its bytes are not those the compiler made (checksum {now}, stored {kept:?})"));
+            let stored =
+                if kept.len() == now.len() && kept.bytes().all(|b| b.is_ascii_hexdigit()) { format!("the {kept}") } else { "the unreadable one".into() };
+            return Some(format!("its checksum is {now}, not {stored} stored with it"));
         }
     }
     readable(bytes, entry).err()
@@ -521,6 +523,20 @@ mod tests {
         std::fs::remove_file(d.path().join("key.sum")).unwrap();
         assert!(serve().cached);
         assert_eq!(compiles.get(), 6);
+        // What the warning says.
+        super::store(d.path(), "w", "bin", b"IMG k");
+        super::store(d.path(), "w", "sum", crate::hash::short_hash(b"IMG k 2").as_bytes());
+        let now = crate::hash::short_hash(b"IMG k");
+        let said = super::damage(d.path(), "w", b"IMG k", "k", &readable).unwrap();
+        assert_eq!(said, format!("its checksum is {now}, not the {} stored with it", crate::hash::short_hash(b"IMG k 2")));
+        super::store(d.path(), "w", "sum", b"\x00\xff");
+        assert_eq!(super::damage(d.path(), "w", b"IMG k", "k", &readable).unwrap(), format!("its checksum is {now}, not the unreadable one stored with it"));
+        super::store(d.path(), "w", "sum", now.as_bytes());
+        assert_eq!(super::damage(d.path(), "w", b"IMG k", "j", &readable).unwrap(), "no symbol `j`");
+        assert_eq!(super::damage(d.path(), "w", b"IMG k", "k", &readable), None);
+        for f in ["w.bin", "w.sum"] {
+            std::fs::remove_file(d.path().join(f)).unwrap();
+        }
         // Nothing but the entry's image and symbol (its checksum removed above), and no
         // temporary file.
         let files: std::collections::BTreeSet<String> = std::fs::read_dir(d.path()).unwrap().map(|f| f.unwrap().file_name().into_string().unwrap()).collect();
