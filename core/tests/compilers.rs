@@ -384,12 +384,21 @@ fn a_later_tune_of_a_kernel_knows_what_its_compiles_take() {
     let (first, _) = tune();
     let kept: Vec<_> = std::fs::read_dir(dir.path().join("fake")).map(|d| d.flatten().map(|e| e.file_name()).collect()).unwrap_or_default();
     let (second, notes) = tune();
+    // A footprint no compile on this machine took (a damaged file: a petabyte) is not
+    // remembered: the first wave starts at once, and what the tune measures replaces it.
+    let mem = kept.iter().find(|f| f.to_string_lossy().ends_with(".mem")).map(|f| dir.path().join("fake").join(f));
+    if let Some(mem) = &mem {
+        std::fs::write(mem, (1u64 << 50).to_string()).unwrap();
+    }
+    let (third, _) = tune();
+    let rewritten: u64 = mem.as_ref().and_then(|m| std::fs::read_to_string(m).ok()).and_then(|t| t.trim().parse().ok()).unwrap_or(0);
     std::env::remove_var(kerntune_core::compiler::ISOLATION_VAR);
     kerntune_core::compiler::memory::assume_limit(None);
     std::env::remove_var("KERNTUNE_CACHE_DIR");
     assert!(first > 2, "the first tune knows nothing: its first wave starts at once ({first} compiling)");
     assert!(kept.iter().any(|f| f.to_string_lossy().ends_with(".mem")), "the footprint kept: {kept:?}");
     assert!(second <= 2, "the second tune holds its first wave ({second} compiling)");
+    assert!(third > 2 && rewritten > 0 && rewritten < 1 << 40, "a petabyte remembered holds nothing ({third} compiling) and is written over ({rewritten})");
     let note = notes.iter().find(|n| n.starts_with("compile memory: ")).unwrap_or_else(|| panic!("{notes:?}"));
     assert!(note.contains("the first compiles held by what an earlier tune of this kernel measured"), "{note}");
 }

@@ -284,6 +284,23 @@ impl Remembered {
             .and_then(|b| String::from_utf8(b).ok())
             .and_then(|t| t.trim().parse::<u64>().ok())
             .unwrap_or(0);
+        // More than the machine holds was never measured on it (a damaged or hand-edited file):
+        // kept, it would hold every tune of the kernel to one compile at a time, and never be
+        // written over (only a larger measurement is).
+        let machine = std::fs::read_to_string("/proc/meminfo").ok().and_then(|t| kilobytes(&t, "MemTotal:"));
+        let read = match (read, machine) {
+            (r, Some(total)) if r > total => {
+                let path = file.as_ref().map(|(d, k)| d.join(format!("{k}.{}", crate::store::cache::FOOTPRINT)));
+                tracing::warn!(
+                    "compile cache: {} remembers a compile of {} for this kernel, more than this machine's memory ({}): ignored (what this tune measures replaces it)",
+                    path.map_or_else(String::new, |p| p.display().to_string()),
+                    mib(r),
+                    mib(total)
+                );
+                0
+            }
+            (r, _) => r,
+        };
         let mut s = state();
         s.remembered = read;
         s.this_tune = 0;
