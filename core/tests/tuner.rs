@@ -513,6 +513,71 @@ fn an_interrupted_tune_resumes_without_remeasuring() {
     assert_eq!(t.backend().compiles.load(Ordering::SeqCst), 12 + 1);
 }
 
+/// A database that cannot be written mid-tune (a full disk; here its folder taken away, a file
+/// in its place) neither stops the tune nor loses a measurement: the tune goes on, and at its
+/// end keeps what the database could not take, with the winner, in a file `kerntune db merge`
+/// reads, and says where. Where the database can be written again before the end, what a
+/// failed write kept goes into it and the file is removed.
+#[test]
+fn a_database_that_cannot_be_written_loses_nothing() {
+    for recovers in [false, true] {
+        let d = tempfile::tempdir().unwrap();
+        let (folder, away) = (d.path().join("db"), d.path().join("db.away"));
+        let db = Database::at(folder.join("db.sqlite"));
+        let mut o = opts();
+        o.db = Some(db.clone());
+        o.flush_every = Duration::ZERO;
+        o.compile_threads = Some(1);
+        let seen = Arc::new(Mutex::new(0usize));
+        let (s2, f2, a2) = (seen.clone(), folder.clone(), away.clone());
+        o.observer = Some(Arc::new(move |e| {
+            if let Event::Result { .. } = e {
+                let mut n = s2.lock().unwrap();
+                *n += 1;
+                if *n == 6 {
+                    std::fs::rename(&f2, &a2).unwrap();
+                    std::fs::write(&f2, b"not a folder").unwrap();
+                }
+                if recovers && *n == 12 {
+                    std::fs::remove_file(&f2).unwrap();
+                    std::fs::rename(&a2, &f2).unwrap();
+                }
+            }
+        }));
+        let r = Tuner::new(FakeBackend::new(limits(), time)).tune(&job(), &o).unwrap();
+        assert_eq!((r.evaluated, r.results.len()), (18, 18));
+        if recovers {
+            assert_eq!(r.unsaved, None);
+            let e = db.load().unwrap().entries.into_values().next().unwrap();
+            assert_eq!(e.measurements.len(), 18, "the measurements a failed write kept went in");
+            assert_eq!(e.winner.map(|w| w.config), Some(r.winner.key()));
+            let left: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+                .unwrap()
+                .flatten()
+                .filter(|f| f.file_name().to_string_lossy().contains(&format!("-{}.json", std::process::id())))
+                .filter(|f| f.file_name().to_string_lossy().starts_with("kerntune-unsaved-"))
+                .collect();
+            assert!(left.is_empty(), "the file is removed once the database holds it: {left:?}");
+            continue;
+        }
+        let u = r.unsaved.clone().expect("the database could not be written at the end");
+        let kept = u.kept_in.clone().expect("kept in a file");
+        assert!(u.winner && u.measurements >= 12 && u.measurements < 18, "{u:?}");
+        assert!(u.line().contains(&format!("`kerntune db merge {} --db {}` adds them", kept.display(), db.path().display())), "{}", u.line());
+        assert!(u.error.contains("is no folder this process can write") || u.error.contains("Not a directory"), "{}", u.error);
+        // Once the folder is back, the file merges into the database: every measurement, and
+        // the winner.
+        std::fs::remove_file(&folder).unwrap();
+        std::fs::rename(&away, &folder).unwrap();
+        let in_file = Database::at(&kept).load().unwrap();
+        std::fs::remove_file(&kept).unwrap();
+        db.update(|f| f.merge(&in_file)).unwrap();
+        let e = db.load().unwrap().entries.into_values().next().unwrap();
+        assert_eq!(e.measurements.len(), 18);
+        assert_eq!(e.winner.map(|w| w.config), Some(r.winner.key()));
+    }
+}
+
 #[test]
 fn concurrent_threads_lose_no_entry() {
     let (_d, db) = temp_db();

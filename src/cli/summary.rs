@@ -212,9 +212,14 @@ pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) -> Result<(), crate:
         outln!("memcheck: {}", m.line);
     }
     if let Some(p) = db {
-        match &r.winner_withheld {
-            Some(why) => outln!("database: {} (measurements written, no winner: {why})", p.display()),
-            None => outln!("database: {} ({})", p.display(), if r.db_hit { "read" } else { "winner written" }),
+        match (&r.unsaved, &r.winner_withheld) {
+            (Some(u), _) => outln!(
+                "database: {} NOT written: {}",
+                p.display(),
+                u.kept_in.as_ref().map_or("nothing kept (see below)".to_string(), |f| format!("kept in {}", f.display()))
+            ),
+            (None, Some(why)) => outln!("database: {} (measurements written, no winner: {why})", p.display()),
+            (None, None) => outln!("database: {} ({})", p.display(), if r.db_hit { "read" } else { "winner written" }),
         }
     }
     Ok(())

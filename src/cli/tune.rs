@@ -424,6 +424,9 @@ impl Stop {
     }
 }
 
+/// What an interrupted tune says of its measurements where the database could not take them.
+const NOT_WRITTEN: &str = "not all written to the database (the warning above says where the rest were kept)";
+
 fn saved_where(opts: &TuneOptions) -> String {
     match opts.db.as_ref() {
         Some(d) => format!("written to {}", d.path().display()),
@@ -452,6 +455,7 @@ fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -
     }
     let mut reports: Vec<TuneReport> = Vec::new();
     let mut failed = 0usize;
+    let mut unsaved = 0usize;
     for &(i, part) in &run.work {
         let job = spec.job(language, i)?;
         let pb = if run.json { ProgressBar::hidden() } else { ProgressBar::new(0) };
@@ -466,11 +470,13 @@ fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -
         let (which, saved, sizes2) = (stop.which(), saved_where(&opts), sizes.clone());
         let signal = stop.signal.clone();
         o.observer = Some(Arc::new(move |e: &Event<'_>| match e {
-            Event::Interrupted { kept, compiling } => {
-                // Everything measured is written: exit now rather than wait for the compiles in
-                // progress (they would be thrown away).
+            Event::Interrupted { kept, compiling, saved: written } => {
+                // Everything measured is written (or kept elsewhere, and a warning said where):
+                // exit now rather than wait for the compiles in progress (they would be thrown
+                // away).
                 pb2.finish_and_clear();
                 let (name, code) = Stop::named(signal.load(std::sync::atomic::Ordering::Relaxed)).unwrap_or(which);
+                let saved = if *written { saved.clone() } else { NOT_WRITTEN.to_string() };
                 crate::cli::out::eprint_line(&interrupted(name, &sizes2, *kept, &saved, *compiling));
                 std::process::exit(code);
             }
@@ -505,6 +511,10 @@ fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -
             _ if stop.requested() => Some(0),
             _ => None,
         };
+        let saved = match &r {
+            Err(kerntune::Error::Interrupted { saved: false, .. }) if opts.db.is_some() => NOT_WRITTEN.to_string(),
+            _ => saved_where(&opts),
+        };
         if let Some(kept) = stopped {
             if let Ok(r) = r {
                 if !run.json {
@@ -513,7 +523,7 @@ fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -
                 reports.push(r);
             }
             let (name, code) = stop.which();
-            crate::cli::out::eprint_line(&interrupted(name, &sizes, kept, &saved_where(&opts), 0));
+            crate::cli::out::eprint_line(&interrupted(name, &sizes, kept, &saved, 0));
             if run.json {
                 outln!("{}", serde_json::to_string_pretty(&reports)?);
             }
@@ -536,6 +546,10 @@ fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -
             }
             summary::print(&r, run.top, opts.db.as_ref().map(|d| d.path()))?;
         }
+        if let Some(u) = &r.unsaved {
+            crate::cli::out::eprint_line(&format!("error: {}", u.line()));
+            unsaved += 1;
+        }
         reports.push(r);
     }
     if run.json {
@@ -546,5 +560,6 @@ fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -
     if failed > 0 {
         anyhow::bail!("{failed} of {} problems failed to tune (see above); the others were tuned and stored", run.work.len());
     }
-    Ok(0)
+    // Tuned, but not stored: the next run would tune again.
+    Ok(if unsaved > 0 { 1 } else { 0 })
 }

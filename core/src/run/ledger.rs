@@ -78,6 +78,14 @@ pub(crate) struct Ledger<'a> {
     pub reference_span: Option<(f64, f64)>,
     /// The number the next result of this run gets.
     next_seq: usize,
+    /// Why the database could not be written, since it first failed in this tune (the tune
+    /// goes on: [`Ledger::maybe_flush`]).
+    pub db_failed: Option<String>,
+    /// Where this tune kept what the database could not take ([`Ledger::keep_unsaved`]): the
+    /// file, the entry it holds, and how many measurements.
+    pub kept_elsewhere: Option<(std::path::PathBuf, Entry, usize)>,
+    /// Spans taken for a write that failed, for the measurements kept elsewhere.
+    pub(crate) unwritten_spans: Vec<(String, Vec<Span>)>,
     /// Environment facts for the database.
     environment: Environment,
     /// The first device's peak rates, where known (for the winner's roofline position).
@@ -181,6 +189,9 @@ impl<'a> Ledger<'a> {
             known,
             results: HashMap::new(),
             pending: Vec::new(),
+            db_failed: None,
+            unwritten_spans: Vec::new(),
+            kept_elsewhere: None,
             last_flush: Instant::now(),
             best: None,
             compiled: 0,
@@ -387,20 +398,20 @@ impl<'a> Ledger<'a> {
         self.record(r, true);
     }
 
-    /// Writes pending measurements to the database.
+    /// Writes pending measurements to the database. Where it cannot be written, they stay
+    /// pending (the next flush tries again; the tune's end keeps them elsewhere: see
+    /// [`Ledger::keep_unsaved`]).
     pub fn flush(&mut self) -> Result<(), crate::run::Error> {
         let opts = self.opts;
         if let Some(d) = &opts.db {
-            let late = self.late_spans();
-            if !self.pending.is_empty() || self.note != self.note_written || !late.is_empty() {
+            let late = [std::mem::take(&mut self.unwritten_spans), self.late_spans()].concat();
+            if !self.pending.is_empty() || self.kept_elsewhere.is_some() || self.note != self.note_written || !late.is_empty() {
                 let run = self.run;
-                let pending = std::mem::take(&mut self.pending);
-                self.note_written = self.note.clone();
                 let (id, env, tname, origin) = (self.ctx.id.clone(), self.environment.clone(), self.target_name.clone(), self.origin());
-                let note = self.note.clone();
-                let stale = self.stale.take();
-                d.update_entry(&id, |e| {
-                    if let (Some(s), Some(e)) = (&stale, e.as_mut()) {
+                let pending = self.to_write();
+                let (note, stale) = (&self.note, &self.stale);
+                let written = d.update_entry(&id, |e| {
+                    if let (Some(s), Some(e)) = (stale, e.as_mut()) {
                         s.clean(e);
                     }
                     // A note alone makes no entry.
@@ -411,19 +422,131 @@ impl<'a> Ledger<'a> {
                     e.record_all(origin, pending);
                     keep_late(e, run, &late);
                     e.note_runs(note.as_ref());
-                })?;
+                });
+                if let Err(e) = written {
+                    // The spans taken for this write go with the next one.
+                    self.unwritten_spans = late;
+                    return Err(e.into());
+                }
+                self.written();
+                self.note_written = self.note.clone();
             }
         }
         self.last_flush = Instant::now();
         Ok(())
     }
 
-    /// Flushes when the last flush is older than the tune's `flush_every`.
-    pub fn maybe_flush(&mut self) -> Result<(), crate::run::Error> {
-        if self.last_flush.elapsed() >= self.opts.flush_every {
-            self.flush()?;
+    /// What the next database write takes: what an earlier failure of this tune kept in a file
+    /// ([`Ledger::keep_unsaved`]), and the pending measurements.
+    pub fn to_write(&self) -> Vec<(String, Measurement)> {
+        let kept = self.kept_elsewhere.iter().flat_map(|(_, e, _)| e.measurements.iter().map(|(k, m)| (k.clone(), m.clone())));
+        kept.chain(self.pending.iter().cloned()).collect()
+    }
+
+    /// After a database write of [`Ledger::to_write`]: nothing is pending, the file that kept
+    /// an earlier failure's measurements is no longer needed, and the stale records are gone.
+    pub fn written(&mut self) {
+        self.pending.clear();
+        self.stale = None;
+        if let Some((path, _, _)) = self.kept_elsewhere.take() {
+            let _ = std::fs::remove_file(path);
         }
-        Ok(())
+    }
+
+    /// Flushes when the last flush is older than the tune's `flush_every`. A database that
+    /// cannot be written (a full disk) does not stop the tune: the first failure is warned
+    /// about, and the measurements stay pending for the next flush or the tune's end.
+    pub fn maybe_flush(&mut self) {
+        if self.last_flush.elapsed() >= self.opts.flush_every {
+            if let Err(e) = self.flush() {
+                self.last_flush = Instant::now();
+                if self.db_failed.is_none() {
+                    tracing::warn!("{e}; the tune goes on, keeping its measurements to write at its end");
+                }
+                self.db_failed = Some(e.to_string());
+            }
+        }
+    }
+
+    /// Flushes at a tune's end that has no winner to store (stopped, failed, nothing passed):
+    /// where the database cannot be written, keeps the measurements elsewhere
+    /// ([`Ledger::keep_unsaved`]) and warns where. Whether the database holds them.
+    pub fn flush_or_keep(&mut self) -> bool {
+        match self.flush() {
+            Ok(()) => self.kept_elsewhere.is_none(),
+            Err(e) => {
+                if let Some(u) = self.keep_unsaved(&e, None) {
+                    tracing::warn!("{}", u.line());
+                }
+                false
+            }
+        }
+    }
+
+    /// After the database could not take this run's pending measurements (`error`, with
+    /// `winner` where the tune found one): keeps them, with the winner, in a kerntune database
+    /// file (JSON) in the temporary folder (else the current one) that `kerntune db merge` adds
+    /// to the database later, and says where ([`Unsaved`]).
+    pub fn keep_unsaved(&mut self, error: &crate::run::Error, winner: Option<(db::Winner, Option<String>)>) -> Option<crate::run::Unsaved> {
+        let d = self.opts.db.as_ref()?;
+        let late = [std::mem::take(&mut self.unwritten_spans), self.late_spans()].concat();
+        let (id, env, tname, origin) = (self.ctx.id.clone(), self.environment.clone(), self.target_name.clone(), self.origin());
+        // One file a tune: what an earlier failure of this tune kept there, and what is pending.
+        let (path, mut e) = match self.kept_elsewhere.take() {
+            Some((path, e, _)) => (Some(path), e),
+            None => (None, Entry::new(id.clone(), tname, env)),
+        };
+        e.record_all(origin.clone(), self.pending.iter().cloned());
+        let measurements = e.measurements.len();
+        keep_late(&mut e, self.run, &late);
+        let winner_kept = matches!(winner, Some((_, None)));
+        match winner {
+            Some((_, Some(_))) => e.withhold_winner(origin),
+            Some((w, None)) => e.set_winner(origin, w),
+            None => {}
+        }
+        e.note_runs(self.note.as_ref());
+        let mut file = db::DbFile::default();
+        file.entries.insert(id.key(), e.clone());
+        let text = serde_json::to_string_pretty(&file).expect("a database serializes");
+        let name =
+            format!("kerntune-unsaved-{}-{}-{}.json", id.kernel.replace(|c: char| !c.is_ascii_alphanumeric() && c != '_', "_"), db::now(), std::process::id());
+        let places = match path {
+            Some(p) => vec![p],
+            None => [std::env::temp_dir(), std::env::current_dir().unwrap_or_else(|_| ".".into())].map(|d| d.join(&name)).to_vec(),
+        };
+        let mut tried = Vec::new();
+        let mut kept_in = None;
+        for path in places {
+            // Written whole to a temporary name, then renamed: a file cut off by a full disk
+            // never replaces what an earlier failure of this tune kept.
+            let tmp = path.with_extension("json.partial");
+            match std::fs::write(&tmp, &text).and_then(|()| std::fs::rename(&tmp, &path)) {
+                Ok(()) => {
+                    kept_in = Some(path);
+                    break;
+                }
+                Err(e) => {
+                    let _ = std::fs::remove_file(&tmp);
+                    tried.push(format!("{}: {e}", path.display()));
+                }
+            }
+        }
+        if let Some(path) = &kept_in {
+            self.pending.clear();
+            self.kept_elsewhere = Some((path.clone(), e, measurements));
+        }
+        Some(crate::run::Unsaved {
+            database: d.path().to_path_buf(),
+            error: {
+                let e = error.to_string();
+                e.strip_prefix(&format!("database {}: ", d.path().display())).map_or(e.clone(), str::to_string)
+            },
+            measurements,
+            winner: winner_kept,
+            kept_error: kept_in.is_none().then(|| tried.join("; ")),
+            kept_in,
+        })
     }
 
     /// What this tune's measurements are for (the entry's origin).

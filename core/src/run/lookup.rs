@@ -76,6 +76,7 @@ pub(crate) fn stored_winner<B: Backend>(backend: &B, ctx: &Context, entry: Optio
         causes: Vec::new(),
         disagreement: None,
         winner_withheld: None,
+        unsaved: None,
         notes: Vec::new(),
         shard: None,
         prior: None,

@@ -48,7 +48,7 @@ pub mod timeline;
 pub use error::Error;
 pub use priors::PriorSetting;
 pub use recheck::{Recheck, RecheckRow};
-pub use report::{ConfigResult, DeviceReport, Event, Observer, PriorReport, ResultOutcome, TuneReport};
+pub use report::{ConfigResult, DeviceReport, Event, Observer, PriorReport, ResultOutcome, TuneReport, Unsaved};
 pub use tail::{Abandoned, CompileTail};
 
 use crate::backend::{Backend, CompileInputs, Compiled};
@@ -426,7 +426,7 @@ impl<B: Backend> Tuner<B> {
             Ok((strategy, selected, recheck))
         })
         .inspect_err(|_| {
-            let _ = ledger.flush();
+            ledger.flush_or_keep();
         })?;
         for (d, b) in self.devices.iter().enumerate() {
             let on = if self.devices.len() > 1 { format!("device {d}: ") } else { String::new() };
@@ -439,10 +439,11 @@ impl<B: Backend> Tuner<B> {
         // warning and the withholding all read this one.
         let disagreement = ledger.note_findings();
         let withheld = persist::withheld(disagreement.as_ref(), &ledger.ctx.job.verify.reference);
-        let withheld = persist::winner(&mut ledger, &plan, &selected, withheld)?;
+        let (withheld, unsaved) = persist::winner(&mut ledger, &plan, &selected, withheld);
         tracing::debug!(seconds = t0.elapsed().as_secs_f64(), "winner stored");
         let mut report = persist::report(&ledger, &plan, selected, strategy, recheck, disagreement, t0);
         report.winner_withheld = withheld;
+        report.unsaved = unsaved;
         // What this tune compiled (or saw refused) was added to the compile caches: keep them
         // within their bound.
         let refused = report.failures.get(&crate::error::FailureKind::CompileFailed.to_string()).copied().unwrap_or(0);

@@ -43,7 +43,7 @@ pub(crate) fn select(ledger: &mut Ledger<'_>, plan: &Plan) -> Result<Selected, E
             best_mean: measured[sel.fastest].1.mean,
         });
     }
-    ledger.flush()?;
+    ledger.flush_or_keep();
     Err(Error::NoValidConfig(crate::run::diagnose::nothing_passed(ledger.results.values(), &ledger.causes)))
 }
 
@@ -76,11 +76,13 @@ pub(crate) fn withheld(disagreement: Option<&crate::run::diagnose::Disagreement>
 /// Writes the pending measurements, the winner and what the run says of its search to the
 /// database (if the tune has one). With `withheld` (see [`withheld`]), the measurements
 /// without the winner: the entry keeps no winner, and an earlier one of the same verification
-/// goes. Returns why the winner was withheld from a database (`None` without one).
-pub(crate) fn winner(ledger: &mut Ledger<'_>, plan: &Plan, sel: &Selected, withheld: Option<String>) -> Result<Option<String>, Error> {
+/// goes. Returns why the winner was withheld from a database (`None` without one), and, where
+/// the database could not be written (a full disk), where the measurements and the winner were
+/// kept instead ([`Ledger::keep_unsaved`]).
+pub(crate) fn winner(ledger: &mut Ledger<'_>, plan: &Plan, sel: &Selected, withheld: Option<String>) -> (Option<String>, Option<crate::run::Unsaved>) {
     let late = ledger.late_spans();
-    let Some(d) = &ledger.opts.db else { return Ok(None) };
-    let pending = std::mem::take(&mut ledger.pending);
+    let Some(d) = &ledger.opts.db else { return (None, None) };
+    let pending = ledger.to_write();
     let run = ledger.run;
     let w = db::Winner {
         config: sel.winner.key(),
@@ -99,8 +101,10 @@ pub(crate) fn winner(ledger: &mut Ledger<'_>, plan: &Plan, sel: &Selected, withh
         n.winner_withheld = withheld.clone();
     }
     let note = ledger.note.clone();
-    let stale = ledger.stale.take();
-    d.update_entry(&id, |e| {
+    let stale = ledger.stale.clone();
+    let unwritten = std::mem::take(&mut ledger.unwritten_spans);
+    let late = [unwritten.clone(), late].concat();
+    let written = d.update_entry(&id, |e| {
         let e = e.get_or_insert_with(|| Entry::new(id.clone(), tname, env));
         if let Some(s) = &stale {
             s.clean(e);
@@ -110,11 +114,21 @@ pub(crate) fn winner(ledger: &mut Ledger<'_>, plan: &Plan, sel: &Selected, withh
         if withheld.is_some() {
             e.withhold_winner(origin);
         } else {
-            e.set_winner(origin, w);
+            e.set_winner(origin, w.clone());
         }
         e.note_runs(note.as_ref());
-    })?;
-    Ok(withheld)
+    });
+    match written {
+        Ok(()) => {
+            ledger.written();
+            (withheld, None)
+        }
+        Err(e) => {
+            ledger.unwritten_spans = late;
+            let unsaved = ledger.keep_unsaved(&e.into(), Some((w, withheld.clone())));
+            (withheld, unsaved)
+        }
+    }
 }
 
 /// The report of a tune that ran.
@@ -173,6 +187,7 @@ pub(crate) fn report(
         causes: ledger.causes.clone(),
         // What `winner` stored: the caller sets it.
         winner_withheld: None,
+        unsaved: None,
         disagreement,
         notes,
         shard: ledger.opts.shard,
@@ -227,7 +242,7 @@ mod tests {
             assert!(is(&sel.winner, 128, 4), "{}", sel.winner);
             assert!((sel.stats.mean - 1e-3).abs() < 1e-12);
             assert!(!ledger.pending.is_empty(), "nothing flushed yet (flush_every is an hour)");
-            winner(ledger, p, &sel, None).unwrap();
+            assert_eq!(winner(ledger, p, &sel, None), (None, None), "written");
             assert!(ledger.pending.is_empty());
             let e = db.entry(&ledger.ctx.id).unwrap().unwrap();
             assert_eq!(e.winner.unwrap().config, sel.winner.key());

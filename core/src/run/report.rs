@@ -43,6 +43,9 @@ pub enum Event<'a> {
         kept: usize,
         /// Compiles still running.
         compiling: usize,
+        /// Whether the database holds them all; false where it could not be written (a full
+        /// disk: a warning said where they were kept instead, [`crate::run::Unsaved`]).
+        saved: bool,
     },
     /// Something the user should know while the tune goes on, in a line: the first configs
     /// compiled all failed with one error, which every config may share (a program may stop the
@@ -263,6 +266,9 @@ pub struct TuneReport {
     /// culprit of most configs' wrong outputs ([`crate::run::diagnose::Disagreement`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub winner_withheld: Option<String>,
+    /// Set when the database could not be written at the tune's end (a full disk, say): why,
+    /// and where its measurements and winner were kept instead.
+    pub unsaved: Option<Unsaved>,
     /// What the plan and the search noted for the reader (an invalid default that was not run,
     /// the config the reference came from, a shard's part).
     pub notes: Vec<String>,
@@ -285,6 +291,52 @@ pub struct TuneReport {
     pub peaks: Option<crate::plan::roofline::Peaks>,
     /// The winner's place on the roofline (needs the spec's `flops`/`bytes` formulas).
     pub roofline: Option<crate::plan::roofline::Position>,
+}
+
+/// A tune's measurements that its database could not take (see [`TuneReport::unsaved`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Unsaved {
+    /// The database.
+    pub database: std::path::PathBuf,
+    /// Why it could not be written.
+    pub error: String,
+    /// The measurements of this run it does not hold.
+    pub measurements: usize,
+    /// Whether the tune's winner is among what it does not hold (a tune stopped, or where
+    /// nothing passed, has none; nor is one withheld stored).
+    pub winner: bool,
+    /// A kerntune database (JSON) holding them, and the winner, which `kerntune db merge` adds
+    /// to the database once it can be written; `None` where no file could be written either.
+    pub kept_in: Option<std::path::PathBuf>,
+    /// Why they could not be kept in a file either.
+    pub kept_error: Option<String>,
+}
+
+impl Unsaved {
+    /// One line for a person: what was not written, where it went, and what to do.
+    pub fn line(&self) -> String {
+        let db = self.database.display();
+        let n = self.measurements;
+        let measured = if n == 1 { "measurement".to_string() } else { format!("{n} measurements") };
+        let (them, are) = match (self.winner, n) {
+            (true, _) => (format!("this tune's winner and its {measured}"), "are"),
+            (false, 1) => (format!("this tune's {measured}"), "is"),
+            (false, _) => (format!("this tune's {measured}"), "are"),
+        };
+        match (&self.kept_in, &self.kept_error) {
+            (Some(f), _) => format!(
+                "database {db} could not be written ({}): {them} {are} kept in {} instead; once the database can be written (free space where it is, say), `kerntune db merge {} --db {db}` adds them",
+                self.error,
+                f.display(),
+                f.display()
+            ),
+            (None, why) => format!(
+                "database {db} could not be written ({}), nor could {them} be kept in a file ({}): what is printed here is all that is left of them",
+                self.error,
+                why.as_deref().unwrap_or("no folder to write to")
+            ),
+        }
+    }
 }
 
 /// What a tune's priors held (see [`crate::run::priors`]).

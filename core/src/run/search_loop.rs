@@ -470,9 +470,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 }
                 // Written once the devices have their next jobs: a database write (3–26 ms every
                 // half second on the H100 machine's SGEMM tune) no longer holds a device idle.
-                if let Err(e) = l.ledger.maybe_flush() {
-                    failure.get_or_insert(e);
-                }
+                l.ledger.maybe_flush();
                 let idle = self.busy.iter().all(Option::is_none);
                 if l.progress.flying == 0 && idle {
                     break;
@@ -503,10 +501,8 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 if !l.progress.cancelled && opts.cancelled() {
                     l.progress.cancelled = true;
                     flow.stop();
-                    if let Err(e) = l.ledger.flush() {
-                        failure = Some(e);
-                    }
-                    emit(opts.observer.as_ref(), Event::Interrupted { kept: l.ledger.kept(), compiling: l.progress.flying });
+                    let saved = l.ledger.flush_or_keep();
+                    emit(opts.observer.as_ref(), Event::Interrupted { kept: l.ledger.kept(), compiling: l.progress.flying, saved });
                 }
                 let r = match msg {
                     Some(Msg::Compiled(done)) => self.compiled(&mut l, &mut refs, done, failure.is_some()),
@@ -587,8 +583,8 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             return Err(e);
         }
         if progress.cancelled {
-            ledger.flush()?;
-            return Err(Error::Interrupted { kept: ledger.kept(), saved: opts.db.is_some() });
+            let saved = ledger.flush_or_keep();
+            return Err(Error::Interrupted { kept: ledger.kept(), saved: opts.db.is_some() && saved });
         }
         if let RefState::Trying { .. } = refs {
             ledger.notes.push("no config ran to make the reference outputs".into());

@@ -935,8 +935,31 @@ impl Database {
             rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::CannotOpen => {
                 DbError::Io { path: self.path.clone(), action, error: std::io::Error::other(format!("{e}; {}", self.elsewhere())) }
             }
+            // SQLite says "disk I/O error" where its shared-memory file cannot grow on a full
+            // disk: say how much is free there.
+            rusqlite::Error::SqliteFailure(f, _) if matches!(f.code, rusqlite::ErrorCode::DiskFull | rusqlite::ErrorCode::SystemIoFailure) => {
+                let full = self.free_space().map(|(folder, free)| {
+                    format!(
+                        "; the disk holding {folder} has {} free: free space there, name a database elsewhere with --db FILE, or tune with --no-db",
+                        crate::store::cache::size_text(free)
+                    )
+                });
+                DbError::Io { path: self.path.clone(), action, error: std::io::Error::other(format!("{e}{}", full.unwrap_or_default())) }
+            }
             other => DbError::Io { path: self.path.clone(), action, error: std::io::Error::other(other.to_string()) },
         }
+    }
+
+    /// The database's folder and the bytes free to this process on its disk, where it is low
+    /// (under 16 MiB: what a database write that failed for want of room would see); `None`
+    /// where plenty is free or it cannot be told.
+    fn free_space(&self) -> Option<(String, u64)> {
+        let folder = self.path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        #[cfg(target_os = "linux")]
+        let free = rustix::fs::statvfs(folder).ok().map(|s| s.f_bavail.saturating_mul(s.f_frsize));
+        #[cfg(not(target_os = "linux"))]
+        let free: Option<u64> = None;
+        free.filter(|&b| b < 16 << 20).map(|b| (folder.display().to_string(), b))
     }
 
     /// Where else a database that cannot be made here can go: its folder named, and whether
