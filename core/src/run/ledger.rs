@@ -78,12 +78,12 @@ pub(crate) struct Ledger<'a> {
     pub reference_span: Option<(f64, f64)>,
     /// The number the next result of this run gets.
     next_seq: usize,
-    /// Why the database could not be written, since it first failed in this tune (the tune
-    /// goes on: [`Ledger::maybe_flush`]).
-    pub db_failed: Option<String>,
+    /// Whether a database write failed in this tune (warned once; the tune goes on:
+    /// [`Ledger::maybe_flush`]).
+    db_failed: bool,
     /// Where this tune kept what the database could not take ([`Ledger::keep_unsaved`]): the
-    /// file, the entry it holds, and how many measurements.
-    pub kept_elsewhere: Option<(std::path::PathBuf, Entry, usize)>,
+    /// file, and the entry it holds.
+    pub kept_elsewhere: Option<(std::path::PathBuf, Entry)>,
     /// Spans taken for a write that failed, for the measurements kept elsewhere.
     pub(crate) unwritten_spans: Vec<(String, Vec<Span>)>,
     /// Environment facts for the database.
@@ -189,7 +189,7 @@ impl<'a> Ledger<'a> {
             known,
             results: HashMap::new(),
             pending: Vec::new(),
-            db_failed: None,
+            db_failed: false,
             unwritten_spans: Vec::new(),
             kept_elsewhere: None,
             last_flush: Instant::now(),
@@ -439,7 +439,7 @@ impl<'a> Ledger<'a> {
     /// What the next database write takes: what an earlier failure of this tune kept in a file
     /// ([`Ledger::keep_unsaved`]), and the pending measurements.
     pub fn to_write(&self) -> Vec<(String, Measurement)> {
-        let kept = self.kept_elsewhere.iter().flat_map(|(_, e, _)| e.measurements.iter().map(|(k, m)| (k.clone(), m.clone())));
+        let kept = self.kept_elsewhere.iter().flat_map(|(_, e)| e.measurements.iter().map(|(k, m)| (k.clone(), m.clone())));
         kept.chain(self.pending.iter().cloned()).collect()
     }
 
@@ -448,7 +448,7 @@ impl<'a> Ledger<'a> {
     pub fn written(&mut self) {
         self.pending.clear();
         self.stale = None;
-        if let Some((path, _, _)) = self.kept_elsewhere.take() {
+        if let Some((path, _)) = self.kept_elsewhere.take() {
             let _ = std::fs::remove_file(path);
         }
     }
@@ -460,10 +460,10 @@ impl<'a> Ledger<'a> {
         if self.last_flush.elapsed() >= self.opts.flush_every {
             if let Err(e) = self.flush() {
                 self.last_flush = Instant::now();
-                if self.db_failed.is_none() {
+                if !self.db_failed {
                     tracing::warn!("{e}; the tune goes on, keeping its measurements to write at its end");
                 }
-                self.db_failed = Some(e.to_string());
+                self.db_failed = true;
             }
         }
     }
@@ -493,7 +493,7 @@ impl<'a> Ledger<'a> {
         let (id, env, tname, origin) = (self.ctx.id.clone(), self.environment.clone(), self.target_name.clone(), self.origin());
         // One file a tune: what an earlier failure of this tune kept there, and what is pending.
         let (path, mut e) = match self.kept_elsewhere.take() {
-            Some((path, e, _)) => (Some(path), e),
+            Some((path, e)) => (Some(path), e),
             None => (None, Entry::new(id.clone(), tname, env)),
         };
         e.record_all(origin.clone(), self.pending.iter().cloned());
@@ -534,7 +534,7 @@ impl<'a> Ledger<'a> {
         }
         if let Some(path) = &kept_in {
             self.pending.clear();
-            self.kept_elsewhere = Some((path.clone(), e, measurements));
+            self.kept_elsewhere = Some((path.clone(), e));
         }
         Some(crate::run::Unsaved {
             database: d.path().to_path_buf(),
