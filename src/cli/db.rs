@@ -135,7 +135,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                 other => anyhow::bail!("--format: `{other}` is not `kerntune`, `t4` or `rust`"),
             };
             match out {
-                Some(p) => std::fs::write(&p, text).map_err(|e| anyhow::anyhow!("writing {}: {e}", p.display()))?,
+                Some(p) => kerntune::store::write_whole(&p, text.as_bytes()).map_err(|e| anyhow::anyhow!("writing {}: {e}", p.display()))?,
                 None => outln!("{text}"),
             }
         }

@@ -530,30 +530,35 @@ fn plot(path: &std::path::Path, scores: &[(String, &Score)], budget: usize) -> R
     let columns = if spaces.len() > 2 { 2 } else { 1 };
     let rows = spaces.len().div_ceil(columns).max(1);
     let (w, h) = (if columns == 1 { 900 } else { 620 }, 360);
-    let root = SVGBackend::new(path, ((w * columns) as u32, (h * rows) as u32)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let panels = root.split_evenly((rows, columns));
-    for (panel, space) in panels.iter().zip(&spaces) {
-        let mine: Vec<&(String, &Score)> = scores.iter().filter(|(_, s)| s.space == *space).collect();
-        let ymin = mine.iter().flat_map(|(_, s)| s.mean.iter().chain(&s.p5).copied()).fold(1.0f64, f64::min).max(0.0);
-        let mut chart = ChartBuilder::on(panel)
-            .caption(format!("{space}: fraction of optimum"), ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(32)
-            .y_label_area_size(48)
-            .build_cartesian_2d(1usize..budget.max(2), (ymin - 0.02).max(0.0)..1.005f64)?;
-        // One light line between labels, as the report's charts have (the default drew graph paper).
-        chart.configure_mesh().x_desc("evaluations").y_desc("best found / optimum (dashed: 5th pct.)").max_light_lines(1).draw()?;
-        for (k, (label, s)) in mine.iter().enumerate() {
-            let color = CURVES[k % CURVES.len()].to_rgba();
-            chart
-                .draw_series(LineSeries::new(s.mean.iter().enumerate().map(|(i, m)| (i + 1, *m)), color.stroke_width(2)))?
-                .label(label.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
-            chart.draw_series(DashedLineSeries::new(s.p5.iter().enumerate().map(|(i, m)| (i + 1, *m)), 4, 3, color.stroke_width(1)))?;
+    // Drawn in memory, then written whole: a full disk leaves no cut-off plot.
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, ((w * columns) as u32, (h * rows) as u32)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let panels = root.split_evenly((rows, columns));
+        for (panel, space) in panels.iter().zip(&spaces) {
+            let mine: Vec<&(String, &Score)> = scores.iter().filter(|(_, s)| s.space == *space).collect();
+            let ymin = mine.iter().flat_map(|(_, s)| s.mean.iter().chain(&s.p5).copied()).fold(1.0f64, f64::min).max(0.0);
+            let mut chart = ChartBuilder::on(panel)
+                .caption(format!("{space}: fraction of optimum"), ("sans-serif", 18))
+                .margin(12)
+                .x_label_area_size(32)
+                .y_label_area_size(48)
+                .build_cartesian_2d(1usize..budget.max(2), (ymin - 0.02).max(0.0)..1.005f64)?;
+            // One light line between labels, as the report's charts have (the default drew graph paper).
+            chart.configure_mesh().x_desc("evaluations").y_desc("best found / optimum (dashed: 5th pct.)").max_light_lines(1).draw()?;
+            for (k, (label, s)) in mine.iter().enumerate() {
+                let color = CURVES[k % CURVES.len()].to_rgba();
+                chart
+                    .draw_series(LineSeries::new(s.mean.iter().enumerate().map(|(i, m)| (i + 1, *m)), color.stroke_width(2)))?
+                    .label(label.clone())
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+                chart.draw_series(DashedLineSeries::new(s.p5.iter().enumerate().map(|(i, m)| (i + 1, *m)), 4, 3, color.stroke_width(1)))?;
+            }
+            chart.configure_series_labels().position(SeriesLabelPosition::LowerRight).background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
         }
-        chart.configure_series_labels().position(SeriesLabelPosition::LowerRight).background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+        root.present()?;
     }
-    root.present()?;
+    kerntune::store::write_whole(path, svg.as_bytes())?;
     Ok(())
 }

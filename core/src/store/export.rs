@@ -53,6 +53,6 @@ pub fn embed(db: &Path, kernel: Option<&str>, out: &Path) -> Result<usize, DbErr
     let file = Database::at(db).load()?;
     let text = rust_source(&file, kernel, "kerntune");
     let n = file.entries.values().filter(|e| e.winner.is_some() && kernel.is_none_or(|k| k == e.id.kernel)).count();
-    std::fs::write(out, text).map_err(|error| DbError::Io { path: out.to_path_buf(), action: "writing the embedded winners", error })?;
+    crate::store::write_whole(out, text.as_bytes()).map_err(|error| DbError::Io { path: out.to_path_buf(), action: "writing the embedded winners", error })?;
     Ok(n)
 }
