@@ -404,7 +404,7 @@ impl<'a> Ledger<'a> {
     pub fn flush(&mut self) -> Result<(), crate::run::Error> {
         let opts = self.opts;
         if let Some(d) = &opts.db {
-            let late = [std::mem::take(&mut self.unwritten_spans), self.late_spans()].concat();
+            let late = self.spans_to_write();
             if !self.pending.is_empty() || self.kept_elsewhere.is_some() || self.note != self.note_written || !late.is_empty() {
                 let run = self.run;
                 let (id, env, tname, origin) = (self.ctx.id.clone(), self.environment.clone(), self.target_name.clone(), self.origin());
@@ -434,6 +434,12 @@ impl<'a> Ledger<'a> {
         }
         self.last_flush = Instant::now();
         Ok(())
+    }
+
+    /// The spans the next database write takes: those a failed write took ([`Ledger::flush`]
+    /// puts them back), and those recorded since the last write ([`Ledger::late_spans`]).
+    pub fn spans_to_write(&mut self) -> Vec<(String, Vec<Span>)> {
+        [std::mem::take(&mut self.unwritten_spans), self.late_spans()].concat()
     }
 
     /// What the next database write takes: what an earlier failure of this tune kept in a file
@@ -489,7 +495,7 @@ impl<'a> Ledger<'a> {
     /// to the database later, and says where ([`Unsaved`]).
     pub fn keep_unsaved(&mut self, error: &crate::run::Error, winner: Option<(db::Winner, Option<String>)>) -> Option<crate::run::Unsaved> {
         let d = self.opts.db.as_ref()?;
-        let late = [std::mem::take(&mut self.unwritten_spans), self.late_spans()].concat();
+        let late = self.spans_to_write();
         let (id, env, tname, origin) = (self.ctx.id.clone(), self.environment.clone(), self.target_name.clone(), self.origin());
         // One file a tune: what an earlier failure of this tune kept there, and what is pending.
         let (path, mut e) = match self.kept_elsewhere.take() {
@@ -518,18 +524,14 @@ impl<'a> Ledger<'a> {
         let mut tried = Vec::new();
         let mut kept_in = None;
         for path in places {
-            // Written whole to a temporary name, then renamed: a file cut off by a full disk
-            // never replaces what an earlier failure of this tune kept.
-            let tmp = path.with_extension("json.partial");
-            match std::fs::write(&tmp, &text).and_then(|()| std::fs::rename(&tmp, &path)) {
+            // Written whole: a file cut off by a full disk never replaces what an earlier failure
+            // of this tune kept.
+            match crate::store::write_whole(&path, text.as_bytes()) {
                 Ok(()) => {
                     kept_in = Some(path);
                     break;
                 }
-                Err(e) => {
-                    let _ = std::fs::remove_file(&tmp);
-                    tried.push(format!("{}: {e}", path.display()));
-                }
+                Err(e) => tried.push(format!("{}: {e}", path.display())),
             }
         }
         if let Some(path) = &kept_in {

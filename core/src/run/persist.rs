@@ -80,7 +80,7 @@ pub(crate) fn withheld(disagreement: Option<&crate::run::diagnose::Disagreement>
 /// the database could not be written (a full disk), where the measurements and the winner were
 /// kept instead ([`Ledger::keep_unsaved`]).
 pub(crate) fn winner(ledger: &mut Ledger<'_>, plan: &Plan, sel: &Selected, withheld: Option<String>) -> (Option<String>, Option<crate::run::Unsaved>) {
-    let late = ledger.late_spans();
+    let late = ledger.spans_to_write();
     let Some(d) = &ledger.opts.db else { return (None, None) };
     let pending = ledger.to_write();
     let run = ledger.run;
@@ -102,8 +102,6 @@ pub(crate) fn winner(ledger: &mut Ledger<'_>, plan: &Plan, sel: &Selected, withh
     }
     let note = ledger.note.clone();
     let stale = ledger.stale.clone();
-    let unwritten = std::mem::take(&mut ledger.unwritten_spans);
-    let late = [unwritten.clone(), late].concat();
     let written = d.update_entry(&id, |e| {
         let e = e.get_or_insert_with(|| Entry::new(id.clone(), tname, env));
         if let Some(s) = &stale {

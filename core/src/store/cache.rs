@@ -337,12 +337,8 @@ fn refusal(bytes: &[u8]) -> Option<BackendError> {
 /// Stores `bytes` under `dir/<key>.<ext>` atomically (temporary file, then rename). A write
 /// that fails (a full disk) leaves nothing behind, not even its temporary file.
 pub fn store(dir: &Path, key: &str, ext: &str, bytes: &[u8]) {
-    if std::fs::create_dir_all(dir).is_err() {
-        return;
-    }
-    let tmp = dir.join(format!(".{key}.{ext}.{}.{:?}", std::process::id(), std::thread::current().id()));
-    if std::fs::write(&tmp, bytes).is_err() || std::fs::rename(&tmp, dir.join(format!("{key}.{ext}"))).is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    if std::fs::create_dir_all(dir).is_ok() {
+        let _ = crate::store::write_whole(&dir.join(format!("{key}.{ext}")), bytes);
     }
 }
 

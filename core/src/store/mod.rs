@@ -21,7 +21,9 @@ pub use db::{Database, DbError};
 /// one at `path` (a report, an export, a plot the user had), and removes its temporary file.
 pub fn write_whole(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
     let name = path.file_name().map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = path.with_file_name(format!(".{name}.partial-{}", std::process::id()));
+    // Named by process and thread: several may write the same file at once (compile threads
+    // storing one binary), each renaming a whole file of its own.
+    let tmp = path.with_file_name(format!(".{name}.partial-{}-{:?}", std::process::id(), std::thread::current().id()));
     let written = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
     if written.is_err() {
         let _ = std::fs::remove_file(&tmp);
