@@ -386,22 +386,53 @@ struct Run<'a> {
     shown_shard: Option<Shard>,
 }
 
-/// SIGINT and SIGTERM: the first asks the tune to stop (the config in progress finishes,
-/// everything measured is written, the command exits 130 or 143); a second one exits at once.
+/// SIGINT, SIGTERM and SIGHUP: the first asks the tune to stop (everything measured is
+/// written, the command exits 130, 143 or 129); another one [`INSIST`] or more after it exits at
+/// once. Sooner, it is the same event signalled twice, not a person insisting: GNU `timeout`
+/// signals the command and then its process group (the command again), a scheduler may signal
+/// each process of a job step, and a lost terminal's SIGHUP comes with the shell's; each of
+/// those ended the tune at once, nothing printed, the measurements since the last write lost.
 struct Stop {
     flag: Arc<std::sync::atomic::AtomicBool>,
     signal: Arc<std::sync::atomic::AtomicUsize>,
 }
 
+/// How long after the first signal another one means "exit now" ([`Stop`]).
+const INSIST: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// The signals that stop a tune, with their names; the exit status is 128 + the number.
+#[cfg(unix)]
+const STOP_SIGNALS: [(i32, &str); 3] =
+    [(signal_hook::consts::SIGINT, "SIGINT"), (signal_hook::consts::SIGTERM, "SIGTERM"), (signal_hook::consts::SIGHUP, "SIGHUP")];
+#[cfg(not(unix))]
+const STOP_SIGNALS: [(i32, &str); 1] = [(2, "SIGINT")];
+
 impl Stop {
     fn install() -> Stop {
         let stop = Stop { flag: Arc::default(), signal: Arc::default() };
         #[cfg(unix)]
-        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-            // Registered first, so it sees the flag as it was before this signal set it.
-            let _ = signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, stop.flag.clone());
-            let _ = signal_hook::flag::register(sig, stop.flag.clone());
-            let _ = signal_hook::flag::register_usize(sig, stop.signal.clone(), sig as usize);
+        {
+            use std::sync::atomic::{AtomicU64, Ordering};
+            let start = std::time::Instant::now();
+            // When the first signal came (nanoseconds after `start`, plus one: 0 is none yet).
+            let first = Arc::new(AtomicU64::new(0));
+            for (sig, _) in STOP_SIGNALS {
+                let (flag, signal, first) = (stop.flag.clone(), stop.signal.clone(), first.clone());
+                let action = move || {
+                    let now = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX - 1) + 1;
+                    match first.compare_exchange(0, now, Ordering::SeqCst, Ordering::SeqCst) {
+                        Ok(_) => {
+                            signal.store(sig as usize, Ordering::SeqCst);
+                            flag.store(true, Ordering::SeqCst);
+                        }
+                        Err(at) if now.saturating_sub(at) >= INSIST.as_nanos() as u64 => signal_hook::low_level::exit(128 + sig),
+                        Err(_) => {}
+                    }
+                };
+                // SAFETY: the action only reads the monotonic clock (`clock_gettime`, which
+                // POSIX lists as async-signal-safe), does atomic operations and calls `_exit`.
+                let _ = unsafe { signal_hook::low_level::register(sig, action) };
+            }
         }
         stop
     }
@@ -416,11 +447,7 @@ impl Stop {
     }
 
     fn named(signal: usize) -> Option<(&'static str, i32)> {
-        match signal {
-            15 => Some(("SIGTERM", 143)),
-            2 => Some(("SIGINT", 130)),
-            _ => None,
-        }
+        STOP_SIGNALS.iter().find(|(s, _)| *s as usize == signal).map(|&(s, name)| (name, 128 + s))
     }
 }
 
