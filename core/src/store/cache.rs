@@ -2,7 +2,9 @@
 //!
 //! Entries are whole files named by a content hash. They are written to a temporary name and
 //! renamed, so a reader never sees a partial file. A failed write only costs a recompile next
-//! time, so writes are best effort.
+//! time, so writes are best effort; a folder that cannot be written (read-only, full, another
+//! user's) is named in one warning per process, since every later tune would pay its compiles
+//! again without a word.
 //!
 //! The compiler's refusals are kept too (`<key>.err`, the log and options): a config that did
 //! not compile, tuned again (another verification, `--remeasure`, a new database), fails at
@@ -335,11 +337,39 @@ fn refusal(bytes: &[u8]) -> Option<BackendError> {
 }
 
 /// Stores `bytes` under `dir/<key>.<ext>` atomically (temporary file, then rename). A write
-/// that fails (a full disk) leaves nothing behind, not even its temporary file.
+/// that fails (a full disk) leaves nothing behind, not even its temporary file. Best effort:
+/// [`binary`] says once when its entries cannot be kept ([`kept`]).
 pub fn store(dir: &Path, key: &str, ext: &str, bytes: &[u8]) {
-    if std::fs::create_dir_all(dir).is_ok() {
-        let _ = crate::store::write_whole(&dir.join(format!("{key}.{ext}")), bytes);
+    let _ = try_store(dir, key, ext, bytes);
+}
+
+fn try_store(dir: &Path, key: &str, ext: &str, bytes: &[u8]) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    crate::store::write_whole(&dir.join(format!("{key}.{ext}")), bytes)
+}
+
+/// The compile cache folders this process could not write to, each warned of once.
+static UNWRITABLE: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Whether the entry [`binary`] stored under `key` was kept (its image, symbol and checksum): a
+/// cache that cannot be written (a read-only or full disk, a folder of another user's) costs
+/// every later tune its compiles, silently until this said so, once per folder and process.
+fn kept(dir: &Path, key: &str, files: &[(&str, &[u8])]) -> bool {
+    let Err(e) = files.iter().try_for_each(|(ext, bytes)| try_store(dir, key, ext, bytes)) else { return true };
+    let mut warned = UNWRITABLE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !warned.iter().any(|d| d == dir) {
+        warned.push(dir.to_path_buf());
+        tracing::warn!("{}", unwritable(dir, &e));
     }
+    false
+}
+
+/// What [`kept`] says of a compile cache folder it cannot write to.
+fn unwritable(dir: &Path, e: &std::io::Error) -> String {
+    format!(
+        "compile cache: {} cannot be written ({e}): the binaries compiled are not kept, so the next tune compiles them again; set KERNTUNE_CACHE_DIR to a folder this user can write (the default database moves with it), or KERNTUNE_NO_COMPILE_CACHE=1 to keep none",
+        dir.display()
+    )
 }
 
 /// A backend's reading of a cached image and the symbol to launch in it: `Err` says why it is
@@ -442,11 +472,13 @@ pub fn binary(
         }
     };
     if let Some(d) = dir {
-        store(d, key, ext, &bytes);
-        if let Some(sym) = &lowered {
-            store(d, key, "sym", sym.as_bytes());
+        let sum = crate::hash::short_hash(&bytes);
+        let mut files = vec![(ext, &bytes[..])];
+        files.extend(lowered.as_ref().map(|sym| ("sym", sym.as_bytes())));
+        files.push((CHECKSUM, sum.as_bytes()));
+        if !kept(d, key, &files) {
+            evict(d, key, ext);
         }
-        store(d, key, CHECKSUM, crate::hash::short_hash(&bytes).as_bytes());
     }
     Ok(Binary { bytes, entry: lowered.unwrap_or_else(|| name.to_string()), cached: false })
 }
@@ -537,6 +569,38 @@ mod tests {
         // temporary file.
         let files: std::collections::BTreeSet<String> = std::fs::read_dir(d.path()).unwrap().map(|f| f.unwrap().file_name().into_string().unwrap()).collect();
         assert_eq!(files, ["key.bin", "key.sym"].map(String::from).into());
+    }
+
+    #[test]
+    fn a_cache_that_cannot_be_written_says_so_once_and_still_compiles() {
+        let d = tempfile::tempdir().unwrap();
+        // A file where the cache's folder should be: nothing can be created in it.
+        let dir = d.path().join("cuda");
+        std::fs::write(&dir, b"not a folder").unwrap();
+        let compiles = std::cell::Cell::new(0);
+        let compile = || {
+            compiles.set(compiles.get() + 1);
+            Ok((b"IMG k".to_vec(), None))
+        };
+        for _ in 0..3 {
+            let b = binary(Some(&dir), "key", "bin", "k", false, &any, compile).unwrap();
+            assert!(!b.cached && b.bytes == b"IMG k");
+        }
+        assert_eq!(compiles.get(), 3);
+        assert_eq!(super::UNWRITABLE.lock().unwrap().iter().filter(|p| **p == dir).count(), 1, "warned of once");
+        let e = std::fs::create_dir_all(dir.join("x")).unwrap_err();
+        let said = super::unwritable(&dir, &e);
+        assert!(said.starts_with(&format!("compile cache: {} cannot be written (", dir.display())) && said.contains("set KERNTUNE_CACHE_DIR"), "{said}");
+        // A folder that takes the image but not its checksum (here a folder stands where the
+        // checksum goes) keeps neither: an image without one would be served unchecked.
+        let ok = d.path().join("hip");
+        std::fs::create_dir_all(ok.join("key.sum")).unwrap();
+        assert!(!binary(Some(&ok), "key", "bin", "k", false, &any, compile).unwrap().cached);
+        assert!(!ok.join("key.bin").exists());
+        std::fs::remove_dir(ok.join("key.sum")).unwrap();
+        assert!(!binary(Some(&ok), "key", "bin", "k", false, &any, compile).unwrap().cached);
+        assert!(binary(Some(&ok), "key", "bin", "k", false, &any, compile).unwrap().cached, "kept once it can be");
+        assert_eq!(compiles.get(), 5);
     }
 
     #[test]
