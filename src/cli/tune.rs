@@ -389,9 +389,10 @@ struct Run<'a> {
 /// SIGINT, SIGTERM and SIGHUP: the first asks the tune to stop (everything measured is
 /// written, the command exits 130, 143 or 129); another one [`INSIST`] or more after it exits at
 /// once. Sooner, it is the same event signalled twice, not a person insisting: GNU `timeout`
-/// signals the command and then its process group (the command again), a scheduler may signal
-/// each process of a job step, and a lost terminal's SIGHUP comes with the shell's; each of
-/// those ended the tune at once, nothing printed, the measurements since the last write lost.
+/// signals the command and then its process group (the command again), and a scheduler may
+/// signal each process of a job step; the second signal ended the tune at once, nothing
+/// printed, the measurements since the last write lost. SIGHUP (a terminal or ssh session that
+/// goes away) killed it outright.
 struct Stop {
     flag: Arc<std::sync::atomic::AtomicBool>,
     signal: Arc<std::sync::atomic::AtomicUsize>,
