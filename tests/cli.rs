@@ -685,6 +685,24 @@ fn a_signal_stops_the_tune_and_keeps_what_was_measured() {
             let again = kerntune(dir, &["tune", spec.to_str().unwrap(), "--db", db.to_str().unwrap(), "--budget", &budget]);
             let out = text(&again).0;
             assert!(out.contains(&format!("evaluated {} ({kept} from the database)", kept + 1)), "{out}");
+            // `confirm` stops so too (measuring those configs again, 300 launches each at least:
+            // 3 s for two here).
+            assert!(toml.contains("min_reps = 30\nmax_reps = 200"));
+            let slower = write(dir, "slower.toml", &toml.replace("min_reps = 30\nmax_reps = 200", "min_reps = 300\nmax_reps = 400"));
+            let child = Command::new(env!("CARGO_BIN_EXE_kerntune"))
+                .args(["confirm", slower.to_str().unwrap(), "--db", db.to_str().unwrap(), "--top", "20"])
+                .env("KERNTUNE_CACHE_DIR", dir)
+                .env_remove("KERNTUNE_LOG")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+            let out = child.wait_with_output().unwrap();
+            let (stdout, stderr) = text(&out);
+            assert_eq!(out.status.code(), Some(130), "{stdout}\n{stderr}");
+            assert!(stderr.contains("interrupted by SIGINT while confirming triad (N=1048576): ") && stderr.contains("measured again, written to"), "{stderr}");
         }
     }
 }

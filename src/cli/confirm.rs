@@ -45,6 +45,10 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> anyhow::Result<i32> {
+    // Stopped by a signal (Ctrl-C, a job's time limit), what was measured again is written, and
+    // the command says so (as `tune` does); one that comes while the devices open stops it
+    // before it measures.
+    let stop = super::stop::Stop::install();
     let mut spec = kerntune::plan::prepare::load_with(&a.spec, kerntune::LoadOptions { allow_outside_sources: a.allow_outside_sources })?;
     if let Some(k) = &a.key {
         super::tune::only_problem(&mut spec.problems, k)?;
@@ -65,10 +69,10 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             db.path().display()
         );
     }
-    with_backends!(backends, v => confirm_all(v, &spec, &a, db))
+    with_backends!(backends, v => confirm_all(v, &spec, &a, db, &stop))
 }
 
-fn confirm_all<B: Backend>(devices: Vec<B>, spec: &kerntune::Spec, a: &Args, db: Database) -> anyhow::Result<i32> {
+fn confirm_all<B: Backend>(devices: Vec<B>, spec: &kerntune::Spec, a: &Args, db: Database, stop: &super::stop::Stop) -> anyhow::Result<i32> {
     let language = devices[0].language();
     let tuner = Tuner::with_devices(devices)?;
     let file = db.load()?;
@@ -141,9 +145,27 @@ fn confirm_all<B: Backend>(devices: Vec<B>, spec: &kerntune::Spec, a: &Args, db:
             model: false,
             top_k: None,
             db: Some(db.clone()),
+            cancel: Some(stop.flag.clone()),
             ..base.clone()
         };
-        let r = tuner.tune(&job, &opts)?;
+        let stopped = |kept: usize, saved: bool| {
+            let (name, code) = stop.which();
+            let whereto = if saved { format!("written to {}", db.path().display()) } else { super::tune::NOT_WRITTEN.to_string() };
+            crate::cli::out::eprint_line(&format!(
+                "interrupted by {name} while confirming {} ({}): {kept} config(s) measured again, {whereto}; run the same command to confirm",
+                id.kernel, id.problem
+            ));
+            code
+        };
+        let r = match tuner.tune(&job, &opts) {
+            Err(kerntune::Error::Interrupted { kept, saved }) => {
+                if a.json {
+                    outln!("{}", serde_json::to_string_pretty(&reports)?);
+                }
+                return Ok(stopped(kept, saved));
+            }
+            r => r?,
+        };
         if let Some((have, count)) = &part {
             db.update_entry(&r.entry, |e| {
                 if let Some(o) = e.as_mut().and_then(|e| e.origin.as_mut()) {
@@ -163,6 +185,19 @@ fn confirm_all<B: Backend>(devices: Vec<B>, spec: &kerntune::Spec, a: &Args, db:
             );
         }
         reports.push(r);
+        // A signal that came as this problem's tune ended: the problems left are not started.
+        if stop.requested() && i + 1 < spec.problems.len() {
+            if a.json {
+                outln!("{}", serde_json::to_string_pretty(&reports)?);
+            }
+            let (name, code) = stop.which();
+            crate::cli::out::eprint_line(&format!(
+                "interrupted by {name}: {} of {} problems confirmed; run the same command to confirm the rest",
+                i + 1,
+                spec.problems.len()
+            ));
+            return Ok(code);
+        }
     }
     if a.json {
         outln!("{}", serde_json::to_string_pretty(&reports)?);

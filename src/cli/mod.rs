@@ -10,6 +10,7 @@ mod generate;
 pub(crate) mod out;
 mod report;
 mod simulate;
+mod stop;
 mod summary;
 mod tune;
 
