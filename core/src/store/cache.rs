@@ -338,7 +338,7 @@ fn refusal(bytes: &[u8]) -> Option<BackendError> {
 
 /// Stores `bytes` under `dir/<key>.<ext>` atomically (temporary file, then rename). A write
 /// that fails (a full disk) leaves nothing behind, not even its temporary file. Best effort:
-/// [`binary`] says once when its entries cannot be kept ([`kept`]).
+/// [`binary`] says once when its entries cannot be kept.
 pub fn store(dir: &Path, key: &str, ext: &str, bytes: &[u8]) {
     let _ = try_store(dir, key, ext, bytes);
 }
