@@ -643,16 +643,21 @@ fn a_signal_stops_the_tune_and_keeps_what_was_measured() {
     let toml = toml.replace("source = { wgsl = \"triad.wgsl\", cuda = \"triad.cu\", hip = \"triad.cu\" }", "source = { wgsl = \"triad.wgsl\" }");
     let toml = toml.replace("[bench]\nmax_reps = 50\nmax_seconds = 0.5", "[bench]\nmin_reps = 30\nmax_reps = 200\nmax_seconds = 2.0\nracing = false");
     let spec = write(dir, "slow.toml", &toml);
-    for (signal, code) in [("-INT", 130), ("-TERM", 143), ("-HUP", 129)] {
-        let db = dir.join(format!("db{code}.sqlite"));
-        let child = Command::new(env!("CARGO_BIN_EXE_kerntune"))
-            .args(["tune", spec.to_str().unwrap(), "--db", db.to_str().unwrap()])
+    // `kerntune COMMAND SPEC --db DB [more]`, its output piped.
+    let start = |command: &str, spec: &std::path::Path, db: &std::path::Path, more: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_kerntune"))
+            .args([command, spec.to_str().unwrap(), "--db", db.to_str().unwrap()])
+            .args(more)
             .env("KERNTUNE_CACHE_DIR", dir)
             .env_remove("KERNTUNE_LOG")
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
-            .unwrap();
+            .unwrap()
+    };
+    for (signal, code) in [("-INT", 130), ("-TERM", 143), ("-HUP", 129)] {
+        let db = dir.join(format!("db{code}.sqlite"));
+        let child = start("tune", &spec, &db, &[]);
         // Wait for the first measurements to be written, then signal.
         let t = std::time::Instant::now();
         while !db.exists() && t.elapsed() < std::time::Duration::from_secs(60) {
@@ -689,14 +694,7 @@ fn a_signal_stops_the_tune_and_keeps_what_was_measured() {
             // 3 s for two here).
             assert!(toml.contains("min_reps = 30\nmax_reps = 200"));
             let slower = write(dir, "slower.toml", &toml.replace("min_reps = 30\nmax_reps = 200", "min_reps = 300\nmax_reps = 400"));
-            let child = Command::new(env!("CARGO_BIN_EXE_kerntune"))
-                .args(["confirm", slower.to_str().unwrap(), "--db", db.to_str().unwrap(), "--top", "20"])
-                .env("KERNTUNE_CACHE_DIR", dir)
-                .env_remove("KERNTUNE_LOG")
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap();
+            let child = start("confirm", &slower, &db, &["--top", "20"]);
             std::thread::sleep(std::time::Duration::from_millis(500));
             assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
             let out = child.wait_with_output().unwrap();
