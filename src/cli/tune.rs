@@ -207,6 +207,9 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     // A compile-cache bound that is not a size is said before anything is measured (a tune that
     // compiles prunes the caches to it at its end).
     kerntune::store::cache::max_bytes().map_err(|m| anyhow::anyhow!("{m}"))?;
+    // From here a signal stops the tune with what it measured (one during a slow device start
+    // stops it before it measures).
+    let stop = Stop::install();
     let mut spec = kerntune::plan::prepare::load_with(&a.spec, kerntune::LoadOptions { allow_outside_sources: a.allow_outside_sources })?;
     for w in &spec.warnings {
         crate::cli::out::eprint_line(&format!("warning: {w}"));
@@ -299,7 +302,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         );
         return Ok(0);
     }
-    let run = Run { spec: &spec, top: a.top, json: a.json, work, shown_shard: a.shard };
+    let run = Run { spec: &spec, top: a.top, json: a.json, work, shown_shard: a.shard, stop: &stop };
     let code = with_backends!(backends, v => tune_all(v, &run, opts));
     tracing::debug!("devices closed");
     code
@@ -385,6 +388,7 @@ struct Run<'a> {
     json: bool,
     work: Vec<(usize, Option<Shard>)>,
     shown_shard: Option<Shard>,
+    stop: &'a Stop,
 }
 
 /// What an interrupted tune says of its measurements where the database could not take them.
@@ -403,8 +407,7 @@ fn interrupted(name: &str, sizes: &str, kept: usize, saved: &str, compiling: usi
 }
 
 fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -> anyhow::Result<i32> {
-    let spec = run.spec;
-    let stop = Stop::install();
+    let (spec, stop) = (run.spec, run.stop);
     opts.cancel = Some(stop.flag.clone());
     let language = devices[0].language();
     let target = devices[0].target().clone();
@@ -441,7 +444,7 @@ fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -
                 let (name, code) = Stop::named(signal.load(std::sync::atomic::Ordering::Relaxed)).unwrap_or(which);
                 let saved = if *written { saved.clone() } else { NOT_WRITTEN.to_string() };
                 crate::cli::out::eprint_line(&interrupted(name, &sizes2, *kept, &saved, *compiling));
-                std::process::exit(code);
+                kerntune::exit(code);
             }
             Event::Planned { candidates, budget, pruned, .. } => {
                 pb2.set_length(budget.map_or(*candidates, |b| b.min(*candidates)) as u64);
