@@ -469,6 +469,11 @@ fn db_merge_keeps_entries_from_both_files() {
     assert!(o.status.success(), "{}", text(&o).1);
     let src = std::fs::read_to_string(&rs).unwrap();
     assert!(src.contains("2 winner(s)") && src.matches("kerntune::EmbeddedWinner {").count() == 2, "{src}");
+    // `--out /dev/stdout` writes to the pipe it names, as a shell user expects (renaming a whole
+    // file over it was refused, or, as root, replaced /dev/stdout).
+    let o = kerntune(dir, &["db", "export", "--rust", "--out", "/dev/stdout", "--db", merged.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert!(text(&o).0.starts_with(&src), "{}", text(&o).0);
     let o = kerntune(dir, &["db", "export", "--rust", "--kernel", "nope", "--db", merged.to_str().unwrap()]);
     assert!(!o.status.success() && text(&o).1.contains("no entry for kernel `nope`"), "{}", text(&o).1);
     let o = kerntune(dir, &["db", "clear", "--db", merged.to_str().unwrap()]);
