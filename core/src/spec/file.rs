@@ -368,7 +368,7 @@ impl Spec {
         if len > MAX_SPEC_BYTES {
             return Err(err(format!("is {len} bytes; a spec is at most {MAX_SPEC_BYTES} bytes")));
         }
-        let text = std::fs::read_to_string(path).map_err(|e| err(format!("cannot read the spec: {e}")))?;
+        let text = crate::spec::source::read_text(path).map_err(|e| err(format!("cannot read the spec: {e}")))?;
         Spec::parse_with(&text, path, opts)
     }
 
@@ -870,7 +870,7 @@ impl Spec {
                 self.sources.keys().cloned().collect::<Vec<_>>().join(", ")
             ),
         })?;
-        let code = std::fs::read_to_string(path).map_err(|e| SpecError {
+        let code = crate::spec::source::read_text(path).map_err(|e| SpecError {
             file: file.clone(),
             field: field.clone(),
             message: format!("cannot read kernel file {}: {e}", path.display()),

@@ -4,6 +4,25 @@
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
+/// Reads a text file the user wrote (a spec, a kernel, a header, a T1 file), saying what is wrong
+/// when it is not UTF-8 text: a file saved as UTF-16 (Windows' "Unicode") or in a code page
+/// (Latin-1's `é`) got only "stream did not contain valid UTF-8", which says neither where nor
+/// what to do.
+pub fn read_text(path: &Path) -> Result<String, String> {
+    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    if bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]) {
+        return Err("it is UTF-16 text (it starts with a UTF-16 byte-order mark); save it as UTF-8".into());
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
+        let start = good.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let column = String::from_utf8_lossy(&good[start..]).chars().count() + 1;
+        let byte = e.as_bytes()[good.len()];
+        format!("it is not UTF-8 text: byte 0x{byte:02x} at line {line}, column {column} is not UTF-8 (a file saved in Latin-1 or another code page?); save it as UTF-8")
+    })
+}
+
 /// A kernel's source and the options that shape its binary.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct KernelSource {
@@ -183,7 +202,7 @@ pub fn local_headers(code: &str, source_dir: &Path, base: &Path, options: &[Stri
             if found.len() == MAX_HEADERS {
                 return Err(format!("the source includes more than {MAX_HEADERS} headers from its own folders; include fewer, or keep a library's headers outside the spec's folder (they are then the compiler's to find)"));
             }
-            let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read header {} (included as `{name}`): {e}", path.display()))?;
+            let text = read_text(&path).map_err(|e| format!("cannot read header {} (included as `{name}`): {e}", path.display()))?;
             bytes += text.len();
             if bytes > MAX_HEADER_BYTES {
                 return Err(format!(
@@ -419,5 +438,20 @@ mod tests {
         // A source without headers hashes as it did before headers were read (stored entries stand).
         let bare = KernelSource::new("triad", "cuda", "code");
         assert_eq!(bare.identity_hash(), crate::hash::hash_parts([&b"triad"[..], b"cuda", b"code", b"", b""]));
+    }
+
+    #[test]
+    fn text_that_is_not_utf8_is_told_where_and_what_to_do() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("k.wgsl");
+        std::fs::write(&p, b"// ok\n// caf\xe9\n").unwrap();
+        let e = super::read_text(&p).unwrap_err();
+        assert!(e.contains("byte 0xe9 at line 2, column 7") && e.contains("save it as UTF-8"), "{e}");
+        std::fs::write(&p, b"\xff\xfe/\x00/\x00").unwrap();
+        let e = super::read_text(&p).unwrap_err();
+        assert!(e.contains("UTF-16") && e.contains("save it as UTF-8"), "{e}");
+        std::fs::write(&p, "// caf\u{e9}\n").unwrap();
+        assert_eq!(super::read_text(&p).unwrap(), "// caf\u{e9}\n");
+        assert!(super::read_text(&d.path().join("none")).unwrap_err().contains("No such file"));
     }
 }
