@@ -136,6 +136,24 @@ fn a_fleet_database_becomes_one_self_contained_page() {
     assert_eq!(timelines.iter().filter(|f| f.contains("Run 1: ") && f.contains("keeps one record")).count(), 3);
     assert_eq!(html.matches("<summary>Earlier runs (1)</summary>").count(), 3);
     check_charts(&html);
+
+    // `--out /dev/stdout` into a reader that stops early (`| head -c 100`): the page goes down
+    // the pipe, and the closed pipe ends the command quietly, as a closed standard output does.
+    #[cfg(unix)]
+    {
+        use std::io::Read;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kerntune"))
+            .args(["report", "--kernel", "triad", "--db", db.to_str().unwrap(), "--out", "/dev/stdout"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut head = [0u8; 100];
+        child.stdout.take().unwrap().read_exact(&mut head).unwrap(); // then closed: the page is larger than a pipe holds
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(&head[..15], b"<!DOCTYPE html>");
+        assert!(o.status.success() && stderr(&o).is_empty(), "{:?}: {}", o.status, stderr(&o));
+    }
 }
 
 /// Serves `page` over HTTP on 127.0.0.1 to every request until the browser stops asking (a

@@ -135,7 +135,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                 other => anyhow::bail!("--format: `{other}` is not `kerntune`, `t4` or `rust`"),
             };
             match out {
-                Some(p) => kerntune::store::write_whole(&p, text.as_bytes()).map_err(|e| anyhow::anyhow!("writing {}: {e}", p.display()))?,
+                Some(p) => crate::cli::out::write_named(&p, text.as_bytes(), "")?,
                 None => outln!("{text}"),
             }
         }

@@ -25,6 +25,16 @@ pub fn print(text: &str) -> Result<(), OutputError> {
     })
 }
 
+/// Writes a file the user named (`--out`, `--svg`) whole ([`kerntune::store::write_whole`]). A
+/// closed pipe (`--out /dev/stdout | head -c 100`) ends the command as a closed standard output
+/// does, quietly; any other failure says `{what}writing PATH: …`.
+pub fn write_named(path: &std::path::Path, bytes: &[u8], what: &str) -> anyhow::Result<()> {
+    kerntune::store::write_whole(path, bytes).map_err(|e| match e.kind() {
+        std::io::ErrorKind::BrokenPipe => OutputError::Closed.into(),
+        _ => anyhow::anyhow!("{what}writing {}: {e}", path.display()),
+    })
+}
+
 /// Writes `text` and a newline.
 pub fn println(text: &str) -> Result<(), OutputError> {
     print(&format!("{text}\n"))

@@ -155,7 +155,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         None => format!("kernel {kernel}"),
     };
     let html = page(&views, &Source { database: path.clone(), selection })?;
-    kerntune::store::write_whole(&a.out, html.as_bytes()).map_err(|e| anyhow::anyhow!("--out: writing {}: {e}", a.out.display()))?;
+    crate::cli::out::write_named(&a.out, html.as_bytes(), "--out: ")?;
     let measured: usize = views.iter().map(|v| v.points.len()).sum();
     outln!(
         "wrote {} ({} entr{}, {measured} measured configs, {:.1} kB) in {:.2} s",

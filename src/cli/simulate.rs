@@ -240,7 +240,8 @@ fn leave_one_out(a: &Resolved) -> anyhow::Result<i32> {
     };
     if let Some(svg) = &a.svg {
         let labelled: Vec<(String, &Score)> = rows.iter().map(|(kind, s)| (label(kind), s)).collect();
-        plot(svg, &labelled, a.budget).map_err(|e| anyhow::anyhow!("writing {}: {e}", svg.display()))?;
+        let drawn = plot(&labelled, a.budget).map_err(|e| anyhow::anyhow!("drawing {}: {e}", svg.display()))?;
+        crate::cli::out::write_named(svg, drawn.as_bytes(), "")?;
     }
     if a.json {
         let brief: Vec<serde_json::Value> = rows
@@ -382,7 +383,8 @@ fn run_resolved(a: &Resolved) -> anyhow::Result<i32> {
     drop(progress);
     if let Some(svg) = &a.svg {
         let labelled: Vec<(String, &Score)> = all.iter().map(|s| (s.strategy.clone(), s)).collect();
-        plot(svg, &labelled, a.budget).map_err(|e| anyhow::anyhow!("writing {}: {e}", svg.display()))?;
+        let drawn = plot(&labelled, a.budget).map_err(|e| anyhow::anyhow!("drawing {}: {e}", svg.display()))?;
+        crate::cli::out::write_named(svg, drawn.as_bytes(), "")?;
         if !a.json {
             outln!("curves written to {}", svg.display());
         }
@@ -513,10 +515,10 @@ const CURVES: [plotters::style::RGBColor; 6] = [
     plotters::style::RGBColor(0x8c, 0x56, 0x4b),
 ];
 
-/// Writes the curves of `scores` (each with its legend label) as SVG: a panel per space, two
+/// Draws the curves of `scores` (each with its legend label) as SVG text: a panel per space, two
 /// side by side when there are more than two, each curve the mean fraction of optimum over the
 /// seeds (solid) and its 5th percentile (dashed, the same colour).
-fn plot(path: &std::path::Path, scores: &[(String, &Score)], budget: usize) -> Result<(), Box<dyn std::error::Error>> {
+fn plot(scores: &[(String, &Score)], budget: usize) -> Result<String, Box<dyn std::error::Error>> {
     use plotters::prelude::*;
     let spaces: Vec<&str> = {
         let mut v: Vec<&str> = Vec::new();
@@ -559,6 +561,5 @@ fn plot(path: &std::path::Path, scores: &[(String, &Score)], budget: usize) -> R
         }
         root.present()?;
     }
-    kerntune::store::write_whole(path, svg.as_bytes())?;
-    Ok(())
+    Ok(svg)
 }
