@@ -629,6 +629,50 @@ fn rust_export_matches_the_file_the_example_app_compiles() {
     assert_eq!(text(&o).0.trim_end(), shipped.trim_end(), "regenerate examples/app/tests/data/winners.rs with `kerntune db export --rust --db tests/data/db/triad-llvmpipe.json --out examples/app/tests/data/winners.rs`");
 }
 
+/// A tune stopped as a whole (Ctrl-Z; a scheduler suspending its job sends SIGSTOP to every
+/// process of it) for longer than a launch may take, then continued: the launches in flight
+/// when it stopped are not timed out, and the tune says it was stopped. (Before, a 60 s stop
+/// failed the config being measured as `timed out after 5.000 s`, stored so.)
+#[cfg(unix)]
+#[test]
+fn a_tune_stopped_and_continued_times_out_nothing() {
+    use std::os::unix::process::CommandExt;
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    if !have_device(dir) {
+        return;
+    }
+    // The shipped matmul: on software Vulkan nearly all of its time is launches (tens to
+    // hundreds of milliseconds each), so a stop lands in a launch's wait. Three launches a
+    // config, each allowed 2 s: a wait is at most 6 s, and the stop is 8 s.
+    let toml = std::fs::read_to_string(examples().join("matmul/matmul.toml")).unwrap();
+    let toml = toml.replace("[bench]\nmax_reps = 30\nmax_seconds = 0.5", "[bench]\nwarmup_max = 2\nmin_reps = 3\nmax_reps = 3\nracing = false\ntimeout = 2");
+    assert!(toml.contains("timeout = 2"));
+    let spec = write(dir, "matmul.toml", &toml);
+    write(dir, "matmul.wgsl", &std::fs::read_to_string(examples().join("matmul/matmul.wgsl")).unwrap());
+    let child = Command::new(env!("CARGO_BIN_EXE_kerntune"))
+        .args(["tune", spec.to_str().unwrap(), "--backend", "wgpu", "--no-db", "--budget", "8", "--seed", "3"])
+        .env("KERNTUNE_CACHE_DIR", dir)
+        .env_remove("KERNTUNE_LOG")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let group = child.id() as i32;
+    std::thread::sleep(std::time::Duration::from_millis(3000));
+    // SAFETY: kill sends a signal to the tune's own process group (the tuner and its worker).
+    unsafe { libc::kill(-group, libc::SIGSTOP) };
+    std::thread::sleep(std::time::Duration::from_millis(8000));
+    // SAFETY: as above.
+    unsafe { libc::kill(-group, libc::SIGCONT) };
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("evaluated 8") && !stdout.contains("timed out after"), "{stdout}");
+    assert!(stdout.contains("note: the tune was stopped for "), "{stdout}");
+}
+
 /// SIGINT, SIGTERM and SIGHUP stop a tune: what was measured is written, the command says so
 /// and exits 130, 143 or 129; running it again resumes. A signal sent twice at once (GNU
 /// `timeout` signals the command, then its process group) is one: the old code exited at the

@@ -1203,7 +1203,8 @@ impl Worker {
     /// The next reply, within `deadline` (the worker is killed when it does not come).
     fn reply(&mut self, deadline: Duration) -> Result<(Vec<f64>, Vec<Vec<u8>>), BackendError> {
         let label = self.label;
-        match self.replies.recv_timeout(deadline) {
+        // The time awake: a worker stopped with the tuner (Ctrl-Z, a suspended job) is no hung kernel.
+        match crate::measure::awake::recv_timeout(&self.replies, deadline) {
             Ok(Ok((Rep::Ok { times, printed }, blobs))) => {
                 if let Some(p) = printed {
                     self.printed.add(p);

@@ -9,6 +9,7 @@
 //!
 //! **May import:** `spec`, `space`, `plan` and the vocabulary; never `search` (its sibling).
 
+pub mod awake;
 pub mod memory;
 pub mod select;
 pub mod stats;

@@ -406,6 +406,7 @@ impl<B: Backend> Tuner<B> {
             Event::Planned { valid: plan.valid, pruned: plan.pruned(), candidates: plan.cands.len(), budget: plan.max_evals, seconds: opts.budget.max_seconds },
         );
         let mut ledger = ledger::Ledger::new(&ctx, opts, stored, &self.devices, t0);
+        let awake = crate::measure::awake::Since::now();
         let (strategy, selected, recheck) = std::thread::scope(|s| -> Result<_, Error> {
             let mut coord = search_loop::Coordinator::start(s, &self.devices, &ctx, opts, &plan)?;
             let strategy = coord.search(&mut ledger, t0)?;
@@ -435,6 +436,13 @@ impl<B: Backend> Tuner<B> {
         ledger.notes.extend(ledger.printed.note());
         ledger.notes.extend(crate::compiler::take_notes());
         ledger.notes.extend(crate::compiler::memory::take_note());
+        let stopped = awake.stopped();
+        if stopped >= crate::measure::awake::GAP {
+            ledger.notes.push(format!(
+                "the tune was stopped for {:.1} s (SIGSTOP: Ctrl-Z, or a scheduler suspending its job): no launch or worker was timed out for that time, but the wall time and the device's share of it include it",
+                stopped.as_secs_f64()
+            ));
+        }
         // After the finals, whose verifications count too: the note the database keeps, the
         // warning and the withholding all read this one.
         let disagreement = ledger.note_findings();

@@ -6,7 +6,7 @@
 #     from the cache the first tune wrote); the cache entries counted by kind.
 #  B. The compile cache reached through a symbolic link (KERNTUNE_CACHE_DIR is a link to a
 #     folder): tuned twice, the second served from the cache.
-#  C. `kerntune report --out /dev/stdout | head -c 200`, and `db export --out /dev/stdout`, and
+#  C. `kerntune report --out /dev/stdout | head -c 120`, and `db export --out /dev/stdout`, and
 #     what /dev/stdout is afterwards (the machine runs commands as root, where the previous
 #     session's build replaced it with a file).
 #  D. Every GPU test suite (scripts/device-suites.sh).
@@ -37,10 +37,11 @@ R="examples/reduction/reduction.toml --backend cuda --no-db"
   echo "== C. --out /dev/stdout (as $(id -un))"
   export KERNTUNE_CACHE_DIR=$W/cache
   $BIN tune examples/triad/triad.toml --backend cuda --db $W/db.json > /dev/null 2>&1
-  $BIN report examples/triad/triad.toml --db $W/db.json --out /dev/stdout | head -c 120; echo
-  echo "report: exit ${PIPESTATUS[0]}"
-  $BIN db export --db $W/db.json --out /dev/stdout | head -c 120; echo
-  echo "export: exit ${PIPESTATUS[0]}"
+  $BIN report examples/triad/triad.toml --db $W/db.json --out /dev/stdout | head -c 120 > $W/head.txt
+  echo "report into head -c 120: exit ${PIPESTATUS[0]}; head got: $(cat $W/head.txt)"
+  $BIN db export --db $W/db.json --out /dev/stdout | head -c 120 > $W/head.txt
+  echo "db export into head -c 120: exit ${PIPESTATUS[0]}; head got: $(cat $W/head.txt)"
+  $BIN db export --db $W/db.json --out /dev/stdout | wc -c
   ls -l /dev/stdout
 } > $OUT/run.txt 2>&1
 echo "== D. suites" >> $OUT/run.txt
