@@ -10,6 +10,9 @@
 #     what /dev/stdout is afterwards (the machine runs commands as root, where the previous
 #     session's build replaced it with a file).
 #  D. Every GPU test suite (scripts/device-suites.sh).
+#  E. (run before D) The convolution through CUDA, random 50, stopped twice for 8 s as a
+#     suspended job is (SIGSTOP to its process group, then SIGCONT), each launch allowed 1 s:
+#     what its summary says (e93db04: timeouts count the time awake).
 # Build at the session's HEAD: `cargo build --release --features cuda -p kerntune`, `bash
 # scripts/gpu-check.sh --prepare`, `tar cJf .pack/device.tar.xz .device`; carry .pack and .gl.
 # Output: $OUT/run.txt and $OUT/suites/.
@@ -43,6 +46,14 @@ R="examples/reduction/reduction.toml --backend cuda --no-db"
   echo "db export into head -c 120: exit ${PIPESTATUS[0]}; head got: $(cat $W/head.txt)"
   $BIN db export --db $W/db.json --out /dev/stdout | wc -c
   ls -l /dev/stdout
+  echo "== E. a CUDA tune stopped twice for 8 s (SIGSTOP to its process group, then SIGCONT), --timeout 1"
+  export KERNTUNE_CACHE_DIR=$W/cache-stop CUDA_CACHE_DISABLE=1
+  setsid $BIN tune examples/convolution/convolution.toml --backend cuda --strategy random --budget 50 --seed 1 --no-db --timeout 1 > $W/stop.txt 2>&1 &
+  pg=$!
+  sleep 4
+  for i in 1 2; do kill -STOP -- -$pg; sleep 8; kill -CONT -- -$pg; sleep 3; done
+  wait $pg; echo "exit $?"
+  grep -E '^winner|evaluated|failures|timed out|stopped for|wall time' $W/stop.txt | cut -c1-400
 } > $OUT/run.txt 2>&1
 echo "== D. suites" >> $OUT/run.txt
 bash scripts/device-suites.sh $OUT/suites >> $OUT/run.txt 2>&1
