@@ -881,6 +881,15 @@ impl Spec {
             Some(rest) => rest.to_string(),
             None => code,
         };
+        // An empty file (a save that failed, a placeholder) failed every config's compile, one
+        // by one, with the compiler's words for a missing entry point.
+        if code.trim().is_empty() {
+            return Err(SpecError {
+                file,
+                field,
+                message: format!("kernel file {} is empty; it should hold the kernel `{}`", path.display(), self.template.source.name),
+            });
+        }
         if language == "wgsl" {
             if let Some((i, a)) = self.template.args.iter().enumerate().find(|(_, a)| matches!(a.kind, ArgKind::Buffer { memory: Memory::Constant { .. }, .. }))
             {

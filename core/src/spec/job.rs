@@ -797,6 +797,10 @@ mod tests {
         std::fs::write(dir.path().join("triad.wgsl"), format!("\u{feff}{wgsl}")).unwrap();
         let spec = crate::spec::Spec::load(&dir.path().join("triad.toml")).unwrap();
         assert_eq!(spec.job("wgsl", 0).unwrap().source.code, wgsl);
+        // An empty one (or one of a byte-order mark and blank lines) is said at once.
+        std::fs::write(dir.path().join("triad.wgsl"), "\u{feff}\n\n").unwrap();
+        let e = spec.job("wgsl", 0).unwrap_err().to_string();
+        assert!(e.contains("kernel.source.wgsl") && e.contains("triad.wgsl is empty; it should hold the kernel `triad`"), "{e}");
     }
 
     /// A parameter of more than one value that nothing compiled or launched reads is warned of;
