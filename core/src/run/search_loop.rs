@@ -163,11 +163,12 @@ struct Flow {
     cancel: AtomicBool,
 }
 
-/// A compile running on a compile thread: the candidate, since when, and the flag that tells
-/// the backend the tune no longer waits for it.
+/// A compile running on a compile thread: the candidate, since when (counting the time awake:
+/// a tune stopped and continued does not find its compiles past the tail's limit or the
+/// compile timeout), and the flag that tells the backend the tune no longer waits for it.
 struct Running {
     cand: usize,
-    start: Instant,
+    start: crate::measure::awake::Since,
     watch: Arc<crate::backend::CompileWatch>,
 }
 
@@ -802,7 +803,8 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 let c: &Cand = &plan.cands[i];
                 let t = Instant::now();
                 let watch = Arc::new(crate::backend::CompileWatch::wanting(in_process));
-                flow.running().push(Running { cand: i, start: t, watch: watch.clone() });
+                let awake = crate::measure::awake::Since::now();
+                flow.running().push(Running { cand: i, start: awake, watch: watch.clone() });
                 let inputs = CompileInputs::new(prep, source, &c.config, &c.launch);
                 let req = crate::backend::CompileRequest { abandon: Some(&watch), ..inputs.request(source, &c.config, &c.launch) };
                 // Asked first (a lookup of the cache key): a compile error the cache serves is
@@ -812,7 +814,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 flow.running().retain(|r| r.cand != i);
                 flow.queue.done(i, result.is_ok() && !held);
                 flow.waiting.fetch_add(1, Ordering::Relaxed);
-                if tx.send(Msg::Compiled(CompileDone { index: i, result, started: t, seconds: t.elapsed().as_secs_f64(), behind, held })).is_err() {
+                if tx.send(Msg::Compiled(CompileDone { index: i, result, started: t, seconds: awake.elapsed().as_secs_f64(), behind, held })).is_err() {
                     return;
                 }
             };
