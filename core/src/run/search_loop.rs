@@ -75,7 +75,12 @@ pub(crate) struct Progress {
     pub count: usize,
     pub flying: usize,
     max_evals: usize,
+    /// The time limit's end, were the tune never stopped: it moves on by the time the process
+    /// is stopped (Ctrl-Z, a suspended job, whose scheduler's time limit does not count the
+    /// suspension either), see [`Progress::deadline`].
     deadline: Option<Instant>,
+    /// [`crate::measure::awake::stopped`] when the limit was set.
+    stopped_before: Duration,
     /// When the first config was timed (the pace [`Progress::evaluations_left_in_time`] goes
     /// by is taken from then: before it, the reference, the first compiles and the pipeline's
     /// filling make a config look several times slower than the tune then runs).
@@ -105,8 +110,12 @@ impl Progress {
     fn probing(&self) -> bool {
         self.eval_s.1 == 0 && self.cache.is_some_and(|(_, missed)| missed == 0)
     }
+    /// When the time limit ends, counting the time awake only.
+    fn deadline(&self) -> Option<Instant> {
+        self.deadline.map(|d| d + crate::measure::awake::stopped().saturating_sub(self.stopped_before))
+    }
     fn out_of_time(&self) -> bool {
-        self.deadline.is_some_and(|d| Instant::now() >= d)
+        self.deadline().is_some_and(|d| Instant::now() >= d)
     }
     fn done(&self) -> bool {
         self.count >= self.max_evals || self.out_of_time() || self.cancelled
@@ -116,7 +125,7 @@ impl Progress {
     /// compiles, the devices' number and the tuner's own work are all in it); `None` without a
     /// time limit or before two configs are timed.
     fn evaluations_left_in_time(&self) -> Option<usize> {
-        let deadline = self.deadline?;
+        let deadline = self.deadline()?;
         let first = self.first_timed?;
         let since = self.eval_s.1.checked_sub(1).filter(|&n| n > 0)?;
         let now = Instant::now();
@@ -409,6 +418,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             flying: 0,
             max_evals: plan.max_evals.unwrap_or(usize::MAX),
             deadline: opts.budget.max_seconds.map(|s| t0 + Duration::from_secs_f64(s)),
+            stopped_before: crate::measure::awake::stopped(),
             first_timed: None,
             cancelled: false,
             compile_s: (0.0, 0),
@@ -2386,6 +2396,7 @@ mod tests {
             flying: 0,
             max_evals: usize::MAX,
             deadline: Some(now + Duration::from_secs(60)),
+            stopped_before: crate::measure::awake::stopped(),
             first_timed: None,
             cancelled: false,
             compile_s: (0.0, 0),
