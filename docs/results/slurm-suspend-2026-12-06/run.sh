@@ -4,7 +4,8 @@
 # tests/slurm/run.sh does (software Vulkan), sixty-fourth session. The job tunes the example
 # matmul (8 evaluations, seed 3) with three launches a config, each allowed 2 s, and is
 # suspended for 10 s once it has run 3 s; what each binary's job printed, its state and exit
-# code. Each binary named is run in turn (the previous build, then this one).
+# code. Each binary named is run in turn (the previous build, then this one). Then whether
+# Slurm's own time limit counts a suspension.
 #
 #   bash docs/results/slurm-suspend-2026-12-06/run.sh OLD_KERNTUNE NEW_KERNTUNE   # as root, > run.log
 set -euo pipefail
@@ -104,3 +105,13 @@ for b in "${bins[@]}"; do
   scontrol show job "$j" 2>/dev/null | grep -oE "JobState=[A-Z]+|ExitCode=[0-9:]+" | tr '\n' ' ' || true; echo
   sed 's/\x1b\[[0-9;]*m//g' "$work/job-$j.out" | grep -E "^winner|evaluated|failures|timed out|stopped for|wall time" | cut -c1-300 || true
 done
+# Whether Slurm's time limit counts a suspension: a `sleep` job with --time=1, suspended for 50 s
+# once it has run 5 s.
+echo "=== sleep 150 with --time=1, suspended 50 s"
+j=$(sbatch --parsable --time=1 --chdir="$work" --output="$work/sleep-%j.out" --wrap "sleep 150")
+t0=$(date +%s)
+for _ in $(seq 100); do [ "$(squeue -h -j "$j" -o %T)" = RUNNING ] && break; sleep 0.2; done
+sleep 5; scontrol suspend "$j"; sleep 50; scontrol resume "$j"
+for _ in $(seq 300); do squeue -h -j "$j" 2>/dev/null | grep -q . || break; sleep 1; done
+echo "ended $(( $(date +%s) - t0 )) s after it was submitted"
+scontrol show job "$j" | grep -oE "JobState=[A-Z]+|RunTime=[0-9:]+|TimeLimit=[0-9:]+" | tr '\n' ' ' || true; echo
