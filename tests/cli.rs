@@ -650,53 +650,39 @@ fn a_tune_stopped_and_continued_times_out_nothing() {
     assert!(toml.contains("timeout = 2"));
     let spec = write(dir, "matmul.toml", &toml);
     write(dir, "matmul.wgsl", &std::fs::read_to_string(examples().join("matmul/matmul.wgsl")).unwrap());
-    let child = Command::new(env!("CARGO_BIN_EXE_kerntune"))
-        .args(["tune", spec.to_str().unwrap(), "--backend", "wgpu", "--no-db", "--budget", "8", "--seed", "3"])
-        .env("KERNTUNE_CACHE_DIR", dir)
-        .env_remove("KERNTUNE_LOG")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .unwrap();
-    let group = child.id() as i32;
-    std::thread::sleep(std::time::Duration::from_millis(3000));
-    // SAFETY: kill sends a signal to the tune's own process group (the tuner and its worker).
-    unsafe { libc::kill(-group, libc::SIGSTOP) };
-    std::thread::sleep(std::time::Duration::from_millis(8000));
-    // SAFETY: as above.
-    unsafe { libc::kill(-group, libc::SIGCONT) };
-    let out = child.wait_with_output().unwrap();
-    let (stdout, stderr) = text(&out);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
-    assert!(stdout.contains("evaluated 8") && !stdout.contains("timed out after"), "{stdout}");
-    assert!(stdout.contains("note: the tune was stopped for "), "{stdout}");
-
+    // Tunes with `budget`, stops the tune's process group (the tuner and its worker) `after` ms
+    // in for `stopped` ms, and returns the tune's output, its stdout, and its wall time.
+    let stopped_tune = |budget: &str, after: u64, stopped: u64| {
+        let t = std::time::Instant::now();
+        let child = Command::new(env!("CARGO_BIN_EXE_kerntune"))
+            .args(["tune", spec.to_str().unwrap(), "--backend", "wgpu", "--no-db", "--budget", budget, "--seed", "3"])
+            .env("KERNTUNE_CACHE_DIR", dir)
+            .env_remove("KERNTUNE_LOG")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let group = child.id() as i32;
+        std::thread::sleep(std::time::Duration::from_millis(after));
+        // SAFETY: kill sends a signal to the tune's own process group.
+        unsafe { libc::kill(-group, libc::SIGSTOP) };
+        std::thread::sleep(std::time::Duration::from_millis(stopped));
+        // SAFETY: as above.
+        unsafe { libc::kill(-group, libc::SIGCONT) };
+        let out = child.wait_with_output().unwrap();
+        let (stdout, stderr) = text(&out);
+        assert!(out.status.success(), "{stdout}\n{stderr}");
+        assert!(stdout.contains("note: the tune was stopped for ") && !stdout.contains("timed out after"), "{stdout}");
+        (stdout, t.elapsed())
+    };
+    let (stdout, _) = stopped_tune("8", 3000, 8000);
+    assert!(stdout.contains("evaluated 8"), "{stdout}");
     // A time budget counts the time awake too (as Slurm's time limit does not count a
     // suspension): 6 s of tuning, stopped for 5 s after 2 s, ends 11 s or more in (it ended
     // when it went on, 7 s in, having tuned 2 s of its 6).
-    let t = std::time::Instant::now();
-    let child = Command::new(env!("CARGO_BIN_EXE_kerntune"))
-        .args(["tune", spec.to_str().unwrap(), "--backend", "wgpu", "--no-db", "--budget", "6s", "--seed", "3"])
-        .env("KERNTUNE_CACHE_DIR", dir)
-        .env_remove("KERNTUNE_LOG")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .unwrap();
-    let group = child.id() as i32;
-    std::thread::sleep(std::time::Duration::from_millis(2000));
-    // SAFETY: as above.
-    unsafe { libc::kill(-group, libc::SIGSTOP) };
-    std::thread::sleep(std::time::Duration::from_millis(5000));
-    // SAFETY: as above.
-    unsafe { libc::kill(-group, libc::SIGCONT) };
-    let out = child.wait_with_output().unwrap();
-    let (stdout, stderr) = text(&out);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
-    assert!(t.elapsed() >= std::time::Duration::from_millis(10_500), "ended {:?} in: {stdout}", t.elapsed());
-    assert!(stdout.contains("note: the tune was stopped for ") && !stdout.contains("timed out after"), "{stdout}");
+    let (stdout, wall) = stopped_tune("6s", 2000, 5000);
+    assert!(wall >= std::time::Duration::from_millis(10_500), "ended {wall:?} in: {stdout}");
 }
 
 /// SIGINT, SIGTERM and SIGHUP stop a tune: what was measured is written, the command says so

@@ -14,9 +14,10 @@ use std::time::{Duration, Instant};
 /// How often the looking thread reads the clock.
 pub const TICK: Duration = Duration::from_millis(50);
 /// A look this much later than the one before means the process was stopped: a thread of a
-/// running process is not kept off every core for a second, short of a machine too loaded to
-/// time anything on.
-pub const GAP: Duration = Duration::from_secs(1);
+/// running process is not kept off every core for two seconds, short of a machine too loaded
+/// to time anything on; and a stop shorter than this costs no launch its timeout (1 s at the
+/// least a user would set, 5 s by default).
+pub const GAP: Duration = Duration::from_secs(2);
 
 struct Looks {
     last: Instant,
