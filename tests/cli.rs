@@ -764,6 +764,26 @@ fn a_signal_stops_the_tune_and_keeps_what_was_measured() {
             assert!(stderr.contains("interrupted by SIGINT while confirming triad (N=1048576): ") && stderr.contains("measured again, written to"), "{stderr}");
         }
     }
+    // Under `nohup` (SIGHUP ignored when it starts) a hang-up leaves the tune to its end: the
+    // handler stopped it (exit 129), defeating nohup.
+    let db = dir.join("nohup.sqlite");
+    let child = Command::new("nohup")
+        .arg(env!("CARGO_BIN_EXE_kerntune"))
+        .args(["tune", spec.to_str().unwrap(), "--db", db.to_str().unwrap(), "--budget", "4"])
+        .env("KERNTUNE_CACHE_DIR", dir)
+        .env_remove("KERNTUNE_LOG")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    while !db.exists() && t.elapsed() < std::time::Duration::from_secs(60) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(Command::new("kill").args(["-HUP", &child.id().to_string()]).status().unwrap().success());
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success() && stdout.contains("evaluated 4") && !stderr.contains("interrupted"), "{:?}\n{stdout}\n{stderr}", out.status);
 }
 
 #[test]

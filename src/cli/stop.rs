@@ -8,7 +8,8 @@ use std::sync::Arc;
 /// signals the command and then its process group (the command again), and a scheduler may
 /// signal each process of a job step; the second signal ended the tune at once, nothing
 /// printed, the measurements since the last write lost. SIGHUP (a terminal or ssh session that
-/// goes away) killed it outright.
+/// goes away) killed it outright. A signal ignored when the command starts (`nohup`) is left
+/// ignored.
 pub(crate) struct Stop {
     pub(crate) flag: Arc<std::sync::atomic::AtomicBool>,
     pub(crate) signal: Arc<std::sync::atomic::AtomicUsize>,
@@ -24,6 +25,17 @@ const STOP_SIGNALS: [(i32, &str); 3] =
 #[cfg(not(unix))]
 const STOP_SIGNALS: [(i32, &str); 1] = [(2, "SIGINT")];
 
+/// Whether `sig` is ignored (`SIG_IGN`) in this process.
+#[cfg(unix)]
+fn ignored(sig: i32) -> bool {
+    // SAFETY: with a null new action, sigaction only reads the current one into `old`, which
+    // is zeroed memory of the right type.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(sig, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
+    }
+}
+
 impl Stop {
     pub(crate) fn install() -> Stop {
         let stop = Stop { flag: Arc::default(), signal: Arc::default() };
@@ -34,6 +46,13 @@ impl Stop {
             // When the first signal came (nanoseconds after `start`, plus one: 0 is none yet).
             let first = Arc::new(AtomicU64::new(0));
             for (sig, _) in STOP_SIGNALS {
+                // A signal ignored when the command started stays ignored, as shells and POSIX
+                // utilities leave it: `nohup kerntune tune …` is run to outlive its terminal's
+                // SIGHUP (which stopped the tune once SIGHUP stopped it), and a job a script
+                // starts in the background (`kerntune tune … &`) ignores SIGINT.
+                if ignored(sig) {
+                    continue;
+                }
                 let (flag, signal, first) = (stop.flag.clone(), stop.signal.clone(), first.clone());
                 let action = move || {
                     let now = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX - 1) + 1;
