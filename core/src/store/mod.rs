@@ -24,7 +24,8 @@ pub use db::{Database, DbError};
 /// (the file it names is replaced, with that file's permissions), and what is not a regular file
 /// (a pipe, `>(gzip > out.gz)`) or is named under `/dev` or `/proc` (`/dev/stdout`, which may be
 /// a file the shell opened to append to) is written in place: renaming over it would replace the
-/// device, the pipe or the shell's file itself.
+/// device, the pipe or the shell's file itself. So is a file this process may write in a folder
+/// it may not add to.
 pub fn write_whole(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
     let in_place = path.starts_with("/dev") || path.starts_with("/proc");
     let (path, mode) = match std::fs::metadata(path) {
@@ -38,8 +39,12 @@ pub fn write_whole(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> 
     // Named by process and thread: several may write the same file at once (compile threads
     // storing one binary), each renaming a whole file of its own.
     let tmp = path.with_file_name(format!(".{name}.partial-{}-{:?}", std::process::id(), std::thread::current().id()));
-    let written =
-        std::fs::write(&tmp, bytes).and_then(|()| mode.map_or(Ok(()), |mode| std::fs::set_permissions(&tmp, mode))).and_then(|()| std::fs::rename(&tmp, &path));
+    let written = match std::fs::write(&tmp, bytes) {
+        // A folder this process may not add to, holding a file it may write (a shared report
+        // page): the file is written in place, as asked, since no whole file can go beside it.
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied && mode.is_some() => return std::fs::write(&path, bytes),
+        r => r.and_then(|()| mode.map_or(Ok(()), |mode| std::fs::set_permissions(&tmp, mode))).and_then(|()| std::fs::rename(&tmp, &path)),
+    };
     if written.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
