@@ -705,16 +705,26 @@ fn a_signal_stops_the_tune_and_keeps_what_was_measured() {
     let toml = toml.replace("[bench]\nmax_reps = 50\nmax_seconds = 0.5", "[bench]\nmin_reps = 30\nmax_reps = 200\nmax_seconds = 2.0\nracing = false");
     let spec = write(dir, "slow.toml", &toml);
     // `kerntune COMMAND SPEC --db DB [more]`, its output piped.
+    // SIGHUP as a terminal leaves it (its default), whatever this test inherited (run under
+    // `nohup`, it is ignored, and so it stays for kerntune).
     let start = |command: &str, spec: &std::path::Path, db: &std::path::Path, more: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_kerntune"))
-            .args([command, spec.to_str().unwrap(), "--db", db.to_str().unwrap()])
+        use std::os::unix::process::CommandExt;
+        let mut c = Command::new(env!("CARGO_BIN_EXE_kerntune"));
+        c.args([command, spec.to_str().unwrap(), "--db", db.to_str().unwrap()])
             .args(more)
             .env("KERNTUNE_CACHE_DIR", dir)
             .env_remove("KERNTUNE_LOG")
             .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap()
+            .stderr(std::process::Stdio::piped());
+        // SAFETY: between fork and exec the child only resets a signal's disposition
+        // (`signal` is async-signal-safe).
+        unsafe {
+            c.pre_exec(|| {
+                libc::signal(libc::SIGHUP, libc::SIG_DFL);
+                Ok(())
+            })
+        };
+        c.spawn().unwrap()
     };
     for (signal, code) in [("-INT", 130), ("-TERM", 143), ("-HUP", 129)] {
         let db = dir.join(format!("db{code}.sqlite"));

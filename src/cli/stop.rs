@@ -8,7 +8,7 @@ use std::sync::Arc;
 /// signals the command and then its process group (the command again), and a scheduler may
 /// signal each process of a job step; the second signal ended the tune at once, nothing
 /// printed, the measurements since the last write lost. SIGHUP (a terminal or ssh session that
-/// goes away) killed it outright. A signal ignored when the command starts (`nohup`) is left
+/// goes away) killed it outright. SIGHUP ignored when the command starts (`nohup`) is left
 /// ignored.
 pub(crate) struct Stop {
     pub(crate) flag: Arc<std::sync::atomic::AtomicBool>,
@@ -46,11 +46,12 @@ impl Stop {
             // When the first signal came (nanoseconds after `start`, plus one: 0 is none yet).
             let first = Arc::new(AtomicU64::new(0));
             for (sig, _) in STOP_SIGNALS {
-                // A signal ignored when the command started stays ignored, as shells and POSIX
-                // utilities leave it: `nohup kerntune tune …` is run to outlive its terminal's
-                // SIGHUP (which stopped the tune once SIGHUP stopped it), and a job a script
-                // starts in the background (`kerntune tune … &`) ignores SIGINT.
-                if ignored(sig) {
+                // SIGHUP ignored when the command started stays ignored: `nohup kerntune tune …`
+                // is run to outlive its terminal (the tune stopped at the hang-up once SIGHUP
+                // stopped tunes). SIGINT and SIGTERM are caught as ever, ignored or not (a
+                // shell starts a script's background jobs with SIGINT ignored, and Ctrl-C
+                // stopped such tunes, keeping what they measured).
+                if sig == signal_hook::consts::SIGHUP && ignored(sig) {
                     continue;
                 }
                 let (flag, signal, first) = (stop.flag.clone(), stop.signal.clone(), first.clone());
