@@ -1619,8 +1619,9 @@ fn nan_or_infinity_where_the_reference_is_finite_is_named() {
 /// "past the end of its buffers"), though it reads neither past its end; this test failed so
 /// with that probe. Its configs were then wrong outputs against its racy default, which won;
 /// now each config taken as the reference is launched twice, its outputs differ between the
-/// two, and the tune ends with no winner and says why (the probe's own handling of a race is
-/// held by guard.rs's unit tests).
+/// two, and the tune ends with no winner and says why, or, where a racy config's two launches
+/// agree, says its reference may be wrong (the probe's own handling of a race is held by
+/// guard.rs's unit tests).
 #[test]
 fn a_race_between_threads_is_not_called_a_read_past_a_buffer() {
     let d = tempfile::tempdir().unwrap();
@@ -1639,8 +1640,15 @@ fn a_race_between_threads_is_not_called_a_read_past_a_buffer() {
         let (out, err) = text(&o);
         let all = format!("{out}\n{err}");
         assert!(!all.contains("out-of-bounds read"), "{all}");
-        assert!(!o.status.success() && all.contains("no valid config left"), "no winner: {all}");
         assert!(all.contains("its outputs differ between two launches on the same inputs, so no output can be checked against it"), "the race named: {all}");
+        // No winner, as a rule; but a race need not show in two launches, and a config whose
+        // two launches happened to agree becomes the reference the rest disagree with (a
+        // clean-clone CI run: 18 configs racy, the 19th the reference, 11 against it): then the
+        // tune says the reference may be wrong.
+        assert!(
+            (!o.status.success() && all.contains("no valid config left")) || all.contains("the reference itself may be wrong"),
+            "no winner, or a reference in doubt: {all}"
+        );
     }
 }
 
