@@ -796,6 +796,74 @@ fn a_signal_stops_the_tune_and_keeps_what_was_measured() {
     assert!(out.status.success() && stdout.contains("evaluated 4") && !stderr.contains("interrupted"), "{:?}\n{stdout}\n{stderr}", out.status);
 }
 
+/// SIGUSR1 (or SIGUSR2), the warning a scheduler sends before a job's time limit (Slurm's
+/// `--signal=B:USR1@120`), ends a tune as its time budget would: with a winner from what was
+/// measured, stored, exit 0 (the signal's default action killed it, losing what was measured
+/// since the last write). With more problems, those left are not started, and the command says
+/// so with a status that is not success.
+#[test]
+fn a_schedulers_warning_ends_the_tune_early_with_a_winner() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    if !have_device(dir) {
+        return;
+    }
+    let wgsl = std::fs::read_to_string(examples().join("triad/triad.wgsl")).unwrap();
+    write(dir, "triad.wgsl", &wgsl);
+    // The shipped triad, slowed down (every config measured 30 to 200 times, no racing), with a
+    // second, smaller problem.
+    let toml = std::fs::read_to_string(examples().join("triad/triad.toml")).unwrap();
+    let toml = toml.replace("source = { wgsl = \"triad.wgsl\", cuda = \"triad.cu\", hip = \"triad.cu\" }", "source = { wgsl = \"triad.wgsl\" }");
+    let toml = toml.replace("[bench]\nmax_reps = 50\nmax_seconds = 0.5", "[bench]\nmin_reps = 30\nmax_reps = 200\nmax_seconds = 2.0\nracing = false");
+    let two = toml.replace("[[problems]]\nN = 1048576\n", "[[problems]]\nN = 1048576\n\n[[problems]]\nN = 65536\n");
+    assert!(two != toml);
+    let one = write(dir, "slow.toml", &toml);
+    let two = write(dir, "two.toml", &two);
+    for (spec, signal) in [(&one, "-USR1"), (&two, "-USR2")] {
+        let db = dir.join(format!("db{signal}.sqlite"));
+        let child = Command::new(env!("CARGO_BIN_EXE_kerntune"))
+            .args(["tune", spec.to_str().unwrap(), "--db", db.to_str().unwrap()])
+            .env("KERNTUNE_CACHE_DIR", dir)
+            .env_remove("KERNTUNE_LOG")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Wait for the first measurements to be written, then signal (twice, as a scheduler may
+        // signal a job's processes and its shell: once counts).
+        let t = std::time::Instant::now();
+        while !db.exists() && t.elapsed() < std::time::Duration::from_secs(60) {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let kill = format!("kill {signal} {}", child.id());
+        assert!(Command::new("sh").args(["-c", &format!("{kill}; {kill}")]).status().unwrap().success());
+        let out = child.wait_with_output().unwrap();
+        let (stdout, stderr) = text(&out);
+        let shown = text(&kerntune(dir, &["db", "show", "--json", "--db", db.to_str().unwrap()])).0;
+        let v: serde_json::Value = serde_json::from_str(&shown).unwrap();
+        let entries: Vec<&serde_json::Value> = v["entries"].as_object().unwrap().values().collect();
+        assert_eq!(entries.len(), 1, "one problem tuned: {shown}");
+        let kept = entries[0]["measurements"].as_object().unwrap().len();
+        assert!((1..23).contains(&kept) && !entries[0]["winner"].is_null(), "{kept} kept: {shown}");
+        assert!(
+            stdout.contains(&format!("evaluated {kept} (0 from the database)"))
+                && stdout.contains("note: ended early, as asked (`kerntune tune` ends so on SIGUSR1 or SIGUSR2")
+                && stdout.contains("(winner written)"),
+            "{stdout}\n{stderr}"
+        );
+        if spec == &one {
+            assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+            // The stored winner answers the same command; --force goes on from what was kept.
+            let again = text(&kerntune(dir, &["tune", spec.to_str().unwrap(), "--db", db.to_str().unwrap(), "--force", "--budget", &(kept + 1).to_string()])).0;
+            assert!(again.contains(&format!("evaluated {} ({kept} from the database)", kept + 1)), "{again}");
+        } else {
+            assert_eq!(out.status.code(), Some(128 + libc::SIGUSR2), "{stdout}\n{stderr}");
+            assert!(stderr.contains("ended early by SIGUSR2: 1 of 2 problems tuned, the rest not started; run the same command to tune them"), "{stderr}");
+        }
+    }
+}
+
 #[test]
 fn a_shader_that_never_ends_costs_its_configs_not_the_tune() {
     let d = tempfile::tempdir().unwrap();

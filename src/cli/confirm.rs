@@ -146,6 +146,7 @@ fn confirm_all<B: Backend>(devices: Vec<B>, spec: &kerntune::Spec, a: &Args, db:
             top_k: None,
             db: Some(db.clone()),
             cancel: Some(stop.flag.clone()),
+            wrap_up: Some(stop.wrap.clone()),
             ..base.clone()
         };
         let stopped = |kept: usize, saved: bool| {
@@ -176,15 +177,28 @@ fn confirm_all<B: Backend>(devices: Vec<B>, spec: &kerntune::Spec, a: &Args, db:
         if !a.json {
             summary::print(&r, a.top as usize, Some(db.path()))?;
             outln!(
-                "confirmed: {} is the winner among the shards' best {} of {measured} measured configs ({} entr{}), measured again on {}",
+                "confirmed: {} is the winner among the shards' best {} of {measured} measured configs ({} entr{}), measured again on {}{}",
                 r.winner,
                 keys.len(),
                 entries,
                 if entries == 1 { "y" } else { "ies" },
-                r.target.name
+                r.target.name,
+                stop.wrapped().map(|n| format!(" (ended early by {n}: only the configs measured again before it were compared)")).unwrap_or_default()
             );
         }
         reports.push(r);
+        // Told to end early (SIGUSR1, SIGUSR2): the problems left are not started.
+        if let (Some(name), true) = (stop.wrapped(), i + 1 < spec.problems.len()) {
+            if a.json {
+                outln!("{}", serde_json::to_string_pretty(&reports)?);
+            }
+            crate::cli::out::eprint_line(&format!(
+                "ended early by {name}: {} of {} problems confirmed, the rest not started; run the same command to confirm them",
+                i + 1,
+                spec.problems.len()
+            ));
+            return Ok(128 + super::stop::Stop::number(name));
+        }
         // A signal that came as this problem's tune ended: the problems left are not started.
         if stop.requested() && i + 1 < spec.problems.len() {
             if a.json {

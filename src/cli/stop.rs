@@ -10,9 +10,18 @@ use std::sync::Arc;
 /// printed, the measurements since the last write lost. SIGHUP (a terminal or ssh session that
 /// goes away) killed it outright. SIGHUP ignored when the command starts (`nohup`) is left
 /// ignored.
+///
+/// SIGUSR1 and SIGUSR2 end the tune early instead ([`Stop::wrap`]): the warning a scheduler
+/// sends before a job's time limit (Slurm's `--signal=B:USR1@120`) asks it to finish, and it
+/// finishes as at the end of a time budget, with a winner from what it measured (their default
+/// action killed it, and what was measured since the last write was lost).
 pub(crate) struct Stop {
     pub(crate) flag: Arc<std::sync::atomic::AtomicBool>,
     pub(crate) signal: Arc<std::sync::atomic::AtomicUsize>,
+    /// Set by SIGUSR1 or SIGUSR2: end the tune now with a winner ([`kerntune::TuneOptions::wrap_up`]).
+    pub(crate) wrap: Arc<std::sync::atomic::AtomicBool>,
+    /// Which of the two came first.
+    wrap_signal: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 /// How long after the first signal another one means "exit now" ([`Stop`]).
@@ -24,6 +33,10 @@ const STOP_SIGNALS: [(i32, &str); 3] =
     [(signal_hook::consts::SIGINT, "SIGINT"), (signal_hook::consts::SIGTERM, "SIGTERM"), (signal_hook::consts::SIGHUP, "SIGHUP")];
 #[cfg(not(unix))]
 const STOP_SIGNALS: [(i32, &str); 1] = [(2, "SIGINT")];
+
+/// The signals that end a tune early with a winner ([`Stop::wrap`]), with their names.
+#[cfg(unix)]
+const WRAP_SIGNALS: [(i32, &str); 2] = [(signal_hook::consts::SIGUSR1, "SIGUSR1"), (signal_hook::consts::SIGUSR2, "SIGUSR2")];
 
 /// Whether `sig` is ignored (`SIG_IGN`) in this process.
 #[cfg(unix)]
@@ -38,7 +51,7 @@ fn ignored(sig: i32) -> bool {
 
 impl Stop {
     pub(crate) fn install() -> Stop {
-        let stop = Stop { flag: Arc::default(), signal: Arc::default() };
+        let stop = Stop { flag: Arc::default(), signal: Arc::default(), wrap: Arc::default(), wrap_signal: Arc::default() };
         #[cfg(unix)]
         {
             use std::sync::atomic::{AtomicU64, Ordering};
@@ -70,8 +83,33 @@ impl Stop {
                 // POSIX lists as async-signal-safe), does atomic operations and calls `_exit`.
                 let _ = unsafe { signal_hook::low_level::register(sig, action) };
             }
+            for (sig, _) in WRAP_SIGNALS {
+                // Ignored when the command started, they stay ignored (their sender meant so).
+                if ignored(sig) {
+                    continue;
+                }
+                let (wrap, which) = (stop.wrap.clone(), stop.wrap_signal.clone());
+                let action = move || {
+                    if which.compare_exchange(0, sig as usize, Ordering::SeqCst, Ordering::SeqCst).is_ok() {
+                        wrap.store(true, Ordering::SeqCst);
+                    }
+                };
+                // SAFETY: the action only does atomic operations.
+                let _ = unsafe { signal_hook::low_level::register(sig, action) };
+            }
         }
         stop
+    }
+
+    /// The signal that ended the tune early ([`Stop::wrap`]), if one did.
+    pub(crate) fn wrapped(&self) -> Option<&'static str> {
+        #[cfg(unix)]
+        {
+            let sig = self.wrap_signal.load(std::sync::atomic::Ordering::Relaxed);
+            WRAP_SIGNALS.iter().find(|(s, _)| *s as usize == sig).map(|&(_, name)| name)
+        }
+        #[cfg(not(unix))]
+        None
     }
 
     pub(crate) fn requested(&self) -> bool {
@@ -81,6 +119,15 @@ impl Stop {
     /// The signal's name and the exit status for it.
     pub(crate) fn which(&self) -> (&'static str, i32) {
         Stop::named(self.signal.load(std::sync::atomic::Ordering::Relaxed)).unwrap_or(("SIGINT", 130))
+    }
+
+    /// The number of a signal [`Stop`] names (0 for none it knows).
+    pub(crate) fn number(name: &str) -> i32 {
+        #[cfg(unix)]
+        let known = STOP_SIGNALS.iter().chain(WRAP_SIGNALS.iter());
+        #[cfg(not(unix))]
+        let known = STOP_SIGNALS.iter();
+        known.clone().find(|(_, n)| *n == name).map_or(0, |&(s, _)| s)
     }
 
     pub(crate) fn named(signal: usize) -> Option<(&'static str, i32)> {

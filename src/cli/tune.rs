@@ -409,6 +409,7 @@ fn interrupted(name: &str, sizes: &str, kept: usize, saved: &str, compiling: usi
 fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -> anyhow::Result<i32> {
     let (spec, stop) = (run.spec, run.stop);
     opts.cancel = Some(stop.flag.clone());
+    opts.wrap_up = Some(stop.wrap.clone());
     let language = devices[0].language();
     let target = devices[0].target().clone();
     let timing = devices[0].timing_method();
@@ -517,6 +518,20 @@ fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -
             unsaved += 1;
         }
         reports.push(r);
+        // Told to end early (SIGUSR1, SIGUSR2): the problems left are not started.
+        if let (Some(name), true) = (stop.wrapped(), reports.len() + failed < run.work.len()) {
+            if run.json {
+                outln!("{}", serde_json::to_string_pretty(&reports)?);
+            } else if reports.len() > 1 {
+                summary::print_problems(&reports)?;
+            }
+            crate::cli::out::eprint_line(&format!(
+                "ended early by {name}: {} of {} problems tuned, the rest not started; run the same command to tune them",
+                reports.len(),
+                run.work.len()
+            ));
+            return Ok(128 + Stop::number(name));
+        }
     }
     if run.json {
         outln!("{}", serde_json::to_string_pretty(&reports)?);

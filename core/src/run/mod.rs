@@ -99,6 +99,12 @@ pub struct TuneOptions {
     /// measured are finished, nothing new is started, everything measured is written to the
     /// database, and the tune returns [`Error::Interrupted`].
     pub cancel: Option<Arc<AtomicBool>>,
+    /// Set from outside to end the tune now as its time budget would end it: nothing new is
+    /// started, the configs being measured are finished, and the winner is chosen from what
+    /// was measured and stored (a later tune with the same command goes on from there).
+    /// `kerntune tune` sets it on SIGUSR1 or SIGUSR2, the warning a scheduler sends before a
+    /// job's time limit (Slurm's `--signal=B:USR1@120`). The report says so.
+    pub wrap_up: Option<Arc<AtomicBool>>,
     /// This process's part of a tune split over several ([`Shard`]): exhaustive and random
     /// searches take every `count`-th candidate from `index`, and a share of an evaluation
     /// budget; adaptive strategies run with a seed of their own. The winner of a shard is that
@@ -143,6 +149,11 @@ impl TuneOptions {
     /// Whether [`TuneOptions::cancel`] was set.
     pub fn cancelled(&self) -> bool {
         self.cancel.as_ref().is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// Whether [`TuneOptions::wrap_up`] was set.
+    pub fn wrapped_up(&self) -> bool {
+        self.wrap_up.as_ref().is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
     }
 
     /// The seed the strategy runs with: a shard of an adaptive search gets its own.
@@ -204,6 +215,7 @@ impl Default for TuneOptions {
             observer: None,
             flush_every: Duration::from_millis(500),
             cancel: None,
+            wrap_up: None,
             shard: None,
             only: None,
             prior: PriorSetting::Database,

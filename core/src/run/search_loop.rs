@@ -81,6 +81,11 @@ pub(crate) struct Progress {
     deadline: Option<Instant>,
     /// [`crate::measure::awake::stopped`] when the limit was set.
     stopped_before: Duration,
+    /// Ends the tune as its time limit would ([`TuneOptions::wrap_up`]).
+    wrap_up: Option<Arc<AtomicBool>>,
+    /// The search ended because [`Progress::wrap_up`] was set (not its budget, the candidates,
+    /// a time limit or an interrupt).
+    ended_early: bool,
     /// When the first config was timed (the pace [`Progress::evaluations_left_in_time`] goes
     /// by is taken from then: before it, the reference, the first compiles and the pipeline's
     /// filling make a config look several times slower than the tune then runs).
@@ -115,7 +120,23 @@ impl Progress {
         self.deadline.map(|d| d + crate::measure::awake::stopped().saturating_sub(self.stopped_before))
     }
     fn out_of_time(&self) -> bool {
-        self.deadline().is_some_and(|d| Instant::now() >= d)
+        self.deadline().is_some_and(|d| Instant::now() >= d) || self.wrapped_up()
+    }
+    /// Whether the tune was told to end now ([`TuneOptions::wrap_up`]).
+    fn wrapped_up(&self) -> bool {
+        self.wrap_up.as_ref().is_some_and(|w| w.load(Ordering::Relaxed))
+    }
+    /// Why the tune stops early, when it does: interrupted, its time limit, or told to end.
+    fn ending(&self) -> Option<&'static str> {
+        if self.cancelled {
+            Some("interrupted")
+        } else if self.deadline().is_some_and(|d| Instant::now() >= d) {
+            Some("time limit")
+        } else if self.wrapped_up() {
+            Some("ended early")
+        } else {
+            None
+        }
     }
     fn done(&self) -> bool {
         self.count >= self.max_evals || self.out_of_time() || self.cancelled
@@ -419,6 +440,8 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             max_evals: plan.max_evals.unwrap_or(usize::MAX),
             deadline: opts.budget.max_seconds.map(|s| t0 + Duration::from_secs_f64(s)),
             stopped_before: crate::measure::awake::stopped(),
+            wrap_up: opts.wrap_up.clone(),
+            ended_early: false,
             first_timed: None,
             cancelled: false,
             compile_s: (0.0, 0),
@@ -491,7 +514,8 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 // compiling through `abandonable` returns within 20 ms).
                 let stopping = failure.is_some() || l.progress.cancelled || l.progress.out_of_time();
                 if stopping {
-                    let why = if l.progress.cancelled { Some("interrupted") } else { l.progress.out_of_time().then_some("time limit") };
+                    let why = l.progress.ending();
+                    l.progress.ended_early |= why == Some("ended early");
                     self.abandon_running(&mut l, why);
                 } else {
                     self.watch_compile_timeout(&l);
@@ -579,6 +603,17 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             ledger.notes.push(line);
         }
         ledger.compile_tail = Some(tail);
+        // Told to end while nothing was in flight, the loop ended before it looked.
+        progress.ended_early |= progress.wrapped_up() && progress.count < progress.max_evals && progress.evaluated.iter().any(|e| !e);
+        if progress.ended_early && !progress.cancelled {
+            let of = if progress.max_evals < usize::MAX { format!(" of its budget of {}", progress.max_evals) } else { String::new() };
+            ledger.notes.push(format!(
+                "ended early, as asked (`kerntune tune` ends so on SIGUSR1 or SIGUSR2, the warning a scheduler sends before a job's time \
+                 limit), after {} evaluation{}{of}: the winner is the best of those; tune again with --force to go on from them",
+                progress.count,
+                if progress.count == 1 { "" } else { "s" }
+            ));
+        }
         if let Some(line) = self.compiler_deaths_line() {
             ledger.notes.push(line);
         }
@@ -2397,6 +2432,8 @@ mod tests {
             max_evals: usize::MAX,
             deadline: Some(now + Duration::from_secs(60)),
             stopped_before: crate::measure::awake::stopped(),
+            wrap_up: None,
+            ended_early: false,
             first_timed: None,
             cancelled: false,
             compile_s: (0.0, 0),

@@ -106,6 +106,27 @@ mod tuned {
         assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
     }
 
+    /// Told to end early ([`TuneOptions::wrap_up`]), a tune ends as at its time limit: no wait
+    /// for its compiles, a winner from what was measured, and a note that says so.
+    #[test]
+    fn a_tune_told_to_end_early_ends_with_a_winner() {
+        let wrap = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let fake = FakeBackend::new(Limits::preset("h100").unwrap().1, time).with_compile_times(|c| Duration::from_secs(if is(c, 256, 1) { 0 } else { 60 }));
+        let o = TuneOptions { wrap_up: Some(wrap.clone()), budget: Budget { max_evals: Some(40), ..Default::default() }, ..opts() };
+        let end = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            wrap.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+        let t0 = Instant::now();
+        let r = Tuner::new(fake).tune(&job(), &o).expect("a winner");
+        end.join().unwrap();
+        assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+        assert!(is(&r.winner, 256, 1), "{}", r.winner);
+        assert!(r.compile_tail.as_ref().is_some_and(|t| !t.abandoned.is_empty() && t.abandoned.iter().all(|a| a.why == "ended early")), "{:?}", r.compile_tail);
+        assert!(r.notes.iter().any(|n| n.contains("still running when the tune was ended early abandoned")), "{:?}", r.notes);
+        assert!(r.notes.iter().any(|n| n.starts_with("ended early, as asked") && n.contains("after 1 evaluation of its budget of 40")), "{:?}", r.notes);
+    }
+
     #[test]
     fn off_waits_for_every_compile() {
         let o = TuneOptions { strategy: "random".into(), budget: Budget { max_evals: Some(18), ..Default::default() }, compile_tail: None, ..opts() };

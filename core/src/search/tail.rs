@@ -63,7 +63,8 @@ pub struct Abandoned {
     pub config: String,
     /// How long it had been compiling.
     pub seconds: f64,
-    /// `tail` (past the limit at the end of the search), `time limit` or `interrupted`.
+    /// `tail` (past the limit at the end of the search), `time limit`, `ended early` (see
+    /// [`crate::TuneOptions::wrap_up`]) or `interrupted`.
     pub why: String,
     /// Whether its evaluation went to another config.
     pub replaced: bool,
@@ -94,7 +95,9 @@ impl CompileTail {
                 longest.seconds
             ));
         }
-        for (why, when) in [("time limit", "at the time limit"), ("interrupted", "when the tune was interrupted")] {
+        for (why, when) in
+            [("time limit", "at the time limit"), ("ended early", "when the tune was ended early"), ("interrupted", "when the tune was interrupted")]
+        {
             let n = by(why).len();
             if n > 0 {
                 parts.push(format!("{n} compile{} still running {when} abandoned", if n == 1 { "" } else { "s" }));
