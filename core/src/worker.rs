@@ -683,10 +683,16 @@ fn shown(cmd: &Command) -> String {
 
 /// In a child process (a worker, a compiler): Ctrl-C in a terminal reaches the whole process
 /// group, and the parent decides what to do (finish the config in progress, save, exit; stop
-/// waiting for a compile and kill its compiler), so the child ignores it.
+/// waiting for a compile and kill its compiler), so the child ignores it. So with SIGUSR1 and
+/// SIGUSR2, which end the tune early with a winner (`kerntune tune`): a scheduler warning a job
+/// before its time limit signals every process of it (Slurm's `--signal=USR1@120` without `B:`),
+/// and their default action killed the worker in the config it measured (restarted, the config
+/// measured again) and the compiles running.
 pub(crate) fn ignore_interrupts() {
     #[cfg(unix)]
-    let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::new(AtomicBool::new(false)));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGUSR1, signal_hook::consts::SIGUSR2] {
+        let _ = signal_hook::flag::register(sig, Arc::new(AtomicBool::new(false)));
+    }
 }
 
 /// In a child process (a worker, a compiler), on Linux: asks the kernel's out-of-memory killer to
