@@ -697,12 +697,7 @@ fn a_signal_stops_the_tune_and_keeps_what_was_measured() {
     if !have_device(dir) {
         return;
     }
-    let wgsl = std::fs::read_to_string(examples().join("triad/triad.wgsl")).unwrap();
-    write(dir, "triad.wgsl", &wgsl);
-    // The shipped triad, slowed down: every config measured 30 to 200 times, no racing.
-    let toml = std::fs::read_to_string(examples().join("triad/triad.toml")).unwrap();
-    let toml = toml.replace("source = { wgsl = \"triad.wgsl\", cuda = \"triad.cu\", hip = \"triad.cu\" }", "source = { wgsl = \"triad.wgsl\" }");
-    let toml = toml.replace("[bench]\nmax_reps = 50\nmax_seconds = 0.5", "[bench]\nmin_reps = 30\nmax_reps = 200\nmax_seconds = 2.0\nracing = false");
+    let toml = slow_triad(dir);
     let spec = write(dir, "slow.toml", &toml);
     // `kerntune COMMAND SPEC --db DB [more]`, its output piped.
     // SIGHUP as a terminal leaves it (its default), whatever this test inherited (run under
@@ -796,11 +791,25 @@ fn a_signal_stops_the_tune_and_keeps_what_was_measured() {
     assert!(out.status.success() && stdout.contains("evaluated 4") && !stderr.contains("interrupted"), "{:?}\n{stdout}\n{stderr}", out.status);
 }
 
+/// The shipped triad (its WGSL written into `dir`), slowed down: every config measured 30 to 200
+/// times, no racing; the spec's text.
+fn slow_triad(dir: &std::path::Path) -> String {
+    let wgsl = std::fs::read_to_string(examples().join("triad/triad.wgsl")).unwrap();
+    write(dir, "triad.wgsl", &wgsl);
+    let toml = std::fs::read_to_string(examples().join("triad/triad.toml")).unwrap();
+    let slow = toml
+        .replace("source = { wgsl = \"triad.wgsl\", cuda = \"triad.cu\", hip = \"triad.cu\" }", "source = { wgsl = \"triad.wgsl\" }")
+        .replace("[bench]\nmax_reps = 50\nmax_seconds = 0.5", "[bench]\nmin_reps = 30\nmax_reps = 200\nmax_seconds = 2.0\nracing = false");
+    assert!(slow.contains("racing = false") && !slow.contains("triad.cu"), "the shipped triad spec changed: {toml}");
+    slow
+}
+
 /// SIGUSR1 (or SIGUSR2), the warning a scheduler sends before a job's time limit (Slurm's
 /// `--signal=B:USR1@120`), ends a tune as its time budget would: with a winner from what was
 /// measured, stored, exit 0 (the signal's default action killed it, losing what was measured
 /// since the last write). With more problems, those left are not started, and the command says
 /// so with a status that is not success.
+#[cfg(unix)]
 #[test]
 fn a_schedulers_warning_ends_the_tune_early_with_a_winner() {
     let d = tempfile::tempdir().unwrap();
@@ -808,13 +817,8 @@ fn a_schedulers_warning_ends_the_tune_early_with_a_winner() {
     if !have_device(dir) {
         return;
     }
-    let wgsl = std::fs::read_to_string(examples().join("triad/triad.wgsl")).unwrap();
-    write(dir, "triad.wgsl", &wgsl);
-    // The shipped triad, slowed down (every config measured 30 to 200 times, no racing), with a
-    // second, smaller problem.
-    let toml = std::fs::read_to_string(examples().join("triad/triad.toml")).unwrap();
-    let toml = toml.replace("source = { wgsl = \"triad.wgsl\", cuda = \"triad.cu\", hip = \"triad.cu\" }", "source = { wgsl = \"triad.wgsl\" }");
-    let toml = toml.replace("[bench]\nmax_reps = 50\nmax_seconds = 0.5", "[bench]\nmin_reps = 30\nmax_reps = 200\nmax_seconds = 2.0\nracing = false");
+    // With a second, smaller problem too.
+    let toml = slow_triad(dir);
     let two = toml.replace("[[problems]]\nN = 1048576\n", "[[problems]]\nN = 1048576\n\n[[problems]]\nN = 65536\n");
     assert!(two != toml);
     let one = write(dir, "slow.toml", &toml);
