@@ -455,14 +455,20 @@ fn db_merge_keeps_entries_from_both_files() {
     write(dir, "ok.wgsl", GOOD_WGSL);
     let p = write(dir, "good.toml", &spec("ok.wgsl", "", "WG_SIZE"));
     let (a, b, merged) = (dir.join("a.json"), dir.join("b.json"), dir.join("m.json"));
-    assert!(kerntune(dir, &["tune", p.to_str().unwrap(), "--db", a.to_str().unwrap()]).status.success());
+    // A new database named `.json` is SQLite all the same, and the command says so, once.
+    let sqlite_anyway = "a new database is an SQLite file, whatever its name; `kerntune db export --db";
+    let o = kerntune(dir, &["tune", p.to_str().unwrap(), "--db", a.to_str().unwrap()]);
+    assert!(o.status.success() && text(&o).1.contains(sqlite_anyway), "{}", text(&o).1);
+    assert!(std::fs::read(&a).unwrap().starts_with(b"SQLite format 3\0"));
+    let o = kerntune(dir, &["tune", p.to_str().unwrap(), "--db", a.to_str().unwrap(), "--force"]);
+    assert!(o.status.success() && !text(&o).1.contains(sqlite_anyway), "{}", text(&o).1);
     assert!(kerntune(dir, &["tune", p.to_str().unwrap(), "--db", b.to_str().unwrap(), "--key", "N=2000"]).status.success());
     let o = kerntune(dir, &["db", "merge", a.to_str().unwrap(), b.to_str().unwrap(), "--db", merged.to_str().unwrap()]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
-    assert!(out.contains("0 → 2 entries"), "{out}");
+    assert!(out.contains("0 → 2 entries") && err.contains(sqlite_anyway), "{out}{err}");
     let o = kerntune(dir, &["db", "merge", a.to_str().unwrap(), "--db", merged.to_str().unwrap()]);
-    assert!(text(&o).0.contains("2 → 2 entries"));
+    assert!(text(&o).0.contains("2 → 2 entries") && !text(&o).1.contains(sqlite_anyway));
     // Winners as Rust source for a program to include!: one row per winner.
     let rs = dir.join("winners.rs");
     let o = kerntune(dir, &["db", "export", "--rust", "--out", rs.to_str().unwrap(), "--db", merged.to_str().unwrap()]);

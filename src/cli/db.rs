@@ -140,6 +140,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             }
         }
         DbCommand::Merge { files } => {
+            super::say_new_json_db(&a.db);
             let mut incoming: Vec<(PathBuf, DbFile)> = Vec::new();
             let here = if db.path().exists() { db.load()? } else { DbFile::default() };
             for p in &files {

@@ -67,6 +67,20 @@ pub(crate) fn db_path(arg: &Option<PathBuf>) -> PathBuf {
     arg.clone().unwrap_or_else(kerntune::store::db::Database::default_path)
 }
 
+/// Before a command creates the database `--db` names: a name ending in `.json` gets an SQLite
+/// file all the same (kerntune's database; a JSON one is read, and converted at its first
+/// write), which a user who named it so for JSON would find only on opening it.
+pub(crate) fn say_new_json_db(arg: &Option<PathBuf>) {
+    let Some(path) = arg else { return };
+    let json = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    if json && !path.exists() {
+        out::eprint_line(&format!(
+            "note: --db {0}: a new database is an SQLite file, whatever its name; `kerntune db export --db {0} --out FILE.json` writes it as JSON",
+            path.display()
+        ));
+    }
+}
+
 /// Says which devices `--devices all` left out (another model than the first), if any.
 pub(crate) fn say_left_out(left_out: &[(usize, String)]) {
     let Some(&(first, _)) = left_out.first() else { return };

@@ -274,6 +274,9 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         super::say_left_out(&opened.left_out);
     }
     let db = if a.no_db { None } else { Some(Database::at(super::db_path(&a.db))) };
+    if !a.no_db {
+        super::say_new_json_db(&a.db);
+    }
     let opts = TuneOptions {
         strategy,
         seed: a.seed.unwrap_or(base.seed),
