@@ -50,6 +50,71 @@ use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::path::{Path, PathBuf};
 
+/// How SQLite keeps a database's transactions safe ([`Database::journal`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Journal {
+    /// The write-ahead log (`PRAGMA journal_mode=WAL`): readers do not wait for the writer, but
+    /// every process must be on one host (its index is memory the processes share).
+    Wal,
+    /// The rollback journal (`PRAGMA journal_mode=DELETE`), which needs only the file system's
+    /// locks: for a folder other hosts may share (the file system named, as detected), where a
+    /// write-ahead log's shared index is not shared and processes on two nodes can corrupt the
+    /// database.
+    Rollback(Option<&'static str>),
+}
+
+impl Journal {
+    fn mode(self) -> &'static str {
+        match self {
+            Journal::Wal => "WAL",
+            Journal::Rollback(_) => "DELETE",
+        }
+    }
+}
+
+/// The name of the file system `dir` is on when other hosts may share it (network and cluster
+/// file systems, and FUSE, which many of them use); `None` for a local one, or where it cannot
+/// be told (not Linux).
+pub fn shared_file_system(dir: &Path) -> Option<&'static str> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+        // SAFETY: statfs writes into the zeroed struct of the right type; the path is a valid C string.
+        let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+        if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+            return None;
+        }
+        // `f_type` is a C long: a magic number above 2^31 reads negative where a long is 32 bits.
+        shared_by_magic((st.f_type as u64) & 0xFFFF_FFFF)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = dir;
+        None
+    }
+}
+
+/// [`shared_file_system`] by the file system's magic number (`statfs`'s `f_type`, linux/magic.h
+/// and the file systems' own headers).
+fn shared_by_magic(magic: u64) -> Option<&'static str> {
+    Some(match magic {
+        0x6969 => "NFS",
+        0xFF53_4D42 | 0xFE53_4D42 | 0x517B => "SMB",
+        0x0BD0_0BD0 => "Lustre",
+        0x4750_4653 => "GPFS",
+        0x1983_0326 => "BeeGFS",
+        0x00C3_6400 => "CephFS",
+        0x5346_414F => "AFS",
+        0x0102_1997 => "9p",
+        0x7461_636F => "OCFS2",
+        0x0116_1970 => "GFS2",
+        0xAAD7_AAEA => "PanFS",
+        0x6573_5546 => "FUSE",
+        _ => return None,
+    })
+}
+
 /// Schema version written by this build; older versions are refused with a message.
 pub const SCHEMA_VERSION: u32 = 1;
 const SCHEMA_NAME: &str = "kerntune-db";
@@ -1001,6 +1066,33 @@ impl Database {
         Err(DbError::Corrupt { path: self.path.clone(), detail: "neither an SQLite database nor a kerntune database in JSON".into() })
     }
 
+    /// The journal a writable open sets ([`Journal`]): `KERNTUNE_DB_JOURNAL` (`wal` or
+    /// `delete`) where set, else by the file system the database's folder is on.
+    fn journal(&self) -> Result<Journal, DbError> {
+        match std::env::var("KERNTUNE_DB_JOURNAL") {
+            Ok(v) if v.eq_ignore_ascii_case("wal") => Ok(Journal::Wal),
+            Ok(v) if v.eq_ignore_ascii_case("delete") => Ok(Journal::Rollback(None)),
+            Ok(v) => Err(DbError::Io {
+                path: self.path.clone(),
+                action: "opening",
+                error: std::io::Error::other(format!(
+                    "KERNTUNE_DB_JOURNAL={v:?} is neither `wal` (SQLite's write-ahead log, for a database one host writes) nor `delete` (its \
+                     rollback journal, for a database on a file system several hosts share); set one, or unset it to choose by the file system"
+                )),
+            }),
+            Err(_) => {
+                let dir = self.path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+                Ok(match shared_file_system(dir) {
+                    Some(fs) => {
+                        tracing::debug!(path = %self.path.display(), file_system = fs, "database on a shared file system: rollback journal");
+                        Journal::Rollback(Some(fs))
+                    }
+                    None => Journal::Wal,
+                })
+            }
+        }
+    }
+
     /// Opens (creating when asked) the SQLite database, converting a JSON one first.
     fn open(&self, create: bool) -> Result<Option<rusqlite::Connection>, DbError> {
         match self.kind()? {
@@ -1017,11 +1109,17 @@ impl Database {
         if let Some(dir) = self.path.parent().filter(|p| !p.as_os_str().is_empty()) {
             fs::create_dir_all(dir).map_err(self.io("creating its directory"))?;
         }
+        let journal = self.journal()?;
         let c = rusqlite::Connection::open(&self.path).map_err(self.sql("opening"))?;
         c.busy_timeout(BUSY).map_err(self.sql("configuring"))?;
         let set_up = || {
+            let mode: String = c.query_row(&format!("PRAGMA journal_mode={}", journal.mode()), [], |r| r.get(0))?;
+            if !mode.eq_ignore_ascii_case(journal.mode()) {
+                // Another process holds the file open in the other mode, which SQLite then keeps.
+                tracing::debug!(path = %self.path.display(), wanted = journal.mode(), kept = %mode, "database journal mode not changed");
+            }
             c.execute_batch(
-                "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;
+                "PRAGMA synchronous=NORMAL;
              CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value TEXT NOT NULL);
              CREATE TABLE IF NOT EXISTS entries(key TEXT PRIMARY KEY, header TEXT NOT NULL);
              CREATE TABLE IF NOT EXISTS measurements(entry TEXT NOT NULL, config TEXT NOT NULL, record TEXT NOT NULL, time REAL, PRIMARY KEY(entry, config)) WITHOUT ROWID;",
@@ -1810,6 +1908,24 @@ pub fn now() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// File systems other hosts may share read as such by their magic numbers, and as the
+    /// 32-bit value a C long holds where it is 32 bits; local ones do not.
+    #[test]
+    fn shared_file_systems_are_told_by_their_magic_numbers() {
+        for (magic, name) in
+            [(0x6969, "NFS"), (0xFF53_4D42, "SMB"), (0xFE53_4D42, "SMB"), (0x0BD0_0BD0, "Lustre"), (0x4750_4653, "GPFS"), (0x6573_5546, "FUSE")]
+        {
+            assert_eq!(shared_by_magic(magic), Some(name), "{magic:#x}");
+        }
+        // ext4, XFS, Btrfs, tmpfs, overlayfs, ZFS.
+        for magic in [0xEF53, 0x5846_5342, 0x9123_683E, 0x0102_1994, 0x794C_7630, 0x2FC1_2FC1] {
+            assert_eq!(shared_by_magic(magic), None, "{magic:#x}");
+        }
+        assert_eq!(shared_by_magic((0xFF53_4D42u32 as i32 as i64 as u64) & 0xFFFF_FFFF), Some("SMB"));
+        assert_eq!(Journal::Rollback(Some("NFS")).mode(), "DELETE");
+        assert_eq!(Journal::Wal.mode(), "WAL");
+    }
 
     /// A span of a kind a newer kerntune writes still reads (a fleet's database is shared
     /// between versions); the kinds this one writes read back as written.
