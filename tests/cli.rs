@@ -480,6 +480,19 @@ fn db_merge_keeps_entries_from_both_files() {
     let o = kerntune(dir, &["db", "export", "--rust", "--out", "/dev/stdout", "--db", merged.to_str().unwrap()]);
     assert!(o.status.success(), "{}", text(&o).1);
     assert!(text(&o).0.starts_with(&src), "{}", text(&o).0);
+    // Into a file the shell opened to append to (`>> log`): appended, as a shell user expects
+    // (opened again by name, the log was truncated and written from its start).
+    let log = dir.join("log.txt");
+    std::fs::write(&log, "earlier lines\n").unwrap();
+    let appending = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_kerntune"))
+        .args(["db", "export", "--rust", "--out", "/dev/stdout", "--db", merged.to_str().unwrap()])
+        .env("KERNTUNE_CACHE_DIR", dir)
+        .stdout(appending)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), format!("earlier lines\n{src}"));
     let o = kerntune(dir, &["db", "export", "--rust", "--kernel", "nope", "--db", merged.to_str().unwrap()]);
     assert!(!o.status.success() && text(&o).1.contains("no entry for kernel `nope`"), "{}", text(&o).1);
     let o = kerntune(dir, &["db", "clear", "--db", merged.to_str().unwrap()]);

@@ -25,8 +25,23 @@ pub use db::{Database, DbError};
 /// (a pipe, `>(gzip > out.gz)`) or is named under `/dev` or `/proc` (`/dev/stdout`, which may be
 /// a file the shell opened to append to) is written in place: renaming over it would replace the
 /// device, the pipe or the shell's file itself. So is a file this process may write in a folder
-/// it may not add to.
+/// it may not add to. One of this process's own open files named by its descriptor
+/// (`/dev/stdout`, `/dev/stderr`, `/dev/fd/N`, `/proc/self/fd/N`) is written through that
+/// descriptor: opened again, a file the shell opened to append to (`>> log`) was truncated and
+/// written from its start.
 pub fn write_whole(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    #[cfg(unix)]
+    if let Some(fd) = own_descriptor(path) {
+        use std::io::Write;
+        use std::os::fd::{AsFd, BorrowedFd};
+        // SAFETY: `fd` is checked open (fcntl F_GETFD) and is only borrowed here: duplicated,
+        // written through the duplicate, which is then closed; the process's own descriptor stays.
+        if unsafe { libc::fcntl(fd, libc::F_GETFD) } != -1 {
+            let own = unsafe { BorrowedFd::borrow_raw(fd) };
+            let mut file = std::fs::File::from(own.as_fd().try_clone_to_owned()?);
+            return file.write_all(bytes).and_then(|()| file.flush());
+        }
+    }
     let in_place = path.starts_with("/dev") || path.starts_with("/proc");
     let (path, mode) = match std::fs::metadata(path) {
         Ok(m) if in_place || (!m.is_file() && !m.is_dir()) => return std::fs::write(path, bytes),
@@ -49,6 +64,19 @@ pub fn write_whole(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> 
         let _ = std::fs::remove_file(&tmp);
     }
     written
+}
+
+/// The descriptor of this process that `path` names, if it names one: `/dev/stdout` (1),
+/// `/dev/stderr` (2), `/dev/stdin` (0), `/dev/fd/N`, `/proc/self/fd/N`.
+#[cfg(unix)]
+fn own_descriptor(path: &std::path::Path) -> Option<i32> {
+    let p = path.to_str()?;
+    match p {
+        "/dev/stdin" => Some(0),
+        "/dev/stdout" => Some(1),
+        "/dev/stderr" => Some(2),
+        _ => p.strip_prefix("/dev/fd/").or_else(|| p.strip_prefix("/proc/self/fd/")).and_then(|n| n.parse().ok()),
+    }
 }
 
 #[cfg(test)]
