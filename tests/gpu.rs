@@ -875,3 +875,62 @@ fn every_device_agrees_with_one(cache: &Path, backend: &str, n: usize) -> Vec<St
     assert!(all[0]["winner"] == *w1 || band.contains(&&all[0]["winner"]) || band.contains(&w1), "{} vs {}", all[0]["winner"], w1);
     all_args.iter().map(|a| a.to_string()).collect()
 }
+
+/// Another process on the GPU while configs are timed (two shards given no GPU of their own, a
+/// job beside the tune) is said: a warning when first seen, and the summary's note naming it;
+/// alone, nothing. The other here is a second kerntune tune (its tuner and its kernel worker
+/// both hold the GPU). Where NVML names process ids from another PID namespace (a container),
+/// nothing can be told: skipped.
+#[test]
+fn another_process_on_the_gpu_is_said() {
+    if cuda_devices("shared GPU").is_none() {
+        return;
+    }
+    let d = cache();
+    let triad = example("../triad/triad.toml");
+    let alone = kerntune(d.path(), &["tune", &triad, "--backend", "cuda", "--no-db"]);
+    assert!(alone.status.success() && !text(&alone).contains("shared"), "{}", text(&alone));
+    // The convolution, long enough (random 200 configs, cold) to run beside the whole triad tune.
+    let other = Command::new(bin())
+        .args(["tune", &example("../convolution/convolution.toml"), "--backend", "cuda", "--no-db", "--strategy", "random", "--budget", "200"])
+        .env("KERNTUNE_CACHE_DIR", d.path().join("other"))
+        .env_remove("KERNTUNE_LOG")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = other.id();
+    let mut other = Guard(other);
+    // Until its worker runs kernels: listed by nvidia-smi (or, in a PID namespace, never).
+    let t = Instant::now();
+    let listed = loop {
+        let smi = Command::new("nvidia-smi").args(["--query-compute-apps=pid", "--format=csv,noheader"]).output();
+        let pids = smi.map(|o| String::from_utf8_lossy(&o.stdout).to_string()).unwrap_or_default();
+        if pids.lines().any(|l| l.trim() == pid.to_string()) {
+            break true;
+        }
+        if t.elapsed() > Duration::from_secs(20) {
+            break false;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    if !listed {
+        kerntune::testing::skipped(&format!("shared GPU: nvidia-smi did not list the other tune's process {pid} (a PID namespace?)"));
+        return;
+    }
+    let beside = kerntune(d.path(), &["tune", &triad, "--backend", "cuda", "--no-db"]);
+    let _ = other.0.kill();
+    let t = text(&beside);
+    assert!(beside.status.success(), "{t}");
+    assert!(t.contains("the GPU is shared: ") && t.contains("--gpus-per-task=1"), "no warning: {t}");
+    assert!(t.contains("note: the GPU was shared: ") && t.contains(&format!("pid {pid} `kerntune`")), "no note naming {pid}: {t}");
+}
+
+/// Kills the child when dropped (a failed assertion leaves no tune running on the GPU).
+struct Guard(std::process::Child);
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

@@ -42,6 +42,8 @@ pub struct CudaBackend {
     /// `Some` when kernels run in a worker process (the default where the host program enabled
     /// it, see [`crate::worker::hook`]); the worker is started on first use.
     worker: Option<WorkerSlot>,
+    /// Other processes seen on the GPU while configs were timed (the tuner's backend only).
+    sharing: crate::sharing::Sharing,
 }
 
 impl CudaBackend {
@@ -49,6 +51,9 @@ impl CudaBackend {
     /// "no CUDA device" and a missing NVRTC.
     pub fn open(ordinal: Option<usize>) -> Result<CudaBackend, OpenError> {
         let mut b = Self::open_in_process(ordinal)?;
+        // The tuner's backend (not a worker's, which opens in process) watches who else uses
+        // the GPU.
+        b.sharing = crate::sharing::Sharing::new(crate::sharing::uuid_of(b.ordinal));
         if KIND.enabled() {
             b.worker = Some(WorkerSlot::new(&KIND, b.ordinal));
         }
@@ -82,7 +87,7 @@ impl CudaBackend {
         }
         let cache = CompileCache::new(kerntune_core::store::cache::folder("cuda"), format!("nvrtc {}.{}", nvrtc.0, nvrtc.1));
         tracing::debug!(ordinal, init_s, seconds = t.elapsed().as_secs_f64(), "CUDA device opened");
-        Ok(CudaBackend { shared, summary, nvrtc, driver, cache, ordinal, worker: None })
+        Ok(CudaBackend { shared, summary, nvrtc, driver, cache, ordinal, worker: None, sharing: Default::default() })
     }
 
     /// Whether kernels run in a worker process.
@@ -222,6 +227,7 @@ impl Backend for CudaBackend {
     }
 
     fn time(&self, ws: &mut CudaWorkspace, kernel: &CudaKernel, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError> {
+        self.sharing.sample();
         match ws {
             CudaWorkspace::Local(l) => l.time(kernel, launch, req),
             CudaWorkspace::Remote(p) => self.with_worker(p, |w| w.time(kernel.image(), launch, req)),
@@ -291,12 +297,14 @@ impl Backend for CudaBackend {
     }
 
     fn take_notes(&self) -> Vec<String> {
-        match &self.worker {
+        let mut notes = match &self.worker {
             // The worker's workspace is the one that measured; a worker that died took its notes
             // with it.
             Some(slot) => slot.if_running(|w| w.take_notes()).and_then(Result::ok).unwrap_or_default(),
             None => self.shared.notes.take(),
-        }
+        };
+        notes.extend(self.sharing.take_note());
+        notes
     }
 
     fn recover(&self) -> Result<(), BackendError> {
