@@ -919,11 +919,17 @@ fn another_process_on_the_gpu_is_said() {
         return;
     }
     let beside = kerntune(d.path(), &["tune", &triad, "--backend", "cuda", "--no-db"]);
-    let _ = other.0.kill();
     let t = text(&beside);
     assert!(beside.status.success(), "{t}");
     assert!(t.contains("the GPU is shared: ") && t.contains("--gpus-per-task=1"), "no warning: {t}");
-    assert!(t.contains("note: the GPU was shared: ") && t.contains(&format!("pid {pid} `kerntune`")), "no note naming {pid}: {t}");
+    // The note names the other tune's processes (its tuner, its worker), and only them.
+    let note = t.lines().find(|l| l.starts_with("note: the GPU was shared: ")).unwrap_or_else(|| panic!("no note: {t}"));
+    let named: Vec<u32> = note.split("pid ").skip(1).filter_map(|w| w.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()).collect();
+    let parent =
+        |p: u32| std::fs::read_to_string(format!("/proc/{p}/stat")).ok().and_then(|s| s.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse::<u32>().ok());
+    assert!(!named.is_empty() && named.iter().all(|&p| p == pid || parent(p) == Some(pid)), "{note} (the other tune: {pid})");
+    assert!(note.contains("`kerntune`"), "{note}");
+    let _ = other.0.kill();
 }
 
 /// Kills the child when dropped (a failed assertion leaves no tune running on the GPU).

@@ -1,7 +1,7 @@
-//! Whether other processes use the GPU a tune measures on: their kernels take the GPU's time
-//! from the ones being timed, which then read slower and noisier than alone (two shards of a
-//! Slurm array given no GPU of their own both tune device 0; another user's job on a shared
-//! node). Kernel Tuner and Triton time on regardless and say nothing.
+//! Whether other processes use the GPU a tune measures on: their kernels can take the GPU's time
+//! from the ones being timed, which may then read slower and noisier than alone, and they share
+//! the machine (two shards of a Slurm array given no GPU of their own both tune device 0; another
+//! user's job on a shared node). Kernel Tuner and Triton time on regardless and say nothing.
 //!
 //! While configs are timed, at most every [`EVERY`], the GPU's compute processes are listed
 //! through NVML (the driver's management library, `libnvidia-ml.so.1`, through
@@ -146,12 +146,16 @@ fn named(seen: &BTreeMap<u32, Other>) -> String {
 const ADVICE: &str = "give the tune a GPU of its own (Slurm: --gpus-per-task=1 or --gres=gpu:1; elsewhere CUDA_VISIBLE_DEVICES or --device)";
 
 fn warning(seen: &BTreeMap<u32, Other>) -> String {
-    format!("the GPU is shared: {} use{} it while configs are timed; their kernels take its time from these, so the times read slower and noisier than alone; {ADVICE}", named(seen), if seen.len() == 1 { "s" } else { "" })
+    format!(
+        "the GPU is shared: {} use{} it while configs are timed; another process's kernels can slow these and widen their spread; {ADVICE}",
+        named(seen),
+        if seen.len() == 1 { "s" } else { "" }
+    )
 }
 
 fn note(seen: &BTreeMap<u32, Other>) -> String {
     format!(
-        "the GPU was shared: {} used it while configs were timed, so times measured beside them read slower and noisier than alone (tune again on a GPU of its own to compare); {ADVICE}",
+        "the GPU was shared: {} used it while configs were timed; another process's kernels can slow these and widen their spread (tune again on a GPU of its own to compare); {ADVICE}",
         named(seen)
     )
 }
