@@ -889,6 +889,28 @@ fn a_schedulers_warning_ends_the_tune_early_with_a_winner() {
             // The stored winner answers the same command; --force goes on from what was kept.
             let again = text(&kerntune(dir, &["tune", spec.to_str().unwrap(), "--db", db.to_str().unwrap(), "--force", "--budget", &(kept + 1).to_string()])).0;
             assert!(again.contains(&format!("evaluated {} ({kept} from the database)", kept + 1)), "{again}");
+            // `kerntune confirm` ends early so too (measuring those configs again, 300 launches
+            // each at least: a second or more each here), with the winner among those it measured.
+            let slower = write(dir, "slower.toml", &toml.replace("min_reps = 30\nmax_reps = 200", "min_reps = 300\nmax_reps = 400"));
+            let child = Command::new(env!("CARGO_BIN_EXE_kerntune"))
+                .args(["confirm", slower.to_str().unwrap(), "--db", db.to_str().unwrap(), "--top", "20"])
+                .env("KERNTUNE_CACHE_DIR", dir)
+                .env_remove("KERNTUNE_LOG")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(1500));
+            // SAFETY: kill(2) with a process this test started.
+            assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGUSR1) }, 0);
+            let out = child.wait_with_output().unwrap();
+            let (stdout, stderr) = text(&out);
+            assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+            assert!(
+                stdout.contains("note: ended early, as asked")
+                    && stdout.contains("(ended early by SIGUSR1: only the configs measured again before it were compared)"),
+                "{stdout}\n{stderr}"
+            );
         } else {
             assert_eq!(out.status.code(), Some(128 + libc::SIGUSR2), "{stdout}\n{stderr}");
             assert!(stderr.contains("ended early by SIGUSR2: 1 of 2 problems tuned, the rest not started; run the same command to tune them"), "{stderr}");

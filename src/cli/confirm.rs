@@ -183,7 +183,10 @@ fn confirm_all<B: Backend>(devices: Vec<B>, spec: &kerntune::Spec, a: &Args, db:
                 entries,
                 if entries == 1 { "y" } else { "ies" },
                 r.target.name,
-                stop.wrapped().map(|n| format!(" (ended early by {n}: only the configs measured again before it were compared)")).unwrap_or_default()
+                stop.wrapped()
+                    .filter(|_| r.notes.iter().any(|n| n.starts_with("ended early")))
+                    .map(|n| format!(" (ended early by {n}: only the configs measured again before it were compared)"))
+                    .unwrap_or_default()
             );
         }
         reports.push(r);

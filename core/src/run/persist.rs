@@ -44,6 +44,19 @@ pub(crate) fn select(ledger: &mut Ledger<'_>, plan: &Plan) -> Result<Selected, E
         });
     }
     ledger.flush_or_keep();
+    // Nothing measured at all: not a failure of the configs, but the tune's end coming first
+    // (said as "none of the 0 evaluated configs passed: ").
+    if ledger.results.is_empty() {
+        let opts = ledger.opts;
+        let why = match opts.budget.max_seconds {
+            _ if opts.wrapped_up() => {
+                "no config was measured: the tune was ended early (SIGUSR1 or SIGUSR2, a scheduler's warning before its time limit) before its first one was; run it again with more time".to_string()
+            }
+            Some(s) => format!("no config was measured: the time budget of {s} s ended before the first one was; give the tune more time (--budget 1m, say)"),
+            None => "no config was measured".to_string(),
+        };
+        return Err(Error::NoValidConfig(why));
+    }
     Err(Error::NoValidConfig(crate::run::diagnose::nothing_passed(ledger.results.values(), &ledger.causes)))
 }
 

@@ -603,8 +603,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             ledger.notes.push(line);
         }
         ledger.compile_tail = Some(tail);
-        // Told to end while nothing was in flight, the loop ended before it looked.
-        progress.ended_early |= progress.wrapped_up() && progress.count < progress.max_evals && progress.evaluated.iter().any(|e| !e);
+        // Told to end while nothing was in flight, the loop ended before it looked; told as the
+        // last configs were measured, nothing was left, and it did not end early.
+        progress.ended_early = (progress.ended_early || progress.wrapped_up()) && progress.count < progress.max_evals && progress.evaluated.iter().any(|e| !e);
         if progress.ended_early && !progress.cancelled {
             let of = if progress.max_evals < usize::MAX { format!(" of its budget of {}", progress.max_evals) } else { String::new() };
             ledger.notes.push(format!(

@@ -127,6 +127,20 @@ mod tuned {
         assert!(r.notes.iter().any(|n| n.starts_with("ended early, as asked") && n.contains("after 1 evaluation of its budget of 40")), "{:?}", r.notes);
     }
 
+    /// A tune whose end comes before its first measurement (told to end early at once, or a time
+    /// budget too short for one config) says so, not "none of the 0 evaluated configs passed".
+    #[test]
+    fn a_tune_ended_before_its_first_measurement_says_so() {
+        let wrap = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let o = TuneOptions { wrap_up: Some(wrap), ..opts() };
+        let fake = || FakeBackend::new(Limits::preset("h100").unwrap().1, time);
+        let e = Tuner::new(fake()).tune(&job(), &o).unwrap_err().to_string();
+        assert!(e.contains("no config was measured: the tune was ended early (SIGUSR1 or SIGUSR2"), "{e}");
+        let o = TuneOptions { budget: Budget { max_seconds: Some(1e-9), ..Default::default() }, ..opts() };
+        let e = Tuner::new(fake()).tune(&job(), &o).unwrap_err().to_string();
+        assert!(e.contains("no config was measured: the time budget of 0.000000001 s ended before the first one was"), "{e}");
+    }
+
     #[test]
     fn off_waits_for_every_compile() {
         let o = TuneOptions { strategy: "random".into(), budget: Budget { max_evals: Some(18), ..Default::default() }, compile_tail: None, ..opts() };
