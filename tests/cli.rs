@@ -881,14 +881,22 @@ fn a_schedulers_warning_ends_the_tune_early_with_a_winner() {
             stdout.contains(&format!("evaluated {kept} (0 from the database)"))
                 && stdout.contains("note: ended early, as asked (`kerntune tune` ends so on SIGUSR1 or SIGUSR2")
                 && stdout.contains("(winner written)")
+                && stdout.contains("the same command goes on from them")
                 && !stdout.contains("died"),
             "{stdout}\n{stderr}"
         );
         if spec == &one {
             assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
-            // The stored winner answers the same command; --force goes on from what was kept.
-            let again = text(&kerntune(dir, &["tune", spec.to_str().unwrap(), "--db", db.to_str().unwrap(), "--force", "--budget", &(kept + 1).to_string()])).0;
-            assert!(again.contains(&format!("evaluated {} ({kept} from the database)", kept + 1)), "{again}");
+            // The winner is kept for launches, but answers no tune: the command run again (here
+            // with a budget of one more) goes on from what was kept, and its winner is whole.
+            let shown = text(&kerntune(dir, &["db", "show", "--db", db.to_str().unwrap()])).0;
+            assert!(shown.contains("(its tune ended early; the same tune command goes on)"), "{shown}");
+            let again = text(&kerntune(dir, &["tune", spec.to_str().unwrap(), "--db", db.to_str().unwrap(), "--budget", &(kept + 1).to_string()])).0;
+            assert!(again.contains(&format!("evaluated {} ({kept} from the database)", kept + 1)) && !again.contains("database hit"), "{again}");
+            let shown = text(&kerntune(dir, &["db", "show", "--db", db.to_str().unwrap()])).0;
+            assert!(shown.contains(" winner ") && !shown.contains("ended early"), "{shown}");
+            let hit = text(&kerntune(dir, &["tune", spec.to_str().unwrap(), "--db", db.to_str().unwrap(), "--budget", &(kept + 1).to_string()])).0;
+            assert!(hit.contains("database hit"), "{hit}");
             // `kerntune confirm` ends early so too (measuring those configs again, 300 launches
             // each at least: a second or more each here), with the winner among those it measured.
             let slower = write(dir, "slower.toml", &toml.replace("min_reps = 30\nmax_reps = 200", "min_reps = 300\nmax_reps = 400"));

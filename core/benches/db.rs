@@ -47,6 +47,7 @@ fn entry(i: usize) -> Entry {
         tie_band: vec![best.config.key()],
         at: 1,
         default: None,
+        partial: false,
     });
     e
 }

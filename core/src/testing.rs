@@ -145,6 +145,7 @@ pub fn synthetic_entry(target_name: &str, target: &str, problem: &str, configs: 
             tie_band: std::iter::once(w).chain(second.map(|s| s.1)).collect(),
             at: runs[1],
             default: e.measurements.contains_key(&default).then_some(default),
+            partial: false,
         });
     }
     e

@@ -74,6 +74,9 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             for e in f.entries.values() {
                 let failed = e.measurements.values().filter(|m| m.stats().is_none()).count();
                 let mut winner = match &e.winner {
+                    Some(w) if w.partial => {
+                        format!("winner {} at {:.4} ms (its tune ended early; the same tune command goes on)", w.config, w.stats.mean * 1e3)
+                    }
                     Some(w) => format!("winner {} at {:.4} ms", w.config, w.stats.mean * 1e3),
                     None if failed > 0 && failed == e.measurements.len() => "no winner (every config measured failed)".into(),
                     None => e.withheld_line().unwrap_or_else(|| "no winner yet (unfinished tune)".into()),

@@ -719,6 +719,7 @@ mod tests {
             tie_band: vec!["bx=256,vec=1".into(), "bx=256,vec=2".into()],
             at: 1,
             default: Some("bx=64,vec=1".into()),
+            partial: false,
         });
         e
     }

@@ -40,6 +40,9 @@ pub(crate) struct Ledger<'a> {
     pub compile_seconds: f64,
     /// Compile threads the search loop ran.
     pub compile_threads: usize,
+    /// The search was ended early ([`crate::TuneOptions::wrap_up`]): its winner is stored as
+    /// partial, and answers no later tune.
+    pub ended_early: bool,
     /// Configs pruned after compiling, by category.
     pub pruned_after: BTreeMap<String, usize>,
     /// What each device did.
@@ -200,6 +203,7 @@ impl<'a> Ledger<'a> {
             compiles_killed_for_memory: 0,
             compile_seconds: 0.0,
             compile_threads: 1,
+            ended_early: false,
             pruned_after: BTreeMap::new(),
             devices: devices.iter().enumerate().map(|(i, d)| DeviceReport { index: i, name: d.target().name.clone(), ..Default::default() }).collect(),
             ratios: vec![1.0; devices.len()],

@@ -180,6 +180,18 @@ mod tests {
         db.update_entry(&ctx.id, |e| e.as_mut().unwrap().set_winner(late, w)).unwrap();
         assert_eq!(entry().origin.unwrap().shards(), None, "a late shard leaves the space whole");
         assert_eq!(entry().winner.unwrap().config, whole.winner.key());
+        // A shard that was ended early leaves the joined winner partial: it answers no tune,
+        // which goes on (and, whole, stores a winner that answers the next).
+        let mut late = entry().origin.unwrap();
+        late.shard = shard(2);
+        let mut w = entry().winner.unwrap();
+        (w.partial, w.stats.mean) = (true, w.stats.mean * 3.0);
+        db.update_entry(&ctx.id, |e| e.as_mut().unwrap().set_winner(late, w)).unwrap();
+        assert!(entry().winner.unwrap().partial && entry().winner.unwrap().config == whole.winner.key());
+        let again = t.tune(&job(), &TuneOptions { db: Some(db.clone()), ..opts() }).unwrap();
+        assert!(!again.db_hit && again.from_db == again.evaluated, "{} of {} from the database", again.from_db, again.evaluated);
+        assert!(!entry().winner.unwrap().partial);
+        assert!(t.tune(&job(), &TuneOptions { db: Some(db.clone()), ..opts() }).unwrap().db_hit);
     }
 
     /// Some shards of a split merged stand for their part of the space, not for the whole:

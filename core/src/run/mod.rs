@@ -386,7 +386,10 @@ impl<B: Backend> Tuner<B> {
         // then find its winner.
         let _tuning = opts.db.as_ref().and_then(|d| d.lock_entry(&ctx.id, opts.shard));
         let stored = lookup::stored_entry(opts.db.as_ref(), &ctx.id)?;
-        if !opts.force && !opts.remeasure && opts.only.is_none() {
+        // A winner of a tune that was ended early answers launches, not a tune: this one goes on
+        // from its measurements.
+        let partial = stored.as_ref().and_then(|e| e.winner.as_ref()).is_some_and(|w| w.partial);
+        if !opts.force && !opts.remeasure && opts.only.is_none() && !partial {
             if let Some(mut hit) = lookup::stored_winner(self.backend(), &ctx, stored.as_ref(), opts, t0) {
                 if opts.memcheck {
                     hit.memcheck = Some(self.memcheck_stored(&ctx, &hit.winner));

@@ -105,6 +105,7 @@ pub(crate) fn winner(ledger: &mut Ledger<'_>, plan: &Plan, sel: &Selected, withh
         tie_band: sel.tie_band.iter().map(Config::key).collect(),
         at: db::now(),
         default: plan.cands.iter().find(|c| c.is_default).map(|c| c.config.key()),
+        partial: ledger.ended_early,
     };
     let (env, tname) = ledger.environment();
     let (env, tname, origin) = (env.clone(), tname.to_string(), ledger.origin());

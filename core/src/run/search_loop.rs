@@ -607,10 +607,11 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         // last configs were measured, nothing was left, and it did not end early.
         progress.ended_early = (progress.ended_early || progress.wrapped_up()) && progress.count < progress.max_evals && progress.evaluated.iter().any(|e| !e);
         if progress.ended_early && !progress.cancelled {
+            ledger.ended_early = true;
             let of = if progress.max_evals < usize::MAX { format!(" of its budget of {}", progress.max_evals) } else { String::new() };
             ledger.notes.push(format!(
                 "ended early, as asked (`kerntune tune` ends so on SIGUSR1 or SIGUSR2, the warning a scheduler sends before a job's time \
-                 limit), after {} evaluation{}{of}: the winner is the best of those; tune again with --force to go on from them",
+                 limit), after {} evaluation{}{of}: the winner is the best of those, stored for launches; the same command goes on from them",
                 progress.count,
                 if progress.count == 1 { "" } else { "s" }
             ));

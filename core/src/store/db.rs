@@ -390,6 +390,10 @@ pub struct Winner {
     /// The spec's default config key, where it was a candidate (for reports).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default: Option<String>,
+    /// Chosen by a tune that was ended early (SIGUSR1/SIGUSR2, [`crate::TuneOptions::wrap_up`]):
+    /// launches use it, but it answers no tune, which goes on from the measurements instead.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
 }
 
 impl Winner {
@@ -759,7 +763,10 @@ impl Entry {
                 let mut joined = old.clone();
                 joined.join(&origin);
                 origin = joined;
+                // A part that ended early leaves the whole ended early.
+                let partial = w.partial || winner.partial;
                 winner = Winner::better(w, winner);
+                winner.partial = partial;
             }
         }
         self.origin = Some(origin);

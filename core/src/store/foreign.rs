@@ -142,8 +142,16 @@ pub fn entry(path: &Path) -> Result<(Entry, Option<String>), String> {
     }
     if let Some((_, key)) = best {
         let stats = e.measurements[&key].stats().cloned().expect("a time");
-        e.winner =
-            Some(Winner { config: key.clone(), stats, space: "recorded".into(), verify: "recorded".into(), tie_band: vec![key], at: run, default: None });
+        e.winner = Some(Winner {
+            config: key.clone(),
+            stats,
+            space: "recorded".into(),
+            verify: "recorded".into(),
+            tie_band: vec![key],
+            at: run,
+            default: None,
+            partial: false,
+        });
     }
     Ok((e, note))
 }
