@@ -5,7 +5,9 @@
 # at least 400 launches per config, no racing: several minutes a shard), two shards.
 # deploy/slurm/tune.sbatch asks for SIGUSR1 120 s before the limit (`--signal=B:USR1@120`); what
 # each task printed, its state and exit code, what its shard database holds, and whether the
-# merge-and-confirm job ran and what it stored.
+# merge-and-confirm job ran and what it stored. Then the same array submitted again with room to
+# finish (`--time=15`): each shard goes on from its measurements (its winner, partial, answers
+# no tune), and confirm stores the winner of every config measured.
 #
 #   bash docs/results/slurm-warning-2026-12-06/run.sh [KERNTUNE_BINARY]   # as root, > run.log
 set -euo pipefail
@@ -37,5 +39,18 @@ done
 echo "confirm ended after $(( $(date +%s)-t0 )) s"
 scontrol show job "$confirm" | grep -E "JobState|ExitCode|Reason" | head -3
 for f in $work/*.out; do echo "== $f"; sed 's/\x1b\[[0-9;]*m//g' $f | grep -v "^│\|^├\|^┌\|^└\|^╞" | grep -E "shard|^winner|^space|^database|^error|^warning|confirm|ended early|interrupted|CANCELLED" | cut -c1-400; done
+for k in 0 1; do "$kt" db show --db "$work/out/shard-$k.sqlite" | tail -1 | cut -c1-250; done
+"$kt" db show --db "$work/out/merged.sqlite" | tail -1 | cut -c1-250
+echo "== the same array submitted again, --time=15"
+read -r array2 confirm2 < <(SBATCH_ARGS="--chdir=$root --time=15 --output=$work/again-%x-%A_%a.out" deploy/slurm/submit.sh "$shards" "$spec" "$work/out" --backend wgpu)
+t0=$(date +%s)
+for _ in $(seq 600); do
+  squeue -h -j "$confirm2" 2>/dev/null | grep -q . || break
+  sleep 2
+done
+echo "array and confirm ended after $(( $(date +%s)-t0 )) s"
+scontrol show job "$array2" 2>/dev/null | grep -E "JobState|ExitCode" | head -4
+scontrol show job "$confirm2" | grep -E "JobState|ExitCode" | head -2
+for f in $work/again-*.out; do echo "== $f"; sed 's/\x1b\[[0-9;]*m//g' $f | grep -v "^│\|^├\|^┌\|^└\|^╞" | grep -E "shard|^winner|^space|^database|^error|^warning|confirm|ended early|interrupted|CANCELLED" | cut -c1-400; done
 for k in 0 1; do "$kt" db show --db "$work/out/shard-$k.sqlite" | tail -1 | cut -c1-250; done
 "$kt" db show --db "$work/out/merged.sqlite" | tail -1 | cut -c1-250
