@@ -31,7 +31,7 @@ const BACKEND_LAYERS: &[&[&str]] = &[
     &["device", "cubin"],
     &["compile"],
     &["bench"],
-    &["clock", "guard"],
+    &["clock", "guard", "sharing"],
     &["backend"],
     &["launch", "worker"],
     &["lib"],
