@@ -185,13 +185,13 @@ fn confirm_all<B: Backend>(devices: Vec<B>, spec: &kerntune::Spec, a: &Args, db:
                 r.target.name,
                 stop.wrapped()
                     .filter(|_| r.notes.iter().any(|n| n.starts_with("ended early")))
-                    .map(|n| format!(" (ended early by {n}: only the configs measured again before it were compared)"))
+                    .map(|(n, _)| format!(" (ended early by {n}: only the configs measured again before it were compared)"))
                     .unwrap_or_default()
             );
         }
         reports.push(r);
         // Told to end early (SIGUSR1, SIGUSR2): the problems left are not started.
-        if let (Some(name), true) = (stop.wrapped(), i + 1 < spec.problems.len()) {
+        if let (Some((name, code)), true) = (stop.wrapped(), i + 1 < spec.problems.len()) {
             if a.json {
                 outln!("{}", serde_json::to_string_pretty(&reports)?);
             }
@@ -200,7 +200,7 @@ fn confirm_all<B: Backend>(devices: Vec<B>, spec: &kerntune::Spec, a: &Args, db:
                 i + 1,
                 spec.problems.len()
             ));
-            return Ok(128 + super::stop::Stop::number(name));
+            return Ok(code);
         }
         // A signal that came as this problem's tune ended: the problems left are not started.
         if stop.requested() && i + 1 < spec.problems.len() {

@@ -101,12 +101,13 @@ impl Stop {
         stop
     }
 
-    /// The signal that ended the tune early ([`Stop::wrap`]), if one did.
-    pub(crate) fn wrapped(&self) -> Option<&'static str> {
+    /// The signal that ended the tune early ([`Stop::wrap`]), if one did: its name and the exit
+    /// status for problems it left unstarted (128 + the number).
+    pub(crate) fn wrapped(&self) -> Option<(&'static str, i32)> {
         #[cfg(unix)]
         {
             let sig = self.wrap_signal.load(std::sync::atomic::Ordering::Relaxed);
-            WRAP_SIGNALS.iter().find(|(s, _)| *s as usize == sig).map(|&(_, name)| name)
+            WRAP_SIGNALS.iter().find(|(s, _)| *s as usize == sig).map(|&(s, name)| (name, 128 + s))
         }
         #[cfg(not(unix))]
         None
@@ -119,15 +120,6 @@ impl Stop {
     /// The signal's name and the exit status for it.
     pub(crate) fn which(&self) -> (&'static str, i32) {
         Stop::named(self.signal.load(std::sync::atomic::Ordering::Relaxed)).unwrap_or(("SIGINT", 130))
-    }
-
-    /// The number of a signal [`Stop`] names (0 for none it knows).
-    pub(crate) fn number(name: &str) -> i32 {
-        #[cfg(unix)]
-        let known = STOP_SIGNALS.iter().chain(WRAP_SIGNALS.iter());
-        #[cfg(not(unix))]
-        let known = STOP_SIGNALS.iter();
-        known.clone().find(|(_, n)| *n == name).map_or(0, |&(s, _)| s)
     }
 
     pub(crate) fn named(signal: usize) -> Option<(&'static str, i32)> {

@@ -522,7 +522,7 @@ fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -
         }
         reports.push(r);
         // Told to end early (SIGUSR1, SIGUSR2): the problems left are not started.
-        if let (Some(name), true) = (stop.wrapped(), reports.len() + failed < run.work.len()) {
+        if let (Some((name, code)), true) = (stop.wrapped(), reports.len() + failed < run.work.len()) {
             if run.json {
                 outln!("{}", serde_json::to_string_pretty(&reports)?);
             } else if reports.len() > 1 {
@@ -533,7 +533,7 @@ fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -
                 reports.len(),
                 run.work.len()
             ));
-            return Ok(128 + Stop::number(name));
+            return Ok(code);
         }
     }
     if run.json {

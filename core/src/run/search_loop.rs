@@ -83,9 +83,6 @@ pub(crate) struct Progress {
     stopped_before: Duration,
     /// Ends the tune as its time limit would ([`TuneOptions::wrap_up`]).
     wrap_up: Option<Arc<AtomicBool>>,
-    /// The search ended because [`Progress::wrap_up`] was set (not its budget, the candidates,
-    /// a time limit or an interrupt).
-    ended_early: bool,
     /// When the first config was timed (the pace [`Progress::evaluations_left_in_time`] goes
     /// by is taken from then: before it, the reference, the first compiles and the pipeline's
     /// filling make a config look several times slower than the tune then runs).
@@ -441,7 +438,6 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             deadline: opts.budget.max_seconds.map(|s| t0 + Duration::from_secs_f64(s)),
             stopped_before: crate::measure::awake::stopped(),
             wrap_up: opts.wrap_up.clone(),
-            ended_early: false,
             first_timed: None,
             cancelled: false,
             compile_s: (0.0, 0),
@@ -515,7 +511,6 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 let stopping = failure.is_some() || l.progress.cancelled || l.progress.out_of_time();
                 if stopping {
                     let why = l.progress.ending();
-                    l.progress.ended_early |= why == Some("ended early");
                     self.abandon_running(&mut l, why);
                 } else {
                     self.watch_compile_timeout(&l);
@@ -603,10 +598,10 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             ledger.notes.push(line);
         }
         ledger.compile_tail = Some(tail);
-        // Told to end while nothing was in flight, the loop ended before it looked; told as the
-        // last configs were measured, nothing was left, and it did not end early.
-        progress.ended_early = (progress.ended_early || progress.wrapped_up()) && progress.count < progress.max_evals && progress.evaluated.iter().any(|e| !e);
-        if progress.ended_early && !progress.cancelled {
+        // Told to end (whenever: while configs were in flight, or none), with configs and budget
+        // left: told as the last configs were measured, nothing was left, and it did not end early.
+        let ended_early = progress.wrapped_up() && progress.count < progress.max_evals && progress.evaluated.iter().any(|e| !e);
+        if ended_early && !progress.cancelled {
             ledger.ended_early = true;
             let of = if progress.max_evals < usize::MAX { format!(" of its budget of {}", progress.max_evals) } else { String::new() };
             ledger.notes.push(format!(
@@ -2435,7 +2430,6 @@ mod tests {
             deadline: Some(now + Duration::from_secs(60)),
             stopped_before: crate::measure::awake::stopped(),
             wrap_up: None,
-            ended_early: false,
             first_timed: None,
             cancelled: false,
             compile_s: (0.0, 0),
