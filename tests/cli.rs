@@ -673,15 +673,8 @@ fn a_tune_stopped_and_continued_times_out_nothing() {
     // in for `stopped` ms, and returns the tune's output, its stdout, and its wall time.
     let stopped_tune = |budget: &str, after: u64, stopped: u64| {
         let t = std::time::Instant::now();
-        let child = Command::new(env!("CARGO_BIN_EXE_kerntune"))
-            .args(["tune", spec.to_str().unwrap(), "--backend", "wgpu", "--no-db", "--budget", budget, "--seed", "3"])
-            .env("KERNTUNE_CACHE_DIR", dir)
-            .env_remove("KERNTUNE_LOG")
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .process_group(0)
-            .spawn()
-            .unwrap();
+        let child =
+            piped(dir, &["tune", spec.to_str().unwrap(), "--backend", "wgpu", "--no-db", "--budget", budget, "--seed", "3"]).process_group(0).spawn().unwrap();
         let group = child.id() as i32;
         std::thread::sleep(std::time::Duration::from_millis(after));
         // SAFETY: kill sends a signal to the tune's own process group.
@@ -723,13 +716,8 @@ fn a_signal_stops_the_tune_and_keeps_what_was_measured() {
     // `nohup`, it is ignored, and so it stays for kerntune).
     let start = |command: &str, spec: &std::path::Path, db: &std::path::Path, more: &[&str]| {
         use std::os::unix::process::CommandExt;
-        let mut c = Command::new(env!("CARGO_BIN_EXE_kerntune"));
-        c.args([command, spec.to_str().unwrap(), "--db", db.to_str().unwrap()])
-            .args(more)
-            .env("KERNTUNE_CACHE_DIR", dir)
-            .env_remove("KERNTUNE_LOG")
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
+        let mut c = piped(dir, &[command, spec.to_str().unwrap(), "--db", db.to_str().unwrap()]);
+        c.args(more);
         // SAFETY: between fork and exec the child only resets a signal's disposition
         // (`signal` is async-signal-safe).
         unsafe {
@@ -744,10 +732,7 @@ fn a_signal_stops_the_tune_and_keeps_what_was_measured() {
         let db = dir.join(format!("db{code}.sqlite"));
         let child = start("tune", &spec, &db, &[]);
         // Wait for the first measurements to be written, then signal.
-        let t = std::time::Instant::now();
-        while !db.exists() && t.elapsed() < std::time::Duration::from_secs(60) {
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
+        wait_for(&db);
         std::thread::sleep(std::time::Duration::from_millis(300));
         // SIGTERM twice, as `timeout` sends it.
         let times = if code == 143 { 2 } else { 1 };
@@ -800,14 +785,27 @@ fn a_signal_stops_the_tune_and_keeps_what_was_measured() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let t = std::time::Instant::now();
-    while !db.exists() && t.elapsed() < std::time::Duration::from_secs(60) {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_for(&db);
     assert!(Command::new("kill").args(["-HUP", &child.id().to_string()]).status().unwrap().success());
     let out = child.wait_with_output().unwrap();
     let (stdout, stderr) = text(&out);
     assert!(out.status.success() && stdout.contains("evaluated 4") && !stderr.contains("interrupted"), "{:?}\n{stdout}\n{stderr}", out.status);
+}
+
+/// `kerntune ARGS` with `dir` as its cache, its log level its own, and its output piped: to
+/// spawn, and signal or stop while it runs.
+fn piped(dir: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_kerntune"));
+    c.args(args).env("KERNTUNE_CACHE_DIR", dir).env_remove("KERNTUNE_LOG").stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    c
+}
+
+/// Waits until `path` exists (a tune's database: its first measurements written), a minute at most.
+fn wait_for(path: &Path) {
+    let t = std::time::Instant::now();
+    while !path.exists() && t.elapsed() < std::time::Duration::from_secs(60) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
 
 /// The shipped triad (its WGSL written into `dir`), slowed down: every config measured 30 to 200
@@ -847,21 +845,10 @@ fn a_schedulers_warning_ends_the_tune_early_with_a_winner() {
         let db = dir.join(format!("db{signal}.sqlite"));
         // In a process group of its own: the first is signalled with its worker, as a scheduler
         // signals every process of a job (the worker died of it, and was restarted).
-        let child = Command::new(env!("CARGO_BIN_EXE_kerntune"))
-            .process_group(0)
-            .args(["tune", spec.to_str().unwrap(), "--db", db.to_str().unwrap()])
-            .env("KERNTUNE_CACHE_DIR", dir)
-            .env_remove("KERNTUNE_LOG")
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
+        let child = piped(dir, &["tune", spec.to_str().unwrap(), "--db", db.to_str().unwrap()]).process_group(0).spawn().unwrap();
         // Wait for the first measurements to be written, then signal (twice, as a scheduler may
         // signal a job's processes and its shell: once counts).
-        let t = std::time::Instant::now();
-        while !db.exists() && t.elapsed() < std::time::Duration::from_secs(60) {
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
+        wait_for(&db);
         std::thread::sleep(std::time::Duration::from_millis(300));
         let pid = child.id() as libc::pid_t;
         let (whom, sig) = if spec == &one { (-pid, libc::SIGUSR1) } else { (pid, libc::SIGUSR2) };
@@ -900,14 +887,7 @@ fn a_schedulers_warning_ends_the_tune_early_with_a_winner() {
             // `kerntune confirm` ends early so too (measuring those configs again, 300 launches
             // each at least: a second or more each here), with the winner among those it measured.
             let slower = write(dir, "slower.toml", &toml.replace("min_reps = 30\nmax_reps = 200", "min_reps = 300\nmax_reps = 400"));
-            let child = Command::new(env!("CARGO_BIN_EXE_kerntune"))
-                .args(["confirm", slower.to_str().unwrap(), "--db", db.to_str().unwrap(), "--top", "20"])
-                .env("KERNTUNE_CACHE_DIR", dir)
-                .env_remove("KERNTUNE_LOG")
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap();
+            let child = piped(dir, &["confirm", slower.to_str().unwrap(), "--db", db.to_str().unwrap(), "--top", "20"]).spawn().unwrap();
             std::thread::sleep(std::time::Duration::from_millis(1500));
             // SAFETY: kill(2) with a process this test started.
             assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGUSR1) }, 0);
