@@ -778,11 +778,7 @@ impl Drop for Ballast {
 /// The workers (this CLI's children other than its compiler processes) serving `pid`.
 fn workers(pid: u32) -> Vec<u32> {
     let compilers = processes_with(&["KERNTUNE_CUDA_COMPILER=1"]);
-    processes(|p| {
-        let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
-        let parent = stat.rsplit(')').next().and_then(|s| s.split_whitespace().nth(1)).and_then(|s| s.parse::<u32>().ok());
-        parent == Some(pid) && !compilers.contains(&p)
-    })
+    processes(|p| kerntune::backend::process_parent(p) == Some(pid) && !compilers.contains(&p))
 }
 
 /// Held by the tests that tune on every GPU, one at a time. Side by side (the harness runs tests
@@ -925,9 +921,7 @@ fn another_process_on_the_gpu_is_said() {
     // The note names the other tune's processes (its tuner, its worker), and only them.
     let note = t.lines().find(|l| l.starts_with("note: the GPU was shared: ")).unwrap_or_else(|| panic!("no note: {t}"));
     let named: Vec<u32> = note.split("pid ").skip(1).filter_map(|w| w.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()).collect();
-    let parent =
-        |p: u32| std::fs::read_to_string(format!("/proc/{p}/stat")).ok().and_then(|s| s.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse::<u32>().ok());
-    assert!(!named.is_empty() && named.iter().all(|&p| p == pid || parent(p) == Some(pid)), "{note} (the other tune: {pid})");
+    assert!(!named.is_empty() && named.iter().all(|&p| p == pid || kerntune::backend::process_parent(p) == Some(pid)), "{note} (the other tune: {pid})");
     assert!(note.contains("`kerntune`"), "{note}");
     let _ = other.0.kill();
 }

@@ -86,7 +86,7 @@ impl Sharing {
                 (p.pid, memory)
             })
             .collect();
-        let others = others(std::process::id(), &listed, parent_of);
+        let others = others(std::process::id(), &listed, kerntune_core::backend::process_parent);
         let fresh: Vec<u32> = others.iter().map(|o| o.0).filter(|pid| !st.seen.contains_key(pid)).collect();
         for (pid, memory) in others {
             let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok().map(|n| n.trim().to_string());
@@ -123,12 +123,6 @@ fn others(me: u32, listed: &[(u32, Option<u64>)], parent: impl Fn(u32) -> Option
         return Vec::new();
     }
     listed.iter().copied().filter(|&(pid, _)| !ours(pid)).collect()
-}
-
-/// The parent of process `pid` (`/proc/PID/stat`'s fourth field, after the name in parentheses).
-fn parent_of(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
 }
 
 fn named(seen: &BTreeMap<u32, Other>) -> String {
@@ -197,10 +191,5 @@ mod tests {
         assert!(n.contains("--gpus-per-task=1"), "{n}");
         seen.remove(&4250);
         assert!(warning(&seen).starts_with("the GPU is shared: 1 other process (pid 4242 `python3`, 3072 MiB) uses it"));
-    }
-
-    #[test]
-    fn a_parent_is_read_from_proc() {
-        assert_eq!(parent_of(std::process::id()), Some(std::os::unix::process::parent_id()));
     }
 }

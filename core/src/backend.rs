@@ -205,11 +205,21 @@ pub fn process_cpu_seconds(pid: u32) -> Option<f64> {
     stat_cpu_seconds(&stat)
 }
 
+/// The parent of process `pid` (Linux: `/proc/PID/stat`); `None` where the system does not say.
+pub fn process_parent(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat_fields(&stat)?.get(1)?.parse().ok()
+}
+
+/// The fields of a `/proc/…/stat` line after the command's name: `pid (comm) state ppid …`
+/// gives `state`, `ppid`, … (the name, in parentheses, may hold spaces and parentheses).
+fn stat_fields(stat: &str) -> Option<Vec<&str>> {
+    Some(stat.rsplit_once(')')?.1.split_whitespace().collect())
+}
+
 /// The user and system ticks of a `/proc/…/stat` line, in seconds.
 fn stat_cpu_seconds(stat: &str) -> Option<f64> {
-    // `pid (comm) state … utime stime …`: the fields after the command's closing parenthesis.
-    let after = stat.rsplit_once(')')?.1;
-    let f: Vec<&str> = after.split_whitespace().collect();
+    let f = stat_fields(stat)?;
     let ticks = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
     // USER_HZ, which Linux fixes at 100 for what /proc reports.
     Some(ticks as f64 / 100.0)

@@ -575,7 +575,10 @@ mod tests {
                 x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(1));
             }
             assert!(process_cpu_seconds(me).unwrap() >= t0 + 0.1, "{t0}");
+            #[cfg(unix)]
+            assert_eq!(crate::backend::process_parent(me), Some(std::os::unix::process::parent_id()));
         }
         assert_eq!(process_cpu_seconds(u32::MAX), None);
+        assert_eq!(crate::backend::process_parent(u32::MAX), None);
     }
 }
