@@ -57,17 +57,16 @@ pub(crate) enum Journal {
     /// every process must be on one host (its index is memory the processes share).
     Wal,
     /// The rollback journal (`PRAGMA journal_mode=DELETE`), which needs only the file system's
-    /// locks: for a folder other hosts may share (the file system named, as detected), where a
-    /// write-ahead log's shared index is not shared and processes on two nodes can corrupt the
-    /// database.
-    Rollback(Option<&'static str>),
+    /// locks: for a folder other hosts may share, where a write-ahead log's shared index is not
+    /// shared and processes on two nodes can corrupt the database.
+    Rollback,
 }
 
 impl Journal {
     fn mode(self) -> &'static str {
         match self {
             Journal::Wal => "WAL",
-            Journal::Rollback(_) => "DELETE",
+            Journal::Rollback => "DELETE",
         }
     }
 }
@@ -1078,7 +1077,7 @@ impl Database {
     fn journal(&self) -> Result<Journal, DbError> {
         match std::env::var("KERNTUNE_DB_JOURNAL") {
             Ok(v) if v.eq_ignore_ascii_case("wal") => Ok(Journal::Wal),
-            Ok(v) if v.eq_ignore_ascii_case("delete") => Ok(Journal::Rollback(None)),
+            Ok(v) if v.eq_ignore_ascii_case("delete") => Ok(Journal::Rollback),
             Ok(v) => Err(DbError::Io {
                 path: self.path.clone(),
                 action: "opening",
@@ -1092,7 +1091,7 @@ impl Database {
                 Ok(match shared_file_system(dir) {
                     Some(fs) => {
                         tracing::debug!(path = %self.path.display(), file_system = fs, "database on a shared file system: rollback journal");
-                        Journal::Rollback(Some(fs))
+                        Journal::Rollback
                     }
                     None => Journal::Wal,
                 })
@@ -1930,7 +1929,7 @@ mod tests {
             assert_eq!(shared_by_magic(magic), None, "{magic:#x}");
         }
         assert_eq!(shared_by_magic((0xFF53_4D42u32 as i32 as i64 as u64) & 0xFFFF_FFFF), Some("SMB"));
-        assert_eq!(Journal::Rollback(Some("NFS")).mode(), "DELETE");
+        assert_eq!(Journal::Rollback.mode(), "DELETE");
         assert_eq!(Journal::Wal.mode(), "WAL");
     }
 
