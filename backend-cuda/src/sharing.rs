@@ -28,8 +28,8 @@ pub(crate) struct Other {
 
 #[derive(Default)]
 struct State {
-    /// NVML and the device's UUID, once tried (`None` inside: unavailable).
-    nvml: Option<Option<(nvml_wrapper::Nvml, String)>>,
+    /// NVML, once tried (`None` inside: unavailable).
+    nvml: Option<Option<nvml_wrapper::Nvml>>,
     last: Option<Instant>,
     /// Others seen since the last note, by process id.
     seen: BTreeMap<u32, Other>,
@@ -59,16 +59,13 @@ impl Sharing {
         }
         st.last = Some(Instant::now());
         let nvml = st.nvml.get_or_insert_with(|| {
-            let nvml = nvml_wrapper::Nvml::builder().lib_path(std::ffi::OsStr::new("libnvidia-ml.so.1")).init();
-            match nvml {
-                Ok(n) => Some((n, uuid.clone())),
-                Err(e) => {
-                    tracing::debug!(error = %e, "NVML unavailable: whether other processes share the GPU is not checked");
-                    None
-                }
-            }
+            nvml_wrapper::Nvml::builder()
+                .lib_path(std::ffi::OsStr::new("libnvidia-ml.so.1"))
+                .init()
+                .map_err(|e| tracing::debug!(error = %e, "NVML unavailable: whether other processes share the GPU is not checked"))
+                .ok()
         });
-        let Some((nvml, uuid)) = nvml.as_ref() else { return };
+        let Some(nvml) = nvml.as_ref() else { return };
         let listed = match nvml.device_by_uuid(uuid.as_str()).and_then(|d| d.running_compute_processes()) {
             Ok(l) => l,
             Err(e) => {
@@ -87,13 +84,15 @@ impl Sharing {
             })
             .collect();
         let others = others(std::process::id(), &listed, kerntune_core::backend::process_parent);
-        let fresh: Vec<u32> = others.iter().map(|o| o.0).filter(|pid| !st.seen.contains_key(pid)).collect();
         for (pid, memory) in others {
-            let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok().map(|n| n.trim().to_string());
-            let slot = st.seen.entry(pid).or_insert(Other { name, memory });
+            let slot = st
+                .seen
+                .entry(pid)
+                .or_insert_with(|| Other { name: std::fs::read_to_string(format!("/proc/{pid}/comm")).ok().map(|n| n.trim().to_string()), memory });
             slot.memory = slot.memory.max(memory);
         }
-        if !fresh.is_empty() && !st.warned {
+        // The first process seen is said at once; the rest go into the note.
+        if !st.seen.is_empty() && !st.warned {
             st.warned = true;
             tracing::warn!("{}", warning(&st.seen));
         }
