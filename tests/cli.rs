@@ -845,7 +845,13 @@ fn a_schedulers_warning_ends_the_tune_early_with_a_winner() {
         let db = dir.join(format!("db{signal}.sqlite"));
         // In a process group of its own: the first is signalled with its worker, as a scheduler
         // signals every process of a job (the worker died of it, and was restarted).
-        let child = piped(dir, &["tune", spec.to_str().unwrap(), "--db", db.to_str().unwrap()]).process_group(0).spawn().unwrap();
+        // The second with `--json`: the report says it ended early.
+        let json = spec == &two;
+        let mut args = vec!["tune", spec.to_str().unwrap(), "--db", db.to_str().unwrap()];
+        if json {
+            args.push("--json");
+        }
+        let child = piped(dir, &args).process_group(0).spawn().unwrap();
         // Wait for the first measurements to be written, then signal (twice, as a scheduler may
         // signal a job's processes and its shell: once counts).
         wait_for(&db);
@@ -864,22 +870,38 @@ fn a_schedulers_warning_ends_the_tune_early_with_a_winner() {
         assert_eq!(entries.len(), 1, "one problem tuned: {shown}");
         let kept = entries[0]["measurements"].as_object().unwrap().len();
         assert!((1..23).contains(&kept) && !entries[0]["winner"].is_null(), "{kept} kept: {shown}");
-        assert!(
-            stdout.contains(&format!("evaluated {kept} (0 from the database)"))
-                && stdout.contains("note: ended early, as asked (`kerntune tune` ends so on SIGUSR1 or SIGUSR2")
-                && stdout.contains("(winner written)")
-                && stdout.contains("the same command goes on from them")
-                && !stdout.contains("died"),
-            "{stdout}\n{stderr}"
-        );
+        if json {
+            let v: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"));
+            let reports = v.as_array().unwrap();
+            assert_eq!(reports.len(), 1, "{stdout}");
+            let r = &reports[0];
+            let notes: Vec<&str> = r["notes"].as_array().unwrap().iter().filter_map(|n| n.as_str()).collect();
+            assert!(
+                r["ended_early"] == true
+                    && r["evaluated"] == kept
+                    && notes.iter().any(|n| n.starts_with("ended early, as asked") && n.contains("the same command goes on from them"))
+                    && !notes.iter().any(|n| n.contains("died")),
+                "{stdout}\n{stderr}"
+            );
+        } else {
+            assert!(
+                stdout.contains(&format!("evaluated {kept} (0 from the database)"))
+                    && stdout.contains("note: ended early, as asked (`kerntune tune` ends so on SIGUSR1 or SIGUSR2")
+                    && stdout.contains("(winner written)")
+                    && stdout.contains("the same command goes on from them")
+                    && !stdout.contains("died"),
+                "{stdout}\n{stderr}"
+            );
+        }
         if spec == &one {
             assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
             // The winner is kept for launches, but answers no tune: the command run again (here
             // with a budget of one more) goes on from what was kept, and its winner is whole.
             let shown = text(&kerntune(dir, &["db", "show", "--db", db.to_str().unwrap()])).0;
             assert!(shown.contains("(its tune ended early; the same tune command goes on)"), "{shown}");
-            let again = text(&kerntune(dir, &["tune", spec.to_str().unwrap(), "--db", db.to_str().unwrap(), "--budget", &(kept + 1).to_string()])).0;
-            assert!(again.contains(&format!("evaluated {} ({kept} from the database)", kept + 1)) && !again.contains("database hit"), "{again}");
+            let again = text(&kerntune(dir, &["tune", spec.to_str().unwrap(), "--db", db.to_str().unwrap(), "--budget", &(kept + 1).to_string(), "--json"])).0;
+            let v: serde_json::Value = serde_json::from_str(&again).unwrap_or_else(|e| panic!("{e}: {again}"));
+            assert!(v[0]["evaluated"] == kept + 1 && v[0]["from_db"] == kept && v[0]["db_hit"] == false && v[0]["ended_early"] == false, "{again}");
             let shown = text(&kerntune(dir, &["db", "show", "--db", db.to_str().unwrap()])).0;
             assert!(shown.contains(" winner ") && !shown.contains("ended early"), "{shown}");
             let hit = text(&kerntune(dir, &["tune", spec.to_str().unwrap(), "--db", db.to_str().unwrap(), "--budget", &(kept + 1).to_string()])).0;

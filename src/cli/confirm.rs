@@ -184,7 +184,7 @@ fn confirm_all<B: Backend>(devices: Vec<B>, spec: &kerntune::Spec, a: &Args, db:
                 if entries == 1 { "y" } else { "ies" },
                 r.target.name,
                 stop.wrapped()
-                    .filter(|_| r.notes.iter().any(|n| n.starts_with("ended early")))
+                    .filter(|_| r.ended_early)
                     .map(|(n, _)| format!(" (ended early by {n}: only the configs measured again before it were compared)"))
                     .unwrap_or_default()
             );

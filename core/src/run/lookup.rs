@@ -71,6 +71,7 @@ pub(crate) fn stored_winner<B: Backend>(backend: &B, ctx: &Context, entry: Optio
         strategy: "database".into(),
         reference: ctx.job.verify.describe(),
         wall_seconds: t0.elapsed().as_secs_f64(),
+        ended_early: w.partial,
         default_included: true,
         devices: Vec::new(),
         causes: Vec::new(),

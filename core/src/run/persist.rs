@@ -194,6 +194,7 @@ pub(crate) fn report(
         strategy,
         reference: ctx.job.verify.describe(),
         wall_seconds: wall,
+        ended_early: ledger.ended_early,
         default_included: plan.default_included,
         devices: ledger.devices.clone(),
         causes: ledger.causes.clone(),

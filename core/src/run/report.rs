@@ -252,6 +252,11 @@ pub struct TuneReport {
     pub reference: String,
     /// Wall-clock seconds of the whole tune.
     pub wall_seconds: f64,
+    /// The tune was told to end early (SIGUSR1 or SIGUSR2, a scheduler's warning before its time
+    /// limit; [`crate::run::TuneOptions::wrap_up`]) with configs and budget left: the winner is the
+    /// best of what was measured, and is stored as partial (launches use it; the same tune goes
+    /// on). For a database hit: the stored winner's tune ended so.
+    pub ended_early: bool,
     /// Whether the default config was part of the candidates.
     pub default_included: bool,
     /// The devices measured on, with what each did (one entry for a one-device tune).
