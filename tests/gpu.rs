@@ -874,17 +874,39 @@ fn every_device_agrees_with_one(cache: &Path, backend: &str, n: usize) -> Vec<St
 
 /// Another process on the GPU while configs are timed (two shards given no GPU of their own, a
 /// job beside the tune) is said: a warning when first seen, and the summary's note naming it;
-/// alone, nothing. The other here is a second kerntune tune (its tuner and its kernel worker
-/// both hold the GPU). Where NVML names process ids from another PID namespace (a container),
-/// nothing can be told: skipped.
+/// alone, nothing. The other here is a second kerntune tune through CUDA (its tuner and its
+/// kernel worker both hold the GPU). Where NVML names process ids from another PID namespace (a
+/// container), nothing can be told: skipped.
 #[test]
 fn another_process_on_the_gpu_is_said() {
     if cuda_devices("shared GPU").is_none() {
         return;
     }
+    shared_gpu_is_said("cuda", "elsewhere CUDA_VISIBLE_DEVICES or --device");
+}
+
+/// The same through Vulkan: the wgpu backend finds an NVIDIA adapter's GPU in NVML by its PCI
+/// bus, and says the CUDA tune beside it.
+#[test]
+fn another_process_on_the_gpu_is_said_through_vulkan() {
+    if cuda_devices("shared GPU through Vulkan").is_none() {
+        return;
+    }
+    let d = cache();
+    let o = kerntune(d.path(), &["devices", "--backend", "wgpu", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
+    let first = v.as_array().and_then(|a| a.first()).map(|a| a.to_string()).unwrap_or_default();
+    if !first.to_lowercase().contains("nvidia") {
+        kerntune::testing::skipped_without_device("wgpu", "shared GPU through Vulkan: the first wgpu adapter is not an NVIDIA GPU", &first);
+        return;
+    }
+    shared_gpu_is_said("wgpu", "elsewhere --device, see `kerntune devices`");
+}
+
+fn shared_gpu_is_said(backend: &str, advice: &str) {
     let d = cache();
     let triad = example("../triad/triad.toml");
-    let alone = kerntune(d.path(), &["tune", &triad, "--backend", "cuda", "--no-db"]);
+    let alone = kerntune(d.path(), &["tune", &triad, "--backend", backend, "--no-db"]);
     assert!(alone.status.success() && !text(&alone).contains("shared"), "{}", text(&alone));
     // The convolution, long enough (random 200 configs, cold) to run beside the whole triad tune.
     let other = Command::new(bin())
@@ -914,10 +936,10 @@ fn another_process_on_the_gpu_is_said() {
         kerntune::testing::skipped(&format!("shared GPU: nvidia-smi did not list the other tune's process {pid} (a PID namespace?)"));
         return;
     }
-    let beside = kerntune(d.path(), &["tune", &triad, "--backend", "cuda", "--no-db"]);
+    let beside = kerntune(d.path(), &["tune", &triad, "--backend", backend, "--no-db"]);
     let t = text(&beside);
     assert!(beside.status.success(), "{t}");
-    assert!(t.contains("the GPU is shared: ") && t.contains("--gpus-per-task=1"), "no warning: {t}");
+    assert!(t.contains("the GPU is shared: ") && t.contains("--gpus-per-task=1") && t.contains(advice), "no warning ({backend}): {t}");
     // The note names the other tune's processes (its tuner, its worker), and only them.
     let note = t.lines().find(|l| l.starts_with("note: the GPU was shared: ")).unwrap_or_else(|| panic!("no note: {t}"));
     let named: Vec<u32> = note.split("pid ").skip(1).filter_map(|w| w.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()).collect();

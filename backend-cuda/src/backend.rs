@@ -43,7 +43,7 @@ pub struct CudaBackend {
     /// it, see [`crate::worker::hook`]); the worker is started on first use.
     worker: Option<WorkerSlot>,
     /// Other processes seen on the GPU while configs were timed (the tuner's backend only).
-    sharing: crate::sharing::Sharing,
+    sharing: kerntune_core::sharing::Sharing,
 }
 
 impl CudaBackend {
@@ -53,7 +53,7 @@ impl CudaBackend {
         let mut b = Self::open_in_process(ordinal)?;
         // The tuner's backend (not a worker's, which opens in process) watches who else uses
         // the GPU.
-        b.sharing = crate::sharing::Sharing::new(crate::sharing::uuid_of(b.ordinal));
+        b.sharing = kerntune_core::sharing::Sharing::new(crate::device::uuid_of(b.ordinal).map(kerntune_core::sharing::GpuId::Uuid));
         if KIND.enabled() {
             b.worker = Some(WorkerSlot::new(&KIND, b.ordinal));
         }

@@ -241,3 +241,12 @@ impl Shared {
         Ok(())
     }
 }
+
+/// The UUID of CUDA device `ordinal` as NVML names it (`GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`).
+pub(crate) fn uuid_of(ordinal: usize) -> Option<String> {
+    let dev = cudarc::driver::result::device::get(ordinal as i32).ok()?;
+    let u = cudarc::driver::result::device::get_uuid(dev).ok()?;
+    let b: Vec<u8> = u.bytes.iter().map(|&c| c as u8).collect();
+    let hex = |r: std::ops::Range<usize>| b[r].iter().map(|x| format!("{x:02x}")).collect::<String>();
+    Some(format!("GPU-{}-{}-{}-{}-{}", hex(0..4), hex(4..6), hex(6..8), hex(8..10), hex(10..16)))
+}

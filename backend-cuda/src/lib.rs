@@ -37,7 +37,6 @@ mod device;
 mod error;
 pub mod launch;
 mod limits;
-mod sharing;
 pub mod worker;
 
 pub use backend::{CudaBackend, CudaWorkspace};

@@ -50,6 +50,16 @@ pub struct WgpuBackend {
     /// `Some` when kernels run in a worker process (where the host program enabled it, see
     /// [`crate::worker::hook`]); the worker is started on first use.
     worker: Option<WorkerSlot>,
+    /// Other processes seen on an NVIDIA GPU while configs were timed (the tuner's backend
+    /// only; see [`kerntune_core::sharing`]).
+    sharing: kerntune_core::sharing::Sharing,
+}
+
+/// How NVML finds the adapter's GPU: an NVIDIA adapter's PCI bus (none for other vendors, or
+/// where the driver does not say it).
+fn nvidia_gpu(info: &wgpu::AdapterInfo) -> Option<kerntune_core::sharing::GpuId> {
+    const NVIDIA: u32 = 0x10de;
+    (info.vendor == NVIDIA && !info.device_pci_bus_id.is_empty()).then(|| kerntune_core::sharing::GpuId::PciBus(info.device_pci_bus_id.clone()))
 }
 
 impl WgpuBackend {
@@ -58,6 +68,9 @@ impl WgpuBackend {
     /// ([`crate::worker::hook`]).
     pub fn open(index: Option<usize>) -> Result<WgpuBackend, OpenError> {
         let mut b = Self::open_in_process(index)?;
+        // The tuner's backend (not a worker's, which opens in process) watches who else uses
+        // the GPU.
+        b.sharing = kerntune_core::sharing::Sharing::new(nvidia_gpu(&b.info));
         if KIND.enabled() {
             b.worker = Some(WorkerSlot::new(&KIND, index.unwrap_or(0)));
         }
@@ -93,6 +106,7 @@ impl WgpuBackend {
     /// the tune.
     pub fn for_adapter(adapter: &wgpu::Adapter) -> Result<WgpuBackend, OpenError> {
         let mut b = Self::from_adapter(adapter.clone())?;
+        b.sharing = kerntune_core::sharing::Sharing::new(nvidia_gpu(&b.info));
         if KIND.enabled() {
             match sorted_adapters().iter().position(|a| a.get_info() == b.info) {
                 Some(i) => b.worker = Some(WorkerSlot::new(&KIND, i)),
@@ -149,6 +163,7 @@ impl WgpuBackend {
             notes: Default::default(),
             pipeline_caches,
             worker: None,
+            sharing: Default::default(),
         })
     }
 
@@ -327,6 +342,7 @@ impl Backend for WgpuBackend {
     }
 
     fn time(&self, ws: &mut WgpuWorkspace, kernel: &WgpuKernel, launch: &Launch, req: &TimeRequest) -> Result<Vec<f64>, BackendError> {
+        self.sharing.sample();
         match &mut ws.0 {
             Place::Local(l) => self.time_local(l, kernel, launch, req),
             Place::Remote(p) => self.with_worker(p, |w| w.time(kernel.image(), launch, req)),
@@ -399,7 +415,7 @@ impl Backend for WgpuBackend {
     }
 
     fn take_notes(&self) -> Vec<String> {
-        match &self.worker {
+        let mut notes = match &self.worker {
             // The worker's clock guard is the one that ran; a worker killed after a shader that
             // never ended took its notes with it.
             Some(slot) => slot.if_running(|w| w.take_notes()).and_then(Result::ok).unwrap_or_default(),
@@ -408,7 +424,9 @@ impl Backend for WgpuBackend {
                 notes.extend(self.notes.take());
                 notes
             }
-        }
+        };
+        notes.extend(self.sharing.take_note());
+        notes
     }
 
     fn recover(&self) -> Result<(), BackendError> {

@@ -49,6 +49,8 @@ pub mod search;
 pub mod backend;
 pub mod compiler;
 
+#[cfg(feature = "nvml")]
+pub mod sharing;
 pub mod store;
 pub mod worker;
 
