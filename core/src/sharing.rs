@@ -4,7 +4,7 @@
 //! 0; another user's job on a shared node). Kernel Tuner and Triton time on regardless and say
 //! nothing.
 //!
-//! While configs are timed, at most every [`EVERY`], the GPU's processes (compute and graphics:
+//! While configs are timed, at most every 2 s, the GPU's processes (compute and graphics:
 //! CUDA contexts, and Vulkan devices such as wgpu's) are listed through NVML (the driver's
 //! management library, `libnvidia-ml.so.1`, through `nvml-wrapper`, loaded at run time); those
 //! that are neither this process nor one it started (its kernel worker) are others. The first
@@ -66,7 +66,7 @@ impl Sharing {
         Sharing { id, state: Mutex::default() }
     }
 
-    /// Lists the GPU's processes, unless that was done less than [`EVERY`] ago.
+    /// Lists the GPU's processes, unless that was done less than 2 s ago.
     pub fn sample(&self) {
         let Some(id) = &self.id else { return };
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
