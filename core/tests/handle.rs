@@ -114,6 +114,45 @@ fn stored_only_uses_the_database_or_the_default_and_never_tunes() {
     assert!(winner(&cfg) && origin == Origin::Database, "{cfg} {origin:?}");
 }
 
+/// A winner stored by a tune that was ended early (SIGUSR1, a scheduler's warning) runs where
+/// the policy only launches; where it tunes, the tune goes on from its measurements (and stores
+/// a whole winner), as `kerntune tune` does; in the background, it runs meanwhile.
+#[test]
+fn a_winner_whose_tune_ended_early_runs_while_the_tune_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::at(dir.path().join("db.sqlite"));
+    let t = tuner();
+    let whole = t.tune(&job(), &opts(Some(db.clone()))).unwrap();
+    let id = whole.entry.clone();
+    let entry = || db.load().unwrap().entries.into_values().next().unwrap();
+    // Stored as that tune would have: another measured config, marked partial.
+    let partial = || {
+        let mut w = entry().winner.unwrap();
+        w.config = entry().measurements.keys().find(|k| **k != w.config).unwrap().clone();
+        w.partial = true;
+        let origin = entry().origin.unwrap();
+        db.update_entry(&id, |e| e.as_mut().unwrap().set_winner(origin, w.clone())).unwrap();
+        w.config
+    };
+    let stored = partial();
+    let app = FakeTunable::new(tuner(), job(), opts(Some(db.clone())), Policy::Stored, &[]);
+    let (cfg, origin) = app.kernel(&[1024]).unwrap().current();
+    assert_eq!((cfg.key(), origin), (stored.clone(), Origin::Database));
+    assert!(entry().winner.unwrap().partial, "a stored-only handle tunes nothing");
+    let app = FakeTunable::new(tuner(), job(), opts(Some(db.clone())), Policy::Tune, &[]);
+    let (cfg, origin) = app.kernel(&[1024]).unwrap().current();
+    assert!(winner(&cfg) && origin == Origin::Tuned, "{cfg} {origin:?}");
+    assert!(!entry().winner.unwrap().partial, "the tune went on and stored a whole winner");
+    let stored = partial();
+    let app = FakeTunable::new(tuner(), job(), opts(Some(db.clone())), Policy::Background, &[]);
+    let k = app.kernel(&[1024]).unwrap();
+    assert_eq!(k.current().0.key(), stored);
+    app.handle().settle();
+    let (cfg, origin) = k.current();
+    assert!(winner(&cfg) && origin == Origin::Tuned, "{cfg} {origin:?}");
+    assert!(!entry().winner.unwrap().partial);
+}
+
 /// A program whose tuner cannot measure here (the kernel worker process does not start: a
 /// process limit, the program's file gone) runs the default config instead of failing, stores
 /// nothing, and the next process tunes; a tune that fails for the kernel's sake (no config

@@ -508,6 +508,26 @@ impl<B: Backend + 'static, K: Send + Sync + 'static> Inner<B, K> {
         }
         if let Some(r) = self.stored(job)? {
             let cfg = r.winner.clone();
+            // The winner of a tune that was ended early (SIGUSR1 or SIGUSR2, a scheduler's
+            // warning before a job's time limit) is the best of what it measured: where the
+            // policy tunes, the tune goes on from those measurements, as `kerntune tune` does;
+            // in the background, this winner runs meanwhile.
+            match (r.ended_early, self.policy) {
+                (true, Policy::Tune) => match self.tune(job) {
+                    Ok(report) => {
+                        let cfg = report.winner.clone();
+                        return Ok((self.build(job, &prep, cfg, Origin::Tuned, Some(report))?, false));
+                    }
+                    Err(e) => {
+                        tracing::warn!(kernel = %job.source.name, error = %e, "could not go on with the tune that was ended early; using its winner ({cfg})");
+                    }
+                },
+                (true, Policy::Background) => {
+                    tracing::info!(kernel = %job.source.name, "the stored winner's tune was ended early; it runs while the tune goes on in the background");
+                    return Ok((self.build(job, &prep, cfg, Origin::Database, Some(r))?, true));
+                }
+                _ => {}
+            }
             return Ok((self.build(job, &prep, cfg, Origin::Database, Some(r))?, false));
         }
         if let Some(cfg) = self.embedded_winner(job, &prep) {
