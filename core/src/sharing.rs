@@ -4,8 +4,8 @@
 //! 0; another user's job on a shared node). Kernel Tuner and Triton time on regardless and say
 //! nothing.
 //!
-//! While configs are timed, at most every 2 s, the GPU's processes (compute and graphics:
-//! CUDA contexts, and Vulkan devices such as wgpu's) are listed through NVML (the driver's
+//! While configs are timed, at most every 2 s, the GPU's compute processes (CUDA contexts, and
+//! Vulkan devices such as wgpu's; not a display's graphics-only ones) are listed through NVML (the driver's
 //! management library, `libnvidia-ml.so.1`, through `nvml-wrapper`, loaded at run time); those
 //! that are neither this process nor one it started (its kernel worker) are others. The first
 //! sighting is a warning; the tune's report gets one line naming them ([`Sharing::take_note`]).
@@ -89,24 +89,26 @@ impl Sharing {
             GpuId::Uuid(u) => nvml.device_by_uuid(u.as_str()),
             GpuId::PciBus(b) => nvml.device_by_pci_bus_id(b.as_str()),
         };
-        let listed = match device.and_then(|d| Ok((d.running_compute_processes()?, d.running_graphics_processes().unwrap_or_default()))) {
-            Ok((compute, graphics)) => compute.into_iter().chain(graphics),
+        // Compute processes: CUDA contexts, and Vulkan devices (NVML lists a wgpu tune's as
+        // `C+G`, among these), not a display's graphics-only processes (Xorg, a compositor),
+        // which would be said at every tune on a desktop.
+        let listed = match device.and_then(|d| d.running_compute_processes()) {
+            Ok(l) => l,
             Err(e) => {
                 tracing::debug!(error = %e, gpu = ?id, "NVML could not list the GPU's processes");
                 return;
             }
         };
-        // A process with both a CUDA context and a Vulkan device is listed twice: once here.
-        let mut merged: BTreeMap<u32, Option<u64>> = BTreeMap::new();
-        for p in listed {
-            let memory = match p.used_gpu_memory {
-                nvml_wrapper::enums::device::UsedGpuMemory::Used(b) => Some(b),
-                nvml_wrapper::enums::device::UsedGpuMemory::Unavailable => None,
-            };
-            let slot = merged.entry(p.pid).or_default();
-            *slot = (*slot).max(memory);
-        }
-        let listed: Vec<(u32, Option<u64>)> = merged.into_iter().collect();
+        let listed: Vec<(u32, Option<u64>)> = listed
+            .into_iter()
+            .map(|p| {
+                let memory = match p.used_gpu_memory {
+                    nvml_wrapper::enums::device::UsedGpuMemory::Used(b) => Some(b),
+                    nvml_wrapper::enums::device::UsedGpuMemory::Unavailable => None,
+                };
+                (p.pid, memory)
+            })
+            .collect();
         let others = others(std::process::id(), &listed, crate::backend::process_parent, st.host_ids);
         for (pid, memory) in others {
             let slot = st
