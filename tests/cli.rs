@@ -899,6 +899,12 @@ fn a_schedulers_warning_ends_the_tune_early_with_a_winner() {
             // with a budget of one more) goes on from what was kept, and its winner is whole.
             let shown = text(&kerntune(dir, &["db", "show", "--db", db.to_str().unwrap()])).0;
             assert!(shown.contains("(its tune ended early; the same tune command goes on)"), "{shown}");
+            // So does the HTML report's entry.
+            let page = dir.join("report.html");
+            let r = kerntune(dir, &["report", spec.to_str().unwrap(), "--db", db.to_str().unwrap(), "--out", page.to_str().unwrap()]);
+            assert!(r.status.success(), "{}", text(&r).1);
+            let html = std::fs::read_to_string(&page).unwrap();
+            assert!(html.contains("its tune was ended early (SIGUSR1 or SIGUSR2"), "no note in the report");
             let again = text(&kerntune(dir, &["tune", spec.to_str().unwrap(), "--db", db.to_str().unwrap(), "--budget", &(kept + 1).to_string(), "--json"])).0;
             let v: serde_json::Value = serde_json::from_str(&again).unwrap_or_else(|e| panic!("{e}: {again}"));
             assert!(v[0]["evaluated"] == kept + 1 && v[0]["from_db"] == kept && v[0]["db_hit"] == false && v[0]["ended_early"] == false, "{again}");

@@ -345,6 +345,12 @@ impl EntryView {
         if let Some(part) = entry.origin.as_ref().and_then(|o| o.part()) {
             notes.push(format!("a split tune's {part}: the winner is the best of their part of the space"));
         }
+        if entry.winner.as_ref().is_some_and(|w| w.partial) {
+            notes.push(
+                "its tune was ended early (SIGUSR1 or SIGUSR2, a scheduler's warning before a job's time limit): the winner is the best of the configs it measured, and the same tune command goes on from them"
+                    .into(),
+            );
+        }
         let (winner, tie_band) = match &entry.winner {
             Some(w) => (Some(w.config.clone()), w.tie_band.clone()),
             None => {
@@ -908,6 +914,15 @@ mod tests {
         e.origin = Some(o);
         let v = EntryView::new(&e, &Hints::default());
         assert_eq!(v.notes, ["a split tune's shard 0/4, 2/4 only; 1/4, 3/4 not merged: the winner is the best of their part of the space"]);
+    }
+
+    #[test]
+    fn a_winner_whose_tune_ended_early_is_said() {
+        let mut e = entry();
+        e.winner.as_mut().unwrap().partial = true;
+        let v = EntryView::new(&e, &Hints::default());
+        assert_eq!(v.winner.as_deref(), Some("bx=256,vec=1"));
+        assert!(v.notes.len() == 1 && v.notes[0].starts_with("its tune was ended early (SIGUSR1 or SIGUSR2"), "{:?}", v.notes);
     }
 
     #[test]
