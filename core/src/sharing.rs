@@ -31,15 +31,14 @@ pub(crate) struct Other {
 
 #[derive(Default)]
 struct State {
-    /// NVML, once tried (`None` inside: unavailable).
-    nvml: Option<Option<nvml_wrapper::Nvml>>,
+    /// NVML, once tried (`None` inside: unavailable), and whether this process is in the host's
+    /// PID namespace, whose ids NVML lists.
+    nvml: Option<Option<(nvml_wrapper::Nvml, bool)>>,
     last: Option<Instant>,
     /// Others seen since the last note, by process id.
     seen: BTreeMap<u32, Other>,
     /// Said as a warning already (once per backend).
     warned: bool,
-    /// This process is in the host's PID namespace, whose ids NVML lists (read with NVML).
-    host_ids: bool,
 }
 
 /// How NVML finds the GPU.
@@ -74,17 +73,16 @@ impl Sharing {
             return;
         }
         st.last = Some(Instant::now());
-        if st.nvml.is_none() {
-            st.host_ids = in_host_pid_namespace();
-        }
         let nvml = st.nvml.get_or_insert_with(|| {
             nvml_wrapper::Nvml::builder()
                 .lib_path(std::ffi::OsStr::new("libnvidia-ml.so.1"))
                 .init()
                 .map_err(|e| tracing::debug!(error = %e, "NVML unavailable: whether other processes share the GPU is not checked"))
                 .ok()
+                .map(|n| (n, in_host_pid_namespace()))
         });
-        let Some(nvml) = nvml.as_ref() else { return };
+        let Some((nvml, host_ids)) = nvml.as_ref() else { return };
+        let host_ids = *host_ids;
         let device = match id {
             GpuId::Uuid(u) => nvml.device_by_uuid(u.as_str()),
             GpuId::PciBus(b) => nvml.device_by_pci_bus_id(b.as_str()),
@@ -109,7 +107,7 @@ impl Sharing {
                 (p.pid, memory)
             })
             .collect();
-        let others = others(std::process::id(), &listed, crate::backend::process_parent, st.host_ids);
+        let others = others(std::process::id(), &listed, crate::backend::process_parent, host_ids);
         for (pid, memory) in others {
             let slot = st
                 .seen

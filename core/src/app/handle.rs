@@ -514,10 +514,7 @@ impl<B: Backend + 'static, K: Send + Sync + 'static> Inner<B, K> {
             // in the background, this winner runs meanwhile.
             match (r.ended_early, self.policy) {
                 (true, Policy::Tune) => match self.tune(job) {
-                    Ok(report) => {
-                        let cfg = report.winner.clone();
-                        return Ok((self.build(job, &prep, cfg, Origin::Tuned, Some(report))?, false));
-                    }
+                    Ok(report) => return Ok((self.tuned(job, &prep, report)?, false)),
                     Err(e) => {
                         tracing::warn!(kernel = %job.source.name, error = %e, "could not go on with the tune that was ended early; using its winner ({cfg})");
                     }
@@ -535,16 +532,7 @@ impl<B: Backend + 'static, K: Send + Sync + 'static> Inner<B, K> {
         }
         match self.policy {
             Policy::Tune => match self.tune(job) {
-                Ok(report) => {
-                    if let Some(why) = &report.winner_withheld {
-                        // Its outputs agree with a reference most configs disagree with: not
-                        // stored, so every process tunes again until the spec's verification is
-                        // one to trust.
-                        tracing::warn!(kernel = %job.source.name, "the tune's winner ({}) was not stored: {why}; this process runs it, and the next one tunes again", report.winner);
-                    }
-                    let cfg = report.winner.clone();
-                    Ok((self.build(job, &prep, cfg, Origin::Tuned, Some(report))?, false))
-                }
+                Ok(report) => Ok((self.tuned(job, &prep, report)?, false)),
                 Err(Error::Backend(e)) if e.device_unusable() => {
                     // The tuner could not measure here (its kernel worker did not start, or the
                     // problem did not fit beside what it keeps): nothing about the kernel. The
@@ -564,6 +552,17 @@ impl<B: Backend + 'static, K: Send + Sync + 'static> Inner<B, K> {
                 Ok((self.build(job, &prep, prep.default.clone(), Origin::Default, None)?, true))
             }
         }
+    }
+
+    /// The kernel of a tune this thread just ran (`Policy::Tune`).
+    fn tuned(&self, job: &TuneJob, prep: &Prepared, report: TuneReport) -> Result<Tuned<K>, Error> {
+        if let Some(why) = &report.winner_withheld {
+            // Its outputs agree with a reference most configs disagree with: not stored, so
+            // every process tunes again until the spec's verification is one to trust.
+            tracing::warn!(kernel = %job.source.name, "the tune's winner ({}) was not stored: {why}; this process runs it, and the next one tunes again", report.winner);
+        }
+        let cfg = report.winner.clone();
+        self.build(job, prep, cfg, Origin::Tuned, Some(report))
     }
 
     fn build(&self, job: &TuneJob, prep: &Prepared, config: Config, origin: Origin, report: Option<TuneReport>) -> Result<Tuned<K>, Error> {
