@@ -1330,6 +1330,82 @@ fn simulate_leave_one_out_reports_each_held_out_gpu() {
     assert!(!o.status.success() && err.contains("no two of the spaces given share a parameter space"), "{err}");
 }
 
+#[test]
+fn simulate_under_a_time_budget_reads_the_scores_at_durations() {
+    let d = tempfile::tempdir().unwrap();
+    let space = kt_cache(d.path(), false);
+    let space = space.to_str().unwrap();
+    // 16 configs compiling 0.5, 1, 2 or 4 s (by tile) and measured in 25 ms each, on 4 threads.
+    let o = kerntune(d.path(), &["simulate", space, "--budget", "4s", "--jobs", "4", "--strategy", "random,exhaustive", "--repeats", "5", "--json"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    for r in v.as_array().unwrap() {
+        assert_eq!((r["seconds"].as_f64(), r["jobs"].as_u64()), (Some(4.0), Some(4)), "{r}");
+        // A quarter, a half, three quarters and all of the budget, by default.
+        assert_eq!(r["at"].as_object().unwrap().keys().collect::<Vec<_>>(), ["1s", "2s", "3s", "4s"], "{r}");
+        let at = |k: &str| r["at"][k]["mean"].as_f64().unwrap();
+        assert!(at("1s") <= at("2s") && at("2s") <= at("3s") && at("3s") <= at("4s") && at("4s") <= 1.0, "{r}");
+        // Nothing ends before the first compile (0.5 s at the least); in 4 s on 4 threads at
+        // most 4 × 4 ÷ 0.5 compiles end, fewer than the space.
+        let n = r["evaluations"].as_f64().unwrap();
+        assert!((1.0..16.0).contains(&n), "{r}");
+        // Each point also says how many had ended by then.
+        assert!(r["at"]["1s"]["evaluations"].as_f64().unwrap() <= n && r["at"]["4s"]["evaluations"].as_f64() == Some(n), "{r}");
+    }
+    // With time for the whole space, exhaustive measures all 16 and finds the optimum.
+    let o = kerntune(d.path(), &["simulate", space, "--budget", "1m", "--jobs", "4", "--strategy", "exhaustive", "--repeats", "1", "--at", "30s,1m", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&text(&o).0).unwrap();
+    assert_eq!((v[0]["evaluations"].as_f64(), v[0]["at"]["1m"]["mean"].as_f64()), (Some(16.0), Some(1.0)), "{v}");
+    // The table says what the time counts; the curves are drawn against seconds.
+    let svg = d.path().join("time.svg");
+    let o = kerntune(d.path(), &["simulate", space, "--budget", "4s", "--strategy", "random", "--repeats", "2", "--svg", svg.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("a time budget of 4s, simulated: 1 compile thread") && out.contains("@2s") && out.contains("evaluations"), "{out}");
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("simulated seconds"));
+    // Wrong pairings: one line each, naming the flag and what to give instead.
+    let gap = kt_cache(d.path(), true);
+    let gap = gap.to_str().unwrap();
+    for (args, says) in [
+        (vec![space, "--budget", "4s", "--at", "8"], "--at 8 is a count of evaluations; with a time budget give durations"),
+        (vec![space, "--budget", "16", "--at", "2s"], "--at 2s is a duration; give --budget a duration too"),
+        (vec![space, "--budget", "4s", "--at", "5s"], "--at 5s is beyond --budget 4s"),
+        (vec![space, "--budget", "4s", "--noise"], "--noise is not simulated under a time budget"),
+        (vec![space, "--budget", "4s", "--parallel", "4"], "give --jobs N instead"),
+        (vec![space, "--budget", "2%"], "a simulation takes one count of evaluations (400) or one duration (30s, 5m)"),
+        (vec![gap, "--budget", "4s", "--strategy", "random"], "has no recorded compile time; simulating a time budget needs"),
+    ] {
+        let mut a = vec!["simulate", "--repeats", "2"];
+        a.extend(args);
+        let o = kerntune(d.path(), &a);
+        let (_, err) = text(&o);
+        assert!(!o.status.success() && err.contains(says), "{a:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+    // Leave one out under a time budget: the three searches of each held-out space, the
+    // adaptive one told the evaluations its time leaves.
+    let gpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/spaces/gpus");
+    let files: Vec<String> = ["A100", "A4000"].iter().map(|g| gpus.join(format!("convolution_{g}.json.gz")).display().to_string()).collect();
+    if !Path::new(&files[0]).exists() {
+        assert!(std::env::var("CI").is_err(), "CI has ../shared beside the clone");
+        eprintln!("SKIPPED: no ../shared/spaces/gpus");
+        return;
+    }
+    let mut args = vec!["simulate", "--leave-one-out", "--budget", "10s", "--jobs", "16", "--repeats", "2", "--at", "5s,10s", "--json"];
+    args.extend(files.iter().map(String::as_str));
+    let o = kerntune(d.path(), &args);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let kinds: Vec<&str> = v.as_array().unwrap().iter().map(|r| r["prior"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["none", "plain", "adaptive", "none", "plain", "adaptive"], "{v}");
+    for r in v.as_array().unwrap() {
+        let (m, p5) = (r["at"]["10s"]["mean"].as_f64().unwrap(), r["at"]["10s"]["p5"].as_f64().unwrap());
+        assert!(p5 <= m + 1e-12 && m <= 1.0 && m > 0.0 && r["evaluations"].as_f64().unwrap() >= 1.0, "{r}");
+    }
+}
+
 /// `--prior` as a user runs it, on the machine's adapter: another GPU's Kernel Tuner cache of
 /// the triad's space makes the search `transfer`, one line says what was learned from (and
 /// `--json` the same), its failed entry is counted out, a cache of another space is refused in

@@ -4,6 +4,7 @@ use crate::cli::out::outln;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
 use kerntune::sim::recorded::RecordedSpace;
 use kerntune::sim::simulate::{score, Flight, Score};
+use kerntune::sim::timed::TimedScore;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -15,9 +16,12 @@ pub struct Args {
     #[arg(long, default_value = "all")]
     strategy: String,
     /// Evaluations per run (default 400, or the largest --at beyond it; with --leave-one-out,
-    /// the largest --at).
+    /// the largest --at), or a time budget (30s, 5m): each run is then a tune with `--jobs N`
+    /// compile threads (default 1) replayed in simulated time on the recorded compile and
+    /// evaluation seconds until the budget is spent, and the table reads the fraction of
+    /// optimum at the `--at` durations.
     #[arg(long)]
-    budget: Option<usize>,
+    budget: Option<String>,
     /// Seeds per strategy (the mean and spread are over these).
     #[arg(long, default_value_t = 50)]
     repeats: usize,
@@ -41,7 +45,8 @@ pub struct Args {
     /// (Kernel Tuner's `compile_time`, `benchmark_time` and `verification_time`) of the configs
     /// told so far, never fewer than 2. That is a cold CUDA or HIP tune: one on wgpu, or whose
     /// first proposals are in the compile cache, keeps 2 until it has timed an evaluation, and
-    /// then as many as its own quick compiles call for (`--parallel 2` is near it).
+    /// then as many as its own quick compiles call for (`--parallel 2` is near it). With a time
+    /// budget: the tune's compile threads.
     #[arg(long, value_name = "N", conflicts_with_all = ["parallel", "compile_threads"])]
     jobs: Option<usize>,
     /// Simulate the wall time instead, with this many compile threads: the tuner's compile
@@ -56,8 +61,11 @@ pub struct Args {
     /// --budget evaluations: the transfer search knows its budget (near its end a stalled model
     /// keeps its turns), so its score at 20 of a 200-evaluation run may differ from a
     /// 20-evaluation run's.
-    #[arg(long, value_delimiter = ',')]
-    at: Vec<usize>,
+    ///
+    /// With a time budget, durations instead (default a quarter, a half, three quarters and
+    /// all of the budget): `--budget 2m --at 30s,1m,2m`.
+    #[arg(long = "at", value_name = "AT", value_delimiter = ',')]
+    at_given: Vec<String>,
     /// Few-shot transfer, offline: each space in turn is the device never seen and the others
     /// are its priors (the same kernel measured on other GPUs; parameters are matched by name
     /// and value). Reports, for each held-out space, the search without priors (--strategy,
@@ -138,27 +146,99 @@ impl Drop for Progress {
     }
 }
 
-pub fn run(mut a: Args) -> anyhow::Result<i32> {
-    let given = !a.at.is_empty();
-    if a.at.contains(&0) {
-        anyhow::bail!("--at: 0 evaluations have no score; give counts from 1 (such as 5,10,20)");
+/// A budget or a point to read the scores at: a count of evaluations, or simulated seconds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Point {
+    Count(usize),
+    Seconds(f64),
+}
+
+/// Parses `flag`'s `text`: a count (`400`) or a duration (`30s`, `5m`), as `tune --budget` writes
+/// them.
+fn point(flag: &str, text: &str) -> anyhow::Result<Point> {
+    if text.trim() == "0" {
+        if flag == "--budget" {
+            anyhow::bail!("--budget: 0 evaluations measure nothing; give at least 1, or a duration (such as 30s)");
+        }
+        anyhow::bail!("{flag}: 0 evaluations have no score; give counts from 1 (such as 5,10,20) or durations (such as 30s,1m)");
     }
-    if let (true, Some(b), Some(&most)) = (given, a.budget, a.at.iter().max()) {
+    let b = kerntune::spec::settings::Budget::parse(text).map_err(|m| anyhow::anyhow!("{flag}: {m}"))?;
+    match (b.max_evals, b.max_seconds, b.within, b.fraction) {
+        (Some(n), None, None, None) => Ok(Point::Count(n)),
+        (None, Some(s), None, None) => Ok(Point::Seconds(s)),
+        _ => anyhow::bail!(
+            "{flag}: `{text}`: a simulation takes one count of evaluations (400) or one duration (30s, 5m); percentages and fractions of the space are not simulated"
+        ),
+    }
+}
+
+/// A duration as `--at` and `--budget` write it: `90s`, `2m`, `7.5s`.
+fn secs_label(s: f64) -> String {
+    let trim = |x: f64| {
+        let t = format!("{x:.3}");
+        t.trim_end_matches('0').trim_end_matches('.').to_string()
+    };
+    if s >= 60.0 && (s / 60.0 - (s / 60.0).round()).abs() < 1e-9 {
+        format!("{}m", trim(s / 60.0))
+    } else {
+        format!("{}s", trim(s))
+    }
+}
+
+pub fn run(a: Args) -> anyhow::Result<i32> {
+    let budget = a.budget.as_deref().map(|t| point("--budget", t)).transpose()?;
+    let given: Vec<Point> = a.at_given.iter().map(|t| point("--at", t)).collect::<anyhow::Result<_>>()?;
+    if let Some(Point::Seconds(limit)) = budget {
+        let mut at = Vec::new();
+        for p in &given {
+            match *p {
+                Point::Seconds(s) if s <= limit + 1e-9 => at.push(s),
+                Point::Seconds(s) => anyhow::bail!(
+                    "--at {} is beyond --budget {}: raise --budget, or leave --at out to read a quarter, a half, three quarters and all of it",
+                    secs_label(s),
+                    secs_label(limit)
+                ),
+                Point::Count(n) => anyhow::bail!("--at {n} is a count of evaluations; with a time budget give durations (such as 30s,1m)"),
+            }
+        }
+        if at.is_empty() {
+            at = vec![limit / 4.0, limit / 2.0, 0.75 * limit, limit];
+        }
+        at.sort_by(f64::total_cmp);
+        at.dedup();
+        return in_time(&a, limit, &at);
+    }
+    let mut at: Vec<usize> = Vec::new();
+    for p in &given {
+        match *p {
+            Point::Count(n) => at.push(n),
+            Point::Seconds(s) => anyhow::bail!(
+                "--at {} is a duration; give --budget a duration too (such as --budget {}) to simulate a tune's time, or give --at counts of evaluations",
+                secs_label(s),
+                secs_label(s)
+            ),
+        }
+    }
+    let budget = budget.map(|b| match b {
+        Point::Count(n) => n,
+        Point::Seconds(_) => unreachable!("a time budget returned above"),
+    });
+    if let (Some(b), Some(&most)) = (budget, at.iter().max()) {
         if most > b {
             anyhow::bail!("--at {most} is beyond --budget {b}: raise --budget, or leave it out to run to the largest --at");
         }
     }
-    let most_at = a.at.iter().copied().max();
-    let budget = a.budget.unwrap_or(if a.leave_one_out { most_at.unwrap_or(20) } else { most_at.map_or(400, |m| m.max(400)) });
-    if !given {
+    let most_at = at.iter().copied().max();
+    let budget = budget.unwrap_or(if a.leave_one_out { most_at.unwrap_or(20) } else { most_at.map_or(400, |m| m.max(400)) });
+    if at.is_empty() {
         // The usual counts the run reaches, and always its last evaluation.
         let usual: &[usize] = if a.leave_one_out { &[5, 10, 20] } else { &[50, 100, 200, 400] };
-        a.at = usual.iter().copied().filter(|&n| n <= budget).collect();
-        if a.at.last() != Some(&budget) {
-            a.at.push(budget);
+        at = usual.iter().copied().filter(|&n| n <= budget).collect();
+        if at.last() != Some(&budget) {
+            at.push(budget);
         }
     }
-    let a = Resolved { budget, a };
+    let a = Resolved { budget, at, a };
     if a.a.leave_one_out {
         return leave_one_out(&a);
     }
@@ -188,6 +268,8 @@ impl Args {
 /// The arguments with the budget settled.
 struct Resolved {
     budget: usize,
+    /// The evaluation counts the table reads.
+    at: Vec<usize>,
     a: Args,
 }
 
@@ -240,7 +322,8 @@ fn leave_one_out(a: &Resolved) -> anyhow::Result<i32> {
     };
     if let Some(svg) = &a.svg {
         let labelled: Vec<(String, &Score)> = rows.iter().map(|(kind, s)| (label(kind), s)).collect();
-        let drawn = plot(&labelled, a.budget).map_err(|e| anyhow::anyhow!("drawing {}: {e}", svg.display()))?;
+        let drawn =
+            plot(&by_evaluation(&labelled), 1.0, a.budget.max(2) as f64, "evaluations").map_err(|e| anyhow::anyhow!("drawing {}: {e}", svg.display()))?;
         crate::cli::out::write_named(svg, drawn.as_bytes(), "")?;
     }
     if a.json {
@@ -319,6 +402,159 @@ fn leave_one_out(a: &Resolved) -> anyhow::Result<i32> {
     Ok(0)
 }
 
+/// A time budget (`--budget 30s`): each run a tune with `--jobs` compile threads replayed in
+/// simulated time until the budget is spent, read at the `at` seconds.
+fn in_time(a: &Args, limit: f64, at: &[f64]) -> anyhow::Result<i32> {
+    use kerntune::sim::simulate::PriorKind;
+    use kerntune::sim::timed::{grid, leave_one_out_in_time, score_named_in_time};
+    if a.noise {
+        anyhow::bail!("--noise is not simulated under a time budget (the tune is replayed on each config's recorded seconds); give a budget of evaluations (--budget 200) to answer with noise");
+    }
+    if a.parallel != 1 {
+        anyhow::bail!("--parallel: under a time budget what is in flight follows the tune's compile threads, as in a tune; give --jobs N instead");
+    }
+    if a.compile_threads.is_some() {
+        anyhow::bail!("--compile-threads reports the wall time of a count of evaluations; under a time budget give the tune's compile threads as --jobs N");
+    }
+    let threads = a.jobs.unwrap_or(1);
+    if threads == 0 || a.repeats == 0 {
+        anyhow::bail!("--repeats and --jobs must be at least 1");
+    }
+    if a.repeats > MAX_REPEATS {
+        anyhow::bail!("--repeats {} is more than the {MAX_REPEATS} seeds a simulation may run", a.repeats);
+    }
+    if threads > MAX_PARALLEL / 2 {
+        anyhow::bail!("--jobs {threads} is more than the {} compile threads a simulation may follow", MAX_PARALLEL / 2);
+    }
+    let points = grid(limit, at);
+    let labels: Vec<String> = at.iter().map(|&s| secs_label(s)).collect();
+    let spaces: Vec<RecordedSpace> = a.spaces.iter().map(|p| load(p)).collect::<anyhow::Result<_>>()?;
+    for (s, p) in spaces.iter().zip(&a.spaces) {
+        if s.optimum().is_infinite() {
+            anyhow::bail!("{}: no config in this space succeeded; nothing to score against", p.display());
+        }
+    }
+    let header = format!(
+        "a tune with a time budget of {}, simulated: {threads} compile thread{} (the tuner's compile order and compile-tail watch), each config's recorded compile and evaluation seconds (opening the device and making the reference not counted); fraction of optimum of the fastest config measured by then (0 before the first), mean ± sd (5th percentile) over {} seeds",
+        secs_label(limit),
+        if threads == 1 { "" } else { "s" },
+        a.repeats
+    );
+    let record = |s: &TimedScore| -> serde_json::Value {
+        let read: serde_json::Map<String, serde_json::Value> = at
+            .iter()
+            .zip(&labels)
+            .map(|(&t, l)| (l.clone(), serde_json::json!({"mean": s.at(t).0, "std": s.at(t).1, "p5": s.p5_at(t), "evaluations": s.done_at(t)})))
+            .collect();
+        serde_json::json!({"space": s.space, "strategy": s.strategy, "repeats": s.repeats, "seconds": limit, "jobs": threads, "at": read, "evaluations": s.evaluations})
+    };
+    let cell = |s: &TimedScore, t: f64| Cell::new(format!("{:.3} ± {:.3} ({:.3})", s.at(t).0, s.at(t).1, s.p5_at(t))).set_alignment(CellAlignment::Right);
+    let evaluations = |s: &TimedScore| Cell::new(format!("{:.1}", s.evaluations)).set_alignment(CellAlignment::Right);
+    let mut header_row: Vec<String> = labels.iter().map(|l| format!("@{l}")).collect();
+    header_row.push("evaluations".into());
+    let (scores, labelled): (Vec<TimedScore>, Vec<String>) = if a.leave_one_out {
+        if spaces.len() < 2 {
+            anyhow::bail!("--leave-one-out needs at least two spaces (one held out, the others its priors)");
+        }
+        let base = if a.strategy == "all" { "hybrid".to_string() } else { a.strategy.clone() };
+        kerntune::search::strategy::by_name(&base, 0).map_err(|m| anyhow::anyhow!("--strategy: {m}"))?;
+        let progress = Progress::start(spaces.len() * 3 * a.repeats, a.json);
+        progress.doing(format!("(leave one out over {} spaces, {} each)", spaces.len(), secs_label(limit)));
+        let (rows, alone) = leave_one_out_in_time(&spaces, &base, limit, a.repeats, a.seed, threads, &points).map_err(anyhow::Error::msg)?;
+        drop(progress);
+        for (space, why) in &alone {
+            crate::cli::out::eprint_line(&format!("note: {space} is not held out: no other space given can be its prior ({why})"));
+        }
+        if rows.is_empty() {
+            anyhow::bail!("--leave-one-out: no two of the spaces given share a parameter space (the same kernel measured on other GPUs); nothing to hold out");
+        }
+        let label = |kind: &PriorKind| match kind {
+            PriorKind::None => format!("none ({base})"),
+            PriorKind::Plain => "plain transfer".into(),
+            PriorKind::Adaptive => "adaptive".into(),
+        };
+        if a.json {
+            let brief: Vec<serde_json::Value> = rows
+                .iter()
+                .map(|(kind, s)| {
+                    let mut r = record(s);
+                    r["prior"] = serde_json::json!(kind);
+                    r
+                })
+                .collect();
+            outln!("{}", serde_json::to_string_pretty(&brief)?);
+        } else {
+            outln!("leave one out: each space as the device never seen, the others of its parameter space as its priors; {header}");
+            let mut t = Table::new();
+            t.load_preset(UTF8_FULL_CONDENSED);
+            let mut h = vec!["held out".to_string(), "prior".to_string()];
+            h.extend(header_row.iter().cloned());
+            t.set_header(h);
+            for (kind, s) in &rows {
+                let mut row = vec![Cell::new(&s.space), Cell::new(label(kind))];
+                row.extend(at.iter().map(|&x| cell(s, x)));
+                row.push(evaluations(s));
+                t.add_row(row);
+            }
+            outln!("{t}");
+            outln!("evaluations: those that ended within {}, on the mean over the seeds", secs_label(limit));
+        }
+        let names = rows.iter().map(|(kind, _)| label(kind)).collect();
+        (rows.into_iter().map(|r| r.1).collect(), names)
+    } else {
+        let strategies = strategies(a)?;
+        let progress = Progress::start(spaces.len() * strategies.len() * a.repeats, a.json);
+        let mut all = Vec::new();
+        for space in &spaces {
+            let mut scores = Vec::new();
+            for st in &strategies {
+                progress.doing(format!("({}, {st})", space.name));
+                scores.push(score_named_in_time(space, st, limit, a.repeats, a.seed, threads, &points).map_err(|e| anyhow::anyhow!("{}: {e}", space.name))?);
+            }
+            if !a.json {
+                progress.suspend(|| {
+                    outln!(
+                        "{} ({}): {} configs, optimum {:.4} ms; {header}",
+                        space.name,
+                        if space.device.is_empty() { "device not recorded" } else { &space.device },
+                        space.len(),
+                        space.optimum()
+                    );
+                    let mut t = Table::new();
+                    t.load_preset(UTF8_FULL_CONDENSED);
+                    let mut h = vec!["strategy".to_string()];
+                    h.extend(header_row.iter().cloned());
+                    t.set_header(h);
+                    for sc in &scores {
+                        let mut row = vec![Cell::new(&sc.strategy)];
+                        row.extend(at.iter().map(|&x| cell(sc, x)));
+                        row.push(evaluations(sc));
+                        t.add_row(row);
+                    }
+                    outln!("{t}\n");
+                    anyhow::Ok(())
+                })?;
+            }
+            all.extend(scores);
+        }
+        drop(progress);
+        if a.json {
+            outln!("{}", serde_json::to_string_pretty(&all.iter().map(record).collect::<Vec<_>>())?);
+        }
+        let names = all.iter().map(|s| s.strategy.clone()).collect();
+        (all, names)
+    };
+    if let Some(svg) = &a.svg {
+        let labelled: Vec<(String, &TimedScore)> = labelled.into_iter().zip(&scores).collect();
+        let drawn = plot(&by_time(&labelled), 0.0, limit, "simulated seconds").map_err(|e| anyhow::anyhow!("drawing {}: {e}", svg.display()))?;
+        crate::cli::out::write_named(svg, drawn.as_bytes(), "")?;
+        if !a.json {
+            outln!("curves written to {}", svg.display());
+        }
+    }
+    Ok(0)
+}
+
 /// The bounds every simulation keeps (memory and time).
 fn check_sizes(a: &Resolved) -> anyhow::Result<()> {
     if a.budget == 0 || a.repeats == 0 || a.parallel == 0 || a.jobs == Some(0) {
@@ -349,7 +585,9 @@ fn check_sizes(a: &Resolved) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn run_resolved(a: &Resolved) -> anyhow::Result<i32> {
+/// The strategies `--strategy` names (`all`: every one but exhaustive and the transfer search),
+/// each checked.
+fn strategies(a: &Args) -> anyhow::Result<Vec<String>> {
     let strategies: Vec<String> = if a.strategy == "all" {
         kerntune::spec::settings::STRATEGIES.iter().filter(|s| s.name != "exhaustive" && s.name != "transfer").map(|s| s.name.to_string()).collect()
     } else {
@@ -358,6 +596,11 @@ fn run_resolved(a: &Resolved) -> anyhow::Result<i32> {
     for s in &strategies {
         kerntune::search::strategy::by_name(s, 0).map_err(|m| anyhow::anyhow!("--strategy: {m}"))?;
     }
+    Ok(strategies)
+}
+
+fn run_resolved(a: &Resolved) -> anyhow::Result<i32> {
+    let strategies = strategies(a)?;
     check_sizes(a)?;
     if let Some(threads) = a.compile_threads {
         return wall(a, &strategies, threads);
@@ -383,7 +626,8 @@ fn run_resolved(a: &Resolved) -> anyhow::Result<i32> {
     drop(progress);
     if let Some(svg) = &a.svg {
         let labelled: Vec<(String, &Score)> = all.iter().map(|s| (s.strategy.clone(), s)).collect();
-        let drawn = plot(&labelled, a.budget).map_err(|e| anyhow::anyhow!("drawing {}: {e}", svg.display()))?;
+        let drawn =
+            plot(&by_evaluation(&labelled), 1.0, a.budget.max(2) as f64, "evaluations").map_err(|e| anyhow::anyhow!("drawing {}: {e}", svg.display()))?;
         crate::cli::out::write_named(svg, drawn.as_bytes(), "")?;
         if !a.json {
             outln!("curves written to {}", svg.display());
@@ -515,16 +759,48 @@ const CURVES: [plotters::style::RGBColor; 6] = [
     plotters::style::RGBColor(0x8c, 0x56, 0x4b),
 ];
 
-/// Draws the curves of `scores` (each with its legend label) as SVG text: a panel per space, two
-/// side by side when there are more than two, each curve the mean fraction of optimum over the
-/// seeds (solid) and its 5th percentile (dashed, the same colour).
-fn plot(scores: &[(String, &Score)], budget: usize) -> Result<String, Box<dyn std::error::Error>> {
+/// One curve of a plot: its legend label, its space's panel and its points (x, mean, 5th
+/// percentile).
+struct Curve<'s> {
+    label: String,
+    space: &'s str,
+    points: Vec<(f64, f64, f64)>,
+}
+
+/// The curves of scores by evaluation.
+fn by_evaluation<'s>(scores: &[(String, &'s Score)]) -> Vec<Curve<'s>> {
+    scores
+        .iter()
+        .map(|(label, s)| Curve {
+            label: label.clone(),
+            space: &s.space,
+            points: s.mean.iter().zip(&s.p5).enumerate().map(|(i, (m, p))| ((i + 1) as f64, *m, *p)).collect(),
+        })
+        .collect()
+}
+
+/// The curves of scores against simulated seconds.
+fn by_time<'s>(scores: &[(String, &'s TimedScore)]) -> Vec<Curve<'s>> {
+    scores
+        .iter()
+        .map(|(label, s)| Curve {
+            label: label.clone(),
+            space: &s.space,
+            points: s.seconds.iter().zip(s.mean.iter().zip(&s.p5)).map(|(x, (m, p))| (*x, *m, *p)).collect(),
+        })
+        .collect()
+}
+
+/// Draws `curves` as SVG text: a panel per space, two side by side when there are more than
+/// two, each curve the mean fraction of optimum over the seeds (solid) and its 5th percentile
+/// (dashed, the same colour), against `x_desc` from `x_min` to `x_max`.
+fn plot(curves: &[Curve<'_>], x_min: f64, x_max: f64, x_desc: &str) -> Result<String, Box<dyn std::error::Error>> {
     use plotters::prelude::*;
     let spaces: Vec<&str> = {
         let mut v: Vec<&str> = Vec::new();
-        for (_, s) in scores {
-            if !v.contains(&s.space.as_str()) {
-                v.push(&s.space);
+        for c in curves {
+            if !v.contains(&c.space) {
+                v.push(c.space);
             }
         }
         v
@@ -532,6 +808,9 @@ fn plot(scores: &[(String, &Score)], budget: usize) -> Result<String, Box<dyn st
     let columns = if spaces.len() > 2 { 2 } else { 1 };
     let rows = spaces.len().div_ceil(columns).max(1);
     let (w, h) = (if columns == 1 { 900 } else { 620 }, 360);
+    let x_max = if x_max > x_min { x_max } else { x_min + 1.0 };
+    // Whole numbers where the axis spans more than a few units (evaluations, long budgets).
+    let decimals = if x_max - x_min >= 10.0 { 0 } else { 1 };
     // Drawn in memory, then written whole: a full disk leaves no cut-off plot.
     let mut svg = String::new();
     {
@@ -539,23 +818,29 @@ fn plot(scores: &[(String, &Score)], budget: usize) -> Result<String, Box<dyn st
         root.fill(&WHITE)?;
         let panels = root.split_evenly((rows, columns));
         for (panel, space) in panels.iter().zip(&spaces) {
-            let mine: Vec<&(String, &Score)> = scores.iter().filter(|(_, s)| s.space == *space).collect();
-            let ymin = mine.iter().flat_map(|(_, s)| s.mean.iter().chain(&s.p5).copied()).fold(1.0f64, f64::min).max(0.0);
+            let mine: Vec<&Curve<'_>> = curves.iter().filter(|c| c.space == *space).collect();
+            let ymin = mine.iter().flat_map(|c| c.points.iter().flat_map(|p| [p.1, p.2])).fold(1.0f64, f64::min).max(0.0);
             let mut chart = ChartBuilder::on(panel)
                 .caption(format!("{space}: fraction of optimum"), ("sans-serif", 18))
                 .margin(12)
                 .x_label_area_size(32)
                 .y_label_area_size(48)
-                .build_cartesian_2d(1usize..budget.max(2), (ymin - 0.02).max(0.0)..1.005f64)?;
+                .build_cartesian_2d(x_min..x_max, (ymin - 0.02).max(0.0)..1.005f64)?;
             // One light line between labels, as the report's charts have (the default drew graph paper).
-            chart.configure_mesh().x_desc("evaluations").y_desc("best found / optimum (dashed: 5th pct.)").max_light_lines(1).draw()?;
-            for (k, (label, s)) in mine.iter().enumerate() {
+            chart
+                .configure_mesh()
+                .x_desc(x_desc)
+                .y_desc("best found / optimum (dashed: 5th pct.)")
+                .x_label_formatter(&|x| format!("{x:.decimals$}"))
+                .max_light_lines(1)
+                .draw()?;
+            for (k, c) in mine.iter().enumerate() {
                 let color = CURVES[k % CURVES.len()].to_rgba();
                 chart
-                    .draw_series(LineSeries::new(s.mean.iter().enumerate().map(|(i, m)| (i + 1, *m)), color.stroke_width(2)))?
-                    .label(label.clone())
+                    .draw_series(LineSeries::new(c.points.iter().map(|p| (p.0, p.1)), color.stroke_width(2)))?
+                    .label(c.label.clone())
                     .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
-                chart.draw_series(DashedLineSeries::new(s.p5.iter().enumerate().map(|(i, m)| (i + 1, *m)), 4, 3, color.stroke_width(1)))?;
+                chart.draw_series(DashedLineSeries::new(c.points.iter().map(|p| (p.0, p.2)), 4, 3, color.stroke_width(1)))?;
             }
             chart.configure_series_labels().position(SeriesLabelPosition::LowerRight).background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
         }

@@ -1,7 +1,9 @@
 //! # Simulation: strategies scored offline
 //!
 //! Recorded search spaces (Kernel Tuner caches, T4 results) as oracles ([`recorded`]) and the
-//! simulation mode that scores a strategy against them ([`simulate`]).
+//! simulation mode that scores a strategy against them by evaluations ([`simulate`]), by
+//! simulated seconds of a tune with a time budget ([`timed`]), and the compile pipeline's wall
+//! time ([`schedule`]).
 //!
 //! **May import:** `spec`, `space`, `search`, `measure`, `store` and the vocabulary; never
 //! `run`.
@@ -11,3 +13,4 @@
 pub use crate::store::recorded;
 pub mod schedule;
 pub mod simulate;
+pub mod timed;

@@ -78,6 +78,15 @@ struct Sim<'s> {
     compile: Spent,
     eval: Spent,
     done: Vec<usize>,
+    /// Virtual seconds since the tune began.
+    now: f64,
+    /// The time limit (virtual seconds), when the tune has one.
+    limit: Option<f64>,
+    /// When the first evaluation ended (the pace [`Sim::left_in_time`] goes by is taken from
+    /// then, as in the search loop).
+    first_timed: Option<f64>,
+    /// When each evaluation ended, and its config.
+    ends: Vec<(f64, usize)>,
 }
 
 impl Sim<'_> {
@@ -114,13 +123,36 @@ impl Sim<'_> {
         }
     }
 
+    /// Evaluations the time limit still allows beyond those in flight, at the pace since the
+    /// first evaluation ended (the search loop's estimate, told to the strategy before it is
+    /// asked); `None` without a limit or before two evaluations ended.
+    fn left_in_time(&self) -> Option<usize> {
+        let limit = self.limit?;
+        let first = self.first_timed?;
+        let since = self.eval.1.checked_sub(1).filter(|&n| n > 0)?;
+        let pace = (self.now - first) / since as f64;
+        let left = (limit - self.now).max(0.0) / pace.max(1e-9);
+        Some((left as usize).saturating_sub(self.flying))
+    }
+
+    /// Whether the time limit has come.
+    fn out_of_time(&self) -> bool {
+        self.limit.is_some_and(|l| self.now >= l)
+    }
+
     /// The loop's `feed`: asks for work until enough is in flight, queues the fresh.
     fn feed(&mut self) -> Result<(), String> {
+        if self.out_of_time() {
+            return Ok(());
+        }
         let (compile, eval) = pipeline::spent_or_expected(self.compile, self.eval, self.strat.expected_seconds());
         let capacity = pipeline::capacity(compile, eval, self.threads, self.adaptive);
         let mut idle = 0;
         while self.flying < capacity && self.count + self.flying < self.budget && idle < 1000 {
             let room = self.budget - self.count - self.flying;
+            if let Some(left) = self.left_in_time() {
+                self.strat.evaluations_left_in_time(left);
+            }
             let asked = self.strat.ask(&self.cands, (capacity - self.flying).min(room));
             if asked.is_empty() {
                 return Ok(());
@@ -187,7 +219,44 @@ pub fn schedule_with_prior(
     tail: Option<f64>,
     prior: Option<&[f32]>,
 ) -> Result<Schedule, String> {
-    let strat = by_name(strategy, seed)?;
+    replay(space, by_name(strategy, seed)?, budget, seed, threads, order, tail, prior, None).map(|(s, _)| s)
+}
+
+/// One simulated tune under a time limit, in virtual time.
+#[derive(Clone, Debug)]
+pub struct TimedRun {
+    /// When each evaluation ended (virtual seconds from the start), and its candidate, in order.
+    pub ends: Vec<(f64, usize)>,
+    /// The tune's account; its `wall_s` is when it ended (the limit, or sooner when the strategy
+    /// had nothing more to propose).
+    pub schedule: Schedule,
+}
+
+/// Simulates a tune of `space` by `strat` (made with `seed`) with `threads` compile threads that
+/// ends at `limit` virtual seconds, as the tuner runs one with a time budget: its compile order,
+/// its compile-tail watch at the default factor, and the strategy told before each ask how many
+/// evaluations the time left allows at the pace so far ([`Strategy::evaluations_left_in_time`]).
+/// Evaluations that end by the limit count; a tune whose strategy has nothing more to propose
+/// ends sooner. Compiles and evaluations take their recorded seconds (one at a time; contention
+/// between compiles, opening the device and making the reference are not modelled).
+pub fn timed(space: &RecordedSpace, strat: Box<dyn Strategy>, seed: u64, threads: usize, limit: f64) -> Result<TimedRun, String> {
+    let tail = strat.replaceable().then_some(crate::search::tail::DEFAULT_FACTOR);
+    replay(space, strat, space.len(), seed, threads, Order::Model, tail, None, Some(limit)).map(|(schedule, ends)| TimedRun { ends, schedule })
+}
+
+/// The replay behind [`schedule_with_prior`] and [`timed`]: also when each evaluation ended.
+#[allow(clippy::too_many_arguments)]
+fn replay(
+    space: &RecordedSpace,
+    strat: Box<dyn Strategy>,
+    budget: usize,
+    seed: u64,
+    threads: usize,
+    order: Order,
+    tail: Option<f64>,
+    prior: Option<&[f32]>,
+    limit: Option<f64>,
+) -> Result<(Schedule, Vec<(f64, usize)>), String> {
     // As in the search loop: only a strategy that queues its proposals ahead is ordered by the
     // prior (an adaptive one keeps only as many in flight as keep the threads busy).
     let prior = prior.filter(|_| !strat.adaptive());
@@ -214,8 +283,11 @@ pub fn schedule_with_prior(
         compile: (0.0, 0),
         eval: (0.0, 0),
         done: Vec::new(),
+        now: 0.0,
+        limit,
+        first_timed: None,
+        ends: Vec::new(),
     };
-    let mut now = 0.0;
     // The config being measured, and when that ends.
     let mut measuring: Option<(usize, f64, f64)> = None;
     s.feed()?;
@@ -223,12 +295,12 @@ pub fn schedule_with_prior(
         while s.running.len() < threads {
             let Some(i) = s.queue.pop() else { break };
             let secs = s.compile_secs(i)?;
-            s.running.push(Running { index: i, start: now, end: now + secs });
+            s.running.push(Running { index: i, start: s.now, end: s.now + secs });
         }
         if measuring.is_none() {
             if let Some(i) = s.arrived.pop_front() {
-                let e = s.arrive(i, now)?;
-                measuring = Some((i, e, now + e));
+                let e = s.arrive(i, s.now)?;
+                measuring = Some((i, e, s.now + e));
                 continue;
             }
         }
@@ -241,7 +313,7 @@ pub fn schedule_with_prior(
         }
         let give_up = match (&mut s.tail, idle) {
             (Some(t), true) => {
-                let since = *s.idle_since.get_or_insert(now);
+                let since = *s.idle_since.get_or_insert(s.now);
                 t.limit().map(|limit| {
                     let past = s.running.iter().map(|r| r.start + limit).fold(since, f64::max);
                     past + t.patience()
@@ -249,11 +321,18 @@ pub fn schedule_with_prior(
             }
             _ => None,
         };
+        // The next event: the tail watch giving up, a measurement ending, or a compile ending. A
+        // tune with a time limit ends at the limit when that comes first.
+        let next = give_up.filter(|&at| at < next_compile).or(measuring.map(|m| m.2).filter(|&end| end <= next_compile)).unwrap_or(next_compile);
+        if let Some(l) = limit.filter(|&l| next.is_finite() && next > l) {
+            s.now = s.now.max(l);
+            break;
+        }
         if let Some(at) = give_up.filter(|&at| at < next_compile) {
-            now = at;
+            s.now = at;
             for r in std::mem::take(&mut s.running) {
                 let t = s.tail.as_mut().expect("watching");
-                if !t.record(String::new(), now - r.start, "tail", true) {
+                if !t.record(String::new(), s.now - r.start, "tail", true) {
                     s.count += 1;
                 }
                 s.in_flight[r.index] = false;
@@ -270,7 +349,7 @@ pub fn schedule_with_prior(
         }
         match measuring {
             Some((i, e, end)) if end <= next_compile => {
-                now = end;
+                s.now = end;
                 measuring = None;
                 s.eval = (s.eval.0 + e, s.eval.1 + 1);
                 s.in_flight[i] = false;
@@ -278,6 +357,8 @@ pub fn schedule_with_prior(
                 s.evaluated[i] = true;
                 s.count += 1;
                 s.done.push(i);
+                s.ends.push((s.now, i));
+                s.first_timed.get_or_insert(s.now);
                 let o = s.outcome(i);
                 s.strat.tell(i, &o);
                 if s.count >= budget {
@@ -286,7 +367,8 @@ pub fn schedule_with_prior(
                 s.feed()?;
             }
             _ if next_compile.is_finite() => {
-                now = next_compile;
+                s.now = next_compile;
+                let now = s.now;
                 let (finished, still): (Vec<Running>, Vec<Running>) = s.running.drain(..).partition(|r| r.end <= now);
                 s.running = still;
                 for r in finished {
@@ -304,14 +386,16 @@ pub fn schedule_with_prior(
     let secs: Vec<f64> = s.done.iter().map(|&i| s.compile_secs(i)).collect::<Result<_, _>>()?;
     let sum: f64 = secs.iter().sum();
     let bound = (sum / threads as f64).max(secs.iter().copied().fold(0.0, f64::max));
-    Ok(Schedule {
+    let now = s.now;
+    let schedule = Schedule {
         evaluated: s.count,
         wall_s: now,
         compile_s: sum,
         efficiency: if now > 0.0 { sum / (now * threads as f64) } else { 0.0 },
         bound_s: bound,
         abandoned: s.tail.as_ref().map_or(0, |t| t.replaced()) as f64,
-    })
+    };
+    Ok((schedule, s.ends))
 }
 
 /// The tuner's order against first-in-first-out and the oracle, mean over seeds.

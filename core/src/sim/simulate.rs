@@ -377,17 +377,25 @@ pub fn score_with(
     let from_sources = counted.iter().map(|t| t.from_sources as f64).sum::<f64>() / n;
     let pick_from_sources = counted.iter().filter(|t| t.pick_from_sources).count() as f64 / n;
     let traces: Vec<Vec<f64>> = counted.into_iter().map(|t| t.trace).collect();
-    let mean: Vec<f64> = (0..budget).map(|k| traces.iter().map(|t| t[k]).sum::<f64>() / n).collect();
-    let std: Vec<f64> = (0..budget).map(|k| (traces.iter().map(|t| (t[k] - mean[k]).powi(2)).sum::<f64>() / n).sqrt()).collect();
-    let p5: Vec<f64> = (0..budget)
+    let (mean, std, p5) = over_seeds(&traces, budget);
+    Ok(Score { strategy: label.into(), space: space.name.clone(), mean, std, p5, repeats, withdrawn, from_sources, pick_from_sources })
+}
+
+/// The mean, standard deviation and 5th percentile over the seeds' `curves` at each of their
+/// first `points` points.
+pub(crate) fn over_seeds(curves: &[Vec<f64>], points: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let n = curves.len().max(1) as f64;
+    let mean: Vec<f64> = (0..points).map(|k| curves.iter().map(|t| t[k]).sum::<f64>() / n).collect();
+    let std: Vec<f64> = (0..points).map(|k| (curves.iter().map(|t| (t[k] - mean[k]).powi(2)).sum::<f64>() / n).sqrt()).collect();
+    let p5: Vec<f64> = (0..points)
         .map(|k| {
-            let mut v: Vec<f64> = traces.iter().map(|t| t[k]).collect();
+            let mut v: Vec<f64> = curves.iter().map(|t| t[k]).collect();
             v.sort_by(f64::total_cmp);
             // The nearest rank: the value below which about 5 % of the seeds fall.
-            v[((0.05 * v.len() as f64).ceil() as usize).saturating_sub(1).min(v.len() - 1)]
+            v.get(((0.05 * v.len() as f64).ceil() as usize).saturating_sub(1).min(v.len().saturating_sub(1))).copied().unwrap_or(0.0)
         })
         .collect();
-    Ok(Score { strategy: label.into(), space: space.name.clone(), mean, std, p5, repeats, withdrawn, from_sources, pick_from_sources })
+    (mean, std, p5)
 }
 
 /// The prior a held-out space's tune would have: every other space's measurements, lined up
