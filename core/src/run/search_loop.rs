@@ -495,6 +495,14 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                     flow.stop();
                 }
                 if failure.is_none() && !l.progress.cancelled {
+                    // A free device gets its next compiled config before the strategy is asked
+                    // for more: a model-guided strategy fits its model as it is asked (several
+                    // milliseconds, longer with every core compiling), and asked first it held
+                    // the device idle meanwhile (hybrid's 6-second tunes of SGEMM 410 on an
+                    // H100: idle 1.07 s after the first job, 0.71 s with the device served
+                    // first, and 228 evaluations became 251; docs/benchmarks.md). What is
+                    // measured next is the same: the configs asked now are not compiled yet.
+                    self.dispatch(&mut l, &mut refs);
                     self.feed(&mut l);
                     self.dispatch(&mut l, &mut refs);
                 }
