@@ -289,37 +289,63 @@ fn load(path: &std::path::Path) -> anyhow::Result<RecordedSpace> {
     Ok(space)
 }
 
-/// `--leave-one-out`: see the flag's help.
-fn leave_one_out(a: &Resolved) -> anyhow::Result<i32> {
-    use kerntune::sim::simulate::{leave_one_out, PriorKind};
-    check_sizes(a)?;
-    if a.spaces.len() < 2 {
-        anyhow::bail!("--leave-one-out needs at least two spaces (one held out, the others its priors)");
-    }
-    let base = if a.strategy == "all" { "hybrid".to_string() } else { a.strategy.clone() };
-    kerntune::search::strategy::by_name(&base, 0).map_err(|m| anyhow::anyhow!("--strategy: {m}"))?;
+/// Every space given, each with a config that succeeded to score against.
+fn load_scorable(a: &Args) -> anyhow::Result<Vec<RecordedSpace>> {
     let spaces: Vec<RecordedSpace> = a.spaces.iter().map(|p| load(p)).collect::<anyhow::Result<_>>()?;
     for (s, p) in spaces.iter().zip(&a.spaces) {
         if s.optimum().is_infinite() {
             anyhow::bail!("{}: no config in this space succeeded; nothing to score against", p.display());
         }
     }
+    Ok(spaces)
+}
+
+/// `--leave-one-out`'s search without priors (`--strategy`, `all` meaning hybrid), once at least
+/// two spaces are given.
+fn held_out_base(a: &Args) -> anyhow::Result<String> {
+    if a.spaces.len() < 2 {
+        anyhow::bail!("--leave-one-out needs at least two spaces (one held out, the others its priors)");
+    }
+    let base = if a.strategy == "all" { "hybrid".to_string() } else { a.strategy.clone() };
+    kerntune::search::strategy::by_name(&base, 0).map_err(|m| anyhow::anyhow!("--strategy: {m}"))?;
+    Ok(base)
+}
+
+/// Says the spaces not held out (no other space can be their prior), and refuses a leave-one-out
+/// that held out none.
+fn said_alone(alone: &[(String, String)], none_held: bool) -> anyhow::Result<()> {
+    for (space, why) in alone {
+        crate::cli::out::eprint_line(&format!("note: {space} is not held out: no other space given can be its prior ({why})"));
+    }
+    if none_held {
+        anyhow::bail!("--leave-one-out: no two of the spaces given share a parameter space (the same kernel measured on other GPUs); nothing to hold out");
+    }
+    Ok(())
+}
+
+/// A leave-one-out row's name for how its space was searched.
+fn prior_label(kind: &kerntune::sim::simulate::PriorKind, base: &str) -> String {
+    use kerntune::sim::simulate::PriorKind;
+    match kind {
+        PriorKind::None => format!("none ({base})"),
+        PriorKind::Plain => "plain transfer".into(),
+        PriorKind::Adaptive => "adaptive".into(),
+    }
+}
+
+/// `--leave-one-out`: see the flag's help.
+fn leave_one_out(a: &Resolved) -> anyhow::Result<i32> {
+    use kerntune::sim::simulate::{leave_one_out, PriorKind};
+    check_sizes(a)?;
+    let base = held_out_base(a)?;
+    let spaces = load_scorable(a)?;
     let progress = Progress::start(spaces.len() * 3 * a.repeats, a.json);
     progress.doing(format!("(leave one out over {} spaces)", spaces.len()));
     let (rows, alone) = leave_one_out(&spaces, &base, a.budget, a.repeats, a.seed, a.flight()).map_err(anyhow::Error::msg)?;
     drop(progress);
-    for (space, why) in &alone {
-        crate::cli::out::eprint_line(&format!("note: {space} is not held out: no other space given can be its prior ({why})"));
-    }
-    if rows.is_empty() {
-        anyhow::bail!("--leave-one-out: no two of the spaces given share a parameter space (the same kernel measured on other GPUs); nothing to hold out");
-    }
+    said_alone(&alone, rows.is_empty())?;
     let at: Vec<usize> = a.at.iter().copied().filter(|&n| n >= 1 && n <= a.budget).collect();
-    let label = |kind: &PriorKind| match kind {
-        PriorKind::None => format!("none ({base})"),
-        PriorKind::Plain => "plain transfer".into(),
-        PriorKind::Adaptive => "adaptive".into(),
-    };
+    let label = |kind: &PriorKind| prior_label(kind, &base);
     if let Some(svg) = &a.svg {
         let labelled: Vec<(String, &Score)> = rows.iter().map(|(kind, s)| (label(kind), s)).collect();
         let drawn =
@@ -420,20 +446,11 @@ fn in_time(a: &Args, limit: f64, at: &[f64]) -> anyhow::Result<i32> {
     if threads == 0 || a.repeats == 0 {
         anyhow::bail!("--repeats and --jobs must be at least 1");
     }
-    if a.repeats > MAX_REPEATS {
-        anyhow::bail!("--repeats {} is more than the {MAX_REPEATS} seeds a simulation may run", a.repeats);
-    }
-    if threads > MAX_PARALLEL / 2 {
-        anyhow::bail!("--jobs {threads} is more than the {} compile threads a simulation may follow", MAX_PARALLEL / 2);
-    }
+    check_seeds_and_threads(a)?;
     let points = grid(limit, at);
     let labels: Vec<String> = at.iter().map(|&s| secs_label(s)).collect();
-    let spaces: Vec<RecordedSpace> = a.spaces.iter().map(|p| load(p)).collect::<anyhow::Result<_>>()?;
-    for (s, p) in spaces.iter().zip(&a.spaces) {
-        if s.optimum().is_infinite() {
-            anyhow::bail!("{}: no config in this space succeeded; nothing to score against", p.display());
-        }
-    }
+    let base = if a.leave_one_out { Some(held_out_base(a)?) } else { None };
+    let spaces = load_scorable(a)?;
     let header = format!(
         "a tune with a time budget of {}, simulated: {threads} compile thread{} (the tuner's compile order and compile-tail watch), each config's recorded compile and evaluation seconds (opening the device and making the reference not counted); fraction of optimum of the fastest config measured by then (0 before the first), mean ± sd (5th percentile) over {} seeds",
         secs_label(limit),
@@ -446,33 +463,19 @@ fn in_time(a: &Args, limit: f64, at: &[f64]) -> anyhow::Result<i32> {
             .zip(&labels)
             .map(|(&t, l)| (l.clone(), serde_json::json!({"mean": s.at(t).0, "std": s.at(t).1, "p5": s.p5_at(t), "evaluations": s.done_at(t)})))
             .collect();
-        serde_json::json!({"space": s.space, "strategy": s.strategy, "repeats": s.repeats, "seconds": limit, "jobs": threads, "at": read, "evaluations": s.evaluations})
+        serde_json::json!({"space": s.space, "strategy": s.strategy, "repeats": s.repeats, "seconds": limit, "jobs": threads, "at": read, "evaluations": s.evaluations()})
     };
     let cell = |s: &TimedScore, t: f64| Cell::new(format!("{:.3} ± {:.3} ({:.3})", s.at(t).0, s.at(t).1, s.p5_at(t))).set_alignment(CellAlignment::Right);
-    let evaluations = |s: &TimedScore| Cell::new(format!("{:.1}", s.evaluations)).set_alignment(CellAlignment::Right);
+    let evaluations = |s: &TimedScore| Cell::new(format!("{:.1}", s.evaluations())).set_alignment(CellAlignment::Right);
     let mut header_row: Vec<String> = labels.iter().map(|l| format!("@{l}")).collect();
     header_row.push("evaluations".into());
-    let (scores, labelled): (Vec<TimedScore>, Vec<String>) = if a.leave_one_out {
-        if spaces.len() < 2 {
-            anyhow::bail!("--leave-one-out needs at least two spaces (one held out, the others its priors)");
-        }
-        let base = if a.strategy == "all" { "hybrid".to_string() } else { a.strategy.clone() };
-        kerntune::search::strategy::by_name(&base, 0).map_err(|m| anyhow::anyhow!("--strategy: {m}"))?;
+    let (scores, labelled): (Vec<TimedScore>, Vec<String>) = if let Some(base) = base {
         let progress = Progress::start(spaces.len() * 3 * a.repeats, a.json);
         progress.doing(format!("(leave one out over {} spaces, {} each)", spaces.len(), secs_label(limit)));
         let (rows, alone) = leave_one_out_in_time(&spaces, &base, limit, a.repeats, a.seed, threads, &points).map_err(anyhow::Error::msg)?;
         drop(progress);
-        for (space, why) in &alone {
-            crate::cli::out::eprint_line(&format!("note: {space} is not held out: no other space given can be its prior ({why})"));
-        }
-        if rows.is_empty() {
-            anyhow::bail!("--leave-one-out: no two of the spaces given share a parameter space (the same kernel measured on other GPUs); nothing to hold out");
-        }
-        let label = |kind: &PriorKind| match kind {
-            PriorKind::None => format!("none ({base})"),
-            PriorKind::Plain => "plain transfer".into(),
-            PriorKind::Adaptive => "adaptive".into(),
-        };
+        said_alone(&alone, rows.is_empty())?;
+        let label = |kind: &PriorKind| prior_label(kind, &base);
         if a.json {
             let brief: Vec<serde_json::Value> = rows
                 .iter()
@@ -565,9 +568,7 @@ fn check_sizes(a: &Resolved) -> anyhow::Result<()> {
     if a.budget > MAX_BUDGET {
         anyhow::bail!("--budget {} is more than the {MAX_BUDGET} evaluations a simulated run may have", a.budget);
     }
-    if a.repeats > MAX_REPEATS {
-        anyhow::bail!("--repeats {} is more than the {MAX_REPEATS} seeds a simulation may run", a.repeats);
-    }
+    check_seeds_and_threads(a)?;
     if a.budget.saturating_mul(a.repeats) > MAX_CELLS {
         anyhow::bail!(
             "--budget {} × --repeats {} keeps {} scores in memory, more than {MAX_CELLS}; lower one of them",
@@ -578,6 +579,14 @@ fn check_sizes(a: &Resolved) -> anyhow::Result<()> {
     }
     if a.parallel > MAX_PARALLEL {
         anyhow::bail!("--parallel {} is more than the {MAX_PARALLEL} proposals in flight a simulation may keep", a.parallel);
+    }
+    Ok(())
+}
+
+/// The most seeds a simulation runs and compile threads it follows, whatever its budget.
+fn check_seeds_and_threads(a: &Args) -> anyhow::Result<()> {
+    if a.repeats > MAX_REPEATS {
+        anyhow::bail!("--repeats {} is more than the {MAX_REPEATS} seeds a simulation may run", a.repeats);
     }
     if a.jobs.is_some_and(|n| n > MAX_PARALLEL / 2) {
         anyhow::bail!("--jobs {} is more than the {} compile threads a simulation may follow", a.jobs.unwrap_or_default(), MAX_PARALLEL / 2);

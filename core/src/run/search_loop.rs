@@ -143,14 +143,14 @@ impl Progress {
     /// compiles, the devices' number and the tuner's own work are all in it); `None` without a
     /// time limit or before two configs are timed.
     fn evaluations_left_in_time(&self) -> Option<usize> {
-        let deadline = self.deadline()?;
-        let first = self.first_timed?;
-        let since = self.eval_s.1.checked_sub(1).filter(|&n| n > 0)?;
+        let (deadline, first) = (self.deadline()?, self.first_timed?);
         let now = Instant::now();
-        let pace = now.duration_since(first).as_secs_f64() / since as f64;
-        let left = deadline.saturating_duration_since(now).as_secs_f64() / pace.max(1e-9);
-        // A float cast to an integer saturates; the estimate is rounded down.
-        Some((left as usize).saturating_sub(self.flying))
+        pipeline::evaluations_left_in_time(
+            now.duration_since(first).as_secs_f64(),
+            self.eval_s.1,
+            deadline.saturating_duration_since(now).as_secs_f64(),
+            self.flying,
+        )
     }
     /// Evaluations the budget still allows beyond those done and in flight.
     fn room(&self) -> usize {
@@ -501,10 +501,10 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                     // the device idle meanwhile (hybrid's 6-second tunes of SGEMM 410 on an
                     // H100: idle 1.07 s after the first job, 0.71 s with the device served
                     // first, and 228 evaluations became 251; docs/benchmarks.md). What is
-                    // measured next is the same: the configs asked now are not compiled yet.
+                    // measured next is the same: the configs asked now are not compiled yet, so
+                    // nothing the strategy asks can be sent before a compile's message comes.
                     self.dispatch(&mut l, &mut refs);
                     self.feed(&mut l);
-                    self.dispatch(&mut l, &mut refs);
                 }
                 // Written once the devices have their next jobs: a database write (3–26 ms every
                 // half second on the H100 machine's SGEMM tune) no longer holds a device idle.

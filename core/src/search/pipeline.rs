@@ -1,8 +1,9 @@
 //! The compile pipeline's policy, shared by the tuner's search loop and the offline simulation
 //! of it (`sim::schedule`): how many proposals to keep in flight ([`capacity`]), whether
 //! compiling is the bottleneck ([`compile_bound`]), the order queued compiles start in
-//! ([`CompileOrder`]), and the model that predicts each config's compile seconds so that they
-//! run longest first ([`CompileTimes`]).
+//! ([`CompileOrder`]), the model that predicts each config's compile seconds so that they
+//! run longest first ([`CompileTimes`]), and what a time limit leaves
+//! ([`evaluations_left_in_time`]).
 
 use crate::search::features::encode;
 use crate::search::{Candidates, Forest};
@@ -11,6 +12,21 @@ use std::collections::BinaryHeap;
 
 /// Seconds summed over a stage, with how many items they cover.
 pub type Spent = (f64, usize);
+
+/// How many more evaluations a time limit allows beyond the `flying` in flight, at the pace of
+/// the search since its first config was timed: `elapsed` seconds since then over the configs
+/// timed since (`timed` in all, the first not counted), `left` seconds to the limit (none when
+/// past it); `None` before two configs are timed. Before the first one, the reference, the first
+/// compiles and the pipeline's filling make a config look several times slower than the tune
+/// then runs. The tuner tells the strategy this before each ask
+/// ([`crate::search::Strategy::evaluations_left_in_time`]); the simulation of a time budget too.
+pub fn evaluations_left_in_time(elapsed: f64, timed: usize, left: f64, flying: usize) -> Option<usize> {
+    let since = timed.checked_sub(1).filter(|&n| n > 0)?;
+    let pace = elapsed / since as f64;
+    let left = left.max(0.0) / pace.max(1e-9);
+    // A float cast to an integer saturates; the estimate is rounded down.
+    Some((left as usize).saturating_sub(flying))
+}
 
 /// How many candidates to keep in flight. Non-adaptive strategies: all of the budget.
 /// Adaptive ones: as many as keep the pipeline's slower stage busy and no more (every config in

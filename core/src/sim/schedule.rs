@@ -92,9 +92,10 @@ struct Sim<'s> {
 impl Sim<'_> {
     fn compile_secs(&self, i: usize) -> Result<f64, String> {
         self.space.compile_s[i].filter(|s| *s > 0.0).ok_or_else(|| {
-            let config: Vec<String> =
-                self.space.params.iter().zip(&self.space.coords[i]).map(|(p, &v)| format!("{}={}", p.name, p.values[v as usize])).collect();
-            format!("config {} has no recorded compile time; simulating wall time needs every config's compile time (Kernel Tuner's `compile_time`, a T4 file's `times.compilation`)", config.join(", "))
+            format!(
+                "config {} has no recorded compile time; simulating wall time needs every config's compile time (Kernel Tuner's `compile_time`, a T4 file's `times.compilation`)",
+                self.space.config_text(i)
+            )
         })
     }
 
@@ -127,12 +128,7 @@ impl Sim<'_> {
     /// first evaluation ended (the search loop's estimate, told to the strategy before it is
     /// asked); `None` without a limit or before two evaluations ended.
     fn left_in_time(&self) -> Option<usize> {
-        let limit = self.limit?;
-        let first = self.first_timed?;
-        let since = self.eval.1.checked_sub(1).filter(|&n| n > 0)?;
-        let pace = (self.now - first) / since as f64;
-        let left = (limit - self.now).max(0.0) / pace.max(1e-9);
-        Some((left as usize).saturating_sub(self.flying))
+        pipeline::evaluations_left_in_time(self.now - self.first_timed?, self.eval.1, self.limit? - self.now, self.flying)
     }
 
     /// Whether the time limit has come.

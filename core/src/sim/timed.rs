@@ -36,8 +36,6 @@ pub struct TimedScore {
     pub p5: Vec<f64>,
     /// Seeds run.
     pub repeats: usize,
-    /// Evaluations that ended within the limit, on the mean over seeds.
-    pub evaluations: f64,
     /// Evaluations that ended by each of `seconds`, on the mean over seeds.
     pub done: Vec<f64>,
 }
@@ -63,6 +61,11 @@ impl TimedScore {
     pub fn done_at(&self, secs: f64) -> f64 {
         self.done[self.index(secs)]
     }
+
+    /// Evaluations that ended within the limit (the grid's last point), on the mean over seeds.
+    pub fn evaluations(&self) -> f64 {
+        self.done.last().copied().unwrap_or(0.0)
+    }
 }
 
 /// The grid a curve is read at: 200 even steps to `limit`, with the times in `at`.
@@ -76,27 +79,24 @@ pub fn grid(limit: f64, at: &[f64]) -> Vec<f64> {
 /// Checks that `space` recorded what a time limit is simulated on: every config's compile
 /// seconds, and the evaluation seconds of those that ran.
 fn check_seconds(space: &RecordedSpace) -> Result<(), String> {
-    let config = |i: usize| -> String {
-        space.params.iter().zip(&space.coords[i]).map(|(p, &v)| format!("{}={}", p.name, p.values[v as usize])).collect::<Vec<_>>().join(", ")
-    };
     if let Some(i) = (0..space.len()).find(|&i| space.compile_s[i].is_none_or(|s| s <= 0.0)) {
         return Err(format!(
             "config {} has no recorded compile time; simulating a time budget needs every config's compile time (Kernel Tuner's `compile_time`, a T4 file's `times.compilation`): give a budget of evaluations instead (--budget 200)",
-            config(i)
+            space.config_text(i)
         ));
     }
     if let Some(i) = (0..space.len()).find(|&i| space.times[i].is_some() && space.eval_s[i].is_none()) {
         return Err(format!(
-            "config {} has no recorded evaluation time; simulating a time budget needs the seconds each config's measurement took (Kernel Tuner's `benchmark_time` and `verification_time`, a T4 file's `times.runtimes`): give a budget of evaluations instead (--budget 200)",
-            config(i)
+            "config {} has no recorded evaluation time; simulating a time budget needs the seconds each config's measurement took (Kernel Tuner's `benchmark_time` and `verification_time`, a T4 file's `times.benchmark` and `times.validation`): give a budget of evaluations instead (--budget 200)",
+            space.config_text(i)
         ));
     }
     Ok(())
 }
 
-/// The fraction of optimum of one run at each point of `grid`: the fastest config whose
-/// evaluation ended by then.
-fn curve(space: &RecordedSpace, ends: &[(f64, usize)], grid: &[f64]) -> Vec<f64> {
+/// One run read at each point of `grid`: the fraction of optimum of the fastest config whose
+/// evaluation ended by then, and how many evaluations had ended.
+fn curve(space: &RecordedSpace, ends: &[(f64, usize)], grid: &[f64]) -> (Vec<f64>, Vec<f64>) {
     let opt = space.optimum();
     let mut best = f64::INFINITY;
     let mut k = 0;
@@ -108,13 +108,9 @@ fn curve(space: &RecordedSpace, ends: &[(f64, usize)], grid: &[f64]) -> Vec<f64>
                 }
                 k += 1;
             }
-            if best.is_finite() {
-                opt / best
-            } else {
-                0.0
-            }
+            (if best.is_finite() { opt / best } else { 0.0 }, k as f64)
         })
-        .collect()
+        .unzip()
 }
 
 /// Runs `repeats` seeds (in parallel) of the strategies `make` builds, each a tune with `threads`
@@ -132,20 +128,16 @@ pub fn score_in_time(
     grid: &[f64],
 ) -> Result<TimedScore, String> {
     check_seconds(space)?;
-    let runs: Vec<(Vec<f64>, usize, Vec<f64>)> = (0..repeats as u64)
+    let runs: Vec<(Vec<f64>, Vec<f64>)> = (0..repeats as u64)
         .into_par_iter()
         .map(|r| {
             let s = seed.wrapping_add(r * 7919);
-            let run = timed(space, make(s), s, threads.max(1), limit).map(|t| {
-                let done: Vec<f64> = grid.iter().map(|&g| t.ends.iter().take_while(|e| e.0 <= g + 1e-9).count() as f64).collect();
-                (curve(space, &t.ends, grid), t.ends.len(), done)
-            });
+            let run = timed(space, make(s), s, threads.max(1), limit).map(|t| curve(space, &t.ends, grid));
             run_finished();
             run
         })
         .collect::<Result<_, _>>()?;
-    let n = runs.len().max(1) as f64;
-    let curves: Vec<Vec<f64>> = runs.iter().map(|r| r.0.clone()).collect();
+    let (curves, done): (Vec<Vec<f64>>, Vec<Vec<f64>>) = runs.into_iter().unzip();
     let (mean, std, p5) = over_seeds(&curves, grid.len());
     Ok(TimedScore {
         strategy: label.into(),
@@ -154,9 +146,8 @@ pub fn score_in_time(
         mean,
         std,
         p5,
-        repeats: runs.len(),
-        evaluations: runs.iter().map(|r| r.1 as f64).sum::<f64>() / n,
-        done: (0..grid.len()).map(|k| runs.iter().map(|r| r.2[k]).sum::<f64>() / n).collect(),
+        repeats: curves.len(),
+        done: over_seeds(&done, grid.len()).0,
     })
 }
 
@@ -242,16 +233,16 @@ mod tests {
         assert_eq!(s.at(0.5).0, 0.0);
         assert!(s.at(60.0).0 > 0.0 && s.at(60.0).0 <= 1.0);
         // One compile thread in 60 s: at most 60 one-second compiles end, fewer with slow ones.
-        assert!(s.evaluations > 1.0 && s.evaluations <= 60.0, "{}", s.evaluations);
-        assert!(s.done_at(30.0) <= s.done_at(60.0) && s.done_at(60.0) == s.evaluations && s.done_at(0.5) == 0.0, "{:?}", s.done);
+        assert!(s.evaluations() > 1.0 && s.evaluations() <= 60.0, "{}", s.evaluations());
+        assert!(s.done_at(30.0) <= s.done_at(60.0) && s.done_at(60.0) == s.evaluations() && s.done_at(0.5) == 0.0, "{:?}", s.done);
         // More compile threads in the same time: more evaluations, and no worse a pick.
         let wide = score_named_in_time(&sp, "random", 60.0, 8, 1, 8, &g).unwrap();
-        assert!(wide.evaluations > 2.0 * s.evaluations, "{} against {}", wide.evaluations, s.evaluations);
+        assert!(wide.evaluations() > 2.0 * s.evaluations(), "{} against {}", wide.evaluations(), s.evaluations());
         assert!(wide.at(60.0).0 >= s.at(60.0).0 - 1e-12);
         // Exhaustive with the time to evaluate everything finds the optimum; the run ends once
         // the space is exhausted, before the limit.
         let all = score_named_in_time(&sp, "exhaustive", 10_000.0, 1, 1, 4, &grid(10_000.0, &[])).unwrap();
-        assert_eq!((all.at(10_000.0).0, all.evaluations), (1.0, 64.0));
+        assert_eq!((all.at(10_000.0).0, all.evaluations()), (1.0, 64.0));
     }
 
     #[test]

@@ -411,6 +411,11 @@ impl RecordedSpace {
         }
     }
 
+    /// Config `i` as `name=value, …`, for messages.
+    pub fn config_text(&self, i: usize) -> String {
+        self.params.iter().zip(&self.coords[i]).map(|(p, &v)| format!("{}={}", p.name, p.values[v as usize])).collect::<Vec<_>>().join(", ")
+    }
+
     /// The fastest recorded time (ms).
     pub fn optimum(&self) -> f64 {
         self.times.iter().flatten().copied().fold(f64::INFINITY, f64::min)
