@@ -1330,6 +1330,44 @@ fn simulate_leave_one_out_reports_each_held_out_gpu() {
     assert!(!o.status.success() && err.contains("no two of the spaces given share a parameter space"), "{err}");
 }
 
+/// A tune's own `--json` report is a recorded space: `simulate` replays it in evaluations and
+/// in time (each config's compile and evaluation seconds as the tune spent them), and
+/// `--prior` learns from it.
+#[test]
+fn a_tune_report_is_simulated_and_learned_from() {
+    let d = tempfile::tempdir().unwrap();
+    if !have_device(d.path()) {
+        return;
+    }
+    let spec = examples().join("triad/triad.toml");
+    let o = kerntune(d.path(), &["tune", spec.to_str().unwrap(), "--backend", "wgpu", "--no-db", "--strategy", "exhaustive", "--json"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let report = d.path().join("triad.json");
+    std::fs::write(&report, &out).unwrap();
+    let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let measured = r[0]["results"].as_array().unwrap().iter().filter(|x| x["outcome"] == "measured").count();
+    // The winner may be another of the configs tied within noise: the optimum is the fastest mean.
+    let fastest_ms = r[0]["results"].as_array().unwrap().iter().filter_map(|x| x["stats"]["mean"].as_f64()).fold(f64::INFINITY, f64::min) * 1e3;
+    let path = report.to_str().unwrap();
+    let o = kerntune(d.path(), &["simulate", path, "--strategy", "random", "--repeats", "2", "--budget", "4"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.starts_with("triad (") && out.contains(&format!("{measured} configs, 0 failed, optimum {fastest_ms:.4} ms")), "{out}");
+    // In time: the whole space measured in a simulated minute, its optimum found.
+    let o = kerntune(d.path(), &["simulate", path, "--strategy", "exhaustive", "--repeats", "1", "--budget", "1m", "--at", "1m", "--json"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((v[0]["evaluations"].as_f64(), v[0]["at"]["1m"]["mean"].as_f64()), (Some(measured as f64), Some(1.0)), "{v}");
+    // As a prior.
+    let o = kerntune(d.path(), &["tune", spec.to_str().unwrap(), "--backend", "wgpu", "--no-db", "--budget", "4", "--prior", path]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains(&format!("prior: 1 target, {measured} measurements (")), "{out}");
+    assert!(out.contains("strategy: transfer"), "{out}");
+}
+
 #[test]
 fn simulate_under_a_time_budget_reads_the_scores_at_durations() {
     let d = tempfile::tempdir().unwrap();

@@ -618,3 +618,69 @@ fn a_database_keeps_what_each_config_cost_and_priors_read_a_sample_of_it() {
     assert_eq!(again.compile_cache_hits, 6);
     assert!(again.results.iter().all(|x| x.compile_seconds.is_none() && x.eval_seconds.is_some()), "compile-cache hits have no compile seconds");
 }
+
+/// A tune's own report (what `kerntune tune --json` prints: a list of reports) is read as a
+/// recorded space and as a prior: every config with its time or failure, and the compile and
+/// evaluation seconds the tune spent on it, which a time budget replays.
+#[test]
+fn a_tune_report_reads_as_a_recorded_space_and_as_a_prior() {
+    use kerntune_core::fake::Behavior;
+    use kerntune_core::store::recorded::{PriorFile, RecordedSpace};
+    let dir = tempfile::tempdir().unwrap();
+    let wrong = |c: &Config| c.get_i64("bx") == Some(1024) && c.get_i64("vec") == Some(8);
+    let dev = device("gpu_a", 128.0).with_compile_delay(std::time::Duration::from_millis(1)).with_behavior(move |c| {
+        if wrong(c) {
+            Behavior::WrongOutput
+        } else {
+            Behavior::Ok
+        }
+    });
+    let o = TuneOptions { db: None, prior: PriorSetting::Off, compile_threads: Some(2), strategy: "exhaustive".into(), ..Default::default() };
+    let r = Tuner::new(dev).tune(&job(), &o).unwrap();
+    assert_eq!(r.results.len(), 24);
+    let path = dir.path().join("report.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&vec![&r]).unwrap()).unwrap();
+    let s = RecordedSpace::load(&path).unwrap();
+    assert_eq!((s.len(), s.device.as_str()), (24, "gpu_a"));
+    for x in &r.results {
+        let text = x.config.params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ");
+        let i = (0..s.len()).find(|&i| s.config_text(i) == text).unwrap_or_else(|| panic!("{text} is not in the space"));
+        match &x.outcome {
+            ResultOutcome::Measured { stats } => assert!((s.times[i].unwrap() - stats.mean * 1e3).abs() < 1e-9, "{text}"),
+            _ => assert_eq!((s.times[i], s.failures[i].as_deref()), (None, Some("correctness")), "{text}"),
+        }
+        // Written as T4 milliseconds and read back as seconds.
+        let near = |a: Option<f64>, b: Option<f64>| a.is_some() == b.is_some() && a.zip(b).is_none_or(|(a, b)| (a - b).abs() < 1e-12);
+        assert!(near(s.compile_s[i], x.compile_seconds) && near(s.eval_s[i], x.eval_seconds), "{text}: {:?} {:?}", (s.compile_s[i], s.eval_s[i]), x);
+    }
+    assert!(s.compile_s.iter().all(|c| c.is_some_and(|c| c >= 0.001)));
+    assert_eq!(s.optimum(), r.winner_stats.mean * 1e3);
+    // A prior with this device's evaluation seconds (a kerntune tune's own), for another device.
+    let p = PriorFile::load(&path).unwrap();
+    assert_eq!((p.records.len(), p.records.iter().filter(|r| r.1.is_err()).count()), (24, 1));
+    assert_eq!(p.seconds().filter(|(c, e)| c.is_some() && e.is_some()).count(), 23, "every measured config's seconds");
+    let db = Database::at(dir.path().join("db.sqlite"));
+    let b = Tuner::new(device("gpu_b", 256.0))
+        .tune(&job(), &TuneOptions { prior: PriorSetting::Files(vec![path.clone()]), budget: Budget::parse("5").unwrap(), ..opts(&db) })
+        .unwrap();
+    assert_eq!(b.strategy, "transfer");
+    let line = &b.prior.as_ref().unwrap().line;
+    assert!(line.starts_with("prior: 1 target, 23 measurements (") && line.ends_with("report.json); skipped 1 failed"), "{line}");
+    // Several tunes' reports in one list: one message naming them, and the tune goes on
+    // without the file.
+    let two = dir.path().join("two.json");
+    std::fs::write(&two, serde_json::to_string(&vec![&r, &b]).unwrap()).unwrap();
+    let e = RecordedSpace::load(&two).unwrap_err();
+    assert!(e.starts_with(&format!("{}: a kerntune report of 2 tunes ([0] k ", two.display())) && e.contains("[1] k ") && e.contains("jq '.[0]'"), "{e}");
+    let c = Tuner::new(device("gpu_c", 256.0))
+        .tune(&job(), &TuneOptions { prior: PriorSetting::Files(vec![two]), budget: Budget::parse("3").unwrap(), ..opts(&db) })
+        .unwrap();
+    assert!(c.prior.as_ref().unwrap().notes.iter().any(|n| n.contains("a kerntune report of 2 tunes") && n.contains("tuning without it")), "{:?}", c.prior);
+    // A report whose config is not kerntune's [name, value] pairs says where.
+    let bad = dir.path().join("bad.json");
+    let mut v = serde_json::to_value(vec![&r]).unwrap();
+    v[0]["results"][3]["config"]["params"][1] = serde_json::json!({"vec": 2});
+    std::fs::write(&bad, v.to_string()).unwrap();
+    let e = RecordedSpace::load(&bad).unwrap_err();
+    assert!(e.contains("bad.json: results[3]: `config.params` holds {\"vec\":2}, not a [name, value] pair"), "{e}");
+}

@@ -9,7 +9,8 @@ use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Recorded spaces: Kernel Tuner cache files (.json, .json.gz) or T4 results files.
+    /// Recorded spaces: Kernel Tuner cache files (.json, .json.gz), T4 results files, or a
+    /// kerntune tune report (`kerntune tune --json`, one tune's).
     #[arg(required = true)]
     spaces: Vec<PathBuf>,
     /// Strategies, comma separated, or `all`.

@@ -81,13 +81,13 @@ pub fn grid(limit: f64, at: &[f64]) -> Vec<f64> {
 fn check_seconds(space: &RecordedSpace) -> Result<(), String> {
     if let Some(i) = (0..space.len()).find(|&i| space.compile_s[i].is_none_or(|s| s <= 0.0)) {
         return Err(format!(
-            "config {} has no recorded compile time; simulating a time budget needs every config's compile time (Kernel Tuner's `compile_time`, a T4 file's `times.compilation`): give a budget of evaluations instead (--budget 200)",
+            "config {} has no recorded compile time; simulating a time budget needs every config's compile time (Kernel Tuner's `compile_time`, a T4 file's `times.compilation`, a kerntune report's `compile_seconds`, which a config read from the compile cache or the database lacks: tune with KERNTUNE_NO_COMPILE_CACHE=1 and --no-db to record them): give a budget of evaluations instead (--budget 200)",
             space.config_text(i)
         ));
     }
     if let Some(i) = (0..space.len()).find(|&i| space.times[i].is_some() && space.eval_s[i].is_none()) {
         return Err(format!(
-            "config {} has no recorded evaluation time; simulating a time budget needs the seconds each config's measurement took (Kernel Tuner's `benchmark_time` and `verification_time`, a T4 file's `times.benchmark` and `times.validation`): give a budget of evaluations instead (--budget 200)",
+            "config {} has no recorded evaluation time; simulating a time budget needs the seconds each config's measurement took (Kernel Tuner's `benchmark_time` and `verification_time`, a T4 file's `times.benchmark` and `times.validation`, a kerntune report's `eval_seconds`): give a budget of evaluations instead (--budget 200)",
             space.config_text(i)
         ));
     }

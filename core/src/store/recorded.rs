@@ -222,7 +222,8 @@ fn check_version(v: &J) -> Result<(), String> {
 }
 
 impl RecordedSpace {
-    /// Reads a Kernel Tuner cache (`.json`, `.json.gz`) or a T4 results file.
+    /// Reads a Kernel Tuner cache (`.json`, `.json.gz`), a T4 results file or a kerntune tune
+    /// report (`kerntune tune --json`, one tune's).
     pub fn load(path: &Path) -> Result<RecordedSpace, String> {
         let text = read_text(path)?;
         let (v, cut_off) = parse_space(&text, path)?;
@@ -234,12 +235,18 @@ impl RecordedSpace {
     pub(crate) fn from_value(v: &J, path: &Path) -> Result<RecordedSpace, String> {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("space").trim_end_matches(".gz").trim_end_matches(".json").to_string();
         check_version(v).map_err(|e| format!("{}: {e}", path.display()))?;
+        if let Some(t4) = report_as_t4(v) {
+            return t4.and_then(|t4| Self::from_t4(&t4, name)).map_err(|e| format!("{}: {e}", path.display()));
+        }
         if v.get("cache").is_some() {
             Self::from_kernel_tuner(v, name).map_err(|e| format!("{}: {e}", path.display()))
         } else if v.get("results").is_some() {
             Self::from_t4(v, name).map_err(|e| format!("{}: {e}", path.display()))
         } else {
-            Err(format!("{}: neither a Kernel Tuner cache (no `cache`) nor a T4 file (no `results`)", path.display()))
+            Err(format!(
+                "{}: neither a Kernel Tuner cache (no `cache`), a T4 file (no `results`) nor a kerntune tune report (`kerntune tune --json`)",
+                path.display()
+            ))
         }
     }
 
@@ -432,7 +439,8 @@ impl RecordedSpace {
     }
 }
 
-/// Another device's measurements in a Kernel Tuner cache (`.json`, `.json.gz`) or a T4 file,
+/// Another device's measurements in a Kernel Tuner cache (`.json`, `.json.gz`), a T4 file or a
+/// kerntune tune report (`kerntune tune --json`),
 /// read as priors are: leniently. A config whose time is a failure string is a failure; `NaN`
 /// (Python writes it), `null`, a negative number or anything else is kept as a time that is not
 /// one, so that the prior counts what it skips instead of refusing the file.
@@ -486,6 +494,8 @@ impl PriorFile {
             }
         };
         let value = |x: &J| Value::from_json(x).unwrap_or_else(|| Value::Str(x.to_string()));
+        let report = report_as_t4(&v).transpose().map_err(|e| format!("{}: {e}", path.display()))?;
+        let v = report.unwrap_or(v);
         if let Some(cache) = v.get("cache").and_then(J::as_object) {
             let keys: Vec<String> = v["tune_params_keys"]
                 .as_array()
@@ -547,11 +557,99 @@ impl PriorFile {
             (Some(c), _) => Err(format!("{}: `cache` is {}, not an object of configs (a Kernel Tuner cache)", path.display(), quote_json(c))),
             (_, Some(r)) => Err(format!("{}: `results` is {}, not a list of results (a T4 file)", path.display(), quote_json(r))),
             _ => Err(format!(
-                "{}: neither a Kernel Tuner cache (no `cache`), a T4 file (no `results`) nor a kerntune database (no SQLite header)",
+                "{}: neither a Kernel Tuner cache (no `cache`), a T4 file (no `results`), a kerntune tune report (`kerntune tune --json`) nor a kerntune database (no SQLite header)",
                 path.display()
             )),
         }
     }
+}
+
+/// T4's `invalidity` for a failure class.
+fn t4_invalidity(failure: crate::FailureKind) -> &'static str {
+    match failure {
+        crate::FailureKind::CompileFailed => "compile",
+        crate::FailureKind::TimedOut => "timeout",
+        crate::FailureKind::WrongOutput => "correctness",
+        crate::FailureKind::OutOfResources => "constraints",
+        _ => "runtime",
+    }
+}
+
+/// A kerntune tune report (what `kerntune tune --json` prints: a list with one report per
+/// problem tuned, or one report) as the T4 document its results make, so that the tune's own
+/// output is read as a recorded space or a prior: each config's mean time (ms) or failure
+/// (a config pruned after compiling as `constraints`), and the compile and evaluation seconds
+/// the tune spent on it, which a time budget replays. `None` when `v` is not a report; `Err`
+/// for a list of several (a recorded space is one tune's).
+fn report_as_t4(v: &J) -> Option<Result<J, String>> {
+    let is_report = |r: &J| r.is_object() && r["results"].is_array() && r["entry"].is_object() && r["target"].is_object();
+    let report = match v {
+        J::Array(a) if !a.is_empty() && a.iter().all(is_report) => match &a[..] {
+            [one] => one,
+            many => {
+                let tunes: Vec<String> = many
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| format!("[{i}] {} {}", r["entry"]["kernel"].as_str().unwrap_or("?"), r["entry"]["problem"].as_str().unwrap_or("?")))
+                    .collect();
+                return Some(Err(format!(
+                    "a kerntune report of {} tunes ({}); it is read one tune at a time: write one alone (`jq '.[0]' FILE > one.json`) and give that",
+                    many.len(),
+                    tunes.join(", ")
+                )));
+            }
+        },
+        J::Object(_) if is_report(v) => v,
+        _ => return None,
+    };
+    let mut seen = std::collections::HashSet::new();
+    let mut results = Vec::new();
+    for (n, r) in report["results"].as_array().into_iter().flatten().enumerate() {
+        let Some(params) = r["config"]["params"].as_array() else {
+            return Some(Err(format!(
+                "results[{n}]: `config.params` is {}, not a list of [name, value] pairs (a kerntune report)",
+                quote_json(&r["config"]["params"])
+            )));
+        };
+        let mut configuration = serde_json::Map::new();
+        for p in params {
+            match p.as_array().map(Vec::as_slice) {
+                Some([J::String(name), value]) => {
+                    configuration.insert(name.clone(), value.clone());
+                }
+                _ => return Some(Err(format!("results[{n}]: `config.params` holds {}, not a [name, value] pair", quote_json(p)))),
+            }
+        }
+        // A config measured again (a recheck) is the first measurement's.
+        if !seen.insert(J::Object(configuration.clone()).to_string()) {
+            continue;
+        }
+        let mut times = serde_json::Map::new();
+        for (field, t4) in [("compile_seconds", "compilation"), ("eval_seconds", "benchmark")] {
+            if let Some(s) = r[field].as_f64().filter(|s| s.is_finite() && *s >= 0.0) {
+                times.insert(t4.into(), json!(s * 1e3));
+            }
+        }
+        let (invalidity, measurements) = match r["outcome"].as_str() {
+            Some("measured") => match r["stats"]["mean"].as_f64() {
+                Some(mean) => ("correct", json!([{ "name": "time", "value": mean * 1e3, "unit": "ms" }])),
+                None => return Some(Err(format!("results[{n}]: a measured config without `stats.mean`"))),
+            },
+            Some("failed") => {
+                let kind = serde_json::from_value::<crate::FailureKind>(r["kind"].clone()).unwrap_or(crate::FailureKind::Other);
+                (t4_invalidity(kind), json!([]))
+            }
+            Some("pruned") => ("constraints", json!([])),
+            _ => return Some(Err(format!("results[{n}]: `outcome` is {}, not measured, failed or pruned", quote_json(&r["outcome"])))),
+        };
+        results.push(json!({ "configuration": configuration, "times": times, "invalidity": invalidity, "measurements": measurements }));
+    }
+    let (entry, target) = (&report["entry"], &report["target"]);
+    Some(Ok(json!({
+        "schema_version": "1.0.0",
+        "metadata": { "kernel": entry["kernel"], "target": entry["target"], "hardware": { "name": target["name"] }, "problem": entry["problem"], "toolchain": entry["toolchain"], "tuner": "kerntune (tune report)" },
+        "results": results,
+    })))
 }
 
 /// T4 `times` with the mean runtime (ms) added.
@@ -599,13 +697,7 @@ pub fn to_t4(entry: &crate::store::db::Entry) -> J {
                     "configuration": configuration,
                     "objectives": ["time"],
                     "times": times,
-                    "invalidity": match failure {
-                        crate::FailureKind::CompileFailed => "compile",
-                        crate::FailureKind::TimedOut => "timeout",
-                        crate::FailureKind::WrongOutput => "correctness",
-                        crate::FailureKind::OutOfResources => "constraints",
-                        _ => "runtime",
-                    },
+                    "invalidity": t4_invalidity(*failure),
                     "correctness": 0,
                     "measurements": [],
                     "error": message,
