@@ -1331,10 +1331,10 @@ fn simulate_leave_one_out_reports_each_held_out_gpu() {
 }
 
 /// A tune's own `--json` report is a recorded space: `simulate` replays it in evaluations and
-/// in time (each config's compile and evaluation seconds as the tune spent them), and
-/// `--prior` learns from it.
+/// in time (each config's compile and evaluation seconds as the tune spent them), `report`
+/// draws it, `--prior` learns from it, and `--db` leaves it untouched.
 #[test]
-fn a_tune_report_is_simulated_and_learned_from() {
+fn a_tune_report_is_simulated_drawn_and_learned_from() {
     let d = tempfile::tempdir().unwrap();
     if !have_device(d.path()) {
         return;
@@ -1366,6 +1366,21 @@ fn a_tune_report_is_simulated_and_learned_from() {
     assert!(o.status.success(), "{err}");
     assert!(out.contains(&format!("prior: 1 target, {measured} measurements (")), "{out}");
     assert!(out.contains("strategy: transfer"), "{out}");
+    // Drawn as the tune's database entry would be.
+    let page = d.path().join("triad.html");
+    let o = kerntune(d.path(), &["report", "--db", path, "-o", page.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains(&format!("(1 entry, {measured} measured configs,")), "{out}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("best so far against wall time") && html.contains("llvmpipe"), "the search trace, on its device");
+    // Given as a database: said to be a report, never called damaged (nor to be cleared).
+    let before = std::fs::read(&report).unwrap();
+    let o = kerntune(d.path(), &["db", "show", "--db", path]);
+    let (_, err) = text(&o);
+    assert!(!o.status.success() && err.contains("is a kerntune tune report (`kerntune tune --json`), not a kerntune database"), "{err}");
+    assert!(!err.contains("db clear"), "{err}");
+    assert_eq!(std::fs::read(&report).unwrap(), before);
 }
 
 #[test]

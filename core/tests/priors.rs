@@ -620,10 +620,11 @@ fn a_database_keeps_what_each_config_cost_and_priors_read_a_sample_of_it() {
 }
 
 /// A tune's own report (what `kerntune tune --json` prints: a list of reports) is read as a
-/// recorded space and as a prior: every config with its time or failure, and the compile and
-/// evaluation seconds the tune spent on it, which a time budget replays.
+/// recorded space, as a prior and as a database entry to draw: every config with its time or
+/// failure, and the compile and evaluation seconds the tune spent on it, which a time budget
+/// replays; given as a database it is left untouched.
 #[test]
-fn a_tune_report_reads_as_a_recorded_space_and_as_a_prior() {
+fn a_tune_report_reads_as_a_recorded_space_a_prior_and_an_entry() {
     use kerntune_core::fake::Behavior;
     use kerntune_core::store::recorded::{PriorFile, RecordedSpace};
     let dir = tempfile::tempdir().unwrap();
@@ -666,12 +667,43 @@ fn a_tune_report_reads_as_a_recorded_space_and_as_a_prior() {
     assert_eq!(b.strategy, "transfer");
     let line = &b.prior.as_ref().unwrap().line;
     assert!(line.starts_with("prior: 1 target, 23 measurements (") && line.ends_with("report.json); skipped 1 failed"), "{line}");
+    // As the entry `kerntune report` draws: what the tune's database would hold.
+    let (e, note) = kerntune_core::store::foreign::entry(&path).unwrap();
+    assert!(note.is_none());
+    assert_eq!((e.id.clone(), e.target_name.as_str(), e.measurements.len()), (r.entry.clone(), "gpu_a", 24));
+    let w = e.winner.as_ref().unwrap();
+    assert_eq!(w.config, r.winner.key());
+    assert!((w.stats.mean - r.winner_stats.mean).abs() < 1e-15);
+    assert_eq!(w.tie_band, r.tie_band.iter().map(Config::key).collect::<Vec<_>>());
+    for x in &r.results {
+        let m = &e.measurements[&x.config.key()];
+        let t = m.trace.as_ref().unwrap();
+        // (serde_json reads a float back to within its last bit.)
+        let near = |a: Option<f64>, b: Option<f64>| a.is_some() == b.is_some() && a.zip(b).is_none_or(|(a, b)| (a - b).abs() <= 1e-15 * a.abs().max(1.0));
+        assert_eq!((Some(t.seq), t.spans.len()), (x.seq, x.spans.len()));
+        assert!(near(t.compile_s, x.compile_seconds) && near(t.eval_s, x.eval_seconds), "{:?} {x:?}", t);
+        assert!(near(m.stats().map(|s| s.mean), x.stats().map(|s| s.mean)), "{m:?}");
+    }
+    assert_eq!(e.measurements.values().filter(|m| m.stats().is_none()).count(), 1, "the wrong output");
+    assert_eq!(e.runs[0].strategy, "exhaustive");
+    // Given as a database it is said to be a report, and left as it was (no advice to clear it).
+    let before = std::fs::read(&path).unwrap();
+    match Database::at(&path).load() {
+        Err(kerntune_core::store::db::DbError::Foreign { kind, .. }) => assert_eq!(kind, kerntune_core::store::foreign::REPORT),
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+    let t = Tuner::new(device("gpu_b", 256.0)).tune(&job(), &TuneOptions { db: Some(Database::at(&path)), ..opts(&db) });
+    let why = t.err().unwrap().to_string();
+    assert!(why.contains("is a kerntune tune report (`kerntune tune --json`), not a kerntune database; it was left untouched"), "{why}");
+    assert_eq!(std::fs::read(&path).unwrap(), before);
     // Several tunes' reports in one list: one message naming them, and the tune goes on
     // without the file.
     let two = dir.path().join("two.json");
     std::fs::write(&two, serde_json::to_string(&vec![&r, &b]).unwrap()).unwrap();
     let e = RecordedSpace::load(&two).unwrap_err();
     assert!(e.starts_with(&format!("{}: a kerntune report of 2 tunes ([0] k ", two.display())) && e.contains("[1] k ") && e.contains("jq '.[0]'"), "{e}");
+    let e = kerntune_core::store::foreign::entry(&two).err().unwrap();
+    assert!(e.starts_with(&format!("{}: a kerntune report of 2 tunes", two.display())), "{e}");
     let c = Tuner::new(device("gpu_c", 256.0))
         .tune(&job(), &TuneOptions { prior: PriorSetting::Files(vec![two]), budget: Budget::parse("3").unwrap(), ..opts(&db) })
         .unwrap();

@@ -56,7 +56,8 @@ enum Command {
     /// search trace, compile times, failures, roofline, and several devices side by side.
     #[command(allow_negative_numbers = true)]
     Report(report::Args),
-    /// Score search strategies offline on recorded spaces (Kernel Tuner caches, T4 files).
+    /// Score search strategies offline on recorded spaces (Kernel Tuner caches, T4 files, tune
+    /// reports).
     #[command(allow_negative_numbers = true)]
     Simulate(simulate::Args),
 }

@@ -29,8 +29,9 @@ pub struct Args {
     target: Option<String>,
     /// Database files (default: $KERNTUNE_CACHE_DIR/db.sqlite or the platform cache
     /// directory); a JSON export (`kerntune db export`) works too, and so do Kernel Tuner caches
-    /// (.json, .json.gz) and T4 files, each one entry (its device, kernel and problem). Several
-    /// are drawn together: one kernel's results on several GPUs side by side.
+    /// (.json, .json.gz), T4 files and a tune's own `--json` report (one tune's), each one entry
+    /// (its device, kernel and problem). Several are drawn together: one kernel's results on
+    /// several GPUs side by side.
     #[arg(long, num_args = 1.., value_name = "FILE")]
     db: Vec<PathBuf>,
     /// The HTML file to write.

@@ -1059,7 +1059,9 @@ impl Database {
         }
         // JSON, after a byte-order mark where an editor wrote one.
         let body = head[..n].strip_prefix(b"\xef\xbb\xbf").unwrap_or(&head[..n]);
-        if body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
+        // (A list is no database, but may be a kerntune tune report, which the JSON reader
+        // tells apart from a damaged database to clear.)
+        if matches!(body.iter().find(|b| !b.is_ascii_whitespace()), Some(b'{' | b'[')) {
             return Ok(Kind::Json);
         }
         // A gzipped Kernel Tuner cache or T4 file.

@@ -5,12 +5,14 @@
 //! timestamps, else the file's order), so that the search trace, the compile times and the
 //! failures read as a kerntune tune's do; Kernel Tuner's `GFLOP/s` and `GB/s` observers give
 //! each config's FLOPs and bytes per launch (the roofline). The fastest config is the winner
-//! (the file names none). Read only: nothing here writes such a file.
+//! (the file names none). A kerntune tune report (`kerntune tune --json`, run with `--no-db`
+//! or gathered from a CI matrix) becomes the entry its tune's database would hold. Read only:
+//! nothing here writes such a file.
 
 use crate::error::FailureKind;
 use crate::measure::stats::Stats;
 use crate::space::config::Config;
-use crate::store::db::{Entry, EntryId, Environment, Measurement, Status, Trace, Winner};
+use crate::store::db::{Entry, EntryId, Environment, Measurement, RunNote, RunTime, Status, Trace, Winner};
 use crate::store::recorded::RecordedSpace;
 use serde_json::Value as J;
 use std::path::Path;
@@ -18,6 +20,9 @@ use std::path::Path;
 /// What an entry read from another tuner's file has for its target: `recorded-` and the
 /// device's name.
 pub const TARGET_PREFIX: &str = "recorded-";
+
+/// What [`kind_of`] calls a kerntune tune report.
+pub const REPORT: &str = "a kerntune tune report (`kerntune tune --json`)";
 
 /// Whether an entry's target is one read from another tuner's file.
 pub fn is_recorded(target: &str) -> bool {
@@ -27,7 +32,9 @@ pub fn is_recorded(target: &str) -> bool {
 /// What kind of file `text` holds, when it is another tuner's: `a Kernel Tuner cache` or `a T4
 /// results file`.
 pub fn kind_of(v: &J) -> Option<&'static str> {
-    if v.get("cache").is_some_and(J::is_object) && v.get("tune_params_keys").is_some() {
+    if crate::store::recorded::one_report(v).is_some() {
+        Some(REPORT)
+    } else if v.get("cache").is_some_and(J::is_object) && v.get("tune_params_keys").is_some() {
         Some("a Kernel Tuner cache")
     } else if v.get("results").is_some_and(J::is_array) && v.get("schema").is_none() {
         Some("a T4 results file")
@@ -65,6 +72,9 @@ pub(crate) fn kind_of_text(text: &str) -> Option<&'static str> {
 pub fn entry(path: &Path) -> Result<(Entry, Option<String>), String> {
     let text = crate::store::recorded::read_text(path)?;
     let (v, cut_off) = crate::store::recorded::parse_space(&text, path)?;
+    if let Some(report) = crate::store::recorded::one_report(&v) {
+        return report.and_then(|r| report_entry(r, path)).map(|e| (e, None)).map_err(|e| format!("{}: {e}", path.display()));
+    }
     let space = RecordedSpace::from_value(&v, path)?;
     let note = cut_off.then(|| crate::store::recorded::cut_off_note(path, space.len()));
     let kt = v.get("cache").is_some();
@@ -154,6 +164,119 @@ pub fn entry(path: &Path) -> Result<(Entry, Option<String>), String> {
         });
     }
     Ok((e, note))
+}
+
+/// One result of a kerntune tune report, as `kerntune tune --json` writes it
+/// ([`crate::ConfigResult`]): what its database record would hold.
+#[derive(serde::Deserialize)]
+struct ReportResult {
+    config: Config,
+    outcome: String,
+    #[serde(default)]
+    stats: Option<Stats>,
+    #[serde(default)]
+    kind: Option<FailureKind>,
+    #[serde(default)]
+    message: Option<String>,
+    #[serde(default)]
+    usage: Option<crate::plan::prune::ResourceUsage>,
+    #[serde(default)]
+    flops: Option<f64>,
+    #[serde(default)]
+    bytes: Option<f64>,
+    #[serde(default)]
+    compile_seconds: Option<f64>,
+    #[serde(default)]
+    eval_seconds: Option<f64>,
+    #[serde(default)]
+    device: Option<usize>,
+    #[serde(default)]
+    seq: Option<usize>,
+    #[serde(default)]
+    elapsed_s: Option<f64>,
+    #[serde(default)]
+    verified: bool,
+    #[serde(default)]
+    proposed_by: Option<String>,
+    #[serde(default)]
+    spans: Vec<crate::store::db::Span>,
+}
+
+/// The entry a kerntune tune report describes, as the tune stored it in its database (for a
+/// tune run with `--no-db`, or reports gathered from a CI matrix): every config measured or
+/// failed with its trace (the order, compile and evaluation seconds, device spans), the winner
+/// and its tie band, and the run's strategy, prior and length. Configs pruned after compiling
+/// are left out, as the database leaves them.
+fn report_entry(r: &J, path: &Path) -> Result<Entry, String> {
+    let field = |name: &str| -> Result<J, String> { r.get(name).cloned().ok_or(format!("a kerntune tune report without `{name}`")) };
+    let id: EntryId = serde_json::from_value(field("entry")?).map_err(|e| format!("`entry`: {e}"))?;
+    let device = r["target"]["name"].as_str().unwrap_or(&id.target).to_string();
+    let mut details = std::collections::BTreeMap::new();
+    details.insert("file".to_string(), path.display().to_string());
+    let timing = r["timing"].as_str().unwrap_or("").to_string();
+    let env = Environment { kerntune: String::new(), host: String::new(), timing, details };
+    let mut e = Entry::new(id, device, env);
+    let results: Vec<J> = field("results")?.as_array().cloned().unwrap_or_default();
+    for (n, x) in results.into_iter().enumerate() {
+        let x: ReportResult = serde_json::from_value(x).map_err(|err| format!("results[{n}]: {err}"))?;
+        let status = match (x.outcome.as_str(), x.stats, x.kind) {
+            ("measured", Some(stats), _) => Status::Ok { stats },
+            ("failed", _, Some(failure)) => Status::Failed { failure, message: x.message.unwrap_or_default() },
+            ("pruned", _, _) => continue,
+            (other, _, _) => return Err(format!("results[{n}]: `outcome` {} without its `stats` or `kind`", crate::spec::error::quote(other))),
+        };
+        let measured = matches!(status, Status::Ok { .. });
+        // A result the tune took from its database has no place in this run's order.
+        let trace = x.seq.map(|seq| Trace {
+            run: 0,
+            seq,
+            elapsed_s: x.elapsed_s.unwrap_or(0.0),
+            compile_s: x.compile_seconds,
+            eval_s: x.eval_seconds,
+            device: x.device,
+            by: x.proposed_by,
+            spans: x.spans,
+        });
+        let verified = Some(x.verified || !measured);
+        let m = Measurement { config: x.config, status, usage: x.usage, at: 0, verified, trace, flops: x.flops, bytes: x.bytes };
+        e.measurements.insert(m.config.key(), m);
+    }
+    // The winner, unless the tune withheld it (most configs disagreed with its reference).
+    if r["winner_withheld"].is_null() {
+        let winner: Config = serde_json::from_value(field("winner")?).map_err(|err| format!("`winner`: {err}"))?;
+        let stats: Stats = serde_json::from_value(field("winner_stats")?).map_err(|err| format!("`winner_stats`: {err}"))?;
+        let tie_band: Vec<Config> = serde_json::from_value(field("tie_band")?).map_err(|err| format!("`tie_band`: {err}"))?;
+        if e.measurements.contains_key(&winner.key()) {
+            e.winner = Some(Winner {
+                config: winner.key(),
+                stats,
+                space: "report".into(),
+                verify: "report".into(),
+                tie_band: tie_band.iter().map(Config::key).collect(),
+                at: 0,
+                default: None,
+                partial: r["ended_early"].as_bool().unwrap_or(false),
+            });
+        }
+    }
+    let ms = |s: f64| (s * 1e3).round().max(0.0) as u64;
+    e.runs.push(RunNote {
+        run: 0,
+        strategy: r["strategy"].as_str().unwrap_or("").to_string(),
+        prior: r["prior"]["line"].as_str().map(String::from),
+        search: None,
+        findings: Vec::new(),
+        verification: r["reference"].as_str().map(String::from),
+        memcheck: None,
+        time: r["wall_seconds"].as_f64().filter(|_| r["db_hit"] != true).map(|w| RunTime {
+            wall_ms: ms(w),
+            compile_threads: r["compile_threads"].as_u64().unwrap_or(0) as u32,
+            devices: r["devices"].as_array().map_or(1, |d| d.len().max(1)) as u32,
+            ..RunTime::default()
+        }),
+        winner_withheld: r["winner_withheld"].as_str().map(String::from),
+    });
+    Ok(e)
 }
 
 /// A failure marker as a kind: Kernel Tuner's `CompilationFailedConfig`, `RuntimeFailedConfig`

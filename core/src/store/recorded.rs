@@ -575,32 +575,44 @@ fn t4_invalidity(failure: crate::FailureKind) -> &'static str {
     }
 }
 
-/// A kerntune tune report (what `kerntune tune --json` prints: a list with one report per
-/// problem tuned, or one report) as the T4 document its results make, so that the tune's own
-/// output is read as a recorded space or a prior: each config's mean time (ms) or failure
-/// (a config pruned after compiling as `constraints`), and the compile and evaluation seconds
-/// the tune spent on it, which a time budget replays. `None` when `v` is not a report; `Err`
-/// for a list of several (a recorded space is one tune's).
-fn report_as_t4(v: &J) -> Option<Result<J, String>> {
-    let is_report = |r: &J| r.is_object() && r["results"].is_array() && r["entry"].is_object() && r["target"].is_object();
-    let report = match v {
+/// Whether `v` is one kerntune tune report (an element of what `kerntune tune --json` prints).
+fn is_report(v: &J) -> bool {
+    v.is_object() && v["results"].is_array() && v["entry"].is_object() && v["target"].is_object()
+}
+
+/// The one tune report `v` holds, where it is kerntune's own (`kerntune tune --json`: a list
+/// with one report per problem tuned, or one report): `None` when `v` is not one; `Err` for
+/// a list of several, naming them (a recorded space, a prior and a drawn entry are one tune's).
+pub(crate) fn one_report(v: &J) -> Option<Result<&J, String>> {
+    match v {
         J::Array(a) if !a.is_empty() && a.iter().all(is_report) => match &a[..] {
-            [one] => one,
+            [one] => Some(Ok(one)),
             many => {
                 let tunes: Vec<String> = many
                     .iter()
                     .enumerate()
                     .map(|(i, r)| format!("[{i}] {} {}", r["entry"]["kernel"].as_str().unwrap_or("?"), r["entry"]["problem"].as_str().unwrap_or("?")))
                     .collect();
-                return Some(Err(format!(
+                Some(Err(format!(
                     "a kerntune report of {} tunes ({}); it is read one tune at a time: write one alone (`jq '.[0]' FILE > one.json`) and give that",
                     many.len(),
                     tunes.join(", ")
-                )));
+                )))
             }
         },
-        J::Object(_) if is_report(v) => v,
-        _ => return None,
+        J::Object(_) if is_report(v) => Some(Ok(v)),
+        _ => None,
+    }
+}
+
+/// A kerntune tune report ([`one_report`]) as the T4 document its results make, so that the
+/// tune's own output is read as a recorded space or a prior: each config's mean time (ms) or
+/// failure (a config pruned after compiling as `constraints`), and the compile and evaluation
+/// seconds the tune spent on it, which a time budget replays. `None` when `v` is not a report.
+fn report_as_t4(v: &J) -> Option<Result<J, String>> {
+    let report = match one_report(v)? {
+        Ok(r) => r,
+        Err(e) => return Some(Err(e)),
     };
     let mut seen = std::collections::HashSet::new();
     let mut results = Vec::new();
