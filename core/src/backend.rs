@@ -614,17 +614,22 @@ mod tests {
         // While its thread runs, that thread's time.
         let watch = std::sync::Arc::new(watch);
         let w = watch.clone();
+        // It spins for 0.3 s of its own CPU time (a loaded machine gives it less than the wall
+        // time it takes: the test failed once so, spinning 0.3 s of wall time for 0.04 s of CPU).
         let spinning = std::thread::spawn(move || {
             abandonable(Some(&w), || {
-                let t = std::time::Instant::now();
-                while t.elapsed() < std::time::Duration::from_millis(300) {
+                let (t, used) = (std::time::Instant::now(), this_thread_cpu_seconds().unwrap_or(0.0));
+                while this_thread_cpu_seconds().is_some_and(|c| c < used + 0.3) && t.elapsed() < std::time::Duration::from_secs(30) {
                     std::hint::spin_loop();
                 }
                 Ok(())
             })
         });
-        std::thread::sleep(std::time::Duration::from_millis(200));
         if tells {
+            let t = std::time::Instant::now();
+            while watch.cpu_seconds().is_none_or(|s| s <= 0.0) && t.elapsed() < std::time::Duration::from_secs(30) {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
             assert!(watch.cpu_seconds().is_some_and(|s| s > 0.0), "{:?}", watch.cpu_seconds());
         }
         assert!(spinning.join().unwrap().is_ok());

@@ -570,9 +570,13 @@ mod tests {
         if std::path::Path::new("/proc/self/stat").exists() {
             let t0 = process_cpu_seconds(me).unwrap();
             let mut x = 0u64;
+            // Until it reads 0.1 s more, or 30 s of wall time (a loaded machine gives this
+            // thread less CPU than the wall time passing: 0.2 s of wall time once read 0.01 s).
             let start = Instant::now();
-            while start.elapsed() < Duration::from_millis(200) {
-                x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(1));
+            while process_cpu_seconds(me).is_some_and(|t| t < t0 + 0.1) && start.elapsed() < Duration::from_secs(30) {
+                for _ in 0..100_000 {
+                    x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(1));
+                }
             }
             assert!(process_cpu_seconds(me).unwrap() >= t0 + 0.1, "{t0}");
             #[cfg(unix)]
