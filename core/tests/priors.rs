@@ -639,6 +639,8 @@ fn a_tune_report_reads_as_a_recorded_space_a_prior_and_an_entry() {
     let o = TuneOptions { db: None, prior: PriorSetting::Off, compile_threads: Some(2), strategy: "exhaustive".into(), ..Default::default() };
     let r = Tuner::new(dev).tune(&job(), &o).unwrap();
     assert_eq!(r.results.len(), 24);
+    // The wrong output's seconds too: the device verified it (a time budget replays them).
+    assert!(r.results.iter().all(|x| x.eval_seconds.is_some_and(|s| s > 0.0)), "{:?}", r.results);
     let path = dir.path().join("report.json");
     std::fs::write(&path, serde_json::to_string_pretty(&vec![&r]).unwrap()).unwrap();
     let s = RecordedSpace::load(&path).unwrap();

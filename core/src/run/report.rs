@@ -108,8 +108,8 @@ pub struct ConfigResult {
     /// Seconds its compile took on its compile thread (`None` for database records and
     /// compile-cache hits).
     pub compile_seconds: Option<f64>,
-    /// Seconds a device spent evaluating it (verifying and measuring) for the search (`None` for
-    /// database records and configs not measured).
+    /// Seconds a device spent evaluating it (verifying and measuring, or failing to) for the
+    /// search (`None` for database records and configs no device ran).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub eval_seconds: Option<f64>,
     /// The device (position in the tuner's list) that measured it, for a tune over several.

@@ -1642,6 +1642,10 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                     }
                     other => other.to_string(),
                 };
+                // What the device spent on it is in its record (the seconds a time budget's replay
+                // charges), not in the mean evaluation the flight is sized by, which is taken over
+                // configs measured.
+                *self.eval_s.entry(i).or_default() += seconds;
                 let usage = Some(kernel.usage.clone());
                 let r = self.result(i, ResultOutcome::Failed { kind: e.kind(), message }, usage, Some(d), false);
                 self.finish(l, refs, i, r);

@@ -250,8 +250,8 @@ pub struct Trace {
     /// cache).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compile_s: Option<f64>,
-    /// Seconds a device spent evaluating it (verifying and measuring) in that run. Absent in
-    /// older records.
+    /// Seconds a device spent evaluating it (verifying and measuring, or failing to) in that
+    /// run. Absent in older records, and for failures in those before 2026-12-06.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub eval_s: Option<f64>,
     /// The device that measured it, when the run had several (position in its list).
