@@ -1360,6 +1360,14 @@ fn a_tune_report_is_simulated_drawn_and_learned_from() {
     assert!(o.status.success(), "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!((v[0]["evaluations"].as_f64(), v[0]["at"]["1m"]["mean"].as_f64()), (Some(measured as f64), Some(1.0)), "{v}");
+    // A budgeted tune's report is part of the space: the simulation says what it scores against.
+    let o = kerntune(d.path(), &["tune", spec.to_str().unwrap(), "--backend", "wgpu", "--no-db", "--strategy", "random", "--budget", "5", "--json"]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let part = d.path().join("part.json");
+    std::fs::write(&part, &o.stdout).unwrap();
+    let o = kerntune(d.path(), &["simulate", part.to_str().unwrap(), "--strategy", "random", "--repeats", "2", "--budget", "3"]);
+    let (_, err) = text(&o);
+    assert!(o.status.success() && err.contains(&format!("a tune's report of 5 of the {measured} configs it had to choose from (a budget)")), "{err}");
     // As a prior.
     let o = kerntune(d.path(), &["tune", spec.to_str().unwrap(), "--backend", "wgpu", "--no-db", "--budget", "4", "--prior", path]);
     let (out, err) = text(&o);

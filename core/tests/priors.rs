@@ -657,6 +657,7 @@ fn a_tune_report_reads_as_a_recorded_space_a_prior_and_an_entry() {
         assert!(near(s.compile_s[i], x.compile_seconds) && near(s.eval_s[i], x.eval_seconds), "{text}: {:?} {:?}", (s.compile_s[i], s.eval_s[i]), x);
     }
     assert!(s.compile_s.iter().all(|c| c.is_some_and(|c| c >= 0.001)));
+    assert_eq!(s.note, None, "the whole space");
     assert_eq!(s.optimum(), r.winner_stats.mean * 1e3);
     // A prior with this device's evaluation seconds (a kerntune tune's own), for another device.
     let p = PriorFile::load(&path).unwrap();
@@ -710,6 +711,15 @@ fn a_tune_report_reads_as_a_recorded_space_a_prior_and_an_entry() {
         .tune(&job(), &TuneOptions { prior: PriorSetting::Files(vec![two]), budget: Budget::parse("3").unwrap(), ..opts(&db) })
         .unwrap();
     assert!(c.prior.as_ref().unwrap().notes.iter().any(|n| n.contains("a kerntune report of 2 tunes") && n.contains("tuning without it")), "{:?}", c.prior);
+    // A budgeted tune's report holds part of the space, and says so.
+    let part = dir.path().join("part.json");
+    let few = TuneOptions { db: None, prior: PriorSetting::Off, strategy: "random".into(), budget: Budget::parse("5").unwrap(), ..Default::default() };
+    let five = Tuner::new(device("gpu_a", 128.0)).tune(&job(), &few).unwrap();
+    std::fs::write(&part, serde_json::to_string(&vec![&five]).unwrap()).unwrap();
+    let s = RecordedSpace::load(&part).unwrap();
+    assert_eq!(s.len(), 5);
+    let note = s.note.unwrap();
+    assert!(note.ends_with("part.json: a tune's report of 5 of the 24 configs it had to choose from (a budget): scores are fractions of the fastest of those 5, not of the space's optimum"), "{note}");
     // A report whose config is not kerntune's [name, value] pairs says where.
     let bad = dir.path().join("bad.json");
     let mut v = serde_json::to_value(vec![&r]).unwrap();

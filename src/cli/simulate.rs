@@ -281,11 +281,15 @@ impl std::ops::Deref for Resolved {
     }
 }
 
-/// A recorded space, with a note where its file was cut off while written.
+/// A recorded space, with a note where its file was cut off while written or holds part of a
+/// space.
 fn load(path: &std::path::Path) -> anyhow::Result<RecordedSpace> {
     let space = RecordedSpace::load(path).map_err(anyhow::Error::msg)?;
     if space.cut_off {
         crate::cli::out::eprint_line(&format!("note: {}", kerntune::store::recorded::cut_off_note(path, space.len())));
+    }
+    if let Some(note) = &space.note {
+        crate::cli::out::eprint_line(&format!("note: {note}"));
     }
     Ok(space)
 }

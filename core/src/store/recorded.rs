@@ -40,6 +40,10 @@ pub struct RecordedSpace {
     /// The file ended early (a Kernel Tuner run still writing it, or stopped): it was closed
     /// after its last complete entry ([`cut_off_note`] says so where it is read).
     pub cut_off: bool,
+    /// What its reader should be told where the file holds part of a space: a tune's report of
+    /// fewer configs than the tune had to choose from (a budget), which a simulation scores
+    /// against the fastest of those it holds.
+    pub note: Option<String>,
 }
 
 /// A file's text, gunzipped where its name ends in `.gz`, without a byte-order mark (Windows
@@ -63,7 +67,7 @@ pub(crate) fn read_text(path: &Path) -> Result<String, String> {
 /// A Kernel Tuner cache's or T4 file's text parsed (repaired where cut off); `Err` names `path`.
 /// With it, whether the file was cut off (see [`parse_repairing`]).
 pub(crate) fn parse_space(text: &str, path: &Path) -> Result<(J, bool), String> {
-    parse_repairing(text).map_err(|e| format!("{}: not a Kernel Tuner cache or T4 file: {e}", path.display()))
+    parse_repairing(text).map_err(|e| format!("{}: not a Kernel Tuner cache, T4 file or kerntune tune report: {e}", path.display()))
 }
 
 /// What a file cut off while it was written says where it is read.
@@ -236,7 +240,18 @@ impl RecordedSpace {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("space").trim_end_matches(".gz").trim_end_matches(".json").to_string();
         check_version(v).map_err(|e| format!("{}: {e}", path.display()))?;
         if let Some(t4) = report_as_t4(v) {
-            return t4.and_then(|t4| Self::from_t4(&t4, name)).map_err(|e| format!("{}: {e}", path.display()));
+            let mut s = t4.and_then(|t4| Self::from_t4(&t4, name)).map_err(|e| format!("{}: {e}", path.display()))?;
+            // A budgeted tune measured part of its candidates.
+            let had = one_report(v).and_then(Result::ok).and_then(|r| r["candidates"].as_u64()).unwrap_or(0) as usize;
+            if had > s.len() {
+                s.note = Some(format!(
+                    "{}: a tune's report of {} of the {had} configs it had to choose from (a budget): scores are fractions of the fastest of those {}, not of the space's optimum",
+                    path.display(),
+                    s.len(),
+                    s.len()
+                ));
+            }
+            return Ok(s);
         }
         if v.get("cache").is_some() {
             Self::from_kernel_tuner(v, name).map_err(|e| format!("{}: {e}", path.display()))
@@ -415,6 +430,7 @@ impl RecordedSpace {
             compile_s: vec![None; n],
             eval_s: vec![None; n],
             cut_off: false,
+            note: None,
         }
     }
 
