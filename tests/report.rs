@@ -95,6 +95,7 @@ fn a_fleet_database_becomes_one_self_contained_page() {
     let said = String::from_utf8_lossy(&o.stdout);
     assert!(said.contains("3 entries, 900 measured configs") || said.contains("3 entries"), "{said}");
     let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("more measured configs are not listed; `kerntune db export` has them all."), "a database's entries are exported from it");
     // Nothing is fetched: no script, stylesheet link, image or font, and the only URL is the
     // SVG namespace (a name, never loaded).
     for bad in ["<script", "<link", "<img", "<iframe", "@import", "url(", "src="] {
@@ -569,6 +570,37 @@ fn kernel_tuner_caches_are_drawn_as_entries() {
         assert!(!o.status.success() && err.contains("is a Kernel Tuner cache, not a kerntune database") && err.contains("--prior"), "{err}");
         assert!(!err.contains("db clear"), "never the advice to delete it: {err}");
     }
+}
+
+/// A tune's `--json` report (as `kerntune tune --json --no-db` prints it, trimmed to what a
+/// report of `n` configs holds) is drawn as its database entry would be: the configs beyond the
+/// table are in the file, not in a database to export.
+#[test]
+fn a_tune_report_is_drawn_and_its_file_named_for_the_configs_not_listed() {
+    let d = tempfile::tempdir().unwrap();
+    let stats = |ms: f64| serde_json::json!({"samples": 5, "mean": ms / 1e3, "median": ms / 1e3, "min": ms / 1e3, "max": ms / 1e3, "stddev": 0.0, "ci_half": 1e-6, "raced": false});
+    let results: Vec<serde_json::Value> = (0..30)
+        .map(|i| {
+            serde_json::json!({"config": {"params": [["bx", 32 * (i + 1)]]}, "outcome": "measured", "stats": stats(1.0 + i as f64 / 10.0),
+                "usage": null, "from_db": false, "flops": null, "bytes": null, "compile_seconds": 0.2, "eval_seconds": 0.01, "seq": i,
+                "elapsed_s": 0.3 + i as f64 * 0.05, "verified": true, "spans": [{"what": "compile", "from_s": 0.0, "to_s": 0.2}]})
+        })
+        .collect();
+    let report = serde_json::json!([{
+        "target": {"backend": "cuda", "vendor": "nvidia", "arch": "sm_90", "name": "NVIDIA H100 80GB HBM3", "fingerprint": "cuda-sm_90-h100"},
+        "entry": {"kernel": "triad", "kernel_hash": "abc", "target": "cuda-sm_90-h100", "toolchain": "cuda 13", "problem": "n=1024"},
+        "db_hit": false, "winner": {"params": [["bx", 32]]}, "winner_stats": stats(1.0), "tie_band": [{"params": [["bx", 32]]}],
+        "results": results, "candidates": 30, "strategy": "exhaustive", "reference": "cpu:triad", "wall_seconds": 2.0, "compile_threads": 4, "devices": [{}],
+        "timing": "events", "ended_early": false, "notes": []
+    }]);
+    let path = d.path().join("triad.json");
+    std::fs::write(&path, report.to_string()).unwrap();
+    let out = d.path().join("triad.html");
+    let o = kerntune(&["report", "--db", path.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("triad on NVIDIA H100 80GB HBM3 (n=1024)") && html.contains("30 evaluations over"), "the entry and its run");
+    assert!(html.contains("5 more measured configs are not listed; the file they were read from has them all."), "the table's tail");
 }
 
 /// A Kernel Tuner cache as Python's `json` writes it (`NaN` and `Infinity` where numbers go) and

@@ -403,7 +403,7 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
             @if v.points.len() > TOP {
                 p.muted {
                     (v.points.len() - TOP)
-                    (if kerntune_core::store::foreign::is_recorded(&v.target) { " more measured configs are not listed; the file they were read from has them all." } else { " more measured configs are not listed; `kerntune db export` has them all." })
+                    (if v.file.is_some() { " more measured configs are not listed; the file they were read from has them all." } else { " more measured configs are not listed; `kerntune db export` has them all." })
                 }
             }
             h3 { "Parameters" }

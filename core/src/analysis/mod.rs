@@ -227,6 +227,10 @@ pub struct EntryView {
     pub peaks: Option<Peaks>,
     /// Things the reader should know about these numbers.
     pub notes: Vec<String>,
+    /// The file it was read from, where it was no database's (another tool's results, a
+    /// tune's `--json` report).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
 }
 
 /// Runs of an entry whose timelines are made (the newest that recorded spans): a timeline of a
@@ -374,6 +378,7 @@ impl EntryView {
             kernel: entry.id.kernel.clone(),
             target_name: entry.target_name.clone(),
             target: entry.id.target.clone(),
+            file: entry.env.details.get("file").cloned(),
             problem: entry.id.problem.clone(),
             effects,
             interaction,

@@ -127,6 +127,7 @@ mod tests {
             timed_runs: 0,
             peaks: None,
             notes: vec![],
+            file: None,
         }
     }
 
