@@ -11,7 +11,7 @@ use crate::run::report::{ConfigResult, DeviceReport, Event, ResultOutcome};
 use crate::run::stale::{self, Stale};
 use crate::run::{Context, RefOutputs, TuneOptions};
 use crate::search::strategy::Outcome;
-use crate::store::db::{self, Entry, Environment, Measurement, Span, SpanKind, Status, Trace};
+use crate::store::db::{self, Entry, Environment, Measurement, Span, SpanKind, Status};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Instant;
@@ -350,36 +350,8 @@ impl<'a> Ledger<'a> {
             }
         }
         if persist {
-            let status = match &r.outcome {
-                ResultOutcome::Measured { stats } => Some(Status::Ok { stats: stats.clone() }),
-                ResultOutcome::Failed { kind, message } => Some(Status::Failed { failure: *kind, message: message.clone() }),
-                ResultOutcome::Pruned { .. } => None,
-            };
-            if let Some(status) = status {
-                let trace = Trace {
-                    run: self.run,
-                    seq: r.seq.unwrap_or(0),
-                    elapsed_s: r.elapsed_s.unwrap_or(0.0),
-                    compile_s: r.compile_seconds,
-                    eval_s: r.eval_seconds,
-                    device: r.device.filter(|_| self.devices.len() > 1),
-                    by: r.proposed_by.clone(),
-                    spans: r.spans.clone(),
-                };
-                let verified = Some(r.verified || !matches!(r.outcome, ResultOutcome::Measured { .. }));
-                self.pending.push((
-                    key.clone(),
-                    Measurement {
-                        config: r.config.clone(),
-                        status,
-                        usage: r.usage.clone(),
-                        at: db::now(),
-                        verified,
-                        trace: Some(trace),
-                        flops: r.flops,
-                        bytes: r.bytes,
-                    },
-                ));
+            if let Some(m) = r.measurement(self.run, db::now(), r.device.filter(|_| self.devices.len() > 1)) {
+                self.pending.push((key.clone(), m));
             }
         }
         tracing::info!(target: "kerntune::autotuning", config = %r.config, from_db = r.from_db, "{}", r.summary_line());

@@ -6,9 +6,9 @@ use crate::measure::stats::Stats;
 use crate::measure::timing::TimingMethod;
 use crate::plan::prune::{PruneReason, ResourceUsage};
 use crate::space::config::Config;
-use crate::store::db::{EntryId, Measurement, Status};
+use crate::store::db::{EntryId, Measurement, Status, Trace};
 use crate::target::Target;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -67,7 +67,7 @@ pub enum Event<'a> {
 pub type Observer = Arc<dyn Fn(&Event<'_>) + Send + Sync>;
 
 /// What happened to one config.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum ResultOutcome {
     /// Verified and timed.
@@ -89,8 +89,9 @@ pub enum ResultOutcome {
     },
 }
 
-/// One config's result.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// One config's result (read back from a `kerntune tune --json` report by
+/// [`crate::store::foreign::entry`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ConfigResult {
     /// The config.
     pub config: Config,
@@ -100,6 +101,7 @@ pub struct ConfigResult {
     /// Compiler resource report.
     pub usage: Option<ResourceUsage>,
     /// Taken from the database, not measured now.
+    #[serde(default)]
     pub from_db: bool,
     /// FLOPs of one launch (from the job's formula).
     pub flops: Option<f64>,
@@ -110,27 +112,28 @@ pub struct ConfigResult {
     pub compile_seconds: Option<f64>,
     /// Seconds a device spent evaluating it (verifying and measuring, or failing to) for the
     /// search (`None` for database records and configs no device ran).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub eval_seconds: Option<f64>,
     /// The device (position in the tuner's list) that measured it, for a tune over several.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<usize>,
     /// Its place in the order results came in (from 0), for this run's results.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seq: Option<usize>,
     /// Seconds from the start of the tune to its result, for this run's results.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elapsed_s: Option<f64>,
     /// Whether its outputs were checked against the reference (`false`: the sample skipped it,
     /// or nothing is verified).
+    #[serde(default)]
     pub verified: bool,
     /// Who proposed it, in a search that learns from priors: a tag of
     /// [`crate::search::proposer`] (`sources`, `favourite:A100`, `search:yardstick`, ...).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proposed_by: Option<String>,
     /// Its compiles and device jobs in this run, in order (seconds from the tune's start): see
     /// [`crate::run::timeline`].
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub spans: Vec<crate::store::db::Span>,
 }
 
@@ -161,6 +164,38 @@ impl ConfigResult {
             ResultOutcome::Measured { stats } => Some(stats),
             _ => None,
         }
+    }
+
+    /// Its database record, as the tune that made it stores it: `run` the tune's start, `at`
+    /// when it is stored, `device` as the record names it. `None` for a config pruned after
+    /// compiling, which the database does not keep.
+    pub fn measurement(&self, run: u64, at: u64, device: Option<usize>) -> Option<Measurement> {
+        let status = match &self.outcome {
+            ResultOutcome::Measured { stats } => Status::Ok { stats: stats.clone() },
+            ResultOutcome::Failed { kind, message } => Status::Failed { failure: *kind, message: message.clone() },
+            ResultOutcome::Pruned { .. } => return None,
+        };
+        let trace = Trace {
+            run,
+            seq: self.seq.unwrap_or(0),
+            elapsed_s: self.elapsed_s.unwrap_or(0.0),
+            compile_s: self.compile_seconds,
+            eval_s: self.eval_seconds,
+            device,
+            by: self.proposed_by.clone(),
+            spans: self.spans.clone(),
+        };
+        let verified = Some(self.verified || !matches!(self.outcome, ResultOutcome::Measured { .. }));
+        Some(Measurement {
+            config: self.config.clone(),
+            status,
+            usage: self.usage.clone(),
+            at,
+            verified,
+            trace: Some(trace),
+            flops: self.flops,
+            bytes: self.bytes,
+        })
     }
 }
 

@@ -14,6 +14,7 @@ use crate::measure::stats::Stats;
 use crate::space::config::Config;
 use crate::store::db::{Entry, EntryId, Environment, Measurement, RunNote, RunTime, Status, Trace, Winner};
 use crate::store::recorded::RecordedSpace;
+use serde::Deserialize;
 use serde_json::Value as J;
 use std::path::Path;
 
@@ -166,42 +167,6 @@ pub fn entry(path: &Path) -> Result<(Entry, Option<String>), String> {
     Ok((e, note))
 }
 
-/// One result of a kerntune tune report, as `kerntune tune --json` writes it
-/// ([`crate::ConfigResult`]): what its database record would hold.
-#[derive(serde::Deserialize)]
-struct ReportResult {
-    config: Config,
-    outcome: String,
-    #[serde(default)]
-    stats: Option<Stats>,
-    #[serde(default)]
-    kind: Option<FailureKind>,
-    #[serde(default)]
-    message: Option<String>,
-    #[serde(default)]
-    usage: Option<crate::plan::prune::ResourceUsage>,
-    #[serde(default)]
-    flops: Option<f64>,
-    #[serde(default)]
-    bytes: Option<f64>,
-    #[serde(default)]
-    compile_seconds: Option<f64>,
-    #[serde(default)]
-    eval_seconds: Option<f64>,
-    #[serde(default)]
-    device: Option<usize>,
-    #[serde(default)]
-    seq: Option<usize>,
-    #[serde(default)]
-    elapsed_s: Option<f64>,
-    #[serde(default)]
-    verified: bool,
-    #[serde(default)]
-    proposed_by: Option<String>,
-    #[serde(default)]
-    spans: Vec<crate::store::db::Span>,
-}
-
 /// The entry a kerntune tune report describes, as the tune stored it in its database (for a
 /// tune run with `--no-db`, or reports gathered from a CI matrix): every config measured or
 /// failed with its trace (the order, compile and evaluation seconds, device spans), the winner
@@ -216,29 +181,13 @@ fn report_entry(r: &J, path: &Path) -> Result<Entry, String> {
     let timing = r["timing"].as_str().unwrap_or("").to_string();
     let env = Environment { kerntune: String::new(), host: String::new(), timing, details };
     let mut e = Entry::new(id, device, env);
-    let results: Vec<J> = field("results")?.as_array().cloned().unwrap_or_default();
-    for (n, x) in results.into_iter().enumerate() {
-        let x: ReportResult = serde_json::from_value(x).map_err(|err| format!("results[{n}]: {err}"))?;
-        let status = match (x.outcome.as_str(), x.stats, x.kind) {
-            ("measured", Some(stats), _) => Status::Ok { stats },
-            ("failed", _, Some(failure)) => Status::Failed { failure, message: x.message.unwrap_or_default() },
-            ("pruned", _, _) => continue,
-            (other, _, _) => return Err(format!("results[{n}]: `outcome` {} without its `stats` or `kind`", crate::spec::error::quote(other))),
-        };
-        let measured = matches!(status, Status::Ok { .. });
+    for (n, x) in r["results"].as_array().into_iter().flatten().enumerate() {
+        let x = crate::ConfigResult::deserialize(x).map_err(|err| format!("results[{n}]: {err}"))?;
+        let Some(mut m) = x.measurement(0, 0, x.device) else { continue };
         // A result the tune took from its database has no place in this run's order.
-        let trace = x.seq.map(|seq| Trace {
-            run: 0,
-            seq,
-            elapsed_s: x.elapsed_s.unwrap_or(0.0),
-            compile_s: x.compile_seconds,
-            eval_s: x.eval_seconds,
-            device: x.device,
-            by: x.proposed_by,
-            spans: x.spans,
-        });
-        let verified = Some(x.verified || !measured);
-        let m = Measurement { config: x.config, status, usage: x.usage, at: 0, verified, trace, flops: x.flops, bytes: x.bytes };
+        if x.seq.is_none() {
+            m.trace = None;
+        }
         e.measurements.insert(m.config.key(), m);
     }
     // The winner, unless the tune withheld it (most configs disagreed with its reference).

@@ -239,10 +239,11 @@ impl RecordedSpace {
     pub(crate) fn from_value(v: &J, path: &Path) -> Result<RecordedSpace, String> {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("space").trim_end_matches(".gz").trim_end_matches(".json").to_string();
         check_version(v).map_err(|e| format!("{}: {e}", path.display()))?;
-        if let Some(t4) = report_as_t4(v) {
-            let mut s = t4.and_then(|t4| Self::from_t4(&t4, name)).map_err(|e| format!("{}: {e}", path.display()))?;
+        if let Some(report) = one_report(v) {
+            let report = report.map_err(|e| format!("{}: {e}", path.display()))?;
+            let mut s = report_as_t4(report).and_then(|t4| Self::from_t4(&t4, name)).map_err(|e| format!("{}: {e}", path.display()))?;
             // A budgeted tune measured part of its candidates.
-            let had = one_report(v).and_then(Result::ok).and_then(|r| r["candidates"].as_u64()).unwrap_or(0) as usize;
+            let had = report["candidates"].as_u64().unwrap_or(0) as usize;
             if had > s.len() {
                 s.note = Some(format!(
                     "{}: a tune's report of {} of the {had} configs it had to choose from (a budget): scores are fractions of the fastest of those {}, not of the space's optimum",
@@ -510,8 +511,8 @@ impl PriorFile {
             }
         };
         let value = |x: &J| Value::from_json(x).unwrap_or_else(|| Value::Str(x.to_string()));
-        let report = report_as_t4(&v).transpose().map_err(|e| format!("{}: {e}", path.display()))?;
-        let v = report.unwrap_or(v);
+        let t4 = one_report(&v).map(|r| r.and_then(report_as_t4)).transpose().map_err(|e| format!("{}: {e}", path.display()))?;
+        let v = t4.unwrap_or(v);
         if let Some(cache) = v.get("cache").and_then(J::as_object) {
             let keys: Vec<String> = v["tune_params_keys"]
                 .as_array()
@@ -621,23 +622,18 @@ pub(crate) fn one_report(v: &J) -> Option<Result<&J, String>> {
     }
 }
 
-/// A kerntune tune report ([`one_report`]) as the T4 document its results make, so that the
-/// tune's own output is read as a recorded space or a prior: each config's mean time (ms) or
-/// failure (a config pruned after compiling as `constraints`), and the compile and evaluation
-/// seconds the tune spent on it, which a time budget replays. `None` when `v` is not a report.
-fn report_as_t4(v: &J) -> Option<Result<J, String>> {
-    let report = match one_report(v)? {
-        Ok(r) => r,
-        Err(e) => return Some(Err(e)),
-    };
-    let mut seen = std::collections::HashSet::new();
+/// A kerntune tune report (one of [`one_report`]) as the T4 document its results make, so that
+/// the tune's own output is read as a recorded space or a prior: each config's mean time (ms)
+/// or failure (a config pruned after compiling as `constraints`), and the compile and
+/// evaluation seconds the tune spent on it, which a time budget replays.
+fn report_as_t4(report: &J) -> Result<J, String> {
     let mut results = Vec::new();
     for (n, r) in report["results"].as_array().into_iter().flatten().enumerate() {
         let Some(params) = r["config"]["params"].as_array() else {
-            return Some(Err(format!(
+            return Err(format!(
                 "results[{n}]: `config.params` is {}, not a list of [name, value] pairs (a kerntune report)",
                 quote_json(&r["config"]["params"])
-            )));
+            ));
         };
         let mut configuration = serde_json::Map::new();
         for p in params {
@@ -645,12 +641,8 @@ fn report_as_t4(v: &J) -> Option<Result<J, String>> {
                 Some([J::String(name), value]) => {
                     configuration.insert(name.clone(), value.clone());
                 }
-                _ => return Some(Err(format!("results[{n}]: `config.params` holds {}, not a [name, value] pair", quote_json(p)))),
+                _ => return Err(format!("results[{n}]: `config.params` holds {}, not a [name, value] pair", quote_json(p))),
             }
-        }
-        // A config measured again (a recheck) is the first measurement's.
-        if !seen.insert(J::Object(configuration.clone()).to_string()) {
-            continue;
         }
         let mut times = serde_json::Map::new();
         for (field, t4) in [("compile_seconds", "compilation"), ("eval_seconds", "benchmark")] {
@@ -661,23 +653,23 @@ fn report_as_t4(v: &J) -> Option<Result<J, String>> {
         let (invalidity, measurements) = match r["outcome"].as_str() {
             Some("measured") => match r["stats"]["mean"].as_f64() {
                 Some(mean) => ("correct", json!([{ "name": "time", "value": mean * 1e3, "unit": "ms" }])),
-                None => return Some(Err(format!("results[{n}]: a measured config without `stats.mean`"))),
+                None => return Err(format!("results[{n}]: a measured config without `stats.mean`")),
             },
             Some("failed") => {
                 let kind = serde_json::from_value::<crate::FailureKind>(r["kind"].clone()).unwrap_or(crate::FailureKind::Other);
                 (t4_invalidity(kind), json!([]))
             }
             Some("pruned") => ("constraints", json!([])),
-            _ => return Some(Err(format!("results[{n}]: `outcome` is {}, not measured, failed or pruned", quote_json(&r["outcome"])))),
+            _ => return Err(format!("results[{n}]: `outcome` is {}, not measured, failed or pruned", quote_json(&r["outcome"]))),
         };
         results.push(json!({ "configuration": configuration, "times": times, "invalidity": invalidity, "measurements": measurements }));
     }
     let (entry, target) = (&report["entry"], &report["target"]);
-    Some(Ok(json!({
+    Ok(json!({
         "schema_version": "1.0.0",
         "metadata": { "kernel": entry["kernel"], "target": entry["target"], "hardware": { "name": target["name"] }, "problem": entry["problem"], "toolchain": entry["toolchain"], "tuner": "kerntune (tune report)" },
         "results": results,
-    })))
+    }))
 }
 
 /// T4 `times` with the mean runtime (ms) added.
