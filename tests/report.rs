@@ -573,8 +573,8 @@ fn kernel_tuner_caches_are_drawn_as_entries() {
 }
 
 /// A tune's `--json` report (as `kerntune tune --json --no-db` prints it, trimmed to what a
-/// report of `n` configs holds) is drawn as its database entry would be: the configs beyond the
-/// table are in the file, not in a database to export.
+/// report of `n` configs holds) is drawn as its database entry would be: its run started when the
+/// report says, and the configs beyond the table are in the file, not in a database to export.
 #[test]
 fn a_tune_report_is_drawn_and_its_file_named_for_the_configs_not_listed() {
     let d = tempfile::tempdir().unwrap();
@@ -591,7 +591,7 @@ fn a_tune_report_is_drawn_and_its_file_named_for_the_configs_not_listed() {
         "entry": {"kernel": "triad", "kernel_hash": "abc", "target": "cuda-sm_90-h100", "toolchain": "cuda 13", "problem": "n=1024"},
         "db_hit": false, "winner": {"params": [["bx", 32]]}, "winner_stats": stats(1.0), "tie_band": [{"params": [["bx", 32]]}],
         "results": results, "candidates": 30, "strategy": "exhaustive", "reference": "cpu:triad", "wall_seconds": 2.0, "compile_threads": 4, "devices": [{}],
-        "timing": "events", "ended_early": false, "notes": []
+        "timing": "events", "ended_early": false, "notes": [], "started": 1_796_558_400u64
     }]);
     let path = d.path().join("triad.json");
     std::fs::write(&path, report.to_string()).unwrap();
@@ -600,6 +600,7 @@ fn a_tune_report_is_drawn_and_its_file_named_for_the_configs_not_listed() {
     assert!(o.status.success(), "{}", stderr(&o));
     let html = std::fs::read_to_string(&out).unwrap();
     assert!(html.contains("triad on NVIDIA H100 80GB HBM3 (n=1024)") && html.contains("30 evaluations over"), "the entry and its run");
+    assert!(html.contains("run 1, started 2026-12-06 12:00:00 UTC: 30 evaluations"), "the run's start, from the report's `started`");
     assert!(html.contains("5 more measured configs are not listed; the file they were read from has them all."), "the table's tail");
 }
 

@@ -683,12 +683,15 @@ fn a_tune_report_reads_as_a_recorded_space_a_prior_and_an_entry() {
         let t = m.trace.as_ref().unwrap();
         // (serde_json reads a float back to within its last bit.)
         let near = |a: Option<f64>, b: Option<f64>| a.is_some() == b.is_some() && a.zip(b).is_none_or(|(a, b)| (a - b).abs() <= 1e-15 * a.abs().max(1.0));
-        assert_eq!((Some(t.seq), t.spans.len()), (x.seq, x.spans.len()));
+        assert_eq!((Some(t.seq), t.spans.len(), t.run, m.at), (x.seq, x.spans.len(), r.started, r.started));
         assert!(near(t.compile_s, x.compile_seconds) && near(t.eval_s, x.eval_seconds), "{:?} {x:?}", t);
         assert!(near(m.stats().map(|s| s.mean), x.stats().map(|s| s.mean)), "{m:?}");
     }
     assert_eq!(e.measurements.values().filter(|m| m.stats().is_none()).count(), 1, "the wrong output");
-    assert_eq!(e.runs[0].strategy, "exhaustive");
+    // The run is the tune's: when it started.
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    assert!(r.started + 600 > now && r.started <= now, "{} {now}", r.started);
+    assert_eq!((e.runs[0].strategy.as_str(), e.runs[0].run, w.at), ("exhaustive", r.started, r.started));
     // Given as a database it is said to be a report, and left as it was (no advice to clear it).
     let before = std::fs::read(&path).unwrap();
     match Database::at(&path).load() {

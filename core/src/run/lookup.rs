@@ -70,6 +70,7 @@ pub(crate) fn stored_winner<B: Backend>(backend: &B, ctx: &Context, entry: Optio
         timing: backend.timing_method(),
         strategy: "database".into(),
         reference: ctx.job.verify.describe(),
+        started: w.at,
         wall_seconds: t0.elapsed().as_secs_f64(),
         ended_early: w.partial,
         default_included: true,

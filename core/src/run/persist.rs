@@ -193,6 +193,7 @@ pub(crate) fn report(
         timing: ledger.timing(),
         strategy,
         reference: ctx.job.verify.describe(),
+        started: ledger.run,
         wall_seconds: wall,
         ended_early: ledger.ended_early,
         default_included: plan.default_included,

@@ -285,6 +285,10 @@ pub struct TuneReport {
     pub strategy: String,
     /// Where expected outputs came from.
     pub reference: String,
+    /// When the tune started, in seconds since the Unix epoch: the run its records carry in the
+    /// database (`kerntune report` draws a report's run from it). For a database hit, when the
+    /// stored winner's tune ran.
+    pub started: u64,
     /// Wall-clock seconds of the whole tune.
     pub wall_seconds: f64,
     /// The tune was told to end early (SIGUSR1 or SIGUSR2, a scheduler's warning before its time

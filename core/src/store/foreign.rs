@@ -181,9 +181,11 @@ fn report_entry(r: &J, path: &Path) -> Result<Entry, String> {
     let timing = r["timing"].as_str().unwrap_or("").to_string();
     let env = Environment { kerntune: String::new(), host: String::new(), timing, details };
     let mut e = Entry::new(id, device, env);
+    // The run: when the tune started (a report from before kerntune wrote it has none).
+    let run = r["started"].as_u64().unwrap_or(0);
     for (n, x) in r["results"].as_array().into_iter().flatten().enumerate() {
         let x = crate::ConfigResult::deserialize(x).map_err(|err| format!("results[{n}]: {err}"))?;
-        let Some(mut m) = x.measurement(0, 0, x.device) else { continue };
+        let Some(mut m) = x.measurement(run, run, x.device) else { continue };
         // A result the tune took from its database has no place in this run's order.
         if x.seq.is_none() {
             m.trace = None;
@@ -202,7 +204,7 @@ fn report_entry(r: &J, path: &Path) -> Result<Entry, String> {
                 space: "report".into(),
                 verify: "report".into(),
                 tie_band: tie_band.iter().map(Config::key).collect(),
-                at: 0,
+                at: run,
                 default: None,
                 partial: r["ended_early"].as_bool().unwrap_or(false),
             });
@@ -210,7 +212,7 @@ fn report_entry(r: &J, path: &Path) -> Result<Entry, String> {
     }
     let ms = |s: f64| (s * 1e3).round().max(0.0) as u64;
     e.runs.push(RunNote {
-        run: 0,
+        run,
         strategy: r["strategy"].as_str().unwrap_or("").to_string(),
         prior: r["prior"]["line"].as_str().map(String::from),
         search: None,
