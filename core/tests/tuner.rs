@@ -1408,7 +1408,9 @@ fn configs_near_the_best_on_their_verification_launch_are_measured_last_fastest_
 }
 
 /// A time limit that ends the search while configs wait on the shortlist: each is recorded with
-/// its verification launch (one sample, verified), and a winner is stored.
+/// its verification launch (one sample, verified), and the winner's contenders among them are
+/// measured in full by the final round before the pick (a winner stored from one launch, with no
+/// interval, was what a time-budgeted tune stored when compiled configs never stopped coming).
 #[test]
 fn a_time_limit_records_the_shortlist_with_its_verification_launches() {
     let fake = FakeBackend::new(limits(), ever_faster).with_launch_delay(Duration::from_millis(20));
@@ -1424,7 +1426,12 @@ fn a_time_limit_records_the_shortlist_with_its_verification_launches() {
     assert!(measured.iter().all(|(x, _)| x.verified));
     let one = measured.iter().filter(|(_, s)| s.samples == 1 && !s.raced).count();
     assert!(one >= 4, "{one} recorded with their verification launch alone");
-    assert!(measured.iter().any(|(x, _)| x.config == r.winner));
+    let (w, ws) = measured.iter().find(|(x, _)| x.config == r.winner).expect("the winner measured");
+    assert!(ws.samples >= 2 && !ws.raced, "the winner measured in full: {ws:?}");
+    assert!(w.spans.iter().any(|s| s.what == store::db::SpanKind::Final), "its final-round job: {:?}", w.spans);
+    assert_eq!(r.winner_stats.samples, ws.samples);
+    let note = r.notes.iter().find(|n| n.starts_with("final round: ")).expect("the note");
+    assert!(note.contains("left with one verification launch each when the search stopped, measured in full"), "{note}");
 }
 
 /// Where a tune's time went: every config compiled has its compile's span, every config

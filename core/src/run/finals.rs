@@ -3,6 +3,10 @@
 //!
 //! - **verified**: a contender the verification sample skipped is verified now (a winner is
 //!   never stored unverified);
+//! - **measured in full**: a contender a time limit (or a wrap-up) left on the shortlist with its
+//!   verification launch alone (one launch, the warm-up and timed repetitions never run) is measured now, so
+//!   that a winner is stored from repeated launches with an interval, as in a tune that ran to
+//!   its end (not after an interrupt, which asks the tune to end now);
 //! - **measured on one device**: when several devices measured, two GPUs of one model differ by
 //!   a few percent, so every config within [`MARGIN`] of the best (on the judging device's
 //!   scale, at most [`FINALISTS`]) is measured again on the judging device and only those
@@ -23,7 +27,7 @@ use std::collections::HashSet;
 
 /// Configs within this fraction of the best are re-measured on the judging device.
 pub const MARGIN: f64 = 0.05;
-/// The most configs re-measured.
+/// The most configs re-measured (in a round, of those a stop left with one launch).
 pub const FINALISTS: usize = 16;
 /// The most rounds.
 const ROUNDS: usize = 4;
@@ -36,22 +40,27 @@ impl<B: Backend> Coordinator<'_, B> {
         let several = devices > 1 && ledger.devices.iter().filter(|d| d.measured > 0).count() > 1;
         let mut judged: HashSet<usize> = HashSet::new();
         let mut samples: Vec<Vec<f64>> = vec![Vec::new(); devices];
+        let mut in_full = 0;
         for _ in 0..ROUNDS {
             let sel = select(ledger, plan)?;
             let Some(judge) = self.judge_device() else {
                 return Ok(sel);
             };
+            // Of the contenders a stop left with one launch, the first FINALISTS of the band (the
+            // winner first): configs of one time can tie by the hundred.
+            let mut unmeasured_left = if opts.cancelled() { 0 } else { FINALISTS };
             let todo: Vec<usize> = contenders(ledger, plan, &sel, several)
                 .into_iter()
                 .filter(|&i| !judged.contains(&i))
                 .filter(|&i| {
                     let r = &ledger.results[&plan.cands[i].config.key()];
-                    !r.from_db && ((several && r.device.is_some_and(|d| d != judge)) || (!r.verified && ledger.reference.is_some()))
+                    let unmeasured = unmeasured_left > 0 && self.settled_unmeasured.contains(&i);
+                    unmeasured_left -= usize::from(unmeasured);
+                    !r.from_db && ((several && r.device.is_some_and(|d| d != judge)) || (!r.verified && ledger.reference.is_some()) || unmeasured)
                 })
                 .collect();
             if todo.is_empty() {
-                self.ratio_report(ledger, &samples);
-                return Ok(sel);
+                break;
             }
             for i in todo {
                 judged.insert(i);
@@ -64,8 +73,12 @@ impl<B: Backend> Coordinator<'_, B> {
                         continue;
                     }
                 };
-                let reference = ledger.reference.clone();
-                let verified = reference.is_some();
+                // Verified before on the judge (a config left on the shortlist): its times are
+                // what is wanted, not its outputs again.
+                let again = before.verified && !(several && before.device.is_some_and(|d| d != judge));
+                let reference = if again { None } else { ledger.reference.clone() };
+                let verified = before.verified || reference.is_some();
+                in_full += usize::from(self.settled_unmeasured.remove(&i));
                 // Killed for memory twice (see `Coordinator::run_one_past_oom_kill`), the times
                 // measured before stand.
                 let job = || Job::in_full(i, kernel.clone(), plan.cands[i].launch, reference.clone(), Purpose::Final);
@@ -104,6 +117,11 @@ impl<B: Backend> Coordinator<'_, B> {
             if opts.cancelled() {
                 break;
             }
+        }
+        if in_full > 0 {
+            ledger.notes.push(format!(
+                "final round: {in_full} contender(s) left with one verification launch each when the search stopped, measured in full before the pick"
+            ));
         }
         self.ratio_report(ledger, &samples);
         select(ledger, plan)

@@ -25,7 +25,8 @@
 //! verification launch on the shortlist: like compared with like) waits unmeasured, in flight
 //! and untold; once no compiled config waits for the device, the shortlist is measured in full,
 //! fastest verification launch first, so that the rest race against the best at once. A tune
-//! stopped early records what is still on it with its verification launch alone. With several
+//! stopped early records what is still on it with its verification launch alone, and the final
+//! round ([`crate::run::finals`]) measures the winner's contenders among them in full. With several
 //! devices, launches are compared on the judging device's scale (the calibration below), and
 //! each device takes the configs it verified first (a verification launch is a sample only on
 //! the device that made it), then the others'. The shortlist also evens out the devices' ends:
@@ -318,6 +319,9 @@ pub(crate) struct Coordinator<'e, B: Backend> {
     /// The fastest verification launch on the shortlist so far, on the judging device's scale
     /// (see [`Ledger::ratios`]).
     fastest_listed: Option<f64>,
+    /// Candidates the tune's stop left on the shortlist, recorded with their verification
+    /// launch alone: the final round measures those among the winner's contenders in full.
+    pub(crate) settled_unmeasured: std::collections::HashSet<usize>,
 }
 
 /// A config on the shortlist: verified on `device`, whose verification launch took `prior`.
@@ -408,6 +412,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             late: LateRef::default(),
             shortlist: Vec::new(),
             fastest_listed: None,
+            settled_unmeasured: Default::default(),
         })
     }
 
@@ -1214,9 +1219,11 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     }
 
     /// The tune stops with configs on the shortlist: each is recorded with its verification
-    /// launch, the one time it was measured.
+    /// launch, the one time it was measured (the final round measures the winner's contenders
+    /// among them in full).
     fn settle_shortlist(&mut self, l: &mut Turn<'_, '_, '_>, refs: &mut RefState) {
         for x in std::mem::take(&mut self.shortlist) {
+            self.settled_unmeasured.insert(x.cand);
             let stats = crate::measure::stats::Stats::from_samples(&x.prior, false).widened(self.opts.bench.run_to_run);
             let r = self.result(x.cand, ResultOutcome::Measured { stats }, Some(x.kernel.usage.clone()), Some(x.device), true);
             self.finish(l, refs, x.cand, r);

@@ -22,7 +22,9 @@ for f in sys.argv[1:]:
     t = dev[0][1]
     for a, b in dev[1:]:
         if a - t > 0.0005:
-            waiting = any(c <= t + 1e-4 and first.get(j, 1e9) > t + 1e-4 for j, c in compiled.items())
+            # Only configs that reached the device later: one pruned after its compile, or whose
+            # compile was abandoned, never waits for it.
+            waiting = any(c <= t + 1e-4 and t + 1e-4 < first.get(j, -1.0) for j, c in compiled.items())
             if waiting:
                 ready += a - t
             else:
