@@ -4,9 +4,9 @@
 //! - **verified**: a contender the verification sample skipped is verified now (a winner is
 //!   never stored unverified);
 //! - **measured in full**: a contender a time limit (or a wrap-up) left on the shortlist with its
-//!   verification launch alone (one launch, the warm-up and timed repetitions never run) is measured now, so
-//!   that a winner is stored from repeated launches with an interval, as in a tune that ran to
-//!   its end (not after an interrupt, which asks the tune to end now);
+//!   verification launch alone (one launch; the warm-up and timed repetitions never ran) is
+//!   measured now, so that a winner is stored from repeated launches with an interval, as in a
+//!   tune that ran to its end (not after an interrupt, which asks the tune to end now);
 //! - **measured on one device**: when several devices measured, two GPUs of one model differ by
 //!   a few percent, so every config within [`MARGIN`] of the best (on the judging device's
 //!   scale, at most [`FINALISTS`]) is measured again on the judging device and only those
