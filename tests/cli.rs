@@ -1068,6 +1068,57 @@ fn simulate_reports_the_wall_time_a_compile_pipeline_would_take() {
     assert!(drawn.contains("fraction of optimum") && drawn.contains("\nrandom\n") && drawn.contains("\nhybrid\n"), "{drawn}");
 }
 
+/// A tune with `--no-db --json` (a CI job keeping its report as an artifact): `db merge
+/// REPORT.json` takes the report in as the entry its tune would have stored, and the same tune
+/// with that database is a hit, measuring nothing, with the same winner; a report that does not
+/// say what it was made for (an earlier build's) is refused with one line, nothing written.
+#[test]
+fn a_tune_report_merges_into_a_database_as_its_entry() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    if !have_device(dir) {
+        return;
+    }
+    write(dir, "ok.wgsl", GOOD_WGSL);
+    let p = write(dir, "good.toml", &spec("ok.wgsl", "", "WG_SIZE"));
+    let p = p.to_str().unwrap();
+    let o = kerntune(dir, &["tune", p, "--no-db", "--json"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let report = dir.join("report.json");
+    std::fs::write(&report, &out).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v[0]["origin"]["space"].is_string() && v[0]["environment"]["kerntune"].is_string(), "{}", v[0]["origin"]);
+    let db = dir.join("fleet.sqlite");
+    let o = kerntune(dir, &["db", "merge", report.to_str().unwrap(), "--db", db.to_str().unwrap()]);
+    let (out2, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out2.contains("0 → 1 entries"), "{out2}");
+    let o = kerntune(dir, &["tune", p, "--db", db.to_str().unwrap(), "--json"]);
+    let (hit, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let h: serde_json::Value = serde_json::from_str(&hit).unwrap();
+    assert_eq!(h[0]["db_hit"], true, "the merged report's winner is reused: {err}");
+    assert_eq!(h[0]["winner"], v[0]["winner"]);
+    assert_eq!(h[0]["evaluated"], v[0]["evaluated"], "every measured config came in");
+    // The database's entry keeps the tune's environment, not the report's file name.
+    let o = kerntune(dir, &["db", "export", "--db", db.to_str().unwrap()]);
+    let exported = text(&o).0;
+    assert!(!exported.contains("report.json") && exported.contains(v[0]["environment"]["kerntune"].as_str().unwrap()), "{exported}");
+    // A report of an earlier build: no `origin`.
+    let mut old = v.clone();
+    old[0].as_object_mut().unwrap().remove("origin");
+    let old_path = dir.join("old.json");
+    std::fs::write(&old_path, old.to_string()).unwrap();
+    let before = std::fs::read(&db).unwrap();
+    bad(
+        dir,
+        &["db", "merge", old_path.to_str().unwrap(), "--db", db.to_str().unwrap()],
+        &["old.json", "no `origin`", "left untouched", "kerntune report --db"],
+    );
+    assert_eq!(std::fs::read(&db).unwrap(), before, "nothing written");
+}
+
 /// A split tune by hand: two shards each measure their part, `db merge` combines them,
 /// `confirm` measures the best again and stores the winner; merging a shard of another space is
 /// refused with nothing written, and bad shard and device arguments are one line each.

@@ -549,6 +549,19 @@ fn a_database_that_cannot_be_written_loses_nothing() {
                 }
             }
         }));
+        // This process's files kept for a database, as the tune names them: any left in the
+        // temporary folder by another process of the same PID (an earlier run's) are not this
+        // tune's (one such stale file failed the check below once).
+        let unsaved = || -> Vec<std::path::PathBuf> {
+            std::fs::read_dir(std::env::temp_dir())
+                .unwrap()
+                .flatten()
+                .filter(|f| f.file_name().to_string_lossy().contains(&format!("-{}.json", std::process::id())))
+                .filter(|f| f.file_name().to_string_lossy().starts_with("kerntune-unsaved-"))
+                .map(|f| f.path())
+                .collect()
+        };
+        let before = unsaved();
         let r = Tuner::new(FakeBackend::new(limits(), time)).tune(&job(), &o).unwrap();
         assert_eq!((r.evaluated, r.results.len()), (18, 18));
         if recovers {
@@ -556,12 +569,7 @@ fn a_database_that_cannot_be_written_loses_nothing() {
             let e = db.load().unwrap().entries.into_values().next().unwrap();
             assert_eq!(e.measurements.len(), 18, "the measurements a failed write kept went in");
             assert_eq!(e.winner.map(|w| w.config), Some(r.winner.key()));
-            let left: Vec<_> = std::fs::read_dir(std::env::temp_dir())
-                .unwrap()
-                .flatten()
-                .filter(|f| f.file_name().to_string_lossy().contains(&format!("-{}.json", std::process::id())))
-                .filter(|f| f.file_name().to_string_lossy().starts_with("kerntune-unsaved-"))
-                .collect();
+            let left: Vec<_> = unsaved().into_iter().filter(|f| !before.contains(f)).collect();
             assert!(left.is_empty(), "the file is removed once the database holds it: {left:?}");
             continue;
         }

@@ -1,7 +1,8 @@
 //! `kerntune db show|export|merge|clear`.
 
 use crate::cli::out::outln;
-use kerntune::store::db::{Database, DbFile};
+use kerntune::store::db::{Database, DbError, DbFile};
+use kerntune::store::foreign;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -42,7 +43,9 @@ enum DbCommand {
     /// deterministically). Shard databases of a split tune (`tune --shard`) must come from one
     /// spec: shards of another source, space or verification are refused, and nothing is written.
     Merge {
-        /// Files to merge in.
+        /// Files to merge in: databases (SQLite or JSON exports), or a tune's own report
+        /// (`kerntune tune --json > REPORT.json`), taken in as the entry its tune would have
+        /// stored.
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
@@ -150,8 +153,12 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                 if !p.exists() {
                     anyhow::bail!("{}: no such file", p.display());
                 }
-                // SQLite databases and JSON exports alike.
-                let f = Database::at(p).load()?;
+                // SQLite databases and JSON exports alike; a tune's own report (`tune --json`)
+                // as the entry its tune would have stored.
+                let f = match Database::at(p).load() {
+                    Err(DbError::Foreign { kind, .. }) if kind == foreign::REPORT => report_as_db(p)?,
+                    other => other?,
+                };
                 if let Some(why) = here.conflict(&f) {
                     anyhow::bail!("not merging {} into {}: {why}", p.display(), db.path().display());
                 }
@@ -180,4 +187,23 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         }
     }
     Ok(0)
+}
+
+/// A tune's `--json` report as a database file of one entry, the one its tune would have
+/// stored; refused, naming what to do instead, when the report does not say what its
+/// measurements were made for (a report of an earlier kerntune).
+fn report_as_db(path: &std::path::Path) -> anyhow::Result<DbFile> {
+    let (mut e, _) = foreign::entry(path).map_err(|m| anyhow::anyhow!("{m}"))?;
+    if e.origin.is_none() {
+        anyhow::bail!(
+            "{}: a tune report from a kerntune that did not record what its measurements were made for (no `origin`), so a database could not tell when to reuse them; it was left untouched: draw it with `kerntune report --db {}`, or tune again with --db",
+            path.display(),
+            path.display()
+        );
+    }
+    // The file it came from names a drawn report's source, not a database entry's.
+    e.env.details.remove("file");
+    let mut f = DbFile::default();
+    f.entries.insert(e.id.key(), e);
+    Ok(f)
 }

@@ -71,6 +71,8 @@ pub(crate) fn stored_winner<B: Backend>(backend: &B, ctx: &Context, entry: Optio
         strategy: "database".into(),
         reference: ctx.job.verify.describe(),
         started: w.at,
+        origin: entry.origin.clone(),
+        environment: Some(entry.env.clone()),
         wall_seconds: t0.elapsed().as_secs_f64(),
         ended_early: w.partial,
         default_included: true,

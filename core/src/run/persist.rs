@@ -194,6 +194,8 @@ pub(crate) fn report(
         strategy,
         reference: ctx.job.verify.describe(),
         started: ledger.run,
+        origin: Some(ledger.origin()),
+        environment: Some(ledger.environment().0.clone()),
         wall_seconds: wall,
         ended_early: ledger.ended_early,
         default_included: plan.default_included,

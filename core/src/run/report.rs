@@ -289,6 +289,15 @@ pub struct TuneReport {
     /// database (`kerntune report` draws a report's run from it). For a database hit, when the
     /// stored winner's tune ran.
     pub started: u64,
+    /// What the measurements were made for (the space, the verification and the setup hashes a
+    /// database entry keeps), so that `kerntune db merge REPORT.json` takes them in as the tune
+    /// would have stored them. `None` in reports of earlier builds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<crate::store::db::Origin>,
+    /// Where they were measured (kerntune's version, the host, the timing method, the backend's
+    /// facts), as a database entry keeps it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub environment: Option<crate::store::db::Environment>,
     /// Wall-clock seconds of the whole tune.
     pub wall_seconds: f64,
     /// The tune was told to end early (SIGUSR1 or SIGUSR2, a scheduler's warning before its time

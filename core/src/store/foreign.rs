@@ -12,7 +12,7 @@
 use crate::error::FailureKind;
 use crate::measure::stats::Stats;
 use crate::space::config::Config;
-use crate::store::db::{Entry, EntryId, Environment, Measurement, RunNote, RunTime, Status, Trace, Winner};
+use crate::store::db::{Entry, EntryId, Environment, Measurement, Origin, RunNote, RunTime, Status, Trace, Winner};
 use crate::store::recorded::RecordedSpace;
 use serde::Deserialize;
 use serde_json::Value as J;
@@ -179,8 +179,23 @@ fn report_entry(r: &J, path: &Path) -> Result<Entry, String> {
     let mut details = std::collections::BTreeMap::new();
     details.insert("file".to_string(), path.display().to_string());
     let timing = r["timing"].as_str().unwrap_or("").to_string();
-    let env = Environment { kerntune: String::new(), host: String::new(), timing, details };
+    // What the measurements were made for and where, as the tune would have stored them
+    // (reports of earlier builds have neither: drawn, not merged).
+    let origin: Option<Origin> = match r.get("origin") {
+        Some(o) if !o.is_null() => Some(serde_json::from_value(o.clone()).map_err(|err| format!("`origin`: {err}"))?),
+        _ => None,
+    };
+    // The file it was read from (`details.file`) is what the report page names.
+    let env = match r.get("environment") {
+        Some(x) if !x.is_null() => {
+            let mut env: Environment = serde_json::from_value(x.clone()).map_err(|err| format!("`environment`: {err}"))?;
+            env.details.extend(details);
+            env
+        }
+        _ => Environment { kerntune: String::new(), host: String::new(), timing, details },
+    };
     let mut e = Entry::new(id, device, env);
+    e.origin = origin.clone();
     // The run: when the tune started (a report from before kerntune wrote it has none).
     let run = r["started"].as_u64().unwrap_or(0);
     for (n, x) in r["results"].as_array().into_iter().flatten().enumerate() {
@@ -201,8 +216,8 @@ fn report_entry(r: &J, path: &Path) -> Result<Entry, String> {
             e.winner = Some(Winner {
                 config: winner.key(),
                 stats,
-                space: "report".into(),
-                verify: "report".into(),
+                space: origin.as_ref().map_or_else(|| "report".into(), |o| o.space.clone()),
+                verify: origin.as_ref().map_or_else(|| "report".into(), |o| o.verify.clone()),
                 tie_band: tie_band.iter().map(Config::key).collect(),
                 at: run,
                 default: None,
