@@ -1080,7 +1080,8 @@ fn a_tune_report_merges_into_a_database_as_its_entry() {
         return;
     }
     write(dir, "ok.wgsl", GOOD_WGSL);
-    let p = write(dir, "good.toml", &spec("ok.wgsl", "", "WG_SIZE"));
+    // Two problems: the report is a list of two tunes, two entries.
+    let p = write(dir, "good.toml", &spec("ok.wgsl", "", "WG_SIZE").replace("[[problems]]\nN = 1000", "[[problems]]\nN = 1000\n[[problems]]\nN = 2000"));
     let p = p.to_str().unwrap();
     let o = kerntune(dir, &["tune", p, "--no-db", "--json"]);
     let (out, err) = text(&o);
@@ -1088,26 +1089,29 @@ fn a_tune_report_merges_into_a_database_as_its_entry() {
     let report = dir.join("report.json");
     std::fs::write(&report, &out).unwrap();
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v.as_array().map(Vec::len), Some(2), "one report per problem");
     assert!(v[0]["origin"]["space"].is_string() && v[0]["environment"]["kerntune"].is_string(), "{}", v[0]["origin"]);
     let db = dir.join("fleet.sqlite");
     let o = kerntune(dir, &["db", "merge", report.to_str().unwrap(), "--db", db.to_str().unwrap()]);
     let (out2, err) = text(&o);
     assert!(o.status.success(), "{err}");
-    assert!(out2.contains("0 → 1 entries"), "{out2}");
+    assert!(out2.contains("0 → 2 entries"), "{out2}");
     let o = kerntune(dir, &["tune", p, "--db", db.to_str().unwrap(), "--json"]);
     let (hit, err) = text(&o);
     assert!(o.status.success(), "{err}");
     let h: serde_json::Value = serde_json::from_str(&hit).unwrap();
-    assert_eq!(h[0]["db_hit"], true, "the merged report's winner is reused: {err}");
-    assert_eq!(h[0]["winner"], v[0]["winner"]);
-    assert_eq!(h[0]["evaluated"], v[0]["evaluated"], "every measured config came in");
+    for k in 0..2 {
+        assert_eq!(h[k]["db_hit"], true, "the merged report's winner is reused: {err}");
+        assert_eq!(h[k]["winner"], v[k]["winner"]);
+        assert_eq!(h[k]["evaluated"], v[k]["evaluated"], "every measured config came in");
+    }
     // The database's entry keeps the tune's environment, not the report's file name.
     let o = kerntune(dir, &["db", "export", "--db", db.to_str().unwrap()]);
     let exported = text(&o).0;
     assert!(!exported.contains("report.json") && exported.contains(v[0]["environment"]["kerntune"].as_str().unwrap()), "{exported}");
     // A report of an earlier build: no `origin`.
     let mut old = v.clone();
-    old[0].as_object_mut().unwrap().remove("origin");
+    old[1].as_object_mut().unwrap().remove("origin");
     let old_path = dir.join("old.json");
     std::fs::write(&old_path, old.to_string()).unwrap();
     let before = std::fs::read(&db).unwrap();

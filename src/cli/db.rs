@@ -44,8 +44,8 @@ enum DbCommand {
     /// spec: shards of another source, space or verification are refused, and nothing is written.
     Merge {
         /// Files to merge in: databases (SQLite or JSON exports), or a tune's own report
-        /// (`kerntune tune --json > REPORT.json`), taken in as the entry its tune would have
-        /// stored.
+        /// (`kerntune tune --json > REPORT.json`), taken in as the entries its tune would have
+        /// stored (one per problem of its spec).
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
@@ -189,21 +189,23 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// A tune's `--json` report as a database file of one entry, the one its tune would have
-/// stored; refused, naming what to do instead, when the report does not say what its
-/// measurements were made for (a report of an earlier kerntune).
+/// A tune's `--json` report as a database file of its entries (one per problem of the spec),
+/// each the one its tune would have stored; refused, naming what to do instead, when the report
+/// does not say what its measurements were made for (a report of an earlier kerntune).
 fn report_as_db(path: &std::path::Path) -> anyhow::Result<DbFile> {
-    let (mut e, _) = foreign::entry(path).map_err(|m| anyhow::anyhow!("{m}"))?;
-    if e.origin.is_none() {
-        anyhow::bail!(
-            "{}: a tune report from a kerntune that did not record what its measurements were made for (no `origin`), so a database could not tell when to reuse them; it was left untouched: draw it with `kerntune report --db {}`, or tune again with --db",
-            path.display(),
-            path.display()
-        );
-    }
-    // The file it came from names a drawn report's source, not a database entry's.
-    e.env.details.remove("file");
+    let entries = foreign::report_entries(path).map_err(|m| anyhow::anyhow!("{m}"))?.unwrap_or_default();
     let mut f = DbFile::default();
-    f.entries.insert(e.id.key(), e);
+    for mut e in entries {
+        if e.origin.is_none() {
+            anyhow::bail!(
+                "{}: a tune report from a kerntune that did not record what its measurements were made for (no `origin`), so a database could not tell when to reuse them; it was left untouched: draw it with `kerntune report --db {}`, or tune again with --db",
+                path.display(),
+                path.display()
+            );
+        }
+        // The file it came from names a drawn report's source, not a database entry's.
+        e.env.details.remove("file");
+        f.entries.insert(e.id.key(), e);
+    }
     Ok(f)
 }

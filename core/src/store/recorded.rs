@@ -593,7 +593,7 @@ fn t4_invalidity(failure: crate::FailureKind) -> &'static str {
 }
 
 /// Whether `v` is one kerntune tune report (an element of what `kerntune tune --json` prints).
-fn is_report(v: &J) -> bool {
+pub(crate) fn is_report(v: &J) -> bool {
     v.is_object() && v["results"].is_array() && v["entry"].is_object() && v["target"].is_object()
 }
 
