@@ -154,7 +154,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                     anyhow::bail!("{}: no such file", p.display());
                 }
                 // SQLite databases and JSON exports alike; a tune's own report (`tune --json`)
-                // as the entry its tune would have stored.
+                // as the entries its tune would have stored.
                 let f = match Database::at(p).load() {
                     Err(DbError::Foreign { kind, .. }) if kind == foreign::REPORT => report_as_db(p)?,
                     other => other?,

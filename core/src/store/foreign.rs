@@ -167,26 +167,22 @@ pub fn entry(path: &Path) -> Result<(Entry, Option<String>), String> {
     Ok((e, note))
 }
 
-/// The entry a kerntune tune report describes, as the tune stored it in its database (for a
-/// tune run with `--no-db`, or reports gathered from a CI matrix): every config measured or
-/// failed with its trace (the order, compile and evaluation seconds, device spans), the winner
-/// and its tie band, and the run's strategy, prior and length. Configs pruned after compiling
-/// are left out, as the database leaves them.
 /// Every tune of a kerntune `--json` report (one per problem of its spec) as the database entry
 /// that tune would have stored (see [`entry`], which reads one tune at a time); `Ok(None)` when
 /// the file is no report.
 pub fn report_entries(path: &Path) -> Result<Option<Vec<Entry>>, String> {
     let text = crate::store::recorded::read_text(path)?;
     let (v, _) = crate::store::recorded::parse_space(&text, path)?;
-    let reports: Vec<&J> = match &v {
-        J::Array(a) if !a.is_empty() && a.iter().all(crate::store::recorded::is_report) => a.iter().collect(),
-        J::Object(_) if crate::store::recorded::is_report(&v) => vec![&v],
-        _ => return Ok(None),
-    };
+    let Some(reports) = crate::store::recorded::reports(&v) else { return Ok(None) };
     let entries = reports.into_iter().enumerate().map(|(i, r)| report_entry(r, path).map_err(|e| format!("{}: tune [{i}]: {e}", path.display())));
     entries.collect::<Result<Vec<_>, _>>().map(Some)
 }
 
+/// The entry a kerntune tune report describes, as the tune stored it in its database (for a
+/// tune run with `--no-db`, or reports gathered from a CI matrix): every config measured or
+/// failed with its trace (the order, compile and evaluation seconds, device spans), the winner
+/// and its tie band, and the run's strategy, prior and length. Configs pruned after compiling
+/// are left out, as the database leaves them.
 fn report_entry(r: &J, path: &Path) -> Result<Entry, String> {
     let field = |name: &str| -> Result<J, String> { r.get(name).cloned().ok_or(format!("a kerntune tune report without `{name}`")) };
     let id: EntryId = serde_json::from_value(field("entry")?).map_err(|e| format!("`entry`: {e}"))?;

@@ -593,33 +593,38 @@ fn t4_invalidity(failure: crate::FailureKind) -> &'static str {
 }
 
 /// Whether `v` is one kerntune tune report (an element of what `kerntune tune --json` prints).
-pub(crate) fn is_report(v: &J) -> bool {
+fn is_report(v: &J) -> bool {
     v.is_object() && v["results"].is_array() && v["entry"].is_object() && v["target"].is_object()
 }
 
-/// The one tune report `v` holds, where it is kerntune's own (`kerntune tune --json`: a list
-/// with one report per problem tuned, or one report): `None` when `v` is not one; `Err` for
-/// a list of several, naming them (a recorded space, a prior and a drawn entry are one tune's).
-pub(crate) fn one_report(v: &J) -> Option<Result<&J, String>> {
+/// The tune reports `v` holds, where it is kerntune's own (`kerntune tune --json`: a list with
+/// one report per problem tuned, or one report); `None` when `v` is not one.
+pub(crate) fn reports(v: &J) -> Option<Vec<&J>> {
     match v {
-        J::Array(a) if !a.is_empty() && a.iter().all(is_report) => match &a[..] {
-            [one] => Some(Ok(one)),
-            many => {
-                let tunes: Vec<String> = many
-                    .iter()
-                    .enumerate()
-                    .map(|(i, r)| format!("[{i}] {} {}", r["entry"]["kernel"].as_str().unwrap_or("?"), r["entry"]["problem"].as_str().unwrap_or("?")))
-                    .collect();
-                Some(Err(format!(
-                    "a kerntune report of {} tunes ({}); it is read one tune at a time: write one alone (`jq '.[0]' FILE > one.json`) and give that",
-                    many.len(),
-                    tunes.join(", ")
-                )))
-            }
-        },
-        J::Object(_) if is_report(v) => Some(Ok(v)),
+        J::Array(a) if !a.is_empty() && a.iter().all(is_report) => Some(a.iter().collect()),
+        J::Object(_) if is_report(v) => Some(vec![v]),
         _ => None,
     }
+}
+
+/// The one tune report `v` holds (see [`reports`]): `None` when `v` is not one; `Err` for a list
+/// of several, naming them (a recorded space, a prior and a drawn entry are one tune's).
+pub(crate) fn one_report(v: &J) -> Option<Result<&J, String>> {
+    reports(v).map(|all| match &all[..] {
+        [one] => Ok(*one),
+        many => {
+            let tunes: Vec<String> = many
+                .iter()
+                .enumerate()
+                .map(|(i, r)| format!("[{i}] {} {}", r["entry"]["kernel"].as_str().unwrap_or("?"), r["entry"]["problem"].as_str().unwrap_or("?")))
+                .collect();
+            Err(format!(
+                "a kerntune report of {} tunes ({}); it is read one tune at a time: write one alone (`jq '.[0]' FILE > one.json`) and give that",
+                many.len(),
+                tunes.join(", ")
+            ))
+        }
+    })
 }
 
 /// A kerntune tune report (one of [`one_report`]) as the T4 document its results make, so that
