@@ -45,6 +45,8 @@ fn triad_tunes_for_real_and_the_second_run_is_a_database_hit() {
     assert!(out.contains("GB/s"), "{out}");
     assert!(out.contains("winner written"), "{out}");
     assert!(!out.contains("failures:"), "no config of the triad fails:\n{out}");
+    // The table shows the fastest ten of the 23 and says that the rest are not shown.
+    assert!(out.contains("… and 13 more measured, not shown (`--top` sets the rows"), "{out}");
     // A compile-parallel efficiency is shown only where compiling could have held the tune
     // (on lavapipe the triad's compiles fill a few percent of the threads' time: none shown).
     if let Some(at) = out.find("compile-parallel efficiency ") {
@@ -359,6 +361,7 @@ fn bad_input_gets_one_clear_line() {
     bad(dir, &["tune", good.to_str().unwrap(), "--budget", "fast"], &["--budget", "`fast`"]);
     // A negative number is a value to judge, not an unknown flag.
     bad(dir, &["tune", good.to_str().unwrap(), "--budget", "-1"], &["--budget", "`-1` is neither a count"]);
+    bad(dir, &["tune", good.to_str().unwrap(), "--budget", "-3s"], &["--budget", "`-3s`: a number of seconds must be a positive"]);
     bad(dir, &["tune", good.to_str().unwrap(), "-j", "-2"], &["'-2'", "--jobs"]);
     bad(dir, &["tune", good.to_str().unwrap(), "--key", "N=1,N=2"], &["--key", "`N` is given more than once"]);
     bad(dir, &["tune", good.to_str().unwrap(), "--recheck", "0"], &["--recheck", "0 configs checks nothing"]);
@@ -497,6 +500,51 @@ fn db_merge_keeps_entries_from_both_files() {
     assert!(!o.status.success() && text(&o).1.contains("no entry for kernel `nope`"), "{}", text(&o).1);
     let o = kerntune(dir, &["db", "clear", "--db", merged.to_str().unwrap()]);
     assert!(o.status.success() && !merged.exists());
+}
+
+/// `db remove` takes out the entries its filters name, and `--superseded` those a later tune of
+/// the same kernel, device and problem replaced (here: the source edited); `db show` tells such
+/// entries apart by their source.
+#[test]
+fn db_remove_takes_out_the_entries_its_filters_name() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    if !have_device(dir) {
+        return;
+    }
+    write(dir, "ok.wgsl", GOOD_WGSL);
+    let p = write(dir, "good.toml", &spec("ok.wgsl", "", "WG_SIZE"));
+    let db = dir.join("r.sqlite");
+    let tune = |extra: &[&str]| {
+        let o = kerntune(dir, &[&["tune", p.to_str().unwrap(), "--db", db.to_str().unwrap()], extra].concat());
+        assert!(o.status.success(), "{}", text(&o).1);
+    };
+    let db_cmd = |args: &[&str]| kerntune(dir, &[&["db"], args, &["--db", db.to_str().unwrap()]].concat());
+    tune(&[]);
+    tune(&["--key", "N=2000"]);
+    // A second apart, so that the edited source's tune is the later one.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    write(dir, "ok.wgsl", &format!("// edited\n{GOOD_WGSL}"));
+    tune(&[]);
+    let shown = text(&db_cmd(&["show"])).0;
+    assert!(shown.contains("(3 entries)") && shown.matches("N=1000 (source ").count() == 2 && shown.contains("last tuned "), "{shown}");
+    let o = db_cmd(&["remove"]);
+    assert!(!o.status.success() && text(&o).1.contains("name what to remove") && text(&o).1.contains("db clear"), "{}", text(&o).1);
+    let o = db_cmd(&["remove", "--superseded", "--dry-run"]);
+    let out = text(&o).0;
+    assert!(o.status.success() && out.contains("would remove triad on ") && out.contains("1 of 3 entries would be removed"), "{out}");
+    assert!(text(&db_cmd(&["show"])).0.contains("(3 entries)"), "a dry run removes nothing");
+    let out = text(&db_cmd(&["remove", "--superseded"])).0;
+    assert!(out.contains("removed 1 of 3 entries") && out.contains("2 left"), "{out}");
+    let shown = text(&db_cmd(&["show"])).0;
+    assert!(shown.contains("(2 entries)") && !shown.contains("(source "), "the entry left of N=1000 is the edited source's:\n{shown}");
+    let out = text(&db_cmd(&["remove", "--kernel", "nope"])).0;
+    assert!(out.contains("no entry of") && out.contains("nothing removed"), "{out}");
+    let out = text(&db_cmd(&["remove", "--kernel", "triad", "--problem", "N=2000"])).0;
+    assert!(out.contains("removed 1 of 2 entries") && out.contains("N=2000"), "{out}");
+    // What is left is the edited source's entry: the same tune is a database hit.
+    let o = kerntune(dir, &["tune", p.to_str().unwrap(), "--db", db.to_str().unwrap()]);
+    assert!(text(&o).0.contains("database hit"), "{}", text(&o).0);
 }
 
 /// `kerntune check` counts exactly on the reference spaces (`../shared/spaces/README.md`'s

@@ -178,6 +178,10 @@ pub(crate) struct Recipe {
     pub(crate) access: Vec<kerntune_core::Access>,
     /// The config's defines and scalars as `NAME=VALUE`, for compile errors.
     config: Vec<String>,
+    /// The scalar arguments' names (the `const` declarations they became), for a binding
+    /// error's hint; absent in images of earlier builds.
+    #[serde(default)]
+    scalars: Vec<String>,
 }
 
 impl Recipe {
@@ -194,6 +198,7 @@ impl Recipe {
             options: req.source.options.clone(),
             access: req.buffers.to_vec(),
             config: req.defines.iter().map(|(k, v)| format!("{k}={v}")).chain(req.scalars.iter().map(|(k, v)| format!("{k}={v}"))).collect(),
+            scalars: req.scalars.iter().map(|(k, _)| k.clone()).collect(),
         }
     }
 }
@@ -261,7 +266,7 @@ fn compute_entry_points(code: &str) -> Vec<String> {
 /// `[[args]]` order among the buffers, read-only where its `access` is `read` — from wgpu's
 /// message (`Shader global ResourceBinding { group: 0, binding: 1 } is not available in the
 /// pipeline layout: …`), naming the shader's variable there; `None` for other errors.
-fn binding_hint(message: &str, code: &str, access: &[kerntune_core::Access]) -> Option<String> {
+fn binding_hint(message: &str, code: &str, access: &[kerntune_core::Access], scalars: &[String]) -> Option<String> {
     let at = &message[message.find("ResourceBinding { group: ")? + "ResourceBinding { group: ".len()..];
     let number = |s: &str| s.chars().take_while(char::is_ascii_digit).collect::<String>().parse::<usize>().ok();
     let group = number(at)?;
@@ -277,7 +282,16 @@ fn binding_hint(message: &str, code: &str, access: &[kerntune_core::Access]) -> 
         _ => format!("{}th", i + 1),
     };
     if reason.starts_with("Binding is missing") {
-        return Some(if group != 0 {
+        let uniform = declared_space(code, group, binding).is_some_and(|s| s == "uniform");
+        return Some(if uniform {
+            let named = match scalars {
+                [] => "the spec's scalar arguments (none here)".to_string(),
+                s => format!("the spec's scalar arguments ({})", s.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")),
+            };
+            format!(
+                "the shader declares {var} as a `var<uniform>`, and kerntune binds no uniform buffers: {named} reach the shader as `const` declarations of their names; remove the uniform and use those names, or make it a buffer argument (`var<storage, read>` and an [[args]] entry with `len`)"
+            )
+        } else if group != 0 {
             format!("kerntune binds the spec's buffer arguments at @group(0) only; declare {var} in group 0")
         } else {
             format!(
@@ -305,16 +319,32 @@ fn binding_hint(message: &str, code: &str, access: &[kerntune_core::Access]) -> 
 /// The name of the variable a WGSL source declares at `@group(group) @binding(binding)`, by a
 /// scan of its declarations' text.
 fn declared_at(code: &str, group: usize, binding: usize) -> Option<String> {
+    let (_, rest) = declaration_at(code, group, binding)?;
+    let rest = rest.find('>').map_or(rest.as_str(), |i| &rest[i + 1..]);
+    let name: String = rest.trim_start().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+    (!name.is_empty()).then_some(name)
+}
+
+/// The address space (`storage`, `uniform`) of the variable a WGSL source declares at
+/// `@group(group) @binding(binding)`; `None` where it names none (a texture, a sampler).
+fn declared_space(code: &str, group: usize, binding: usize) -> Option<String> {
+    let (_, rest) = declaration_at(code, group, binding)?;
+    let inner = rest.trim_start().strip_prefix('<')?;
+    let space: String = inner.trim_start().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+    (!space.is_empty()).then_some(space)
+}
+
+/// The declaration at `@group(group) @binding(binding)` of a WGSL source, comments dropped and
+/// its whitespace made single spaces, with what follows its `var` keyword.
+fn declaration_at(code: &str, group: usize, binding: usize) -> Option<(String, String)> {
     code.split([';', '{', '}']).find_map(|decl| {
         let flat: String = decl.lines().map(|l| l.split("//").next().unwrap_or("")).flat_map(str::split_whitespace).collect::<Vec<_>>().join(" ");
         let attr = |name: &str| flat.find(&format!("@{name}(")).and_then(|i| flat[i + name.len() + 2..].split(')').next()?.trim().parse::<usize>().ok());
         if attr("group")? != group || attr("binding")? != binding {
             return None;
         }
-        let rest = &flat[flat.find("var")? + 3..];
-        let rest = rest.find('>').map_or(rest, |i| &rest[i + 1..]);
-        let name: String = rest.trim_start().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-        (!name.is_empty()).then_some(name)
+        let rest = flat[flat.find("var")? + 3..].to_string();
+        Some((flat, rest))
     })
 }
 
@@ -466,7 +496,7 @@ pub(crate) fn build(
     });
     if let Some(e) = pollster::block_on(scope.pop()) {
         let mut log = format!("{file}: {}", describe(&e));
-        if let Some(hint) = binding_hint(&log, &r.code, &r.access) {
+        if let Some(hint) = binding_hint(&log, &r.code, &r.access, &r.scalars) {
             log.push_str(&format!("; {hint}"));
         } else if matches!(&e, wgpu::Error::Validation { description, .. } if description.contains("Unable to find entry point")) {
             let there = compute_entry_points(&r.code);
@@ -637,6 +667,7 @@ mod tests {
             options: vec!["no-loop-bounding".into()],
             access: vec![kerntune_core::Access::Read, kerntune_core::Access::ReadWrite],
             config: vec!["WG=64".into(), "N=4".into()],
+            scalars: vec!["N".into()],
         };
         for cache in [&[][..], &[7u8, 0, 255, 1][..]] {
             let bytes = Image::encode(&recipe, cache).unwrap();
@@ -644,6 +675,10 @@ mod tests {
             assert_eq!(serde_json::to_string(&back.recipe).unwrap(), serde_json::to_string(&recipe).unwrap());
             assert_eq!(back.pipeline_cache, cache);
         }
+        // An earlier build's recipe, without the scalars' names, still reads.
+        let mut old = serde_json::to_value(&recipe).unwrap();
+        old.as_object_mut().unwrap().remove("scalars");
+        assert!(serde_json::from_value::<Recipe>(old).unwrap().scalars.is_empty());
         let bytes = Image::encode(&recipe, &[1, 2, 3]).unwrap();
         assert_eq!(Image::decode(&bytes[..5]).err().unwrap(), "it is shorter than its header");
         let mut long = bytes.clone();
@@ -677,18 +712,24 @@ mod tests {
             format!("./k.wgsl: In Device::create_compute_pipeline, label = 'k': Error matching shader requirements against the pipeline: Shader global ResourceBinding {{ group: {g}, binding: {b} }} is not available in the pipeline layout: {reason}")
         };
         let written = "Storage class Storage { access: StorageAccess(LOAD) } doesn't match the shader Storage { access: StorageAccess(LOAD | STORE) }";
-        let h = binding_hint(&msg(0, 0, written), code, &[Read, Write]).expect("a hint");
+        let h = binding_hint(&msg(0, 0, written), code, &[Read, Write], &[]).expect("a hint");
         assert!(h.starts_with("the shader writes `img` at @group(0) @binding(0) (`var<storage, read_write>`), but the 1st buffer argument"), "{h}");
         assert!(h.contains("`access = \"readwrite\"`"), "{h}");
-        assert_eq!(binding_hint(&msg(0, 0, written), code, &[ReadWrite, Write]), None, "not the spec's doing");
+        assert_eq!(binding_hint(&msg(0, 0, written), code, &[ReadWrite, Write], &[]), None, "not the spec's doing");
         let missing = "Binding is missing from the pipeline layout";
-        let h = binding_hint(&msg(0, 2, missing), code, &[ReadWrite, Write]).expect("a hint");
+        let h = binding_hint(&msg(0, 2, missing), code, &[ReadWrite, Write], &[]).expect("a hint");
         assert!(h.contains("declares `extra` at @group(0) @binding(2), but the spec has 2 buffer argument(s), bound at @binding(0) … @binding(1)"), "{h}");
-        let h = binding_hint(&msg(1, 0, missing), code, &[ReadWrite]).expect("a hint");
+        let h = binding_hint(&msg(1, 0, missing), code, &[ReadWrite], &[]).expect("a hint");
         assert!(h.contains("@group(0) only; declare `far` at @group(1) @binding(0) in group 0"), "{h}");
         let uniform = "Storage class Storage { access: StorageAccess(LOAD | STORE) } doesn't match the shader Uniform";
-        let h = binding_hint(&msg(0, 1, uniform), code, &[ReadWrite, Write, Read]).expect("a hint");
+        let h = binding_hint(&msg(0, 1, uniform), code, &[ReadWrite, Write, Read], &[]).expect("a hint");
         assert!(h.starts_with("kerntune binds `p` at @group(0) @binding(1), the 2nd buffer argument of [[args]], as a storage buffer"), "{h}");
-        assert_eq!(binding_hint("./k.wgsl: Unable to find entry point 'kk'", code, &[Read]), None);
+        assert_eq!(binding_hint("./k.wgsl: Unable to find entry point 'kk'", code, &[Read], &[]), None);
+        // A uniform past the spec's buffers: the scalars it meant to carry are constants.
+        let h = binding_hint(&msg(0, 1, missing), code, &[ReadWrite], &["n".into(), "s".into()]).expect("a hint");
+        assert!(h.starts_with("the shader declares `p` at @group(0) @binding(1) as a `var<uniform>`, and kerntune binds no uniform buffers"), "{h}");
+        assert!(h.contains("scalar arguments (`n`, `s`) reach the shader as `const` declarations"), "{h}");
+        assert_eq!(declared_space(code, 0, 0).as_deref(), Some("storage"));
+        assert_eq!(declared_space(code, 3, 3), None);
     }
 }

@@ -1,4 +1,4 @@
-//! `kerntune db show|export|merge|clear`.
+//! `kerntune db show|export|merge|remove|clear`.
 
 use crate::cli::out::outln;
 use kerntune::store::db::{Database, DbError, DbFile};
@@ -49,6 +49,27 @@ enum DbCommand {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Remove the entries that match every filter given (at least one): a kernel's, a device's,
+    /// a problem's, or those another entry of the same kernel, device and problem superseded
+    /// (tuned later with an edited source, another compiler or driver). Each removed entry is
+    /// listed; `--dry-run` lists them and removes nothing. `clear` deletes the whole file.
+    Remove {
+        /// Only entries of this kernel.
+        #[arg(long)]
+        kernel: Option<String>,
+        /// Only entries of this device: its fingerprint (in brackets in `db show`) or its name.
+        #[arg(long)]
+        target: Option<String>,
+        /// Only entries of this problem (its key, as `db show` prints it: `N=100000`).
+        #[arg(long)]
+        problem: Option<String>,
+        /// Only entries superseded by a later tune of the same kernel, device and problem.
+        #[arg(long)]
+        superseded: bool,
+        /// List what would be removed, and remove nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Delete the database file.
     Clear,
 }
@@ -57,7 +78,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     let db = Database::at(super::db_path(&a.db));
     // A database named that is not there is most likely a mistyped path: say so rather than
     // show or export nothing. The default one simply does not exist before the first tune.
-    let missing = !db.path().exists() && matches!(a.command, DbCommand::Show { .. } | DbCommand::Export { .. });
+    let missing = !db.path().exists() && matches!(a.command, DbCommand::Show { .. } | DbCommand::Export { .. } | DbCommand::Remove { .. });
     if missing && a.db.is_some() {
         anyhow::bail!("--db: {} does not exist; check the path, or tune something first (`kerntune tune SPEC --db FILE`)", db.path().display());
     }
@@ -75,41 +96,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             let n = f.entries.len();
             outln!("{} ({n} entr{})", db.path().display(), if n == 1 { "y" } else { "ies" });
             for e in f.entries.values() {
-                let failed = e.measurements.values().filter(|m| m.stats().is_none()).count();
-                let mut winner = match &e.winner {
-                    Some(w) if w.partial => {
-                        format!("winner {} at {:.4} ms (its tune ended early; the same tune command goes on)", w.config, w.stats.mean * 1e3)
-                    }
-                    Some(w) => format!("winner {} at {:.4} ms", w.config, w.stats.mean * 1e3),
-                    None if failed > 0 && failed == e.measurements.len() => "no winner (every config measured failed)".into(),
-                    None => e.withheld_line().unwrap_or_else(|| "no winner yet (unfinished tune)".into()),
-                };
-                // A split tune's entry that does not hold every shard: its winner is their part's.
-                if let Some(part) = e.origin.as_ref().and_then(|o| o.part()) {
-                    winner += &format!(" (of {part})");
-                }
-                // What the last tune learned from, where it learned from other devices.
-                if let Some(line) = e.runs.last().and_then(|r| r.prior.as_deref()) {
-                    winner += &format!("; the last tune learned from {}", line.trim_start_matches("prior: "));
-                }
-                // A winner whose tune checked no output is not one to ship unawares.
-                if e.winner.is_some() && e.runs.last().is_some_and(|r| r.unverified()) {
-                    winner += "; outputs not verified (the last tune ran with reference none)";
-                }
-                // Nor is one the memory checker saw reading or writing past its buffers.
-                if e.winner.is_some() && e.runs.last().is_some_and(|r| r.winner_out_of_bounds()) {
-                    winner += "; the winner reads or writes past its buffers (tune --memcheck)";
-                }
-                outln!(
-                    "{} on {} [{}] {}: {} measured ({} failed); {}",
-                    e.id.kernel,
-                    e.target_name,
-                    e.id.target,
-                    e.id.problem,
-                    e.measurements.len(),
-                    failed,
-                    winner
-                );
+                outln!("{}", entry_line(&f, e));
             }
         }
         DbCommand::Export { out, format, kernel, rust } => {
@@ -178,6 +165,50 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             })?;
             outln!("merged {} file(s) into {}: {before} → {after} entries", files.len(), db.path().display());
         }
+        DbCommand::Remove { kernel, target, problem, superseded, dry_run } => {
+            if kernel.is_none() && target.is_none() && problem.is_none() && !superseded {
+                anyhow::bail!("db remove: name what to remove (--kernel, --target, --problem or --superseded; `db show` lists the entries), or delete the whole database with `kerntune db clear`");
+            }
+            if missing {
+                anyhow::bail!("{} does not exist; nothing to remove", db.path().display());
+            }
+            let picks = |f: &DbFile| -> Vec<String> {
+                let later = if superseded { superseded_keys(f) } else { Default::default() };
+                f.entries
+                    .iter()
+                    .filter(|(key, e)| {
+                        kernel.as_ref().is_none_or(|k| &e.id.kernel == k)
+                            && target.as_ref().is_none_or(|t| &e.id.target == t || &e.target_name == t)
+                            && problem.as_ref().is_none_or(|p| &e.id.problem == p)
+                            && (!superseded || later.contains(*key))
+                    })
+                    .map(|(key, _)| key.clone())
+                    .collect()
+            };
+            let (lines, before) = if dry_run {
+                let f = db.load()?;
+                (picks(&f).iter().map(|k| entry_line(&f, &f.entries[k])).collect::<Vec<_>>(), f.entries.len())
+            } else {
+                db.update(|f| {
+                    let keys = picks(f);
+                    let lines: Vec<String> = keys.iter().map(|k| entry_line(f, &f.entries[k])).collect();
+                    let before = f.entries.len();
+                    for k in &keys {
+                        f.entries.remove(k);
+                    }
+                    (lines, before)
+                })?
+            };
+            for l in &lines {
+                outln!("{} {l}", if dry_run { "would remove" } else { "removed" });
+            }
+            let n = lines.len();
+            match (n, dry_run) {
+                (0, _) => outln!("no entry of {} matches; nothing removed (`db show` lists the entries)", db.path().display()),
+                (_, true) => outln!("{n} of {before} entries would be removed from {} (--dry-run: nothing removed)", db.path().display()),
+                (_, false) => outln!("removed {n} of {before} entries from {}: {} left", db.path().display(), before - n),
+            }
+        }
         DbCommand::Clear => {
             if db.clear()? {
                 outln!("removed {}", db.path().display());
@@ -208,4 +239,65 @@ fn report_as_db(path: &std::path::Path) -> anyhow::Result<DbFile> {
         f.entries.insert(e.id.key(), e);
     }
     Ok(f)
+}
+
+/// Whether two entries are of one kernel, device and problem (differing, if at all, in what
+/// made the binary: an edited source, another compiler or driver).
+fn same_tune(a: &kerntune::store::db::EntryId, b: &kerntune::store::db::EntryId) -> bool {
+    a.kernel == b.kernel && a.target == b.target && a.problem == b.problem
+}
+
+/// When an entry was last tuned (seconds since the Unix epoch; 0 where it has no run noted).
+fn last_tuned(e: &kerntune::store::db::Entry) -> u64 {
+    e.runs.iter().map(|r| r.run).max().unwrap_or(0)
+}
+
+/// The keys of entries another entry of the same kernel, device and problem was tuned after.
+fn superseded_keys(f: &DbFile) -> std::collections::HashSet<String> {
+    f.entries
+        .iter()
+        .filter(|(_, e)| f.entries.values().any(|o| o.id != e.id && same_tune(&o.id, &e.id) && last_tuned(o) > last_tuned(e)))
+        .map(|(k, _)| k.clone())
+        .collect()
+}
+
+/// `db show`'s line for an entry: kernel, device, problem (with what tells it from entries of
+/// the same three), measurements and winner.
+fn entry_line(f: &DbFile, e: &kerntune::store::db::Entry) -> String {
+    let failed = e.measurements.values().filter(|m| m.stats().is_none()).count();
+    let twins: Vec<_> = f.entries.values().filter(|o| o.id != e.id && same_tune(&o.id, &e.id)).collect();
+    let mut apart = Vec::new();
+    if twins.iter().any(|o| o.id.kernel_hash != e.id.kernel_hash) {
+        apart.push(format!("source {}", e.id.kernel_hash.get(..12).unwrap_or(&e.id.kernel_hash)));
+    }
+    if twins.iter().any(|o| o.id.toolchain != e.id.toolchain) {
+        apart.push(format!("toolchain {}", e.id.toolchain));
+    }
+    if !twins.is_empty() && !e.runs.is_empty() {
+        apart.push(format!("last tuned {}", kerntune::html::utc(last_tuned(e))));
+    }
+    let apart = if apart.is_empty() { String::new() } else { format!(" ({})", apart.join(", ")) };
+    let mut winner = match &e.winner {
+        Some(w) if w.partial => format!("winner {} at {:.4} ms (its tune ended early; the same tune command goes on)", w.config, w.stats.mean * 1e3),
+        Some(w) => format!("winner {} at {:.4} ms", w.config, w.stats.mean * 1e3),
+        None if failed > 0 && failed == e.measurements.len() => "no winner (every config measured failed)".into(),
+        None => e.withheld_line().unwrap_or_else(|| "no winner yet (unfinished tune)".into()),
+    };
+    // A split tune's entry that does not hold every shard: its winner is their part's.
+    if let Some(part) = e.origin.as_ref().and_then(|o| o.part()) {
+        winner += &format!(" (of {part})");
+    }
+    // What the last tune learned from, where it learned from other devices.
+    if let Some(line) = e.runs.last().and_then(|r| r.prior.as_deref()) {
+        winner += &format!("; the last tune learned from {}", line.trim_start_matches("prior: "));
+    }
+    // A winner whose tune checked no output is not one to ship unawares.
+    if e.winner.is_some() && e.runs.last().is_some_and(|r| r.unverified()) {
+        winner += "; outputs not verified (the last tune ran with reference none)";
+    }
+    // Nor is one the memory checker saw reading or writing past its buffers.
+    if e.winner.is_some() && e.runs.last().is_some_and(|r| r.winner_out_of_bounds()) {
+        winner += "; the winner reads or writes past its buffers (tune --memcheck)";
+    }
+    format!("{} on {} [{}] {}{apart}: {} measured ({} failed); {}", e.id.kernel, e.target_name, e.id.target, e.id.problem, e.measurements.len(), failed, winner)
 }

@@ -21,7 +21,7 @@ pub struct Args {
     /// compile threads (default 1) replayed in simulated time on the recorded compile and
     /// evaluation seconds until the budget is spent, and the table reads the fraction of
     /// optimum at the `--at` durations.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     budget: Option<String>,
     /// Seeds per strategy (the mean and spread are over these).
     #[arg(long, default_value_t = 50)]

@@ -113,6 +113,10 @@ pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) -> Result<(), crate:
         ]);
     }
     outln!("{t}");
+    let hidden = r.results.iter().filter(|x| x.stats().is_some()).count() - shown;
+    if hidden > 0 {
+        outln!("… and {hidden} more measured, not shown (`--top` sets the rows; `--json` lists every result)");
+    }
     let w = &r.winner_stats;
     let (flops, bytes) = r.winner_metrics;
     let mut line = format!("winner: {}  {:.4} ms ± {:.4} ms", r.winner, w.mean * 1e3, if w.ci_half.is_finite() { w.ci_half * 1e3 } else { 0.0 });

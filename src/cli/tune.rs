@@ -55,7 +55,9 @@ pub struct Args {
     #[arg(long)]
     no_prior: bool,
     /// Budget: evaluations (200), seconds (30s), minutes (5m), within a percentage of the model's predicted optimum (2%, model and hybrid only), or several (400,5m,2%).
-    #[arg(long)]
+    // A value that starts with `-` (`-3s`) reaches the budget's own parser, which says what
+    // is wrong with it, instead of clap taking it for a flag.
+    #[arg(long, allow_hyphen_values = true)]
     budget: Option<String>,
     /// Seed for random strategies.
     #[arg(long)]
@@ -94,7 +96,7 @@ pub struct Args {
     /// own CPU time: it fails as `compile timed out`, stored, and a later tune with a longer
     /// timeout (`--force` where a winner is stored) compiles it again. `off` (the default) waits
     /// for every compile. Overrides the spec's [tune] compile_timeout.
-    #[arg(long, value_name = "DURATION|off", value_parser = compile_timeout)]
+    #[arg(long, value_name = "DURATION|off", value_parser = compile_timeout, allow_hyphen_values = true)]
     compile_timeout: Option<CompileTimeout>,
     /// Rows in the result table.
     #[arg(long, default_value_t = 10)]

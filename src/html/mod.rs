@@ -74,7 +74,8 @@ fn rate(x: Option<f64>, scale: f64) -> String {
     }
 }
 
-fn utc(secs: u64) -> String {
+/// A time in seconds since the Unix epoch as `2026-12-07 03:01:02 UTC`.
+pub fn utc(secs: u64) -> String {
     // humantime writes years up to 9999; a later start is a damaged record, not a date.
     if secs > 253_402_300_799 {
         return format!("{secs} s after 1970 (not a date: a damaged record)");
