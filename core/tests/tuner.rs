@@ -1268,6 +1268,17 @@ fn when_every_config_faults_one_message_names_the_cause_and_the_buffer() {
     let findings = &entry.runs.last().expect("the run's note").findings;
     assert!(findings.iter().any(|l| l.starts_with("device lost: ") && l.contains("`x` holds 1024 elements")), "{findings:?}");
     assert_eq!(entry.runs.len(), 1, "one note for the run, with its findings");
+    // Buffers of one length short of the launch are named together, in one finding.
+    for a in &mut j.args[1..] {
+        if let ArgKind::Buffer { len, .. } = &mut a.kind {
+            *len = "n / 4".into();
+        }
+    }
+    let fake = FakeBackend::new(limits(), time).with_behavior(|_| Behavior::DeviceLost);
+    let o = TuneOptions { strategy: "random".into(), budget: Budget::parse("5").unwrap(), ..opts() };
+    let e = Tuner::new(fake).tune(&j, &o).unwrap_err().to_string();
+    assert!(e.contains("`x`, `y` and `z` each hold 1024 elements: threads past 1024 index out of them"), "{e}");
+    assert_eq!(e.matches("the launch runs").count(), 1, "{e}");
 }
 
 /// Where a read or write past a buffer never faults (wgpu), the backend's own checks

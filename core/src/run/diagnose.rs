@@ -703,13 +703,21 @@ pub fn buffer_extents(prep: &Prepared, config: &Config, launch: &Launch) -> Vec<
         }
     } else {
         let threads = launch.blocks() * launch.threads() as u64;
-        for (name, len, _) in &buffers {
-            if *len < threads {
-                out.push(format!(
-                    "the launch runs {threads} threads ({}×{}×{} blocks of {}×{}×{}) and `{name}` holds {len} elements: threads past {len} index out of it unless the kernel checks its bounds",
-                    launch.grid[0], launch.grid[1], launch.grid[2], launch.block[0], launch.block[1], launch.block[2]
-                ));
-            }
+        // One line per length: buffers of one length are named together.
+        let mut lens: Vec<u64> = buffers.iter().map(|b| b.1).filter(|&l| l < threads).collect();
+        lens.sort_unstable();
+        lens.dedup();
+        for len in lens {
+            let names: Vec<String> = buffers.iter().filter(|b| b.1 == len).map(|b| format!("`{}`", b.0)).collect();
+            let (names, verb, them) = match names.as_slice() {
+                [one] => (one.clone(), "holds", "it"),
+                [init @ .., last] => (format!("{} and {last}", init.join(", ")), "each hold", "them"),
+                [] => continue,
+            };
+            out.push(format!(
+                "the launch runs {threads} threads ({}×{}×{} blocks of {}×{}×{}) and {names} {verb} {len} elements: threads past {len} index out of {them} unless the kernel checks its bounds",
+                launch.grid[0], launch.grid[1], launch.grid[2], launch.block[0], launch.block[1], launch.block[2]
+            ));
         }
     }
     out
