@@ -1433,13 +1433,33 @@ fn configs_near_the_best_on_their_verification_launch_are_measured_last_fastest_
 #[test]
 fn a_time_limit_records_the_shortlist_with_its_verification_launches() {
     let fake = FakeBackend::new(limits(), ever_faster).with_launch_delay(Duration::from_millis(20));
+    // The progress events: a config on the shortlist is said verified as it joins it (a progress
+    // bar that waited for results showed nothing until the time limit), and final once recorded.
+    let events: Arc<std::sync::Mutex<Vec<(bool, String)>>> = Default::default();
+    let seen = events.clone();
     let o = TuneOptions {
         strategy: "exhaustive".into(),
         compile_threads: Some(1),
         budget: Budget { max_seconds: Some(0.4), ..Default::default() },
+        observer: Some(Arc::new(move |e: &Event<'_>| match e {
+            Event::Verified { config, seconds } => {
+                assert!(*seconds > 0.0);
+                seen.lock().unwrap().push((false, config.key()));
+            }
+            Event::Result { result, .. } => seen.lock().unwrap().push((true, result.config.key())),
+            _ => {}
+        })),
         ..Default::default()
     };
     let r = Tuner::new(fake).tune(&ever_faster_job(), &o).unwrap();
+    let events = events.lock().unwrap().clone();
+    let verified: Vec<&String> = events.iter().filter(|e| !e.0).map(|e| &e.1).collect();
+    assert!(verified.len() >= 4, "{events:?}");
+    for key in &verified {
+        let at = events.iter().position(|e| !e.0 && &e.1 == *key).unwrap();
+        assert_eq!(events.iter().filter(|e| !e.0 && &e.1 == *key).count(), 1, "{key} said verified once");
+        assert!(events[at..].iter().any(|e| e.0 && &e.1 == *key), "{key}: its result after it was said verified: {events:?}");
+    }
     let measured: Vec<_> = r.results.iter().filter_map(|x| x.stats().map(|s| (x, s))).collect();
     assert!(measured.len() >= 5 && measured.len() < 40, "{} measured", measured.len());
     assert!(measured.iter().all(|(x, _)| x.verified));

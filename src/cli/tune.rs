@@ -436,7 +436,11 @@ fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -
         );
         let sizes = job.sizes.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",");
         pb.set_prefix(sizes.clone());
-        let counters = Arc::new(Mutex::new((0usize, 0usize, 0usize, 0usize)));
+        if !run.json {
+            // Elapsed time and a time budget's time left move on while no config finishes.
+            pb.enable_steady_tick(std::time::Duration::from_millis(250));
+        }
+        let counters = Arc::new(Mutex::new(Counters::default()));
         let pb2 = pb.clone();
         let mut o = TuneOptions { shard: part, ..opts.clone() };
         let (which, saved, sizes2) = (stop.which(), saved_where(&opts), sizes.clone());
@@ -452,28 +456,39 @@ fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -
                 crate::cli::out::eprint_line(&interrupted(name, &sizes2, *kept, &saved, *compiling));
                 kerntune::exit(code);
             }
-            Event::Planned { candidates, budget, pruned, .. } => {
+            Event::Planned { candidates, budget, pruned, seconds, .. } => {
                 pb2.set_length(budget.map_or(*candidates, |b| b.min(*candidates)) as u64);
-                counters.lock().expect("counters").3 = *pruned;
+                counters.lock().expect("counters").pruned_before = *pruned;
+                if let Some(limit) = *seconds {
+                    // A time budget ends the tune, not the count: its time left, not an estimate
+                    // from the rate configs finish at.
+                    pb2.set_style(time_budget_style(limit));
+                }
             }
-            Event::Compiled { .. } => counters.lock().expect("counters").0 += 1,
+            Event::Compiled { .. } => counters.lock().expect("counters").compiled += 1,
             Event::Warning { message } => pb2.suspend(|| crate::cli::out::eprint_line(&format!("warning: {message}"))),
+            Event::Verified { config, .. } => {
+                let mut c = counters.lock().expect("counters");
+                if c.counted.insert(config.key()) {
+                    pb2.inc(1);
+                }
+                c.waiting.insert(config.key());
+                pb2.set_message(c.line());
+            }
             Event::Result { result, best } => {
                 let mut c = counters.lock().expect("counters");
+                let key = result.config.key();
                 if result.stats().is_some() {
-                    c.1 += 1;
+                    c.measured += 1;
                 } else {
-                    c.2 += 1;
+                    c.failed += 1;
                 }
-                pb2.inc(1);
-                pb2.set_message(format!(
-                    "compiled {} | benchmarked {} | failed/pruned {} | pruned before {} | best {}",
-                    c.0,
-                    c.1,
-                    c.2,
-                    c.3,
-                    best.map_or("-".to_string(), |b| format!("{:.4} ms", b * 1e3))
-                ));
+                c.waiting.remove(&key);
+                if c.counted.insert(key) {
+                    pb2.inc(1);
+                }
+                c.best = *best;
+                pb2.set_message(c.line());
             }
         }));
         let r = tuner.tune(&job, &o);
@@ -548,4 +563,44 @@ fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -
     }
     // Tuned, but not stored: the next run would tune again.
     Ok(if unsaved > 0 { 1 } else { 0 })
+}
+
+/// What a tune's progress line counts.
+#[derive(Default)]
+struct Counters {
+    compiled: usize,
+    measured: usize,
+    failed: usize,
+    pruned_before: usize,
+    /// Configs verified and waiting on the shortlist to be measured in full.
+    waiting: std::collections::HashSet<String>,
+    /// Configs the bar has counted (verified or final: each once).
+    counted: std::collections::HashSet<String>,
+    best: Option<f64>,
+}
+
+impl Counters {
+    fn line(&self) -> String {
+        let waiting = if self.waiting.is_empty() { String::new() } else { format!(" | verified, to measure {}", self.waiting.len()) };
+        format!(
+            "compiled {} | measured {}{waiting} | failed/pruned {} | pruned before {} | best {}",
+            self.compiled,
+            self.measured,
+            self.failed,
+            self.pruned_before,
+            self.best.map_or("-".to_string(), |b| format!("{:.4} ms", b * 1e3))
+        )
+    }
+}
+
+/// The progress bar of a tune with a time budget of `limit` seconds: the time left instead of
+/// an estimate from the count.
+fn time_budget_style(limit: f64) -> ProgressStyle {
+    ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg} ({left} of the time budget left)")
+        .expect("valid template")
+        .with_key("left", move |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+            let left = (limit - state.elapsed().as_secs_f64()).max(0.0);
+            let _ = write!(w, "{}", indicatif::HumanDuration(std::time::Duration::from_secs_f64(left)));
+        })
+        .progress_chars("=> ")
 }

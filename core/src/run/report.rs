@@ -54,6 +54,16 @@ pub enum Event<'a> {
         /// What to say.
         message: &'a str,
     },
+    /// A config ran once and its outputs were checked, and it waits on the shortlist to be
+    /// measured in full (exhaustive and random search with racing; see
+    /// [`crate::run::search_loop`]): its [`Event::Result`] comes when it is measured, or when the
+    /// tune stops. A progress display counts it as evaluated once.
+    Verified {
+        /// The config.
+        config: &'a Config,
+        /// Its verification launch, seconds.
+        seconds: f64,
+    },
     /// A config's result is final (measured, failed, pruned after compiling, or from the db).
     Result {
         /// The result.

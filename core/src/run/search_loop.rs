@@ -1674,6 +1674,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 self.deferred.remove(&i);
                 self.timed(l, i, seconds);
                 let x = Listed { cand: i, kernel, prior, device: d };
+                emit(self.opts.observer.as_ref(), Event::Verified { config: &self.plan.cands[i].config, seconds: x.fastest() });
                 // Kept on the judging device's scale; each device compares on its own.
                 let v = x.judged(&l.ledger.ratios);
                 self.fastest_listed = Some(self.fastest_listed.map_or(v, |f| f.min(v)));
