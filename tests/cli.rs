@@ -545,6 +545,16 @@ fn db_remove_takes_out_the_entries_its_filters_name() {
     // What is left is the edited source's entry: the same tune is a database hit.
     let o = kerntune(dir, &["tune", p.to_str().unwrap(), "--db", db.to_str().unwrap()]);
     assert!(text(&o).0.contains("database hit"), "{}", text(&o).0);
+    // An export in JSON: a removal that matches nothing leaves it JSON; one that removes says
+    // that the file becomes SQLite.
+    let json = dir.join("e.json");
+    assert!(db_cmd(&["export", "--out", json.to_str().unwrap()]).status.success());
+    let in_json = |args: &[&str]| kerntune(dir, &[&["db", "remove"], args, &["--db", json.to_str().unwrap()]].concat());
+    let o = in_json(&["--kernel", "nope"]);
+    assert!(o.status.success() && !text(&o).1.contains("note:"), "{}", text(&o).1);
+    assert!(std::fs::read(&json).unwrap().starts_with(b"{"), "still JSON");
+    let o = in_json(&["--kernel", "triad"]);
+    assert!(o.status.success() && text(&o).1.contains("is a database in JSON") && text(&o).0.contains("removed 1 of 1"), "{}{}", text(&o).0, text(&o).1);
 }
 
 /// `kerntune check` counts exactly on the reference spaces (`../shared/spaces/README.md`'s

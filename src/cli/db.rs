@@ -133,7 +133,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             }
         }
         DbCommand::Merge { files } => {
-            super::say_new_json_db(&a.db);
+            super::say_json_db(&a.db);
             let mut incoming: Vec<(PathBuf, DbFile)> = Vec::new();
             let here = if db.path().exists() { db.load()? } else { DbFile::default() };
             for p in &files {
@@ -185,10 +185,13 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                     .map(|(key, _)| key.clone())
                     .collect()
             };
-            let (lines, before) = if dry_run {
-                let f = db.load()?;
+            // Read first: a dry run, or nothing to remove, writes nothing (a JSON database stays
+            // JSON).
+            let f = db.load()?;
+            let (lines, before) = if dry_run || picks(&f).is_empty() {
                 (picks(&f).iter().map(|k| entry_line(&f, &f.entries[k])).collect::<Vec<_>>(), f.entries.len())
             } else {
+                super::say_json_db(&a.db);
                 db.update(|f| {
                     let keys = picks(f);
                     let lines: Vec<String> = keys.iter().map(|k| entry_line(f, &f.entries[k])).collect();

@@ -68,10 +68,11 @@ pub(crate) fn db_path(arg: &Option<PathBuf>) -> PathBuf {
     arg.clone().unwrap_or_else(kerntune::store::db::Database::default_path)
 }
 
-/// Before a command creates the database `--db` names: a name ending in `.json` gets an SQLite
-/// file all the same (kerntune's database; a JSON one is read, and converted at its first
-/// write), which a user who named it so for JSON would find only on opening it.
-pub(crate) fn say_new_json_db(arg: &Option<PathBuf>) {
+/// Before a command writes to the database `--db` names: a new one named `.json` is an SQLite
+/// file all the same, and an existing one in JSON (an export) becomes one at the first write
+/// (kerntune's database is SQLite; a JSON one is read as it is), which a user who named it so
+/// for JSON would find only on opening it.
+pub(crate) fn say_json_db(arg: &Option<PathBuf>) {
     let Some(path) = arg else { return };
     let json = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
     if json && !path.exists() {
@@ -79,7 +80,22 @@ pub(crate) fn say_new_json_db(arg: &Option<PathBuf>) {
             "note: --db {0}: a new database is an SQLite file, whatever its name; `kerntune db export --db {0} --out FILE.json` writes it as JSON",
             path.display()
         ));
+    } else if is_json_db(path) {
+        out::eprint_line(&format!(
+            "note: --db {0} is a database in JSON (an export, or an earlier kerntune's): writing to it makes it an SQLite file with the same entries; `kerntune db export --db {0} --out FILE.json` writes JSON again",
+            path.display()
+        ));
     }
+}
+
+/// Whether `path` is a kerntune database in JSON (`db export`'s form, which names its schema
+/// first), not an SQLite file or another tool's JSON.
+fn is_json_db(path: &std::path::Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 256];
+    let Ok(n) = std::fs::File::open(path).and_then(|mut f| f.read(&mut head)) else { return false };
+    let head = String::from_utf8_lossy(&head[..n]);
+    head.trim_start_matches('\u{feff}').trim_start().starts_with('{') && head.contains("\"kerntune-db\"")
 }
 
 /// Says which devices `--devices all` left out (another model than the first), if any.

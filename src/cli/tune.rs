@@ -277,7 +277,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     }
     let db = if a.no_db { None } else { Some(Database::at(super::db_path(&a.db))) };
     if !a.no_db {
-        super::say_new_json_db(&a.db);
+        super::say_json_db(&a.db);
     }
     let opts = TuneOptions {
         strategy,
