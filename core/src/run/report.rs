@@ -55,9 +55,9 @@ pub enum Event<'a> {
         message: &'a str,
     },
     /// A config ran once and its outputs were checked, and it waits on the shortlist to be
-    /// measured in full (exhaustive and random search with racing; see
-    /// [`crate::run::search_loop`]): its [`Event::Result`] comes when it is measured, or when the
-    /// tune stops. A progress display counts it as evaluated once.
+    /// measured in full (exhaustive and random search with racing): its [`Event::Result`] comes
+    /// when it is measured, or when the tune stops. A progress display counts it as evaluated
+    /// once.
     Verified {
         /// The config.
         config: &'a Config,
