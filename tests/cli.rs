@@ -688,7 +688,7 @@ fn bad_t1_files_get_one_error_line() {
         assert!(err.starts_with("error: ") && err.trim().lines().count() == 1 && err.contains(says) && err.contains("t1.json"), "{body}: {err}");
     }
     let o = kerntune(d.path(), &["check", "nowhere.json"]);
-    assert!(text(&o).1.contains("nowhere.json: (file): cannot read"), "{}", text(&o).1);
+    assert!(text(&o).1.contains("nowhere.json: cannot read"), "{}", text(&o).1);
     let o = kerntune(d.path(), &["check", examples().join("t1/gemm.json").to_str().unwrap(), "--count-seconds", "nan"]);
     assert!(text(&o).1.starts_with("error: --count-seconds"), "{}", text(&o).1);
 }

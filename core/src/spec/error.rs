@@ -1,8 +1,10 @@
 //! Errors of the spec stage: a problem in a spec, named by file and field.
 
-/// A problem in a spec: file, field, message.
+/// A problem in a spec: file, field, message. A problem with the file as a whole (it cannot be
+/// read, it is too large) has the field `(file)`, which the message leaves out
+/// (`spec.toml: cannot read the spec: …`).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{file}: {field}: {message}")]
+#[error("{file}: {}{message}", if field == WHOLE_FILE { String::new() } else { format!("{field}: ") })]
 pub struct SpecError {
     /// The spec file (or `<job>` for jobs built in code).
     pub file: String,
@@ -11,6 +13,9 @@ pub struct SpecError {
     /// What is wrong and what to do.
     pub message: String,
 }
+
+/// The field of a problem with the file as a whole.
+pub const WHOLE_FILE: &str = "(file)";
 
 /// The most characters of offending input an error message quotes.
 pub const QUOTE_LIMIT: usize = 200;
@@ -34,5 +39,12 @@ mod tests {
         assert!(q.starts_with(&"x".repeat(200)) && q.ends_with("… (800 more characters)"), "{q}");
         let wide = "é".repeat(300);
         assert!(super::quote(&wide).ends_with("(100 more characters)"));
+    }
+
+    #[test]
+    fn a_problem_with_the_whole_file_names_no_field() {
+        let e = |field: &str| super::SpecError { file: "s.toml".into(), field: field.into(), message: "cannot read".into() }.to_string();
+        assert_eq!(e(super::WHOLE_FILE), "s.toml: cannot read");
+        assert_eq!(e("kernel.name"), "s.toml: kernel.name: cannot read");
     }
 }

@@ -363,7 +363,7 @@ impl Spec {
             return Spec::from_t1(path, opts);
         }
         let file = path.display().to_string();
-        let err = |message: String| SpecError { file: file.clone(), field: "(file)".into(), message };
+        let err = |message: String| SpecError { file: file.clone(), field: crate::spec::error::WHOLE_FILE.into(), message };
         let len = std::fs::metadata(path).map_err(|e| err(format!("cannot read the spec: {e}")))?.len();
         if len > MAX_SPEC_BYTES {
             return Err(err(format!("is {len} bytes; a spec is at most {MAX_SPEC_BYTES} bytes")));

@@ -140,11 +140,11 @@ pub fn load_with(path: &Path, opts: T1Options) -> Result<T1, SpecError> {
 }
 
 fn read_json(cx: &Ctx<'_>, path: &Path) -> Result<J, SpecError> {
-    let len = std::fs::metadata(path).map_err(|e| cx.err("(file)", format!("cannot read: {e}")))?.len();
+    let len = std::fs::metadata(path).map_err(|e| cx.err(crate::spec::error::WHOLE_FILE, format!("cannot read: {e}")))?.len();
     if len > MAX_T1_BYTES {
-        return Err(cx.err("(file)", format!("is {len} bytes; a T1 file is at most {MAX_T1_BYTES} bytes")));
+        return Err(cx.err(crate::spec::error::WHOLE_FILE, format!("is {len} bytes; a T1 file is at most {MAX_T1_BYTES} bytes")));
     }
-    let text = crate::spec::source::read_text(path).map_err(|e| cx.err("(file)", format!("cannot read: {e}")))?;
+    let text = crate::spec::source::read_text(path).map_err(|e| cx.err(crate::spec::error::WHOLE_FILE, format!("cannot read: {e}")))?;
     // A byte-order mark (Windows editors write one) is not JSON.
     serde_json::from_str(text.strip_prefix('\u{feff}').unwrap_or(&text)).map_err(|e| cx.err("(json)", format!("not valid JSON: {e}")))
 }
