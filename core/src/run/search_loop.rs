@@ -88,6 +88,10 @@ pub(crate) struct Progress {
     /// by is taken from then: before it, the reference, the first compiles and the pipeline's
     /// filling make a config look several times slower than the tune then runs).
     first_timed: Option<Instant>,
+    /// Time the time limit keeps for the final round: the search stops this much before the
+    /// limit ([`Coordinator::final_reserve`]), so that measuring the winner's contenders in full
+    /// ends near the limit rather than past it.
+    reserve: Duration,
     /// The tune was asked to stop.
     cancelled: bool,
     /// Compile and evaluation seconds so far, summed, with their counts.
@@ -113,9 +117,13 @@ impl Progress {
     fn probing(&self) -> bool {
         self.eval_s.1 == 0 && self.cache.is_some_and(|(_, missed)| missed == 0)
     }
-    /// When the time limit ends, counting the time awake only.
+    /// When the search's part of the time limit ends, counting the time awake only: the limit
+    /// less what it keeps for the final round ([`Progress::reserve`]).
     fn deadline(&self) -> Option<Instant> {
-        self.deadline.map(|d| d + crate::measure::awake::stopped().saturating_sub(self.stopped_before))
+        self.deadline.map(|d| {
+            let d = d + crate::measure::awake::stopped().saturating_sub(self.stopped_before);
+            d.checked_sub(self.reserve).unwrap_or(d)
+        })
     }
     fn out_of_time(&self) -> bool {
         self.deadline().is_some_and(|d| Instant::now() >= d) || self.wrapped_up()
@@ -444,6 +452,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             stopped_before: crate::measure::awake::stopped(),
             wrap_up: opts.wrap_up.clone(),
             first_timed: None,
+            reserve: Duration::ZERO,
             cancelled: false,
             compile_s: (0.0, 0),
             eval_s: (0.0, 0),
@@ -521,6 +530,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 // Stopping: what is queued is dropped; the loop waits for the devices, and
                 // tells the compiles still running that it no longer waits for them (a backend
                 // compiling through `abandonable` returns within 20 ms).
+                self.keep_final_reserve(&mut l);
                 let stopping = failure.is_some() || l.progress.cancelled || l.progress.out_of_time();
                 if stopping {
                     let why = l.progress.ending();
@@ -556,6 +566,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 if let Err(e) = r {
                     failure.get_or_insert(e);
                 }
+                self.keep_final_reserve(&mut l);
                 if l.progress.out_of_time() || l.progress.cancelled || failure.is_some() {
                     // Nothing new starts; what waits for a device is dropped.
                     flow.stop();
@@ -1216,6 +1227,36 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             .filter(|&i| !own || self.shortlist[i].device == d)
             .min_by(|&a, &b| self.shortlist[a].judged(&ledger.ratios).total_cmp(&self.shortlist[b].judged(&ledger.ratios)))?;
         Some(self.shortlist.swap_remove(at))
+    }
+
+    /// Sets [`Progress::reserve`] to [`Coordinator::final_reserve`] until the search's time is
+    /// up: from then on it stays (the stop settles the shortlist, and a reserve of zero would
+    /// have the loop wait, idle, for the whole limit).
+    fn keep_final_reserve(&self, l: &mut Turn<'_, '_, '_>) {
+        if !l.progress.out_of_time() {
+            l.progress.reserve = self.final_reserve(l);
+        }
+    }
+
+    /// What a time limit keeps for the final round while configs wait on the shortlist: a stop
+    /// then leaves them with their verification launch, and the final round measures the
+    /// winner's contenders among them in full (commonly one or two, each a warm-up and
+    /// `min_reps` launches and more until the interval is narrow), which ran past the limit (up
+    /// to 1.3 s of a 4-second tune on llvmpipe). Estimated as twice the warm-up and `min_reps`
+    /// launches of each config on the shortlist within [`finals::MARGIN`] of its fastest
+    /// verification launch (the likely contenders, at most [`finals::FINALISTS`]) at that
+    /// launch's time, and at most a fifth of the limit; none with an empty shortlist or no
+    /// limit.
+    fn final_reserve(&self, l: &Turn<'_, '_, '_>) -> Duration {
+        use crate::run::finals::{FINALISTS, MARGIN};
+        let Some(limit) = self.opts.budget.max_seconds else { return Duration::ZERO };
+        let Some(judge) = self.judge_device() else { return Duration::ZERO };
+        let judged = || self.shortlist.iter().map(|x| x.judged(&l.ledger.ratios));
+        let Some(fastest) = judged().min_by(f64::total_cmp) else { return Duration::ZERO };
+        let contenders = judged().filter(|&t| t <= fastest * (1.0 + MARGIN)).count().min(FINALISTS) as f64;
+        let launches = 2.0 * f64::from(self.opts.bench.warmup_min + self.opts.bench.min_reps);
+        let seconds = (contenders * launches * fastest * l.ledger.ratios[judge]).min(0.2 * limit);
+        Duration::try_from_secs_f64(seconds).unwrap_or(Duration::ZERO)
     }
 
     /// The tune stops with configs on the shortlist: each is recorded with its verification
@@ -2451,6 +2492,7 @@ mod tests {
             stopped_before: crate::measure::awake::stopped(),
             wrap_up: None,
             first_timed: None,
+            reserve: Duration::ZERO,
             cancelled: false,
             compile_s: (0.0, 0),
             eval_s: (0.0, 0),
@@ -2468,6 +2510,14 @@ mod tests {
         p.flying = 5;
         let left = p.evaluations_left_in_time().unwrap();
         assert!((23..=25).contains(&left), "{left}");
+        // 20 s of the limit kept for the final round: the search has 40 s.
+        p.reserve = Duration::from_secs(20);
+        let left = p.evaluations_left_in_time().unwrap();
+        assert!((13..=15).contains(&left), "{left}");
+        assert!(!p.out_of_time());
+        p.reserve = Duration::from_secs(61);
+        assert!(p.out_of_time() && p.ending() == Some("time limit"), "the search's part of the limit is over");
+        p.reserve = Duration::ZERO;
         p.deadline = now.checked_sub(Duration::from_secs(1));
         assert_eq!(p.evaluations_left_in_time(), Some(0), "past the limit");
         p.deadline = None;
