@@ -1238,22 +1238,25 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         }
     }
 
-    /// What a time limit keeps for the final round while configs wait on the shortlist: a stop
-    /// then leaves them with their verification launch, and the final round measures the
-    /// winner's contenders among them in full (commonly one or two, each a warm-up and
-    /// `min_reps` launches and more until the interval is narrow), which ran past the limit (up
-    /// to 1.3 s of a 4-second tune on llvmpipe). Estimated as twice the warm-up and `min_reps`
-    /// launches of each config on the shortlist within [`finals::MARGIN`] of its fastest
-    /// verification launch (the likely contenders, at most [`finals::FINALISTS`]) at that
-    /// launch's time, and at most a fifth of the limit; none with an empty shortlist or no
-    /// limit.
+    /// What a time limit keeps for the final round while configs wait on the shortlist: a stop then
+    /// leaves them with their verification launch, and the final round measures the winner's
+    /// contenders among them in full (commonly one or two, each a warm-up and `min_reps` launches
+    /// and more until the interval is narrow), which ran past the limit (up to 1.3 s of a 4-second
+    /// tune on llvmpipe). Estimated as twice the warm-up and `min_reps` launches of each config on
+    /// the shortlist that one launch cannot tell from its fastest (within the tie tolerance, or the
+    /// two launches' run-to-run intervals combined: the tie band a stop would leave; at most
+    /// [`crate::run::finals::FINALISTS`]) at that launch's time, and at most a fifth of the limit;
+    /// none with an empty shortlist or no limit. (Counting every config within
+    /// [`crate::run::finals::MARGIN`] instead, SGEMM's many near-ties on an H100 kept the whole
+    /// fifth and cost a tenth of the evaluations for a final round of 0.05–0.16 s.)
     fn final_reserve(&self, l: &Turn<'_, '_, '_>) -> Duration {
-        use crate::run::finals::{FINALISTS, MARGIN};
+        use crate::run::finals::FINALISTS;
         let Some(limit) = self.opts.budget.max_seconds else { return Duration::ZERO };
         let Some(judge) = self.judge_device() else { return Duration::ZERO };
         let judged = || self.shortlist.iter().map(|x| x.judged(&l.ledger.ratios));
         let Some(fastest) = judged().min_by(f64::total_cmp) else { return Duration::ZERO };
-        let contenders = judged().filter(|&t| t <= fastest * (1.0 + MARGIN)).count().min(FINALISTS) as f64;
+        let tied = self.opts.bench.tie_tolerance.max(std::f64::consts::SQRT_2 * self.opts.bench.run_to_run);
+        let contenders = judged().filter(|&t| t <= fastest * (1.0 + tied)).count().min(FINALISTS) as f64;
         let launches = 2.0 * f64::from(self.opts.bench.warmup_min + self.opts.bench.min_reps);
         let seconds = (contenders * launches * fastest * l.ledger.ratios[judge]).min(0.2 * limit);
         Duration::try_from_secs_f64(seconds).unwrap_or(Duration::ZERO)
