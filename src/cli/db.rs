@@ -95,8 +95,9 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             }
             let n = f.entries.len();
             outln!("{} ({n} entr{})", db.path().display(), if n == 1 { "y" } else { "ies" });
+            let groups = Groups::of(&f);
             for e in f.entries.values() {
-                outln!("{}", entry_line(&f, e));
+                outln!("{}", entry_line(&groups, e));
             }
         }
         DbCommand::Export { out, format, kernel, rust } => {
@@ -172,36 +173,38 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             if missing {
                 anyhow::bail!("{} does not exist; nothing to remove", db.path().display());
             }
-            let picks = |f: &DbFile| -> Vec<String> {
-                let later = if superseded { superseded_keys(f) } else { Default::default() };
+            // The keys of the entries to remove, each with its `db show` line.
+            let picks = |f: &DbFile| -> Vec<(String, String)> {
+                let groups = Groups::of(f);
                 f.entries
                     .iter()
-                    .filter(|(key, e)| {
+                    .filter(|(_, e)| {
                         kernel.as_ref().is_none_or(|k| &e.id.kernel == k)
                             && target.as_ref().is_none_or(|t| &e.id.target == t || &e.target_name == t)
                             && problem.as_ref().is_none_or(|p| &e.id.problem == p)
-                            && (!superseded || later.contains(*key))
+                            && (!superseded || groups.superseded(e))
                     })
-                    .map(|(key, _)| key.clone())
+                    .map(|(key, e)| (key.clone(), entry_line(&groups, e)))
                     .collect()
             };
             // Read first: a dry run, or nothing to remove, writes nothing (a JSON database stays
-            // JSON).
+            // JSON); a removal picks again inside its transaction.
             let f = db.load()?;
-            let (lines, before) = if dry_run || picks(&f).is_empty() {
-                (picks(&f).iter().map(|k| entry_line(&f, &f.entries[k])).collect::<Vec<_>>(), f.entries.len())
+            let read = picks(&f);
+            let (picked, before) = if dry_run || read.is_empty() {
+                (read, f.entries.len())
             } else {
                 super::say_json_db(&a.db);
                 db.update(|f| {
-                    let keys = picks(f);
-                    let lines: Vec<String> = keys.iter().map(|k| entry_line(f, &f.entries[k])).collect();
+                    let picked = picks(f);
                     let before = f.entries.len();
-                    for k in &keys {
+                    for (k, _) in &picked {
                         f.entries.remove(k);
                     }
-                    (lines, before)
+                    (picked, before)
                 })?
             };
+            let lines: Vec<String> = picked.into_iter().map(|(_, line)| line).collect();
             for l in &lines {
                 outln!("{} {l}", if dry_run { "would remove" } else { "removed" });
             }
@@ -244,31 +247,41 @@ fn report_as_db(path: &std::path::Path) -> anyhow::Result<DbFile> {
     Ok(f)
 }
 
-/// Whether two entries are of one kernel, device and problem (differing, if at all, in what
-/// made the binary: an edited source, another compiler or driver).
-fn same_tune(a: &kerntune::store::db::EntryId, b: &kerntune::store::db::EntryId) -> bool {
-    a.kernel == b.kernel && a.target == b.target && a.problem == b.problem
-}
-
 /// When an entry was last tuned (seconds since the Unix epoch; 0 where it has no run noted).
 fn last_tuned(e: &kerntune::store::db::Entry) -> u64 {
     e.runs.iter().map(|r| r.run).max().unwrap_or(0)
 }
 
-/// The keys of entries another entry of the same kernel, device and problem was tuned after.
-fn superseded_keys(f: &DbFile) -> std::collections::HashSet<String> {
-    f.entries
-        .iter()
-        .filter(|(_, e)| f.entries.values().any(|o| o.id != e.id && same_tune(&o.id, &e.id) && last_tuned(o) > last_tuned(e)))
-        .map(|(k, _)| k.clone())
-        .collect()
+/// A database's entries grouped by kernel, device and problem: entries of one group differ, if
+/// at all, in what made the binary (an edited source, another compiler or driver). Made once
+/// per listing, so that `db show` of many entries does not compare each with every other.
+struct Groups<'f>(std::collections::HashMap<(&'f str, &'f str, &'f str), Vec<&'f kerntune::store::db::Entry>>);
+
+impl<'f> Groups<'f> {
+    fn of(f: &'f DbFile) -> Self {
+        let mut g: std::collections::HashMap<_, Vec<_>> = std::collections::HashMap::new();
+        for e in f.entries.values() {
+            g.entry((e.id.kernel.as_str(), e.id.target.as_str(), e.id.problem.as_str())).or_default().push(e);
+        }
+        Groups(g)
+    }
+
+    /// The other entries of `e`'s group.
+    fn twins(&self, e: &'f kerntune::store::db::Entry) -> impl Iterator<Item = &'f kerntune::store::db::Entry> + '_ {
+        self.0.get(&(e.id.kernel.as_str(), e.id.target.as_str(), e.id.problem.as_str())).into_iter().flatten().copied().filter(move |o| o.id != e.id)
+    }
+
+    /// Whether another entry of `e`'s group was tuned after it.
+    fn superseded(&self, e: &'f kerntune::store::db::Entry) -> bool {
+        self.twins(e).any(|o| last_tuned(o) > last_tuned(e))
+    }
 }
 
-/// `db show`'s line for an entry: kernel, device, problem (with what tells it from entries of
-/// the same three), measurements and winner.
-fn entry_line(f: &DbFile, e: &kerntune::store::db::Entry) -> String {
+/// `db show`'s line for an entry: kernel, device, problem (with what tells it from the other
+/// entries of its group), measurements and winner.
+fn entry_line<'f>(groups: &Groups<'f>, e: &'f kerntune::store::db::Entry) -> String {
     let failed = e.measurements.values().filter(|m| m.stats().is_none()).count();
-    let twins: Vec<_> = f.entries.values().filter(|o| o.id != e.id && same_tune(&o.id, &e.id)).collect();
+    let twins: Vec<_> = groups.twins(e).collect();
     let mut apart = Vec::new();
     if twins.iter().any(|o| o.id.kernel_hash != e.id.kernel_hash) {
         apart.push(format!("source {}", e.id.kernel_hash.get(..12).unwrap_or(&e.id.kernel_hash)));
