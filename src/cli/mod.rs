@@ -80,22 +80,12 @@ pub(crate) fn say_json_db(arg: &Option<PathBuf>) {
             "note: --db {0}: a new database is an SQLite file, whatever its name; `kerntune db export --db {0} --out FILE.json` writes it as JSON",
             path.display()
         ));
-    } else if is_json_db(path) {
+    } else if kerntune::store::db::Database::at(path).is_json() {
         out::eprint_line(&format!(
             "note: --db {0} is a database in JSON (an export, or an earlier kerntune's): writing to it makes it an SQLite file with the same entries; `kerntune db export --db {0} --out FILE.json` writes JSON again",
             path.display()
         ));
     }
-}
-
-/// Whether `path` is a kerntune database in JSON (`db export`'s form, which names its schema
-/// first), not an SQLite file or another tool's JSON.
-fn is_json_db(path: &std::path::Path) -> bool {
-    use std::io::Read;
-    let mut head = [0u8; 256];
-    let Ok(n) = std::fs::File::open(path).and_then(|mut f| f.read(&mut head)) else { return false };
-    let head = String::from_utf8_lossy(&head[..n]);
-    head.trim_start_matches('\u{feff}').trim_start().starts_with('{') && head.contains("\"kerntune-db\"")
 }
 
 /// Says which devices `--devices all` left out (another model than the first), if any.

@@ -1044,6 +1044,18 @@ impl Database {
         format!("{folder} is no folder this process can write{chosen}: name a database in one with --db FILE (or set KERNTUNE_CACHE_DIR to one), or tune with --no-db")
     }
 
+    /// Whether the file is a kerntune database in JSON (`db export`'s form, which names its
+    /// schema first): read as it is, and converted to SQLite by the first write. False for a
+    /// missing or SQLite file, and for another tool's JSON (a Kernel Tuner cache, a T4 file).
+    pub fn is_json(&self) -> bool {
+        if !matches!(self.kind(), Ok(Kind::Json)) {
+            return false;
+        }
+        let mut head = [0u8; 256];
+        let Ok(n) = File::open(&self.path).and_then(|mut f| std::io::Read::read(&mut f, &mut head)) else { return false };
+        String::from_utf8_lossy(&head[..n]).contains(&format!("\"{SCHEMA_NAME}\""))
+    }
+
     fn kind(&self) -> Result<Kind, DbError> {
         let mut head = [0u8; 16];
         let n = match File::open(&self.path) {
