@@ -47,6 +47,14 @@ fn triad_tunes_for_real_and_the_second_run_is_a_database_hit() {
     assert!(!out.contains("failures:"), "no config of the triad fails:\n{out}");
     // The table shows the fastest ten of the 23 and says that the rest are not shown.
     assert!(out.contains("… and 13 more measured, not shown (`--top` sets the rows"), "{out}");
+    // What the winner gained over the spec's default config (an exhaustive search measured it).
+    let default = out.lines().find(|l| l.starts_with("default: WG_SIZE=64,PER_THREAD=1")).unwrap_or_else(|| panic!("a line for the default:\n{out}"));
+    if let Some(x) = default.strip_suffix("× as fast").and_then(|l| l.rsplit(' ').next()) {
+        let x: f64 = x.parse().unwrap();
+        assert!(x >= 1.0, "the default is outside the tie band, so the winner is faster: {default}");
+    } else {
+        assert!(default.ends_with("is the winner") || default.ends_with("tied with the winner within noise"), "{default}");
+    }
     // A compile-parallel efficiency is shown only where compiling could have held the tune
     // (on lavapipe the triad's compiles fill a few percent of the threads' time: none shown).
     if let Some(at) = out.find("compile-parallel efficiency ") {

@@ -51,6 +51,21 @@ fn compile_line(r: &TuneReport) -> String {
     line
 }
 
+/// What the winner gained over the spec's default config, where the tune has the default's
+/// result: its time and the speed-up, or why it has none (a published kernel's default that
+/// fails is worth a line of its own).
+fn default_line(r: &TuneReport) -> Option<String> {
+    let d = r.default_result()?;
+    let key = d.config.key();
+    Some(match d.stats() {
+        _ if d.config == r.winner => format!("default: {key} is the winner"),
+        Some(s) if r.tie_band.contains(&d.config) => format!("default: {key}  {:.4} ms, tied with the winner within noise", s.mean * 1e3),
+        Some(s) => format!("default: {key}  {:.4} ms; the winner is {:.2}× as fast", s.mean * 1e3, s.mean / r.winner_stats.mean),
+        None if matches!(d.outcome, kerntune::ResultOutcome::Failed { .. }) => format!("default: {key} failed ({})", d.summary_line()),
+        None => format!("default: {key} was {}", d.summary_line()),
+    })
+}
+
 pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) -> Result<(), crate::cli::out::OutputError> {
     let problem = &r.entry.problem;
     // What most needs reading comes first.
@@ -137,6 +152,9 @@ pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) -> Result<(), crate:
         line.push_str(&format!("; proposed by {}", proposer::words(tag)));
     }
     outln!("{line}");
+    if let Some(d) = default_line(r) {
+        outln!("{d}");
+    }
     if !r.db_hit {
         if r.sampled {
             outln!(

@@ -373,7 +373,10 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
                     @match (&v.default, d) {
                         (Some(dk), Some(d)) if dk != &w.key => { " The default " span.default { code { (dk) } } " takes " (time(d.time)) ": " (format!("{:.2}×", d.time / w.time)) " the winner's time." }
                         (Some(_), Some(_)) => { " The winner is the default config." }
-                        (Some(dk), None) => { " The default " code { (dk) } " has no successful measurement here." }
+                        (Some(dk), None) => @match v.failed.get(dk) {
+                            Some(kind) => { " The default " code { (dk) } " failed here (" (kind) "; see Failures)." }
+                            None => { " The default " code { (dk) } " was not measured here." }
+                        },
                         (None, _) => { " The default config is not known for this entry (pass the spec to mark it)." }
                     }
                 },

@@ -76,6 +76,7 @@ pub(crate) fn stored_winner<B: Backend>(backend: &B, ctx: &Context, entry: Optio
         wall_seconds: t0.elapsed().as_secs_f64(),
         ended_early: w.partial,
         default_included: true,
+        default: prep.default.clone(),
         devices: Vec::new(),
         causes: Vec::new(),
         disagreement: None,

@@ -199,6 +199,7 @@ pub(crate) fn report(
         wall_seconds: wall,
         ended_early: ledger.ended_early,
         default_included: plan.default_included,
+        default: prep.default.clone(),
         devices: ledger.devices.clone(),
         causes: ledger.causes.clone(),
         // What `winner` stored: the caller sets it.
@@ -317,6 +318,21 @@ mod tests {
         let e = db.entry(&r.entry).unwrap().unwrap();
         let view = crate::analysis::EntryView::new(&e, &Default::default());
         assert_eq!(view.winner_point().unwrap().position.words(), pos.words());
+    }
+
+    #[test]
+    fn the_report_has_the_default_configs_result_for_the_winner_to_be_compared_with() {
+        let r = tuner().tune(&job(), &opts()).unwrap();
+        assert!(is(&r.default, 256, 1), "{}", r.default);
+        let d = r.default_result().expect("an exhaustive search measures the default");
+        assert!(is(&d.config, 256, 1));
+        assert!((d.stats().unwrap().mean - time(&d.config)).abs() < 1e-12);
+        // A default that fails (a published kernel's wrong default) is there with its failure.
+        let fake = FakeBackend::new(Limits::preset("h100").unwrap().1, time).with_behavior(|c| if is(c, 256, 1) { Behavior::LaunchError } else { Behavior::Ok });
+        let r = Tuner::new(fake).tune(&job(), &opts()).unwrap();
+        let d = r.default_result().unwrap();
+        assert!(matches!(d.outcome, crate::run::ResultOutcome::Failed { .. }), "{}", d.summary_line());
+        assert!(is(&r.winner, 128, 4));
     }
 
     #[test]

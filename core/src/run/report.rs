@@ -317,6 +317,9 @@ pub struct TuneReport {
     pub ended_early: bool,
     /// Whether the default config was part of the candidates.
     pub default_included: bool,
+    /// The spec's default config (its `default` values, else each parameter's first), which the
+    /// summary compares the winner with where this tune has its result.
+    pub default: Config,
     /// The devices measured on, with what each did (one entry for a one-device tune).
     pub devices: Vec<DeviceReport>,
     /// Failures grouped by cause, most frequent first, each diagnosed once.
@@ -354,6 +357,14 @@ pub struct TuneReport {
     pub peaks: Option<crate::plan::roofline::Peaks>,
     /// The winner's place on the roofline (needs the spec's `flops`/`bytes` formulas).
     pub roofline: Option<crate::plan::roofline::Position>,
+}
+
+impl TuneReport {
+    /// The default config's result in this tune (measured, failed, or pruned after compiling),
+    /// where the search evaluated it.
+    pub fn default_result(&self) -> Option<&ConfigResult> {
+        self.results.iter().find(|r| r.config == self.default)
+    }
 }
 
 /// A tune's measurements that its database could not take (see [`TuneReport::unsaved`]).
