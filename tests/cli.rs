@@ -309,7 +309,13 @@ fn bad_input_gets_one_clear_line() {
     let p = write(dir, "no_kernel.toml", &spec("missing.wgsl", "", "WG_SIZE"));
     bad(dir, &["tune", p.to_str().unwrap(), "--backend", "wgpu", "--no-db"], &["no_kernel.toml", "kernel.source.wgsl", "missing.wgsl"]);
     let p = write(dir, "bad_field.toml", &spec("ok.wgsl", "", "WG_SIZE").replace("[launch]", "[launch]\nshard_mem = 4"));
-    bad(dir, &["tune", p.to_str().unwrap()], &["bad_field.toml", "unknown field `shard_mem`"]);
+    bad(dir, &["tune", p.to_str().unwrap()], &["bad_field.toml", "launch.shard_mem (line ", "unknown field `shard_mem`", "did you mean `shared_mem`?"]);
+    // A list written as one string is one string value: said at the parameter, with the list.
+    let p = write(dir, "string_list.toml", &spec("ok.wgsl", "", "WG_SIZE").replacen("[params]\n", "[params]\nVEC = \"1,2\"\n", 1));
+    bad(dir, &["tune", p.to_str().unwrap()], &["string_list.toml", "params.VEC", "is one value, a string", "`VEC = [1, 2]`"]);
+    // A value of the wrong type names its field, by its path in the file.
+    let p = write(dir, "bad_type.toml", &spec("ok.wgsl", "", "WG_SIZE").replacen("len = \"N\"", "len = \"N\"\nseed = \"one\"", 1));
+    bad(dir, &["tune", p.to_str().unwrap()], &["bad_type.toml", "args[0].seed (line ", "invalid type: string \"one\""]);
     bad(dir, &["tune", "/nonexistent/spec.toml"], &["/nonexistent/spec.toml", "cannot read"]);
     let p = write(dir, "bad_name.toml", &spec("ok.wgsl", "", "WG_SIZE").replace("name = \"triad\"", "name = \"triad<float, WG_SIZE\""));
     bad(dir, &["tune", p.to_str().unwrap()], &["bad_name.toml", "kernel.name", "not closed with `>`"]);

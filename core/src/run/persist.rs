@@ -328,7 +328,8 @@ mod tests {
         assert!(is(&d.config, 256, 1));
         assert!((d.stats().unwrap().mean - time(&d.config)).abs() < 1e-12);
         // A default that fails (a published kernel's wrong default) is there with its failure.
-        let fake = FakeBackend::new(Limits::preset("h100").unwrap().1, time).with_behavior(|c| if is(c, 256, 1) { Behavior::LaunchError } else { Behavior::Ok });
+        let fake =
+            FakeBackend::new(Limits::preset("h100").unwrap().1, time).with_behavior(|c| if is(c, 256, 1) { Behavior::LaunchError } else { Behavior::Ok });
         let r = Tuner::new(fake).tune(&job(), &opts()).unwrap();
         let d = r.default_result().unwrap();
         assert!(matches!(d.outcome, crate::run::ResultOutcome::Failed { .. }), "{}", d.summary_line());

@@ -381,16 +381,22 @@ impl Spec {
     pub fn parse_with(text: &str, path: &Path, opts: LoadOptions) -> Result<Spec, SpecError> {
         let file = path.display().to_string();
         let err = |field: &str, message: String| SpecError { file: file.clone(), field: field.into(), message };
-        let raw: RawSpec = toml::from_str(text).map_err(|e| {
-            let msg = e.message().to_string();
-            let field = match e.span() {
-                Some(span) => {
-                    let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
-                    format!("line {line}")
-                }
-                None => "(toml)".into(),
+        // The field a schema error is in (`bench.max_reps`, `args[0].seed`), with its line.
+        let raw: RawSpec = serde_path_to_error::deserialize(toml::Deserializer::new(text)).map_err(|e| {
+            let path = e.path().to_string();
+            let e = e.into_inner();
+            let line = e.span().map(|span| format!("line {}", text[..span.start.min(text.len())].matches('\n').count() + 1));
+            let field = match (path.as_str(), line) {
+                ("" | ".", Some(line)) => line,
+                ("" | ".", None) => "(toml)".into(),
+                (path, Some(line)) => format!("{path} ({line})"),
+                (path, None) => path.to_string(),
             };
-            err(&field, format!("{msg}; see docs/spec.md for the schema"))
+            let message = match unknown_field_hint(e.message()) {
+                Some(near) => format!("{}; did you mean `{near}`? (the schema: docs/spec.md)", e.message()),
+                None => format!("{}; see docs/spec.md for the schema", e.message()),
+            };
+            err(&field, message)
         })?;
         KernelSource::check_name(&raw.kernel.name).map_err(|m| err("kernel.name", m))?;
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -436,6 +442,12 @@ impl Spec {
                         }
                     }
                     (vals, t.get("default").cloned())
+                }
+                // A list written as one string (`"1,2"`, `"[1, 2, 4]"`) is a single string value,
+                // which no arithmetic on it could use: said here, not at its first restriction.
+                toml::Value::String(text) if number_list(text).is_some_and(|l| l.len() > 1) => {
+                    let list = number_list(text).unwrap_or_default().join(", ");
+                    return Err(err(&field, format!("`{v}` is one value, a string; for a list of values write `{name} = [{list}]`")));
                 }
                 other => (vec![other.clone()], None),
             };
@@ -924,4 +936,21 @@ impl Spec {
         job.sizes = self.problems.get(index).cloned().unwrap_or_default();
         Ok(job)
     }
+}
+/// The numbers of a list written as one string (`"1,2"`, `"[1, 2, 4]"`, `"1 2 4"`), where each
+/// item is a number.
+fn number_list(text: &str) -> Option<Vec<&str>> {
+    let inner = text.trim().trim_start_matches(['[', '(']).trim_end_matches([']', ')']);
+    let items: Vec<&str> = inner.split([',', ' ', ';']).map(str::trim).filter(|x| !x.is_empty()).collect();
+    items.iter().all(|x| x.parse::<f64>().is_ok()).then_some(items)
+}
+
+/// For serde's "unknown field `max_rep`, expected one of `warmup_min`, … `max_reps`, …": the
+/// expected name nearest the unknown one (`max_reps`), where one is near enough to be what was
+/// misspelt.
+fn unknown_field_hint(message: &str) -> Option<&str> {
+    let rest = message.strip_prefix("unknown field `")?;
+    let mut names = rest.split('`').step_by(2);
+    let unknown = names.next()?.to_lowercase();
+    names.map(|n| (strsim::damerau_levenshtein(&unknown, &n.to_lowercase()), n)).filter(|(d, _)| *d <= (unknown.len() / 3).max(1)).min().map(|(_, n)| n)
 }
