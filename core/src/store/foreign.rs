@@ -158,13 +158,31 @@ pub fn entry(path: &Path) -> Result<(Entry, Option<String>), String> {
             stats,
             space: "recorded".into(),
             verify: "recorded".into(),
-            tie_band: vec![key],
+            tie_band: tie_band(&e, &key),
             at: run,
             default: None,
             partial: false,
         });
     }
     Ok((e, note))
+}
+
+/// The recorded configs tied with the fastest (`winner`) within their recorded launches' noise,
+/// by the rule a tune picks its band with ([`crate::measure::select`], the default tie
+/// tolerance), the fastest first and the rest by time: a file's per-launch times (Kernel Tuner's
+/// `times`) give each mean an interval, and a file without them ties only within the tolerance.
+fn tie_band(e: &Entry, winner: &str) -> Vec<String> {
+    let measured: Vec<(&String, &crate::measure::stats::Stats)> = e.measurements.iter().filter_map(|(k, m)| Some((k, m.stats()?))).collect();
+    let entrants: Vec<crate::measure::select::Entrant<'_>> = measured
+        .iter()
+        .enumerate()
+        .map(|(order, (_, stats))| crate::measure::select::Entrant { order, is_default: false, resource_score: None, stats })
+        .collect();
+    let tolerance = crate::spec::settings::BenchOptions::default().tie_tolerance;
+    let Some(sel) = crate::measure::select::select(&entrants, tolerance) else { return vec![winner.to_string()] };
+    let mut band: Vec<(&String, f64)> = sel.tie_band.iter().map(|&i| (measured[i].0, measured[i].1.mean)).filter(|(k, _)| *k != winner).collect();
+    band.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(b.0)));
+    std::iter::once(winner.to_string()).chain(band.into_iter().map(|(k, _)| k.clone())).collect()
 }
 
 /// Every tune of a kerntune `--json` report (one per problem of its spec) as the database entry
@@ -388,6 +406,25 @@ mod tests {
         assert_eq!(e.measurements[&Config::new([("b", 1)]).key()].stats().unwrap().mean, 5e-4);
         assert!(matches!(e.measurements[&Config::new([("b", 2)]).key()].status, Status::Failed { failure: FailureKind::CompileFailed, .. }));
         assert_eq!(kind_of(&serde_json::from_str(text).unwrap()), Some("a T4 results file"));
+    }
+
+    #[test]
+    fn a_caches_winner_is_tied_with_the_configs_its_recorded_launches_cannot_tell_from_it() {
+        // b=1 is the fastest but noisy: b=2 lies inside the two intervals, b=3 outside them (and
+        // beyond the 0.5 % tolerance), b=4 within the tolerance although its launches never vary.
+        let text = r#"{"tune_params_keys": ["b"], "tune_params": {"b": [1, 2, 3, 4]}, "cache": {
+            "1": {"b": 1, "time": 1.0, "times": [0.9, 1.1, 0.95, 1.05, 1.0]},
+            "2": {"b": 2, "time": 1.05, "times": [1.04, 1.06, 1.05, 1.05, 1.05]},
+            "3": {"b": 3, "time": 1.3, "times": [1.3, 1.3, 1.3, 1.3, 1.3]},
+            "4": {"b": 4, "time": 1.004}}}"#;
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("k.json");
+        std::fs::write(&p, text).unwrap();
+        let e = entry(&p).unwrap().0;
+        let key = |b: i64| Config::new([("b", b)]).key();
+        let w = e.winner.as_ref().unwrap();
+        assert_eq!(w.config, key(1));
+        assert_eq!(w.tie_band, [key(1), key(4), key(2)], "the fastest first, then by time");
     }
 
     #[test]
