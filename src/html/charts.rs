@@ -634,7 +634,7 @@ pub fn roofline(v: &EntryView) -> Result<Option<String>, ChartError> {
             .x_label_area_size(36)
             .y_label_area_size(60)
             .build_cartesian_2d(left..right, 0.0..top)?;
-        c.configure_mesh().x_desc("rank by time").x_label_formatter(&whole).y_desc(unit).max_light_lines(1).draw()?;
+        c.configure_mesh().x_desc("rank by time").x_label_formatter(&whole).y_desc(unit).y_label_formatter(&tick).max_light_lines(1).draw()?;
         if let Some(pk) = peak {
             c.draw_series(std::iter::once(PathElement::new(vec![(left, pk), (right, pk)], CEILING.stroke_width(2))))?
                 .label(format!("peak {pk:.0} {unit}"))
