@@ -551,6 +551,11 @@ fn kernel_tuner_caches_are_drawn_as_entries() {
     // `c` has one value: a chart for `b` in each entry, none for `c`, and a line that says so.
     assert_eq!(kinds.iter().filter(|k| *k == "parameter").count(), 2, "{kinds:?}");
     assert_eq!(html.matches("No chart for a parameter with one value measured (1).").count(), 2);
+    // ... and the tables say it once instead of in every key.
+    assert_eq!(html.matches("Every measured config has <code>c=7</code>, left out of the keys below.").count(), 2);
+    assert!(html.contains("<td><code>b=2</code></td>"), "a key without `c`");
+    // One launch per config: no interval column; Kernel Tuner's GB/s: a rate column.
+    assert!(!html.contains("<th>±95 %</th>") && html.contains("<th>GB/s</th>") && !html.contains("<th>GFLOP/s</th>"));
     // Without timestamps (as the recorded spaces in ../shared/spaces/gpus are kept) the run has
     // no start: the seconds are the recorded compile and benchmark times summed (3.9 + 0.3 s),
     // not since 1970.

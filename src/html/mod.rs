@@ -212,6 +212,18 @@ fn config_key(key: &str) -> Markup {
     html! { code { @for (i, part) in key.split(',').enumerate() { @if i > 0 { "," wbr; } (part) } } }
 }
 
+/// `key` without the `name=value` parts of `fixed` (parameters every measured config has one
+/// value of, which the table says once above itself).
+fn key_without(key: &str, fixed: &[(&str, &str)]) -> String {
+    let parts: Vec<&str> =
+        key.split(',').filter(|part| !fixed.iter().any(|(n, v)| part.strip_prefix(n).and_then(|r| r.strip_prefix('=')) == Some(v))).collect();
+    if parts.is_empty() {
+        key.to_string()
+    } else {
+        parts.join(",")
+    }
+}
+
 /// Who proposed run `k`'s evaluations (a search that learned from priors), and what each found.
 fn proposals(v: &EntryView, k: usize, r: &Run) -> Markup {
     let best = r.evals.iter().filter_map(|e| e.2).fold(f64::INFINITY, f64::min);
@@ -354,6 +366,21 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
         c.truncate(5);
         c
     };
+    // Parameters of one value over every measured config (a convolution's fixed filter size,
+    // `use_cmem = [1]`): said once above the table instead of in each of its keys.
+    let fixed: Vec<(&str, &str)> = if v.points.len() > 1 {
+        v.effects.iter().filter(|e| e.values.len() == 1).map(|e| (e.name.as_str(), e.values[0].value.as_str())).collect()
+    } else {
+        Vec::new()
+    };
+    // Columns that no listed config has a figure for (no interval from one launch, no `bytes`
+    // or `flops`, no peaks) are left out.
+    let top: Vec<&Point> = v.points.iter().take(TOP).collect();
+    let has_ci = top.iter().any(|p| p.ci_half.is_finite());
+    let has_bytes = top.iter().any(|p| p.position.bytes_per_s.is_some());
+    let has_flops = top.iter().any(|p| p.position.flops_per_s.is_some());
+    let has_fraction = top.iter().any(|p| p.position.fraction.is_some());
+    let has_bound = top.iter().any(|p| p.position.bound.is_some());
     let bound = |p: &Point| match p.position.bound {
         Some(Bound::Memory) => "memory",
         Some(Bound::Compute) => "compute",
@@ -388,14 +415,23 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
             h3 { "Times" }
             (distribution)
             h3 { "Fastest configs" }
+            @if !fixed.is_empty() {
+                p.muted {
+                    "Every measured config has " code { (fixed.iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join(",")) }
+                    (if fixed.len() == 1 { ", left out of the keys below." } else { "; they are left out of the keys below." })
+                }
+            }
             table {
-                tr { th { "#" } th { "config" } th { "time" } th { "±95 %" } th { "launches" } th { "GB/s" } th { "GFLOP/s" } th { "roofline" } th { "bound" } th { "" } }
-                @for (k, p) in v.points.iter().take(TOP).enumerate() {
+                tr {
+                    th { "#" } th { "config" } th { "time" } @if has_ci { th { "±95 %" } } th { "launches" }
+                    @if has_bytes { th { "GB/s" } } @if has_flops { th { "GFLOP/s" } } @if has_fraction { th { "roofline" } } @if has_bound { th { "bound" } } th { "" }
+                }
+                @for (k, p) in top.iter().enumerate() {
                     tr {
-                        td.num { (k + 1) } td { (config_key(&p.key)) } td.num { (time(p.time)) }
-                        td.num { @if p.ci_half.is_finite() { (time(p.ci_half)) } @else { "-" } } td.num { (p.samples) }
-                        td.num { (rate(p.position.bytes_per_s, 1e9)) } td.num { (rate(p.position.flops_per_s, 1e9)) }
-                        td.num { (p.position.fraction.map(|f| format!("{:.0} %", f * 100.0)).unwrap_or_else(|| "-".into())) } td { (bound(p)) }
+                        td.num { (k + 1) } td { (config_key(&key_without(&p.key, &fixed))) } td.num { (time(p.time)) }
+                        @if has_ci { td.num { @if p.ci_half.is_finite() { (time(p.ci_half)) } @else { "-" } } } td.num { (p.samples) }
+                        @if has_bytes { td.num { (rate(p.position.bytes_per_s, 1e9)) } } @if has_flops { td.num { (rate(p.position.flops_per_s, 1e9)) } }
+                        @if has_fraction { td.num { (p.position.fraction.map(|f| format!("{:.0} %", f * 100.0)).unwrap_or_else(|| "-".into())) } } @if has_bound { td { (bound(p)) } }
                         td {
                             @if Some(&p.key) == v.winner.as_ref() { span.winner { "winner " } } @else if v.tie_band.contains(&p.key) { "tied " }
                             @if Some(&p.key) == v.default.as_ref() { span.default { "default " } }
