@@ -453,6 +453,34 @@ fn records_no_tune_could_have_made_are_left_out_of_the_pictures() {
     }
 }
 
+/// Configs at one arithmetic intensity are drawn by rank (a roofline of them is one column of
+/// dots), in FLOP/s where the kernel is compute-bound by its intensity; configs whose intensities
+/// differ are drawn on the roofline.
+#[test]
+fn one_intensity_is_drawn_by_rank_and_several_on_the_roofline() {
+    let d = tempfile::tempdir().unwrap();
+    let chart = |flops: &dyn Fn(usize) -> f64| {
+        let mut e = synthetic_entry("llvmpipe", "wgpu-llvmpipe", "n=1024", 8, 1.0, 1);
+        for (i, m) in e.measurements.values_mut().enumerate() {
+            m.flops = Some(flops(i));
+        }
+        let mut f = DbFile::default();
+        f.entries.insert(e.id.key(), e);
+        let db = d.path().join("intensity.json");
+        std::fs::write(&db, serde_json::to_string(&f).unwrap()).unwrap();
+        let out = d.path().join("intensity.html");
+        let o = kerntune(&["report", "--db", db.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let html = std::fs::read_to_string(&out).unwrap();
+        figures(&html).into_iter().find(|(k, _)| k == "roofline").expect("a rate chart").1.to_string()
+    };
+    // 24 × 2^24 bytes per launch; 100 FLOP per byte for every config: compute-bound.
+    let one = chart(&|_| 2400.0 * (1u64 << 24) as f64);
+    assert!(one.contains("rank by time") && one.contains("Achieved GFLOP/s per config"), "{one}");
+    let several = chart(&|i| (1 + i) as f64 * (1u64 << 24) as f64);
+    assert!(several.contains("arithmetic intensity (FLOP/byte, log)"), "{several}");
+}
+
 /// A kernel with a byte formula alone: its rates are drawn against rank by time, and a config's
 /// dot stands at the rank the table gives it (the winner at 1; the chart counted from 0, so
 /// every dot stood one rank left of its row). A tune without priors says nothing of sources.

@@ -608,11 +608,23 @@ pub fn failures(v: &EntryView) -> Result<Option<String>, ChartError> {
 /// peak.
 pub fn roofline(v: &EntryView) -> Result<Option<String>, ChartError> {
     let both: Vec<usize> = (0..v.points.len()).filter(|&i| v.points[i].position.intensity.is_some() && v.points[i].position.flops_per_s.is_some()).collect();
-    if both.len() == v.points.len() && !both.is_empty() {
+    // Configs at one arithmetic intensity (a GEMM whose `flops` and `bytes` formulas do not
+    // depend on its tiles) are one column of dots on a roofline: the rank chart below says more.
+    let intensities = v.points.iter().filter_map(|p| p.position.intensity);
+    let (least, most) = intensities.fold((f64::INFINITY, 0.0f64), |(a, b), x| (a.min(x), b.max(x)));
+    if both.len() == v.points.len() && !both.is_empty() && most > least * 1.01 {
         return roofline_2d(v).map(Some);
     }
-    let bytes = v.points.iter().all(|p| p.position.bytes_per_s.is_some());
     let flops = v.points.iter().all(|p| p.position.flops_per_s.is_some());
+    // Bytes per second, unless FLOPs are known too and the kernel is compute-bound: as the
+    // winner's place on the roofline says, else by its intensity (most GPUs balance at 10 to
+    // 100 FLOP per byte).
+    let compute = flops
+        && v.winner_point().is_some_and(|w| match w.position.bound {
+            Some(b) => b == kerntune_core::analysis::roofline::Bound::Compute,
+            None => w.position.intensity.is_some_and(|i| i >= 10.0),
+        });
+    let bytes = v.points.iter().all(|p| p.position.bytes_per_s.is_some()) && !compute;
     if v.points.is_empty() || !(bytes || flops) {
         return Ok(None);
     }
