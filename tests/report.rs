@@ -352,6 +352,8 @@ fn a_small_tune_reads_in_whole_numbers_and_names_what_its_failures_share() {
     assert!(html.contains("Red ticks along the top are the 2 evaluations that failed (see Failures)."), "the search chart's caption counts them");
     let failures = figures(&html).into_iter().find(|(k, _)| k == "failures").expect("a failures chart").1;
     assert!(numeric_labels(failures).starts_with(&["0".to_string(), "1".to_string(), "2".to_string()]), "{:?}", numeric_labels(failures));
+    // Drawn by the parameter that tells the failed configs from the measured: every `a = 9` timed out.
+    assert!(failures.contains("Configs by a: measured, and failed by kind"), "{failures}");
     assert_eq!(html.matches(shared).count(), 1, "the shared value, once");
     assert!(!html.contains("(3 configs)"), "the records' count replaces the run's own on the same kind");
     assert!(html.find(limit).is_some_and(|at| at < html.find(shared).unwrap()), "the tune's findings, in its order");

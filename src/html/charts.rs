@@ -5,7 +5,7 @@
 //! Charts of one mark per config draw [`kerntune_core::analysis::sample`] of the configs.
 
 use kerntune_core::analysis::portability::{Cell, Portability};
-use kerntune_core::analysis::{sample, Effect, EntryView, Interaction, Point};
+use kerntune_core::analysis::{sample, Effect, EntryView, FailureSplit, Interaction, Point};
 use kerntune_core::run::timeline::{Bar, Timeline};
 use kerntune_core::search::proposer;
 use kerntune_core::store::db::SpanKind;
@@ -578,6 +578,9 @@ pub fn failures(v: &EntryView) -> Result<Option<String>, ChartError> {
     if v.failures.is_empty() {
         return Ok(None);
     }
+    if let Some(split) = &v.failure_split {
+        return failures_by_value(split).map(Some);
+    }
     let kinds: Vec<(&String, usize)> = v.failures.iter().map(|(k, n)| (k, *n)).collect();
     let n = kinds.len();
     let top = kinds.iter().map(|k| k.1).max().unwrap_or(1) as f64 * 1.15;
@@ -601,6 +604,49 @@ pub fn failures(v: &EntryView) -> Result<Option<String>, ChartError> {
         Ok(())
     })
     .map(Some)
+}
+
+/// Colours of the kinds of failure in [`failures_by_value`], most frequent first.
+const KINDS: [RGBColor; 4] = [CEILING, DEFAULT, RGBColor(0x8c, 0x2d, 0x04), RGBColor(0xe7, 0x29, 0x8a)];
+
+/// Configs per value of the parameter that best tells failed configs from measured ones: a bar
+/// per value, measured below, failed above by kind (a published kernel's `PER_THREAD = 2 or 8`
+/// writing NaN reads at a glance).
+fn failures_by_value(split: &FailureSplit) -> Result<String, ChartError> {
+    let n = split.values.len();
+    let top = split.values.iter().map(|(_, ok, bad)| ok + bad.iter().sum::<usize>()).max().unwrap_or(1) as f64 * 1.3;
+    let size = (620, 300);
+    svg("failures", size, |root| {
+        let mut c = ChartBuilder::on(root)
+            .caption(format!("Configs by {}: measured, and failed by kind", split.param), (FONT, 15))
+            .margin(10)
+            .x_label_area_size(36)
+            .y_label_area_size(50)
+            .build_cartesian_2d(slots(n), 0.0..top)?;
+        let names: Vec<String> = split.values.iter().map(|v| v.0.clone()).collect();
+        let label = |x: &f64| slot_label(&names, *x);
+        c.configure_mesh().x_labels(n).x_label_formatter(&label).x_desc(&split.param).y_desc("configs").y_label_formatter(&whole).max_light_lines(1).draw()?;
+        let m = bar_margin(size.0, n, 6);
+        let bar = |i: usize, from: usize, to: usize, color: RGBAColor| {
+            let mut r = Rectangle::new([(i as f64 - 0.5, from as f64), (i as f64 + 0.5, to as f64)], color.filled());
+            r.set_margin(0, 0, m, m);
+            r
+        };
+        c.draw_series(split.values.iter().enumerate().filter(|(_, v)| v.1 > 0).map(|(i, v)| bar(i, 0, v.1, CONFIG.mix(0.7))))?
+            .label("measured")
+            .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 16, y + 5)], CONFIG.mix(0.7).filled()));
+        for (k, kind) in split.kinds.iter().enumerate() {
+            let color = KINDS[k % KINDS.len()].mix(0.8);
+            c.draw_series(split.values.iter().enumerate().filter(|(_, v)| v.2[k] > 0).map(|(i, v)| {
+                let below = v.1 + v.2[..k].iter().sum::<usize>();
+                bar(i, below, below + v.2[k], color)
+            }))?
+            .label(kind.as_str())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 16, y + 5)], color.filled()));
+        }
+        legend(&mut c, SeriesLabelPosition::UpperRight, 11)?;
+        Ok(())
+    })
 }
 
 /// The roofline: GFLOP/s against FLOP per byte under the bandwidth and compute ceilings when

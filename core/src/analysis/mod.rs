@@ -204,6 +204,9 @@ pub struct EntryView {
     pub findings: Vec<String>,
     /// Failed configs per kind.
     pub failures: BTreeMap<String, usize>,
+    /// Measured and failed configs per value of the parameter that best tells them apart, where
+    /// one does.
+    pub failure_split: Option<FailureSplit>,
     /// Each failed config's kind, by key.
     #[serde(skip)]
     pub failed: BTreeMap<String, String>,
@@ -231,6 +234,94 @@ pub struct EntryView {
     /// tune's `--json` report).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
+}
+
+/// Measured and failed configs per value of one parameter: the one whose values best tell the
+/// configs that failed from those measured (the largest spread of the failed share between its
+/// values; at least half, so that the picture says something the kinds alone do not).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FailureSplit {
+    /// The parameter.
+    pub param: String,
+    /// The kinds of failure, most frequent first.
+    pub kinds: Vec<String>,
+    /// Each value in order: the value, configs measured with it, and configs failed with it per
+    /// kind (in `kinds`' order).
+    pub values: Vec<(String, usize, Vec<usize>)>,
+}
+
+/// Values of a parameter a [`FailureSplit`] draws, at most (one bar each).
+pub const SPLIT_VALUES: usize = 32;
+
+impl FailureSplit {
+    /// The split of `failed` (with their kinds) from `measured` by one of `names`, where one
+    /// tells them apart.
+    pub fn of(measured: &[&Config], failed: &[(&Config, FailureKind)], names: &[&str]) -> Option<FailureSplit> {
+        if failed.is_empty() || measured.is_empty() {
+            return None;
+        }
+        let mut kinds: Vec<(String, usize)> = Vec::new();
+        for (_, k) in failed {
+            let k = k.to_string();
+            match kinds.iter_mut().find(|(n, _)| *n == k) {
+                Some(e) => e.1 += 1,
+                None => kinds.push((k, 1)),
+            }
+        }
+        kinds.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let kinds: Vec<String> = kinds.into_iter().map(|k| k.0).collect();
+        let mut best: Option<(f64, FailureSplit)> = None;
+        for &name in names {
+            type Counts = Vec<(crate::spec::value::Value, usize, Vec<usize>)>;
+            let mut values: Counts = Vec::new();
+            let slot = |values: &mut Counts, v: &crate::spec::value::Value| -> usize {
+                match values.iter().position(|x| &x.0 == v) {
+                    Some(i) => i,
+                    None => {
+                        values.push((v.clone(), 0, vec![0; kinds.len()]));
+                        values.len() - 1
+                    }
+                }
+            };
+            for c in measured {
+                if let Some(v) = c.get(name) {
+                    let i = slot(&mut values, v);
+                    values[i].1 += 1;
+                }
+            }
+            for (c, k) in failed {
+                if let Some(v) = c.get(name) {
+                    let i = slot(&mut values, v);
+                    let kind = kinds.iter().position(|n| *n == k.to_string()).unwrap_or(0);
+                    values[i].2[kind] += 1;
+                }
+            }
+            if values.len() < 2 || values.len() > SPLIT_VALUES {
+                continue;
+            }
+            let share = |(_, ok, bad): &(crate::spec::value::Value, usize, Vec<usize>)| -> f64 {
+                let bad: usize = bad.iter().sum();
+                bad as f64 / (ok + bad).max(1) as f64
+            };
+            let (lo, hi) = values.iter().map(share).fold((f64::INFINITY, 0.0f64), |(a, b), x| (a.min(x), b.max(x)));
+            let spread = hi - lo;
+            if spread < 0.5 || best.as_ref().is_some_and(|(b, s)| spread < *b || (spread == *b && values.len() >= s.values.len())) {
+                continue;
+            }
+            // Numbers in order, other values by their text.
+            values.sort_by(|a, b| match (a.0.as_f64(), b.0.as_f64()) {
+                (Some(x), Some(y)) => x.total_cmp(&y),
+                _ => a.0.to_string().cmp(&b.0.to_string()),
+            });
+            let split = FailureSplit {
+                param: name.to_string(),
+                kinds: kinds.clone(),
+                values: values.into_iter().map(|(v, ok, bad)| (v.to_string(), ok, bad)).collect(),
+            };
+            best = Some((spread, split));
+        }
+        best.map(|b| b.1)
+    }
 }
 
 /// Runs of an entry whose timelines are made (the newest that recorded spans): a timeline of a
@@ -374,6 +465,7 @@ impl EntryView {
         let every: Vec<&Config> = measured.iter().copied().chain(kinds.iter().map(|f| f.0)).collect();
         crate::run::diagnose::add_shared_findings(&mut causes, &kinds, &measured, &crate::run::diagnose::varying(&every));
         let (effects, interaction) = effects(&points, winner.as_deref());
+        let failure_split = FailureSplit::of(&measured, &kinds, &crate::run::diagnose::varying(&every));
         EntryView {
             kernel: entry.id.kernel.clone(),
             target_name: entry.target_name.clone(),
@@ -385,6 +477,7 @@ impl EntryView {
             causes,
             findings: entry.runs.iter().rev().find(|r| !r.findings.is_empty()).map(|r| r.findings.clone()).unwrap_or_default(),
             failures,
+            failure_split,
             failed: failed_keys,
             winner,
             tie_band,
@@ -733,6 +826,34 @@ mod tests {
             partial: false,
         });
         e
+    }
+
+    /// The parameter whose values tell failed configs from measured ones is the one split on,
+    /// its values in order with each kind counted; a parameter that tells them apart less, or
+    /// failures spread over every value, make no split.
+    #[test]
+    fn failures_are_split_by_the_parameter_that_tells_them_from_the_measured() {
+        let c = |p: i64, w: i64| Config::new([("w", w), ("p", p)]);
+        let configs: Vec<Config> = [8i64, 1, 4, 2].iter().flat_map(|&p| [32i64, 64, 128].map(move |w| c(p, w))).collect();
+        let kind = |cfg: &Config| match (cfg.get_i64("p"), cfg.get_i64("w")) {
+            (Some(2), _) => Some(FailureKind::WrongOutput),
+            (Some(8), Some(32)) => Some(FailureKind::LaunchFailed),
+            (Some(8), _) => Some(FailureKind::WrongOutput),
+            _ => None,
+        };
+        let measured: Vec<&Config> = configs.iter().filter(|c| kind(c).is_none()).collect();
+        let failed: Vec<(&Config, FailureKind)> = configs.iter().filter_map(|c| Some((c, kind(c)?))).collect();
+        let s = FailureSplit::of(&measured, &failed, &["w", "p"]).expect("p tells them apart");
+        assert_eq!(s.param, "p");
+        assert_eq!(s.kinds, ["wrong output", "launch failed"]);
+        let values: Vec<(&str, usize, Vec<usize>)> = s.values.iter().map(|(v, ok, bad)| (v.as_str(), *ok, bad.clone())).collect();
+        assert_eq!(values, [("1", 3, vec![0, 0]), ("2", 0, vec![3, 0]), ("4", 3, vec![0, 0]), ("8", 0, vec![2, 1])]);
+        // One config of each `p` failed: no value tells them apart.
+        let failed: Vec<(&Config, FailureKind)> = configs.iter().filter(|c| c.get_i64("w") == Some(32)).map(|c| (c, FailureKind::WrongOutput)).collect();
+        let measured: Vec<&Config> = configs.iter().filter(|c| c.get_i64("w") != Some(32)).collect();
+        assert_eq!(FailureSplit::of(&measured, &failed, &["p"]), None);
+        assert_eq!(FailureSplit::of(&measured, &failed, &["w", "p"]).map(|s| s.param), Some("w".to_string()));
+        assert_eq!(FailureSplit::of(&measured, &[], &["w", "p"]), None, "nothing failed");
     }
 
     /// An entry of `a`, `b` (1, 2, 4, 8 each) and `u` (0, 1: nothing) timed by `time`.

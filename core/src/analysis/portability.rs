@@ -116,6 +116,7 @@ mod tests {
             causes: vec![],
             findings: vec![],
             failures: Default::default(),
+            failure_split: None,
             failed: failed.iter().map(|k| (k.to_string(), "launch failed".to_string())).collect(),
             winner: Some(winner.into()),
             tie_band: vec![],
