@@ -2904,3 +2904,23 @@ fn the_compile_caches_are_shown_pruned_to_their_bound_and_cleared() {
     assert!(text(&kerntune(dir, &["cache", "clear"])).0.contains("no compile cache; nothing to clear"));
     assert!(text(&kerntune(dir, &["cache", "show"])).0.contains("no compile cache yet"));
 }
+
+/// `generate`'s table names each launch knob once (`threads=128`, not also `@threads=128`) and
+/// says when the model cannot order the configs it ranks first.
+#[test]
+fn generate_names_each_knob_once_and_says_when_the_model_ties() {
+    let d = tempfile::tempdir().unwrap();
+    let o = kerntune(d.path(), &["generate", "--class", "matmul", "--shape", "4096x4096x4096", "--target", "h100", "--top", "3"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let rows: Vec<&str> = out.lines().filter(|l| l.contains("num_warps=")).collect();
+    assert!(rows.len() >= 3, "{out}");
+    assert!(rows.iter().all(|r| !r.contains("@num_warps=") && !r.contains("@threads=")), "{out}");
+    let note = out.lines().find(|l| l.starts_with("note: the model gives ")).unwrap_or_else(|| panic!("{out}"));
+    let tied: usize = note["note: the model gives ".len()..].split(' ').next().unwrap().parse().unwrap();
+    assert!(tied > 3, "{note}");
+    // --json keeps the configs whole, knobs included.
+    let o = kerntune(d.path(), &["generate", "--class", "matmul", "--shape", "4096x4096x4096", "--target", "h100", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&text(&o).0).unwrap();
+    assert_eq!(v["generated"]["candidates"][0][0]["knobs"]["num_warps"].as_i64().map(|w| w > 0), Some(true), "the JSON keeps every knob");
+}

@@ -74,19 +74,38 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         target.arch,
         g.candidates.len(),
         g.pruned.len(),
-        g.default,
+        shown(&g.default),
         if g.default_included { "(included)" } else { "(pruned: does not fit this device)" }
     );
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
     t.set_header(["#", "config", "model estimate (ms)"]);
     for (i, (c, est)) in g.candidates.iter().take(a.top).enumerate() {
-        t.add_row(vec![(i + 1).to_string(), c.key(), est.map_or("-".into(), |e| format!("{:.4}", e * 1e3))]);
+        t.add_row(vec![(i + 1).to_string(), shown(c), est.map_or("-".into(), |e| format!("{:.4}", e * 1e3))]);
     }
     outln!("{t}");
+    // The roofline model gives every config at the device's peak in full waves one estimate: its
+    // order among them says nothing, which the table alone does not show.
+    if let Some(best) = g.candidates.first().and_then(|c| c.1) {
+        let tied = g.candidates.iter().filter(|c| c.1.is_some_and(|e| (e - best).abs() <= best * 1e-9)).count();
+        if tied > 1 {
+            outln!(
+                "note: the model gives {tied} configs the fastest estimate ({:.4} ms: the device's peak rate in full waves) and cannot order them; a tune measures them",
+                best * 1e3
+            );
+        }
+    }
     for (k, n) in g.pruned_counts() {
-        let ex = g.pruned.iter().find(|(_, r)| r.category() == k).map(|(c, r)| format!("{c}: {r}")).unwrap_or_default();
+        let ex = g.pruned.iter().find(|(_, r)| r.category() == k).map(|(c, r)| format!("{}: {r}", shown(c))).unwrap_or_default();
         outln!("pruned {k}: {n}  (e.g. {ex})");
     }
     Ok(0)
+}
+
+/// A generated config's key without the launch knobs (`@threads=128`) that repeat a parameter of
+/// the same name and value (`threads=128`): each row named them twice.
+fn shown(c: &kerntune::Config) -> String {
+    let key = c.key();
+    let parts: Vec<&str> = key.split(',').collect();
+    parts.iter().filter(|p| !p.strip_prefix('@').is_some_and(|plain| parts.contains(&plain))).copied().collect::<Vec<_>>().join(",")
 }
