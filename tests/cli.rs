@@ -55,6 +55,9 @@ fn triad_tunes_for_real_and_the_second_run_is_a_database_hit() {
     } else {
         assert!(default.ends_with("is the winner") || default.ends_with("tied with the winner within noise"), "{default}");
     }
+    // `db show` says it too, after the winner.
+    let shown = text(&kerntune(d.path(), &["db", "show"])).0;
+    assert_eq!(shown.contains("(the default WG_SIZE=64,PER_THREAD=1 takes "), !default.ends_with("is the winner"), "{shown}");
     // A compile-parallel efficiency is shown only where compiling could have held the tune
     // (on lavapipe the triad's compiles fill a few percent of the threads' time: none shown).
     if let Some(at) = out.find("compile-parallel efficiency ") {

@@ -299,6 +299,14 @@ fn entry_line<'f>(groups: &Groups<'f>, e: &'f kerntune::store::db::Entry) -> Str
         None if failed > 0 && failed == e.measurements.len() => "no winner (every config measured failed)".into(),
         None => e.withheld_line().unwrap_or_else(|| "no winner yet (unfinished tune)".into()),
     };
+    // What tuning gained over the spec's default config, where it was measured (or that it failed).
+    if let Some((w, d)) = e.winner.as_ref().and_then(|w| Some((w, w.default.as_ref().filter(|d| **d != w.config)?))) {
+        match e.measurements.get(d).map(|m| &m.status) {
+            Some(kerntune::store::db::Status::Ok { stats }) => winner += &format!(" (the default {d} takes {:.2}× its time)", stats.mean / w.stats.mean),
+            Some(kerntune::store::db::Status::Failed { failure, .. }) => winner += &format!(" (the default {d} failed: {failure})"),
+            None => {}
+        }
+    }
     // A split tune's entry that does not hold every shard: its winner is their part's.
     if let Some(part) = e.origin.as_ref().and_then(|o| o.part()) {
         winner += &format!(" (of {part})");
