@@ -333,6 +333,15 @@ mod tests {
         let r = Tuner::new(fake).tune(&job(), &opts()).unwrap();
         let d = r.default_result().unwrap();
         assert!(matches!(d.outcome, crate::run::ResultOutcome::Failed { .. }), "{}", d.summary_line());
+        // Its line names the kind once, whether or not the message begins with it.
+        let line = d.summary_line();
+        let kind = line.split(':').next().unwrap();
+        assert_eq!(line.matches(&format!("{kind}:")).count(), 1, "{line}");
+        let doubled = crate::run::ConfigResult {
+            outcome: crate::run::ResultOutcome::Failed { kind: crate::error::FailureKind::DeviceLost, message: "device lost: CUDA_ERROR_ILLEGAL_ADDRESS".into() },
+            ..d.clone()
+        };
+        assert_eq!(doubled.summary_line(), "device lost: CUDA_ERROR_ILLEGAL_ADDRESS");
         assert!(is(&r.winner, 128, 4));
     }
 

@@ -163,7 +163,15 @@ impl ConfigResult {
                     if stats.raced { ", raced" } else { "" }
                 )
             }
-            ResultOutcome::Failed { kind, message } => format!("{kind}: {}", message.lines().next().unwrap_or("")),
+            ResultOutcome::Failed { kind, message } => {
+                // A message that names its kind already (`device lost: …`) is not prefixed twice.
+                let first = message.lines().next().unwrap_or("");
+                if first.starts_with(&format!("{kind}:")) {
+                    first.to_string()
+                } else {
+                    format!("{kind}: {first}")
+                }
+            }
             ResultOutcome::Pruned { reason } => format!("pruned after compiling: {reason}"),
         }
     }
