@@ -607,14 +607,25 @@ pub fn failures(v: &EntryView) -> Result<Option<String>, ChartError> {
 }
 
 /// Colours of the kinds of failure in [`failures_by_value`], most frequent first.
-const KINDS: [RGBColor; 4] = [CEILING, DEFAULT, RGBColor(0x8c, 0x2d, 0x04), RGBColor(0xe7, 0x29, 0x8a)];
+/// One each for the seven kinds: five kinds on one chart (examples/faults) reused a colour.
+const KINDS: [RGBColor; 7] = [
+    CEILING,
+    DEFAULT,
+    RGBColor(0x8c, 0x2d, 0x04),
+    RGBColor(0xe7, 0x29, 0x8a),
+    RGBColor(0xe6, 0xab, 0x02),
+    RGBColor(0x66, 0x66, 0x66),
+    RGBColor(0xa6, 0x76, 0x1d),
+];
 
 /// Configs per value of the parameter that best tells failed configs from measured ones: a bar
 /// per value, measured below, failed above by kind (a published kernel's `PER_THREAD = 2 or 8`
 /// writing NaN reads at a glance).
 fn failures_by_value(split: &FailureSplit) -> Result<String, ChartError> {
     let n = split.values.len();
-    let top = split.values.iter().map(|(_, ok, bad)| ok + bad.iter().sum::<usize>()).max().unwrap_or(1) as f64 * 1.3;
+    // Headroom for the legend (a line per kind, and one for the measured), which covered the
+    // last bars where five kinds failed.
+    let top = split.values.iter().map(|(_, ok, bad)| ok + bad.iter().sum::<usize>()).max().unwrap_or(1) as f64 * (1.15 + 0.15 * (split.kinds.len() + 1) as f64);
     let size = (620, 300);
     svg("failures", size, |root| {
         let mut c = ChartBuilder::on(root)

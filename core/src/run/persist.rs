@@ -338,7 +338,10 @@ mod tests {
         let kind = line.split(':').next().unwrap();
         assert_eq!(line.matches(&format!("{kind}:")).count(), 1, "{line}");
         let doubled = crate::run::ConfigResult {
-            outcome: crate::run::ResultOutcome::Failed { kind: crate::error::FailureKind::DeviceLost, message: "device lost: CUDA_ERROR_ILLEGAL_ADDRESS".into() },
+            outcome: crate::run::ResultOutcome::Failed {
+                kind: crate::error::FailureKind::DeviceLost,
+                message: "device lost: CUDA_ERROR_ILLEGAL_ADDRESS".into(),
+            },
             ..d.clone()
         };
         assert_eq!(doubled.summary_line(), "device lost: CUDA_ERROR_ILLEGAL_ADDRESS");
