@@ -572,6 +572,22 @@ fn kernel_tuner_caches_are_drawn_as_entries() {
     for want in ["distribution", "trace", "compile", "failures", "comparison"] {
         assert!(kinds.iter().any(|k| k == want), "no {want} chart: {kinds:?}");
     }
+    // `--charts DIR` writes each chart as an SVG file of its own, named by entry and kind.
+    let charts = d.path().join("charts");
+    let o = kerntune(&["report", "--db", a.to_str().unwrap(), b.to_str().unwrap(), "-o", out.to_str().unwrap(), "--charts", charts.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut files: Vec<String> = std::fs::read_dir(&charts).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    files.sort();
+    assert_eq!(files.len(), kinds.len(), "one file per chart of the page: {files:?}");
+    for want in ["side-by-side-comparison.svg", "entry-1-distribution.svg", "entry-2-failures.svg", "entry-1-trace.svg"] {
+        assert!(files.iter().any(|f| f == want), "no {want}: {files:?}");
+    }
+    let svg = std::fs::read_to_string(charts.join("entry-1-distribution.svg")).unwrap();
+    assert!(svg.starts_with("<svg ") && svg.contains("xmlns=\"http://www.w3.org/2000/svg\"") && svg.trim_end().ends_with("</svg>"), "a standalone SVG");
+    // A folder that cannot be made is one line naming it.
+    let o = kerntune(&["report", "--db", a.to_str().unwrap(), "-o", out.to_str().unwrap(), "--charts", a.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert!(!o.status.success() && err.lines().filter(|l| l.starts_with("error:")).count() == 1 && err.contains("--charts"), "{err}");
     // Each winner is its cache's fastest config; the trace spans the timestamps (5 s).
     assert!(html.contains("b=2,c=7") && html.contains("b=4,c=7"));
     assert!(html.contains("6 evaluations over 5.0 s"), "the run as its timestamps give it");

@@ -37,6 +37,11 @@ pub struct Args {
     /// The HTML file to write.
     #[arg(short, long)]
     out: PathBuf,
+    /// Also write each chart as an SVG file of its own into this folder (made if missing), for
+    /// slides and papers: entry-1-distribution.svg, entry-1-parameter-2.svg,
+    /// side-by-side-comparison.svg, ...
+    #[arg(long, value_name = "DIR")]
+    charts: Option<PathBuf>,
     /// Allow kernel sources outside the spec's folder.
     #[arg(long)]
     allow_outside_sources: bool,
@@ -157,6 +162,17 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     };
     let html = page(&views, &Source { database: path.clone(), selection })?;
     crate::cli::out::write_named(&a.out, html.as_bytes(), "--out: ")?;
+    if let Some(dir) = &a.charts {
+        let charts = kerntune::html::charts_of(&html);
+        if dir.exists() && !dir.is_dir() {
+            anyhow::bail!("--charts: {} is a file; name a folder for the chart files (it is made if missing)", dir.display());
+        }
+        std::fs::create_dir_all(dir).with_context(|| format!("--charts: cannot make {}", dir.display()))?;
+        for (name, svg) in &charts {
+            crate::cli::out::write_named(&dir.join(format!("{name}.svg")), svg.as_bytes(), "--charts: ")?;
+        }
+        outln!("wrote {} charts to {} (one SVG file each)", charts.len(), dir.display());
+    }
     let measured: usize = views.iter().map(|v| v.points.len()).sum();
     outln!(
         "wrote {} ({} entr{}, {measured} measured configs, {:.1} kB) in {:.2} s",

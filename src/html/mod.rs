@@ -207,6 +207,46 @@ pub fn page(views: &[EntryView], source: &Source) -> Result<String, ChartError> 
     Ok(markup.into_string())
 }
 
+/// Each chart of a [`page`] as a file of its own: its name (`entry-1-distribution`,
+/// `entry-2-parameter-3`, `side-by-side-comparison`: the entry it belongs to (or the side by
+/// side of several), then its kind,
+/// numbered where an entry has several of a kind) and its SVG, in the page's order.
+pub fn charts_of(page: &str) -> Vec<(String, String)> {
+    const FIGURE: &str = "<figure data-chart=\"";
+    let sections: Vec<(usize, &str)> = page
+        .match_indices("<section id=\"")
+        .filter_map(|(at, m)| {
+            let id = &page[at + m.len()..];
+            Some((at, &id[..id.find('"')?]))
+        })
+        .collect();
+    let mut found: Vec<(String, String, String)> = Vec::new();
+    for (at, m) in page.match_indices(FIGURE) {
+        let rest = &page[at + m.len()..];
+        let Some(kind) = rest.find('"').map(|e| &rest[..e]) else { continue };
+        let (Some(start), Some(end)) = (rest.find("<svg"), rest.find("</svg>")) else { continue };
+        let within = match sections.iter().rev().find(|(s, _)| *s < at) {
+            Some((_, id)) if *id != "compare" => id,
+            _ => "side-by-side",
+        };
+        found.push((within.to_string(), kind.to_string(), rest[start..end + "</svg>".len()].to_string()));
+    }
+    let mut seen: std::collections::BTreeMap<(String, String), usize> = std::collections::BTreeMap::new();
+    let counts = found.iter().fold(std::collections::BTreeMap::new(), |mut m, (w, k, _)| {
+        *m.entry((w.clone(), k.clone())).or_insert(0usize) += 1;
+        m
+    });
+    found
+        .into_iter()
+        .map(|(within, kind, svg)| {
+            let n = seen.entry((within.clone(), kind.clone())).or_insert(0);
+            *n += 1;
+            let name = if counts[&(within.clone(), kind.clone())] > 1 { format!("{within}-{kind}-{n}") } else { format!("{within}-{kind}") };
+            (name, svg)
+        })
+        .collect()
+}
+
 /// A config key in a table cell: a line may break after each comma.
 fn config_key(key: &str) -> Markup {
     html! { code { @for (i, part) in key.split(',').enumerate() { @if i > 0 { "," wbr; } (part) } } }
