@@ -84,13 +84,13 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         t.add_row(vec![(i + 1).to_string(), shown(c), est.map_or("-".into(), |e| format!("{:.4}", e * 1e3))]);
     }
     outln!("{t}");
-    // The roofline model gives every config at the device's peak in full waves one estimate: its
+    // The roofline model gives configs of the same bound and wave efficiency one estimate: its
     // order among them says nothing, which the table alone does not show.
     if let Some(best) = g.candidates.first().and_then(|c| c.1) {
         let tied = g.candidates.iter().filter(|c| c.1.is_some_and(|e| (e - best).abs() <= best * 1e-9)).count();
         if tied > 1 {
             outln!(
-                "note: the model gives {tied} configs the fastest estimate ({:.4} ms: the device's peak rate in full waves) and cannot order them; a tune measures them",
+                "note: the model gives {tied} configs the fastest estimate ({:.4} ms: one roofline bound and wave efficiency) and cannot order them; a tune measures them",
                 best * 1e3
             );
         }

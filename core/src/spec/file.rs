@@ -937,6 +937,7 @@ impl Spec {
         Ok(job)
     }
 }
+
 /// The numbers of a list written as one string (`"1,2"`, `"[1, 2, 4]"`, `"1 2 4"`), where each
 /// item is a number.
 fn number_list(text: &str) -> Option<Vec<&str>> {
