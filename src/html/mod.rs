@@ -207,10 +207,10 @@ pub fn page(views: &[EntryView], source: &Source) -> Result<String, ChartError> 
     Ok(markup.into_string())
 }
 
-/// Each chart of a [`page`] as a file of its own: its name (`entry-1-distribution`,
-/// `entry-2-parameter-3`, `side-by-side-comparison`: the entry it belongs to (or the side by
-/// side of several), then its kind,
-/// numbered where an entry has several of a kind) and its SVG, in the page's order.
+/// Each chart of a [`page`] as a file of its own, in the page's order: its name and its SVG.
+/// The name is the entry the chart belongs to (or `side-by-side`, for the comparison of
+/// several), then its kind, numbered where an entry has several of a kind:
+/// `entry-1-distribution`, `entry-2-parameter-3`, `side-by-side-comparison`.
 pub fn charts_of(page: &str) -> Vec<(String, String)> {
     const FIGURE: &str = "<figure data-chart=\"";
     let sections: Vec<(usize, &str)> = page
