@@ -20,6 +20,19 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// `e` alone in the JSON database `db` in `dir`, and `kerntune report`'s page of it, written to
+/// `page` there: the database's path and the page.
+fn report_of_entry(dir: &Path, db: impl AsRef<Path>, page: &str, e: kerntune::store::db::Entry) -> (PathBuf, String) {
+    let mut f = DbFile::default();
+    f.entries.insert(e.id.key(), e);
+    let db = dir.join(db);
+    std::fs::write(&db, serde_json::to_string(&f).unwrap()).unwrap();
+    let out = dir.join(page);
+    let o = kerntune(&["report", "--db", db.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    (db, std::fs::read_to_string(&out).unwrap())
+}
+
 /// A merged fleet database: the triad on an H100 (peaks stored), on an H200 (none stored: the
 /// preset's, an estimate) and on the H100 at a small size, plus another kernel.
 fn fleet(dir: &Path) -> PathBuf {
@@ -330,14 +343,7 @@ fn a_small_tune_reads_in_whole_numbers_and_names_what_its_failures_share() {
         winner_withheld: None,
     };
     e.note_runs([&note]);
-    let mut f = DbFile::default();
-    f.entries.insert(e.id.key(), e);
-    let db = d.path().join("small.json");
-    std::fs::write(&db, serde_json::to_string(&f).unwrap()).unwrap();
-    let out = d.path().join("small.html");
-    let o = kerntune(&["report", "--db", db.to_str().unwrap(), "--out", out.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let html = std::fs::read_to_string(&out).unwrap();
+    let (_, html) = report_of_entry(d.path(), "small.json", "small.html", e);
     for (kind, body) in figures(&html) {
         let labels = numeric_labels(body);
         assert!(labels.windows(2).all(|w| w[0] != w[1]), "the {kind} chart repeats a tick label: {labels:?}");
@@ -381,14 +387,7 @@ fn a_winner_that_reads_past_its_buffers_is_said_by_the_report_and_db_show() {
             winner_withheld: None,
         };
         e.note_runs([&note]);
-        let mut f = DbFile::default();
-        f.entries.insert(e.id.key(), e);
-        let db = d.path().join(format!("{}.json", verdict.replace(' ', "-")));
-        std::fs::write(&db, serde_json::to_string(&f).unwrap()).unwrap();
-        let out = d.path().join("memcheck.html");
-        let o = kerntune(&["report", "--db", db.to_str().unwrap(), "--out", out.to_str().unwrap()]);
-        assert!(o.status.success(), "{}", stderr(&o));
-        let html = std::fs::read_to_string(&out).unwrap();
+        let (db, html) = report_of_entry(d.path(), format!("{}.json", verdict.replace(' ', "-")), "memcheck.html", e);
         let o = kerntune(&["db", "show", "--db", db.to_str().unwrap()]);
         let shown = String::from_utf8_lossy(&o.stdout).to_string();
         if bold {
@@ -412,14 +411,7 @@ fn an_entry_of_failures_says_every_config_failed() {
     for m in e.measurements.values_mut() {
         m.status = Status::Failed { failure: kerntune::FailureKind::DeviceLost, message: "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access".into() };
     }
-    let mut f = DbFile::default();
-    f.entries.insert(e.id.key(), e);
-    let db = d.path().join("failed.json");
-    std::fs::write(&db, serde_json::to_string(&f).unwrap()).unwrap();
-    let out = d.path().join("failed.html");
-    let o = kerntune(&["report", "--db", db.to_str().unwrap(), "--out", out.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let html = std::fs::read_to_string(&out).unwrap();
+    let (_, html) = report_of_entry(d.path(), "failed.json", "failed.html", e);
     assert!(html.contains("no winner: every config measured failed (6; see Failures)"), "the reason there is no winner");
     assert!(!html.contains("did not finish") && !html.contains("older kerntune"), "no wrong reason");
     assert_eq!(html.matches("Nothing was measured successfully.").count(), 3, "times, search and compile times say so");
@@ -439,14 +431,7 @@ fn records_no_tune_could_have_made_are_left_out_of_the_pictures() {
     let t = traces.next().unwrap();
     t.spans.push(kerntune::store::db::Span { what: kerntune::store::db::SpanKind::Measure, device: Some(1 << 53), from_s: 1.0, to_s: 2.0 });
     t.run = 1 << 53;
-    let mut f = DbFile::default();
-    f.entries.insert(e.id.key(), e);
-    let db = d.path().join("damaged.json");
-    std::fs::write(&db, serde_json::to_string(&f).unwrap()).unwrap();
-    let out = d.path().join("damaged.html");
-    let o = kerntune(&["report", "--db", db.to_str().unwrap(), "--out", out.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let html = std::fs::read_to_string(&out).unwrap();
+    let (_, html) = report_of_entry(d.path(), "damaged.json", "damaged.html", e);
     assert!(html.contains("2 recorded span(s) or run time(s) no tune could have recorded"), "the page says what it left out");
     assert!(html.contains("s after 1970 (not a date: a damaged record)"));
     let kinds: Vec<String> = figures(&html).into_iter().map(|(k, _)| k).collect();
@@ -466,14 +451,7 @@ fn one_intensity_is_drawn_by_rank_and_several_on_the_roofline() {
         for (i, m) in e.measurements.values_mut().enumerate() {
             m.flops = Some(flops(i));
         }
-        let mut f = DbFile::default();
-        f.entries.insert(e.id.key(), e);
-        let db = d.path().join("intensity.json");
-        std::fs::write(&db, serde_json::to_string(&f).unwrap()).unwrap();
-        let out = d.path().join("intensity.html");
-        let o = kerntune(&["report", "--db", db.to_str().unwrap(), "-o", out.to_str().unwrap()]);
-        assert!(o.status.success(), "{}", stderr(&o));
-        let html = std::fs::read_to_string(&out).unwrap();
+        let (_, html) = report_of_entry(d.path(), "intensity.json", "intensity.html", e);
         figures(&html).into_iter().find(|(k, _)| k == "roofline").expect("a rate chart").1.to_string()
     };
     // 24 × 2^24 bytes per launch; 100 FLOP per byte for every config: compute-bound.
@@ -494,14 +472,7 @@ fn the_rank_chart_numbers_configs_as_the_table_does() {
     for m in e.measurements.values_mut() {
         m.flops = None;
     }
-    let mut f = DbFile::default();
-    f.entries.insert(e.id.key(), e);
-    let db = d.path().join("ranks.json");
-    std::fs::write(&db, serde_json::to_string(&f).unwrap()).unwrap();
-    let out = d.path().join("ranks.html");
-    let o = kerntune(&["report", "--db", db.to_str().unwrap(), "-o", out.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let html = std::fs::read_to_string(&out).unwrap();
+    let (_, html) = report_of_entry(d.path(), "ranks.json", "ranks.html", e);
     let svg = figures(&html).into_iter().find(|(k, _)| k == "roofline").expect("a rank chart").1;
     assert!(svg.contains("rank by time"), "the chart of rates against rank");
     // The x axis's tick labels: numbers centred below the plot, all on one line.
