@@ -260,16 +260,14 @@ impl FailureSplit {
         if failed.is_empty() || measured.is_empty() {
             return None;
         }
-        let mut kinds: Vec<(String, usize)> = Vec::new();
+        // The kinds, most frequent first (then by name).
+        let mut counted: BTreeMap<FailureKind, usize> = BTreeMap::new();
         for (_, k) in failed {
-            let k = k.to_string();
-            match kinds.iter_mut().find(|(n, _)| *n == k) {
-                Some(e) => e.1 += 1,
-                None => kinds.push((k, 1)),
-            }
+            *counted.entry(*k).or_default() += 1;
         }
-        kinds.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        let kinds: Vec<String> = kinds.into_iter().map(|k| k.0).collect();
+        let mut kinds: Vec<(FailureKind, usize)> = counted.into_iter().collect();
+        kinds.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.to_string().cmp(&b.0.to_string())));
+        let kinds: Vec<FailureKind> = kinds.into_iter().map(|k| k.0).collect();
         let mut best: Option<(f64, FailureSplit)> = None;
         for &name in names {
             type Counts = Vec<(crate::spec::value::Value, usize, Vec<usize>)>;
@@ -292,7 +290,7 @@ impl FailureSplit {
             for (c, k) in failed {
                 if let Some(v) = c.get(name) {
                     let i = slot(&mut values, v);
-                    let kind = kinds.iter().position(|n| *n == k.to_string()).unwrap_or(0);
+                    let kind = kinds.iter().position(|n| n == k).unwrap_or(0);
                     values[i].2[kind] += 1;
                 }
             }
@@ -315,7 +313,7 @@ impl FailureSplit {
             });
             let split = FailureSplit {
                 param: name.to_string(),
-                kinds: kinds.clone(),
+                kinds: kinds.iter().map(FailureKind::to_string).collect(),
                 values: values.into_iter().map(|(v, ok, bad)| (v.to_string(), ok, bad)).collect(),
             };
             best = Some((spread, split));
