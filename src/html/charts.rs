@@ -795,7 +795,7 @@ pub fn comparison(views: &[EntryView], table: &Portability) -> Result<String, Ch
     let n = views.len();
     // A log axis: a winner that does not carry over can be many times the fastest there, which
     // on a linear axis flattened every bar to its foot (convolution on six GPUs: bars of
-    // 0.55-1.7 ms under dots up to 13 ms).
+    // 0.55-1.7 ms under dots up to 23 ms).
     let times: Vec<f64> = table
         .rows
         .iter()
