@@ -1141,6 +1141,12 @@ fn simulate_reports_the_wall_time_a_compile_pipeline_would_take() {
     assert!(o.status.success() && out.contains("curves written to"), "{out}{err}");
     let drawn = std::fs::read_to_string(&svg).unwrap();
     assert!(drawn.contains("fraction of optimum") && drawn.contains("\nrandom\n") && drawn.contains("\nhybrid\n"), "{drawn}");
+    assert!(drawn.contains("\nevaluations\n"), "12 evaluations on a linear axis");
+    // From 1 to 100 evaluations and more, a log axis labelled 1, 2, 5 of each decade.
+    let o = kerntune(d.path(), &["simulate", space, "--budget", "120", "--strategy", "random", "--repeats", "2", "--svg", svg.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let drawn = std::fs::read_to_string(&svg).unwrap();
+    assert!(drawn.contains("\nevaluations (log scale)\n") && drawn.contains("\n50\n") && drawn.contains("\n100\n"), "{drawn}");
 }
 
 /// A tune with `--no-db --json` (a CI job keeping its report as an artifact): `db merge
@@ -1435,9 +1441,12 @@ fn simulate_leave_one_out_reports_each_held_out_gpu() {
     for g in ["A100", "A4000", "W7800"] {
         assert!(drawn.contains(&format!("convolution_{g}: fraction of optimum")), "no panel for {g}");
     }
-    // (plotters writes a label's text on a line of its own)
+    // One legend for the figure, above the panels (plotters writes a label's text on a line of
+    // its own).
+    let first_panel = drawn.find("convolution_A100: fraction of optimum").unwrap();
     for curve in ["\nnone (hybrid)\n", "\nplain transfer\n", "\nadaptive\n"] {
-        assert_eq!(drawn.matches(curve).count(), 3, "{curve} in each panel's legend");
+        assert_eq!(drawn.matches(curve).count(), 1, "{curve} once, in the figure's legend");
+        assert!(drawn.find(curve).unwrap() < first_panel, "{curve}'s legend above the panels");
     }
     let o = kerntune(d.path(), &["simulate", "--leave-one-out", "--jobs", "0", &files[0], &files[1]]);
     assert!(!o.status.success() && text(&o).1.contains("--jobs must be at least 1"), "{}", text(&o).1);

@@ -805,60 +805,113 @@ fn by_time<'s>(scores: &[(String, &'s TimedScore)]) -> Vec<Curve<'s>> {
         .collect()
 }
 
-/// Draws `curves` as SVG text: a panel per space, two side by side when there are more than
-/// two, each curve the mean fraction of optimum over the seeds (solid) and its 5th percentile
-/// (dashed, the same colour), against `x_desc` from `x_min` to `x_max`.
+/// Draws `curves` as SVG text: one legend across the top (every panel has the same curves, and a
+/// legend inside a panel hid the low 5th-percentile lines of spaces tuned badly without priors),
+/// then a panel per space, two side by side when there are more than two, each curve the mean
+/// fraction of optimum over the seeds (solid) and its 5th percentile (dashed, the same colour),
+/// against `x_desc` from `x_min` to `x_max`, every panel on one y range to be compared at a
+/// glance.
 fn plot(curves: &[Curve<'_>], x_min: f64, x_max: f64, x_desc: &str) -> Result<String, Box<dyn std::error::Error>> {
     use plotters::prelude::*;
-    let spaces: Vec<&str> = {
-        let mut v: Vec<&str> = Vec::new();
-        for c in curves {
-            if !v.contains(&c.space) {
-                v.push(c.space);
-            }
+    let mut spaces: Vec<&str> = Vec::new();
+    let mut labels: Vec<&str> = Vec::new();
+    for c in curves {
+        if !spaces.contains(&c.space) {
+            spaces.push(c.space);
         }
-        v
-    };
+        if !labels.contains(&c.label.as_str()) {
+            labels.push(&c.label);
+        }
+    }
+    let color_of = |label: &str| CURVES[labels.iter().position(|l| *l == label).unwrap_or(0) % CURVES.len()].to_rgba();
     let columns = if spaces.len() > 2 { 2 } else { 1 };
     let rows = spaces.len().div_ceil(columns).max(1);
-    let (w, h) = (if columns == 1 { 900 } else { 620 }, 360);
+    let (w, h, legend_h) = (if columns == 1 { 900 } else { 620 }, 360, 34);
     let x_max = if x_max > x_min { x_max } else { x_min + 1.0 };
     // Whole numbers where the axis spans more than a few units (evaluations, long budgets).
     let decimals = if x_max - x_min >= 10.0 { 0 } else { 1 };
+    // Evaluations from 1 to 100 or more on a log axis: the first tens, where strategies differ,
+    // took a tenth of a linear axis, and the flat tail the rest.
+    let log_x = x_min >= 1.0 && x_max / x_min >= 100.0;
+    // Its labels at 1, 2, 5 of each decade (plotters' own are the powers of ten only).
+    let ticks: Vec<f64> = (0..6).flat_map(|e| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(e))).filter(|t| (x_min..=x_max).contains(t)).collect();
+    let ymin = curves.iter().flat_map(|c| c.points.iter().flat_map(|p| [p.1, p.2])).fold(1.0f64, f64::min).max(0.0);
+    let y_range = (ymin - 0.02).max(0.0)..1.005f64;
     // Drawn in memory, then written whole: a full disk leaves no cut-off plot.
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, ((w * columns) as u32, (h * rows) as u32)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, ((w * columns) as u32, (h * rows + legend_h) as u32)).into_drawing_area();
         root.fill(&WHITE)?;
-        let panels = root.split_evenly((rows, columns));
+        let (legend, body) = root.split_vertically(legend_h as u32);
+        // The legend: a short line of each curve's colour and its label, centred in one row.
+        let font = ("sans-serif", 14).into_text_style(&legend);
+        let (line, gap, pad) = (22i32, 6i32, 26i32);
+        let widths: Vec<i32> = labels.iter().map(|l| legend.estimate_text_size(l, &font).map(|(tw, _)| tw as i32)).collect::<Result<_, _>>()?;
+        let total: i32 = widths.iter().map(|tw| line + gap + tw).sum::<i32>() + pad * (labels.len() as i32 - 1).max(0);
+        let mut x = ((w * columns) as i32 - total).max(0) / 2;
+        let y = legend_h as i32 / 2 + 2;
+        for (label, tw) in labels.iter().zip(&widths) {
+            let color = color_of(label);
+            legend.draw(&PathElement::new(vec![(x, y), (x + line, y)], color.stroke_width(2)))?;
+            legend.draw(&Text::new(label.to_string(), (x + line + gap, y - 7), font.clone()))?;
+            x += line + gap + tw + pad;
+        }
+        let panels = body.split_evenly((rows, columns));
         for (panel, space) in panels.iter().zip(&spaces) {
-            let mine: Vec<&Curve<'_>> = curves.iter().filter(|c| c.space == *space).collect();
-            let ymin = mine.iter().flat_map(|c| c.points.iter().flat_map(|p| [p.1, p.2])).fold(1.0f64, f64::min).max(0.0);
-            let mut chart = ChartBuilder::on(panel)
-                .caption(format!("{space}: fraction of optimum"), ("sans-serif", 18))
-                .margin(12)
-                .x_label_area_size(32)
-                .y_label_area_size(48)
-                .build_cartesian_2d(x_min..x_max, (ymin - 0.02).max(0.0)..1.005f64)?;
-            // One light line between labels, as the report's charts have (the default drew graph paper).
-            chart
-                .configure_mesh()
-                .x_desc(x_desc)
-                .y_desc("best found / optimum (dashed: 5th pct.)")
-                .x_label_formatter(&|x| format!("{x:.decimals$}"))
-                .max_light_lines(1)
-                .draw()?;
-            for (k, c) in mine.iter().enumerate() {
-                let color = CURVES[k % CURVES.len()].to_rgba();
-                chart
-                    .draw_series(LineSeries::new(c.points.iter().map(|p| (p.0, p.1)), color.stroke_width(2)))?
-                    .label(c.label.clone())
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
-                chart.draw_series(DashedLineSeries::new(c.points.iter().map(|p| (p.0, p.2)), 4, 3, color.stroke_width(1)))?;
+            let mine: Vec<(RGBAColor, &Curve<'_>)> = curves.iter().filter(|c| c.space == *space).map(|c| (color_of(&c.label), c)).collect();
+            let caption = format!("{space}: fraction of optimum");
+            if log_x {
+                draw_panel(
+                    panel,
+                    &caption,
+                    (x_min..x_max).log_scale().with_key_points(ticks.clone()),
+                    y_range.clone(),
+                    &format!("{x_desc} (log scale)"),
+                    0,
+                    &mine,
+                )?;
+            } else {
+                draw_panel(panel, &caption, x_min..x_max, y_range.clone(), x_desc, decimals, &mine)?;
             }
-            chart.configure_series_labels().position(SeriesLabelPosition::LowerRight).background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
         }
         root.present()?;
     }
     Ok(svg)
+}
+
+/// One panel of [`plot`]: its axes (x by `x_spec`, linear or log) and each curve's mean (solid)
+/// and 5th percentile (dashed) in its colour.
+fn draw_panel<X>(
+    panel: &plotters::drawing::DrawingArea<plotters::prelude::SVGBackend<'_>, plotters::coord::Shift>,
+    caption: &str,
+    x_spec: X,
+    y_range: std::ops::Range<f64>,
+    x_desc: &str,
+    decimals: usize,
+    curves: &[(plotters::style::RGBAColor, &Curve<'_>)],
+) -> Result<(), Box<dyn std::error::Error>>
+where
+    X: plotters::coord::ranged1d::AsRangedCoord<Value = f64>,
+    X::CoordDescType: plotters::coord::ranged1d::ValueFormatter<f64>,
+{
+    use plotters::prelude::*;
+    let mut chart = ChartBuilder::on(panel)
+        .caption(caption, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(32)
+        .y_label_area_size(48)
+        .build_cartesian_2d(x_spec, y_range)?;
+    // One light line between labels, as the report's charts have (the default drew graph paper).
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc("best found / optimum (dashed: 5th pct.)")
+        .x_label_formatter(&|x| format!("{x:.decimals$}"))
+        .max_light_lines(1)
+        .draw()?;
+    for (color, c) in curves {
+        chart.draw_series(LineSeries::new(c.points.iter().map(|p| (p.0, p.1)), color.stroke_width(2)))?;
+        chart.draw_series(DashedLineSeries::new(c.points.iter().map(|p| (p.0, p.2)), 4, 3, color.stroke_width(1)))?;
+    }
+    Ok(())
 }
