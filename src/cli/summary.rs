@@ -146,7 +146,8 @@ pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) -> Result<(), crate:
         line.push_str(&format!(" — {words}{estimate}"));
     }
     if r.tie_band.len() > 1 {
-        line.push_str(&format!(" ({} configs tied within noise; stable tie-break picked this one)", r.tie_band.len()));
+        let rule = r.tie_break.map_or("this one".to_string(), |t| t.words().to_string());
+        line.push_str(&format!(" ({} configs tied within noise; the stable tie-break took {rule})", r.tie_band.len()));
     }
     if let Some(tag) = r.results.iter().find(|x| x.config == r.winner).and_then(|x| x.proposed_by.as_deref()) {
         line.push_str(&format!("; proposed by {}", proposer::words(tag)));

@@ -12,6 +12,7 @@
 //! Configs stopped early by racing were clearly slower and never join the band.
 
 use crate::measure::stats::Stats;
+use serde::Serialize;
 
 /// A measured candidate for selection.
 #[derive(Clone, Debug)]
@@ -35,6 +36,31 @@ pub struct Selection {
     pub tie_band: Vec<usize>,
     /// Index of the fastest by mean.
     pub fastest: usize,
+    /// The rule that put the winner first in its tie band; `None` when it stands alone.
+    pub tie_break: Option<TieBreak>,
+}
+
+/// Which rule of the tie-break order put the winner first among the configs tied with it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TieBreak {
+    /// The winner is the spec's default config.
+    Default,
+    /// It uses fewer resources than the next in the band.
+    Resources,
+    /// It comes first in the space's declaration order (resource use equal or unknown).
+    Declaration,
+}
+
+impl TieBreak {
+    /// The rule in words, for a summary line: "the tie-break took {words}".
+    pub fn words(self) -> &'static str {
+        match self {
+            TieBreak::Default => "the spec's default config",
+            TieBreak::Resources => "the one using the fewest resources (registers × threads + shared memory)",
+            TieBreak::Declaration => "the first in the space's declaration order",
+        }
+    }
 }
 
 /// Picks the winner; `None` when there is no entrant.
@@ -62,7 +88,17 @@ pub fn select(entrants: &[Entrant<'_>], tie_tolerance: f64) -> Option<Selection>
         let (ea, eb) = (&entrants[a], &entrants[b]);
         eb.is_default.cmp(&ea.is_default).then(ea.resource_score.unwrap_or(0).cmp(&eb.resource_score.unwrap_or(0))).then(ea.order.cmp(&eb.order))
     });
-    Some(Selection { winner: band[0], tie_band: band, fastest })
+    let tie_break = band.get(1).map(|&next| {
+        let (w, n) = (&entrants[band[0]], &entrants[next]);
+        if w.is_default {
+            TieBreak::Default
+        } else if w.resource_score.unwrap_or(0) < n.resource_score.unwrap_or(0) {
+            TieBreak::Resources
+        } else {
+            TieBreak::Declaration
+        }
+    });
+    Some(Selection { winner: band[0], tie_band: band, fastest, tie_break })
 }
 
 #[cfg(test)]
@@ -80,6 +116,8 @@ mod tests {
         let sel = select(&e, 0.005).unwrap();
         assert_eq!(sel.winner, 1);
         assert_eq!(sel.tie_band, vec![1]);
+        // A winner alone needs no tie-break.
+        assert_eq!(sel.tie_break, None);
     }
 
     #[test]
@@ -88,10 +126,12 @@ mod tests {
         let mk = |def: usize, res: [u64; 4]| -> Vec<Entrant<'_>> {
             s.iter().enumerate().map(|(i, s)| Entrant { order: i, is_default: i == def, resource_score: Some(res[i]), stats: s }).collect()
         };
-        assert_eq!(select(&mk(0, [5, 5, 5, 0]), 0.005).unwrap().winner, 0);
-        assert_eq!(select(&mk(9, [5, 6, 4, 0]), 0.005).unwrap().winner, 2);
+        let sel = select(&mk(0, [5, 5, 5, 0]), 0.005).unwrap();
+        assert_eq!((sel.winner, sel.tie_break), (0, Some(TieBreak::Default)));
+        let sel = select(&mk(9, [5, 6, 4, 0]), 0.005).unwrap();
+        assert_eq!((sel.winner, sel.tie_break), (2, Some(TieBreak::Resources)));
         let sel = select(&mk(9, [5, 5, 5, 0]), 0.005).unwrap();
-        assert_eq!(sel.winner, 0);
+        assert_eq!((sel.winner, sel.tie_break), (0, Some(TieBreak::Declaration)));
         assert_eq!(sel.tie_band, vec![0, 1, 2]);
         assert_eq!(sel.fastest, 1);
     }

@@ -49,6 +49,7 @@ pub(crate) fn stored_winner<B: Backend>(backend: &B, ctx: &Context, entry: Optio
         winner_stats: w.stats.clone(),
         winner_metrics: prep.metrics(&m.config),
         tie_band,
+        tie_break: None,
         evaluated: results.len(),
         from_db: results.len(),
         results: sorted(results),

@@ -18,6 +18,8 @@ pub(crate) struct Selected {
     pub winner: Config,
     pub stats: Stats,
     pub tie_band: Vec<Config>,
+    /// The rule that picked the winner in its tie band (`None`: it stands alone).
+    pub tie_break: Option<crate::measure::select::TieBreak>,
     /// The fastest mean, on the judging device's scale.
     pub best_mean: f64,
 }
@@ -40,6 +42,7 @@ pub(crate) fn select(ledger: &mut Ledger<'_>, plan: &Plan) -> Result<Selected, E
             winner: plan.cands[*wi].config.clone(),
             stats: wr.stats().expect("measured").clone(),
             tie_band: sel.tie_band.iter().map(|&k| plan.cands[measured[k].0].config.clone()).collect(),
+            tie_break: sel.tie_break,
             best_mean: measured[sel.fastest].1.mean,
         });
     }
@@ -172,6 +175,7 @@ pub(crate) fn report(
         winner: sel.winner,
         winner_stats: sel.stats,
         tie_band: sel.tie_band,
+        tie_break: sel.tie_break,
         evaluated: results.len(),
         from_db,
         results: sorted(results),

@@ -257,6 +257,9 @@ pub struct TuneReport {
     pub winner_metrics: (Option<f64>, Option<f64>),
     /// Configs tied with the fastest, in tie-break order.
     pub tie_band: Vec<Config>,
+    /// The rule of the tie-break order that picked the winner among them (`None` when it stands
+    /// alone, and for a database hit: the entry does not keep it).
+    pub tie_break: Option<crate::measure::select::TieBreak>,
     /// Every evaluated config (measured, failed, pruned after compiling), best first.
     pub results: Vec<ConfigResult>,
     /// Configs pruned before compiling, by category.
