@@ -565,8 +565,24 @@ fn db_remove_takes_out_the_entries_its_filters_name() {
     assert!(out.contains("removed 1 of 3 entries") && out.contains("2 left"), "{out}");
     let shown = text(&db_cmd(&["show"])).0;
     assert!(shown.contains("(2 entries)") && !shown.contains("(source "), "the entry left of N=1000 is the edited source's:\n{shown}");
+    // A filter that matches nothing says which, with the values there and the nearest one.
     let out = text(&db_cmd(&["remove", "--kernel", "nope"])).0;
-    assert!(out.contains("no entry of") && out.contains("nothing removed"), "{out}");
+    assert!(out.contains("nothing removed from") && out.contains("--kernel `nope` matches no entry (kernels there: `triad`)"), "{out}");
+    let out = text(&db_cmd(&["remove", "--kernel", "traid"])).0;
+    assert!(out.contains("did you mean `triad`?"), "{out}");
+    let out = text(&db_cmd(&["remove", "--superseded"])).0;
+    assert!(out.contains("--superseded matches no entry"), "{out}");
+    let out = text(&db_cmd(&["remove", "--kernel", "triad", "--problem", "N=1000", "--superseded"])).0;
+    assert!(out.contains("--superseded matches no entry") && !out.contains("--kernel"), "{out}");
+    // A device by a part of its name, ignoring case, as `report --target` picks.
+    let name = text(&db_cmd(&["show", "--json"])).0;
+    let v: serde_json::Value = serde_json::from_str(&name).unwrap();
+    let device = v["entries"].as_object().unwrap().values().next().unwrap()["target_name"].as_str().unwrap().to_string();
+    let part = device.split_whitespace().next().unwrap().to_uppercase();
+    let out = text(&db_cmd(&["remove", "--target", &part, "--dry-run"])).0;
+    assert!(out.contains("2 of 2 entries would be removed"), "{part}: {out}");
+    let out = text(&db_cmd(&["remove", "--target", "no such gpu", "--kernel", "triad"])).0;
+    assert!(out.contains("--target `no such gpu` matches no entry (devices there: ") && !out.contains("--kernel `"), "{out}");
     let out = text(&db_cmd(&["remove", "--kernel", "triad", "--problem", "N=2000"])).0;
     assert!(out.contains("removed 1 of 2 entries") && out.contains("N=2000"), "{out}");
     // What is left is the edited source's entry: the same tune is a database hit.

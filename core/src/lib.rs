@@ -33,6 +33,7 @@
 
 pub mod error;
 pub mod hash;
+pub mod hint;
 pub mod limits;
 pub mod target;
 pub mod testing;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 /// core's layers, bottom first. A module may import its own layer's vocabulary-free peers only
 /// where listed in `SIBLINGS_OK`; otherwise only strictly lower layers.
 const CORE_LAYERS: &[&[&str]] = &[
-    &["limits", "target", "hash"],
+    &["limits", "target", "hash", "hint"],
     &["error"],
     &["spec"],
     &["space"],

@@ -57,7 +57,8 @@ enum DbCommand {
         /// Only entries of this kernel.
         #[arg(long)]
         kernel: Option<String>,
-        /// Only entries of this device: its fingerprint (in brackets in `db show`) or its name.
+        /// Only entries of the devices whose name or fingerprint (in brackets in `db show`)
+        /// contains this text, ignoring case (`H100`, `llvmpipe`), as `report --target` picks.
         #[arg(long)]
         target: Option<String>,
         /// Only entries of this problem (its key, as `db show` prints it: `N=100000`).
@@ -180,7 +181,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                     .iter()
                     .filter(|(_, e)| {
                         kernel.as_ref().is_none_or(|k| &e.id.kernel == k)
-                            && target.as_ref().is_none_or(|t| &e.id.target == t || &e.target_name == t)
+                            && target.as_ref().is_none_or(|t| names_device(e, t))
                             && problem.as_ref().is_none_or(|p| &e.id.problem == p)
                             && (!superseded || groups.superseded(e))
                     })
@@ -210,7 +211,17 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             }
             let n = lines.len();
             match (n, dry_run) {
-                (0, _) => outln!("no entry of {} matches; nothing removed (`db show` lists the entries)", db.path().display()),
+                (0, _) => {
+                    let why = unmatched(
+                        &f,
+                        [("--kernel", "kernels", kernel.as_deref()), ("--target", "devices", target.as_deref()), ("--problem", "problems", problem.as_deref())],
+                        superseded,
+                    );
+                    match why.is_empty() {
+                        true => outln!("no entry of {} matches; nothing removed (`db show` lists the entries)", db.path().display()),
+                        false => outln!("nothing removed from {}: {why}", db.path().display()),
+                    }
+                }
                 (_, true) => outln!("{n} of {before} entries would be removed from {} (--dry-run: nothing removed)", db.path().display()),
                 (_, false) => outln!("removed {n} of {before} entries from {}: {} left", db.path().display(), before - n),
             }
@@ -224,6 +235,71 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         }
     }
     Ok(0)
+}
+
+/// Why `db remove`'s filters matched nothing: each filter no entry matches on its own, with the
+/// values the database has (a few) and the one nearest what was given; or, when each matches
+/// some entry, that none matches them all.
+fn unmatched(f: &DbFile, filters: [(&str, &str, Option<&str>); 3], superseded: bool) -> String {
+    if f.entries.is_empty() {
+        return "it has no entries".to_string();
+    }
+    let given = filters.iter().filter(|x| x.2.is_some()).count() + usize::from(superseded);
+    let mut missed = Vec::new();
+    for (i, (flag, what, given)) in filters.into_iter().enumerate() {
+        let Some(given) = given else { continue };
+        // A device is named by a part of its fingerprint or its name; the list shows the names.
+        let values: std::collections::BTreeSet<&str> = f
+            .entries
+            .values()
+            .flat_map(|e| match i {
+                0 => vec![e.id.kernel.as_str()],
+                1 => vec![e.target_name.as_str(), e.id.target.as_str()],
+                _ => vec![e.id.problem.as_str()],
+            })
+            .collect();
+        if (i == 1 && f.entries.values().any(|e| names_device(e, given))) || values.contains(given) {
+            continue;
+        }
+        let shown: std::collections::BTreeSet<&str> = f
+            .entries
+            .values()
+            .map(|e| match i {
+                0 => e.id.kernel.as_str(),
+                1 => e.target_name.as_str(),
+                _ => e.id.problem.as_str(),
+            })
+            .collect();
+        let mut list: Vec<String> = shown.iter().take(6).map(|v| format!("`{v}`")).collect();
+        if shown.len() > 6 {
+            list.push(format!("… {} in all", shown.len()));
+        }
+        let mut line = format!("{flag} `{given}` matches no entry ({what} there: {}", list.join(", "));
+        if let Some(near) = kerntune::hint::nearest(given, values.iter().copied(), 3) {
+            line.push_str(&format!("; did you mean `{near}`?"));
+        }
+        line.push(')');
+        missed.push(line);
+    }
+    if superseded
+        && !{
+            let groups = Groups::of(f);
+            f.entries.values().any(|e| groups.superseded(e))
+        }
+    {
+        missed.push("--superseded matches no entry (no entry was tuned again later for the same kernel, device and problem)".to_string());
+    }
+    match missed.is_empty() {
+        true if given > 1 => "each filter matches some entry, but none matches them all".to_string(),
+        true => String::new(),
+        false => missed.join("; "),
+    }
+}
+
+/// Whether `text` names entry `e`'s device: a part of its name or fingerprint, ignoring case.
+fn names_device(e: &kerntune::store::db::Entry, text: &str) -> bool {
+    let t = text.to_lowercase();
+    e.target_name.to_lowercase().contains(&t) || e.id.target.to_lowercase().contains(&t)
 }
 
 /// A tune's `--json` report as a database file of its entries (one per problem of the spec),

@@ -952,6 +952,6 @@ fn number_list(text: &str) -> Option<Vec<&str>> {
 fn unknown_field_hint(message: &str) -> Option<&str> {
     let rest = message.strip_prefix("unknown field `")?;
     let mut names = rest.split('`').step_by(2);
-    let unknown = names.next()?.to_lowercase();
-    names.map(|n| (strsim::damerau_levenshtein(&unknown, &n.to_lowercase()), n)).filter(|(d, _)| *d <= (unknown.len() / 3).max(1)).min().map(|(_, n)| n)
+    let unknown = names.next()?;
+    crate::hint::nearest(unknown, names, 3)
 }

@@ -606,14 +606,9 @@ impl TuneJob {
                 line.push_str(" but [launch] block, which does not size a WGSL workgroup (its `@workgroup_size` does)");
             }
             line.push_str(": its values compile and launch the same kernel, each measured as a config of its own");
-            let close = in_source
-                .iter()
-                .filter(|i| i.len() > 1 && !self.params.iter().any(|q| q.name == **i))
-                .map(|i| (strsim::damerau_levenshtein(i, name), *i))
-                .filter(|(d, _)| *d <= (name.len() / 4).max(1))
-                .min();
+            let close = crate::hint::nearest(name, in_source.iter().copied().filter(|i| i.len() > 1 && !self.params.iter().any(|q| q.name == *i)), 4);
             match close {
-                Some((_, i)) => line.push_str(&format!("; did you mean `{i}`, which {file} uses?")),
+                Some(i) => line.push_str(&format!("; did you mean `{i}`, which {file} uses?")),
                 None => line.push_str(if wgsl {
                     "; use it in the kernel (`override NAME: u32;`, or a constant by its name) or drop it"
                 } else {
