@@ -524,7 +524,9 @@ fn db_merge_keeps_entries_from_both_files() {
     assert!(o.status.success(), "{}", text(&o).1);
     assert_eq!(std::fs::read_to_string(&log).unwrap(), format!("earlier lines\n{src}"));
     let o = kerntune(dir, &["db", "export", "--rust", "--kernel", "nope", "--db", merged.to_str().unwrap()]);
-    assert!(!o.status.success() && text(&o).1.contains("no entry for kernel `nope`"), "{}", text(&o).1);
+    assert!(!o.status.success() && text(&o).1.contains("no entry for kernel `nope` (it holds `triad`)"), "{}", text(&o).1);
+    let o = kerntune(dir, &["db", "export", "--kernel", "traid", "--db", merged.to_str().unwrap()]);
+    assert!(!o.status.success() && text(&o).1.contains("(did you mean `triad`? it holds `triad`)"), "{}", text(&o).1);
     let o = kerntune(dir, &["db", "clear", "--db", merged.to_str().unwrap()]);
     assert!(o.status.success() && !merged.exists());
 }

@@ -103,6 +103,9 @@ fn a_fleet_database_becomes_one_self_contained_page() {
     let d = tempfile::tempdir().unwrap();
     let db = fleet(d.path());
     let out = d.path().join("triad.html");
+    // A misspelt kernel: the kernels there and the nearest.
+    let o = kerntune(&["report", "--kernel", "traid", "--db", db.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(!o.status.success() && stderr(&o).contains("has no entry for kernel `traid`; did you mean `triad`? it holds gemm, triad;"), "{}", stderr(&o));
     let o = kerntune(&["report", "--kernel", "triad", "--db", db.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let said = String::from_utf8_lossy(&o.stdout);

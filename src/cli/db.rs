@@ -110,9 +110,13 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             }
             let mut f = db.load()?;
             if let Some(k) = &kernel {
+                let kernels: std::collections::BTreeSet<String> = f.entries.values().map(|e| e.id.kernel.clone()).collect();
                 f.entries.retain(|_, e| &e.id.kernel == k);
                 if f.entries.is_empty() {
-                    anyhow::bail!("--kernel: {} has no entry for kernel `{k}`; `kerntune db show` lists what it holds", db.path().display());
+                    let near = kerntune::hint::nearest(k, kernels.iter().map(String::as_str), 3).map(|n| format!("did you mean `{n}`? ")).unwrap_or_default();
+                    let holds =
+                        if kernels.is_empty() { "no entries".to_string() } else { kernels.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ") };
+                    anyhow::bail!("--kernel: {} has no entry for kernel `{k}` ({near}it holds {holds})", db.path().display());
                 }
             }
             let format = if rust { "rust" } else { format.as_str() };

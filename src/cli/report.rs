@@ -136,7 +136,8 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         let have: Vec<String> = file.entries.values().filter(|e| e.id.kernel == kernel).map(|e| format!("{} ({})", e.target_name, e.id.problem)).collect();
         if have.is_empty() {
             let holds = if kernels.is_empty() { "no entry it can read".to_string() } else { kernels.iter().copied().collect::<Vec<_>>().join(", ") };
-            anyhow::bail!("{} has no entry for kernel `{kernel}`; it holds {holds}; tune it first or check --db", path);
+            let near = kerntune::hint::nearest(&kernel, kernels.iter().copied(), 3).map(|n| format!("did you mean `{n}`? ")).unwrap_or_default();
+            anyhow::bail!("{} has no entry for kernel `{kernel}`; {near}it holds {holds}; tune it first or check --db", path);
         }
         anyhow::bail!("no entry of `{kernel}` matches --key/--target; the database has: {}", have.join(", "));
     }
