@@ -645,6 +645,11 @@ fn check_counts_the_reference_spaces_exactly() {
     let o = kerntune(d.path(), &["check", examples().join("matmul/matmul.toml").to_str().unwrap(), "--language", "cuda"]);
     let (out, err) = text(&o);
     assert!(o.status.success() && out.contains("252 valid"), "{out}{err}");
+    // It names the sources of the other languages, which it read too.
+    assert!(
+        out.contains("other sources (read too; `--language` checks one in full): hip ") && out.contains("matmul.cu, wgsl ") && out.contains("matmul.wgsl\n"),
+        "{out}"
+    );
     // A class-based spec needs a target to generate for.
     let generated = examples().join("matmul/matmul_generated.toml");
     let o = kerntune(d.path(), &["check", generated.to_str().unwrap()]);

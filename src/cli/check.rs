@@ -121,6 +121,11 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         spec.kernel,
         spec.sources.get(&language).map(|p| p.display().to_string()).unwrap_or_else(|| "no source".into())
     );
+    // The other languages' sources, read and checked above (a problem with one is a warning).
+    let others: Vec<String> = spec.sources.iter().filter(|(l, _)| **l != language).map(|(l, p)| format!("{l} {}", p.display())).collect();
+    if !others.is_empty() {
+        text.push_str(&format!("other sources (read too; `--language` checks one in full): {}\n", others.join(", ")));
+    }
     if !headers.is_empty() {
         let list: Vec<String> = headers.iter().map(|(name, path)| format!("{name} ({path})")).collect();
         text.push_str(&format!("headers (read with the source; an edit makes a new kernel): {}\n", list.join(", ")));
