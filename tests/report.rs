@@ -95,6 +95,14 @@ fn check_charts(html: &str) {
         assert!(body.contains("<svg"), "{kind} has no SVG");
         let n = marks(body);
         assert!(n >= least(kind), "the {kind} chart has {n} marks");
+        if kind == "distribution" {
+            // Its legend stands right of the plot (880 wide, the last 200 pixels kept for it),
+            // not over the default's line and the slowest bars.
+            let at = body.find("\nconfigs per bin\n").expect("the legend names the bars");
+            let tag = &body[body[..at].rfind("<text").unwrap()..at];
+            let x: f64 = tag.split("x=\"").nth(1).and_then(|t| t.split('"').next()).unwrap().parse().unwrap();
+            assert!(x > 680.0, "the distribution's legend at x = {x}");
+        }
     }
 }
 

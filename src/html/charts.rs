@@ -58,6 +58,44 @@ fn legend<'a, CT: CoordTranslate>(c: &mut ChartContext<'a, SVGBackend<'a>, CT>, 
     Ok(())
 }
 
+/// The width kept right of a plot for [`legend_beside`].
+const LEGEND_RIGHT: u32 = 200;
+
+/// How a legend entry is drawn.
+enum Glyph {
+    /// A filled box (bars, bands).
+    Fill(RGBAColor),
+    /// A line.
+    Line(RGBColor),
+    /// A dashed line.
+    Dashed(RGBColor),
+}
+
+/// A legend box in the [`LEGEND_RIGHT`] pixels right of a plot, its top level with the plot's
+/// (`top` pixels down): a legend inside the plot covers what is drawn under it, and plotters
+/// clips a series legend's marks to the plot.
+fn legend_beside(root: &Area<'_>, top: i32, entries: &[(String, Glyph)], size: u32) -> Drawn {
+    let (w, _) = root.dim_in_pixel();
+    let font = (FONT, size).into_font();
+    let row = size as i32 + 6;
+    let x0 = w as i32 - LEGEND_RIGHT as i32 + 10;
+    let x1 = w as i32 - 8;
+    let y1 = top + 8 + row * entries.len() as i32;
+    root.draw(&Rectangle::new([(x0, top), (x1, y1)], WHITE.filled()))?;
+    root.draw(&Rectangle::new([(x0, top), (x1, y1)], BLACK.stroke_width(1)))?;
+    for (i, (label, glyph)) in entries.iter().enumerate() {
+        let y = top + 4 + row * i as i32 + row / 2;
+        let (gx, gx1) = (x0 + 8, x0 + 24);
+        match glyph {
+            Glyph::Fill(c) => root.draw(&Rectangle::new([(gx, y - 5), (gx1, y + 5)], c.filled()))?,
+            Glyph::Line(c) => root.draw(&PathElement::new(vec![(gx, y), (gx1, y)], c.stroke_width(2)))?,
+            Glyph::Dashed(c) => root.draw(&DashedPathElement::new(vec![(gx, y), (gx1, y)], 4, 3, c.stroke_width(2)))?,
+        }
+        root.draw(&Text::new(label.clone(), (gx1 + 8, y - size as i32 / 2), font.clone()))?;
+    }
+    Ok(())
+}
+
 /// `lo..hi` widened so that a log axis has room, and never empty.
 fn log_span(lo: f64, hi: f64) -> (f64, f64) {
     let (lo, hi) = (lo.max(1e-30), hi.max(1e-30));
@@ -161,16 +199,16 @@ pub fn distribution(v: &EntryView) -> Result<Option<String>, ChartError> {
         let b = (((ms(p) / lo).ln() / step).floor() as usize).min(bins - 1);
         counts[b] += 1;
     }
-    // Room above the bars under the legend (the upper right corner, about a quarter of the
-    // width and a third of the height): a tall bar there was drawn under it.
-    let under_legend = counts[bins - bins.div_ceil(4)..].iter().copied().max().unwrap_or(0) as f64;
-    let top = (*counts.iter().max().unwrap_or(&1) as f64 * 1.15 + 0.5).max(under_legend / 0.62);
+    let top = *counts.iter().max().unwrap_or(&1) as f64 * 1.15 + 0.5;
     let edge = |i: usize| lo * (step * i as f64).exp();
     let tied: Vec<f64> = v.points.iter().filter(|p| v.tie_band.contains(&p.key)).map(ms).collect();
     svg("distribution", (880, 340), |root| {
+        // The legend stands right of the plot: inside it, the default's line (most often the
+        // slowest configs', at the right) and tall bars there ran under it.
         let mut c = ChartBuilder::on(root)
             .caption(format!("Measured times of {} configs", v.points.len()), (FONT, 17))
             .margin(12)
+            .margin_right(LEGEND_RIGHT)
             .x_label_area_size(40)
             .y_label_area_size(50)
             .build_cartesian_2d(log_axis(lo, hi), 0.0..top)?;
@@ -181,11 +219,12 @@ pub fn distribution(v: &EntryView) -> Result<Option<String>, ChartError> {
             .y_label_formatter(&whole)
             .max_light_lines(1)
             .draw()?;
+        let mut entries = Vec::new();
         if let (Some(a), Some(b)) = (tied.iter().copied().reduce(f64::min), tied.iter().copied().reduce(f64::max)) {
             let (a, b) = if b / a < 1.01 { (a / 1.005, b * 1.005) } else { (a, b) };
-            c.draw_series(std::iter::once(Rectangle::new([(a, 0.0), (b, top)], WINNER.mix(0.18).filled())))?
-                .label(if tied.len() == 1 { "tie band (the winner alone)".to_string() } else { format!("tie band ({} configs within noise)", tied.len()) })
-                .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 16, y + 5)], WINNER.mix(0.18).filled()));
+            c.draw_series(std::iter::once(Rectangle::new([(a, 0.0), (b, top)], WINNER.mix(0.18).filled())))?;
+            let label = if tied.len() == 1 { "tie band (the winner alone)".to_string() } else { format!("tie band ({} configs within noise)", tied.len()) };
+            entries.push((label, Glyph::Fill(WINNER.mix(0.18))));
         }
         c.draw_series(
             counts
@@ -193,20 +232,18 @@ pub fn distribution(v: &EntryView) -> Result<Option<String>, ChartError> {
                 .enumerate()
                 .filter(|(_, n)| **n > 0)
                 .map(|(i, n)| Rectangle::new([(edge(i), 0.0), (edge(i + 1), *n as f64)], CONFIG.mix(0.75).filled())),
-        )?
-        .label("configs per bin")
-        .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 16, y + 5)], CONFIG.mix(0.75).filled()));
+        )?;
+        entries.push(("configs per bin".to_string(), Glyph::Fill(CONFIG.mix(0.75))));
         if let Some(w) = v.winner_point() {
-            c.draw_series(std::iter::once(PathElement::new(vec![(ms(w), 0.0), (ms(w), top)], WINNER.stroke_width(2))))?
-                .label(format!("winner {:.4} ms", ms(w)))
-                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], WINNER.stroke_width(2)));
+            c.draw_series(std::iter::once(PathElement::new(vec![(ms(w), 0.0), (ms(w), top)], WINNER.stroke_width(2))))?;
+            entries.push((format!("winner {:.4} ms", ms(w)), Glyph::Line(WINNER)));
         }
         if let Some(d) = v.default_point() {
-            c.draw_series(std::iter::once(DashedPathElement::new(vec![(ms(d), 0.0), (ms(d), top)], 6, 4, DEFAULT.stroke_width(2))))?
-                .label(format!("default {:.4} ms", ms(d)))
-                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], DEFAULT.stroke_width(2)));
+            c.draw_series(std::iter::once(DashedPathElement::new(vec![(ms(d), 0.0), (ms(d), top)], 6, 4, DEFAULT.stroke_width(2))))?;
+            entries.push((format!("default {:.4} ms", ms(d)), Glyph::Dashed(DEFAULT)));
         }
-        legend(&mut c, SeriesLabelPosition::UpperRight, 12)?;
+        let plot_top = c.plotting_area().get_base_pixel().1;
+        legend_beside(root, plot_top, &entries, 12)?;
         Ok(())
     })
     .map(Some)
