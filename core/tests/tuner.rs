@@ -1470,7 +1470,69 @@ fn a_time_limit_records_the_shortlist_with_its_verification_launches() {
     assert!(w.spans.iter().any(|s| s.what == store::db::SpanKind::Final), "its final-round job: {:?}", w.spans);
     assert_eq!(r.winner_stats.samples, ws.samples);
     let note = r.notes.iter().find(|n| n.starts_with("final round: ")).expect("the note");
-    assert!(note.contains("left with one verification launch each when the search stopped, measured in full"), "{note}");
+    assert!(note.contains("timed by one verification launch each (left so when the search stopped, here or in an earlier run), measured in full"), "{note}");
+}
+
+/// An interrupt (Ctrl-C in `kerntune tune`, which exits as soon as the tune says it stopped)
+/// keeps what waits on the shortlist with its verification launch, as a time limit does (an
+/// interrupted exhaustive tune on llvmpipe kept 0 configs after 10 s of verification launches:
+/// the shortlist was dropped with the process); the same tune run again measures the
+/// contenders among those records in full before it picks and stores a winner.
+#[test]
+fn an_interrupt_keeps_the_shortlist_and_the_next_run_measures_its_contenders_in_full() {
+    let (_d, db) = temp_db();
+    let cancel = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Told to stop as the fastest config (met last) is said verified: the others wait on the
+    // shortlist then. What the Interrupted event finds in the database is what a `kerntune tune`
+    // interrupted there would leave.
+    let (c, in_db, db2) = (cancel.clone(), Arc::new(Mutex::new(None::<DbFile>)), db.clone());
+    let seen = in_db.clone();
+    let o = TuneOptions {
+        strategy: "exhaustive".into(),
+        compile_threads: Some(1),
+        db: Some(db.clone()),
+        cancel: Some(cancel),
+        observer: Some(Arc::new(move |e: &Event<'_>| match e {
+            Event::Verified { config, .. } if config.get_i64("p") == Some(40) => c.store(true, Ordering::SeqCst),
+            Event::Interrupted { saved, .. } => {
+                assert!(*saved);
+                *seen.lock().unwrap() = Some(db2.load().unwrap());
+            }
+            _ => {}
+        })),
+        ..Default::default()
+    };
+    let fake = FakeBackend::new(limits(), ever_faster).with_launch_delay(Duration::from_millis(5));
+    let e = Tuner::new(fake).tune(&ever_faster_job(), &o).unwrap_err();
+    assert!(matches!(e, Error::Interrupted { saved: true, .. }), "{e}");
+    let file = in_db.lock().unwrap().take().expect("the Interrupted event");
+    let entry = file.entries.into_values().next().expect("an entry");
+    let one = |m: &store::db::Measurement| matches!(&m.status, store::db::Status::Ok { stats } if stats.samples == 1 && !stats.raced);
+    let kept: Vec<String> = entry.measurements.values().filter(|m| one(m)).map(|m| m.config.to_string()).collect();
+    assert!(kept.len() >= 30 && kept.contains(&"p=39".to_string()), "kept with their verification launch: {kept:?}");
+    // p=40 was being measured in full then: a tune in a library finishes that job before it
+    // returns, `kerntune tune` exits without it. As the command would leave it:
+    db.update(|f| f.entries.values_mut().for_each(|e| e.measurements.retain(|_, m| m.config.get_i64("p") != Some(40)))).unwrap();
+    // Run again, where p=40 now fails to compile: the fastest left is p=39, recorded with one
+    // launch; the final round measures it in full before it is picked and stored.
+    let fake = FakeBackend::new(limits(), ever_faster).with_launch_delay(Duration::from_millis(5)).with_behavior(|c| {
+        if c.get_i64("p") == Some(40) {
+            Behavior::CompileError("no".into())
+        } else {
+            Behavior::Ok
+        }
+    });
+    let o = TuneOptions { strategy: "exhaustive".into(), compile_threads: Some(1), db: Some(db.clone()), ..Default::default() };
+    let r = Tuner::new(fake).tune(&ever_faster_job(), &o).unwrap();
+    assert_eq!(r.winner.get_i64("p"), Some(39));
+    assert!(r.winner_stats.samples >= 2 && !r.winner_stats.raced, "{:?}", r.winner_stats);
+    let note = r.notes.iter().find(|n| n.starts_with("final round: ")).expect("the final round's note");
+    assert!(note.contains("(left so when the search stopped, here or in an earlier run)"), "{note}");
+    // Written back: the database's record of the winner is the full measurement, this run's.
+    let entry = db.load().unwrap().entries.into_values().next().unwrap();
+    let stored = entry.measurements.values().find(|m| m.config.get_i64("p") == Some(39)).unwrap();
+    assert!(!one(stored) && entry.winner.as_ref().is_some_and(|w| w.config == "p=39"), "{:?}", stored.status);
+    assert_eq!(stored.trace.as_ref().map(|t| t.run), Some(r.started), "the record is this run's");
 }
 
 /// A time limit keeps time for the final round: the search stops early enough that the

@@ -406,9 +406,17 @@ fn saved_where(opts: &TuneOptions) -> String {
     }
 }
 
-fn interrupted(name: &str, sizes: &str, kept: usize, saved: &str, compiling: usize) -> String {
+fn interrupted(name: &str, sizes: &str, kept: usize, timed_once: usize, saved: &str, compiling: usize) -> String {
     let dropped = if compiling > 0 { format!(" ({compiling} queued or compiling config(s) dropped)") } else { String::new() };
-    format!("interrupted by {name} while tuning {sizes}: {kept} config(s) measured in this run, {saved}{dropped}; run the same command to resume")
+    if kept == 0 {
+        return format!("interrupted by {name} while tuning {sizes}: no config measured in this run yet{dropped}; run the same command to start again");
+    }
+    let once = match timed_once {
+        0 => String::new(),
+        n if n == kept => " (each by its verification launch alone: the next run measures the fastest in full before it picks)".to_string(),
+        n => format!(" ({n} of them by their verification launch alone: the next run measures the fastest in full before it picks)"),
+    };
+    format!("interrupted by {name} while tuning {sizes}: {kept} config(s) measured in this run{once}, {saved}{dropped}; run the same command to resume")
 }
 
 fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -> anyhow::Result<i32> {
@@ -446,14 +454,14 @@ fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -
         let (which, saved, sizes2) = (stop.which(), saved_where(&opts), sizes.clone());
         let signal = stop.signal.clone();
         o.observer = Some(Arc::new(move |e: &Event<'_>| match e {
-            Event::Interrupted { kept, compiling, saved: written } => {
+            Event::Interrupted { kept, timed_once, compiling, saved: written } => {
                 // Everything measured is written (or kept elsewhere, and a warning said where):
                 // exit now rather than wait for the compiles in progress (they would be thrown
                 // away).
                 pb2.finish_and_clear();
                 let (name, code) = Stop::named(signal.load(std::sync::atomic::Ordering::Relaxed)).unwrap_or(which);
                 let saved = if *written { saved.clone() } else { NOT_WRITTEN.to_string() };
-                crate::cli::out::eprint_line(&interrupted(name, &sizes2, *kept, &saved, *compiling));
+                crate::cli::out::eprint_line(&interrupted(name, &sizes2, *kept, *timed_once, &saved, *compiling));
                 kerntune::exit(code);
             }
             Event::Planned { candidates, budget, pruned, seconds, .. } => {
@@ -510,7 +518,7 @@ fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -
                 reports.push(r);
             }
             let (name, code) = stop.which();
-            crate::cli::out::eprint_line(&interrupted(name, &sizes, kept, &saved, 0));
+            crate::cli::out::eprint_line(&interrupted(name, &sizes, kept, 0, &saved, 0));
             if run.json {
                 outln!("{}", serde_json::to_string_pretty(&reports)?);
             }

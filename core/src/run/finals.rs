@@ -6,7 +6,8 @@
 //! - **measured in full**: a contender a time limit (or a wrap-up) left on the shortlist with its
 //!   verification launch alone (one launch; the warm-up and timed repetitions never ran) is
 //!   measured now, so that a winner is stored from repeated launches with an interval, as in a
-//!   tune that ran to its end (not after an interrupt, which asks the tune to end now);
+//!   tune that ran to its end; so is a database record of one launch that an earlier run left so
+//!   (an interrupt records the shortlist and ends the tune without this round);
 //! - **measured on one device**: when several devices measured, two GPUs of one model differ by
 //!   a few percent, so every config within [`MARGIN`] of the best (on the judging device's
 //!   scale, at most [`FINALISTS`]) is measured again on the judging device and only those
@@ -48,15 +49,18 @@ impl<B: Backend> Coordinator<'_, B> {
             };
             // Of the contenders a stop left with one launch, the first FINALISTS of the band (the
             // winner first): configs of one time can tie by the hundred.
+            // A record from the database timed by one launch (a run interrupted or stopped with
+            // it on the shortlist) is such a contender too.
+            let one_launch = |r: &ConfigResult| r.from_db && r.stats().is_some_and(|s| !s.raced && s.samples < opts.bench.min_reps.max(2));
             let mut unmeasured_left = if opts.cancelled() { 0 } else { FINALISTS };
             let todo: Vec<usize> = contenders(ledger, plan, &sel, several)
                 .into_iter()
                 .filter(|&i| !judged.contains(&i))
                 .filter(|&i| {
                     let r = &ledger.results[&plan.cands[i].config.key()];
-                    let unmeasured = unmeasured_left > 0 && self.settled_unmeasured.contains(&i);
+                    let unmeasured = unmeasured_left > 0 && (self.settled_unmeasured.contains(&i) || one_launch(r));
                     unmeasured_left -= usize::from(unmeasured);
-                    !r.from_db && ((several && r.device.is_some_and(|d| d != judge)) || (!r.verified && ledger.reference.is_some()) || unmeasured)
+                    (!r.from_db && ((several && r.device.is_some_and(|d| d != judge)) || (!r.verified && ledger.reference.is_some()))) || unmeasured
                 })
                 .collect();
             if todo.is_empty() {
@@ -66,6 +70,8 @@ impl<B: Backend> Coordinator<'_, B> {
                 judged.insert(i);
                 let key = plan.cands[i].config.key();
                 let before = ledger.results[&key].clone();
+                // A database record measured again takes its place in this run's order.
+                let before = if before.from_db { ConfigResult { seq: None, elapsed_s: None, ..before } } else { before };
                 let kernel = match self.kernel_of(i) {
                     Ok(k) => k,
                     Err(e) => {
@@ -78,7 +84,7 @@ impl<B: Backend> Coordinator<'_, B> {
                 let again = before.verified && !(several && before.device.is_some_and(|d| d != judge));
                 let reference = if again { None } else { ledger.reference.clone() };
                 let verified = before.verified || reference.is_some();
-                in_full += usize::from(self.settled_unmeasured.remove(&i));
+                in_full += usize::from(self.settled_unmeasured.remove(&i) || one_launch(&before));
                 // Killed for memory twice (see `Coordinator::run_one_past_oom_kill`), the times
                 // measured before stand.
                 let job = || Job::in_full(i, kernel.clone(), plan.cands[i].launch, reference.clone(), Purpose::Final);
@@ -112,7 +118,8 @@ impl<B: Backend> Coordinator<'_, B> {
                 };
                 ledger.devices[judge].measured += 1;
                 let device = before.device.map(|_| judge);
-                ledger.replace(ConfigResult { outcome, device, verified, usage: Some(kernel.usage.clone()), ..before });
+                // Measured by this run now (a database record measured again is written back).
+                ledger.replace(ConfigResult { outcome, device, verified, usage: Some(kernel.usage.clone()), from_db: false, ..before });
             }
             if opts.cancelled() {
                 break;
@@ -120,7 +127,7 @@ impl<B: Backend> Coordinator<'_, B> {
         }
         if in_full > 0 {
             ledger.notes.push(format!(
-                "final round: {in_full} contender(s) left with one verification launch each when the search stopped, measured in full before the pick"
+                "final round: {in_full} contender(s) timed by one verification launch each (left so when the search stopped, here or in an earlier run), measured in full before the pick"
             ));
         }
         self.ratio_report(ledger, &samples);

@@ -362,9 +362,9 @@ impl<'a> Ledger<'a> {
     }
 
     /// Replaces a config's result by a new measurement of it (the final round), keeping its
-    /// place in the order.
+    /// place in the order (one of this run's: a database record's was another run's).
     pub fn replace(&mut self, mut r: ConfigResult) {
-        if let Some(old) = self.results.get(&r.config.key()) {
+        if let Some(old) = self.results.get(&r.config.key()).filter(|old| !old.from_db) {
             r.seq = old.seq;
             // The search trace keeps when it was first measured.
             r.elapsed_s = r.elapsed_s.or(old.elapsed_s);

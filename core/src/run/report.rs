@@ -41,6 +41,10 @@ pub enum Event<'a> {
     Interrupted {
         /// Configs measured by this run (in the database, when there is one).
         kept: usize,
+        /// Of them, those timed by their verification launch alone: they waited on the
+        /// shortlist to be measured in full (the same tune run again measures the contenders
+        /// among them in full before it picks).
+        timed_once: usize,
         /// Compiles still running.
         compiling: usize,
         /// Whether the database holds them all; false where it could not be written (a full

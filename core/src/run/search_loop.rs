@@ -554,8 +554,12 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 if !l.progress.cancelled && opts.cancelled() {
                     l.progress.cancelled = true;
                     flow.stop();
+                    // What waits on the shortlist was verified and timed by one launch: kept
+                    // so (a later run's final round measures the contenders among them in
+                    // full), not thrown away with the process.
+                    let timed_once = self.settle_shortlist(&mut l, &mut refs);
                     let saved = l.ledger.flush_or_keep();
-                    emit(opts.observer.as_ref(), Event::Interrupted { kept: l.ledger.kept(), compiling: l.progress.flying, saved });
+                    emit(opts.observer.as_ref(), Event::Interrupted { kept: l.ledger.kept(), timed_once, compiling: l.progress.flying, saved });
                 }
                 let r = match msg {
                     Some(Msg::Compiled(done)) => self.compiled(&mut l, &mut refs, done, failure.is_some()),
@@ -1265,13 +1269,16 @@ impl<'e, B: Backend> Coordinator<'e, B> {
     /// The tune stops with configs on the shortlist: each is recorded with its verification
     /// launch, the one time it was measured (the final round measures the winner's contenders
     /// among them in full).
-    fn settle_shortlist(&mut self, l: &mut Turn<'_, '_, '_>, refs: &mut RefState) {
-        for x in std::mem::take(&mut self.shortlist) {
+    fn settle_shortlist(&mut self, l: &mut Turn<'_, '_, '_>, refs: &mut RefState) -> usize {
+        let listed = std::mem::take(&mut self.shortlist);
+        let n = listed.len();
+        for x in listed {
             self.settled_unmeasured.insert(x.cand);
             let stats = crate::measure::stats::Stats::from_samples(&x.prior, false).widened(self.opts.bench.run_to_run);
             let r = self.result(x.cand, ResultOutcome::Measured { stats }, Some(x.kernel.usage.clone()), Some(x.device), true);
             self.finish(l, refs, x.cand, r);
         }
+        n
     }
 
     /// The first device that takes jobs and has none.
