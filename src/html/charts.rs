@@ -38,9 +38,6 @@ const PRIOR: RGBColor = RGBColor(0x1f, 0x78, 0xb4);
 const CEILING: RGBColor = RGBColor(0xc0, 0x39, 0x2b);
 const FONT: &str = "sans-serif";
 
-/// A run's evaluation: number, seconds since the run started, time.
-type Eval = (usize, f64, Option<f64>);
-
 /// Draws into an SVG string of the given size.
 fn svg(chart: &'static str, size: (u32, u32), draw: impl FnOnce(&Area<'_>) -> Drawn) -> Result<String, ChartError> {
     let mut out = String::new();
@@ -408,14 +405,23 @@ pub fn trace(v: &EntryView) -> Result<Option<String>, ChartError> {
                 .y_label_formatter(&tick)
                 .max_light_lines(1)
                 .draw()?;
-            let x = |e: &Eval| if by_seconds { e.1 } else { e.0 as f64 + 1.0 };
             let mut failed_labelled = false;
             for (k, r) in runs.iter().enumerate() {
+                // Each evaluation's place: its number, or when the run met it (the end of its
+                // first launch: configs that waited on the shortlist were timed in full only at
+                // the run's end, where their results' seconds put them all).
+                let x = |i: usize| if by_seconds { r.met_s(i) } else { r.evals[i].0 as f64 + 1.0 };
                 // Each successful evaluation, and whether the sources' ranking proposed it.
-                let ok: Vec<(&Eval, bool)> =
-                    r.evals.iter().zip(&r.by).filter(|(e, _)| e.2.is_some()).map(|(e, by)| (e, by.as_deref().is_some_and(proposer::from_priors))).collect();
+                let ok: Vec<(usize, bool)> = r
+                    .evals
+                    .iter()
+                    .zip(&r.by)
+                    .enumerate()
+                    .filter(|(_, (e, _))| e.2.is_some())
+                    .map(|(i, (_, by))| (i, by.as_deref().is_some_and(proposer::from_priors)))
+                    .collect();
                 let dots = sample(ok.len(), MARKS / runs.len(), &[]);
-                let dot = |i: &usize| (x(ok[*i].0), ok[*i].0 .2.unwrap_or(0.0) * 1e3);
+                let dot = |i: &usize| (x(ok[*i].0), r.evals[ok[*i].0].2.unwrap_or(0.0) * 1e3);
                 let (mine, others): (Vec<usize>, Vec<usize>) = dots.into_iter().partition(|&i| ok[i].1);
                 let s = c.draw_series(others.iter().map(|i| Circle::new(dot(i), 2, GREY.mix(0.6).filled())))?;
                 if tagged && !by_seconds && k == 0 {
@@ -427,7 +433,7 @@ pub fn trace(v: &EntryView) -> Result<Option<String>, ChartError> {
                 }
                 // Each failed evaluation: a red tick along the top (a run whose first
                 // evaluations failed drew nothing there, as though they had not happened).
-                let failed: Vec<&Eval> = r.evals.iter().filter(|e| e.2.is_none()).collect();
+                let failed: Vec<usize> = (0..r.evals.len()).filter(|&i| r.evals[i].2.is_none()).collect();
                 let top = hi * (lo / hi).powf(0.05);
                 let s = c.draw_series(
                     sample(failed.len(), MARKS / runs.len(), &[])
@@ -438,15 +444,18 @@ pub fn trace(v: &EntryView) -> Result<Option<String>, ChartError> {
                     s.label("failed").legend(|(x, y)| PathElement::new(vec![(x + 8, y - 5), (x + 8, y + 5)], CEILING.mix(0.8)));
                 }
                 let color = if several { Palette99::pick(k).to_rgba() } else { WINNER.to_rgba() };
-                let best = r.best_so_far();
-                let end = r.evals.last().map(&x).unwrap_or(0.0);
+                // The best so far, on to the run's last result.
+                let (best, end): (Vec<(f64, f64)>, f64) = if by_seconds {
+                    (r.best_so_far_met(), r.evals.iter().map(|e| e.1).fold(0.0, f64::max))
+                } else {
+                    (r.best_so_far().iter().map(|b| (b.0 as f64 + 1.0, b.2)).collect(), r.evals.last().map_or(0.0, |e| e.0 as f64 + 1.0))
+                };
                 let mut line: Vec<(f64, f64)> = Vec::with_capacity(best.len() * 2 + 1);
-                for (j, b) in best.iter().enumerate() {
-                    let bx = if by_seconds { b.1 } else { b.0 as f64 + 1.0 };
+                for (j, &(bx, b)) in best.iter().enumerate() {
                     if j > 0 {
                         line.push((bx, line.last().expect("a point").1));
                     }
-                    line.push((bx, b.2 * 1e3));
+                    line.push((bx, b * 1e3));
                 }
                 if let Some(&(_, y)) = line.last() {
                     line.push((end.max(line.last().expect("a point").0), y));

@@ -91,9 +91,16 @@ pub struct Effect {
 pub struct Run {
     /// When it started (seconds since the Unix epoch).
     pub started: u64,
-    /// Its results: evaluation number (from 0), seconds since the run started, time (seconds;
-    /// `None` for a failure).
+    /// Its results in the order the run met them ([`Run::met`]): evaluation number (from 0, in
+    /// that order), seconds since the run started to the result, time (seconds; `None` for a
+    /// failure).
     pub evals: Vec<(usize, f64, Option<f64>)>,
+    /// When the run met each of `evals`, in seconds since it started: the end of its first
+    /// launch on a device, else when its result came. They differ for a config that waited on
+    /// the shortlist after its verification launch (an exhaustive or random search measures
+    /// those in full at its end), so that a trace by time drawn at the results' seconds was
+    /// empty for most of such a run.
+    pub met: Vec<f64>,
     /// Who proposed each of `evals` (a tag of [`proposer`]), where the run's search learned
     /// from priors; `None` for the others.
     pub by: Vec<Option<String>>,
@@ -169,6 +176,25 @@ impl Proposed {
 }
 
 impl Run {
+    /// The best time so far against when the run met each config ([`Run::met`]): (seconds,
+    /// time) at each improvement.
+    pub fn best_so_far_met(&self) -> Vec<(f64, f64)> {
+        let mut best = f64::INFINITY;
+        let mut out = Vec::new();
+        for (i, e) in self.evals.iter().enumerate() {
+            if let Some(t) = e.2.filter(|t| *t < best) {
+                best = t;
+                out.push((self.met_s(i), t));
+            }
+        }
+        out
+    }
+
+    /// When the run met its `i`-th evaluation (its result's seconds where not recorded).
+    pub fn met_s(&self, i: usize) -> f64 {
+        self.met.get(i).copied().unwrap_or(self.evals[i].1)
+    }
+
     /// The best time so far after each evaluation that improved it: (evaluation number,
     /// seconds, best).
     pub fn best_so_far(&self) -> Vec<(usize, f64, f64)> {
@@ -338,8 +364,9 @@ impl EntryView {
         let mut failures: BTreeMap<String, usize> = BTreeMap::new();
         let mut failed_keys: BTreeMap<String, String> = BTreeMap::new();
         let mut untraced = 0;
-        // Per run: evaluation number, seconds, time, key, who proposed it and the device.
-        type Eval<'e> = (usize, f64, Option<f64>, &'e str, Option<&'e str>, Option<usize>);
+        // Per run: evaluation number, seconds, time, key, who proposed it, the device, and when
+        // the run met it.
+        type Eval<'e> = (usize, f64, Option<f64>, &'e str, Option<&'e str>, Option<usize>, f64);
         let mut by_run: BTreeMap<u64, Vec<Eval<'_>>> = BTreeMap::new();
         // Per run: each config's key, spans and whether it failed.
         let mut spans: BTreeMap<u64, Vec<Spanned<'_>>> = BTreeMap::new();
@@ -347,7 +374,10 @@ impl EntryView {
         for (key, m) in &entry.measurements {
             match &m.trace {
                 Some(t) => {
-                    by_run.entry(t.run).or_default().push((t.seq, t.elapsed_s, m.stats().map(|s| s.mean), key, t.by.as_deref(), t.device));
+                    // Met at the end of its first launch (a verification launch, for a config
+                    // that then waited on the shortlist and was measured in full at the end).
+                    let met = t.spans.iter().filter(|s| s.what.on_device() && s.to_s.is_finite() && s.to_s >= 0.0).map(|s| s.to_s).fold(t.elapsed_s, f64::min);
+                    by_run.entry(t.run).or_default().push((t.seq, t.elapsed_s, m.stats().map(|s| s.mean), key, t.by.as_deref(), t.device, met));
                     if !t.spans.is_empty() {
                         spans.entry(t.run).or_default().push((key, &t.spans, matches!(m.status, Status::Failed { .. })));
                     }
@@ -402,7 +432,13 @@ impl EntryView {
         let runs: Vec<Run> = by_run
             .into_iter()
             .map(|(started, mut evals)| {
-                evals.sort_by_key(|e| e.0);
+                // In the order the run met them, numbered so: with a shortlist (exhaustive and
+                // random search), results come in another order (the raced at once, the rest at
+                // the end), and a trace by result order put a winner met first near the middle.
+                evals.sort_by(|a, b| a.6.total_cmp(&b.6).then(a.0.cmp(&b.0)));
+                for (n, e) in evals.iter_mut().enumerate() {
+                    e.0 = n;
+                }
                 let proposed = Proposed::group(&evals.iter().map(|e| (e.0, e.2, e.3, e.4)).collect::<Vec<_>>());
                 let note = entry.runs.iter().rev().find(|n| n.run == started).cloned();
                 let timeline = match spans.remove(&started) {
@@ -414,6 +450,7 @@ impl EntryView {
                     timeline,
                     by: evals.iter().map(|e| e.4.map(str::to_string)).collect(),
                     evals: evals.iter().map(|e| (e.0, e.1, e.2)).collect(),
+                    met: evals.iter().map(|e| e.6).collect(),
                     note,
                     proposed,
                     devices: evals.iter().filter_map(|e| e.5).fold(BTreeMap::new(), |mut m, d| {
@@ -852,6 +889,41 @@ mod tests {
         assert_eq!(FailureSplit::of(&measured, &failed, &["p"]), None);
         assert_eq!(FailureSplit::of(&measured, &failed, &["w", "p"]).map(|s| s.param), Some("w".to_string()));
         assert_eq!(FailureSplit::of(&measured, &[], &["w", "p"]), None, "nothing failed");
+    }
+
+    /// A run's evaluations are in the order it met them (the end of a config's first launch),
+    /// numbered so, and the best so far follows that order: with a shortlist the results come
+    /// in another (here the fastest config, met first, measured in full last).
+    #[test]
+    fn a_runs_evaluations_are_in_the_order_it_met_them() {
+        let mut e = entry();
+        // The results' order (seq) reversed against the order met: seq 0 met last, ...
+        let n = e.measurements.len();
+        for m in e.measurements.values_mut() {
+            let t = m.trace.as_mut().unwrap();
+            let met = (n - 1 - t.seq) as f64 * 0.1;
+            t.spans = vec![Span::new(SpanKind::Verify, Some(0), met, 0.05), Span::new(SpanKind::Measure, Some(0), 5.0 + t.seq as f64, 0.5)];
+            t.elapsed_s = 6.0 + t.seq as f64;
+        }
+        let v = EntryView::new(&e, &Hints::default());
+        let r = &v.runs[0];
+        let numbers: Vec<usize> = r.evals.iter().map(|x| x.0).collect();
+        assert_eq!(numbers, (0..n).collect::<Vec<_>>());
+        assert!(r.met.windows(2).all(|w| w[0] <= w[1]) && (r.met[0] - 0.05).abs() < 1e-9, "{:?}", r.met);
+        // The fastest (bx=256: vec=2 at seq 7, vec=1 at seq 6) were met first, at 0.05 and
+        // 0.15 s: the best so far is theirs from there on.
+        let best = r.best_so_far_met();
+        assert_eq!(best.len(), 2, "{best:?}");
+        assert!((best[0].0 - 0.05).abs() < 1e-9 && (best[0].1 - 1.01e-3).abs() < 1e-6, "{best:?}");
+        assert!((best[1].0 - 0.15).abs() < 1e-9 && (best[1].1 - 1e-3).abs() < 1e-6, "{best:?}");
+        let by_number: Vec<usize> = r.best_so_far().iter().map(|b| b.0).collect();
+        assert_eq!(by_number, [0, 1]);
+        // A record without spans is met when its result came.
+        let mut e = entry();
+        e.measurements.values_mut().for_each(|m| m.trace.as_mut().unwrap().spans.clear());
+        let v = EntryView::new(&e, &Hints::default());
+        let r = &v.runs[0];
+        assert!(r.evals.iter().zip(&r.met).all(|(x, m)| x.1 == *m), "{:?}", r.met);
     }
 
     /// An entry of `a`, `b` (1, 2, 4, 8 each) and `u` (0, 1: nothing) timed by `time`.
