@@ -353,7 +353,9 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
         n => format!(" Red ticks along the top are the {n} evaluations that failed (see Failures)."),
     };
     let blue = if charts::proposed_by_priors(v) { ", blue where the sources' ranking (other devices' results) proposed it" } else { "" };
-    let trace_caption = format!("The line steps down when a run finds a faster config; dots are every successful evaluation{blue}.{failed}");
+    let trace_caption = format!(
+        "The line steps down when a run finds a faster config; dots are every successful evaluation{blue}, each where the run met it (the end of its first launch; a config verified and measured in full later stays there).{failed}"
+    );
     let trace = figure(
         "trace",
         charts::trace(v),
