@@ -208,6 +208,9 @@ fn a_device_without_room_for_copies_restores_from_the_host() {
         let (out, err) = text(&o);
         assert!(o.status.success() && out.contains("winner: WG_SIZE="), "isolation {isolation}:\n{out}\n{err}");
         assert!(!out.contains("failures:"), "isolation {isolation}:\n{out}");
+        // The default: measured by the 4 random configs, or said not to be.
+        let default = out.lines().find(|l| l.starts_with("default: WG_SIZE=64,PER_THREAD=1")).unwrap_or_else(|| panic!("no default line:\n{out}"));
+        assert!(default.contains(" ms") || default.ends_with(" was not measured by this search (random, 4 of 23 candidates)"), "{default}");
         assert!(out.contains("device memory: no room for a device copy of y (4.0 MiB) (") && out.contains("so it is restored from host memory"), "{out}");
         assert!(out.contains("device memory: no room for the reference of output y (4.0 MiB) on the device"), "{out}");
     }

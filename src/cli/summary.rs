@@ -51,19 +51,29 @@ fn compile_line(r: &TuneReport) -> String {
     line
 }
 
-/// What the winner gained over the spec's default config, where the tune has the default's
-/// result: its time and the speed-up, or why it has none (a published kernel's default that
-/// fails is worth a line of its own).
-fn default_line(r: &TuneReport) -> Option<String> {
-    let d = r.default_result()?;
+/// What the winner gained over the spec's default config: its time and the speed-up, or why
+/// there is none (a published kernel's default that fails is worth a line of its own; a search
+/// that never measured it, or a default outside the candidates, is said as such).
+fn default_line(r: &TuneReport) -> String {
+    let Some(d) = r.default_result() else {
+        // Said too: silence read as "no default", and what tuning gained is then unknown.
+        let key = r.default.key();
+        return if !r.default_included {
+            format!("default: {key} was not a candidate (the restrictions, the pruning or this shard's part left it out)")
+        } else if r.db_hit {
+            format!("default: {key} was not measured by the tune that stored this winner")
+        } else {
+            format!("default: {key} was not measured by this search ({}, {} of {} candidates)", r.strategy, r.evaluated, r.candidates)
+        };
+    };
     let key = d.config.key();
-    Some(match d.stats() {
+    match d.stats() {
         _ if d.config == r.winner => format!("default: {key} is the winner"),
         Some(s) if r.tie_band.contains(&d.config) => format!("default: {key}  {:.4} ms, tied with the winner within noise", s.mean * 1e3),
         Some(s) => format!("default: {key}  {:.4} ms; the winner is {:.2}× as fast", s.mean * 1e3, s.mean / r.winner_stats.mean),
         None if matches!(d.outcome, kerntune::ResultOutcome::Failed { .. }) => format!("default: {key} failed ({})", d.summary_line()),
         None => format!("default: {key} was {}", d.summary_line()),
-    })
+    }
 }
 
 pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) -> Result<(), crate::cli::out::OutputError> {
@@ -153,9 +163,7 @@ pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) -> Result<(), crate:
         line.push_str(&format!("; proposed by {}", proposer::words(tag)));
     }
     outln!("{line}");
-    if let Some(d) = default_line(r) {
-        outln!("{d}");
-    }
+    outln!("{}", default_line(r));
     if !r.db_hit {
         if r.sampled {
             outln!(
