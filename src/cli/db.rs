@@ -1,7 +1,7 @@
 //! `kerntune db show|export|merge|remove|clear`.
 
 use crate::cli::out::outln;
-use kerntune::store::db::{Database, DbError, DbFile};
+use kerntune::store::db::{Database, DbError, DbFile, Entry};
 use kerntune::store::foreign;
 use std::path::PathBuf;
 
@@ -185,7 +185,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                     .iter()
                     .filter(|(_, e)| {
                         kernel.as_ref().is_none_or(|k| &e.id.kernel == k)
-                            && target.as_ref().is_none_or(|t| names_device(e, t))
+                            && target.as_deref().is_none_or(|t| names_device(e, t))
                             && problem.as_ref().is_none_or(|p| &e.id.problem == p)
                             && (!superseded || groups.superseded(e))
                     })
@@ -216,11 +216,12 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             let n = lines.len();
             match (n, dry_run) {
                 (0, _) => {
-                    let why = unmatched(
-                        &f,
-                        [("--kernel", "kernels", kernel.as_deref()), ("--target", "devices", target.as_deref()), ("--problem", "problems", problem.as_deref())],
-                        superseded,
-                    );
+                    let filters = [
+                        Filter { flag: "--kernel", what: "kernels", given: kernel.as_deref(), field: |e| &e.id.kernel, matches: |e, k| e.id.kernel == k },
+                        Filter { flag: "--target", what: "devices", given: target.as_deref(), field: |e| &e.target_name, matches: names_device },
+                        Filter { flag: "--problem", what: "problems", given: problem.as_deref(), field: |e| &e.id.problem, matches: |e, p| e.id.problem == p },
+                    ];
+                    let why = unmatched(&f, &filters, superseded);
                     match why.is_empty() {
                         true => outln!("no entry of {} matches; nothing removed (`db show` lists the entries)", db.path().display()),
                         false => outln!("nothing removed from {}: {why}", db.path().display()),
@@ -241,44 +242,36 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     Ok(0)
 }
 
+/// One of `db remove`'s filters, for [`unmatched`]: its flag, what its values are called, the
+/// value given, the field it reads (what is listed) and whether an entry matches it.
+struct Filter<'a> {
+    flag: &'static str,
+    what: &'static str,
+    given: Option<&'a str>,
+    field: fn(&Entry) -> &str,
+    matches: fn(&Entry, &str) -> bool,
+}
+
 /// Why `db remove`'s filters matched nothing: each filter no entry matches on its own, with the
 /// values the database has (a few) and the one nearest what was given; or, when each matches
 /// some entry, that none matches them all.
-fn unmatched(f: &DbFile, filters: [(&str, &str, Option<&str>); 3], superseded: bool) -> String {
+fn unmatched(f: &DbFile, filters: &[Filter<'_>], superseded: bool) -> String {
     if f.entries.is_empty() {
         return "it has no entries".to_string();
     }
-    let given = filters.iter().filter(|x| x.2.is_some()).count() + usize::from(superseded);
+    let given = filters.iter().filter(|x| x.given.is_some()).count() + usize::from(superseded);
     let mut missed = Vec::new();
-    for (i, (flag, what, given)) in filters.into_iter().enumerate() {
-        let Some(given) = given else { continue };
-        // A device is named by a part of its fingerprint or its name; the list shows the names.
-        let values: std::collections::BTreeSet<&str> = f
-            .entries
-            .values()
-            .flat_map(|e| match i {
-                0 => vec![e.id.kernel.as_str()],
-                1 => vec![e.target_name.as_str(), e.id.target.as_str()],
-                _ => vec![e.id.problem.as_str()],
-            })
-            .collect();
-        if (i == 1 && f.entries.values().any(|e| names_device(e, given))) || values.contains(given) {
+    for x in filters {
+        let Some(given) = x.given else { continue };
+        if f.entries.values().any(|e| (x.matches)(e, given)) {
             continue;
         }
-        let shown: std::collections::BTreeSet<&str> = f
-            .entries
-            .values()
-            .map(|e| match i {
-                0 => e.id.kernel.as_str(),
-                1 => e.target_name.as_str(),
-                _ => e.id.problem.as_str(),
-            })
-            .collect();
-        let mut list: Vec<String> = shown.iter().take(6).map(|v| format!("`{v}`")).collect();
-        if shown.len() > 6 {
-            list.push(format!("… {} in all", shown.len()));
+        let values: std::collections::BTreeSet<&str> = f.entries.values().map(x.field).collect();
+        let mut list: Vec<String> = values.iter().take(6).map(|v| format!("`{v}`")).collect();
+        if values.len() > 6 {
+            list.push(format!("… {} in all", values.len()));
         }
-        let mut line = format!("{flag} `{given}` matches no entry ({what} there: {}", list.join(", "));
+        let mut line = format!("{} `{given}` matches no entry ({} there: {}", x.flag, x.what, list.join(", "));
         if let Some(near) = kerntune::hint::nearest(given, values.iter().copied(), 3) {
             line.push_str(&format!("; did you mean `{near}`?"));
         }
@@ -301,7 +294,7 @@ fn unmatched(f: &DbFile, filters: [(&str, &str, Option<&str>); 3], superseded: b
 }
 
 /// Whether `text` names entry `e`'s device: a part of its name or fingerprint, ignoring case.
-fn names_device(e: &kerntune::store::db::Entry, text: &str) -> bool {
+fn names_device(e: &Entry, text: &str) -> bool {
     let t = text.to_lowercase();
     e.target_name.to_lowercase().contains(&t) || e.id.target.to_lowercase().contains(&t)
 }
