@@ -220,7 +220,8 @@ pub fn distribution(v: &EntryView) -> Result<Option<String>, ChartError> {
         if let (Some(a), Some(b)) = (tied.iter().copied().reduce(f64::min), tied.iter().copied().reduce(f64::max)) {
             let (a, b) = if b / a < 1.01 { (a / 1.005, b * 1.005) } else { (a, b) };
             c.draw_series(std::iter::once(Rectangle::new([(a, 0.0), (b, top)], WINNER.mix(0.18).filled())))?;
-            let label = if tied.len() == 1 { "tie band (the winner alone)".to_string() } else { format!("tie band ({} configs within noise)", tied.len()) };
+            // Short enough for the legend's box beside the plot (182 pixels) at any count.
+            let label = if tied.len() == 1 { "tie band: the winner alone".to_string() } else { format!("tie band: {} configs", tied.len()) };
             entries.push((label, Glyph::Fill(WINNER.mix(0.18))));
         }
         c.draw_series(
