@@ -77,7 +77,7 @@ fn triad_tunes_for_real_and_the_second_run_is_a_database_hit() {
     let o = kerntune(d.path(), &["tune", spec.to_str().unwrap()]);
     let (out, _) = text(&o);
     assert!(o.status.success());
-    assert!(out.contains("database hit"), "{out}");
+    assert!(out.contains("database hit") && out.contains("(`--force` searches again, reusing the stored measurements)"), "{out}");
     // The database is valid JSON with the winner and every measured config.
     let o = kerntune(d.path(), &["db", "show", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();

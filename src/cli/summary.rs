@@ -92,7 +92,13 @@ pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) -> Result<(), crate:
         outln!("warning: memcheck: {}", m.line);
     }
     if r.db_hit {
-        outln!("database hit for {} ({}) on {}: the stored winner is reused, nothing was benchmarked", r.entry.kernel, problem, r.target.name);
+        // A second tune with a larger budget or another strategy is a hit too: say how to search again.
+        outln!(
+            "database hit for {} ({}) on {}: the stored winner is reused, nothing was benchmarked (`--force` searches again, reusing the stored measurements)",
+            r.entry.kernel,
+            problem,
+            r.target.name
+        );
     }
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
