@@ -70,8 +70,6 @@ impl<B: Backend> Coordinator<'_, B> {
                 judged.insert(i);
                 let key = plan.cands[i].config.key();
                 let before = ledger.results[&key].clone();
-                // A database record measured again takes its place in this run's order.
-                let before = if before.from_db { ConfigResult { seq: None, elapsed_s: None, ..before } } else { before };
                 let kernel = match self.kernel_of(i) {
                     Ok(k) => k,
                     Err(e) => {

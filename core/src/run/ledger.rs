@@ -362,14 +362,22 @@ impl<'a> Ledger<'a> {
     }
 
     /// Replaces a config's result by a new measurement of it (the final round), keeping its
-    /// place in the order (one of this run's: a database record's was another run's).
+    /// place in this run's order; a database record measured again takes a place of its own
+    /// (its place was another run's).
     pub fn replace(&mut self, mut r: ConfigResult) {
-        if let Some(old) = self.results.get(&r.config.key()).filter(|old| !old.from_db) {
-            r.seq = old.seq;
-            // The search trace keeps when it was first measured.
-            r.elapsed_s = r.elapsed_s.or(old.elapsed_s);
-            r.compile_seconds = r.compile_seconds.or(old.compile_seconds);
-            r.eval_seconds = r.eval_seconds.or(old.eval_seconds);
+        match self.results.get(&r.config.key()) {
+            Some(old) if !old.from_db => {
+                r.seq = old.seq;
+                // The search trace keeps when it was first measured.
+                r.elapsed_s = r.elapsed_s.or(old.elapsed_s);
+                r.compile_seconds = r.compile_seconds.or(old.compile_seconds);
+                r.eval_seconds = r.eval_seconds.or(old.eval_seconds);
+            }
+            Some(_) => {
+                r.seq = None;
+                r.elapsed_s = None;
+            }
+            None => {}
         }
         self.record(r, true);
     }
