@@ -179,15 +179,8 @@ impl Run {
     /// The best time so far against when the run met each config ([`Run::met`]): (seconds,
     /// time) at each improvement.
     pub fn best_so_far_met(&self) -> Vec<(f64, f64)> {
-        let mut best = f64::INFINITY;
-        let mut out = Vec::new();
-        for (i, e) in self.evals.iter().enumerate() {
-            if let Some(t) = e.2.filter(|t| *t < best) {
-                best = t;
-                out.push((self.met_s(i), t));
-            }
-        }
-        out
+        // `evals` are in the order met, numbered by their place.
+        self.best_so_far().into_iter().map(|(n, _, t)| (self.met_s(n), t)).collect()
     }
 
     /// When the run met its `i`-th evaluation (its result's seconds where not recorded).
