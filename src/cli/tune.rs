@@ -439,9 +439,7 @@ fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -
     for &(i, part) in &run.work {
         let job = spec.job(language, i)?;
         let pb = if run.json { ProgressBar::hidden() } else { ProgressBar::new(0) };
-        pb.set_style(
-            ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg} (eta {eta})").expect("valid template").progress_chars("=> "),
-        );
+        pb.set_style(ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {msg} (eta {eta})").expect("valid template").progress_chars("=> "));
         let sizes = job.sizes.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",");
         pb.set_prefix(sizes.clone());
         if !run.json {
@@ -465,38 +463,31 @@ fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -
                 kerntune::exit(code);
             }
             Event::Planned { candidates, budget, pruned, seconds, .. } => {
-                pb2.set_length(budget.map_or(*candidates, |b| b.min(*candidates)) as u64);
-                counters.lock().expect("counters").pruned_before = *pruned;
+                let mut c = counters.lock().expect("counters");
+                c.planned = budget.map_or(*candidates, |b| b.min(*candidates));
+                c.pruned_before = *pruned;
+                c.show(&pb2);
                 if let Some(limit) = *seconds {
                     // A time budget ends the tune, not the count: its time left, not an estimate
                     // from the rate configs finish at.
                     pb2.set_style(time_budget_style(limit));
                 }
             }
-            Event::Compiled { .. } => counters.lock().expect("counters").compiled += 1,
+            Event::Compiled { .. } => {
+                let mut c = counters.lock().expect("counters");
+                c.compiled += 1;
+                c.show(&pb2);
+            }
             Event::Warning { message } => pb2.suspend(|| crate::cli::out::eprint_line(&format!("warning: {message}"))),
             Event::Verified { config, .. } => {
                 let mut c = counters.lock().expect("counters");
-                if c.counted.insert(config.key()) {
-                    pb2.inc(1);
-                }
-                c.waiting.insert(config.key());
-                pb2.set_message(c.line());
+                c.verified(config.key());
+                c.show(&pb2);
             }
             Event::Result { result, best } => {
                 let mut c = counters.lock().expect("counters");
-                let key = result.config.key();
-                if result.stats().is_some() {
-                    c.measured += 1;
-                } else {
-                    c.failed += 1;
-                }
-                c.waiting.remove(&key);
-                if c.counted.insert(key) {
-                    pb2.inc(1);
-                }
-                c.best = *best;
-                pb2.set_message(c.line());
+                c.result(result.config.key(), result.stats().is_some(), *best);
+                c.show(&pb2);
             }
         }));
         let r = tuner.tune(&job, &o);
@@ -574,24 +565,81 @@ fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -
 }
 
 /// What a tune's progress line counts.
+///
+/// The bar counts two kinds of work: a config's first outcome (verified, raced, failed) and,
+/// for a config that waits on the shortlist after its verification launch, its measurement in
+/// full. The shortlist is measured once nothing compiled waits for the device, often after
+/// every config was met (on llvmpipe an exhaustive matmul spent half its time there): a bar of
+/// first outcomes alone stood full, `eta 0s`, all that while. How many configs the shortlist
+/// will take is projected from the share of those met so far that waited on it.
 #[derive(Default)]
 struct Counters {
+    /// Configs the tune will meet: the candidates, or fewer under an evaluation budget.
+    planned: usize,
     compiled: usize,
     measured: usize,
     failed: usize,
     pruned_before: usize,
     /// Configs verified and waiting on the shortlist to be measured in full.
     waiting: std::collections::HashSet<String>,
+    /// Configs put on the shortlist so far.
+    listed: usize,
+    /// Of those, the ones measured in full since.
+    listed_done: usize,
     /// Configs the bar has counted (verified or final: each once).
     counted: std::collections::HashSet<String>,
     best: Option<f64>,
 }
 
 impl Counters {
+    /// A config verified by one launch, waiting on the shortlist to be measured in full.
+    fn verified(&mut self, key: String) {
+        self.counted.insert(key.clone());
+        if self.waiting.insert(key) {
+            self.listed += 1;
+        }
+    }
+
+    /// A config's final outcome: measured (`ok`) or failed.
+    fn result(&mut self, key: String, ok: bool, best: Option<f64>) {
+        if ok {
+            self.measured += 1;
+        } else {
+            self.failed += 1;
+        }
+        if self.waiting.remove(&key) {
+            self.listed_done += 1;
+        }
+        self.counted.insert(key);
+        self.best = best;
+    }
+
+    /// The bar's work done: first outcomes and measurements in full.
+    fn position(&self) -> u64 {
+        (self.counted.len() + self.listed_done) as u64
+    }
+
+    /// The bar's work in all: every planned config's first outcome, and the shortlist's
+    /// measurements in full, projected to the configs not met yet.
+    fn length(&self) -> u64 {
+        let met = self.counted.len();
+        let planned = self.planned.max(met);
+        let projected = if met == 0 { 0 } else { (self.listed * planned).div_ceil(met) };
+        (planned + projected.max(self.listed)) as u64
+    }
+
+    fn show(&self, pb: &ProgressBar) {
+        pb.set_length(self.length());
+        pb.set_position(self.position());
+        pb.set_message(self.line());
+    }
+
     fn line(&self) -> String {
         let waiting = if self.waiting.is_empty() { String::new() } else { format!(" | verified, to measure {}", self.waiting.len()) };
         format!(
-            "compiled {} | measured {}{waiting} | failed/pruned {} | pruned before {} | best {}",
+            "{}/{} configs | compiled {} | measured {}{waiting} | failed/pruned {} | pruned before {} | best {}",
+            self.counted.len(),
+            self.planned.max(self.counted.len()),
             self.compiled,
             self.measured,
             self.failed,
@@ -604,11 +652,36 @@ impl Counters {
 /// The progress bar of a tune with a time budget of `limit` seconds: the time left instead of
 /// an estimate from the count.
 fn time_budget_style(limit: f64) -> ProgressStyle {
-    ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg} ({left} of the time budget left)")
+    ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {msg} ({left} of the time budget left)")
         .expect("valid template")
         .with_key("left", move |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
             let left = (limit - state.elapsed().as_secs_f64()).max(0.0);
             let _ = write!(w, "{}", indicatif::HumanDuration(std::time::Duration::from_secs_f64(left)));
         })
         .progress_chars("=> ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Counters;
+
+    /// An exhaustive tune whose configs all wait on the shortlist: the bar is half full once
+    /// every config was met, and full once the shortlist is measured.
+    #[test]
+    fn the_bar_counts_the_shortlists_measurements_in_full() {
+        let mut c = Counters { planned: 4, ..Counters::default() };
+        c.verified("a".into());
+        assert_eq!((c.position(), c.length()), (1, 8), "one of four met and listed: four more projected");
+        c.result("b".into(), false, None);
+        assert_eq!((c.position(), c.length()), (2, 6), "a failure takes no measurement in full");
+        c.verified("c".into());
+        c.verified("d".into());
+        assert_eq!((c.position(), c.length()), (4, 7), "every config met, three waiting");
+        assert!(c.line().starts_with("4/4 configs") && c.line().contains("verified, to measure 3"), "{}", c.line());
+        for k in ["d", "a", "c"] {
+            c.result(k.into(), true, Some(1e-3));
+        }
+        assert_eq!((c.position(), c.length()), (7, 7));
+        assert!(c.line().contains("measured 3 |") && !c.line().contains("to measure"), "{}", c.line());
+    }
 }
