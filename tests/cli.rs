@@ -216,6 +216,31 @@ fn a_device_without_room_for_copies_restores_from_the_host() {
     }
 }
 
+/// `kerntune devices` names each backend that found nothing and why, as a note while another
+/// backend found a device (it listed the devices found and said nothing of the rest).
+#[test]
+fn the_device_listing_says_why_a_backend_found_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    if !have_device(d.path()) {
+        return;
+    }
+    let (out, err) = text(&kerntune(d.path(), &["devices"]));
+    assert!(out.contains("[wgpu #0]"), "{out}");
+    let has_libcuda =
+        ["/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/local/nvidia/lib64/libcuda.so.1", "/usr/lib64/libcuda.so.1"].iter().any(|p| Path::new(p).exists());
+    if !cfg!(feature = "cuda") {
+        assert!(err.contains("note: cuda: the cuda backend is not compiled in; rebuild with `--features cuda`"), "{err}");
+    } else if !has_libcuda {
+        assert!(err.contains("note: cuda: CUDA driver library not found"), "{err}");
+    }
+    if !cfg!(feature = "hip") {
+        assert!(err.contains("note: hip: the hip backend is not compiled in; rebuild with `--features hip`"), "{err}");
+    } else if !out.contains("[hip #") {
+        assert!(err.contains("note: hip: no AMD GPU found"), "{err}");
+    }
+    assert!(!err.contains("error:"), "a backend that found nothing is not an error while another found a device: {err}");
+}
+
 /// A problem larger than the whole device is refused before it is made, with what it needs and
 /// what the device has: a Vulkan adapter says how much memory it has (`kerntune devices`).
 #[test]

@@ -24,7 +24,10 @@ struct Found {
 
 pub fn run(a: Args) -> anyhow::Result<i32> {
     let mut found: Vec<Found> = Vec::new();
-    let mut problems: Vec<String> = Vec::new();
+    // Why a backend found nothing, by backend: an error when the command asked for that
+    // backend or nothing was found at all, otherwise a note (a compiled-in backend that found
+    // nothing said nothing: a user missing their GPU from the list was not told why).
+    let mut problems: Vec<(&str, String)> = Vec::new();
     for b in ["cuda", "hip", "wgpu"] {
         let choice: BackendChoice = b.parse().expect("known");
         if a.backend != BackendChoice::Auto && a.backend != choice {
@@ -35,7 +38,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             "wgpu" => {
                 let list = kerntune::wgpu_backend::adapters();
                 if list.is_empty() {
-                    problems.push("wgpu: no adapter found (no Vulkan, Metal or DX12 driver); on Debian/Ubuntu `apt-get install mesa-vulkan-drivers` gives a software Vulkan device".into());
+                    problems.push((b, "no adapter found (no Vulkan, Metal or DX12 driver); on Debian/Ubuntu `apt-get install mesa-vulkan-drivers` gives a software Vulkan device".into()));
                 }
                 for s in list {
                     let mut details = vec![
@@ -63,11 +66,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                         });
                     }
                 }
-                Err(e) => {
-                    if a.backend != BackendChoice::Auto {
-                        problems.push(e.to_string());
-                    }
-                }
+                Err(e) => problems.push((b, e.to_string())),
             },
             #[cfg(feature = "hip")]
             "hip" => match kerntune::hip_backend::devices() {
@@ -82,17 +81,9 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                         });
                     }
                 }
-                Err(e) => {
-                    if a.backend != BackendChoice::Auto {
-                        problems.push(e.to_string());
-                    }
-                }
+                Err(e) => problems.push((b, e.to_string())),
             },
-            _ => {
-                if a.backend != BackendChoice::Auto {
-                    problems.push(kerntune::OpenError::NotCompiledIn { backend: b.into() }.to_string());
-                }
-            }
+            _ => problems.push((b, kerntune::OpenError::NotCompiledIn { backend: b.into() }.to_string())),
         }
     }
     if a.json {
@@ -111,8 +102,9 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             }
         }
     }
-    for p in &problems {
-        crate::cli::out::eprint_line(&format!("error: {p}"));
+    let level = if found.is_empty() || a.backend != BackendChoice::Auto { "error" } else { "note" };
+    for (b, p) in &problems {
+        crate::cli::out::eprint_line(&format!("{level}: {b}: {p}"));
     }
     Ok(if found.is_empty() { 1 } else { 0 })
 }
