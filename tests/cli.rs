@@ -426,6 +426,11 @@ fn bad_input_gets_one_clear_line() {
     bad(dir, &["generate", "--class", "matmul", "--shape", "4096x4096", "--target", "h100"], &["--shape", "matmul needs three sizes, MxNxK", "has 2"]);
     bad(dir, &["generate", "--class", "attention", "--shape", "4096", "--target", "h100"], &["--shape", "attention needs three sizes", "has 1"]);
     bad(dir, &["generate", "--class", "matmul", "--shape", "M=1", "--target", "h100"], &["--shape", "`M=1` is not a shape", "4096x4096x4096"]);
+    bad(
+        dir,
+        &["generate", "--class", "matmul", "--shape", "64x64x64", "--target", "h10"],
+        &["--target", "`h10` is neither a preset nor a preset's architecture", "did you mean `h100`?", "mi300x (gfx942)"],
+    );
     bad(dir, &["tune", good.to_str().unwrap(), "--compile-tail", "never"], &["--compile-tail", "`never`", "`off`"]);
     bad(dir, &["tune", good.to_str().unwrap(), "--compile-timeout", "0s"], &["--compile-timeout", "`0s`", "`off`"]);
     bad(dir, &["tune", good.to_str().unwrap(), "-j", "0"], &["--jobs", "0"]);
@@ -2996,4 +3001,11 @@ fn generate_names_each_knob_once_and_says_when_the_model_ties() {
     let o = kerntune(d.path(), &["generate", "--class", "matmul", "--shape", "4096x4096x4096", "--target", "h100", "--json"]);
     let v: serde_json::Value = serde_json::from_str(&text(&o).0).unwrap();
     assert_eq!(v["generated"]["candidates"][0][0]["knobs"]["num_warps"].as_i64().map(|w| w > 0), Some(true), "the JSON keeps every knob");
+    // A device that reports no peak rates: the table's `-` column is explained.
+    let o = kerntune(d.path(), &["generate", "--class", "reduction", "--shape", "1048576", "--target", "llvmpipe", "--top", "2"]);
+    let out = text(&o).0;
+    assert!(out.contains("- "), "{out}");
+    assert!(out.contains("note: no model estimate: llvmpipe (software Vulkan) reports neither its peak FLOP/s nor its memory bandwidth"), "{out}");
+    let o = kerntune(d.path(), &["generate", "--class", "matmul", "--shape", "4096x4096x4096", "--target", "h100", "--top", "1"]);
+    assert!(!text(&o).0.contains("no model estimate"), "the H100 preset has its peak rates");
 }

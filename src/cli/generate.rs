@@ -18,7 +18,7 @@ pub struct Args {
     /// Problem shape: MxNxK (matmul), MxNxD (attention: query, key length, head dim) or N.
     #[arg(long)]
     shape: String,
-    /// Element type: f32, f16, bf16.
+    /// Element type: f32, f16, bf16 or f64.
     #[arg(long, default_value = "f32")]
     dtype: String,
     /// Rows of the candidate table.
@@ -51,8 +51,11 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     };
     let (target, limits) = match &a.target {
         Some(t) => Limits::preset(t).ok_or_else(|| {
+            let names = kerntune::PRESETS.iter().flat_map(|p| [p.name, p.arch]);
+            let hint = kerntune::hint::nearest(t, names, 3).map(|n| format!("did you mean `{n}`? ")).unwrap_or_default();
             anyhow::anyhow!(
-                "--target: `{t}` is not a preset; use one of: {}",
+                "--target: `{}` is neither a preset nor a preset's architecture; {hint}use one of: {}",
+                kerntune::spec::error::quote(t),
                 kerntune::PRESETS.iter().map(|p| format!("{} ({})", p.name, p.arch)).collect::<Vec<_>>().join(", ")
             )
         })?,
@@ -86,6 +89,14 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     outln!("{t}");
     // The roofline model gives configs of the same bound and wave efficiency one estimate: its
     // order among them says nothing, which the table alone does not show.
+    if !g.candidates.is_empty() && g.candidates.iter().all(|c| c.1.is_none()) {
+        // No estimate at all: the table's order is the keys', which the `-` column alone does
+        // not say.
+        outln!(
+            "note: no model estimate: {} reports neither its peak FLOP/s nor its memory bandwidth, so the candidates are listed in key order; a tune measures them (`--target` with a GPU preset, such as h100 or mi300x, shows the model's order there)",
+            target.name
+        );
+    }
     if let Some(best) = g.candidates.first().and_then(|c| c.1) {
         let tied = g.candidates.iter().filter(|c| c.1.is_some_and(|e| (e - best).abs() <= best * 1e-9)).count();
         if tied > 1 {
