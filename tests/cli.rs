@@ -419,6 +419,11 @@ fn bad_input_gets_one_clear_line() {
     bad(dir, &["tune", good.to_str().unwrap(), "--budget", "-3s"], &["--budget", "`-3s`: a number of seconds must be a positive"]);
     bad(dir, &["tune", good.to_str().unwrap(), "-j", "-2"], &["'-2'", "--jobs"]);
     bad(dir, &["tune", good.to_str().unwrap(), "--key", "N=1,N=2"], &["--key", "`N` is given more than once"]);
+    bad(
+        dir,
+        &["tune", good.to_str().unwrap(), "--key", "N=1", "--key", "N=2", "--key", "N=1"],
+        &["--key", "`N=1` (the 3rd --key) names problem N=1 again, as the 1st did"],
+    );
     bad(dir, &["tune", good.to_str().unwrap(), "--recheck", "0"], &["--recheck", "0 configs checks nothing"]);
     // A shard's winner is its part's best: never into the shared default database, nor lost.
     bad(dir, &["tune", good.to_str().unwrap(), "--shard", "0/2"], &["--shard 0/2", "its own --db FILE", "best of its part only"]);
@@ -582,8 +587,12 @@ fn db_remove_takes_out_the_entries_its_filters_name() {
         assert!(o.status.success(), "{}", text(&o).1);
     };
     let db_cmd = |args: &[&str]| kerntune(dir, &[&["db"], args, &["--db", db.to_str().unwrap()]].concat());
-    tune(&[]);
-    tune(&["--key", "N=2000"]);
+    // Two problems in one command, in the order given (`--key` repeated).
+    let o = kerntune(dir, &["tune", p.to_str().unwrap(), "--db", db.to_str().unwrap(), "--key", "N=2000", "--key", "N=1000"]);
+    let out = text(&o).0;
+    assert!(o.status.success(), "{}", text(&o).1);
+    let (first, second) = (out.find("== problem N=2000").unwrap_or(usize::MAX), out.find("== problem N=1000").unwrap_or(0));
+    assert!(first < second && out.contains("== 2 problems"), "{out}");
     // A second apart, so that the edited source's tune is the later one.
     std::thread::sleep(std::time::Duration::from_millis(1100));
     write(dir, "ok.wgsl", &format!("// edited\n{GOOD_WGSL}"));

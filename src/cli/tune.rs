@@ -38,9 +38,11 @@ pub struct Args {
     /// (10%); the winner and its tie band are always verified.
     #[arg(long)]
     verify_sample: Option<String>,
-    /// Tune one problem instead of the spec's list: NAME=VALUE[,NAME=VALUE...] over the spec's problem sizes.
+    /// Tune this problem instead of the spec's list: NAME=VALUE[,NAME=VALUE...] over the spec's
+    /// problem sizes (the first problem's values for the sizes not named). Repeat it to tune
+    /// several problems, in the order given.
     #[arg(long)]
-    key: Option<String>,
+    key: Vec<String>,
     /// Search strategy: exhaustive, random, annealing, genetic, local, model, hybrid or transfer;
     /// overrides the spec's [tune] strategy. Without one: transfer when other GPUs' measurements
     /// of this kernel exist (priors), else exhaustive.
@@ -200,9 +202,40 @@ pub(crate) fn parse_key(text: &str, sizes: &[(String, Value)]) -> anyhow::Result
 /// Narrows a spec's problems to the one `--key` names: the first problem's sizes with the key's
 /// values put in.
 pub(crate) fn only_problem(problems: &mut Vec<Vec<(String, Value)>>, key: &str) -> anyhow::Result<()> {
+    only_problems(problems, std::slice::from_ref(&key.to_string()))
+}
+
+/// Narrows a spec's problems to those the `--key`s name, in their order (see [`only_problem`]);
+/// a problem named twice is refused (it would be tuned twice).
+pub(crate) fn only_problems(problems: &mut Vec<Vec<(String, Value)>>, keys: &[String]) -> anyhow::Result<()> {
     let first = problems.first().cloned().unwrap_or_default();
-    *problems = vec![parse_key(key, &first)?];
+    let mut out: Vec<Vec<(String, Value)>> = Vec::new();
+    for (i, key) in keys.iter().enumerate() {
+        let p = parse_key(key, &first)?;
+        if let Some(j) = out.iter().position(|q| *q == p) {
+            let shown = p.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",");
+            anyhow::bail!(
+                "--key: `{}` (the {} --key) names problem {shown} again, as the {} did; give each problem once",
+                key.trim(),
+                ordinal(i + 1),
+                ordinal(j + 1)
+            );
+        }
+        out.push(p);
+    }
+    *problems = out;
     Ok(())
+}
+
+fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
 }
 
 pub fn run(a: Args) -> anyhow::Result<i32> {
@@ -216,8 +249,8 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     for w in &spec.warnings {
         crate::cli::out::eprint_line(&format!("warning: {w}"));
     }
-    if let Some(k) = &a.key {
-        only_problem(&mut spec.problems, k)?;
+    if !a.key.is_empty() {
+        only_problems(&mut spec.problems, &a.key)?;
     }
     verification(&mut spec, &a.measuring)?;
     if let Some(sample) = &a.verify_sample {
