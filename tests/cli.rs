@@ -424,6 +424,12 @@ fn bad_input_gets_one_clear_line() {
         &["tune", good.to_str().unwrap(), "--key", "N=1", "--key", "N=2", "--key", "N=1"],
         &["--key", "`N=1` (the 3rd --key) names problem N=1 again, as the 1st did"],
     );
+    let matmul = examples().join("matmul/matmul.toml");
+    bad(
+        dir,
+        &["tune", matmul.to_str().unwrap(), "--key", "M=64", "--key", "N=64", "--key", "K=64"],
+        &["--key", "each --key is one problem, and these 3 name no size in common", "`--key M=64,N=64,K=64`"],
+    );
     bad(dir, &["tune", good.to_str().unwrap(), "--recheck", "0"], &["--recheck", "0 configs checks nothing"]);
     // A shard's winner is its part's best: never into the shared default database, nor lost.
     bad(dir, &["tune", good.to_str().unwrap(), "--shard", "0/2"], &["--shard 0/2", "its own --db FILE", "best of its part only"]);

@@ -209,6 +209,18 @@ pub(crate) fn only_problem(problems: &mut Vec<Vec<(String, Value)>>, key: &str) 
 /// a problem named twice is refused (it would be tuned twice).
 pub(crate) fn only_problems(problems: &mut Vec<Vec<(String, Value)>>, keys: &[String]) -> anyhow::Result<()> {
     let first = problems.first().cloned().unwrap_or_default();
+    // `report --key` narrows by one size per flag (`--key M=4096 --key N=4096`); here each
+    // `--key` is a problem of its own, so flags that name no size in common are likelier one
+    // problem split up than several problems (which would each take a whole tune).
+    let named: Vec<std::collections::HashSet<&str>> =
+        keys.iter().map(|k| k.split(',').filter_map(|p| p.split_once('=')).map(|(n, _)| n.trim()).collect()).collect();
+    if named.len() > 1 && named.iter().enumerate().all(|(i, a)| named[i + 1..].iter().all(|b| a.is_disjoint(b))) {
+        anyhow::bail!(
+            "--key: each --key is one problem, and these {} name no size in common; for one problem join them with commas (`--key {}`), for several give each problem's sizes in its own --key",
+            keys.len(),
+            keys.iter().map(|k| k.trim()).collect::<Vec<_>>().join(",")
+        );
+    }
     let mut out: Vec<Vec<(String, Value)>> = Vec::new();
     for (i, key) in keys.iter().enumerate() {
         let p = parse_key(key, &first)?;
