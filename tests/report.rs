@@ -113,7 +113,14 @@ fn a_fleet_database_becomes_one_self_contained_page() {
     let out = d.path().join("triad.html");
     // A misspelt kernel: the kernels there and the nearest.
     let o = kerntune(&["report", "--kernel", "traid", "--db", db.to_str().unwrap(), "--out", out.to_str().unwrap()]);
-    assert!(!o.status.success() && stderr(&o).contains("has no entry for kernel `traid`; did you mean `triad`? it holds gemm, triad;"), "{}", stderr(&o));
+    assert!(!o.status.success() && stderr(&o).contains("has no entry for kernel `traid`; did you mean `triad`? it holds `gemm`, `triad`;"), "{}", stderr(&o));
+    // A size given two values: the entries of either (three triad entries: two at n=16777216,
+    // one at n=1024), and of one alone.
+    for (keys, n) in [(&["--key", "n=1024", "--key", "n=16777216"][..], 3), (&["--key", "n=1024"][..], 1)] {
+        let o = kerntune(&[&["report", "--kernel", "triad", "--db", db.to_str().unwrap(), "--out", out.to_str().unwrap()], keys].concat());
+        let said = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success() && said.contains(&format!("{n} entr")), "{keys:?}: {said}{}", stderr(&o));
+    }
     let o = kerntune(&["report", "--kernel", "triad", "--db", db.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let said = String::from_utf8_lossy(&o.stdout);

@@ -21,7 +21,8 @@ pub struct Args {
     #[arg(long)]
     kernel: Option<String>,
     /// Only entries whose problem key has these values, e.g. `--key n=1048576`, or
-    /// `--key M=4096,N=4096,K=4096` as `tune --key` takes them (or one `--key` per size).
+    /// `--key M=4096,N=4096,K=4096` as `tune --key` takes them (or one `--key` per size). A size
+    /// given several values matches any of them (`--key n=65536 --key n=1048576`: both problems).
     #[arg(long = "key", value_name = "NAME=VALUE", value_delimiter = ',')]
     keys: Vec<String>,
     /// Only entries whose device name or target contains this text (case-insensitive).
@@ -122,20 +123,27 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         ),
     };
     let target = a.target.as_ref().map(|t| t.to_ascii_lowercase());
+    // Each size named, with the values it may take: any of them (a size named twice, as two
+    // problems of a `tune --key … --key …`, matched nothing when every value was required).
+    let mut wanted: std::collections::BTreeMap<&str, Vec<&str>> = std::collections::BTreeMap::new();
+    for k in &a.keys {
+        wanted.entry(k.split_once('=').map_or(k.as_str(), |(n, _)| n)).or_default().push(k.as_str());
+    }
     let selected: Vec<&Entry> = file
         .entries
         .values()
         .filter(|e| e.id.kernel == kernel)
         .filter(|e| {
             let fields: Vec<&str> = e.id.problem.split(',').collect();
-            a.keys.iter().all(|k| fields.contains(&k.as_str()))
+            wanted.values().all(|any| any.iter().any(|k| fields.contains(k)))
         })
         .filter(|e| target.as_ref().is_none_or(|t| e.target_name.to_ascii_lowercase().contains(t) || e.id.target.to_ascii_lowercase().contains(t)))
         .collect();
     if selected.is_empty() {
         let have: Vec<String> = file.entries.values().filter(|e| e.id.kernel == kernel).map(|e| format!("{} ({})", e.target_name, e.id.problem)).collect();
         if have.is_empty() {
-            let holds = if kernels.is_empty() { "no entry it can read".to_string() } else { kernels.iter().copied().collect::<Vec<_>>().join(", ") };
+            let holds =
+                if kernels.is_empty() { "no entry it can read".to_string() } else { kernels.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ") };
             let near = kerntune::hint::nearest(&kernel, kernels.iter().copied(), 3).map(|n| format!("did you mean `{n}`? ")).unwrap_or_default();
             anyhow::bail!("{} has no entry for kernel `{kernel}`; {near}it holds {holds}; tune it first or check --db", path);
         }
