@@ -1386,7 +1386,7 @@ fn shards_merge_and_confirm() {
         (vec!["--shard", "5/4"], vec!["--shard", "`5/4`", "0 to 3"]),
         (vec!["--shard", "0/0"], vec!["--shard", "at least one shard"]),
         (vec!["--devices", "0,0"], vec!["--devices", "device 0 is listed twice"]),
-        (vec!["--devices", "7", "--backend", "wgpu"], vec!["--devices", "#7", "there are"]),
+        (vec!["--devices", "7", "--backend", "wgpu"], vec!["--devices", "no wgpu adapter #7: this machine has "]),
         (vec!["--devices", "x"], vec!["--devices", "`x` is not a device index"]),
     ] {
         let mut a = vec!["tune", p, "--no-db"];

@@ -67,7 +67,10 @@ impl CudaBackend {
         let init_s = t.elapsed().as_secs_f64();
         let ordinal = ordinal.unwrap_or(0);
         if ordinal >= n as usize {
-            return Err(OpenError::NoDevice { backend: "cuda".into(), message: format!("no CUDA device #{ordinal}; there are {n}") });
+            return Err(OpenError::NoDevice {
+                backend: "cuda".into(),
+                message: format!("no CUDA device #{ordinal}: this machine has {} (see `kerntune devices`)", kerntune_core::hint::ordinals(n as usize)),
+            });
         }
         // SAFETY: only tries to load the library.
         if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {

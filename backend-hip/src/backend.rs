@@ -70,7 +70,7 @@ impl HipBackend {
         let n = init()?;
         let o = ordinal.unwrap_or(0);
         if o >= n as usize {
-            return Err(no_device(format!("no AMD GPU #{o}; there are {n}")));
+            return Err(no_device(format!("no AMD GPU #{o}: this machine has {} (see `kerntune devices`)", kerntune_core::hint::ordinals(n as usize))));
         }
         // SAFETY: valid ordinal.
         check(unsafe { hip::hipSetDevice(o as i32) }, "selecting the device")

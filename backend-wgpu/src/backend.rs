@@ -90,7 +90,7 @@ impl WgpuBackend {
         if i >= list.len() {
             return Err(OpenError::NoDevice {
                 backend: "wgpu".into(),
-                message: format!("no wgpu adapter #{i}; there are {} (see `kerntune devices`)", list.len()),
+                message: format!("no wgpu adapter #{i}: this machine has {} (see `kerntune devices`)", kerntune_core::hint::ordinals(list.len())),
             });
         }
         Self::from_adapter(list.swap_remove(i))

@@ -12,9 +12,25 @@ pub fn nearest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>, pe
     candidates.into_iter().map(|c| (strsim::damerau_levenshtein(&lower, &c.to_lowercase()), c)).filter(|(d, _)| *d <= bound).min().map(|(_, c)| c)
 }
 
+/// The ordinals a machine has of `n` devices, for a message about one it lacks: `none`, `only
+/// #0`, `#0 and #1`, `#0 to #7`.
+pub fn ordinals(n: usize) -> String {
+    match n {
+        0 => "none".into(),
+        1 => "only #0".into(),
+        2 => "#0 and #1".into(),
+        n => format!("#0 to #{}", n - 1),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::nearest;
+    use super::{nearest, ordinals};
+
+    #[test]
+    fn the_ordinals_a_machine_has_are_named() {
+        assert_eq!(["none", "only #0", "#0 and #1", "#0 to #7"], [0, 1, 2, 8].map(ordinals));
+    }
 
     #[test]
     fn the_nearest_name_within_the_bound_is_hinted() {
