@@ -269,6 +269,21 @@ fn keep_only(plan: &mut Plan, keys: &[String]) {
     let wanted: std::collections::HashSet<&str> = keys.iter().map(String::as_str).collect();
     plan.cands.retain(|c| c.is_default || wanted.contains(c.config.key().as_str()));
     let found: std::collections::HashSet<String> = plan.cands.iter().map(|c| c.config.key()).collect();
+    // The summary's candidate count is these and the default: say so (a confirm of the shards'
+    // best 8 read "9 candidates after pruning; evaluated 9").
+    if let Some(d) = plan.cands.iter().find(|c| c.is_default && !wanted.contains(c.config.key().as_str())) {
+        let listed = plan.cands.len() - 1;
+        let these = if listed == keys.len() {
+            format!("the {listed} configs to confirm")
+        } else {
+            format!("the {listed} of the {} configs to confirm that are candidates here", keys.len())
+        };
+        plan.notes.push(format!(
+            "{} candidates: {these}, and the default config ({}), the reference the shards verified against",
+            plan.cands.len(),
+            d.config.key()
+        ));
+    }
     let missing: Vec<&String> = keys.iter().filter(|k| !found.contains(*k)).collect();
     if !missing.is_empty() {
         plan.notes.push(format!(
@@ -415,7 +430,11 @@ mod tests {
         // The listed config, and the default (bx=256,vec=1), the reference the shards verified against.
         assert_eq!(p.cands.iter().map(|c| c.config.key()).collect::<Vec<_>>(), vec!["bx=64,vec=2", "bx=256,vec=1"]);
         assert!(p.cands[1].is_default);
-        assert!(p.notes[0].starts_with("1 of the 2 configs to confirm are not candidates"), "{:?}", p.notes);
+        assert_eq!(
+            p.notes[0],
+            "2 candidates: the 1 of the 2 configs to confirm that are candidates here, and the default config (bx=256,vec=1), the reference the shards verified against"
+        );
+        assert!(p.notes[1].starts_with("1 of the 2 configs to confirm are not candidates"), "{:?}", p.notes);
     }
 
     #[test]
