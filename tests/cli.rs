@@ -594,10 +594,10 @@ fn db_remove_takes_out_the_entries_its_filters_name() {
     };
     let db_cmd = |args: &[&str]| kerntune(dir, &[&["db"], args, &["--db", db.to_str().unwrap()]].concat());
     // Two problems in one command, in the order given (`--key` repeated).
-    let o = kerntune(dir, &["tune", p.to_str().unwrap(), "--db", db.to_str().unwrap(), "--key", "N=2000", "--key", "N=1000"]);
+    let o = kerntune(dir, &["tune", p.to_str().unwrap(), "--db", db.to_str().unwrap(), "--key", "N=900", "--key", "N=1000"]);
     let out = text(&o).0;
     assert!(o.status.success(), "{}", text(&o).1);
-    let (first, second) = (out.find("== problem N=2000").unwrap_or(usize::MAX), out.find("== problem N=1000").unwrap_or(0));
+    let (first, second) = (out.find("== problem N=900").unwrap_or(usize::MAX), out.find("== problem N=1000").unwrap_or(0));
     assert!(first < second && out.contains("== 2 problems"), "{out}");
     // A second apart, so that the edited source's tune is the later one.
     std::thread::sleep(std::time::Duration::from_millis(1100));
@@ -605,6 +605,8 @@ fn db_remove_takes_out_the_entries_its_filters_name() {
     tune(&[]);
     let shown = text(&db_cmd(&["show"])).0;
     assert!(shown.contains("(3 entries)") && shown.matches("N=1000 (source ").count() == 2 && shown.contains("last tuned "), "{shown}");
+    // Problems in numeric order (N=900 before N=1000; as text it came after).
+    assert!(shown.find("N=900:").unwrap_or(usize::MAX) < shown.find("N=1000 (source ").unwrap_or(0), "{shown}");
     let o = db_cmd(&["remove"]);
     assert!(!o.status.success() && text(&o).1.contains("name what to remove") && text(&o).1.contains("db clear"), "{}", text(&o).1);
     let o = db_cmd(&["remove", "--superseded", "--dry-run"]);
@@ -633,8 +635,8 @@ fn db_remove_takes_out_the_entries_its_filters_name() {
     assert!(out.contains("2 of 2 entries would be removed"), "{part}: {out}");
     let out = text(&db_cmd(&["remove", "--target", "no such gpu", "--kernel", "triad"])).0;
     assert!(out.contains("--target `no such gpu` matches no entry (devices there: ") && !out.contains("--kernel `"), "{out}");
-    let out = text(&db_cmd(&["remove", "--kernel", "triad", "--problem", "N=2000"])).0;
-    assert!(out.contains("removed 1 of 2 entries") && out.contains("N=2000"), "{out}");
+    let out = text(&db_cmd(&["remove", "--kernel", "triad", "--problem", "N=900"])).0;
+    assert!(out.contains("removed 1 of 2 entries") && out.contains("N=900"), "{out}");
     // What is left is the edited source's entry: the same tune is a database hit.
     let o = kerntune(dir, &["tune", p.to_str().unwrap(), "--db", db.to_str().unwrap()]);
     assert!(text(&o).0.contains("database hit"), "{}", text(&o).0);

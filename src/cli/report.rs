@@ -163,8 +163,9 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         v.notes.extend(notes.iter().cloned());
         views.push(v);
     }
-    // Devices together, then problems, so the side-by-side reads in a stable order.
-    views.sort_by(|x, y| x.target_name.cmp(&y.target_name).then(x.problem.cmp(&y.problem)));
+    // Devices together, then problems (sizes in numeric order), so the side-by-side reads in a
+    // stable order.
+    views.sort_by(|x, y| x.target_name.cmp(&y.target_name).then_with(|| kerntune::store::db::problem_cmp(&x.problem, &y.problem)));
     let selection = match &a.spec {
         Some(s) => format!("kernel {kernel} of {}", s.display()),
         None => format!("kernel {kernel}"),

@@ -189,6 +189,34 @@ impl EntryId {
     pub fn key(&self) -> String {
         format!("{}|{}|{}|{}|{}", self.kernel, self.kernel_hash, self.target, self.toolchain, self.problem)
     }
+
+    /// The order entries are listed in (`db show`, a report's entries): by kernel, target and
+    /// problem, sizes in numeric order (`n=65536` before `n=1048576`; the map's key order put
+    /// them the other way, and a source's hash before its target), then source and toolchain.
+    pub fn listed_cmp(&self, other: &EntryId) -> std::cmp::Ordering {
+        (self.kernel.as_str(), self.target.as_str())
+            .cmp(&(other.kernel.as_str(), other.target.as_str()))
+            .then_with(|| problem_cmp(&self.problem, &other.problem))
+            .then_with(|| (self.kernel_hash.as_str(), self.toolchain.as_str()).cmp(&(other.kernel_hash.as_str(), other.toolchain.as_str())))
+    }
+}
+
+/// Problem keys (`M=1024,N=4096`) compared size by size: names as text, values as numbers where
+/// both are.
+pub fn problem_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    let fields = |k: &'_ str| k.split(',').map(|f| f.split_once('=').unwrap_or((f, ""))).collect::<Vec<_>>();
+    let (x, y) = (fields(a), fields(b));
+    for ((na, va), (nb, vb)) in x.iter().zip(&y) {
+        let by_value = match (va.parse::<f64>(), vb.parse::<f64>()) {
+            (Ok(p), Ok(q)) => p.total_cmp(&q),
+            _ => va.cmp(vb),
+        };
+        let o = na.cmp(nb).then(by_value);
+        if o.is_ne() {
+            return o;
+        }
+    }
+    x.len().cmp(&y.len()).then_with(|| a.cmp(b))
 }
 
 /// Whether a measurement succeeded.
@@ -1927,6 +1955,16 @@ pub fn now() -> u64 {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn problems_are_listed_in_numeric_order() {
+        use std::cmp::Ordering::*;
+        assert_eq!(super::problem_cmp("n=65536", "n=1048576"), Less);
+        assert_eq!(super::problem_cmp("M=2048,N=64", "M=1024,N=4096"), Greater);
+        assert_eq!(super::problem_cmp("M=1024,N=64", "M=1024,N=4096"), Less);
+        assert_eq!(super::problem_cmp("mode=b", "mode=a"), Greater);
+        assert_eq!(super::problem_cmp("n=1", "n=1"), Equal);
+    }
     use super::*;
 
     /// File systems other hosts may share read as such by their magic numbers, and as the
