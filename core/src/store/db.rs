@@ -204,7 +204,9 @@ impl EntryId {
 /// Problem keys (`M=1024,N=4096`) compared size by size: names as text, values as numbers where
 /// both are.
 pub fn problem_cmp(a: &str, b: &str) -> std::cmp::Ordering {
-    let fields = |k: &'_ str| k.split(',').map(|f| f.split_once('=').unwrap_or((f, ""))).collect::<Vec<_>>();
+    fn fields(k: &str) -> Vec<(&str, &str)> {
+        k.split(',').map(|f| f.split_once('=').unwrap_or((f, ""))).collect()
+    }
     let (x, y) = (fields(a), fields(b));
     for ((na, va), (nb, vb)) in x.iter().zip(&y) {
         let by_value = match (va.parse::<f64>(), vb.parse::<f64>()) {
