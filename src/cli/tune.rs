@@ -515,7 +515,7 @@ fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -
                 if let Some(limit) = *seconds {
                     // A time budget ends the tune, not the count: its time left, not an estimate
                     // from the rate configs finish at.
-                    pb2.set_style(time_budget_style(limit));
+                    pb2.set_style(time_budget_style(limit, kerntune::measure::awake::Since::now()));
                 }
             }
             Event::Compiled { .. } => {
@@ -695,12 +695,14 @@ impl Counters {
 }
 
 /// The progress bar of a tune with a time budget of `limit` seconds: the time left instead of
-/// an estimate from the count.
-fn time_budget_style(limit: f64) -> ProgressStyle {
+/// an estimate from the count, counted from `since` (the plan made, as the tune's own clock is)
+/// in time awake, as the budget is (a tune stopped with Ctrl-Z and continued has the time it
+/// had; the bar's elapsed time said less).
+fn time_budget_style(limit: f64, since: kerntune::measure::awake::Since) -> ProgressStyle {
     ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {msg} ({left} of the time budget left)")
         .expect("valid template")
-        .with_key("left", move |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
-            let left = (limit - state.elapsed().as_secs_f64()).max(0.0);
+        .with_key("left", move |_: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+            let left = (limit - since.elapsed().as_secs_f64()).max(0.0);
             let _ = write!(w, "{}", indicatif::HumanDuration(std::time::Duration::from_secs_f64(left)));
         })
         .progress_chars("=> ")
