@@ -2950,7 +2950,7 @@ fn the_compile_caches_are_shown_pruned_to_their_bound_and_cleared() {
     assert!(o.status.success(), "{err}");
     assert!(out.contains("tunes keep it within 2.0 GiB (KERNTUNE_COMPILE_CACHE_MAX, default 2 GiB)"), "{out}");
     assert!(out.contains("cuda: 10 compiled kernel(s), 0 kept compile error(s), 1000.0 KiB; last used between 10 days ago and 24 h ago"), "{out}");
-    assert!(out.contains("hip: 0 compiled kernel(s), 1 kept compile error(s), 28 B; last used within a minute or two"), "{out}");
+    assert!(out.contains("hip: 0 compiled kernel(s), 1 kept compile error(s), 28 B; last used within a minute or two ("), "{out}");
     let o = kerntune(dir, &["cache", "show", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["max_bytes"], 2u64 << 30);
@@ -2970,6 +2970,13 @@ fn the_compile_caches_are_shown_pruned_to_their_bound_and_cleared() {
     assert!(hip.join("ab.err").exists());
     let o = kerntune(dir, &["cache", "prune", "--max", "500KiB"]);
     assert!(text(&o).0.contains("within 500.0 KiB; nothing removed"), "{:?}", text(&o));
+    // A HIP kernel used a minute before the refusal: "within a minute or two" once, not
+    // "between" it and itself.
+    let k = hip.join(format!("{:064x}.hsaco", 1));
+    std::fs::write(&k, "k").unwrap();
+    std::fs::File::options().append(true).open(&k).unwrap().set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(60)).unwrap();
+    let out = text(&kerntune(dir, &["cache", "show"])).0;
+    assert!(out.contains("hip: 1 compiled kernel(s), 1 kept compile error(s), 29 B; last used within a minute or two ("), "{out}");
 
     // Bad bounds: one line each, naming where it came from.
     bad(dir, &["cache", "prune", "--max", "lots"], &["--max", "`lots` is not a size", "2GiB"]);

@@ -42,10 +42,12 @@ fn since(epoch_s: Option<u64>) -> String {
 }
 
 fn line(f: &FolderUsage) -> String {
-    let used = match (f.oldest_use, f.newest_use) {
-        (Some(a), Some(b)) if a == b => format!("; last used {}", since(f.oldest_use)),
-        (Some(_), Some(_)) => format!("; last used between {} and {}", since(f.oldest_use), since(f.newest_use)),
-        _ => String::new(),
+    // Ends that read alike (two uses a minute apart) are one time: "between within a minute or
+    // two and within a minute or two" said it twice.
+    let used = match (since(f.oldest_use), since(f.newest_use)) {
+        _ if f.oldest_use.is_none() => String::new(),
+        (a, b) if a == b => format!("; last used {a}"),
+        (a, b) => format!("; last used between {a} and {b}"),
     };
     format!(
         "{}: {} compiled kernel(s), {} kept compile error(s), {}{used} ({})",
