@@ -483,15 +483,17 @@ fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -
     let mut unsaved = 0usize;
     for &(i, part) in &run.work {
         let job = spec.job(language, i)?;
-        let pb = if run.json { ProgressBar::hidden() } else { ProgressBar::new(0) };
-        pb.set_style(ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {msg} (eta {eta})").expect("valid template").progress_chars("=> "));
+        // One unit until the plan gives the count: a bar of none is drawn full.
+        let pb = if run.json { ProgressBar::hidden() } else { ProgressBar::new(1) };
+        let ends = Arc::new(std::sync::atomic::AtomicU64::new(u64::MAX));
+        pb.set_style(eta_style(ends.clone()));
         let sizes = job.sizes.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",");
         pb.set_prefix(sizes.clone());
         if !run.json {
             // Elapsed time and a time budget's time left move on while no config finishes.
             pb.enable_steady_tick(std::time::Duration::from_millis(250));
         }
-        let counters = Arc::new(Mutex::new(Counters::default()));
+        let counters = Arc::new(Mutex::new(Counters { ends, ..Counters::default() }));
         let pb2 = pb.clone();
         let mut o = TuneOptions { shard: part, ..opts.clone() };
         let (which, saved, sizes2) = (stop.which(), saved_where(&opts), sizes.clone());
@@ -526,12 +528,12 @@ fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -
             Event::Warning { message } => pb2.suspend(|| crate::cli::out::eprint_line(&format!("warning: {message}"))),
             Event::Verified { config, .. } => {
                 let mut c = counters.lock().expect("counters");
-                c.verified(config.key());
+                c.verified(config.key(), pb2.elapsed().as_secs_f64());
                 c.show(&pb2);
             }
             Event::Result { result, best } => {
                 let mut c = counters.lock().expect("counters");
-                c.result(result.config.key(), result.stats().is_some(), *best);
+                c.result(result.config.key(), result.stats().is_some(), *best, pb2.elapsed().as_secs_f64());
                 c.show(&pb2);
             }
         }));
@@ -617,8 +619,21 @@ fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -
 /// every config was met (on llvmpipe an exhaustive matmul spent half its time there): a bar of
 /// first outcomes alone stood full, `eta 0s`, all that while. How many configs the shortlist
 /// will take is projected from the share of those met so far that waited on it.
+///
+/// The eta takes each kind at its own pace: a measurement in full can take far less than a
+/// first outcome (on an H100, SGEMM 410's shortlist of 408 was measured in under a second
+/// after 7 s to meet them, racing most out in two launches) or more (llvmpipe), so one rate
+/// over both, indicatif's, was off by the shortlist's whole time.
 #[derive(Default)]
 struct Counters {
+    /// Where the eta ends, in the bar's elapsed seconds × 1000 (`u64::MAX`: not known yet),
+    /// read by the bar's `left` key between events.
+    ends: Arc<std::sync::atomic::AtomicU64>,
+    /// The bar's elapsed seconds at the last first outcome.
+    last_first_s: f64,
+    /// The bar's elapsed seconds at the first and the last measurement in full of a config on
+    /// the shortlist.
+    in_full_s: Option<(f64, f64)>,
     /// Configs the tune will meet: the candidates, or fewer under an evaluation budget.
     planned: usize,
     compiled: usize,
@@ -637,16 +652,19 @@ struct Counters {
 }
 
 impl Counters {
-    /// A config verified by one launch, waiting on the shortlist to be measured in full.
-    fn verified(&mut self, key: String) {
-        self.counted.insert(key.clone());
+    /// A config verified by one launch, waiting on the shortlist to be measured in full; `at`:
+    /// the bar's elapsed seconds.
+    fn verified(&mut self, key: String, at: f64) {
+        if self.counted.insert(key.clone()) {
+            self.last_first_s = at;
+        }
         if self.waiting.insert(key) {
             self.listed += 1;
         }
     }
 
-    /// A config's final outcome: measured (`ok`) or failed.
-    fn result(&mut self, key: String, ok: bool, best: Option<f64>) {
+    /// A config's final outcome: measured (`ok`) or failed; `at`: the bar's elapsed seconds.
+    fn result(&mut self, key: String, ok: bool, best: Option<f64>, at: f64) {
         if ok {
             self.measured += 1;
         } else {
@@ -654,9 +672,30 @@ impl Counters {
         }
         if self.waiting.remove(&key) {
             self.listed_done += 1;
+            self.in_full_s = Some((self.in_full_s.map_or(at, |t| t.0), at));
         }
-        self.counted.insert(key);
+        if self.counted.insert(key) {
+            self.last_first_s = at;
+        }
         self.best = best;
+    }
+
+    /// Seconds left: the first outcomes to come at the pace they came so far, and the
+    /// measurements in full to come at theirs once three are in (until then, at the first
+    /// outcomes' pace). `None` before any outcome.
+    fn seconds_left(&self) -> Option<f64> {
+        let met = self.counted.len();
+        if met == 0 {
+            return None;
+        }
+        let first = self.last_first_s / met as f64;
+        let in_full = match self.in_full_s {
+            Some((a, b)) if self.listed_done >= 3 => (b - a) / (self.listed_done - 1) as f64,
+            _ => first,
+        };
+        let firsts_left = self.planned.saturating_sub(met) as f64;
+        let in_full_left = (self.length() as usize).saturating_sub(self.planned.max(met) + self.listed_done) as f64;
+        Some(firsts_left * first + in_full_left * in_full)
     }
 
     /// The bar's work done: first outcomes and measurements in full.
@@ -674,6 +713,8 @@ impl Counters {
     }
 
     fn show(&self, pb: &ProgressBar) {
+        let ends = self.seconds_left().map_or(u64::MAX, |left| ((pb.elapsed().as_secs_f64() + left) * 1e3) as u64);
+        self.ends.store(ends, std::sync::atomic::Ordering::Relaxed);
         pb.set_length(self.length());
         pb.set_position(self.position());
         pb.set_message(self.line());
@@ -692,6 +733,24 @@ impl Counters {
             self.best.map_or("-".to_string(), |b| format!("{:.4} ms", b * 1e3))
         )
     }
+}
+
+/// The progress bar of a tune: its eta counts down to where the last outcome put the end
+/// (`ends`, see [`Counters::seconds_left`]), `-` before the first.
+fn eta_style(ends: Arc<std::sync::atomic::AtomicU64>) -> ProgressStyle {
+    ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {msg} (eta {left})")
+        .expect("valid template")
+        .with_key("left", move |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+            let _ = match ends.load(std::sync::atomic::Ordering::Relaxed) {
+                u64::MAX => write!(w, "-"),
+                end => {
+                    let left = (end as f64 / 1e3 - state.elapsed().as_secs_f64()).max(0.0);
+                    // Compact (`38s`, `4m`), as indicatif's own eta.
+                    write!(w, "{:#}", indicatif::HumanDuration(std::time::Duration::from_secs_f64(left)))
+                }
+            };
+        })
+        .progress_chars("=> ")
 }
 
 /// The progress bar of a tune with a time budget of `limit` seconds: the time left instead of
@@ -717,18 +776,40 @@ mod tests {
     #[test]
     fn the_bar_counts_the_shortlists_measurements_in_full() {
         let mut c = Counters { planned: 4, ..Counters::default() };
-        c.verified("a".into());
+        c.verified("a".into(), 1.0);
         assert_eq!((c.position(), c.length()), (1, 8), "one of four met and listed: four more projected");
-        c.result("b".into(), false, None);
+        c.result("b".into(), false, None, 2.0);
         assert_eq!((c.position(), c.length()), (2, 6), "a failure takes no measurement in full");
-        c.verified("c".into());
-        c.verified("d".into());
+        c.verified("c".into(), 3.0);
+        c.verified("d".into(), 4.0);
         assert_eq!((c.position(), c.length()), (4, 7), "every config met, three waiting");
         assert!(c.line().starts_with("4/4 configs") && c.line().contains("verified, to measure 3"), "{}", c.line());
         for k in ["d", "a", "c"] {
-            c.result(k.into(), true, Some(1e-3));
+            c.result(k.into(), true, Some(1e-3), 4.5);
         }
         assert_eq!((c.position(), c.length()), (7, 7));
         assert!(c.line().contains("measured 3 |") && !c.line().contains("to measure"), "{}", c.line());
+    }
+
+    /// The eta takes the shortlist's measurements in full at their own pace once three are in.
+    #[test]
+    fn the_eta_takes_each_stage_at_its_own_pace() {
+        let mut c = Counters { planned: 10, ..Counters::default() };
+        assert_eq!(c.seconds_left(), None);
+        for i in 0..5 {
+            c.verified(format!("c{i}"), (i + 1) as f64);
+        }
+        // Five first outcomes a second apart, each put on the shortlist: five more to meet and
+        // ten to measure in full, at that pace until a measurement in full is timed.
+        assert_eq!(c.seconds_left(), Some(15.0));
+        for i in 5..10 {
+            c.verified(format!("c{i}"), (i + 1) as f64);
+        }
+        assert_eq!(c.seconds_left(), Some(10.0));
+        for (i, at) in [10.1, 10.2, 10.3].into_iter().enumerate() {
+            c.result(format!("c{i}"), true, Some(1e-3), at);
+        }
+        // Three measured in full a tenth of a second apart: seven left at that pace.
+        assert!((c.seconds_left().unwrap() - 0.7).abs() < 1e-9, "{:?}", c.seconds_left());
     }
 }
