@@ -87,8 +87,6 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         t.add_row(vec![(i + 1).to_string(), shown(c), est.map_or("-".into(), |e| format!("{:.4}", e * 1e3))]);
     }
     outln!("{t}");
-    // The roofline model gives configs of the same bound and wave efficiency one estimate: its
-    // order among them says nothing, which the table alone does not show.
     if !g.candidates.is_empty() && g.candidates.iter().all(|c| c.1.is_none()) {
         // No estimate at all: the table's order is the keys', which the `-` column alone does
         // not say.
@@ -97,6 +95,8 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             target.name
         );
     }
+    // The roofline model gives configs of the same bound and wave efficiency one estimate: its
+    // order among them says nothing, which the table alone does not show.
     if let Some(best) = g.candidates.first().and_then(|c| c.1) {
         let tied = g.candidates.iter().filter(|c| c.1.is_some_and(|e| (e - best).abs() <= best * 1e-9)).count();
         if tied > 1 {
