@@ -706,6 +706,20 @@ fn check_counts_the_reference_spaces_exactly() {
     assert!(!o.status.success() && text(&o).1.contains("pass --target"), "{}", text(&o).1);
     let o = kerntune(d.path(), &["check", generated.to_str().unwrap(), "--target", "h100", "--json"]);
     assert!(o.status.success(), "{}", text(&o).1);
+    // Any other spec with a target: what fits there before compiling, and why the rest does not
+    // (the tensor-core GEMM's largest tiles need more workgroup memory than llvmpipe has).
+    let hgemm = examples().join("hgemm/hgemm.toml");
+    let out = text(&kerntune(d.path(), &["check", hgemm.to_str().unwrap(), "--target", "llvmpipe"])).0;
+    assert!(
+        out.contains("on llvmpipe (software Vulkan) (vulkan-10005-0), before compiling: 175 of 191 valid configs fit; a tune there prunes the rest"),
+        "{out}"
+    );
+    assert!(out.contains("  pruned shared_memory: 16  (e.g. ") && out.contains("device allows 32768 B)"), "{out}");
+    let o = kerntune(d.path(), &["check", hgemm.to_str().unwrap(), "--target", "a100", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let f = &v["problems"][0]["pruned_on_target"];
+    assert_eq!((f["checked"].as_u64(), f["fit"].as_u64(), f["complete"].as_bool()), (Some(191), Some(191), Some(true)), "{f}");
+    bad(d.path(), &["check", hgemm.to_str().unwrap(), "--target", "a10"], &["--target", "`a10` is neither a preset", "did you mean `a100`?"]);
 }
 
 /// `db show` and `db export` of a database that is not there: a path named with --db is most

@@ -279,9 +279,13 @@ fn bad_report_requests_get_one_line_saying_what_to_do() {
     let db = fleet(d.path());
     let (db, out) = (db.to_str().unwrap(), d.path().join("r.html"));
     let out = out.to_str().unwrap();
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 7] = [
         (&["report", "--db", "/nonexistent/db.sqlite", "--out", out], "does not exist"),
-        (&["report", "--db", db, "--out", out], "2 kernels (gemm, triad); name one with --kernel"),
+        (&["report", "--db", db, "--out", out], "2 kernels (`gemm`, `triad`); name one with --kernel"),
+        (
+            &["report", "--db", db, "--kernel", "triad", "--out", "/nonexistent/r.html"],
+            "--out: cannot write /nonexistent/r.html: the folder /nonexistent does not exist",
+        ),
         (&["report", "--db", db, "--kernel", "conv", "--out", out], "no entry for kernel `conv`"),
         (&["report", "--db", db, "--kernel", "triad", "--key", "n", "--out", out], "--key: `n` is not NAME=VALUE"),
         (&["report", "--db", db, "--kernel", "triad", "--key", "n=7", "--out", out], "no entry of `triad` matches"),

@@ -3,7 +3,7 @@
 
 use kerntune::plan::expand::expand;
 use kerntune::plan::prepare::{check, LayoutKind};
-use kerntune::plan::summary::{summarize, SpaceSummary};
+use kerntune::plan::summary::{prune_forecast, summarize, PruneForecast, SpaceSummary};
 use kerntune::spec::job::ArgKind;
 use kerntune::spec::problem::{human_bytes, Access};
 use kerntune::{Limits, LoadOptions, Memory, Spec};
@@ -14,8 +14,10 @@ use std::time::Duration;
 pub struct Args {
     /// The spec: a kerntune TOML file or a T1 JSON file.
     file: PathBuf,
-    /// For a spec whose configs a vendor generator makes ([roles]): the preset (a100, h100,
-    /// h200, mi250x, mi300x, rx7900xtx, llvmpipe) or architecture to generate them for.
+    /// A device preset (a100, h100, h200, mi250x, mi300x, rx7900xtx, llvmpipe) or its
+    /// architecture: a vendor generator's spec ([roles]) generates its configs for it; any
+    /// other spec is told how many of its valid configs fit it before compiling (threads,
+    /// shared memory, grid, occupancy) and why the others do not.
     #[arg(long)]
     target: Option<String>,
     /// The kernel language to check the sources of (wgsl, cuda, hip); default: the first the spec has.
@@ -48,12 +50,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         None => spec.sources.keys().find(|l| spec.job(l, 0).is_ok()).or_else(|| spec.sources.keys().next()).cloned().unwrap_or_else(|| "cuda".into()),
     };
     let preset = match &a.target {
-        Some(t) => Some(Limits::preset(t).ok_or_else(|| {
-            anyhow::anyhow!(
-                "--target: `{t}` is not a preset; use one of: {}",
-                kerntune::PRESETS.iter().map(|p| format!("{} ({})", p.name, p.arch)).collect::<Vec<_>>().join(", ")
-            )
-        })?),
+        Some(t) => Some(Limits::preset_named(t).map_err(|m| anyhow::anyhow!("--target: {m}"))?),
         None => None,
     };
     let first = spec.job(&language, 0)?;
@@ -85,7 +82,17 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                 _ => None,
             })
             .collect::<Vec<_>>();
-        problems.push((summarize(&expanded, Duration::from_secs_f64(a.count_seconds), a.launches)?, fills));
+        // A device named for a spec of its own configs: what pruning before compiling would
+        // keep there (a generator's spec is generated for it, pruned already).
+        let forecast = match (&preset, job.generate.is_none()) {
+            (Some((target, limits)), true) => {
+                let prep = kerntune::plan::prepare::Prepared::without_data(&job, None)?;
+                let prune = kerntune::TuneOptions::for_spec(&spec)?.prune;
+                Some(prune_forecast(&prep, target, limits, &prune, std::time::Instant::now() + Duration::from_secs_f64(a.count_seconds)))
+            }
+            _ => None,
+        };
+        problems.push((summarize(&expanded, Duration::from_secs_f64(a.count_seconds), a.launches)?, fills, forecast));
     }
     let verification = first.verify.in_full(None);
     // The user's own headers the source includes, which are part of the kernel's identity.
@@ -105,9 +112,12 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             // scalars), in argument order.
             "problems": problems
                 .iter()
-                .map(|(p, fills)| {
+                .map(|(p, fills, forecast)| {
                     let mut v = serde_json::to_value(p)?;
                     v["fills"] = serde_json::json!(fills);
+                    if let Some(f) = forecast {
+                        v["pruned_on_target"] = serde_json::to_value(f)?;
+                    }
                     Ok(v)
                 })
                 .collect::<anyhow::Result<Vec<_>>>()?,
@@ -133,8 +143,8 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     if let Some(s) = &spec.strategy {
         text.push_str(&format!("search: {s}{}\n", spec.budget.as_ref().map(|b| format!(", budget {b}")).unwrap_or_default()));
     }
-    for (p, fills) in &problems {
-        text.push_str(&describe(p, fills));
+    for (p, fills, forecast) in &problems {
+        text.push_str(&describe(p, fills, forecast.as_ref()));
     }
     text.push_str(&format!("verification: {verification}\n"));
     for w in &warnings {
@@ -144,7 +154,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-fn describe(p: &SpaceSummary, fills: &[Option<String>]) -> String {
+fn describe(p: &SpaceSummary, fills: &[Option<String>], forecast: Option<&PruneForecast>) -> String {
     let mut s = String::new();
     if !p.sizes.is_empty() {
         s.push_str(&format!("\nproblem: {}\n", p.sizes.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")));
@@ -161,6 +171,22 @@ fn describe(p: &SpaceSummary, fills: &[Option<String>]) -> String {
     match p.generated {
         Some(g) => s.push_str(&format!("space: {g} generated configs, {valid} valid ({} restrictions)\n", p.restrictions)),
         None => s.push_str(&format!("space: {} combinations, {valid} valid ({} restrictions)\n", group(p.cartesian), p.restrictions)),
+    }
+    if let Some(f) = forecast {
+        let of = if f.complete {
+            format!("{} valid configs", group(f.checked as u128))
+        } else {
+            format!("the first {} valid configs (looking stopped; see --count-seconds)", group(f.checked as u128))
+        };
+        s.push_str(&format!("on {}, before compiling: {} of {of} fit", f.target, group(f.fit as u128)));
+        if f.pruned.is_empty() {
+            s.push('\n');
+        } else {
+            s.push_str("; a tune there prunes the rest (and more from the compiler's report):\n");
+            for (why, (n, example)) in &f.pruned {
+                s.push_str(&format!("  pruned {why}: {}  (e.g. {example})\n", group(*n as u128)));
+            }
+        }
     }
     s.push_str(&format!("default: {}{}\n", p.default, if p.default_valid { "" } else { " (breaks a restriction; kept as a candidate)" }));
     match (&p.default_launch, &p.default_launch_error) {

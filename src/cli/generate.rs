@@ -50,15 +50,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         other => anyhow::bail!("--dtype: `{other}` is not f32, f16, bf16 or f64"),
     };
     let (target, limits) = match &a.target {
-        Some(t) => Limits::preset(t).ok_or_else(|| {
-            let names = kerntune::PRESETS.iter().flat_map(|p| [p.name, p.arch]);
-            let hint = kerntune::hint::nearest(t, names, 3).map(|n| format!("did you mean `{n}`? ")).unwrap_or_default();
-            anyhow::anyhow!(
-                "--target: `{}` is neither a preset nor a preset's architecture; {hint}use one of: {}",
-                kerntune::spec::error::quote(t),
-                kerntune::PRESETS.iter().map(|p| format!("{} ({})", p.name, p.arch)).collect::<Vec<_>>().join(", ")
-            )
-        })?,
+        Some(t) => Limits::preset_named(t).map_err(|m| anyhow::anyhow!("--target: {m}"))?,
         None => {
             let b = kerntune::open(kerntune::BackendChoice::Auto, None)?;
             (b.target().clone(), b.limits().clone())

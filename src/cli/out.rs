@@ -31,6 +31,13 @@ pub fn print(text: &str) -> Result<(), OutputError> {
 pub fn write_named(path: &std::path::Path, bytes: &[u8], what: &str) -> anyhow::Result<()> {
     kerntune::store::write_whole(path, bytes).map_err(|e| match e.kind() {
         std::io::ErrorKind::BrokenPipe => OutputError::Closed.into(),
+        // The folder, not the file, is what is missing: say so (it read `writing
+        // /no/such/x.html: No such file or directory`, which sounds like the file).
+        std::io::ErrorKind::NotFound if path.parent().is_some_and(|d| !d.as_os_str().is_empty() && !d.is_dir()) => anyhow::anyhow!(
+            "{what}cannot write {}: the folder {} does not exist; create it first (`mkdir -p`) or name a file in another",
+            path.display(),
+            path.parent().expect("checked").display()
+        ),
         _ => anyhow::anyhow!("{what}writing {}: {e}", path.display()),
     })
 }

@@ -119,7 +119,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             "{} holds entries of {} kernels ({}); name one with --kernel or pass its spec",
             path,
             kernels.len(),
-            kernels.iter().copied().collect::<Vec<_>>().join(", ")
+            kernels.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
         ),
     };
     let target = a.target.as_ref().map(|t| t.to_ascii_lowercase());

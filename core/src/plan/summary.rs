@@ -78,6 +78,51 @@ fn as_string<S: serde::Serializer>(v: &u128, s: S) -> Result<S::Ok, S::Error> {
     }
 }
 
+/// What pruning before compiling would keep of a space's valid configs on one device
+/// (`kerntune check --target`): a tune there prunes the same (and more, from the compiler's
+/// report of registers and spills).
+#[derive(Clone, Debug, Serialize)]
+pub struct PruneForecast {
+    /// The device's name and architecture, as the preset gives them.
+    pub target: String,
+    /// Valid configs looked at.
+    pub checked: u64,
+    /// Whether those are all of them (the look stops at its time limit).
+    pub complete: bool,
+    /// Of those, the ones that fit.
+    pub fit: u64,
+    /// The others, by reason (`threads`, `shared_memory`, …): how many, and one of them with
+    /// its reason.
+    pub pruned: std::collections::BTreeMap<String, (u64, String)>,
+}
+
+/// Looks at `prep`'s valid configs (until `until`) as a tune on a device of `limits` would
+/// before compiling ([`crate::plan::prune::prune_before`]), counting what it would prune and why.
+pub fn prune_forecast(prep: &Prepared, target: &crate::Target, limits: &crate::Limits, opts: &crate::PruneOptions, until: Instant) -> PruneForecast {
+    let mut f = PruneForecast { target: format!("{} ({})", target.name, target.arch), checked: 0, complete: true, fit: 0, pruned: Default::default() };
+    for config in prep.space.iter() {
+        if f.checked % 256 == 0 && Instant::now() >= until {
+            f.complete = false;
+            break;
+        }
+        f.checked += 1;
+        let checked = prep.launch(&config).and_then(|l| prep.estimate(&config, &l));
+        let reason = match checked {
+            Ok(estimate) => match crate::plan::prune::prune_before(limits, &estimate, opts) {
+                Ok(()) => {
+                    f.fit += 1;
+                    continue;
+                }
+                Err(r) => r,
+            },
+            Err(message) => crate::plan::prune::PruneReason::Geometry { message },
+        };
+        let slot = f.pruned.entry(reason.category().to_string()).or_insert_with(|| (0, format!("{config}: {reason}")));
+        slot.0 += 1;
+    }
+    f
+}
+
 /// Summarizes `job` (expanded, when class-based); counting valid configs stops after
 /// `count_for` (a huge space then gives a lower bound); `launches` of the first valid configs
 /// are listed with their launch.
