@@ -101,7 +101,7 @@ pub struct PruneForecast {
 pub fn prune_forecast(prep: &Prepared, target: &crate::Target, limits: &crate::Limits, opts: &crate::PruneOptions, until: Instant) -> PruneForecast {
     let mut f = PruneForecast { target: format!("{} ({})", target.name, target.arch), checked: 0, complete: true, fit: 0, pruned: Default::default() };
     for config in prep.space.iter() {
-        if f.checked % 256 == 0 && Instant::now() >= until {
+        if f.checked.is_multiple_of(256) && Instant::now() >= until {
             f.complete = false;
             break;
         }
