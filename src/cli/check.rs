@@ -23,7 +23,8 @@ pub struct Args {
     /// The kernel language to check the sources of (wgsl, cuda, hip); default: the first the spec has.
     #[arg(long)]
     language: Option<String>,
-    /// Stop counting valid configs after this many seconds (the count is then a lower bound).
+    /// Stop counting valid configs after this many seconds (the count is then a lower bound);
+    /// with --target, the look at which fit that device stops after as many.
     #[arg(long, default_value_t = 60.0)]
     count_seconds: f64,
     /// Also list the first N valid configs with their grid and block.
