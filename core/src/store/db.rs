@@ -1957,17 +1957,17 @@ pub fn now() -> u64 {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn problems_are_listed_in_numeric_order() {
         use std::cmp::Ordering::*;
-        assert_eq!(super::problem_cmp("n=65536", "n=1048576"), Less);
-        assert_eq!(super::problem_cmp("M=2048,N=64", "M=1024,N=4096"), Greater);
-        assert_eq!(super::problem_cmp("M=1024,N=64", "M=1024,N=4096"), Less);
-        assert_eq!(super::problem_cmp("mode=b", "mode=a"), Greater);
-        assert_eq!(super::problem_cmp("n=1", "n=1"), Equal);
+        assert_eq!(problem_cmp("n=65536", "n=1048576"), Less);
+        assert_eq!(problem_cmp("M=2048,N=64", "M=1024,N=4096"), Greater);
+        assert_eq!(problem_cmp("M=1024,N=64", "M=1024,N=4096"), Less);
+        assert_eq!(problem_cmp("mode=b", "mode=a"), Greater);
+        assert_eq!(problem_cmp("n=1", "n=1"), Equal);
     }
-    use super::*;
 
     /// File systems other hosts may share read as such by their magic numbers, and as the
     /// 32-bit value a C long holds where it is 32 bits; local ones do not.
