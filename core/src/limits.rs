@@ -245,20 +245,6 @@ impl Limits {
     pub fn preset(name: &str) -> Option<(crate::Target, Limits)> {
         PRESETS.iter().find(|p| p.name.eq_ignore_ascii_case(name) || p.arch.eq_ignore_ascii_case(name)).map(|p| (p.target(), (p.limits)()))
     }
-
-    /// [`Limits::preset`], or a message for a flag's error: that `name` is neither a preset
-    /// nor a preset's architecture, the nearest name, and the presets.
-    pub fn preset_named(name: &str) -> Result<(crate::Target, Limits), String> {
-        Self::preset(name).ok_or_else(|| {
-            let hint =
-                crate::hint::nearest(name, PRESETS.iter().flat_map(|p| [p.name, p.arch]), 3).map(|n| format!("did you mean `{n}`? ")).unwrap_or_default();
-            format!(
-                "`{}` is neither a preset nor a preset's architecture; {hint}use one of: {}",
-                crate::spec::error::quote(name),
-                PRESETS.iter().map(|p| format!("{} ({})", p.name, p.arch)).collect::<Vec<_>>().join(", ")
-            )
-        })
-    }
 }
 
 /// A known device: name, architecture and its limits.

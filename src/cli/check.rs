@@ -51,7 +51,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         None => spec.sources.keys().find(|l| spec.job(l, 0).is_ok()).or_else(|| spec.sources.keys().next()).cloned().unwrap_or_else(|| "cuda".into()),
     };
     let preset = match &a.target {
-        Some(t) => Some(Limits::preset_named(t).map_err(|m| anyhow::anyhow!("--target: {m}"))?),
+        Some(t) => Some(super::target_preset(t)?),
         None => None,
     };
     let first = spec.job(&language, 0)?;

@@ -4,7 +4,7 @@ use crate::cli::out::outln;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use kerntune::plan::generate::{generate, GenContext, Shape};
 use kerntune::spec::Class;
-use kerntune::{Limits, PruneOptions};
+use kerntune::PruneOptions;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -50,7 +50,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         other => anyhow::bail!("--dtype: `{other}` is not f32, f16, bf16 or f64"),
     };
     let (target, limits) = match &a.target {
-        Some(t) => Limits::preset_named(t).map_err(|m| anyhow::anyhow!("--target: {m}"))?,
+        Some(t) => super::target_preset(t)?,
         None => {
             let b = kerntune::open(kerntune::BackendChoice::Auto, None)?;
             (b.target().clone(), b.limits().clone())

@@ -64,6 +64,20 @@ enum Command {
 
 /// Where the database lives: `--db`, else `$KERNTUNE_CACHE_DIR/db.sqlite`, else the platform
 /// cache directory.
+/// The device preset `--target` names (`check`, `generate`), or an error that it is neither a
+/// preset nor a preset's architecture, with the nearest name and the presets.
+pub(crate) fn target_preset(name: &str) -> anyhow::Result<(kerntune::Target, kerntune::Limits)> {
+    kerntune::Limits::preset(name).ok_or_else(|| {
+        let names = kerntune::PRESETS.iter().flat_map(|p| [p.name, p.arch]);
+        let hint = kerntune::hint::nearest(name, names, 3).map(|n| format!("did you mean `{n}`? ")).unwrap_or_default();
+        anyhow::anyhow!(
+            "--target: `{}` is neither a preset nor a preset's architecture; {hint}use one of: {}",
+            kerntune::spec::error::quote(name),
+            kerntune::PRESETS.iter().map(|p| format!("{} ({})", p.name, p.arch)).collect::<Vec<_>>().join(", ")
+        )
+    })
+}
+
 pub(crate) fn db_path(arg: &Option<PathBuf>) -> PathBuf {
     arg.clone().unwrap_or_else(kerntune::store::db::Database::default_path)
 }
