@@ -596,10 +596,7 @@ fn coded(points: &[Point]) -> Vec<Coded> {
     // Codes in order of first appearance, then renumbered in the values' natural order.
     fn finish(name: String, mut values: Vec<String>, mut codes: Vec<u32>) -> Coded {
         let mut order: Vec<usize> = (0..values.len()).collect();
-        order.sort_by(|&a, &b| match (values[a].parse::<f64>(), values[b].parse::<f64>()) {
-            (Ok(x), Ok(y)) => x.total_cmp(&y),
-            _ => values[a].cmp(&values[b]),
-        });
+        order.sort_by(|&a, &b| crate::spec::value::natural_cmp(&values[a], &values[b]));
         let mut rank = vec![0u32; values.len()];
         for (r, &i) in order.iter().enumerate() {
             rank[i] = r as u32;

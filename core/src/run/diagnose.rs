@@ -555,10 +555,7 @@ fn distinct(cs: &[&Config], p: &str) -> std::collections::BTreeSet<String> {
 /// Values in numeric order (4 before 16), others by text.
 fn sorted_values(values: impl IntoIterator<Item = String>) -> Vec<String> {
     let mut t: Vec<String> = values.into_iter().collect();
-    t.sort_by(|a, b| match (a.parse::<f64>(), b.parse::<f64>()) {
-        (Ok(x), Ok(y)) => x.total_cmp(&y),
-        _ => a.cmp(b),
-    });
+    t.sort_by(|a, b| crate::spec::value::natural_cmp(a, b));
     t
 }
 

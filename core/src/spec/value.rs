@@ -153,3 +153,13 @@ impl From<&str> for Value {
         Value::Str(v.to_string())
     }
 }
+
+/// Two values' texts in their natural order: numbers by size where both read as one (`4` before
+/// `16`, `0.5` before `2`), others as text. Parameter values in a report's or a diagnosis's
+/// lists, and problem sizes in a database's list of entries, are ordered so.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    match (a.parse::<f64>(), b.parse::<f64>()) {
+        (Ok(x), Ok(y)) => x.total_cmp(&y),
+        _ => a.cmp(b),
+    }
+}

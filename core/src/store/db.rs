@@ -209,11 +209,7 @@ pub fn problem_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     }
     let (x, y) = (fields(a), fields(b));
     for ((na, va), (nb, vb)) in x.iter().zip(&y) {
-        let by_value = match (va.parse::<f64>(), vb.parse::<f64>()) {
-            (Ok(p), Ok(q)) => p.total_cmp(&q),
-            _ => va.cmp(vb),
-        };
-        let o = na.cmp(nb).then(by_value);
+        let o = na.cmp(nb).then_with(|| crate::spec::value::natural_cmp(va, vb));
         if o.is_ne() {
             return o;
         }
