@@ -195,6 +195,22 @@ impl Prepared {
         Some(out)
     }
 
+    /// A config's launch and estimate when it fits a device of `limits` before compiling
+    /// ([`crate::plan::prune::prune_before`]), or why it does not (a launch or estimate that
+    /// cannot be computed is a geometry reason): what a tune's candidates and `check
+    /// --target`'s forecast both ask.
+    pub fn fits(
+        &self,
+        cfg: &Config,
+        limits: &crate::limits::Limits,
+        opts: &crate::spec::settings::PruneOptions,
+    ) -> Result<(Launch, Estimate), crate::plan::prune::PruneReason> {
+        let (launch, estimate) =
+            self.launch(cfg).and_then(|l| self.estimate(cfg, &l).map(|e| (l, e))).map_err(|message| crate::plan::prune::PruneReason::Geometry { message })?;
+        crate::plan::prune::prune_before(limits, &estimate, opts)?;
+        Ok((launch, estimate))
+    }
+
     /// The pre-compile estimate of a config.
     pub fn estimate(&self, cfg: &Config, launch: &Launch) -> Result<Estimate, String> {
         let s = self.slots(cfg);

@@ -106,16 +106,9 @@ pub fn prune_forecast(prep: &Prepared, target: &crate::Target, limits: &crate::L
             break;
         }
         f.checked += 1;
-        let checked = prep.launch(&config).and_then(|l| prep.estimate(&config, &l));
-        let reason = match checked {
-            Ok(estimate) => match crate::plan::prune::prune_before(limits, &estimate, opts) {
-                Ok(()) => {
-                    f.fit += 1;
-                    continue;
-                }
-                Err(r) => r,
-            },
-            Err(message) => crate::plan::prune::PruneReason::Geometry { message },
+        let Err(reason) = prep.fits(&config, limits, opts) else {
+            f.fit += 1;
+            continue;
         };
         let slot = f.pruned.entry(reason.category().to_string()).or_insert_with(|| (0, format!("{config}: {reason}")));
         slot.0 += 1;

@@ -7,7 +7,7 @@ use crate::limits::Limits;
 use crate::plan::model;
 use crate::plan::model::ModelInput;
 use crate::plan::prepare::{Launch, Prepared};
-use crate::plan::prune::{prune_before, Estimate, PruneReason};
+use crate::plan::prune::Estimate;
 use crate::run::error::Error;
 use crate::run::{Context, TuneOptions};
 use crate::space::config::Config;
@@ -308,16 +308,12 @@ fn too_large(ctx: &Context, cartesian: u128) -> Error {
 /// Adds `config` as a candidate, or counts why it was pruned.
 #[allow(clippy::too_many_arguments)]
 fn consider(plan: &mut Plan, prep: &Prepared, limits: &Limits, prune: &PruneOptions, config: Config, coords: Vec<u32>, order: usize, is_default: bool) {
-    let checked = prep.launch(&config).and_then(|l| prep.estimate(&config, &l).map(|e| (l, e)));
-    let reason = match checked {
-        Ok((launch, estimate)) => match prune_before(limits, &estimate, prune) {
-            Ok(()) => {
-                plan.cands.push(Cand { config, coords, order, is_default, launch, estimate });
-                return;
-            }
-            Err(r) => r,
-        },
-        Err(message) => PruneReason::Geometry { message },
+    let reason = match prep.fits(&config, limits, prune) {
+        Ok((launch, estimate)) => {
+            plan.cands.push(Cand { config, coords, order, is_default, launch, estimate });
+            return;
+        }
+        Err(r) => r,
     };
     tracing::debug!(config = %config, reason = %reason, "pruned before compiling");
     *plan.pruned_before.entry(reason.category().to_string()).or_default() += 1;
