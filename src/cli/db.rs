@@ -97,7 +97,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             let n = f.entries.len();
             outln!("{} ({n} entr{})", db.path().display(), if n == 1 { "y" } else { "ies" });
             let groups = Groups::of(&f);
-            let mut listed: Vec<&kerntune::store::db::Entry> = f.entries.values().collect();
+            let mut listed: Vec<&Entry> = f.entries.values().collect();
             listed.sort_by(|a, b| a.id.listed_cmp(&b.id));
             for e in listed {
                 outln!("{}", entry_line(&groups, e));
