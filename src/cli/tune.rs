@@ -642,9 +642,8 @@ struct Counters {
     pruned_before: usize,
     /// Configs verified and waiting on the shortlist to be measured in full.
     waiting: std::collections::HashSet<String>,
-    /// Configs put on the shortlist so far.
-    listed: usize,
-    /// Of those, the ones measured in full since.
+    /// Configs put on the shortlist and measured in full since (with those still `waiting`, the
+    /// configs put on it so far).
     listed_done: usize,
     /// Configs the bar has counted (verified or final: each once).
     counted: std::collections::HashSet<String>,
@@ -658,9 +657,7 @@ impl Counters {
         if self.counted.insert(key.clone()) {
             self.last_first_s = at;
         }
-        if self.waiting.insert(key) {
-            self.listed += 1;
-        }
+        self.waiting.insert(key);
     }
 
     /// A config's final outcome: measured (`ok`) or failed; `at`: the bar's elapsed seconds.
@@ -694,7 +691,7 @@ impl Counters {
             _ => first,
         };
         let firsts_left = self.planned.saturating_sub(met) as f64;
-        let in_full_left = (self.length() as usize).saturating_sub(self.planned.max(met) + self.listed_done) as f64;
+        let in_full_left = (self.listed_projected() - self.listed_done) as f64;
         Some(firsts_left * first + in_full_left * in_full)
     }
 
@@ -703,13 +700,21 @@ impl Counters {
         (self.counted.len() + self.listed_done) as u64
     }
 
-    /// The bar's work in all: every planned config's first outcome, and the shortlist's
-    /// measurements in full, projected to the configs not met yet.
-    fn length(&self) -> u64 {
+    /// The configs the shortlist will have taken by the tune's end: those put on it so far,
+    /// projected to the configs not met yet.
+    fn listed_projected(&self) -> usize {
         let met = self.counted.len();
-        let planned = self.planned.max(met);
-        let projected = if met == 0 { 0 } else { (self.listed * planned).div_ceil(met) };
-        (planned + projected.max(self.listed)) as u64
+        let listed = self.listed_done + self.waiting.len();
+        if met == 0 {
+            return listed;
+        }
+        (listed * self.planned.max(met)).div_ceil(met).max(listed)
+    }
+
+    /// The bar's work in all: every planned config's first outcome, and the shortlist's
+    /// measurements in full.
+    fn length(&self) -> u64 {
+        (self.planned.max(self.counted.len()) + self.listed_projected()) as u64
     }
 
     fn show(&self, pb: &ProgressBar) {
