@@ -1627,6 +1627,75 @@ fn a_tune_report_is_simulated_drawn_and_learned_from() {
     assert_eq!(std::fs::read(&report).unwrap(), before);
 }
 
+/// A fleet's database, and each form `db export` writes of it, holds several spaces: `simulate`
+/// scores each entry (and holds each out in turn), a searched entry says it is part of its
+/// space, and `--prior` reads a file of several documents as it reads the database: this kernel
+/// at this problem, or this target's nearest sizes; the others are counted in a note.
+#[test]
+fn a_fleets_database_and_its_exports_are_simulated_and_learned_from() {
+    let d = tempfile::tempdir().unwrap();
+    if !have_device(d.path()) {
+        return;
+    }
+    let spec = examples().join("triad/triad.toml");
+    let spec = spec.to_str().unwrap();
+    let db = d.path().join("fleet.sqlite");
+    let db = db.to_str().unwrap();
+    let o = kerntune(d.path(), &["tune", spec, "--backend", "wgpu", "--db", db, "--strategy", "exhaustive", "--key", "N=4096", "--key", "N=65536"]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let t4 = d.path().join("fleet.t4.json");
+    let own = d.path().join("fleet.json");
+    for (file, format) in [(&t4, "t4"), (&own, "kerntune")] {
+        let o = kerntune(d.path(), &["db", "export", "--db", db, "--format", format, "-o", file.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", text(&o).1);
+    }
+    for (file, name) in [(db, "fleet.sqlite"), (t4.to_str().unwrap(), "fleet.t4"), (own.to_str().unwrap(), "fleet")] {
+        let o = kerntune(d.path(), &["simulate", file, "--strategy", "random", "--repeats", "2", "--budget", "4"]);
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{file}: {err}");
+        for problem in ["N=4096", "N=65536"] {
+            assert!(out.contains(&format!("{name} triad {problem} (llvmpipe")) && out.contains("23 configs, 0 failed"), "{file}: {out}");
+        }
+        assert!(!err.contains("note:"), "an exhaustive tune's entries are whole spaces: {err}");
+    }
+    // Drawn: an entry each, with the launches each config's mean was measured over.
+    let page = d.path().join("fleet.html");
+    let o = kerntune(d.path(), &["report", "--db", t4.to_str().unwrap(), "-o", page.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert!(o.status.success() && out.contains("(2 entries, 46 measured configs,"), "{out}{err}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(!html.contains(" over 1 launch") && html.contains(" launches"), "the launches as measured, not the one mean exported");
+    // Merged into a database it is not (T4 keeps too little of a tune); said so, the file untouched.
+    let o = kerntune(d.path(), &["db", "merge", "--db", d.path().join("m.sqlite").to_str().unwrap(), t4.to_str().unwrap()]);
+    let (_, err) = text(&o);
+    assert!(!o.status.success() && err.contains("is a list of T4 results documents (`kerntune db export --format t4`), not a kerntune database"), "{err}");
+    // Each entry held out in turn, the other its prior.
+    let o = kerntune(d.path(), &["simulate", "--leave-one-out", t4.to_str().unwrap(), "--repeats", "2", "--json"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 6, "two held out, three records each: {v}");
+    // An entry a search measured part of says so.
+    let part = d.path().join("part.sqlite");
+    let o =
+        kerntune(d.path(), &["tune", spec, "--backend", "wgpu", "--db", part.to_str().unwrap(), "--strategy", "random", "--budget", "5", "--key", "N=4096"]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let o = kerntune(d.path(), &["simulate", part.to_str().unwrap(), "--strategy", "random", "--repeats", "2", "--budget", "3"]);
+    let (_, err) = text(&o);
+    assert!(o.status.success() && err.contains("holds the configs a `random` search chose (5 configs), perhaps part of the space"), "{err}");
+    // As a prior, the T4 export of both entries: at a third size, both are this target's near sizes.
+    let o = kerntune(d.path(), &["tune", spec, "--backend", "wgpu", "--no-db", "--budget", "4", "--key", "N=16384", "--prior", t4.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("prior: 2 other problems on this target, 46 measurements ("), "{out}");
+    // Another kernel's tune uses none of it, and says why.
+    let reduction = examples().join("reduction/reduction.toml");
+    let o = kerntune(d.path(), &["tune", reduction.to_str().unwrap(), "--backend", "wgpu", "--no-db", "--budget", "3", "--prior", t4.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("prior: 0 targets, 0 measurements (no usable file)") && out.contains("2 documents; not used: 2 of another kernel (`triad`)"), "{out}");
+}
+
 #[test]
 fn simulate_under_a_time_budget_reads_the_scores_at_durations() {
     let d = tempfile::tempdir().unwrap();

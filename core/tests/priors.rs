@@ -702,18 +702,21 @@ fn a_tune_report_reads_as_a_recorded_space_a_prior_and_an_entry() {
     let why = t.err().unwrap().to_string();
     assert!(why.contains("is a kerntune tune report (`kerntune tune --json`), not a kerntune database; it was left untouched"), "{why}");
     assert_eq!(std::fs::read(&path).unwrap(), before);
-    // Several tunes' reports in one list: one message naming them, and the tune goes on
-    // without the file.
+    // Several tunes' reports in one list: read one at a time, one message naming them; read
+    // whole, a space, an entry and a prior each.
     let two = dir.path().join("two.json");
     std::fs::write(&two, serde_json::to_string(&vec![&r, &b]).unwrap()).unwrap();
     let e = RecordedSpace::load(&two).unwrap_err();
     assert!(e.starts_with(&format!("{}: a kerntune report of 2 tunes ([0] k ", two.display())) && e.contains("[1] k ") && e.contains("jq '.[0]'"), "{e}");
     let e = kerntune_core::store::foreign::entry(&two).err().unwrap();
     assert!(e.starts_with(&format!("{}: a kerntune report of 2 tunes", two.display())), "{e}");
+    assert_eq!(RecordedSpace::load_all(&two).unwrap().len(), 2);
+    assert_eq!(kerntune_core::store::foreign::entries(&two).unwrap().0.len(), 2);
     let c = Tuner::new(device("gpu_c", 256.0))
         .tune(&job(), &TuneOptions { prior: PriorSetting::Files(vec![two]), budget: Budget::parse("3").unwrap(), ..opts(&db) })
         .unwrap();
-    assert!(c.prior.as_ref().unwrap().notes.iter().any(|n| n.contains("a kerntune report of 2 tunes") && n.contains("tuning without it")), "{:?}", c.prior);
+    let p = c.prior.as_ref().unwrap();
+    assert!(p.targets == 2 && p.notes.is_empty(), "both tunes, of this kernel and problem on gpu_a and gpu_b: {p:?}");
     // A budgeted tune's report holds part of the space, and says so.
     let part = dir.path().join("part.json");
     let few = TuneOptions { db: None, prior: PriorSetting::Off, strategy: "random".into(), budget: Budget::parse("5").unwrap(), ..Default::default() };

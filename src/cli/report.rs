@@ -82,14 +82,15 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     for path in &paths {
         match Database::at(path).load() {
             Ok(f) => file.merge(&f),
-            // Another tuner's results: one entry.
+            // Another tuner's results (or kerntune's tune reports, or its T4 export): an entry
+            // each.
             Err(DbError::Foreign { .. }) => {
-                let (e, note) = kerntune::store::foreign::entry(path).map_err(|m| anyhow::anyhow!("--db: {m}"))?;
+                let (all, note) = kerntune::store::foreign::entries(path).map_err(|m| anyhow::anyhow!("--db: {m}"))?;
                 if let Some(note) = note {
                     crate::cli::out::eprint_line(&format!("note: {note}"));
                     notes.push(note);
                 }
-                file.entries.insert(e.id.key(), e);
+                file.entries.extend(all.into_iter().map(|e| (e.id.key(), e)));
             }
             Err(e) => return Err(e.into()),
         }

@@ -9,8 +9,10 @@ use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Recorded spaces: Kernel Tuner cache files (.json, .json.gz), T4 results files, or a
-    /// kerntune tune report (`kerntune tune --json`, one tune's).
+    /// Recorded spaces: Kernel Tuner cache files (.json, .json.gz), T4 results files (a list of
+    /// them, as `db export --format t4` writes several entries, is a space each), kerntune tune
+    /// reports (`kerntune tune --json`; a space per tune), or a kerntune database (SQLite, or
+    /// `db export`'s JSON; a space per entry, of the configs it measured).
     #[arg(required = true)]
     spaces: Vec<PathBuf>,
     /// Strategies, comma separated, or `all`.
@@ -281,35 +283,58 @@ impl std::ops::Deref for Resolved {
     }
 }
 
-/// A recorded space, with a note where its file was cut off while written or holds part of a
-/// space.
-fn load(path: &std::path::Path) -> anyhow::Result<RecordedSpace> {
-    let space = RecordedSpace::load(path).map_err(anyhow::Error::msg)?;
-    if space.cut_off {
-        crate::cli::out::eprint_line(&format!("note: {}", kerntune::store::recorded::cut_off_note(path, space.len())));
+/// The recorded spaces a file holds (one, or one per entry or document of a database or a list:
+/// [`RecordedSpace::load_all`]), with a note where one was cut off while written or holds part
+/// of a space. Of a file of several, a space no config of which succeeded is left out, with a
+/// note; of a file of one, it is refused (nothing to score against).
+fn load(path: &std::path::Path) -> anyhow::Result<Vec<RecordedSpace>> {
+    let all = RecordedSpace::load_all(path).map_err(anyhow::Error::msg)?;
+    let several = all.len() > 1;
+    let mut kept = Vec::new();
+    for space in all {
+        if space.cut_off {
+            crate::cli::out::eprint_line(&format!("note: {}", kerntune::store::recorded::cut_off_note(path, space.len())));
+        }
+        if space.optimum().is_infinite() {
+            if !several {
+                anyhow::bail!("{}: no config in this space succeeded; nothing to score against", path.display());
+            }
+            crate::cli::out::eprint_line(&format!("note: {} left out: none of its {} configs succeeded; nothing to score against", space.name, space.len()));
+            continue;
+        }
+        if let Some(note) = &space.note {
+            crate::cli::out::eprint_line(&format!("note: {note}"));
+        }
+        kept.push(space);
     }
-    if let Some(note) = &space.note {
-        crate::cli::out::eprint_line(&format!("note: {note}"));
+    if kept.is_empty() {
+        anyhow::bail!("{}: no config of any of its spaces succeeded; nothing to score against", path.display());
     }
-    Ok(space)
+    Ok(kept)
 }
 
-/// Every space given, each with a config that succeeded to score against.
+/// Every space of every file given, each with a config that succeeded to score against.
 fn load_scorable(a: &Args) -> anyhow::Result<Vec<RecordedSpace>> {
-    let spaces: Vec<RecordedSpace> = a.spaces.iter().map(|p| load(p)).collect::<anyhow::Result<_>>()?;
-    for (s, p) in spaces.iter().zip(&a.spaces) {
-        if s.optimum().is_infinite() {
-            anyhow::bail!("{}: no config in this space succeeded; nothing to score against", p.display());
-        }
+    Ok(load_named(a)?.into_iter().map(|(_, s)| s).collect())
+}
+
+/// [`load_scorable`]'s spaces, each with where it came from for messages: its file, and the
+/// space's name too where the file holds several.
+fn load_named(a: &Args) -> anyhow::Result<Vec<(String, RecordedSpace)>> {
+    let mut spaces = Vec::new();
+    for p in &a.spaces {
+        let these = load(p)?;
+        let several = these.len() > 1;
+        spaces.extend(these.into_iter().map(|s| (if several { format!("{} ({})", p.display(), s.name) } else { p.display().to_string() }, s)));
     }
     Ok(spaces)
 }
 
 /// `--leave-one-out`'s search without priors (`--strategy`, `all` meaning hybrid), once at least
-/// two spaces are given.
-fn held_out_base(a: &Args) -> anyhow::Result<String> {
-    if a.spaces.len() < 2 {
-        anyhow::bail!("--leave-one-out needs at least two spaces (one held out, the others its priors)");
+/// two spaces are given (`spaces`: how many the files hold).
+fn held_out_base(a: &Args, spaces: usize) -> anyhow::Result<String> {
+    if spaces < 2 {
+        anyhow::bail!("--leave-one-out needs at least two spaces (one held out, the others its priors); the files given hold {spaces}");
     }
     let base = if a.strategy == "all" { "hybrid".to_string() } else { a.strategy.clone() };
     kerntune::search::strategy::by_name(&base, 0).map_err(|m| anyhow::anyhow!("--strategy: {m}"))?;
@@ -342,8 +367,8 @@ fn prior_label(kind: &kerntune::sim::simulate::PriorKind, base: &str) -> String 
 fn leave_one_out(a: &Resolved) -> anyhow::Result<i32> {
     use kerntune::sim::simulate::{leave_one_out, PriorKind};
     check_sizes(a)?;
-    let base = held_out_base(a)?;
     let spaces = load_scorable(a)?;
+    let base = held_out_base(a, spaces.len())?;
     let progress = Progress::start(spaces.len() * 3 * a.repeats, a.json);
     progress.doing(format!("(leave one out over {} spaces)", spaces.len()));
     let (rows, alone) = leave_one_out(&spaces, &base, a.budget, a.repeats, a.seed, a.flight()).map_err(anyhow::Error::msg)?;
@@ -454,8 +479,8 @@ fn in_time(a: &Args, limit: f64, at: &[f64]) -> anyhow::Result<i32> {
     check_seeds_and_threads(a)?;
     let points = grid(limit, at);
     let labels: Vec<String> = at.iter().map(|&s| secs_label(s)).collect();
-    let base = if a.leave_one_out { Some(held_out_base(a)?) } else { None };
     let spaces = load_scorable(a)?;
+    let base = if a.leave_one_out { Some(held_out_base(a, spaces.len())?) } else { None };
     let header = format!(
         "a tune with a time budget of {}, simulated: {threads} compile thread{} (the tuner's compile order and compile-tail watch), each config's recorded compile and evaluation seconds (opening the device and making the reference not counted); fraction of optimum of the fastest config measured by then (0 before the first), mean ± sd (5th percentile) over {} seeds",
         secs_label(limit),
@@ -620,13 +645,9 @@ fn run_resolved(a: &Resolved) -> anyhow::Result<i32> {
         return wall(a, &strategies, threads);
     }
     let mut all: Vec<Score> = Vec::new();
-    let progress = Progress::start(a.spaces.len() * strategies.len() * a.repeats, a.json);
-    for path in &a.spaces {
-        progress.doing(format!("({}: loading)", path.file_name().map_or_else(|| path.display().to_string(), |f| f.to_string_lossy().into_owned())));
-        let space = load(path)?;
-        if space.optimum().is_infinite() {
-            anyhow::bail!("{}: no config in this space succeeded; nothing to score against", path.display());
-        }
+    let spaces = load_scorable(a)?;
+    let progress = Progress::start(spaces.len() * strategies.len() * a.repeats, a.json);
+    for space in spaces {
         let mut scores = Vec::new();
         for s in &strategies {
             progress.doing(format!("({}, {s})", space.name));
@@ -704,21 +725,19 @@ fn wall(a: &Resolved, strategies: &[String], threads: usize) -> anyhow::Result<i
         anyhow::bail!("--compile-threads must be at least 1");
     }
     let mut rows: Vec<Comparison> = Vec::new();
-    let spaces: Vec<RecordedSpace> = a.spaces.iter().map(|p| load(p)).collect::<anyhow::Result<_>>()?;
-    if let Some((_, path)) = spaces.iter().zip(&a.spaces).find(|(s, _)| s.is_empty()) {
-        anyhow::bail!("{}: the space holds no config; nothing to simulate", path.display());
-    }
+    let named = load_named(a)?;
+    let spaces: Vec<&RecordedSpace> = named.iter().map(|(_, s)| s).collect();
     let progress = Progress::start(spaces.len() * strategies.len() * a.repeats, a.json);
-    for (h, (space, path)) in spaces.iter().zip(&a.spaces).enumerate() {
+    for (h, (from, space)) in named.iter().enumerate() {
         // The other spaces of the same parameters (the same kernel on other devices): their
         // recorded compile times as the prior a tune of this one would have.
         let names = |s: &RecordedSpace| s.params.iter().map(|p| p.name.clone()).collect::<Vec<_>>();
-        let others: Vec<&RecordedSpace> = spaces.iter().enumerate().filter(|(o, s)| *o != h && names(s) == names(space)).map(|(_, s)| s).collect();
+        let others: Vec<&RecordedSpace> = spaces.iter().enumerate().filter(|(o, s)| *o != h && names(s) == names(space)).map(|(_, s)| *s).collect();
         let prior = kerntune::sim::simulate::prior_for(space, &others).compile_s;
         let prior = (prior.iter().any(|t| t.is_finite())).then_some(prior.as_slice());
         for st in strategies {
             progress.doing(format!("({}, {st})", space.name));
-            rows.push(compare(space, st, a.budget, a.repeats, a.seed, threads, prior).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?);
+            rows.push(compare(space, st, a.budget, a.repeats, a.seed, threads, prior).map_err(|e| anyhow::anyhow!("{from}: {e}"))?);
         }
     }
     drop(progress);

@@ -50,7 +50,9 @@ pub struct Args {
     strategy: Option<String>,
     /// Learn from these files of other GPUs' measurements instead of the database: Kernel Tuner
     /// caches (.json, .json.gz), T4 files, kerntune databases (entries of another source hash
-    /// in a named database are used too), kerntune tune reports (`tune --json`, one tune's).
+    /// in a named database are used too), kerntune tune reports (`tune --json`). A file of
+    /// several entries or tunes (a database, `db export --format t4`, `tune --json` of several
+    /// problems) gives this kernel and problem on other targets, and this target's nearest sizes.
     #[arg(long, num_args = 1.., value_name = "FILE", conflicts_with = "no_prior")]
     prior: Vec<PathBuf>,
     /// Do not learn from other GPUs' measurements.

@@ -208,21 +208,84 @@ fn from_file(b: &mut PriorBuilder<'_>, f: &std::path::Path, ctx: &Context, targe
         from_database(b, &Database::at(f), ctx, target, true, compile);
         return;
     }
-    match PriorFile::load(f) {
-        Ok(p) => {
-            // Named by the file as given, so that a refusal or a note says which file it is.
-            let name = if p.device.is_empty() { f.display().to_string() } else { format!("{} ({})", p.device, f.display()) };
-            let compile: Vec<_> = p.compile_records().collect();
-            let seconds: Vec<_> = p.seconds().collect();
-            if p.cut_off {
-                b.note(crate::store::recorded::cut_off_note(f, p.records.len()));
-            }
-            if b.add(&name, &p.params, p.records) {
-                b.add_compile(compile);
-                b.add_seconds(seconds);
-            }
+    match PriorFile::load_all(f) {
+        Ok(mut docs) if docs.len() == 1 => {
+            add_file(b, docs.remove(0), &f.display().to_string(), f, true);
         }
+        Ok(docs) => from_documents(b, docs, f, ctx, target),
         Err(e) => b.note(format!("{e}; tuning without it")),
+    }
+}
+
+/// One document of a prior file, named by its device and the file as given (so that a refusal
+/// or a note says which it is); whether it was used. With `seconds`, its evaluation seconds
+/// size the tune's first flight (not those of another problem size, which takes another time).
+fn add_file(b: &mut PriorBuilder<'_>, p: PriorFile, file: &str, f: &std::path::Path, seconds: bool) -> bool {
+    let name = if p.device.is_empty() { file.to_string() } else { format!("{} ({file})", p.device) };
+    let compile: Vec<_> = p.compile_records().collect();
+    let times: Vec<_> = p.seconds().collect();
+    if p.cut_off {
+        b.note(crate::store::recorded::cut_off_note(f, p.records.len()));
+    }
+    let used = b.add(&name, &p.params, p.records);
+    if used {
+        b.add_compile(compile);
+        if seconds {
+            b.add_seconds(times);
+        }
+    }
+    used
+}
+
+/// A file of several documents (kerntune's T4 export of a database, its report of several
+/// tunes), read as the database it came from is: the documents of this kernel and problem on
+/// any target, and this target's nearest other problem sizes ([`NEAREST_PROBLEMS`]); a
+/// document that names no kernel, problem or target is taken as this tune's. The others are
+/// counted in a note.
+fn from_documents(b: &mut PriorBuilder<'_>, docs: Vec<PriorFile>, f: &std::path::Path, ctx: &Context, target: &str) {
+    let count = docs.len();
+    let is = |field: &Option<String>, here: &str| field.as_deref().is_none_or(|x| x == here);
+    let (mut other_kernels, mut other_kernel, mut elsewhere) = (Vec::<String>::new(), 0, 0);
+    let mut near: Vec<(f64, usize, PriorFile)> = Vec::new();
+    for (i, d) in docs.into_iter().enumerate() {
+        let file = format!("{} [{i}]", f.display());
+        if !is(&d.kernel, &ctx.id.kernel) {
+            other_kernel += 1;
+            let name = format!("`{}`", d.kernel.as_deref().unwrap_or_default());
+            if !other_kernels.contains(&name) {
+                other_kernels.push(name);
+            }
+        } else if is(&d.problem, &ctx.id.problem) {
+            add_file(b, d, &file, f, true);
+        } else if let Some(distance) = d.problem.as_deref().filter(|_| is(&d.target, target)).and_then(|p| problem_distance(&ctx.id.problem, p)) {
+            near.push((distance, i, d));
+        } else {
+            elsewhere += 1;
+        }
+    }
+    near.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let farther = near.len().saturating_sub(NEAREST_PROBLEMS);
+    for (_, i, d) in near.into_iter().take(NEAREST_PROBLEMS) {
+        if add_file(b, d, &format!("{} [{i}]", f.display()), f, false) {
+            b.count_as_problem_here();
+        }
+    }
+    let mut left = Vec::new();
+    if other_kernel > 0 {
+        left.push(format!("{other_kernel} of another kernel ({})", other_kernels.join(", ")));
+    }
+    if elsewhere > 0 {
+        left.push(format!("{elsewhere} of another problem on another target"));
+    }
+    if farther > 0 {
+        left.push(format!("{farther} of this target at problem sizes farther than the nearest {NEAREST_PROBLEMS}"));
+    }
+    if !left.is_empty() {
+        b.note(format!(
+            "{}: {count} documents; not used: {} (as in a database, a prior is this kernel and problem on another target, or this target at a near problem size)",
+            f.display(),
+            left.join(", ")
+        ));
     }
 }
 

@@ -39,10 +39,16 @@ pub fn kind_of(v: &J) -> Option<&'static str> {
         Some("a Kernel Tuner cache")
     } else if v.get("results").is_some_and(J::is_array) && v.get("schema").is_none() {
         Some("a T4 results file")
+    } else if crate::store::recorded::documents(v).is_some() {
+        Some(T4_LIST)
     } else {
         None
     }
 }
+
+/// What [`kind_of`] calls a list of T4 documents (`kerntune db export --format t4` of several
+/// entries).
+pub const T4_LIST: &str = "a list of T4 results documents (`kerntune db export --format t4`)";
 
 /// What kind of file `v` would be, were it not damaged: a `cache` or `tune_params_keys` is
 /// Kernel Tuner's, `results` without kerntune's `schema` a T4 file's. Reading it as one says
@@ -68,15 +74,44 @@ pub(crate) fn kind_of_text(text: &str) -> Option<&'static str> {
     }
 }
 
+/// Every entry another tuner's file describes: one for a Kernel Tuner cache or T4 file, one
+/// per document of a list of T4 documents (`kerntune db export --format t4`), one per tune of a
+/// kerntune report; with a note where the file was cut off while written (read up to its last
+/// complete entry). `Err` says why the file is not one.
+pub fn entries(path: &Path) -> Result<(Vec<Entry>, Option<String>), String> {
+    if let Some(all) = report_entries(path)? {
+        return Ok((all, None));
+    }
+    let text = crate::store::recorded::read_text(path)?;
+    let (v, cut_off) = crate::store::recorded::parse_space(&text, path)?;
+    let Some(docs) = crate::store::recorded::documents(&v) else {
+        return entry_of(&v, &text, cut_off, path).map(|(e, note)| (vec![e], note));
+    };
+    let mut all = Vec::new();
+    let mut note = None;
+    let last = docs.len() - 1;
+    for (i, (label, d)) in docs.into_iter().enumerate() {
+        let (e, n) = entry_of(d, &text, cut_off && i == last, Path::new(&format!("{} [{i}] ({label})", path.display())))?;
+        all.push(e);
+        note = note.or(n);
+    }
+    Ok((all, note))
+}
+
 /// The entry a Kernel Tuner cache or T4 file describes, with a note where the file was cut off
 /// while written (read up to its last complete entry); `Err` says why the file is not one.
 pub fn entry(path: &Path) -> Result<(Entry, Option<String>), String> {
     let text = crate::store::recorded::read_text(path)?;
     let (v, cut_off) = crate::store::recorded::parse_space(&text, path)?;
-    if let Some(report) = crate::store::recorded::one_report(&v) {
+    entry_of(&v, &text, cut_off, path)
+}
+
+/// [`entry`] of a parsed document (`text` the file's, for a Kernel Tuner cache's order).
+fn entry_of(v: &J, text: &str, cut_off: bool, path: &Path) -> Result<(Entry, Option<String>), String> {
+    if let Some(report) = crate::store::recorded::one_report(v) {
         return report.and_then(|r| report_entry(r, path)).map(|e| (e, None)).map_err(|e| format!("{}: {e}", path.display()));
     }
-    let space = RecordedSpace::from_value(&v, path)?;
+    let space = RecordedSpace::from_value(v, path)?;
     let note = cut_off.then(|| crate::store::recorded::cut_off_note(path, space.len()));
     let kt = v.get("cache").is_some();
     // Each config's place in the file and its timestamp, in `space`'s order (a cache's entries
@@ -89,7 +124,7 @@ pub fn entry(path: &Path) -> Result<(Entry, Option<String>), String> {
     };
     let (place, stamps): (Vec<usize>, Vec<Option<f64>>) = if kt {
         let cache = v["cache"].as_object().ok_or("`cache` is not an object")?;
-        let order = file_order(&text);
+        let order = file_order(text);
         cache.iter().enumerate().map(|(i, (k, e))| (order.iter().position(|o| o == k).unwrap_or(i), e["timestamp"].as_str().and_then(epoch_seconds))).unzip()
     } else {
         let results = v["results"].as_array().ok_or("`results` is not an array")?;
@@ -135,7 +170,17 @@ pub fn entry(path: &Path) -> Result<(Entry, Option<String>), String> {
         let status = match space.times[i] {
             Some(ms) => {
                 let samples: Vec<f64> = if space.samples[i].is_empty() { vec![ms / 1e3] } else { space.samples[i].iter().map(|t| t / 1e3).collect() };
-                let stats = Stats { mean: ms / 1e3, ..Stats::from_samples(&samples, false) };
+                let mut stats = Stats { mean: ms / 1e3, ..Stats::from_samples(&samples, false) };
+                // kerntune's T4 export keeps a config's mean alone in `runtimes`, and its count of
+                // launches and interval as measurements of their own.
+                let measured = |name: &str| {
+                    let all = if kt { None } else { v["results"][i]["measurements"].as_array() };
+                    all.and_then(|m| m.iter().find(|m| m["name"] == name)).and_then(|m| m["value"].as_f64())
+                };
+                if let (Some(n), Some(half)) = (measured("samples").filter(|n| *n >= 1.0), measured("time_ci95_half_width")) {
+                    stats.samples = n as u32;
+                    stats.ci_half = if half >= 0.0 { half / 1e3 } else { f64::INFINITY };
+                }
                 if best.as_ref().is_none_or(|(t, _)| stats.mean < *t) {
                     best = Some((stats.mean, config.key()));
                 }

@@ -201,6 +201,39 @@ fn eval_secs(benchmark: Option<f64>, verification: Option<f64>) -> Option<f64> {
     }
 }
 
+/// A space's name: its file's, without `.json` or `.json.gz`.
+fn space_name(path: &Path) -> String {
+    path.file_name().and_then(|n| n.to_str()).unwrap_or("space").trim_end_matches(".gz").trim_end_matches(".json").to_string()
+}
+
+/// Whether the file starts as an SQLite database does.
+fn is_sqlite(path: &Path) -> bool {
+    let mut head = [0u8; 16];
+    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok() && head.starts_with(b"SQLite format 3\0")
+}
+
+/// The documents a list holds, where it is kerntune's own list of them: T4 documents (`kerntune
+/// db export --format t4` of several entries) or tune reports (`kerntune tune --json` of
+/// several problems), each with a label of its kernel and problem (`triad N=65536`); `None` for
+/// anything else, which is read whole.
+pub(crate) fn documents(v: &J) -> Option<Vec<(String, &J)>> {
+    let J::Array(all) = v else { return None };
+    let t4 = |d: &J| d.is_object() && d["results"].is_array() && !is_report(d);
+    if all.is_empty() || !(all.iter().all(t4) || all.iter().all(is_report)) {
+        return None;
+    }
+    let label = |(i, d): (usize, &J)| {
+        let meta = if is_report(d) { &d["entry"] } else { &d["metadata"] };
+        let named: Vec<&str> = [&meta["kernel"], &meta["problem"]].into_iter().filter_map(J::as_str).collect();
+        if named.is_empty() {
+            format!("[{i}]")
+        } else {
+            named.join(" ")
+        }
+    };
+    Some(all.iter().enumerate().map(|d| (label(d), d.1)).collect())
+}
+
 /// Parameters from value lists; every value must be a number, a string or a boolean.
 fn params_of(keys: &[String], lists: &[Vec<J>]) -> Result<Vec<Param>, String> {
     keys.iter()
@@ -234,10 +267,67 @@ impl RecordedSpace {
         Ok(RecordedSpace { cut_off, ..Self::from_value(&v, path)? })
     }
 
+    /// Every recorded space a file holds: one for a Kernel Tuner cache, a T4 document or one
+    /// tune's report; one per document for a list of them (`kerntune db export --format t4` of
+    /// several entries, `kerntune tune --json` of several problems); one per entry for a kerntune
+    /// database (SQLite, or its JSON export). A space of several is named by its file and its
+    /// kernel and problem (`fleet.t4 conv N=4096`).
+    pub fn load_all(path: &Path) -> Result<Vec<RecordedSpace>, String> {
+        let db = crate::store::db::Database::at(path);
+        if is_sqlite(path) || db.is_json() {
+            return Self::from_database(&db, path);
+        }
+        let text = read_text(path)?;
+        let (v, cut_off) = parse_space(&text, path)?;
+        let Some(docs) = documents(&v) else {
+            return Ok(vec![RecordedSpace { cut_off, ..Self::from_value(&v, path)? }]);
+        };
+        if let [(_, one)] = &docs[..] {
+            return Ok(vec![RecordedSpace { cut_off, ..Self::from_value(one, path)? }]);
+        }
+        let last = docs.len() - 1;
+        docs.iter()
+            .enumerate()
+            .map(|(i, (label, d))| {
+                let s = Self::from_value(d, Path::new(&format!("{} [{i}] ({label})", path.display())))?;
+                // A file cut off while written lost the end of its last document.
+                Ok(RecordedSpace { name: format!("{} {label}", space_name(path)), cut_off: cut_off && i == last, ..s })
+            })
+            .collect()
+    }
+
+    /// A kerntune database's entries, each a space of the configs it measured; an entry a search
+    /// measured part of (any strategy but exhaustive, or one shard of a split tune) says so in
+    /// its `note`.
+    fn from_database(db: &crate::store::db::Database, path: &Path) -> Result<Vec<RecordedSpace>, String> {
+        let file = db.load().map_err(|e| e.to_string())?;
+        if file.entries.is_empty() {
+            return Err(format!("{}: a kerntune database with no entries; nothing recorded to read", path.display()));
+        }
+        file.entries
+            .values()
+            .map(|e| {
+                let label = format!("{} {}", e.id.kernel, e.id.problem);
+                let where_ = format!("{}: {label} on {}", path.display(), e.target_name);
+                let mut s = Self::from_t4(&to_t4(e), format!("{} {label}", space_name(path))).map_err(|m| format!("{where_}: {m}"))?;
+                let searched: Vec<&str> = e.runs.iter().map(|r| r.strategy.as_str()).filter(|s| *s != "exhaustive").collect();
+                let part = match (e.origin.as_ref().and_then(|o| o.shard.as_ref()), searched.first()) {
+                    (Some(shard), _) => Some(format!("shard {shard} of a split tune")),
+                    (None, Some(strategy)) => Some(format!("configs a `{strategy}` search chose")),
+                    (None, None) => None,
+                };
+                s.note = part.map(|part| {
+                    format!("{where_}: holds the {part} ({} configs), perhaps part of the space: scores are fractions of the fastest of those, not of the space's optimum", s.len())
+                });
+                Ok(s)
+            })
+            .collect()
+    }
+
     /// The space a parsed Kernel Tuner cache or T4 file holds (`path` names it, in errors and
     /// as the space's name).
     pub(crate) fn from_value(v: &J, path: &Path) -> Result<RecordedSpace, String> {
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("space").trim_end_matches(".gz").trim_end_matches(".json").to_string();
+        let name = space_name(path);
         check_version(v).map_err(|e| format!("{}: {e}", path.display()))?;
         if let Some(report) = one_report(v) {
             let report = report.map_err(|e| format!("{}: {e}", path.display()))?;
@@ -482,6 +572,14 @@ pub struct PriorFile {
     /// The file ended early and was closed after its last complete entry, as a
     /// [`RecordedSpace`]'s `cut_off`.
     pub cut_off: bool,
+    /// The kernel, problem and target (fingerprint) the document names, where it names them
+    /// (kerntune's T4 export and tune reports do; Kernel Tuner's files do not): a file of several
+    /// documents is read as a database is, by these.
+    pub kernel: Option<String>,
+    /// See `kernel`.
+    pub problem: Option<String>,
+    /// See `kernel`.
+    pub target: Option<String>,
 }
 
 impl PriorFile {
@@ -496,11 +594,35 @@ impl PriorFile {
         self.records.iter().zip(&self.compile_s).filter_map(|((v, _), c)| c.map(|c| (v.clone(), c)))
     }
 
-    /// Reads a file; `Err` says why it is not one this reads.
+    /// Reads a file of one document; `Err` says why it is not one this reads.
     pub fn load(path: &Path) -> Result<PriorFile, String> {
+        let mut all = Self::load_all(path)?;
+        match all.len() {
+            1 => Ok(all.remove(0)),
+            n => Err(format!("{}: {n} documents (several entries or tunes); it is read one at a time here", path.display())),
+        }
+    }
+
+    /// Reads a file: one document, or each of a list of them (kerntune's T4 export of several
+    /// entries, its report of several tunes); `Err` says why it is not one this reads.
+    pub fn load_all(path: &Path) -> Result<Vec<PriorFile>, String> {
         let text = read_text(path)?;
         let (v, cut_off) = parse_repairing(&text)
             .map_err(|e| format!("{}: not a Kernel Tuner cache, T4 file or kerntune database (no SQLite header): {e}", path.display()))?;
+        let docs = match documents(&v) {
+            Some(docs) if docs.len() > 1 => docs,
+            Some(mut one) => return Ok(vec![Self::from_value(one.remove(0).1.clone(), cut_off, path)?]),
+            None => return Ok(vec![Self::from_value(v, cut_off, path)?]),
+        };
+        let last = docs.len() - 1;
+        docs.into_iter()
+            .enumerate()
+            .map(|(i, (label, d))| Self::from_value(d.clone(), cut_off && i == last, Path::new(&format!("{} [{i}] ({label})", path.display()))))
+            .collect()
+    }
+
+    /// The prior one parsed document holds (`path` names it in errors).
+    fn from_value(v: J, cut_off: bool, path: &Path) -> Result<PriorFile, String> {
         let time = |t: &J| -> Result<f64, String> {
             match t {
                 J::Number(n) => Ok(n.as_f64().unwrap_or(f64::NAN)),
@@ -532,7 +654,17 @@ impl PriorFile {
                 .collect();
             let compile_s = cache.values().map(|e| e["compile_time"].as_f64().map(|ms| ms / 1e3)).collect();
             let eval_s = vec![None; cache.len()];
-            return Ok(PriorFile { device: v["device_name"].as_str().unwrap_or("").to_string(), params: keys, records, compile_s, eval_s, cut_off });
+            return Ok(PriorFile {
+                device: v["device_name"].as_str().unwrap_or("").to_string(),
+                params: keys,
+                records,
+                compile_s,
+                eval_s,
+                cut_off,
+                kernel: None,
+                problem: None,
+                target: None,
+            });
         }
         if let Some(results) = v.get("results").and_then(J::as_array) {
             let mut params: Vec<String> = Vec::new();
@@ -568,7 +700,18 @@ impl PriorFile {
                 .iter()
                 .map(|r| eval_secs(r["times"]["benchmark"].as_f64(), r["times"]["validation"].as_f64()).map(|ms| ms / 1e3).filter(|_| ours))
                 .collect();
-            return Ok(PriorFile { device: v["metadata"]["hardware"]["name"].as_str().unwrap_or("").to_string(), params, records, compile_s, eval_s, cut_off });
+            let named = |field: &str| v["metadata"][field].as_str().map(String::from);
+            return Ok(PriorFile {
+                device: v["metadata"]["hardware"]["name"].as_str().unwrap_or("").to_string(),
+                params,
+                records,
+                compile_s,
+                eval_s,
+                cut_off,
+                kernel: named("kernel"),
+                problem: named("problem"),
+                target: named("target"),
+            });
         }
         match (v.get("cache"), v.get("results")) {
             (Some(c), _) => Err(format!("{}: `cache` is {}, not an object of configs (a Kernel Tuner cache)", path.display(), quote_json(c))),
@@ -841,7 +984,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(26);
         let (mut refused, mut tried) = (0, 0);
-        for original in [&kt, &t4] {
+        // A list of T4 documents (`db export --format t4` of several entries) too.
+        let list = J::Array(vec![t4.clone(), t4.clone()]);
+        for original in [&kt, &t4, &list] {
             for _ in 0..300 {
                 let mut v = original.clone();
                 for _ in 0..rng.random_range(1..4) {
@@ -854,7 +999,7 @@ mod tests {
                 let file = dir.path().join("space.json");
                 std::fs::write(&file, &text).unwrap();
                 tried += 2;
-                let read = std::panic::catch_unwind(|| (RecordedSpace::load(&file).err(), PriorFile::load(&file).err()));
+                let read = std::panic::catch_unwind(|| (RecordedSpace::load_all(&file).err(), PriorFile::load_all(&file).err()));
                 let Ok(errors) = read else { panic!("reading panicked on {text}") };
                 if let Some(e) = errors.0 {
                     refused += 1;
