@@ -1675,6 +1675,22 @@ fn a_fleets_database_and_its_exports_are_simulated_and_learned_from() {
     assert!(o.status.success(), "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v.as_array().unwrap().len(), 6, "two held out, three records each: {v}");
+    // Counts given out of order or twice are read once each, in order; a budget past the space
+    // says its columns repeat; --noise says which configs have no launch times to draw from
+    // (the database keeps each config's statistics, not its launches).
+    let o = kerntune(d.path(), &["simulate", db, "--strategy", "random", "--repeats", "2", "--at", "5,5,3", "--budget", "30", "--noise"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("│ strategy ┆ @3 ") && out.contains("┆ @5 ") && out.matches("┆ @5 ").count() == 2 && !out.contains("┆ @30"), "{out}");
+    assert!(out.contains("(the space has 23 configs: a run evaluates each at most once, so it ends by evaluation 23; later columns repeat its end)"), "{out}");
+    assert!(
+        err.contains("note: --noise: in fleet.sqlite triad N=4096, 23 of the 23 configs that succeeded have fewer than two recorded launch times"),
+        "{err}"
+    );
+    // Leaving one out compares one search without priors with the transfer searches.
+    let o = kerntune(d.path(), &["simulate", "--leave-one-out", db, "--strategy", "random,hybrid"]);
+    let (_, err) = text(&o);
+    assert!(!o.status.success() && err.contains("--leave-one-out compares one search without priors"), "{err}");
     // An entry a search measured part of says so.
     let part = d.path().join("part.sqlite");
     let o =

@@ -231,6 +231,8 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             anyhow::bail!("--at {most} is beyond --budget {b}: raise --budget, or leave it out to run to the largest --at");
         }
     }
+    at.sort_unstable();
+    at.dedup();
     let most_at = at.iter().copied().max();
     let budget = budget.unwrap_or(if a.leave_one_out { most_at.unwrap_or(20) } else { most_at.map_or(400, |m| m.max(400)) });
     if at.is_empty() {
@@ -285,9 +287,10 @@ impl std::ops::Deref for Resolved {
 
 /// The recorded spaces a file holds (one, or one per entry or document of a database or a list:
 /// [`RecordedSpace::load_all`]), with a note where one was cut off while written or holds part
-/// of a space. Of a file of several, a space no config of which succeeded is left out, with a
-/// note; of a file of one, it is refused (nothing to score against).
-fn load(path: &std::path::Path) -> anyhow::Result<Vec<RecordedSpace>> {
+/// of a space, or, with `noise`, has configs with one recorded time (nothing to draw noise
+/// from). Of a file of several, a space no config of which succeeded is left out, with a note;
+/// of a file of one, it is refused (nothing to score against).
+fn load(path: &std::path::Path, noise: bool) -> anyhow::Result<Vec<RecordedSpace>> {
     let all = RecordedSpace::load_all(path).map_err(anyhow::Error::msg)?;
     let several = all.len() > 1;
     let mut kept = Vec::new();
@@ -304,6 +307,16 @@ fn load(path: &std::path::Path) -> anyhow::Result<Vec<RecordedSpace>> {
         }
         if let Some(note) = &space.note {
             crate::cli::out::eprint_line(&format!("note: {note}"));
+        }
+        if noise {
+            let measured = space.times.iter().filter(|t| t.is_some()).count();
+            let once = space.times.iter().zip(&space.samples).filter(|(t, s)| t.is_some() && s.len() < 2).count();
+            if once > 0 {
+                crate::cli::out::eprint_line(&format!(
+                    "note: --noise: in {}, {once} of the {measured} configs that succeeded have fewer than two recorded launch times (Kernel Tuner's `times`, T4's `times.runtimes`), so answer with their recorded time, without noise",
+                    space.name
+                ));
+            }
         }
         kept.push(space);
     }
@@ -323,7 +336,7 @@ fn load_scorable(a: &Args) -> anyhow::Result<Vec<RecordedSpace>> {
 fn load_named(a: &Args) -> anyhow::Result<Vec<(String, RecordedSpace)>> {
     let mut spaces = Vec::new();
     for p in &a.spaces {
-        let these = load(p)?;
+        let these = load(p, a.noise)?;
         let several = these.len() > 1;
         spaces.extend(these.into_iter().map(|s| (if several { format!("{} ({})", p.display(), s.name) } else { p.display().to_string() }, s)));
     }
@@ -335,6 +348,12 @@ fn load_named(a: &Args) -> anyhow::Result<Vec<(String, RecordedSpace)>> {
 fn held_out_base(a: &Args, spaces: usize) -> anyhow::Result<String> {
     if spaces < 2 {
         anyhow::bail!("--leave-one-out needs at least two spaces (one held out, the others its priors); the files given hold {spaces}");
+    }
+    if a.strategy.contains(',') {
+        anyhow::bail!(
+            "--strategy {}: --leave-one-out compares one search without priors with the transfer searches; name one (default hybrid), or run it once per strategy",
+            a.strategy
+        );
     }
     let base = if a.strategy == "all" { "hybrid".to_string() } else { a.strategy.clone() };
     kerntune::search::strategy::by_name(&base, 0).map_err(|m| anyhow::anyhow!("--strategy: {m}"))?;
@@ -699,6 +718,13 @@ fn print_scores(a: &Resolved, space: &RecordedSpace, scores: &[Score]) -> anyhow
     );
     if let Some(line) = a.flight_line() {
         outln!("{line}");
+    }
+    if a.budget > space.len() {
+        outln!(
+            "(the space has {} configs: a run evaluates each at most once, so it ends by evaluation {}; later columns repeat its end)",
+            space.len(),
+            space.len()
+        );
     }
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
