@@ -246,7 +246,7 @@ pub fn open_devices(choice: BackendChoice, devices: &Devices) -> Result<OpenedDe
         let backend = one.target().backend.clone();
         return Err(OpenError::NoDevice {
             backend: backend.clone(),
-            message: format!("no {backend} device #{bad}; there are {count} (0 to {}); see `kerntune devices`", count.saturating_sub(1)),
+            message: format!("no {backend} device #{bad}: this machine has {} (see `kerntune devices`)", kerntune_core::hint::ordinals(count)),
         });
     }
     with_backend!(one, b => {

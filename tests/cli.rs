@@ -239,6 +239,22 @@ fn the_device_listing_says_why_a_backend_found_nothing() {
         assert!(err.contains("note: hip: no AMD GPU found"), "{err}");
     }
     assert!(!err.contains("error:"), "a backend that found nothing is not an error while another found a device: {err}");
+    // A tune on a backend that found nothing says where to look and what --backend's default does.
+    if cfg!(feature = "hip") && !out.contains("[hip #") {
+        let triad = examples().join("triad/triad.toml");
+        let (_, err) = text(&kerntune(d.path(), &["tune", triad.to_str().unwrap(), "--backend", "hip", "--no-db"]));
+        assert!(
+            err.trim() == "error: no AMD GPU found; `kerntune devices` lists what this machine has, and without --backend a tune takes the best of it",
+            "{err}"
+        );
+    }
+    // A device list naming one the machine lacks: the ordinals it has, as for --device.
+    let triad = examples().join("triad/triad.toml");
+    let (_, err) = text(&kerntune(d.path(), &["tune", triad.to_str().unwrap(), "--backend", "wgpu", "--devices", "0,4", "--no-db"]));
+    assert!(
+        err.trim().starts_with("error: --devices: no wgpu device #4: this machine has only #0 (see `kerntune devices`)") || out.contains("[wgpu #4]"),
+        "{err}"
+    );
 }
 
 /// A problem larger than the whole device is refused before it is made, with what it needs and

@@ -58,7 +58,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         (Some(d), _) => d.clone(),
         (None, d) => Devices::List(vec![d.unwrap_or(0)]),
     };
-    let opened = kerntune::open_devices(a.backend, &devices)?;
+    let opened = super::open_devices(a.backend, &devices, if a.devices.is_some() { "--devices: " } else { "" })?;
     super::say_left_out(&opened.left_out);
     let backends = opened.backends;
     let db = Database::at(super::db_path(&a.db));

@@ -102,6 +102,22 @@ pub(crate) fn say_json_db(arg: &Option<PathBuf>) {
     }
 }
 
+/// Opens the devices a tune (or `confirm`) measures on; where the backend named finds none, the
+/// error says where to look (`kerntune devices`) and that leaving `--backend` out takes the best
+/// backend found.
+pub(crate) fn open_devices(choice: kerntune::BackendChoice, devices: &kerntune::Devices, flag: &str) -> anyhow::Result<kerntune::OpenedDevices> {
+    kerntune::open_devices(choice, devices).map_err(|e| {
+        let hint = match (&e, choice) {
+            (kerntune::OpenError::NoDevice { .. }, kerntune::BackendChoice::Auto) => "",
+            // A device number the machine lacks is said with the ones it has.
+            (kerntune::OpenError::NoDevice { message, .. }, _) if message.contains("kerntune devices") => "",
+            (kerntune::OpenError::NoDevice { .. }, _) => "; `kerntune devices` lists what this machine has, and without --backend a tune takes the best of it",
+            _ => "",
+        };
+        anyhow::anyhow!("{flag}{e}{hint}")
+    })
+}
+
 /// Says which devices `--devices all` left out (another model than the first), if any.
 pub(crate) fn say_left_out(left_out: &[(usize, String)]) {
     let Some(&(first, _)) = left_out.first() else { return };

@@ -316,7 +316,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         (None, None, Some(text)) => text.parse().map_err(|m| anyhow::anyhow!("{}: tune.devices: {m}", spec.path.display()))?,
         (None, None, None) => Devices::List(vec![0]),
     };
-    let opened = kerntune::open_devices(a.backend, &devices).map_err(|e| anyhow::anyhow!("{}{e}", if a.devices.is_some() { "--devices: " } else { "" }))?;
+    let opened = super::open_devices(a.backend, &devices, if a.devices.is_some() { "--devices: " } else { "" })?;
     tracing::debug!("devices opened");
     let backends = opened.backends;
     if !a.json {
