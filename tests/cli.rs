@@ -414,6 +414,19 @@ fn bad_input_gets_one_clear_line() {
     // A tolerance for an output the spec does not have, from the spec or the command line.
     let p = write(dir, "tol.toml", &format!("{}\n[verify.tolerances]\nz = {{ atol = 1e-3, rtol = 1e-3 }}\n", spec("ok.wgsl", "", "WG_SIZE")));
     bad(dir, &["check", p.to_str().unwrap()], &["tol.toml", "verify.tolerances", "`z` is not a buffer argument (buffers: x, y)"]);
+    // And for an input, which is never compared (the line of `check` showed its tolerance).
+    let p = write(
+        dir,
+        "tolx.toml",
+        &format!(
+            "{}
+[verify.tolerances]
+x = {{ atol = 1e-3, rtol = 1e-3 }}
+",
+            spec("ok.wgsl", "", "WG_SIZE")
+        ),
+    );
+    bad(dir, &["check", p.to_str().unwrap()], &["tolx.toml", "verify.tolerances", "`x` has a tolerance of its own, but it is not compared at all"]);
     let p = write(dir, "twice.toml", &spec("ok.wgsl", "", "WG_SIZE").replace("WG_SIZE = [32, 64]", "WG_SIZE = [32, 32, 64]"));
     bad(dir, &["check", p.to_str().unwrap()], &["twice.toml", "params.WG_SIZE", "32 is listed twice; list each value once"]);
     let p = write(dir, "nan.toml", &spec("ok.wgsl", "", "WG_SIZE").replace("WG_SIZE = [32, 64]", "WG_SIZE = [32, 64]\nSCALE = [1.0, nan]"));

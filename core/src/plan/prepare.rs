@@ -465,16 +465,6 @@ pub fn layout(job: &TuneJob) -> Result<Vec<ArgLayout>, SpecError> {
             return Err(err("verify.outputs", format!("`{o}` is not a buffer argument (buffers: {}){by}", buffers.join(", "))));
         }
     }
-    // A tolerance for a name that is no buffer would be silently unused (a typo, or an output
-    // renamed since).
-    for (o, _) in &job.verify.per_output {
-        if !buffers.contains(&o.as_str()) {
-            return Err(err(
-                "verify.tolerances",
-                format!("`{o}` is not a buffer argument (buffers: {}); name an output there or in --atol/--rtol NAME=VALUE", buffers.join(", ")),
-            ));
-        }
-    }
     // A setting for one output (how it is compared, how many of its elements may differ) must
     // name an output the verification compares: else it would be silently unused.
     let compared_output = |o: &str, what: &str, flag: &str| -> Result<(), String> {
@@ -495,6 +485,11 @@ pub fn layout(job: &TuneJob) -> Result<Vec<ArgLayout>, SpecError> {
         };
         Err(format!("`{o}` {what}, but it is not compared at all: {why}"))
     };
+    // A tolerance for a name that is no buffer (a typo, or an output renamed since), or for a
+    // buffer that is not compared, would be silently unused.
+    for (o, _) in &job.verify.per_output {
+        compared_output(o, "has a tolerance of its own", "--atol/--rtol NAME=VALUE").map_err(|m| err("verify.tolerances", m))?;
+    }
     for (o, how) in &job.verify.compare {
         compared_output(o, &format!("is to be compared {}", how.describe()), &format!("--compare NAME={}", how.word()))
             .map_err(|m| err("verify.compare", m))?;
