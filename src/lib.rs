@@ -6,6 +6,33 @@
 //! [`AnyBackend`] holds whichever backend was opened; because each backend has its own kernel
 //! and workspace types, code that tunes is generic over [`Backend`] and [`with_backend!`]
 //! dispatches to it with a hand-written `match` (enum_dispatch cannot span crates).
+//!
+//! ## Tuning from Rust
+//!
+//! What `kerntune tune SPEC` does, in a program: load the spec, open the best backend found,
+//! tune each problem and read the winner. The database is the CLI's (so a second run is a
+//! lookup); `opts.db = None` keeps nothing.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! kerntune::hook(); // first thing in `main`: compiles and kernels in worker processes
+//! let spec = kerntune::plan::prepare::load("examples/triad/triad.toml".as_ref())?;
+//! let mut opts = kerntune::TuneOptions::for_spec(&spec)?;
+//! opts.db = Some(kerntune::store::db::Database::at(kerntune::store::db::Database::default_path()));
+//! let backend = kerntune::open(kerntune::BackendChoice::Auto, None)?;
+//! kerntune::with_backend!(backend, b => {
+//!     let language = kerntune::Backend::language(&b);
+//!     let tuner = kerntune::Tuner::new(b);
+//!     for problem in 0..spec.problems.len() {
+//!         let report = tuner.tune(&spec.job(language, problem)?, &opts)?;
+//!         println!("{}: {} at {:.4} ms", report.entry.problem, report.winner.key(), report.winner_stats.mean * 1e3);
+//!     }
+//! });
+//! # Ok(()) }
+//! ```
+//!
+//! To launch the winner on your own buffers, tuning on first use, see each backend's `launch`
+//! module (`docs/launch.md`, and `examples/app`, a whole program).
 
 pub use kerntune_core as core;
 
