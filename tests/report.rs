@@ -436,7 +436,11 @@ fn an_entry_of_failures_says_every_config_failed() {
     let (_, html) = report_of_entry(d.path(), "failed.json", "failed.html", e);
     assert!(html.contains("no winner: every config measured failed (6; see Failures)"), "the reason there is no winner");
     assert!(!html.contains("did not finish") && !html.contains("older kerntune"), "no wrong reason");
-    assert_eq!(html.matches("Nothing was measured successfully.").count(), 3, "times, search and compile times say so");
+    assert_eq!(html.matches("Nothing was measured successfully.").count(), 3, "times, the fastest configs and search say so");
+    assert!(!html.contains("<th>time</th>"), "no empty table of the fastest");
+    // The compiles the failed configs took are drawn, and the roofline blames no spec.
+    assert!(html.contains("Compile seconds per config (6 configs, 6 of them failed") && html.contains("red crosses: configs that failed after compiling"));
+    assert!(html.contains("No roofline: nothing was measured successfully.") && !html.contains("the spec gives no `flops`"));
 }
 
 /// A database damaged or edited by hand draws, never panics: a span 10^300 s into its run, a

@@ -476,22 +476,28 @@ pub fn trace(v: &EntryView) -> Result<Option<String>, ChartError> {
     .map(Some)
 }
 
-/// Compile seconds per config, in the order they were evaluated.
+/// Compile seconds per config, in the order they were evaluated: the configs measured, and
+/// those that failed after compiling (red crosses).
 pub fn compile(v: &EntryView) -> Result<Option<String>, ChartError> {
     let mut pts: Vec<(f64, f64, bool)> =
         v.points.iter().filter_map(|p| Some((p.trace.as_ref()?.seq as f64 + 1.0, p.compile_s?, v.winner.as_ref() == Some(&p.key)))).collect();
-    if pts.is_empty() {
+    let failed: Vec<(f64, f64)> = v.failed_compiles.iter().map(|&(seq, c)| (seq as f64, c)).collect();
+    if pts.is_empty() && failed.is_empty() {
         return Ok(None);
     }
     pts.sort_by(|a, b| a.0.total_cmp(&b.0));
     let keep: Vec<usize> = pts.iter().enumerate().filter(|(_, p)| p.2).map(|(i, _)| i).collect();
     let shown = sample(pts.len(), MARKS, &keep);
-    let xmax = pts.iter().map(|p| p.0).fold(0.0, f64::max) + 1.0;
-    let ymax = pts.iter().map(|p| p.1).fold(0.0, f64::max).max(1e-3) * 1.1;
-    let total: f64 = pts.iter().map(|p| p.1).sum();
+    let every = || pts.iter().map(|p| (p.0, p.1)).chain(failed.iter().copied());
+    let xmax = every().map(|p| p.0).fold(0.0, f64::max) + 1.0;
+    let ymax = every().map(|p| p.1).fold(0.0, f64::max).max(1e-3) * 1.1;
+    let total: f64 = every().map(|p| p.1).sum();
+    let count =
+        if failed.is_empty() { format!("{} configs", pts.len()) } else { format!("{} configs, {} of them failed", pts.len() + failed.len(), failed.len()) };
+    let failed_shown = sample(failed.len(), MARKS, &[]);
     svg("compile", (880, 300), |root| {
         let mut c = ChartBuilder::on(root)
-            .caption(format!("Compile seconds per config ({} configs, {} s summed)", pts.len(), tick(&total)), (FONT, 15))
+            .caption(format!("Compile seconds per config ({count}, {} s summed)", tick(&total)), (FONT, 15))
             .margin(10)
             .x_label_area_size(36)
             .y_label_area_size(50)
@@ -501,6 +507,7 @@ pub fn compile(v: &EntryView) -> Result<Option<String>, ChartError> {
             let (x, y, w) = pts[i];
             Circle::new((x, y), if w { 5 } else { 2 }, if w { WINNER.filled() } else { CONFIG.mix(0.7).filled() })
         }))?;
+        c.draw_series(failed_shown.iter().map(|&i| Cross::new(failed[i], 4, CEILING.stroke_width(1))))?;
         Ok(())
     })
     .map(Some)

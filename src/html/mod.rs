@@ -365,8 +365,8 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
     let compile = figure(
         "compile",
         charts::compile(v),
-        "Green: the winner.",
-        if v.points.is_empty() { NOTHING } else { "No compile times recorded (database records, or an older kerntune)." },
+        if v.failed_compiles.is_empty() { "Green: the winner." } else { "Green: the winner; red crosses: configs that failed after compiling." },
+        if v.points.is_empty() && v.failed.is_empty() { NOTHING } else { "No compile times recorded (database records, or an older kerntune)." },
     )?;
     let failures = figure("failures", charts::failures(v), "", "No config failed.")?;
     let timed = charts::timed_runs(v);
@@ -400,7 +400,11 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
             Some(_) => "Ceilings: the device's theoretical peaks.",
             None => "This device reports no peak bandwidth or FLOP rate (a wgpu adapter or software device): no ceiling is drawn.",
         },
-        "No roofline: the spec gives no `flops` or `bytes` formula ([metrics] in the spec) and the records hold none; add them to see each config against the peaks.",
+        if v.points.is_empty() {
+            "No roofline: nothing was measured successfully."
+        } else {
+            "No roofline: the spec gives no `flops` or `bytes` formula ([metrics] in the spec) and the records hold none; add them to see each config against the peaks."
+        },
     )?;
     let slowest_compiles: Vec<&Point> = {
         let mut c: Vec<&Point> = v.points.iter().filter(|p| p.compile_s.is_some()).collect();
@@ -463,7 +467,7 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
                     (if fixed.len() == 1 { ", left out of the keys below." } else { "; they are left out of the keys below." })
                 }
             }
-            table {
+            @if top.is_empty() { p.muted { (NOTHING) } } @else { table {
                 tr {
                     th { "#" } th { "config" } th { "time" } @if has_ci { th { "±95 %" } } th { "launches" }
                     @if has_bytes { th { "GB/s" } } @if has_flops { th { "GFLOP/s" } } @if has_fraction { th { "roofline" } } @if has_bound { th { "bound" } } th { "" }
@@ -481,7 +485,7 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
                         }
                     }
                 }
-            }
+            } }
             @if v.points.len() > TOP {
                 p.muted {
                     (v.points.len() - TOP)

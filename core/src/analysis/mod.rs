@@ -229,6 +229,10 @@ pub struct EntryView {
     /// Each failed config's kind, by key.
     #[serde(skip)]
     pub failed: BTreeMap<String, String>,
+    /// The failed configs that compiled: each one's place in its run (the evaluation, from 1)
+    /// and its compile seconds, where recorded (a wrong output or a fault after compiling).
+    #[serde(skip)]
+    pub failed_compiles: Vec<(usize, f64)>,
     /// The winner's key, once a tune finished.
     pub winner: Option<String>,
     /// Keys tied with the fastest.
@@ -356,6 +360,7 @@ impl EntryView {
         let mut failed: Vec<(&Config, FailureKind, &str)> = Vec::new();
         let mut failures: BTreeMap<String, usize> = BTreeMap::new();
         let mut failed_keys: BTreeMap<String, String> = BTreeMap::new();
+        let mut failed_compiles = Vec::new();
         let mut untraced = 0;
         // Per run: evaluation number, seconds, time, key, who proposed it, the device, and when
         // the run met it.
@@ -402,6 +407,10 @@ impl EntryView {
                     *failures.entry(failure.to_string()).or_default() += 1;
                     failed_keys.insert(key.clone(), failure.to_string());
                     failed.push((&m.config, *failure, message));
+                    if let Some((seq, c)) = m.trace.as_ref().and_then(|t| Some((t.seq, t.compile_s?))).filter(|&(_, c)| crate::run::timeline::plausible(0.0, c))
+                    {
+                        failed_compiles.push((seq + 1, c));
+                    }
                 }
             }
         }
@@ -507,6 +516,7 @@ impl EntryView {
             failures,
             failure_split,
             failed: failed_keys,
+            failed_compiles,
             winner,
             tie_band,
             default,

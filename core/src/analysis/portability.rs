@@ -118,6 +118,7 @@ mod tests {
             failures: Default::default(),
             failure_split: None,
             failed: failed.iter().map(|k| (k.to_string(), "launch failed".to_string())).collect(),
+            failed_compiles: vec![],
             winner: Some(winner.into()),
             tie_band: vec![],
             default: None,

@@ -834,7 +834,7 @@ impl std::fmt::Display for Disagreement {
         if let Some((p, agree, differ, right)) = &self.parameter {
             write!(f, "; `{p}` tells them apart ({right} of {} configs: {p} = {} agree, {p} = {} do not)", self.verified, agree.join(", "), differ.join(", "))?;
         }
-        write!(f, ". {}", self.advice)
+        write!(f, ": {}", self.advice)
     }
 }
 
@@ -971,9 +971,30 @@ pub fn disagreement<'a>(results: impl IntoIterator<Item = &'a ConfigResult>, par
             )
         }
         (Some((p, _, _, _)), _, _) => format!("{}; else the configs with the values that disagree are wrong", by_design(p)),
-        (None, _, _) => "the reference itself may be wrong (it is the output of one config): give expected outputs (verify.expected, --reference NAME=FILE) or a CPU reference, or turn verification off with --reference none".into(),
+        // A CPU function or expected outputs are the user's word, not a config's outputs: the
+        // kernel and they may compute different things, or the configs are wrong.
+        (None, _, _) => match &verify.reference {
+            Reference::Host(name, _) => format!(
+                "the CPU reference (cpu:{name}) and the kernel may not compute the same thing: check the arguments it reads (by name) and the outputs compared; else {}",
+                majority_wrong(disagreed, compared.len())
+            ),
+            Reference::Expected(_) => format!(
+                "the expected outputs may not be this problem's: check that they were made from the same inputs (seeds, sizes) and name the outputs compared; else {}",
+                majority_wrong(disagreed, compared.len())
+            ),
+            _ => "the reference itself may be wrong (it is the output of one config): give expected outputs (verify.expected, --reference NAME=FILE) or a CPU reference, or turn verification off with --reference none".into(),
+        },
     };
     Some(Disagreement { verified: compared.len(), disagreed, parameter, largest_relative_error, advice, reference_suspect })
+}
+
+/// The configs that disagree with a reference the user gave, in words, as the ones in error.
+fn majority_wrong(disagreed: usize, verified: usize) -> String {
+    if disagreed == verified {
+        "every config verified is wrong".into()
+    } else {
+        format!("the {disagreed} that disagree are wrong, and nothing in their parameters tells them from the {} that agree", verified - disagreed)
+    }
 }
 
 /// The configs that agree with a reference in doubt, in words: `the one config that agrees with
@@ -1479,6 +1500,37 @@ mod tests {
             assert_eq!(d.reference_suspect, suspect, "{got}: {}", d.advice);
             assert_eq!(d.advice.contains("is more likely the wrong one"), suspect, "{}", d.advice);
         }
+    }
+
+    /// Every config wrong in its own way, no parameter telling them apart: a config's outputs as
+    /// the reference are put in doubt; a CPU reference or expected outputs, the user's word, are
+    /// not called a config's outputs: the advice says the kernel and they may differ, or every
+    /// config is wrong.
+    #[test]
+    fn a_reference_the_user_gave_is_not_called_a_configs_outputs() {
+        let res: Vec<ConfigResult> = [32, 64, 128, 256]
+            .into_iter()
+            .enumerate()
+            .map(|(k, wg)| {
+                let m = format!(
+                    "`y`: {} of 4096 elements differ (first at index {k}: got NaN, expected 1); 1 is NaN or infinite where the reference is finite",
+                    k + 1
+                );
+                r(&[("WG", wg)], failed(FailureKind::WrongOutput, &m))
+            })
+            .collect();
+        let params = vec![Param::new("WG", [32, 64, 128, 256])];
+        let d = disagreement(&res, &params, &Verification::default()).expect("4 of 4 disagree");
+        assert!(d.advice.starts_with("the reference itself may be wrong (it is the output of one config)"), "{}", d.advice);
+        let cpu = Verification { reference: Reference::parse("cpu:triad", std::path::Path::new(".")).unwrap(), ..Default::default() };
+        let d = disagreement(&res, &params, &cpu).unwrap();
+        assert_eq!(
+            d.to_string(),
+            "4 of the 4 verified configs disagree with the reference: the CPU reference (cpu:triad) and the kernel may not compute the same thing: check the arguments it reads (by name) and the outputs compared; else every config verified is wrong"
+        );
+        let given = Verification { reference: Reference::Expected(Vec::new()), ..Default::default() };
+        let d = disagreement(&res, &params, &given).unwrap();
+        assert!(d.advice.starts_with("the expected outputs may not be this problem's") && !d.advice.contains("output of one config"), "{}", d.advice);
     }
 
     /// The first valid config as the reference, the one config that agrees with it: the advice
