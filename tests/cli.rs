@@ -847,6 +847,19 @@ fn rust_export_matches_the_file_the_example_app_compiles() {
     assert!(o.status.success(), "{}", text(&o).1);
     let shipped = std::fs::read_to_string(root.join("examples/app/tests/data/winners.rs")).unwrap();
     assert_eq!(text(&o).0.trim_end(), shipped.trim_end(), "regenerate examples/app/tests/data/winners.rs with `kerntune db export --rust --db tests/data/db/triad-llvmpipe.json --out examples/app/tests/data/winners.rs`");
+    assert!(text(&o).1.is_empty(), "{}", text(&o).1);
+    // Entries without a winner are left out, with a word.
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&db).unwrap()).unwrap();
+    let n = v["entries"].as_object().unwrap().len();
+    for e in v["entries"].as_object_mut().unwrap().values_mut() {
+        e.as_object_mut().unwrap().remove("winner");
+    }
+    let none = d.path().join("none.json");
+    std::fs::write(&none, v.to_string()).unwrap();
+    let o = kerntune(d.path(), &["db", "export", "--rust", "--db", none.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert!(o.status.success() && out.contains("0 winner(s)"), "{out}");
+    assert!(err.contains(&format!("note: {n} of the {n} entries have no winner")) && err.contains("are not in the Rust source"), "{err}");
 }
 
 /// A tune stopped as a whole (Ctrl-Z; a scheduler suspending its job sends SIGSTOP to every

@@ -123,7 +123,19 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             }
             let format = if rust { "rust" } else { format.as_str() };
             let text = match format {
-                "rust" => kerntune::store::export::rust_source(&f, None, "kerntune"),
+                "rust" => {
+                    // Only winners are embedded: say which entries have none, rather than write
+                    // a shorter (or empty) list without a word.
+                    let without = f.entries.values().filter(|e| e.winner.is_none()).count();
+                    if without > 0 {
+                        crate::cli::out::eprint_line(&format!(
+                            "note: {without} of the {} entries have no winner (every config failed, the tune withheld it, or it stopped before it picked one) and are not in the Rust source; `kerntune db show --db {}` says which",
+                            f.entries.len(),
+                            db.path().display()
+                        ));
+                    }
+                    kerntune::store::export::rust_source(&f, None, "kerntune")
+                }
                 "kerntune" => serde_json::to_string_pretty(&f)?,
                 "t4" => {
                     let docs: Vec<serde_json::Value> = f.entries.values().map(kerntune::sim::recorded::to_t4).collect();
