@@ -79,11 +79,11 @@ pub(crate) fn kind_of_text(text: &str) -> Option<&'static str> {
 /// kerntune report; with a note where the file was cut off while written (read up to its last
 /// complete entry). `Err` says why the file is not one.
 pub fn entries(path: &Path) -> Result<(Vec<Entry>, Option<String>), String> {
-    if let Some(all) = report_entries(path)? {
-        return Ok((all, None));
-    }
     let text = crate::store::recorded::read_text(path)?;
     let (v, cut_off) = crate::store::recorded::parse_space(&text, path)?;
+    if let Some(reports) = crate::store::recorded::reports(&v) {
+        return entries_of_reports(reports, path).map(|all| (all, None));
+    }
     let Some(docs) = crate::store::recorded::documents(&v) else {
         return entry_of(&v, &text, cut_off, path).map(|(e, note)| (vec![e], note));
     };
@@ -237,8 +237,12 @@ pub fn report_entries(path: &Path) -> Result<Option<Vec<Entry>>, String> {
     let text = crate::store::recorded::read_text(path)?;
     let (v, _) = crate::store::recorded::parse_space(&text, path)?;
     let Some(reports) = crate::store::recorded::reports(&v) else { return Ok(None) };
-    let entries = reports.into_iter().enumerate().map(|(i, r)| report_entry(r, path).map_err(|e| format!("{}: tune [{i}]: {e}", path.display())));
-    entries.collect::<Result<Vec<_>, _>>().map(Some)
+    entries_of_reports(reports, path).map(Some)
+}
+
+/// The entry of each tune report (see [`report_entries`]).
+fn entries_of_reports(reports: Vec<&J>, path: &Path) -> Result<Vec<Entry>, String> {
+    reports.into_iter().enumerate().map(|(i, r)| report_entry(r, path).map_err(|e| format!("{}: tune [{i}]: {e}", path.display()))).collect()
 }
 
 /// The entry a kerntune tune report describes, as the tune stored it in its database (for a
