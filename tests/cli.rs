@@ -414,6 +414,15 @@ fn bad_input_gets_one_clear_line() {
     // A tolerance for an output the spec does not have, from the spec or the command line.
     let p = write(dir, "tol.toml", &format!("{}\n[verify.tolerances]\nz = {{ atol = 1e-3, rtol = 1e-3 }}\n", spec("ok.wgsl", "", "WG_SIZE")));
     bad(dir, &["check", p.to_str().unwrap()], &["tol.toml", "verify.tolerances", "`z` is not a buffer argument (buffers: x, y)"]);
+    // A folder where a file goes: said for what it is, with what to give instead.
+    let folder = dir.join("results");
+    std::fs::create_dir_all(&folder).unwrap();
+    let f = folder.to_str().unwrap();
+    let ok = write(dir, "fine.toml", &spec("ok.wgsl", "", "WG_SIZE"));
+    bad(dir, &["tune", ok.to_str().unwrap(), "--db", f], &["--db:", "is a folder; name a database file in it (--db", "db.sqlite)"]);
+    bad(dir, &["db", "show", "--db", f], &["is not a kerntune database (a folder: name a file in it, such as"]);
+    bad(dir, &["report", "--db", f, "-o", dir.join("r.html").to_str().unwrap()], &["(a folder: name a file in it"]);
+    bad(dir, &["simulate", f], &["a folder, not a file; name the files in it (`", "/results/*.json.gz`, say)"]);
     // And for an input, which is never compared (the line of `check` showed its tolerance).
     let p = write(
         dir,

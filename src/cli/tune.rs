@@ -316,6 +316,10 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         (None, None, Some(text)) => text.parse().map_err(|m| anyhow::anyhow!("{}: tune.devices: {m}", spec.path.display()))?,
         (None, None, None) => Devices::List(vec![0]),
     };
+    // Said before the device opens and the problem is made, not when the first lookup fails.
+    if let Some(folder) = a.db.as_ref().filter(|p| !a.no_db && p.is_dir()) {
+        anyhow::bail!("--db: {} is a folder; name a database file in it (--db {})", folder.display(), folder.join("db.sqlite").display());
+    }
     let opened = super::open_devices(a.backend, &devices, if a.devices.is_some() { "--devices: " } else { "" })?;
     tracing::debug!("devices opened");
     let backends = opened.backends;

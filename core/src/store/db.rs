@@ -1083,6 +1083,12 @@ impl Database {
     }
 
     fn kind(&self) -> Result<Kind, DbError> {
+        if self.path.is_dir() {
+            return Err(DbError::NotOurs {
+                path: self.path.clone(),
+                detail: format!("a folder: name a file in it, such as {}", self.path.join("db.sqlite").display()),
+            });
+        }
         let mut head = [0u8; 16];
         let n = match File::open(&self.path) {
             Ok(mut f) => std::io::Read::read(&mut f, &mut head).map_err(self.io("reading"))?,

@@ -49,6 +49,13 @@ pub struct RecordedSpace {
 /// A file's text, gunzipped where its name ends in `.gz`, without a byte-order mark (Windows
 /// editors write one, and JSON has none).
 pub(crate) fn read_text(path: &Path) -> Result<String, String> {
+    if path.is_dir() {
+        return Err(format!(
+            "{}: a folder, not a file; name the files in it (`{}/*.json.gz`, say)",
+            path.display(),
+            path.display().to_string().trim_end_matches('/')
+        ));
+    }
     let mut bytes = Vec::new();
     std::fs::File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
     let text = if path.extension().is_some_and(|e| e == "gz") {
