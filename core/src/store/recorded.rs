@@ -213,6 +213,17 @@ fn space_name(path: &Path) -> String {
     path.file_name().and_then(|n| n.to_str()).unwrap_or("space").trim_end_matches(".gz").trim_end_matches(".json").to_string()
 }
 
+/// Names the spaces that share a name (one GPU's entries through two backends, which share its
+/// device name too) by their target as well (`fleet matmul M=1024 [cuda-sm_90-…]`), where known.
+fn distinct(spaces: &mut [RecordedSpace], targets: &[Option<&str>]) {
+    let shared: Vec<bool> = spaces.iter().map(|s| spaces.iter().filter(|o| o.name == s.name && o.device == s.device).count() > 1).collect();
+    for ((s, shared), target) in spaces.iter_mut().zip(shared).zip(targets) {
+        if let Some(t) = target.filter(|_| shared) {
+            s.name = format!("{} [{t}]", s.name);
+        }
+    }
+}
+
 /// Whether the file starts as an SQLite database does.
 fn is_sqlite(path: &Path) -> bool {
     let mut head = [0u8; 16];
@@ -293,14 +304,19 @@ impl RecordedSpace {
             return Ok(vec![RecordedSpace { cut_off, ..Self::from_value(one, path)? }]);
         }
         let last = docs.len() - 1;
-        docs.iter()
+        let mut all = docs
+            .iter()
             .enumerate()
             .map(|(i, (label, d))| {
                 let s = Self::from_value(d, Path::new(&format!("{} [{i}] ({label})", path.display())))?;
                 // A file cut off while written lost the end of its last document.
                 Ok(RecordedSpace { name: format!("{} {label}", space_name(path)), cut_off: cut_off && i == last, ..s })
             })
-            .collect()
+            .collect::<Result<Vec<_>, String>>()?;
+        let targets: Vec<Option<&str>> =
+            docs.iter().map(|(_, d)| if is_report(d) { &d["entry"]["target"] } else { &d["metadata"]["target"] }.as_str()).collect();
+        distinct(&mut all, &targets);
+        Ok(all)
     }
 
     /// A kerntune database's entries, each a space of the configs it measured; an entry a search
@@ -311,7 +327,8 @@ impl RecordedSpace {
         if file.entries.is_empty() {
             return Err(format!("{}: a kerntune database with no entries; nothing recorded to read", path.display()));
         }
-        file.entries
+        let mut all = file
+            .entries
             .values()
             .map(|e| {
                 let label = format!("{} {}", e.id.kernel, e.id.problem);
@@ -328,7 +345,10 @@ impl RecordedSpace {
                 });
                 Ok(s)
             })
-            .collect()
+            .collect::<Result<Vec<_>, String>>()?;
+        let targets: Vec<Option<&str>> = file.entries.values().map(|e| Some(e.id.target.as_str())).collect();
+        distinct(&mut all, &targets);
+        Ok(all)
     }
 
     /// The space a parsed Kernel Tuner cache or T4 file holds (`path` names it, in errors and
@@ -1097,6 +1117,34 @@ mod tests {
         let (v, cut_off) = parse_repairing(&cut.replace(" oops", "")).unwrap();
         assert!(cut_off);
         assert_eq!(RecordedSpace::from_kernel_tuner(&v, "t".into()).unwrap().len(), 2);
+    }
+
+    /// A list of T4 documents (`db export --format t4`) is a space each, named by the file, the
+    /// kernel and the problem, and by the target too where two share the rest (one GPU through
+    /// CUDA and Vulkan has one device name).
+    #[test]
+    fn a_list_of_documents_is_a_space_each_named_apart() {
+        let doc = |target: &str, problem: &str, ms: f64| {
+            json!({
+                "metadata": { "kernel": "mm", "problem": problem, "target": target, "hardware": { "name": "GPU" } },
+                "results": [
+                    { "configuration": { "t": 1 }, "invalidity": "correct", "measurements": [{ "name": "time", "value": ms, "unit": "ms" }] },
+                    { "configuration": { "t": 2 }, "invalidity": "correct", "measurements": [{ "name": "time", "value": 2.0 * ms, "unit": "ms" }] }
+                ]
+            })
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fleet.t4.json");
+        std::fs::write(&path, J::Array(vec![doc("cuda-a", "n=1", 1.0), doc("wgpu-a", "n=1", 3.0), doc("cuda-a", "n=2", 5.0)]).to_string()).unwrap();
+        let names: Vec<String> = RecordedSpace::load_all(&path).unwrap().into_iter().map(|s| format!("{} {}", s.name, s.optimum())).collect();
+        assert_eq!(names, ["fleet.t4 mm n=1 [cuda-a] 1", "fleet.t4 mm n=1 [wgpu-a] 3", "fleet.t4 mm n=2 5"]);
+        let priors = PriorFile::load_all(&path).unwrap();
+        assert_eq!(
+            priors.iter().map(|p| (p.target.as_deref(), p.problem.as_deref())).collect::<Vec<_>>(),
+            [(Some("cuda-a"), Some("n=1")), (Some("wgpu-a"), Some("n=1")), (Some("cuda-a"), Some("n=2"))]
+        );
+        // Read one at a time, it says it holds several.
+        assert!(PriorFile::load(&path).err().unwrap().contains("3 documents"));
     }
 
     #[test]
