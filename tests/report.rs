@@ -422,6 +422,31 @@ fn a_winner_that_reads_past_its_buffers_is_said_by_the_report_and_db_show() {
     }
 }
 
+/// One GPU through two backends has one device name: its two entries of one problem are named
+/// by their targets too, in the list, the headings and the side-by-side table; an entry alone
+/// on its device and problem keeps its plain name.
+#[test]
+fn one_gpu_through_two_backends_is_named_apart() {
+    let d = tempfile::tempdir().unwrap();
+    let mut f = DbFile::default();
+    let cuda = synthetic_entry("NVIDIA H100 80GB HBM3", "cuda-sm_90-h100", "n=1024", 40, 1.0, 1);
+    let vulkan = synthetic_entry("NVIDIA H100 80GB HBM3", "wgpu-vulkan-10de-h100", "n=1024", 40, 0.8, 2);
+    let big = synthetic_entry("NVIDIA H100 80GB HBM3", "cuda-sm_90-h100", "n=4096", 40, 4.0, 3);
+    for e in [cuda, vulkan, big] {
+        f.entries.insert(e.id.key(), e);
+    }
+    let db = d.path().join("two.json");
+    std::fs::write(&db, serde_json::to_string(&f).unwrap()).unwrap();
+    let out = d.path().join("two.html");
+    let o = kerntune(&["report", "--db", db.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&out).unwrap();
+    for t in ["cuda-sm_90-h100", "wgpu-vulkan-10de-h100"] {
+        assert!(html.contains(&format!("NVIDIA H100 80GB HBM3 [{t}] (n=1024)")), "{t}");
+    }
+    assert!(html.contains("NVIDIA H100 80GB HBM3 (n=4096)") && !html.contains("[cuda-sm_90-h100] (n=4096)"));
+}
+
 /// An entry whose every config failed (a stencil that reads past its input everywhere): the page
 /// says so where each part would show measurements, and blames no older kerntune.
 #[test]

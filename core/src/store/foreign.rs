@@ -151,7 +151,9 @@ fn entry_of(v: &J, text: &str, cut_off: bool, path: &Path) -> Result<(Entry, Opt
     let id = EntryId {
         kernel,
         kernel_hash: format!("{tool}: {}", path.display()),
-        target: format!("{TARGET_PREFIX}{}", slug(&device)),
+        // kerntune's T4 export names the target it was measured on (one GPU through CUDA and
+        // through Vulkan is two); another tool's file, the device.
+        target: format!("{TARGET_PREFIX}{}", v["metadata"]["target"].as_str().filter(|_| !kt).map_or_else(|| slug(&device), String::from)),
         toolchain: "recorded".into(),
         problem,
     };
