@@ -366,7 +366,7 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
         "compile",
         charts::compile(v),
         if v.failed_compiles.is_empty() { "Green: the winner." } else { "Green: the winner; red crosses: configs that failed after compiling." },
-        if v.points.is_empty() && v.failed.is_empty() { NOTHING } else { "No compile times recorded (database records, or an older kerntune)." },
+        if v.points.is_empty() { NOTHING } else { "No compile times recorded (database records, or an older kerntune)." },
     )?;
     let failures = figure("failures", charts::failures(v), "", "No config failed.")?;
     let timed = charts::timed_runs(v);
