@@ -606,10 +606,12 @@ fn kernel_tuner_caches_are_drawn_as_entries() {
     }
     let svg = std::fs::read_to_string(charts.join("entry-1-distribution.svg")).unwrap();
     assert!(svg.starts_with("<svg ") && svg.contains("xmlns=\"http://www.w3.org/2000/svg\"") && svg.trim_end().ends_with("</svg>"), "a standalone SVG");
-    // A folder that cannot be made is one line naming it.
-    let o = kerntune(&["report", "--db", a.to_str().unwrap(), "-o", out.to_str().unwrap(), "--charts", a.to_str().unwrap()]);
+    // A folder that cannot be made is one line naming it, said before the page is written.
+    let fresh = d.path().join("fresh.html");
+    let o = kerntune(&["report", "--db", a.to_str().unwrap(), "-o", fresh.to_str().unwrap(), "--charts", a.to_str().unwrap()]);
     let err = stderr(&o);
     assert!(!o.status.success() && err.lines().filter(|l| l.starts_with("error:")).count() == 1 && err.contains("--charts"), "{err}");
+    assert!(!fresh.exists(), "no page without its charts");
     // Each winner is its cache's fastest config; the trace spans the timestamps (5 s).
     assert!(html.contains("b=2,c=7") && html.contains("b=4,c=7"));
     assert!(html.contains("6 evaluations over 5.0 s"), "the run as its timestamps give it");

@@ -77,6 +77,11 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     if a.out.extension().is_some_and(|e| e != "html" && e != "htm") {
         anyhow::bail!("--out: {} does not end in .html; the report is an HTML page", a.out.display());
     }
+    // Before anything is read or written: a page written and then refused its charts' folder
+    // would leave half the output.
+    if let Some(dir) = a.charts.as_ref().filter(|d| d.exists() && !d.is_dir()) {
+        anyhow::bail!("--charts: {} is a file; name a folder for the chart files (it is made if missing)", dir.display());
+    }
     let mut file = DbFile::default();
     let mut notes = Vec::new();
     for path in &paths {
@@ -186,9 +191,6 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     crate::cli::out::write_named(&a.out, html.as_bytes(), "--out: ")?;
     if let Some(dir) = &a.charts {
         let charts = kerntune::html::charts_of(&html);
-        if dir.exists() && !dir.is_dir() {
-            anyhow::bail!("--charts: {} is a file; name a folder for the chart files (it is made if missing)", dir.display());
-        }
         std::fs::create_dir_all(dir).with_context(|| format!("--charts: cannot make {}", dir.display()))?;
         for (name, svg) in &charts {
             crate::cli::out::write_named(&dir.join(format!("{name}.svg")), svg.as_bytes(), "--charts: ")?;
