@@ -62,8 +62,6 @@ enum Command {
     Simulate(simulate::Args),
 }
 
-/// Where the database lives: `--db`, else `$KERNTUNE_CACHE_DIR/db.sqlite`, else the platform
-/// cache directory.
 /// The device preset `--target` names (`check`, `generate`), or an error that it is neither a
 /// preset nor a preset's architecture, with the nearest name and the presets.
 pub(crate) fn target_preset(name: &str) -> anyhow::Result<(kerntune::Target, kerntune::Limits)> {
@@ -78,6 +76,8 @@ pub(crate) fn target_preset(name: &str) -> anyhow::Result<(kerntune::Target, ker
     })
 }
 
+/// Where the database lives: `--db`, else `$KERNTUNE_CACHE_DIR/db.sqlite`, else the platform
+/// cache directory.
 pub(crate) fn db_path(arg: &Option<PathBuf>) -> PathBuf {
     arg.clone().unwrap_or_else(kerntune::store::db::Database::default_path)
 }
