@@ -84,14 +84,10 @@ pub fn entries(path: &Path) -> Result<(Vec<Entry>, Option<String>), String> {
     if let Some(reports) = crate::store::recorded::reports(&v) {
         return entries_of_reports(reports, path).map(|all| (all, None));
     }
-    let Some(docs) = crate::store::recorded::documents(&v) else {
-        return entry_of(&v, &text, cut_off, path).map(|(e, note)| (vec![e], note));
-    };
     let mut all = Vec::new();
     let mut note = None;
-    let last = docs.len() - 1;
-    for (i, (label, d)) in docs.into_iter().enumerate() {
-        let (e, n) = entry_of(d, &text, cut_off && i == last, Path::new(&format!("{} [{i}] ({label})", path.display())))?;
+    for d in crate::store::recorded::documents_of(&v, path, cut_off) {
+        let (e, n) = entry_of(d.value, &text, d.cut_off, &d.path)?;
         all.push(e);
         note = note.or(n);
     }

@@ -241,7 +241,7 @@ pub(crate) fn documents(v: &J) -> Option<Vec<(String, &J)>> {
         return None;
     }
     let label = |(i, d): (usize, &J)| {
-        let meta = if is_report(d) { &d["entry"] } else { &d["metadata"] };
+        let meta = about(d);
         let named: Vec<&str> = [&meta["kernel"], &meta["problem"]].into_iter().filter_map(J::as_str).collect();
         if named.is_empty() {
             format!("[{i}]")
@@ -250,6 +250,51 @@ pub(crate) fn documents(v: &J) -> Option<Vec<(String, &J)>> {
         }
     };
     Some(all.iter().enumerate().map(|d| (label(d), d.1)).collect())
+}
+
+/// What a document says it is about: a tune report's `entry`, a T4 document's `metadata` (each
+/// naming `kernel`, `problem` and `target` where kerntune wrote it).
+fn about(d: &J) -> &J {
+    if is_report(d) {
+        &d["entry"]
+    } else {
+        &d["metadata"]
+    }
+}
+
+/// One document of a file, as its readers take it: the whole file, or one of kerntune's list of
+/// them ([`documents`]).
+pub(crate) struct Document<'a> {
+    /// The document.
+    pub value: &'a J,
+    /// What names it in messages: the file, or for one of a list of several the file, its place
+    /// and its label (`fleet.json [1] (triad N=65536)`).
+    pub path: std::path::PathBuf,
+    /// Its kernel and problem, for one of a list of several.
+    pub label: Option<String>,
+    /// Whether it was cut off: the last document of a file cut off while written.
+    pub cut_off: bool,
+}
+
+/// The documents of a parsed file (`cut_off`: the file was): one for a file of one document (a
+/// list of one included), else one per document of kerntune's list.
+pub(crate) fn documents_of<'a>(v: &'a J, path: &Path, cut_off: bool) -> Vec<Document<'a>> {
+    match documents(v) {
+        Some(docs) if docs.len() > 1 => {
+            let last = docs.len() - 1;
+            docs.into_iter()
+                .enumerate()
+                .map(|(i, (label, value))| Document {
+                    value,
+                    path: format!("{} [{i}] ({label})", path.display()).into(),
+                    label: Some(label),
+                    cut_off: cut_off && i == last,
+                })
+                .collect()
+        }
+        Some(one) => vec![Document { value: one[0].1, path: path.into(), label: None, cut_off }],
+        None => vec![Document { value: v, path: path.into(), label: None, cut_off }],
+    }
 }
 
 /// Parameters from value lists; every value must be a number, a string or a boolean.
@@ -297,24 +342,16 @@ impl RecordedSpace {
         }
         let text = read_text(path)?;
         let (v, cut_off) = parse_space(&text, path)?;
-        let Some(docs) = documents(&v) else {
-            return Ok(vec![RecordedSpace { cut_off, ..Self::from_value(&v, path)? }]);
-        };
-        if let [(_, one)] = &docs[..] {
-            return Ok(vec![RecordedSpace { cut_off, ..Self::from_value(one, path)? }]);
-        }
-        let last = docs.len() - 1;
+        let docs = documents_of(&v, path, cut_off);
         let mut all = docs
             .iter()
-            .enumerate()
-            .map(|(i, (label, d))| {
-                let s = Self::from_value(d, Path::new(&format!("{} [{i}] ({label})", path.display())))?;
-                // A file cut off while written lost the end of its last document.
-                Ok(RecordedSpace { name: format!("{} {label}", space_name(path)), cut_off: cut_off && i == last, ..s })
+            .map(|d| {
+                let s = Self::from_value(d.value, &d.path)?;
+                let name = d.label.as_ref().map_or(s.name.clone(), |label| format!("{} {label}", space_name(path)));
+                Ok(RecordedSpace { name, cut_off: d.cut_off, ..s })
             })
             .collect::<Result<Vec<_>, String>>()?;
-        let targets: Vec<Option<&str>> =
-            docs.iter().map(|(_, d)| if is_report(d) { &d["entry"]["target"] } else { &d["metadata"]["target"] }.as_str()).collect();
+        let targets: Vec<Option<&str>> = docs.iter().map(|d| about(d.value)["target"].as_str()).collect();
         distinct(&mut all, &targets);
         Ok(all)
     }
@@ -636,16 +673,7 @@ impl PriorFile {
         let text = read_text(path)?;
         let (v, cut_off) = parse_repairing(&text)
             .map_err(|e| format!("{}: not a Kernel Tuner cache, T4 file or kerntune database (no SQLite header): {e}", path.display()))?;
-        let docs = match documents(&v) {
-            Some(docs) if docs.len() > 1 => docs,
-            Some(mut one) => return Ok(vec![Self::from_value(one.remove(0).1.clone(), cut_off, path)?]),
-            None => return Ok(vec![Self::from_value(v, cut_off, path)?]),
-        };
-        let last = docs.len() - 1;
-        docs.into_iter()
-            .enumerate()
-            .map(|(i, (label, d))| Self::from_value(d.clone(), cut_off && i == last, Path::new(&format!("{} [{i}] ({label})", path.display()))))
-            .collect()
+        documents_of(&v, path, cut_off).into_iter().map(|d| Self::from_value(d.value.clone(), d.cut_off, &d.path)).collect()
     }
 
     /// The prior one parsed document holds (`path` names it in errors).
