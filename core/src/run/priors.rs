@@ -143,11 +143,8 @@ fn from_problems_here(b: &mut PriorBuilder<'_>, db: &Database, ctx: &Context, ta
             return 0;
         }
     };
-    let mut near: Vec<(f64, (String, crate::store::db::Entry))> =
-        here.into_iter().filter_map(|(k, e)| problem_distance(&ctx.id.problem, &e.id.problem).map(|d| (d, (k, e)))).collect();
-    near.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1 .0.cmp(&b.1 .0)));
-    near.truncate(NEAREST_PROBLEMS);
-    let entries = match db.times_for(near.into_iter().map(|(_, e)| e).collect(), compile) {
+    let (near, _) = nearest(here.into_iter().filter_map(|(k, e)| problem_distance(&ctx.id.problem, &e.id.problem).map(|d| (d, k.clone(), (k, e)))).collect());
+    let entries = match db.times_for(near, compile) {
         Ok(e) => e,
         Err(e) => {
             b.note(format!("{}: this target's other problem sizes not read ({e}); tuning without them", db.path().display()));
@@ -165,6 +162,16 @@ fn from_problems_here(b: &mut PriorBuilder<'_>, db: &Database, ctx: &Context, ta
         }
     }
     added
+}
+
+/// Of problem sizes with their distance from this tune's ([`problem_distance`]), the nearest
+/// [`NEAREST_PROBLEMS`], nearest first (ties by `K`: a database key, a document's place), and how
+/// many were farther: a database's entries and a file's documents are chosen alike.
+fn nearest<K: Ord, T>(mut near: Vec<(f64, K, T)>) -> (Vec<T>, usize) {
+    near.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+    let farther = near.len().saturating_sub(NEAREST_PROBLEMS);
+    near.truncate(NEAREST_PROBLEMS);
+    (near.into_iter().map(|(_, _, t)| t).collect(), farther)
 }
 
 /// How far apart two problem keys (`M=4096,N=1024`) are: the sum over their sizes of the
@@ -246,7 +253,7 @@ fn from_documents(b: &mut PriorBuilder<'_>, docs: Vec<PriorFile>, f: &std::path:
     let count = docs.len();
     let is = |field: &Option<String>, here: &str| field.as_deref().is_none_or(|x| x == here);
     let (mut other_kernels, mut other_kernel, mut elsewhere) = (Vec::<String>::new(), 0, 0);
-    let mut near: Vec<(f64, usize, PriorFile)> = Vec::new();
+    let mut near: Vec<(f64, usize, (usize, PriorFile))> = Vec::new();
     for (i, d) in docs.into_iter().enumerate() {
         let file = format!("{} [{i}]", f.display());
         if !is(&d.kernel, &ctx.id.kernel) {
@@ -258,14 +265,13 @@ fn from_documents(b: &mut PriorBuilder<'_>, docs: Vec<PriorFile>, f: &std::path:
         } else if is(&d.problem, &ctx.id.problem) {
             add_file(b, d, &file, f, true);
         } else if let Some(distance) = d.problem.as_deref().filter(|_| is(&d.target, target)).and_then(|p| problem_distance(&ctx.id.problem, p)) {
-            near.push((distance, i, d));
+            near.push((distance, i, (i, d)));
         } else {
             elsewhere += 1;
         }
     }
-    near.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    let farther = near.len().saturating_sub(NEAREST_PROBLEMS);
-    for (_, i, d) in near.into_iter().take(NEAREST_PROBLEMS) {
+    let (near, farther) = nearest(near);
+    for (i, d) in near {
         if add_file(b, d, &format!("{} [{i}]", f.display()), f, false) {
             b.count_as_problem_here();
         }
