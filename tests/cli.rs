@@ -1376,9 +1376,10 @@ fn shards_merge_and_confirm() {
         keys.extend(v[0]["results"].as_array().unwrap().iter().map(|r| r["config"].to_string()));
     }
     keys.sort();
-    assert_eq!(keys.len(), 5, "{keys:?}");
     keys.dedup();
-    assert_eq!(keys.len(), 4, "each config measured by one shard, the default (every shard's reference) by both");
+    // Each config measured by one shard: the reference is a CPU function, so no config is every
+    // shard's reference (the default is measured by the shard whose part holds it).
+    assert_eq!(keys.len(), 4, "{keys:?}");
     let merged = dir.join("merged.sqlite");
     let (s0, s1) = (dir.join("shard-0.sqlite"), dir.join("shard-1.sqlite"));
     let o = kerntune(dir, &["db", "merge", s0.to_str().unwrap(), s1.to_str().unwrap(), "--db", merged.to_str().unwrap()]);
@@ -1405,8 +1406,8 @@ fn shards_merge_and_confirm() {
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    // Shard 1/2 measured its two configs and the default, the reference it shares with 0/2.
-    assert_eq!((v[0]["db_hit"].as_bool(), v[0]["evaluated"].as_u64(), v[0]["from_db"].as_u64()), (Some(false), Some(4), Some(3)), "{}", v[0]);
+    // Shard 1/2 measured its two configs, no more.
+    assert_eq!((v[0]["db_hit"].as_bool(), v[0]["evaluated"].as_u64(), v[0]["from_db"].as_u64()), (Some(false), Some(4), Some(2)), "{}", v[0]);
     let v: serde_json::Value = serde_json::from_slice(&kerntune(dir, &["db", "show", "--json", "--db", merged.to_str().unwrap()]).stdout).unwrap();
     let entry = v["entries"].as_object().unwrap().values().next().unwrap();
     assert!(entry["winner"]["config"].is_string());

@@ -29,9 +29,9 @@ enum DbCommand {
         /// Output file.
         #[arg(short, long)]
         out: Option<PathBuf>,
-        /// `kerntune`, `t4` or `rust`.
-        #[arg(long, default_value = "kerntune")]
-        format: String,
+        /// `kerntune` (its own JSON, also `json`), `t4` or `rust`.
+        #[arg(long, value_enum, default_value_t = ExportFormat::Kerntune)]
+        format: ExportFormat,
         /// Rust source: a `&[kerntune::EmbeddedWinner]` expression for `include!`.
         #[arg(long, conflicts_with = "format")]
         rust: bool,
@@ -73,6 +73,18 @@ enum DbCommand {
     },
     /// Delete the database file.
     Clear,
+}
+
+/// What `db export` writes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// kerntune's own JSON (what `db merge`, `--prior`, `simulate` and `report --db` read).
+    #[value(alias = "json")]
+    Kerntune,
+    /// T4, the community results schema.
+    T4,
+    /// Rust source of the winners.
+    Rust,
 }
 
 pub fn run(a: Args) -> anyhow::Result<i32> {
@@ -121,9 +133,9 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                     anyhow::bail!("--kernel: {} has no entry for kernel `{k}` ({near}it holds {holds})", db.path().display());
                 }
             }
-            let format = if rust { "rust" } else { format.as_str() };
+            let format = if rust { ExportFormat::Rust } else { format };
             let text = match format {
-                "rust" => {
+                ExportFormat::Rust => {
                     // Only winners are embedded: say which entries have none, rather than write
                     // a shorter (or empty) list without a word.
                     let without = f.entries.values().filter(|e| e.winner.is_none()).count();
@@ -136,8 +148,8 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                     }
                     kerntune::store::export::rust_source(&f, None, "kerntune")
                 }
-                "kerntune" => serde_json::to_string_pretty(&f)?,
-                "t4" => {
+                ExportFormat::Kerntune => serde_json::to_string_pretty(&f)?,
+                ExportFormat::T4 => {
                     let docs: Vec<serde_json::Value> = f.entries.values().map(kerntune::sim::recorded::to_t4).collect();
                     if docs.len() == 1 {
                         serde_json::to_string_pretty(&docs[0])?
@@ -145,7 +157,6 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                         serde_json::to_string_pretty(&docs)?
                     }
                 }
-                other => anyhow::bail!("--format: `{other}` is not `kerntune`, `t4` or `rust`"),
             };
             match out {
                 Some(p) => crate::cli::out::write_named(&p, text.as_bytes(), "")?,

@@ -11,6 +11,7 @@ use crate::plan::prune::Estimate;
 use crate::run::error::Error;
 use crate::run::{Context, TuneOptions};
 use crate::space::config::Config;
+use crate::spec::job::Reference;
 use crate::spec::settings::PruneOptions;
 use std::collections::BTreeMap;
 
@@ -117,25 +118,42 @@ pub(crate) fn plan(ctx: &Context, limits: &Limits, opts: &TuneOptions) -> Result
     if opts.model {
         order_by_model(&mut plan, &ctx.prep, limits, opts.top_k, ctx.job.half_precision());
     }
+    // The config every shard verifies against, so that all compare with the same outputs: the
+    // default config where the reference is its output (else the first valid config, as each
+    // tune falls back to), the first valid config where that is the reference; none where the
+    // outputs come from elsewhere (a CPU function, files) or are not checked.
+    let first = || plan.cands.iter().min_by_key(|c| c.order).map(|c| c.order);
+    let shared_reference = match ctx.job.verify.reference {
+        Reference::DefaultConfig => plan.cands.iter().find(|c| c.is_default).map(|c| c.order).or_else(first),
+        Reference::FirstValid => first(),
+        Reference::Host(..) | Reference::Expected(_) | Reference::None => None,
+    };
     if let Some(keys) = &opts.only {
-        keep_only(&mut plan, keys);
+        keep_only(&mut plan, keys, shared_reference);
     }
-    let mut default_elsewhere = false;
+    let mut reference_elsewhere = false;
     let partitioned = match opts.shard {
         // `auto` partitions too: its search (transfer or exhaustive) then runs on the part.
         Some(shard) if opts.strategy == "auto" || !crate::search::strategy::by_name(&opts.strategy, 0).map(|s| s.adaptive()).unwrap_or(true) => {
             let before = plan.cands.len();
-            // The default config stays in every part: it is each shard's reference, so that every
-            // shard verifies against the same outputs (it is measured in each, once per shard).
-            default_elsewhere = plan.cands.iter().any(|c| c.is_default && !shard.takes(c.order));
-            plan.cands.retain(|c| shard.takes(c.order) || c.is_default);
+            // The shared reference stays in every part (measured in each, once per shard).
+            let kept = shared_reference.and_then(|o| plan.cands.iter().find(|c| c.order == o)).filter(|c| !shard.takes(c.order));
+            let also = kept.map(|c| {
+                if c.is_default {
+                    ", and the default config, the reference of every shard".to_string()
+                } else {
+                    format!(", and the first valid config ({}), the reference of every shard", c.config.key())
+                }
+            });
+            reference_elsewhere = also.is_some();
+            plan.cands.retain(|c| shard.takes(c.order) || Some(c.order) == shared_reference);
             plan.notes.push(format!(
                 "shard {shard}: {} of the {before} candidates (positions {}, {}, {}, ... in enumeration order{})",
                 plan.cands.len(),
                 shard.index,
                 shard.index + shard.count,
                 shard.index + 2 * shard.count,
-                if default_elsewhere { ", and the default config, the reference of every shard" } else { "" }
+                also.unwrap_or_default()
             ));
             true
         }
@@ -150,8 +168,8 @@ pub(crate) fn plan(ctx: &Context, limits: &Limits, opts: &TuneOptions) -> Result
         None => false,
     };
     plan.max_evals = opts.budget.max_evals_for(plan.valid).map(|n| match opts.shard {
-        // A part given the default config as its reference measures it on top of its share.
-        Some(s) if partitioned || opts.budget.max_evals.is_some() => s.share(n).max(1) + usize::from(default_elsewhere),
+        // A part given the shared reference measures it on top of its share.
+        Some(s) if partitioned || opts.budget.max_evals.is_some() => s.share(n).max(1) + usize::from(reference_elsewhere),
         _ => n,
     });
     // Once every step that keeps or drops candidates is done (the model's top k, `confirm`'s
@@ -263,26 +281,33 @@ fn enumerate(ctx: &Context, limits: &Limits, opts: &TuneOptions) -> Result<Plan,
     Ok(plan)
 }
 
-/// Keeps the candidates listed in `keys` (`kerntune confirm`), and the default config, the
-/// reference the shards verified against; notes the listed ones that are not candidates here.
-fn keep_only(plan: &mut Plan, keys: &[String]) {
+/// Keeps the candidates listed in `keys` (`kerntune confirm`), the default config (the baseline
+/// the winner is compared with) and the shards' shared reference (the candidate of enumeration
+/// order `reference`, see [`plan`]); notes the listed ones that are not candidates here.
+fn keep_only(plan: &mut Plan, keys: &[String], reference: Option<usize>) {
     let wanted: std::collections::HashSet<&str> = keys.iter().map(String::as_str).collect();
-    plan.cands.retain(|c| c.is_default || wanted.contains(c.config.key().as_str()));
+    plan.cands.retain(|c| c.is_default || Some(c.order) == reference || wanted.contains(c.config.key().as_str()));
     let found: std::collections::HashSet<String> = plan.cands.iter().map(|c| c.config.key()).collect();
-    // The summary's candidate count is these and the default: say so (a confirm of the shards'
-    // best 8 read "9 candidates after pruning; evaluated 9").
-    if let Some(d) = plan.cands.iter().find(|c| c.is_default && !wanted.contains(c.config.key().as_str())) {
-        let listed = plan.cands.len() - 1;
+    // The summary's candidate count is these and the others kept: say so (a confirm of the
+    // shards' best 8 read "9 candidates after pruning; evaluated 9").
+    let extra: Vec<String> = plan
+        .cands
+        .iter()
+        .filter(|c| !wanted.contains(c.config.key().as_str()))
+        .map(|c| match (c.is_default, Some(c.order) == reference) {
+            (true, true) => format!("the default config ({}), the reference the shards verified against", c.config.key()),
+            (true, false) => format!("the default config ({}), the baseline the winner is compared with", c.config.key()),
+            (false, _) => format!("the first valid config ({}), the reference the shards verified against", c.config.key()),
+        })
+        .collect();
+    if !extra.is_empty() {
+        let listed = plan.cands.len() - extra.len();
         let these = if listed == keys.len() {
             format!("the {listed} configs to confirm")
         } else {
             format!("the {listed} of the {} configs to confirm that are candidates here", keys.len())
         };
-        plan.notes.push(format!(
-            "{} candidates: {these}, and the default config ({}), the reference the shards verified against",
-            plan.cands.len(),
-            d.config.key()
-        ));
+        plan.notes.push(format!("{} candidates: {these}, and {}", plan.cands.len(), extra.join(", and ")));
     }
     let missing: Vec<&String> = keys.iter().filter(|k| !found.contains(*k)).collect();
     if !missing.is_empty() {
@@ -431,6 +456,56 @@ mod tests {
             "2 candidates: the 1 of the 2 configs to confirm that are candidates here, and the default config (bx=256,vec=1), the reference the shards verified against"
         );
         assert!(p.notes[1].starts_with("1 of the 2 configs to confirm are not candidates"), "{:?}", p.notes);
+        // Where outputs are checked against something else (a CPU function, files, nothing), the
+        // default is kept as the baseline, and the note says so.
+        let mut j = job();
+        j.verify.reference = Reference::None;
+        let p = plan(&t.prepare(&j).unwrap(), t.backend().limits(), &o).unwrap();
+        assert!(p.notes[0].ends_with("and the default config (bx=256,vec=1), the baseline the winner is compared with"), "{:?}", p.notes);
+        // Where the reference is the first valid config's output, confirm keeps it too: it is
+        // what the shards verified against.
+        j.verify.reference = Reference::FirstValid;
+        let p = plan(&t.prepare(&j).unwrap(), t.backend().limits(), &o).unwrap();
+        assert_eq!(p.cands.iter().map(|c| c.config.key()).collect::<Vec<_>>(), vec!["bx=32,vec=1", "bx=64,vec=2", "bx=256,vec=1"]);
+        assert!(
+            p.notes[0].ends_with(
+                "and the first valid config (bx=32,vec=1), the reference the shards verified against, and the default config (bx=256,vec=1), the baseline the winner is compared with"
+            ),
+            "{:?}",
+            p.notes
+        );
+    }
+
+    #[test]
+    fn every_shard_keeps_the_reference_it_verifies_against_and_no_other() {
+        let t = tuner();
+        let mut j = job();
+        let parts = |j: &crate::spec::job::TuneJob| {
+            (0..3)
+                .map(|k| {
+                    let o = TuneOptions {
+                        shard: Some(Shard { index: k, count: 3 }),
+                        budget: crate::spec::settings::Budget { max_evals: Some(9), ..Default::default() },
+                        ..opts()
+                    };
+                    plan(&t.prepare(j).unwrap(), t.backend().limits(), &o).unwrap()
+                })
+                .collect::<Vec<_>>()
+        };
+        // The first valid config's output: every part holds it (bx=32,vec=1, position 0).
+        j.verify.reference = Reference::FirstValid;
+        let p = parts(&j);
+        assert!(p.iter().all(|p| p.cands.iter().any(|c| c.config.key() == "bx=32,vec=1")));
+        assert_eq!(p.iter().map(|p| p.max_evals).collect::<Vec<_>>(), vec![Some(3), Some(4), Some(4)]);
+        assert!(p[1].notes[0].ends_with(", and the first valid config (bx=32,vec=1), the reference of every shard)"), "{:?}", p[1].notes);
+        // Outputs from elsewhere: the parts are disjoint, none holds the default but its own,
+        // and no part's budget grows for it.
+        j.verify.reference = Reference::None;
+        let p = parts(&j);
+        assert_eq!(p.iter().map(|p| p.cands.len()).sum::<usize>(), 18);
+        assert_eq!(p.iter().filter(|p| p.cands.iter().any(|c| c.is_default)).count(), 1);
+        assert_eq!(p.iter().map(|p| p.max_evals).collect::<Vec<_>>(), vec![Some(3), Some(3), Some(3)]);
+        assert!(p.iter().all(|p| !p.notes[0].contains("reference")), "{:?}", p[0].notes);
     }
 
     #[test]
