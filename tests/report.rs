@@ -279,7 +279,7 @@ fn bad_report_requests_get_one_line_saying_what_to_do() {
     let db = fleet(d.path());
     let (db, out) = (db.to_str().unwrap(), d.path().join("r.html"));
     let out = out.to_str().unwrap();
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 9] = [
         (&["report", "--db", "/nonexistent/db.sqlite", "--out", out], "does not exist"),
         (&["report", "--db", db, "--out", out], "2 kernels (`gemm`, `triad`); name one with --kernel"),
         (
@@ -290,6 +290,9 @@ fn bad_report_requests_get_one_line_saying_what_to_do() {
         (&["report", "--db", db, "--kernel", "triad", "--key", "n", "--out", out], "--key: `n` is not NAME=VALUE"),
         (&["report", "--db", db, "--kernel", "triad", "--key", "n=7", "--out", out], "no entry of `triad` matches"),
         (&["report", "--db", db, "--kernel", "triad", "--out", "r.png"], "--out: r.png does not end in .html"),
+        // Without --kernel, filters that leave entries of two kernels, or none.
+        (&["report", "--db", db, "--target", "h100", "--out", out], "entries of 2 kernels match --key/--target (`gemm`, `triad`); name one with --kernel"),
+        (&["report", "--db", db, "--key", "n=7", "--out", out], "no entry in"),
     ];
     for (args, want) in cases {
         let o = kerntune(args);
@@ -302,6 +305,10 @@ fn bad_report_requests_get_one_line_saying_what_to_do() {
         let o = kerntune(&[&["report", "--db", db, "--kernel", "gemm", "--out", out][..], keys].concat());
         assert!(o.status.success(), "{keys:?}: {}", stderr(&o));
     }
+    // Without --kernel, filters that leave one kernel's entries pick it.
+    let o = kerntune(&["report", "--db", db, "--key", "n=1024", "--out", out]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::read_to_string(out).unwrap().contains("kernel triad"));
     let o = kerntune(&["report", "--db", db, "--kernel", "gemm", "--key", "m=64,n=2", "--out", out]);
     assert!(stderr(&o).contains("no entry of `gemm` matches"), "{}", stderr(&o));
     // A filter that leaves one entry gives a page without the side-by-side part.

@@ -163,15 +163,18 @@ fn describe(p: &SpaceSummary, fills: &[Option<String>], forecast: Option<&PruneF
         s.push('\n');
     }
     s.push_str(&format!("parameters ({}):\n", p.params.len()));
+    // One column for the values, however long a name is (`loop_unroll_factor_channel`).
+    let width = p.params.iter().map(|q| q.name.chars().count()).max().unwrap_or(0).max(24);
     for q in &p.params {
         let shown: Vec<String> = q.values.iter().map(|v| v.to_string()).collect();
         let more = if q.count > q.values.len() { format!(", … ({} values)", q.count) } else { String::new() };
-        s.push_str(&format!("  {:<24} {}{more}\n", q.name, shown.join(", ")));
+        s.push_str(&format!("  {:<width$} {}{more}\n", q.name, shown.join(", ")));
     }
     let valid = if p.valid_complete { group(p.valid as u128) } else { format!("at least {} (counting stopped; see --count-seconds)", group(p.valid as u128)) };
+    let restrictions = format!("{} restriction{}", p.restrictions, if p.restrictions == 1 { "" } else { "s" });
     match p.generated {
-        Some(g) => s.push_str(&format!("space: {g} generated configs, {valid} valid ({} restrictions)\n", p.restrictions)),
-        None => s.push_str(&format!("space: {} combinations, {valid} valid ({} restrictions)\n", group(p.cartesian), p.restrictions)),
+        Some(g) => s.push_str(&format!("space: {g} generated configs, {valid} valid ({restrictions})\n")),
+        None => s.push_str(&format!("space: {} combinations, {valid} valid ({restrictions})\n", group(p.cartesian))),
     }
     if let Some(f) = forecast {
         let of = if f.complete {

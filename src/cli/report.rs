@@ -17,7 +17,8 @@ pub struct Args {
     /// --key or --target narrow it); it also marks the default config and supplies FLOP and
     /// byte formulas to records made without them.
     spec: Option<PathBuf>,
-    /// The kernel whose entries to show (default: the spec's, or the only kernel in the database).
+    /// The kernel whose entries to show (default: the spec's, or the only kernel in the database,
+    /// or the only one whose entries --key and --target leave).
     #[arg(long)]
     kernel: Option<String>,
     /// Only entries whose problem key has these values, e.g. `--key n=1048576`, or
@@ -117,17 +118,6 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         None => None,
     };
     let kernels: std::collections::BTreeSet<&str> = file.entries.values().map(|e| e.id.kernel.as_str()).collect();
-    let kernel = match kernel {
-        Some(k) => k,
-        None if kernels.len() == 1 => kernels.iter().next().expect("one").to_string(),
-        None if kernels.is_empty() => anyhow::bail!("{} holds no entries; tune something first (`kerntune tune SPEC`)", path),
-        None => anyhow::bail!(
-            "{} holds entries of {} kernels ({}); name one with --kernel or pass its spec",
-            path,
-            kernels.len(),
-            kernels.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
-        ),
-    };
     let target = a.target.as_ref().map(|t| t.to_ascii_lowercase());
     // Each size named, with the values it may take: any of them (a size named twice, as two
     // problems of a `tune --key … --key …`, matched nothing when every value was required).
@@ -135,16 +125,36 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     for k in &a.keys {
         wanted.entry(k.split_once('=').map_or(k.as_str(), |(n, _)| n)).or_default().push(k.as_str());
     }
-    let selected: Vec<&Entry> = file
-        .entries
-        .values()
-        .filter(|e| e.id.kernel == kernel)
-        .filter(|e| {
-            let fields: Vec<&str> = e.id.problem.split(',').collect();
-            wanted.values().all(|any| any.iter().any(|k| fields.contains(k)))
-        })
-        .filter(|e| target.as_ref().is_none_or(|t| e.target_name.to_ascii_lowercase().contains(t) || e.id.target.to_ascii_lowercase().contains(t)))
-        .collect();
+    let chosen = |e: &Entry| {
+        let fields: Vec<&str> = e.id.problem.split(',').collect();
+        wanted.values().all(|any| any.iter().any(|k| fields.contains(k)))
+            && target.as_ref().is_none_or(|t| e.target_name.to_ascii_lowercase().contains(t) || e.id.target.to_ascii_lowercase().contains(t))
+    };
+    // Without --kernel: the only kernel, or the only one --key and --target leave.
+    let narrowed: std::collections::BTreeSet<&str> = file.entries.values().filter(|e| chosen(e)).map(|e| e.id.kernel.as_str()).collect();
+    let filtered = !a.keys.is_empty() || target.is_some();
+    let listed = |ks: &std::collections::BTreeSet<&str>| ks.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
+    let kernel = match kernel {
+        Some(k) => k,
+        None if kernels.len() == 1 => kernels.iter().next().expect("one").to_string(),
+        None if kernels.is_empty() => anyhow::bail!("{} holds no entries; tune something first (`kerntune tune SPEC`)", path),
+        None if filtered && narrowed.len() == 1 => narrowed.iter().next().expect("one").to_string(),
+        None if filtered && narrowed.is_empty() => {
+            let mut have: Vec<String> = file.entries.values().map(|e| format!("{} on {} ({})", e.id.kernel, e.target_name, e.id.problem)).collect();
+            let more = have.len().saturating_sub(8);
+            have.truncate(8);
+            let rest = if more > 0 { format!(", and {more} more (`kerntune db show` lists them)") } else { String::new() };
+            anyhow::bail!("no entry in {} matches --key/--target; it has: {}{rest}", path, have.join(", "))
+        }
+        None if filtered && narrowed.len() > 1 => anyhow::bail!(
+            "{}: entries of {} kernels match --key/--target ({}); name one with --kernel or pass its spec",
+            path,
+            narrowed.len(),
+            listed(&narrowed)
+        ),
+        None => anyhow::bail!("{} holds entries of {} kernels ({}); name one with --kernel or pass its spec", path, kernels.len(), listed(&kernels)),
+    };
+    let selected: Vec<&Entry> = file.entries.values().filter(|e| e.id.kernel == kernel).filter(|e| chosen(e)).collect();
     if selected.is_empty() {
         let have: Vec<String> = file.entries.values().filter(|e| e.id.kernel == kernel).map(|e| format!("{} ({})", e.target_name, e.id.problem)).collect();
         if have.is_empty() {
