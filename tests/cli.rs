@@ -352,6 +352,36 @@ fn bad(cache: &Path, args: &[&str], must_contain: &[&str]) {
     }
 }
 
+/// A verification flag that names no output, or expected outputs that are not there, is refused
+/// before a device opens (on a machine without one too), as the spec's own fields are.
+#[test]
+fn verification_flags_are_checked_before_the_device() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    write(dir, "ok.wgsl", GOOD_WGSL);
+    let p = write(dir, "good.toml", &spec("ok.wgsl", "", "WG_SIZE"));
+    let p = p.to_str().unwrap();
+    let refused = |args: &[&str], want: &[&str]| {
+        let o = kerntune(dir, &[&["tune", p, "--no-db"][..], args].concat());
+        let err = text(&o).1;
+        assert!(!err.contains("timing:"), "no device is opened: {err}");
+        bad(dir, &[&["tune", p, "--no-db"][..], args].concat(), want);
+    };
+    refused(&["--atol", "q=1e-3"], &["good.toml", "verify.tolerances", "`q` is not a buffer argument", "--atol/--rtol NAME=VALUE"]);
+    refused(&["--atol", "x=1e-3"], &["verify.tolerances", "`x` has a tolerance of its own, but it is not compared"]);
+    refused(&["--mismatches", "q=3"], &["verify.mismatches.q", "`q` is not a buffer argument"]);
+    refused(&["--compare", "q=sum"], &["verify.compare", "`q` is not a buffer argument"]);
+    let zeros = dir.join("y.bin");
+    std::fs::write(&zeros, vec![0u8; 4000]).unwrap();
+    refused(&["--reference", &format!("q={}", zeros.display())], &["verify.outputs", "`q` is not a buffer argument", "--reference NAME=FILE"]);
+    refused(&["--reference", &format!("y={}", dir.join("missing.npy").display())], &["verify.expected.y", "missing.npy: cannot read"]);
+    refused(&["--reference", &format!("y={}", dir.display())], &["verify.expected.y", "is a folder"]);
+    // The spec's own expected outputs, likewise.
+    let own =
+        write(dir, "own.toml", &format!("{}\nexpected = {{ y = \"nowhere.npy\" }}\n", spec("ok.wgsl", "", "WG_SIZE").replace("reference = \"cpu:triad\"", "")));
+    bad(dir, &["check", own.to_str().unwrap()], &["own.toml", "verify.expected.y", "nowhere.npy: cannot read"]);
+}
+
 #[test]
 fn bad_input_gets_one_clear_line() {
     let d = tempfile::tempdir().unwrap();

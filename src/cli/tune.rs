@@ -433,6 +433,12 @@ pub(crate) fn verification(spec: &mut Spec, a: &Measuring) -> anyhow::Result<()>
             }
         }
     }
+    // A name the flags give that is no output (`--atol q=1`, `--reference q=FILE`) is said now,
+    // before a device opens, as a spec's own would have been when it loaded.
+    let given = a.reference.is_some() || a.compare.is_some() || a.mismatches.is_some() || a.atol.is_some() || a.rtol.is_some();
+    if given {
+        kerntune::plan::prepare::check(spec)?;
+    }
     Ok(())
 }
 

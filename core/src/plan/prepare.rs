@@ -332,7 +332,25 @@ pub fn load_with(path: &std::path::Path, opts: crate::spec::file::LoadOptions) -
 /// argument sizes and values, metrics) and evaluates what depends on sizes only, so that a bad
 /// one is reported, with its file and field, before any device work.
 pub fn check(spec: &crate::spec::file::Spec) -> Result<(), SpecError> {
-    for (suffix, job) in spec.validation_jobs() {
+    // Expected outputs' files (verify.expected, `--reference NAME=FILE`) that are not there are
+    // said before any device work, as buffers' own files are (their contents are checked
+    // against each problem's when its data are made).
+    if let crate::spec::job::Reference::Expected(files) = &spec.verification().reference {
+        for (name, init) in files {
+            if let crate::spec::problem::Init::File { path } = init {
+                let field = format!("verify.expected.{name}");
+                let message = match std::fs::metadata(path) {
+                    Ok(m) if m.is_dir() => format!("{} is a folder; name the file of `{name}`'s expected contents (.npy, or raw elements)", path.display()),
+                    Ok(_) => continue,
+                    Err(e) => format!("{}: cannot read: {e}", path.display()),
+                };
+                return Err(SpecError { file: spec.path.display().to_string(), field, message });
+            }
+        }
+    }
+    for (suffix, mut job) in spec.validation_jobs() {
+        // As a tune compares them (a name of expected outputs that is no buffer is said here).
+        job.verify.compare_what_is_expected();
         Prepared::without_data(&job, None).map_err(|mut e| {
             e.field.push_str(&suffix);
             e

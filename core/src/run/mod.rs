@@ -480,10 +480,7 @@ impl<B: Backend> Tuner<B> {
     pub(crate) fn prepare(&self, job: &TuneJob) -> Result<Context, Error> {
         let t0 = Instant::now();
         let Expanded { mut job, explicit, pruned } = self.expand_generated(job)?;
-        if let Reference::Expected(files) = &job.verify.reference {
-            // Only the buffers whose expected contents are given are compared.
-            job.verify.outputs = files.iter().map(|(n, _)| n.clone()).collect();
-        }
+        job.verify.compare_what_is_expected();
         // The sizes are checked against the device before anything is allocated.
         let mut prep = Prepared::without_data(&job, explicit)?;
         let spec_error = |field: &str, message: String| Error::Spec(crate::spec::error::SpecError { file: job.origin.clone(), field: field.into(), message });

@@ -845,7 +845,12 @@ impl Spec {
         self.template.generate.is_some()
     }
 
-    /// The verification every problem's job gets (the command line overrides it here).
+    /// The verification every problem's job gets.
+    pub fn verification(&self) -> &crate::spec::job::Verification {
+        &self.template.verify
+    }
+
+    /// The verification every problem's job gets, for the command line's flags to override.
     pub fn verification_mut(&mut self) -> &mut crate::spec::job::Verification {
         &mut self.template.verify
     }

@@ -330,6 +330,14 @@ pub struct Verification {
 }
 
 impl Verification {
+    /// With expected outputs given, only the buffers they name are compared: they become the
+    /// outputs.
+    pub fn compare_what_is_expected(&mut self) {
+        if let Reference::Expected(files) = &self.reference {
+            self.outputs = files.iter().map(|(n, _)| n.clone()).collect();
+        }
+    }
+
     /// The reference as [`Reference::describe`] names it, and the outputs compared otherwise
     /// than element by element: `default config; partial by its sum`.
     pub fn describe(&self) -> String {
