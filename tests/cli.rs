@@ -449,10 +449,26 @@ fn bad_input_gets_one_clear_line() {
     std::fs::create_dir_all(&folder).unwrap();
     let f = folder.to_str().unwrap();
     let ok = write(dir, "fine.toml", &spec("ok.wgsl", "", "WG_SIZE"));
-    bad(dir, &["tune", ok.to_str().unwrap(), "--db", f], &["--db:", "is a folder; name a database file in it (--db", "db.sqlite)"]);
-    bad(dir, &["db", "show", "--db", f], &["is not a kerntune database (a folder: name a file in it, such as"]);
-    bad(dir, &["report", "--db", f, "-o", dir.join("r.html").to_str().unwrap()], &["(a folder: name a file in it"]);
+    // The database: one wording wherever --db names it.
+    for args in [&["tune", ok.to_str().unwrap(), "--db", f][..], &["db", "show", "--db", f], &["report", "--db", f, "-o", dir.join("r.html").to_str().unwrap()]]
+    {
+        bad(dir, args, &["results is a folder; name a database file in it (such as", "results/db.sqlite)"]);
+    }
+    // Files read as results: name the files in it.
     bad(dir, &["simulate", f], &["a folder, not a file; name the files in it (`", "/results/*.json.gz`, say)"]);
+    bad(dir, &["tune", ok.to_str().unwrap(), "--no-db", "--prior", f], &["--prior:", "a folder, not a file; name the files in it"]);
+    let merged = dir.join("merged.sqlite");
+    bad(dir, &["db", "merge", f, "--db", merged.to_str().unwrap()], &["a folder, not a file; name the databases in it (`", "/results/*.sqlite`, say)"]);
+    assert!(!merged.exists(), "nothing written");
+    // A file to write.
+    let empty = write(dir, "empty.json", r#"{"schema": "kerntune-db", "version": 1, "entries": {}}"#);
+    bad(dir, &["db", "export", "--db", empty.to_str().unwrap(), "--out", f], &["results is a folder; name a file in it"]);
+    // A file of the user's that is no database (a TOML file starts like a JSON list) is never
+    // called damaged, nor to be cleared.
+    let toml = write(dir, "Cargo.toml", "[package]\nname = \"x\"\n");
+    bad(dir, &["db", "show", "--db", toml.to_str().unwrap()], &["Cargo.toml is not a kerntune database (not JSON"]);
+    let o = kerntune(dir, &["db", "merge", toml.to_str().unwrap(), "--db", merged.to_str().unwrap()]);
+    assert!(!text(&o).1.contains("db clear"), "{}", text(&o).1);
     // And for an input, which is never compared (the line of `check` showed its tolerance).
     let p = write(
         dir,

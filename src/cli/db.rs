@@ -173,8 +173,21 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                 }
                 // SQLite databases and JSON exports alike; a tune's own report (`tune --json`)
                 // as the entries its tune would have stored.
+                // What merge takes is said for this file (the database's own errors advise on
+                // what to give --db).
+                const TAKES: &str = "merge takes kerntune databases (SQLite, or their JSON export) and tune reports (`tune --json`)";
                 let f = match Database::at(p).load() {
                     Err(DbError::Foreign { kind, .. }) if kind == foreign::REPORT => report_as_db(p)?,
+                    Err(DbError::Folder { .. }) => {
+                        anyhow::bail!("{}: a folder, not a file; name the databases in it (`{}/*.sqlite`, say)", p.display(), p.display())
+                    }
+                    Err(DbError::Foreign { kind, .. }) => anyhow::bail!(
+                        "{} is {kind}, not a kerntune database: {TAKES}; draw it with `kerntune report --db {}`, or learn from it in a tune with `--prior {}`",
+                        p.display(),
+                        p.display(),
+                        p.display()
+                    ),
+                    Err(DbError::NotOurs { detail, .. }) => anyhow::bail!("{} is not a kerntune database ({detail}): {TAKES}", p.display()),
                     other => other?,
                 };
                 if let Some(why) = here.conflict(&f) {

@@ -38,6 +38,7 @@ pub fn write_named(path: &std::path::Path, bytes: &[u8], what: &str) -> anyhow::
             path.display(),
             path.parent().expect("checked").display()
         ),
+        _ if path.is_dir() => anyhow::anyhow!("{what}{} is a folder; name a file in it", path.display()),
         _ => anyhow::anyhow!("{what}writing {}: {e}", path.display()),
     })
 }

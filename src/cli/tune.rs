@@ -304,6 +304,11 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         if !p.exists() {
             anyhow::bail!("--prior: {}: no such file", p.display());
         }
+        // Said now: a tune that needs no priors (a database hit, a small space searched
+        // exhaustively) would never read it.
+        if p.is_dir() {
+            anyhow::bail!("--prior: {}: a folder, not a file; name the files in it (`{}/*.json.gz`, say)", p.display(), p.display());
+        }
     }
     let prior = match (a.no_prior, a.prior.is_empty()) {
         (true, _) => kerntune::PriorSetting::Off,
@@ -318,7 +323,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     };
     // Said before the device opens and the problem is made, not when the first lookup fails.
     if let Some(folder) = a.db.as_ref().filter(|p| !a.no_db && p.is_dir()) {
-        anyhow::bail!("--db: {} is a folder; name a database file in it (--db {})", folder.display(), folder.join("db.sqlite").display());
+        anyhow::bail!("--db: {}", kerntune::store::db::DbError::Folder { path: folder.clone() });
     }
     let opened = super::open_devices(a.backend, &devices, if a.devices.is_some() { "--devices: " } else { "" })?;
     tracing::debug!("devices opened");

@@ -139,14 +139,21 @@ pub enum DbError {
         /// What the parser said.
         detail: String,
     },
-    /// The file is JSON but no kerntune database, nor another tuner's results: it is left
-    /// untouched, and never called a damaged database to clear (it may be any file of the user's).
+    /// The file is no kerntune database (JSON of something else, or no JSON), nor another
+    /// tuner's results: it is left untouched, and never called a damaged database to clear (it
+    /// may be any file of the user's).
     #[error("{path} is not a kerntune database ({detail}); it was left untouched: give --db a kerntune database file, or a path where one is to be made")]
     NotOurs {
         /// The file.
         path: PathBuf,
         /// What it is.
         detail: String,
+    },
+    /// The path is a folder (`--db results/`): a database is a file.
+    #[error("{path} is a folder; name a database file in it (such as {})", path.join("db.sqlite").display())]
+    Folder {
+        /// The folder.
+        path: PathBuf,
     },
     /// The file is another tuner's results (a Kernel Tuner cache, a T4 file), not a database.
     /// It is left untouched.
@@ -904,10 +911,13 @@ impl DbFile {
             // Another tuner's file that is no strict JSON (Python's NaN, a Kernel Tuner cache
             // still being written) is that file, not a damaged database to clear.
             Err(e) => {
+                // Damaged is said of a file that names kerntune's schema; any other (a TOML
+                // file, a list of something) is the user's, never one to clear.
                 return Err(match crate::store::foreign::kind_of_text(text) {
                     Some(kind) => DbError::Foreign { path: path.into(), kind },
-                    None => DbError::Corrupt { path: path.into(), detail: e.to_string() },
-                })
+                    None if text.contains(&format!("\"{SCHEMA_NAME}\"")) => DbError::Corrupt { path: path.into(), detail: e.to_string() },
+                    None => DbError::NotOurs { path: path.into(), detail: format!("not JSON: {e}") },
+                });
             }
         };
         if v.get("schema").and_then(|s| s.as_str()) != Some(SCHEMA_NAME) {
@@ -1084,10 +1094,7 @@ impl Database {
 
     fn kind(&self) -> Result<Kind, DbError> {
         if self.path.is_dir() {
-            return Err(DbError::NotOurs {
-                path: self.path.clone(),
-                detail: format!("a folder: name a file in it, such as {}", self.path.join("db.sqlite").display()),
-            });
+            return Err(DbError::Folder { path: self.path.clone() });
         }
         let mut head = [0u8; 16];
         let n = match File::open(&self.path) {
@@ -1115,7 +1122,7 @@ impl Database {
                 return Err(DbError::Foreign { path: self.path.clone(), kind });
             }
         }
-        Err(DbError::Corrupt { path: self.path.clone(), detail: "neither an SQLite database nor a kerntune database in JSON".into() })
+        Err(DbError::NotOurs { path: self.path.clone(), detail: "neither an SQLite database nor JSON".into() })
     }
 
     /// The journal a writable open sets ([`Journal`]): `KERNTUNE_DB_JOURNAL` (`wal` or
@@ -2175,6 +2182,19 @@ mod tests {
         assert!(e.contains("is not a kerntune database (JSON without") && !e.contains("db clear"), "{e}");
         std::fs::write(&path, r#"{"results": 7}"#).unwrap();
         assert!(matches!(Database::at(&path).load(), Err(DbError::Foreign { kind: "a T4 results file", .. })));
+        // Nor is a file that is no JSON at all (a TOML file, whose table headers start like a
+        // JSON list; a text file), however it starts; one that names kerntune's schema and
+        // does not parse is a damaged database.
+        for text in ["[package]\nname = \"x\"\n", "plain text\n"] {
+            std::fs::write(&path, text).unwrap();
+            let e = Database::at(&path).load().unwrap_err();
+            assert!(matches!(e, DbError::NotOurs { .. }) && !e.to_string().contains("db clear"), "{text:?}: {e}");
+        }
+        std::fs::write(&path, r#"{"schema": "kerntune-db", "version": 1, "entries": {"#).unwrap();
+        assert!(matches!(Database::at(&path).load(), Err(DbError::Corrupt { .. })));
+        // A folder is said to be one.
+        let e = Database::at(dir.path()).load().unwrap_err().to_string();
+        assert!(e.ends_with(&format!("is a folder; name a database file in it (such as {})", dir.path().join("db.sqlite").display())), "{e}");
     }
 
     /// Run notes merge as the measurements do: the union, the same whichever side is merged
