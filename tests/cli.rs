@@ -271,7 +271,9 @@ fn a_problem_larger_than_the_device_is_refused_before_it_is_made() {
         eprintln!("SKIPPED: the first wgpu adapter is not a Vulkan one (only Vulkan reports its memory)");
         return;
     }
-    let (memory, most): (u64, u64) = match (field("global_mem_bytes").parse(), field("max_buffer_bytes").parse()) {
+    // The count of bytes, before its size in units (`2147483648 (2.0 GiB)`).
+    let bytes = |name: &str| field(name).split_whitespace().next().unwrap_or("").parse::<u64>();
+    let (memory, most): (u64, u64) = match (bytes("global_mem_bytes"), bytes("max_buffer_bytes")) {
         (Ok(m), Ok(b)) => (m, b),
         _ => panic!("a Vulkan adapter's listing gives its memory and largest buffer:\n{listing}"),
     };

@@ -97,7 +97,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             let l = serde_json::to_value(&f.limits)?;
             if let Some(m) = l.as_object() {
                 for (k, v) in m {
-                    outln!("    {k:<26} {}", if v.is_null() { "unknown".to_string() } else { v.to_string() });
+                    outln!("    {k:<26} {}", shown(k, v));
                 }
             }
         }
@@ -107,4 +107,16 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         crate::cli::out::eprint_line(&format!("{level}: {b}: {p}"));
     }
     Ok(if found.is_empty() { 1 } else { 0 })
+}
+
+/// A limit as a person reads it: sizes in bytes with their unit beside the count, bandwidth in
+/// GB/s, throughput in TFLOP/s (`--json` keeps the plain numbers).
+fn shown(key: &str, v: &serde_json::Value) -> String {
+    match (v.as_u64(), v.as_f64()) {
+        _ if v.is_null() => "unknown".to_string(),
+        (Some(b), _) if key.ends_with("_bytes") || key.starts_with("shared_mem") => format!("{b} ({})", kerntune::limits::human_bytes(b)),
+        (_, Some(x)) if key == "memory_bandwidth" => format!("{:.0} GB/s", x / 1e9),
+        (_, Some(x)) if key.starts_with("peak_flops") => format!("{:.1} TFLOP/s", x / 1e12),
+        _ => v.to_string(),
+    }
 }
