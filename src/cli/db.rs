@@ -172,9 +172,8 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                     anyhow::bail!("{}: no such file", p.display());
                 }
                 // SQLite databases and JSON exports alike; a tune's own report (`tune --json`)
-                // as the entries its tune would have stored.
-                // What merge takes is said for this file (the database's own errors advise on
-                // what to give --db).
+                // as the entries its tune would have stored. Anything else is said for what it is
+                // here (the database's own errors advise on what to give --db).
                 const TAKES: &str = "merge takes kerntune databases (SQLite, or their JSON export) and tune reports (`tune --json`)";
                 let f = match Database::at(p).load() {
                     Err(DbError::Foreign { kind, .. }) if kind == foreign::REPORT => report_as_db(p)?,

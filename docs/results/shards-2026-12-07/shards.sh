@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The seventy-sixth session's GPU call: a split tune whose shards verify against one config's
+# outputs (the shipped T1 GEMM, whose reference is its default config; then the first valid
+# config), against a CPU function (the triad), and with a random search; each merged and
+# confirmed on the one GPU. Also: verification flags refused before the device opens, and the
+# device listing's units. Run through the device tool after `scripts/gpu-check.sh` has unpacked
+# .pack (its .device/kerntune is the release binary built with `--features cuda`):
+#   bash docs/results/shards-2026-12-07/shards.sh
+set -u
+. scripts/device-env.sh
+BIN=$PWD/.device/kerntune
+S=$OUT/shards
+mkdir -p "$S"
+split() { # NAME SPEC ARGS...: two shards, merged, confirmed
+  local name=$1 spec=$2; shift 2
+  echo "== $name: shards"
+  for k in 0 1; do
+    "$BIN" tune "$spec" --backend cuda --shard $k/2 --db "$S/$name-$k.sqlite" --top 3 "$@"; echo "exit $?"
+  done
+  "$BIN" db merge "$S/$name-0.sqlite" "$S/$name-1.sqlite" --db "$S/$name.sqlite"; echo "exit $?"
+  echo "== $name: confirm"
+  "$BIN" confirm "$spec" --backend cuda --db "$S/$name.sqlite" --top 4 "$@"; echo "exit $?"
+  "$BIN" db show --db "$S/$name.sqlite"; echo "exit $?"
+}
+{
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  split gemm-default examples/t1/gemm.json --strategy exhaustive
+  split gemm-first examples/t1/gemm.json --strategy exhaustive --reference first-valid
+  split gemm-random examples/t1/gemm.json --strategy random --budget 40
+  split triad-cpu examples/triad/triad.toml --strategy exhaustive
+  echo "== flags that name no output: refused before the device opens"
+  time "$BIN" tune examples/triad/triad.toml --backend cuda --no-db --atol q=1e-3; echo "exit $?"
+  time "$BIN" tune examples/triad/triad.toml --backend cuda --no-db --reference y=missing.npy; echo "exit $?"
+  echo "== devices"
+  "$BIN" devices; echo "exit $?"
+} > "$OUT/shards.txt" 2>&1
+rm -f "$S"/*-[01].sqlite
