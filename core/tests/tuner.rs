@@ -771,15 +771,25 @@ fn a_corrupt_database_is_reported_and_left_untouched() {
     o.db = Some(db.clone());
     let t = Tuner::new(FakeBackend::new(limits(), time));
     let e = t.tune(&job(), &o).unwrap_err();
+    // It names no kerntune schema: it may be any file of the user's, so it is not called a
+    // damaged database to clear.
     let msg = e.to_string();
-    assert!(msg.contains("corrupt") && msg.contains("db.sqlite") && msg.contains("left untouched"), "{msg}");
+    assert!(
+        msg.contains("is not a kerntune database (not JSON") && msg.contains("db.sqlite") && msg.contains("left untouched") && !msg.contains("db clear"),
+        "{msg}"
+    );
     assert_eq!(std::fs::read_to_string(db.path()).unwrap(), "{ this is not json");
     assert_eq!(t.backend().compiles.load(Ordering::SeqCst), 0, "nothing measured, nothing lost");
     // Neither SQLite nor JSON: the same.
     std::fs::write(db.path(), b"\x00\x01garbage").unwrap();
     let msg = t.tune(&job(), &o).unwrap_err().to_string();
-    assert!(msg.contains("corrupt") && msg.contains("neither an SQLite database"), "{msg}");
+    assert!(msg.contains("neither an SQLite database nor JSON") && msg.contains("left untouched"), "{msg}");
     assert_eq!(std::fs::read(db.path()).unwrap(), b"\x00\x01garbage");
+    // A kerntune database in JSON, cut short: damaged, and said so.
+    std::fs::write(db.path(), "{\"schema\": \"kerntune-db\", \"version\": 1, \"entries\": {").unwrap();
+    let msg = t.tune(&job(), &o).unwrap_err().to_string();
+    assert!(msg.contains("corrupt") && msg.contains("left untouched"), "{msg}");
+    assert_eq!(t.backend().compiles.load(Ordering::SeqCst), 0, "nothing measured, nothing lost");
 }
 
 /// A database damaged one field at a time (another program's write, a disk error): each column
