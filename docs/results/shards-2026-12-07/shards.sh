@@ -11,23 +11,25 @@ set -u
 BIN=$PWD/.device/kerntune
 S=$OUT/shards
 mkdir -p "$S"
-split() { # NAME SPEC ARGS...: two shards, merged, confirmed
-  local name=$1 spec=$2; shift 2
+split() { # NAME SPEC "TUNE FLAGS" "VERIFICATION FLAGS": two shards, merged, confirmed
+  local name=$1 spec=$2 search=$3 verify=$4
   echo "== $name: shards"
   for k in 0 1; do
-    "$BIN" tune "$spec" --backend cuda --shard $k/2 --db "$S/$name-$k.sqlite" --top 3 "$@"; echo "exit $?"
+    # shellcheck disable=SC2086
+    "$BIN" tune "$spec" --backend cuda --shard $k/2 --db "$S/$name-$k.sqlite" --top 3 $search $verify; echo "exit $?"
   done
   "$BIN" db merge "$S/$name-0.sqlite" "$S/$name-1.sqlite" --db "$S/$name.sqlite"; echo "exit $?"
   echo "== $name: confirm"
-  "$BIN" confirm "$spec" --backend cuda --db "$S/$name.sqlite" --top 4 "$@"; echo "exit $?"
+  # shellcheck disable=SC2086
+  "$BIN" confirm "$spec" --backend cuda --db "$S/$name.sqlite" --top 4 $verify; echo "exit $?"
   "$BIN" db show --db "$S/$name.sqlite"; echo "exit $?"
 }
 {
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  split gemm-default examples/t1/gemm.json --strategy exhaustive
-  split gemm-first examples/t1/gemm.json --strategy exhaustive --reference first-valid
-  split gemm-random examples/t1/gemm.json --strategy random --budget 40
-  split triad-cpu examples/triad/triad.toml --strategy exhaustive
+  split gemm-default examples/t1/gemm.json "--strategy exhaustive" ""
+  split gemm-first examples/t1/gemm.json "--strategy exhaustive" "--reference first-valid"
+  split gemm-random examples/t1/gemm.json "--strategy random --budget 40" ""
+  split triad-cpu examples/triad/triad.toml "--strategy exhaustive" ""
   echo "== flags that name no output: refused before the device opens"
   time "$BIN" tune examples/triad/triad.toml --backend cuda --no-db --atol q=1e-3; echo "exit $?"
   time "$BIN" tune examples/triad/triad.toml --backend cuda --no-db --reference y=missing.npy; echo "exit $?"
