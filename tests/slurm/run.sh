@@ -2,9 +2,10 @@
 # A split tune on a real single-node Slurm cluster (Debian's slurm-wlm and munge, daemons
 # started here without systemd), on software Vulkan: deploy/slurm/submit.sh submits a 4-task
 # job array of scripts/fleet/shard.sh and a dependent merge-and-confirm job, exactly as on a GPU
-# cluster. Then it checks that every candidate was measured by exactly one shard (the default
-# config, every shard's reference, by all), that the merged database holds them all, and that
-# confirm stored a winner.
+# cluster. Then it checks that every candidate was measured by exactly one shard (the triad
+# verifies against a CPU function, so no config is every shard's reference; the default too is
+# measured by the one shard whose part holds it), that the merged database holds them all, and
+# that confirm stored a winner.
 #
 #   bash tests/slurm/run.sh [KERNTUNE_BINARY]
 #
@@ -51,8 +52,8 @@ if [ "$s" != COMPLETED ]; then
   exit 1
 fi
 
-# Every candidate measured by exactly one shard, but the default config, every shard's reference,
-# measured by all; the merged database holds them all; a winner.
+# Every candidate measured by exactly one shard, the default config too (the reference is a CPU
+# function: no config is every shard's); the merged database holds them all; a winner.
 default=$("$kt" check "$spec" --allow-outside-sources | sed -n 's/^default: //p')
 for k in $(seq 0 $((shards - 1))); do
   "$kt" db show --json --db "$work/out/shard-$k.sqlite" >"$work/shard-$k.json"
@@ -71,8 +72,8 @@ for k in range(shards):
     origin = entries[0].get("origin", {})
     assert origin.get("shard") == {"index": k, "count": shards}, f"shard {k}: origin {origin}"
     seen.update(keys)
-assert default and seen[default] == shards, f"the default config {default!r}, every shard's reference, measured by {seen[default]} of {shards} shards"
-twice = [c for c, n in seen.items() if n > 1 and c != default]
+assert default and seen[default] == 1, f"the default config {default!r} measured by {seen[default]} of {shards} shards (the reference is a CPU function)"
+twice = [c for c, n in seen.items() if n > 1]
 assert not twice, f"measured by more than one shard: {twice}"
 merged = list(json.load(open(f"{work}/merged.json"))["entries"].values())
 assert len(merged) == 1, f"merged: {len(merged)} entries"
@@ -82,5 +83,5 @@ assert len(seen) == 23, f"the triad space has 23 valid configs; the shards measu
 w = m.get("winner")
 assert w and w["config"] in m["measurements"], f"no winner stored: {w}"
 print("test result: ok. 1 passed; 0 failed (slurm)")
-print(f"slurm test: {shards} shards measured {len(seen)} configs, each once (the default by every shard); merged; confirm stored the winner {w['config']} ({w['stats']['mean']*1e3:.4f} ms)")
+print(f"slurm test: {shards} shards measured {len(seen)} configs, each once; merged; confirm stored the winner {w['config']} ({w['stats']['mean']*1e3:.4f} ms)")
 PY
