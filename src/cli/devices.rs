@@ -92,7 +92,13 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         for f in &found {
             outln!("[{} #{}] {}  (arch {}, fingerprint {})", f.backend, f.index, f.target.name, f.target.arch, f.target.fingerprint);
             for (k, v) in &f.details {
-                outln!("    {k:<26} {v}");
+                // A driver's attributes (CUDA's `SharedPerBlock`, `L2Bytes`) read as the limits do.
+                let lower = k.to_ascii_lowercase();
+                let sized = (lower.contains("shared") || lower.ends_with("bytes")).then(|| v.parse::<u64>().ok()).flatten();
+                match sized {
+                    Some(b) => outln!("    {k:<26} {v} ({})", kerntune::limits::human_bytes(b)),
+                    None => outln!("    {k:<26} {v}"),
+                }
             }
             let l = serde_json::to_value(&f.limits)?;
             if let Some(m) = l.as_object() {
