@@ -378,6 +378,9 @@ fn verification_flags_are_checked_before_the_device() {
     refused(&["--reference", &format!("q={}", zeros.display())], &["verify.outputs", "`q` is not a buffer argument", "--reference NAME=FILE"]);
     refused(&["--reference", &format!("y={}", dir.join("missing.npy").display())], &["verify.expected.y", "missing.npy: cannot read"]);
     refused(&["--reference", &format!("y={}", dir.display())], &["verify.expected.y", "is a folder"]);
+    // Problem sizes from --key that the spec's expressions cannot take, likewise.
+    refused(&["--key", "N=-5"], &["--key N=-5:", "length -5 is negative"]);
+    refused(&["--key", "N=4096.5"], &["--key N=4096.5:", "not a whole number"]);
     // The spec's own expected outputs, likewise.
     let own =
         write(dir, "own.toml", &format!("{}\nexpected = {{ y = \"nowhere.npy\" }}\n", spec("ok.wgsl", "", "WG_SIZE").replace("reference = \"cpu:triad\"", "")));

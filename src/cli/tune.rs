@@ -196,7 +196,12 @@ pub(crate) fn parse_key(text: &str, sizes: &[(String, Value)]) -> anyhow::Result
         let slot = out.iter_mut().find(|(n, _)| n == k).with_context(|| {
             format!("--key: `{k}` is not a problem size of this spec (sizes: {})", sizes.iter().map(|s| s.0.as_str()).collect::<Vec<_>>().join(", "))
         })?;
-        slot.1 = kerntune::space::config::parse_value(v);
+        slot.1 = match (&slot.1, kerntune::space::config::parse_value(v)) {
+            // A whole number written as a float (`--key N=1e6`) for a size the spec gives as an
+            // integer is that integer: the problem is `N=1000000`, as the spec would name it.
+            (Value::Int(_), Value::Float(x)) if x.fract() == 0.0 && x.abs() < 9.0e15 => Value::Int(x as i64),
+            (_, given) => given,
+        };
     }
     Ok(out)
 }
@@ -265,6 +270,9 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     }
     if !a.key.is_empty() {
         only_problems(&mut spec.problems, &a.key)?;
+        // Sizes the spec's expressions cannot take (`--key N=-5`, `N=abc`) are said now, before
+        // a device opens, as the spec's own problems were when it loaded.
+        kerntune::plan::prepare::check(&spec).map_err(|e| anyhow::anyhow!("--key {}: {e}", a.key.join(" --key ")))?;
     }
     verification(&mut spec, &a.measuring)?;
     if let Some(sample) = &a.verify_sample {
@@ -804,6 +812,18 @@ fn time_budget_style(limit: f64, since: kerntune::measure::awake::Since) -> Prog
 #[cfg(test)]
 mod tests {
     use super::Counters;
+
+    /// A whole number written as a float is the integer a size the spec gives as one takes;
+    /// other values are kept as written (and checked against the spec's expressions later).
+    #[test]
+    fn a_key_s_whole_float_is_an_integer_size() {
+        use kerntune::spec::value::Value;
+        let sizes = vec![("N".to_string(), Value::Int(4096)), ("alpha".to_string(), Value::Float(0.5))];
+        let k = super::parse_key("N=1e6, alpha=2", &sizes).unwrap();
+        assert_eq!(k, vec![("N".to_string(), Value::Int(1_000_000)), ("alpha".to_string(), Value::Int(2))]);
+        let k = super::parse_key("N=4096.5,alpha=1e0", &sizes).unwrap();
+        assert_eq!(k, vec![("N".to_string(), Value::Float(4096.5)), ("alpha".to_string(), Value::Float(1.0))]);
+    }
 
     /// An exhaustive tune whose configs all wait on the shortlist: the bar is half full once
     /// every config was met, and full once the shortlist is measured.
