@@ -381,6 +381,16 @@ fn verification_flags_are_checked_before_the_device() {
     // Problem sizes from --key that the spec's expressions cannot take, likewise.
     refused(&["--key", "N=-5"], &["--key N=-5:", "length -5 is negative"]);
     refused(&["--key", "N=4096.5"], &["--key N=4096.5:", "not a whole number"]);
+    // And confirm's: a database that is not there, and a --key size.
+    let nowhere = dir.join("nowhere.sqlite");
+    for (args, want) in [
+        (&["confirm", p, "--db", nowhere.to_str().unwrap()][..], &["nowhere.sqlite: no such database", "db merge"][..]),
+        (&["confirm", p, "--db", nowhere.to_str().unwrap(), "--key", "N=-5"], &["--key N=-5:", "length -5 is negative"]),
+    ] {
+        let o = kerntune(dir, args);
+        assert!(!text(&o).1.contains("timing:"), "no device is opened: {}", text(&o).1);
+        bad(dir, args, want);
+    }
     // The spec's own expected outputs, likewise.
     let own =
         write(dir, "own.toml", &format!("{}\nexpected = {{ y = \"nowhere.npy\" }}\n", spec("ok.wgsl", "", "WG_SIZE").replace("reference = \"cpu:triad\"", "")));

@@ -51,16 +51,10 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     let stop = super::stop::Stop::install();
     let mut spec = kerntune::plan::prepare::load_with(&a.spec, kerntune::LoadOptions { allow_outside_sources: a.allow_outside_sources })?;
     if let Some(k) = &a.key {
-        super::tune::only_problem(&mut spec.problems, k)?;
+        super::tune::keyed_problems(&mut spec, std::slice::from_ref(k))?;
     }
     super::tune::verification(&mut spec, &a.measuring)?;
-    let devices = match (&a.devices, a.device) {
-        (Some(d), _) => d.clone(),
-        (None, d) => Devices::List(vec![d.unwrap_or(0)]),
-    };
-    let opened = super::open_devices(a.backend, &devices, if a.devices.is_some() { "--devices: " } else { "" })?;
-    super::say_left_out(&opened.left_out);
-    let backends = opened.backends;
+    // Said before a device opens.
     let db = Database::at(super::db_path(&a.db));
     if !db.path().exists() {
         anyhow::bail!(
@@ -69,6 +63,13 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             db.path().display()
         );
     }
+    let devices = match (&a.devices, a.device) {
+        (Some(d), _) => d.clone(),
+        (None, d) => Devices::List(vec![d.unwrap_or(0)]),
+    };
+    let opened = super::open_devices(a.backend, &devices, if a.devices.is_some() { "--devices: " } else { "" })?;
+    super::say_left_out(&opened.left_out);
+    let backends = opened.backends;
     with_backends!(backends, v => confirm_all(v, &spec, &a, db, &stop))
 }
 

@@ -206,6 +206,14 @@ pub(crate) fn parse_key(text: &str, sizes: &[(String, Value)]) -> anyhow::Result
     Ok(out)
 }
 
+/// Narrows a spec's problems to those the `--key`s name ([`only_problems`]) and checks them as
+/// the spec's own were when it loaded: sizes its expressions cannot take (`--key N=-5`, `N=abc`)
+/// are said before a device opens.
+pub(crate) fn keyed_problems(spec: &mut Spec, keys: &[String]) -> anyhow::Result<()> {
+    only_problems(&mut spec.problems, keys)?;
+    kerntune::plan::prepare::check(spec).map_err(|e| anyhow::anyhow!("--key {}: {e}", keys.join(" --key ")))
+}
+
 /// Narrows a spec's problems to the one `--key` names: the first problem's sizes with the key's
 /// values put in.
 pub(crate) fn only_problem(problems: &mut Vec<Vec<(String, Value)>>, key: &str) -> anyhow::Result<()> {
@@ -269,10 +277,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         crate::cli::out::eprint_line(&format!("warning: {w}"));
     }
     if !a.key.is_empty() {
-        only_problems(&mut spec.problems, &a.key)?;
-        // Sizes the spec's expressions cannot take (`--key N=-5`, `N=abc`) are said now, before
-        // a device opens, as the spec's own problems were when it loaded.
-        kerntune::plan::prepare::check(&spec).map_err(|e| anyhow::anyhow!("--key {}: {e}", a.key.join(" --key ")))?;
+        keyed_problems(&mut spec, &a.key)?;
     }
     verification(&mut spec, &a.measuring)?;
     if let Some(sample) = &a.verify_sample {
