@@ -492,8 +492,10 @@ fn in_time(a: &Args, limit: f64, at: &[f64]) -> anyhow::Result<i32> {
         anyhow::bail!("--compile-threads reports the wall time of a count of evaluations; under a time budget give the tune's compile threads as --jobs N");
     }
     let threads = a.jobs.unwrap_or(1);
-    if threads == 0 || a.repeats == 0 {
-        anyhow::bail!("--repeats and --jobs must be at least 1");
+    for (flag, n) in [("--repeats", a.repeats), ("--jobs", threads)] {
+        if n == 0 {
+            anyhow::bail!("{flag} 0: give at least 1");
+        }
     }
     check_seeds_and_threads(a)?;
     let points = grid(limit, at);
@@ -609,8 +611,10 @@ fn in_time(a: &Args, limit: f64, at: &[f64]) -> anyhow::Result<i32> {
 
 /// The bounds every simulation keeps (memory and time).
 fn check_sizes(a: &Resolved) -> anyhow::Result<()> {
-    if a.budget == 0 || a.repeats == 0 || a.parallel == 0 || a.jobs == Some(0) {
-        anyhow::bail!("--budget, --repeats, --parallel and --jobs must be at least 1");
+    for (flag, n) in [("--budget", a.budget), ("--repeats", a.repeats), ("--parallel", a.parallel), ("--jobs", a.jobs.unwrap_or(1))] {
+        if n == 0 {
+            anyhow::bail!("{flag} 0: give at least 1");
+        }
     }
     // Each run keeps a score per evaluation, and the runs go one seed at a time: beyond these
     // a simulation would exhaust memory or never end.
@@ -649,7 +653,14 @@ fn strategies(a: &Args) -> anyhow::Result<Vec<String>> {
     let strategies: Vec<String> = if a.strategy == "all" {
         kerntune::spec::settings::STRATEGIES.iter().filter(|s| s.name != "exhaustive" && s.name != "transfer").map(|s| s.name.to_string()).collect()
     } else {
-        a.strategy.split(',').map(|s| s.trim().to_string()).collect()
+        // Each once, in the order given (`hybrid,hybrid` drew the same column twice).
+        let mut named: Vec<String> = Vec::new();
+        for s in a.strategy.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            if !named.iter().any(|n| n == s) {
+                named.push(s.to_string());
+            }
+        }
+        named
     };
     for s in &strategies {
         kerntune::search::strategy::by_name(s, 0).map_err(|m| anyhow::anyhow!("--strategy: {m}"))?;
