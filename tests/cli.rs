@@ -1441,6 +1441,10 @@ fn shards_merge_and_confirm() {
     // Each config measured by one shard: the reference is a CPU function, so no config is every
     // shard's reference (the default is measured by the shard whose part holds it).
     assert_eq!(keys.len(), 4, "{keys:?}");
+    // The shard whose part does not hold it says so.
+    let o = kerntune(dir, &["tune", p, "--shard", "1/2", "--db", dir.join("again-1.sqlite").to_str().unwrap()]);
+    let out = text(&o).0;
+    assert!(out.contains("default: WG_SIZE=32 was not a candidate of shard 1/2 (its part of the space"), "{out}");
     let merged = dir.join("merged.sqlite");
     let (s0, s1) = (dir.join("shard-0.sqlite"), dir.join("shard-1.sqlite"));
     let o = kerntune(dir, &["db", "merge", s0.to_str().unwrap(), s1.to_str().unwrap(), "--db", merged.to_str().unwrap()]);
