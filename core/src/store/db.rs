@@ -1169,8 +1169,14 @@ impl Database {
             fs::create_dir_all(dir).map_err(self.io("creating its directory"))?;
         }
         let journal = self.journal()?;
+        let existed = matches!(self.kind()?, Kind::Sqlite);
         let c = rusqlite::Connection::open(&self.path).map_err(self.sql("opening"))?;
         c.busy_timeout(BUSY).map_err(self.sql("configuring"))?;
+        if existed {
+            // Another program's SQLite database (`--db app.db`) is left as it is: kerntune's
+            // tables were added to it.
+            self.check_ours(&c)?;
+        }
         let set_up = || {
             let mode: String = c.query_row(&format!("PRAGMA journal_mode={}", journal.mode()), [], |r| r.get(0))?;
             if !mode.eq_ignore_ascii_case(journal.mode()) {
@@ -1336,6 +1342,35 @@ impl Database {
                 c.query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1", [table], |r| r.get(0)).map_err(self.sql("reading"))?;
             if n == 0 {
                 return Err(DbError::Corrupt { path: self.path.clone(), detail: format!("a kerntune database without its `{table}` table") });
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses an SQLite database of another program: one with tables kerntune does not make,
+    /// or a `meta` table naming another schema. A database another kerntune process is making
+    /// (its tables appear one by one, its schema row last) passes.
+    fn check_ours(&self, c: &rusqlite::Connection) -> Result<(), DbError> {
+        let other: Vec<String> = c
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('meta', 'entries', 'measurements') AND name NOT LIKE 'sqlite_%' ORDER BY name")
+            .and_then(|mut q| q.query_map([], |r| r.get::<_, String>(0))?.collect())
+            .map_err(self.sql("reading"))?;
+        if !other.is_empty() {
+            let shown: Vec<String> = other.iter().take(3).map(|t| format!("`{t}`")).collect();
+            let more = if other.len() > 3 { ", …" } else { "" };
+            return Err(DbError::NotOurs {
+                path: self.path.clone(),
+                detail: format!("an SQLite database of another program: its tables {}{more}", shown.join(", ")),
+            });
+        }
+        let has_meta: i64 =
+            c.query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'", [], |r| r.get(0)).map_err(self.sql("reading"))?;
+        if has_meta > 0 {
+            use rusqlite::OptionalExtension;
+            let schema: Option<String> =
+                c.query_row("SELECT value FROM meta WHERE name = 'schema'", [], |r| r.get(0)).optional().map_err(self.sql("reading"))?;
+            if let Some(other) = schema.filter(|s| s != SCHEMA_NAME) {
+                return Err(DbError::NotOurs { path: self.path.clone(), detail: format!("an SQLite database of schema `{other}`, not `{SCHEMA_NAME}`") });
             }
         }
         Ok(())
@@ -2192,6 +2227,17 @@ mod tests {
         }
         std::fs::write(&path, r#"{"schema": "kerntune-db", "version": 1, "entries": {"#).unwrap();
         assert!(matches!(Database::at(&path).load(), Err(DbError::Corrupt { .. })));
+        // Another program's SQLite database is not ours either, and is left as it was: no
+        // kerntune table is added to it, by a read or by a write.
+        let app = dir.path().join("app.db");
+        let c = rusqlite::Connection::open(&app).unwrap();
+        c.execute_batch("CREATE TABLE users(id INTEGER); INSERT INTO users VALUES (1);").unwrap();
+        drop(c);
+        let before = std::fs::read(&app).unwrap();
+        let e = Database::at(&app).load().unwrap_err();
+        assert!(matches!(e, DbError::NotOurs { .. }) && e.to_string().contains("its tables `users`"), "{e}");
+        assert!(Database::at(&app).update(|_| ()).is_err());
+        assert_eq!(std::fs::read(&app).unwrap(), before, "left as it was");
         // A folder is said to be one.
         let e = Database::at(dir.path()).load().unwrap_err().to_string();
         assert!(e.ends_with(&format!("is a folder; name a database file in it (such as {})", dir.path().join("db.sqlite").display())), "{e}");
