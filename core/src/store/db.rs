@@ -1350,11 +1350,13 @@ impl Database {
     /// Refuses an SQLite database of another program: one with tables kerntune does not make,
     /// or a `meta` table naming another schema. A database another kerntune process is making
     /// (its tables appear one by one, its schema row last) passes.
+    /// A file this connection cannot read yet (a read-only WAL database, whose reads need its
+    /// `-shm` file) is judged on the paths after this one, which read it otherwise.
     fn check_ours(&self, c: &rusqlite::Connection) -> Result<(), DbError> {
-        let other: Vec<String> = c
+        let listed: rusqlite::Result<Vec<String>> = c
             .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('meta', 'entries', 'measurements') AND name NOT LIKE 'sqlite_%' ORDER BY name")
-            .and_then(|mut q| q.query_map([], |r| r.get::<_, String>(0))?.collect())
-            .map_err(self.sql("reading"))?;
+            .and_then(|mut q| q.query_map([], |r| r.get::<_, String>(0))?.collect());
+        let Ok(other) = listed else { return Ok(()) };
         if !other.is_empty() {
             let shown: Vec<String> = other.iter().take(3).map(|t| format!("`{t}`")).collect();
             let more = if other.len() > 3 { ", …" } else { "" };
@@ -1363,12 +1365,10 @@ impl Database {
                 detail: format!("an SQLite database of another program: its tables {}{more}", shown.join(", ")),
             });
         }
-        let has_meta: i64 =
-            c.query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'", [], |r| r.get(0)).map_err(self.sql("reading"))?;
+        let has_meta: i64 = c.query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'", [], |r| r.get(0)).unwrap_or(0);
         if has_meta > 0 {
             use rusqlite::OptionalExtension;
-            let schema: Option<String> =
-                c.query_row("SELECT value FROM meta WHERE name = 'schema'", [], |r| r.get(0)).optional().map_err(self.sql("reading"))?;
+            let schema: Option<String> = c.query_row("SELECT value FROM meta WHERE name = 'schema'", [], |r| r.get(0)).optional().unwrap_or(None);
             if let Some(other) = schema.filter(|s| s != SCHEMA_NAME) {
                 return Err(DbError::NotOurs { path: self.path.clone(), detail: format!("an SQLite database of schema `{other}`, not `{SCHEMA_NAME}`") });
             }
