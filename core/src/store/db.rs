@@ -990,6 +990,17 @@ enum Kind {
     Json,
 }
 
+/// Whose an SQLite database is ([`Database::owner`]).
+enum Owner {
+    /// kerntune's: its `meta` table names kerntune's schema.
+    Ours,
+    /// Neither tables of another program nor a schema row: empty, or being made by another
+    /// kerntune process (its tables appear one by one, its schema row last).
+    Unmarked,
+    /// Another program's, and why it is said to be.
+    Other(String),
+}
+
 /// A database file on disk.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Database {
@@ -1154,7 +1165,8 @@ impl Database {
 
     /// Opens (creating when asked) the SQLite database, converting a JSON one first.
     fn open(&self, create: bool) -> Result<Option<rusqlite::Connection>, DbError> {
-        match self.kind()? {
+        let kind = self.kind()?;
+        match kind {
             Kind::Missing if !create => return Ok(None),
             Kind::Json if create => self.convert()?,
             Kind::Json => return Err(DbError::Corrupt { path: self.path.clone(), detail: "a JSON database cannot be opened as SQLite".into() }),
@@ -1169,13 +1181,18 @@ impl Database {
             fs::create_dir_all(dir).map_err(self.io("creating its directory"))?;
         }
         let journal = self.journal()?;
-        let existed = matches!(self.kind()?, Kind::Sqlite);
         let c = rusqlite::Connection::open(&self.path).map_err(self.sql("opening"))?;
         c.busy_timeout(BUSY).map_err(self.sql("configuring"))?;
-        if existed {
-            // Another program's SQLite database (`--db app.db`) is left as it is: kerntune's
-            // tables were added to it.
-            self.check_ours(&c)?;
+        // Another program's SQLite database (`--db app.db`) is left as it is: kerntune's tables
+        // were added to it. (A JSON database converted above is kerntune's own.)
+        if matches!(kind, Kind::Sqlite) {
+            match self.owner(&c) {
+                Ok(Owner::Other(detail)) => return Err(DbError::NotOurs { path: self.path.clone(), detail }),
+                // Unmarked: being made by another kerntune process (its schema row comes last).
+                // Unreadable (a read-only WAL database, whose reads need its `-shm` file): judged
+                // by the read-only path, which reads it otherwise.
+                Ok(Owner::Ours | Owner::Unmarked) | Err(_) => {}
+            }
         }
         let set_up = || {
             let mode: String = c.query_row(&format!("PRAGMA journal_mode={}", journal.mode()), [], |r| r.get(0))?;
@@ -1318,7 +1335,8 @@ impl Database {
     fn open_read_only(&self) -> Result<rusqlite::Connection, DbError> {
         use rusqlite::OpenFlags;
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let readable = |c: rusqlite::Connection| c.query_row("SELECT count(*) FROM meta", [], |_| Ok(())).map(|()| c);
+        // Read for the check: another program's database, without `meta`, is then told apart.
+        let readable = |c: rusqlite::Connection| c.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(())).map(|()| c);
         let c = rusqlite::Connection::open_with_flags(&self.path, flags).and_then(readable).or_else(|_| {
             // URI syntax: `%`, `?` and `#` in the path escaped.
             let path = self.path.display().to_string().replace('%', "%25").replace('?', "%3f").replace('#', "%23");
@@ -1347,33 +1365,28 @@ impl Database {
         Ok(())
     }
 
-    /// Refuses an SQLite database of another program: one with tables kerntune does not make,
-    /// or a `meta` table naming another schema. A database another kerntune process is making
-    /// (its tables appear one by one, its schema row last) passes.
-    /// A file this connection cannot read yet (a read-only WAL database, whose reads need its
-    /// `-shm` file) is judged on the paths after this one, which read it otherwise.
-    fn check_ours(&self, c: &rusqlite::Connection) -> Result<(), DbError> {
-        let listed: rusqlite::Result<Vec<String>> = c
-            .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('meta', 'entries', 'measurements') AND name NOT LIKE 'sqlite_%' ORDER BY name")
-            .and_then(|mut q| q.query_map([], |r| r.get::<_, String>(0))?.collect());
-        let Ok(other) = listed else { return Ok(()) };
+    /// Whose SQLite database `c` is, by its tables: the one place that tells kerntune's from
+    /// another program's, for every way of opening it.
+    fn owner(&self, c: &rusqlite::Connection) -> rusqlite::Result<Owner> {
+        use rusqlite::OptionalExtension;
+        let other: Vec<String> = c
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('meta', 'entries', 'measurements') AND name NOT LIKE 'sqlite_%' ORDER BY name")?
+            .query_map([], |r| r.get::<_, String>(0))?
+            .collect::<rusqlite::Result<_>>()?;
         if !other.is_empty() {
             let shown: Vec<String> = other.iter().take(3).map(|t| format!("`{t}`")).collect();
             let more = if other.len() > 3 { ", …" } else { "" };
-            return Err(DbError::NotOurs {
-                path: self.path.clone(),
-                detail: format!("an SQLite database of another program: its tables {}{more}", shown.join(", ")),
-            });
+            return Ok(Owner::Other(format!("an SQLite database of another program: its tables {}{more}", shown.join(", "))));
         }
-        let has_meta: i64 = c.query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'", [], |r| r.get(0)).unwrap_or(0);
-        if has_meta > 0 {
-            use rusqlite::OptionalExtension;
-            let schema: Option<String> = c.query_row("SELECT value FROM meta WHERE name = 'schema'", [], |r| r.get(0)).optional().unwrap_or(None);
-            if let Some(other) = schema.filter(|s| s != SCHEMA_NAME) {
-                return Err(DbError::NotOurs { path: self.path.clone(), detail: format!("an SQLite database of schema `{other}`, not `{SCHEMA_NAME}`") });
-            }
+        let has_meta: i64 = c.query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'", [], |r| r.get(0))?;
+        if has_meta == 0 {
+            return Ok(Owner::Unmarked);
         }
-        Ok(())
+        Ok(match c.query_row("SELECT value FROM meta WHERE name = 'schema'", [], |r| r.get::<_, String>(0)).optional()? {
+            Some(s) if s == SCHEMA_NAME => Owner::Ours,
+            Some(other) => Owner::Other(format!("an SQLite database of schema `{other}`, not `{SCHEMA_NAME}`")),
+            None => Owner::Unmarked,
+        })
     }
 
     /// Checks that `c` is a kerntune database of this layout, upgrading layout 2 when `writable`.
@@ -1382,8 +1395,10 @@ impl Database {
             use rusqlite::OptionalExtension;
             c.query_row("SELECT value FROM meta WHERE name = ?1", [name], |r| r.get(0)).optional().map_err(self.sql("reading"))
         };
-        if meta("schema")?.as_deref() != Some(SCHEMA_NAME) {
-            return Err(DbError::Corrupt { path: self.path.clone(), detail: "an SQLite file, but not a kerntune database".into() });
+        match self.owner(c).map_err(self.sql("reading"))? {
+            Owner::Ours => {}
+            Owner::Other(detail) => return Err(DbError::NotOurs { path: self.path.clone(), detail }),
+            Owner::Unmarked => return Err(DbError::NotOurs { path: self.path.clone(), detail: "an SQLite database without kerntune's schema row".into() }),
         }
         self.check_tables(c)?;
         let mut layout = meta("layout")?.and_then(|v| v.parse::<u32>().ok()).unwrap_or(0);
@@ -2238,6 +2253,19 @@ mod tests {
         assert!(matches!(e, DbError::NotOurs { .. }) && e.to_string().contains("its tables `users`"), "{e}");
         assert!(Database::at(&app).update(|_| ()).is_err());
         assert_eq!(std::fs::read(&app).unwrap(), before, "left as it was");
+        // The read-only path (a file this process cannot write) says the same, not "corrupt";
+        // so does it for a `meta` table of another schema, and one naming none.
+        let e = Database::at(&app).open_read_only().unwrap_err();
+        assert!(matches!(e, DbError::NotOurs { .. }) && e.to_string().contains("its tables `users`"), "{e}");
+        for (rows, says) in [("INSERT INTO meta VALUES ('schema', 'app')", "of schema `app`"), ("", "without kerntune's schema row")] {
+            let other = dir.path().join("other.db");
+            let _ = std::fs::remove_file(&other);
+            let c = rusqlite::Connection::open(&other).unwrap();
+            c.execute_batch(&format!("CREATE TABLE meta(name TEXT PRIMARY KEY, value TEXT NOT NULL); {rows};")).unwrap();
+            drop(c);
+            let e = Database::at(&other).open_read_only().unwrap_err();
+            assert!(matches!(e, DbError::NotOurs { .. }) && e.to_string().contains(says), "{e}");
+        }
         // A folder is said to be one.
         let e = Database::at(dir.path()).load().unwrap_err().to_string();
         assert!(e.ends_with(&format!("is a folder; name a database file in it (such as {})", dir.path().join("db.sqlite").display())), "{e}");
