@@ -381,6 +381,10 @@ fn verification_flags_are_checked_before_the_device() {
     // Problem sizes from --key that the spec's expressions cannot take, likewise.
     refused(&["--key", "N=-5"], &["--key N=-5:", "length -5 is negative"]);
     refused(&["--key", "N=4096.5"], &["--key N=4096.5:", "not a whole number"]);
+    // With both, each error is said as its own flag's.
+    refused(&["--key", "N=-5", "--atol", "y=1e-3"], &["--key N=-5:", "length -5 is negative"]);
+    let e = text(&kerntune(dir, &["tune", p, "--no-db", "--key", "N=4096", "--atol", "q=1e-3"])).1;
+    assert!(e.contains("`q` is not a buffer argument") && !e.contains("--key"), "{e}");
     // And confirm's: a database that is not there, and a --key size.
     let nowhere = dir.join("nowhere.sqlite");
     for (args, want) in [

@@ -50,10 +50,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     // before it measures.
     let stop = super::stop::Stop::install();
     let mut spec = kerntune::plan::prepare::load_with(&a.spec, kerntune::LoadOptions { allow_outside_sources: a.allow_outside_sources })?;
-    if let Some(k) = &a.key {
-        super::tune::keyed_problems(&mut spec, std::slice::from_ref(k))?;
-    }
-    super::tune::verification(&mut spec, &a.measuring)?;
+    super::tune::apply_flags(&mut spec, a.key.as_slice(), &a.measuring)?;
     // Said before a device opens.
     let db = Database::at(super::db_path(&a.db));
     if !db.path().exists() {

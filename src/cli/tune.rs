@@ -206,12 +206,26 @@ pub(crate) fn parse_key(text: &str, sizes: &[(String, Value)]) -> anyhow::Result
     Ok(out)
 }
 
-/// Narrows a spec's problems to those the `--key`s name ([`only_problems`]) and checks them as
-/// the spec's own were when it loaded: sizes its expressions cannot take (`--key N=-5`, `N=abc`)
-/// are said before a device opens.
-pub(crate) fn keyed_problems(spec: &mut Spec, keys: &[String]) -> anyhow::Result<()> {
-    only_problems(&mut spec.problems, keys)?;
-    kerntune::plan::prepare::check(spec).map_err(|e| anyhow::anyhow!("--key {}: {e}", keys.join(" --key ")))
+/// Applies the flags that change a loaded spec (`tune`'s and `confirm`'s): narrows its problems
+/// to those the `--key`s name ([`only_problems`]), sets its verification from the flags
+/// ([`verification`]), and checks the result once as the spec's own was when it loaded, so that
+/// sizes its expressions cannot take (`--key N=-5`, `N=abc`) and names that are no output
+/// (`--atol q=1`, `--reference q=FILE`) are said before a device opens — each as the flag's
+/// (the spec as loaded passed: a verification field's error is the verification flags', any
+/// other the `--key`s').
+pub(crate) fn apply_flags(spec: &mut Spec, keys: &[String], measuring: &Measuring) -> anyhow::Result<()> {
+    if !keys.is_empty() {
+        only_problems(&mut spec.problems, keys)?;
+    }
+    let verifying = verification(spec, measuring)?;
+    if keys.is_empty() && !verifying {
+        return Ok(());
+    }
+    kerntune::plan::prepare::check(spec).map_err(|e| match keys {
+        [] => e.into(),
+        _ if e.field.starts_with("verify") => e.into(),
+        _ => anyhow::anyhow!("--key {}: {e}", keys.join(" --key ")),
+    })
 }
 
 /// Narrows a spec's problems to the one `--key` names: the first problem's sizes with the key's
@@ -276,10 +290,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     for w in &spec.warnings {
         crate::cli::out::eprint_line(&format!("warning: {w}"));
     }
-    if !a.key.is_empty() {
-        keyed_problems(&mut spec, &a.key)?;
-    }
-    verification(&mut spec, &a.measuring)?;
+    apply_flags(&mut spec, &a.key, &a.measuring)?;
     if let Some(sample) = &a.verify_sample {
         spec.verification_mut().sample = VerifySample::parse(sample).map_err(|m| anyhow::anyhow!("--verify-sample: {m}"))?;
     }
@@ -393,7 +404,9 @@ fn named_values<'t>(flag: &'t str, form: &'t str, text: &'t str) -> impl Iterato
     })
 }
 
-pub(crate) fn verification(spec: &mut Spec, a: &Measuring) -> anyhow::Result<()> {
+/// Sets a spec's verification from the flags; whether any was given (the spec then wants the
+/// check [`apply_flags`] makes).
+fn verification(spec: &mut Spec, a: &Measuring) -> anyhow::Result<bool> {
     let v = spec.verification_mut();
     if let Some(r) = &a.reference {
         v.reference = Reference::parse(r, std::path::Path::new(".")).map_err(|m| anyhow::anyhow!("--reference: {m}"))?;
@@ -451,13 +464,7 @@ pub(crate) fn verification(spec: &mut Spec, a: &Measuring) -> anyhow::Result<()>
             }
         }
     }
-    // A name the flags give that is no output (`--atol q=1`, `--reference q=FILE`) is said now,
-    // before a device opens, as a spec's own would have been when it loaded.
-    let given = a.reference.is_some() || a.compare.is_some() || a.mismatches.is_some() || a.atol.is_some() || a.rtol.is_some();
-    if given {
-        kerntune::plan::prepare::check(spec)?;
-    }
-    Ok(())
+    Ok(a.reference.is_some() || a.compare.is_some() || a.mismatches.is_some() || a.atol.is_some() || a.rtol.is_some())
 }
 
 /// What a `tune` command runs: the spec, which problems (with this shard's part of each), and
