@@ -180,12 +180,9 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                     Err(DbError::Folder { .. }) => {
                         anyhow::bail!("{}: a folder, not a file; name the databases in it (`{}/*.sqlite`, say)", p.display(), p.display())
                     }
-                    Err(DbError::Foreign { kind, .. }) => anyhow::bail!(
-                        "{} is {kind}, not a kerntune database: {TAKES}; draw it with `kerntune report --db {}`, or learn from it in a tune with `--prior {}`",
-                        p.display(),
-                        p.display(),
-                        p.display()
-                    ),
+                    Err(DbError::Foreign { kind, .. }) => {
+                        anyhow::bail!("{} is {kind}, not a kerntune database: {TAKES}; {}", p.display(), kerntune::store::db::foreign_uses(p))
+                    }
                     Err(DbError::NotOurs { detail, .. }) => anyhow::bail!("{} is not a kerntune database ({detail}): {TAKES}", p.display()),
                     other => other?,
                 };

@@ -157,7 +157,7 @@ pub enum DbError {
     },
     /// The file is another tuner's results (a Kernel Tuner cache, a T4 file), not a database.
     /// It is left untouched.
-    #[error("{path} is {kind}, not a kerntune database; it was left untouched: draw it with `kerntune report --db {path}`, learn from it in a tune with `--prior {path}`, and give --db a kerntune database file")]
+    #[error("{path} is {kind}, not a kerntune database; it was left untouched: {}, and give --db a kerntune database file", foreign_uses(path))]
     Foreign {
         /// The file.
         path: PathBuf,
@@ -982,6 +982,12 @@ pub const SQLITE_LAYOUT: u32 = 3;
 
 /// How long a write waits for another process's transaction before giving up.
 const BUSY: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// What kerntune does with another tuner's results file at `path` ([`DbError::Foreign`]):
+/// "draw it with …, learn from it in a tune with …", for messages to end as they need.
+pub fn foreign_uses(path: &Path) -> String {
+    format!("draw it with `kerntune report --db {p}`, learn from it in a tune with `--prior {p}`", p = path.display())
+}
 
 /// What is at a database path.
 enum Kind {
