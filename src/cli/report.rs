@@ -184,15 +184,11 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     views.sort_by(|x, y| x.target_name.cmp(&y.target_name).then_with(|| kerntune::store::db::problem_cmp(&x.problem, &y.problem)));
     // One GPU through two backends (CUDA and Vulkan) has one device name: such entries are
     // named by their target too, or the page would show two alike.
-    let shared: Vec<bool> = views
-        .iter()
-        .map(|v| views.iter().any(|o| o.target != v.target && o.target_name == v.target_name && o.kernel == v.kernel && o.problem == v.problem))
-        .collect();
-    for (v, shared) in views.iter_mut().zip(shared) {
-        if shared {
-            v.target_name = format!("{} [{}]", v.target_name, v.target.strip_prefix(kerntune::store::foreign::TARGET_PREFIX).unwrap_or(&v.target));
-        }
-    }
+    kerntune::store::recorded::name_apart(
+        &mut views,
+        |v, o| o.target != v.target && o.target_name == v.target_name && o.kernel == v.kernel && o.problem == v.problem,
+        |v| Some((&mut v.target_name, v.target.as_str())),
+    );
     let selection = match &a.spec {
         Some(s) => format!("kernel {kernel} of {}", s.display()),
         None => format!("kernel {kernel}"),

@@ -216,10 +216,20 @@ fn space_name(path: &Path) -> String {
 /// Names the spaces that share a name (one GPU's entries through two backends, which share its
 /// device name too) by their target as well (`fleet matmul M=1024 [cuda-sm_90-…]`), where known.
 fn distinct(spaces: &mut [RecordedSpace], targets: &[Option<&str>]) {
-    let shared: Vec<bool> = spaces.iter().map(|s| spaces.iter().filter(|o| o.name == s.name && o.device == s.device).count() > 1).collect();
-    for ((s, shared), target) in spaces.iter_mut().zip(shared).zip(targets) {
-        if let Some(t) = target.filter(|_| shared) {
-            s.name = format!("{} [{t}]", s.name);
+    let mut named: Vec<(&mut RecordedSpace, Option<&str>)> = spaces.iter_mut().zip(targets.iter().copied()).collect();
+    name_apart(&mut named, |(a, _), (b, _)| a.name == b.name && a.device == b.device, |(s, t)| Some((&mut s.name, (*t)?)));
+}
+
+/// Names apart the items that would read alike (`alike`, over two different items): the name
+/// `label` gives each such item gets ` [target]` after it, its target as `label` gives it (an
+/// item without one keeps its name). The rule `report` and [`RecordedSpace::read`] share: one
+/// GPU through two backends has one device name.
+pub fn name_apart<T>(items: &mut [T], alike: impl Fn(&T, &T) -> bool, label: impl for<'a> Fn(&'a mut T) -> Option<(&'a mut String, &'a str)>) {
+    let shared: Vec<bool> = (0..items.len()).map(|i| (0..items.len()).any(|j| i != j && alike(&items[i], &items[j]))).collect();
+    for (item, shared) in items.iter_mut().zip(shared) {
+        if let Some((name, target)) = label(item).filter(|_| shared) {
+            let target = target.strip_prefix(crate::store::foreign::TARGET_PREFIX).unwrap_or(target).to_string();
+            *name = format!("{name} [{target}]");
         }
     }
 }
