@@ -488,6 +488,19 @@ fn bad_input_gets_one_clear_line() {
     bad(dir, &["db", "show", "--db", toml.to_str().unwrap()], &["Cargo.toml is not a kerntune database (not JSON"]);
     let o = kerntune(dir, &["db", "merge", toml.to_str().unwrap(), "--db", merged.to_str().unwrap()]);
     assert!(!text(&o).1.contains("db clear"), "{}", text(&o).1);
+    // Another program's SQLite database: tune and confirm say so before a device opens, and
+    // leave it as it was.
+    let app = dir.join("app.db");
+    let c = rusqlite::Connection::open(&app).unwrap();
+    c.execute_batch("CREATE TABLE users(id INTEGER); INSERT INTO users VALUES (1);").unwrap();
+    drop(c);
+    let before = std::fs::read(&app).unwrap();
+    for command in ["tune", "confirm"] {
+        let args = [command, ok.to_str().unwrap(), "--db", app.to_str().unwrap()];
+        assert!(!text(&kerntune(dir, &args)).1.contains("timing:"), "no device is opened");
+        bad(dir, &args, &["app.db is not a kerntune database (an SQLite database of another program: its tables `users`)", "left untouched"]);
+    }
+    assert_eq!(std::fs::read(&app).unwrap(), before, "left as it was");
     // And for an input, which is never compared (the line of `check` showed its tolerance).
     let p = write(
         dir,

@@ -6,7 +6,7 @@
 
 use super::summary;
 use crate::cli::out::outln;
-use kerntune::store::db::Database;
+use kerntune::store::db::{Database, DbFile};
 use kerntune::{with_backends, Backend, BackendChoice, Devices, TuneOptions, TuneReport, Tuner};
 use std::path::PathBuf;
 
@@ -60,6 +60,8 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             db.path().display()
         );
     }
+    // A file that is no kerntune database, or a damaged one, is said before the device opens.
+    let file = db.load()?;
     let devices = match (&a.devices, a.device) {
         (Some(d), _) => d.clone(),
         (None, d) => Devices::List(vec![d.unwrap_or(0)]),
@@ -67,13 +69,12 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     let opened = super::open_devices(a.backend, &devices, if a.devices.is_some() { "--devices: " } else { "" })?;
     super::say_left_out(&opened.left_out);
     let backends = opened.backends;
-    with_backends!(backends, v => confirm_all(v, &spec, &a, db, &stop))
+    with_backends!(backends, v => confirm_all(v, &spec, &a, db, file, &stop))
 }
 
-fn confirm_all<B: Backend>(devices: Vec<B>, spec: &kerntune::Spec, a: &Args, db: Database, stop: &super::stop::Stop) -> anyhow::Result<i32> {
+fn confirm_all<B: Backend>(devices: Vec<B>, spec: &kerntune::Spec, a: &Args, db: Database, file: DbFile, stop: &super::stop::Stop) -> anyhow::Result<i32> {
     let language = devices[0].language();
     let tuner = Tuner::with_devices(devices)?;
-    let file = db.load()?;
     let mut reports: Vec<TuneReport> = Vec::new();
     for i in 0..spec.problems.len() {
         let job = spec.job(language, i)?;

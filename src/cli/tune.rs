@@ -345,9 +345,12 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         (None, None, Some(text)) => text.parse().map_err(|m| anyhow::anyhow!("{}: tune.devices: {m}", spec.path.display()))?,
         (None, None, None) => Devices::List(vec![0]),
     };
-    // Said before the device opens and the problem is made, not when the first lookup fails.
-    if let Some(folder) = a.db.as_ref().filter(|p| !a.no_db && p.is_dir()) {
-        anyhow::bail!("--db: {}", kerntune::store::db::DbError::Folder { path: folder.clone() });
+    // A --db that is a folder, or a file that is no kerntune database (another program's, another
+    // tuner's, another version's), is said before the device opens and the problem is made, not
+    // when the first lookup fails.
+    let db = if a.no_db { None } else { Some(Database::at(super::db_path(&a.db))) };
+    if let Some(db) = &db {
+        db.check().map_err(|e| if a.db.is_some() { anyhow::anyhow!("--db: {e}") } else { e.into() })?;
     }
     let opened = super::open_devices(a.backend, &devices, if a.devices.is_some() { "--devices: " } else { "" })?;
     tracing::debug!("devices opened");
@@ -355,7 +358,6 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     if !a.json {
         super::say_left_out(&opened.left_out);
     }
-    let db = if a.no_db { None } else { Some(Database::at(super::db_path(&a.db))) };
     if !a.no_db {
         super::say_json_db(&a.db);
     }
@@ -393,7 +395,6 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     code
 }
 
-/// The command line's verification options, applied to the spec.
 /// The `NAME=VALUE` parts of a per-output flag's text (`--compare y=sorted,z=sum`): each
 /// output's name (trimmed), its value and the part it came from (for messages); a part without
 /// `=` is an error saying the `form` a part takes.

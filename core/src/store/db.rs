@@ -1476,6 +1476,19 @@ impl Database {
         Ok(lock)
     }
 
+    /// Whether the file can serve as this database, found without a write: missing (the first
+    /// write makes it), or a kerntune database this build reads. What a command that opens a
+    /// device asks before it does, so that a file of another program's, another tuner's or
+    /// another version's is said at once. (A layout this build upgrades is upgraded, as the
+    /// first write would; a JSON database is read whole.)
+    pub fn check(&self) -> Result<(), DbError> {
+        match self.kind()? {
+            Kind::Missing => Ok(()),
+            Kind::Json => self.load().map(drop),
+            Kind::Sqlite => self.open(false).map(drop),
+        }
+    }
+
     /// Reads the whole database; a missing file is an empty database.
     pub fn load(&self) -> Result<DbFile, DbError> {
         if let Kind::Json = self.kind()? {
