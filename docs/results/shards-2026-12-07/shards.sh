@@ -33,6 +33,13 @@ split() { # NAME SPEC "TUNE FLAGS" "VERIFICATION FLAGS": two shards, merged, con
   echo "== flags that name no output: refused before the device opens"
   time "$BIN" tune examples/triad/triad.toml --backend cuda --no-db --atol q=1e-3; echo "exit $?"
   time "$BIN" tune examples/triad/triad.toml --backend cuda --no-db --reference y=missing.npy; echo "exit $?"
+  echo "== another program's SQLite database as --db: refused before the device opens, left as it was"
+  python3 -c "import sqlite3; c = sqlite3.connect('$S/app.db'); c.execute('CREATE TABLE users(id INTEGER)'); c.commit()"
+  sum_before=$(md5sum < "$S/app.db")
+  time "$BIN" tune examples/triad/triad.toml --backend cuda --db "$S/app.db"; echo "exit $?"
+  time "$BIN" confirm examples/triad/triad.toml --backend cuda --db "$S/app.db"; echo "exit $?"
+  [ "$(md5sum < "$S/app.db")" = "$sum_before" ] && echo "app.db unchanged"
+  rm -f "$S/app.db"
   echo "== devices"
   "$BIN" devices; echo "exit $?"
 } > "$OUT/shards.txt" 2>&1
