@@ -490,6 +490,65 @@ impl TunedKernel {
     pub fn geometry(&self) -> Launch {
         self.slot.load().launch
     }
+
+    /// The loaded function and its launch geometry, for launching it yourself (a HIP graph, a
+    /// cooperative launch): what [`TunedKernel::launch`] does after checking the arguments. The
+    /// [`RawKernel`] keeps its code object loaded while it lives; a background tune that swaps
+    /// the winner does not update one taken earlier.
+    ///
+    /// ```no_run
+    /// # fn f(k: kerntune_hip::launch::TunedKernel, stream: kerntune_hip::hip_sys::hiprt::hipStream_t, x: *mut std::ffi::c_void, y: *mut std::ffi::c_void) {
+    /// use kerntune_hip::hip_sys::hiprt::hipModuleLaunchKernel;
+    /// use std::ffi::c_void;
+    /// let raw = k.raw();
+    /// let l = raw.geometry();
+    /// let (mut x, mut y, mut a, mut n) = (x, y, 2.0f32, 1u32 << 20);
+    /// let mut params: [*mut c_void; 4] =
+    ///     [(&raw mut x).cast(), (&raw mut y).cast(), (&raw mut a).cast(), (&raw mut n).cast()];
+    /// // SAFETY: the triad's parameters, x and y hipMalloc'd buffers of n floats on k's device.
+    /// let r = unsafe {
+    ///     hipModuleLaunchKernel(raw.function(), l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
+    ///                           l.shared_mem_bytes, stream, params.as_mut_ptr(), std::ptr::null_mut())
+    /// };
+    /// assert_eq!(r, kerntune_hip::hip_sys::hiprt::hipError_t::hipSuccess);
+    /// # }
+    /// ```
+    pub fn raw(&self) -> RawKernel {
+        RawKernel(Arc::clone(&self.slot.load()))
+    }
+}
+
+/// A tuned kernel's loaded function and launch geometry ([`TunedKernel::raw`]); its code object
+/// stays loaded while this lives.
+pub struct RawKernel(Arc<kerntune_core::app::handle::Tuned<AppKernel>>);
+
+impl RawKernel {
+    /// The function, for `hipModuleLaunchKernel` (valid while this `RawKernel` lives).
+    ///
+    /// ```no_run
+    /// # fn f(k: kerntune_hip::launch::TunedKernel) { let raw = k.raw(); println!("{:?}", raw.function()); }
+    /// ```
+    pub fn function(&self) -> hip::hipFunction_t {
+        self.0.kernel.func
+    }
+
+    /// Its grid, block and dynamic shared memory.
+    ///
+    /// ```no_run
+    /// # fn f(k: kerntune_hip::launch::TunedKernel) { println!("{:?}", k.raw().geometry().block); }
+    /// ```
+    pub fn geometry(&self) -> Launch {
+        self.0.kernel.launch
+    }
+
+    /// The config it was compiled for.
+    ///
+    /// ```no_run
+    /// # fn f(k: kerntune_hip::launch::TunedKernel) { println!("{}", k.raw().config()); }
+    /// ```
+    pub fn config(&self) -> &Config {
+        &self.0.config
+    }
 }
 
 #[cfg(test)]
