@@ -226,6 +226,10 @@ fn the_device_listing_says_why_a_backend_found_nothing() {
     }
     let (out, err) = text(&kerntune(d.path(), &["devices"]));
     assert!(out.contains("[wgpu #0]"), "{out}");
+    // As JSON: a list of devices, each detail a field of an object.
+    let json: serde_json::Value = serde_json::from_str(&text(&kerntune(d.path(), &["devices", "--backend", "wgpu", "--json"])).0).unwrap();
+    assert_eq!(json[0]["details"]["api"], "Vulkan", "{json}");
+    assert!(json[0]["limits"]["max_threads_per_block"].as_u64().is_some_and(|n| n > 0), "{json}");
     let has_libcuda =
         ["/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/local/nvidia/lib64/libcuda.so.1", "/usr/lib64/libcuda.so.1"].iter().any(|p| Path::new(p).exists());
     if !cfg!(feature = "cuda") {

@@ -18,8 +18,14 @@ struct Found {
     backend: String,
     index: usize,
     target: kerntune::Target,
+    /// An object in JSON (`details.api`, `details.driver`), in the order listed.
+    #[serde(serialize_with = "as_object")]
     details: Vec<(String, String)>,
     limits: kerntune::Limits,
+}
+
+fn as_object<S: serde::Serializer>(pairs: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(pairs.iter().map(|(k, v)| (k, v)))
 }
 
 pub fn run(a: Args) -> anyhow::Result<i32> {
