@@ -94,6 +94,30 @@ pub(crate) fn stored_winner<B: Backend>(backend: &B, ctx: &Context, entry: Optio
     })
 }
 
+/// Why a stored winner does not answer this tune although it could (`None`: it does): the tune
+/// asks for more search than the winner's came from — a budget of more evaluations than the
+/// entry holds, or `exhaustive` — after searches that measured part of the space (no run of the
+/// entry was exhaustive). The tune then goes on from the stored measurements, which its budget
+/// counts, and its summary says why in this line — unless they hold every candidate (the
+/// caller's check, once the candidates are planned).
+pub(crate) fn searches_on(entry: &Entry, opts: &crate::run::TuneOptions) -> Option<String> {
+    let last = entry.runs.iter().max_by_key(|r| r.run)?;
+    if entry.runs.iter().any(|r| r.strategy == "exhaustive") {
+        return None;
+    }
+    let held = entry.measurements.len();
+    let asked = match opts.budget.max_evals {
+        Some(n) if n > held => format!("this tune's budget is {n} evaluations"),
+        _ if opts.strategy == "exhaustive" => "this tune is exhaustive".to_string(),
+        _ => return None,
+    };
+    Some(format!(
+        "the stored winner came from a `{}` search that measured {held} config{}; {asked}: searching on from the stored measurements",
+        last.strategy,
+        if held == 1 { "" } else { "s" }
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,6 +146,42 @@ mod tests {
         let ctx = t.prepare(&stricter).unwrap();
         assert!(stored_winner(t.backend(), &ctx, entry.as_ref(), &TuneOptions::default(), Instant::now()).is_none());
         assert!(stored_entry(None, &ctx.id).unwrap().is_none());
+    }
+
+    /// A tune that asks for more search than the stored winner came from (a larger evaluation
+    /// budget, or exhaustive, after a partial search) goes on from its measurements and says
+    /// why; one that asks for as much or less, or follows an exhaustive search, is a hit.
+    #[test]
+    fn a_larger_budget_searches_on_from_the_stored_winner() {
+        use crate::spec::settings::Budget;
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::at(dir.path().join("db.sqlite"));
+        let t = tuner();
+        let tune = |strategy: &str, evals: Option<usize>| {
+            let budget = Budget { max_evals: evals, ..Default::default() };
+            t.tune(&job(), &TuneOptions { db: Some(db.clone()), strategy: strategy.into(), budget, ..opts() }).unwrap()
+        };
+        let first = tune("random", Some(3));
+        assert!(!first.db_hit && first.evaluated == 3);
+        let more = tune("random", Some(5));
+        assert!(!more.db_hit && more.evaluated == 5 && more.from_db == 3, "{} evaluated, {} from the database", more.evaluated, more.from_db);
+        let why = more.notes.iter().find(|n| n.contains("searching on")).expect("said why");
+        assert!(why.contains("a `random` search that measured 3 configs; this tune's budget is 5 evaluations"), "{why}");
+        for evals in [5, 4] {
+            assert!(tune("random", Some(evals)).db_hit, "{evals} evaluations: no more than stored");
+        }
+        let all = tune("exhaustive", None);
+        assert!(!all.db_hit && all.from_db == 5 && all.evaluated > 5);
+        assert!(all.notes.iter().any(|n| n.contains("this tune is exhaustive")), "{:?}", all.notes);
+        // After an exhaustive search, every budget is answered.
+        for (strategy, evals) in [("exhaustive", None), ("random", Some(1000))] {
+            assert!(tune(strategy, evals).db_hit, "{strategy} {evals:?}");
+        }
+        // So is a budget larger than the space, once a search measured every candidate.
+        let _ = db.clear();
+        let (few, whole) = (tune("random", Some(2)), tune("random", Some(1000)));
+        assert!(!few.db_hit && !whole.db_hit && whole.from_db == 2);
+        assert!(tune("random", Some(1000)).db_hit, "every candidate measured: nothing to search on");
     }
 
     /// A shard's winner is the best of its part of the space: it answers that shard's tune

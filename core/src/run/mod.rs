@@ -389,15 +389,31 @@ impl<B: Backend> Tuner<B> {
         // A winner of a tune that was ended early answers launches, not a tune: this one goes on
         // from its measurements.
         let partial = stored.as_ref().and_then(|e| e.winner.as_ref()).is_some_and(|w| w.partial);
+        // A tune that asks for more search than the stored winner came from goes on from it,
+        // unless every candidate is measured already.
+        let mut planned = None;
         if !opts.force && !opts.remeasure && opts.only.is_none() && !partial {
             if let Some(mut hit) = lookup::stored_winner(self.backend(), &ctx, stored.as_ref(), opts, t0) {
-                if opts.memcheck {
-                    hit.memcheck = Some(self.memcheck_stored(&ctx, &hit.winner));
+                let entry = stored.as_ref().expect("a hit has its entry");
+                if let Some(why) = lookup::searches_on(entry, opts) {
+                    let mut plan = candidates::plan(&ctx, self.backend().limits(), opts)?;
+                    if plan.cands.iter().any(|c| !entry.measurements.contains_key(&c.config.key())) {
+                        plan.notes.push(why);
+                        planned = Some(plan);
+                    }
                 }
-                return Ok(hit);
+                if planned.is_none() {
+                    if opts.memcheck {
+                        hit.memcheck = Some(self.memcheck_stored(&ctx, &hit.winner));
+                    }
+                    return Ok(hit);
+                }
             }
         }
-        let mut plan = candidates::plan(&ctx, self.backend().limits(), opts)?;
+        let mut plan = match planned {
+            Some(plan) => plan,
+            None => candidates::plan(&ctx, self.backend().limits(), opts)?,
+        };
         // Compiles are coming: compiler processes (where the tune uses them) start now and load
         // their compiler while the search starts. Not when the first candidate's compile is in
         // the compile cache: a space compiled before (a tune run again, `--force`) compiles
