@@ -96,17 +96,18 @@ pub(crate) fn stored_winner<B: Backend>(backend: &B, ctx: &Context, entry: Optio
 
 /// Why a stored winner does not answer this tune although it could (`None`: it does): the tune
 /// asks for more search than the winner's came from — a budget of more evaluations than the
-/// entry holds, or `exhaustive` — after searches that measured part of the space (no run of the
-/// entry was exhaustive). The tune then goes on from the stored measurements, which its budget
-/// counts, and its summary says why in this line — unless they hold every candidate (the
-/// caller's check, once the candidates are planned).
-pub(crate) fn searches_on(entry: &Entry, opts: &crate::run::TuneOptions) -> Option<String> {
+/// entry holds (`max_evals`: the tune's, or once planned, this shard's share of it), or
+/// `exhaustive` — after searches that measured part of the space (no run of the entry was
+/// exhaustive). The tune then goes on from the stored measurements, which its budget counts,
+/// and its summary says why in this line — unless they hold every candidate (the caller's
+/// check, once the candidates are planned).
+pub(crate) fn searches_on(entry: &Entry, opts: &crate::run::TuneOptions, max_evals: Option<usize>) -> Option<String> {
     let last = entry.runs.iter().max_by_key(|r| r.run)?;
     if entry.runs.iter().any(|r| r.strategy == "exhaustive") {
         return None;
     }
     let held = entry.measurements.len();
-    let asked = match opts.budget.max_evals {
+    let asked = match max_evals {
         Some(n) if n > held => format!("this tune's budget is {n} evaluations"),
         _ if opts.strategy == "exhaustive" => "this tune is exhaustive".to_string(),
         _ => return None,
@@ -182,6 +183,16 @@ mod tests {
         let (few, whole) = (tune("random", Some(2)), tune("random", Some(1000)));
         assert!(!few.db_hit && !whole.db_hit && whole.from_db == 2);
         assert!(tune("random", Some(1000)).db_hit, "every candidate measured: nothing to search on");
+        // A shard's budget is its share: the same shard of the same split again is a hit.
+        let _ = db.clear();
+        let shard = |evals: usize| {
+            let budget = Budget { max_evals: Some(evals), ..Default::default() };
+            let shard = Some(crate::spec::settings::Shard { index: 0, count: 2 });
+            t.tune(&job(), &TuneOptions { db: Some(db.clone()), strategy: "random".into(), budget, shard, ..opts() }).unwrap()
+        };
+        assert!(!shard(6).db_hit);
+        assert!(shard(6).db_hit, "its share again");
+        assert!(!shard(10).db_hit, "a larger share");
     }
 
     /// A shard's winner is the best of its part of the space: it answers that shard's tune

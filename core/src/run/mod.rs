@@ -395,9 +395,13 @@ impl<B: Backend> Tuner<B> {
         if !opts.force && !opts.remeasure && opts.only.is_none() && !partial {
             if let Some(mut hit) = lookup::stored_winner(self.backend(), &ctx, stored.as_ref(), opts, t0) {
                 let entry = stored.as_ref().expect("a hit has its entry");
-                if let Some(why) = lookup::searches_on(entry, opts) {
+                // Asked of the whole budget first (no share is larger), then of this tune's
+                // share, once planned; and only where a candidate is left unmeasured.
+                let budget = opts.budget.max_evals.or(opts.budget.fraction.map(|_| usize::MAX));
+                if lookup::searches_on(entry, opts, budget).is_some() {
                     let mut plan = candidates::plan(&ctx, self.backend().limits(), opts)?;
-                    if plan.cands.iter().any(|c| !entry.measurements.contains_key(&c.config.key())) {
+                    let why = lookup::searches_on(entry, opts, plan.max_evals);
+                    if let Some(why) = why.filter(|_| plan.cands.iter().any(|c| !entry.measurements.contains_key(&c.config.key()))) {
                         plan.notes.push(why);
                         planned = Some(plan);
                     }
