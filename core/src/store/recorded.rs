@@ -222,7 +222,7 @@ fn distinct(spaces: &mut [RecordedSpace], targets: &[Option<&str>]) {
 
 /// Names apart the items that would read alike (`alike`, over two different items): the name
 /// `label` gives each such item gets ` [target]` after it, its target as `label` gives it (an
-/// item without one keeps its name). The rule `report` and [`RecordedSpace::read`] share: one
+/// item without one keeps its name). The rule `report` and [`RecordedSpace::load_all`] share: one
 /// GPU through two backends has one device name.
 pub fn name_apart<T>(items: &mut [T], alike: impl Fn(&T, &T) -> bool, label: impl for<'a> Fn(&'a mut T) -> Option<(&'a mut String, &'a str)>) {
     let shared: Vec<bool> = (0..items.len()).map(|i| (0..items.len()).any(|j| i != j && alike(&items[i], &items[j]))).collect();
