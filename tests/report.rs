@@ -431,7 +431,8 @@ fn a_winner_that_reads_past_its_buffers_is_said_by_the_report_and_db_show() {
 
 /// One GPU through two backends has one device name: its two entries of one problem are named
 /// by their targets too, in the list, the headings and the side-by-side table; an entry alone
-/// on its device and problem keeps its plain name.
+/// on its device and problem keeps its plain name. Entries of an edited kernel or another
+/// toolchain on one target are named by their source or toolchain.
 #[test]
 fn one_gpu_through_two_backends_is_named_apart() {
     let d = tempfile::tempdir().unwrap();
@@ -452,6 +453,31 @@ fn one_gpu_through_two_backends_is_named_apart() {
         assert!(html.contains(&format!("NVIDIA H100 80GB HBM3 [{t}] (n=1024)")), "{t}");
     }
     assert!(html.contains("NVIDIA H100 80GB HBM3 (n=4096)") && !html.contains("[cuda-sm_90-h100] (n=4096)"));
+    // An edited kernel on one device and problem: named by its source; with a new driver's entry
+    // beside them, by what tells each from the others.
+    let old = synthetic_entry("NVIDIA H100 80GB HBM3", "cuda-sm_90-h100", "n=1024", 40, 1.0, 1);
+    let mut edited = old.clone();
+    edited.id.kernel_hash = "4cd2bf2dc052a1b2c3".into();
+    let mut driver = old.clone();
+    driver.id.toolchain = "nvrtc-13.1".into();
+    let page = |entries: &[&kerntune::store::db::Entry]| {
+        let mut f = DbFile::default();
+        for e in entries {
+            f.entries.insert(e.id.key(), (*e).clone());
+        }
+        std::fs::write(&db, serde_json::to_string(&f).unwrap()).unwrap();
+        let o = kerntune(&["report", "--db", db.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        std::fs::read_to_string(&out).unwrap()
+    };
+    let html = page(&[&old, &edited]);
+    for name in ["[source synthetic]", "[source 4cd2bf2dc052]"] {
+        assert!(html.contains(&format!("NVIDIA H100 80GB HBM3 {name} (n=1024)")), "{name}");
+    }
+    let html = page(&[&old, &edited, &driver]);
+    for name in ["[source synthetic, toolchain synthetic]", "[source 4cd2bf2dc052, toolchain synthetic]", "[source synthetic, toolchain nvrtc-13.1]"] {
+        assert!(html.contains(&format!("NVIDIA H100 80GB HBM3 {name} (n=1024)")), "{name}");
+    }
 }
 
 /// An entry whose every config failed (a stencil that reads past its input everywhere): the page

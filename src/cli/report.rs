@@ -184,10 +184,25 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     views.sort_by(|x, y| x.target_name.cmp(&y.target_name).then_with(|| kerntune::store::db::problem_cmp(&x.problem, &y.problem)));
     // One GPU through two backends (CUDA and Vulkan) has one device name: such entries are
     // named by their target too, or the page would show two alike.
+    // An edited kernel, or a new compiler or driver, makes another entry of the same device and
+    // problem: those are named by their source or toolchain (what `db show` tells them apart by).
     kerntune::store::recorded::name_apart(
         &mut views,
-        |v, o| o.target != v.target && o.target_name == v.target_name && o.kernel == v.kernel && o.problem == v.problem,
-        |v| Some((&mut v.target_name, v.target.as_str())),
+        |v, o| o.target_name == v.target_name && o.kernel == v.kernel && o.problem == v.problem,
+        |v, others| {
+            let mut parts = Vec::new();
+            if others.iter().any(|o| o.target != v.target) {
+                parts.push(kerntune::store::recorded::shown_target(&v.target));
+            }
+            if others.iter().any(|o| o.source != v.source) {
+                parts.push(format!("source {}", v.source.get(..12).unwrap_or(&v.source)));
+            }
+            if others.iter().any(|o| o.toolchain != v.toolchain) {
+                parts.push(format!("toolchain {}", v.toolchain));
+            }
+            (!parts.is_empty()).then(|| parts.join(", "))
+        },
+        |v| &mut v.target_name,
     );
     let selection = match &a.spec {
         Some(s) => format!("kernel {kernel} of {}", s.display()),

@@ -212,6 +212,10 @@ pub struct EntryView {
     pub target_name: String,
     /// Target fingerprint.
     pub target: String,
+    /// The kernel's source hash (an edited source is another entry).
+    pub source: String,
+    /// The compiler and driver it was tuned with.
+    pub toolchain: String,
     /// Problem key text.
     pub problem: String,
     /// Measured configs, fastest first.
@@ -507,6 +511,8 @@ impl EntryView {
             kernel: entry.id.kernel.clone(),
             target_name: entry.target_name.clone(),
             target: entry.id.target.clone(),
+            source: entry.id.kernel_hash.clone(),
+            toolchain: entry.id.toolchain.clone(),
             file: entry.env.details.get("file").cloned(),
             problem: entry.id.problem.clone(),
             effects,

@@ -111,6 +111,8 @@ mod tests {
             kernel: "k".into(),
             target_name: name.into(),
             target: name.into(),
+            source: String::new(),
+            toolchain: String::new(),
             problem: String::new(),
             points,
             causes: vec![],

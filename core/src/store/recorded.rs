@@ -217,21 +217,36 @@ fn space_name(path: &Path) -> String {
 /// device name too) by their target as well (`fleet matmul M=1024 [cuda-sm_90-…]`), where known.
 fn distinct(spaces: &mut [RecordedSpace], targets: &[Option<&str>]) {
     let mut named: Vec<(&mut RecordedSpace, Option<&str>)> = spaces.iter_mut().zip(targets.iter().copied()).collect();
-    name_apart(&mut named, |(a, _), (b, _)| a.name == b.name && a.device == b.device, |(s, t)| Some((&mut s.name, (*t)?)));
+    name_apart(&mut named, |(a, _), (b, _)| a.name == b.name && a.device == b.device, |(_, t), _| t.map(shown_target), |(s, _)| &mut s.name);
 }
 
 /// Names apart the items that would read alike (`alike`, over two different items): the name
-/// `label` gives each such item gets ` [target]` after it, its target as `label` gives it (an
-/// item without one keeps its name). The rule `report` and [`RecordedSpace::load_all`] share: one
-/// GPU through two backends has one device name.
-pub fn name_apart<T>(items: &mut [T], alike: impl Fn(&T, &T) -> bool, label: impl for<'a> Fn(&'a mut T) -> Option<(&'a mut String, &'a str)>) {
-    let shared: Vec<bool> = (0..items.len()).map(|i| (0..items.len()).any(|j| i != j && alike(&items[i], &items[j]))).collect();
-    for (item, shared) in items.iter_mut().zip(shared) {
-        if let Some((name, target)) = label(item).filter(|_| shared) {
-            let target = target.strip_prefix(crate::store::foreign::TARGET_PREFIX).unwrap_or(target).to_string();
-            *name = format!("{name} [{target}]");
+/// `name` gives each such item gets ` [what]` after it, where `apart` says what tells it from the
+/// items alike to it (`None`: it keeps its name). The rule `report` and
+/// [`RecordedSpace::load_all`] share: one GPU through two backends has one device name, and an
+/// edited kernel or a new driver makes another entry of it.
+pub fn name_apart<T>(items: &mut [T], alike: impl Fn(&T, &T) -> bool, apart: impl Fn(&T, &[&T]) -> Option<String>, name: impl Fn(&mut T) -> &mut String) {
+    let suffixes: Vec<Option<String>> = (0..items.len())
+        .map(|i| {
+            let others: Vec<&T> = (0..items.len()).filter(|&j| j != i && alike(&items[i], &items[j])).map(|j| &items[j]).collect();
+            if others.is_empty() {
+                None
+            } else {
+                apart(&items[i], &others)
+            }
+        })
+        .collect();
+    for (item, suffix) in items.iter_mut().zip(suffixes) {
+        if let Some(suffix) = suffix {
+            let name = name(item);
+            *name = format!("{name} [{suffix}]");
         }
     }
+}
+
+/// A target as a name shows it: a recorded space's without the prefix that marks it recorded.
+pub fn shown_target(target: &str) -> String {
+    target.strip_prefix(crate::store::foreign::TARGET_PREFIX).unwrap_or(target).to_string()
 }
 
 /// Whether the file starts as an SQLite database does.
