@@ -73,6 +73,16 @@ fn default_line(r: &TuneReport) -> String {
     match d.stats() {
         _ if d.config == r.winner => format!("default: {key} is the winner"),
         Some(s) if r.tie_band.contains(&d.config) => format!("default: {key}  {:.4} ms, tied with the winner within noise", s.mean * 1e3),
+        // A raced default stopped once clearly slower: its few launches are said, so the speed-up
+        // reads as the estimate it is.
+        Some(s) if s.raced => format!(
+            "default: {key}  {:.4} ms (raced: {} launch{}{}); the winner is about {:.2}× as fast",
+            s.mean * 1e3,
+            s.samples,
+            if s.samples == 1 { "" } else { "es" },
+            if s.ci_half.is_finite() { format!(", ± {:.4} ms", s.ci_half * 1e3) } else { String::new() },
+            s.mean / r.winner_stats.mean
+        ),
         Some(s) => format!("default: {key}  {:.4} ms; the winner is {:.2}× as fast", s.mean * 1e3, s.mean / r.winner_stats.mean),
         None if matches!(d.outcome, kerntune::ResultOutcome::Failed { .. }) => format!("default: {key} failed ({})", d.summary_line()),
         None => format!("default: {key} was {}", d.summary_line()),
@@ -95,7 +105,8 @@ pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) -> Result<(), crate:
         outln!("warning: memcheck: {}", m.line);
     }
     if r.db_hit {
-        // A second tune with a larger budget or another strategy is a hit too: say how to search again.
+        // A second tune with another strategy, or a budget no larger, is a hit too: say how to
+        // search again.
         outln!(
             "database hit for {} ({}) on {}: the stored winner is reused, nothing was benchmarked (`--force` searches again, reusing the stored measurements)",
             r.entry.kernel,
@@ -291,4 +302,37 @@ pub fn print_problems(reports: &[TuneReport]) -> Result<(), crate::cli::out::Out
     outln!("== {} problems", reports.len());
     outln!("{t}");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use kerntune::ResultOutcome;
+
+    /// The default config's line: its time and the speed-up, said as an estimate (with its
+    /// launches and interval) where racing stopped measuring it early.
+    #[test]
+    fn a_raced_default_says_how_few_launches_its_time_rests_on() {
+        let (tuner, job) = kerntune::fake::example();
+        let mut r = tuner.tune(&job, &kerntune::TuneOptions::default()).unwrap();
+        let default = r.default.clone();
+        let winner = r.winner_stats.mean;
+        let slower = kerntune::Stats { samples: 3, mean: 4.0 * winner, ci_half: 0.5 * winner, raced: false, ..r.winner_stats.clone() };
+        let d = r.results.iter_mut().find(|x| x.config == default).expect("an exhaustive tune measures the default");
+        assert_ne!(d.config, r.winner, "the fake's default is not its winner");
+        d.outcome = ResultOutcome::Measured { stats: slower.clone() };
+        r.tie_band.retain(|c| *c != default);
+        let line = super::default_line(&r);
+        assert!(line.ends_with("; the winner is 4.00× as fast") && !line.contains("raced"), "{line}");
+        let ci = slower.ci_half * 1e3;
+        set_default_stats(&mut r, &default, kerntune::Stats { raced: true, ..slower.clone() });
+        let line = super::default_line(&r);
+        assert!(line.contains(&format!("(raced: 3 launches, ± {ci:.4} ms); the winner is about 4.00× as fast")), "{line}");
+        set_default_stats(&mut r, &default, kerntune::Stats { raced: true, samples: 1, ci_half: f64::INFINITY, ..slower });
+        let line = super::default_line(&r);
+        assert!(line.contains("(raced: 1 launch); the winner is about 4.00× as fast"), "{line}");
+    }
+
+    fn set_default_stats(r: &mut kerntune::TuneReport, default: &kerntune::Config, stats: kerntune::Stats) {
+        r.results.iter_mut().find(|x| x.config == *default).expect("measured").outcome = ResultOutcome::Measured { stats };
+    }
 }
