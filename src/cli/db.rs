@@ -389,13 +389,8 @@ impl<'f> Groups<'f> {
 fn entry_line<'f>(groups: &Groups<'f>, e: &'f kerntune::store::db::Entry) -> String {
     let failed = e.measurements.values().filter(|m| m.stats().is_none()).count();
     let twins: Vec<_> = groups.twins(e).collect();
-    let mut apart = Vec::new();
-    if twins.iter().any(|o| o.id.kernel_hash != e.id.kernel_hash) {
-        apart.push(format!("source {}", e.id.kernel_hash.get(..12).unwrap_or(&e.id.kernel_hash)));
-    }
-    if twins.iter().any(|o| o.id.toolchain != e.id.toolchain) {
-        apart.push(format!("toolchain {}", e.id.toolchain));
-    }
+    let mut apart =
+        kerntune::store::db::told_apart(&e.id.kernel_hash, &e.id.toolchain, twins.iter().map(|o| (o.id.kernel_hash.as_str(), o.id.toolchain.as_str())));
     if !twins.is_empty() && !e.runs.is_empty() {
         apart.push(format!("last tuned {}", kerntune::html::utc(last_tuned(e))));
     }

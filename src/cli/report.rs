@@ -194,12 +194,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
             if others.iter().any(|o| o.target != v.target) {
                 parts.push(kerntune::store::recorded::shown_target(&v.target));
             }
-            if others.iter().any(|o| o.source != v.source) {
-                parts.push(format!("source {}", v.source.get(..12).unwrap_or(&v.source)));
-            }
-            if others.iter().any(|o| o.toolchain != v.toolchain) {
-                parts.push(format!("toolchain {}", v.toolchain));
-            }
+            parts.extend(kerntune::store::db::told_apart(&v.source, &v.toolchain, others.iter().map(|o| (o.source.as_str(), o.toolchain.as_str()))));
             (!parts.is_empty()).then(|| parts.join(", "))
         },
         |v| &mut v.target_name,

@@ -983,6 +983,26 @@ pub const SQLITE_LAYOUT: u32 = 3;
 /// How long a write waits for another process's transaction before giving up.
 const BUSY: std::time::Duration = std::time::Duration::from_secs(120);
 
+/// What tells an entry from the others of its kernel, target and problem, each given by its
+/// source hash and toolchain (an edited kernel, another compiler or driver): `source
+/// 4cd2bf2dc052`, `toolchain nvrtc-13.1`, where some other differs; as `db show` and `report`
+/// name such entries.
+pub fn told_apart<'a>(source: &str, toolchain: &str, others: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<String> {
+    let (mut by_source, mut by_toolchain) = (false, false);
+    for (s, t) in others {
+        by_source |= s != source;
+        by_toolchain |= t != toolchain;
+    }
+    let mut parts = Vec::new();
+    if by_source {
+        parts.push(format!("source {}", source.get(..12).unwrap_or(source)));
+    }
+    if by_toolchain {
+        parts.push(format!("toolchain {toolchain}"));
+    }
+    parts
+}
+
 /// What kerntune does with another tuner's results file at `path` ([`DbError::Foreign`]):
 /// "draw it with …, learn from it in a tune with …", for messages to end as they need.
 pub fn foreign_uses(path: &Path) -> String {
