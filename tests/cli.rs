@@ -1465,7 +1465,7 @@ fn shards_merge_and_confirm() {
     // The shard whose part does not hold it says so.
     let o = kerntune(dir, &["tune", p, "--shard", "1/2", "--db", dir.join("again-1.sqlite").to_str().unwrap()]);
     let out = text(&o).0;
-    assert!(out.contains("default: WG_SIZE=32 was not a candidate of shard 1/2 (its part of the space"), "{out}");
+    assert!(out.contains("default: WG_SIZE=32 is in shard 0/2's part of the space, not shard 1/2's"), "{out}");
     let merged = dir.join("merged.sqlite");
     let (s0, s1) = (dir.join("shard-0.sqlite"), dir.join("shard-1.sqlite"));
     let o = kerntune(dir, &["db", "merge", s0.to_str().unwrap(), s1.to_str().unwrap(), "--db", merged.to_str().unwrap()]);

@@ -59,9 +59,9 @@ fn default_line(r: &TuneReport) -> String {
         // Said too: silence read as "no default", and what tuning gained is then unknown.
         let key = r.default.key();
         return if !r.default_included {
-            match r.shard {
-                Some(s) => format!("default: {key} was not a candidate of shard {s} (its part of the space, the restrictions or the pruning left it out)"),
-                None => format!("default: {key} was not a candidate (the restrictions or the pruning left it out)"),
+            match (r.shard, r.default_in_shard) {
+                (Some(s), Some(k)) => format!("default: {key} is in shard {k}/{}'s part of the space, not shard {s}'s", s.count),
+                _ => format!("default: {key} was not a candidate (the restrictions or the pruning left it out)"),
             }
         } else if r.db_hit {
             format!("default: {key} was not measured by the tune that stored this winner")

@@ -43,6 +43,9 @@ pub(crate) struct Plan {
     pub prune_examples: BTreeMap<String, String>,
     /// Whether the default config is a candidate.
     pub default_included: bool,
+    /// With `--shard`, where the default config is a candidate of the space but in another
+    /// shard's part: that shard's index.
+    pub default_in_shard: Option<usize>,
     /// Set when the space was too large to enumerate and the candidates are a random sample:
     /// `valid` is then an estimate.
     pub sampled: bool,
@@ -146,6 +149,8 @@ pub(crate) fn plan(ctx: &Context, limits: &Limits, opts: &TuneOptions) -> Result
                 }
             });
             reference_elsewhere = also.is_some();
+            plan.default_in_shard =
+                plan.cands.iter().find(|c| c.is_default && !shard.takes(c.order) && Some(c.order) != shared_reference).map(|c| c.order % shard.count);
             plan.cands.retain(|c| shard.takes(c.order) || Some(c.order) == shared_reference);
             plan.notes.push(format!(
                 "shard {shard}: {} of the {before} candidates (positions {}, {}, {}, ... in enumeration order{})",
@@ -206,6 +211,7 @@ fn enumerate(ctx: &Context, limits: &Limits, opts: &TuneOptions) -> Result<Plan,
         pruned_before: ctx.generated_pruned.iter().map(|(k, v)| (format!("generator: {k}"), *v)).collect(),
         prune_examples: BTreeMap::new(),
         default_included: false,
+        default_in_shard: None,
         sampled: false,
         max_evals: None,
         notes: Vec::new(),
@@ -440,6 +446,18 @@ mod tests {
         // An adaptive strategy keeps the whole space.
         let o = TuneOptions { strategy: "hybrid".into(), shard: Some(Shard { index: 1, count: 3 }), ..opts() };
         assert_eq!(plan(&ctx, t.backend().limits(), &o).unwrap().cands.len(), 18);
+        // Where the default is no shard's reference (a CPU function's outputs), it is in one part
+        // only, and the others know which.
+        let mut j = job();
+        j.verify.reference = Reference::None;
+        let ctx = t.prepare(&j).unwrap();
+        let parts: Vec<Plan> =
+            (0..3).map(|k| plan(&ctx, t.backend().limits(), &TuneOptions { shard: Some(Shard { index: k, count: 3 }), ..opts() }).unwrap()).collect();
+        let holder = parts.iter().position(|p| p.default_included).expect("one part holds the default");
+        assert_eq!(parts.iter().filter(|p| p.default_included).count(), 1);
+        for (k, p) in parts.iter().enumerate() {
+            assert_eq!(p.default_in_shard, (k != holder).then_some(holder), "shard {k}");
+        }
     }
 
     #[test]

@@ -77,6 +77,7 @@ pub(crate) fn stored_winner<B: Backend>(backend: &B, ctx: &Context, entry: Optio
         wall_seconds: t0.elapsed().as_secs_f64(),
         ended_early: w.partial,
         default_included: true,
+        default_in_shard: None,
         default: prep.default.clone(),
         devices: Vec::new(),
         causes: Vec::new(),

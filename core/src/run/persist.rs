@@ -203,6 +203,7 @@ pub(crate) fn report(
         wall_seconds: wall,
         ended_early: ledger.ended_early,
         default_included: plan.default_included,
+        default_in_shard: plan.default_in_shard,
         default: prep.default.clone(),
         devices: ledger.devices.clone(),
         causes: ledger.causes.clone(),

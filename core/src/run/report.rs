@@ -332,6 +332,10 @@ pub struct TuneReport {
     pub ended_early: bool,
     /// Whether the default config was part of the candidates.
     pub default_included: bool,
+    /// With `--shard`, where the default config is a candidate of the space but in another
+    /// shard's part (so this one did not measure it): that shard's index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_in_shard: Option<usize>,
     /// The spec's default config (its `default` values, else each parameter's first), which the
     /// summary compares the winner with where this tune has its result.
     pub default: Config,
