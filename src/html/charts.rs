@@ -58,6 +58,17 @@ fn legend<'a, CT: CoordTranslate>(c: &mut ChartContext<'a, SVGBackend<'a>, CT>, 
 /// The width kept right of a plot for [`legend_beside`].
 const LEGEND_RIGHT: u32 = 200;
 
+/// The radius of a config's dot in a chart of `n` dots: large enough to see where there are few
+/// (a 2-pixel dot of a short tune vanished on a grid line), small enough not to hide each other
+/// where there are many (up to [`MARKS`]).
+fn dot_radius(n: usize) -> u32 {
+    match n {
+        0..=100 => 4,
+        101..=500 => 3,
+        _ => 2,
+    }
+}
+
 /// How a legend entry is drawn.
 enum Glyph {
     /// A filled box (bars, bands).
@@ -424,11 +435,12 @@ pub fn trace(v: &EntryView) -> Result<Option<String>, ChartError> {
                 let dots = sample(ok.len(), MARKS / runs.len(), &[]);
                 let dot = |i: &usize| (x(ok[*i].0), r.evals[ok[*i].0].2.unwrap_or(0.0) * 1e3);
                 let (mine, others): (Vec<usize>, Vec<usize>) = dots.into_iter().partition(|&i| ok[i].1);
-                let s = c.draw_series(others.iter().map(|i| Circle::new(dot(i), 2, GREY.mix(0.6).filled())))?;
+                let radius = dot_radius(ok.len());
+                let s = c.draw_series(others.iter().map(|i| Circle::new(dot(i), radius, GREY.mix(0.6).filled())))?;
                 if tagged && !by_seconds && k == 0 {
                     s.label("proposed by the search (or the tuner)").legend(|(x, y)| Circle::new((x + 8, y), 3, GREY.mix(0.6).filled()));
                 }
-                let s = c.draw_series(mine.iter().map(|i| Circle::new(dot(i), 3, PRIOR.mix(0.8).filled())))?;
+                let s = c.draw_series(mine.iter().map(|i| Circle::new(dot(i), radius + 1, PRIOR.mix(0.8).filled())))?;
                 if tagged && !by_seconds && k == 0 {
                     s.label("proposed by the sources' ranking").legend(|(x, y)| Circle::new((x + 8, y), 3, PRIOR.mix(0.8).filled()));
                 }
@@ -505,7 +517,7 @@ pub fn compile(v: &EntryView) -> Result<Option<String>, ChartError> {
         c.configure_mesh().x_desc("evaluation").x_label_formatter(&whole).y_desc("compile (s)").y_label_formatter(&tick).max_light_lines(1).draw()?;
         c.draw_series(shown.iter().map(|&i| {
             let (x, y, w) = pts[i];
-            Circle::new((x, y), if w { 5 } else { 2 }, if w { WINNER.filled() } else { CONFIG.mix(0.7).filled() })
+            Circle::new((x, y), if w { 6 } else { dot_radius(shown.len()) }, if w { WINNER.filled() } else { CONFIG.mix(0.7).filled() })
         }))?;
         c.draw_series(failed_shown.iter().map(|&i| Cross::new(failed[i], 4, CEILING.stroke_width(1))))?;
         Ok(())
@@ -785,7 +797,7 @@ where
 {
     let plain: Vec<usize> =
         shown.iter().copied().filter(|&i| Some(&v.points[i].key) != v.winner.as_ref() && Some(&v.points[i].key) != v.default.as_ref()).collect();
-    c.draw_series(plain.iter().map(|&i| Circle::new(at(i, &v.points[i]), 2, CONFIG.mix(0.6).filled())))?
+    c.draw_series(plain.iter().map(|&i| Circle::new(at(i, &v.points[i]), dot_radius(shown.len()), CONFIG.mix(0.6).filled())))?
         .label(if shown.len() < v.points.len() {
             format!("configs ({} of {} drawn)", shown.len(), v.points.len())
         } else {
