@@ -492,11 +492,7 @@ fn in_time(a: &Args, limit: f64, at: &[f64]) -> anyhow::Result<i32> {
         anyhow::bail!("--compile-threads reports the wall time of a count of evaluations; under a time budget give the tune's compile threads as --jobs N");
     }
     let threads = a.jobs.unwrap_or(1);
-    for (flag, n) in [("--repeats", a.repeats), ("--jobs", threads)] {
-        if n == 0 {
-            anyhow::bail!("{flag} 0: give at least 1");
-        }
-    }
+    at_least_one(&[("--repeats", a.repeats), ("--jobs", threads)])?;
     check_seeds_and_threads(a)?;
     let points = grid(limit, at);
     let labels: Vec<String> = at.iter().map(|&s| secs_label(s)).collect();
@@ -611,11 +607,7 @@ fn in_time(a: &Args, limit: f64, at: &[f64]) -> anyhow::Result<i32> {
 
 /// The bounds every simulation keeps (memory and time).
 fn check_sizes(a: &Resolved) -> anyhow::Result<()> {
-    for (flag, n) in [("--budget", a.budget), ("--repeats", a.repeats), ("--parallel", a.parallel), ("--jobs", a.jobs.unwrap_or(1))] {
-        if n == 0 {
-            anyhow::bail!("{flag} 0: give at least 1");
-        }
-    }
+    at_least_one(&[("--budget", a.budget), ("--repeats", a.repeats), ("--parallel", a.parallel), ("--jobs", a.jobs.unwrap_or(1))])?;
     // Each run keeps a score per evaluation, and the runs go one seed at a time: beyond these
     // a simulation would exhaust memory or never end.
     if a.budget > MAX_BUDGET {
@@ -634,6 +626,14 @@ fn check_sizes(a: &Resolved) -> anyhow::Result<()> {
         anyhow::bail!("--parallel {} is more than the {MAX_PARALLEL} proposals in flight a simulation may keep", a.parallel);
     }
     Ok(())
+}
+
+/// Refuses the first count that is 0, naming its flag (`--repeats 0: give at least 1`).
+fn at_least_one(counts: &[(&str, usize)]) -> anyhow::Result<()> {
+    match counts.iter().find(|(_, n)| *n == 0) {
+        Some((flag, _)) => anyhow::bail!("{flag} 0: give at least 1"),
+        None => Ok(()),
+    }
 }
 
 /// The most seeds a simulation runs and compile threads it follows, whatever its budget.
