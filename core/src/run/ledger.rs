@@ -43,6 +43,9 @@ pub(crate) struct Ledger<'a> {
     /// The search was ended early ([`crate::TuneOptions::wrap_up`]): its winner is stored as
     /// partial, and answers no later tune.
     pub ended_early: bool,
+    /// The time limit that stopped the search, in milliseconds, where it stopped with configs
+    /// and evaluations left ([`db::RunNote::time_limit_ms`]).
+    pub time_limit_ms: Option<u64>,
     /// Configs pruned after compiling, by category.
     pub pruned_after: BTreeMap<String, usize>,
     /// What each device did.
@@ -204,6 +207,7 @@ impl<'a> Ledger<'a> {
             compile_seconds: 0.0,
             compile_threads: 1,
             ended_early: false,
+            time_limit_ms: None,
             pruned_after: BTreeMap::new(),
             devices: devices.iter().enumerate().map(|(i, d)| DeviceReport { index: i, name: d.target().name.clone(), ..Default::default() }).collect(),
             ratios: vec![1.0; devices.len()],
@@ -560,6 +564,7 @@ impl<'a> Ledger<'a> {
             memcheck: None,
             time: Some(self.run_time()),
             winner_withheld: None,
+            time_limit_ms: self.time_limit_ms,
         });
     }
 

@@ -98,26 +98,39 @@ pub(crate) fn stored_winner<B: Backend>(backend: &B, ctx: &Context, entry: Optio
 /// Why a stored winner does not answer this tune although it could (`None`: it does): the tune
 /// asks for more search than the winner's came from — a budget of more evaluations than the
 /// entry holds (`max_evals`: the tune's, or once planned, this shard's share of it), or
-/// `exhaustive` — after searches that measured part of the space (no run of the entry was
-/// exhaustive). The tune then goes on from the stored measurements, which its budget counts,
-/// and its summary says why in this line — unless they hold every candidate (the caller's
-/// check, once the candidates are planned).
+/// `exhaustive`, or, where it sets no number of evaluations, more time than the time limit
+/// that stopped the last run with configs left (or no time limit) — after searches that
+/// measured part of the space (no run of the entry was exhaustive). The tune then goes on from
+/// the stored measurements, which its budget counts, and its summary says why in this line —
+/// unless they hold every candidate (the caller's check, once the candidates are planned).
 pub(crate) fn searches_on(entry: &Entry, opts: &crate::run::TuneOptions, max_evals: Option<usize>) -> Option<String> {
     let last = entry.runs.iter().max_by_key(|r| r.run)?;
     if entry.runs.iter().any(|r| r.strategy == "exhaustive") {
         return None;
     }
     let held = entry.measurements.len();
+    let stopped = last.time_limit_ms.map(|ms| ms as f64 / 1000.0);
     let asked = match max_evals {
         Some(n) if n > held => format!("this tune's budget is {n} evaluations"),
         _ if opts.strategy == "exhaustive" => "this tune is exhaustive".to_string(),
-        _ => return None,
+        Some(_) => return None,
+        None => match (stopped, opts.budget.max_seconds) {
+            (Some(_), None) => "this tune has no time limit".to_string(),
+            (Some(was), Some(now)) if now > was => format!("this tune's time limit is {}", seconds(now)),
+            _ => return None,
+        },
     };
     Some(format!(
-        "the stored winner came from a `{}` search that measured {held} config{}; {asked}: searching on from the stored measurements",
+        "the stored winner came from a `{}` search that measured {held} config{}{}; {asked}: searching on from the stored measurements",
         last.strategy,
-        if held == 1 { "" } else { "s" }
+        if held == 1 { "" } else { "s" },
+        stopped.map_or(String::new(), |s| format!(" and stopped at its time limit of {}", seconds(s))),
     ))
+}
+
+/// A time limit in words: `30 s`, `1.5 s`.
+fn seconds(s: f64) -> String {
+    format!("{} s", (s * 1000.0).round() / 1000.0)
 }
 
 #[cfg(test)]
@@ -194,6 +207,53 @@ mod tests {
         assert!(!shard(6).db_hit);
         assert!(shard(6).db_hit, "its share again");
         assert!(!shard(10).db_hit, "a larger share");
+    }
+
+    /// A run stopped by its time limit with configs left is kept as such: a later tune given
+    /// more time (or none) searches on from its measurements; one given as much, or a number
+    /// of evaluations no larger than those stored, is a hit, and so is any tune after a run
+    /// that ended otherwise.
+    #[test]
+    fn more_time_searches_on_after_a_run_its_time_limit_stopped() {
+        use crate::spec::settings::Budget;
+        use std::time::Duration;
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::at(dir.path().join("db.sqlite"));
+        // 18 configs that fit compiled in 0.2 s each on two threads: about 1.8 s for all of them.
+        let fake = crate::fake::FakeBackend::new(crate::limits::Limits::preset("h100").unwrap().1, crate::run::fixture::time)
+            .with_compile_times(|_| Duration::from_millis(200));
+        let t = crate::run::Tuner::new(fake);
+        let tune = |seconds: Option<f64>, evals: Option<usize>| {
+            let budget = Budget { max_seconds: seconds, max_evals: evals, ..Default::default() };
+            t.tune(&job(), &TuneOptions { db: Some(db.clone()), strategy: "random".into(), budget, ..opts() }).unwrap()
+        };
+        let first = tune(Some(1.0), None);
+        assert!(!first.db_hit && first.evaluated < first.candidates, "{} evaluated", first.evaluated);
+        let run = db.entry(&first.entry).unwrap().unwrap().runs.into_iter().max_by_key(|r| r.run).unwrap();
+        assert_eq!(run.time_limit_ms, Some(1000), "the time limit stopped it");
+        let held = first.evaluated;
+        assert!(tune(Some(1.0), None).db_hit, "as much time again");
+        assert!(tune(Some(30.0), Some(held)).db_hit, "more time, but no more evaluations than stored");
+        let more = tune(Some(30.0), None);
+        assert!(
+            !more.db_hit && more.from_db == held && more.evaluated == more.candidates,
+            "{} of {} evaluated, {} from the database",
+            more.evaluated,
+            more.candidates,
+            more.from_db
+        );
+        let why = more.notes.iter().find(|n| n.contains("searching on")).expect("said why");
+        assert!(why.contains(&format!("measured {held} configs and stopped at its time limit of 1 s; this tune's time limit is 30 s")), "{why}");
+        // That run measured every config: not stopped by its limit, and nothing is left.
+        let run = db.entry(&first.entry).unwrap().unwrap().runs.into_iter().max_by_key(|r| r.run).unwrap();
+        assert_eq!(run.time_limit_ms, None);
+        assert!(tune(Some(60.0), None).db_hit);
+        // No time limit after a run its limit stopped: searches on.
+        let _ = db.clear();
+        let first = tune(Some(1.0), None);
+        let whole = tune(None, None);
+        assert!(!whole.db_hit && whole.from_db == first.evaluated, "{} from the database", whole.from_db);
+        assert!(whole.notes.iter().any(|n| n.contains("; this tune has no time limit: searching on")), "{:?}", whole.notes);
     }
 
     /// A shard's winner is the best of its part of the space: it answers that shard's tune

@@ -521,6 +521,12 @@ pub struct RunNote {
     /// of most configs' wrong outputs): what `db show` and the report say in its place.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub winner_withheld: Option<String>,
+    /// The time limit (`--budget 30s`), in milliseconds, that stopped the run's search with
+    /// configs and evaluations left: a later tune given more time searches on from its
+    /// measurements rather than answering from its winner. Absent where the run ended
+    /// otherwise (and in notes of older kerntunes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_limit_ms: Option<u64>,
 }
 
 /// A run's length and what it ran on, in milliseconds: with its measurements' [`Span`]s, where
@@ -2325,6 +2331,7 @@ mod tests {
             memcheck: None,
             time: None,
             winner_withheld: None,
+            time_limit_ms: None,
         };
         let mut a = Entry::new(id.clone(), "A".into(), Environment::default());
         let mut b = a.clone();

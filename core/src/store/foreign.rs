@@ -317,6 +317,7 @@ fn report_entry(r: &J, path: &Path) -> Result<Entry, String> {
             ..RunTime::default()
         }),
         winner_withheld: r["winner_withheld"].as_str().map(String::from),
+        time_limit_ms: None,
     });
     Ok(e)
 }

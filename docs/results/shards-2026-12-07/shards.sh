@@ -40,6 +40,11 @@ split() { # NAME SPEC "TUNE FLAGS" "VERIFICATION FLAGS": two shards, merged, con
   time "$BIN" confirm examples/triad/triad.toml --backend cuda --db "$S/app.db"; echo "exit $?"
   [ "$(md5sum < "$S/app.db")" = "$sum_before" ] && echo "app.db unchanged"
   rm -f "$S/app.db"
+  echo "== a larger evaluation budget searches on from the stored winner; the same budget is a hit"
+  for b in 5 12 12; do
+    "$BIN" tune examples/t1/gemm.json --backend cuda --db "$S/more.sqlite" --strategy random --budget $b --seed 1; echo "exit $?"
+  done
+  rm -f "$S/more.sqlite"
   echo "== devices"
   "$BIN" devices; echo "exit $?"
 } > "$OUT/shards.txt" 2>&1
