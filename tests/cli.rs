@@ -1685,6 +1685,8 @@ fn simulate_leave_one_out_reports_each_held_out_gpu() {
     }
     let o = kerntune(d.path(), &["simulate", "--leave-one-out", "--jobs", "0", &files[0], &files[1]]);
     assert!(!o.status.success() && text(&o).1.contains("--jobs 0: give at least 1"), "{}", text(&o).1);
+    let o = kerntune(d.path(), &["simulate", "--compile-threads", "0", &files[0]]);
+    assert!(!o.status.success() && text(&o).1.contains("--compile-threads 0: give at least 1"), "{}", text(&o).1);
     let o = kerntune(d.path(), &["simulate", "--leave-one-out", "--jobs", "4", "--parallel", "3", &files[0], &files[1]]);
     assert!(!o.status.success() && text(&o).1.contains("cannot be used with"), "{}", text(&o).1);
     let o = kerntune(d.path(), &["simulate", "--leave-one-out", &files[0]]);

@@ -607,7 +607,13 @@ fn in_time(a: &Args, limit: f64, at: &[f64]) -> anyhow::Result<i32> {
 
 /// The bounds every simulation keeps (memory and time).
 fn check_sizes(a: &Resolved) -> anyhow::Result<()> {
-    at_least_one(&[("--budget", a.budget), ("--repeats", a.repeats), ("--parallel", a.parallel), ("--jobs", a.jobs.unwrap_or(1))])?;
+    at_least_one(&[
+        ("--budget", a.budget),
+        ("--repeats", a.repeats),
+        ("--parallel", a.parallel),
+        ("--jobs", a.jobs.unwrap_or(1)),
+        ("--compile-threads", a.compile_threads.unwrap_or(1)),
+    ])?;
     // Each run keeps a score per evaluation, and the runs go one seed at a time: beyond these
     // a simulation would exhaust memory or never end.
     if a.budget > MAX_BUDGET {
@@ -758,9 +764,6 @@ fn print_scores(a: &Resolved, space: &RecordedSpace, scores: &[Score]) -> anyhow
 /// `--compile-threads`: simulated wall times, mean over the seeds, per space and strategy.
 fn wall(a: &Resolved, strategies: &[String], threads: usize) -> anyhow::Result<i32> {
     use kerntune::sim::schedule::{compare, Comparison};
-    if threads == 0 {
-        anyhow::bail!("--compile-threads must be at least 1");
-    }
     let mut rows: Vec<Comparison> = Vec::new();
     let named = load_named(a)?;
     let spaces: Vec<&RecordedSpace> = named.iter().map(|(_, s)| s).collect();
