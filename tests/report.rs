@@ -370,6 +370,7 @@ fn a_small_tune_reads_in_whole_numbers_and_names_what_its_failures_share() {
         memcheck: None,
         time: None,
         winner_withheld: None,
+        time_limit_ms: None,
     };
     e.note_runs([&note]);
     let (_, html) = report_of_entry(d.path(), "small.json", "small.html", e);
@@ -414,6 +415,7 @@ fn a_winner_that_reads_past_its_buffers_is_said_by_the_report_and_db_show() {
             memcheck: Some(kerntune::store::db::WinnerMemcheck { config: "a=1".into(), verdict: verdict.into(), line: said.into() }),
             time: None,
             winner_withheld: None,
+            time_limit_ms: None,
         };
         e.note_runs([&note]);
         let (db, html) = report_of_entry(d.path(), format!("{}.json", verdict.replace(' ', "-")), "memcheck.html", e);
@@ -427,6 +429,37 @@ fn a_winner_that_reads_past_its_buffers_is_said_by_the_report_and_db_show() {
             assert!(!shown.contains("reads or writes past"), "{shown}");
         }
     }
+}
+
+/// A run its time limit stopped says so in the run's line (a later tune given more time
+/// searches on from it); a run of one evaluation is said in the singular.
+#[test]
+fn a_run_its_time_limit_stopped_is_said() {
+    let d = tempfile::tempdir().unwrap();
+    // Two configs: one measured by each of the entry's two runs.
+    let mut e = synthetic_entry("NVIDIA H200", "cuda-sm_90-h200", "n=1024", 2, 1.0, 1);
+    let mut runs: Vec<u64> = e.measurements.values().filter_map(|m| m.trace.as_ref().map(|t| t.run)).collect();
+    runs.sort();
+    assert_eq!(runs.len(), 2);
+    let note = |run: u64, time_limit_ms: Option<u64>| kerntune::store::db::RunNote {
+        run,
+        strategy: "random".into(),
+        prior: None,
+        search: None,
+        findings: Vec::new(),
+        verification: None,
+        memcheck: None,
+        time: None,
+        winner_withheld: None,
+        time_limit_ms,
+    };
+    e.note_runs([&note(runs[0], Some(3000)), &note(runs[1], None)]);
+    let (_, html) = report_of_entry(d.path(), "timed.json", "timed.html", e);
+    let lines: Vec<&str> = html.split("<li>").skip(1).filter(|l| l.starts_with("run ")).collect();
+    assert_eq!(lines.len(), 2, "{html}");
+    assert!(lines[0].contains(": 1 evaluation over ") && lines[0].contains(" s, stopped at its time limit of 3 s, strategy "), "{}", lines[0]);
+    assert!(lines[1].contains(": 1 evaluation over ") && !lines[1].contains("time limit"), "{}", lines[1]);
+    assert!(html.contains("run 1 (1 evaluation)") && !html.contains("(1 evaluations)"), "the chart's legend");
 }
 
 /// One GPU through two backends has one device name: its two entries of one problem are named

@@ -475,7 +475,7 @@ pub fn trace(v: &EntryView) -> Result<Option<String>, ChartError> {
                 }
                 let s = c.draw_series(LineSeries::new(line, color.stroke_width(2)))?;
                 if several && !by_seconds {
-                    s.label(format!("run {} ({} evaluations)", k + 1, r.evals.len()))
+                    s.label(format!("run {} ({} evaluation{})", k + 1, r.evals.len(), if r.evals.len() == 1 { "" } else { "s" }))
                         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2)));
                 }
             }
