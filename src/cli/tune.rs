@@ -58,7 +58,7 @@ pub struct Args {
     /// Do not learn from other GPUs' measurements.
     #[arg(long)]
     no_prior: bool,
-    /// Budget: evaluations (200), seconds (30s), minutes (5m), within a percentage of the model's predicted optimum (2%, model and hybrid only), or several (400,5m,2%).
+    /// Budget: evaluations (200), seconds (30s), minutes (5m), within a percentage of the model's predicted optimum (2%, model and hybrid only), a share of the valid configs (10%space), or several (400,5m,2%). Asking for more than a stored winner came from (more evaluations than are stored, or more time after a search its time limit stopped) searches on from the stored measurements.
     // A value that starts with `-` (`-3s`) reaches the budget's own parser, which says what
     // is wrong with it, instead of clap taking it for a flag.
     #[arg(long, allow_hyphen_values = true)]
