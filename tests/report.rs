@@ -462,6 +462,22 @@ fn a_run_its_time_limit_stopped_is_said() {
     assert!(html.contains("run 1 (1 evaluation)") && !html.contains("(1 evaluations)"), "the chart's legend");
 }
 
+/// A problem without sizes (a T1 spec's) is named by the kernel alone: no ` ()` and no space
+/// before a colon, in `db show` and in `report`'s words for entries that do not match.
+#[test]
+fn a_problem_without_sizes_is_named_by_its_kernel_alone() {
+    let d = tempfile::tempdir().unwrap();
+    let e = synthetic_entry("NVIDIA H200", "cuda-sm_90-h200", "", 4, 1.0, 1);
+    let (db, _) = report_of_entry(d.path(), "t1.json", "t1.html", e);
+    let db = db.to_str().unwrap();
+    let o = kerntune(&["db", "show", "--db", db]);
+    let shown = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(shown.contains("triad on NVIDIA H200 [cuda-sm_90-h200]: 4 measured (0 failed)"), "{shown}");
+    let o = kerntune(&["report", "--db", db, "--target", "A100", "-o", d.path().join("none.html").to_str().unwrap()]);
+    let err = stderr(&o);
+    assert!(!o.status.success() && err.contains("the database has: NVIDIA H200") && !err.contains("()"), "{err}");
+}
+
 /// One GPU through two backends has one device name: its two entries of one problem are named
 /// by their targets too, in the list, the headings and the side-by-side table; an entry alone
 /// on its device and problem keeps its plain name. Entries of an edited kernel or another

@@ -101,10 +101,9 @@ fn confirm_all<B: Backend>(devices: Vec<B>, spec: &kerntune::Spec, a: &Args, db:
         }
         if best.is_empty() {
             anyhow::bail!(
-                "{}: no shard measured `{}` ({}) on {} in {}; tune the shards first (kerntune tune --shard K/N --db shard-K.sqlite) and merge them",
+                "{}: no shard measured {} on {} in {}; tune the shards first (kerntune tune --shard K/N --db shard-K.sqlite) and merge them",
                 spec.path.display(),
-                id.kernel,
-                id.problem,
+                id.label(),
                 id.target,
                 db.path().display()
             );

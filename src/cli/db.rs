@@ -425,5 +425,6 @@ fn entry_line<'f>(groups: &Groups<'f>, e: &'f kerntune::store::db::Entry) -> Str
     if e.winner.is_some() && e.runs.last().is_some_and(|r| r.winner_out_of_bounds()) {
         winner += "; the winner reads or writes past its buffers (tune --memcheck)";
     }
-    format!("{} on {} [{}] {}{apart}: {} measured ({} failed); {}", e.id.kernel, e.target_name, e.id.target, e.id.problem, e.measurements.len(), failed, winner)
+    let problem = if e.id.problem.is_empty() { String::new() } else { format!(" {}", e.id.problem) };
+    format!("{} on {} [{}]{problem}{apart}: {} measured ({} failed); {}", e.id.kernel, e.target_name, e.id.target, e.measurements.len(), failed, winner)
 }

@@ -140,7 +140,7 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         None if kernels.is_empty() => anyhow::bail!("{} holds no entries; tune something first (`kerntune tune SPEC`)", path),
         None if filtered && narrowed.len() == 1 => narrowed.iter().next().expect("one").to_string(),
         None if filtered && narrowed.is_empty() => {
-            let mut have: Vec<String> = file.entries.values().map(|e| format!("{} on {} ({})", e.id.kernel, e.target_name, e.id.problem)).collect();
+            let mut have: Vec<String> = file.entries.values().map(|e| format!("{} on {}{}", e.id.kernel, e.target_name, in_parens(&e.id.problem))).collect();
             let more = have.len().saturating_sub(8);
             have.truncate(8);
             let rest = if more > 0 { format!(", and {more} more (`kerntune db show` lists them)") } else { String::new() };
@@ -156,7 +156,8 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
     };
     let selected: Vec<&Entry> = file.entries.values().filter(|e| e.id.kernel == kernel).filter(|e| chosen(e)).collect();
     if selected.is_empty() {
-        let have: Vec<String> = file.entries.values().filter(|e| e.id.kernel == kernel).map(|e| format!("{} ({})", e.target_name, e.id.problem)).collect();
+        let have: Vec<String> =
+            file.entries.values().filter(|e| e.id.kernel == kernel).map(|e| format!("{}{}", e.target_name, in_parens(&e.id.problem))).collect();
         if have.is_empty() {
             let holds =
                 if kernels.is_empty() { "no entry it can read".to_string() } else { kernels.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ") };
@@ -223,4 +224,13 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
         t0.elapsed().as_secs_f64()
     );
     Ok(0)
+}
+
+/// ` (text)`, or nothing where `text` is empty (a problem without sizes).
+fn in_parens(text: &str) -> String {
+    if text.is_empty() {
+        String::new()
+    } else {
+        format!(" ({text})")
+    }
 }

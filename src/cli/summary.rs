@@ -90,7 +90,6 @@ fn default_line(r: &TuneReport) -> String {
 }
 
 pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) -> Result<(), crate::cli::out::OutputError> {
-    let problem = &r.entry.problem;
     // What most needs reading comes first.
     if let Some(d) = &r.disagreement {
         outln!("warning: {d}");
@@ -108,9 +107,8 @@ pub fn print(r: &TuneReport, top: usize, db: Option<&Path>) -> Result<(), crate:
         // A second tune with another strategy, or a budget no larger, is a hit too: say how to
         // search again.
         outln!(
-            "database hit for {} ({}) on {}: the stored winner is reused, nothing was benchmarked (`--force` searches again, reusing the stored measurements)",
-            r.entry.kernel,
-            problem,
+            "database hit for {} on {}: the stored winner is reused, nothing was benchmarked (`--force` searches again, reusing the stored measurements)",
+            r.entry.label(),
             r.target.name
         );
     }

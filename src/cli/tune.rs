@@ -489,17 +489,17 @@ fn saved_where(opts: &TuneOptions) -> String {
     }
 }
 
-fn interrupted(name: &str, sizes: &str, kept: usize, timed_once: usize, saved: &str, compiling: usize) -> String {
+fn interrupted(name: &str, problem: &str, kept: usize, timed_once: usize, saved: &str, compiling: usize) -> String {
     let dropped = if compiling > 0 { format!(" ({compiling} queued or compiling config(s) dropped)") } else { String::new() };
     if kept == 0 {
-        return format!("interrupted by {name} while tuning {sizes}: no config measured in this run yet{dropped}; run the same command to start again");
+        return format!("interrupted by {name} while tuning {problem}: no config measured in this run yet{dropped}; run the same command to start again");
     }
     let once = match timed_once {
         0 => String::new(),
         n if n == kept => " (each by its verification launch alone: the next run measures the fastest in full before it picks)".to_string(),
         n => format!(" ({n} of them by their verification launch alone: the next run measures the fastest in full before it picks)"),
     };
-    format!("interrupted by {name} while tuning {sizes}: {kept} config(s) measured in this run{once}, {saved}{dropped}; run the same command to resume")
+    format!("interrupted by {name} while tuning {problem}: {kept} config(s) measured in this run{once}, {saved}{dropped}; run the same command to resume")
 }
 
 fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -> anyhow::Result<i32> {
@@ -526,7 +526,9 @@ fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -
         let ends = Arc::new(std::sync::atomic::AtomicU64::new(u64::MAX));
         pb.set_style(eta_style(ends.clone()));
         let sizes = job.sizes.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",");
-        pb.set_prefix(sizes.clone());
+        // What names this problem: its sizes, or the kernel where the spec has none (T1's).
+        let problem = if sizes.is_empty() { spec.kernel.to_string() } else { sizes.clone() };
+        pb.set_prefix(problem.clone());
         if !run.json {
             // Elapsed time and a time budget's time left move on while no config finishes.
             pb.enable_steady_tick(std::time::Duration::from_millis(250));
@@ -534,7 +536,7 @@ fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -
         let counters = Arc::new(Mutex::new(Counters { ends, ..Counters::default() }));
         let pb2 = pb.clone();
         let mut o = TuneOptions { shard: part, ..opts.clone() };
-        let (which, saved, sizes2) = (stop.which(), saved_where(&opts), sizes.clone());
+        let (which, saved, sizes2) = (stop.which(), saved_where(&opts), problem.clone());
         let signal = stop.signal.clone();
         o.observer = Some(Arc::new(move |e: &Event<'_>| match e {
             Event::Interrupted { kept, timed_once, compiling, saved: written } => {
@@ -594,14 +596,15 @@ fn tune_all<B: Backend>(devices: Vec<B>, run: &Run<'_>, mut opts: TuneOptions) -
                 reports.push(r);
             }
             let (name, code) = stop.which();
-            crate::cli::out::eprint_line(&interrupted(name, &sizes, kept, 0, &saved, 0));
+            crate::cli::out::eprint_line(&interrupted(name, &problem, kept, 0, &saved, 0));
             if run.json {
                 outln!("{}", serde_json::to_string_pretty(&reports)?);
             }
             return Ok(code);
         }
         // One problem failing does not stop the others; the command fails at the end.
-        let r = match r.with_context(|| format!("{}: tuning {} ({sizes})", spec.path.display(), spec.kernel)) {
+        let what = if sizes.is_empty() { spec.kernel.to_string() } else { format!("{} ({sizes})", spec.kernel) };
+        let r = match r.with_context(|| format!("{}: tuning {what}", spec.path.display())) {
             Ok(r) => r,
             Err(e) if run.work.len() > 1 => {
                 crate::cli::out::eprint_line(&format!("error: {}", crate::cli::chain(&e)));

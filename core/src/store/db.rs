@@ -192,6 +192,16 @@ pub struct EntryId {
 }
 
 impl EntryId {
+    /// The kernel and its problem, as messages name them: `triad (N=1048576)`, or the kernel
+    /// alone where the problem has no sizes (a T1 spec's).
+    pub fn label(&self) -> String {
+        if self.problem.is_empty() {
+            self.kernel.clone()
+        } else {
+            format!("{} ({})", self.kernel, self.problem)
+        }
+    }
+
     /// The map key: fields joined by `|`.
     pub fn key(&self) -> String {
         format!("{}|{}|{}|{}|{}", self.kernel, self.kernel_hash, self.target, self.toolchain, self.problem)
@@ -2314,6 +2324,16 @@ mod tests {
         // A folder is said to be one.
         let e = Database::at(dir.path()).load().unwrap_err().to_string();
         assert!(e.ends_with(&format!("is a folder; name a database file in it (such as {})", dir.path().join("db.sqlite").display())), "{e}");
+    }
+
+    /// An entry is named by its kernel and problem, or its kernel alone where the problem has
+    /// no sizes.
+    #[test]
+    fn an_entry_is_named_by_its_kernel_and_problem() {
+        let mut id = EntryId { kernel: "triad".into(), kernel_hash: "h".into(), target: "t".into(), toolchain: "c".into(), problem: "N=1024".into() };
+        assert_eq!(id.label(), "triad (N=1024)");
+        id.problem.clear();
+        assert_eq!(id.label(), "triad");
     }
 
     /// Run notes merge as the measurements do: the union, the same whichever side is merged
