@@ -226,6 +226,10 @@ fn the_device_listing_says_why_a_backend_found_nothing() {
     }
     let (out, err) = text(&kerntune(d.path(), &["devices"]));
     assert!(out.contains("[wgpu #0]"), "{out}");
+    // wgpu reports no multiprocessor count: said as the host's cores (a software adapter) or
+    // unknown (a GPU), not a bare number.
+    let sm = out.lines().find(|l| l.trim_start().starts_with("sm_count") && (l.contains("(the host's cores)") || l.contains("unknown (wgpu")));
+    assert!(sm.is_some(), "{out}");
     // As JSON: a list of devices, each detail a field of an object.
     let json: serde_json::Value = serde_json::from_str(&text(&kerntune(d.path(), &["devices", "--backend", "wgpu", "--json"])).0).unwrap();
     assert_eq!(json[0]["details"]["api"], "Vulkan", "{json}");

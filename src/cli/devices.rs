@@ -107,9 +107,16 @@ pub fn run(a: Args) -> anyhow::Result<i32> {
                 }
             }
             let l = serde_json::to_value(&f.limits)?;
+            // wgpu reports no multiprocessor count: a software adapter's is the host's cores,
+            // a GPU's a stand-in of 1 (what occupancy-derived grids fall back to).
+            let software = f.details.iter().any(|(k, v)| k == "type" && v == "Cpu");
             if let Some(m) = l.as_object() {
                 for (k, v) in m {
-                    outln!("    {k:<26} {}", shown(k, v));
+                    match k.as_str() {
+                        "sm_count" if f.backend == "wgpu" && software => outln!("    {k:<26} {} (the host's cores)", shown(k, v)),
+                        "sm_count" if f.backend == "wgpu" => outln!("    {k:<26} unknown (wgpu does not report it; 1 assumed)"),
+                        _ => outln!("    {k:<26} {}", shown(k, v)),
+                    }
                 }
             }
         }
