@@ -1217,7 +1217,11 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             let best = l.ledger.best_on(d);
             // The fastest listed verification launch, on this device's scale.
             let fastest = self.fastest_listed.map(|f| f * l.ledger.ratios[d]);
-            let short = if self.shortlisting(l) && (verify.is_some() || late.is_some()) { Short::May { fastest } } else { Short::No };
+            let short = match () {
+                _ if self.plan.cands[cand].is_default => Short::Baseline,
+                _ if self.shortlisting(l) && (verify.is_some() || late.is_some()) => Short::May { fastest },
+                _ => Short::No,
+            };
             let job = Job::Measure { cand, kernel, launch: self.plan.cands[cand].launch, reference: verify, late, best, purpose: Purpose::Search, short };
             self.send(l, d, job, true);
         }
