@@ -1478,6 +1478,7 @@ fn shards_merge_and_confirm() {
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     assert!(out.contains("is the winner among the shards' best 3 of 4 measured configs"), "{out}");
+    assert!(out.contains("; strategy: listed;"), "confirm measured the listed configs, searched nothing: {out}");
     assert!(!err.contains("warning:"), "every shard merged: {err}");
     // With one shard merged, confirm says which are missing; a plain tune of the shard's own
     // database does not take the shard's winner (its half's best) for the space's.

@@ -99,21 +99,21 @@ pub(crate) fn stored_winner<B: Backend>(backend: &B, ctx: &Context, entry: Optio
 /// asks for more search than the winner's came from — a budget of more evaluations than the
 /// entry holds (`max_evals`: the tune's, or once planned, this shard's share of it), or
 /// `exhaustive`, or, where it sets no number of evaluations, more time than the time limit
-/// that stopped the last run with configs left (or no time limit) — after searches that
-/// measured part of the space (no run of the entry was exhaustive). The tune then goes on from
+/// that stopped the last run with configs left (or no time limit). The tune then goes on from
 /// the stored measurements, which its budget counts, and its summary says why in this line —
-/// unless they hold every candidate (the caller's check, once the candidates are planned).
+/// unless they hold every candidate (the caller's check, once the candidates are planned: after
+/// a search that measured all of them, every tune is a hit).
 pub(crate) fn searches_on(entry: &Entry, opts: &crate::run::TuneOptions, max_evals: Option<usize>) -> Option<String> {
+    // Whether the stored measurements hold every candidate is the caller's check, once planned:
+    // a run's strategy does not tell (an exhaustive run with a budget of evaluations, or one its
+    // time limit stopped, measured part of the space; so did `confirm`'s).
     let last = entry.runs.iter().max_by_key(|r| r.run)?;
-    if entry.runs.iter().any(|r| r.strategy == "exhaustive") {
-        return None;
-    }
     let held = entry.measurements.len();
     let stopped = last.time_limit_ms.map(|ms| ms as f64 / 1000.0);
     let asked = match max_evals {
         Some(n) if n > held => format!("this tune's budget is {n} evaluations"),
-        _ if opts.strategy == "exhaustive" => "this tune is exhaustive".to_string(),
         Some(_) => return None,
+        None if opts.strategy == "exhaustive" => "this tune is exhaustive".to_string(),
         None => match (stopped, opts.budget.max_seconds) {
             (Some(_), None) => "this tune has no time limit".to_string(),
             (Some(was), Some(now)) if now > was => format!("this tune's time limit is {}", seconds(now)),
@@ -197,6 +197,21 @@ mod tests {
         let (few, whole) = (tune("random", Some(2)), tune("random", Some(1000)));
         assert!(!few.db_hit && !whole.db_hit && whole.from_db == 2);
         assert!(tune("random", Some(1000)).db_hit, "every candidate measured: nothing to search on");
+        // An exhaustive search with a budget measured part of the space: a larger budget goes on.
+        let _ = db.clear();
+        let part = tune("exhaustive", Some(4));
+        assert!(!part.db_hit && part.evaluated == 4);
+        let on = tune("exhaustive", Some(8));
+        assert!(!on.db_hit && on.from_db == 4 && on.evaluated == 8, "{} evaluated, {} from the database", on.evaluated, on.from_db);
+        assert!(tune("exhaustive", Some(8)).db_hit, "as many again");
+        // So did a run of listed configs (`kerntune confirm`'s) after a partial search.
+        let _ = db.clear();
+        let few = tune("random", Some(3));
+        let keys: Vec<String> = few.results.iter().map(|r| r.config.key()).collect();
+        let o = TuneOptions { db: Some(db.clone()), only: Some(keys), force: true, ..opts() };
+        assert!(!t.tune(&job(), &o).unwrap().db_hit);
+        let more = tune("random", Some(6));
+        assert!(!more.db_hit && more.evaluated == 6, "{} evaluated", more.evaluated);
         // A shard's budget is its share: the same shard of the same split again is a hit.
         let _ = db.clear();
         let shard = |evals: usize| {

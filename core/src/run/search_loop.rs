@@ -659,7 +659,10 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         // Kept with the measurements whatever comes next (a failure or a stop flushes them).
         let summary = strat.summary();
         let made_by = self.reference_cand.map(|i| self.plan.cands[i].config.to_string());
-        ledger.note_search(strat.name(), summary.clone(), self.ctx.job.verify.in_full(made_by.as_deref()));
+        // A run of listed configs (`kerntune confirm`'s) searched nothing: said so, not as the
+        // exhaustive search that measured them.
+        let name = if opts.only.is_some() { "listed".to_string() } else { strat.name() };
+        ledger.note_search(name.clone(), summary.clone(), self.ctx.job.verify.in_full(made_by.as_deref()));
         if let Some(e) = failure {
             return Err(e);
         }
@@ -673,7 +676,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         if let Some(line) = summary {
             ledger.notes.push(line);
         }
-        Ok(strat.name())
+        Ok(name)
     }
 
     /// The strategy: the one asked for, with priors where it learns from them. `auto` is the

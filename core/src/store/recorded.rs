@@ -382,7 +382,8 @@ impl RecordedSpace {
     }
 
     /// A kerntune database's entries, each a space of the configs it measured; an entry a search
-    /// measured part of (any strategy but exhaustive, or one shard of a split tune) says so in
+    /// measured part of (any strategy but exhaustive, or one shard of a split tune; a
+    /// `confirm`'s run of listed configs changes neither) says so in
     /// its `note`.
     fn from_database(db: &crate::store::db::Database, path: &Path) -> Result<Vec<RecordedSpace>, String> {
         let file = db.load().map_err(|e| e.to_string())?;
@@ -393,10 +394,11 @@ impl RecordedSpace {
             .entries
             .values()
             .map(|e| {
-                let label = format!("{} {}", e.id.kernel, e.id.problem);
+                let label = format!("{} {}", e.id.kernel, e.id.problem).trim_end().to_string();
                 let where_ = format!("{}: {label} on {}", path.display(), e.target_name);
                 let mut s = Self::from_t4(&to_t4(e), format!("{} {label}", space_name(path))).map_err(|m| format!("{where_}: {m}"))?;
-                let searched = e.runs.iter().map(|r| r.strategy.as_str()).find(|s| *s != "exhaustive");
+                // `listed`: a run of listed configs (`confirm`'s), which chose none.
+                let searched = e.runs.iter().map(|r| r.strategy.as_str()).find(|s| *s != "exhaustive" && *s != "listed");
                 let part = match (e.origin.as_ref().and_then(|o| o.shard.as_ref()), searched) {
                     (Some(shard), _) => Some(format!("shard {shard} of a split tune")),
                     (None, Some(strategy)) => Some(format!("configs a `{strategy}` search chose")),
