@@ -40,6 +40,8 @@ split() { # NAME SPEC "TUNE FLAGS" "VERIFICATION FLAGS": two shards, merged, con
   time "$BIN" confirm examples/triad/triad.toml --backend cuda --db "$S/app.db"; echo "exit $?"
   [ "$(md5sum < "$S/app.db")" = "$sum_before" ] && echo "app.db unchanged"
   rm -f "$S/app.db"
+  echo "== after a split tune with a budget and confirm, a larger budget searches on"
+  "$BIN" tune examples/t1/gemm.json --backend cuda --db "$S/gemm-random.sqlite" --strategy random --budget 60 --seed 1; echo "exit $?"
   echo "== a larger evaluation budget searches on from the stored winner; the same budget is a hit"
   for b in 5 12 12; do
     "$BIN" tune examples/t1/gemm.json --backend cuda --db "$S/more.sqlite" --strategy random --budget $b --seed 1; echo "exit $?"
