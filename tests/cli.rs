@@ -1480,6 +1480,13 @@ fn shards_merge_and_confirm() {
     assert!(out.contains("is the winner among the shards' best 3 of 4 measured configs"), "{out}");
     assert!(out.contains("; strategy: listed;"), "confirm measured the listed configs, searched nothing: {out}");
     assert!(!err.contains("warning:"), "every shard merged: {err}");
+    // The report tells the merged entry's runs apart: each shard's, and confirm's.
+    let page = dir.join("merged.html");
+    assert!(kerntune(dir, &["report", "--db", merged.to_str().unwrap(), "-o", page.to_str().unwrap()]).status.success());
+    let html = std::fs::read_to_string(&page).unwrap();
+    for run in ["(shard 0/2), started", "(shard 1/2), started", "(the listed configs measured again: <code>kerntune confirm</code>), started"] {
+        assert_eq!(html.matches(run).count(), 1, "{run}");
+    }
     // With one shard merged, confirm says which are missing; a plain tune of the shard's own
     // database does not take the shard's winner (its half's best) for the space's.
     let half = dir.join("half.sqlite");

@@ -371,6 +371,7 @@ fn a_small_tune_reads_in_whole_numbers_and_names_what_its_failures_share() {
         time: None,
         winner_withheld: None,
         time_limit_ms: None,
+        shard: None,
     };
     e.note_runs([&note]);
     let (_, html) = report_of_entry(d.path(), "small.json", "small.html", e);
@@ -416,6 +417,7 @@ fn a_winner_that_reads_past_its_buffers_is_said_by_the_report_and_db_show() {
             time: None,
             winner_withheld: None,
             time_limit_ms: None,
+            shard: None,
         };
         e.note_runs([&note]);
         let (db, html) = report_of_entry(d.path(), format!("{}.json", verdict.replace(' ', "-")), "memcheck.html", e);
@@ -452,6 +454,7 @@ fn a_run_its_time_limit_stopped_is_said() {
         time: None,
         winner_withheld: None,
         time_limit_ms,
+        shard: None,
     };
     e.note_runs([&note(runs[0], Some(3000)), &note(runs[1], None)]);
     let (_, html) = report_of_entry(d.path(), "timed.json", "timed.html", e);

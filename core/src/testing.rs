@@ -100,7 +100,7 @@ pub fn synthetic_entry(target_name: &str, target: &str, problem: &str, configs: 
         let job = eval_s.min(0.05);
         let spans =
             vec![Span::new(SpanKind::Compile, None, elapsed_s - job - compile_s, compile_s), Span::new(SpanKind::Measure, Some(0), elapsed_s - job, job)];
-        let trace = Trace { run, seq, elapsed_s, compile_s: Some(compile_s), eval_s: Some(eval_s), device: None, by: None, spans };
+        let trace = Trace { run, seq, elapsed_s, compile_s: Some(compile_s), eval_s: Some(eval_s), device: None, by: None, spans, shard: None };
         let f = unit(code * 7 + seed);
         let status = if f < 0.01 {
             Status::Failed {

@@ -475,7 +475,8 @@ pub fn trace(v: &EntryView) -> Result<Option<String>, ChartError> {
                 }
                 let s = c.draw_series(LineSeries::new(line, color.stroke_width(2)))?;
                 if several && !by_seconds {
-                    s.label(format!("run {} ({} evaluation{})", k + 1, r.evals.len(), if r.evals.len() == 1 { "" } else { "s" }))
+                    let shard = r.note.as_ref().and_then(|n| n.shard).map_or(String::new(), |s| format!(", shard {s}"));
+                    s.label(format!("run {}{shard} ({} evaluation{})", k + 1, r.evals.len(), if r.evals.len() == 1 { "" } else { "s" }))
                         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2)));
                 }
             }

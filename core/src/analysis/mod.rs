@@ -369,9 +369,11 @@ impl EntryView {
         // Per run: evaluation number, seconds, time, key, who proposed it, the device, and when
         // the run met it.
         type Eval<'e> = (usize, f64, Option<f64>, &'e str, Option<&'e str>, Option<usize>, f64);
-        let mut by_run: BTreeMap<u64, Vec<Eval<'_>>> = BTreeMap::new();
+        // A run is its start and its shard (the shards of a job array start in the same second).
+        type RunId = (u64, Option<crate::spec::settings::Shard>);
+        let mut by_run: BTreeMap<RunId, Vec<Eval<'_>>> = BTreeMap::new();
         // Per run: each config's key, spans and whether it failed.
-        let mut spans: BTreeMap<u64, Vec<Spanned<'_>>> = BTreeMap::new();
+        let mut spans: BTreeMap<RunId, Vec<Spanned<'_>>> = BTreeMap::new();
         let mut from_spec = 0usize;
         for (key, m) in &entry.measurements {
             match &m.trace {
@@ -379,9 +381,9 @@ impl EntryView {
                     // Met at the end of its first launch (a verification launch, for a config
                     // that then waited on the shortlist and was measured in full at the end).
                     let met = t.spans.iter().filter(|s| s.what.on_device() && s.to_s.is_finite() && s.to_s >= 0.0).map(|s| s.to_s).fold(t.elapsed_s, f64::min);
-                    by_run.entry(t.run).or_default().push((t.seq, t.elapsed_s, m.stats().map(|s| s.mean), key, t.by.as_deref(), t.device, met));
+                    by_run.entry((t.run, t.shard)).or_default().push((t.seq, t.elapsed_s, m.stats().map(|s| s.mean), key, t.by.as_deref(), t.device, met));
                     if !t.spans.is_empty() {
-                        spans.entry(t.run).or_default().push((key, &t.spans, matches!(m.status, Status::Failed { .. })));
+                        spans.entry((t.run, t.shard)).or_default().push((key, &t.spans, matches!(m.status, Status::Failed { .. })));
                     }
                 }
                 None => untraced += 1,
@@ -434,10 +436,11 @@ impl EntryView {
         points.sort_by(|a, b| a.time.total_cmp(&b.time).then_with(|| a.key.cmp(&b.key)));
         // Only the newest runs with spans are drawn: the others' lanes are not made.
         let timed_runs = spans.len();
-        let drawn: Vec<u64> = spans.keys().rev().take(TIMELINES).copied().collect();
+        let drawn: Vec<RunId> = spans.keys().rev().take(TIMELINES).copied().collect();
         let runs: Vec<Run> = by_run
             .into_iter()
-            .map(|(started, mut evals)| {
+            .map(|(id, mut evals)| {
+                let (started, shard) = id;
                 // In the order the run met them, numbered so: with a shortlist (exhaustive and
                 // random search), results come in another order (the raced at once, the rest at
                 // the end), and a trace by result order put a winner met first near the middle.
@@ -446,9 +449,9 @@ impl EntryView {
                     e.0 = n;
                 }
                 let proposed = Proposed::group(&evals.iter().map(|e| (e.0, e.2, e.3, e.4)).collect::<Vec<_>>());
-                let note = entry.runs.iter().rev().find(|n| n.run == started).cloned();
-                let timeline = match spans.remove(&started) {
-                    Some(s) if drawn.contains(&started) => Timeline::new(s, note.as_ref().and_then(|n| n.time.as_ref())),
+                let note = entry.runs.iter().rev().find(|n| (n.run, n.shard) == (started, shard)).cloned();
+                let timeline = match spans.remove(&id) {
+                    Some(s) if drawn.contains(&id) => Timeline::new(s, note.as_ref().and_then(|n| n.time.as_ref())),
                     _ => None,
                 };
                 Run {
@@ -843,7 +846,8 @@ mod tests {
             for vec in [1i64, 2] {
                 let c = Config::new([("bx", bx), ("vec", vec)]);
                 let t = 1e-3 * (256 / bx) as f64 * if vec == 2 { 1.01 } else { 1.0 };
-                let trace = Trace { run: 7, seq, elapsed_s: seq as f64, compile_s: Some(0.5), eval_s: None, device: None, by: None, spans: Vec::new() };
+                let trace =
+                    Trace { run: 7, seq, elapsed_s: seq as f64, compile_s: Some(0.5), eval_s: None, device: None, by: None, spans: Vec::new(), shard: None };
                 seq += 1;
                 let status = if bx == 32 && vec == 2 {
                     Status::Failed { failure: FailureKind::LaunchFailed, message: "launch failed: an illegal memory access at 0x7f00".into() }
@@ -1125,6 +1129,31 @@ mod tests {
         let v = EntryView::new(&e, &Hints::default());
         assert_eq!(v.winner.as_deref(), Some("bx=256,vec=1"));
         assert!(v.notes.len() == 1 && v.notes[0].starts_with("its tune was ended early (SIGUSR1 or SIGUSR2"), "{:?}", v.notes);
+    }
+
+    /// The shards of a job array start in the same second: merged, their runs are told apart
+    /// by shard (each with its own note and its own order), not drawn as one run.
+    #[test]
+    fn shards_started_in_the_same_second_are_runs_apart() {
+        use crate::spec::settings::Shard;
+        use crate::store::db::RunNote;
+        let mut e = entry();
+        let shard = |k: usize| Some(Shard { index: k, count: 2 });
+        for (n, m) in e.measurements.values_mut().enumerate() {
+            if let Some(t) = m.trace.as_mut() {
+                t.shard = shard(n % 2);
+                t.seq = n / 2;
+            }
+        }
+        let note = |k: usize| RunNote { run: 7, strategy: format!("random {k}"), shard: shard(k), ..RunNote::default() };
+        e.note_runs([&note(0), &note(1)]);
+        assert_eq!(e.runs.len(), 2, "both shards' notes kept");
+        let v = EntryView::new(&e, &Hints::default());
+        assert_eq!(v.runs.len(), 2, "{:?}", v.runs.iter().map(|r| r.note.clone()).collect::<Vec<_>>());
+        for (k, r) in v.runs.iter().enumerate() {
+            assert_eq!(r.evals.len(), 4);
+            assert_eq!(r.note.as_ref().map(|n| (n.strategy.clone(), n.shard)), Some((format!("random {k}"), shard(k))));
+        }
     }
 
     #[test]

@@ -354,7 +354,10 @@ impl<'a> Ledger<'a> {
             }
         }
         if persist {
-            if let Some(m) = r.measurement(self.run, db::now(), r.device.filter(|_| self.devices.len() > 1)) {
+            if let Some(mut m) = r.measurement(self.run, db::now(), r.device.filter(|_| self.devices.len() > 1)) {
+                if let Some(t) = m.trace.as_mut() {
+                    t.shard = self.opts.shard;
+                }
                 self.pending.push((key.clone(), m));
             }
         }
@@ -565,6 +568,7 @@ impl<'a> Ledger<'a> {
             time: Some(self.run_time()),
             winner_withheld: None,
             time_limit_ms: self.time_limit_ms,
+            shard: self.opts.shard,
         });
     }
 

@@ -206,6 +206,7 @@ impl ConfigResult {
             device,
             by: self.proposed_by.clone(),
             spans: self.spans.clone(),
+            shard: None,
         };
         let verified = Some(self.verified || !matches!(self.outcome, ResultOutcome::Measured { .. }));
         Some(Measurement {

@@ -354,7 +354,7 @@ pub fn check_strategy(name: &str, budget: &Budget) -> Result<&'static StrategyNa
 /// the candidates (by enumeration order, so the parts are disjoint and cover the space; the
 /// default config joins every part as its reference, on top of its share of a budget), and
 /// adaptive strategies run as a portfolio with a seed each.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Shard {
     /// This shard, from 0.
     pub index: usize,

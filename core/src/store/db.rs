@@ -308,6 +308,11 @@ pub struct Trace {
     /// run's time went ([`crate::run::timeline`]). Absent in older records.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub spans: Vec<Span>,
+    /// The shard of a split tune that made it (`--shard K/N`): the shards of a job array start
+    /// in the same second, so `run` alone does not tell their runs apart once merged. Absent
+    /// for a run of the whole space (and in older records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::spec::settings::Shard>,
 }
 
 /// A stretch of a tune's time spent on one config: its compile on a compile thread, or a job a
@@ -495,7 +500,7 @@ pub const RUN_NOTES: usize = 64;
 
 /// What one tune of an entry said about its search, for reports: the strategy, what it learned
 /// from and how its proposals went. Its measurements' traces carry the same `run`.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct RunNote {
     /// When the tune started (seconds since the Unix epoch; [`Trace::run`]).
     pub run: u64,
@@ -537,6 +542,10 @@ pub struct RunNote {
     /// otherwise (and in notes of older kerntunes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_limit_ms: Option<u64>,
+    /// The shard of a split tune the run was (`--shard K/N`): what tells a merged entry's runs
+    /// apart in the report. Absent for a run of the whole space (and in older notes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::spec::settings::Shard>,
 }
 
 /// A run's length and what it ran on, in milliseconds: with its measurements' [`Span`]s, where
@@ -750,7 +759,8 @@ impl Entry {
         self.runs.extend(runs.into_iter().cloned());
         self.runs.sort();
         self.runs.reverse();
-        self.runs.dedup_by(|later, kept| later.run == kept.run);
+        // One note per run; the shards of a split started in the same second are runs apart.
+        self.runs.dedup_by(|later, kept| (later.run, later.shard) == (kept.run, kept.shard));
         self.runs.reverse();
         let extra = self.runs.len().saturating_sub(RUN_NOTES);
         self.runs.drain(..extra);
@@ -2352,6 +2362,7 @@ mod tests {
             time: None,
             winner_withheld: None,
             time_limit_ms: None,
+            shard: None,
         };
         let mut a = Entry::new(id.clone(), "A".into(), Environment::default());
         let mut b = a.clone();

@@ -189,7 +189,17 @@ fn entry_of(v: &J, text: &str, cut_off: bool, path: &Path) -> Result<(Entry, Opt
                 Status::Failed { failure: failure_of(&marker), message: format!("{marker} (as recorded)") }
             }
         };
-        let trace = Trace { run, seq, elapsed_s: elapsed, compile_s: space.compile_s[i], eval_s: space.eval_s[i], device: None, by: None, spans: Vec::new() };
+        let trace = Trace {
+            run,
+            seq,
+            elapsed_s: elapsed,
+            compile_s: space.compile_s[i],
+            eval_s: space.eval_s[i],
+            device: None,
+            by: None,
+            spans: Vec::new(),
+            shard: None,
+        };
         let per_launch = |rate: Option<f64>| rate.zip(space.times[i]).map(|(r, ms)| r * ms / 1e3).filter(|x| x.is_finite() && *x > 0.0);
         let (flops, bytes) = (per_launch(rates[i].0), per_launch(rates[i].1));
         e.measurements.insert(config.key(), Measurement { config, status, usage: None, at: run, verified: None, trace: Some(trace), flops, bytes });
@@ -274,12 +284,16 @@ fn report_entry(r: &J, path: &Path) -> Result<Entry, String> {
     e.origin = origin.clone();
     // The run: when the tune started (a report from before kerntune wrote it has none).
     let run = r["started"].as_u64().unwrap_or(0);
+    let shard: Option<crate::spec::settings::Shard> = serde_json::from_value(r["shard"].clone()).ok();
     for (n, x) in r["results"].as_array().into_iter().flatten().enumerate() {
         let x = crate::ConfigResult::deserialize(x).map_err(|err| format!("results[{n}]: {err}"))?;
         let Some(mut m) = x.measurement(run, run, x.device) else { continue };
         // A result the tune took from its database has no place in this run's order.
         if x.seq.is_none() {
             m.trace = None;
+        }
+        if let Some(t) = m.trace.as_mut() {
+            t.shard = shard;
         }
         e.measurements.insert(m.config.key(), m);
     }
@@ -318,6 +332,7 @@ fn report_entry(r: &J, path: &Path) -> Result<Entry, String> {
         }),
         winner_withheld: r["winner_withheld"].as_str().map(String::from),
         time_limit_ms: None,
+        shard,
     });
     Ok(e)
 }

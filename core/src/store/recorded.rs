@@ -1291,7 +1291,8 @@ mod tests {
             crate::measure::stats::Stats::from_samples(&[0.002, 0.002], false),
             1,
         );
-        m.trace = Some(Trace { run: 1, seq: 0, elapsed_s: 3.0, compile_s: Some(1.5), eval_s: Some(0.25), device: None, by: None, spans: Vec::new() });
+        m.trace =
+            Some(Trace { run: 1, seq: 0, elapsed_s: 3.0, compile_s: Some(1.5), eval_s: Some(0.25), device: None, by: None, spans: Vec::new(), shard: None });
         e.measurements.insert(m.config.key(), m);
         let back = RecordedSpace::from_t4(&to_t4(&e), "t".into()).unwrap();
         assert_eq!(back.compile_s, vec![Some(1.5)]);
