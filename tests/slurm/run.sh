@@ -82,6 +82,11 @@ assert set(m["measurements"]) == set(seen), f"merged holds {len(m['measurements'
 assert len(seen) == 23, f"the triad space has 23 valid configs; the shards measured {len(seen)}"
 w = m.get("winner")
 assert w and w["config"] in m["measurements"], f"no winner stored: {w}"
+# Each shard's run is kept apart (an array's tasks start in the same second), and confirm's.
+runs = m.get("runs", [])
+noted = sorted(r["shard"]["index"] for r in runs if r.get("shard"))
+assert noted == list(range(shards)), f"the merged entry notes the runs of shards {noted}"
+assert [r["strategy"] for r in runs if not r.get("shard")] == ["listed"], f"runs: {[(r['strategy'], r.get('shard')) for r in runs]}"
 print("test result: ok. 1 passed; 0 failed (slurm)")
 print(f"slurm test: {shards} shards measured {len(seen)} configs, each once; merged; confirm stored the winner {w['config']} ({w['stats']['mean']*1e3:.4f} ms)")
 PY
