@@ -107,9 +107,11 @@ pub(crate) fn searches_on(entry: &Entry, opts: &crate::run::TuneOptions, max_eva
     // Whether the stored measurements hold every candidate is the caller's check, once planned:
     // a run's strategy does not tell (an exhaustive run with a budget of evaluations, or one its
     // time limit stopped, measured part of the space; so did `confirm`'s).
-    let last = entry.runs.iter().max_by_key(|r| r.run)?;
+    // The newest run's note, where the entry has one (a database of an older kerntune, or one
+    // merged from files without notes, has none: the evaluations alone then decide).
+    let last = entry.runs.iter().max_by_key(|r| r.run);
     let held = entry.measurements.len();
-    let stopped = last.time_limit_ms.map(|ms| ms as f64 / 1000.0);
+    let stopped = last.and_then(|r| r.time_limit_ms).map(|ms| ms as f64 / 1000.0);
     let asked = match max_evals {
         Some(n) if n > held => format!("this tune's budget is {n} evaluations"),
         Some(_) => return None,
@@ -121,8 +123,8 @@ pub(crate) fn searches_on(entry: &Entry, opts: &crate::run::TuneOptions, max_eva
         },
     };
     Some(format!(
-        "the stored winner came from a `{}` search that measured {held} config{}{}; {asked}: searching on from the stored measurements",
-        last.strategy,
+        "the stored winner came from {} that measured {held} config{}{}; {asked}: searching on from the stored measurements",
+        last.map_or("searches".to_string(), |r| format!("a `{}` search", r.strategy)),
         if held == 1 { "" } else { "s" },
         stopped.map_or(String::new(), |s| format!(" and stopped at its time limit of {}", seconds(s))),
     ))
@@ -212,6 +214,14 @@ mod tests {
         assert!(!t.tune(&job(), &o).unwrap().db_hit);
         let more = tune("random", Some(6));
         assert!(!more.db_hit && more.evaluated == 6, "{} evaluated", more.evaluated);
+        // An entry without run notes (an older kerntune's): the evaluations alone decide.
+        let _ = db.clear();
+        let few = tune("random", Some(3));
+        db.update_entry(&few.entry, |e| e.as_mut().expect("stored").runs.clear()).unwrap();
+        assert!(db.entry(&few.entry).unwrap().unwrap().runs.is_empty());
+        let more = tune("random", Some(5));
+        assert!(!more.db_hit && more.evaluated == 5, "{} evaluated", more.evaluated);
+        assert!(more.notes.iter().any(|n| n.contains("came from searches that measured 3 configs; this tune's budget is 5")), "{:?}", more.notes);
         // A shard's budget is its share: the same shard of the same split again is a hit.
         let _ = db.clear();
         let shard = |evals: usize| {

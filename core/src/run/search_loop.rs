@@ -127,8 +127,12 @@ impl Progress {
             d.checked_sub(self.reserve).unwrap_or(d)
         })
     }
+    /// Whether the search's part of the time limit is over (see [`Progress::deadline`]).
+    fn at_time_limit(&self) -> bool {
+        self.deadline().is_some_and(|d| Instant::now() >= d)
+    }
     fn out_of_time(&self) -> bool {
-        self.deadline().is_some_and(|d| Instant::now() >= d) || self.wrapped_up()
+        self.at_time_limit() || self.wrapped_up()
     }
     /// Whether the tune was told to end now ([`TuneOptions::wrap_up`]).
     fn wrapped_up(&self) -> bool {
@@ -138,7 +142,7 @@ impl Progress {
     fn ending(&self) -> Option<&'static str> {
         if self.cancelled {
             Some("interrupted")
-        } else if self.deadline().is_some_and(|d| Instant::now() >= d) {
+        } else if self.at_time_limit() {
             Some("time limit")
         } else if self.wrapped_up() {
             Some("ended early")
@@ -537,7 +541,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 let stopping = failure.is_some() || l.progress.cancelled || l.progress.out_of_time();
                 if stopping {
                     let why = l.progress.ending();
-                    l.progress.timed_out |= failure.is_none() && why == Some("time limit");
+                    l.progress.timed_out |= failure.is_none() && !l.progress.cancelled && l.progress.at_time_limit();
                     self.abandon_running(&mut l, why);
                 } else {
                     self.watch_compile_timeout(&l);
@@ -635,7 +639,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         let ended_early = progress.wrapped_up() && progress.count < progress.max_evals && progress.evaluated.iter().any(|e| !e);
         // Stopped by its time limit with configs and evaluations left: kept with the run, so
         // that a later tune given more time searches on (`lookup::searches_on`).
-        let timed_out = progress.timed_out || progress.ending() == Some("time limit");
+        let timed_out = progress.timed_out || progress.at_time_limit();
         if timed_out && !progress.cancelled && !progress.wrapped_up() && progress.count < progress.max_evals && progress.evaluated.iter().any(|e| !e) {
             ledger.time_limit_ms = opts.budget.max_seconds.map(|s| (s * 1000.0).round() as u64);
         }
