@@ -353,6 +353,7 @@ fn a_small_tune_reads_in_whole_numbers_and_names_what_its_failures_share() {
             device: None,
             by: None,
             spans: vec![],
+            shard: None,
         };
         e.record(config.key(), Measurement { config, status, usage: None, at: 1, verified: None, trace: Some(trace), flops: None, bytes: None });
     }

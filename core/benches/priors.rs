@@ -76,6 +76,7 @@ fn priors(c: &mut Criterion) {
                         Span::new(SpanKind::Verify, Some(0), i as f64 * 0.01 + 0.5, 0.01),
                         Span::new(SpanKind::Measure, Some(0), i as f64 * 0.01 + 0.51, 0.05),
                     ],
+                    shard: None,
                 });
                 e.measurements.insert(m.config.key(), m);
             }
