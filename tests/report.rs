@@ -444,19 +444,7 @@ fn a_run_its_time_limit_stopped_is_said() {
     let mut runs: Vec<u64> = e.measurements.values().filter_map(|m| m.trace.as_ref().map(|t| t.run)).collect();
     runs.sort();
     assert_eq!(runs.len(), 2);
-    let note = |run: u64, time_limit_ms: Option<u64>| kerntune::store::db::RunNote {
-        run,
-        strategy: "random".into(),
-        prior: None,
-        search: None,
-        findings: Vec::new(),
-        verification: None,
-        memcheck: None,
-        time: None,
-        winner_withheld: None,
-        time_limit_ms,
-        shard: None,
-    };
+    let note = |run: u64, time_limit_ms: Option<u64>| kerntune::store::db::RunNote { run, strategy: "random".into(), time_limit_ms, ..Default::default() };
     e.note_runs([&note(runs[0], Some(3000)), &note(runs[1], None)]);
     let (_, html) = report_of_entry(d.path(), "timed.json", "timed.html", e);
     let lines: Vec<&str> = html.split("<li>").skip(1).filter(|l| l.starts_with("run ")).collect();
