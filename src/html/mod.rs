@@ -523,7 +523,7 @@ fn entry(i: usize, v: &EntryView) -> Result<Markup, ChartError> {
                         // the recorded compile and benchmark times summed): not 1970.
                         "run " (k + 1)
                         @if let Some(shard) = r.note.as_ref().and_then(|n| n.shard) { " (shard " (shard) ")" }
-                        @if r.note.as_ref().is_some_and(|n| n.strategy == "listed") { " (the listed configs measured again: " code { "kerntune confirm" } ")" }
+                        @if r.note.as_ref().is_some_and(kerntune_core::store::db::RunNote::listed) { " (the listed configs measured again: " code { "kerntune confirm" } ")" }
                         @if r.started > 0 { ", started " (utc(r.started)) } @else { " (its start not recorded)" } ": " (r.evals.len()) @if r.evals.len() == 1 { " evaluation" } @else { " evaluations" } " over " (format!("{:.1}", r.evals.iter().map(|e| e.1).fold(0.0, f64::max))) " s"
                         @if let Some(ms) = r.note.as_ref().and_then(|n| n.time_limit_ms) { ", stopped at its time limit of " (ms as f64 / 1000.0) " s" }
                         @if r.devices.len() > 1 {

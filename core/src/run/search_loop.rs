@@ -665,7 +665,7 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         let made_by = self.reference_cand.map(|i| self.plan.cands[i].config.to_string());
         // A run of listed configs (`kerntune confirm`'s) searched nothing: said so, not as the
         // exhaustive search that measured them.
-        let name = if opts.only.is_some() { "listed".to_string() } else { strat.name() };
+        let name = if opts.only.is_some() { crate::store::db::LISTED.to_string() } else { strat.name() };
         ledger.note_search(name.clone(), summary.clone(), self.ctx.job.verify.in_full(made_by.as_deref()));
         if let Some(e) = failure {
             return Err(e);

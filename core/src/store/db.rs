@@ -606,7 +606,16 @@ impl WinnerMemcheck {
     }
 }
 
+/// [`RunNote::strategy`] of a run that measured listed configs and searched nothing
+/// ([`crate::run::TuneOptions::only`]: `kerntune confirm`'s).
+pub const LISTED: &str = "listed";
+
 impl RunNote {
+    /// Whether the run measured listed configs and searched nothing ([`LISTED`]).
+    pub fn listed(&self) -> bool {
+        self.strategy == LISTED
+    }
+
     /// Whether the memory checker reported the run's winner reading or writing past its
     /// buffers (see [`RunNote::memcheck`]).
     pub fn winner_out_of_bounds(&self) -> bool {

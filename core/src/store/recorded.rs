@@ -397,8 +397,8 @@ impl RecordedSpace {
                 let label = format!("{} {}", e.id.kernel, e.id.problem).trim_end().to_string();
                 let where_ = format!("{}: {label} on {}", path.display(), e.target_name);
                 let mut s = Self::from_t4(&to_t4(e), format!("{} {label}", space_name(path))).map_err(|m| format!("{where_}: {m}"))?;
-                // `listed`: a run of listed configs (`confirm`'s), which chose none.
-                let searched = e.runs.iter().map(|r| r.strategy.as_str()).find(|s| *s != "exhaustive" && *s != "listed");
+                // A run of listed configs (`confirm`'s) chose none.
+                let searched = e.runs.iter().filter(|r| !r.listed()).map(|r| r.strategy.as_str()).find(|s| *s != "exhaustive");
                 let part = match (e.origin.as_ref().and_then(|o| o.shard.as_ref()), searched) {
                     (Some(shard), _) => Some(format!("shard {shard} of a split tune")),
                     (None, Some(strategy)) => Some(format!("configs a `{strategy}` search chose")),
