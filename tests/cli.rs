@@ -1480,13 +1480,14 @@ fn shards_merge_and_confirm() {
     assert!(out.contains("is the winner among the shards' best 3 of 4 measured configs"), "{out}");
     assert!(out.contains("; strategy: listed;"), "confirm measured the listed configs, searched nothing: {out}");
     assert!(!err.contains("warning:"), "every shard merged: {err}");
-    // The report tells the merged entry's runs apart: each shard's, and confirm's.
-    let page = dir.join("merged.html");
-    assert!(kerntune(dir, &["report", "--db", merged.to_str().unwrap(), "-o", page.to_str().unwrap()]).status.success());
-    let html = std::fs::read_to_string(&page).unwrap();
-    for run in ["(shard 0/2), started", "(shard 1/2), started", "(the listed configs measured again: <code>kerntune confirm</code>), started"] {
-        assert_eq!(html.matches(run).count(), 1, "{run}");
-    }
+    // The merged entry keeps each shard's run note apart, and confirm's (the report draws a run
+    // from the records it still holds, which confirm's measurements may have replaced: its
+    // labels are the report test's).
+    let shown: serde_json::Value = serde_json::from_str(&text(&kerntune(dir, &["db", "show", "--json", "--db", merged.to_str().unwrap()])).0).unwrap();
+    let runs = shown["entries"].as_object().unwrap().values().next().unwrap()["runs"].as_array().unwrap().clone();
+    let said: Vec<(String, serde_json::Value)> = runs.iter().map(|r| (r["strategy"].as_str().unwrap().to_string(), r["shard"].clone())).collect();
+    assert_eq!(said.iter().filter(|(s, _)| s == "listed").count(), 1, "{said:?}");
+    assert_eq!(said.iter().filter(|(_, k)| !k.is_null()).count(), 2, "{said:?}");
     // With one shard merged, confirm says which are missing; a plain tune of the shard's own
     // database does not take the shard's winner (its half's best) for the space's.
     let half = dir.join("half.sqlite");

@@ -435,7 +435,8 @@ fn a_winner_that_reads_past_its_buffers_is_said_by_the_report_and_db_show() {
 }
 
 /// A run its time limit stopped says so in the run's line (a later tune given more time
-/// searches on from it); a run of one evaluation is said in the singular.
+/// searches on from it), a shard's run names its shard and `confirm`'s says what it was; a
+/// run of one evaluation is said in the singular.
 #[test]
 fn a_run_its_time_limit_stopped_is_said() {
     let d = tempfile::tempdir().unwrap();
@@ -444,14 +445,25 @@ fn a_run_its_time_limit_stopped_is_said() {
     let mut runs: Vec<u64> = e.measurements.values().filter_map(|m| m.trace.as_ref().map(|t| t.run)).collect();
     runs.sort();
     assert_eq!(runs.len(), 2);
-    let note = |run: u64, time_limit_ms: Option<u64>| kerntune::store::db::RunNote { run, strategy: "random".into(), time_limit_ms, ..Default::default() };
-    e.note_runs([&note(runs[0], Some(3000)), &note(runs[1], None)]);
+    // The first a shard's, its time limit stopped; the second `confirm`'s (listed configs).
+    let shard = Some(kerntune::spec::settings::Shard { index: 0, count: 2 });
+    let first = kerntune::store::db::RunNote { run: runs[0], strategy: "random".into(), time_limit_ms: Some(3000), shard, ..Default::default() };
+    let second = kerntune::store::db::RunNote { run: runs[1], strategy: kerntune::store::db::LISTED.into(), ..Default::default() };
+    for m in e.measurements.values_mut() {
+        if let Some(t) = m.trace.as_mut().filter(|t| t.run == runs[0]) {
+            t.shard = shard;
+        }
+    }
+    e.note_runs([&first, &second]);
     let (_, html) = report_of_entry(d.path(), "timed.json", "timed.html", e);
     let lines: Vec<&str> = html.split("<li>").skip(1).filter(|l| l.starts_with("run ")).collect();
     assert_eq!(lines.len(), 2, "{html}");
     assert!(lines[0].contains(": 1 evaluation over ") && lines[0].contains(" s, stopped at its time limit of 3 s, strategy "), "{}", lines[0]);
     assert!(lines[1].contains(": 1 evaluation over ") && !lines[1].contains("time limit"), "{}", lines[1]);
-    assert!(html.contains("run 1 (1 evaluation)") && !html.contains("(1 evaluations)"), "the chart's legend");
+    assert!(lines[0].starts_with("run 1 (shard 0/2), started "), "{}", lines[0]);
+    assert!(lines[1].starts_with("run 2 (the listed configs measured again: <code>kerntune confirm</code>), started "), "{}", lines[1]);
+    assert!(html.contains("run 1, shard 0/2 (1 evaluation)"), "the chart's legend");
+    assert!(!html.contains("(1 evaluations)"), "the chart's legend");
 }
 
 /// A problem without sizes (a T1 spec's) is named by the kernel alone: no ` ()` and no space
