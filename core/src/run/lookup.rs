@@ -214,6 +214,24 @@ mod tests {
         assert!(!t.tune(&job(), &o).unwrap().db_hit);
         let more = tune("random", Some(6));
         assert!(!more.db_hit && more.evaluated == 6, "{} evaluated", more.evaluated);
+        // After a random split, a larger budget counts every shard's records, though its own
+        // sample is drawn by another seed than theirs (60 after a split of 40 measured 54 more
+        // on the H100, not 20).
+        let _ = db.clear();
+        for index in 0..2 {
+            let budget = Budget { max_evals: Some(6), ..Default::default() };
+            let shard = Some(crate::spec::settings::Shard { index, count: 2 });
+            t.tune(&job(), &TuneOptions { db: Some(db.clone()), strategy: "random".into(), budget, shard, seed: 7, ..opts() }).unwrap();
+        }
+        let ctx = t.prepare(&job()).unwrap();
+        let stored = db.entry(&ctx.id).unwrap().unwrap().measurements.len();
+        let whole = tune("random", Some(stored + 3));
+        assert!(
+            !whole.db_hit && whole.from_db == stored && whole.evaluated == stored + 3,
+            "{} evaluated, {} of {stored} from the database",
+            whole.evaluated,
+            whole.from_db
+        );
         // An entry without run notes (an older kerntune's): the evaluations alone decide.
         let _ = db.clear();
         let few = tune("random", Some(3));

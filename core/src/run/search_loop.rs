@@ -506,7 +506,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 self.next_reference(&mut l, &mut refs);
                 // Not for a shard: the records in a database its split shares may be other
                 // shards', and each portfolio member is to spend its own share of the budget.
-                if adaptive && self.opts.shard.is_none() {
+                // A random search too (its sample drawn by another seed, or by the shards of a
+                // split: `tune --budget 60` after a split of 40 measured 54 more, not 20).
+                if (adaptive || l.strat.name() == "random") && self.opts.shard.is_none() {
                     self.tell_known(&mut l);
                 }
                 self.feed(&mut l);
@@ -1056,8 +1058,9 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         in_compile_cache(&self.devices[0], self.ctx, self.plan, i)
     }
 
-    /// Tells an adaptive strategy, before it proposes anything, what the database already holds
-    /// of this entry (a tune resumed after an interruption, or run again with another budget):
+    /// Tells an adaptive strategy or a random search, before it proposes anything, what the
+    /// database already holds of this entry (a tune resumed after an interruption, or run again
+    /// with another budget):
     /// the records count toward the budget, as they do for a search that asks for them in
     /// order, and the search goes on from them instead of spending the budget elsewhere and
     /// leaving them out of the pick. The reference candidate, in flight already, is run again
