@@ -94,8 +94,6 @@ pub(crate) struct Progress {
     reserve: Duration,
     /// The tune was asked to stop.
     cancelled: bool,
-    /// The search stopped at its time limit (not told to end, not interrupted).
-    timed_out: bool,
     /// Compile and evaluation seconds so far, summed, with their counts.
     compile_s: (f64, usize),
     eval_s: (f64, usize),
@@ -460,7 +458,6 @@ impl<'e, B: Backend> Coordinator<'e, B> {
             first_timed: None,
             reserve: Duration::ZERO,
             cancelled: false,
-            timed_out: false,
             compile_s: (0.0, 0),
             eval_s: (0.0, 0),
             cache: if adaptive && !quick { self.in_compile_cache(0).map(|_| (0, 0)) } else { None },
@@ -543,7 +540,6 @@ impl<'e, B: Backend> Coordinator<'e, B> {
                 let stopping = failure.is_some() || l.progress.cancelled || l.progress.out_of_time();
                 if stopping {
                     let why = l.progress.ending();
-                    l.progress.timed_out |= failure.is_none() && !l.progress.cancelled && l.progress.at_time_limit();
                     self.abandon_running(&mut l, why);
                 } else {
                     self.watch_compile_timeout(&l);
@@ -638,11 +634,12 @@ impl<'e, B: Backend> Coordinator<'e, B> {
         ledger.compile_tail = Some(tail);
         // Told to end (whenever: while configs were in flight, or none), with configs and budget
         // left: told as the last configs were measured, nothing was left, and it did not end early.
-        let ended_early = progress.wrapped_up() && progress.count < progress.max_evals && progress.evaluated.iter().any(|e| !e);
+        let left = progress.count < progress.max_evals && progress.evaluated.iter().any(|e| !e);
+        let ended_early = progress.wrapped_up() && left;
         // Stopped by its time limit with configs and evaluations left: kept with the run, so
-        // that a later tune given more time searches on (`lookup::searches_on`).
-        let timed_out = progress.timed_out || progress.at_time_limit();
-        if timed_out && !progress.cancelled && !progress.wrapped_up() && progress.count < progress.max_evals && progress.evaluated.iter().any(|e| !e) {
+        // that a later tune given more time searches on (`lookup::searches_on`). A loop that
+        // stopped at the limit finds it over here still (the reserve no longer changes).
+        if progress.at_time_limit() && !progress.cancelled && !progress.wrapped_up() && left {
             ledger.time_limit_ms = opts.budget.max_seconds.map(|s| (s * 1000.0).round() as u64);
         }
         if ended_early && !progress.cancelled {
@@ -2528,7 +2525,6 @@ mod tests {
             first_timed: None,
             reserve: Duration::ZERO,
             cancelled: false,
-            timed_out: false,
             compile_s: (0.0, 0),
             eval_s: (0.0, 0),
             cache: None,
